@@ -1,0 +1,57 @@
+/* The private layout of an opened file, shared by the reader and the accessors. */
+#ifndef GGUFSCOPE_GGUF_FILE_H
+#define GGUFSCOPE_GGUF_FILE_H
+
+#include "internal.h"
+
+#define GGUF_MAX_STORED_WARNINGS 100
+
+struct gguf_file {
+    gguf_arena arena;
+    const uint8_t *bytes;   /* the whole file */
+    uint64_t size;
+    void *map;              /* mmap'd region to unmap, or NULL for memory/empty files */
+    size_t map_len;
+
+    uint32_t version;
+    uint32_t alignment;
+    uint64_t data_offset;
+
+    gguf_kv *kvs;           /* (n_kv) in file order */
+    size_t n_kv;
+    gguf_index kv_index;
+
+    gguf_tensor *tensors;   /* (n_tensors) in info order */
+    size_t n_tensors;
+    gguf_index tensor_index;
+
+    gguf_warning *warnings; /* (n_warnings), at most GGUF_MAX_STORED_WARNINGS */
+    size_t n_warnings;
+};
+
+/* Parses and validates f->bytes[0, f->size); fills everything else. */
+gguf_status gguf_parse(gguf_file *f, gguf_error *err);
+
+/* Tensor-info stage of gguf_parse: reads n_tensors infos starting at *pos
+ * and validates the data layout against the file size. */
+gguf_status gguf_parse_tensors(gguf_file *f, uint64_t *pos, uint64_t n_tensors, gguf_error *err);
+
+/* Appends a warning (dropped silently past the stored maximum). */
+void gguf_add_warning(gguf_file *f, gguf_warning_kind kind, uint64_t offset, const char *subject,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* ---- bounds-checked little-endian reading ---- */
+typedef struct gguf_cursor {
+    const uint8_t *p;
+    uint64_t size;
+    uint64_t pos;
+} gguf_cursor;
+
+static inline uint64_t gguf_cursor_left(const gguf_cursor *c) { return c->size - c->pos; }
+
+bool gguf_read_u32(gguf_cursor *c, uint32_t *v);
+bool gguf_read_u64(gguf_cursor *c, uint64_t *v);
+/* Reads a length-prefixed string as a view; on failure *len_out holds the length read (or 0). */
+gguf_status gguf_read_str(gguf_cursor *c, gguf_str *out, uint64_t *len_out);
+
+#endif

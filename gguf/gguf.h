@@ -1,0 +1,287 @@
+/*
+ * gguf.h — the GGUF file format: open (mmap, validate), metadata, tensor views,
+ * writer and the ggml type table.
+ *
+ * Contract for every function here: nothing prints, exits or aborts. Functions
+ * that can fail return a gguf_status (GGUF_OK == 0) and, when given a non-NULL
+ * gguf_error, fill it with the code, the byte offset in the file the problem
+ * concerns, the key or tensor name, and a sentence for a human.
+ *
+ * Format facts follow the GGUF specification (ggml/docs/gguf.md) and the
+ * reference reader in ggml/src/gguf.cpp; no code is taken from either.
+ */
+#ifndef GGUFSCOPE_GGUF_H
+#define GGUFSCOPE_GGUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGUF_MAGIC_BYTES "GGUF"
+#define GGUF_DEFAULT_ALIGNMENT 32u
+#define GGUF_MAX_DIMS 4
+#define GGUF_MAX_ARRAY_DEPTH 8        /* nested arrays deeper than this are refused */
+#define GGUF_LLAMA_CPP_MAX_NAME 63    /* llama.cpp's GGML_MAX_NAME (64) minus the NUL */
+
+/* ---- status codes ------------------------------------------------------ */
+
+typedef enum gguf_status {
+    GGUF_OK = 0,
+    GGUF_E_IO,               /* open/stat/mmap/write failed (errno in message) */
+    GGUF_E_NOMEM,
+    GGUF_E_INVALID_ARG,      /* caller error, never caused by file contents */
+    GGUF_E_BAD_MAGIC,
+    GGUF_E_BIG_ENDIAN,       /* a byte-swapped file: recognised, not readable */
+    GGUF_E_VERSION,          /* version 1 or unknown */
+    GGUF_E_TRUNCATED,        /* a header field runs past the end of the file */
+    GGUF_E_TENSOR_COUNT,     /* more tensors than the remaining bytes could describe */
+    GGUF_E_KV_COUNT,         /* more key/value pairs than the remaining bytes could hold */
+    GGUF_E_STRING_LENGTH,    /* a string's length runs past the end of the file */
+    GGUF_E_VALUE_TYPE,       /* a metadata value type id that GGUF does not define */
+    GGUF_E_ARRAY_TYPE,       /* an array element type id that GGUF does not define */
+    GGUF_E_ARRAY_COUNT,      /* an array longer than the remaining bytes could hold */
+    GGUF_E_ARRAY_DEPTH,      /* arrays nested deeper than GGUF_MAX_ARRAY_DEPTH */
+    GGUF_E_EMPTY_KEY,
+    GGUF_E_DUPLICATE_KEY,
+    GGUF_E_EMPTY_NAME,       /* empty tensor name */
+    GGUF_E_DUPLICATE_NAME,   /* duplicate tensor name */
+    GGUF_E_NUL_IN_NAME,      /* a key or tensor name containing a NUL byte */
+    GGUF_E_N_DIMS,           /* 0 or more than 4 dimensions */
+    GGUF_E_ZERO_DIM,
+    GGUF_E_ELEMENT_OVERFLOW, /* product of the dims does not fit in int64 */
+    GGUF_E_SIZE_OVERFLOW,    /* byte size, offset + size or padding overflows */
+    GGUF_E_UNKNOWN_TYPE,
+    GGUF_E_REMOVED_TYPE,
+    GGUF_E_BLOCK_MULTIPLE,   /* first dim not a multiple of the type's block size */
+    GGUF_E_MISALIGNED,       /* tensor offset not a multiple of the alignment */
+    GGUF_E_DATA_PAST_END,    /* tensor data runs past the end of the file */
+    GGUF_E_OVERLAP,          /* two tensors share bytes */
+    GGUF_E_ALIGNMENT,        /* general.alignment not a non-zero power of two (or not u32) */
+    GGUF_E_KEY_NOT_FOUND,
+    GGUF_E_KEY_TYPE,         /* typed getter on a value of another type */
+    GGUF_E_TENSOR_NOT_FOUND,
+    GGUF_STATUS_COUNT
+} gguf_status;
+
+/* Short stable identifier of a status ("GGUF_E_OVERLAP"), for logs and JSON. */
+const char *gguf_status_name(gguf_status s);
+
+typedef struct gguf_error {
+    gguf_status code;
+    uint64_t offset;        /* byte offset in the file the problem concerns */
+    char subject[256];      /* key or tensor name, "" when none */
+    char message[768];      /* one or two sentences: what is wrong and what it means */
+} gguf_error;
+
+/* Things the GGUF spec allows but llama.cpp refuses: reported, not fatal. */
+typedef enum gguf_warning_kind {
+    GGUF_W_GAP,          /* bytes between tensors beyond alignment padding */
+    GGUF_W_REORDER,      /* tensor data not in the order of the tensor infos */
+    GGUF_W_LONG_NAME,    /* tensor name longer than llama.cpp accepts */
+} gguf_warning_kind;
+
+typedef struct gguf_warning {
+    gguf_warning_kind kind;
+    uint64_t offset;
+    char subject[256];
+    char message[512];   /* starts with "llama.cpp would refuse this file because" */
+} gguf_warning;
+
+/* ---- the ggml type table ---------------------------------------------- */
+
+typedef enum gguf_type_state {
+    GGUF_TYPE_OK,        /* a type ggml can store in a file today */
+    GGUF_TYPE_REMOVED,   /* an id ggml defined once and removed from files */
+    GGUF_TYPE_UNKNOWN,   /* an id ggml has never defined (as of this build) */
+} gguf_type_state;
+
+typedef struct gguf_type_traits {
+    const char *name;        /* as ggml names it: "F32", "Q4_K", "IQ2_XXS" */
+    uint32_t block_size;     /* elements per block (1 for plain types) */
+    uint32_t type_size;      /* bytes per block */
+    gguf_type_state state;
+    bool quantized;
+} gguf_type_traits;
+
+enum {
+    GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2, GGML_TYPE_Q4_1 = 3,
+    GGML_TYPE_Q5_0 = 6, GGML_TYPE_Q5_1 = 7, GGML_TYPE_Q8_0 = 8, GGML_TYPE_Q8_1 = 9,
+    GGML_TYPE_Q2_K = 10, GGML_TYPE_Q3_K = 11, GGML_TYPE_Q4_K = 12, GGML_TYPE_Q5_K = 13,
+    GGML_TYPE_Q6_K = 14, GGML_TYPE_Q8_K = 15, GGML_TYPE_IQ2_XXS = 16, GGML_TYPE_IQ2_XS = 17,
+    GGML_TYPE_IQ3_XXS = 18, GGML_TYPE_IQ1_S = 19, GGML_TYPE_IQ4_NL = 20, GGML_TYPE_IQ3_S = 21,
+    GGML_TYPE_IQ2_S = 22, GGML_TYPE_IQ4_XS = 23, GGML_TYPE_I8 = 24, GGML_TYPE_I16 = 25,
+    GGML_TYPE_I32 = 26, GGML_TYPE_I64 = 27, GGML_TYPE_F64 = 28, GGML_TYPE_IQ1_M = 29,
+    GGML_TYPE_BF16 = 30, GGML_TYPE_TQ1_0 = 34, GGML_TYPE_TQ2_0 = 35, GGML_TYPE_MXFP4 = 39,
+    GGML_TYPE_NVFP4 = 40, GGML_TYPE_Q1_0 = 41,
+    GGML_TYPE_COUNT = 42
+};
+
+/* A byte count for humans ("4.20 MiB", "512 B") into buf. */
+void gguf_format_size(uint64_t bytes, char *buf, size_t n);
+
+/* Traits of a type id. Never NULL: ids past the table give an UNKNOWN record. */
+const gguf_type_traits *gguf_type_traits_of(uint32_t type_id);
+/* Type id for a ggml name ("q4_k" or "Q4_K"), or -1. */
+int gguf_type_from_name(const char *name);
+
+/* ---- metadata values --------------------------------------------------- */
+
+typedef enum gguf_value_type {
+    GGUF_VT_UINT8 = 0, GGUF_VT_INT8 = 1, GGUF_VT_UINT16 = 2, GGUF_VT_INT16 = 3,
+    GGUF_VT_UINT32 = 4, GGUF_VT_INT32 = 5, GGUF_VT_FLOAT32 = 6, GGUF_VT_BOOL = 7,
+    GGUF_VT_STRING = 8, GGUF_VT_ARRAY = 9, GGUF_VT_UINT64 = 10, GGUF_VT_INT64 = 11,
+    GGUF_VT_FLOAT64 = 12,
+    GGUF_VT_COUNT = 13
+} gguf_value_type;
+
+/* "u32", "string", "array", …; "?" for an invalid id. */
+const char *gguf_value_type_name(uint32_t vt);
+/* Bytes of one scalar element in the file; 0 for string and array. */
+size_t gguf_value_type_size(uint32_t vt);
+
+/* A string inside the mapping: not NUL-terminated, may hold any bytes. */
+typedef struct gguf_str {
+    const char *ptr;
+    uint64_t len;
+} gguf_str;
+
+typedef struct gguf_value {
+    gguf_value_type type;
+    gguf_value_type elem_type;   /* arrays only */
+    uint64_t count;              /* arrays only: number of elements */
+    union {
+        uint64_t u64;            /* UINT8..UINT64 */
+        int64_t i64;             /* INT8..INT64 */
+        double f64;              /* FLOAT32 (widened exactly), FLOAT64 */
+        bool b;                  /* BOOL */
+        gguf_str str;            /* STRING */
+        const uint8_t *raw;      /* array of scalars: count little-endian elements in the mapping */
+        const gguf_str *strs;    /* array of strings: count views */
+        const struct gguf_value *items; /* array of arrays: count values */
+    } v;
+} gguf_value;
+
+/* Element i of an array of scalars as a scalar value (type = elem_type).
+ * Returns GGUF_E_INVALID_ARG when arr is not such an array or i is out of range. */
+gguf_status gguf_array_scalar(const gguf_value *arr, uint64_t i, gguf_value *out);
+
+typedef struct gguf_kv {
+    const char *key;       /* NUL-terminated copy */
+    gguf_value value;
+    uint64_t offset;       /* byte offset of the key/value pair in the file */
+} gguf_kv;
+
+/* ---- tensors ------------------------------------------------------------ */
+
+typedef struct gguf_tensor {
+    const char *name;            /* NUL-terminated copy */
+    uint32_t n_dims;             /* 1..4 */
+    uint64_t ne[GGUF_MAX_DIMS];  /* GGUF order: ne[0] is the innermost (row length); unused dims are 1 */
+    uint32_t type;               /* ggml type id */
+    uint64_t offset;             /* from the start of the data section */
+    uint64_t size;               /* bytes of data */
+    uint64_t n_elements;
+    uint64_t info_offset;        /* byte offset of this tensor's info record in the file */
+    const uint8_t *data;         /* view into the mapping (or buffer); never copied */
+} gguf_tensor;
+
+/* ---- an opened file ----------------------------------------------------- */
+
+typedef struct gguf_file gguf_file;
+
+/* Opens path read-only with mmap and validates everything. On failure returns
+ * the status, fills err and sets *out to NULL. The file is never written. */
+gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
+
+/* Same over a caller-owned buffer, which must outlive the gguf_file. */
+gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);
+
+void gguf_close(gguf_file *f);
+
+uint32_t gguf_version(const gguf_file *f);
+uint32_t gguf_alignment(const gguf_file *f);
+uint64_t gguf_data_offset(const gguf_file *f);   /* start of the data section in the file */
+uint64_t gguf_file_size(const gguf_file *f);
+const uint8_t *gguf_file_bytes(const gguf_file *f); /* the whole mapping */
+
+size_t gguf_kv_count(const gguf_file *f);
+const gguf_kv *gguf_kv_at(const gguf_file *f, size_t i);     /* file order */
+const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key); /* O(1), NULL if absent */
+
+size_t gguf_tensor_count(const gguf_file *f);
+const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i); /* file (info) order */
+const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name); /* O(1) */
+
+size_t gguf_warning_count(const gguf_file *f);
+const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);
+
+/* Typed getters. Strict: the stored type must be exactly the one asked for
+ * ("key 'llama.block_count' is a string, expected u32"). */
+gguf_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, gguf_error *err);
+gguf_status gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out, gguf_error *err);
+gguf_status gguf_get_i32(const gguf_file *f, const char *key, int32_t *out, gguf_error *err);
+gguf_status gguf_get_f32(const gguf_file *f, const char *key, float *out, gguf_error *err);
+gguf_status gguf_get_bool(const gguf_file *f, const char *key, bool *out, gguf_error *err);
+gguf_status gguf_get_str(const gguf_file *f, const char *key, gguf_str *out, gguf_error *err);
+gguf_status gguf_get_array(const gguf_file *f, const char *key, const gguf_value **out, gguf_error *err);
+/* Lenient integer getter for hyperparameters: any integer type whose value
+ * fits in [min, max] (converters disagree on u32 vs i32 vs u64). */
+gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t min, int64_t max,
+                         int64_t *out, gguf_error *err);
+
+/* ---- writer ------------------------------------------------------------- */
+
+typedef struct gguf_writer gguf_writer;
+
+/* Fills len bytes of a tensor's data starting at byte offset `at` of that tensor. */
+typedef gguf_status (*gguf_fill_fn)(void *user, uint8_t *dst, uint64_t at, size_t len);
+
+/* version 2 or 3. Returns NULL when out of memory. */
+gguf_writer *gguf_writer_create(uint32_t version);
+void gguf_writer_free(gguf_writer *w);
+
+/* A value to write; arrays point at caller memory that must live until the write. */
+typedef struct gguf_wvalue {
+    gguf_value_type type;
+    gguf_value_type elem_type;            /* arrays */
+    uint64_t count;                       /* arrays */
+    union {
+        uint64_t u64; int64_t i64; double f64; bool b;
+        const char *str;                  /* STRING: NUL-terminated */
+        const void *elems;                /* array of scalars: count elements of elem_type, host layout */
+        const char *const *strs;          /* array of strings */
+        const struct gguf_wvalue *items;  /* array of arrays */
+    } v;
+} gguf_wvalue;
+
+/* Adds a key. Setting general.alignment (u32) also sets the alignment the
+ * writer pads to. Keys are written in the order they are added. */
+gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *value, gguf_error *err);
+gguf_status gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err);
+gguf_status gguf_writer_add_f32(gguf_writer *w, const char *key, float v, gguf_error *err);
+gguf_status gguf_writer_add_str(gguf_writer *w, const char *key, const char *v, gguf_error *err);
+
+/* Adds a tensor whose data is taken from `data` (size implied by type and
+ * dims; the memory must live until the write) or produced by fill. */
+gguf_status gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                   const uint64_t *ne, const void *data, gguf_error *err);
+gguf_status gguf_writer_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                        const uint64_t *ne, gguf_fill_fn fill, void *user, gguf_error *err);
+
+/* Total file size the writer will produce. */
+uint64_t gguf_writer_size(const gguf_writer *w);
+
+/* Writes atomically: a temporary file beside path, fsync, rename over path,
+ * fsync of the directory. On failure path is untouched and nothing is left behind. */
+gguf_status gguf_writer_write_file(gguf_writer *w, const char *path, gguf_error *err);
+/* Writes into a malloc'd buffer the caller frees. */
+gguf_status gguf_writer_write_buffer(gguf_writer *w, uint8_t **out, size_t *len, gguf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,29 @@
+/* gguf-inspect: options and the two output formats. */
+#ifndef GGUFSCOPE_INSPECT_H
+#define GGUFSCOPE_INSPECT_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct inspect_opts {
+    const char *path;
+    bool json;
+    bool full;            /* no cutting of long arrays and strings */
+    bool metadata_only;
+    bool tensors_only;
+    const char *key;      /* --key: print one value raw */
+    const char *glob;     /* --tensors: filter tensors by name */
+} inspect_opts;
+
+/* Whether tensor name passes the --tensors filter. */
+bool inspect_tensor_selected(const inspect_opts *o, const char *name);
+
+void inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o);
+/* Returns 0, or 2 when the JSON document could not be built (out of memory). */
+int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o);
+/* Prints the value of o->key raw; returns the exit status. */
+int inspect_print_key(FILE *out, const gguf_file *f, const inspect_opts *o);
+
+#endif

@@ -1,0 +1,86 @@
+/* gguf-inspect: what is in this GGUF file? Argument parsing and dispatch. */
+#include "format.h"
+#include "inspect.h"
+
+#include <fnmatch.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: gguf-inspect FILE [options]\n"
+    "  --json             one JSON document (metadata arrays in full)\n"
+    "  --full             do not cut long arrays and strings\n"
+    "  --key KEY          print one metadata value raw (arrays: one element per line)\n"
+    "  --tensors GLOB     only tensors whose name matches GLOB (e.g. 'blk.0.*')\n"
+    "  --metadata-only    summary and metadata, no tensor table\n"
+    "  --tensors-only     tensor table only\n"
+    "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble\n";
+
+bool inspect_tensor_selected(const inspect_opts *o, const char *name)
+{
+    return !o->glob || fnmatch(o->glob, name, 0) == 0;
+}
+
+static int parse_args(int argc, char **argv, inspect_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else if (strcmp(a, "--full") == 0)
+            o->full = true;
+        else if (strcmp(a, "--metadata-only") == 0)
+            o->metadata_only = true;
+        else if (strcmp(a, "--tensors-only") == 0)
+            o->tensors_only = true;
+        else if (strcmp(a, "--key") == 0 && has_next)
+            o->key = argv[++i];
+        else if (strcmp(a, "--tensors") == 0 && has_next)
+            o->glob = argv[++i];
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "gguf-inspect: unknown or incomplete option '%s'\n%s", a, usage);
+            return 2;
+        } else if (!o->path)
+            o->path = a;
+        else {
+            fprintf(stderr, "gguf-inspect: more than one file given ('%s')\n%s", a, usage);
+            return 2;
+        }
+    }
+    if (!o->path) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (o->metadata_only && o->tensors_only) {
+        fprintf(stderr, "gguf-inspect: --metadata-only and --tensors-only exclude each other\n");
+        return 2;
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    inspect_opts o = { 0 };
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    gguf_file *f = NULL;
+    gguf_error err = { 0 };
+    if (gguf_open(o.path, &f, &err) != GGUF_OK)
+        return report_error("gguf-inspect", o.path, &err);
+    if (o.key)
+        rc = inspect_print_key(stdout, f, &o);
+    else if (o.json)
+        rc = inspect_print_json(stdout, f, &o);
+    else {
+        inspect_print_text(stdout, f, &o);
+        rc = 0;
+    }
+    gguf_close(f);
+    if (fflush(stdout) != 0)
+        return 2;
+    return rc;
+}
