@@ -1,0 +1,185 @@
+/* gguf-inspect as a user runs it: output sections, --json (checked against
+ * the library's view), --key, --tensors, exit codes and error messages. */
+#include "fixture_model.h"
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+static void setup(void)
+{
+    strcpy(path, "/tmp/ggufscope-inspect-XXXXXX");
+    int fd = mkstemp(path);
+    close(fd);
+    fixture_opts o = fixture_default_opts();
+    cr_assert_eq(fixture_write_file(path, &o, NULL), GGUF_OK);
+}
+static void teardown(void) { unlink(path); }
+TestSuite(inspect, .init = setup, .fini = teardown);
+
+static char *inspect(const char *args, int *status)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s/gguf-inspect' %s 2>&1", bin_dir(), args);
+    return run_capture(cmd, status);
+}
+
+Test(inspect, default_output_has_summary_metadata_and_tensors)
+{
+    char args[256];
+    snprintf(args, sizeof args, "'%s'", path);
+    int st;
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    const char *want[] = { "architecture     llama", "name             ggufscope fixture",
+                           "parameters", "tensors          21", "F16", "Q8_0", "alignment        32",
+                           "context length   256", "vocabulary       288 tokens, SentencePiece",
+                           "metadata (17 keys)", "[288 × string]", "tensors (21; shape in GGUF order",
+                           "output.weight", "64 x 288" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_assert(strstr(out, want[i]), "missing '%s' in:\n%s", want[i], out);
+    free(out);
+}
+
+Test(inspect, json_document_agrees_with_the_library)
+{
+    char args[256];
+    snprintf(args, sizeof args, "'%s' --json", path);
+    int st;
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_not_null(j, "not JSON: %.200s", out);
+    gguf_file *f;
+    cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+    cr_assert_eq(cJSON_GetObjectItem(j, "version")->valuedouble, 3);
+    cr_assert_eq(cJSON_GetObjectItem(j, "data_offset")->valuedouble, (double)gguf_data_offset(f));
+    const cJSON *meta = cJSON_GetObjectItem(j, "metadata");
+    cr_assert_eq((size_t)cJSON_GetArraySize(meta), gguf_kv_count(f));
+    const cJSON *toks = cJSON_GetObjectItem(meta, "tokenizer.ggml.tokens");
+    cr_assert_eq(cJSON_GetArraySize(toks), 288, "arrays in full");
+    cr_assert_str_eq(cJSON_GetArrayItem(toks, 287)->valuestring, "\xe2\x96\x81w28");
+    cr_assert_str_eq(cJSON_GetObjectItem(meta, "general.architecture")->valuestring, "llama");
+    const cJSON *tensors = cJSON_GetObjectItem(j, "tensors");
+    cr_assert_eq((size_t)cJSON_GetArraySize(tensors), gguf_tensor_count(f));
+    size_t i = 0;
+    for (const cJSON *t = tensors->child; t; t = t->next, i++) {
+        const gguf_tensor *gt = gguf_tensor_at(f, i);
+        cr_assert_str_eq(cJSON_GetObjectItem(t, "name")->valuestring, gt->name);
+        cr_assert_str_eq(cJSON_GetObjectItem(t, "type")->valuestring, gguf_type_traits_of(gt->type)->name);
+        cr_assert_eq(cJSON_GetObjectItem(t, "offset")->valuedouble, (double)gt->offset);
+        cr_assert_eq(cJSON_GetObjectItem(t, "size")->valuedouble, (double)gt->size);
+        const cJSON *shape = cJSON_GetObjectItem(t, "shape");
+        cr_assert_eq((uint32_t)cJSON_GetArraySize(shape), gt->n_dims);
+        cr_assert_eq(cJSON_GetArrayItem(shape, 0)->valuedouble, (double)gt->ne[0], "ne0 first");
+    }
+    gguf_close(f);
+    cJSON_Delete(j);
+    free(out);
+}
+
+Test(inspect, key_prints_raw_values)
+{
+    char args[256];
+    int st;
+    snprintf(args, sizeof args, "'%s' --key general.name", path);
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0);
+    cr_assert_str_eq(out, "ggufscope fixture\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --key llama.block_count", path);
+    out = inspect(args, &st);
+    cr_assert_str_eq(out, "2\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --key tokenizer.ggml.tokens | sed -n 2p", path);
+    out = inspect(args, &st);
+    cr_assert_str_eq(out, "<s>\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --key no.such.key", path);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "'no.such.key' is not in the file"), "%s", out);
+    free(out);
+}
+
+Test(inspect, tensor_glob_and_sections)
+{
+    char args[256];
+    int st;
+    snprintf(args, sizeof args, "'%s' --tensors-only --tensors 'blk.1.*'", path);
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0);
+    cr_assert(strstr(out, "9 of 21 match 'blk.1.*'"), "%s", out);
+    cr_assert(strstr(out, "blk.1.ffn_down.weight"));
+    cr_assert_null(strstr(out, "blk.0."));
+    cr_assert_null(strstr(out, "metadata ("), "--tensors-only hides metadata");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --metadata-only", path);
+    out = inspect(args, &st);
+    cr_assert(strstr(out, "metadata (17 keys)"));
+    cr_assert_null(strstr(out, "tensors ("), "--metadata-only hides the tensor table");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --json --tensors '*norm*'", path);
+    out = inspect(args, &st);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "tensors")), 5);
+    cJSON_Delete(j);
+    free(out);
+}
+
+Test(inspect, full_shows_long_arrays_whole)
+{
+    char args[256];
+    int st;
+    snprintf(args, sizeof args, "'%s' --metadata-only --full", path);
+    char *out = inspect(args, &st);
+    cr_assert(strstr(out, "\"\xe2\x96\x81w28\"]"), "the last token is shown with --full");
+    cr_assert_null(strstr(out, "[288 × string]"));
+    free(out);
+}
+
+Test(inspect, exit_codes_and_error_messages)
+{
+    int st;
+    char *out = inspect("", &st);
+    cr_assert_eq(st, 2, "no file is a usage error");
+    free(out);
+    out = inspect("--bogus x", &st);
+    cr_assert_eq(st, 2);
+    free(out);
+    out = inspect("/nonexistent.gguf", &st);
+    cr_assert_eq(st, 2, "I/O trouble");
+    cr_assert(strstr(out, "cannot open"), "%s", out);
+    free(out);
+    /* a truncated copy: the file has a problem, exit 1, message names the tensor and the byte offset */
+    char cut[80], args[256];
+    snprintf(cut, sizeof cut, "%s.cut", path);
+    snprintf(args, sizeof args, "head -c 150000 '%s' > '%s'", path, cut);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "'%s'", cut);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "error at byte") && strstr(out, "'blk.1.ffn_gate.weight' ends") &&
+              strstr(out, "truncated (download incomplete?)"), "%s", out);
+    free(out);
+    unlink(cut);
+}
+
+Test(inspect, corrupt_file_from_the_wild_is_rejected, .timeout = 60)
+{
+    char p[4096], args[4200];
+    snprintf(p, sizeof p, "%s/corrupt/ggml-vocab-llama-spm.utf8-mangled.gguf", models_dir());
+    if (access(p, R_OK) != 0)
+        cr_skip_test("%s not present: skipped", p);
+    snprintf(args, sizeof args, "'%s'", p);
+    int st;
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "error at byte"), "%s", out);
+    free(out);
+}
