@@ -179,8 +179,12 @@ static gguf_status parse_kv(gguf_file *f, gguf_cursor *c, size_t i, gguf_error *
 {
     gguf_kv *kv = &f->kvs[i];
     kv->offset = c->pos;
-    char what[48];
-    snprintf(what, sizeof what, "key #%zu", i);
+    /* before its name is read, a key is known by its index and the key before it */
+    char what[320];
+    if (i > 0)
+        snprintf(what, sizeof what, "key #%zu (after '%.256s')", i, f->kvs[i - 1].key);
+    else
+        snprintf(what, sizeof what, "key #%zu", i);
     gguf_str k;
     uint64_t len;
     gguf_status s = gguf_read_str(c, &k, &len);

@@ -128,12 +128,13 @@ static gguf_status check_bounds(gguf_file *f, gguf_error *err)
     if (!first_bad)
         return GGUF_OK;
     uint64_t end = f->data_offset + first_bad->offset + first_bad->size;
-    char past[32];
+    char past[32], missing[32];
     gguf_format_size(end - f->size, past, sizeof past);
+    gguf_format_size(max_end - f->size, missing, sizeof missing);
     return gguf_fail(err, GGUF_E_DATA_PAST_END, f->data_offset + first_bad->offset, first_bad->name,
-                     "tensor '%s' ends %s past the end of the file (%llu bytes missing in all, file is "
-                     "%llu bytes): the file is truncated (download incomplete?)", first_bad->name, past,
-                     (unsigned long long)(max_end - f->size), (unsigned long long)f->size);
+                     "tensor '%s' ends %s past the end of the file; the file is %llu bytes but its tensors "
+                     "need %llu (%s missing): the file is truncated (download incomplete?)", first_bad->name,
+                     past, (unsigned long long)f->size, (unsigned long long)max_end, missing);
 }
 
 typedef struct span {

@@ -84,7 +84,7 @@ Test(malformed, key_length_past_end)
 {
     uint64_t at = kv_offset(&base, "test.str");
     put_u64le(base.p + at, base.len);
-    expect(&base, GGUF_E_STRING_LENGTH, at, "key #2");
+    expect(&base, GGUF_E_STRING_LENGTH, at, "key #2 (after 'general.alignment')");
 }
 
 Test(malformed, string_value_length_past_end)
@@ -127,7 +127,7 @@ Test(malformed, empty_key)
 {
     uint64_t at = kv_offset(&base, "k.aa");
     put_u64le(base.p + at, 0);
-    expect(&base, GGUF_E_EMPTY_KEY, at, "key #5");
+    expect(&base, GGUF_E_EMPTY_KEY, at, "key #5 (after 'test.strs')");
 }
 
 Test(malformed, duplicate_key)
@@ -142,7 +142,7 @@ Test(malformed, nul_in_key)
 {
     uint64_t at = kv_offset(&base, "k.bb");
     base.p[at + 8 + 1] = 0;
-    expect(&base, GGUF_E_NUL_IN_NAME, at, "key #6");
+    expect(&base, GGUF_E_NUL_IN_NAME, at, "key #6 (after 'k.aa')");
 }
 
 Test(malformed, empty_tensor_name)
@@ -246,7 +246,7 @@ Test(malformed, truncated_data_names_tensor_and_missing_bytes)
     base.len -= 50;
     gguf_error e = expect(&base, GGUF_E_DATA_PAST_END, tq_start, "tq");
     /* tq is 68 bytes followed by 28 bytes of padding: cutting 50 leaves it 22 short */
-    cr_assert(strstr(e.message, "22 bytes missing"), "%s", e.message);
+    cr_assert(strstr(e.message, "22 B missing"), "%s", e.message);
     cr_assert(strstr(e.message, "truncated"), "%s", e.message);
 }
 

@@ -92,7 +92,7 @@ static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len
 typedef struct fixture_state {
     tensor_src srcs[MAX_TENSORS];
     char *tokens[4096];
-    char token_mem[4096 * 12];
+    char token_mem[4096 * 16];
     float scores[4096];
     int32_t types[4096];
     size_t n;
@@ -122,9 +122,9 @@ static void build_vocab(fixture_state *st, uint32_t n_vocab)
         else if (i == 2)
             strcpy(m, "</s>");
         else if (i < 259)
-            snprintf(m, 12, "<0x%02X>", i - 3);
+            snprintf(m, 16, "<0x%02X>", i - 3);
         else
-            snprintf(m, 12, "\xe2\x96\x81w%u", i - 259); /* U+2581, SentencePiece's space */
+            snprintf(m, 16, "\xe2\x96\x81w%u", i - 259); /* U+2581, SentencePiece's space */
         m += strlen(m) + 1;
         st->scores[i] = i < 259 ? 0.0f : -(float)(i - 259);
         st->types[i] = i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1; /* unknown, control, byte, normal */

@@ -1,0 +1,51 @@
+# The README's commands. Each installs missing system packages first.
+#   make demo   inspect a model (MODEL=path, else shared stories260K, else a fixture we write)
+#   make test   every test: the suite, the suite under ASan+UBSan, the fuzz corpus
+BUILD ?= build
+JOBS ?= 2
+MODEL ?=
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build venv demo test test-unit test-sanitize fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD) -j$(JOBS)
+
+venv:
+	@scripts/setup-venv.sh $(BUILD)/venv
+
+demo: build
+	@scripts/demo.sh $(BUILD) $(MODEL)
+
+test: test-unit test-sanitize
+
+test-unit: build venv
+	ctest --test-dir $(BUILD) --output-on-failure
+
+# The same suites (fuzz corpus replay included) built with AddressSanitizer
+# and UndefinedBehaviorSanitizer; any report fails the run.
+test-sanitize: deps venv
+	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/asan -j$(JOBS)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure
+
+# libFuzzer on the parser for FUZZ_SECONDS, starting from the writer-made corpus.
+fuzz: deps
+	@CC=clang cmake -S . -B $(BUILD)/fuzz -DGGUFSCOPE_FUZZ=ON -DGGUFSCOPE_TESTS=OFF -DGGUFSCOPE_CUDA=OFF >/dev/null
+	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/fuzz -j$(JOBS) --target fuzz-open fuzz-make-corpus
+	@$(BUILD)/fuzz/fuzz-make-corpus $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz-open -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz/corpus
+
+bench: build venv
+	@scripts/bench-open.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make demo: inspect a model. MODEL=path inspects that file; otherwise the
+# shared stories260K when it is present; otherwise a small model that our own
+# writer makes here.
+set -euo pipefail
+build=${1:-build}
+model=${2:-}
+shared=${GGUFSCOPE_MODELS:-../shared/models}/stories260K.gguf
+if [ -z "$model" ]; then
+  if [ -f "$shared" ]; then
+    model=$shared
+  else
+    model=$build/demo/fixture.gguf
+    mkdir -p "$build/demo"
+    echo "demo: no model at hand (MODEL=path, or $shared): writing a small fixture model with our writer" >&2
+    "$build/gguf-mkfixture" "$model"
+  fi
+fi
+run() { echo; echo "\$ $*"; "$@"; }
+run "$build/gguf-inspect" "$model"
+run "$build/gguf-inspect" "$model" --key general.architecture
+run "$build/gguf-inspect" "$model" --tensors-only --tensors 'blk.0.*'
