@@ -54,4 +54,9 @@ bool gguf_read_u64(gguf_cursor *c, uint64_t *v);
 /* Reads a length-prefixed string as a view; on failure *len_out holds the length read (or 0). */
 gguf_status gguf_read_str(gguf_cursor *c, gguf_str *out, uint64_t *len_out);
 
+/* Reads a key or tensor name at `at` (known to the user as `what`), rejects
+ * empty names (with empty_code) and NULs, and copies it NUL-terminated. */
+gguf_status gguf_read_name(gguf_file *f, gguf_cursor *c, uint64_t at, const char *what,
+                           gguf_status empty_code, const char **out, gguf_error *err);
+
 #endif

@@ -53,6 +53,28 @@ gguf_status gguf_read_str(gguf_cursor *c, gguf_str *out, uint64_t *len_out)
     return GGUF_OK;
 }
 
+gguf_status gguf_read_name(gguf_file *f, gguf_cursor *c, uint64_t at, const char *what,
+                           gguf_status empty_code, const char **out, gguf_error *err)
+{
+    gguf_str name;
+    uint64_t len;
+    gguf_status s = gguf_read_str(c, &name, &len);
+    if (s == GGUF_E_STRING_LENGTH)
+        return gguf_fail(err, s, at, what, "%s: name length %llu runs past the end of the file (%llu bytes left)",
+                         what, (unsigned long long)len, (unsigned long long)gguf_cursor_left(c));
+    if (s != GGUF_OK)
+        return gguf_fail(err, s, at, what, "%s starts %llu bytes before the end of the file: the header is truncated",
+                         what, (unsigned long long)(gguf_cursor_left(c) + (c->pos - at)));
+    if (name.len == 0)
+        return gguf_fail(err, empty_code, at, what, "%s has an empty name", what);
+    if (memchr(name.ptr, 0, name.len))
+        return gguf_fail(err, GGUF_E_NUL_IN_NAME, at, what, "%s has a NUL byte in its name", what);
+    *out = gguf_arena_strndup(&f->arena, name.ptr, name.len);
+    if (!*out)
+        return gguf_fail(err, GGUF_E_NOMEM, at, what, "out of memory");
+    return GGUF_OK;
+}
+
 void gguf_add_warning(gguf_file *f, gguf_warning_kind kind, uint64_t offset, const char *subject,
                       const char *fmt, ...)
 {
@@ -185,24 +207,9 @@ static gguf_status parse_kv(gguf_file *f, gguf_cursor *c, size_t i, gguf_error *
         snprintf(what, sizeof what, "key #%zu (after '%.256s')", i, f->kvs[i - 1].key);
     else
         snprintf(what, sizeof what, "key #%zu", i);
-    gguf_str k;
-    uint64_t len;
-    gguf_status s = gguf_read_str(c, &k, &len);
-    if (s == GGUF_E_STRING_LENGTH)
-        return gguf_fail(err, s, kv->offset, what,
-                         "%s: key length %llu runs past the end of the file (%llu bytes left)", what,
-                         (unsigned long long)len, (unsigned long long)gguf_cursor_left(c));
+    gguf_status s = gguf_read_name(f, c, kv->offset, what, GGUF_E_EMPTY_KEY, &kv->key, err);
     if (s != GGUF_OK)
-        return gguf_fail(err, s, kv->offset, what,
-                         "%s starts %llu bytes before the end of the file: the header is truncated", what,
-                         (unsigned long long)gguf_cursor_left(c));
-    if (k.len == 0)
-        return gguf_fail(err, GGUF_E_EMPTY_KEY, kv->offset, what, "%s has an empty name", what);
-    if (memchr(k.ptr, 0, k.len))
-        return gguf_fail(err, GGUF_E_NUL_IN_NAME, kv->offset, what, "%s has a NUL byte in its name", what);
-    kv->key = gguf_arena_strndup(&f->arena, k.ptr, k.len);
-    if (!kv->key)
-        return gguf_fail(err, GGUF_E_NOMEM, kv->offset, what, "out of memory");
+        return s;
     long prev = gguf_index_insert(&f->kv_index, &f->kvs[0].key, sizeof *f->kvs, (uint32_t)i);
     if (prev >= 0)
         return gguf_fail(err, GGUF_E_DUPLICATE_KEY, kv->offset, kv->key,

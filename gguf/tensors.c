@@ -17,31 +17,19 @@ static gguf_status read_name(gguf_file *f, gguf_cursor *c, size_t i, gguf_tensor
 {
     char what[48];
     snprintf(what, sizeof what, "tensor #%zu", i);
-    gguf_str name;
-    uint64_t len;
-    gguf_status s = gguf_read_str(c, &name, &len);
-    if (s == GGUF_E_STRING_LENGTH)
-        return gguf_fail(err, s, t->info_offset, what,
-                         "%s: name length %llu runs past the end of the file (%llu bytes left)", what,
-                         (unsigned long long)len, (unsigned long long)gguf_cursor_left(c));
+    gguf_status s = gguf_read_name(f, c, t->info_offset, what, GGUF_E_EMPTY_NAME, &t->name, err);
     if (s != GGUF_OK)
-        return gguf_fail(err, s, t->info_offset, what, "%s: its info runs past the end of the file", what);
-    if (name.len == 0)
-        return gguf_fail(err, GGUF_E_EMPTY_NAME, t->info_offset, what, "%s has an empty name", what);
-    if (memchr(name.ptr, 0, name.len))
-        return gguf_fail(err, GGUF_E_NUL_IN_NAME, t->info_offset, what, "%s has a NUL byte in its name", what);
-    t->name = gguf_arena_strndup(&f->arena, name.ptr, name.len);
-    if (!t->name)
-        return gguf_fail(err, GGUF_E_NOMEM, t->info_offset, what, "out of memory");
+        return s;
     long prev = gguf_index_insert(&f->tensor_index, &f->tensors[0].name, sizeof *f->tensors, (uint32_t)i);
     if (prev >= 0)
         return gguf_fail(err, GGUF_E_DUPLICATE_NAME, t->info_offset, t->name,
                          "tensor '%s' is described twice (first at byte %llu)", t->name,
                          (unsigned long long)f->tensors[prev].info_offset);
-    if (name.len > GGUF_LLAMA_CPP_MAX_NAME)
+    size_t name_len = strlen(t->name);
+    if (name_len > GGUF_LLAMA_CPP_MAX_NAME)
         gguf_add_warning(f, GGUF_W_LONG_NAME, t->info_offset, t->name,
                          "llama.cpp would refuse this file because tensor '%s' has a %llu-byte name "
-                         "(its limit is %d)", t->name, (unsigned long long)name.len, GGUF_LLAMA_CPP_MAX_NAME);
+                         "(its limit is %d)", t->name, (unsigned long long)name_len, GGUF_LLAMA_CPP_MAX_NAME);
     return GGUF_OK;
 }
 
