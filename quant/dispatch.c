@@ -1,0 +1,102 @@
+/* Type -> row decoder table, f16 output, and threaded whole-tensor rows. */
+#include "blocks.h"
+
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static const quant_row_fn scalar_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_F32] = quant_deq_f32,       [GGML_TYPE_F16] = quant_deq_f16,
+    [GGML_TYPE_BF16] = quant_deq_bf16,     [GGML_TYPE_Q4_0] = quant_deq_q4_0,
+    [GGML_TYPE_Q4_1] = quant_deq_q4_1,     [GGML_TYPE_Q5_0] = quant_deq_q5_0,
+    [GGML_TYPE_Q5_1] = quant_deq_q5_1,     [GGML_TYPE_Q8_0] = quant_deq_q8_0,
+    [GGML_TYPE_Q8_1] = quant_deq_q8_1,     [GGML_TYPE_Q2_K] = quant_deq_q2_k,
+    [GGML_TYPE_Q3_K] = quant_deq_q3_k,     [GGML_TYPE_Q4_K] = quant_deq_q4_k,
+    [GGML_TYPE_Q5_K] = quant_deq_q5_k,     [GGML_TYPE_Q6_K] = quant_deq_q6_k,
+    [GGML_TYPE_Q8_K] = quant_deq_q8_k,     [GGML_TYPE_IQ2_XXS] = quant_deq_iq2_xxs,
+    [GGML_TYPE_IQ2_XS] = quant_deq_iq2_xs, [GGML_TYPE_IQ2_S] = quant_deq_iq2_s,
+    [GGML_TYPE_IQ3_XXS] = quant_deq_iq3_xxs, [GGML_TYPE_IQ3_S] = quant_deq_iq3_s,
+    [GGML_TYPE_IQ1_S] = quant_deq_iq1_s,   [GGML_TYPE_IQ1_M] = quant_deq_iq1_m,
+    [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl, [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs,
+    [GGML_TYPE_TQ1_0] = quant_deq_tq1_0,   [GGML_TYPE_TQ2_0] = quant_deq_tq2_0,
+    [GGML_TYPE_MXFP4] = quant_deq_mxfp4,
+};
+
+bool quant_can_dequantize(uint32_t type)
+{
+    return type < GGML_TYPE_COUNT && scalar_fns[type] != NULL;
+}
+
+const char *quant_simd_level(void)
+{
+    return "scalar";
+}
+
+quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
+{
+    (void)impl; /* SIMD paths plug in here */
+    return quant_can_dequantize(type) ? scalar_fns[type] : NULL;
+}
+
+static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)
+{
+    if (!quant_can_dequantize(type))
+        return QUANT_E_UNSUPPORTED;
+    if (!src || !dst || n < 0)
+        return QUANT_E_INVALID_ARG;
+    if (n % gguf_type_traits_of(type)->block_size != 0)
+        return QUANT_E_SHAPE;
+    return QUANT_OK;
+}
+
+quant_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
+{
+    quant_status s = check_row(type, src, dst, n);
+    if (s == QUANT_OK && n > 0)
+        quant_row_function(type, QUANT_IMPL_BEST)(src, dst, n);
+    return s;
+}
+
+quant_status quant_dequantize_row_f16(uint32_t type, const void *src, uint16_t *dst, int64_t n)
+{
+    quant_status s = check_row(type, src, dst, n);
+    if (s != QUANT_OK || n == 0)
+        return s;
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    const int64_t chunk = tt->block_size * 16; /* stack scratch, a multiple of the block */
+    float tmp[256 * 16];
+    const uint8_t *p = src;
+    quant_row_fn fn = quant_row_function(type, QUANT_IMPL_BEST);
+    for (int64_t i = 0; i < n; i += chunk) {
+        const int64_t k = n - i < chunk ? n - i : chunk;
+        fn(p + (i / tt->block_size) * tt->type_size, tmp, k);
+        for (int64_t j = 0; j < k; j++)
+            dst[i + j] = quant_f32_to_f16(tmp[j]);
+    }
+    return QUANT_OK;
+}
+
+quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t n_rows, float *dst, int n_threads)
+{
+    if (!t || !dst || !t->data)
+        return QUANT_E_INVALID_ARG;
+    if (!quant_can_dequantize(t->type))
+        return QUANT_E_UNSUPPORTED;
+    const uint64_t row_len = t->ne[0], total_rows = t->n_elements / t->ne[0];
+    if (row0 > total_rows || n_rows > total_rows - row0)
+        return QUANT_E_INVALID_ARG;
+    const gguf_type_traits *tt = gguf_type_traits_of(t->type);
+    const uint64_t row_bytes = row_len / tt->block_size * tt->type_size;
+    quant_row_fn fn = quant_row_function(t->type, QUANT_IMPL_BEST);
+    const int64_t rows = (int64_t)n_rows;
+#ifdef _OPENMP
+    if (n_threads <= 0)
+        n_threads = omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(n_threads) if (rows * (int64_t)row_len > (1 << 16))
+#endif
+    for (int64_t r = 0; r < rows; r++)
+        fn(t->data + (row0 + (uint64_t)r) * row_bytes, dst + (uint64_t)r * row_len, (int64_t)row_len);
+    (void)n_threads;
+    return QUANT_OK;
+}

@@ -1,0 +1,60 @@
+/*
+ * quant.h — numbers inside ggml blocks: dequantize rows of every type to f32
+ * (and f16), quantize a few types from f32, and exact f16/bf16 conversion.
+ *
+ * Block layouts are format facts from ggml (ggml/src/ggml-common.h and the
+ * reference dequantizers in ggml/src/ggml-quants.c); the code is our own and
+ * reproduces ggml's results bit for bit (same operations in the same order,
+ * no fused multiply-add). Nothing here prints or exits.
+ */
+#ifndef GGUFSCOPE_QUANT_H
+#define GGUFSCOPE_QUANT_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum quant_status {
+    QUANT_OK = 0,
+    QUANT_E_UNSUPPORTED,  /* a type we cannot dequantize (yet): never garbage */
+    QUANT_E_SHAPE,        /* n is not a multiple of the type's block size */
+    QUANT_E_INVALID_ARG,
+} quant_status;
+
+/* Which implementation to use: the portable scalar reference, or the best
+ * SIMD path this CPU has (falls back to scalar where there is none). */
+typedef enum quant_impl { QUANT_IMPL_SCALAR, QUANT_IMPL_BEST } quant_impl;
+
+/* Dequantizes n values (a multiple of the block size) from src. */
+typedef void (*quant_row_fn)(const void *src, float *dst, int64_t n);
+
+bool quant_can_dequantize(uint32_t type);
+/* The row function for type, or NULL when unsupported. */
+quant_row_fn quant_row_function(uint32_t type, quant_impl impl);
+/* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx2", "scalar"). */
+const char *quant_simd_level(void);
+
+/* Dequantizes n values of `type` from src into dst (f32). */
+quant_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
+/* Same, converted to f16 (round to nearest even), for uploads to a GPU. */
+quant_status quant_dequantize_row_f16(uint32_t type, const void *src, uint16_t *dst, int64_t n);
+/* Dequantizes rows [row0, row0 + n_rows) of a tensor (rows of ne[0] values),
+ * spreading rows over n_threads OpenMP threads (0: all). */
+quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t n_rows, float *dst,
+                                   int n_threads);
+
+/* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0), rounding as
+ * ggml's reference quantizers do. */
+quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
+bool quant_can_quantize(uint32_t type);
+
+/* Exact conversions: every f16/bf16 maps to the f32 of the same value
+ * (subnormals, infinities and NaN payloads included); f32 -> f16/bf16
+ * rounds to nearest even and keeps NaNs NaN (quieted, payload's top bits kept). */
+float quant_f16_to_f32(uint16_t h);
+uint16_t quant_f32_to_f16(float f);
+float quant_bf16_to_f32(uint16_t h);
+uint16_t quant_f32_to_bf16(float f);
+
+#endif

@@ -1,0 +1,69 @@
+/* f32 -> F16, BF16, Q8_0, Q4_0, rounding as ggml's reference quantizers
+ * (quantize_row_q8_0_ref, quantize_row_q4_0_ref in ggml-quants.c). */
+#include "blocks.h"
+
+#include <math.h>
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+/* Q8_0: d = max|x| / 127, q = round(x / d) (halves away from zero). */
+static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 34) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++)
+            amax = fmaxf(amax, fabsf(x[j]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put16(b, quant_f32_to_f16(d));
+        for (int j = 0; j < 32; j++)
+            b[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
+    }
+}
+
+/* Q4_0: d = (the value of largest magnitude, with its sign) / -8, so that
+ * value maps to -8 exactly; q = min(15, trunc(x / d + 8.5)). */
+static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 18) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < 32; j++) {
+            if (amax < fabsf(x[j])) {
+                amax = fabsf(x[j]);
+                max = x[j];
+            }
+        }
+        const float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put16(b, quant_f32_to_f16(d));
+        for (int j = 0; j < 16; j++) {
+            const float x0 = x[j] * id, x1 = x[j + 16] * id;
+            const int8_t q0 = (int8_t)(x0 + 8.5f), q1 = (int8_t)(x1 + 8.5f);
+            const uint8_t a = (uint8_t)(q0 < 15 ? q0 : 15), c = (uint8_t)(q1 < 15 ? q1 : 15);
+            b[2 + j] = (uint8_t)(a | c << 4);
+        }
+    }
+}
+
+bool quant_can_quantize(uint32_t type)
+{
+    return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 ||
+           type == GGML_TYPE_F32;
+}
+
+quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n)
+{
+    if (!quant_can_quantize(type))
+        return QUANT_E_UNSUPPORTED;
+    if (!src || !dst || n < 0)
+        return QUANT_E_INVALID_ARG;
+    if (n % gguf_type_traits_of(type)->block_size != 0)
+        return QUANT_E_SHAPE;
+    uint8_t *out = dst;
+    switch (type) {
+    case GGML_TYPE_F32: memcpy(dst, src, (size_t)n * 4); break;
+    case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_f16(src[i])); break;
+    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_bf16(src[i])); break;
+    case GGML_TYPE_Q8_0: quantize_q8_0(src, out, n); break;
+    default: quantize_q4_0(src, out, n); break;
+    }
+    return QUANT_OK;
+}

@@ -1,0 +1,376 @@
+/* quant/: bit-exact dequantization of every type against the reference
+ * `gguf` package and ggml's own test vectors, exact f16/bf16 conversion,
+ * and quantizers equal to the reference. */
+#include "fixture_model.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t rng = 0x12345678abcdefull;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp);
+    cr_assert_eq(fwrite(p, 1, n, fp), n);
+    fclose(fp);
+}
+
+static void *read_bytes(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    cr_assert_not_null(fp, "cannot read %s", path);
+    fseek(fp, 0, SEEK_END);
+    *n = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    void *p = malloc(*n ? *n : 1);
+    cr_assert_eq(fread(p, 1, *n, fp), *n);
+    fclose(fp);
+    return p;
+}
+
+static void py(const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/quant_ref.py %s", venv_python(), args);
+    int st;
+    free(run_capture(cmd, &st));
+    cr_assert_eq(st, 0, "reference failed: %s (is build/venv set up? run make test)", cmd);
+}
+
+/* A random f16 of magnitude 2^-12 .. 2^-1, either sign: a valid, non-trivial scale. */
+static uint16_t rand_scale(bool allow_negative)
+{
+    uint16_t exp = (uint16_t)(3 + rnd() % 11), man = (uint16_t)(rnd() & 0x3ff);
+    uint16_t sign = allow_negative && (rnd() & 1) ? 0x8000 : 0;
+    return (uint16_t)(sign | exp << 10 | man);
+}
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+/* Random bytes everywhere, then scale fields set to valid, varied values. */
+static void random_block(uint32_t type, uint8_t *b, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        b[i] = (uint8_t)rnd();
+    switch (type) {
+    case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_F32: break; /* all bit patterns */
+    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_1: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
+        put16(b, rand_scale(true));
+        put16(b + 2, rand_scale(true));
+        break;
+    case GGML_TYPE_Q2_K: put16(b + 80, rand_scale(true)); put16(b + 82, rand_scale(true)); break;
+    case GGML_TYPE_Q3_K: put16(b + 108, rand_scale(true)); break;
+    case GGML_TYPE_Q6_K: put16(b + 208, rand_scale(true)); break;
+    case GGML_TYPE_TQ1_0: put16(b + 52, rand_scale(true)); break;
+    case GGML_TYPE_TQ2_0: put16(b + 64, rand_scale(true)); break;
+    case GGML_TYPE_Q8_K: {
+        float d = ldexpf((float)(rnd() % 1000 + 1), -(int)(rnd() % 20) - 10);
+        memcpy(b, &d, 4);
+        break;
+    }
+    case GGML_TYPE_MXFP4: b[0] = (uint8_t)(110 + rnd() % 30); break;
+    case GGML_TYPE_IQ1_M: { /* the f16 scale lives in the top nibble of the four scale words */
+        uint16_t d = rand_scale(true);
+        for (int k = 0; k < 4; k++) {
+            uint16_t w;
+            memcpy(&w, b + 48 + 2 * k, 2);
+            w = (uint16_t)((w & 0x0fff) | ((d >> (4 * k)) & 0xf) << 12);
+            memcpy(b + 48 + 2 * k, &w, 2);
+        }
+        break;
+    }
+    default: put16(b, rand_scale(true)); break; /* d first: Q4_0 Q5_0 Q8_0 IQ* */
+    }
+}
+
+Test(quant, random_blocks_of_every_type_match_the_gguf_package, .timeout = 300)
+{
+    int tested = 0;
+    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+        if (!quant_can_dequantize(type))
+            continue;
+        const gguf_type_traits *tt = gguf_type_traits_of(type);
+        const size_t n_blocks = tt->block_size == 1 ? 4096 : 97;
+        const size_t bytes = n_blocks * tt->type_size, n = n_blocks * tt->block_size;
+        uint8_t *raw = malloc(bytes);
+        for (size_t i = 0; i < n_blocks; i++)
+            random_block(type, raw + i * tt->type_size, tt->type_size);
+        char in[64], out[80], args[256];
+        snprintf(in, sizeof in, "/tmp/ggufscope-q-%d-%s.bin", (int)getpid(), tt->name);
+        snprintf(out, sizeof out, "%s.f32", in);
+        write_bytes(in, raw, bytes);
+        snprintf(args, sizeof args, "deq %u %s %s", type, in, out);
+        py(args);
+        size_t ref_len;
+        float *ref = read_bytes(out, &ref_len);
+        cr_assert_eq(ref_len, n * sizeof(float), "%s: reference gave %zu bytes", tt->name, ref_len);
+        float *ours = malloc(n * sizeof(float));
+        cr_assert_eq(quant_dequantize_row(type, raw, ours, (int64_t)n), QUANT_OK, "%s", tt->name);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t a, b;
+            memcpy(&a, &ours[i], 4);
+            memcpy(&b, &ref[i], 4);
+            cr_assert_eq(a, b, "%s: element %zu (block %zu): ours %.9g (0x%08x), gguf %.9g (0x%08x)", tt->name, i,
+                         i / tt->block_size, ours[i], a, ref[i], b);
+            nonzero += ours[i] != 0.0f;
+        }
+        cr_assert_gt(nonzero, n / 2, "%s: mostly zeros proves nothing", tt->name);
+        free(ours);
+        free(ref);
+        free(raw);
+        unlink(in);
+        unlink(out);
+        tested++;
+    }
+    cr_assert_geq(tested, 27, "F32 F16 BF16, 6 legacy, 6 K-quants, 9 i-quants, TQ1_0 TQ2_0 MXFP4");
+}
+
+Test(quant, ggml_test_vectors_bit_exact, .timeout = 120)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/quant-testvectors.gguf", models_dir());
+    if (access(path, R_OK) != 0)
+        cr_skip_test("%s not present: skipped", path);
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open(path, &f, &err), GGUF_OK, "%s", err.message);
+    int checked = 0;
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *q = gguf_tensor_at(f, i);
+        if (strncmp(q->name, "q.", 2) != 0)
+            continue;
+        char want_name[64];
+        snprintf(want_name, sizeof want_name, "deq.%s", q->name + 2);
+        const gguf_tensor *want = gguf_find_tensor(f, want_name);
+        cr_assert_not_null(want, "%s has no %s", q->name, want_name);
+        cr_assert_eq(want->n_elements, q->n_elements);
+        float *ours = malloc(q->n_elements * sizeof(float));
+        cr_assert_eq(quant_dequantize_rows(q, 0, q->n_elements / q->ne[0], ours, 0), QUANT_OK, "%s", q->name);
+        for (uint64_t k = 0; k < q->n_elements; k++) {
+            uint32_t a, b;
+            memcpy(&a, &ours[k], 4);
+            memcpy(&b, want->data + 4 * k, 4);
+            cr_assert_eq(a, b, "%s element %llu: ours 0x%08x, ggml 0x%08x", q->name, (unsigned long long)k, a, b);
+        }
+        free(ours);
+        checked++;
+    }
+    cr_assert_eq(checked, 19, "19 quantized types in the test vectors");
+    gguf_close(f);
+}
+
+Test(quant, every_tensor_of_every_shared_model_matches_the_gguf_package, .timeout = 600)
+{
+    static const char *models[] = {
+        "stories260K.gguf", "stories260K-f16.gguf", "stories260K-bf16.gguf", "stories260K-q4_0mix.gguf",
+        "stories260K-q5_0mix.gguf", "stories260K-q5_1mix.gguf", "stories260K-q8_0mix.gguf",
+        "stories260K-iq4_nlmix.gguf", "llama-2-tiny-random.gguf", "tiny-llama-q4_k_m.gguf",
+        "tiny-llama-q5_k_m.gguf", "tiny-llama-q6_k.gguf", "tiny-llama-q8_0.gguf", "tiny-llama-q4_0.gguf",
+        "tiny-llama-f16.gguf", "tiny-qwen2-q4_k_m.gguf", "tiny-qwen2-q5_k_m.gguf", "tiny-qwen2-q6_k.gguf",
+        "tiny-qwen2-q4_0.gguf", "tiny-qwen2-q8_0.gguf", "tiny-qwen2-f16.gguf",
+    };
+    int checked = 0;
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        char path[4096], out[64], args[4300];
+        snprintf(path, sizeof path, "%s/%s", models_dir(), models[m]);
+        if (access(path, R_OK) != 0)
+            continue;
+        snprintf(out, sizeof out, "/tmp/ggufscope-model-%d.f32", (int)getpid());
+        snprintf(args, sizeof args, "model '%s' %s", path, out);
+        py(args);
+        size_t ref_len;
+        float *ref = read_bytes(out, &ref_len);
+        unlink(out);
+        gguf_file *f;
+        cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+        size_t at = 0;
+        for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+            const gguf_tensor *t = gguf_tensor_at(f, i);
+            cr_assert_leq((at + t->n_elements) * 4, ref_len);
+            float *ours = malloc(t->n_elements * sizeof(float));
+            cr_assert_eq(quant_dequantize_rows(t, 0, t->n_elements / t->ne[0], ours, 2), QUANT_OK, "%s", t->name);
+            cr_assert(memcmp(ours, ref + at, t->n_elements * 4) == 0, "%s: %s (%s) differs from the gguf package",
+                      models[m], t->name, gguf_type_traits_of(t->type)->name);
+            at += t->n_elements;
+            free(ours);
+        }
+        cr_assert_eq(at * 4, ref_len);
+        gguf_close(f);
+        free(ref);
+        checked++;
+    }
+    if (checked == 0)
+        cr_skip_test("no shared models in %s: skipped", models_dir());
+}
+
+/* ---- f16 / bf16 ---- */
+
+Test(quant, every_f16_converts_as_numpy_does)
+{
+    char out[64], args[128];
+    snprintf(out, sizeof out, "/tmp/ggufscope-f16-%d.f32", (int)getpid());
+    snprintf(args, sizeof args, "f16 %s", out);
+    py(args);
+    size_t n;
+    float *ref = read_bytes(out, &n);
+    unlink(out);
+    cr_assert_eq(n, 65536 * 4);
+    for (uint32_t h = 0; h < 65536; h++) {
+        float v = quant_f16_to_f32((uint16_t)h);
+        uint32_t a, b;
+        memcpy(&a, &v, 4);
+        memcpy(&b, &ref[h], 4);
+        cr_assert_eq(a, b, "f16 0x%04x: ours 0x%08x, numpy 0x%08x", h, a, b);
+    }
+    free(ref);
+}
+
+Test(quant, f16_round_trips_and_rounds_to_nearest_even)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        const float v = quant_f16_to_f32((uint16_t)h);
+        const uint16_t back = quant_f32_to_f16(v);
+        if (isnan(v)) {
+            cr_assert_eq(back, h | 0x200u, "NaN 0x%04x keeps its payload, quieted", h);
+            continue;
+        }
+        cr_assert_eq(back, h, "0x%04x -> %g -> 0x%04x", h, v, back);
+        /* the midpoint to the next representable value rounds to the even one */
+        if ((h & 0x7fffu) >= 0x7bffu)
+            continue;
+        const float next = quant_f16_to_f32((uint16_t)(h + 1));
+        const float mid = (v + next) / 2; /* exact in f32 */
+        cr_assert_eq(quant_f32_to_f16(mid), (h & 1u) ? h + 1 : h, "midpoint after 0x%04x", h);
+        cr_assert_eq(quant_f32_to_f16(nextafterf(mid, next)), h + 1);
+        cr_assert_eq(quant_f32_to_f16(nextafterf(mid, v)), h);
+    }
+    cr_assert_eq(quant_f32_to_f16(65520.0f), 0x7c00, "rounds up to infinity");
+    cr_assert_eq(quant_f32_to_f16(65519.996f), 0x7bff);
+    cr_assert_eq(quant_f32_to_f16(-INFINITY), 0xfc00);
+    cr_assert_eq(quant_f32_to_f16(ldexpf(1, -25)), 0, "half of the smallest subnormal rounds to even (zero)");
+    cr_assert_eq(quant_f32_to_f16(nextafterf(ldexpf(1, -25), 1)), 1);
+}
+
+Test(quant, bf16_is_exact_both_ways)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        const float v = quant_bf16_to_f32((uint16_t)h);
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        cr_assert_eq(bits, h << 16);
+        const uint16_t back = quant_f32_to_bf16(v);
+        cr_assert_eq(back, isnan(v) ? (h | 0x40u) : h, "0x%04x -> 0x%04x", h, back);
+    }
+    cr_assert_eq(quant_f32_to_bf16(1.00390625f), 0x3f80, "a tie rounds to even");
+    cr_assert_eq(quant_f32_to_bf16(1.01171875f), 0x3f82, "a tie rounds to even (up)");
+}
+
+/* ---- quantizers ---- */
+
+Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout = 120)
+{
+    static const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    const size_t n = 32 * 512;
+    float *x = malloc(n * sizeof(float)), *back = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) /* blocks of very different magnitudes, and some exact ties */
+        x[i] = fixture_value(7, i, 1.0f) * ldexpf(1.0f, (int)((i / 32) % 24) - 12);
+    for (size_t i = 0; i < n; i += 97)
+        x[i] = 0.5f * ldexpf(1.0f, (int)((i / 32) % 24) - 12);
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const gguf_type_traits *tt = gguf_type_traits_of(types[k]);
+        const size_t bytes = n / tt->block_size * tt->type_size;
+        uint8_t *ours = malloc(bytes);
+        cr_assert_eq(quant_quantize_row(types[k], x, ours, (int64_t)n), QUANT_OK);
+        char in[64], out[80], args[256];
+        snprintf(in, sizeof in, "/tmp/ggufscope-qin-%d.f32", (int)getpid());
+        snprintf(out, sizeof out, "%s.%s", in, tt->name);
+        write_bytes(in, x, n * sizeof(float));
+        snprintf(args, sizeof args, "quant %u %s %s", types[k], in, out);
+        py(args);
+        size_t ref_len;
+        uint8_t *ref = read_bytes(out, &ref_len);
+        cr_assert_eq(ref_len, bytes);
+        for (size_t i = 0; i < bytes; i++)
+            cr_assert_eq(ours[i], ref[i], "%s: byte %zu (block %zu) differs from the gguf package", tt->name, i,
+                         i / tt->type_size);
+        quant_dequantize_row(types[k], ours, back, (int64_t)n);
+        for (size_t b = 0; b < n / 32; b++) {
+            float amax = 0;
+            for (int j = 0; j < 32; j++)
+                amax = fmaxf(amax, fabsf(x[b * 32 + j]));
+            /* bounds: half a step of the type (Q4_0's extreme can be clamped a full step),
+             * plus the f16 rounding of the scale: relative 2^-11 when d is normal, up to
+             * 2^-25 absolute per unit of q when it is subnormal */
+            const float step = types[k] == GGML_TYPE_Q8_0 ? amax / 127 : types[k] == GGML_TYPE_Q4_0 ? amax / 8 : 0;
+            for (int j = 0; j < 32; j++) {
+                const float v = x[b * 32 + j], err = fabsf(back[b * 32 + j] - v);
+                const float qmax = types[k] == GGML_TYPE_Q8_0 ? 127.0f : 8.0f;
+                const float bound = step > 0 ? step * (types[k] == GGML_TYPE_Q4_0 ? 1.0f : 0.5f) + amax * 2e-3f +
+                                                   qmax * ldexpf(1.0f, -25)
+                                             : fabsf(v) * (types[k] == GGML_TYPE_F16 ? 1e-3f : 4e-3f) + 1e-7f;
+                cr_assert_leq(err, bound, "%s: %g -> %g", tt->name, v, back[b * 32 + j]);
+            }
+        }
+        free(ours);
+        free(ref);
+        unlink(in);
+        unlink(out);
+    }
+    free(x);
+    free(back);
+}
+
+/* ---- API edges ---- */
+
+Test(quant, unsupported_types_and_bad_shapes_are_errors)
+{
+    uint8_t block[64] = { 0 };
+    float out[256];
+    cr_assert_eq(quant_dequantize_row(GGML_TYPE_NVFP4, block, out, 64), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
+    cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q4_0, block, out, 31), QUANT_E_SHAPE);
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_null(quant_row_function(GGML_TYPE_NVFP4, QUANT_IMPL_SCALAR));
+}
+
+Test(quant, threaded_rows_and_f16_output_equal_the_row_function)
+{
+    fixture_opts o = fixture_default_opts();
+    tbuf b;
+    cr_assert_eq(fixture_write_buffer(&o, &b.p, &b.len, NULL), GGUF_OK);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
+    const gguf_tensor *t = gguf_find_tensor(f, "output.weight"); /* Q8_0, 64 x 288 */
+    const uint64_t rows = t->n_elements / t->ne[0];
+    float *all = malloc(t->n_elements * 4), *one = malloc(t->ne[0] * 4);
+    uint16_t *h = malloc(t->ne[0] * 2);
+    cr_assert_eq(quant_dequantize_rows(t, 0, rows, all, 2), QUANT_OK);
+    cr_assert_eq(quant_dequantize_rows(t, rows, 1, all, 2), QUANT_E_INVALID_ARG);
+    const uint64_t row_bytes = t->ne[0] / 32 * 34;
+    for (uint64_t r = 0; r < rows; r++) {
+        quant_dequantize_row(t->type, t->data + r * row_bytes, one, (int64_t)t->ne[0]);
+        cr_assert(memcmp(one, all + r * t->ne[0], t->ne[0] * 4) == 0, "row %llu", (unsigned long long)r);
+        quant_dequantize_row_f16(t->type, t->data + r * row_bytes, h, (int64_t)t->ne[0]);
+        for (uint64_t j = 0; j < t->ne[0]; j++)
+            cr_assert_eq(h[j], quant_f32_to_f16(one[j]));
+    }
+    gguf_close(f);
+    free(all);
+    free(one);
+    free(h);
+    tbuf_free(&b);
+}
