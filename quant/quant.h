@@ -49,6 +49,11 @@ quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t
 quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
 bool quant_can_quantize(uint32_t type);
 
+/* Writes one block of `type` at b decoded field by field (scales, mins,
+ * quants, in ggml's names) as text into out (NUL-terminated, cut at cap).
+ * Returns the length written. */
+size_t quant_describe_block(uint32_t type, const uint8_t *b, char *out, size_t cap);
+
 /* Exact conversions: every f16/bf16 maps to the f32 of the same value
  * (subnormals, infinities and NaN payloads included); f32 -> f16/bf16
  * rounds to nearest even and keeps NaNs NaN (quieted, payload's top bits kept). */

@@ -1,6 +1,7 @@
 /* gguf-inspect as a user runs it: output sections, --json (checked against
  * the library's view), --key, --tensors, exit codes and error messages. */
 #include "fixture_model.h"
+#include "quant.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -24,9 +25,12 @@ TestSuite(inspect, .init = setup, .fini = teardown);
 
 static char *inspect(const char *args, int *status)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s/gguf-inspect' %s 2>&1", bin_dir(), args);
-    return run_capture(cmd, status);
+    size_t n = strlen(bin_dir()) + strlen(args) + 32;
+    char *cmd = malloc(n);
+    snprintf(cmd, n, "'%s/gguf-inspect' %s 2>&1", bin_dir(), args);
+    char *out = run_capture(cmd, status);
+    free(cmd);
+    return out;
 }
 
 Test(inspect, default_output_has_summary_metadata_and_tensors)
@@ -181,5 +185,82 @@ Test(inspect, corrupt_file_from_the_wild_is_rejected, .timeout = 60)
     char *out = inspect(args, &st);
     cr_assert_eq(st, 1, "%s", out);
     cr_assert(strstr(out, "error at byte"), "%s", out);
+    free(out);
+}
+
+/* ---- values of tensors (quant/) ---- */
+
+Test(inspect, dump_writes_npy_that_numpy_loads_equal_to_the_gguf_package, .timeout = 120)
+{
+    char p[4096], npy[64], args[4400];
+    snprintf(p, sizeof p, "%s/tiny-llama-q4_k_m.gguf", models_dir());
+    if (access(p, R_OK) != 0)
+        cr_skip_test("%s not present: skipped", p);
+    snprintf(npy, sizeof npy, "/tmp/ggufscope-dump-%d.npy", (int)getpid());
+    static const char *names[] = { "blk.0.ffn_down.weight", "blk.1.attn_norm.weight", "output.weight" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(args, sizeof args, "'%s' --dump %s --out %s", p, names[k], npy);
+        int st;
+        char *out = inspect(args, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        free(out);
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd,
+                 "'%s' -c \"import numpy as np, gguf, sys; a = np.load('%s'); "
+                 "t = [t for t in gguf.GGUFReader('%s').tensors if t.name == '%s'][0]; "
+                 "ref = gguf.quants.dequantize(t.data, t.tensor_type); "
+                 "print('OK' if a.dtype == np.float32 and a.shape == ref.shape and a.tobytes() == "
+                 "ref.astype(np.float32).tobytes() else 'DIFF', a.shape, ref.shape)\"",
+                 venv_python(), npy, p, names[k]);
+        out = run_capture(cmd, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        cr_assert(strncmp(out, "OK", 2) == 0, "%s: %s", names[k], out);
+        free(out);
+    }
+    unlink(npy);
+}
+
+Test(inspect, values_grid_and_raw_blocks)
+{
+    char args[256];
+    int st;
+    snprintf(args, sizeof args, "'%s' --values output.weight --rows 2:4 --cols 30:34", path);
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "(Q8_0, ne = [64, 288]): rows 2:4 of 288, cols 30:34 of 64"), "%s", out);
+    /* row 2, col 30 of the fixture: q = round(value * 127) in a block whose scale is ws/127 */
+    gguf_file *f;
+    cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+    const gguf_tensor *t = gguf_find_tensor(f, "output.weight");
+    const uint8_t *blk = t->data + 2 * (64 / 32 * 34) + 34; /* row 2, block 1 (cols 32-63) */
+    uint16_t dh;
+    memcpy(&dh, blk, 2);
+    float expect = (float)(int8_t)blk[2 + 0] * quant_f16_to_f32(dh); /* col 32 */
+    char want[32];
+    snprintf(want, sizeof want, "%.6g", expect);
+    cr_assert(strstr(out, want), "col 32 of row 2 should read %s:\n%s", want, out);
+    gguf_close(f);
+    free(out);
+
+    snprintf(args, sizeof args, "'%s' --raw output.weight --blocks 2", path);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "Q8_0, 32 values in 34 bytes per block, 576 blocks; first 2"), "%s", out);
+    cr_assert(strstr(out, "block 1 (data offset") && strstr(out, "  d        = ") && strstr(out, "  qs       = ["),
+              "%s", out);
+    free(out);
+
+    snprintf(args, sizeof args, "'%s' --values output.weight --rows 5:3", path);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 2, "an empty range is a usage error");
+    free(out);
+    snprintf(args, sizeof args, "'%s' --values no.such.tensor", path);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "no tensor named 'no.such.tensor'"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' --dump output.weight", path);
+    out = inspect(args, &st);
+    cr_assert_eq(st, 2, "--dump needs --out");
     free(out);
 }

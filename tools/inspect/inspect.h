@@ -15,7 +15,20 @@ typedef struct inspect_opts {
     bool tensors_only;
     const char *key;      /* --key: print one value raw */
     const char *glob;     /* --tensors: filter tensors by name */
+    const char *values;   /* --values NAME: print dequantized values */
+    const char *rows;     /* --rows A:B */
+    const char *cols;     /* --cols A:B */
+    const char *dump;     /* --dump NAME: write a .npy */
+    const char *out;      /* --out FILE.npy */
+    const char *raw;      /* --raw NAME: first blocks field by field */
+    uint64_t blocks;      /* --blocks N (default 2) */
 } inspect_opts;
+
+/* "A:B" within [0, limit) (either side may be empty; none given: the first def_count). */
+bool inspect_parse_range(const char *s, uint64_t limit, uint64_t def_count, uint64_t *a, uint64_t *b);
+int inspect_print_values(FILE *out, const gguf_file *f, const inspect_opts *o);
+int inspect_dump_npy(const gguf_file *f, const inspect_opts *o);
+int inspect_print_raw(FILE *out, const gguf_file *f, const inspect_opts *o);
 
 /* Whether tensor name passes the --tensors filter. */
 bool inspect_tensor_selected(const inspect_opts *o, const char *name);

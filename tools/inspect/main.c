@@ -3,6 +3,7 @@
 #include "inspect.h"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
@@ -13,6 +14,9 @@ static const char usage[] =
     "  --tensors GLOB     only tensors whose name matches GLOB (e.g. 'blk.0.*')\n"
     "  --metadata-only    summary and metadata, no tensor table\n"
     "  --tensors-only     tensor table only\n"
+    "  --values NAME      dequantized values of a tensor [--rows A:B] [--cols A:B] (default 8 x 8)\n"
+    "  --dump NAME --out FILE.npy   the whole tensor as a numpy f32 array (rows outermost)\n"
+    "  --raw NAME         the first blocks decoded field by field [--blocks N] (default 2)\n"
     "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble\n";
 
 bool inspect_tensor_selected(const inspect_opts *o, const char *name)
@@ -37,6 +41,20 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
             o->key = argv[++i];
         else if (strcmp(a, "--tensors") == 0 && has_next)
             o->glob = argv[++i];
+        else if (strcmp(a, "--values") == 0 && has_next)
+            o->values = argv[++i];
+        else if (strcmp(a, "--rows") == 0 && has_next)
+            o->rows = argv[++i];
+        else if (strcmp(a, "--cols") == 0 && has_next)
+            o->cols = argv[++i];
+        else if (strcmp(a, "--dump") == 0 && has_next)
+            o->dump = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has_next)
+            o->out = argv[++i];
+        else if (strcmp(a, "--raw") == 0 && has_next)
+            o->raw = argv[++i];
+        else if (strcmp(a, "--blocks") == 0 && has_next)
+            o->blocks = strtoull(argv[++i], NULL, 10);
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             return 0;
@@ -54,6 +72,10 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
         fputs(usage, stderr);
         return 2;
     }
+    if (o->dump && !o->out) {
+        fprintf(stderr, "gguf-inspect: --dump needs --out FILE.npy\n");
+        return 2;
+    }
     if (o->metadata_only && o->tensors_only) {
         fprintf(stderr, "gguf-inspect: --metadata-only and --tensors-only exclude each other\n");
         return 2;
@@ -63,7 +85,7 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
 
 int main(int argc, char **argv)
 {
-    inspect_opts o = { 0 };
+    inspect_opts o = { .blocks = 2 };
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;
@@ -73,6 +95,12 @@ int main(int argc, char **argv)
         return report_error("gguf-inspect", o.path, &err);
     if (o.key)
         rc = inspect_print_key(stdout, f, &o);
+    else if (o.values)
+        rc = inspect_print_values(stdout, f, &o);
+    else if (o.dump)
+        rc = inspect_dump_npy(f, &o);
+    else if (o.raw)
+        rc = inspect_print_raw(stdout, f, &o);
     else if (o.json)
         rc = inspect_print_json(stdout, f, &o);
     else {

@@ -1,0 +1,16 @@
+/* Writing numpy .npy files (format version 1.0, little-endian f32, C order). */
+#ifndef GGUFSCOPE_TOOLS_NPY_H
+#define GGUFSCOPE_TOOLS_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Produces `count` consecutive f32 values starting at flat index `at`; returns 0 on success. */
+typedef int (*npy_fill_fn)(void *user, uint64_t at, float *dst, size_t count);
+
+/* Writes an f32 array of shape[0..ndim) to path atomically (temporary file,
+ * fsync, rename). Returns 0, or -1 with a message in err. */
+int npy_write_f32(const char *path, const uint64_t *shape, int ndim, npy_fill_fn fill, void *user, size_t chunk,
+                  char *err, size_t err_len);
+
+#endif
