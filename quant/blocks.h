@@ -34,6 +34,11 @@ QUANT_DECL(q2_k); QUANT_DECL(q3_k); QUANT_DECL(q4_k); QUANT_DECL(q5_k); QUANT_DE
 QUANT_DECL(iq2_xxs); QUANT_DECL(iq2_xs); QUANT_DECL(iq2_s); QUANT_DECL(iq3_xxs); QUANT_DECL(iq3_s);
 QUANT_DECL(iq1_s); QUANT_DECL(iq1_m); QUANT_DECL(iq4_xs); QUANT_DECL(tq1_0); QUANT_DECL(tq2_0);
 
+/* AVX2+F16C twins of the hottest decoders (simd_avx2.c); used only when the CPU has them. */
+bool quant_cpu_has_avx2(void);
+QUANT_DECL(f16_avx2); QUANT_DECL(bf16_avx2); QUANT_DECL(q8_0_avx2); QUANT_DECL(q4_0_avx2);
+QUANT_DECL(q4_k_avx2); QUANT_DECL(q5_k_avx2); QUANT_DECL(q6_k_avx2);
+
 /* The 16 IQ4_NL / IQ4_XS levels (ggml's kvalues_iq4nl). */
 extern const int8_t quant_kvalues_iq4nl[16];
 

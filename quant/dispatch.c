@@ -23,6 +23,28 @@ static const quant_row_fn scalar_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_MXFP4] = quant_deq_mxfp4,
 };
 
+#if defined(__x86_64__) || defined(__i386__)
+static const quant_row_fn avx2_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_F16] = quant_deq_f16_avx2,   [GGML_TYPE_BF16] = quant_deq_bf16_avx2,
+    [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx2, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx2,
+    [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx2, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx2,
+    [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx2,
+};
+#else
+static const quant_row_fn avx2_fns[GGML_TYPE_COUNT];
+#endif
+
+/* GGUFSCOPE_SIMD=scalar forces the reference paths (for comparisons and bisecting). */
+static bool use_avx2(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        const char *env = getenv("GGUFSCOPE_SIMD");
+        cached = quant_cpu_has_avx2() && !(env && strcmp(env, "scalar") == 0);
+    }
+    return cached;
+}
+
 bool quant_can_dequantize(uint32_t type)
 {
     return type < GGML_TYPE_COUNT && scalar_fns[type] != NULL;
@@ -30,13 +52,16 @@ bool quant_can_dequantize(uint32_t type)
 
 const char *quant_simd_level(void)
 {
-    return "scalar";
+    return use_avx2() ? "avx2" : "scalar";
 }
 
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
 {
-    (void)impl; /* SIMD paths plug in here */
-    return quant_can_dequantize(type) ? scalar_fns[type] : NULL;
+    if (!quant_can_dequantize(type))
+        return NULL;
+    if (impl == QUANT_IMPL_BEST && use_avx2() && avx2_fns[type])
+        return avx2_fns[type];
+    return scalar_fns[type];
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)

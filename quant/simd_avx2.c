@@ -1,0 +1,179 @@
+/*
+ * AVX2 (+F16C) row decoders, chosen at run time. Each computes exactly what
+ * its scalar twin computes (same operations, same order, no FMA), so results
+ * are bit-identical; the tests hold them to that on random blocks.
+ */
+#include "blocks.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,f16c")))
+
+/* Eight bytes at p as eight floats (signed or unsigned bytes). */
+AVX2 static inline __m256 i8x8_to_ps(const void *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+AVX2 static inline __m256 u8x8_to_ps(__m128i v)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+}
+
+/* F16C turns signalling NaNs quiet; the scalar path (and numpy) keep the payload as is. */
+AVX2 void quant_deq_f16_avx2(const void *src, float *y, int64_t n)
+{
+    const uint8_t *p = src;
+    const __m256i exp_mask = _mm256_set1_epi32(0x7c00), man_mask = _mm256_set1_epi32(0x3ff);
+    const __m256i sign_mask = _mm256_set1_epi32(0x8000), inf_bits = _mm256_set1_epi32(0x7f800000);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(p + 2 * i));
+        __m256 f = _mm256_cvtph_ps(h);
+        const __m256i w = _mm256_cvtepu16_epi32(h);
+        const __m256i man = _mm256_and_si256(w, man_mask);
+        const __m256i nan = _mm256_andnot_si256(_mm256_cmpeq_epi32(man, _mm256_setzero_si256()),
+                                                _mm256_cmpeq_epi32(_mm256_and_si256(w, exp_mask), exp_mask));
+        if (!_mm256_testz_si256(nan, nan)) {
+            const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, sign_mask), 16),
+                                                 _mm256_or_si256(inf_bits, _mm256_slli_epi32(man, 13)));
+            f = _mm256_blendv_ps(f, _mm256_castsi256_ps(bits), _mm256_castsi256_ps(nan));
+        }
+        _mm256_storeu_ps(y + i, f);
+    }
+    quant_deq_f16(p + 2 * i, y + i, n - i);
+}
+
+AVX2 void quant_deq_bf16_avx2(const void *src, float *y, int64_t n)
+{
+    const uint8_t *p = src;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(p + 2 * i));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(p + 2 * i + 16));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(a), 16));
+        _mm256_storeu_si256((__m256i *)(y + i + 8), _mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+    }
+    quant_deq_bf16(p + 2 * i, y + i, n - i);
+}
+
+AVX2 void quant_deq_q8_0_avx2(const void *src, float *y, int64_t n)
+{
+    for (const uint8_t *b = src; n > 0; n -= 32, b += 34, y += 32) {
+        const __m256 d = _mm256_set1_ps(rdf16(b));
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(i8x8_to_ps(b + 2 + 8 * k), d));
+    }
+}
+
+AVX2 void quant_deq_q4_0_avx2(const void *src, float *y, int64_t n)
+{
+    const __m128i m4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    for (const uint8_t *b = src; n > 0; n -= 32, b += 18, y += 32) {
+        const __m256 d = _mm256_set1_ps(rdf16(b));
+        const __m128i q = _mm_loadu_si128((const __m128i *)(b + 2));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(q, m4), eight);                        /* elements 0-15 */
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), eight);     /* elements 16-31 */
+        _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), d));
+        _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), d));
+        _mm256_storeu_ps(y + 16, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), d));
+        _mm256_storeu_ps(y + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), d));
+    }
+}
+
+/* y[0..32) = d * q - m for 32 unsigned byte values in v (scalar order: mul, then sub). */
+AVX2 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
+{
+    const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+    const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    _mm256_storeu_ps(y, _mm256_sub_ps(_mm256_mul_ps(vd, u8x8_to_ps(lo)), vm));
+    _mm256_storeu_ps(y + 8, _mm256_sub_ps(_mm256_mul_ps(vd, u8x8_to_ps(_mm_srli_si128(lo, 8))), vm));
+    _mm256_storeu_ps(y + 16, _mm256_sub_ps(_mm256_mul_ps(vd, u8x8_to_ps(hi)), vm));
+    _mm256_storeu_ps(y + 24, _mm256_sub_ps(_mm256_mul_ps(vd, u8x8_to_ps(_mm_srli_si128(hi, 8))), vm));
+}
+
+AVX2 void quant_deq_q4_k_avx2(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144) {
+        const float d = rdf16(b), min = rdf16(b + 2);
+        const uint8_t *scales = b + 4, *q = b + 16;
+        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
+            uint8_t sc1, m1, sc2, m2;
+            kq_scale_min(is, scales, &sc1, &m1);
+            kq_scale_min(is + 1, scales, &sc2, &m2);
+            const __m256i v = _mm256_loadu_si256((const __m256i *)q);
+            scale_sub_32(y, _mm256_and_si256(v, m4), d * (float)sc1, min * (float)m1);
+            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d * (float)sc2, min * (float)m2);
+        }
+    }
+}
+
+AVX2 void quant_deq_q5_k_avx2(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 176) {
+        const float d = rdf16(b), min = rdf16(b + 2);
+        const uint8_t *scales = b + 4, *ql = b + 48;
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
+        for (int is = 0; is < 8; is += 2, ql += 32, y += 64) {
+            uint8_t sc1, m1, sc2, m2;
+            kq_scale_min(is, scales, &sc1, &m1);
+            kq_scale_min(is + 1, scales, &sc2, &m2);
+            const __m256i v = _mm256_loadu_si256((const __m256i *)ql);
+            /* bit `is` of qh is the 5th bit of the low-nibble group, bit `is+1` of the high one */
+            const __m128i s1 = _mm_cvtsi32_si128(is), s2 = _mm_cvtsi32_si128(is + 1);
+            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s1), one), 4);
+            const __m256i h2 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s2), one), 4);
+            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d * (float)sc1, min * (float)m1);
+            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2),
+                         d * (float)sc2, min * (float)m2);
+        }
+    }
+}
+
+/* y[0..32) = ds[k/16] * q for 32 signed byte values q (two scales of 16). */
+AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
+{
+    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    const __m256 a = _mm256_set1_ps(ds0), c = _mm256_set1_ps(ds1);
+    _mm256_storeu_ps(y, _mm256_mul_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo))));
+    _mm256_storeu_ps(y + 8, _mm256_mul_ps(a, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)))));
+    _mm256_storeu_ps(y + 16, _mm256_mul_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi))));
+    _mm256_storeu_ps(y + 24, _mm256_mul_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
+}
+
+AVX2 void quant_deq_q6_k_avx2(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
+        const uint8_t *ql = b, *qhp = b + 128;
+        const int8_t *sc = (const int8_t *)(b + 192);
+        const float d = rdf16(b + 208);
+        for (int half = 0; half < 2; half++, y += 128, ql += 64, qhp += 32, sc += 8) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i c = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i h = _mm256_loadu_si256((const __m256i *)qhp);
+#define HBITS(shift) _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), m2), 4)
+            const __m256i q1 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(a, m4), HBITS(0)), off);
+            const __m256i q2 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(c, m4), HBITS(2)), off);
+            const __m256i q3 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), HBITS(4)), off);
+            const __m256i q4 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), m4), HBITS(6)), off);
+#undef HBITS
+            q6_store_32(y, q1, d * (float)sc[0], d * (float)sc[1]);
+            q6_store_32(y + 32, q2, d * (float)sc[2], d * (float)sc[3]);
+            q6_store_32(y + 64, q3, d * (float)sc[4], d * (float)sc[5]);
+            q6_store_32(y + 96, q4, d * (float)sc[6], d * (float)sc[7]);
+        }
+    }
+}
+
+bool quant_cpu_has_avx2(void)
+{
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
+#else
+bool quant_cpu_has_avx2(void) { return false; }
+#endif
