@@ -46,6 +46,7 @@ fuzz: deps
 
 bench: build venv
 	@scripts/bench-open.sh $(BUILD)
+	@$(BUILD)/bench-dequant
 
 clean:
 	rm -rf $(BUILD)

@@ -57,4 +57,18 @@ static inline void kq_scale_min(int j, const uint8_t *q, uint8_t *sc, uint8_t *m
     }
 }
 
+/* The scale and min of the two 32-value groups is and is+1 of a Q4_K/Q5_K block,
+ * multiplied out as ggml does: d * sc and dmin * m. */
+static inline void kq_pair(int is, const uint8_t *scales, float d, float dmin, float *d1, float *m1, float *d2,
+                           float *m2)
+{
+    uint8_t sc, m;
+    kq_scale_min(is, scales, &sc, &m);
+    *d1 = d * (float)sc;
+    *m1 = dmin * (float)m;
+    kq_scale_min(is + 1, scales, &sc, &m);
+    *d2 = d * (float)sc;
+    *m2 = dmin * (float)m;
+}
+
 #endif

@@ -73,11 +73,8 @@ void quant_deq_q4_k(const void *src, float *y, int64_t n)
         const float d = rdf16(b), min = rdf16(b + 2);
         const uint8_t *scales = b + 4, *q = b + 16;
         for (int is = 0; is < 8; is += 2, q += 32) {
-            uint8_t sc, m;
-            kq_scale_min(is, scales, &sc, &m);
-            const float d1 = d * (float)sc, m1 = min * (float)m;
-            kq_scale_min(is + 1, scales, &sc, &m);
-            const float d2 = d * (float)sc, m2 = min * (float)m;
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
             for (int l = 0; l < 32; l++)
                 *y++ = d1 * (float)(q[l] & 0xf) - m1;
             for (int l = 0; l < 32; l++)
@@ -93,11 +90,8 @@ void quant_deq_q5_k(const void *src, float *y, int64_t n)
         const uint8_t *scales = b + 4, *qh = b + 16, *ql = b + 48;
         uint8_t u1 = 1, u2 = 2;
         for (int is = 0; is < 8; is += 2, ql += 32, u1 <<= 2, u2 <<= 2) {
-            uint8_t sc, m;
-            kq_scale_min(is, scales, &sc, &m);
-            const float d1 = d * (float)sc, m1 = min * (float)m;
-            kq_scale_min(is + 1, scales, &sc, &m);
-            const float d2 = d * (float)sc, m2 = min * (float)m;
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
             for (int l = 0; l < 32; l++)
                 *y++ = d1 * (float)((ql[l] & 0xf) + (qh[l] & u1 ? 16 : 0)) - m1;
             for (int l = 0; l < 32; l++)

@@ -107,12 +107,11 @@ AVX2 void quant_deq_q4_k_avx2(const void *src, float *y, int64_t n)
         const float d = scale_f16(b), min = scale_f16(b + 2);
         const uint8_t *scales = b + 4, *q = b + 16;
         for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
-            uint8_t sc1, m1, sc2, m2;
-            kq_scale_min(is, scales, &sc1, &m1);
-            kq_scale_min(is + 1, scales, &sc2, &m2);
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
             const __m256i v = _mm256_loadu_si256((const __m256i *)q);
-            scale_sub_32(y, _mm256_and_si256(v, m4), d * (float)sc1, min * (float)m1);
-            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d * (float)sc2, min * (float)m2);
+            scale_sub_32(y, _mm256_and_si256(v, m4), d1, m1);
+            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d2, m2);
         }
     }
 }
@@ -125,17 +124,15 @@ AVX2 void quant_deq_q5_k_avx2(const void *src, float *y, int64_t n)
         const uint8_t *scales = b + 4, *ql = b + 48;
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
         for (int is = 0; is < 8; is += 2, ql += 32, y += 64) {
-            uint8_t sc1, m1, sc2, m2;
-            kq_scale_min(is, scales, &sc1, &m1);
-            kq_scale_min(is + 1, scales, &sc2, &m2);
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
             const __m256i v = _mm256_loadu_si256((const __m256i *)ql);
             /* bit `is` of qh is the 5th bit of the low-nibble group, bit `is+1` of the high one */
             const __m128i s1 = _mm_cvtsi32_si128(is), s2 = _mm_cvtsi32_si128(is + 1);
             const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s1), one), 4);
             const __m256i h2 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s2), one), 4);
-            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d * (float)sc1, min * (float)m1);
-            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2),
-                         d * (float)sc2, min * (float)m2);
+            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
+            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2), d2, m2);
         }
     }
 }
