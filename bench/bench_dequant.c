@@ -86,6 +86,24 @@ static void run_big(void *p)
         j->fn(j->src + (size_t)r * j->row_bytes, j->dst + r * j->row_len, j->row_len);
 }
 
+/* Memory bandwidth of this machine, measured the way whole-tensor decoding uses memory:
+ * stream a buffer in and write one out (a copy), all threads, counted as bytes written. */
+typedef struct copy_job {
+    const float *src;
+    float *dst;
+    int64_t n;
+    int threads;
+} copy_job;
+
+static void run_copy(void *p)
+{
+    copy_job *c = p;
+    const int64_t chunk = 1 << 16;
+#pragma omp parallel for schedule(static) num_threads(c->threads)
+    for (int64_t i = 0; i < c->n; i += chunk)
+        memcpy(c->dst + i, c->src + i, (size_t)(c->n - i < chunk ? c->n - i : chunk) * sizeof(float));
+}
+
 static void report(const char *mode, const char *type, const char *impl, int threads, int64_t values, double secs)
 {
     printf("{\"bench\":\"dequant\",\"mode\":\"%s\",\"type\":\"%s\",\"impl\":\"%s\",\"threads\":%d,"
@@ -110,6 +128,19 @@ int main(int argc, char **argv)
         runs = 5;
     const int all = omp_get_max_threads();
     fprintf(stderr, "bench-dequant: SIMD level %s, %d threads\n", quant_simd_level(), all);
+    if (big_mib) {
+        const int64_t n = (int64_t)(big_mib << 20) / 4;
+        float *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
+        memset(a, 1, (size_t)n * 4);
+        memset(b, 0, (size_t)n * 4);
+        for (int th = 1; th <= all; th = th == all ? all + 1 : all) {
+            copy_job c = { a, b, n, th };
+            run_copy(&c);
+            report("memcpy", "f32", "memcpy", th, n, time_median(runs < 3 ? runs : 3, run_copy, &c));
+        }
+        free(a);
+        free(b);
+    }
     const int64_t cache_n = 16384; /* 64 KiB of f32 output */
     for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
         if (!quant_can_dequantize(type) || type == GGML_TYPE_F32 || type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K)
