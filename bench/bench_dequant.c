@@ -151,13 +151,17 @@ int main(int argc, char **argv)
         uint8_t *src = malloc((size_t)cache_n / tt->block_size * tt->type_size);
         float *dst = malloc((size_t)cache_n * 4);
         make_data(type, src, (uint64_t)cache_n);
-        for (int impl = 0; impl < 2; impl++) {
-            quant_row_fn fn = quant_row_function(type, impl ? QUANT_IMPL_BEST : QUANT_IMPL_SCALAR);
-            if (impl && fn == quant_row_function(type, QUANT_IMPL_SCALAR))
-                continue;
+        static const quant_impl impls[3] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+        static const char *const impl_names[3] = { "scalar", "avx2", NULL };
+        quant_row_fn seen[3] = { 0 };
+        for (int k = 0; k < 3; k++) {
+            quant_row_fn fn = quant_row_function(type, impls[k]);
+            if ((k > 0 && fn == seen[0]) || (k > 1 && fn == seen[1]))
+                continue; /* that path is the same code as one already measured */
+            seen[k] = fn;
             job j = { fn, src, dst, cache_n, 2000, 0, 0, 1 };
             run_cache(&j);
-            report("cache", tt->name, impl ? quant_simd_level() : "scalar", 1, cache_n * j.reps,
+            report("cache", tt->name, impl_names[k] ? impl_names[k] : quant_simd_level(), 1, cache_n * j.reps,
                    time_median(runs, run_cache, &j));
         }
         free(src);

@@ -30,19 +30,31 @@ static const quant_row_fn avx2_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx2, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx2,
     [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx2,
 };
+static const quant_row_fn avx512_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_F16] = quant_deq_f16_avx512,   [GGML_TYPE_BF16] = quant_deq_bf16_avx512,
+    [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx512, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx512,
+    [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx512, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx512,
+    [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx512,
+};
 #else
 static const quant_row_fn avx2_fns[GGML_TYPE_COUNT];
+static const quant_row_fn avx512_fns[GGML_TYPE_COUNT];
 #endif
 
-/* GGUFSCOPE_SIMD=scalar forces the reference paths (for comparisons and bisecting). */
-static bool use_avx2(void)
+typedef enum level { LEVEL_SCALAR, LEVEL_AVX2, LEVEL_AVX512 } level;
+
+/* The best level the CPU has, capped by GGUFSCOPE_SIMD=scalar|avx2 (for comparisons and bisecting). */
+static level simd_level(void)
 {
     static int cached = -1;
     if (cached < 0) {
         const char *env = getenv("GGUFSCOPE_SIMD");
-        cached = quant_cpu_has_avx2() && !(env && strcmp(env, "scalar") == 0);
+        level cap = !env ? LEVEL_AVX512 : !strcmp(env, "scalar") ? LEVEL_SCALAR : !strcmp(env, "avx2") ? LEVEL_AVX2
+                                                                                                       : LEVEL_AVX512;
+        level have = quant_cpu_has_avx512() ? LEVEL_AVX512 : quant_cpu_has_avx2() ? LEVEL_AVX2 : LEVEL_SCALAR;
+        cached = (int)(have < cap ? have : cap);
     }
-    return cached;
+    return (level)cached;
 }
 
 bool quant_can_dequantize(uint32_t type)
@@ -52,14 +64,19 @@ bool quant_can_dequantize(uint32_t type)
 
 const char *quant_simd_level(void)
 {
-    return use_avx2() ? "avx2" : "scalar";
+    static const char *const names[] = { "scalar", "avx2", "avx512" };
+    return names[simd_level()];
 }
 
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
 {
     if (!quant_can_dequantize(type))
         return NULL;
-    if (impl == QUANT_IMPL_BEST && use_avx2() && avx2_fns[type])
+    if (impl != QUANT_IMPL_BEST)
+        return impl == QUANT_IMPL_AVX2 && quant_cpu_has_avx2() && avx2_fns[type] ? avx2_fns[type] : scalar_fns[type];
+    if (simd_level() >= LEVEL_AVX512 && avx512_fns[type])
+        return avx512_fns[type];
+    if (simd_level() >= LEVEL_AVX2 && avx2_fns[type])
         return avx2_fns[type];
     return scalar_fns[type];
 }

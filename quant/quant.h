@@ -22,9 +22,10 @@ typedef enum quant_status {
     QUANT_E_INVALID_ARG,
 } quant_status;
 
-/* Which implementation to use: the portable scalar reference, or the best
- * SIMD path this CPU has (falls back to scalar where there is none). */
-typedef enum quant_impl { QUANT_IMPL_SCALAR, QUANT_IMPL_BEST } quant_impl;
+/* Which implementation to use: the portable scalar reference, the AVX2 path
+ * (scalar where the type or CPU has none), or the best SIMD path this CPU has
+ * (AVX-512, else AVX2, else scalar; GGUFSCOPE_SIMD=scalar|avx2 caps it). */
+typedef enum quant_impl { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST } quant_impl;
 
 /* Dequantizes n values (a multiple of the block size) from src. */
 typedef void (*quant_row_fn)(const void *src, float *dst, int64_t n);
@@ -32,7 +33,7 @@ typedef void (*quant_row_fn)(const void *src, float *dst, int64_t n);
 bool quant_can_dequantize(uint32_t type);
 /* The row function for type, or NULL when unsupported. */
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl);
-/* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx2", "scalar"). */
+/* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx512", "avx2", "scalar"). */
 const char *quant_simd_level(void);
 
 /* Dequantizes n values of `type` from src into dst (f32). */

@@ -1,0 +1,164 @@
+/*
+ * AVX-512F row decoders: 16 lanes where the AVX2 twins use 8. Same operations
+ * in the same order as the scalar reference (no FMA), so bit-identical.
+ * Byte shuffling stays in 256-bit AVX2 registers; only the int->float and
+ * float work is widened.
+ */
+#include "blocks.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f,avx2,f16c")))
+
+AVX512 static inline float scale_f16(const uint8_t *p)
+{
+    const uint16_t h = rd16(p);
+    return (h & 0x7c00) == 0x7c00 ? quant_f16_to_f32(h) : _cvtsh_ss(h);
+}
+
+/* 16 signed bytes -> 16 floats scaled by d */
+AVX512 static inline void store_i8x16(float *y, __m128i q, __m512 d)
+{
+    _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d));
+}
+
+AVX512 void quant_deq_f16_avx512(const void *src, float *y, int64_t n)
+{
+    const uint8_t *p = src;
+    const __m512i exp_mask = _mm512_set1_epi32(0x7c00), man_mask = _mm512_set1_epi32(0x3ff);
+    const __m512i sign_mask = _mm512_set1_epi32(0x8000), inf_bits = _mm512_set1_epi32(0x7f800000);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i h = _mm256_loadu_si256((const __m256i *)(p + 2 * i));
+        __m512 f = _mm512_cvtph_ps(h);
+        const __m512i w = _mm512_cvtepu16_epi32(h);
+        const __m512i man = _mm512_and_si512(w, man_mask);
+        /* NaN lanes: F16C quiets them; rebuild the exact bits as the scalar path does */
+        const __mmask16 nan = _mm512_cmpeq_epi32_mask(_mm512_and_si512(w, exp_mask), exp_mask) &
+                              _mm512_cmpneq_epi32_mask(man, _mm512_setzero_si512());
+        if (nan) {
+            const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w, sign_mask), 16),
+                                                 _mm512_or_si512(inf_bits, _mm512_slli_epi32(man, 13)));
+            f = _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(bits));
+        }
+        _mm512_storeu_ps(y + i, f);
+    }
+    quant_deq_f16(p + 2 * i, y + i, n - i);
+}
+
+AVX512 void quant_deq_bf16_avx512(const void *src, float *y, int64_t n)
+{
+    const uint8_t *p = src;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(p + 2 * i));
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(p + 2 * i + 32));
+        _mm512_storeu_si512(y + i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16));
+        _mm512_storeu_si512(y + i + 16, _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+    }
+    quant_deq_bf16(p + 2 * i, y + i, n - i);
+}
+
+AVX512 void quant_deq_q8_0_avx512(const void *src, float *y, int64_t n)
+{
+    for (const uint8_t *b = src; n > 0; n -= 32, b += 34, y += 32) {
+        const __m512 d = _mm512_set1_ps(scale_f16(b));
+        store_i8x16(y, _mm_loadu_si128((const __m128i *)(b + 2)), d);
+        store_i8x16(y + 16, _mm_loadu_si128((const __m128i *)(b + 18)), d);
+    }
+}
+
+AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
+{
+    const __m128i m4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    for (const uint8_t *b = src; n > 0; n -= 32, b += 18, y += 32) {
+        const __m512 d = _mm512_set1_ps(scale_f16(b));
+        const __m128i q = _mm_loadu_si128((const __m128i *)(b + 2));
+        store_i8x16(y, _mm_sub_epi8(_mm_and_si128(q, m4), eight), d);
+        store_i8x16(y + 16, _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), eight), d);
+    }
+}
+
+/* y[0..32) = d * q - m for 32 unsigned byte values in v (scalar order: mul, then sub). */
+AVX512 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
+{
+    const __m512 vd = _mm512_set1_ps(d), vm = _mm512_set1_ps(m);
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v)));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(v, 1)));
+    _mm512_storeu_ps(y, _mm512_sub_ps(_mm512_mul_ps(vd, lo), vm));
+    _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(vd, hi), vm));
+}
+
+AVX512 void quant_deq_q4_k_avx512(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144) {
+        const float d = scale_f16(b), min = scale_f16(b + 2);
+        const uint8_t *scales = b + 4, *q = b + 16;
+        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
+            const __m256i v = _mm256_loadu_si256((const __m256i *)q);
+            scale_sub_32(y, _mm256_and_si256(v, m4), d1, m1);
+            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d2, m2);
+        }
+    }
+}
+
+AVX512 void quant_deq_q5_k_avx512(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 176) {
+        const float d = scale_f16(b), min = scale_f16(b + 2);
+        const uint8_t *scales = b + 4, *ql = b + 48;
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
+        for (int is = 0; is < 8; is += 2, ql += 32, y += 64) {
+            float d1, m1, d2, m2;
+            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
+            const __m256i v = _mm256_loadu_si256((const __m256i *)ql);
+            const __m128i s1 = _mm_cvtsi32_si128(is), s2 = _mm_cvtsi32_si128(is + 1);
+            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s1), one), 4);
+            const __m256i h2 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s2), one), 4);
+            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
+            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2), d2, m2);
+        }
+    }
+}
+
+AVX512 void quant_deq_q6_k_avx512(const void *src, float *y, int64_t n)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
+        const uint8_t *ql = b, *qhp = b + 128;
+        const int8_t *sc = (const int8_t *)(b + 192);
+        const float d = scale_f16(b + 208);
+        for (int half = 0; half < 2; half++, y += 128, ql += 64, qhp += 32, sc += 8) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i c = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i h = _mm256_loadu_si256((const __m256i *)qhp);
+#define HBITS(shift) _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), m2), 4)
+            const __m256i q[4] = {
+                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(a, m4), HBITS(0)), off),
+                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(c, m4), HBITS(2)), off),
+                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), HBITS(4)), off),
+                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), m4), HBITS(6)), off),
+            };
+#undef HBITS
+            for (int k = 0; k < 4; k++) { /* 32 values with scales sc[2k] (first 16) and sc[2k+1] */
+                store_i8x16(y + 32 * k, _mm256_castsi256_si128(q[k]), _mm512_set1_ps(d * (float)sc[2 * k]));
+                store_i8x16(y + 32 * k + 16, _mm256_extracti128_si256(q[k], 1),
+                            _mm512_set1_ps(d * (float)sc[2 * k + 1]));
+            }
+        }
+    }
+}
+
+bool quant_cpu_has_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && quant_cpu_has_avx2();
+}
+
+#else
+bool quant_cpu_has_avx512(void) { return false; }
+#endif
