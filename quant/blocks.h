@@ -41,7 +41,7 @@ QUANT_DECL(q4_k_avx2); QUANT_DECL(q5_k_avx2); QUANT_DECL(q6_k_avx2);
 
 /* AVX-512F twins (simd_avx512.c); used when the CPU has AVX-512F as well as AVX2. */
 bool quant_cpu_has_avx512(void);
-QUANT_DECL(f16_avx512); QUANT_DECL(bf16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512);
+QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512);
 QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 
 /* The 16 IQ4_NL / IQ4_XS levels (ggml's kvalues_iq4nl). */

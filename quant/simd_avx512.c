@@ -47,19 +47,6 @@ AVX512 void quant_deq_f16_avx512(const void *src, float *y, int64_t n)
     quant_deq_f16(p + 2 * i, y + i, n - i);
 }
 
-AVX512 void quant_deq_bf16_avx512(const void *src, float *y, int64_t n)
-{
-    const uint8_t *p = src;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        const __m256i a = _mm256_loadu_si256((const __m256i *)(p + 2 * i));
-        const __m256i b = _mm256_loadu_si256((const __m256i *)(p + 2 * i + 32));
-        _mm512_storeu_si512(y + i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16));
-        _mm512_storeu_si512(y + i + 16, _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
-    }
-    quant_deq_bf16(p + 2 * i, y + i, n - i);
-}
-
 AVX512 void quant_deq_q8_0_avx512(const void *src, float *y, int64_t n)
 {
     for (const uint8_t *b = src; n > 0; n -= 32, b += 34, y += 32) {
