@@ -175,9 +175,12 @@ int main(int argc, char **argv)
         make_data(type, src, (uint64_t)n);
         memset(dst, 0, (size_t)n * 4); /* fault the output pages in before timing */
         for (int th = 1; th <= all; th = th == all ? all + 1 : all) {
-            job j = { quant_row_function(type, QUANT_IMPL_BEST), src, dst, n, 1, row_len, row_bytes, th };
+            quant_row_fn best = quant_row_function(type, QUANT_IMPL_BEST);
+            const char *impl = best == quant_row_function(type, QUANT_IMPL_SCALAR) ? "scalar"
+                               : best == quant_row_function(type, QUANT_IMPL_AVX2) ? "avx2" : quant_simd_level();
+            job j = { best, src, dst, n, 1, row_len, row_bytes, th };
             run_big(&j);
-            report("big", tt->name, quant_simd_level(), th, n, time_median(runs < 3 ? runs : 3, run_big, &j));
+            report("big", tt->name, impl, th, n, time_median(runs < 3 ? runs : 3, run_big, &j));
         }
         free(src);
         free(dst);

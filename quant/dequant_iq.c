@@ -23,7 +23,10 @@ static inline uint8_t ksign(unsigned i)
     return (uint8_t)(i | ((unsigned)__builtin_parity(i) << 7));
 }
 
-static inline float sgn(uint8_t signs, int j) { return signs & (1u << j) ? -1.f : 1.f; }
+/* +1 or -1 for sign bit j, by lookup: the multiply stays exactly ggml's (x * -1.f keeps a NaN's
+ * sign, unlike flipping the bit), and no data-dependent branch stalls on random signs. */
+static const float plus_minus[2] = { 1.f, -1.f };
+static inline float sgn(uint8_t signs, int j) { return plus_minus[(signs >> j) & 1u]; }
 
 void quant_deq_iq2_xxs(const void *src, float *y, int64_t n)
 {
