@@ -131,18 +131,15 @@ static void build_vocab(fixture_state *st, uint32_t n_vocab)
     }
 }
 
-static fixture_state *state_for(gguf_writer *w)
-{
-    (void)w;
-    static _Thread_local fixture_state st;
-    return &st;
-}
+/* The writer keeps pointers to the vocabulary and tensor sources until it
+ * writes, so they live here rather than on fixture_add_model's stack. */
+static _Thread_local fixture_state fixture_st;
 
 gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error *err)
 {
     if (o->n_vocab < 259 || o->n_vocab > 4096 || o->n_embd % 32 || o->n_ff % 32 || o->n_layer > 40)
         return GGUF_E_INVALID_ARG;
-    fixture_state *st = state_for(w);
+    fixture_state *st = &fixture_st;
     st->n = 0;
     build_vocab(st, o->n_vocab);
     gguf_status s = GGUF_OK;
