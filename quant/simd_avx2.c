@@ -100,43 +100,6 @@ AVX2 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
     _mm256_storeu_ps(y + 24, _mm256_sub_ps(_mm256_mul_ps(vd, u8x8_to_ps(_mm_srli_si128(hi, 8))), vm));
 }
 
-AVX2 void quant_deq_q4_k_avx2(const void *src, float *y, int64_t n)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144) {
-        const float d = scale_f16(b), min = scale_f16(b + 2);
-        const uint8_t *scales = b + 4, *q = b + 16;
-        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
-            float d1, m1, d2, m2;
-            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
-            const __m256i v = _mm256_loadu_si256((const __m256i *)q);
-            scale_sub_32(y, _mm256_and_si256(v, m4), d1, m1);
-            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d2, m2);
-        }
-    }
-}
-
-AVX2 void quant_deq_q5_k_avx2(const void *src, float *y, int64_t n)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 176) {
-        const float d = scale_f16(b), min = scale_f16(b + 2);
-        const uint8_t *scales = b + 4, *ql = b + 48;
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
-        for (int is = 0; is < 8; is += 2, ql += 32, y += 64) {
-            float d1, m1, d2, m2;
-            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
-            const __m256i v = _mm256_loadu_si256((const __m256i *)ql);
-            /* bit `is` of qh is the 5th bit of the low-nibble group, bit `is+1` of the high one */
-            const __m128i s1 = _mm_cvtsi32_si128(is), s2 = _mm_cvtsi32_si128(is + 1);
-            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s1), one), 4);
-            const __m256i h2 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s2), one), 4);
-            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
-            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2), d2, m2);
-        }
-    }
-}
-
 /* y[0..32) = ds[k/16] * q for 32 signed byte values q (two scales of 16). */
 AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
 {
@@ -148,30 +111,9 @@ AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
 }
 
-AVX2 void quant_deq_q6_k_avx2(const void *src, float *y, int64_t n)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
-        const uint8_t *ql = b, *qhp = b + 128;
-        const int8_t *sc = (const int8_t *)(b + 192);
-        const float d = scale_f16(b + 208);
-        for (int half = 0; half < 2; half++, y += 128, ql += 64, qhp += 32, sc += 8) {
-            const __m256i a = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i c = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i h = _mm256_loadu_si256((const __m256i *)qhp);
-#define HBITS(shift) _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), m2), 4)
-            const __m256i q1 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(a, m4), HBITS(0)), off);
-            const __m256i q2 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(c, m4), HBITS(2)), off);
-            const __m256i q3 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), HBITS(4)), off);
-            const __m256i q4 = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), m4), HBITS(6)), off);
-#undef HBITS
-            q6_store_32(y, q1, d * (float)sc[0], d * (float)sc[1]);
-            q6_store_32(y + 32, q2, d * (float)sc[2], d * (float)sc[3]);
-            q6_store_32(y + 64, q3, d * (float)sc[4], d * (float)sc[5]);
-            q6_store_32(y + 96, q4, d * (float)sc[6], d * (float)sc[7]);
-        }
-    }
-}
+#define SIMD_TARGET AVX2
+#define SIMD_NAME(base) base##_avx2
+#include "simd_kquants.inc"
 
 bool quant_cpu_has_avx2(void)
 {

@@ -77,69 +77,16 @@ AVX512 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
     _mm512_storeu_ps(y + 16, _mm512_sub_ps(_mm512_mul_ps(vd, hi), vm));
 }
 
-AVX512 void quant_deq_q4_k_avx512(const void *src, float *y, int64_t n)
+/* y[0..16) = a * q, y[16..32) = c * q for 32 signed bytes q */
+AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144) {
-        const float d = scale_f16(b), min = scale_f16(b + 2);
-        const uint8_t *scales = b + 4, *q = b + 16;
-        for (int is = 0; is < 8; is += 2, q += 32, y += 64) {
-            float d1, m1, d2, m2;
-            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
-            const __m256i v = _mm256_loadu_si256((const __m256i *)q);
-            scale_sub_32(y, _mm256_and_si256(v, m4), d1, m1);
-            scale_sub_32(y + 32, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4), d2, m2);
-        }
-    }
+    store_i8x16(y, _mm256_castsi256_si128(q), _mm512_set1_ps(a));
+    store_i8x16(y + 16, _mm256_extracti128_si256(q, 1), _mm512_set1_ps(c));
 }
 
-AVX512 void quant_deq_q5_k_avx512(const void *src, float *y, int64_t n)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 176) {
-        const float d = scale_f16(b), min = scale_f16(b + 2);
-        const uint8_t *scales = b + 4, *ql = b + 48;
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16));
-        for (int is = 0; is < 8; is += 2, ql += 32, y += 64) {
-            float d1, m1, d2, m2;
-            kq_pair(is, scales, d, min, &d1, &m1, &d2, &m2);
-            const __m256i v = _mm256_loadu_si256((const __m256i *)ql);
-            const __m128i s1 = _mm_cvtsi32_si128(is), s2 = _mm_cvtsi32_si128(is + 1);
-            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s1), one), 4);
-            const __m256i h2 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(qh, s2), one), 4);
-            scale_sub_32(y, _mm256_or_si256(_mm256_and_si256(v, m4), h1), d1, m1);
-            scale_sub_32(y + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), h2), d2, m2);
-        }
-    }
-}
-
-AVX512 void quant_deq_q6_k_avx512(const void *src, float *y, int64_t n)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
-        const uint8_t *ql = b, *qhp = b + 128;
-        const int8_t *sc = (const int8_t *)(b + 192);
-        const float d = scale_f16(b + 208);
-        for (int half = 0; half < 2; half++, y += 128, ql += 64, qhp += 32, sc += 8) {
-            const __m256i a = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i c = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i h = _mm256_loadu_si256((const __m256i *)qhp);
-#define HBITS(shift) _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, shift), m2), 4)
-            const __m256i q[4] = {
-                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(a, m4), HBITS(0)), off),
-                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(c, m4), HBITS(2)), off),
-                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4), HBITS(4)), off),
-                _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), m4), HBITS(6)), off),
-            };
-#undef HBITS
-            for (int k = 0; k < 4; k++) { /* 32 values with scales sc[2k] (first 16) and sc[2k+1] */
-                store_i8x16(y + 32 * k, _mm256_castsi256_si128(q[k]), _mm512_set1_ps(d * (float)sc[2 * k]));
-                store_i8x16(y + 32 * k + 16, _mm256_extracti128_si256(q[k], 1),
-                            _mm512_set1_ps(d * (float)sc[2 * k + 1]));
-            }
-        }
-    }
-}
+#define SIMD_TARGET AVX512
+#define SIMD_NAME(base) base##_avx512
+#include "simd_kquants.inc"
 
 bool quant_cpu_has_avx512(void)
 {
