@@ -136,3 +136,37 @@ gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t min, int64
     *out = is_unsigned ? (int64_t)v->v.u64 : v->v.i64;
     return GGUF_OK;
 }
+
+bool gguf_value_equal(const gguf_value *a, const gguf_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case GGUF_VT_STRING:
+        return a->v.str.len == b->v.str.len && memcmp(a->v.str.ptr, b->v.str.ptr, a->v.str.len) == 0;
+    case GGUF_VT_ARRAY:
+        if (a->elem_type != b->elem_type || a->count != b->count)
+            return false;
+        if (a->elem_type == GGUF_VT_STRING) {
+            for (uint64_t i = 0; i < a->count; i++)
+                if (a->v.strs[i].len != b->v.strs[i].len ||
+                    memcmp(a->v.strs[i].ptr, b->v.strs[i].ptr, a->v.strs[i].len) != 0)
+                    return false;
+            return true;
+        }
+        if (a->elem_type == GGUF_VT_ARRAY) {
+            for (uint64_t i = 0; i < a->count; i++)
+                if (!gguf_value_equal(&a->v.items[i], &b->v.items[i]))
+                    return false;
+            return true;
+        }
+        return a->count == 0 || memcmp(a->v.raw, b->v.raw, a->count * gguf_value_type_size(a->elem_type)) == 0;
+    case GGUF_VT_FLOAT32:
+    case GGUF_VT_FLOAT64:
+        /* bitwise, so a NaN equals itself and -0 differs from 0, as bytes do */
+        return memcmp(&a->v.f64, &b->v.f64, sizeof a->v.f64) == 0;
+    case GGUF_VT_BOOL: return a->v.b == b->v.b;
+    case GGUF_VT_INT8: case GGUF_VT_INT16: case GGUF_VT_INT32: case GGUF_VT_INT64: return a->v.i64 == b->v.i64;
+    default: return a->v.u64 == b->v.u64;
+    }
+}

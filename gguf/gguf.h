@@ -233,6 +233,152 @@ gguf_status gguf_get_array(const gguf_file *f, const char *key, const gguf_value
 gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t min, int64_t max,
                          int64_t *out, gguf_error *err);
 
+/* ---- data section coverage ---------------------------------------------- */
+
+/* Where every byte of the data section goes: tensor data, alignment padding
+ * after a tensor, gaps (bytes before a tensor beyond the previous one's
+ * padding) and trailing bytes after the last tensor's padding. Overlaps never
+ * reach here: gguf_open refuses them. */
+#define GGUF_COVERAGE_MAX_GAPS 16
+typedef struct gguf_gap {
+    uint64_t offset;             /* in the file */
+    uint64_t len;
+    const char *before;          /* the tensor the gap precedes */
+} gguf_gap;
+
+typedef struct gguf_coverage {
+    uint64_t data_offset;        /* start of the data section in the file */
+    uint64_t data_bytes;         /* file size - data_offset */
+    uint64_t tensor_bytes;
+    uint64_t padding_bytes;
+    uint64_t padding_nonzero;    /* padding bytes that are not 0: written by something else, or shifted data */
+    uint64_t gap_bytes;
+    uint64_t trailing_bytes;
+    uint64_t trailing_offset;    /* where the trailing bytes start */
+    size_t n_gaps;               /* all gaps; the first GGUF_COVERAGE_MAX_GAPS are listed */
+    gguf_gap gaps[GGUF_COVERAGE_MAX_GAPS];
+} gguf_coverage;
+
+/* Fills out for an opened file. Returns GGUF_E_NOMEM or GGUF_OK. */
+gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_error *err);
+
+/* ---- digests ------------------------------------------------------------ */
+
+typedef enum gguf_hash_kind {
+    GGUF_HASH_XXH64,     /* libxxhash, seed 0, as llama-gguf-hash */
+    GGUF_HASH_SHA1,
+    GGUF_HASH_SHA256,
+    GGUF_HASH_CRC32,     /* zlib's crc32 (the one gzip and zip use) */
+    GGUF_HASH_KIND_COUNT
+} gguf_hash_kind;
+
+#define GGUF_HASH_BIT(k) (1u << (k))
+/* The three kinds llama-gguf-hash --all writes. */
+#define GGUF_HASH_LLAMA_ALL (GGUF_HASH_BIT(GGUF_HASH_XXH64) | GGUF_HASH_BIT(GGUF_HASH_SHA1) | GGUF_HASH_BIT(GGUF_HASH_SHA256))
+
+/* "xxh64", "sha1", "sha256", "crc32". */
+const char *gguf_hash_kind_name(gguf_hash_kind k);
+/* Kind for a name, or -1. */
+int gguf_hash_kind_from_name(const char *name);
+
+/* A digest as its canonical bytes (xxh64 and crc32 big-endian, as printed). */
+typedef struct gguf_digest {
+    uint8_t len;                 /* 0: not computed */
+    uint8_t bytes[32];
+} gguf_digest;
+
+/* Lowercase hex into out (at least 65 bytes). */
+void gguf_digest_hex(const gguf_digest *d, char *out);
+
+typedef void (*gguf_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+typedef struct gguf_hash_request {
+    unsigned tensor_kinds;       /* GGUF_HASH_BIT set: per tensor, over its data bytes */
+    unsigned model_kinds;        /* over all tensor data, tensors in info order (llama-gguf-hash's model line) */
+    bool uuid;                   /* llama-gguf-hash --uuid: UUIDv5 of all tensor data */
+    bool file_sha256;            /* the whole file, as Hugging Face and sha256sum show it */
+    int n_threads;               /* 0: all OpenMP threads */
+    gguf_progress_fn progress;   /* called on the calling thread, may be NULL */
+    void *progress_user;
+} gguf_hash_request;
+
+typedef struct gguf_hashes {
+    size_t n_tensors;
+    gguf_digest (*tensor)[GGUF_HASH_KIND_COUNT]; /* (n_tensors, kind), info order */
+    gguf_digest model[GGUF_HASH_KIND_COUNT];
+    bool has_uuid;
+    uint8_t uuid[16];
+    gguf_digest file_sha256;
+    uint64_t bytes_hashed;       /* distinct bytes read from the mapping */
+} gguf_hashes;
+
+/* Hashes an opened file by streaming windows of the mapping through every
+ * requested digest, the digests of a window spread over threads; memory use
+ * does not grow with the file. Release with gguf_hashes_free. */
+gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, gguf_hashes *out, gguf_error *err);
+void gguf_hashes_free(gguf_hashes *h);
+
+/* sha256 of the file at path read sequentially, for files gguf_open refuses
+ * (a truncated download still has a sha256 to compare); *size gets its bytes. */
+gguf_status gguf_file_sha256_path(const char *path, gguf_digest *out, uint64_t *size, gguf_error *err);
+
+/* "4f5222ad-081f-54c4-83cc-f7ecccc3d7a5" into out (at least 37 bytes). */
+void gguf_uuid_format(const uint8_t uuid[16], char *out);
+
+/* ---- manifests (llama-gguf-hash's format) -------------------------------- */
+
+/* The manifest of hashes h, byte-identical to llama-gguf-hash's output for
+ * the same kinds ("<kind padded to 8>  <hex>  <label>:<tensor>" per tensor and
+ * kind, then the model lines, then the uuid line when present); label is the
+ * file name as the user gave it. kinds outside h are skipped. Returns a
+ * malloc'd string, NULL when out of memory. */
+char *gguf_manifest_format(const gguf_file *f, const gguf_hashes *h, unsigned kinds, bool uuid,
+                           const char *label);
+
+typedef struct gguf_manifest gguf_manifest;
+
+/* Parses manifest text written by llama-gguf-hash or by us. Lines of kinds we
+ * do not know are skipped (counted); a line that is not "<kind> <hex> <name>"
+ * or whose hex does not fit its kind is GGUF_E_INVALID_ARG naming the line. */
+gguf_status gguf_manifest_parse(const char *text, size_t len, gguf_manifest **out, gguf_error *err);
+void gguf_manifest_free(gguf_manifest *m);
+/* What a check of this manifest needs computed. */
+void gguf_manifest_needs(const gguf_manifest *m, unsigned *tensor_kinds, unsigned *model_kinds, bool *uuid);
+size_t gguf_manifest_skipped_lines(const gguf_manifest *m);
+/* The file label the manifest's lines carry ("" when it has no model line). */
+const char *gguf_manifest_label(const gguf_manifest *m);
+
+typedef enum gguf_check_state {
+    GGUF_CHECK_OK,
+    GGUF_CHECK_MISMATCH,
+    GGUF_CHECK_MISSING,          /* in the manifest, not in the file */
+    GGUF_CHECK_EXTRA,            /* in the file, not in the manifest (only when it lists tensors) */
+} gguf_check_state;
+
+typedef struct gguf_check_item {
+    const char *tensor;          /* NULL: the whole-model line; points into the manifest or the file */
+    int kind;                    /* gguf_hash_kind, or -1 for the uuid */
+    gguf_check_state state;
+    char expected[65];           /* "" for EXTRA */
+    char actual[65];             /* "" for MISSING */
+} gguf_check_item;
+
+typedef struct gguf_check_report {
+    gguf_check_item *items;      /* manifest order, then EXTRA tensors in file order */
+    size_t n_items;
+    size_t n_ok, n_mismatch, n_missing, n_extra;
+    size_t n_tensors_checked;    /* distinct tensors matched by name */
+} gguf_check_report;
+
+/* Checks hashes h of file f against m, matching tensors by name whatever file
+ * name the manifest carries. Release with gguf_check_report_free. */
+gguf_status gguf_manifest_check(const gguf_manifest *m, const gguf_file *f, const gguf_hashes *h,
+                                gguf_check_report *out, gguf_error *err);
+void gguf_check_report_free(gguf_check_report *r);
+
+/* True when two metadata values are equal (type, count and every element). */
+bool gguf_value_equal(const gguf_value *a, const gguf_value *b);
+
 /* ---- writer ------------------------------------------------------------- */
 
 typedef struct gguf_writer gguf_writer;

@@ -55,6 +55,15 @@ bool quant_can_quantize(uint32_t type);
  * Returns the length written. */
 size_t quant_describe_block(uint32_t type, const uint8_t *b, char *out, size_t cap);
 
+/* Scale fields of one block of `type` (d; dmin, m or s where the type has
+ * one), as f32: returns how many (0 for plain types). Names are ggml's. A
+ * field that ggml's quantizer never writes negative is flagged, so a negative
+ * one there means the bytes were altered or written by something else. */
+int quant_scale_count(uint32_t type);
+const char *quant_scale_name(uint32_t type, int i);
+bool quant_scale_never_negative(uint32_t type, int i);
+int quant_block_scales(uint32_t type, const uint8_t *block, float out[2]);
+
 /* Exact conversions: every f16/bf16 maps to the f32 of the same value
  * (subnormals, infinities and NaN payloads included); f32 -> f16/bf16
  * rounds to nearest even and keeps NaNs NaN (quieted, payload's top bits kept). */

@@ -155,3 +155,51 @@ char *run_capture(const char *cmd, int *status)
     *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     return out;
 }
+
+tbuf read_whole_file(const char *path)
+{
+    tbuf b = { 0 };
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return b;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    b.p = malloc(n > 0 ? (size_t)n : 1);
+    b.len = n > 0 && fread(b.p, 1, (size_t)n, fp) == (size_t)n ? (size_t)n : 0;
+    fclose(fp);
+    return b;
+}
+
+bool write_whole_file(const char *path, const uint8_t *p, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        return false;
+    bool ok = fwrite(p, 1, len, fp) == len;
+    return (fclose(fp) == 0) && ok;
+}
+
+char *model_path(const char *name)
+{
+    size_t n = strlen(models_dir()) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", models_dir(), name);
+    FILE *fp = fopen(p, "rb");
+    if (!fp) {
+        free(p);
+        return NULL;
+    }
+    fclose(fp);
+    return p;
+}
+
+char *run_tool(const char *tool, const char *args, int *status)
+{
+    size_t n = strlen(bin_dir()) + strlen(tool) + strlen(args) + 32;
+    char *cmd = malloc(n);
+    snprintf(cmd, n, "'%s/%s' %s", bin_dir(), tool, args);
+    char *out = run_capture(cmd, status);
+    free(cmd);
+    return out;
+}

@@ -5,6 +5,7 @@
 
 #include "gguf.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,15 @@ const char *bin_dir(void);
 
 /* Runs a shell command and returns its stdout (malloc'd) and exit status. */
 char *run_capture(const char *cmd, int *status);
+
+/* Whole files: read (len 0 and p NULL when unreadable) and written (plain, for test copies). */
+tbuf read_whole_file(const char *path);
+bool write_whole_file(const char *path, const uint8_t *p, size_t len);
+
+/* models_dir()/name when that file exists (malloc'd), else NULL. */
+char *model_path(const char *name);
+
+/* Runs bin_dir()/tool with args (shell words; add 2>&1 to capture stderr); returns stdout. */
+char *run_tool(const char *tool, const char *args, int *status);
 
 #endif

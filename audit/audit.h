@@ -1,0 +1,149 @@
+/*
+ * audit.h — tensor statistics and the sanity rules built on them.
+ *
+ * Statistics stream a tensor's blocks through quant/ into per-thread scratch
+ * (no full-tensor copies). The rules compare every number with what it should
+ * be relative to: the same tensor in the other layers (robust z-scores over
+ * the median and MAD, so a bad layer cannot hide itself), the role's known
+ * character, the hyperparameters in the metadata. Each finding carries its
+ * severity, the tensor, the measured numbers, what was expected and what it
+ * means for inference. Nothing here prints or exits.
+ */
+#ifndef GGUFSCOPE_AUDIT_H
+#define GGUFSCOPE_AUDIT_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum audit_status { AUDIT_OK = 0, AUDIT_E_NOMEM, AUDIT_E_INVALID_ARG } audit_status;
+
+/* Values at least 2^AUDIT_EXTREME_LOG2 times a tensor's median magnitude are
+ * "extreme"; scales 2^AUDIT_HUGE_SCALE_LOG2 times the median scale "huge".
+ * Gaussian weights stay below 2^4 of their median, trained ones below 2^9. */
+#define AUDIT_EXTREME_LOG2 12
+#define AUDIT_HUGE_SCALE_LOG2 10
+#define AUDIT_NONE UINT64_MAX
+
+/* ---- statistics ---------------------------------------------------------- */
+
+typedef struct audit_scale_stats {
+    const char *name;            /* "d", "dmin", "m", "e" */
+    bool never_negative;         /* ggml's quantizer never writes it negative */
+    uint64_t count, n_nan, n_inf, n_negative, n_zero, n_huge;
+    uint64_t first_nan, first_inf, first_negative, first_huge; /* block index, AUDIT_NONE when none */
+    double max_abs;
+    uint64_t max_abs_block;
+    int median_log2;             /* floor(log2 |d|) median over nonzero finite scales */
+} audit_scale_stats;
+
+typedef struct audit_stats {
+    bool supported;              /* false: quant/ cannot decode the type; nothing else is filled */
+    uint64_t count;
+    uint64_t n_nan, n_pinf, n_ninf, n_zero;
+    uint64_t first_nonfinite;    /* element index, AUDIT_NONE when none */
+    double min, max, mean, std, rms, max_abs; /* over finite values (0 when there are none) */
+    uint64_t max_abs_index;
+    int median_log2;             /* floor(log2 |x|) median over nonzero finite values; 0 when none */
+    uint64_t n_extreme;          /* |x| >= 2^(median_log2 + AUDIT_EXTREME_LOG2) */
+    int n_scales;
+    audit_scale_stats scale[2];
+} audit_stats;
+
+/* Statistics of one tensor over n_threads OpenMP threads (0: all). */
+audit_status audit_tensor_stats(const gguf_tensor *t, int n_threads, audit_stats *out);
+
+/* Statistics of every tensor of f into out (n_tensors entries, info order).
+ * progress (may be NULL) is called on the calling thread with bytes done. */
+audit_status audit_file_stats(const gguf_file *f, int n_threads, gguf_progress_fn progress, void *user,
+                              audit_stats *out);
+
+/* ---- names and roles ------------------------------------------------------ */
+
+typedef enum audit_class {
+    AUDIT_CLASS_OTHER,
+    AUDIT_CLASS_EMBEDDING,       /* token_embd.weight */
+    AUDIT_CLASS_OUTPUT,          /* output.weight */
+    AUDIT_CLASS_MATRIX,          /* a 2-D (or more) weight */
+    AUDIT_CLASS_NORM,            /* a normalization's scale vector */
+    AUDIT_CLASS_BIAS,
+} audit_class;
+
+/* "blk.12.attn_q.weight" -> 12 and *role = "attn_q.weight"; other names -> -1 and *role = name. */
+int audit_layer_of(const char *name, const char **role);
+audit_class audit_class_of(const gguf_tensor *t);
+/* A few words on what a role is ("attention query projection"), or NULL. */
+const char *audit_role_description(const char *role);
+
+/* ---- hyperparameters ------------------------------------------------------ */
+
+typedef struct audit_hparams {
+    char arch[64];               /* general.architecture, "" when absent */
+    int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, head_dim_k, head_dim_v; /* 0: unknown */
+    int64_t n_tokens;            /* entries of tokenizer.ggml.tokens, 0 when absent */
+    int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
+    int64_t file_type;           /* general.file_type, -1 when absent */
+    int64_t n_padding_tokens;    /* unused/[PAD…] tokens at the end of the vocabulary */
+} audit_hparams;
+
+void audit_read_hparams(const gguf_file *f, audit_hparams *out);
+/* llama.cpp's name of a general.file_type value ("Q4_K_M"), or NULL. */
+const char *audit_file_type_name(int64_t file_type);
+
+/* ---- findings ------------------------------------------------------------- */
+
+typedef enum audit_severity { AUDIT_INFO, AUDIT_WARNING, AUDIT_ERROR } audit_severity;
+
+typedef struct audit_finding {
+    audit_severity severity;
+    char code[32];               /* stable identifier: "nan", "scale-inf", "sibling-outlier", … */
+    char tensor[256];            /* "" when about the whole model */
+    int layer;                   /* -1 when not per layer */
+    char measured[1100];
+    char expected[320];
+    char meaning[600];           /* one sentence: what it means for inference */
+} audit_finding;
+
+typedef struct audit_role_summary {
+    char role[96];               /* "attn_q.weight", or a global tensor's name */
+    int n_layers;                /* 0 for tensors outside blk.N */
+    char types[64];              /* "Q4_K" or "Q4_K,Q6_K" */
+    double rms_min, rms_median, rms_max;
+    double mean_median, max_abs_max;
+    int n_findings;
+    size_t first_tensor;         /* index of its first tensor (roles are listed in that order) */
+} audit_role_summary;
+
+typedef struct audit_report {
+    audit_hparams hp;
+    audit_finding *findings;     /* errors first, then warnings, then infos */
+    size_t n_findings;
+    size_t n_errors, n_warnings, n_infos;
+    audit_role_summary *roles;
+    size_t n_roles;
+} audit_report;
+
+const char *audit_severity_name(audit_severity s); /* "error", "warning", "info" */
+
+/* Runs every rule over f. stats (one per tensor, from audit_file_stats) may
+ * be NULL: then only the metadata and shape rules run. */
+audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_report *out);
+void audit_report_free(audit_report *r);
+
+/* ---- comparing two tensors ------------------------------------------------ */
+
+typedef struct audit_diff {
+    bool comparable;             /* same element count and both types decodable */
+    bool bytes_equal;
+    uint64_t count, n_different; /* values that differ (NaN vs NaN counts as equal) */
+    uint64_t n_nonfinite_a, n_nonfinite_b;
+    double max_abs_diff;
+    uint64_t max_abs_index;
+    double rms_diff, rms_a, rms_b;
+    double rel_rms;              /* rms_diff / rms_a (0 when rms_a is 0) */
+} audit_diff;
+
+audit_status audit_compare_tensors(const gguf_tensor *a, const gguf_tensor *b, int n_threads, audit_diff *out);
+
+#endif

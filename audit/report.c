@@ -1,0 +1,199 @@
+/* audit_model: the rules in order, findings sorted by severity, and the
+ * per-role summary across layers. */
+#include "rules.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *audit_severity_name(audit_severity s)
+{
+    switch (s) {
+    case AUDIT_ERROR: return "error";
+    case AUDIT_WARNING: return "warning";
+    default: return "info";
+    }
+}
+
+audit_finding *finding_add(findings *fs, audit_severity sev, const char *code, const char *tensor)
+{
+    if (fs->n == fs->cap) {
+        size_t cap = fs->cap ? 2 * fs->cap : 32;
+        audit_finding *v = realloc(fs->v, cap * sizeof *v);
+        if (!v) {
+            fs->failed = true;
+            return NULL;
+        }
+        fs->v = v;
+        fs->cap = cap;
+    }
+    audit_finding *x = &fs->v[fs->n++];
+    memset(x, 0, sizeof *x);
+    x->severity = sev;
+    x->layer = -1;
+    FSET(x->code, "%s", code);
+    if (tensor) {
+        FSET(x->tensor, "%s", tensor);
+        const char *role;
+        x->layer = audit_layer_of(tensor, &role);
+    }
+    return x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Stable: errors, warnings, infos, each in the order the rules found them. */
+static void sort_by_severity(findings *fs)
+{
+    audit_finding *tmp = malloc((fs->n + 1) * sizeof *tmp);
+    if (!tmp)
+        return;
+    size_t k = 0;
+    for (int s = AUDIT_ERROR; s >= AUDIT_INFO; s--)
+        for (size_t i = 0; i < fs->n; i++)
+            if ((int)fs->v[i].severity == s)
+                tmp[k++] = fs->v[i];
+    memcpy(fs->v, tmp, fs->n * sizeof *tmp);
+    free(tmp);
+}
+
+static void add_type(char *types, size_t cap, uint32_t type)
+{
+    const char *name = gguf_type_traits_of(type)->name;
+    size_t len = strlen(name);
+    for (const char *p = types; (p = strstr(p, name)); p += len)
+        if ((p == types || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return;
+    size_t used = strlen(types);
+    snprintf(types + used, cap - used, "%s%s", used ? "," : "", name);
+}
+
+typedef struct keyed {
+    const char *role;        /* role for blk.N tensors, the whole name otherwise */
+    bool per_layer;
+    size_t index;
+} keyed;
+
+static int by_role(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->per_layer != y->per_layer)
+        return x->per_layer ? -1 : 1;
+    int c = strcmp(x->role, y->role);
+    if (c)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_first_tensor(const void *a, const void *b)
+{
+    const audit_role_summary *x = a, *y = b;
+    return x->first_tensor < y->first_tensor ? -1 : x->first_tensor > y->first_tensor;
+}
+
+/* Groups tensors by role (sorting, so 100 000 tensors stay fast) and
+ * summarizes each group; roles appear in the order of their first tensor. */
+static audit_status summarize_roles(const gguf_file *f, const audit_stats *stats, audit_report *r)
+{
+    size_t n = gguf_tensor_count(f);
+    keyed *k = malloc((n + 1) * sizeof *k);
+    int *n_found = calloc(n + 1, sizeof *n_found);
+    double *rms = malloc((n + 1) * sizeof *rms), *mean = malloc((n + 1) * sizeof *mean);
+    r->roles = calloc(n + 1, sizeof *r->roles);
+    if (!k || !n_found || !rms || !mean || !r->roles) {
+        free(k), free(n_found), free(rms), free(mean);
+        return AUDIT_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        k[i].index = i;
+        k[i].per_layer = audit_layer_of(gguf_tensor_at(f, i)->name, &k[i].role) >= 0;
+    }
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const gguf_tensor *t = r->findings[i].tensor[0] ? gguf_find_tensor(f, r->findings[i].tensor) : NULL;
+        if (t)
+            n_found[t - gguf_tensor_at(f, 0)]++;
+    }
+    qsort(k, n, sizeof *k, by_role);
+    for (size_t g = 0; g < n;) {
+        size_t e = g + 1;
+        while (e < n && k[e].per_layer && k[g].per_layer && strcmp(k[e].role, k[g].role) == 0)
+            e++;
+        audit_role_summary *s = &r->roles[r->n_roles++];
+        snprintf(s->role, sizeof s->role, "%s", k[g].role);
+        s->first_tensor = k[g].index;
+        size_t m = 0;
+        for (size_t j = g; j < e; j++) {
+            size_t i = k[j].index;
+            s->n_layers += k[j].per_layer;
+            s->n_findings += n_found[i];
+            add_type(s->types, sizeof s->types, gguf_tensor_at(f, i)->type);
+            if (!stats || !stats[i].supported)
+                continue;
+            s->max_abs_max = m == 0 || stats[i].max_abs > s->max_abs_max ? stats[i].max_abs : s->max_abs_max;
+            s->rms_min = m == 0 || stats[i].rms < s->rms_min ? stats[i].rms : s->rms_min;
+            s->rms_max = m == 0 || stats[i].rms > s->rms_max ? stats[i].rms : s->rms_max;
+            rms[m] = stats[i].rms;
+            mean[m] = stats[i].mean;
+            m++;
+        }
+        s->rms_median = median_of(rms, m);
+        s->mean_median = median_of(mean, m);
+        g = e;
+    }
+    qsort(r->roles, r->n_roles, sizeof *r->roles, by_first_tensor);
+    free(k), free(n_found), free(rms), free(mean);
+    return AUDIT_OK;
+}
+
+audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_report *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!f)
+        return AUDIT_E_INVALID_ARG;
+    audit_read_hparams(f, &out->hp);
+    findings fs = { 0 };
+    rules_shape(f, &out->hp, &fs);
+    if (stats) {
+        rules_values(f, stats, &fs);
+        rules_siblings(f, stats, &fs);
+    }
+    rules_meta(f, &out->hp, stats, &fs);
+    if (fs.failed) {
+        free(fs.v);
+        return AUDIT_E_NOMEM;
+    }
+    sort_by_severity(&fs);
+    out->findings = fs.v;
+    out->n_findings = fs.n;
+    for (size_t i = 0; i < fs.n; i++) {
+        out->n_errors += fs.v[i].severity == AUDIT_ERROR;
+        out->n_warnings += fs.v[i].severity == AUDIT_WARNING;
+        out->n_infos += fs.v[i].severity == AUDIT_INFO;
+    }
+    if (summarize_roles(f, stats, out) != AUDIT_OK) {
+        audit_report_free(out);
+        return AUDIT_E_NOMEM;
+    }
+    return AUDIT_OK;
+}
+
+void audit_report_free(audit_report *r)
+{
+    if (!r)
+        return;
+    free(r->findings);
+    free(r->roles);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,68 @@
+/* Where the bytes of the data section go: tensors, padding, gaps, trailing bytes. */
+#include "file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct placed {
+    uint64_t start, end;   /* in the file */
+    const char *name;
+} placed;
+
+static int by_start(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static uint64_t count_nonzero(const uint8_t *p, uint64_t n)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < n; i++)
+        c += p[i] != 0;
+    return c;
+}
+
+gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->data_offset = f->data_offset;
+    out->data_bytes = f->size > f->data_offset ? f->size - f->data_offset : 0;
+    placed *v = malloc((f->n_tensors + 1) * sizeof *v);
+    if (!v)
+        return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        const gguf_tensor *t = &f->tensors[i];
+        v[i] = (placed){ f->data_offset + t->offset, f->data_offset + t->offset + t->size, t->name };
+    }
+    qsort(v, f->n_tensors, sizeof *v, by_start);
+    uint64_t pos = f->data_offset; /* end of the previous tensor's padding */
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        if (v[i].start > pos) {
+            if (out->n_gaps < GGUF_COVERAGE_MAX_GAPS)
+                out->gaps[out->n_gaps] = (gguf_gap){ pos, v[i].start - pos, v[i].name };
+            out->n_gaps++;
+            out->gap_bytes += v[i].start - pos;
+        }
+        out->tensor_bytes += v[i].end - v[i].start;
+        /* Padding runs to the next multiple of the alignment, counted from the
+         * data section's start, and never past the end of the file. */
+        uint64_t rel_end = v[i].end - f->data_offset, padded;
+        if (!gguf_align_up(rel_end, f->alignment, &padded))
+            padded = rel_end;
+        uint64_t pad_end = f->data_offset + padded;
+        if (i + 1 < f->n_tensors && pad_end > v[i + 1].start)
+            pad_end = v[i + 1].start;
+        if (pad_end > f->size)
+            pad_end = f->size;
+        out->padding_bytes += pad_end - v[i].end;
+        out->padding_nonzero += count_nonzero(f->bytes + v[i].end, pad_end - v[i].end);
+        pos = pad_end;
+    }
+    if (f->size > pos) {
+        out->trailing_offset = pos;
+        out->trailing_bytes = f->size - pos;
+    }
+    free(v);
+    return GGUF_OK;
+}

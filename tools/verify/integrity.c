@@ -1,0 +1,251 @@
+/* Integrity: structure, data-section coverage, digests, the Hugging Face
+ * sha256 and manifests, as findings beside the audit's. */
+#include "progress.h"
+#include "verify.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <strings.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
+
+audit_finding *finding_list_add(finding_list *l, audit_severity sev, const char *code, const char *tensor)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        audit_finding *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    audit_finding *x = &l->v[l->n++];
+    memset(x, 0, sizeof *x);
+    x->severity = sev;
+    x->layer = -1;
+    FSET(x->code, "%s", code);
+    if (tensor)
+        FSET(x->tensor, "%s", tensor);
+    return x;
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void warnings_to_findings(verify_result *r)
+{
+    for (size_t i = 0; i < gguf_warning_count(r->f); i++) {
+        const gguf_warning *w = gguf_warning_at(r->f, i);
+        static const char *const codes[] = { "gap", "reordered", "long-name" };
+        audit_finding *x = finding_list_add(&r->integrity, AUDIT_WARNING, codes[w->kind], w->subject);
+        if (!x)
+            return;
+        FSET(x->measured, "at byte %llu", (unsigned long long)w->offset);
+        FSET(x->expected, "the layout llama.cpp writes and reads");
+        FSET(x->meaning, "%s", w->message);
+    }
+}
+
+static void coverage_findings(verify_result *r)
+{
+    const gguf_coverage *c = &r->cov;
+    audit_finding *x;
+    if (c->trailing_bytes && (x = finding_list_add(&r->integrity, AUDIT_WARNING, "trailing-bytes", NULL))) {
+        FSET(x->measured, "%llu bytes from byte %llu to the end of the file belong to no tensor",
+             (unsigned long long)c->trailing_bytes, (unsigned long long)c->trailing_offset);
+        FSET(x->expected, "the file ends with the last tensor's data and its alignment padding");
+        FSET(x->meaning, "something was appended, or the file was concatenated or partially overwritten; the "
+                         "tensors themselves may still be intact (check a manifest)");
+    }
+    if (c->padding_nonzero && (x = finding_list_add(&r->integrity, AUDIT_WARNING, "padding-nonzero", NULL))) {
+        FSET(x->measured, "%llu of %llu alignment padding bytes are not zero", (unsigned long long)c->padding_nonzero,
+             (unsigned long long)c->padding_bytes);
+        FSET(x->expected, "zero padding, as ggml and gguf-py write it");
+        FSET(x->meaning, "bytes changed after the file was written, or tensor offsets point at shifted data");
+    }
+}
+
+static const char *kind_name(int kind) { return kind < 0 ? "uuid" : gguf_hash_kind_name((gguf_hash_kind)kind); }
+
+static void manifest_findings(verify_result *r)
+{
+    const gguf_check_report *c = &r->check;
+    for (size_t i = 0; i < c->n_items; i++) {
+        const gguf_check_item *it = &c->items[i];
+        if (it->state == GGUF_CHECK_OK)
+            continue;
+        audit_finding *x;
+        const char *tensor = it->tensor ? it->tensor : "";
+        if (it->state == GGUF_CHECK_MISMATCH &&
+            (x = finding_list_add(&r->integrity, AUDIT_ERROR, "checksum-mismatch", tensor))) {
+            FSET(x->measured, "%s %s", kind_name(it->kind), it->actual[0] ? it->actual : "(not computed)");
+            FSET(x->expected, "%s %s (manifest line)", kind_name(it->kind), it->expected);
+            FSET(x->meaning, it->tensor ? "this tensor's bytes differ from the ones the manifest was made from: "
+                                          "corrupted, requantized or a different file"
+                                        : "the tensor data as a whole differs from the manifest's model");
+        } else if (it->state == GGUF_CHECK_MISSING &&
+                   (x = finding_list_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor))) {
+            FSET(x->measured, "not in the file");
+            FSET(x->expected, "a tensor named '%s' (the manifest lists it)", tensor);
+            FSET(x->meaning, "the file lacks a tensor the manifest's model had: an incomplete or different model");
+        } else if (it->state == GGUF_CHECK_EXTRA &&
+                   (x = finding_list_add(&r->integrity, AUDIT_WARNING, "tensor-extra", tensor))) {
+            FSET(x->measured, "in the file, not in the manifest");
+            FSET(x->expected, "only the manifest's tensors");
+            FSET(x->meaning, "the file has a tensor the manifest's model did not: a different model or a "
+                             "manifest of another file");
+        }
+    }
+}
+
+static bool read_text(const char *path, char **out, size_t *len, char *why, size_t why_len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        snprintf(why, why_len, "cannot open the manifest '%s': %s", path, strerror(errno));
+        return false;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    bool bad = !buf || ferror(fp);
+    fclose(fp);
+    if (bad) {
+        free(buf);
+        snprintf(why, why_len, "cannot read the manifest '%s'", path);
+        return false;
+    }
+    *out = buf;
+    *len = n;
+    return true;
+}
+
+static bool valid_sha256_text(const char *s)
+{
+    if (strlen(s) != 64)
+        return false;
+    for (int i = 0; i < 64; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+static void sha256_finding(verify_result *r)
+{
+    char hex[65];
+    gguf_digest_hex(&r->sha256, hex);
+    r->sha256_checked = true;
+    r->sha256_ok = strcasecmp(hex, r->o->sha256) == 0;
+    if (r->sha256_ok)
+        return;
+    audit_finding *x = finding_list_add(&r->integrity, AUDIT_ERROR, "sha256-mismatch", NULL);
+    if (!x)
+        return;
+    FSET(x->measured, "sha256 %s of %llu bytes", hex, (unsigned long long)r->file_size);
+    FSET(x->expected, "sha256 %s (--sha256)", r->o->sha256);
+    FSET(x->meaning, "this is not the published file: a truncated or corrupted download, or another file");
+}
+
+/* A file gguf_open refused can still be compared with its published sha256. */
+static bool unopened(verify_result *r)
+{
+    audit_finding *x = finding_list_add(&r->integrity, AUDIT_ERROR, "structure", r->open_err.subject);
+    if (x) {
+        FSET(x->measured, "at byte %llu: %s [%s]", (unsigned long long)r->open_err.offset, r->open_err.message,
+             gguf_status_name(r->open_err.code));
+        FSET(x->expected, "a well-formed GGUF file");
+        FSET(x->meaning, "llama.cpp and every other reader refuse this file (or worse, read garbage): the file is "
+                         "damaged, truncated or not GGUF");
+    }
+    if (r->o->sha256) {
+        gguf_error err = { 0 };
+        if (gguf_file_sha256_path(r->o->path, &r->sha256, &r->file_size, &err) != GGUF_OK) {
+            snprintf(r->trouble, sizeof r->trouble, "%s", err.message);
+            return false;
+        }
+        sha256_finding(r);
+    }
+    return true;
+}
+
+bool verify_integrity(verify_result *r)
+{
+    const verify_opts *o = r->o;
+    if (o->sha256 && !valid_sha256_text(o->sha256)) {
+        snprintf(r->trouble, sizeof r->trouble, "--sha256 needs 64 hex digits, got '%s'", o->sha256);
+        return false;
+    }
+    if (!r->f)
+        return unopened(r);
+    r->file_size = gguf_file_size(r->f);
+    gguf_error err = { 0 };
+    if (gguf_data_coverage(r->f, &r->cov, &err) != GGUF_OK) {
+        snprintf(r->trouble, sizeof r->trouble, "%s", err.message);
+        return false;
+    }
+    warnings_to_findings(r);
+    coverage_findings(r);
+
+    unsigned tk = o->hashes ? o->hashes : GGUF_HASH_BIT(GGUF_HASH_XXH64), mk = tk;
+    bool uuid = o->uuid;
+    if (o->manifest) {
+        char *text;
+        size_t len;
+        if (!read_text(o->manifest, &text, &len, r->trouble, sizeof r->trouble))
+            return false;
+        gguf_status s = gguf_manifest_parse(text, len, &r->manifest, &err);
+        free(text);
+        if (s != GGUF_OK) {
+            snprintf(r->trouble, sizeof r->trouble, "%s: %s", o->manifest, err.message);
+            return false;
+        }
+        unsigned mtk, mmk;
+        bool mu;
+        gguf_manifest_needs(r->manifest, &mtk, &mmk, &mu);
+        tk |= mtk;
+        mk |= mmk;
+        uuid |= mu;
+    }
+    r->tensor_kinds = tk;
+    r->model_kinds = mk;
+    progress bar;
+    progress_init(&bar, "hashing");
+    gguf_hash_request req = { tk, mk, uuid, o->sha256 != NULL, o->threads, progress_update, &bar };
+    double t0 = seconds();
+    if (gguf_hash_file(r->f, &req, &r->hashes, &err) != GGUF_OK) {
+        snprintf(r->trouble, sizeof r->trouble, "%s", err.message);
+        return false;
+    }
+    r->hash_seconds = seconds() - t0;
+    progress_end(&bar);
+    r->hashed = true;
+    if (o->sha256) {
+        r->sha256 = r->hashes.file_sha256;
+        sha256_finding(r);
+    }
+    if (r->manifest) {
+        if (gguf_manifest_check(r->manifest, r->f, &r->hashes, &r->check, &err) != GGUF_OK) {
+            snprintf(r->trouble, sizeof r->trouble, "%s", err.message);
+            return false;
+        }
+        r->manifest_checked = true;
+        manifest_findings(r);
+    }
+    return true;
+}

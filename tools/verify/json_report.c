@@ -1,0 +1,193 @@
+/* gguf-verify --json: the same content as the text report, for machines. */
+#include "format.h"
+#include "verify.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_str(cJSON *o, const char *key, const char *s)
+{
+    char *clean = utf8_sanitize(s, strlen(s));
+    cJSON_AddStringToObject(o, key, clean ? clean : "");
+    free(clean);
+}
+
+static cJSON *finding_json(const audit_finding *x)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "severity", audit_severity_name(x->severity));
+    cJSON_AddStringToObject(o, "code", x->code);
+    add_str(o, "tensor", x->tensor);
+    if (x->layer >= 0)
+        cJSON_AddNumberToObject(o, "layer", x->layer);
+    else
+        cJSON_AddNullToObject(o, "layer");
+    add_str(o, "measured", x->measured);
+    add_str(o, "expected", x->expected);
+    add_str(o, "meaning", x->meaning);
+    return o;
+}
+
+static cJSON *structure_json(const verify_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "readable", r->f != NULL);
+    if (!r->f) {
+        cJSON_AddStringToObject(o, "error", gguf_status_name(r->open_err.code));
+        cJSON_AddNumberToObject(o, "offset", (double)r->open_err.offset);
+        add_str(o, "message", r->open_err.message);
+        return o;
+    }
+    const gguf_coverage *c = &r->cov;
+    cJSON_AddNumberToObject(o, "version", gguf_version(r->f));
+    cJSON_AddNumberToObject(o, "tensors", (double)gguf_tensor_count(r->f));
+    cJSON_AddNumberToObject(o, "file_size", (double)gguf_file_size(r->f));
+    cJSON_AddNumberToObject(o, "data_offset", (double)c->data_offset);
+    cJSON_AddNumberToObject(o, "data_bytes", (double)c->data_bytes);
+    cJSON_AddNumberToObject(o, "tensor_bytes", (double)c->tensor_bytes);
+    cJSON_AddNumberToObject(o, "padding_bytes", (double)c->padding_bytes);
+    cJSON_AddNumberToObject(o, "padding_nonzero", (double)c->padding_nonzero);
+    cJSON_AddNumberToObject(o, "gap_bytes", (double)c->gap_bytes);
+    cJSON_AddNumberToObject(o, "trailing_bytes", (double)c->trailing_bytes);
+    return o;
+}
+
+static cJSON *digests_json(const verify_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    char hex[65];
+    if (r->hashed) {
+        cJSON *model = cJSON_AddObjectToObject(o, "model");
+        for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
+            if (r->hashes.model[k].len) {
+                gguf_digest_hex(&r->hashes.model[k], hex);
+                cJSON_AddStringToObject(model, gguf_hash_kind_name((gguf_hash_kind)k), hex);
+            }
+        if (r->hashes.has_uuid) {
+            gguf_uuid_format(r->hashes.uuid, hex);
+            cJSON_AddStringToObject(o, "uuid", hex);
+        }
+        cJSON *tensors = cJSON_AddObjectToObject(o, "tensors");
+        for (size_t i = 0; i < r->hashes.n_tensors; i++) {
+            cJSON *t = cJSON_CreateObject();
+            for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
+                if (r->hashes.tensor[i][k].len) {
+                    gguf_digest_hex(&r->hashes.tensor[i][k], hex);
+                    cJSON_AddStringToObject(t, gguf_hash_kind_name((gguf_hash_kind)k), hex);
+                }
+            char *name = utf8_sanitize(gguf_tensor_at(r->f, i)->name, strlen(gguf_tensor_at(r->f, i)->name));
+            cJSON_AddItemToObject(tensors, name ? name : "?", t);
+            free(name);
+        }
+        cJSON_AddNumberToObject(o, "bytes", (double)r->hashes.bytes_hashed);
+        cJSON_AddNumberToObject(o, "seconds", r->hash_seconds);
+    }
+    if (r->sha256_checked) {
+        gguf_digest_hex(&r->sha256, hex);
+        cJSON *s = cJSON_AddObjectToObject(o, "file_sha256");
+        cJSON_AddStringToObject(s, "actual", hex);
+        add_str(s, "expected", r->o->sha256);
+        cJSON_AddBoolToObject(s, "match", r->sha256_ok);
+    }
+    if (r->manifest_checked) {
+        const gguf_check_report *c = &r->check;
+        cJSON *m = cJSON_AddObjectToObject(o, "manifest");
+        add_str(m, "path", r->o->manifest);
+        add_str(m, "label", gguf_manifest_label(r->manifest));
+        cJSON_AddNumberToObject(m, "tensors_matched", (double)c->n_tensors_checked);
+        cJSON_AddNumberToObject(m, "ok", (double)c->n_ok);
+        cJSON_AddNumberToObject(m, "mismatched", (double)c->n_mismatch);
+        cJSON_AddNumberToObject(m, "missing", (double)c->n_missing);
+        cJSON_AddNumberToObject(m, "extra", (double)c->n_extra);
+    }
+    return o;
+}
+
+static cJSON *stats_json(const gguf_tensor *t, const audit_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "name", t->name);
+    cJSON_AddStringToObject(o, "type", gguf_type_traits_of(t->type)->name);
+    cJSON_AddBoolToObject(o, "audited", s->supported);
+    if (!s->supported)
+        return o;
+    cJSON_AddNumberToObject(o, "count", (double)s->count);
+    cJSON_AddNumberToObject(o, "nan", (double)s->n_nan);
+    cJSON_AddNumberToObject(o, "pos_inf", (double)s->n_pinf);
+    cJSON_AddNumberToObject(o, "neg_inf", (double)s->n_ninf);
+    cJSON_AddNumberToObject(o, "zeros", (double)s->n_zero);
+    cJSON_AddNumberToObject(o, "min", s->min);
+    cJSON_AddNumberToObject(o, "max", s->max);
+    cJSON_AddNumberToObject(o, "mean", s->mean);
+    cJSON_AddNumberToObject(o, "std", s->std);
+    cJSON_AddNumberToObject(o, "rms", s->rms);
+    cJSON_AddNumberToObject(o, "max_abs", s->max_abs);
+    if (s->n_scales) {
+        cJSON *sc = cJSON_AddArrayToObject(o, "scales");
+        for (int i = 0; i < s->n_scales; i++) {
+            const audit_scale_stats *c = &s->scale[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "field", c->name);
+            cJSON_AddNumberToObject(x, "count", (double)c->count);
+            cJSON_AddNumberToObject(x, "nan", (double)c->n_nan);
+            cJSON_AddNumberToObject(x, "inf", (double)c->n_inf);
+            cJSON_AddNumberToObject(x, "negative", (double)c->n_negative);
+            cJSON_AddNumberToObject(x, "huge", (double)c->n_huge);
+            cJSON_AddNumberToObject(x, "max_abs", c->max_abs);
+            cJSON_AddItemToArray(sc, x);
+        }
+    }
+    return o;
+}
+
+int verify_print_json(FILE *out, const verify_result *r)
+{
+    static const char *const verdicts[] = { "OK", "PROBLEMS", "CANNOT CHECK" };
+    cJSON *root = cJSON_CreateObject();
+    add_str(root, "file", r->o->path);
+    cJSON_AddStringToObject(root, "verdict", verdicts[r->verdict]);
+    cJSON_AddNumberToObject(root, "exit_status", (double)r->verdict);
+    if (r->trouble[0])
+        add_str(root, "trouble", r->trouble);
+    cJSON_AddItemToObject(root, "structure", structure_json(r));
+    cJSON_AddItemToObject(root, "digests", digests_json(r));
+    cJSON *findings = cJSON_AddArrayToObject(root, "findings");
+    for (int sev = AUDIT_ERROR; sev >= AUDIT_INFO; sev--) {
+        for (size_t i = 0; i < r->integrity.n; i++)
+            if ((int)r->integrity.v[i].severity == sev)
+                cJSON_AddItemToArray(findings, finding_json(&r->integrity.v[i]));
+        for (size_t i = 0; r->audited && i < r->audit.n_findings; i++)
+            if ((int)r->audit.findings[i].severity == sev)
+                cJSON_AddItemToArray(findings, finding_json(&r->audit.findings[i]));
+    }
+    if (r->audited) {
+        cJSON *roles = cJSON_AddArrayToObject(root, "roles");
+        for (size_t i = 0; i < r->audit.n_roles; i++) {
+            const audit_role_summary *s = &r->audit.roles[i];
+            cJSON *o = cJSON_CreateObject();
+            add_str(o, "role", s->role);
+            cJSON_AddNumberToObject(o, "layers", s->n_layers);
+            cJSON_AddStringToObject(o, "types", s->types);
+            cJSON_AddNumberToObject(o, "rms_min", s->rms_min);
+            cJSON_AddNumberToObject(o, "rms_median", s->rms_median);
+            cJSON_AddNumberToObject(o, "rms_max", s->rms_max);
+            cJSON_AddNumberToObject(o, "mean_median", s->mean_median);
+            cJSON_AddNumberToObject(o, "max_abs_max", s->max_abs_max);
+            cJSON_AddNumberToObject(o, "findings", s->n_findings);
+            cJSON_AddItemToArray(roles, o);
+        }
+        cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
+        for (size_t i = 0; i < gguf_tensor_count(r->f); i++)
+            cJSON_AddItemToArray(tensors, stats_json(gguf_tensor_at(r->f, i), &r->stats[i]));
+        cJSON_AddNumberToObject(root, "audit_seconds", r->audit_seconds);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return 2;
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+    return 0;
+}

@@ -1,0 +1,203 @@
+/* gguf-verify: is this file intact and are its weights sane? */
+#include "atomic.h"
+#include "format.h"
+#include "progress.h"
+#include "verify.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: gguf-verify FILE [options]\n"
+    "  --manifest M        check tensor digests against a llama-gguf-hash manifest (by tensor name)\n"
+    "  --sha256 HEX        check the whole file's sha256 (as Hugging Face shows it)\n"
+    "  --write-manifest[=F] print a manifest (llama-gguf-hash --all lines) and exit; =F writes F\n"
+    "                      atomically and goes on to verify\n"
+    "  --uuid              add llama-gguf-hash's UUIDv5 line (alone: print it and exit)\n"
+    "  --hashes LIST       digests to compute: xxh64,sha1,sha256,crc32\n"
+    "  --no-audit          integrity only: skip the statistical audit of the weights\n"
+    "  --threads N         threads for hashing and the audit (default: all)\n"
+    "  --json              one JSON document\n"
+    "exit status: 0 OK (notes only), 1 the model has a problem, 2 cannot check (usage, I/O)\n";
+
+static bool parse_hashes(const char *list, unsigned *out)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    *out = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = gguf_hash_kind_from_name(tok);
+        if (k < 0)
+            return false;
+        *out |= GGUF_HASH_BIT(k);
+    }
+    return *out != 0;
+}
+
+static int parse_args(int argc, char **argv, verify_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(a, "--manifest") == 0 && has_next)
+            o->manifest = argv[++i];
+        else if (strcmp(a, "--sha256") == 0 && has_next)
+            o->sha256 = argv[++i];
+        else if (strcmp(a, "--write-manifest") == 0)
+            o->write_manifest = "-";
+        else if (strncmp(a, "--write-manifest=", 17) == 0 && a[17])
+            o->write_manifest = a + 17;
+        else if (strcmp(a, "--uuid") == 0)
+            o->uuid = true;
+        else if (strcmp(a, "--hashes") == 0 && has_next) {
+            if (!parse_hashes(argv[++i], &o->hashes)) {
+                fprintf(stderr, "gguf-verify: --hashes takes a list of xxh64, sha1, sha256, crc32\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--no-audit") == 0)
+            o->no_audit = true;
+        else if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else if (strcmp(a, "--threads") == 0 && has_next)
+            o->threads = atoi(argv[++i]);
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "gguf-verify: unknown or incomplete option '%s'\n%s", a, usage);
+            return 2;
+        } else if (!o->path)
+            o->path = a;
+        else {
+            fprintf(stderr, "gguf-verify: more than one file given ('%s')\n%s", a, usage);
+            return 2;
+        }
+    }
+    if (!o->path) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    return -1;
+}
+
+static int write_text(void *user, FILE *fp)
+{
+    const char *s = user;
+    return fputs(s, fp) < 0 ? -1 : 0;
+}
+
+/* llama-gguf-hash's job: the manifest lines, labelled with the path as given. */
+static int write_manifest(const verify_opts *o, gguf_file *f)
+{
+    unsigned kinds = o->hashes ? o->hashes : (o->write_manifest ? GGUF_HASH_LLAMA_ALL : 0);
+    progress bar;
+    progress_init(&bar, "hashing");
+    gguf_hash_request req = { kinds, kinds, o->uuid, false, o->threads, progress_update, &bar };
+    gguf_hashes h;
+    gguf_error err = { 0 };
+    if (gguf_hash_file(f, &req, &h, &err) != GGUF_OK)
+        return report_error("gguf-verify", o->path, &err);
+    progress_end(&bar);
+    char *text = gguf_manifest_format(f, &h, kinds, o->uuid, o->path);
+    gguf_hashes_free(&h);
+    if (!text) {
+        fprintf(stderr, "gguf-verify: out of memory\n");
+        return 2;
+    }
+    int rc = 0;
+    if (!o->write_manifest || strcmp(o->write_manifest, "-") == 0) {
+        fputs(text, stdout);
+    } else {
+        char why[600];
+        if (atomic_write(o->write_manifest, write_text, text, why, sizeof why) != 0) {
+            fprintf(stderr, "gguf-verify: %s\n", why);
+            rc = 2;
+        }
+    }
+    free(text);
+    return rc;
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool run_audit(verify_result *r)
+{
+    size_t n = gguf_tensor_count(r->f);
+    r->stats = calloc(n + 1, sizeof *r->stats);
+    if (!r->stats) {
+        snprintf(r->trouble, sizeof r->trouble, "out of memory");
+        return false;
+    }
+    progress bar;
+    progress_init(&bar, "auditing");
+    double t0 = seconds();
+    if (audit_file_stats(r->f, r->o->threads, progress_update, &bar, r->stats) != AUDIT_OK ||
+        audit_model(r->f, r->stats, &r->audit) != AUDIT_OK) {
+        snprintf(r->trouble, sizeof r->trouble, "out of memory during the audit");
+        return false;
+    }
+    r->audit_seconds = seconds() - t0;
+    progress_end(&bar);
+    r->audited = true;
+    return true;
+}
+
+static verdict decide(const verify_result *r)
+{
+    if (r->trouble[0])
+        return VERDICT_CANNOT_CHECK;
+    for (size_t i = 0; i < r->integrity.n; i++)
+        if (r->integrity.v[i].severity != AUDIT_INFO)
+            return VERDICT_PROBLEMS;
+    if (r->audited && (r->audit.n_errors || r->audit.n_warnings))
+        return VERDICT_PROBLEMS;
+    return VERDICT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    verify_opts o = { 0 };
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    rc = 0;
+    verify_result r = { .o = &o };
+    gguf_status s = gguf_open(o.path, &r.f, &r.open_err);
+    bool trouble = s == GGUF_E_IO || s == GGUF_E_NOMEM || s == GGUF_E_INVALID_ARG;
+    if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0)))
+        return report_error("gguf-verify", o.path, &r.open_err);
+    bool manifest_only = (o.write_manifest && strcmp(o.write_manifest, "-") == 0) ||
+                         (o.uuid && !o.write_manifest && !o.manifest && !o.sha256 && !o.json);
+    if (r.f && (manifest_only || o.write_manifest)) {
+        rc = write_manifest(&o, r.f);
+        if (manifest_only || rc != 0) {
+            gguf_close(r.f);
+            return fflush(stdout) == 0 ? rc : 2;
+        }
+    }
+    if (verify_integrity(&r) && r.f && !o.no_audit)
+        run_audit(&r);
+    r.verdict = decide(&r);
+    if (o.json)
+        rc = verify_print_json(stdout, &r);
+    else
+        verify_print_text(stdout, &r);
+    if (r.trouble[0])
+        fprintf(stderr, "gguf-verify: %s: cannot check: %s\n", o.path, r.trouble);
+    gguf_manifest_free(r.manifest);
+    gguf_check_report_free(&r.check);
+    gguf_hashes_free(&r.hashes);
+    audit_report_free(&r.audit);
+    free(r.stats);
+    free(r.integrity.v);
+    gguf_close(r.f);
+    if (fflush(stdout) != 0 || rc != 0)
+        return 2;
+    return (int)r.verdict;
+}

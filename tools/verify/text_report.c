@@ -1,0 +1,143 @@
+/* The human report: verdict first, then what was checked, the findings by
+ * severity, and a per-role table across layers. */
+#include "format.h"
+#include "verify.h"
+
+#include <string.h>
+
+static const char *verdict_name(verdict v)
+{
+    return v == VERDICT_OK ? "OK" : v == VERDICT_PROBLEMS ? "PROBLEMS" : "CANNOT CHECK";
+}
+
+static size_t count(const verify_result *r, audit_severity sev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->integrity.n; i++)
+        n += r->integrity.v[i].severity == sev;
+    if (r->audited)
+        n += sev == AUDIT_ERROR ? r->audit.n_errors : sev == AUDIT_WARNING ? r->audit.n_warnings : r->audit.n_infos;
+    return n;
+}
+
+static void print_finding(FILE *out, const audit_finding *x)
+{
+    fprintf(out, "  %-7s %s%s[%s]\n", audit_severity_name(x->severity), x->tensor, x->tensor[0] ? "  " : "", x->code);
+    fprintf(out, "          measured  %s\n", x->measured);
+    fprintf(out, "          expected  %s\n", x->expected);
+    fprintf(out, "          meaning   %s\n", x->meaning);
+}
+
+static void print_findings(FILE *out, const verify_result *r, audit_severity sev, const char *title)
+{
+    size_t n = count(r, sev);
+    if (n == 0)
+        return;
+    fprintf(out, "\n%s (%zu)\n", title, n);
+    for (size_t i = 0; i < r->integrity.n; i++)
+        if (r->integrity.v[i].severity == sev)
+            print_finding(out, &r->integrity.v[i]);
+    for (size_t i = 0; r->audited && i < r->audit.n_findings; i++)
+        if (r->audit.findings[i].severity == sev)
+            print_finding(out, &r->audit.findings[i]);
+}
+
+static void print_structure(FILE *out, const verify_result *r)
+{
+    if (!r->f) {
+        fprintf(out, "structure  unreadable: byte %llu: %s\n", (unsigned long long)r->open_err.offset,
+                r->open_err.message);
+        return;
+    }
+    const gguf_coverage *c = &r->cov;
+    char data[32];
+    gguf_format_size(c->tensor_bytes, data, sizeof data);
+    bool all = c->gap_bytes == 0 && c->trailing_bytes == 0;
+    fprintf(out, "structure  GGUF v%u, %zu tensors, %s of tensor data; %s\n", gguf_version(r->f),
+            gguf_tensor_count(r->f), data,
+            all ? "every byte of the data section belongs to a tensor or its padding"
+                : "some bytes of the data section belong to no tensor");
+    fprintf(out, "           data section %llu B = tensors %llu + padding %llu + gaps %llu + trailing %llu\n",
+            (unsigned long long)c->data_bytes, (unsigned long long)c->tensor_bytes,
+            (unsigned long long)c->padding_bytes, (unsigned long long)c->gap_bytes,
+            (unsigned long long)c->trailing_bytes);
+}
+
+static void print_digests(FILE *out, const verify_result *r)
+{
+    char hex[65];
+    if (r->hashed) {
+        const char *lead = "digests  ";
+        for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
+            if (r->hashes.model[k].len) {
+                gguf_digest_hex(&r->hashes.model[k], hex);
+                fprintf(out, "%s  %-6s of all tensor data  %s\n", lead, gguf_hash_kind_name((gguf_hash_kind)k), hex);
+                lead = "         ";
+            }
+        if (r->hashes.has_uuid) {
+            gguf_uuid_format(r->hashes.uuid, hex);
+            fprintf(out, "           uuid (llama-gguf-hash)     %s\n", hex);
+        }
+        char sz[32];
+        gguf_format_size(r->hashes.bytes_hashed, sz, sizeof sz);
+        fprintf(out, "           %s read in %.3f s (%.2f GB/s)\n", sz, r->hash_seconds,
+                r->hash_seconds > 0 ? (double)r->hashes.bytes_hashed / r->hash_seconds / 1e9 : 0.0);
+    }
+    if (r->sha256_checked) {
+        gguf_digest_hex(&r->sha256, hex);
+        fprintf(out, "sha256     %s  %s\n", hex, r->sha256_ok ? "matches --sha256" : "DOES NOT MATCH --sha256");
+    }
+    if (r->manifest_checked) {
+        const gguf_check_report *c = &r->check;
+        fprintf(out, "manifest   %s: %zu tensors matched by name; %zu digests OK, %zu mismatched, %zu missing, "
+                     "%zu extra tensors\n",
+                r->o->manifest, c->n_tensors_checked, c->n_ok, c->n_mismatch, c->n_missing, c->n_extra);
+        if (gguf_manifest_skipped_lines(r->manifest))
+            fprintf(out, "           (%zu lines of other kinds skipped)\n", gguf_manifest_skipped_lines(r->manifest));
+    }
+}
+
+static void print_roles(FILE *out, const verify_result *r)
+{
+    const audit_report *a = &r->audit;
+    if (!r->audited || a->n_roles == 0)
+        return;
+    fprintf(out, "\nroles across layers\n");
+    fprintf(out, "  %-22s %6s  %-11s %10s %10s %10s %10s %10s %4s\n", "role", "layers", "types", "RMS min", "median",
+            "max", "mean(med)", "max |x|", "finds");
+    for (size_t i = 0; i < a->n_roles; i++) {
+        const audit_role_summary *s = &a->roles[i];
+        char layers[16];
+        snprintf(layers, sizeof layers, s->n_layers ? "%d" : "-", s->n_layers);
+        fprintf(out, "  %-22s %6s  %-11s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", s->role, layers, s->types,
+                s->rms_min, s->rms_median, s->rms_max, s->mean_median, s->max_abs_max, s->n_findings);
+    }
+}
+
+void verify_print_text(FILE *out, const verify_result *r)
+{
+    size_t e = count(r, AUDIT_ERROR), w = count(r, AUDIT_WARNING), n = count(r, AUDIT_INFO);
+    fprintf(out, "gguf-verify %s\n", r->o->path);
+    if (r->verdict == VERDICT_CANNOT_CHECK)
+        fprintf(out, "verdict    CANNOT CHECK: %s\n", r->trouble);
+    else
+        fprintf(out, "verdict    %s: %zu error%s, %zu warning%s, %zu note%s%s\n", verdict_name(r->verdict), e,
+                e == 1 ? "" : "s", w, w == 1 ? "" : "s", n, n == 1 ? "" : "s",
+                r->audited ? "" : r->f ? " (weights not audited)" : "");
+    fputc('\n', out);
+    print_structure(out, r);
+    print_digests(out, r);
+    if (r->audited) {
+        uint64_t values = 0;
+        for (size_t i = 0; i < gguf_tensor_count(r->f); i++)
+            values += r->stats[i].count;
+        char v[32];
+        fmt_count(values, v, sizeof v);
+        fprintf(out, "audit      %zu tensors, %s values decoded in %.3f s\n", gguf_tensor_count(r->f), v,
+                r->audit_seconds);
+    }
+    print_findings(out, r, AUDIT_ERROR, "errors");
+    print_findings(out, r, AUDIT_WARNING, "warnings");
+    print_findings(out, r, AUDIT_INFO, "notes");
+    print_roles(out, r);
+}

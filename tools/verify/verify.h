@@ -1,0 +1,60 @@
+/* gguf-verify's shared state: what was checked and what was found. */
+#ifndef GGUFSCOPE_VERIFY_H
+#define GGUFSCOPE_VERIFY_H
+
+#include "audit.h"
+#include "gguf.h"
+
+#include <stdio.h>
+
+typedef struct verify_opts {
+    const char *path;
+    const char *manifest;        /* --manifest FILE */
+    const char *sha256;          /* --sha256 HEX */
+    const char *write_manifest;  /* --write-manifest[=FILE]: "-" is stdout */
+    bool uuid;                   /* --uuid */
+    unsigned hashes;             /* --hashes LIST; 0: the default for the task */
+    bool no_audit, json;
+    int threads;
+} verify_opts;
+
+typedef enum verdict { VERDICT_OK = 0, VERDICT_PROBLEMS = 1, VERDICT_CANNOT_CHECK = 2 } verdict;
+
+/* Findings of the integrity checks use the audit's record. */
+typedef struct finding_list {
+    audit_finding *v;
+    size_t n, cap;
+} finding_list;
+
+typedef struct verify_result {
+    const verify_opts *o;
+    gguf_file *f;                /* NULL when the file could not be opened */
+    gguf_error open_err;
+    uint64_t file_size;
+    gguf_coverage cov;
+    gguf_hashes hashes;
+    bool hashed;
+    unsigned tensor_kinds, model_kinds;
+    double hash_seconds, audit_seconds;
+    gguf_digest sha256;          /* of the whole file, when asked */
+    bool sha256_checked, sha256_ok;
+    gguf_manifest *manifest;
+    gguf_check_report check;
+    bool manifest_checked;
+    audit_stats *stats;          /* (n_tensors) when audited */
+    audit_report audit;
+    bool audited;
+    finding_list integrity;      /* structure, coverage, checksums */
+    verdict verdict;
+    char trouble[1400];           /* why the file cannot be checked */
+} verify_result;
+
+audit_finding *finding_list_add(finding_list *l, audit_severity sev, const char *code, const char *tensor);
+
+/* Structure, coverage, sha256 and manifest findings; returns false on trouble (fills r->trouble). */
+bool verify_integrity(verify_result *r);
+
+void verify_print_text(FILE *out, const verify_result *r);
+int verify_print_json(FILE *out, const verify_result *r);
+
+#endif
