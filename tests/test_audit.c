@@ -1,0 +1,326 @@
+/* audit/: statistics against numpy over the gguf package's dequantization,
+ * thread-count independence, the shape/layer/vocabulary rules on models our
+ * writer makes with one defect each, block-scale rules, tensor comparison. */
+#include "audit.h"
+#include "fixture_model.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(audit, .timeout = 120);
+
+static bool close_to(double a, double b, double rel)
+{
+    return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-12;
+}
+
+static void compare_with_numpy(const char *model)
+{
+    char *path = model_path(model);
+    if (!path)
+        cr_skip_test("shared model %s not found: skipped", model);
+    gguf_file *f;
+    cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/tensor_stats.py '%s'", venv_python(), path);
+    int st;
+    char *out = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "tensor_stats.py failed (is build/venv set up?)");
+    size_t n = 0;
+    for (char *save = NULL, *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+        cJSON *ref = cJSON_Parse(line);
+        cr_assert(ref);
+        const char *name = cJSON_GetObjectItem(ref, "name")->valuestring;
+        const gguf_tensor *t = gguf_find_tensor(f, name);
+        cr_assert(t, "%s", name);
+        audit_stats s;
+        cr_assert_eq(audit_tensor_stats(t, 0, &s), AUDIT_OK);
+        cr_assert(s.supported, "%s", name);
+        cr_expect_eq(s.count, (uint64_t)cJSON_GetObjectItem(ref, "count")->valuedouble, "%s", name);
+        cr_expect_eq(s.n_zero, (uint64_t)cJSON_GetObjectItem(ref, "zeros")->valuedouble, "%s", name);
+        cr_expect_eq(s.n_nan, 0);
+        const char *keys[] = { "min", "max", "max_abs", "mean", "std", "rms" };
+        double ours[] = { s.min, s.max, s.max_abs, s.mean, s.std, s.rms };
+        for (int k = 0; k < 6; k++) {
+            double want = cJSON_GetObjectItem(ref, keys[k])->valuedouble;
+            cr_expect(close_to(ours[k], want, 1e-9), "%s %s: ours %.17g, numpy %.17g", name, keys[k], ours[k], want);
+        }
+        cJSON_Delete(ref);
+    }
+    cr_expect_eq(n, gguf_tensor_count(f));
+    free(out);
+    gguf_close(f);
+    free(path);
+}
+
+Test(audit, stats_equal_numpy_f32) { compare_with_numpy("stories260K.gguf"); }
+Test(audit, stats_equal_numpy_k_quants) { compare_with_numpy("tiny-qwen2-q4_k_m.gguf"); }
+Test(audit, stats_equal_numpy_iq4_nl_mix) { compare_with_numpy("stories260K-iq4_nlmix.gguf"); }
+Test(audit, stats_equal_numpy_bf16) { compare_with_numpy("stories260K-bf16.gguf"); }
+
+/* Same thread count: bit-identical (merged in thread order, not by timing);
+ * another thread count: another summation tree, equal to rounding. */
+Test(audit, stats_are_deterministic_and_agree_across_thread_counts)
+{
+    fixture_opts o = fixture_default_opts();
+    o.n_embd = 256, o.n_ff = 512, o.n_vocab = 2048;
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(fixture_write_buffer(&o, &buf, &len, NULL), GGUF_OK);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(buf, len, &f, NULL), GGUF_OK);
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        audit_stats a, b, c;
+        audit_tensor_stats(gguf_tensor_at(f, i), 1, &a);
+        audit_tensor_stats(gguf_tensor_at(f, i), 2, &b);
+        audit_tensor_stats(gguf_tensor_at(f, i), 2, &c);
+        const char *name = gguf_tensor_at(f, i)->name;
+        cr_expect_eq(memcmp(&b, &c, sizeof b), 0, "%s: two runs on 2 threads differ", name);
+        cr_expect(close_to(a.mean, b.mean, 1e-12), "%s mean %.17g vs %.17g", name, a.mean, b.mean);
+        cr_expect(close_to(a.std, b.std, 1e-12), "%s std", name);
+        cr_expect_eq(a.min, b.min);
+        cr_expect_eq(a.max, b.max);
+        cr_expect_eq(a.max_abs_index, b.max_abs_index);
+        cr_expect_eq(a.n_zero, b.n_zero);
+    }
+    gguf_close(f);
+    free(buf);
+}
+
+/* ---- a tiny llama written here, with one defect at a time ----------------- */
+
+enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_GQA, NEG_Q8_SCALE, ZERO_LAYER_1 };
+
+#define E 32
+#define L 4
+#define FF 64
+#define NV 40
+
+static float weights[1 << 16];
+static uint8_t q8[(E * FF / 32) * 34];
+
+static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
+{
+    for (int i = 0; i < (1 << 16); i++)
+        weights[i] = fixture_value(7, (uint64_t)i, 0.1f);
+    static float ones[FF];
+    for (int i = 0; i < FF; i++)
+        ones[i] = 1.0f + 0.01f * (float)(i % 7);
+    gguf_writer *w = gguf_writer_create(3);
+    gguf_writer_add_str(w, "general.architecture", "llama", NULL);
+    gguf_writer_add_u32(w, "llama.embedding_length", E, NULL);
+    gguf_writer_add_u32(w, "llama.block_count", L, NULL);
+    gguf_writer_add_u32(w, "llama.feed_forward_length", FF, NULL);
+    gguf_writer_add_u32(w, "llama.attention.head_count", 4, NULL);
+    gguf_writer_add_u32(w, "llama.attention.head_count_kv", d == BAD_GQA ? 3 : 2, NULL);
+    static char names[NV][8];
+    static const char *toks[NV];
+    for (int i = 0; i < NV; i++) {
+        snprintf(names[i], sizeof names[i], "t%d", i);
+        toks[i] = names[i];
+    }
+    gguf_wvalue tv = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_STRING, .count = d == SHORT_VOCAB ? NV - 8 : NV,
+                       .v.strs = toks };
+    gguf_writer_add(w, "tokenizer.ggml.tokens", &tv, NULL);
+    uint64_t emb[2] = { E, NV }, nrm[1] = { E }, sq[2] = { E, E }, kv[2] = { E, d == WRONG_K_SHAPE ? E : E / 2 };
+    uint64_t up[2] = { E, FF }, down[2] = { FF, E };
+    gguf_writer_add_tensor(w, "token_embd.weight", GGML_TYPE_F32, 2, emb, weights, NULL);
+    gguf_writer_add_tensor(w, "output_norm.weight", GGML_TYPE_F32, 1, nrm, ones, NULL);
+    gguf_writer_add_tensor(w, "output.weight", GGML_TYPE_F32, 2, emb, weights + 5000, NULL);
+    /* Q8_0 quantization of the same kind of weights for the ffn_up matrices */
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q8_0, weights + 9000, q8, E * FF), QUANT_OK);
+    if (d == NEG_Q8_SCALE)
+        q8[5 * 34 + 1] |= 0x80; /* sign bit of block 5's f16 d */
+    for (int l = 0; l < (d == EXTRA_LAYER ? L + 1 : L); l++) {
+        if (d == ZERO_LAYER_1 && l == 1)
+            continue;
+        char n[64];
+        const float *base = weights + 300 * l;
+#define ADD(role, type, nd, ne, data)                                                                              \
+    snprintf(n, sizeof n, "blk.%d." role, l);                                                                      \
+    gguf_writer_add_tensor(w, n, type, nd, ne, data, NULL)
+        ADD("attn_norm.weight", GGML_TYPE_F32, 1, nrm, ones);
+        ADD("attn_q.weight", GGML_TYPE_F32, 2, sq, base);
+        ADD("attn_k.weight", GGML_TYPE_F32, 2, kv, base + 11);
+        uint64_t v_ne[2] = { E, E / 2 };
+        ADD("attn_v.weight", GGML_TYPE_F32, 2, v_ne, base + 23);
+        ADD("attn_output.weight", GGML_TYPE_F32, 2, sq, base + 37);
+        ADD("ffn_norm.weight", GGML_TYPE_F32, 1, nrm, ones);
+        ADD("ffn_gate.weight", GGML_TYPE_F32, 2, up, base + 41);
+        if (!(d == DROP_FFN_UP_2 && l == 2)) {
+            ADD("ffn_up.weight", GGML_TYPE_Q8_0, 2, up, q8);
+        }
+        ADD("ffn_down.weight", GGML_TYPE_F32, 2, down, base + 53);
+#undef ADD
+    }
+    size_t len;
+    cr_assert_eq(gguf_writer_write_buffer(w, buf, &len, NULL), GGUF_OK);
+    gguf_writer_free(w);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(*buf, len, &f, NULL), GGUF_OK);
+    return f;
+}
+
+static audit_report audit_of(gguf_file *f, audit_stats **stats)
+{
+    *stats = calloc(gguf_tensor_count(f), sizeof **stats);
+    cr_assert_eq(audit_file_stats(f, 0, NULL, NULL, *stats), AUDIT_OK);
+    audit_report r;
+    cr_assert_eq(audit_model(f, *stats, &r), AUDIT_OK);
+    return r;
+}
+
+static const audit_finding *finding(const audit_report *r, const char *code, const char *tensor)
+{
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (strcmp(r->findings[i].code, code) == 0 && (!tensor || strcmp(r->findings[i].tensor, tensor) == 0))
+            return &r->findings[i];
+    return NULL;
+}
+
+static void list(const audit_report *r, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < r->n_findings && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s %s %s: %s\n", audit_severity_name(r->findings[i].severity),
+                                 r->findings[i].code, r->findings[i].tensor, r->findings[i].measured);
+}
+
+static void expect_finding(enum defect d, const char *code, const char *tensor, audit_severity sev)
+{
+    uint8_t *buf;
+    gguf_file *f = tiny_llama(d, &buf);
+    audit_stats *stats;
+    audit_report r = audit_of(f, &stats);
+    char all[8192];
+    list(&r, all, sizeof all);
+    const audit_finding *x = finding(&r, code, tensor);
+    cr_expect(x, "no %s finding on %s; findings:\n%s", code, tensor ? tensor : "(model)", all);
+    if (x)
+        cr_expect_eq(x->severity, sev, "%s", all);
+    audit_report_free(&r);
+    free(stats);
+    gguf_close(f);
+    free(buf);
+}
+
+Test(audit, healthy_writer_model_is_clean)
+{
+    uint8_t *buf;
+    gguf_file *f = tiny_llama(NONE, &buf);
+    audit_stats *stats;
+    audit_report r = audit_of(f, &stats);
+    char all[8192];
+    list(&r, all, sizeof all);
+    cr_expect_eq(r.n_errors, 0, "%s", all);
+    cr_expect_eq(r.n_warnings, 0, "%s", all);
+    cr_expect_eq(r.hp.n_embd, E);
+    cr_expect_eq(r.hp.n_layer, L);
+    cr_expect_eq(r.hp.head_dim_k, E / 4);
+    /* roles: attn_q.weight over 4 layers */
+    bool seen = false;
+    for (size_t i = 0; i < r.n_roles; i++)
+        if (strcmp(r.roles[i].role, "attn_q.weight") == 0) {
+            seen = true;
+            cr_expect_eq(r.roles[i].n_layers, L);
+            cr_expect_str_eq(r.roles[i].types, "F32");
+        }
+    cr_expect(seen);
+    audit_report_free(&r);
+    free(stats);
+    gguf_close(f);
+    free(buf);
+}
+
+Test(audit, missing_tensor_is_an_error)
+{
+    expect_finding(DROP_FFN_UP_2, "missing-tensor", "blk.2.ffn_up.weight", AUDIT_ERROR);
+}
+Test(audit, missing_layer_is_an_error) { expect_finding(ZERO_LAYER_1, "missing-layer", "blk.1.*", AUDIT_ERROR); }
+Test(audit, layer_past_block_count_is_an_error)
+{
+    expect_finding(EXTRA_LAYER, "layer-out-of-range", "blk.4.attn_q.weight", AUDIT_ERROR);
+}
+Test(audit, shape_against_head_counts_is_an_error)
+{
+    expect_finding(WRONG_K_SHAPE, "shape", "blk.0.attn_k.weight", AUDIT_ERROR);
+}
+Test(audit, embedding_rows_vs_vocabulary_is_an_error)
+{
+    expect_finding(SHORT_VOCAB, "vocab-rows", "token_embd.weight", AUDIT_ERROR);
+}
+Test(audit, gqa_ratio_is_an_error) { expect_finding(BAD_GQA, "gqa-ratio", NULL, AUDIT_ERROR); }
+Test(audit, negative_q8_0_scale_is_named_with_its_block)
+{
+    expect_finding(NEG_Q8_SCALE, "scale-negative", "blk.0.ffn_up.weight", AUDIT_WARNING);
+    uint8_t *buf;
+    gguf_file *f = tiny_llama(NEG_Q8_SCALE, &buf);
+    audit_stats s;
+    audit_tensor_stats(gguf_find_tensor(f, "blk.3.ffn_up.weight"), 0, &s);
+    cr_expect_eq(s.n_scales, 1);
+    cr_expect_eq(s.scale[0].n_negative, 1);
+    cr_expect_eq(s.scale[0].first_negative, 5);
+    gguf_close(f);
+    free(buf);
+}
+
+Test(audit, scale_fields_follow_ggml_block_layouts)
+{
+    /* quant-testvectors: ggml's quantizer output of 19 types from the same real weights */
+    char *path = model_path("quant-testvectors.gguf");
+    if (!path)
+        cr_skip_test("quant-testvectors.gguf not found: skipped");
+    gguf_file *f;
+    cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (strncmp(t->name, "q.", 2) != 0)
+            continue;
+        audit_stats s;
+        audit_tensor_stats(t, 0, &s);
+        for (int k = 0; k < s.n_scales; k++) {
+            const audit_scale_stats *c = &s.scale[k];
+            cr_expect_eq(c->n_nan + c->n_inf, 0, "%s %s", t->name, c->name);
+            cr_expect_eq(c->n_huge, 0, "%s %s: %llu huge", t->name, c->name, (unsigned long long)c->n_huge);
+            if (c->never_negative)
+                cr_expect_eq(c->n_negative, 0, "%s %s: ggml wrote a negative one", t->name, c->name);
+            /* a scale the size of the weights' own step: median within 2^-12..2^0 for weights ~0.1 */
+            cr_expect(c->median_log2 > -20 && c->median_log2 < 2, "%s %s median 2^%d", t->name, c->name,
+                      c->median_log2);
+        }
+    }
+    gguf_close(f);
+    free(path);
+}
+
+Test(audit, compare_tensors_measures_differences)
+{
+    uint8_t *b1, *b2;
+    gguf_file *f = tiny_llama(NONE, &b1), *g = tiny_llama(NEG_Q8_SCALE, &b2);
+    audit_diff d;
+    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.attn_q.weight"),
+                                       gguf_find_tensor(g, "blk.0.attn_q.weight"), 0, &d), AUDIT_OK);
+    cr_expect(d.bytes_equal && d.comparable);
+    cr_expect_eq(d.n_different, 0);
+    cr_expect_eq(d.max_abs_diff, 0.0);
+    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.ffn_up.weight"),
+                                       gguf_find_tensor(g, "blk.0.ffn_up.weight"), 0, &d), AUDIT_OK);
+    cr_expect(!d.bytes_equal);
+    cr_expect(d.n_different > 0 && d.n_different <= 32, "only block 5 differs: %llu", (unsigned long long)d.n_different);
+    cr_expect_geq(d.max_abs_index, 5 * 32);
+    cr_expect_lt(d.max_abs_index, 6 * 32);
+    /* a Q8_0 tensor against the F32 of another role: comparable by value, not by bytes */
+    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.ffn_up.weight"),
+                                       gguf_find_tensor(f, "blk.0.ffn_gate.weight"), 0, &d), AUDIT_OK);
+    cr_expect(d.comparable && !d.bytes_equal);
+    cr_expect_gt(d.rel_rms, 0.0);
+    gguf_close(f), gguf_close(g);
+    free(b1), free(b2);
+}
