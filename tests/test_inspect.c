@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,5 +263,139 @@ Test(inspect, values_grid_and_raw_blocks)
     snprintf(args, sizeof args, "'%s' --dump output.weight", path);
     out = inspect(args, &st);
     cr_assert_eq(st, 2, "--dump needs --out");
+    free(out);
+}
+
+/* ---- --stats and --diff ------------------------------------------------------ */
+
+Test(inspect, stats_json_equals_numpy_over_gguf_py)
+{
+    char args[256];
+    snprintf(args, sizeof args, "'%s' --stats --json", path);
+    int st;
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cJSON *ours = cJSON_Parse(out);
+    cr_assert(ours, "%s", out);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/tensor_stats.py '%s'", venv_python(), path);
+    char *ref = run_capture(cmd, &st);
+    cr_assert_eq(st, 0);
+    int n = 0;
+    for (char *save = NULL, *line = strtok_r(ref, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+        cJSON *r = cJSON_Parse(line);
+        const cJSON *o = cJSON_GetArrayItem(ours, n);
+        cr_assert(o);
+        cr_expect_str_eq(cJSON_GetObjectItem(o, "name")->valuestring, cJSON_GetObjectItem(r, "name")->valuestring);
+        const char *keys[] = { "min", "max", "mean", "std", "rms", "max_abs" };
+        for (int k = 0; k < 6; k++) {
+            double a = cJSON_GetObjectItem(o, keys[k])->valuedouble, b = cJSON_GetObjectItem(r, keys[k])->valuedouble;
+            cr_expect(fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-12, "%s %s: %.17g vs %.17g",
+                      cJSON_GetObjectItem(r, "name")->valuestring, keys[k], a, b);
+        }
+        cJSON_Delete(r);
+    }
+    cr_expect_eq(n, cJSON_GetArraySize(ours));
+    cJSON_Delete(ours);
+    free(ref);
+    free(out);
+}
+
+Test(inspect, stats_glob_selects_tensors)
+{
+    char args[256];
+    snprintf(args, sizeof args, "'%s' --stats 'blk.1.*'", path);
+    int st;
+    char *out = inspect(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "blk.1.attn_q.weight"), "%s", out);
+    cr_expect_null(strstr(out, "blk.0."), "%s", out);
+    cr_expect(strstr(out, "max |x|"), "%s", out);
+    free(out);
+}
+
+static char *diff_with(const char *other, int *st, bool json)
+{
+    char args[512];
+    snprintf(args, sizeof args, "'%s' --diff '%s'%s", path, other, json ? " --json" : "");
+    return inspect(args, st);
+}
+
+Test(inspect, diff_of_a_file_with_itself_is_identical)
+{
+    int st;
+    char *out = diff_with(path, &st, false);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "reading: identical"), "%s", out);
+    free(out);
+}
+
+Test(inspect, diff_names_the_changed_tensor_and_reads_the_pattern)
+{
+    tbuf b = read_whole_file(path);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
+    const gguf_tensor *t = gguf_find_tensor(f, "blk.1.attn_norm.weight");
+    cr_assert_eq(t->type, GGML_TYPE_F32);
+    uint8_t *d = b.p + (t->data - b.p);
+    float v;
+    memcpy(&v, d + 4 * 9, 4);
+    v += 1.0f; /* one value of one tensor */
+    memcpy(d + 4 * 9, &v, 4);
+    char other[64];
+    strcpy(other, "/tmp/ggufscope-diff-XXXXXX");
+    close(mkstemp(other));
+    cr_assert(write_whole_file(other, b.p, b.len));
+    int st;
+    char *out = diff_with(other, &st, true);
+    cr_expect_eq(st, 1, "%s", out);
+    cJSON *doc = cJSON_Parse(out);
+    cr_assert(doc, "%s", out);
+    const cJSON *sum = cJSON_GetObjectItem(doc, "summary");
+    cr_expect_eq(cJSON_GetObjectItem(sum, "different")->valueint, 1);
+    cr_expect(strstr(cJSON_GetObjectItem(sum, "reading")->valuestring, "localized"), "%s", out);
+    const cJSON *tensor;
+    bool seen = false;
+    cJSON_ArrayForEach(tensor, cJSON_GetObjectItem(doc, "tensors"))
+    {
+        if (strcmp(cJSON_GetObjectItem(tensor, "status")->valuestring, "different") != 0)
+            continue;
+        seen = true;
+        cr_expect_str_eq(cJSON_GetObjectItem(tensor, "name")->valuestring, "blk.1.attn_norm.weight");
+        cr_expect_eq(cJSON_GetObjectItem(tensor, "values_different")->valueint, 1);
+        cr_expect_eq(cJSON_GetObjectItem(tensor, "max_abs_index")->valueint, 9);
+        cr_expect_float_eq(cJSON_GetObjectItem(tensor, "max_abs_diff")->valuedouble, 1.0, 1e-6);
+    }
+    cr_expect(seen);
+    cJSON_Delete(doc);
+    free(out);
+    gguf_close(f);
+    tbuf_free(&b);
+    unlink(other);
+}
+
+Test(inspect, diff_reads_a_requantization)
+{
+    char *a = model_path("stories260K.gguf"), *b = model_path("stories260K-q8_0mix.gguf");
+    if (!a || !b)
+        cr_skip_test("stories260K models not found: skipped");
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' --diff '%s'", a, b);
+    int st;
+    char *out = inspect(args, &st);
+    cr_expect_eq(st, 1);
+    cr_expect(strstr(out, "+ general.file_type = 18"), "%s", out);
+    cr_expect(strstr(out, "F32->Q8_0"), "%s", out);
+    cr_expect(strstr(out, "reading: a requantization"), "%s", out);
+    free(out), free(a), free(b);
+}
+
+Test(inspect, diff_needs_two_files)
+{
+    char args[256];
+    snprintf(args, sizeof args, "'%s' --diff", path);
+    int st;
+    char *out = inspect(args, &st);
+    cr_expect_eq(st, 2, "%s", out);
     free(out);
 }

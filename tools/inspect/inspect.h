@@ -22,6 +22,9 @@ typedef struct inspect_opts {
     const char *out;      /* --out FILE.npy */
     const char *raw;      /* --raw NAME: first blocks field by field */
     uint64_t blocks;      /* --blocks N (default 2) */
+    bool stats;           /* --stats [GLOB]: statistics per tensor */
+    bool diff;            /* --diff: compare path with other */
+    const char *other;    /* the second file of --diff */
 } inspect_opts;
 
 /* "A:B" within [0, limit) (either side may be empty; none given: the first def_count). */
@@ -29,6 +32,11 @@ bool inspect_parse_range(const char *s, uint64_t limit, uint64_t def_count, uint
 int inspect_print_values(FILE *out, const gguf_file *f, const inspect_opts *o);
 int inspect_dump_npy(const gguf_file *f, const inspect_opts *o);
 int inspect_print_raw(FILE *out, const gguf_file *f, const inspect_opts *o);
+
+/* --stats: the audit's statistics per (selected) tensor. Returns the exit status. */
+int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o);
+/* --diff: returns 0 when identical, 1 when different, 2 on trouble. */
+int inspect_print_diff(FILE *out, const gguf_file *a, const gguf_file *b, const inspect_opts *o);
 
 /* Whether tensor name passes the --tensors filter. */
 bool inspect_tensor_selected(const inspect_opts *o, const char *name);

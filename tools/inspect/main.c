@@ -17,6 +17,9 @@ static const char usage[] =
     "  --values NAME      dequantized values of a tensor [--rows A:B] [--cols A:B] (default 8 x 8)\n"
     "  --dump NAME --out FILE.npy   the whole tensor as a numpy f32 array (rows outermost)\n"
     "  --raw NAME         the first blocks decoded field by field [--blocks N] (default 2)\n"
+    "  --stats [GLOB]     statistics of every (matching) tensor's dequantized values and block scales\n"
+    "  --diff OTHER       compare with OTHER tensor by tensor and key by key (also: --diff A B);\n"
+    "                     exit 0 identical, 1 different\n"
     "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble\n";
 
 bool inspect_tensor_selected(const inspect_opts *o, const char *name)
@@ -55,6 +58,12 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
             o->raw = argv[++i];
         else if (strcmp(a, "--blocks") == 0 && has_next)
             o->blocks = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--stats") == 0) {
+            o->stats = true;
+            if (o->path && has_next && argv[i + 1][0] != '-')
+                o->glob = argv[++i];
+        } else if (strcmp(a, "--diff") == 0)
+            o->diff = true;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             return 0;
@@ -63,6 +72,8 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
             return 2;
         } else if (!o->path)
             o->path = a;
+        else if (o->diff && !o->other)
+            o->other = a;
         else {
             fprintf(stderr, "gguf-inspect: more than one file given ('%s')\n%s", a, usage);
             return 2;
@@ -70,6 +81,10 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
     }
     if (!o->path) {
         fputs(usage, stderr);
+        return 2;
+    }
+    if (o->diff && !o->other) {
+        fprintf(stderr, "gguf-inspect: --diff needs two files (gguf-inspect A --diff B)\n");
         return 2;
     }
     if (o->dump && !o->out) {
@@ -93,7 +108,18 @@ int main(int argc, char **argv)
     gguf_error err = { 0 };
     if (gguf_open(o.path, &f, &err) != GGUF_OK)
         return report_error("gguf-inspect", o.path, &err);
-    if (o.key)
+    if (o.diff) {
+        gguf_file *g = NULL;
+        if (gguf_open(o.other, &g, &err) != GGUF_OK) {
+            gguf_close(f);
+            int bad = report_error("gguf-inspect", o.other, &err);
+            return bad == 1 ? 2 : bad; /* a malformed B cannot be compared: trouble, as cmp says */
+        }
+        rc = inspect_print_diff(stdout, f, g, &o);
+        gguf_close(g);
+    } else if (o.stats)
+        rc = inspect_print_stats(stdout, f, &o);
+    else if (o.key)
         rc = inspect_print_key(stdout, f, &o);
     else if (o.values)
         rc = inspect_print_values(stdout, f, &o);

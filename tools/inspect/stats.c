@@ -1,0 +1,114 @@
+/* gguf-inspect --stats: the audit's statistics per tensor, as a table or JSON. */
+#include "audit.h"
+#include "format.h"
+#include "inspect.h"
+#include "progress.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void scales_text(const audit_stats *s, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < s->n_scales && used < cap; i++) {
+        const audit_scale_stats *c = &s->scale[i];
+        uint64_t bad = c->n_nan + c->n_inf + c->n_huge + (c->never_negative ? c->n_negative : 0);
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s:%s", i ? " " : "", c->name,
+                                 bad ? "BAD" : "ok");
+    }
+    if (!s->n_scales)
+        snprintf(buf, cap, "-");
+}
+
+static cJSON *stats_object(const gguf_tensor *t, const audit_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *name = utf8_sanitize(t->name, strlen(t->name));
+    cJSON_AddStringToObject(o, "name", name ? name : "");
+    free(name);
+    cJSON_AddStringToObject(o, "type", gguf_type_traits_of(t->type)->name);
+    cJSON_AddBoolToObject(o, "decoded", s->supported);
+    if (!s->supported)
+        return o;
+    cJSON_AddNumberToObject(o, "count", (double)s->count);
+    cJSON_AddNumberToObject(o, "nan", (double)s->n_nan);
+    cJSON_AddNumberToObject(o, "pos_inf", (double)s->n_pinf);
+    cJSON_AddNumberToObject(o, "neg_inf", (double)s->n_ninf);
+    cJSON_AddNumberToObject(o, "zeros", (double)s->n_zero);
+    cJSON_AddNumberToObject(o, "min", s->min);
+    cJSON_AddNumberToObject(o, "max", s->max);
+    cJSON_AddNumberToObject(o, "mean", s->mean);
+    cJSON_AddNumberToObject(o, "std", s->std);
+    cJSON_AddNumberToObject(o, "rms", s->rms);
+    cJSON_AddNumberToObject(o, "max_abs", s->max_abs);
+    cJSON_AddNumberToObject(o, "max_abs_index", (double)s->max_abs_index);
+    cJSON *sc = cJSON_AddArrayToObject(o, "scales");
+    for (int i = 0; i < s->n_scales; i++) {
+        const audit_scale_stats *c = &s->scale[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "field", c->name);
+        cJSON_AddNumberToObject(x, "blocks", (double)c->count);
+        cJSON_AddNumberToObject(x, "nan", (double)c->n_nan);
+        cJSON_AddNumberToObject(x, "inf", (double)c->n_inf);
+        cJSON_AddNumberToObject(x, "negative", (double)c->n_negative);
+        cJSON_AddNumberToObject(x, "huge", (double)c->n_huge);
+        cJSON_AddNumberToObject(x, "max_abs", c->max_abs);
+        cJSON_AddNumberToObject(x, "max_abs_block", (double)c->max_abs_block);
+        cJSON_AddItemToArray(sc, x);
+    }
+    return o;
+}
+
+int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o)
+{
+    size_t n = gguf_tensor_count(f), width = 4;
+    for (size_t i = 0; i < n; i++)
+        if (inspect_tensor_selected(o, gguf_tensor_at(f, i)->name) && strlen(gguf_tensor_at(f, i)->name) > width)
+            width = strlen(gguf_tensor_at(f, i)->name);
+    cJSON *arr = o->json ? cJSON_CreateArray() : NULL;
+    if (!o->json)
+        fprintf(out, "%-*s  %-7s %10s %5s %5s %7s %11s %11s %11s %11s %11s %11s  %s\n", (int)width, "name", "type",
+                "count", "nan", "inf", "zeros%", "min", "max", "mean", "std", "rms", "max |x|", "scales");
+    progress bar;
+    progress_init(&bar, "statistics");
+    for (size_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (!inspect_tensor_selected(o, t->name))
+            continue;
+        audit_stats s;
+        if (audit_tensor_stats(t, 0, &s) != AUDIT_OK) {
+            fprintf(stderr, "gguf-inspect: out of memory\n");
+            cJSON_Delete(arr);
+            return 2;
+        }
+        progress_update(&bar, i + 1, n);
+        if (o->json) {
+            cJSON_AddItemToArray(arr, stats_object(t, &s));
+            continue;
+        }
+        const char *type = gguf_type_traits_of(t->type)->name;
+        if (!s.supported) {
+            fprintf(out, "%-*s  %-7s (not decoded: no dequantizer for this type)\n", (int)width, t->name, type);
+            continue;
+        }
+        char sc[64], cnt[32];
+        scales_text(&s, sc, sizeof sc);
+        fmt_count(s.count, cnt, sizeof cnt);
+        fprintf(out, "%-*s  %-7s %10s %5llu %5llu %7.2f %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g  %s\n", (int)width,
+                t->name, type, cnt, (unsigned long long)s.n_nan, (unsigned long long)(s.n_pinf + s.n_ninf),
+                s.count ? 100.0 * (double)s.n_zero / (double)s.count : 0.0, s.min, s.max, s.mean, s.std, s.rms,
+                s.max_abs, sc);
+    }
+    progress_end(&bar);
+    if (o->json) {
+        char *text = cJSON_Print(arr);
+        cJSON_Delete(arr);
+        if (!text)
+            return 2;
+        fprintf(out, "%s\n", text);
+        free(text);
+    }
+    return 0;
+}
