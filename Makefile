@@ -47,6 +47,7 @@ fuzz: deps
 bench: build venv
 	@scripts/bench-open.sh $(BUILD)
 	@$(BUILD)/bench-dequant
+	@scripts/bench-verify.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -57,7 +57,9 @@ double median_of(double *v, size_t n)
 /* Stable: errors, warnings, infos, each in the order the rules found them. */
 static void sort_by_severity(findings *fs)
 {
-    audit_finding *tmp = malloc((fs->n + 1) * sizeof *tmp);
+    if (fs->n == 0)
+        return;
+    audit_finding *tmp = malloc(fs->n * sizeof *tmp);
     if (!tmp)
         return;
     size_t k = 0;
