@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <xxhash.h>
 
 static double now(void)
 {
@@ -123,6 +124,25 @@ int main(int argc, char **argv)
     printf("{\"bench\": \"memory_read\", \"threads\": %d, \"gb_per_s\": %.2f}\n", all, bw);
     for (size_t i = 0; i < gguf_tensor_count(f); i++)
         data += (double)gguf_tensor_at(f, i)->size;
+
+    /* xxh64's own speed on one core with the data in cache: the ceiling of a thread */
+    {
+        size_t len = (size_t)1 << 20;
+        uint8_t *b = malloc(len);
+        memset(b, 7, len);
+        double t[16];
+        volatile uint64_t sink = 0;
+        for (int r = 0; r < runs; r++) {
+            double t0 = now();
+            for (int i = 0; i < 256; i++)
+                sink += XXH64(b, len, (uint64_t)i);
+            t[r] = now() - t0;
+        }
+        (void)sink;
+        printf("{\"bench\": \"xxh64_in_cache_one_core\", \"threads\": 1, \"gb_per_s\": %.2f}\n",
+               256.0 * (double)len / median(t, runs) / 1e9);
+        free(b);
+    }
 
     unsigned x = GGUF_HASH_BIT(GGUF_HASH_XXH64), s256 = GGUF_HASH_BIT(GGUF_HASH_SHA256);
     time_hash(f, x, 0, false, false, all, 1, &bytes); /* page the file in */

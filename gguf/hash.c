@@ -1,10 +1,7 @@
 /* Digests of tensor data, of the whole model and of the whole file.
  *
- * The mapping is read once, in windows: every requested digest ("job") takes
- * the window in turn, the jobs of a window spread over threads. Both threads
- * read the same window at about the same time, so it comes from memory once
- * and from the shared cache for the second reader; memory use is a few
- * hashing states whatever the file size.
+ * Streaming from the mapping in 1 MiB chunks: memory use is a few hashing
+ * states per thread whatever the file size.
  *
  * Model lines and the UUID follow llama-gguf-hash (examples/gguf-hash in
  * llama.cpp): every tensor's data bytes in tensor-info order, xxh64 seed 0,
@@ -25,7 +22,7 @@
 #define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL, which is harmless */
 #endif
 
-#define WINDOW_BYTES (4u << 20)
+#define CHUNK_BYTES (1u << 20)
 
 /* uuid.uuid5(uuid.NAMESPACE_URL, 'en.wikipedia.org/wiki/Llama.cpp'), as llama-gguf-hash defines it. */
 static const uint8_t uuid_namespace[16] = { 0xef, 0x00, 0x12, 0x06, 0xda, 0xdc, 0x5f, 0x6d,
@@ -141,107 +138,94 @@ static void stream_free(stream *st)
         EVP_MD_CTX_free(st->md);
 }
 
-/* ---- jobs over windows --------------------------------------------------- */
+/* ---- tasks ------------------------------------------------------------------ */
 
-typedef enum job_type { JOB_FILE, JOB_MODEL, JOB_TENSORS, JOB_PREFETCH } job_type;
+/* A model or file digest is one sequential stream over everything; a tensor's
+ * digests are independent of every other tensor's. So the work is a pool of
+ * tasks: the sequential streams (longest, taken first) and one task per tensor
+ * (largest first), spread over threads dynamically. A tensor task reads each
+ * chunk from memory once and runs every requested digest over it while it is
+ * in cache. */
+typedef enum task_type { TASK_MODEL, TASK_FILE, TASK_TENSOR } task_type;
 
-typedef struct job {
-    job_type type;
-    stream st;
-    size_t cursor;           /* JOB_MODEL/JOB_TENSORS: next position in the offset order */
-} job;
+typedef struct task {
+    task_type type;
+    stream st;               /* TASK_MODEL, TASK_FILE */
+    size_t tensor;           /* TASK_TENSOR */
+    uint64_t bytes;
+} task;
 
-typedef struct plan {
+typedef struct pool {
     const gguf_file *f;
-    const uint32_t *order;   /* tensor indices by data offset */
     gguf_hashes *out;
-} plan;
+    unsigned tensor_kinds;
+    stream *per_thread;      /* (threads, kind): the tensor digests each thread runs */
+    const gguf_hash_request *req;
+    uint64_t done, total;
+} pool;
 
-/* Feeds the tensor bytes inside [a, b) of the file to the job, tensor by
- * tensor in offset order; a per-tensor job closes each tensor it finishes. */
-static void run_tensor_bytes(const plan *p, job *j, uint64_t a, uint64_t b)
+/* Maps a chunk's pages in one call instead of a fault per 64 KiB. */
+static void populate(const gguf_file *f, const uint8_t *p, size_t n)
 {
-    const gguf_file *f = p->f;
-    size_t k = j->cursor;
-    while (k < f->n_tensors) {
-        const gguf_tensor *t = &f->tensors[p->order[k]];
-        uint64_t ts = f->data_offset + t->offset, te = ts + t->size;
-        if (ts >= b)
-            break;
-        uint64_t lo = ts > a ? ts : a, hi = te < b ? te : b;
-        if (lo < hi)
-            stream_update(&j->st, f->bytes + lo, (size_t)(hi - lo));
-        if (te > b)
-            break;
-        if (j->type == JOB_TENSORS)
-            stream_final(&j->st, &p->out->tensor[p->order[k]][j->st.kind]);
-        k++;
-    }
-    j->cursor = k;
+    if (!f->map || n == 0)
+        return;
+    uintptr_t page = 4096, lo = (uintptr_t)p & ~(page - 1), hi = (uintptr_t)p + n;
+    madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
 }
 
-static void run_job(const plan *p, job *j, uint64_t a, uint64_t b, uint64_t next_end)
+static void progressed(pool *pl, uint64_t n)
 {
-    switch (j->type) {
-    case JOB_FILE: stream_update(&j->st, p->f->bytes + a, (size_t)(b - a)); break;
-    case JOB_MODEL:
-    case JOB_TENSORS: run_tensor_bytes(p, j, a, b); break;
-    case JOB_PREFETCH:
-        /* Map the next window's pages in one call instead of a fault per 64 KiB. */
-        if (p->f->map && next_end > b) {
-            uintptr_t base = (uintptr_t)p->f->bytes + b, page = 4096;
-            uintptr_t lo = base & ~(page - 1), hi = (uintptr_t)p->f->bytes + next_end;
-            madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
+    uint64_t done;
+#pragma omp atomic capture
+    done = pl->done += n;
+    if (pl->req->progress && omp_get_thread_num() == 0)
+        pl->req->progress(pl->req->progress_user, done, pl->total);
+}
+
+static void feed(pool *pl, stream *st, const uint8_t *p, uint64_t n)
+{
+    for (uint64_t at = 0; at < n; at += CHUNK_BYTES) {
+        size_t len = n - at < CHUNK_BYTES ? (size_t)(n - at) : CHUNK_BYTES;
+        populate(pl->f, p + at, len);
+        stream_update(st, p + at, len);
+        progressed(pl, len);
+    }
+}
+
+static void run_task(pool *pl, task *t, int me)
+{
+    const gguf_file *f = pl->f;
+    switch (t->type) {
+    case TASK_MODEL:
+        for (size_t i = 0; i < f->n_tensors; i++)
+            feed(pl, &t->st, f->tensors[i].data, f->tensors[i].size);
+        break;
+    case TASK_FILE: feed(pl, &t->st, f->bytes, f->size); break;
+    case TASK_TENSOR: {
+        const gguf_tensor *x = &f->tensors[t->tensor];
+        stream *mine = &pl->per_thread[(size_t)me * GGUF_HASH_KIND_COUNT];
+        for (uint64_t at = 0; at < x->size; at += CHUNK_BYTES) {
+            size_t len = x->size - at < CHUNK_BYTES ? (size_t)(x->size - at) : CHUNK_BYTES;
+            populate(f, x->data + at, len);
+            for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
+                if (pl->tensor_kinds & GGUF_HASH_BIT(k))
+                    stream_update(&mine[k], x->data + at, len);
+            progressed(pl, len);
         }
+        for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
+            if (pl->tensor_kinds & GGUF_HASH_BIT(k))
+                stream_final(&mine[k], &pl->out->tensor[t->tensor][k]);
         break;
     }
-}
-
-/* Cost per byte, heaviest first, so dynamic scheduling balances the window. */
-static int job_weight(const job *j)
-{
-    if (j->type == JOB_PREFETCH)
-        return 0;
-    static const int w[GGUF_HASH_KIND_COUNT] = { 1, 8, 10, 3 };
-    return w[j->st.kind];
-}
-
-static int by_weight(const void *x, const void *y)
-{
-    return job_weight(y) - job_weight(x);
-}
-
-static int by_data_offset_of(const gguf_file *f, uint32_t a, uint32_t b)
-{
-    uint64_t x = f->tensors[a].offset, y = f->tensors[b].offset;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/* Insertion-free ordering: most files are already in offset order. */
-static void sort_by_offset(const gguf_file *f, uint32_t *order)
-{
-    for (size_t i = 0; i < f->n_tensors; i++)
-        order[i] = (uint32_t)i;
-    for (size_t i = 1; i < f->n_tensors; i++) {
-        if (by_data_offset_of(f, order[i - 1], order[i]) <= 0)
-            continue;
-        /* out of order: a plain insertion step (rare; such files also carry a warning) */
-        uint32_t v = order[i];
-        size_t k = i;
-        while (k > 0 && by_data_offset_of(f, order[k - 1], v) > 0) {
-            order[k] = order[k - 1];
-            k--;
-        }
-        order[k] = v;
     }
 }
 
-static bool add_job(job *jobs, size_t *n, job_type type, gguf_hash_kind kind, bool uuid)
+static int by_bytes_desc(const void *x, const void *y)
 {
-    job *j = &jobs[(*n)++];
-    memset(j, 0, sizeof *j);
-    j->type = type;
-    return type == JOB_PREFETCH || stream_init(&j->st, kind, uuid);
+    const task *a = x, *b = y;
+    if (a->type != b->type)
+        return a->type == TASK_TENSOR ? 1 : b->type == TASK_TENSOR ? -1 : 0;
+    return a->bytes < b->bytes ? 1 : a->bytes > b->bytes ? -1 : (a->tensor > b->tensor) - (a->tensor < b->tensor);
 }
 
 gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, gguf_hashes *out, gguf_error *err)
@@ -249,104 +233,81 @@ gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, ggu
     memset(out, 0, sizeof *out);
     if (!f || !req)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "gguf_hash_file: no file or request");
-    out->n_tensors = f->n_tensors;
-    uint32_t *order = malloc((f->n_tensors + 1) * sizeof *order);
-    out->tensor = calloc(f->n_tensors + 1, sizeof *out->tensor);
-    job jobs[3 * GGUF_HASH_KIND_COUNT + 3];
-    size_t n_jobs = 0;
-    bool ok = order && out->tensor;
-    if (ok)
-        sort_by_offset(f, order);
-    bool in_info_order = true;
-    for (size_t i = 0; ok && i < f->n_tensors; i++)
-        in_info_order &= order[i] == i;
-
-    for (int k = 0; ok && k < GGUF_HASH_KIND_COUNT; k++) {
-        if (req->tensor_kinds & GGUF_HASH_BIT(k))
-            ok = add_job(jobs, &n_jobs, JOB_TENSORS, (gguf_hash_kind)k, false);
-        if (ok && (req->model_kinds & GGUF_HASH_BIT(k)))
-            ok = add_job(jobs, &n_jobs, JOB_MODEL, (gguf_hash_kind)k, false);
-    }
-    if (ok && req->uuid)
-        ok = add_job(jobs, &n_jobs, JOB_MODEL, GGUF_HASH_SHA1, true);
-    if (ok && req->file_sha256)
-        ok = add_job(jobs, &n_jobs, JOB_FILE, GGUF_HASH_SHA256, false);
-    if (ok)
-        ok = add_job(jobs, &n_jobs, JOB_PREFETCH, GGUF_HASH_XXH64, false);
-    if (!ok) {
-        for (size_t i = 0; i < n_jobs; i++)
-            stream_free(&jobs[i].st);
-        free(order);
-        gguf_hashes_free(out);
-        return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory for hashing states");
-    }
-    qsort(jobs, n_jobs, sizeof *jobs, by_weight);
-
-    /* The model digests need info order; a file whose data is in another
-     * order (rare, and llama.cpp refuses it) gets them in a second pass. */
-    size_t n_window_jobs = 0;
-    job *window_jobs[sizeof jobs / sizeof *jobs], *late_jobs[sizeof jobs / sizeof *jobs];
-    size_t n_late = 0;
-    for (size_t i = 0; i < n_jobs; i++) {
-        if (jobs[i].type == JOB_MODEL && !in_info_order)
-            late_jobs[n_late++] = &jobs[i];
-        else
-            window_jobs[n_window_jobs++] = &jobs[i];
-    }
-
-    uint64_t start = req->file_sha256 ? 0 : f->data_offset, end = f->size;
-    if (!req->file_sha256) {
-        end = f->data_offset;
-        for (size_t i = 0; i < f->n_tensors; i++)
-            if (f->data_offset + f->tensors[i].offset + f->tensors[i].size > end)
-                end = f->data_offset + f->tensors[i].offset + f->tensors[i].size;
-    }
-    out->bytes_hashed = end - start;
-    if (f->map)
-        madvise(f->map, f->map_len, MADV_SEQUENTIAL);
-
-    plan p = { f, order, out };
-    uint64_t n_windows = (end - start + WINDOW_BYTES - 1) / WINDOW_BYTES;
     int nt = req->n_threads > 0 ? req->n_threads : omp_get_max_threads();
-    if (n_windows <= 1)
-        nt = 1;
-#pragma omp parallel num_threads(nt)
-    for (uint64_t w = 0; w < n_windows; w++) {
-        uint64_t a = start + w * WINDOW_BYTES;
-        uint64_t b = end - a > WINDOW_BYTES ? a + WINDOW_BYTES : end;
-        uint64_t next_end = end - b > WINDOW_BYTES ? b + WINDOW_BYTES : end;
-#pragma omp for schedule(dynamic, 1)
-        for (size_t i = 0; i < n_window_jobs; i++)
-            run_job(&p, window_jobs[i], a, b, next_end);
-#pragma omp master
-        if (req->progress)
-            req->progress(req->progress_user, b - start, end - start);
-    }
+    size_t max_tasks = GGUF_HASH_KIND_COUNT + 2 + (req->tensor_kinds ? f->n_tensors : 0);
+    task *tasks = calloc(max_tasks, sizeof *tasks);
+    stream *per_thread = calloc((size_t)nt * GGUF_HASH_KIND_COUNT, sizeof *per_thread);
+    out->n_tensors = f->n_tensors;
+    out->tensor = calloc(f->n_tensors + 1, sizeof *out->tensor);
+    bool ok = tasks && per_thread && out->tensor;
+    uint64_t data_bytes = 0;
+    for (size_t i = 0; i < f->n_tensors; i++)
+        data_bytes += f->tensors[i].size;
 
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (size_t i = 0; i < n_late; i++)
-        for (size_t t = 0; t < f->n_tensors; t++)
-            stream_update(&late_jobs[i]->st, f->tensors[t].data, (size_t)f->tensors[t].size);
-
-    for (size_t i = 0; i < n_jobs; i++) {
-        job *j = &jobs[i];
-        if (j->type == JOB_MODEL && j->st.uuid) {
-            gguf_digest d;
-            stream_final(&j->st, &d);
-            memcpy(out->uuid, d.bytes, 16);
-            out->uuid[6] = (uint8_t)((out->uuid[6] & 0x0f) | 0x50); /* version 5 */
-            out->uuid[8] = (uint8_t)((out->uuid[8] & 0x3f) | 0x80); /* RFC 9562 variant */
-            out->has_uuid = true;
-        } else if (j->type == JOB_MODEL) {
-            stream_final(&j->st, &out->model[j->st.kind]);
-        } else if (j->type == JOB_FILE) {
-            stream_final(&j->st, &out->file_sha256);
+    size_t n = 0;
+    for (int k = 0; ok && k < GGUF_HASH_KIND_COUNT; k++)
+        if (req->model_kinds & GGUF_HASH_BIT(k)) {
+            tasks[n] = (task){ .type = TASK_MODEL, .bytes = data_bytes };
+            ok = stream_init(&tasks[n++].st, (gguf_hash_kind)k, false);
         }
-        if (j->type != JOB_PREFETCH)
-            stream_free(&j->st);
+    if (ok && req->uuid) {
+        tasks[n] = (task){ .type = TASK_MODEL, .bytes = data_bytes };
+        ok = stream_init(&tasks[n++].st, GGUF_HASH_SHA1, true);
     }
-    free(order);
-    return GGUF_OK;
+    if (ok && req->file_sha256) {
+        tasks[n] = (task){ .type = TASK_FILE, .bytes = f->size };
+        ok = stream_init(&tasks[n++].st, GGUF_HASH_SHA256, false);
+    }
+    for (size_t i = 0; ok && req->tensor_kinds && i < f->n_tensors; i++)
+        tasks[n++] = (task){ .type = TASK_TENSOR, .tensor = i, .bytes = f->tensors[i].size };
+    for (int t = 0; ok && req->tensor_kinds && t < nt; t++)
+        for (int k = 0; ok && k < GGUF_HASH_KIND_COUNT; k++)
+            if (req->tensor_kinds & GGUF_HASH_BIT(k))
+                ok = stream_init(&per_thread[(size_t)t * GGUF_HASH_KIND_COUNT + k], (gguf_hash_kind)k, false);
+
+    gguf_status status = GGUF_OK;
+    if (ok) {
+        qsort(tasks, n, sizeof *tasks, by_bytes_desc);
+        pool pl = { f, out, req->tensor_kinds, per_thread, req, 0, 0 };
+        for (size_t i = 0; i < n; i++)
+            pl.total += tasks[i].bytes;
+        if (f->map)
+            madvise(f->map, f->map_len, MADV_WILLNEED);
+#pragma omp parallel num_threads(nt)
+        {
+            int me = omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+            for (size_t i = 0; i < n; i++)
+                run_task(&pl, &tasks[i], me);
+        }
+        out->bytes_hashed = req->file_sha256 ? f->size : data_bytes;
+        for (size_t i = 0; i < n; i++) {
+            task *t = &tasks[i];
+            if (t->type == TASK_MODEL && t->st.uuid) {
+                gguf_digest d;
+                stream_final(&t->st, &d);
+                memcpy(out->uuid, d.bytes, 16);
+                out->uuid[6] = (uint8_t)((out->uuid[6] & 0x0f) | 0x50); /* version 5 */
+                out->uuid[8] = (uint8_t)((out->uuid[8] & 0x3f) | 0x80); /* RFC 9562 variant */
+                out->has_uuid = true;
+            } else if (t->type == TASK_MODEL) {
+                stream_final(&t->st, &out->model[t->st.kind]);
+            } else if (t->type == TASK_FILE) {
+                stream_final(&t->st, &out->file_sha256);
+            }
+        }
+    } else {
+        status = gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory for hashing states");
+    }
+    for (size_t i = 0; tasks && i < n; i++)
+        stream_free(&tasks[i].st);
+    for (size_t i = 0; per_thread && i < (size_t)nt * GGUF_HASH_KIND_COUNT; i++)
+        stream_free(&per_thread[i]);
+    free(tasks);
+    free(per_thread);
+    if (status != GGUF_OK)
+        gguf_hashes_free(out);
+    return status;
 }
 
 void gguf_hashes_free(gguf_hashes *h)
