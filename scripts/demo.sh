@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: inspect a model. MODEL=path inspects that file; otherwise the
+# make demo: inspect and verify a model. MODEL=path inspects that file; otherwise the
 # shared stories260K when it is present; otherwise a small model that our own
 # writer makes here.
 set -euo pipefail
@@ -20,3 +20,5 @@ run() { echo; echo "\$ $*"; "$@"; }
 run "$build/gguf-inspect" "$model"
 run "$build/gguf-inspect" "$model" --key general.architecture
 run "$build/gguf-inspect" "$model" --tensors-only --tensors 'blk.0.*'
+run "$build/gguf-inspect" "$model" --stats 'blk.0.*'
+run "$build/gguf-verify" "$model"

@@ -74,33 +74,55 @@ static void coverage_findings(verify_result *r)
 
 static const char *kind_name(int kind) { return kind < 0 ? "uuid" : gguf_hash_kind_name((gguf_hash_kind)kind); }
 
+/* Appends "kind hex" to a finding's text field, comma-separated. */
+static void append(char *field, size_t cap, int kind, const char *hex)
+{
+    size_t used = strlen(field);
+    snprintf(field + used, cap - used, "%s%s %s", used ? ", " : "", kind_name(kind), hex[0] ? hex : "(not computed)");
+}
+
+/* One finding per tensor (and one for the model lines), listing every kind that differs. */
 static void manifest_findings(verify_result *r)
 {
     const gguf_check_report *c = &r->check;
+    audit_finding *last = NULL;
+    const char *last_tensor = NULL;
     for (size_t i = 0; i < c->n_items; i++) {
         const gguf_check_item *it = &c->items[i];
-        if (it->state == GGUF_CHECK_OK)
-            continue;
-        audit_finding *x;
         const char *tensor = it->tensor ? it->tensor : "";
-        if (it->state == GGUF_CHECK_MISMATCH &&
-            (x = finding_list_add(&r->integrity, AUDIT_ERROR, "checksum-mismatch", tensor))) {
-            FSET(x->measured, "%s %s", kind_name(it->kind), it->actual[0] ? it->actual : "(not computed)");
-            FSET(x->expected, "%s %s (manifest line)", kind_name(it->kind), it->expected);
-            FSET(x->meaning, it->tensor ? "this tensor's bytes differ from the ones the manifest was made from: "
-                                          "corrupted, requantized or a different file"
-                                        : "the tensor data as a whole differs from the manifest's model");
+        audit_finding *x;
+        if (it->state == GGUF_CHECK_MISMATCH) {
+            if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "checksum-mismatch") == 0)
+                x = last;
+            else if ((x = finding_list_add(&r->integrity, AUDIT_ERROR, "checksum-mismatch", tensor)))
+                FSET(x->meaning, "%s", it->tensor ? "this tensor's bytes differ from the ones the manifest was "
+                                                    "made from: corrupted, requantized or a different file"
+                                                  : "the tensor data as a whole differs from the manifest's model");
+            if (!x)
+                return;
+            append(x->measured, sizeof x->measured, it->kind, it->actual);
+            append(x->expected, sizeof x->expected, it->kind, it->expected);
+            last = x;
+            last_tensor = tensor;
         } else if (it->state == GGUF_CHECK_MISSING &&
                    (x = finding_list_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor))) {
+            if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "tensor-missing") == 0) {
+                r->integrity.n--; /* the same tensor's other lines */
+                continue;
+            }
             FSET(x->measured, "not in the file");
             FSET(x->expected, "a tensor named '%s' (the manifest lists it)", tensor);
             FSET(x->meaning, "the file lacks a tensor the manifest's model had: an incomplete or different model");
+            last = x;
+            last_tensor = tensor;
         } else if (it->state == GGUF_CHECK_EXTRA &&
                    (x = finding_list_add(&r->integrity, AUDIT_WARNING, "tensor-extra", tensor))) {
             FSET(x->measured, "in the file, not in the manifest");
             FSET(x->expected, "only the manifest's tensors");
             FSET(x->meaning, "the file has a tensor the manifest's model did not: a different model or a "
                              "manifest of another file");
+            last = x;
+            last_tensor = tensor;
         }
     }
 }
