@@ -1,5 +1,6 @@
 /* gguf-verify --json: the same content as the text report, for machines. */
 #include "format.h"
+#include "stats_json.h"
 #include "verify.h"
 
 #include <cjson/cJSON.h>
@@ -104,43 +105,6 @@ static cJSON *digests_json(const verify_result *r)
     return o;
 }
 
-static cJSON *stats_json(const gguf_tensor *t, const audit_stats *s)
-{
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, "name", t->name);
-    cJSON_AddStringToObject(o, "type", gguf_type_traits_of(t->type)->name);
-    cJSON_AddBoolToObject(o, "audited", s->supported);
-    if (!s->supported)
-        return o;
-    cJSON_AddNumberToObject(o, "count", (double)s->count);
-    cJSON_AddNumberToObject(o, "nan", (double)s->n_nan);
-    cJSON_AddNumberToObject(o, "pos_inf", (double)s->n_pinf);
-    cJSON_AddNumberToObject(o, "neg_inf", (double)s->n_ninf);
-    cJSON_AddNumberToObject(o, "zeros", (double)s->n_zero);
-    cJSON_AddNumberToObject(o, "min", s->min);
-    cJSON_AddNumberToObject(o, "max", s->max);
-    cJSON_AddNumberToObject(o, "mean", s->mean);
-    cJSON_AddNumberToObject(o, "std", s->std);
-    cJSON_AddNumberToObject(o, "rms", s->rms);
-    cJSON_AddNumberToObject(o, "max_abs", s->max_abs);
-    if (s->n_scales) {
-        cJSON *sc = cJSON_AddArrayToObject(o, "scales");
-        for (int i = 0; i < s->n_scales; i++) {
-            const audit_scale_stats *c = &s->scale[i];
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "field", c->name);
-            cJSON_AddNumberToObject(x, "count", (double)c->count);
-            cJSON_AddNumberToObject(x, "nan", (double)c->n_nan);
-            cJSON_AddNumberToObject(x, "inf", (double)c->n_inf);
-            cJSON_AddNumberToObject(x, "negative", (double)c->n_negative);
-            cJSON_AddNumberToObject(x, "huge", (double)c->n_huge);
-            cJSON_AddNumberToObject(x, "max_abs", c->max_abs);
-            cJSON_AddItemToArray(sc, x);
-        }
-    }
-    return o;
-}
-
 int verify_print_json(FILE *out, const verify_result *r)
 {
     static const char *const verdicts[] = { "OK", "PROBLEMS", "CANNOT CHECK" };
@@ -179,7 +143,7 @@ int verify_print_json(FILE *out, const verify_result *r)
         }
         cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
         for (size_t i = 0; i < gguf_tensor_count(r->f); i++)
-            cJSON_AddItemToArray(tensors, stats_json(gguf_tensor_at(r->f, i), &r->stats[i]));
+            cJSON_AddItemToArray(tensors, stats_to_json(gguf_tensor_at(r->f, i), &r->stats[i]));
         cJSON_AddNumberToObject(root, "audit_seconds", r->audit_seconds);
     }
     char *text = cJSON_Print(root);
