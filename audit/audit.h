@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum audit_status { AUDIT_OK = 0, AUDIT_E_NOMEM, AUDIT_E_INVALID_ARG } audit_status;
 
@@ -104,6 +105,20 @@ typedef struct audit_finding {
     char expected[320];
     char meaning[600];           /* one sentence: what it means for inference */
 } audit_finding;
+
+/* A growing list of findings, for the audit's rules and for tools that add
+ * their own (gguf-verify's integrity checks). */
+typedef struct audit_findings {
+    audit_finding *v;
+    size_t n, cap;
+    bool failed;                 /* out of memory: later findings were dropped */
+} audit_findings;
+
+/* A new finding, zeroed but for what is given (layer -1); NULL when out of memory. */
+audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code, const char *tensor);
+
+/* snprintf into one of a finding's fixed-size text fields. */
+#define AUDIT_FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
 
 typedef struct audit_role_summary {
     char role[96];               /* "attn_q.weight", or a global tensor's name */

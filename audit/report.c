@@ -15,28 +15,34 @@ const char *audit_severity_name(audit_severity s)
     }
 }
 
-audit_finding *finding_add(findings *fs, audit_severity sev, const char *code, const char *tensor)
+audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code, const char *tensor)
 {
-    if (fs->n == fs->cap) {
-        size_t cap = fs->cap ? 2 * fs->cap : 32;
-        audit_finding *v = realloc(fs->v, cap * sizeof *v);
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        audit_finding *v = realloc(l->v, cap * sizeof *v);
         if (!v) {
-            fs->failed = true;
+            l->failed = true;
             return NULL;
         }
-        fs->v = v;
-        fs->cap = cap;
+        l->v = v;
+        l->cap = cap;
     }
-    audit_finding *x = &fs->v[fs->n++];
+    audit_finding *x = &l->v[l->n++];
     memset(x, 0, sizeof *x);
     x->severity = sev;
     x->layer = -1;
     FSET(x->code, "%s", code);
-    if (tensor) {
+    if (tensor)
         FSET(x->tensor, "%s", tensor);
-        const char *role;
+    return x;
+}
+
+audit_finding *finding_add(findings *fs, audit_severity sev, const char *code, const char *tensor)
+{
+    audit_finding *x = audit_findings_add(fs, sev, code, tensor);
+    const char *role;
+    if (x && tensor)
         x->layer = audit_layer_of(tensor, &role);
-    }
     return x;
 }
 
@@ -82,23 +88,6 @@ static void add_type(char *types, size_t cap, uint32_t type)
     snprintf(types + used, cap - used, "%s%s", used ? "," : "", name);
 }
 
-typedef struct keyed {
-    const char *role;        /* role for blk.N tensors, the whole name otherwise */
-    bool per_layer;
-    size_t index;
-} keyed;
-
-static int by_role(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->per_layer != y->per_layer)
-        return x->per_layer ? -1 : 1;
-    int c = strcmp(x->role, y->role);
-    if (c)
-        return c;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
 static int by_first_tensor(const void *a, const void *b)
 {
     const audit_role_summary *x = a, *y = b;
@@ -110,7 +99,7 @@ static int by_first_tensor(const void *a, const void *b)
 static audit_status summarize_roles(const gguf_file *f, const audit_stats *stats, audit_report *r)
 {
     size_t n = gguf_tensor_count(f);
-    keyed *k = malloc((n + 1) * sizeof *k);
+    role_entry *k = role_entries_sorted(f);
     int *n_found = calloc(n + 1, sizeof *n_found);
     double *rms = malloc((n + 1) * sizeof *rms), *mean = malloc((n + 1) * sizeof *mean);
     r->roles = calloc(n + 1, sizeof *r->roles);
@@ -118,27 +107,21 @@ static audit_status summarize_roles(const gguf_file *f, const audit_stats *stats
         free(k), free(n_found), free(rms), free(mean);
         return AUDIT_E_NOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
-        k[i].index = i;
-        k[i].per_layer = audit_layer_of(gguf_tensor_at(f, i)->name, &k[i].role) >= 0;
-    }
     for (size_t i = 0; i < r->n_findings; i++) {
         const gguf_tensor *t = r->findings[i].tensor[0] ? gguf_find_tensor(f, r->findings[i].tensor) : NULL;
         if (t)
             n_found[t - gguf_tensor_at(f, 0)]++;
     }
-    qsort(k, n, sizeof *k, by_role);
     for (size_t g = 0; g < n;) {
-        size_t e = g + 1;
-        while (e < n && k[e].per_layer && k[g].per_layer && strcmp(k[e].role, k[g].role) == 0)
-            e++;
+        size_t e = role_group_end(k, n, g);
         audit_role_summary *s = &r->roles[r->n_roles++];
         snprintf(s->role, sizeof s->role, "%s", k[g].role);
         s->first_tensor = k[g].index;
         size_t m = 0;
         for (size_t j = g; j < e; j++) {
             size_t i = k[j].index;
-            s->n_layers += k[j].per_layer;
+            s->first_tensor = i < s->first_tensor ? i : s->first_tensor;
+            s->n_layers += k[j].layer >= 0;
             s->n_findings += n_found[i];
             add_type(s->types, sizeof s->types, gguf_tensor_at(f, i)->type);
             if (!stats || !stats[i].supported)

@@ -1,5 +1,5 @@
 /* What a tensor is, from its name (llama.cpp's naming: "blk.N.<role>"). */
-#include "audit.h"
+#include "rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,4 +68,39 @@ const char *audit_role_description(const char *role)
         if (strcmp(descriptions[i].role, role) == 0)
             return descriptions[i].what;
     return NULL;
+}
+
+static int by_role(const void *a, const void *b)
+{
+    const role_entry *x = a, *y = b;
+    if ((x->layer >= 0) != (y->layer >= 0))
+        return x->layer >= 0 ? -1 : 1;
+    int c = strcmp(x->role, y->role);
+    if (c)
+        return c;
+    if (x->layer != y->layer)
+        return x->layer < y->layer ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+role_entry *role_entries_sorted(const gguf_file *f)
+{
+    size_t n = gguf_tensor_count(f);
+    role_entry *e = malloc((n + 1) * sizeof *e);
+    if (!e)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        e[i].index = i;
+        e[i].layer = audit_layer_of(gguf_tensor_at(f, i)->name, &e[i].role);
+    }
+    qsort(e, n, sizeof *e, by_role);
+    return e;
+}
+
+size_t role_group_end(const role_entry *e, size_t n, size_t g)
+{
+    size_t end = g + 1;
+    while (end < n && (e[end].layer >= 0) == (e[g].layer >= 0) && strcmp(e[end].role, e[g].role) == 0)
+        end++;
+    return end;
 }

@@ -6,17 +6,25 @@
 
 #include <stdio.h>
 
-typedef struct findings {
-    audit_finding *v;
-    size_t n, cap;
-    bool failed;             /* out of memory: later findings were dropped */
-} findings;
+typedef audit_findings findings;
 
-/* A new finding, zeroed but for what is given; NULL when out of memory. */
+/* audit_findings_add, with the layer taken from the tensor's name. */
 audit_finding *finding_add(findings *fs, audit_severity sev, const char *code, const char *tensor);
 
-/* snprintf into one of a finding's fixed-size text fields. */
-#define FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
+#define FSET AUDIT_FSET
+
+/* Tensors grouped by role: per-layer tensors first, by role, then layer;
+ * other tensors after them, by name (each its own group). */
+typedef struct role_entry {
+    const char *role;        /* "attn_q.weight" for blk.N tensors, the whole name otherwise */
+    int layer;               /* -1 outside blk.N */
+    size_t index;            /* the tensor's index in the file */
+} role_entry;
+
+/* All n tensors' entries, sorted as above (malloc'd), or NULL when out of memory. */
+role_entry *role_entries_sorted(const gguf_file *f);
+/* The end of the group that starts at e[g]. */
+size_t role_group_end(const role_entry *e, size_t n, size_t g);
 
 /* Shapes against the hyperparameters, missing and surplus layers, vocabulary rows. */
 void rules_shape(const gguf_file *f, const audit_hparams *hp, findings *fs);

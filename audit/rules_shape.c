@@ -117,88 +117,83 @@ static void shape_rules(const gguf_file *f, const audit_hparams *hp, findings *f
     }
 }
 
-typedef struct role_count {
-    const char *role;
-    int64_t layers;
-} role_count;
+static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer, const char *role, size_t present)
+{
+    audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-tensor", NULL);
+    if (!x)
+        return;
+    x->layer = (int)layer;
+    FSET(x->tensor, "blk.%lld.%s", (long long)layer, role);
+    FSET(x->measured, "absent; %s is present in %zu of %lld layers", role, present, (long long)hp->n_layer);
+    FSET(x->expected, "every layer has %s", role);
+    FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check reads another layer's weights or "
+                     "garbage for this layer");
+}
 
-/* Roles present in most layers but absent in some; layers past block_count. */
+/* Layers past block_count, layers with no tensor, and roles present in most
+ * layers but absent in some. Works on tensors grouped by role, so its cost
+ * follows the tensors, not block_count (which comes from the file). */
 static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
     size_t n = gguf_tensor_count(f);
     int64_t L = hp->n_layer;
     if (n == 0 || L <= 0 || L > 100000)
         return;
-    role_count *rc = calloc(n + 1, sizeof *rc);
-    uint8_t *has = calloc((size_t)L * (n + 1), 1); /* (role, layer) */
+    role_entry *e = role_entries_sorted(f);
     int64_t *per_layer = calloc((size_t)L, sizeof *per_layer);
-    if (!rc || !has || !per_layer) {
-        free(rc), free(has), free(per_layer);
+    if (!e || !per_layer) {
+        free(e), free(per_layer);
         fs->failed = true;
         return;
     }
-    size_t n_roles = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        const char *role;
-        int layer = audit_layer_of(t->name, &role);
-        if (layer < 0)
-            continue;
-        if (layer >= L) {
-            audit_finding *x = finding_add(fs, AUDIT_ERROR, "layer-out-of-range", t->name);
-            if (x) {
-                FSET(x->measured, "layer %d", layer);
-                FSET(x->expected, "layers 0-%lld (%s.block_count = %lld)", (long long)L - 1, hp->arch, (long long)L);
-                FSET(x->meaning, "block_count and the tensors disagree: an engine that trusts block_count never "
-                                 "runs this layer, one that counts tensors runs past the metadata");
-            }
+    bool any = false;
+    for (size_t i = 0; i < n && e[i].layer >= 0; i++) {
+        if (e[i].layer < L) {
+            per_layer[e[i].layer]++;
+            any = true;
             continue;
         }
-        size_t r = 0;
-        while (r < n_roles && strcmp(rc[r].role, role) != 0)
-            r++;
-        if (r == n_roles)
-            rc[n_roles++].role = role;
-        if (!has[r * (size_t)L + (size_t)layer]) {
-            has[r * (size_t)L + (size_t)layer] = 1;
-            rc[r].layers++;
-            per_layer[layer]++;
+        audit_finding *x = finding_add(fs, AUDIT_ERROR, "layer-out-of-range", gguf_tensor_at(f, e[i].index)->name);
+        if (x) {
+            FSET(x->measured, "layer %d", e[i].layer);
+            FSET(x->expected, "layers 0-%lld (%s.block_count = %lld)", (long long)L - 1, hp->arch, (long long)L);
+            FSET(x->meaning, "block_count and the tensors disagree: an engine that trusts block_count never runs "
+                             "this layer, one that counts tensors runs past the metadata");
         }
     }
-    for (int64_t l = 0; l < L && n_roles; l++) {
-        if (per_layer[l] == 0) {
-            audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-layer", NULL);
-            if (x) {
-                x->layer = (int)l;
-                FSET(x->tensor, "blk.%lld.*", (long long)l);
-                FSET(x->measured, "no tensor of layer %lld", (long long)l);
-                FSET(x->expected, "%lld layers (%s.block_count), each with its tensors", (long long)L, hp->arch);
-                FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check runs a layer with "
-                                 "missing (zero or stale) weights");
-            }
+    for (int64_t l = 0; l < L && any; l++) {
+        if (per_layer[l])
             continue;
-        }
-        for (size_t r = 0; r < n_roles; r++) {
-            if (has[r * (size_t)L + (size_t)l] || 2 * rc[r].layers <= L)
-                continue;
-            audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-tensor", NULL);
-            if (x) {
-                x->layer = (int)l;
-                FSET(x->tensor, "blk.%lld.%s", (long long)l, rc[r].role);
-                FSET(x->measured, "absent; %s is present in %lld of %lld layers", rc[r].role,
-                     (long long)rc[r].layers, (long long)L);
-                FSET(x->expected, "every layer has %s", rc[r].role);
-                FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check reads another "
-                                 "layer's weights or garbage for this layer");
-            }
+        audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-layer", NULL);
+        if (x) {
+            x->layer = (int)l;
+            FSET(x->tensor, "blk.%lld.*", (long long)l);
+            FSET(x->measured, "no tensor of layer %lld", (long long)l);
+            FSET(x->expected, "%lld layers (%s.block_count), each with its tensors", (long long)L, hp->arch);
+            FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check runs a layer with missing "
+                             "(zero or stale) weights");
         }
     }
-    free(rc), free(has), free(per_layer);
+    for (size_t g = 0; g < n && e[g].layer >= 0;) {
+        size_t end = role_group_end(e, n, g), present = 0;
+        while (g + present < end && e[g + present].layer < L)
+            present++; /* layers ascend within a group; those past L were reported above */
+        if (2 * (int64_t)present > L) {
+            size_t k = g;
+            for (int64_t l = 0; l < L; l++) {
+                if (k < g + present && e[k].layer == l)
+                    k++;
+                else if (per_layer[l])
+                    missing_tensor(fs, hp, l, e[g].role, present);
+            }
+        }
+        g = end;
+    }
+    free(e), free(per_layer);
 }
 
-static void vocab_rules(const gguf_file *f, const audit_hparams *hp, findings *fs)
+static void vocab_rules(const audit_hparams *hp, findings *fs)
 {
-    (void)f;
     if (hp->vocab_size && hp->n_tokens && hp->vocab_size != hp->n_tokens) {
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "vocab-size", NULL);
         if (x) {
@@ -215,5 +210,5 @@ void rules_shape(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
     shape_rules(f, hp, fs);
     layer_rules(f, hp, fs);
-    vocab_rules(f, hp, fs);
+    vocab_rules(hp, fs);
 }

@@ -115,47 +115,27 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
     free(v), free(dev), free(sorted), free(flagged);
 }
 
-typedef struct keyed {
-    const char *role;
-    member m;
-} keyed;
-
-static int by_role(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    int c = strcmp(x->role, y->role);
-    return c ? c : (x->m.layer > y->m.layer) - (x->m.layer < y->m.layer);
-}
-
 void rules_siblings(const gguf_file *f, const audit_stats *stats, findings *fs)
 {
-    size_t n = gguf_tensor_count(f), k = 0;
-    keyed *v = malloc((n + 1) * sizeof *v);
+    size_t n = gguf_tensor_count(f);
+    role_entry *e = role_entries_sorted(f);
     member *g = malloc((n + 1) * sizeof *g);
-    if (!v || !g) {
-        free(v), free(g);
+    if (!e || !g) {
+        free(e), free(g);
         fs->failed = true;
         return;
     }
     int n_layers = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *role;
-        int layer = audit_layer_of(gguf_tensor_at(f, i)->name, &role);
-        if (layer < 0 || !stats[i].supported)
-            continue;
-        v[k++] = (keyed){ role, { i, layer } };
-        n_layers = layer + 1 > n_layers ? layer + 1 : n_layers;
-    }
-    qsort(v, k, sizeof *v, by_role);
-    for (size_t a = 0; a < k;) {
-        size_t b = a;
-        while (b < k && strcmp(v[b].role, v[a].role) == 0) {
-            g[b - a] = v[b].m;
-            b++;
-        }
-        if (b - a >= MIN_SIBLINGS)
-            check_group(f, stats, g, b - a, n_layers, fs);
+    for (size_t i = 0; i < n; i++)
+        n_layers = e[i].layer + 1 > n_layers ? e[i].layer + 1 : n_layers;
+    for (size_t a = 0; a < n && e[a].layer >= 0;) {
+        size_t b = role_group_end(e, n, a), m = 0;
+        for (size_t i = a; i < b; i++)
+            if (stats[e[i].index].supported)
+                g[m++] = (member){ e[i].index, e[i].layer };
+        if (m >= MIN_SIBLINGS)
+            check_group(f, stats, g, m, n_layers, fs);
         a = b;
     }
-    free(v), free(g);
+    free(e), free(g);
 }

@@ -146,8 +146,9 @@ static gguf_status parse_line(gguf_manifest *m, const char *p, const char *end, 
     char kind_name[16] = "";
     if ((size_t)(kw_end - kw) < sizeof kind_name)
         memcpy(kind_name, kw, (size_t)(kw_end - kw));
-    int kind = strcmp(kind_name, "uuid") == 0 ? UUID_KIND : gguf_hash_kind_from_name(kind_name);
-    if (kind == -1 && strcmp(kind_name, "uuid") != 0) {
+    bool is_uuid = strcmp(kind_name, "uuid") == 0;
+    int kind = is_uuid ? UUID_KIND : gguf_hash_kind_from_name(kind_name);
+    if (!is_uuid && kind < 0) {
         m->skipped++;
         return GGUF_OK;
     }

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
+double monotonic_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -19,7 +19,7 @@ void progress_init(progress *p, const char *label)
     p->label = label;
     p->enabled = isatty(STDERR_FILENO) && !getenv("GGUFSCOPE_NO_PROGRESS");
     p->last_permille = -1;
-    p->t0 = now();
+    p->t0 = monotonic_seconds();
 }
 
 void progress_update(void *user, uint64_t done, uint64_t total)
@@ -39,7 +39,7 @@ void progress_update(void *user, uint64_t done, uint64_t total)
     char a[32], b[32];
     gguf_format_size(done, a, sizeof a);
     gguf_format_size(total, b, sizeof b);
-    double dt = now() - p->t0;
+    double dt = monotonic_seconds() - p->t0;
     fprintf(stderr, "\r%s [%s] %3d%%  %s/%s  %.2f GB/s ", p->label, bar, permille / 10, a, b,
             dt > 0 ? (double)done / dt / 1e9 : 0.0);
     fflush(stderr);
@@ -50,5 +50,5 @@ void progress_end(progress *p)
     if (p->enabled && p->last_permille >= 0)
         fprintf(stderr, "\r%*s\r", 100, "");
     p->last_permille = -1;
-    p->t0 = now();
+    p->t0 = monotonic_seconds();
 }

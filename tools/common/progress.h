@@ -12,6 +12,9 @@ typedef struct progress {
     double t0;
 } progress;
 
+/* Seconds on the monotonic clock, for timing work. */
+double monotonic_seconds(void);
+
 /* enabled when stderr is a terminal and GGUFSCOPE_NO_PROGRESS is unset. */
 void progress_init(progress *p, const char *label);
 /* A gguf_progress_fn: user is the progress. */

@@ -8,43 +8,15 @@
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
-
-audit_finding *finding_list_add(finding_list *l, audit_severity sev, const char *code, const char *tensor)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        audit_finding *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        l->v = v;
-        l->cap = cap;
-    }
-    audit_finding *x = &l->v[l->n++];
-    memset(x, 0, sizeof *x);
-    x->severity = sev;
-    x->layer = -1;
-    FSET(x->code, "%s", code);
-    if (tensor)
-        FSET(x->tensor, "%s", tensor);
-    return x;
-}
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#define FSET AUDIT_FSET
 
 static void warnings_to_findings(verify_result *r)
 {
     for (size_t i = 0; i < gguf_warning_count(r->f); i++) {
         const gguf_warning *w = gguf_warning_at(r->f, i);
         static const char *const codes[] = { "gap", "reordered", "long-name" };
-        audit_finding *x = finding_list_add(&r->integrity, AUDIT_WARNING, codes[w->kind], w->subject);
+        audit_finding *x = audit_findings_add(&r->integrity, AUDIT_WARNING, codes[w->kind], w->subject);
         if (!x)
             return;
         FSET(x->measured, "at byte %llu", (unsigned long long)w->offset);
@@ -57,14 +29,14 @@ static void coverage_findings(verify_result *r)
 {
     const gguf_coverage *c = &r->cov;
     audit_finding *x;
-    if (c->trailing_bytes && (x = finding_list_add(&r->integrity, AUDIT_WARNING, "trailing-bytes", NULL))) {
+    if (c->trailing_bytes && (x = audit_findings_add(&r->integrity, AUDIT_WARNING, "trailing-bytes", NULL))) {
         FSET(x->measured, "%llu bytes from byte %llu to the end of the file belong to no tensor",
              (unsigned long long)c->trailing_bytes, (unsigned long long)c->trailing_offset);
         FSET(x->expected, "the file ends with the last tensor's data and its alignment padding");
         FSET(x->meaning, "something was appended, or the file was concatenated or partially overwritten; the "
                          "tensors themselves may still be intact (check a manifest)");
     }
-    if (c->padding_nonzero && (x = finding_list_add(&r->integrity, AUDIT_WARNING, "padding-nonzero", NULL))) {
+    if (c->padding_nonzero && (x = audit_findings_add(&r->integrity, AUDIT_WARNING, "padding-nonzero", NULL))) {
         FSET(x->measured, "%llu of %llu alignment padding bytes are not zero", (unsigned long long)c->padding_nonzero,
              (unsigned long long)c->padding_bytes);
         FSET(x->expected, "zero padding, as ggml and gguf-py write it");
@@ -94,7 +66,7 @@ static void manifest_findings(verify_result *r)
         if (it->state == GGUF_CHECK_MISMATCH) {
             if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "checksum-mismatch") == 0)
                 x = last;
-            else if ((x = finding_list_add(&r->integrity, AUDIT_ERROR, "checksum-mismatch", tensor)))
+            else if ((x = audit_findings_add(&r->integrity, AUDIT_ERROR, "checksum-mismatch", tensor)))
                 FSET(x->meaning, "%s", it->tensor ? "this tensor's bytes differ from the ones the manifest was "
                                                     "made from: corrupted, requantized or a different file"
                                                   : "the tensor data as a whole differs from the manifest's model");
@@ -105,7 +77,7 @@ static void manifest_findings(verify_result *r)
             last = x;
             last_tensor = tensor;
         } else if (it->state == GGUF_CHECK_MISSING &&
-                   (x = finding_list_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor))) {
+                   (x = audit_findings_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor))) {
             if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "tensor-missing") == 0) {
                 r->integrity.n--; /* the same tensor's other lines */
                 continue;
@@ -116,7 +88,7 @@ static void manifest_findings(verify_result *r)
             last = x;
             last_tensor = tensor;
         } else if (it->state == GGUF_CHECK_EXTRA &&
-                   (x = finding_list_add(&r->integrity, AUDIT_WARNING, "tensor-extra", tensor))) {
+                   (x = audit_findings_add(&r->integrity, AUDIT_WARNING, "tensor-extra", tensor))) {
             FSET(x->measured, "in the file, not in the manifest");
             FSET(x->expected, "only the manifest's tensors");
             FSET(x->meaning, "the file has a tensor the manifest's model did not: a different model or a "
@@ -176,7 +148,7 @@ static void sha256_finding(verify_result *r)
     r->sha256_ok = strcasecmp(hex, r->o->sha256) == 0;
     if (r->sha256_ok)
         return;
-    audit_finding *x = finding_list_add(&r->integrity, AUDIT_ERROR, "sha256-mismatch", NULL);
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_ERROR, "sha256-mismatch", NULL);
     if (!x)
         return;
     FSET(x->measured, "sha256 %s of %llu bytes", hex, (unsigned long long)r->file_size);
@@ -187,7 +159,7 @@ static void sha256_finding(verify_result *r)
 /* A file gguf_open refused can still be compared with its published sha256. */
 static bool unopened(verify_result *r)
 {
-    audit_finding *x = finding_list_add(&r->integrity, AUDIT_ERROR, "structure", r->open_err.subject);
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_ERROR, "structure", r->open_err.subject);
     if (x) {
         FSET(x->measured, "at byte %llu: %s [%s]", (unsigned long long)r->open_err.offset, r->open_err.message,
              gguf_status_name(r->open_err.code));
@@ -206,7 +178,7 @@ static bool unopened(verify_result *r)
     return true;
 }
 
-bool verify_integrity(verify_result *r)
+bool verify_integrity(verify_result *r, unsigned extra_kinds)
 {
     const verify_opts *o = r->o;
     if (o->sha256 && !valid_sha256_text(o->sha256)) {
@@ -224,7 +196,7 @@ bool verify_integrity(verify_result *r)
     warnings_to_findings(r);
     coverage_findings(r);
 
-    unsigned tk = o->hashes ? o->hashes : GGUF_HASH_BIT(GGUF_HASH_XXH64), mk = tk;
+    unsigned tk = (o->hashes ? o->hashes : GGUF_HASH_BIT(GGUF_HASH_XXH64)) | extra_kinds, mk = tk;
     bool uuid = o->uuid;
     if (o->manifest) {
         char *text;
@@ -249,12 +221,12 @@ bool verify_integrity(verify_result *r)
     progress bar;
     progress_init(&bar, "hashing");
     gguf_hash_request req = { tk, mk, uuid, o->sha256 != NULL, o->threads, progress_update, &bar };
-    double t0 = seconds();
+    double t0 = monotonic_seconds();
     if (gguf_hash_file(r->f, &req, &r->hashes, &err) != GGUF_OK) {
         snprintf(r->trouble, sizeof r->trouble, "%s", err.message);
         return false;
     }
-    r->hash_seconds = seconds() - t0;
+    r->hash_seconds = monotonic_seconds() - t0;
     progress_end(&bar);
     r->hashed = true;
     if (o->sha256) {

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char usage[] =
     "usage: gguf-verify FILE [options]\n"
@@ -87,20 +86,17 @@ static int write_text(void *user, FILE *fp)
     return fputs(s, fp) < 0 ? -1 : 0;
 }
 
-/* llama-gguf-hash's job: the manifest lines, labelled with the path as given. */
-static int write_manifest(const verify_opts *o, gguf_file *f)
+/* The digests a manifest carries: --hashes, else llama-gguf-hash --all's (none for --uuid alone). */
+static unsigned manifest_kinds(const verify_opts *o)
 {
-    unsigned kinds = o->hashes ? o->hashes : (o->write_manifest ? GGUF_HASH_LLAMA_ALL : 0);
-    progress bar;
-    progress_init(&bar, "hashing");
-    gguf_hash_request req = { kinds, kinds, o->uuid, false, o->threads, progress_update, &bar };
-    gguf_hashes h;
-    gguf_error err = { 0 };
-    if (gguf_hash_file(f, &req, &h, &err) != GGUF_OK)
-        return report_error("gguf-verify", o->path, &err);
-    progress_end(&bar);
-    char *text = gguf_manifest_format(f, &h, kinds, o->uuid, o->path);
-    gguf_hashes_free(&h);
+    return o->hashes ? o->hashes : o->write_manifest ? GGUF_HASH_LLAMA_ALL : 0;
+}
+
+/* The manifest lines of h, labelled with the path as given, to stdout or
+ * (--write-manifest=F) atomically to F. Returns the exit status. */
+static int emit_manifest(const verify_opts *o, const gguf_file *f, const gguf_hashes *h)
+{
+    char *text = gguf_manifest_format(f, h, manifest_kinds(o), o->uuid, o->path);
     if (!text) {
         fprintf(stderr, "gguf-verify: out of memory\n");
         return 2;
@@ -119,11 +115,21 @@ static int write_manifest(const verify_opts *o, gguf_file *f)
     return rc;
 }
 
-static double seconds(void)
+/* llama-gguf-hash's job alone: hash, print the manifest. */
+static int print_manifest_only(const verify_opts *o, gguf_file *f)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    unsigned kinds = manifest_kinds(o);
+    progress bar;
+    progress_init(&bar, "hashing");
+    gguf_hash_request req = { kinds, kinds, o->uuid, false, o->threads, progress_update, &bar };
+    gguf_hashes h;
+    gguf_error err = { 0 };
+    if (gguf_hash_file(f, &req, &h, &err) != GGUF_OK)
+        return report_error("gguf-verify", o->path, &err);
+    progress_end(&bar);
+    int rc = emit_manifest(o, f, &h);
+    gguf_hashes_free(&h);
+    return rc;
 }
 
 static bool run_audit(verify_result *r)
@@ -136,13 +142,13 @@ static bool run_audit(verify_result *r)
     }
     progress bar;
     progress_init(&bar, "auditing");
-    double t0 = seconds();
+    double t0 = monotonic_seconds();
     if (audit_file_stats(r->f, r->o->threads, progress_update, &bar, r->stats) != AUDIT_OK ||
         audit_model(r->f, r->stats, &r->audit) != AUDIT_OK) {
         snprintf(r->trouble, sizeof r->trouble, "out of memory during the audit");
         return false;
     }
-    r->audit_seconds = seconds() - t0;
+    r->audit_seconds = monotonic_seconds() - t0;
     progress_end(&bar);
     r->audited = true;
     return true;
@@ -174,22 +180,26 @@ int main(int argc, char **argv)
         return report_error("gguf-verify", o.path, &r.open_err);
     bool manifest_only = (o.write_manifest && strcmp(o.write_manifest, "-") == 0) ||
                          (o.uuid && !o.write_manifest && !o.manifest && !o.sha256 && !o.json);
-    if (r.f && (manifest_only || o.write_manifest)) {
-        rc = write_manifest(&o, r.f);
-        if (manifest_only || rc != 0) {
-            gguf_close(r.f);
-            return fflush(stdout) == 0 ? rc : 2;
-        }
+    if (r.f && manifest_only) {
+        rc = print_manifest_only(&o, r.f);
+        gguf_close(r.f);
+        return fflush(stdout) == 0 ? rc : 2;
     }
-    if (verify_integrity(&r) && r.f && !o.no_audit)
-        run_audit(&r);
-    r.verdict = decide(&r);
-    if (o.json)
-        rc = verify_print_json(stdout, &r);
-    else
-        verify_print_text(stdout, &r);
-    if (r.trouble[0])
-        fprintf(stderr, "gguf-verify: %s: cannot check: %s\n", o.path, r.trouble);
+    /* --write-manifest=F: the manifest's digests come from the verification's one pass */
+    bool checked = verify_integrity(&r, o.write_manifest ? manifest_kinds(&o) : 0);
+    if (checked && r.hashed && o.write_manifest)
+        rc = emit_manifest(&o, r.f, &r.hashes);
+    if (rc == 0) {
+        if (checked && r.f && !o.no_audit)
+            run_audit(&r);
+        r.verdict = decide(&r);
+        if (o.json)
+            rc = verify_print_json(stdout, &r);
+        else
+            verify_print_text(stdout, &r);
+        if (r.trouble[0])
+            fprintf(stderr, "gguf-verify: %s: cannot check: %s\n", o.path, r.trouble);
+    }
     gguf_manifest_free(r.manifest);
     gguf_check_report_free(&r.check);
     gguf_hashes_free(&r.hashes);

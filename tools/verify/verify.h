@@ -20,12 +20,6 @@ typedef struct verify_opts {
 
 typedef enum verdict { VERDICT_OK = 0, VERDICT_PROBLEMS = 1, VERDICT_CANNOT_CHECK = 2 } verdict;
 
-/* Findings of the integrity checks use the audit's record. */
-typedef struct finding_list {
-    audit_finding *v;
-    size_t n, cap;
-} finding_list;
-
 typedef struct verify_result {
     const verify_opts *o;
     gguf_file *f;                /* NULL when the file could not be opened */
@@ -44,15 +38,14 @@ typedef struct verify_result {
     audit_stats *stats;          /* (n_tensors) when audited */
     audit_report audit;
     bool audited;
-    finding_list integrity;      /* structure, coverage, checksums */
+    audit_findings integrity;    /* structure, coverage, checksums */
     verdict verdict;
     char trouble[1400];           /* why the file cannot be checked */
 } verify_result;
 
-audit_finding *finding_list_add(finding_list *l, audit_severity sev, const char *code, const char *tensor);
-
-/* Structure, coverage, sha256 and manifest findings; returns false on trouble (fills r->trouble). */
-bool verify_integrity(verify_result *r);
+/* Structure, coverage, sha256 and manifest findings; returns false on trouble (fills r->trouble).
+ * extra_kinds are digests to compute besides the ones the checks need (for --write-manifest=F). */
+bool verify_integrity(verify_result *r, unsigned extra_kinds);
 
 void verify_print_text(FILE *out, const verify_result *r);
 int verify_print_json(FILE *out, const verify_result *r);
