@@ -1,0 +1,155 @@
+/*
+ * engine.h — a model = hyperparameters + weights + tokenizer; the forward
+ * pass over a backend (kernels/kern.h); sampling; traces; the smoke verdict.
+ *
+ * Supported architectures: llama (Llama 1/2/3, TinyLlama, SmolLM, llama2.c)
+ * and qwen2 (Qwen2/2.5). The math follows llama.cpp's graphs for them and is
+ * held to llama.cpp's outputs by the tests (../shared/golden). Weights stay
+ * in the file's mapping in their own types; activations and the KV cache are
+ * f32. Nothing here prints or exits: every call returns a status and fills an
+ * engine_error.
+ */
+#ifndef GGUFSCOPE_ENGINE_H
+#define GGUFSCOPE_ENGINE_H
+
+#include "gguf.h"
+#include "kern.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum engine_status {
+    ENGINE_OK = 0,
+    ENGINE_E_ARCH,       /* architecture not supported */
+    ENGINE_E_MODEL,      /* a key or tensor is missing or does not fit the hyperparameters */
+    ENGINE_E_TOKENIZER,  /* no usable vocabulary in the file */
+    ENGINE_E_INPUT,      /* bad argument: token id out of range, empty prompt, context full */
+    ENGINE_E_NOMEM,
+    ENGINE_E_BACKEND,    /* the backend failed (see the message) */
+} engine_status;
+
+typedef struct engine_error {
+    engine_status code;
+    uint64_t offset;      /* byte offset in the file the problem concerns (0: none) */
+    char subject[256];    /* key or tensor name */
+    char message[768];
+} engine_error;
+
+const char *engine_status_name(engine_status s);
+
+/* ---- hyperparameters ----------------------------------------------------- */
+
+typedef struct engine_hparams {
+    char arch[32];          /* general.architecture */
+    int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
+    float eps;              /* RMSNorm epsilon */
+    kern_rope rope;         /* n_rot, neox, base, freq_scale (freq_factors bound with the weights) */
+    bool tied_output;       /* no output.weight: logits use token_embd */
+    bool qkv_bias;          /* attn_{q,k,v}.bias present */
+    /* Where each choice came from, for the start-up report. */
+    bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
+} engine_hparams;
+
+/* Reads and checks the hyperparameters of a supported architecture. */
+engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine_error *err);
+/* "llama, qwen2": for messages. */
+const char *engine_supported_archs(void);
+
+/* ---- model and context --------------------------------------------------- */
+
+typedef struct engine_model engine_model;
+
+/* Binds every weight of f to backend b (both must outlive the model). */
+engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_model **out, engine_error *err);
+void engine_model_free(engine_model *m);
+const engine_hparams *engine_model_hparams(const engine_model *m);
+kern_backend *engine_model_backend(const engine_model *m);
+/* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
+uint64_t engine_model_bytes_per_token(const engine_model *m);
+
+/* What a probe sees: per-row statistics of one activation after one op. */
+typedef enum engine_op {
+    ENGINE_OP_ATTN_NORM, ENGINE_OP_Q, ENGINE_OP_K, ENGINE_OP_V, ENGINE_OP_ATTN, ENGINE_OP_ATTN_OUT,
+    ENGINE_OP_FFN_NORM, ENGINE_OP_FFN_ACT, ENGINE_OP_FFN_OUT,
+    ENGINE_OP_LAYER_OUT,    /* the residual stream after the layer (llama.cpp's l_out) */
+    ENGINE_OP_RESULT_NORM,  /* the final norm's output (layer = n_layer) */
+    ENGINE_OP_COUNT
+} engine_op;
+const char *engine_op_name(engine_op op);
+
+typedef struct engine_probe {
+    /* Called after `op` of `layer` for rows pos0 .. pos0 + T - 1. */
+    void (*on_op)(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows);
+    void *user;
+    bool all_ops;  /* false: only LAYER_OUT and RESULT_NORM */
+} engine_probe;
+
+typedef struct engine_ctx engine_ctx;
+
+/* A KV cache for n_ctx positions; prompts are run max_batch tokens at a time. */
+engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engine_ctx **out, engine_error *err);
+void engine_ctx_free(engine_ctx *c);
+int engine_ctx_pos(const engine_ctx *c);   /* positions filled so far */
+int engine_ctx_size(const engine_ctx *c);
+uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
+
+/* Runs tokens[0..T) at the next positions. logits (host memory): the logits
+ * of every row (T, n_vocab) when all_logits, else of the last row (n_vocab);
+ * NULL for none. probe may be NULL. */
+engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+                             const engine_probe *probe, engine_error *err);
+
+/* ---- vocabulary and tokenizer ------------------------------------------- */
+
+typedef struct engine_vocab engine_vocab;
+
+typedef enum engine_token_type {
+    ENGINE_TOK_UNDEFINED = 0, ENGINE_TOK_NORMAL = 1, ENGINE_TOK_UNKNOWN = 2, ENGINE_TOK_CONTROL = 3,
+    ENGINE_TOK_USER_DEFINED = 4, ENGINE_TOK_UNUSED = 5, ENGINE_TOK_BYTE = 6,
+} engine_token_type;
+
+/* Reads tokenizer.ggml.* : "llama" (SentencePiece) or "gpt2" (byte-level BPE). */
+engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_error *err);
+void engine_vocab_free(engine_vocab *v);
+int32_t engine_vocab_size(const engine_vocab *v);
+const char *engine_vocab_model(const engine_vocab *v);  /* "llama" or "gpt2" */
+const char *engine_vocab_pre(const engine_vocab *v);    /* pre-tokenizer in use ("qwen2", "default", ...) */
+int32_t engine_vocab_bos(const engine_vocab *v);        /* -1: none */
+int32_t engine_vocab_eos(const engine_vocab *v);
+bool engine_vocab_add_bos(const engine_vocab *v);
+bool engine_vocab_is_eog(const engine_vocab *v, int32_t id);  /* EOS, EOT, EOM, ... */
+engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id);
+/* The token's stored text (NUL-terminated view), NULL when out of range. */
+const char *engine_vocab_text(const engine_vocab *v, int32_t id);
+/* Number of real tokens: ids past it are padding ([PAD...], unused). */
+int32_t engine_vocab_n_real(const engine_vocab *v);
+
+/* Tokenizes len bytes of text (special-token text is not parsed), with BOS
+ * when add_special and the vocabulary asks for it. *out is malloc'd. */
+engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, int32_t **out,
+                              size_t *n_out, engine_error *err);
+/* The bytes token id stands for in generated text (control tokens: none).
+ * Writes up to cap bytes; returns the full length. */
+size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t cap);
+
+/* ---- sampling ------------------------------------------------------------ */
+
+typedef struct engine_sampler_params {
+    float temp;     /* <= 0: greedy (argmax) */
+    int top_k;      /* <= 0: off */
+    float top_p;    /* >= 1: off */
+    float min_p;    /* <= 0: off */
+    uint64_t seed;
+} engine_sampler_params;
+
+engine_sampler_params engine_sampler_default(void);  /* greedy */
+
+typedef struct engine_sampler engine_sampler;
+engine_sampler *engine_sampler_create(const engine_sampler_params *p, int32_t n_vocab);
+void engine_sampler_free(engine_sampler *s);
+/* Picks a token from logits (n_vocab). Ties in argmax go to the lowest id. */
+int32_t engine_sample(engine_sampler *s, const float *logits);
+int32_t engine_argmax(const float *logits, int32_t n);
+
+#endif

@@ -1,0 +1,36 @@
+/* The engine's error record and the names of its statuses and probe ops. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+engine_status engine_fail(engine_error *err, engine_status code, uint64_t offset, const char *subject,
+                          const char *fmt, ...)
+{
+    if (err) {
+        err->code = code;
+        err->offset = offset;
+        snprintf(err->subject, sizeof err->subject, "%s", subject ? subject : "");
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *engine_status_name(engine_status s)
+{
+    static const char *const names[] = { "ENGINE_OK", "ENGINE_E_ARCH", "ENGINE_E_MODEL", "ENGINE_E_TOKENIZER",
+                                         "ENGINE_E_INPUT", "ENGINE_E_NOMEM", "ENGINE_E_BACKEND" };
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "ENGINE_E_UNKNOWN";
+}
+
+const char *engine_op_name(engine_op op)
+{
+    static const char *const names[ENGINE_OP_COUNT] = {
+        "attn_norm", "q", "k", "v", "attn", "attn_out", "ffn_norm", "ffn_act", "ffn_out", "l_out", "result_norm",
+    };
+    return (unsigned)op < ENGINE_OP_COUNT ? names[op] : "?";
+}

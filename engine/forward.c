@@ -1,0 +1,212 @@
+/*
+ * The forward pass of llama and qwen2, read top to bottom like the math
+ * (karpathy/llama2.c's habit), on whatever backend the model is bound to.
+ *
+ *   x = embd[tokens]
+ *   per layer:  h = rmsnorm(x) * attn_norm
+ *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv);  rope(q), rope(k);  k, v -> cache
+ *               x += attention(q, K, V) Wo
+ *               h = rmsnorm(x) * ffn_norm
+ *               x += (silu(h Wgate) * (h Wup)) Wdown          <- l_out (the traced residual)
+ *   logits = (rmsnorm(x) * output_norm) Wout                   <- result_norm before Wout
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
+
+struct engine_ctx {
+    engine_model *m;
+    kern_backend *be;
+    int n_ctx, max_batch, pos;
+    float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim) */
+    float *x, *h, *q, *att, *o;   /* (max_batch, n_embd or n_head * head_dim) */
+    float *gate, *up;             /* (max_batch, n_ff) */
+    float *logits;                /* (LOGIT_ROWS, n_vocab) */
+    kern_row_stats *stats;        /* (max_batch), host */
+    uint64_t bytes;
+};
+
+void engine_ctx_free(engine_ctx *c)
+{
+    if (!c)
+        return;
+    float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i])
+            c->be->free(c->be, bufs[i]);
+    free(c->stats);
+    free(c);
+}
+
+engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engine_ctx **out, engine_error *err)
+{
+    *out = NULL;
+    const engine_hparams *hp = &m->hp;
+    if (n_ctx < 1 || max_batch < 1)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "context %d / batch %d must be positive", n_ctx, max_batch);
+    engine_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    c->m = m;
+    c->be = m->be;
+    c->n_ctx = n_ctx;
+    c->max_batch = max_batch < n_ctx ? max_batch : n_ctx;
+    const size_t B = (size_t)c->max_batch, kv_dim = (size_t)hp->n_kv_head * hp->head_dim,
+                 q_dim = (size_t)hp->n_head * hp->head_dim;
+    const size_t kv = (size_t)hp->n_layer * n_ctx * kv_dim;
+    struct {
+        float **p;
+        size_t n;
+    } want[] = {
+        { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, B * hp->n_embd }, { &c->h, B * hp->n_embd },
+        { &c->q, B * q_dim }, { &c->att, B * q_dim }, { &c->o, B * hp->n_embd }, { &c->gate, B * hp->n_ff },
+        { &c->up, B * hp->n_ff }, { &c->logits, (size_t)LOGIT_ROWS * hp->n_vocab },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        *want[i].p = c->be->alloc(c->be, want[i].n);
+        c->bytes += want[i].n * sizeof(float);
+        if (!*want[i].p) {
+            engine_ctx_free(c);
+            return engine_fail(err, ENGINE_E_NOMEM, 0, "",
+                               "out of %s memory allocating %.1f MiB for a context of %d positions", m->be->name,
+                               want[i].n * sizeof(float) / 1048576.0, n_ctx);
+        }
+    }
+    c->stats = calloc(B, sizeof *c->stats);
+    if (!c->stats) {
+        engine_ctx_free(c);
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    }
+    *out = c;
+    return ENGINE_OK;
+}
+
+int engine_ctx_pos(const engine_ctx *c)
+{
+    return c->pos;
+}
+
+int engine_ctx_size(const engine_ctx *c)
+{
+    return c->n_ctx;
+}
+
+uint64_t engine_ctx_bytes(const engine_ctx *c)
+{
+    return c->bytes;
+}
+
+/* Runs one backend op; a failure becomes an engine error naming the op and layer. */
+#define OP(call, what, layer)                                                                                     \
+    do {                                                                                                          \
+        kern_status ks_ = (call);                                                                                 \
+        if (ks_ != KERN_OK)                                                                                       \
+            return engine_fail(err, ks_ == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",              \
+                               "%s backend: %s failed in layer %d: %s", be->name, what, layer,                   \
+                               kern_status_name(ks_));                                                            \
+    } while (0)
+
+static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op op, int layer, const float *x, int T,
+                                int n, engine_error *err)
+{
+    kern_backend *be = c->be;
+    if (!p || !p->on_op || (!p->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
+        return ENGINE_OK;
+    OP(be->row_stats(be, x, T, n, c->stats), "row statistics", layer);
+    p->on_op(p->user, op, layer, c->pos, T, c->stats);
+    return ENGINE_OK;
+}
+
+#define PROBE(op, layer, buf, n)                                                                                  \
+    do {                                                                                                          \
+        engine_status ps_ = probe_rows(c, probe, op, layer, buf, T, n, err);                                      \
+        if (ps_)                                                                                                  \
+            return ps_;                                                                                           \
+    } while (0)
+
+/* One batch of T <= max_batch tokens at positions c->pos ... */
+static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+                                   const engine_probe *probe, engine_error *err)
+{
+    const engine_model *m = c->m;
+    const engine_hparams *hp = &m->hp;
+    kern_backend *be = c->be;
+    const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
+    const int F = hp->n_ff, pos0 = c->pos;
+
+    OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
+    for (int il = 0; il < hp->n_layer; il++) {
+        const kern_weight *w = m->layers[il].w;
+        const bool bias = m->layers[il].has_bias;
+        float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
+        float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
+
+        OP(be->rmsnorm(be, &w[LW_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il);
+        PROBE(ENGINE_OP_ATTN_NORM, il, c->h, E);
+        OP(be->matmul(be, &w[LW_Q], bias ? &w[LW_BQ] : NULL, c->h, T, c->q), "attn_q", il);
+        OP(be->matmul(be, &w[LW_K], bias ? &w[LW_BK] : NULL, c->h, T, k_new), "attn_k", il);
+        OP(be->matmul(be, &w[LW_V], bias ? &w[LW_BV] : NULL, c->h, T, v_new), "attn_v", il);
+        OP(be->rope(be, c->q, T, hp->n_head, hd, pos0, &hp->rope), "rope(q)", il);
+        OP(be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, &hp->rope), "rope(k)", il);
+        PROBE(ENGINE_OP_Q, il, c->q, q_dim);
+        PROBE(ENGINE_OP_K, il, k_new, kv_dim);
+        PROBE(ENGINE_OP_V, il, v_new, kv_dim);
+        OP(be->attention(be, c->q, kc, vc, T, pos0, hp->n_head, hp->n_kv_head, hd, c->att), "attention", il);
+        PROBE(ENGINE_OP_ATTN, il, c->att, q_dim);
+        OP(be->matmul(be, &w[LW_O], NULL, c->att, T, c->o), "attn_output", il);
+        PROBE(ENGINE_OP_ATTN_OUT, il, c->o, E);
+        OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
+
+        OP(be->rmsnorm(be, &w[LW_FFN_NORM], c->x, T, E, hp->eps, c->h), "ffn_norm", il);
+        PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
+        OP(be->matmul(be, &w[LW_GATE], NULL, c->h, T, c->gate), "ffn_gate", il);
+        OP(be->matmul(be, &w[LW_UP], NULL, c->h, T, c->up), "ffn_up", il);
+        OP(be->swiglu(be, c->gate, c->up, (size_t)T * F, c->gate), "swiglu", il);
+        PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
+        OP(be->matmul(be, &w[LW_DOWN], NULL, c->gate, T, c->o), "ffn_down", il);
+        PROBE(ENGINE_OP_FFN_OUT, il, c->o, E);
+        OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
+        PROBE(ENGINE_OP_LAYER_OUT, il, c->x, E);
+    }
+    OP(be->rmsnorm(be, &m->output_norm, c->x, T, E, hp->eps, c->h), "output_norm", hp->n_layer);
+    PROBE(ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, E);
+    c->pos += T;
+    if (!logits)
+        return ENGINE_OK;
+    const int first = all_logits ? 0 : T - 1;
+    for (int r = first; r < T; r += LOGIT_ROWS) {
+        int n = T - r < LOGIT_ROWS ? T - r : LOGIT_ROWS;
+        OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
+        OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
+           "copy of logits", hp->n_layer);
+    }
+    return ENGINE_OK;
+}
+
+engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+                             const engine_probe *probe, engine_error *err)
+{
+    const engine_hparams *hp = &c->m->hp;
+    if (T < 1)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "nothing to run: no tokens");
+    if (T > c->n_ctx - c->pos)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "",
+                           "context full: %d positions used of %d, %d more tokens do not fit", c->pos, c->n_ctx, T);
+    for (int i = 0; i < T; i++)
+        if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
+            return engine_fail(err, ENGINE_E_INPUT, 0, "", "token %d at index %d is outside the vocabulary (0..%d)",
+                               tokens[i], i, hp->n_vocab - 1);
+    for (int done = 0; done < T;) {
+        int n = T - done < c->max_batch ? T - done : c->max_batch;
+        bool last = done + n == T;
+        float *dst = !logits ? NULL : all_logits ? logits + (size_t)done * hp->n_vocab : last ? logits : NULL;
+        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, probe, err);
+        if (s)
+            return s;
+        done += n;
+    }
+    return ENGINE_OK;
+}

@@ -1,0 +1,31 @@
+/* Private to engine/: the error helper and the structures the files share. */
+#ifndef GGUFSCOPE_ENGINE_INTERNAL_H
+#define GGUFSCOPE_ENGINE_INTERNAL_H
+
+#include "engine.h"
+
+/* Fills err (when not NULL) and returns code. */
+__attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *err, engine_status code,
+                                                                uint64_t offset, const char *subject,
+                                                                const char *fmt, ...);
+
+/* One block's weights, in the order of layer_tensor_names (model.c). */
+enum {
+    LW_ATTN_NORM, LW_Q, LW_K, LW_V, LW_O, LW_FFN_NORM, LW_GATE, LW_UP, LW_DOWN, LW_BQ, LW_BK, LW_BV, LW_COUNT
+};
+
+typedef struct engine_layer {
+    kern_weight w[LW_COUNT];  /* biases: t == NULL when absent */
+    bool has_bias;
+} engine_layer;
+
+struct engine_model {
+    const gguf_file *f;
+    kern_backend *be;
+    engine_hparams hp;
+    kern_weight tok_embd, output_norm, output;
+    engine_layer *layers;  /* (n_layer) */
+    float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
+};
+
+#endif

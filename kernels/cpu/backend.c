@@ -1,0 +1,72 @@
+/* The CPU backend's table: host memory, weights read in place from the mapping. */
+#include "cpu.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cpu_destroy(kern_backend *b)
+{
+    if (b) {
+        free(b->ctx);
+        free(b);
+    }
+}
+
+static void cpu_set_threads(kern_backend *b, int n)
+{
+    ((cpu_ctx *)b->ctx)->n_threads = n > 0 ? n : omp_get_num_procs();
+}
+
+static float *cpu_alloc(kern_backend *b, size_t n)
+{
+    (void)b;
+    return calloc(n ? n : 1, sizeof(float));
+}
+
+static void cpu_free(kern_backend *b, float *p)
+{
+    (void)b;
+    free(p);
+}
+
+static kern_status cpu_copy(kern_backend *b, float *dst, const float *src, size_t n)
+{
+    (void)b;
+    if (dst != src)
+        memmove(dst, src, n * sizeof(float));
+    return KERN_OK;
+}
+
+static kern_status cpu_bind(kern_backend *b, kern_weight *w)
+{
+    (void)b;
+    w->dev = NULL;
+    return kern_cpu_supports(w->t->type) ? KERN_OK : KERN_E_UNSUPPORTED;
+}
+
+static void cpu_unbind(kern_backend *b, kern_weight *w)
+{
+    (void)b;
+    w->dev = NULL;
+}
+
+kern_backend *kern_cpu_create(int n_threads)
+{
+    kern_backend *b = calloc(1, sizeof *b);
+    cpu_ctx *c = calloc(1, sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        return NULL;
+    }
+    *b = (kern_backend){
+        .name = "cpu", .ctx = c, .destroy = cpu_destroy, .set_threads = cpu_set_threads,
+        .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
+        .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
+        .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .swiglu = cpu_swiglu,
+        .add = cpu_add, .row_stats = cpu_row_stats,
+    };
+    cpu_set_threads(b, n_threads);
+    return b;
+}

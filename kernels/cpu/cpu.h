@@ -1,0 +1,31 @@
+/* The CPU backend's private parts: its context and the ops the table points at. */
+#ifndef GGUFSCOPE_KERN_CPU_H
+#define GGUFSCOPE_KERN_CPU_H
+
+#include "kern.h"
+
+typedef struct cpu_ctx {
+    int n_threads;  /* OpenMP threads for every op */
+} cpu_ctx;
+
+static inline int cpu_threads(const kern_backend *b)
+{
+    return ((const cpu_ctx *)b->ctx)->n_threads;
+}
+
+/* A small vector weight (norm, bias) as f32: the mapping itself when it is
+ * aligned F32, else dequantized into buf (n floats). NULL if it cannot be read. */
+const float *cpu_vector(const kern_weight *w, float *buf, int64_t n);
+
+kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
+kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                       float *y);
+kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
+kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
+kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
+                          int n_head, int n_kv_head, int head_dim, float *out);
+kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
+kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * Dot-product microkernels (AVX2 + FMA + F16C when the CPU has them, portable
+ * C otherwise). Accumulation is f32 in 8 lanes per row, summed at the end;
+ * the order differs from a sequential sum by rounding only (the engine is
+ * held to llama.cpp with a tolerance, not bit for bit).
+ */
+#include "dot.h"
+#include "kern.h"
+#include "quant.h"
+
+#include <stdbool.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define X86 1
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#else
+#define X86 0
+#endif
+
+static bool have_avx2(void)
+{
+#if X86
+    static int cached = -1;
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    }
+    return cached;
+#else
+    return false;
+#endif
+}
+
+static float dot_scalar(const float *a, const float *b, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+#if X86
+AVX2 static inline float hsum8(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2 static float dot_avx2(const float *a, const float *b, int64_t n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    }
+    for (; i + 8 <= n; i += 8)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    float s = hsum8(_mm256_add_ps(s0, s1));
+    for (; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* 4 weight rows x 2 tokens: 8 accumulators, 6 loads per 8 FMAs. */
+AVX2 static void dot_4x2_avx2(const float *const w[4], const float *x0, const float *x1, int64_t n, float *o0,
+                              float *o1)
+{
+    __m256 a00 = _mm256_setzero_ps(), a10 = a00, a20 = a00, a30 = a00;
+    __m256 a01 = a00, a11 = a00, a21 = a00, a31 = a00;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+        __m256 r0 = _mm256_loadu_ps(w[0] + i), r1 = _mm256_loadu_ps(w[1] + i);
+        __m256 r2 = _mm256_loadu_ps(w[2] + i), r3 = _mm256_loadu_ps(w[3] + i);
+        a00 = _mm256_fmadd_ps(r0, u, a00); a01 = _mm256_fmadd_ps(r0, v, a01);
+        a10 = _mm256_fmadd_ps(r1, u, a10); a11 = _mm256_fmadd_ps(r1, v, a11);
+        a20 = _mm256_fmadd_ps(r2, u, a20); a21 = _mm256_fmadd_ps(r2, v, a21);
+        a30 = _mm256_fmadd_ps(r3, u, a30); a31 = _mm256_fmadd_ps(r3, v, a31);
+    }
+    float s[8] = { hsum8(a00), hsum8(a10), hsum8(a20), hsum8(a30), hsum8(a01), hsum8(a11), hsum8(a21), hsum8(a31) };
+    for (; i < n; i++)
+        for (int r = 0; r < 4; r++) {
+            s[r] += w[r][i] * x0[i];
+            s[4 + r] += w[r][i] * x1[i];
+        }
+    for (int r = 0; r < 4; r++) {
+        o0[r] = s[r];
+        o1[r] = s[4 + r];
+    }
+}
+
+/* 4 weight rows x 1 token. */
+AVX2 static void dot_4x1_avx2(const float *const w[4], const float *x, int64_t n, float *o)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 u = _mm256_loadu_ps(x + i);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w[0] + i), u, a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w[1] + i), u, a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w[2] + i), u, a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w[3] + i), u, a3);
+    }
+    float s[4] = { hsum8(a0), hsum8(a1), hsum8(a2), hsum8(a3) };
+    for (; i < n; i++)
+        for (int r = 0; r < 4; r++)
+            s[r] += w[r][i] * x[i];
+    for (int r = 0; r < 4; r++)
+        o[r] = s[r];
+}
+
+/* 4 f16 rows x 1 token, converted in registers (F16C): the decode path for
+ * F16 weights reads each weight byte once and writes nothing. */
+AVX2 static void dot_f16_4x1_avx2(const uint16_t *const w[4], const float *x, int64_t n, float *o)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 u = _mm256_loadu_ps(x + i);
+        a0 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w[0] + i))), u, a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w[1] + i))), u, a1);
+        a2 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w[2] + i))), u, a2);
+        a3 = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w[3] + i))), u, a3);
+    }
+    float s[4] = { hsum8(a0), hsum8(a1), hsum8(a2), hsum8(a3) };
+    for (; i < n; i++)
+        for (int r = 0; r < 4; r++)
+            s[r] += quant_f16_to_f32(w[r][i]) * x[i];
+    for (int r = 0; r < 4; r++)
+        o[r] = s[r];
+}
+#endif
+
+float kern_dot_f32(const float *a, const float *b, int64_t n)
+{
+#if X86
+    if (have_avx2())
+        return dot_avx2(a, b, n);
+#endif
+    return dot_scalar(a, b, n);
+}
+
+void cpu_dot_rows(const float *const w[4], int nr, const float *x, int nt, int64_t n, float *out, int64_t ldo)
+{
+#if X86
+    if (have_avx2() && nr == 4) {
+        int t = 0;
+        for (; t + 2 <= nt; t += 2)
+            dot_4x2_avx2(w, x + t * n, x + (t + 1) * n, n, out + t * ldo, out + (t + 1) * ldo);
+        if (t < nt)
+            dot_4x1_avx2(w, x + t * n, n, out + t * ldo);
+        return;
+    }
+#endif
+    for (int t = 0; t < nt; t++)
+        for (int r = 0; r < nr; r++)
+            out[t * ldo + r] = kern_dot_f32(w[r], x + t * n, n);
+}
+
+void cpu_dot_rows_f16(const uint16_t *const w[4], int nr, const float *x, int64_t n, float *out)
+{
+#if X86
+    if (have_avx2() && nr == 4) {
+        dot_f16_4x1_avx2(w, x, n, out);
+        return;
+    }
+#endif
+    for (int r = 0; r < nr; r++) {
+        float s = 0.0f;
+        for (int64_t i = 0; i < n; i++)
+            s += quant_f16_to_f32(w[r][i]) * x[i];
+        out[r] = s;
+    }
+}

@@ -1,0 +1,147 @@
+/*
+ * Matrix products against weights in their file type, read in place.
+ *
+ * Rows of W are taken 16 at a time per thread: F32 rows are used where they
+ * lie, F16 rows feed a fused convert-and-multiply kernel for one token, and
+ * every other type is dequantized by quant/ into a per-thread scratch of 16
+ * rows (16 x ne0 floats, L1/L2 sized) that then meets every token in blocks
+ * of 16 tokens, so each weight byte is read from memory once per call. No
+ * f32 copy of a matrix ever exists.
+ */
+#include "cpu.h"
+#include "dot.h"
+#include "quant.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROW_BLOCK = 16, TOK_BLOCK = 16 };
+
+bool kern_cpu_supports(uint32_t type)
+{
+    return quant_can_dequantize(type);
+}
+
+static uint64_t row_bytes(const gguf_tensor *t)
+{
+    const gguf_type_traits *tr = gguf_type_traits_of(t->type);
+    return t->ne[0] / tr->block_size * tr->type_size;
+}
+
+static bool aligned(const void *p, size_t a)
+{
+    return ((uintptr_t)p & (a - 1)) == 0;
+}
+
+const float *cpu_vector(const kern_weight *w, float *buf, int64_t n)
+{
+    const gguf_tensor *t = w->t;
+    if ((int64_t)t->n_elements != n)
+        return NULL;
+    if (t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float)))
+        return (const float *)t->data;
+    return quant_dequantize_row(t->type, t->data, buf, n) == QUANT_OK ? buf : NULL;
+}
+
+kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out)
+{
+    (void)b;
+    const gguf_tensor *t = w->t;
+    quant_row_fn deq = quant_row_function(t->type, QUANT_IMPL_BEST);
+    if (!deq)
+        return KERN_E_UNSUPPORTED;
+    uint64_t rb = row_bytes(t);
+    for (int i = 0; i < T; i++) {
+        if (tokens[i] < 0 || (uint64_t)tokens[i] >= t->ne[1])
+            return KERN_E_SHAPE;
+        deq(t->data + (uint64_t)tokens[i] * rb, out + (size_t)i * t->ne[0], (int64_t)t->ne[0]);
+    }
+    return KERN_OK;
+}
+
+/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld). */
+static void row_block(const gguf_tensor *t, quant_row_fn deq, uint64_t rb, int64_t r0, int nr, const float *x,
+                      int T, float *scratch, float *y, int64_t ld)
+{
+    const int64_t n = (int64_t)t->ne[0];
+    const uint8_t *base = t->data + (uint64_t)r0 * rb;
+    if (T == 1 && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
+        for (int r = 0; r < nr; r += 4) {
+            const uint16_t *w[4];
+            int k = nr - r < 4 ? nr - r : 4;
+            for (int j = 0; j < 4; j++)
+                w[j] = (const uint16_t *)(base + (uint64_t)(r + (j < k ? j : 0)) * rb);
+            cpu_dot_rows_f16(w, k, x, n, y + r0 + r);
+        }
+        return;
+    }
+    const float *rows[ROW_BLOCK];
+    bool direct = t->type == GGML_TYPE_F32 && aligned(base, sizeof(float));
+    for (int r = 0; r < nr; r++) {
+        if (direct) {
+            rows[r] = (const float *)(base + (uint64_t)r * rb);
+        } else {
+            deq(base + (uint64_t)r * rb, scratch + (int64_t)r * n, n);
+            rows[r] = scratch + (int64_t)r * n;
+        }
+    }
+    for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
+        int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;
+        for (int r = 0; r < nr; r += 4) {
+            const float *w[4];
+            int k = nr - r < 4 ? nr - r : 4;
+            for (int j = 0; j < 4; j++)
+                w[j] = rows[r + (j < k ? j : 0)];
+            cpu_dot_rows(w, k, x + (int64_t)t0 * n, nt, n, y + t0 * ld + r0 + r, ld);
+        }
+    }
+}
+
+kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                       float *y)
+{
+    const gguf_tensor *t = w->t;
+    quant_row_fn deq = quant_row_function(t->type, QUANT_IMPL_BEST);
+    if (!deq)
+        return KERN_E_UNSUPPORTED;
+    if (t->ne[2] != 1 || t->ne[3] != 1)
+        return KERN_E_SHAPE;
+    const int64_t n = (int64_t)t->ne[0], rows = (int64_t)t->ne[1];
+    const uint64_t rb = row_bytes(t);
+    const int64_t n_blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+    int failed = 0;
+
+#pragma omp parallel num_threads(cpu_threads(b))
+    {
+        float *scratch = aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64);
+        if (!scratch) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t blk = 0; blk < n_blocks; blk++) {
+            if (!scratch)
+                continue;
+            int64_t r0 = blk * ROW_BLOCK;
+            int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
+            row_block(t, deq, rb, r0, nr, x, T, scratch, y, rows);
+        }
+        free(scratch);
+    }
+    if (failed)
+        return KERN_E_NOMEM;
+    if (bias) {
+        float *buf = malloc((size_t)rows * sizeof(float));
+        const float *bv = buf ? cpu_vector(bias, buf, rows) : NULL;
+        if (!bv) {
+            free(buf);
+            return buf ? KERN_E_SHAPE : KERN_E_NOMEM;
+        }
+        for (int i = 0; i < T; i++)
+            for (int64_t r = 0; r < rows; r++)
+                y[i * rows + r] += bv[r];
+        free(buf);
+    }
+    return KERN_OK;
+}

@@ -1,0 +1,114 @@
+/*
+ * Element-wise and per-row ops of the CPU backend: RMSNorm, rotary
+ * embedding, SwiGLU, residual add, row statistics. Sums of squares are in
+ * double, as ggml's rms_norm sums in ggml_float.
+ */
+#include "cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+{
+    float *buf = malloc((size_t)n * sizeof(float));
+    const float *g = buf ? cpu_vector(w, buf, n) : NULL;
+    if (!g) {
+        free(buf);
+        return buf ? KERN_E_SHAPE : KERN_E_NOMEM;
+    }
+#pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * n;
+        float *o = out + (size_t)t * n;
+        double ss = 0.0;
+        for (int i = 0; i < n; i++)
+            ss += (double)xr[i] * xr[i];
+        float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+        for (int i = 0; i < n; i++)
+            o[i] = xr[i] * scale * g[i];
+    }
+    free(buf);
+    return KERN_OK;
+}
+
+/* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
+ * pair (2i, 2i+1) for NORM and (i, i + n_rot/2) for NEOX (ggml's rope modes
+ * 0 and 2); dimensions past n_rot pass through. */
+kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
+{
+    const int half = r->n_rot / 2;
+    if (r->n_rot > head_dim || r->n_rot % 2)
+        return KERN_E_SHAPE;
+    float *cs = malloc((size_t)T * half * 2 * sizeof(float));
+    if (!cs)
+        return KERN_E_NOMEM;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < half; i++) {
+            double theta = (double)(pos0 + t) * r->freq_scale * pow(r->base, -2.0 * i / r->n_rot);
+            if (r->freq_factors)
+                theta /= r->freq_factors[i];
+            cs[((size_t)t * half + i) * 2] = (float)cos(theta);
+            cs[((size_t)t * half + i) * 2 + 1] = (float)sin(theta);
+        }
+#pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < n_head; h++) {
+            float *v = x + ((size_t)t * n_head + h) * head_dim;
+            for (int i = 0; i < half; i++) {
+                float c = cs[((size_t)t * half + i) * 2], s = cs[((size_t)t * half + i) * 2 + 1];
+                int a = r->neox ? i : 2 * i, bb = r->neox ? i + half : 2 * i + 1;
+                float x0 = v[a], x1 = v[bb];
+                v[a] = x0 * c - x1 * s;
+                v[bb] = x0 * s + x1 * c;
+            }
+        }
+    free(cs);
+    return KERN_OK;
+}
+
+kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
+{
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+    return KERN_OK;
+}
+
+kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n)
+{
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        x[i] += y[i];
+    return KERN_OK;
+}
+
+kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
+{
+    (void)b;
+    for (int t = 0; t < T; t++) {
+        const float *r = x + (size_t)t * n;
+        double sum = 0.0, ss = 0.0;
+        float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
+        uint32_t nan = 0, inf = 0, finite = 0;
+        for (int i = 0; i < n; i++) {
+            float v = r[i];
+            if (isnan(v)) {
+                nan++;
+                continue;
+            }
+            if (isinf(v))
+                inf++;
+            sum += v;
+            ss += (double)v * v;
+            mn = v < mn ? v : mn;
+            mx = v > mx ? v : mx;
+            ma = fabsf(v) > ma ? fabsf(v) : ma;
+            finite++;
+        }
+        out[t] = (kern_row_stats){ .rms = finite ? (float)sqrt(ss / finite) : NAN,
+                                   .mean = finite ? (float)(sum / finite) : NAN,
+                                   .min = finite ? mn : NAN, .max = finite ? mx : NAN, .max_abs = ma,
+                                   .n_nan = nan, .n_inf = inf };
+    }
+    return KERN_OK;
+}

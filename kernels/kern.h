@@ -1,0 +1,110 @@
+/*
+ * kern.h — the compute the engine needs, behind one ops interface.
+ *
+ * A backend is a table of function pointers (zeux/calm's habit): the engine
+ * never touches activations itself, it asks the backend to allocate them and
+ * to run ops on them, and copies results to the host only when it needs them
+ * (logits, trace statistics). The CPU backend (kernels/cpu) is the first user;
+ * the CUDA backend fills the same table with device memory and kernels.
+ *
+ * Shapes follow ggml: a matrix of ne[1] rows of ne[0] values; "x (T, n)" is T
+ * rows (tokens) of n contiguous f32 values. Weights stay in the file's type
+ * and bytes; a backend binds each tensor once (the CPU reads the mapping in
+ * place, a GPU uploads once).
+ *
+ * Ops return KERN_OK or a status, and never print or exit.
+ */
+#ifndef GGUFSCOPE_KERN_H
+#define GGUFSCOPE_KERN_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum kern_status {
+    KERN_OK = 0,
+    KERN_E_NOMEM,        /* allocation failed (host or device) */
+    KERN_E_UNSUPPORTED,  /* a weight type this backend cannot multiply */
+    KERN_E_SHAPE,        /* operands that do not fit together */
+    KERN_E_DEVICE,       /* the device reported an error */
+} kern_status;
+
+const char *kern_status_name(kern_status s);
+
+/* A weight bound to a backend: the file's tensor plus what the backend keeps. */
+typedef struct kern_weight {
+    const gguf_tensor *t;  /* the file's view: type, shape, bytes */
+    void *dev;             /* backend data (device copy); NULL on the CPU */
+} kern_weight;
+
+/* Rotary embedding parameters for one model. */
+typedef struct kern_rope {
+    int n_rot;                 /* leading dimensions of each head that rotate (even) */
+    bool neox;                 /* NEOX: pairs (i, i + n_rot/2); NORM: pairs (2i, 2i+1) */
+    float base;                /* theta_base: 10000, 1e6 for Qwen2 */
+    float freq_scale;          /* 1 / linear scaling factor */
+    const float *freq_factors; /* (n_rot/2) divisors of each frequency (Llama 3.1 rope_freqs), or NULL */
+} kern_rope;
+
+/* Per-row statistics of activations (for traces and verdicts). */
+typedef struct kern_row_stats {
+    float rms, mean, min, max, max_abs;
+    uint32_t n_nan, n_inf;
+} kern_row_stats;
+
+typedef struct kern_backend kern_backend;
+
+struct kern_backend {
+    const char *name;  /* "cpu", "cuda" */
+    void *ctx;
+
+    void (*destroy)(kern_backend *b);
+    /* Threads for the CPU backend (0: all cores); ignored by devices. */
+    void (*set_threads)(kern_backend *b, int n_threads);
+
+    /* Activation memory: n floats, zeroed. */
+    float *(*alloc)(kern_backend *b, size_t n);
+    void (*free)(kern_backend *b, float *p);
+    kern_status (*to_host)(kern_backend *b, float *dst, const float *src, size_t n);
+    kern_status (*from_host)(kern_backend *b, float *dst, const float *src, size_t n);
+
+    /* Makes w usable by the ops (uploads it, checks its type). */
+    kern_status (*bind)(kern_backend *b, kern_weight *w);
+    void (*unbind)(kern_backend *b, kern_weight *w);
+
+    /* out (T, ne0) = rows tokens[0..T) of the embedding matrix w. */
+    kern_status (*embed)(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
+    /* y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL. */
+    kern_status (*matmul)(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                          float *y);
+    /* out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)). */
+    kern_status (*rmsnorm)(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
+                           float *out);
+    /* Rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t. */
+    kern_status (*rope)(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
+    /* Causal attention of q (T, n_head, head_dim) at positions pos0.. over the
+     * keys/values (pos0 + T, n_kv_head, head_dim) of one layer's cache;
+     * out (T, n_head, head_dim). GQA: query head h reads kv head h / (n_head / n_kv_head). */
+    kern_status (*attention)(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
+                             int pos0, int n_head, int n_kv_head, int head_dim, float *out);
+    /* out (n) = silu(gate) * up. */
+    kern_status (*swiglu)(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+    /* x (n) += y. */
+    kern_status (*add)(kern_backend *b, float *x, const float *y, size_t n);
+    /* Statistics of each of the T rows of x (T, n), into host memory. */
+    kern_status (*row_stats)(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
+};
+
+/* The CPU backend: SIMD (AVX2/AVX-512 when the CPU has them) and OpenMP over
+ * rows. Reads every type quant/ can dequantize. NULL when out of memory. */
+kern_backend *kern_cpu_create(int n_threads);
+
+/* CPU kernels the engine and other backends' checks call directly. */
+/* Dot product of n f32 values (f32 accumulation in 8/16 lanes). */
+float kern_dot_f32(const float *a, const float *b, int64_t n);
+/* Whether the CPU matmul can read `type` (quant/ dequantizes it). */
+bool kern_cpu_supports(uint32_t type);
+
+#endif
