@@ -1,0 +1,157 @@
+/*
+ * Pre-tokenizers of byte-level BPE vocabularies: the regular expressions
+ * llama.cpp applies for each tokenizer.ggml.pre value (src/llama-vocab.cpp,
+ * llm_tokenizer_bpe's constructor), run with PCRE2 for the Unicode classes.
+ * Each expression splits every fragment the previous one left; matches and
+ * the gaps between them are both kept (llama.cpp's unicode_regex_split).
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "internal.h"
+#include "vocab.h"
+
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTRACTIONS_CI "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+#define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
+
+typedef struct pre_kind {
+    const char *names[4];
+    const char *regex[4];
+} pre_kind;
+
+static const pre_kind kinds[] = {
+    { { "default" },
+      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" } },
+    { { "gpt2", "gpt-2", "phi-2" }, { GPT2_RE } },
+    { { "llama3", "llama-v3", "llama-bpe" },
+      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+        "\\s+(?!\\S)|\\s+" } },
+    { { "qwen2", "deepseek-r1-qwen" },
+      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+        "\\s+(?!\\S)|\\s+" } },
+    { { "smollm" }, { "\\p{N}", GPT2_RE } },
+};
+
+typedef struct pretok {
+    pcre2_code *re[4];
+    int n;
+} pretok;
+
+void pretok_free(void *p)
+{
+    pretok *t = p;
+    if (!t)
+        return;
+    for (int i = 0; i < t->n; i++)
+        pcre2_code_free(t->re[i]);
+    free(t);
+}
+
+engine_status pretok_create(engine_vocab *v, engine_error *err)
+{
+    const pre_kind *k = NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !k; i++)
+        for (int j = 0; j < 4 && kinds[i].names[j]; j++)
+            if (!strcmp(kinds[i].names[j], v->pre))
+                k = &kinds[i];
+    if (!k)
+        return engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.pre",
+                           "pre-tokenizer '%s' is not supported (default, gpt2, llama3/llama-bpe, qwen2, smollm are)",
+                           v->pre);
+    pretok *t = calloc(1, sizeof *t);
+    if (!t)
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    for (int i = 0; i < 4 && k->regex[i]; i++) {
+        int code;
+        PCRE2_SIZE at;
+        t->re[i] = pcre2_compile((PCRE2_SPTR)k->regex[i], PCRE2_ZERO_TERMINATED,
+                                 PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &at, NULL);
+        if (!t->re[i]) {
+            char msg[256];
+            pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
+            pretok_free(t);
+            return engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.pre",
+                               "pre-tokenizer regex %d of '%s' does not compile at %zu: %s", i, v->pre, (size_t)at,
+                               msg);
+        }
+        t->n = i + 1;
+    }
+    v->pretok = t;
+    return ENGINE_OK;
+}
+
+typedef struct span {
+    size_t start, len;
+} span;
+
+typedef struct spans {
+    span *s;
+    size_t n, cap;
+} spans;
+
+static bool spans_push(spans *a, size_t start, size_t len)
+{
+    if (!len)
+        return true;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        span *p = realloc(a->s, cap * sizeof *p);
+        if (!p)
+            return false;
+        a->s = p;
+        a->cap = cap;
+    }
+    a->s[a->n++] = (span){ start, len };
+    return true;
+}
+
+/* Splits one fragment with one expression into out. */
+static bool split_one(const pcre2_code *re, pcre2_match_data *md, const char *text, span f, spans *out)
+{
+    const PCRE2_SPTR subj = (PCRE2_SPTR)(text + f.start);
+    size_t at = 0, done = 0;
+    while (at < f.len) {
+        int rc = pcre2_match(re, subj, f.len, at, 0, md, NULL);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc < 0)
+            return false;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        size_t s = ov[0], e = ov[1];
+        if (e == s) {  /* an empty match: step over one character */
+            at = s + 1;
+            while (at < f.len && (text[f.start + at] & 0xc0) == 0x80)
+                at++;
+            continue;
+        }
+        if (!spans_push(out, f.start + done, s - done) || !spans_push(out, f.start + s, e - s))
+            return false;
+        done = at = e;
+    }
+    return spans_push(out, f.start + done, f.len - done);
+}
+
+bool pretok_split(const void *p, const char *text, size_t len, bool (*word)(void *user, size_t start, size_t len),
+                  void *user)
+{
+    const pretok *t = p;
+    spans cur = { 0 }, next = { 0 };
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    bool ok = md && spans_push(&cur, 0, len);
+    for (int i = 0; ok && i < t->n; i++) {
+        next.n = 0;
+        for (size_t k = 0; ok && k < cur.n; k++)
+            ok = split_one(t->re[i], md, text, cur.s[k], &next);
+        spans tmp = cur;
+        cur = next;
+        next = tmp;
+    }
+    for (size_t k = 0; ok && k < cur.n; k++)
+        ok = word(user, cur.s[k].start, cur.s[k].len);
+    pcre2_match_data_free(md);
+    free(cur.s);
+    free(next.s);
+    return ok;
+}

@@ -1,0 +1,225 @@
+/*
+ * The vocabulary from tokenizer.ggml.* metadata, with llama.cpp's defaults
+ * (src/llama-vocab.cpp, llama_vocab::impl::load): SentencePiece ("llama")
+ * has BOS 1, EOS 2, UNK 0, adds BOS and a leading space; byte-level BPE
+ * ("gpt2") adds no BOS unless the file or its pre-tokenizer says so.
+ */
+#include "internal.h"
+#include "vocab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool key_bool(const gguf_file *f, const char *key, bool dflt)
+{
+    bool b;
+    return gguf_get_bool(f, key, &b, NULL) == GGUF_OK ? b : dflt;
+}
+
+static int32_t key_id(const gguf_file *f, const char *key, int32_t dflt, int32_t n)
+{
+    int64_t v;
+    if (gguf_get_int(f, key, INT64_MIN, INT64_MAX, &v, NULL) != GGUF_OK)
+        return dflt;
+    return v >= 0 && v < n ? (int32_t)v : -1;  /* 0xFFFFFFFF and friends mean "none" */
+}
+
+static engine_status load_array(const gguf_file *f, const char *key, int32_t n, bool strings,
+                                const gguf_value **out, engine_error *err)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    *out = NULL;
+    if (!kv)
+        return ENGINE_OK;
+    const gguf_value *a = &kv->value;
+    bool ok = a->type == GGUF_VT_ARRAY && (strings ? a->elem_type == GGUF_VT_STRING : a->elem_type != GGUF_VT_STRING &&
+                                                                                      a->elem_type != GGUF_VT_ARRAY);
+    if (!ok || (n >= 0 && a->count != (uint64_t)n))
+        return engine_fail(err, ENGINE_E_TOKENIZER, kv->offset, key,
+                           "key '%s' should be an array of %d %s, found %s of %llu", key, n,
+                           strings ? "strings" : "numbers", gguf_value_type_name(a->type),
+                           (unsigned long long)a->count);
+    *out = a;
+    return ENGINE_OK;
+}
+
+void engine_vocab_free(engine_vocab *v)
+{
+    if (!v)
+        return;
+    strmap_free(&v->by_text);
+    strmap_free(&v->merge_rank);
+    pretok_free(v->pretok);
+    free(v->score);
+    free(v->type);
+    free(v->eog);
+    free(v);
+}
+
+static bool is_eog_text(const gguf_str *s)
+{
+    static const char *const names[] = { "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>",
+                                         "<end_of_turn>", "<|end|>", "</s>" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (s->len == strlen(names[i]) && !memcmp(s->ptr, names[i], s->len))
+            return true;
+    return false;
+}
+
+engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_error *err)
+{
+    *out = NULL;
+    gguf_str model;
+    gguf_error ge;
+    if (gguf_get_str(f, "tokenizer.ggml.model", &model, &ge) != GGUF_OK)
+        return engine_fail(err, ENGINE_E_TOKENIZER, ge.offset, "tokenizer.ggml.model",
+                           "%s: the file has no vocabulary to tokenize with", ge.message);
+    engine_vocab *v = calloc(1, sizeof *v);
+    if (!v)
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    engine_status s = ENGINE_OK;
+    if (model.len == 5 && !memcmp(model.ptr, "llama", 5))
+        v->kind = VOCAB_SPM;
+    else if (model.len == 4 && !memcmp(model.ptr, "gpt2", 4))
+        v->kind = VOCAB_BPE;
+    else {
+        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.model",
+                        "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
+                        (int)model.len, model.ptr);
+        goto fail;
+    }
+    const gguf_value *tokens, *scores, *types, *merges;
+    if ((s = load_array(f, "tokenizer.ggml.tokens", -1, true, &tokens, err)))
+        goto fail;
+    if (!tokens || tokens->count == 0 || tokens->count > INT32_MAX) {
+        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.tokens", "the vocabulary has no tokens");
+        goto fail;
+    }
+    v->n = (int32_t)tokens->count;
+    v->text = tokens->v.strs;
+    if ((s = load_array(f, "tokenizer.ggml.scores", v->n, false, &scores, err)) ||
+        (s = load_array(f, "tokenizer.ggml.token_type", v->n, false, &types, err)) ||
+        (s = load_array(f, "tokenizer.ggml.merges", -1, true, &merges, err)))
+        goto fail;
+    v->score = calloc((size_t)v->n, sizeof *v->score);
+    v->type = malloc((size_t)v->n);
+    v->eog = calloc((size_t)v->n, 1);
+    if (!v->score || !v->type || !v->eog || !strmap_init(&v->by_text, (size_t)v->n) ||
+        (merges && !strmap_init(&v->merge_rank, merges->count))) {
+        s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        goto fail;
+    }
+    for (int32_t i = 0; i < v->n; i++) {
+        gguf_value x;
+        v->score[i] = scores && gguf_array_scalar(scores, (uint64_t)i, &x) == GGUF_OK
+                          ? (float)(x.type == GGUF_VT_FLOAT32 || x.type == GGUF_VT_FLOAT64 ? x.v.f64 : (double)x.v.i64)
+                          : 0.0f;
+        int64_t t = ENGINE_TOK_NORMAL;
+        if (types && gguf_array_scalar(types, (uint64_t)i, &x) == GGUF_OK)
+            t = x.v.i64;
+        v->type[i] = t >= 0 && t <= ENGINE_TOK_BYTE ? (uint8_t)t : ENGINE_TOK_UNDEFINED;
+        strmap_put(&v->by_text, v->text[i].ptr, v->text[i].len, i);
+    }
+    for (uint64_t i = 0; merges && i < merges->count; i++)
+        strmap_put(&v->merge_rank, merges->v.strs[i].ptr, merges->v.strs[i].len, (int32_t)i);
+
+    bool spm = v->kind == VOCAB_SPM;
+    v->bos = key_id(f, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, v->n);
+    v->eos = key_id(f, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, v->n);
+    v->unk = key_id(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, v->n);
+    v->eot = key_id(f, "tokenizer.ggml.eot_token_id", -1, v->n);
+    v->eom = key_id(f, "tokenizer.ggml.eom_token_id", -1, v->n);
+    gguf_str pre = { "default", 7 };
+    if (gguf_get_str(f, "tokenizer.ggml.pre", &pre, NULL) != GGUF_OK)
+        pre = (gguf_str){ "default", 7 };
+    snprintf(v->pre, sizeof v->pre, "%.*s", (int)(pre.len < 31 ? pre.len : 31), pre.ptr);
+    bool llama3 = !strcmp(v->pre, "llama3") || !strcmp(v->pre, "llama-v3") || !strcmp(v->pre, "llama-bpe");
+    v->ignore_merges = !spm && llama3;
+    v->add_bos = key_bool(f, "tokenizer.ggml.add_bos_token", spm || llama3);
+    v->add_eos = key_bool(f, "tokenizer.ggml.add_eos_token", false);
+    v->add_space_prefix = key_bool(f, "tokenizer.ggml.add_space_prefix", spm);
+    if (v->add_bos && v->bos < 0)
+        v->add_bos = false;
+
+    int32_t ids[3] = { v->eos, v->eot, v->eom };
+    for (int i = 0; i < 3; i++)
+        if (ids[i] >= 0)
+            v->eog[ids[i]] = 1;
+    v->n_real = 0;
+    for (int32_t i = 0; i < v->n; i++) {
+        if (v->type[i] == ENGINE_TOK_CONTROL && is_eog_text(&v->text[i]))
+            v->eog[i] = 1;
+        if (v->type[i] != ENGINE_TOK_UNUSED)
+            v->n_real = i + 1;
+    }
+    for (int b = 0; b < 256; b++) {
+        char hex[8];
+        snprintf(hex, sizeof hex, "<0x%02X>", b);
+        v->byte_token[b] = strmap_get(&v->by_text, hex, 6);
+    }
+    if (!spm && (s = pretok_create(v, err)))
+        goto fail;
+    *out = v;
+    return ENGINE_OK;
+fail:
+    engine_vocab_free(v);
+    return s;
+}
+
+int32_t engine_vocab_size(const engine_vocab *v) { return v->n; }
+const char *engine_vocab_model(const engine_vocab *v) { return v->kind == VOCAB_SPM ? "llama" : "gpt2"; }
+const char *engine_vocab_pre(const engine_vocab *v) { return v->kind == VOCAB_SPM ? "spm" : v->pre; }
+int32_t engine_vocab_bos(const engine_vocab *v) { return v->bos; }
+int32_t engine_vocab_eos(const engine_vocab *v) { return v->eos; }
+bool engine_vocab_add_bos(const engine_vocab *v) { return v->add_bos; }
+int32_t engine_vocab_n_real(const engine_vocab *v) { return v->n_real; }
+
+bool engine_vocab_is_eog(const engine_vocab *v, int32_t id)
+{
+    return id >= 0 && id < v->n && v->eog[id];
+}
+
+engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id)
+{
+    return id >= 0 && id < v->n ? (engine_token_type)v->type[id] : ENGINE_TOK_UNUSED;
+}
+
+const char *engine_vocab_text(const engine_vocab *v, int32_t id)
+{
+    return id >= 0 && id < v->n ? v->text[id].ptr : NULL;
+}
+
+bool tok_out_push(tok_out *o, int32_t id)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 64;
+        int32_t *p = realloc(o->ids, cap * sizeof *p);
+        if (!p)
+            return false;
+        o->ids = p;
+        o->cap = cap;
+    }
+    o->ids[o->n++] = id;
+    return true;
+}
+
+engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, int32_t **out,
+                              size_t *n_out, engine_error *err)
+{
+    tok_out o = { 0 };
+    bool ok = true;
+    if (add_special && v->add_bos)
+        ok = tok_out_push(&o, v->bos);
+    if (ok && len)
+        ok = v->kind == VOCAB_SPM ? spm_tokenize(v, text, len, &o) : bpe_tokenize(v, text, len, &o);
+    if (ok && add_special && v->add_eos && v->eos >= 0)
+        ok = tok_out_push(&o, v->eos);
+    if (!ok) {
+        free(o.ids);
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory while tokenizing");
+    }
+    *out = o.ids ? o.ids : malloc(sizeof(int32_t));
+    *n_out = o.n;
+    return ENGINE_OK;
+}

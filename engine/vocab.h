@@ -1,0 +1,49 @@
+/* Private to engine/: the vocabulary the tokenizers and detokenizer share. */
+#ifndef GGUFSCOPE_ENGINE_VOCAB_H
+#define GGUFSCOPE_ENGINE_VOCAB_H
+
+#include "engine.h"
+#include "strmap.h"
+
+typedef enum vocab_kind { VOCAB_SPM, VOCAB_BPE } vocab_kind;
+
+struct engine_vocab {
+    vocab_kind kind;
+    char pre[32];             /* tokenizer.ggml.pre as resolved ("default" when absent) */
+    int32_t n;                /* tokens */
+    const gguf_str *text;     /* (n) views into the mapping */
+    float *score;             /* (n) SentencePiece scores (0 when absent) */
+    uint8_t *type;            /* (n) engine_token_type */
+    strmap by_text;           /* text -> id */
+    strmap merge_rank;        /* "left right" -> rank (BPE) */
+    int32_t bos, eos, eot, eom, unk;
+    bool add_bos, add_eos, add_space_prefix, ignore_merges;
+    uint8_t *eog;             /* (n) end-of-generation flags */
+    int32_t n_real;
+    void *pretok;             /* BPE: compiled pre-tokenizer regexes */
+    int byte_token[256];      /* SPM: <0xXX> ids (-1: none) */
+};
+
+/* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
+engine_status pretok_create(engine_vocab *v, engine_error *err);
+void pretok_free(void *p);
+/* Splits text into words as llama.cpp's unicode_regex_split does with the
+ * same expressions: every match and every gap between matches is a word.
+ * Calls word(user, start, len) in order; returns false on failure. */
+bool pretok_split(const void *p, const char *text, size_t len, bool (*word)(void *user, size_t start, size_t len),
+                  void *user);
+
+/* Tokenizers: append ids to *out (a growable array). */
+typedef struct tok_out {
+    int32_t *ids;
+    size_t n, cap;
+} tok_out;
+bool tok_out_push(tok_out *o, int32_t id);
+bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
+bool bpe_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
+
+/* GPT-2's byte <-> printable code point table (byte-level BPE). */
+uint32_t bpe_byte_to_cp(uint8_t b);
+int bpe_cp_to_byte(uint32_t cp);  /* -1 when cp stands for no byte */
+
+#endif
