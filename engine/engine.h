@@ -152,4 +152,86 @@ void engine_sampler_free(engine_sampler *s);
 int32_t engine_sample(engine_sampler *s, const float *logits);
 int32_t engine_argmax(const float *logits, int32_t n);
 
+/* ---- traces --------------------------------------------------------------- */
+
+/* What one generated token looked like when it was chosen. */
+typedef struct engine_step {
+    int pos;                 /* position whose logits chose it */
+    int32_t token;
+    int32_t top_id[5];
+    float top_logit[5];
+    float margin;            /* top-1 minus top-2 logit */
+    float entropy;           /* of softmax(logits), nats */
+    float change;            /* max |logits - previous step's| / max |logits| (NAN on the first step) */
+    uint32_t n_nonfinite;    /* NaN/Inf logits */
+} engine_step;
+
+typedef struct engine_trace engine_trace;
+
+engine_trace *engine_trace_create(int n_layer, int32_t n_vocab);
+void engine_trace_free(engine_trace *t);
+/* A probe that records the residual after every layer and the final norm. */
+engine_probe engine_trace_probe(engine_trace *t);
+/* Records the logits that chose `token` at position pos. */
+bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits);
+int engine_trace_layers(const engine_trace *t);      /* n_layer + 1 (the last is result_norm) */
+int engine_trace_positions(const engine_trace *t);
+/* Statistics of layer il (n_layer: the final norm) at position pos, NULL when not recorded. */
+const kern_row_stats *engine_trace_at(const engine_trace *t, int il, int pos);
+size_t engine_trace_n_steps(const engine_trace *t);
+const engine_step *engine_trace_step_at(const engine_trace *t, size_t i);
+
+/* ---- generation ------------------------------------------------------------ */
+
+typedef struct engine_gen_params {
+    int n_predict;               /* tokens to generate at most */
+    engine_sampler_params sampler;
+    float *prompt_logits;        /* (n_prompt, n_vocab) host memory to fill, or NULL */
+} engine_gen_params;
+
+typedef struct engine_gen_result {
+    int32_t *tokens;             /* generated ids (malloc'd) */
+    size_t n_tokens;
+    bool stopped_at_eog;
+    double prompt_seconds, gen_seconds;  /* the prompt's forward pass; the generated tokens' */
+} engine_gen_result;
+
+typedef void (*engine_token_fn)(void *user, int32_t token);
+
+/* Runs the prompt, then samples up to n_predict tokens (stopping after an
+ * end-of-generation token), calling on_token for each as it is chosen.
+ * trace may be NULL. */
+engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_t *prompt, size_t n_prompt,
+                              const engine_gen_params *p, engine_trace *trace, engine_token_fn on_token, void *user,
+                              engine_gen_result *out, engine_error *err);
+void engine_gen_result_free(engine_gen_result *r);
+
+/* ---- the smoke verdict ------------------------------------------------------- */
+
+typedef enum engine_symptom {
+    ENGINE_SYM_NONFINITE,     /* NaN/Inf in hidden states or logits */
+    ENGINE_SYM_REPETITION,    /* one token or a short cycle repeated */
+    ENGINE_SYM_PADDING,       /* a padding/unused token was generated */
+    ENGINE_SYM_RMS,           /* hidden-state RMS far outside what the prompt positions show */
+    ENGINE_SYM_FLAT_LOGITS,   /* logits nearly identical from step to step */
+    ENGINE_SYM_COUNT
+} engine_symptom;
+
+typedef struct engine_finding {
+    engine_symptom symptom;
+    char message[512];        /* what was seen, with layer/position/token */
+} engine_finding;
+
+typedef struct engine_verdict {
+    bool ok;
+    int n_findings;
+    engine_finding findings[ENGINE_SYM_COUNT];  /* at most one per symptom: the first seen */
+    char summary[160];
+} engine_verdict;
+
+const char *engine_symptom_name(engine_symptom s);
+/* Judges a generation from its trace (layer statistics and steps) and tokens. */
+void engine_smoke_judge(const engine_trace *t, const engine_vocab *v, int n_prompt, const int32_t *tokens,
+                        size_t n_tokens, engine_verdict *out);
+
 #endif

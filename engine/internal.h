@@ -28,4 +28,18 @@ struct engine_model {
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
 };
 
+enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
+
+struct engine_ctx {
+    engine_model *m;
+    kern_backend *be;
+    int n_ctx, max_batch, pos;
+    float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim) */
+    float *x, *h, *q, *att, *o;   /* (max_batch, n_embd or n_head * head_dim) */
+    float *gate, *up;             /* (max_batch, n_ff) */
+    float *logits;                /* (LOGIT_ROWS, n_vocab) */
+    kern_row_stats *stats;        /* (max_batch), host */
+    uint64_t bytes;
+};
+
 #endif

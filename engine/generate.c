@@ -1,0 +1,79 @@
+/* The generation loop: prompt, then one token at a time, timed. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void engine_gen_result_free(engine_gen_result *r)
+{
+    free(r->tokens);
+    r->tokens = NULL;
+    r->n_tokens = 0;
+}
+
+engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_t *prompt, size_t n_prompt,
+                              const engine_gen_params *p, engine_trace *trace, engine_token_fn on_token, void *user,
+                              engine_gen_result *out, engine_error *err)
+{
+    *out = (engine_gen_result){ 0 };
+    const engine_hparams *hp = engine_model_hparams(c->m);
+    const int32_t nv = hp->n_vocab;
+    if (n_prompt == 0)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "the prompt has no tokens");
+    engine_probe probe = trace ? engine_trace_probe(trace) : (engine_probe){ 0 };
+    engine_sampler *smp = engine_sampler_create(&p->sampler, nv);
+    float *logits = malloc((size_t)nv * sizeof(float));
+    out->tokens = malloc(((size_t)(p->n_predict > 0 ? p->n_predict : 0) + 1) * sizeof(int32_t));
+    engine_status s = ENGINE_OK;
+    if (!smp || !logits || !out->tokens) {
+        s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        goto done;
+    }
+    double t0 = now();
+    if (p->prompt_logits) {
+        s = engine_forward(c, prompt, (int)n_prompt, true, p->prompt_logits, trace ? &probe : NULL, err);
+        if (!s)
+            memcpy(logits, p->prompt_logits + (n_prompt - 1) * (size_t)nv, (size_t)nv * sizeof(float));
+    } else {
+        s = engine_forward(c, prompt, (int)n_prompt, false, logits, trace ? &probe : NULL, err);
+    }
+    out->prompt_seconds = now() - t0;
+    if (s)
+        goto done;
+    t0 = now();
+    for (int i = 0; i < p->n_predict; i++) {
+        int32_t tok = engine_sample(smp, logits);
+        if (trace && !engine_trace_step(trace, c->pos - 1, tok, logits)) {
+            s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory recording the trace");
+            break;
+        }
+        out->tokens[out->n_tokens++] = tok;
+        if (on_token)
+            on_token(user, tok);
+        if (engine_vocab_is_eog(v, tok)) {
+            out->stopped_at_eog = true;
+            break;
+        }
+        if (i + 1 == p->n_predict)
+            break;
+        if (c->pos >= c->n_ctx)
+            break;  /* context full: stop, as a fixed-size cache must */
+        if ((s = engine_forward(c, &tok, 1, false, logits, trace ? &probe : NULL, err)))
+            break;
+    }
+    out->gen_seconds = now() - t0;
+done:
+    engine_sampler_free(smp);
+    free(logits);
+    if (s)
+        engine_gen_result_free(out);
+    return s;
+}

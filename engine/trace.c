@@ -1,0 +1,153 @@
+/*
+ * The layer-by-layer record of a run: per layer and position the residual
+ * stream's statistics (llama.cpp's l_out-N and result_norm), and per
+ * generated token the candidates it beat, their margin and the entropy.
+ */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct engine_trace {
+    int n_layer;
+    int32_t n_vocab;
+    int n_pos, cap_pos;
+    kern_row_stats *rows;    /* (cap_pos, n_layer + 1) */
+    engine_step *steps;
+    size_t n_steps, cap_steps;
+    float *prev;             /* the previous step's logits */
+    bool have_prev;
+};
+
+engine_trace *engine_trace_create(int n_layer, int32_t n_vocab)
+{
+    engine_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->n_layer = n_layer;
+    t->n_vocab = n_vocab;
+    t->prev = malloc((size_t)n_vocab * sizeof(float));
+    if (!t->prev) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void engine_trace_free(engine_trace *t)
+{
+    if (t) {
+        free(t->rows);
+        free(t->steps);
+        free(t->prev);
+        free(t);
+    }
+}
+
+static bool reserve_pos(engine_trace *t, int n)
+{
+    if (n <= t->cap_pos)
+        return true;
+    int cap = t->cap_pos ? t->cap_pos : 64;
+    while (cap < n)
+        cap *= 2;
+    const size_t width = (size_t)t->n_layer + 1;
+    kern_row_stats *p = realloc(t->rows, (size_t)cap * width * sizeof *p);
+    if (!p)
+        return false;
+    /* Unrecorded entries stay NaN so readers can tell. */
+    for (size_t i = (size_t)t->cap_pos * width; i < (size_t)cap * width; i++)
+        p[i] = (kern_row_stats){ .rms = NAN, .mean = NAN, .min = NAN, .max = NAN, .max_abs = NAN };
+    t->rows = p;
+    t->cap_pos = cap;
+    return true;
+}
+
+static void on_op(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
+{
+    engine_trace *t = user;
+    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM) || layer < 0 || layer > t->n_layer ||
+        !reserve_pos(t, pos0 + T))
+        return;
+    for (int i = 0; i < T; i++)
+        t->rows[(size_t)(pos0 + i) * (t->n_layer + 1) + layer] = rows[i];
+    if (pos0 + T > t->n_pos)
+        t->n_pos = pos0 + T;
+}
+
+engine_probe engine_trace_probe(engine_trace *t)
+{
+    return (engine_probe){ .on_op = on_op, .user = t, .all_ops = false };
+}
+
+bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits)
+{
+    if (t->n_steps == t->cap_steps) {
+        size_t cap = t->cap_steps ? t->cap_steps * 2 : 64;
+        engine_step *p = realloc(t->steps, cap * sizeof *p);
+        if (!p)
+            return false;
+        t->steps = p;
+        t->cap_steps = cap;
+    }
+    engine_step *s = &t->steps[t->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->pos = pos;
+    s->token = token;
+    for (int k = 0; k < 5; k++) {
+        s->top_id[k] = -1;
+        s->top_logit[k] = -INFINITY;
+    }
+    float mx = -INFINITY, max_abs = 0.0f, max_diff = 0.0f;
+    for (int32_t i = 0; i < t->n_vocab; i++) {
+        float l = logits[i];
+        if (!isfinite(l)) {
+            s->n_nonfinite++;
+            continue;
+        }
+        mx = l > mx ? l : mx;
+        max_abs = fabsf(l) > max_abs ? fabsf(l) : max_abs;
+        if (t->have_prev && isfinite(t->prev[i]))
+            max_diff = fabsf(l - t->prev[i]) > max_diff ? fabsf(l - t->prev[i]) : max_diff;
+        if (l > s->top_logit[4]) {
+            int k = 4;
+            while (k > 0 && l > s->top_logit[k - 1]) {
+                s->top_logit[k] = s->top_logit[k - 1];
+                s->top_id[k] = s->top_id[k - 1];
+                k--;
+            }
+            s->top_logit[k] = l;
+            s->top_id[k] = i;
+        }
+    }
+    s->margin = s->top_logit[0] - s->top_logit[1];
+    double z = 0.0, zl = 0.0;
+    for (int32_t i = 0; i < t->n_vocab; i++)
+        if (isfinite(logits[i])) {
+            double e = exp((double)logits[i] - mx);
+            z += e;
+            zl += e * ((double)logits[i] - mx);
+        }
+    s->entropy = z > 0.0 ? (float)(log(z) - zl / z) : NAN;
+    s->change = t->have_prev ? (max_abs > 0.0f ? max_diff / max_abs : 0.0f) : NAN;
+    memcpy(t->prev, logits, (size_t)t->n_vocab * sizeof(float));
+    t->have_prev = true;
+    return true;
+}
+
+int engine_trace_layers(const engine_trace *t) { return t->n_layer + 1; }
+int engine_trace_positions(const engine_trace *t) { return t->n_pos; }
+size_t engine_trace_n_steps(const engine_trace *t) { return t->n_steps; }
+
+const kern_row_stats *engine_trace_at(const engine_trace *t, int il, int pos)
+{
+    if (il < 0 || il > t->n_layer || pos < 0 || pos >= t->n_pos)
+        return NULL;
+    return &t->rows[(size_t)pos * (t->n_layer + 1) + il];
+}
+
+const engine_step *engine_trace_step_at(const engine_trace *t, size_t i)
+{
+    return i < t->n_steps ? &t->steps[i] : NULL;
+}
