@@ -1,0 +1,262 @@
+/* gguf-run's outputs: start-up report, summary, trace tables, JSON. */
+#include "atomic.h"
+#include "format.h"
+#include "quant.h"
+#include "run.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap)
+{
+    char piece[64];
+    size_t n = engine_token_piece(v, id, piece, sizeof piece - 1);
+    if (engine_vocab_type(v, id) == ENGINE_TOK_CONTROL || n == 0) {
+        const char *t = engine_vocab_text(v, id);
+        snprintf(buf, cap, "%.24s", t ? t : "?");
+        return;
+    }
+    if (n > sizeof piece - 1)
+        n = sizeof piece - 1;
+    size_t at = 0;
+    buf[at++] = '\'';
+    for (size_t i = 0; i < n && at + 5 < cap && i < 16; i++) {
+        unsigned char ch = (unsigned char)piece[i];
+        if (ch == '\n' || ch == '\t' || ch == '\r') {
+            buf[at++] = '\\';
+            buf[at++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r';
+        } else if (ch < 0x20) {
+            at += (size_t)snprintf(buf + at, cap - at, "\\x%02x", ch);
+        } else {
+            buf[at++] = (char)ch;
+        }
+    }
+    if (at + 2 <= cap) {
+        buf[at++] = '\'';
+        buf[at] = 0;
+    } else {
+        buf[cap - 1] = 0;
+    }
+}
+
+void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,
+                     const run_opts *o, int n_ctx)
+{
+    const engine_hparams *hp = engine_model_hparams(m);
+    char size[32], name[128];
+    gguf_format_size(gguf_file_size(f), size, sizeof size);
+    const char *mname = meta_string(f, "general.name", name, sizeof name);
+    fprintf(out, "model      %s (%s%s%s)\n", o->model, mname ? mname : "", mname ? ", " : "", size);
+    fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
+            hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
+            hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
+    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s\n",
+            hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
+            hp->rope.n_rot, hp->head_dim, hp->rope.freq_scale != 1.0f ? ", linear scaling" : "",
+            hp->freq_factors ? ", rope_freqs factors" : "");
+    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s\n", hp->eps, hp->eps_defaulted ? " (default)" : "",
+            hp->qkv_bias ? "yes" : "no");
+    fprintf(out, "output     %s\n", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
+                                                     : "output.weight");
+    int32_t nt = engine_vocab_size(v), nr = engine_vocab_n_real(v);
+    fprintf(out, "vocab      %s (%s), %d tokens", engine_vocab_model(v), engine_vocab_pre(v), nt);
+    if (hp->n_vocab != nt || nr != nt)
+        fprintf(out, ", embedding rows %d, real tokens %d (padding %d)", hp->n_vocab, nr, hp->n_vocab - nr);
+    fprintf(out, "; BOS %s\n", engine_vocab_add_bos(v) ? "added" : "not added");
+    fprintf(out, "run        %s backend, %d threads, SIMD %s, context %d, %s\n", o->backend,
+            o->n_threads, quant_simd_level(), n_ctx,
+            o->sampler.temp > 0.0f ? "sampling" : "greedy");
+}
+
+void run_print_summary(FILE *out, const run_result *r)
+{
+    const engine_gen_result *g = &r->gen;
+    double pps = g->prompt_seconds > 0 ? r->n_prompt / g->prompt_seconds : 0;
+    size_t n_steps = g->n_tokens > 1 ? g->n_tokens - 1 : 0;  /* the first token comes from the prompt pass */
+    double gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
+    fprintf(out, "\nprompt     %zu tokens in %.3f s: %.1f tokens/s\n", r->n_prompt, g->prompt_seconds, pps);
+    fprintf(out, "generation %zu tokens in %.3f s: %.2f tokens/s, %.2f GB/s of weights%s\n", g->n_tokens,
+            g->gen_seconds, gps, gps * r->bytes_per_token / 1e9, g->stopped_at_eog ? " (stopped at end of text)" : "");
+    fprintf(out, "verdict    %s\n", r->verdict.summary);
+    for (int i = 0; i < r->verdict.n_findings; i++)
+        fprintf(out, "  %-13s %s\n", engine_symptom_name(r->verdict.findings[i].symptom),
+                r->verdict.findings[i].message);
+}
+
+static void layer_label(const run_result *r, int il, char *buf, size_t n)
+{
+    if (il == engine_trace_layers(r->trace) - 1)
+        snprintf(buf, n, "norm");
+    else
+        snprintf(buf, n, "%d", il);
+}
+
+static int32_t token_at(const run_result *r, int pos)
+{
+    if (pos < (int)r->n_prompt)
+        return r->prompt[pos];
+    size_t g = (size_t)pos - r->n_prompt;
+    return g < r->gen.n_tokens ? r->gen.tokens[g] : -1;
+}
+
+void run_print_trace(FILE *out, const run_result *r)
+{
+    const engine_trace *t = r->trace;
+    fprintf(out, "\ntrace: residual stream after each layer (llama.cpp's l_out) and the final norm output\n");
+    fprintf(out, "%5s %5s  %-18s %11s %11s %11s %11s %11s\n", "layer", "pos", "token", "rms", "mean", "min", "max",
+            "max|x|");
+    for (int il = 0; il < engine_trace_layers(t); il++)
+        for (int p = 0; p < engine_trace_positions(t); p++) {
+            const kern_row_stats *s = engine_trace_at(t, il, p);
+            char ln[16], tok[64];
+            layer_label(r, il, ln, sizeof ln);
+            run_token_label(r->vocab, token_at(r, p), tok, sizeof tok);
+            fprintf(out, "%5s %5d  %-18s %11.5g %11.4g %11.5g %11.5g %11.5g%s\n", ln, p, tok, s->rms, s->mean, s->min,
+                    s->max, s->max_abs, s->n_nan || s->n_inf ? "  NaN/Inf!" : "");
+        }
+    fprintf(out, "\nsteps: each generated token, the top-5 candidates (logit), top-1/top-2 margin, entropy (nats)\n");
+    fprintf(out, "%4s %5s  %-60s %8s %8s\n", "step", "pos", "top-5", "margin", "entropy");
+    for (size_t i = 0; i < engine_trace_n_steps(t); i++) {
+        const engine_step *s = engine_trace_step_at(t, i);
+        char line[512];
+        size_t at = 0;
+        for (int k = 0; k < 5 && s->top_id[k] >= 0 && at < sizeof line; k++) {
+            char tok[64];
+            run_token_label(r->vocab, s->top_id[k], tok, sizeof tok);
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s%s %.3f", k ? " | " : "", tok, s->top_logit[k]);
+        }
+        fprintf(out, "%4zu %5d  %-60s %8.3f %8.3f\n", i, s->pos, line, s->margin, s->entropy);
+    }
+}
+
+static cJSON *num(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static void add_piece(cJSON *obj, const char *key, const engine_vocab *v, int32_t id)
+{
+    char buf[256];
+    size_t n = engine_token_piece(v, id, buf, sizeof buf);
+    char *s = utf8_sanitize(buf, n < sizeof buf ? n : sizeof buf);
+    cJSON_AddStringToObject(obj, key, s ? s : "");
+    free(s);
+}
+
+static cJSON *trace_json(const run_result *r)
+{
+    const engine_trace *t = r->trace;
+    cJSON *doc = cJSON_CreateObject(), *layers = cJSON_AddArrayToObject(doc, "layers");
+    cJSON_AddNumberToObject(doc, "n_positions", engine_trace_positions(t));
+    for (int il = 0; il < engine_trace_layers(t); il++) {
+        cJSON *L = cJSON_CreateObject();
+        if (il == engine_trace_layers(t) - 1)
+            cJSON_AddStringToObject(L, "layer", "result_norm");
+        else
+            cJSON_AddNumberToObject(L, "layer", il);
+        const char *names[5] = { "rms", "mean", "min", "max", "max_abs" };
+        for (int k = 0; k < 5; k++) {
+            cJSON *a = cJSON_AddArrayToObject(L, names[k]);
+            for (int p = 0; p < engine_trace_positions(t); p++) {
+                const kern_row_stats *s = engine_trace_at(t, il, p);
+                float vals[5] = { s->rms, s->mean, s->min, s->max, s->max_abs };
+                cJSON_AddItemToArray(a, num(vals[k]));
+            }
+        }
+        cJSON_AddItemToArray(layers, L);
+    }
+    cJSON *steps = cJSON_AddArrayToObject(doc, "steps");
+    for (size_t i = 0; i < engine_trace_n_steps(t); i++) {
+        const engine_step *s = engine_trace_step_at(t, i);
+        cJSON *S = cJSON_CreateObject(), *top = cJSON_AddArrayToObject(S, "top");
+        cJSON_AddNumberToObject(S, "pos", s->pos);
+        cJSON_AddNumberToObject(S, "token", s->token);
+        for (int k = 0; k < 5 && s->top_id[k] >= 0; k++) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddNumberToObject(c, "id", s->top_id[k]);
+            cJSON_AddItemToObject(c, "logit", num(s->top_logit[k]));
+            add_piece(c, "piece", r->vocab, s->top_id[k]);
+            cJSON_AddItemToArray(top, c);
+        }
+        cJSON_AddItemToObject(S, "margin", num(s->margin));
+        cJSON_AddItemToObject(S, "entropy", num(s->entropy));
+        cJSON_AddItemToObject(S, "change", num(s->change));
+        cJSON_AddItemToArray(steps, S);
+    }
+    return doc;
+}
+
+static cJSON *verdict_json(const engine_verdict *v)
+{
+    cJSON *o = cJSON_CreateObject(), *f = cJSON_CreateArray();
+    cJSON_AddBoolToObject(o, "ok", v->ok);
+    cJSON_AddStringToObject(o, "summary", v->summary);
+    for (int i = 0; i < v->n_findings; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "symptom", engine_symptom_name(v->findings[i].symptom));
+        cJSON_AddStringToObject(x, "message", v->findings[i].message);
+        cJSON_AddItemToArray(f, x);
+    }
+    cJSON_AddItemToObject(o, "findings", f);
+    return o;
+}
+
+int run_print_json(FILE *out, const run_result *r)
+{
+    const engine_gen_result *g = &r->gen;
+    const engine_hparams *hp = engine_model_hparams(r->model);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "model", r->o->model);
+    cJSON_AddStringToObject(doc, "arch", hp->arch);
+    cJSON_AddStringToObject(doc, "backend", r->o->backend);
+    char *p = utf8_sanitize(r->o->prompt, strlen(r->o->prompt));
+    cJSON_AddStringToObject(doc, "prompt", p ? p : "");
+    free(p);
+    cJSON_AddItemToObject(doc, "prompt_tokens", cJSON_CreateIntArray(r->prompt, (int)r->n_prompt));
+    cJSON_AddItemToObject(doc, "tokens", cJSON_CreateIntArray(g->tokens, (int)g->n_tokens));
+    cJSON_AddStringToObject(doc, "text", r->text ? r->text : "");
+    cJSON_AddBoolToObject(doc, "stopped_at_eog", g->stopped_at_eog);
+    cJSON *tm = cJSON_AddObjectToObject(doc, "timings");
+    size_t n_steps = g->n_tokens > 1 ? g->n_tokens - 1 : 0;
+    double gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
+    cJSON_AddNumberToObject(tm, "prompt_seconds", g->prompt_seconds);
+    cJSON_AddNumberToObject(tm, "prompt_tokens_per_second", g->prompt_seconds > 0 ? r->n_prompt / g->prompt_seconds : 0);
+    cJSON_AddNumberToObject(tm, "gen_seconds", g->gen_seconds);
+    cJSON_AddNumberToObject(tm, "gen_tokens_per_second", gps);
+    cJSON_AddNumberToObject(tm, "weight_bytes_per_token", (double)r->bytes_per_token);
+    cJSON_AddNumberToObject(tm, "gen_weight_gb_per_second", gps * r->bytes_per_token / 1e9);
+    cJSON_AddItemToObject(doc, "verdict", verdict_json(&r->verdict));
+    if (r->o->trace && !r->o->trace_file)
+        cJSON_AddItemToObject(doc, "trace", trace_json(r));
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    if (!s)
+        return -1;
+    fprintf(out, "%s\n", s);
+    free(s);
+    return 0;
+}
+
+static int write_doc(void *user, FILE *fp)
+{
+    return fputs((const char *)user, fp) < 0 || fputc('\n', fp) < 0 ? -1 : 0;
+}
+
+int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len)
+{
+    cJSON *doc = trace_json(r);
+    cJSON_AddStringToObject(doc, "model", r->o->model);
+    cJSON_AddItemToObject(doc, "prompt_tokens", cJSON_CreateIntArray(r->prompt, (int)r->n_prompt));
+    cJSON_AddItemToObject(doc, "tokens", cJSON_CreateIntArray(r->gen.tokens, (int)r->gen.n_tokens));
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    if (!s) {
+        snprintf(err, err_len, "out of memory writing the trace");
+        return -1;
+    }
+    int rc = atomic_write(path, write_doc, s, err, err_len);
+    free(s);
+    return rc;
+}

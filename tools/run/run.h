@@ -1,0 +1,44 @@
+/* gguf-run's parts: options, the start-up report, and the outputs. */
+#ifndef GGUFSCOPE_TOOLS_RUN_H
+#define GGUFSCOPE_TOOLS_RUN_H
+
+#include "engine.h"
+
+#include <stdio.h>
+
+typedef struct run_opts {
+    const char *model, *prompt, *backend, *logits_out, *trace_file;
+    int n_predict, n_threads, n_ctx;
+    engine_sampler_params sampler;
+    bool json, tokenize, trace, smoke, quiet;
+} run_opts;
+
+/* Everything a finished run produced, for the reports. */
+typedef struct run_result {
+    const run_opts *o;
+    const engine_model *model;
+    const engine_vocab *vocab;
+    const int32_t *prompt;
+    size_t n_prompt;
+    engine_gen_result gen;
+    const engine_trace *trace;
+    engine_verdict verdict;
+    char *text;            /* the continuation, valid UTF-8 */
+    uint64_t bytes_per_token;
+} run_result;
+
+/* Start-up report on stderr: the model and the choices made for it. */
+void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,
+                     const run_opts *o, int n_ctx);
+/* The end-of-run summary (timings, verdict) on stderr. */
+void run_print_summary(FILE *out, const run_result *r);
+/* The aligned trace tables. */
+void run_print_trace(FILE *out, const run_result *r);
+/* The --json document (stdout). Returns 0, or -1 when out of memory. */
+int run_print_json(FILE *out, const run_result *r);
+/* --trace=F: the trace as JSON, written atomically. */
+int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len);
+/* The piece of a token as text for tables ("'\n'" escaped, control tokens by name). */
+void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap);
+
+#endif
