@@ -1,0 +1,18 @@
+/* Reading ../shared/golden: JSON documents and f32 .npy arrays. */
+#ifndef GGUFSCOPE_TEST_GOLDEN_H
+#define GGUFSCOPE_TEST_GOLDEN_H
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The golden directory (env GGUFSCOPE_GOLDEN, else next to the models: ../golden). */
+const char *golden_dir(void);
+/* golden_dir()/rel parsed, or NULL when absent or not JSON. */
+cJSON *golden_json(const char *rel);
+/* Reads a 2-D little-endian f32 .npy (version 1 or 2); NULL when absent or another layout. */
+float *npy_read_f32(const char *path, uint64_t *rows, uint64_t *cols);
+/* Fills out[0..n) from a JSON array of integers; returns how many there were. */
+size_t json_ints(const cJSON *arr, int32_t *out, size_t n);
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * The engine against llama.cpp (../shared/golden, read its README): prompt
+ * tokens identical, prompt logits within 5e-4 relative of the golden computed
+ * on f32 weights (the model's own when F32, else its -deq twin), greedy tokens
+ * identical up to the first near-tie, per-layer trace RMS within 1e-3.
+ */
+#include "engine.h"
+#include "golden.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOGIT_TOL 5e-4
+#define TRACE_TOL 1e-3
+
+typedef struct loaded {
+    gguf_file *f;
+    kern_backend *be;
+    engine_model *m;
+    engine_vocab *v;
+} loaded;
+
+static bool load(const char *path, loaded *l)
+{
+    gguf_error ge;
+    engine_error e;
+    memset(l, 0, sizeof *l);
+    cr_assert_eq(gguf_open(path, &l->f, &ge), GGUF_OK, "%s: %s", path, ge.message);
+    l->be = kern_cpu_create(2);
+    cr_assert_eq(engine_model_load(l->f, l->be, &l->m, &e), ENGINE_OK, "%s: %s", path, e.message);
+    cr_assert_eq(engine_vocab_load(l->f, &l->v, &e), ENGINE_OK, "%s: %s", path, e.message);
+    return true;
+}
+
+static void unload(loaded *l)
+{
+    engine_vocab_free(l->v);
+    engine_model_free(l->m);
+    l->be->destroy(l->be);
+    gguf_close(l->f);
+}
+
+typedef struct outcome {
+    double logit_rel, trace_rel;
+    size_t greedy_compared, greedy_total;
+} outcome;
+
+/* Runs model on golden `ref` (stem like "tiny-llama-q4_k_m-deq.p0"); the prompt
+ * tokens are checked against `own` (the model's own golden). */
+static outcome check_against(const char *model_file, const char *own, const char *ref)
+{
+    char rel[512], path[4096];
+    snprintf(rel, sizeof rel, "generate/%s.json", own);
+    cJSON *gown = golden_json(rel);
+    snprintf(rel, sizeof rel, "generate/%s.json", ref);
+    cJSON *g = golden_json(rel);
+    cr_assert(gown && g, "goldens %s / %s unreadable", own, ref);
+    snprintf(path, sizeof path, "%s/generate/%s.prompt_logits.npy", golden_dir(), ref);
+    uint64_t rows, cols;
+    float *gl = npy_read_f32(path, &rows, &cols);
+    cr_assert(gl, "%s unreadable", path);
+
+    loaded l;
+    load(model_file, &l);
+    const engine_hparams *hp = engine_model_hparams(l.m);
+    const char *prompt = cJSON_GetObjectItem(g, "prompt")->valuestring;
+    int32_t *ids;
+    size_t n;
+    engine_error e;
+    cr_assert_eq(engine_tokenize(l.v, prompt, strlen(prompt), true, &ids, &n, &e), ENGINE_OK);
+    int32_t want[256];
+    size_t nw = json_ints(cJSON_GetObjectItem(gown, "prompt_tokens"), want, 256);
+    cr_assert_eq(n, nw, "%s: %zu prompt tokens, llama.cpp has %zu", own, n, nw);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(ids[i], want[i], "%s: prompt token %zu is %d, llama.cpp's is %d", own, i, ids[i], want[i]);
+    cr_assert_eq(rows, n);
+    cr_assert_eq(cols, (uint64_t)hp->n_vocab);
+
+    const cJSON *gt = cJSON_GetObjectItem(g, "greedy_tokens");
+    int n_gold = cJSON_GetArraySize(gt);
+    engine_ctx *c;
+    cr_assert_eq(engine_ctx_create(l.m, (int)n + n_gold + 1, 64, &c, &e), ENGINE_OK);
+    float *logits = malloc(n * cols * sizeof(float));
+    engine_trace *tr = engine_trace_create(hp->n_layer, hp->n_vocab);
+    engine_gen_params gp = { .n_predict = n_gold, .sampler = engine_sampler_default(), .prompt_logits = logits };
+    engine_gen_result res;
+    cr_assert_eq(engine_generate(c, l.v, ids, n, &gp, tr, NULL, NULL, &res, &e), ENGINE_OK, "%s", e.message);
+
+    outcome o = { 0 };
+    double max_ref = 0, max_diff = 0;
+    for (uint64_t i = 0; i < rows * cols; i++) {
+        max_ref = fmax(max_ref, fabs(gl[i]));
+        max_diff = fmax(max_diff, fabs((double)logits[i] - gl[i]));
+    }
+    o.logit_rel = max_diff / max_ref;
+    cr_expect_lt(o.logit_rel, LOGIT_TOL, "%s vs %s: prompt logits differ by %.3g relative", model_file, ref,
+                 o.logit_rel);
+
+    /* Greedy: identical up to the first step where llama.cpp itself had a near-tie. */
+    const cJSON *t1 = cJSON_GetObjectItem(g, "greedy_top1_logit"), *t2 = cJSON_GetObjectItem(g, "greedy_top2_logit");
+    o.greedy_total = (size_t)n_gold;
+    for (int i = 0; i < n_gold; i++) {
+        double m = cJSON_GetArrayItem(t1, i)->valuedouble - cJSON_GetArrayItem(t2, i)->valuedouble;
+        if (m < LOGIT_TOL * max_ref)
+            break;
+        cr_assert_lt((size_t)i, res.n_tokens, "%s: stopped after %zu tokens, llama.cpp went on", ref, res.n_tokens);
+        int want_tok = cJSON_GetArrayItem(gt, i)->valueint;
+        cr_expect_eq(res.tokens[i], want_tok, "%s: greedy token %d is %d, llama.cpp's is %d (margin %.3g)", ref, i,
+                     res.tokens[i], want_tok, m);
+        if (res.tokens[i] != want_tok)
+            break;
+        o.greedy_compared++;
+    }
+
+    /* Per-layer RMS of the residual after each layer, and of the final norm output. */
+    const cJSON *layer;
+    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(g, "prompt_trace"))
+    {
+        const cJSON *id = cJSON_GetObjectItem(layer, "layer");
+        int il = cJSON_IsString(id) ? hp->n_layer : id->valueint;
+        const cJSON *rms = cJSON_GetObjectItem(layer, "rms");
+        for (size_t p = 0; p < n; p++) {
+            double want_rms = cJSON_GetArrayItem(rms, (int)p)->valuedouble;
+            double got = engine_trace_at(tr, il, (int)p)->rms;
+            double rel = fabs(got - want_rms) / fabs(want_rms);
+            o.trace_rel = fmax(o.trace_rel, rel);
+            cr_expect_lt(rel, TRACE_TOL, "%s: layer %d position %zu rms %.6g, llama.cpp %.6g", ref, il, p, got,
+                         want_rms);
+        }
+    }
+    engine_gen_result_free(&res);
+    engine_trace_free(tr);
+    engine_ctx_free(c);
+    free(logits);
+    free(ids);
+    free(gl);
+    unload(&l);
+    cJSON_Delete(g);
+    cJSON_Delete(gown);
+    return o;
+}
+
+static bool golden_exists(const char *stem)
+{
+    char rel[512];
+    snprintf(rel, sizeof rel, "generate/%s.json", stem);
+    cJSON *j = golden_json(rel);
+    cJSON_Delete(j);
+    return j != NULL;
+}
+
+Test(engine, every_shared_model_matches_llama_cpp)
+{
+    char dir[8192];
+    snprintf(dir, sizeof dir, "%s/generate", golden_dir());
+    DIR *d = opendir(dir);
+    if (!d)
+        cr_skip_test("no goldens at %s: skipped", dir);
+    struct dirent *de;
+    int checked = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 9 || strcmp(de->d_name + len - 5, ".json") || strstr(de->d_name, "-deq."))
+            continue;
+        char own[256], model[256], ref[300];
+        snprintf(own, sizeof own, "%.*s", (int)(len - 5), de->d_name);   /* M.pK */
+        snprintf(model, sizeof model, "%.*s", (int)(strrchr(own, '.') - own), own);
+        char *mf = model_path((snprintf(ref, sizeof ref, "%s.gguf", model), ref));
+        if (!mf)
+            continue;  /* the 0.5B shape is not shipped: its own test makes it */
+        snprintf(ref, sizeof ref, "%s-deq%s", model, strrchr(own, '.'));
+        if (!golden_exists(ref))
+            snprintf(ref, sizeof ref, "%s", own);
+        outcome o = check_against(mf, own, ref);
+        cr_log_info("%-34s vs %-32s logits %.2e  trace %.2e  greedy %zu/%zu", model, ref, o.logit_rel, o.trace_rel,
+                    o.greedy_compared, o.greedy_total);
+        free(mf);
+        checked++;
+    }
+    closedir(d);
+    if (!checked)
+        cr_skip_test("no shared model has a golden here: skipped");
+    cr_assert_geq(checked, 40, "only %d model/prompt pairs checked", checked);
+}
+
+Test(engine, stories260k_generates_llama_cpp_text_exactly)
+{
+    char *mf = model_path("stories260K.gguf");
+    if (!mf || !golden_exists("stories260K.p0"))
+        cr_skip_test("stories260K or its golden not found: skipped");
+    for (int k = 0; k < 2; k++) {
+        char own[64];
+        snprintf(own, sizeof own, "stories260K.p%d", k);
+        outcome o = check_against(mf, own, own);
+        cr_assert_eq(o.greedy_compared, o.greedy_total, "%s: only %zu of %zu greedy tokens equal", own,
+                     o.greedy_compared, o.greedy_total);
+        /* and the text, through our detokenizer */
+        char rel[128];
+        snprintf(rel, sizeof rel, "generate/%s.json", own);
+        cJSON *g = golden_json(rel);
+        loaded l;
+        load(mf, &l);
+        char text[8192];
+        size_t at = 0;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(g, "greedy_tokens"))
+        {
+            at += engine_token_piece(l.v, t->valueint, text + at, sizeof text - 1 - at);
+        }
+        text[at] = 0;
+        cr_assert_str_eq(text, cJSON_GetObjectItem(g, "greedy_text")->valuestring);
+        unload(&l);
+        cJSON_Delete(g);
+    }
+    free(mf);
+}
+
+/* The 0.5B-shaped qwen2 of the seed reports, regenerated by the synth script. */
+Test(engine_slow, qwen25_05b_shape_matches_llama_cpp, .timeout = 900)
+{
+    const char *path = getenv("GGUFSCOPE_QWEN05");
+    if (!path || !*path)
+        cr_skip_test("GGUFSCOPE_QWEN05 not set (scripts/make-qwen05.sh writes it): skipped");
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        cr_skip_test("%s not found: skipped", path);
+    fclose(fp);
+    if (!golden_exists("qwen2.5-0.5b-shape-f16-deq.p0"))
+        cr_skip_test("golden for the 0.5B shape not found: skipped");
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK);
+    gguf_hash_request req = { .model_kinds = GGUF_HASH_BIT(GGUF_HASH_XXH64), .n_threads = 2 };
+    gguf_hashes h;
+    cr_assert_eq(gguf_hash_file(f, &req, &h, &ge), GGUF_OK);
+    char hex[160];
+    gguf_digest_hex(&h.model[GGUF_HASH_XXH64], hex);
+    cr_assert_str_eq(hex, "71c9cde4f3374fa7", "%s is not the golden README's 0.5B shape", path);
+    gguf_hashes_free(&h);
+    gguf_close(f);
+    outcome o = check_against(path, "qwen2.5-0.5b-shape-f16.p0", "qwen2.5-0.5b-shape-f16-deq.p0");
+    cr_log_info("qwen2.5-0.5b shape: logits %.2e, trace %.2e, greedy %zu/%zu", o.logit_rel, o.trace_rel,
+                o.greedy_compared, o.greedy_total);
+}
