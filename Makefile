@@ -26,7 +26,9 @@ demo: build
 
 test: test-unit test-sanitize
 
+# The 0.5B-shaped qwen2 (1 GB, written once into $(BUILD)/models) is the slow engine test's model.
 test-unit: build venv
+	@scripts/synth-model.sh $(BUILD) qwen2.5-0.5b f16 >/dev/null
 	ctest --test-dir $(BUILD) --output-on-failure
 
 # The same suites (fuzz corpus replay included) built with AddressSanitizer
@@ -35,7 +37,7 @@ test-sanitize: deps venv
 	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/asan -j$(JOBS)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure
+	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure -LE slow
 
 # libFuzzer on the parser for FUZZ_SECONDS, starting from the writer-made corpus.
 fuzz: deps
