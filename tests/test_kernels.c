@@ -1,0 +1,245 @@
+/*
+ * The CPU backend's ops against plain double-precision references, on shapes
+ * that exercise every tail: row counts that are not multiples of the 16-row
+ * blocks or 4-row kernels, token counts around the 2-token kernel and the
+ * 16-token blocks, row lengths that are not multiples of 8. Quantized weights
+ * are ggml's own (quant-testvectors.gguf) or made by our quantizer.
+ */
+#include "kern.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float frand(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* y = x W^T in double from the dequantized rows, compared with the backend's. */
+static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const char *what)
+{
+    const int64_t n = (int64_t)t->ne[0], rows = (int64_t)t->ne[1];
+    float *w = malloc((size_t)(n * rows) * sizeof(float)), *x = malloc((size_t)(T * n) * sizeof(float));
+    float *y = malloc((size_t)(T * rows) * sizeof(float));
+    cr_assert_eq(quant_dequantize_rows(t, 0, (uint64_t)rows, w, 1), QUANT_OK);
+    uint32_t s = 7;
+    for (int64_t i = 0; i < T * n; i++)
+        x[i] = frand(&s);
+    kern_weight kw = { .t = t };
+    cr_assert_eq(be->bind(be, &kw), KERN_OK, "%s", what);
+    cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK, "%s", what);
+    for (int tt = 0; tt < T; tt++)
+        for (int64_t r = 0; r < rows; r++) {
+            double ref = 0, mag = 0;
+            for (int64_t i = 0; i < n; i++) {
+                ref += (double)w[r * n + i] * x[tt * n + i];
+                mag += fabs((double)w[r * n + i] * x[tt * n + i]);
+            }
+            cr_assert_leq(fabs(y[tt * rows + r] - ref), 1e-5 * mag + 1e-6,
+                          "%s T=%d: y[%d][%lld] = %.7g, reference %.7g", what, T, tt, (long long)r, y[tt * rows + r],
+                          ref);
+        }
+    free(w);
+    free(x);
+    free(y);
+}
+
+static gguf_tensor make_tensor(uint32_t type, int64_t n, int64_t rows, uint8_t **buf)
+{
+    const gguf_type_traits *tr = gguf_type_traits_of(type);
+    size_t rb = (size_t)n / tr->block_size * tr->type_size;
+    *buf = aligned_alloc(64, (rb * rows + 63) / 64 * 64);
+    float *src = malloc((size_t)n * sizeof(float));
+    uint32_t s = 42;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < n; i++)
+            src[i] = frand(&s) * 0.5f;
+        cr_assert_eq(quant_quantize_row(type, src, *buf + rb * r, n), QUANT_OK);
+    }
+    free(src);
+    return (gguf_tensor){ .name = "w", .n_dims = 2, .ne = { (uint64_t)n, (uint64_t)rows, 1, 1 }, .type = type,
+                          .size = rb * rows, .n_elements = (uint64_t)(n * rows), .data = *buf };
+}
+
+Test(kernels, matmul_every_tail_for_writer_made_types)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    const int64_t shapes[][2] = { { 64, 1 }, { 96, 37 }, { 160, 17 }, { 32, 5 } };
+    const int Ts[] = { 1, 2, 3, 17, 33 };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        for (size_t s = 0; s < 4; s++) {
+            int64_t n = shapes[s][0];
+            if (types[k] == GGML_TYPE_F32 || types[k] == GGML_TYPE_F16 || types[k] == GGML_TYPE_BF16)
+                n += 3;  /* row length not a multiple of 8 */
+            uint8_t *buf;
+            gguf_tensor t = make_tensor(types[k], n, shapes[s][1], &buf);
+            for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s %lldx%lld", gguf_type_traits_of(types[k])->name, (long long)n,
+                         (long long)shapes[s][1]);
+                check_matmul(be, &t, Ts[i], what);
+            }
+            free(buf);
+        }
+    be->destroy(be);
+}
+
+/* Every type of ggml's own test vectors, as multiplied from the mapping. */
+Test(kernels, matmul_reads_every_ggml_type_in_place)
+{
+    char *path = model_path("quant-testvectors.gguf");
+    if (!path)
+        cr_skip_test("quant-testvectors.gguf not found: skipped");
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK);
+    kern_backend *be = kern_cpu_create(2);
+    int checked = 0;
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (strncmp(t->name, "q.", 2))
+            continue;
+        cr_assert(kern_cpu_supports(t->type), "%s is not multiplied", t->name);
+        check_matmul(be, t, 1, t->name);
+        check_matmul(be, t, 5, t->name);
+        checked++;
+    }
+    cr_assert_geq(checked, 19);
+    be->destroy(be);
+    gguf_close(f);
+    free(path);
+}
+
+Test(kernels, matmul_adds_the_bias)
+{
+    kern_backend *be = kern_cpu_create(1);
+    uint8_t *wb, *bb;
+    gguf_tensor t = make_tensor(GGML_TYPE_F32, 32, 3, &wb), b = make_tensor(GGML_TYPE_F32, 3, 1, &bb);
+    b.n_dims = 1;
+    float x[32] = { 0 }, y[3];
+    kern_weight kw = { .t = &t }, kb = { .t = &b };
+    cr_assert_eq(be->matmul(be, &kw, &kb, x, 1, y), KERN_OK);
+    for (int r = 0; r < 3; r++)
+        cr_assert_float_eq(y[r], ((float *)bb)[r], 0, "zero input gives the bias");
+    free(wb);
+    free(bb);
+    be->destroy(be);
+}
+
+/* NORM rotates (2i, 2i+1), NEOX (i, i + d/2); both keep each pair's length
+ * and match theta = pos * base^(-2i/d). */
+Test(kernels, rope_norm_and_neox_pairs)
+{
+    kern_backend *be = kern_cpu_create(1);
+    const int d = 8, H = 2, T = 3, pos0 = 5;
+    for (int neox = 0; neox < 2; neox++) {
+        float x[T * H * d], orig[T * H * d];
+        uint32_t s = 3;
+        for (int i = 0; i < T * H * d; i++)
+            orig[i] = x[i] = frand(&s);
+        kern_rope r = { .n_rot = d, .neox = neox, .base = 10000.0f, .freq_scale = 1.0f };
+        cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < d / 2; i++) {
+                    int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
+                    const float *o = orig + (t * H + h) * d;
+                    const float *v = x + (t * H + h) * d;
+                    double th = (pos0 + t) * pow(10000.0, -2.0 * i / d);
+                    cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "neox=%d t=%d i=%d", neox, t, i);
+                    cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "neox=%d t=%d i=%d", neox, t, i);
+                }
+    }
+    be->destroy(be);
+}
+
+/* Causal GQA attention against a direct softmax in double. */
+Test(kernels, attention_causal_gqa)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const int H = 4, KV = 2, d = 16, pos0 = 3, T = 4, n = pos0 + T;
+    float q[T * H * d], k[n * KV * d], v[n * KV * d], out[T * H * d];
+    uint32_t s = 11;
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = frand(&s);
+    for (int i = 0; i < n * KV * d; i++) {
+        k[i] = frand(&s);
+        v[i] = frand(&s);
+    }
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, H, KV, d, out), KERN_OK);
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            int kh = h / (H / KV), nk = pos0 + t + 1;
+            double sc[16], mx = -1e30, z = 0;
+            for (int j = 0; j < nk; j++) {
+                double a = 0;
+                for (int i = 0; i < d; i++)
+                    a += (double)q[(t * H + h) * d + i] * k[(j * KV + kh) * d + i];
+                sc[j] = a / sqrt(d);
+                mx = fmax(mx, sc[j]);
+            }
+            for (int j = 0; j < nk; j++)
+                z += (sc[j] = exp(sc[j] - mx));
+            for (int i = 0; i < d; i++) {
+                double ref = 0;
+                for (int j = 0; j < nk; j++)
+                    ref += sc[j] / z * v[(j * KV + kh) * d + i];
+                cr_assert_float_eq(out[(t * H + h) * d + i], ref, 1e-5, "t=%d h=%d i=%d", t, h, i);
+            }
+        }
+    be->destroy(be);
+}
+
+Test(kernels, rmsnorm_swiglu_add_and_row_stats)
+{
+    kern_backend *be = kern_cpu_create(1);
+    uint8_t *gb;
+    gguf_tensor g = make_tensor(GGML_TYPE_F32, 5, 1, &gb);
+    g.n_dims = 1;
+    float x[10] = { 1, 2, 3, 4, 5, -1, 0, 0, 0, 1 }, out[10];
+    kern_weight kg = { .t = &g };
+    cr_assert_eq(be->rmsnorm(be, &kg, x, 2, 5, 1e-5f, out), KERN_OK);
+    for (int t = 0; t < 2; t++) {
+        double ss = 0;
+        for (int i = 0; i < 5; i++)
+            ss += x[t * 5 + i] * x[t * 5 + i];
+        for (int i = 0; i < 5; i++)
+            cr_assert_float_eq(out[t * 5 + i], x[t * 5 + i] / sqrt(ss / 5 + 1e-5) * ((float *)gb)[i], 1e-6);
+    }
+    float a[3] = { -2, 0, 3 }, b[3] = { 2, 5, -1 }, o[3];
+    cr_assert_eq(be->swiglu(be, a, b, 3, o), KERN_OK);
+    for (int i = 0; i < 3; i++)
+        cr_assert_float_eq(o[i], a[i] / (1 + exp(-a[i])) * b[i], 1e-6);
+    cr_assert_eq(be->add(be, a, b, 3), KERN_OK);
+    cr_assert_float_eq(a[2], 2.0f, 0);
+    float r[6] = { 3, -4, 0, NAN, INFINITY, 1 };
+    kern_row_stats st[2];
+    cr_assert_eq(be->row_stats(be, r, 2, 3, st), KERN_OK);
+    cr_assert_float_eq(st[0].rms, sqrtf(25.0f / 3), 1e-6);
+    cr_assert_float_eq(st[0].max_abs, 4.0f, 0);
+    cr_assert_eq(st[1].n_nan, 1);
+    cr_assert_eq(st[1].n_inf, 1);
+    free(gb);
+    be->destroy(be);
+}
+
+Test(kernels, embed_rejects_out_of_range_tokens)
+{
+    kern_backend *be = kern_cpu_create(1);
+    uint8_t *buf;
+    gguf_tensor t = make_tensor(GGML_TYPE_Q8_0, 32, 4, &buf);
+    kern_weight kw = { .t = &t };
+    float out[32];
+    int32_t bad = 4, good = 3;
+    cr_assert_eq(be->embed(be, &kw, &bad, 1, out), KERN_E_SHAPE);
+    cr_assert_eq(be->embed(be, &kw, &good, 1, out), KERN_OK);
+    free(buf);
+    be->destroy(be);
+}
