@@ -1,0 +1,241 @@
+/*
+ * Sampler and smoke verdict, on inputs built here so each rule is seen firing
+ * and staying quiet: a trace fed through the engine's own probe interface.
+ */
+#include "engine.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(sampler, greedy_is_argmax_with_lowest_id_on_ties)
+{
+    float l[5] = { 1, 3, 3, -2, 0 };
+    engine_sampler_params p = engine_sampler_default();
+    engine_sampler *s = engine_sampler_create(&p, 5);
+    cr_assert_eq(engine_sample(s, l), 1);
+    engine_sampler_free(s);
+}
+
+static void frequencies(engine_sampler_params p, const float *l, int n, int draws, double *freq)
+{
+    engine_sampler *s = engine_sampler_create(&p, n);
+    memset(freq, 0, (size_t)n * sizeof *freq);
+    for (int i = 0; i < draws; i++)
+        freq[engine_sample(s, l)] += 1.0 / draws;
+    engine_sampler_free(s);
+}
+
+Test(sampler, temperature_one_draws_the_softmax)
+{
+    float l[3] = { logf(0.5f), logf(0.3f), logf(0.2f) };
+    double f[3];
+    frequencies((engine_sampler_params){ .temp = 1.0f, .top_p = 1.0f, .seed = 1 }, l, 3, 40000, f);
+    cr_assert_float_eq(f[0], 0.5, 0.015);
+    cr_assert_float_eq(f[1], 0.3, 0.015);
+    cr_assert_float_eq(f[2], 0.2, 0.015);
+}
+
+Test(sampler, filters_cut_the_tail)
+{
+    float l[3] = { logf(0.5f), logf(0.3f), logf(0.2f) };
+    double f[3];
+    frequencies((engine_sampler_params){ .temp = 1.0f, .top_k = 1, .top_p = 1.0f, .seed = 2 }, l, 3, 2000, f);
+    cr_assert_float_eq(f[0], 1.0, 1e-12, "top-k 1 is greedy");
+    frequencies((engine_sampler_params){ .temp = 1.0f, .top_p = 0.6f, .seed = 3 }, l, 3, 20000, f);
+    cr_assert_float_eq(f[2], 0.0, 1e-12, "top-p 0.6 keeps 0.5 + 0.3");
+    cr_assert_float_eq(f[0], 0.5 / 0.8, 0.02);
+    frequencies((engine_sampler_params){ .temp = 1.0f, .top_p = 1.0f, .min_p = 0.5f, .seed = 4 }, l, 3, 20000, f);
+    cr_assert_float_eq(f[2], 0.0, 1e-12, "min-p 0.5 drops 0.2 (< 0.5 x 0.5)");
+    cr_assert_gt(f[1], 0.3);
+    frequencies((engine_sampler_params){ .temp = 0.05f, .top_p = 1.0f, .seed = 5 }, l, 3, 2000, f);
+    cr_assert_gt(f[0], 0.99, "low temperature sharpens");
+}
+
+Test(sampler, same_seed_same_draws)
+{
+    float l[64];
+    for (int i = 0; i < 64; i++)
+        l[i] = sinf((float)i);
+    engine_sampler_params p = { .temp = 1.5f, .top_p = 1.0f, .seed = 99 };
+    engine_sampler *a = engine_sampler_create(&p, 64), *b = engine_sampler_create(&p, 64);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(engine_sample(a, l), engine_sample(b, l));
+    engine_sampler_free(a);
+    engine_sampler_free(b);
+}
+
+/* ---- smoke verdict ---- */
+
+typedef struct scene {
+    gguf_file *f;
+    engine_vocab *v;
+    engine_trace *t;
+    int n_layer, n_prompt;
+} scene;
+
+/* A trace of n_pos positions over 4 layers whose RMS grows gently, built through the probe. */
+static scene make_scene(int n_prompt, int n_pos, float (*rms)(int layer, int pos))
+{
+    scene s = { .n_layer = 4, .n_prompt = n_prompt };
+    char *path = model_path("stories260K.gguf");
+    if (!path)
+        cr_skip_test("stories260K not found (its vocabulary names the tokens): skipped");
+    gguf_error ge;
+    engine_error e;
+    cr_assert_eq(gguf_open(path, &s.f, &ge), GGUF_OK);
+    cr_assert_eq(engine_vocab_load(s.f, &s.v, &e), ENGINE_OK);
+    free(path);
+    s.t = engine_trace_create(s.n_layer, 512);
+    engine_probe p = engine_trace_probe(s.t);
+    for (int pos = 0; pos < n_pos; pos++)
+        for (int il = 0; il <= s.n_layer; il++) {
+            float r = rms(il, pos);
+            kern_row_stats st = { .rms = r, .mean = 0, .min = -r, .max = r, .max_abs = r };
+            p.on_op(p.user, il == s.n_layer ? ENGINE_OP_RESULT_NORM : ENGINE_OP_LAYER_OUT, il, pos, 1, &st);
+        }
+    return s;
+}
+
+static void free_scene(scene *s)
+{
+    engine_trace_free(s->t);
+    engine_vocab_free(s->v);
+    gguf_close(s->f);
+}
+
+static float healthy(int layer, int pos) { return 1.0f + 0.5f * layer + 0.01f * (pos % 7); }
+static float exploding(int layer, int pos) { return layer >= 2 ? 1000.0f * healthy(layer, pos) : healthy(layer, pos); }
+static float generated_blowup(int layer, int pos) { return pos >= 10 && layer == 3 ? 500.0f : healthy(layer, pos); }
+
+/* Steps with logits that move: a different peak per step. */
+static void add_steps(scene *s, const int32_t *tok, int n, bool frozen)
+{
+    float l[512];
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 512; k++)
+            l[k] = frozen ? sinf((float)k) : sinf((float)(k * (i + 1)));
+        l[tok[i]] = 10.0f;
+        cr_assert(engine_trace_step(s->t, s->n_prompt - 1 + i, tok[i], l));
+    }
+}
+
+static const engine_finding *finding(const engine_verdict *v, engine_symptom sym)
+{
+    for (int i = 0; i < v->n_findings; i++)
+        if (v->findings[i].symptom == sym)
+            return &v->findings[i];
+    return NULL;
+}
+
+Test(smoke, healthy_run_passes)
+{
+    scene s = make_scene(10, 30, healthy);
+    int32_t tok[20];
+    for (int i = 0; i < 20; i++)
+        tok[i] = 100 + (i * 37) % 300;
+    add_steps(&s, tok, 20, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 20, &v);
+    cr_assert(v.ok, "%s: %s", v.summary, v.n_findings ? v.findings[0].message : "");
+    free_scene(&s);
+}
+
+Test(smoke, one_token_repeated_is_named)
+{
+    scene s = make_scene(10, 30, healthy);
+    int32_t tok[20];
+    for (int i = 0; i < 20; i++)
+        tok[i] = i < 4 ? 100 + i : 300;
+    add_steps(&s, tok, 20, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 20, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_REPETITION);
+    cr_assert(!v.ok && f);
+    cr_assert(strstr(f->message, "token 300") && strstr(f->message, "16 times"), "%s", f->message);
+    free_scene(&s);
+}
+
+Test(smoke, short_cycle_is_named)
+{
+    scene s = make_scene(10, 40, healthy);
+    int32_t tok[30];
+    for (int i = 0; i < 30; i++)
+        tok[i] = i < 6 ? 50 + i : 200 + i % 3;
+    add_steps(&s, tok, 30, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 30, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_REPETITION);
+    cr_assert(f);
+    cr_assert(strstr(f->message, "cycle of 3 tokens"), "%s", f->message);
+    free_scene(&s);
+}
+
+Test(smoke, padding_token_is_named)
+{
+    scene s = make_scene(10, 20, healthy);
+    int32_t tok[4] = { 100, 101, 5000, 102 };  /* past the 512-token vocabulary */
+    add_steps(&s, (int32_t[]){ 100, 101, 102, 102 }, 4, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_PADDING);
+    cr_assert(f);
+    cr_assert(strstr(f->message, "id 5000"), "%s", f->message);
+    free_scene(&s);
+}
+
+Test(smoke, layer_that_rescales_the_residual_is_named)
+{
+    scene s = make_scene(10, 14, exploding);
+    int32_t tok[4] = { 100, 101, 102, 103 };
+    add_steps(&s, tok, 4, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_RMS);
+    cr_assert(f);
+    cr_assert(strstr(f->message, "layer 2 multiplies"), "%s", f->message);
+    free_scene(&s);
+}
+
+Test(smoke, generated_position_outside_the_prompt_range_is_named)
+{
+    scene s = make_scene(10, 14, generated_blowup);
+    int32_t tok[4] = { 100, 101, 102, 103 };
+    add_steps(&s, tok, 4, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_RMS);
+    cr_assert(f);
+    cr_assert(strstr(f->message, "layer 3") && strstr(f->message, "position 10"), "%s", f->message);
+    free_scene(&s);
+}
+
+Test(smoke, frozen_logits_are_named)
+{
+    scene s = make_scene(10, 20, healthy);
+    int32_t tok[6] = { 100, 100, 100, 100, 100, 100 };
+    add_steps(&s, tok, 6, true);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 6, &v);
+    cr_assert(finding(&v, ENGINE_SYM_FLAT_LOGITS), "%s", v.summary);
+    free_scene(&s);
+}
+
+Test(smoke, nan_in_hidden_state_is_named_with_layer_and_position)
+{
+    scene s = make_scene(10, 12, healthy);
+    engine_probe p = engine_trace_probe(s.t);
+    kern_row_stats bad = { .rms = NAN, .n_nan = 7 };
+    p.on_op(p.user, ENGINE_OP_LAYER_OUT, 2, 11, 1, &bad);
+    int32_t tok[2] = { 100, 101 };
+    add_steps(&s, tok, 2, false);
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 2, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_NONFINITE);
+    cr_assert(f);
+    cr_assert(strstr(f->message, "7 NaN") && strstr(f->message, "layer 2") && strstr(f->message, "position 11"),
+              "%s", f->message);
+    free_scene(&s);
+}

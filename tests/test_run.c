@@ -1,0 +1,354 @@
+/*
+ * gguf-run as a user runs it: stories260K generates llama.cpp's text, the
+ * outputs (--json, --tokenize, --logits-out, --trace) agree with the goldens,
+ * --smoke passes the healthy model and names what is wrong with copies broken
+ * here, and bad models or options are clear errors with the right exit status.
+ */
+#include "fixture_model.h"
+#include "golden.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmp_dir[64];
+static void setup(void)
+{
+    strcpy(tmp_dir, "/tmp/ggufscope-run-XXXXXX");
+    cr_assert(mkdtemp(tmp_dir));
+}
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+TestSuite(run, .init = setup, .fini = teardown, .timeout = 180);
+
+static char *need_model(const char *name)
+{
+    char *p = model_path(name);
+    if (!p)
+        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
+    return p;
+}
+
+static cJSON *need_golden(const char *stem)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "generate/%s.json", stem);
+    cJSON *g = golden_json(rel);
+    if (!g)
+        cr_skip_test("golden %s not found: skipped", stem);
+    return g;
+}
+
+static cJSON *run_json(const char *model, const char *extra, int *status)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' --json -q %s", model, extra);
+    char *out = run_tool("gguf-run", args, status);
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    cr_assert(j, "gguf-run %s printed no JSON: %s", args, out ? out : "(nothing)");
+    free(out);
+    return j;
+}
+
+static void assert_ints(const cJSON *got, const cJSON *want, const char *what)
+{
+    cr_assert_eq(cJSON_GetArraySize(got), cJSON_GetArraySize(want), "%s: %d ids, golden %d", what,
+                 cJSON_GetArraySize(got), cJSON_GetArraySize(want));
+    for (int i = 0; i < cJSON_GetArraySize(want); i++)
+        cr_assert_eq(cJSON_GetArrayItem(got, i)->valueint, cJSON_GetArrayItem(want, i)->valueint, "%s: id %d", what,
+                     i);
+}
+
+Test(run, stories260k_json_is_llama_cpp_s_generation)
+{
+    char *m = need_model("stories260K.gguf");
+    cJSON *g = need_golden("stories260K.p1");
+    int st;
+    cJSON *j = run_json(m, "-p 'Lily and Tom went to the park' -n 64", &st);
+    cr_assert_eq(st, 0);
+    assert_ints(cJSON_GetObjectItem(j, "prompt_tokens"), cJSON_GetObjectItem(g, "prompt_tokens"), "prompt");
+    assert_ints(cJSON_GetObjectItem(j, "tokens"), cJSON_GetObjectItem(g, "greedy_tokens"), "greedy");
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "text")->valuestring, cJSON_GetObjectItem(g, "greedy_text")->valuestring);
+    const cJSON *v = cJSON_GetObjectItem(j, "verdict");
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(v, "ok")), "%s", cJSON_GetObjectItem(v, "summary")->valuestring);
+    const cJSON *t = cJSON_GetObjectItem(j, "timings");
+    cr_assert_gt(cJSON_GetObjectItem(t, "gen_tokens_per_second")->valuedouble, 0);
+    cr_assert_gt(cJSON_GetObjectItem(t, "weight_bytes_per_token")->valuedouble, 1e6, "stories260K reads ~1 MB/token");
+    cJSON_Delete(j);
+    cJSON_Delete(g);
+    free(m);
+}
+
+Test(run, tokenize_prints_the_prompt_ids)
+{
+    char *m = need_model("tiny-qwen2-f32.gguf");
+    cJSON *g = need_golden("tiny-qwen2-f32.p0");
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' --tokenize -p 'Once upon a time'", m);
+    char *out = run_tool("gguf-run", args, &st);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_eq(st, 0);
+    assert_ints(cJSON_GetObjectItem(j, "tokens"), cJSON_GetObjectItem(g, "prompt_tokens"), "tokenize");
+    cJSON_Delete(j);
+    cJSON_Delete(g);
+    free(out);
+    free(m);
+}
+
+Test(run, logits_out_and_trace_file_match_the_golden)
+{
+    char *m = need_model("tiny-qwen2-f32.gguf");
+    cJSON *g = need_golden("tiny-qwen2-f32.p0");
+    char npy[128], tr[128], extra[512];
+    snprintf(npy, sizeof npy, "%s/logits.npy", tmp_dir);
+    snprintf(tr, sizeof tr, "%s/trace.json", tmp_dir);
+    snprintf(extra, sizeof extra, "-p 'Once upon a time' -n 4 --logits-out '%s' --trace='%s'", npy, tr);
+    int st;
+    cJSON *j = run_json(m, extra, &st);
+    cr_assert_eq(st, 0);
+    char gpath[8192];
+    snprintf(gpath, sizeof gpath, "%s/generate/tiny-qwen2-f32.p0.prompt_logits.npy", golden_dir());
+    uint64_t r1, c1, r2, c2;
+    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
+    cr_assert(ours && ref);
+    cr_assert(r1 == r2 && c1 == c2, "logits %llux%llu, golden %llux%llu", (unsigned long long)r1,
+              (unsigned long long)c1, (unsigned long long)r2, (unsigned long long)c2);
+    double mx = 0, diff = 0;
+    for (uint64_t i = 0; i < r1 * c1; i++) {
+        mx = fmax(mx, fabs(ref[i]));
+        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
+    }
+    cr_assert_lt(diff / mx, 5e-4);
+
+    tbuf tb = read_whole_file(tr);
+    cJSON *trace = cJSON_ParseWithLength((const char *)tb.p, tb.len);
+    cr_assert(trace, "trace file is not JSON");
+    const cJSON *gl, *ol = cJSON_GetObjectItem(trace, "layers");
+    int k = 0;
+    cJSON_ArrayForEach(gl, cJSON_GetObjectItem(g, "prompt_trace"))
+    {
+        const cJSON *L = cJSON_GetArrayItem(ol, k++);
+        cr_assert(L);
+        const cJSON *grms = cJSON_GetObjectItem(gl, "rms"), *orms = cJSON_GetObjectItem(L, "rms");
+        for (int p = 0; p < cJSON_GetArraySize(grms); p++) {
+            double a = cJSON_GetArrayItem(grms, p)->valuedouble, b = cJSON_GetArrayItem(orms, p)->valuedouble;
+            cr_assert_lt(fabs(a - b) / a, 1e-3, "layer %d pos %d: %g vs %g", k - 1, p, b, a);
+        }
+    }
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ol, k - 1), "layer")->valuestring, "result_norm");
+    const cJSON *steps = cJSON_GetObjectItem(trace, "steps");
+    cr_assert_eq(cJSON_GetArraySize(steps), 4);
+    const cJSON *s0 = cJSON_GetArrayItem(steps, 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(s0, "top")), 5);
+    cr_assert_geq(cJSON_GetObjectItem(s0, "margin")->valuedouble, 0);
+    cr_assert_eq(cJSON_GetObjectItem(s0, "token")->valueint,
+                 cJSON_GetArrayItem(cJSON_GetObjectItem(g, "greedy_tokens"), 0)->valueint);
+    cJSON_Delete(trace);
+    tbuf_free(&tb);
+    free(ours);
+    free(ref);
+    cJSON_Delete(j);
+    cJSON_Delete(g);
+    free(m);
+}
+
+Test(run, trace_table_on_the_terminal)
+{
+    char *m = need_model("stories260K.gguf");
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' -q -p 'Once upon a time' -n 3 --trace", m);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0);
+    cr_assert(strstr(out, "layer   pos  token"), "%s", out);
+    /* 5 layers + the final norm, for 5 prompt + 2 fed-back positions */
+    int rows = 0;
+    for (const char *p = out; (p = strstr(p, "\n norm ")); p++)
+        rows++;
+    cr_assert_eq(rows, 7, "%s", out);
+    cr_assert(strstr(out, "top-5"), "%s", out);
+    free(out);
+    free(m);
+}
+
+/* A copy of stories260K with `tensor`'s f32 values changed by fn. */
+static char *broken_copy(const char *name, const char *tensor, void (*fn)(float *v, uint64_t n))
+{
+    char *m = need_model("stories260K.gguf");
+    tbuf b = read_whole_file(m);
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &ge), GGUF_OK);
+    const gguf_tensor *t = gguf_find_tensor(f, tensor);
+    cr_assert(t && t->type == GGML_TYPE_F32);
+    uint64_t at = gguf_data_offset(f) + t->offset, n = t->n_elements;
+    gguf_close(f);
+    float *v = malloc(n * sizeof(float));
+    memcpy(v, b.p + at, n * sizeof(float));
+    fn(v, n);
+    memcpy(b.p + at, v, n * sizeof(float));
+    free(v);
+    char *path = malloc(256);
+    snprintf(path, 256, "%s/%s", tmp_dir, name);
+    cr_assert(write_whole_file(path, b.p, b.len));
+    tbuf_free(&b);
+    free(m);
+    return path;
+}
+
+static void one_nan(float *v, uint64_t n) { (void)n; v[3] = NAN; }
+static void zero_all(float *v, uint64_t n) { memset(v, 0, n * sizeof(float)); }
+static void times_1e4(float *v, uint64_t n) { for (uint64_t i = 0; i < n; i++) v[i] *= 1e4f; }
+
+static const cJSON *smoke_finding(const char *path, const char *symptom, int *status, cJSON **doc)
+{
+    *doc = run_json(path, "-p 'Once upon a time' -n 24 --smoke", status);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(cJSON_GetObjectItem(*doc, "verdict"), "findings"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(f, "symptom")->valuestring, symptom))
+            return f;
+    }
+    return NULL;
+}
+
+Test(run, smoke_passes_the_healthy_model)
+{
+    char *m = need_model("stories260K.gguf");
+    int st;
+    cJSON *j = run_json(m, "-p 'Once upon a time' -n 64 --smoke", &st);
+    cr_assert_eq(st, 0, "%s", cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "verdict")));
+    cJSON_Delete(j);
+    free(m);
+}
+
+Test(run, smoke_names_nan_weights_with_their_layer)
+{
+    char *p = broken_copy("nan.gguf", "blk.2.ffn_down.weight", one_nan);
+    int st;
+    cJSON *j;
+    const cJSON *f = smoke_finding(p, "nonfinite", &st, &j);
+    cr_assert_eq(st, 1);
+    cr_assert(f && strstr(cJSON_GetObjectItem(f, "message")->valuestring, "after layer 2"), "%s",
+              cJSON_PrintUnformatted(j));
+    cJSON_Delete(j);
+    free(p);
+}
+
+Test(run, smoke_names_output_that_ignores_its_input)
+{
+    char *p = broken_copy("zero-embd.gguf", "token_embd.weight", zero_all);
+    int st;
+    cJSON *j;
+    const cJSON *f = smoke_finding(p, "flat_logits", &st, &j);
+    cr_assert_eq(st, 1);
+    cr_assert(f, "%s", cJSON_PrintUnformatted(j));
+    cr_assert(smoke_finding(p, "repetition", &st, &j), "one token forever");
+    cJSON_Delete(j);
+    free(p);
+}
+
+Test(run, smoke_names_a_layer_that_blows_up_the_residual)
+{
+    char *p = broken_copy("loud.gguf", "blk.1.ffn_down.weight", times_1e4);
+    int st;
+    cJSON *j;
+    const cJSON *f = smoke_finding(p, "hidden_rms", &st, &j);
+    cr_assert_eq(st, 1);
+    cr_assert(f && strstr(cJSON_GetObjectItem(f, "message")->valuestring, "layer 1 multiplies"), "%s",
+              cJSON_PrintUnformatted(j));
+    cJSON_Delete(j);
+    free(p);
+}
+
+/* The fixture model our writer makes (the demo's fallback) runs end to end. */
+static char *fixture(const char *name, void (*patch)(tbuf *b))
+{
+    fixture_opts o = fixture_default_opts();
+    tbuf b;
+    gguf_error ge;
+    cr_assert_eq(fixture_write_buffer(&o, &b.p, &b.len, &ge), GGUF_OK);
+    if (patch)
+        patch(&b);
+    char *path = malloc(256);
+    snprintf(path, 256, "%s/%s", tmp_dir, name);
+    cr_assert(write_whole_file(path, b.p, b.len));
+    tbuf_free(&b);
+    return path;
+}
+
+Test(run, writer_made_fixture_runs)
+{
+    char *p = fixture("fixture.gguf", NULL);
+    int st;
+    cJSON *j = run_json(p, "-p 'hello' -n 8", &st);
+    cr_assert_eq(st, 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "tokens")), 8);
+    cJSON_Delete(j);
+    free(p);
+}
+
+static void rename_arch(tbuf *b)
+{
+    uint64_t at = kv_value_offset(b, "general.architecture");
+    cr_assert_eq(memcmp(b->p + at + 8, "llama", 5), 0);
+    memcpy(b->p + at + 8, "mamba", 5);
+}
+
+static void rename_tensor(tbuf *b)
+{
+    uint64_t at = tensor_info_offset(b, "blk.1.ffn_up.weight");
+    cr_assert_eq(memcmp(b->p + at + 8, "blk.1.ffn_up.weight", 19), 0);
+    b->p[at + 8 + 11] = 'q';  /* ffn_uq */
+}
+
+Test(run, unsupported_architecture_lists_the_supported_ones)
+{
+    char *p = fixture("mamba.gguf", rename_arch);
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "'mamba' is not supported") && strstr(out, "llama, qwen2"), "%s", out);
+    free(out);
+    free(p);
+}
+
+Test(run, missing_tensor_is_named_and_the_model_blamed)
+{
+    char *p = fixture("missing.gguf", rename_tensor);
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1);
+    cr_assert(strstr(out, "blk.1.ffn_up.weight") && strstr(out, "missing"), "%s", out);
+    free(out);
+    free(p);
+}
+
+Test(run, usage_errors_exit_2)
+{
+    char *m = need_model("stories260K.gguf");
+    const char *cases[] = { "-p hi --backend cuda", "-p hi --backend tpu", "-p hi -n -3", "", "-p hi --ctx 2" };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        int st;
+        snprintf(args, sizeof args, "'%s' %s 2>&1", m, cases[i]);
+        char *out = run_tool("gguf-run", args, &st);
+        cr_assert_eq(st, 2, "'%s' exited %d: %s", cases[i], st, out);
+        cr_assert(strstr(out, "gguf-run:"), "%s", out);
+        free(out);
+    }
+    free(m);
+}
