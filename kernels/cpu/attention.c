@@ -18,7 +18,8 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     const int group = n_head / n_kv_head, n_ctx = pos0 + T, kv_dim = n_kv_head * head_dim;
     const float scale = 1.0f / sqrtf((float)head_dim);
     int failed = 0;
-#pragma omp parallel num_threads(cpu_threads(b))
+    const bool wide = (double)T * n_head * n_ctx * head_dim >= 1 << 15;
+#pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         float *score = malloc((size_t)n_ctx * sizeof(float));
         if (!score) {

@@ -112,7 +112,9 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
     const int64_t n_blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
     int failed = 0;
 
-#pragma omp parallel num_threads(cpu_threads(b))
+    /* Small products run on one thread: waking a team costs more than they do. */
+    const bool wide = (double)n * rows * T >= 1 << 17;
+#pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         float *scratch = aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64);
         if (!scratch) {
