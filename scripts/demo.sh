@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: inspect and verify a model. MODEL=path inspects that file; otherwise the
+# make demo: inspect, verify and run a model. MODEL=path inspects that file; otherwise the
 # shared stories260K when it is present; otherwise a small model that our own
 # writer makes here.
 set -euo pipefail
@@ -22,3 +22,11 @@ run "$build/gguf-inspect" "$model" --key general.architecture
 run "$build/gguf-inspect" "$model" --tensors-only --tensors 'blk.0.*'
 run "$build/gguf-inspect" "$model" --stats 'blk.0.*'
 run "$build/gguf-verify" "$model"
+# A smoke generation: greedy, judged. The writer-made fixture has random
+# weights, so its verdict is expected to flag it; that is shown, not hidden.
+if [ "$model" = "$build/demo/fixture.gguf" ]; then
+  run "$build/gguf-run" "$model" -p "hello" -n 16 --smoke ||
+    echo "demo: the fixture's random weights are expected to fail the smoke verdict (exit $?)"
+else
+  run "$build/gguf-run" "$model" -p "Once upon a time" -n 64 --smoke
+fi

@@ -1,6 +1,7 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
 #include "format.h"
 #include "npy.h"
+#include "procmem.h"
 #include "quant.h"
 #include "run.h"
 
@@ -274,6 +275,8 @@ int main(int argc, char **argv)
     r.trace = trace;
     r.text = utf8_sanitize(st.text ? st.text : "", st.len);
     r.bytes_per_token = engine_model_bytes_per_token(m);
+    r.ctx_bytes = engine_ctx_bytes(c);
+    r.private_bytes = procmem_private_bytes();
     engine_smoke_judge(trace, v, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
     rc = 0;
     if (o.logits_out) {

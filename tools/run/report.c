@@ -79,6 +79,8 @@ void run_print_summary(FILE *out, const run_result *r)
     fprintf(out, "\nprompt     %zu tokens in %.3f s: %.1f tokens/s\n", r->n_prompt, g->prompt_seconds, pps);
     fprintf(out, "generation %zu tokens in %.3f s: %.2f tokens/s, %.2f GB/s of weights%s\n", g->n_tokens,
             g->gen_seconds, gps, gps * r->bytes_per_token / 1e9, g->stopped_at_eog ? " (stopped at end of text)" : "");
+    fprintf(out, "memory     %.1f MiB private (KV cache and activations %.1f MiB); weights stay in the mapping\n",
+            r->private_bytes / 1048576.0, r->ctx_bytes / 1048576.0);
     fprintf(out, "verdict    %s\n", r->verdict.summary);
     for (int i = 0; i < r->verdict.n_findings; i++)
         fprintf(out, "  %-13s %s\n", engine_symptom_name(r->verdict.findings[i].symptom),
@@ -227,6 +229,9 @@ int run_print_json(FILE *out, const run_result *r)
     cJSON_AddNumberToObject(tm, "gen_tokens_per_second", gps);
     cJSON_AddNumberToObject(tm, "weight_bytes_per_token", (double)r->bytes_per_token);
     cJSON_AddNumberToObject(tm, "gen_weight_gb_per_second", gps * r->bytes_per_token / 1e9);
+    cJSON *mem = cJSON_AddObjectToObject(doc, "memory");
+    cJSON_AddNumberToObject(mem, "private_bytes", (double)r->private_bytes);
+    cJSON_AddNumberToObject(mem, "context_bytes", (double)r->ctx_bytes);
     cJSON_AddItemToObject(doc, "verdict", verdict_json(&r->verdict));
     if (r->o->trace && !r->o->trace_file)
         cJSON_AddItemToObject(doc, "trace", trace_json(r));

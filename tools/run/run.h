@@ -25,6 +25,8 @@ typedef struct run_result {
     engine_verdict verdict;
     char *text;            /* the continuation, valid UTF-8 */
     uint64_t bytes_per_token;
+    uint64_t ctx_bytes;        /* KV cache + activations */
+    uint64_t private_bytes;    /* resident anonymous memory at the end */
 } run_result;
 
 /* Start-up report on stderr: the model and the choices made for it. */

@@ -1,0 +1,108 @@
+/*
+ * Engine throughput, llama-bench style: prompt processing of --pp random
+ * tokens and generation of --tg tokens one at a time, medians of --runs,
+ * as JSON lines with the achieved weight bandwidth and private memory.
+ *   bench-run MODEL [--pp 64] [--tg 32] [--runs 5] [--threads 2]
+ */
+#include "engine.h"
+#include "procmem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench-run MODEL [--pp N] [--tg N] [--runs R] [--threads T]\n");
+        return 2;
+    }
+    int pp = 64, tg = 32, runs = 5, threads = 2;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        int v = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--pp")) pp = v;
+        else if (!strcmp(argv[i], "--tg")) tg = v;
+        else if (!strcmp(argv[i], "--runs")) runs = v;
+        else if (!strcmp(argv[i], "--threads")) threads = v;
+    }
+    if (runs < 1 || runs > 64 || pp < 1 || tg < 1) {
+        fprintf(stderr, "bench-run: bad arguments\n");
+        return 2;
+    }
+    gguf_file *f;
+    gguf_error ge;
+    if (gguf_open(argv[1], &f, &ge)) {
+        fprintf(stderr, "bench-run: %s: %s\n", argv[1], ge.message);
+        return 2;
+    }
+    kern_backend *be = kern_cpu_create(threads);
+    engine_model *m;
+    engine_error e;
+    if (engine_model_load(f, be, &m, &e)) {
+        fprintf(stderr, "bench-run: %s: %s\n", argv[1], e.message);
+        return 2;
+    }
+    const engine_hparams *hp = engine_model_hparams(m);
+    int32_t *tok = malloc((size_t)(pp + tg) * sizeof *tok);
+    float *logits = malloc((size_t)hp->n_vocab * sizeof(float));
+    uint32_t s = 1;
+    for (int i = 0; i < pp + tg; i++) {
+        s = s * 1664525u + 1013904223u;
+        tok[i] = (int32_t)((s >> 8) % (uint32_t)hp->n_vocab);
+    }
+    double t_pp[64], t_tg[64];
+    uint64_t priv = 0, ctx_bytes = 0;
+    for (int r = 0; r <= runs; r++) {  /* run 0 warms the page cache and is not counted */
+        engine_ctx *c;
+        if (engine_ctx_create(m, pp + tg, 256, &c, &e)) {
+            fprintf(stderr, "bench-run: %s\n", e.message);
+            return 2;
+        }
+        double t0 = now();
+        if (engine_forward(c, tok, pp, false, logits, NULL, &e))
+            return 2;
+        double t1 = now();
+        for (int i = 0; i < tg; i++)
+            if (engine_forward(c, &tok[pp + i], 1, false, logits, NULL, &e))
+                return 2;
+        double t2 = now();
+        if (r) {
+            t_pp[r - 1] = t1 - t0;
+            t_tg[r - 1] = t2 - t1;
+        }
+        uint64_t p = procmem_private_bytes();
+        priv = p > priv ? p : priv;
+        ctx_bytes = engine_ctx_bytes(c);
+        engine_ctx_free(c);
+    }
+    qsort(t_pp, (size_t)runs, sizeof(double), cmp_double);
+    qsort(t_tg, (size_t)runs, sizeof(double), cmp_double);
+    double pps = pp / t_pp[runs / 2], tgs = tg / t_tg[runs / 2];
+    uint64_t bpt = engine_model_bytes_per_token(m);
+    const char *name = strrchr(argv[1], '/') ? strrchr(argv[1], '/') + 1 : argv[1];
+    printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"model\":\"%s\",\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
+           "\"pp_tokens_per_s\":%.2f,\"tg_tokens_per_s\":%.2f,\"weight_bytes_per_token\":%llu,\"tg_gb_per_s\":%.2f,"
+           "\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
+           name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9, priv / 1048576.0,
+           ctx_bytes / 1048576.0);
+    free(tok);
+    free(logits);
+    engine_model_free(m);
+    be->destroy(be);
+    gguf_close(f);
+    return 0;
+}
