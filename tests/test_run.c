@@ -252,6 +252,7 @@ Test(run, smoke_names_output_that_ignores_its_input)
     const cJSON *f = smoke_finding(p, "flat_logits", &st, &j);
     cr_assert_eq(st, 1);
     cr_assert(f, "%s", cJSON_PrintUnformatted(j));
+    cJSON_Delete(j);
     cr_assert(smoke_finding(p, "repetition", &st, &j), "one token forever");
     cJSON_Delete(j);
     free(p);
