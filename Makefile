@@ -50,6 +50,7 @@ bench: build venv
 	@scripts/bench-open.sh $(BUILD)
 	@$(BUILD)/bench-dequant
 	@scripts/bench-verify.sh $(BUILD)
+	@scripts/bench-run.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -45,6 +45,13 @@ quant_status quant_dequantize_row_f16(uint32_t type, const void *src, uint16_t *
 quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t n_rows, float *dst,
                                    int n_threads);
 
+/* Fused dot product of one row of n values of a quantized type with f32 x,
+ * decoded in registers (the matrix-vector path); NULL when the type or the
+ * CPU has none (dequantize the row instead). Agrees with dequantize-then-dot
+ * to f32 rounding, not bit for bit. */
+typedef float (*quant_dot_fn)(const void *row, const float *x, int64_t n);
+quant_dot_fn quant_dot_function(uint32_t type);
+
 /* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0), rounding as
  * ggml's reference quantizers do. */
 quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);

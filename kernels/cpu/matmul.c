@@ -5,7 +5,8 @@
  * lie, F16 rows feed a fused convert-and-multiply kernel for one token, and
  * every other type is dequantized by quant/ into a per-thread scratch of 16
  * rows (16 x ne0 floats, L1/L2 sized) that then meets every token in blocks
- * of 16 tokens, so each weight byte is read from memory once per call. No
+ * of 16 tokens, so each weight byte is read from memory once per call; for
+ * one token, types with a fused quant/ dot (Q4_K, Q8_0) skip the scratch. No
  * f32 copy of a matrix ever exists.
  */
 #include "cpu.h"
@@ -74,6 +75,12 @@ static void row_block(const gguf_tensor *t, quant_row_fn deq, uint64_t rb, int64
                 w[j] = (const uint16_t *)(base + (uint64_t)(r + (j < k ? j : 0)) * rb);
             cpu_dot_rows_f16(w, k, x, n, y + r0 + r);
         }
+        return;
+    }
+    quant_dot_fn fused = T == 1 ? quant_dot_function(t->type) : NULL;
+    if (fused) {
+        for (int r = 0; r < nr; r++)
+            y[r0 + r] = fused(base + (uint64_t)r * rb, x, n);
         return;
     }
     const float *rows[ROW_BLOCK];

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Engine throughput (bench-run: prompt of PP tokens, TG generated, medians of
+# RUNS) on the shared small models and the full-size synthetic shapes, beside
+# llama.cpp's llama-bench on the same files with the same threads in the same
+# run when LLAMA_BENCH=path/to/llama-bench is given (build it outside the
+# project; see docs/BENCHMARKS.md). The TinyLlama Q4_K_M file needs a K-quant
+# quantizer, which quant/ does not have: it is made with LLAMA_QUANTIZE when
+# given, else skipped. JSON lines on stdout.
+set -euo pipefail
+build=${1:-build}
+PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-3} THREADS=${THREADS:-2}
+shared=${GGUFSCOPE_MODELS:-$(dirname "$0")/../../shared/models}
+models=()
+for m in stories260K tiny-llama-f16 tiny-qwen2-q4_k_m; do
+  [ -f "$shared/$m.gguf" ] && models+=("$shared/$m.gguf")
+done
+q05=$("$(dirname "$0")/synth-model.sh" "$build" qwen2.5-0.5b f16)
+tl=$("$(dirname "$0")/synth-model.sh" "$build" tinyllama-1.1b f16)
+[ -n "$q05" ] && models+=("$q05")
+if [ -n "$tl" ]; then
+  models+=("$tl")
+  q4=${tl%-f16.gguf}-q4_k_m.gguf
+  if [ ! -f "$q4" ] && [ -n "${LLAMA_QUANTIZE:-}" ]; then
+    "$LLAMA_QUANTIZE" "$tl" "$q4.tmp" Q4_K_M "$THREADS" >/dev/null 2>&1 && mv "$q4.tmp" "$q4"
+  fi
+  [ -f "$q4" ] && models+=("$q4")
+fi
+for m in "${models[@]}"; do
+  "$build/bench-run" "$m" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS"
+  if [ -n "${LLAMA_BENCH:-}" ]; then
+    "$LLAMA_BENCH" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -o json 2>/dev/null |
+      python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+out = {"bench": "run", "engine": "llama.cpp", "model": rows[0]["model_filename"].split("/")[-1],
+       "threads": rows[0]["n_threads"], "pp": 0, "tg": 0, "runs": len(rows[0]["samples_ts"])}
+for r in rows:
+    # llama-bench reports the mean; take the median of its samples like ours
+    s = sorted(r["samples_ts"]); med = s[len(s) // 2]
+    if r["n_prompt"]: out["pp"], out["pp_tokens_per_s"] = r["n_prompt"], round(med, 2)
+    else: out["tg"], out["tg_tokens_per_s"] = r["n_gen"], round(med, 2)
+print(json.dumps(out))'
+  fi
+done
