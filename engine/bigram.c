@@ -1,5 +1,6 @@
 /* A binary max-heap of bigrams and the merge loop over a symbol chain. */
 #include "bigram.h"
+#include "internal.h"
 
 #include <stdlib.h>
 
@@ -10,14 +11,8 @@ static bool before(const tok_bigram *a, const tok_bigram *b)
 
 bool tok_queue_push(tok_queue *q, tok_bigram b)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        tok_bigram *p = realloc(q->items, cap * sizeof *p);
-        if (!p)
-            return false;
-        q->items = p;
-        q->cap = cap;
-    }
+    if (!engine_reserve((void **)&q->items, &q->cap, q->n + 1, sizeof *q->items))
+        return false;
     size_t i = q->n++;
     while (i > 0 && before(&b, &q->items[(i - 1) / 2])) {
         q->items[i] = q->items[(i - 1) / 2];

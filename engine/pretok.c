@@ -95,14 +95,8 @@ static bool spans_push(spans *a, size_t start, size_t len)
 {
     if (!len)
         return true;
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        span *p = realloc(a->s, cap * sizeof *p);
-        if (!p)
-            return false;
-        a->s = p;
-        a->cap = cap;
-    }
+    if (!engine_reserve((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
+        return false;
     a->s[a->n++] = (span){ start, len };
     return true;
 }

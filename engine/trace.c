@@ -3,7 +3,7 @@
  * stream's statistics (llama.cpp's l_out-N and result_norm), and per
  * generated token the candidates it beat, their margin and the entropy.
  */
-#include "engine.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,14 +83,8 @@ engine_probe engine_trace_probe(engine_trace *t)
 
 bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits)
 {
-    if (t->n_steps == t->cap_steps) {
-        size_t cap = t->cap_steps ? t->cap_steps * 2 : 64;
-        engine_step *p = realloc(t->steps, cap * sizeof *p);
-        if (!p)
-            return false;
-        t->steps = p;
-        t->cap_steps = cap;
-    }
+    if (!engine_reserve((void **)&t->steps, &t->cap_steps, t->n_steps + 1, sizeof *t->steps))
+        return false;
     engine_step *s = &t->steps[t->n_steps++];
     memset(s, 0, sizeof *s);
     s->pos = pos;

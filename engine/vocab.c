@@ -192,14 +192,8 @@ const char *engine_vocab_text(const engine_vocab *v, int32_t id)
 
 bool tok_out_push(tok_out *o, int32_t id)
 {
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 64;
-        int32_t *p = realloc(o->ids, cap * sizeof *p);
-        if (!p)
-            return false;
-        o->ids = p;
-        o->cap = cap;
-    }
+    if (!engine_reserve((void **)&o->ids, &o->cap, o->n + 1, sizeof *o->ids))
+        return false;
     o->ids[o->n++] = id;
     return true;
 }
