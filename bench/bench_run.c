@@ -6,18 +6,11 @@
  */
 #include "engine.h"
 #include "procmem.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -72,14 +65,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench-run: %s\n", e.message);
             return 2;
         }
-        double t0 = now();
+        double t0 = monotonic_seconds();
         if (engine_forward(c, tok, pp, false, logits, NULL, &e))
             return 2;
-        double t1 = now();
+        double t1 = monotonic_seconds();
         for (int i = 0; i < tg; i++)
             if (engine_forward(c, &tok[pp + i], 1, false, logits, NULL, &e))
                 return 2;
-        double t2 = now();
+        double t2 = monotonic_seconds();
         if (r) {
             t_pp[r - 1] = t1 - t0;
             t_tg[r - 1] = t2 - t1;

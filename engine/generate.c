@@ -28,7 +28,8 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
     const int32_t nv = hp->n_vocab;
     if (n_prompt == 0)
         return engine_fail(err, ENGINE_E_INPUT, 0, "", "the prompt has no tokens");
-    engine_probe probe = trace ? engine_trace_probe(trace) : (engine_probe){ 0 };
+    engine_probe probe_value = trace ? engine_trace_probe(trace) : (engine_probe){ 0 };
+    const engine_probe *probe = trace ? &probe_value : NULL;
     engine_sampler *smp = engine_sampler_create(&p->sampler, nv);
     float *logits = malloc((size_t)nv * sizeof(float));
     out->tokens = malloc(((size_t)(p->n_predict > 0 ? p->n_predict : 0) + 1) * sizeof(int32_t));
@@ -39,11 +40,11 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
     }
     double t0 = now();
     if (p->prompt_logits) {
-        s = engine_forward(c, prompt, (int)n_prompt, true, p->prompt_logits, trace ? &probe : NULL, err);
+        s = engine_forward(c, prompt, (int)n_prompt, true, p->prompt_logits, probe, err);
         if (!s)
             memcpy(logits, p->prompt_logits + (n_prompt - 1) * (size_t)nv, (size_t)nv * sizeof(float));
     } else {
-        s = engine_forward(c, prompt, (int)n_prompt, false, logits, trace ? &probe : NULL, err);
+        s = engine_forward(c, prompt, (int)n_prompt, false, logits, probe, err);
     }
     out->prompt_seconds = now() - t0;
     if (s)
@@ -66,7 +67,7 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
             break;
         if (c->pos >= c->n_ctx)
             break;  /* context full: stop, as a fixed-size cache must */
-        if ((s = engine_forward(c, &tok, 1, false, logits, trace ? &probe : NULL, err)))
+        if ((s = engine_forward(c, &tok, 1, false, logits, probe, err)))
             break;
     }
     out->gen_seconds = now() - t0;

@@ -70,7 +70,7 @@ size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t c
     for (size_t i = 0; i < t->len;) {
         size_t used;
         uint32_t cp = decode_cp((const unsigned char *)t->ptr + i, t->len - i, &used);
-        int b = bpe_cp_to_byte(cp);
+        int b = cp < BPE_CP_END ? v->cp_byte[cp] : -1;
         if (b >= 0) {
             char c = (char)b;
             out = put(buf, cap, out, &c, 1);

@@ -17,25 +17,15 @@ static bool printable(int b)
     return (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
 }
 
-uint32_t bpe_byte_to_cp(uint8_t b)
+void bpe_byte_tables(uint16_t byte_cp[256], int16_t cp_byte[BPE_CP_END])
 {
-    if (printable(b))
-        return b;
-    uint32_t k = 0;
-    for (int c = 0; c < b; c++)
-        k += !printable(c);
-    return 256 + k;
-}
-
-int bpe_cp_to_byte(uint32_t cp)
-{
-    if (cp < 256)
-        return printable((int)cp) ? (int)cp : -1;
-    uint32_t k = 256;
-    for (int b = 0; b < 256; b++)
-        if (!printable(b) && k++ == cp)
-            return b;
-    return -1;
+    uint16_t next = 256;
+    for (int i = 0; i < BPE_CP_END; i++)
+        cp_byte[i] = -1;
+    for (int b = 0; b < 256; b++) {
+        byte_cp[b] = printable(b) ? (uint16_t)b : next++;
+        cp_byte[byte_cp[b]] = (int16_t)b;
+    }
 }
 
 static size_t put_utf8(uint32_t cp, char *out)
@@ -94,7 +84,7 @@ static bool word(void *user, size_t start, size_t len)
         return false;
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
-        n += put_utf8(bpe_byte_to_cp((uint8_t)j->text[start + i]), j->buf + n);
+        n += put_utf8(v->byte_cp[(uint8_t)j->text[start + i]], j->buf + n);
     if (v->ignore_merges) {
         int32_t id = strmap_get(&v->by_text, j->buf, n);
         if (id >= 0)

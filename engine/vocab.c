@@ -158,8 +158,11 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         snprintf(hex, sizeof hex, "<0x%02X>", b);
         v->byte_token[b] = strmap_get(&v->by_text, hex, 6);
     }
-    if (!spm && (s = pretok_create(v, err)))
-        goto fail;
+    if (!spm) {
+        bpe_byte_tables(v->byte_cp, v->cp_byte);
+        if ((s = pretok_create(v, err)))
+            goto fail;
+    }
     *out = v;
     return ENGINE_OK;
 fail:

@@ -7,6 +7,8 @@
 
 typedef enum vocab_kind { VOCAB_SPM, VOCAB_BPE } vocab_kind;
 
+enum { BPE_CP_END = 324 };  /* GPT-2's byte code points are below 256 + 68 */
+
 struct engine_vocab {
     vocab_kind kind;
     char pre[32];             /* tokenizer.ggml.pre as resolved ("default" when absent) */
@@ -22,6 +24,8 @@ struct engine_vocab {
     int32_t n_real;
     void *pretok;             /* BPE: compiled pre-tokenizer regexes */
     int byte_token[256];      /* SPM: <0xXX> ids (-1: none) */
+    uint16_t byte_cp[256];    /* BPE: GPT-2's code point for each byte */
+    int16_t cp_byte[BPE_CP_END]; /* BPE: the byte each such code point stands for (-1: none) */
 };
 
 /* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
@@ -42,8 +46,7 @@ bool tok_out_push(tok_out *o, int32_t id);
 bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
 bool bpe_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
 
-/* GPT-2's byte <-> printable code point table (byte-level BPE). */
-uint32_t bpe_byte_to_cp(uint8_t b);
-int bpe_cp_to_byte(uint32_t cp);  /* -1 when cp stands for no byte */
+/* GPT-2's byte <-> printable code point tables (byte-level BPE), filled once per vocabulary. */
+void bpe_byte_tables(uint16_t byte_cp[256], int16_t cp_byte[BPE_CP_END]);
 
 #endif

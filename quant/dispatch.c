@@ -82,6 +82,22 @@ quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
     return scalar_fns[type];
 }
 
+quant_dot_fn quant_dot_function(uint32_t type)
+{
+#if defined(__x86_64__)
+    if (simd_level() < LEVEL_AVX2 || !quant_cpu_has_fma())
+        return NULL;
+    switch (type) {
+    case GGML_TYPE_Q4_K: return quant_dot_q4_k_avx2;
+    case GGML_TYPE_Q8_0: return quant_dot_q8_0_avx2;
+    default: return NULL;
+    }
+#else
+    (void)type;
+    return NULL;
+#endif
+}
+
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)
 {
     if (!quant_can_dequantize(type))

@@ -47,7 +47,7 @@ quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t
 
 /* Fused dot product of one row of n values of a quantized type with f32 x,
  * decoded in registers (the matrix-vector path); NULL when the type or the
- * CPU has none (dequantize the row instead). Agrees with dequantize-then-dot
+ * CPU has none, or GGUFSCOPE_SIMD=scalar (dequantize the row instead). Agrees with dequantize-then-dot
  * to f32 rounding, not bit for bit. */
 typedef float (*quant_dot_fn)(const void *row, const float *x, int64_t n);
 quant_dot_fn quant_dot_function(uint32_t type);

@@ -36,7 +36,7 @@ AVX2 static inline __m256 dot32_u8(__m256i q, const float *x, __m256 *xsum)
 /* Q4_K: per 256-value block d, dmin (f16), 12 bytes of 6-bit scales/mins,
  * 128 bytes of nibbles; 64-value chunk j: low nibbles of qs[32j..] use
  * scale/min 2j, high nibbles 2j+1; y = d*sc*q - dmin*m. */
-AVX2 static float dot_q4_k(const void *src, const float *x, int64_t n)
+AVX2 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     const __m256i mask = _mm256_set1_epi8(0x0f);
@@ -61,7 +61,7 @@ AVX2 static float dot_q4_k(const void *src, const float *x, int64_t n)
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes. */
-AVX2 static float dot_q8_0(const void *src, const float *x, int64_t n)
+AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps();
@@ -75,20 +75,11 @@ AVX2 static float dot_q8_0(const void *src, const float *x, int64_t n)
     }
     return hsum8(acc);
 }
-#endif
 
-quant_dot_fn quant_dot_function(uint32_t type)
+bool quant_cpu_has_fma(void)
 {
-#if defined(__x86_64__)
-    if (!quant_cpu_has_avx2())
-        return NULL;
-    switch (type) {
-    case GGML_TYPE_Q4_K: return dot_q4_k;
-    case GGML_TYPE_Q8_0: return dot_q8_0;
-    default: return NULL;
-    }
-#else
-    (void)type;
-    return NULL;
-#endif
+    return __builtin_cpu_supports("fma");
 }
+#else
+bool quant_cpu_has_fma(void) { return false; }
+#endif

@@ -13,9 +13,10 @@ static inline int cpu_threads(const kern_backend *b)
     return ((const cpu_ctx *)b->ctx)->n_threads;
 }
 
-/* A small vector weight (norm, bias) as f32: the mapping itself when it is
- * aligned F32, else dequantized into buf (n floats). NULL if it cannot be read. */
-const float *cpu_vector(const kern_weight *w, float *buf, int64_t n);
+/* A small vector weight (norm, bias) of n values as f32: the mapping itself
+ * when it is aligned F32, else dequantized into *owned (malloc'd, for the
+ * caller to free). KERN_E_SHAPE when it does not hold n values. */
+kern_status cpu_vector(const kern_weight *w, int64_t n, const float **out, float **owned);
 
 kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,

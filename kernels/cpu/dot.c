@@ -9,6 +9,7 @@
 #include "quant.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -24,7 +25,9 @@ static bool have_avx2(void)
     static int cached = -1;
     if (cached < 0) {
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        /* GGUFSCOPE_SIMD=scalar (quant/'s cap, for bisecting) holds here too. */
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                 __builtin_cpu_supports("f16c") && strcmp(quant_simd_level(), "scalar") != 0;
     }
     return cached;
 #else

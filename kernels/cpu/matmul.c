@@ -35,14 +35,25 @@ static bool aligned(const void *p, size_t a)
     return ((uintptr_t)p & (a - 1)) == 0;
 }
 
-const float *cpu_vector(const kern_weight *w, float *buf, int64_t n)
+kern_status cpu_vector(const kern_weight *w, int64_t n, const float **out, float **owned)
 {
     const gguf_tensor *t = w->t;
+    *owned = NULL;
     if ((int64_t)t->n_elements != n)
-        return NULL;
-    if (t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float)))
-        return (const float *)t->data;
-    return quant_dequantize_row(t->type, t->data, buf, n) == QUANT_OK ? buf : NULL;
+        return KERN_E_SHAPE;
+    if (t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float))) {
+        *out = (const float *)t->data;
+        return KERN_OK;
+    }
+    if (!(*owned = malloc((size_t)n * sizeof(float))))
+        return KERN_E_NOMEM;
+    if (quant_dequantize_row(t->type, t->data, *owned, n) != QUANT_OK) {
+        free(*owned);
+        *owned = NULL;
+        return KERN_E_UNSUPPORTED;
+    }
+    *out = *owned;
+    return KERN_OK;
 }
 
 kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out)
@@ -141,12 +152,11 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
     if (failed)
         return KERN_E_NOMEM;
     if (bias) {
-        float *buf = malloc((size_t)rows * sizeof(float));
-        const float *bv = buf ? cpu_vector(bias, buf, rows) : NULL;
-        if (!bv) {
-            free(buf);
-            return buf ? KERN_E_SHAPE : KERN_E_NOMEM;
-        }
+        const float *bv;
+        float *buf;
+        kern_status s = cpu_vector(bias, rows, &bv, &buf);
+        if (s)
+            return s;
         for (int i = 0; i < T; i++)
             for (int64_t r = 0; r < rows; r++)
                 y[i * rows + r] += bv[r];

@@ -10,12 +10,11 @@
 
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
-    float *buf = malloc((size_t)n * sizeof(float));
-    const float *g = buf ? cpu_vector(w, buf, n) : NULL;
-    if (!g) {
-        free(buf);
-        return buf ? KERN_E_SHAPE : KERN_E_NOMEM;
-    }
+    const float *g;
+    float *buf;
+    kern_status s = cpu_vector(w, n, &g, &buf);
+    if (s)
+        return s;
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
     for (int t = 0; t < T; t++) {
         const float *xr = x + (size_t)t * n;

@@ -70,12 +70,21 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             o->sampler.temp > 0.0f ? "sampling" : "greedy");
 }
 
+/* Prompt and generation tokens/s. The first generated token comes from the
+ * prompt's pass, so generation counts the tokens fed back. */
+static void rates(const run_result *r, double *pps, double *gps)
+{
+    const engine_gen_result *g = &r->gen;
+    size_t n_steps = g->n_tokens > 1 ? g->n_tokens - 1 : 0;
+    *pps = g->prompt_seconds > 0 ? r->n_prompt / g->prompt_seconds : 0;
+    *gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
+}
+
 void run_print_summary(FILE *out, const run_result *r)
 {
     const engine_gen_result *g = &r->gen;
-    double pps = g->prompt_seconds > 0 ? r->n_prompt / g->prompt_seconds : 0;
-    size_t n_steps = g->n_tokens > 1 ? g->n_tokens - 1 : 0;  /* the first token comes from the prompt pass */
-    double gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
+    double pps, gps;
+    rates(r, &pps, &gps);
     fprintf(out, "\nprompt     %zu tokens in %.3f s: %.1f tokens/s\n", r->n_prompt, g->prompt_seconds, pps);
     fprintf(out, "generation %zu tokens in %.3f s: %.2f tokens/s, %.2f GB/s of weights%s\n", g->n_tokens,
             g->gen_seconds, gps, gps * r->bytes_per_token / 1e9, g->stopped_at_eog ? " (stopped at end of text)" : "");
@@ -221,10 +230,10 @@ int run_print_json(FILE *out, const run_result *r)
     cJSON_AddStringToObject(doc, "text", r->text ? r->text : "");
     cJSON_AddBoolToObject(doc, "stopped_at_eog", g->stopped_at_eog);
     cJSON *tm = cJSON_AddObjectToObject(doc, "timings");
-    size_t n_steps = g->n_tokens > 1 ? g->n_tokens - 1 : 0;
-    double gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
+    double pps, gps;
+    rates(r, &pps, &gps);
     cJSON_AddNumberToObject(tm, "prompt_seconds", g->prompt_seconds);
-    cJSON_AddNumberToObject(tm, "prompt_tokens_per_second", g->prompt_seconds > 0 ? r->n_prompt / g->prompt_seconds : 0);
+    cJSON_AddNumberToObject(tm, "prompt_tokens_per_second", pps);
     cJSON_AddNumberToObject(tm, "gen_seconds", g->gen_seconds);
     cJSON_AddNumberToObject(tm, "gen_tokens_per_second", gps);
     cJSON_AddNumberToObject(tm, "weight_bytes_per_token", (double)r->bytes_per_token);
