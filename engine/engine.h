@@ -76,11 +76,13 @@ typedef enum engine_op {
     ENGINE_OP_RESULT_NORM,  /* the final norm's output (layer = n_layer) */
     ENGINE_OP_COUNT
 } engine_op;
-const char *engine_op_name(engine_op op);
+const char *engine_op_name(engine_op op);  /* ENGINE_OP_COUNT: "logits" */
 
 typedef struct engine_probe {
-    /* Called after `op` of `layer` for rows pos0 .. pos0 + T - 1. */
+    /* Called after `op` of `layer` for rows pos0 .. pos0 + T - 1 (either may be NULL). */
     void (*on_op)(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows);
+    /* The activation itself, (T, n) copied to host memory: for comparing backends value by value. */
+    void (*on_values)(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x);
     void *user;
     bool all_ops;  /* false: only LAYER_OUT and RESULT_NORM */
 } engine_probe;
@@ -99,6 +101,11 @@ uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
  * NULL for none. probe may be NULL. */
 engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
                              const engine_probe *probe, engine_error *err);
+
+/* As engine_forward, but only the greedy choice after the last token comes
+ * back (*next, ties to the lowest id): the logits stay on the backend. */
+engine_status engine_forward_argmax(engine_ctx *c, const int32_t *tokens, int T, int32_t *next,
+                                    const engine_probe *probe, engine_error *err);
 
 /* ---- vocabulary and tokenizer ------------------------------------------- */
 
@@ -181,12 +188,74 @@ const kern_row_stats *engine_trace_at(const engine_trace *t, int il, int pos);
 size_t engine_trace_n_steps(const engine_trace *t);
 const engine_step *engine_trace_step_at(const engine_trace *t, size_t i);
 
+/* ---- comparing two backends -------------------------------------------------------- */
+
+/* One op of one layer (or the final norm: layer n_layer; or the logits: op ENGINE_OP_COUNT). */
+typedef struct engine_cmp_point {
+    engine_op op;
+    int layer;
+    /* Relative difference of a row: max |a - b| / max |a|. The largest over the
+     * prompt's rows and over the decode steps' (-1: none seen), and overall. */
+    float rel_prompt, rel_decode, rel_worst;
+    int worst_pos;                  /* where the largest was (-1: never compared) */
+    kern_row_stats a, b;            /* both sides' statistics there */
+    long long first_seq;            /* execution order of the first row beyond the tolerance (-1: none) */
+    int first_pos;
+    float first_rel;
+    kern_row_stats first_a, first_b;
+} engine_cmp_point;
+
+typedef struct engine_comparison {
+    float tol;
+    int n_layer, n_points;
+    engine_cmp_point *points;       /* in execution order: layer 0's ops, ..., result_norm, logits */
+    int first_bad;                  /* the point that first went beyond tol in execution order (-1: none) */
+    int n_prompt, n_decode;         /* positions compared in each phase */
+    int32_t *tokens;                /* the decode steps' tokens (side A's greedy choices) */
+    int n_tokens;
+    int greedy_disagree;            /* steps where side B's greedy choice differed */
+    int first_disagree_step;        /* -1: none */
+} engine_comparison;
+
+/* Runs the prompt (in chunks of `chunk` positions) and n_decode greedy steps
+ * on two fresh contexts of the same model on two backends, comparing every
+ * op's activations and the logits value by value. */
+engine_status engine_compare(engine_ctx *a, engine_ctx *b, const int32_t *prompt, size_t n_prompt, int n_decode,
+                             int chunk, float tol, engine_comparison *out, engine_error *err);
+void engine_comparison_free(engine_comparison *r);
+
+/* ---- the lm_head spot check ---------------------------------------------------- */
+
+/* What spot checks found, accumulated over forward passes (zero it first). */
+typedef struct engine_spot {
+    int checks;              /* forward passes checked */
+    int rows;                /* vocabulary rows recomputed in all */
+    int mismatches;          /* of them, rows whose logit differs by more than the tolerance */
+    int32_t bad_rows[16];    /* the first distinct mismatching rows */
+    int n_bad;
+    int first_pos;           /* position of the first mismatch (-1: none) */
+    int32_t first_row;
+    float first_backend, first_reference;  /* that row's logit: the backend's, the CPU's recomputation */
+    float max_rel;           /* largest |backend - CPU| / max |logits| seen */
+} engine_spot;
+
+enum { ENGINE_SPOT_ROWS = 64 };   /* rows per check: the first, the last, 62 random */
+#define ENGINE_SPOT_TOL 1e-2f      /* of max |logits|: far above rounding (1e-4 with f16 GEMM inputs), far below a wrong row */
+
+/* Recomputes n_rows rows of `logits` (the last position's, as the backend
+ * produced them, host memory) on the CPU from the output matrix's bytes in
+ * the file and the final norm's output: rows 0 and n_vocab - 1, then random
+ * ones drawn from seed. Mismatches beyond tol * max |logits| go into acc. */
+engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, uint64_t seed, float tol,
+                                engine_spot *acc, engine_error *err);
+
 /* ---- generation ------------------------------------------------------------ */
 
 typedef struct engine_gen_params {
     int n_predict;               /* tokens to generate at most */
     engine_sampler_params sampler;
     float *prompt_logits;        /* (n_prompt, n_vocab) host memory to fill, or NULL */
+    int spot_rows;               /* > 0: spot-check this many lm_head rows after every forward pass */
 } engine_gen_params;
 
 typedef struct engine_gen_result {
@@ -194,6 +263,7 @@ typedef struct engine_gen_result {
     size_t n_tokens;
     bool stopped_at_eog;
     double prompt_seconds, gen_seconds;  /* the prompt's forward pass; the generated tokens' */
+    engine_spot spot;            /* when spot_rows > 0 */
 } engine_gen_result;
 
 typedef void (*engine_token_fn)(void *user, int32_t token);

@@ -32,5 +32,5 @@ const char *engine_op_name(engine_op op)
     static const char *const names[ENGINE_OP_COUNT] = {
         "attn_norm", "q", "k", "v", "attn", "attn_out", "ffn_norm", "ffn_act", "ffn_out", "l_out", "result_norm",
     };
-    return (unsigned)op < ENGINE_OP_COUNT ? names[op] : "?";
+    return (unsigned)op < ENGINE_OP_COUNT ? names[op] : op == ENGINE_OP_COUNT ? "logits" : "?";
 }

@@ -26,6 +26,7 @@ void engine_ctx_free(engine_ctx *c)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
     free(c->stats);
+    free(c->probe_host);
     free(c);
 }
 
@@ -87,24 +88,41 @@ uint64_t engine_ctx_bytes(const engine_ctx *c)
     return c->bytes;
 }
 
-/* Runs one backend op; a failure becomes an engine error naming the op and layer. */
+/* Runs one backend op; a failure becomes an engine error naming the op and
+ * layer, with the backend's own account of it (the device call, file, line). */
 #define OP(call, what, layer)                                                                                     \
     do {                                                                                                          \
         kern_status ks_ = (call);                                                                                 \
-        if (ks_ != KERN_OK)                                                                                       \
+        if (ks_ != KERN_OK) {                                                                                     \
+            const char *why_ = be->last_error(be);                                                               \
             return engine_fail(err, ks_ == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",              \
-                               "%s backend: %s failed in layer %d: %s", be->name, what, layer,                   \
-                               kern_status_name(ks_));                                                            \
+                               "%s backend: %s failed in layer %d: %s%s%.400s", be->name, what, layer,          \
+                               kern_status_name(ks_), *why_ ? ": " : "", why_);                                   \
+        }                                                                                                         \
     } while (0)
 
 static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op op, int layer, const float *x, int T,
                                 int n, engine_error *err)
 {
     kern_backend *be = c->be;
-    if (!p || !p->on_op || (!p->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
+    if (!p || (!p->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
         return ENGINE_OK;
-    OP(be->row_stats(be, x, T, n, c->stats), "row statistics", layer);
-    p->on_op(p->user, op, layer, c->pos, T, c->stats);
+    if (p->on_op) {
+        OP(be->row_stats(be, x, T, n, c->stats), "row statistics", layer);
+        p->on_op(p->user, op, layer, c->pos, T, c->stats);
+    }
+    if (p->on_values) {
+        const size_t need = (size_t)T * n;
+        if (need > c->probe_cap) {
+            float *grown = realloc(c->probe_host, need * sizeof(float));
+            if (!grown)
+                return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory copying activations for a probe");
+            c->probe_host = grown;
+            c->probe_cap = need;
+        }
+        OP(be->to_host(be, c->probe_host, x, need), "copy of activations", layer);
+        p->on_values(p->user, op, layer, c->pos, T, n, c->probe_host);
+    }
     return ENGINE_OK;
 }
 
@@ -115,9 +133,10 @@ static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op 
             return ps_;                                                                                           \
     } while (0)
 
-/* One batch of T <= max_batch tokens at positions c->pos ... */
+/* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
+ * host memory (logits), or stay on the backend for an argmax there (next). */
 static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
-                                   const engine_probe *probe, engine_error *err)
+                                   int32_t *next, const engine_probe *probe, engine_error *err)
 {
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
@@ -125,6 +144,10 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
     const int F = hp->n_ff, pos0 = c->pos;
 
+    /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
+    const bool step = T == 1 && !probe && be->step_begin;
+    if (step)
+        OP(be->step_begin(be), "recording the decode step", -1);
     OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
     for (int il = 0; il < hp->n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
@@ -162,19 +185,28 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     OP(be->rmsnorm(be, &m->output_norm, c->x, T, E, hp->eps, c->h), "output_norm", hp->n_layer);
     PROBE(ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, E);
     c->pos += T;
-    if (!logits)
+    c->last_T = T;
+    if (!logits && !next) {
+        if (step)
+            OP(be->step_end(be), "running the recorded decode step", hp->n_layer);
         return ENGINE_OK;
-    const int first = all_logits ? 0 : T - 1;
+    }
+    const int first = all_logits && logits ? 0 : T - 1;
     for (int r = first; r < T; r += LOGIT_ROWS) {
         int n = T - r < LOGIT_ROWS ? T - r : LOGIT_ROWS;
         OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
-        OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
-           "copy of logits", hp->n_layer);
+        if (step)
+            OP(be->step_end(be), "running the recorded decode step", hp->n_layer);
+        if (logits)
+            OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
+               "copy of logits", hp->n_layer);
     }
+    if (next)
+        OP(be->argmax(be, c->logits, hp->n_vocab, next), "argmax of the logits", hp->n_layer);
     return ENGINE_OK;
 }
 
-engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits, int32_t *next,
                              const engine_probe *probe, engine_error *err)
 {
     const engine_hparams *hp = &c->m->hp;
@@ -191,10 +223,22 @@ engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool a
         int n = T - done < c->max_batch ? T - done : c->max_batch;
         bool last = done + n == T;
         float *dst = !logits ? NULL : all_logits ? logits + (size_t)done * hp->n_vocab : last ? logits : NULL;
-        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, probe, err);
+        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, last ? next : NULL, probe, err);
         if (s)
             return s;
         done += n;
     }
     return ENGINE_OK;
+}
+
+engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+                             const engine_probe *probe, engine_error *err)
+{
+    return forward(c, tokens, T, all_logits, logits, NULL, probe, err);
+}
+
+engine_status engine_forward_argmax(engine_ctx *c, const int32_t *tokens, int T, int32_t *next,
+                                    const engine_probe *probe, engine_error *err)
+{
+    return forward(c, tokens, T, false, NULL, next, probe, err);
 }

@@ -38,20 +38,28 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto done;
     }
+    /* Greedy with nothing to record: the argmax runs where the logits are, and only the id comes back. */
+    const bool on_backend = p->sampler.temp <= 0.0f && !trace && !p->prompt_logits && p->spot_rows <= 0;
+    const uint64_t spot_seed = p->sampler.seed ^ 0x5bd1e995u;
+    int32_t next = -1;
     double t0 = now();
-    if (p->prompt_logits) {
+    if (on_backend) {
+        s = engine_forward_argmax(c, prompt, (int)n_prompt, &next, probe, err);
+    } else if (p->prompt_logits) {
         s = engine_forward(c, prompt, (int)n_prompt, true, p->prompt_logits, probe, err);
         if (!s)
             memcpy(logits, p->prompt_logits + (n_prompt - 1) * (size_t)nv, (size_t)nv * sizeof(float));
     } else {
         s = engine_forward(c, prompt, (int)n_prompt, false, logits, probe, err);
     }
+    if (!s && p->spot_rows > 0)
+        s = engine_spot_check(c, logits, p->spot_rows, spot_seed, ENGINE_SPOT_TOL, &out->spot, err);
     out->prompt_seconds = now() - t0;
     if (s)
         goto done;
     t0 = now();
     for (int i = 0; i < p->n_predict; i++) {
-        int32_t tok = engine_sample(smp, logits);
+        int32_t tok = on_backend ? next : engine_sample(smp, logits);
         if (trace && !engine_trace_step(trace, c->pos - 1, tok, logits)) {
             s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory recording the trace");
             break;
@@ -67,7 +75,11 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
             break;
         if (c->pos >= c->n_ctx)
             break;  /* context full: stop, as a fixed-size cache must */
-        if ((s = engine_forward(c, &tok, 1, false, logits, probe, err)))
+        s = on_backend ? engine_forward_argmax(c, &tok, 1, &next, probe, err)
+                       : engine_forward(c, &tok, 1, false, logits, probe, err);
+        if (!s && p->spot_rows > 0)
+            s = engine_spot_check(c, logits, p->spot_rows, spot_seed, ENGINE_SPOT_TOL, &out->spot, err);
+        if (s)
             break;
     }
     out->gen_seconds = now() - t0;

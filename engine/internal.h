@@ -13,6 +13,9 @@ __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *er
                                                                 uint64_t offset, const char *subject,
                                                                 const char *fmt, ...);
 
+/* SplitMix64 (Steele, Lea, Flood): the next 64 random bits of state *x. */
+uint64_t engine_splitmix64(uint64_t *x);
+
 /* One block's weights, in the order of layer_tensor_names (model.c). */
 enum {
     LW_ATTN_NORM, LW_Q, LW_K, LW_V, LW_O, LW_FFN_NORM, LW_GATE, LW_UP, LW_DOWN, LW_BQ, LW_BK, LW_BV, LW_COUNT
@@ -43,6 +46,9 @@ struct engine_ctx {
     float *gate, *up;             /* (max_batch, n_ff) */
     float *logits;                /* (LOGIT_ROWS, n_vocab) */
     kern_row_stats *stats;        /* (max_batch), host */
+    float *probe_host;            /* activations copied for a probe's on_values, host */
+    size_t probe_cap;
+    int last_T;                   /* rows of the last batch: its final-norm rows are in h */
     uint64_t bytes;
 };
 

@@ -26,7 +26,7 @@ engine_sampler_params engine_sampler_default(void)
     return (engine_sampler_params){ .temp = 0.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = 0 };
 }
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t engine_splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -66,7 +66,7 @@ engine_sampler *engine_sampler_create(const engine_sampler_params *p, int32_t n_
     }
     uint64_t x = p->seed;
     for (int i = 0; i < 4; i++)
-        s->s[i] = splitmix64(&x);
+        s->s[i] = engine_splitmix64(&x);
     return s;
 }
 

@@ -57,7 +57,8 @@ typedef struct kern_row_stats {
 typedef struct kern_backend kern_backend;
 
 struct kern_backend {
-    const char *name;  /* "cpu", "cuda" */
+    const char *name;    /* "cpu", "cuda" */
+    const char *device;  /* the device in words ("NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)"), or NULL */
     void *ctx;
 
     void (*destroy)(kern_backend *b);
@@ -95,11 +96,46 @@ struct kern_backend {
     kern_status (*add)(kern_backend *b, float *x, const float *y, size_t n);
     /* Statistics of each of the T rows of x (T, n), into host memory. */
     kern_status (*row_stats)(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
+    /* Index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins). */
+    kern_status (*argmax)(kern_backend *b, const float *x, int n, int32_t *out);
+
+    /* Optional (NULL: none). The ops issued between step_begin and step_end
+     * form one decode step that a device may record and replay as a whole
+     * (CUDA graphs); between the two nothing may need the host (no to_host,
+     * no row_stats). step_end runs what was recorded. */
+    kern_status (*step_begin)(kern_backend *b);
+    kern_status (*step_end)(kern_backend *b);
+
+    /* What the last failed call was (call, file, line, the device's words),
+     * or "" when nothing failed: for messages. */
+    const char *(*last_error)(const kern_backend *b);
 };
 
 /* The CPU backend: SIMD (AVX2/AVX-512 when the CPU has them) and OpenMP over
  * rows. Reads every type quant/ can dequantize. NULL when out of memory. */
 kern_backend *kern_cpu_create(int n_threads);
+
+/* The CUDA backend on device `device`: weights uploaded once in their file
+ * types, decode by matrix-vector kernels on the quantized blocks, prompts by
+ * cuBLAS. NULL when there is no usable device or this build has no CUDA
+ * backend; `why` (why_len bytes) then says which, in words for a user. */
+kern_backend *kern_cuda_create(int device, char *why, size_t why_len);
+/* Whether this build has the CUDA backend (nvcc was found at configure time). */
+bool kern_cuda_built(void);
+/* The CUDA kernels' block decoders run on the host: k values (a multiple of
+ * 8) of a 16-byte aligned row. False when the backend does not read `type`
+ * or is not built. Lets a machine without a GPU check the device decoders. */
+bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out);
+
+/* A backend that forwards every op to `inner` but gets one of them wrong on
+ * purpose, so that a backend comparison can be shown to find it:
+ *   "rope-mode"     rotary with NORM pairs where the model wants NEOX and back
+ *   "lm-head-rows"  every logit of a vocabulary row r with r % 7 == 3 is taken
+ *                   from row r + 1 (scattered garbage logits, a wrong stride)
+ * Takes ownership of inner. NULL for an unknown fault (inner is then destroyed). */
+kern_backend *kern_fault_wrap(kern_backend *inner, const char *fault);
+/* "rope-mode, lm-head-rows": for messages. */
+const char *kern_fault_names(void);
 
 /* CPU kernels the engine and other backends' checks call directly. */
 /* Dot product of n f32 values (f32 accumulation in 8/16 lanes). */

@@ -51,6 +51,12 @@ static void cpu_unbind(kern_backend *b, kern_weight *w)
     w->dev = NULL;
 }
 
+static const char *cpu_last_error(const kern_backend *b)
+{
+    (void)b;
+    return "";  /* the CPU's only failures are the statuses themselves */
+}
+
 kern_backend *kern_cpu_create(int n_threads)
 {
     kern_backend *b = calloc(1, sizeof *b);
@@ -65,7 +71,7 @@ kern_backend *kern_cpu_create(int n_threads)
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
         .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .swiglu = cpu_swiglu,
-        .add = cpu_add, .row_stats = cpu_row_stats,
+        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);
     return b;

@@ -28,5 +28,6 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
 kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
 kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
 kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
+kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
 
 #endif

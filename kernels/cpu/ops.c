@@ -111,3 +111,14 @@ kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_ro
     }
     return KERN_OK;
 }
+
+kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
+{
+    (void)b;
+    int32_t best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best] || (isnan(x[best]) && !isnan(x[i])))
+            best = i;
+    *out = best;
+    return KERN_OK;
+}

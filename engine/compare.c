@@ -1,0 +1,295 @@
+/*
+ * Two backends, the same tokens, every op compared value by value.
+ *
+ * Both contexts run the prompt in chunks, then greedy decode steps (the token
+ * chosen from side A's logits, fed to both, so the sides never drift apart
+ * by choice). For each chunk side A runs first and its activations after
+ * every op are kept in host memory; then side B runs and each of its
+ * activations is compared with A's as it appears, so memory stays at one
+ * chunk's activations. Prompt chunks exercise a backend's many-token paths
+ * (GEMM, causal attention), decode steps its one-token paths (matrix-vector
+ * kernels, recorded graphs): the two are reported apart.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPS_PER_LAYER = ENGINE_OP_LAYER_OUT + 1 };
+
+typedef struct side_a {
+    float **vals;             /* per point: (T, n) of the chunk */
+    size_t *cap;
+    kern_row_stats **stats;   /* per point: (T) */
+    size_t *stats_cap;
+} side_a;
+
+typedef struct cmp_state {
+    engine_comparison *r;
+    side_a a;
+    int n_layer;
+    bool decoding;
+    long long seq;            /* comparisons so far, in execution order */
+    kern_row_stats *b_stats;  /* side B's statistics of the point being compared (T) */
+    engine_status failed;
+} cmp_state;
+
+static int point_index(int n_layer, engine_op op, int layer)
+{
+    if (op == ENGINE_OP_RESULT_NORM)
+        return n_layer * OPS_PER_LAYER;
+    if (op == ENGINE_OP_COUNT)
+        return n_layer * OPS_PER_LAYER + 1;  /* the logits */
+    return layer * OPS_PER_LAYER + (int)op;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    void *q = realloc(*p, need * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = need;
+    return true;
+}
+
+/* max |a - b| / max |a| over one row; NaN on one side only counts as infinite. */
+static float row_rel(const float *a, const float *b, int n)
+{
+    float dmax = 0.0f, amax = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const bool na = isnan(a[i]), nb = isnan(b[i]);
+        if (na || nb) {
+            if (na != nb)
+                return INFINITY;
+            continue;
+        }
+        if (a[i] == b[i])
+            continue;  /* equal infinities too */
+        float d = fabsf(a[i] - b[i]);
+        dmax = d > dmax || isnan(d) ? d : dmax;
+    }
+    for (int i = 0; i < n; i++)
+        if (isfinite(a[i]) && fabsf(a[i]) > amax)
+            amax = fabsf(a[i]);
+    if (dmax == 0.0f)
+        return 0.0f;
+    return amax > 0.0f ? dmax / amax : INFINITY;
+}
+
+static void on_stats_a(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
+{
+    (void)pos0;
+    cmp_state *s = user;
+    int k = point_index(s->n_layer, op, layer);
+    if (!grow((void **)&s->a.stats[k], &s->a.stats_cap[k], (size_t)T, sizeof(kern_row_stats))) {
+        s->failed = ENGINE_E_NOMEM;
+        return;
+    }
+    memcpy(s->a.stats[k], rows, (size_t)T * sizeof *rows);
+}
+
+static void on_values_a(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x)
+{
+    (void)pos0;
+    cmp_state *s = user;
+    int k = point_index(s->n_layer, op, layer);
+    if (!grow((void **)&s->a.vals[k], &s->a.cap[k], (size_t)T * n, sizeof(float))) {
+        s->failed = ENGINE_E_NOMEM;
+        return;
+    }
+    memcpy(s->a.vals[k], x, (size_t)T * n * sizeof(float));
+}
+
+static void on_stats_b(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
+{
+    (void)op, (void)layer, (void)pos0;
+    cmp_state *s = user;
+    memcpy(s->b_stats, rows, (size_t)T * sizeof *rows);
+}
+
+static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const float *bx, const kern_row_stats *a_stats,
+                         const kern_row_stats *b_stats)
+{
+    engine_cmp_point *p = &s->r->points[k];
+    const float *ax = s->a.vals[k];
+    for (int t = 0; t < T; t++) {
+        float rel = row_rel(ax + (size_t)t * n, bx + (size_t)t * n, n);
+        float *phase = s->decoding ? &p->rel_decode : &p->rel_prompt;
+        if (rel > *phase || *phase < 0.0f)
+            *phase = rel;
+        if (rel > p->rel_worst || p->worst_pos < 0) {
+            p->rel_worst = rel;
+            p->worst_pos = pos0 + t;
+            if (a_stats)
+                p->a = a_stats[t];
+            if (b_stats)
+                p->b = b_stats[t];
+        }
+        if (rel > s->r->tol && p->first_seq < 0) {
+            p->first_seq = s->seq;
+            p->first_pos = pos0 + t;
+            p->first_rel = rel;
+            if (a_stats)
+                p->first_a = a_stats[t];
+            if (b_stats)
+                p->first_b = b_stats[t];
+        }
+    }
+    s->seq++;
+}
+
+static void on_values_b(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x)
+{
+    cmp_state *s = user;
+    int k = point_index(s->n_layer, op, layer);
+    if (!s->a.vals[k])
+        return;
+    compare_rows(s, k, pos0, T, n, x, s->a.stats[k], s->b_stats);
+}
+
+/* Host-side statistics of logits rows (the backends' row_stats see only activations). */
+static void logit_stats(const float *x, int n, kern_row_stats *o)
+{
+    double sum = 0.0, ss = 0.0;
+    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
+    uint32_t nan = 0, inf = 0, fin = 0;
+    for (int i = 0; i < n; i++) {
+        if (isnan(x[i])) {
+            nan++;
+            continue;
+        }
+        inf += isinf(x[i]) != 0;
+        sum += x[i];
+        ss += (double)x[i] * x[i];
+        mn = fminf(mn, x[i]);
+        mx = fmaxf(mx, x[i]);
+        ma = fmaxf(ma, fabsf(x[i]));
+        fin++;
+    }
+    *o = (kern_row_stats){ .rms = fin ? (float)sqrt(ss / fin) : NAN, .mean = fin ? (float)(sum / fin) : NAN,
+                           .min = fin ? mn : NAN, .max = fin ? mx : NAN, .max_abs = ma, .n_nan = nan, .n_inf = inf };
+}
+
+static void compare_logits(cmp_state *s, int pos0, int T, int nv, const float *la, const float *lb)
+{
+    int k = point_index(s->n_layer, ENGINE_OP_COUNT, 0);
+    kern_row_stats *sa = s->a.stats[k], *sb = s->b_stats;
+    for (int t = 0; t < T; t++) {
+        logit_stats(la + (size_t)t * nv, nv, &sa[t]);
+        logit_stats(lb + (size_t)t * nv, nv, &sb[t]);
+    }
+    s->a.vals[k] = (float *)la;  /* borrowed for compare_rows */
+    compare_rows(s, k, pos0, T, nv, lb, sa, sb);
+    s->a.vals[k] = NULL;
+}
+
+void engine_comparison_free(engine_comparison *r)
+{
+    free(r->points);
+    free(r->tokens);
+    memset(r, 0, sizeof *r);
+}
+
+engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prompt, size_t n_prompt, int n_decode,
+                             int chunk, float tol, engine_comparison *out, engine_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const engine_hparams *hp = &ca->m->hp;
+    const int nv = hp->n_vocab, n_layer = hp->n_layer;
+    if (cb->m->hp.n_vocab != nv || cb->m->hp.n_layer != n_layer || cb->m->hp.n_embd != hp->n_embd)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "the two sides of a comparison must be the same model");
+    if (chunk < 1)
+        chunk = 1;
+    const int n_points = n_layer * OPS_PER_LAYER + 2;
+    out->tol = tol;
+    out->n_points = n_points;
+    out->n_layer = n_layer;
+    out->points = calloc((size_t)n_points, sizeof *out->points);
+    out->tokens = calloc((size_t)(n_decode > 0 ? n_decode : 1), sizeof *out->tokens);
+    out->first_bad = -1;
+    out->first_disagree_step = -1;
+    cmp_state s = { .r = out, .n_layer = n_layer };
+    s.a.vals = calloc((size_t)n_points, sizeof *s.a.vals);
+    s.a.cap = calloc((size_t)n_points, sizeof *s.a.cap);
+    s.a.stats = calloc((size_t)n_points, sizeof *s.a.stats);
+    s.a.stats_cap = calloc((size_t)n_points, sizeof *s.a.stats_cap);
+    s.b_stats = calloc((size_t)chunk, sizeof *s.b_stats);
+    float *la = malloc((size_t)chunk * nv * sizeof(float)), *lb = malloc((size_t)chunk * nv * sizeof(float));
+    engine_status st = ENGINE_OK;
+    const int lk = point_index(n_layer, ENGINE_OP_COUNT, 0);
+    if (!out->points || !out->tokens || !s.a.vals || !s.a.cap || !s.a.stats || !s.a.stats_cap || !s.b_stats || !la ||
+        !lb || !grow((void **)&s.a.stats[lk], &s.a.stats_cap[lk], (size_t)chunk, sizeof(kern_row_stats))) {
+        st = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory for the comparison");
+        goto done;
+    }
+    for (int k = 0; k < n_points; k++) {
+        engine_cmp_point *p = &out->points[k];
+        p->op = k == n_points - 1 ? ENGINE_OP_COUNT : k == n_points - 2 ? ENGINE_OP_RESULT_NORM : (engine_op)(k % OPS_PER_LAYER);
+        p->layer = k >= n_points - 2 ? n_layer : k / OPS_PER_LAYER;
+        p->rel_prompt = p->rel_decode = -1.0f;
+        p->worst_pos = -1;
+        p->first_seq = -1;
+        p->first_pos = -1;
+    }
+    engine_probe pa = { .on_op = on_stats_a, .on_values = on_values_a, .user = &s, .all_ops = true };
+    engine_probe pb = { .on_op = on_stats_b, .on_values = on_values_b, .user = &s, .all_ops = true };
+    const int total = (int)n_prompt + (n_decode > 0 ? n_decode : 0);
+    int32_t tok = -1;
+    for (int done = 0; done < total && st == ENGINE_OK;) {
+        s.decoding = done >= (int)n_prompt;
+        const int T = s.decoding ? 1 : ((int)n_prompt - done < chunk ? (int)n_prompt - done : chunk);
+        const int32_t *toks = s.decoding ? &tok : prompt + done;
+        const int pos0 = ca->pos;
+        if ((st = engine_forward(ca, toks, T, true, la, &pa, err)) || (st = s.failed))
+            break;
+        if ((st = engine_forward(cb, toks, T, true, lb, &pb, err)))
+            break;
+        compare_logits(&s, pos0, T, nv, la, lb);
+        done += T;
+        if (s.decoding)
+            out->n_decode++;
+        else
+            out->n_prompt += T;
+        if (done >= total || ca->pos >= ca->n_ctx)
+            break;
+        if (done >= (int)n_prompt) {
+            /* The next token: A's greedy choice, fed to both; B's own choice is only counted. */
+            const float *ra = la + (size_t)(T - 1) * nv, *rb = lb + (size_t)(T - 1) * nv;
+            tok = engine_argmax(ra, nv);
+            int32_t tb = engine_argmax(rb, nv);
+            if (tb != tok) {
+                out->greedy_disagree++;
+                if (out->first_disagree_step < 0)
+                    out->first_disagree_step = out->n_tokens;
+            }
+            out->tokens[out->n_tokens++] = tok;
+        }
+    }
+    if (st == ENGINE_OK && s.failed)
+        st = engine_fail(err, s.failed, 0, "", "out of memory for the comparison");
+    long long first = -1;
+    for (int k = 0; k < n_points; k++)
+        if (out->points[k].first_seq >= 0 && (first < 0 || out->points[k].first_seq < first)) {
+            first = out->points[k].first_seq;
+            out->first_bad = k;
+        }
+done:
+    for (int k = 0; k < n_points && s.a.vals; k++) {
+        free(s.a.vals[k]);
+        free(s.a.stats[k]);
+    }
+    free(s.a.vals);
+    free(s.a.cap);
+    free(s.a.stats);
+    free(s.a.stats_cap);
+    free(s.b_stats);
+    free(la);
+    free(lb);
+    if (st)
+        engine_comparison_free(out);
+    return st;
+}

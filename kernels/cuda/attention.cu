@@ -1,0 +1,92 @@
+/*
+ * Causal attention over one layer's f32 KV cache with grouped query heads,
+ * decode and prompt alike: one block per (token, head), each of its warps
+ * walks every ATT_WARPS-th key with a running (online) softmax, and the
+ * warps' partial results are merged at the end. A lane holds head dimensions
+ * lane, lane + 32, ... so head_dim may be anything up to ATT_MAX_D.
+ *   q (T, n_head, d), K/V cache (pos0 + T, n_kv, d) -> out (T, n_head, d)
+ */
+#include "cuda.h"
+
+#include <math.h>
+
+enum { ATT_WARPS = 4, ATT_MAX_D = 256, ATT_PER_LANE = ATT_MAX_D / 32 };
+
+__global__ void __launch_bounds__(ATT_WARPS * 32)
+attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_head, int n_kv, int hd, float scale,
+            float *out)
+{
+    const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const size_t kv_dim = (size_t)n_kv * hd;
+    const int n_keys = pos0 + t + 1;
+    const float *qv = q + ((size_t)t * n_head + h) * hd;
+    float qr[ATT_PER_LANE], acc[ATT_PER_LANE];
+#pragma unroll
+    for (int r = 0; r < ATT_PER_LANE; r++) {
+        const int d = lane + 32 * r;
+        qr[r] = d < hd ? qv[d] : 0.0f;
+        acc[r] = 0.0f;
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (int j = warp; j < n_keys; j += ATT_WARPS) {
+        const float *kv = kc + (size_t)j * kv_dim + (size_t)kh * hd, *vv = vc + (size_t)j * kv_dim + (size_t)kh * hd;
+        float s = 0.0f;
+#pragma unroll
+        for (int r = 0; r < ATT_PER_LANE; r++) {
+            const int d = lane + 32 * r;
+            if (d < hd)
+                s += qr[r] * kv[d];
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        s *= scale;
+        const float m_new = fmaxf(m, s), corr = expf(m - m_new), p = expf(s - m_new);
+        l = l * corr + p;
+#pragma unroll
+        for (int r = 0; r < ATT_PER_LANE; r++) {
+            const int d = lane + 32 * r;
+            acc[r] = acc[r] * corr + (d < hd ? p * vv[d] : 0.0f);
+        }
+        m = m_new;
+    }
+    __shared__ float sm[ATT_WARPS], sl[ATT_WARPS], sacc[ATT_WARPS][ATT_MAX_D];
+    if (lane == 0) {
+        sm[warp] = m;
+        sl[warp] = l;
+    }
+#pragma unroll
+    for (int r = 0; r < ATT_PER_LANE; r++) {
+        const int d = lane + 32 * r;
+        if (d < hd)
+            sacc[warp][d] = acc[r];
+    }
+    __syncthreads();
+    float M = -INFINITY;
+    for (int w = 0; w < ATT_WARPS; w++)
+        M = fmaxf(M, sm[w]);
+    float *o = out + ((size_t)t * n_head + h) * hd;
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float num = 0.0f, den = 0.0f;
+        for (int w = 0; w < ATT_WARPS; w++) {
+            if (sm[w] == -INFINITY)
+                continue;  /* a warp that saw no key (fewer keys than warps) */
+            const float f = expf(sm[w] - M);
+            num += sacc[w][d] * f;
+            den += sl[w] * f;
+        }
+        o[d] = num / den;
+    }
+}
+
+kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
+                         int n_head, int n_kv_head, int head_dim, float *out)
+{
+    if (n_kv_head <= 0 || n_head % n_kv_head || head_dim > ATT_MAX_D || head_dim < 1)
+        return KERN_E_SHAPE;
+    dim3 grid(n_head, T);
+    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, n_head, n_kv_head, head_dim,
+                                                              1.0f / sqrtf((float)head_dim), out);
+    CU_LAUNCHED(b, "attention_k");
+    return KERN_OK;
+}

@@ -1,0 +1,258 @@
+/*
+ * The CUDA backend's table: one device, one stream, device memory for
+ * activations and weights (uploaded once at bind, in the file's type), and
+ * decode steps recorded as CUDA graphs.
+ */
+#include "cuda.h"
+extern "C" {
+#include "quant.h"
+}
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cu_destroy(kern_backend *b)
+{
+    if (!b)
+        return;
+    cu_ctx *c = cu_of(b);
+    if (c) {
+        if (c->exec)
+            cudaGraphExecDestroy(c->exec);
+        if (c->blas)
+            cublasDestroy(c->blas);
+        void *dev[] = { c->w16, c->x16, c->w32, c->tok_dev, c->stats_dev, c->argmax_dev };
+        for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+            if (dev[i])
+                cudaFree(dev[i]);
+        if (c->tok_host)
+            cudaFreeHost(c->tok_host);
+        if (c->stream)
+            cudaStreamDestroy(c->stream);
+        free(c);
+    }
+    free(b);
+}
+
+static void cu_set_threads(kern_backend *b, int n)
+{
+    (void)b;
+    (void)n;
+}
+
+static float *cu_alloc(kern_backend *b, size_t n)
+{
+    void *p;
+    if (cu_malloc(b, &p, n * sizeof(float), "activations"))
+        return NULL;
+    cu_ctx *c = cu_of(b);
+    if (!CU_OK(b, cudaMemsetAsync(p, 0, n * sizeof(float), c->stream)) || !CU_OK(b, cudaStreamSynchronize(c->stream))) {
+        cudaFree(p);
+        return NULL;
+    }
+    return (float *)p;
+}
+
+static void cu_free(kern_backend *b, float *p)
+{
+    (void)b;
+    cudaFree(p);
+}
+
+static kern_status cu_to_host(kern_backend *b, float *dst, const float *src, size_t n)
+{
+    cu_ctx *c = cu_of(b);
+    CU_TRY(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    return KERN_OK;
+}
+
+static kern_status cu_from_host(kern_backend *b, float *dst, const float *src, size_t n)
+{
+    cu_ctx *c = cu_of(b);
+    CU_TRY(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, c->stream));
+    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    return KERN_OK;
+}
+
+static void cu_unbind(kern_backend *b, kern_weight *w)
+{
+    (void)b;
+    cu_weight *cw = (cu_weight *)w->dev;
+    if (cw) {
+        cudaFree(cw->data);
+        if (cw->vec)
+            cudaFree(cw->vec);
+        free(cw);
+    }
+    w->dev = NULL;
+}
+
+/* Uploads the tensor's bytes; 1-D weights (norms, biases) also as f32, the form their ops read. */
+static kern_status cu_bind(kern_backend *b, kern_weight *w)
+{
+    const gguf_tensor *t = w->t;
+    const bool vector = t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
+    w->dev = NULL;
+    if (!cu_supports(t->type) && !(vector && quant_can_dequantize(t->type)))
+        return KERN_E_UNSUPPORTED;
+    cu_weight *cw = (cu_weight *)calloc(1, sizeof *cw);
+    if (!cw)
+        return KERN_E_NOMEM;
+    cw->type = t->type;
+    cw->ne0 = (int64_t)t->ne[0];
+    cw->ne1 = (int64_t)(t->n_elements / t->ne[0]);
+    cw->row_bytes = (size_t)(t->size / (uint64_t)cw->ne1);
+    w->dev = cw;
+    char what[320];
+    snprintf(what, sizeof what, "tensor '%.256s'", t->name);
+    kern_status s = cu_malloc(b, (void **)&cw->data, t->size, what);
+    if (!s && !CU_OK(b, cudaMemcpy(cw->data, t->data, t->size, cudaMemcpyHostToDevice)))
+        s = cu_status(b);
+    if (!s && vector) {
+        float *host = (float *)malloc((size_t)t->n_elements * sizeof(float));
+        if (!host)
+            s = KERN_E_NOMEM;
+        else if (quant_dequantize_row(t->type, t->data, host, (int64_t)t->n_elements) != QUANT_OK)
+            s = KERN_E_UNSUPPORTED;
+        else if (!(s = cu_malloc(b, (void **)&cw->vec, (size_t)t->n_elements * sizeof(float), what)) &&
+                 !CU_OK(b, cudaMemcpy(cw->vec, host, (size_t)t->n_elements * sizeof(float), cudaMemcpyHostToDevice)))
+            s = cu_status(b);
+        free(host);
+    }
+    if (s)
+        cu_unbind(b, w);
+    return s;
+}
+
+/* Recording is on unless GGUFSCOPE_CUDA_GRAPHS=0 (to measure what graphs buy, or to rule them out). */
+static bool graphs_wanted(void)
+{
+    const char *e = getenv("GGUFSCOPE_CUDA_GRAPHS");
+    return !(e && !strcmp(e, "0"));
+}
+
+static kern_status cu_step_begin(kern_backend *b)
+{
+    cu_ctx *c = cu_of(b);
+    if (!c->graphs || c->capturing)
+        return KERN_OK;
+    CU_TRY(b, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    c->capturing = true;
+    return KERN_OK;
+}
+
+/* Ends the recording and runs it: the executable graph is updated in place
+ * when the step has the same shape as the last one (only kernel arguments
+ * changed: positions, cache offsets), else instantiated anew. */
+static kern_status cu_step_end(kern_backend *b)
+{
+    cu_ctx *c = cu_of(b);
+    if (!c->capturing)
+        return KERN_OK;
+    cudaGraph_t g = NULL;
+    c->capturing = false;
+    CU_TRY(b, cudaStreamEndCapture(c->stream, &g));
+    bool updated = false;
+    if (c->exec) {
+        cudaGraphExecUpdateResultInfo info;
+        updated = cudaGraphExecUpdate(c->exec, g, &info) == cudaSuccess;
+        if (!updated) {
+            cudaGetLastError();
+            cudaGraphExecDestroy(c->exec);
+            c->exec = NULL;
+        }
+    }
+    if (!updated) {
+        if (!CU_OK(b, cudaGraphInstantiate(&c->exec, g, 0))) {
+            cudaGraphDestroy(g);
+            c->exec = NULL;
+            return cu_status(b);
+        }
+        c->n_instantiated++;
+    }
+    cudaGraphDestroy(g);
+    CU_TRY(b, cudaGraphLaunch(c->exec, c->stream));
+    c->n_launched++;
+    return KERN_OK;
+}
+
+static const char *cu_last_error(const kern_backend *b)
+{
+    return cu_of(b)->error;
+}
+
+extern "C" bool kern_cuda_built(void)
+{
+    return true;
+}
+
+extern "C" kern_backend *kern_cuda_create(int device, char *why, size_t why_len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(why, why_len, "no CUDA device: %s",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+        cudaGetLastError();
+        return NULL;
+    }
+    if (device < 0 || device >= n) {
+        snprintf(why, why_len, "no CUDA device %d: the driver reports %d", device, n);
+        return NULL;
+    }
+    kern_backend *b = (kern_backend *)calloc(1, sizeof *b);
+    cu_ctx *c = (cu_ctx *)calloc(1, sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    *b = (kern_backend){};
+    b->name = "cuda";
+    b->device = c->device_name;
+    b->ctx = c;
+    b->destroy = cu_destroy;
+    b->set_threads = cu_set_threads;
+    b->alloc = cu_alloc;
+    b->free = cu_free;
+    b->to_host = cu_to_host;
+    b->from_host = cu_from_host;
+    b->bind = cu_bind;
+    b->unbind = cu_unbind;
+    b->embed = cu_embed;
+    b->matmul = cu_matmul;
+    b->rmsnorm = cu_rmsnorm;
+    b->rope = cu_rope;
+    b->attention = cu_attention;
+    b->swiglu = cu_swiglu;
+    b->add = cu_add;
+    b->row_stats = cu_row_stats;
+    b->argmax = cu_argmax;
+    b->step_begin = cu_step_begin;
+    b->step_end = cu_step_end;
+    b->last_error = cu_last_error;
+    c->device = device;
+    c->graphs = graphs_wanted();
+    cudaDeviceProp prop;
+    bool ok = CU_OK(b, cudaSetDevice(device)) && CU_OK(b, cudaGetDeviceProperties(&prop, device)) &&
+              CU_OK(b, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) &&
+              cu_check_blas(b, cublasCreate(&c->blas), "cublasCreate", __FILE__, __LINE__) &&
+              cu_check_blas(b, cublasSetStream(c->blas, c->stream), "cublasSetStream", __FILE__, __LINE__) &&
+              CU_OK(b, cudaMallocHost((void **)&c->tok_host, 1024 * sizeof(int32_t))) &&
+              !cu_malloc(b, (void **)&c->tok_dev, 1024 * sizeof(int32_t), "token ids") &&
+              !cu_malloc(b, (void **)&c->argmax_dev, sizeof(int32_t), "argmax");
+    if (!ok) {
+        snprintf(why, why_len, "CUDA device %d could not be set up: %s", device, c->error);
+        cu_destroy(b);
+        return NULL;
+    }
+    c->tok_cap = 1024;
+    snprintf(c->device_name, sizeof c->device_name, "%.200s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
+             prop.totalGlobalMem / 1073741824.0);
+    /* Prompt GEMMs accumulate in f32 with the default math (no TF32 shortcut on f32 inputs). */
+    cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH);
+    return b;
+}

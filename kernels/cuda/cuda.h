@@ -1,0 +1,107 @@
+/* The CUDA backend's private parts: its context, checked calls, and the ops the table points at. */
+#ifndef GGUFSCOPE_KERN_CUDA_H
+#define GGUFSCOPE_KERN_CUDA_H
+
+extern "C" {
+#include "kern.h"
+}
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+/* A bound weight on the device: the file's bytes, uploaded once. */
+typedef struct cu_weight {
+    uint8_t *data;      /* the tensor's bytes in its file type */
+    float *vec;         /* 1-D weights (norms, biases): an f32 copy, else NULL */
+    uint32_t type;
+    int64_t ne0, ne1;   /* row length, rows */
+    size_t row_bytes;
+} cu_weight;
+
+typedef struct cu_ctx {
+    int device;
+    char device_name[256];
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    char error[768];
+    kern_status error_status;
+
+    /* Prompt matmuls: the weight dequantized (f16, or f32 for BF16) and x as f16, grown on demand. */
+    __half *w16, *x16;
+    float *w32;
+    size_t w16_cap, x16_cap, w32_cap;
+    /* Token ids: pinned host staging (a graph's copy node reads it when replayed) and the device copy. */
+    int32_t *tok_host, *tok_dev;
+    size_t tok_cap;
+    /* Row statistics and argmax results on their way to the host. */
+    kern_row_stats *stats_dev;
+    size_t stats_cap;
+    int32_t *argmax_dev;
+
+    /* Decode-step graphs: recorded between step_begin and step_end, replayed
+     * through an executable graph that is updated in place while the step's
+     * shape stays the same. */
+    bool graphs, capturing;
+    cudaGraphExec_t exec;
+    unsigned long long n_launched, n_instantiated;
+} cu_ctx;
+
+static inline cu_ctx *cu_of(const kern_backend *b)
+{
+    return (cu_ctx *)b->ctx;
+}
+
+/* Checks a CUDA call; on failure records "call at file:line: reason" in the
+ * context (abandoning a graph being recorded) and returns false. */
+bool cu_check(kern_backend *b, cudaError_t e, const char *call, const char *file, int line);
+bool cu_check_blas(kern_backend *b, cublasStatus_t s, const char *call, const char *file, int line);
+/* The status the last recorded failure maps to. */
+kern_status cu_status(const kern_backend *b);
+
+#define CU_OK(b, call) cu_check((b), (call), #call, __FILE__, __LINE__)
+#define CU_TRY(b, call)                                                                                           \
+    do {                                                                                                          \
+        if (!CU_OK(b, call))                                                                                      \
+            return cu_status(b);                                                                                  \
+    } while (0)
+#define CUBLAS_TRY(b, call)                                                                                       \
+    do {                                                                                                          \
+        if (!cu_check_blas((b), (call), #call, __FILE__, __LINE__))                                               \
+            return cu_status(b);                                                                                  \
+    } while (0)
+/* After a kernel launch: launch errors (bad configuration, no kernel image for this GPU). */
+#define CU_LAUNCHED(b, kernel) do { if (!cu_check((b), cudaGetLastError(), kernel "<<<>>>", __FILE__, __LINE__)) return cu_status(b); } while (0)
+
+/* Device memory of `bytes`, with an out-of-memory message naming the need and what was free. */
+kern_status cu_malloc(kern_backend *b, void **p, size_t bytes, const char *what);
+/* Grows a scratch buffer to hold at least `bytes` (contents are not kept). */
+kern_status cu_reserve(kern_backend *b, void **p, size_t *cap, size_t bytes, const char *what);
+
+/* y (T, N) row-major = x (T, K) row-major times W^T, W (N, K) row-major: the one
+ * place the row-major/column-major translation for cuBLAS is written down. */
+kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const void *W, cudaDataType wt, const void *x,
+                         cudaDataType xt, float *y);
+
+kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
+kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                      float *y);
+kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
+kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
+kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
+                         int n_head, int n_kv_head, int head_dim, float *out);
+kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n);
+kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
+kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
+
+/* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
+enum { CU_MATVEC_MAX_T = 8 };
+kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, const float *x, int T, float *y);
+/* Rows [0, rows) of w into f16 (or f32) scratch for the prompt GEMM (matvec.cu). */
+kern_status cu_dequant_f16(kern_backend *b, const cu_weight *w, __half *out);
+kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out);
+/* Whether the kernels read this type. */
+bool cu_supports(uint32_t type);
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * The device block decoders compiled for the host, so that a machine without
+ * a GPU (CI) still checks them value for value against quant/.
+ */
+#include "blocks.cuh"
+
+extern "C" {
+#include "kern.h"
+}
+
+/* Decodes k values of a row (k a multiple of 8, the row 16-byte aligned) as
+ * the CUDA kernels do; false when the CUDA backend does not read `type`. */
+extern "C" bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out)
+{
+    return kc_dispatch(type, [&]<uint32_t TYPE>() {
+        for (int64_t i = 0; i < k / 8; i++)
+            decode8<TYPE>((const uint8_t *)row, i, out + 8 * i);
+    });
+}

@@ -1,0 +1,174 @@
+/*
+ * Matrix-vector products straight from the quantized blocks (the decode
+ * path: one token reads every weight byte once), and the dequantization of
+ * whole matrices into scratch for the prompt's cuBLAS GEMM.
+ *
+ * One warp per output row: lane l decodes the 8-value pieces l, l+32, ... of
+ * the row (neighbouring lanes read neighbouring bytes), multiplies them with
+ * up to CU_MATVEC_MAX_T token vectors, and the warp sums its lanes.
+ */
+#include "blocks.cuh"
+#include "cuda.h"
+
+enum { MV_WARPS = 4 };  /* rows per block of 128 threads */
+
+template <uint32_t TYPE, int NT, bool XVEC>
+__global__ void __launch_bounds__(MV_WARPS * 32)
+matvec_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T, const float *bias, float *y)
+{
+    const int64_t row = (int64_t)blockIdx.x * MV_WARPS + (threadIdx.x >> 5);
+    if (row >= N)
+        return;  /* a whole warp leaves together: the shuffles below stay full */
+    const int lane = threadIdx.x & 31;
+    const uint8_t *wr = w + (size_t)row * row_bytes;
+    float acc[NT];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+        acc[t] = 0.0f;
+    const int64_t pieces = K / 8;
+#pragma unroll 2
+    for (int64_t i = lane; i < pieces; i += 32) {
+        float v[8];
+        decode8<TYPE>(wr, i, v);
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t >= T)
+                break;
+            const float *xp = x + (size_t)t * K + 8 * i;
+            float xs[8];
+            if (XVEC) {
+                const float4 a = ((const float4 *)xp)[0], b = ((const float4 *)xp)[1];
+                xs[0] = a.x, xs[1] = a.y, xs[2] = a.z, xs[3] = a.w, xs[4] = b.x, xs[5] = b.y, xs[6] = b.z, xs[7] = b.w;
+            } else {
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    xs[k] = xp[k];
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                acc[t] += v[k] * xs[k];
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        float s = acc[t];
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        acc[t] = s;
+    }
+    if (lane == 0)
+        for (int t = 0; t < T && t < NT; t++)
+            y[(size_t)t * N + row] = acc[t] + (bias ? bias[row] : 0.0f);
+}
+
+/* Float rows whose length is not a multiple of 8: one value at a time. */
+__global__ void matvec_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x,
+                             int T, const float *bias, float *y)
+{
+    const int64_t row = (int64_t)blockIdx.x * MV_WARPS + (threadIdx.x >> 5);
+    if (row >= N)
+        return;
+    const int lane = threadIdx.x & 31;
+    const uint8_t *wr = w + (size_t)row * row_bytes;
+    for (int t = 0; t < T; t++) {
+        float s = 0.0f;
+        for (int64_t i = lane; i < K; i += 32)
+            s += kc_decode1(type, wr, i) * x[(size_t)t * K + i];
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0)
+            y[(size_t)t * N + row] = s + (bias ? bias[row] : 0.0f);
+    }
+}
+
+bool cu_supports(uint32_t type)
+{
+    return kc_dispatch(type, [&]<uint32_t TYPE>() {});  /* [&]: no function-pointer conversion to warn about */
+}
+
+kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, const float *x, int T, float *y)
+{
+    cudaStream_t st = cu_of(b)->stream;
+    const unsigned blocks = (unsigned)((w->ne1 + MV_WARPS - 1) / MV_WARPS);
+    if (T < 1 || T > CU_MATVEC_MAX_T)
+        return KERN_E_SHAPE;
+    if (w->ne0 % 8) {
+        matvec_any_k<<<blocks, MV_WARPS * 32, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
+        CU_LAUNCHED(b, "matvec_any_k");
+        return KERN_OK;
+    }
+    const bool xvec = (uintptr_t)x % 16 == 0;
+    bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
+        if (T == 1 && xvec)
+            matvec_k<TYPE, 1, true><<<blocks, MV_WARPS * 32, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
+        else if (T == 1)
+            matvec_k<TYPE, 1, false><<<blocks, MV_WARPS * 32, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
+        else if (xvec)
+            matvec_k<TYPE, CU_MATVEC_MAX_T, true>
+                <<<blocks, MV_WARPS * 32, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
+        else
+            matvec_k<TYPE, CU_MATVEC_MAX_T, false>
+                <<<blocks, MV_WARPS * 32, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
+    });
+    if (!known)
+        return KERN_E_UNSUPPORTED;
+    CU_LAUNCHED(b, "matvec_k");
+    return KERN_OK;
+}
+
+/* ---- whole matrices into scratch for cuBLAS ---------------------------------- */
+
+template <typename O> __device__ O kc_out(float v);
+template <> __device__ __half kc_out<__half>(float v) { return __float2half(v); }
+template <> __device__ float kc_out<float>(float v) { return v; }
+
+template <uint32_t TYPE, typename O>
+__global__ void dequant_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, O *out)
+{
+    const int64_t pieces = K / 8, total = pieces * N;
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = p / pieces, i = p % pieces;
+        float v[8];
+        decode8<TYPE>(w + (size_t)row * row_bytes, i, v);
+        O *o = out + (size_t)row * K + 8 * i;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            o[k] = kc_out<O>(v[k]);
+    }
+}
+
+template <typename O>
+__global__ void dequant_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, O *out)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < K * N; p += (int64_t)gridDim.x * blockDim.x)
+        out[p] = kc_out<O>(kc_decode1(type, w + (size_t)(p / K) * row_bytes, p % K));
+}
+
+template <typename O> static kern_status dequant(kern_backend *b, const cu_weight *w, O *out)
+{
+    cudaStream_t st = cu_of(b)->stream;
+    const int64_t work = w->ne0 % 8 ? w->ne0 * w->ne1 : w->ne0 / 8 * w->ne1;
+    const unsigned blocks = (unsigned)(work / 256 + 1 < 65535 * 4 ? work / 256 + 1 : 65535 * 4);
+    if (w->ne0 % 8) {
+        dequant_any_k<O><<<blocks, 256, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, out);
+        CU_LAUNCHED(b, "dequant_any_k");
+        return KERN_OK;
+    }
+    bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
+        dequant_k<TYPE, O><<<blocks, 256, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, out);
+    });
+    if (!known)
+        return KERN_E_UNSUPPORTED;
+    CU_LAUNCHED(b, "dequant_k");
+    return KERN_OK;
+}
+
+kern_status cu_dequant_f16(kern_backend *b, const cu_weight *w, __half *out)
+{
+    return dequant(b, w, out);
+}
+
+kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
+{
+    return dequant(b, w, out);
+}

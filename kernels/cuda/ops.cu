@@ -1,0 +1,314 @@
+/*
+ * Per-row and element-wise ops of the CUDA backend: token embedding,
+ * RMSNorm, rotary embedding, SwiGLU, residual add, row statistics, argmax.
+ * The math is the CPU backend's (kernels/cpu/ops.c) term for term: sums of
+ * squares in double, rotary angles in double, so that the two backends differ
+ * only in summation order.
+ */
+#include "blocks.cuh"
+#include "cuda.h"
+
+#include <math.h>
+
+/* ---- block reductions ---------------------------------------------------- */
+
+template <typename V> __device__ V warp_sum(V v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Sum over a block of up to 1024 threads; every thread gets the result. */
+template <typename V> __device__ V block_sum(V v)
+{
+    __shared__ V part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    __syncthreads();  /* part[] may still be read by a previous call */
+    if (lane == 0)
+        part[warp] = v;
+    __syncthreads();
+    v = lane < n_warps ? part[lane] : (V)0;
+    return warp_sum(v);
+}
+
+/* ---- embedding ------------------------------------------------------------ */
+
+template <uint32_t TYPE>
+__global__ void embed_rows(const uint8_t *w, size_t row_bytes, int64_t K, const int32_t *tokens, float *out)
+{
+    const int t = blockIdx.y;
+    const uint8_t *row = w + (size_t)tokens[t] * row_bytes;
+    float *o = out + (size_t)t * K;
+    if (K % 8 == 0) {
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < K / 8; i += (int64_t)gridDim.x * blockDim.x) {
+            float v[8];
+            decode8<TYPE>(row, i, v);
+            for (int k = 0; k < 8; k++)
+                o[8 * i + k] = v[k];
+        }
+    } else {
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < K; i += (int64_t)gridDim.x * blockDim.x)
+            o[i] = kc_decode1(TYPE, row, i);
+    }
+}
+
+kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out)
+{
+    cu_ctx *c = cu_of(b);
+    const cu_weight *cw = (const cu_weight *)w->dev;
+    if ((size_t)T > c->tok_cap) {
+        /* Prompts longer than the staging buffers: grow both (never while recording: decode is one token). */
+        if (c->capturing)
+            return KERN_E_SHAPE;
+        cudaFreeHost(c->tok_host);
+        c->tok_host = NULL;
+        c->tok_cap = 0;
+        CU_TRY(b, cudaMallocHost((void **)&c->tok_host, (size_t)T * sizeof(int32_t)));
+        cudaFree(c->tok_dev);
+        c->tok_dev = NULL;
+        kern_status s = cu_malloc(b, (void **)&c->tok_dev, (size_t)T * sizeof(int32_t), "token ids");
+        if (s)
+            return s;
+        c->tok_cap = (size_t)T;
+    }
+    /* The previous step has finished with the staging buffer: every step ends in a synchronizing copy. */
+    memcpy(c->tok_host, tokens, (size_t)T * sizeof(int32_t));
+    CU_TRY(b, cudaMemcpyAsync(c->tok_dev, c->tok_host, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
+    const int64_t K = cw->ne0;
+    const int per_row = (int)((K / 8 + 255) / 256);
+    dim3 grid(per_row > 0 ? per_row : 1, T);
+    bool known = kc_dispatch(cw->type, [&]<uint32_t TYPE>() {
+        embed_rows<TYPE><<<grid, 256, 0, c->stream>>>(cw->data, cw->row_bytes, K, c->tok_dev, out);
+    });
+    if (!known)
+        return KERN_E_UNSUPPORTED;
+    CU_LAUNCHED(b, "embed_rows");
+    return KERN_OK;
+}
+
+/* ---- RMSNorm ------------------------------------------------------------- */
+
+__global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
+{
+    const float *xr = x + (size_t)blockIdx.x * n;
+    float *o = out + (size_t)blockIdx.x * n;
+    double ss = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        ss += (double)xr[i] * xr[i];
+    ss = block_sum(ss);
+    const float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        o[i] = xr[i] * scale * g[i];
+}
+
+kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+{
+    const cu_weight *cw = (const cu_weight *)w->dev;
+    if (!cw->vec || cw->ne0 * cw->ne1 != n)
+        return KERN_E_SHAPE;
+    rmsnorm_rows<<<T, 256, 0, cu_of(b)->stream>>>(x, cw->vec, n, eps, out);
+    CU_LAUNCHED(b, "rmsnorm_rows");
+    return KERN_OK;
+}
+
+/* ---- rotary embedding ------------------------------------------------------ */
+
+/* Frequency divisors travel as a kernel argument: a recorded decode step then
+ * needs no device copy of them, and a replay reads the values it was given. */
+enum { ROPE_MAX_HALF = 256 };
+typedef struct rope_args {
+    int n_rot, neox, has_factors;
+    float base, freq_scale;
+    float factors[ROPE_MAX_HALF];
+} rope_args;
+
+/* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, in double as on the CPU. */
+__global__ void rope_rows(float *x, int n_head, int head_dim, int pos0, rope_args a)
+{
+    const int half = a.n_rot / 2, t = blockIdx.y;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_head * half; k += gridDim.x * blockDim.x) {
+        const int h = k / half, i = k % half;
+        double theta = (double)(pos0 + t) * a.freq_scale * pow((double)a.base, -2.0 * i / a.n_rot);
+        if (a.has_factors)
+            theta /= a.factors[i];
+        const float c = (float)cos(theta), s = (float)sin(theta);
+        float *v = x + ((size_t)t * n_head + h) * head_dim;
+        const int p = a.neox ? i : 2 * i, q = a.neox ? i + half : 2 * i + 1;
+        const float x0 = v[p], x1 = v[q];
+        v[p] = x0 * c - x1 * s;
+        v[q] = x0 * s + x1 * c;
+    }
+}
+
+kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
+{
+    const int half = r->n_rot / 2;
+    if (r->n_rot > head_dim || r->n_rot % 2 || half > ROPE_MAX_HALF)
+        return KERN_E_SHAPE;
+    rope_args a = {};
+    a.n_rot = r->n_rot;
+    a.neox = r->neox;
+    a.base = r->base;
+    a.freq_scale = r->freq_scale;
+    a.has_factors = r->freq_factors != NULL;
+    for (int i = 0; a.has_factors && i < half; i++)
+        a.factors[i] = r->freq_factors[i];
+    const int work = n_head * half;
+    dim3 grid(work > 0 ? (work + 127) / 128 : 1, T);
+    rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos0, a);
+    CU_LAUNCHED(b, "rope_rows");
+    return KERN_OK;
+}
+
+/* ---- element-wise ------------------------------------------------------------ */
+
+__global__ void swiglu_k(const float *gate, const float *up, size_t n, float *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+__global__ void add_k(float *x, const float *y, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] += y[i];
+}
+
+static unsigned blocks_for(size_t n)
+{
+    size_t g = (n + 255) / 256;
+    return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
+}
+
+kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
+{
+    swiglu_k<<<blocks_for(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
+    CU_LAUNCHED(b, "swiglu_k");
+    return KERN_OK;
+}
+
+kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
+{
+    add_k<<<blocks_for(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
+    CU_LAUNCHED(b, "add_k");
+    return KERN_OK;
+}
+
+/* ---- row statistics --------------------------------------------------------- */
+
+__global__ void row_stats_k(const float *x, int n, kern_row_stats *out)
+{
+    const float *r = x + (size_t)blockIdx.x * n;
+    double sum = 0.0, ss = 0.0;
+    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
+    unsigned nan = 0, inf = 0, finite = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float v = r[i];
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        if (isinf(v))
+            inf++;
+        sum += v;
+        ss += (double)v * v;
+        mn = fminf(mn, v);
+        mx = fmaxf(mx, v);
+        ma = fmaxf(ma, fabsf(v));
+        finite++;
+    }
+    sum = block_sum(sum);
+    ss = block_sum(ss);
+    nan = block_sum(nan);
+    inf = block_sum(inf);
+    finite = block_sum(finite);
+    /* min/max through the same sum machinery would be wrong: use negated max for min. */
+    __shared__ float smn[32], smx[32], sma[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = (blockDim.x + 31) >> 5;
+    for (int o = 16; o > 0; o >>= 1) {
+        mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        ma = fmaxf(ma, __shfl_xor_sync(0xffffffffu, ma, o));
+    }
+    if (lane == 0) {
+        smn[warp] = mn;
+        smx[warp] = mx;
+        sma[warp] = ma;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < n_warps; w++) {
+            mn = fminf(mn, smn[w]);
+            mx = fmaxf(mx, smx[w]);
+            ma = fmaxf(ma, sma[w]);
+        }
+        kern_row_stats s;
+        s.rms = finite ? (float)sqrt(ss / finite) : NAN;
+        s.mean = finite ? (float)(sum / finite) : NAN;
+        s.min = finite ? mn : NAN;
+        s.max = finite ? mx : NAN;
+        s.max_abs = ma;
+        s.n_nan = nan;
+        s.n_inf = inf;
+        out[blockIdx.x] = s;
+    }
+}
+
+kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
+{
+    cu_ctx *c = cu_of(b);
+    kern_status s = cu_reserve(b, (void **)&c->stats_dev, &c->stats_cap, (size_t)T * sizeof(kern_row_stats),
+                               "row statistics");
+    if (s)
+        return s;
+    row_stats_k<<<T, 256, 0, c->stream>>>(x, n, c->stats_dev);
+    CU_LAUNCHED(b, "row_stats_k");
+    CU_TRY(b, cudaMemcpyAsync(out, c->stats_dev, (size_t)T * sizeof *out, cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    return KERN_OK;
+}
+
+/* ---- argmax ------------------------------------------------------------------ */
+
+/* One block: each thread keeps its best (value, lowest index), then a tree. NaN never wins. */
+__global__ void argmax_k(const float *x, int n, int32_t *out)
+{
+    __shared__ float bv[1024];
+    __shared__ int bi[1024];
+    float best = -INFINITY;
+    int at = -1;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (x[i] > best || (at < 0 && !isnan(x[i]))) {
+            best = x[i];
+            at = i;
+        }
+    bv[threadIdx.x] = best;
+    bi[threadIdx.x] = at;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            float v = bv[threadIdx.x + s];
+            int j = bi[threadIdx.x + s];
+            int k = bi[threadIdx.x];
+            if (j >= 0 && (k < 0 || v > bv[threadIdx.x] || (v == bv[threadIdx.x] && j < k))) {
+                bv[threadIdx.x] = v;
+                bi[threadIdx.x] = j;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *out = bi[0] < 0 ? 0 : bi[0];
+}
+
+kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
+{
+    cu_ctx *c = cu_of(b);
+    argmax_k<<<1, 1024, 0, c->stream>>>(x, n, c->argmax_dev);
+    CU_LAUNCHED(b, "argmax_k");
+    CU_TRY(b, cudaMemcpyAsync(out, c->argmax_dev, sizeof *out, cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    return KERN_OK;
+}
