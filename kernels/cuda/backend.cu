@@ -183,18 +183,16 @@ static const char *cu_last_error(const kern_backend *b)
     return cu_of(b)->error;
 }
 
-extern "C" bool kern_cuda_built(void)
-{
-    return true;
-}
-
-extern "C" kern_backend *kern_cuda_create(int device, char *why, size_t why_len)
+/* The entry point kernels/cuda_loader.c looks up in this library. */
+extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why_len)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        snprintf(why, why_len, "no CUDA device: %s",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+        snprintf(why, why_len, "no usable CUDA device: %s%s%s%s", e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none",
+                 e != cudaSuccess ? " (" : "", e != cudaSuccess ? cudaGetErrorName(e) : "",
+                 e == cudaErrorInsufficientDriver ? "; a machine with no NVIDIA driver at all says this too)"
+                 : e != cudaSuccess ? ")" : "");
         cudaGetLastError();
         return NULL;
     }

@@ -10,7 +10,7 @@ extern "C" {
 
 /* Decodes k values of a row (k a multiple of 8, the row 16-byte aligned) as
  * the CUDA kernels do; false when the CUDA backend does not read `type`. */
-extern "C" bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out)
+extern "C" bool kern_cuda_decode_row_host_impl(uint32_t type, const void *row, int64_t k, float *out)
 {
     return kc_dispatch(type, [&]<uint32_t TYPE>() {
         for (int64_t i = 0; i < k / 8; i++)

@@ -21,6 +21,14 @@ static const char usage[] =
     "  --threads N           CPU threads (default: all cores)\n"
     "  --ctx N               context size (default: prompt + N, at most the model's)\n"
     "  --backend cpu|cuda    where to compute (default cpu)\n"
+    "  --compare A,B         run backends A and B (cpu, cuda) on the prompt and -n greedy steps and compare\n"
+    "                        every op of every layer value by value; exit 1 naming the first divergence\n"
+    "  --tolerance X         --compare: relative difference that counts as a divergence (default 1e-3)\n"
+    "  --spot-check[=N]      recompute N lm_head rows (default 64) on the CPU from the file after every forward\n"
+    "                        pass and exit 1 naming rows that differ (on by default with --backend cuda)\n"
+    "  --no-spot-check       turn that off\n"
+    "  --debug-fault NAME    break one op on purpose in the run's backend (--compare: in B) to see that the\n"
+    "                        checks find it: rope-mode, lm-head-rows\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
     "  --logits-out F.npy    write the logits of every prompt position (n_prompt x n_vocab, f32)\n"
     "  --trace[=F.json]      per layer and position the residual's statistics, per token the top-5\n"
@@ -50,7 +58,9 @@ static bool parse_float(const char *s, float *out)
 
 static int parse_args(int argc, char **argv, run_opts *o)
 {
-    *o = (run_opts){ .n_predict = 64, .backend = "cpu", .sampler = engine_sampler_default() };
+    *o = (run_opts){ .n_predict = 64, .backend = "cpu", .sampler = engine_sampler_default(), .tolerance = 1e-3f,
+                     .spot_rows = -1 };
+    static char pair[2][16];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -77,6 +87,25 @@ static int parse_args(int argc, char **argv, run_opts *o)
             ok = parse_int(argv[++i], 1, &o->n_ctx);
         else if (!strcmp(a, "--backend") && next)
             o->backend = argv[++i];
+        else if (!strcmp(a, "--compare") && next) {
+            const char *v = argv[++i], *comma = strchr(v, ',');
+            ok = comma && comma - v < 16 && strlen(comma + 1) < 16;
+            if (ok) {
+                snprintf(pair[0], sizeof pair[0], "%.*s", (int)(comma - v), v);
+                snprintf(pair[1], sizeof pair[1], "%s", comma + 1);
+                o->compare[0] = pair[0];
+                o->compare[1] = pair[1];
+            }
+        } else if (!strcmp(a, "--tolerance") && next)
+            ok = parse_float(argv[++i], &o->tolerance) && o->tolerance > 0.0f;
+        else if (!strcmp(a, "--spot-check"))
+            o->spot_rows = ENGINE_SPOT_ROWS;
+        else if (!strncmp(a, "--spot-check=", 13))
+            ok = parse_int(a + 13, 2, &o->spot_rows);
+        else if (!strcmp(a, "--no-spot-check"))
+            o->spot_rows = 0;
+        else if (!strcmp(a, "--debug-fault") && next)
+            o->fault = argv[++i];
         else if (!strcmp(a, "--logits-out") && next)
             o->logits_out = argv[++i];
         else if (!strcmp(a, "--trace"))
@@ -110,10 +139,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
         fprintf(stderr, "gguf-run: %s\n%s", o->model ? "no prompt (-p TEXT)" : "no model file", usage);
         return 2;
     }
-    if (strcmp(o->backend, "cpu") && strcmp(o->backend, "cuda")) {
-        fprintf(stderr, "gguf-run: unknown backend '%s' (cpu, cuda)\n", o->backend);
-        return 2;
-    }
+    const char *names[3] = { o->backend, o->compare[0], o->compare[1] };
+    for (int i = 0; i < 3; i++)
+        if (names[i] && strcmp(names[i], "cpu") && strcmp(names[i], "cuda")) {
+            fprintf(stderr, "gguf-run: unknown backend '%s' (cpu, cuda)\n", names[i]);
+            return 2;
+        }
+    if (o->spot_rows < 0)
+        o->spot_rows = !strcmp(o->backend, "cuda") ? ENGINE_SPOT_ROWS : 0;
     return 0;
 }
 
@@ -191,11 +224,6 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc;
-    if (!strcmp(o.backend, "cuda")) {
-        fprintf(stderr, "gguf-run: this build has no CUDA backend (it arrives with the kernels/cuda work); "
-                        "use --backend cpu\n");
-        return 2;
-    }
     gguf_file *f = NULL;
     gguf_error ge;
     if (gguf_open(o.model, &f, &ge) != GGUF_OK)
@@ -230,9 +258,26 @@ int main(int argc, char **argv)
     }
     if (!o.n_threads)
         o.n_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    be = kern_cpu_create(o.n_threads);
+    engine_hparams hpr;
+    if (engine_hparams_read(f, &hpr, &e)) {
+        rc = engine_error_exit(o.model, &e);
+        goto out;
+    }
+    int n_ctx = o.n_ctx ? o.n_ctx : (int)n_ids + o.n_predict;
+    if (!o.n_ctx && n_ctx > hpr.n_ctx_train)
+        n_ctx = hpr.n_ctx_train > (int)n_ids ? hpr.n_ctx_train : (int)n_ids;
+    if (n_ctx < (int)n_ids) {
+        fprintf(stderr, "gguf-run: the prompt has %zu tokens, more than the context of %d\n", n_ids, n_ctx);
+        goto out;
+    }
+    if (o.compare[0]) {
+        rc = run_compare(&o, f, ids, n_ids, n_ctx);
+        goto out;
+    }
+    char why[512];
+    be = run_backend_create(o.backend, o.n_threads, o.fault, why, sizeof why);
     if (!be) {
-        fprintf(stderr, "gguf-run: out of memory\n");
+        fprintf(stderr, "gguf-run: --backend %s: %s\n", o.backend, why);
         goto out;
     }
     if (engine_model_load(f, be, &m, &e)) {
@@ -240,13 +285,6 @@ int main(int argc, char **argv)
         goto out;
     }
     const engine_hparams *hp = engine_model_hparams(m);
-    int n_ctx = o.n_ctx ? o.n_ctx : (int)n_ids + o.n_predict;
-    if (!o.n_ctx && n_ctx > hp->n_ctx_train)
-        n_ctx = hp->n_ctx_train > (int)n_ids ? hp->n_ctx_train : (int)n_ids;
-    if (n_ctx < (int)n_ids) {
-        fprintf(stderr, "gguf-run: the prompt has %zu tokens, more than the context of %d\n", n_ids, n_ctx);
-        goto out;
-    }
     if (!o.quiet)
         run_print_setup(stderr, f, m, v, &o, n_ctx);
     if (engine_ctx_create(m, n_ctx, 256, &c, &e)) {
@@ -261,7 +299,8 @@ int main(int argc, char **argv)
         goto out;
     }
     st = (stream){ .v = v, .echo = !o.json };
-    engine_gen_params gp = { .n_predict = o.n_predict, .sampler = o.sampler, .prompt_logits = prompt_logits };
+    engine_gen_params gp = { .n_predict = o.n_predict, .sampler = o.sampler, .prompt_logits = prompt_logits,
+                             .spot_rows = o.spot_rows };
     if (engine_generate(c, v, ids, n_ids, &gp, trace, on_token, &st, &r.gen, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
@@ -303,6 +342,8 @@ int main(int argc, char **argv)
         run_print_summary(stderr, &r);
     if (rc == 0 && o.smoke && !r.verdict.ok)
         rc = 1;
+    if (rc == 0 && r.gen.spot.mismatches)
+        rc = 1;  /* the backend's logits are wrong in places: nothing it generated can be trusted */
 out:
     free(r.text);
     engine_gen_result_free(&r.gen);

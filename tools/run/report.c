@@ -65,9 +65,18 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->n_vocab != nt || nr != nt)
         fprintf(out, ", embedding rows %d, real tokens %d (padding %d)", hp->n_vocab, nr, hp->n_vocab - nr);
     fprintf(out, "; BOS %s\n", engine_vocab_add_bos(v) ? "added" : "not added");
-    fprintf(out, "run        %s backend, %d threads, SIMD %s, context %d, %s\n", o->backend,
-            o->n_threads, quant_simd_level(), n_ctx,
-            o->sampler.temp > 0.0f ? "sampling" : "greedy");
+    const kern_backend *be = engine_model_backend(m);
+    if (be->device)
+        fprintf(out, "run        %s backend on %s, context %d, %s\n", o->backend, be->device, n_ctx,
+                o->sampler.temp > 0.0f ? "sampling" : "greedy");
+    else
+        fprintf(out, "run        %s backend, %d threads, SIMD %s, context %d, %s\n", o->backend, o->n_threads,
+                quant_simd_level(), n_ctx, o->sampler.temp > 0.0f ? "sampling" : "greedy");
+    if (o->fault)
+        fprintf(out, "DEBUG      fault '%s' injected on purpose: results are wrong by design\n", o->fault);
+    if (o->spot_rows > 0)
+        fprintf(out, "check      lm_head spot check: %d rows recomputed on the CPU after every forward pass\n",
+                o->spot_rows);
 }
 
 /* Prompt and generation tokens/s. The first generated token comes from the
@@ -90,6 +99,19 @@ void run_print_summary(FILE *out, const run_result *r)
             g->gen_seconds, gps, gps * r->bytes_per_token / 1e9, g->stopped_at_eog ? " (stopped at end of text)" : "");
     fprintf(out, "memory     %.1f MiB private (KV cache and activations %.1f MiB); weights stay in the mapping\n",
             r->private_bytes / 1048576.0, r->ctx_bytes / 1048576.0);
+    const engine_spot *sp = &g->spot;
+    if (sp->checks && !sp->mismatches)
+        fprintf(out, "spot check %d lm_head rows over %d forward passes match the CPU (largest difference %.2g of max |logit|)\n",
+                sp->rows, sp->checks, sp->max_rel);
+    else if (sp->mismatches) {
+        fprintf(out, "spot check FAILED: %d of %d lm_head rows differ from the CPU's recomputation; rows", sp->mismatches,
+                sp->rows);
+        for (int i = 0; i < sp->n_bad; i++)
+            fprintf(out, "%s %d", i ? "," : "", sp->bad_rows[i]);
+        fprintf(out, "%s\n           first at position %d, row %d: backend %.6g, CPU %.6g\n",
+                sp->n_bad == (int)(sizeof sp->bad_rows / sizeof sp->bad_rows[0]) ? ", ..." : "", sp->first_pos,
+                sp->first_row, sp->first_backend, sp->first_reference);
+    }
     fprintf(out, "verdict    %s\n", r->verdict.summary);
     for (int i = 0; i < r->verdict.n_findings; i++)
         fprintf(out, "  %-13s %s\n", engine_symptom_name(r->verdict.findings[i].symptom),
@@ -242,6 +264,14 @@ int run_print_json(FILE *out, const run_result *r)
     cJSON_AddNumberToObject(mem, "private_bytes", (double)r->private_bytes);
     cJSON_AddNumberToObject(mem, "context_bytes", (double)r->ctx_bytes);
     cJSON_AddItemToObject(doc, "verdict", verdict_json(&r->verdict));
+    if (g->spot.checks) {
+        cJSON *sp = cJSON_AddObjectToObject(doc, "spot_check");
+        cJSON_AddNumberToObject(sp, "passes", g->spot.checks);
+        cJSON_AddNumberToObject(sp, "rows", g->spot.rows);
+        cJSON_AddNumberToObject(sp, "mismatches", g->spot.mismatches);
+        cJSON_AddItemToObject(sp, "bad_rows", cJSON_CreateIntArray(g->spot.bad_rows, g->spot.n_bad));
+        cJSON_AddItemToObject(sp, "max_rel", num(g->spot.max_rel));
+    }
     if (r->o->trace && !r->o->trace_file)
         cJSON_AddItemToObject(doc, "trace", trace_json(r));
     char *s = cJSON_PrintUnformatted(doc);

@@ -8,7 +8,11 @@
 
 typedef struct run_opts {
     const char *model, *prompt, *backend, *logits_out, *trace_file;
+    const char *compare[2];   /* --compare A,B: the two backends, else NULL */
+    const char *fault;        /* --debug-fault: the deliberate bug, in the run's backend or compare side B */
     int n_predict, n_threads, n_ctx;
+    int spot_rows;            /* lm_head rows spot-checked per forward pass (0: off) */
+    float tolerance;          /* --compare: relative difference that counts as a divergence */
     engine_sampler_params sampler;
     bool json, tokenize, trace, smoke, quiet;
 } run_opts;
@@ -28,6 +32,14 @@ typedef struct run_result {
     uint64_t ctx_bytes;        /* KV cache + activations */
     uint64_t private_bytes;    /* resident anonymous memory at the end */
 } run_result;
+
+/* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is
+ * named. NULL with the reason in why. */
+kern_backend *run_backend_create(const char *name, int n_threads, const char *fault, char *why, size_t why_len);
+
+/* --compare: both backends on the prompt and -n greedy steps, every op
+ * compared; the report on stdout (text or JSON). Returns the exit status. */
+int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_t n_ids, int n_ctx);
 
 /* Start-up report on stderr: the model and the choices made for it. */
 void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,

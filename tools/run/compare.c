@@ -1,0 +1,192 @@
+/* gguf-run --compare A,B: the same tokens on two backends, every op compared. */
+#include "format.h"
+#include "run.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COMPARE_CHUNK = 32 };  /* prompt positions per lock-step chunk: past 8, so GEMM paths run */
+
+static void side_label(const run_opts *o, int side, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s", o->compare[side], side == 1 && o->fault ? "+" : "", side == 1 && o->fault ? o->fault : "");
+}
+
+static void print_stats(FILE *out, const char *who, const kern_row_stats *s)
+{
+    fprintf(out, "    %-22s rms %-11.5g mean %-11.4g min %-11.4g max %-11.4g max|x| %-11.4g nan %u inf %u\n", who,
+            s->rms, s->mean, s->min, s->max, s->max_abs, s->n_nan, s->n_inf);
+}
+
+static void point_name(const engine_comparison *r, const engine_cmp_point *p, char *buf, size_t n)
+{
+    if (p->layer < r->n_layer)
+        snprintf(buf, n, "layer %d, %s", p->layer, engine_op_name(p->op));
+    else
+        snprintf(buf, n, "%s", engine_op_name(p->op));
+}
+
+static void cell(FILE *out, float v, float tol)
+{
+    if (v < 0)
+        fprintf(out, " %9s", "-");
+    else
+        fprintf(out, " %8.1e%s", v, v > tol ? "!" : " ");
+}
+
+static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
+{
+    char a[64], b[64];
+    side_label(o, 0, a, sizeof a);
+    side_label(o, 1, b, sizeof b);
+    fprintf(out, "compare    %s vs %s: %d prompt positions (in chunks of %d), %d greedy decode steps; tolerance %.0e\n",
+            a, b, r->n_prompt, COMPARE_CHUNK, r->n_decode, r->tol);
+    fprintf(out, "largest relative difference per op, max |a - b| / max |a| over rows (! beyond the tolerance)\n");
+    fprintf(out, "layer");
+    for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
+        fprintf(out, " %9s", engine_op_name((engine_op)op));
+    fprintf(out, "\n");
+    for (int il = 0; il < r->n_layer; il++) {
+        fprintf(out, "%5d", il);
+        for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
+            cell(out, r->points[il * (ENGINE_OP_LAYER_OUT + 1) + op].rel_worst, r->tol);
+        fprintf(out, "\n");
+    }
+    const engine_cmp_point *rn = &r->points[r->n_points - 2], *lg = &r->points[r->n_points - 1];
+    fprintf(out, "result_norm");
+    cell(out, rn->rel_worst, r->tol);
+    fprintf(out, "    logits (prompt / decode)");
+    cell(out, lg->rel_prompt, r->tol);
+    cell(out, lg->rel_decode, r->tol);
+    fprintf(out, "\n");
+    if (r->n_tokens)
+        fprintf(out, "greedy     %d decode steps fed %s's choice; %s's own choice differed at %d of them%s\n", r->n_tokens,
+                a, b, r->greedy_disagree, r->greedy_disagree ? "" : " (none)");
+    if (r->first_bad < 0) {
+        fprintf(out, "verdict    %s and %s agree within %.0e on every op of every layer and on the logits\n", a, b,
+                r->tol);
+        return;
+    }
+    const engine_cmp_point *p = &r->points[r->first_bad];
+    char name[96];
+    point_name(r, p, name, sizeof name);
+    fprintf(out, "verdict    DIVERGE: first beyond %.0e at %s, position %d (%s): relative difference %.3g\n", r->tol, name,
+            p->first_pos, p->first_pos < r->n_prompt ? "prompt" : "decode step", p->first_rel);
+    print_stats(out, a, &p->first_a);
+    print_stats(out, b, &p->first_b);
+    fprintf(out, "    (prompt rows: %s; decode rows: %s)\n", p->rel_prompt > r->tol ? "beyond" : "within",
+            p->rel_decode < 0 ? "none compared" : p->rel_decode > r->tol ? "beyond" : "within");
+}
+
+static cJSON *num(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *stats_json(const kern_row_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "rms", num(s->rms));
+    cJSON_AddItemToObject(o, "mean", num(s->mean));
+    cJSON_AddItemToObject(o, "min", num(s->min));
+    cJSON_AddItemToObject(o, "max", num(s->max));
+    cJSON_AddItemToObject(o, "max_abs", num(s->max_abs));
+    cJSON_AddNumberToObject(o, "n_nan", s->n_nan);
+    cJSON_AddNumberToObject(o, "n_inf", s->n_inf);
+    return o;
+}
+
+static cJSON *point_json(const engine_comparison *r, const engine_cmp_point *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (p->layer < r->n_layer)
+        cJSON_AddNumberToObject(o, "layer", p->layer);
+    else
+        cJSON_AddNullToObject(o, "layer");
+    cJSON_AddStringToObject(o, "op", engine_op_name(p->op));
+    cJSON_AddItemToObject(o, "rel_prompt", p->rel_prompt < 0 ? cJSON_CreateNull() : num(p->rel_prompt));
+    cJSON_AddItemToObject(o, "rel_decode", p->rel_decode < 0 ? cJSON_CreateNull() : num(p->rel_decode));
+    cJSON_AddItemToObject(o, "rel", num(p->rel_worst));
+    cJSON_AddNumberToObject(o, "worst_pos", p->worst_pos);
+    return o;
+}
+
+static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
+{
+    char a[64], b[64];
+    side_label(o, 0, a, sizeof a);
+    side_label(o, 1, b, sizeof b);
+    cJSON *doc = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(doc, "compare");
+    cJSON_AddStringToObject(doc, "model", o->model);
+    cJSON_AddStringToObject(c, "a", a);
+    cJSON_AddStringToObject(c, "b", b);
+    cJSON_AddNumberToObject(c, "tolerance", r->tol);
+    cJSON_AddNumberToObject(c, "prompt_positions", r->n_prompt);
+    cJSON_AddNumberToObject(c, "decode_steps", r->n_decode);
+    cJSON_AddItemToObject(c, "tokens", cJSON_CreateIntArray(r->tokens, r->n_tokens));
+    cJSON_AddNumberToObject(c, "greedy_disagree", r->greedy_disagree);
+    cJSON *pts = cJSON_AddArrayToObject(c, "points");
+    for (int k = 0; k < r->n_points; k++)
+        cJSON_AddItemToArray(pts, point_json(r, &r->points[k]));
+    if (r->first_bad >= 0) {
+        const engine_cmp_point *p = &r->points[r->first_bad];
+        cJSON *f = point_json(r, p);
+        cJSON_AddNumberToObject(f, "pos", p->first_pos);
+        cJSON_AddStringToObject(f, "phase", p->first_pos < r->n_prompt ? "prompt" : "decode");
+        cJSON_AddItemToObject(f, "rel_first", num(p->first_rel));
+        cJSON_AddItemToObject(f, "a_stats", stats_json(&p->first_a));
+        cJSON_AddItemToObject(f, "b_stats", stats_json(&p->first_b));
+        cJSON_AddItemToObject(c, "first_divergence", f);
+    } else {
+        cJSON_AddNullToObject(c, "first_divergence");
+    }
+    cJSON_AddBoolToObject(c, "agree", r->first_bad < 0);
+    char *s = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    if (!s)
+        return -1;
+    fprintf(out, "%s\n", s);
+    free(s);
+    return 0;
+}
+
+int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_t n_ids, int n_ctx)
+{
+    kern_backend *be[2] = { NULL, NULL };
+    engine_model *m[2] = { NULL, NULL };
+    engine_ctx *c[2] = { NULL, NULL };
+    engine_comparison r = { 0 };
+    engine_error e;
+    int rc = 2;
+    for (int i = 0; i < 2; i++) {
+        char why[512];
+        be[i] = run_backend_create(o->compare[i], o->n_threads, i == 1 ? o->fault : NULL, why, sizeof why);
+        if (!be[i]) {
+            fprintf(stderr, "gguf-run: --compare %s,%s: %s\n", o->compare[0], o->compare[1], why);
+            goto out;
+        }
+        if (engine_model_load(f, be[i], &m[i], &e) || engine_ctx_create(m[i], n_ctx, COMPARE_CHUNK, &c[i], &e)) {
+            fprintf(stderr, "gguf-run: %s: %s backend: %s\n", o->model, o->compare[i], e.message);
+            rc = e.code == ENGINE_E_MODEL ? 1 : 2;
+            goto out;
+        }
+    }
+    if (engine_compare(c[0], c[1], ids, n_ids, o->n_predict, COMPARE_CHUNK, o->tolerance, &r, &e)) {
+        fprintf(stderr, "gguf-run: %s: comparison failed: %s\n", o->model, e.message);
+        goto out;
+    }
+    if (o->json ? print_json(stdout, o, &r) : (print_text(stdout, o, &r), 0))
+        goto out;
+    rc = r.first_bad >= 0 ? 1 : 0;
+out:
+    engine_comparison_free(&r);
+    for (int i = 0; i < 2; i++) {
+        engine_ctx_free(c[i]);
+        engine_model_free(m[i]);
+        if (be[i])
+            be[i]->destroy(be[i]);
+    }
+    return rc;
+}
