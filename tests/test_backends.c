@@ -1,0 +1,311 @@
+/*
+ * What makes a backend comparison trustworthy, checked on any machine:
+ * identical backends agree exactly; a deliberately broken op is named as the
+ * first divergence (rotary mode: layer 0's q at position 1, because position
+ * 0 does not rotate; a wrong lm_head stride: the logits and nothing before);
+ * the lm_head spot check names exactly the corrupted rows; the argmax that
+ * stays on the backend picks what the host would; and the CUDA kernels'
+ * block decoders, compiled for the host, decode every type as quant/ does.
+ */
+#include "engine.h"
+#include "fixture_model.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct side {
+    kern_backend *be;
+    engine_model *m;
+    engine_ctx *c;
+} side;
+
+static gguf_file *open_model(const char *name, char *path, size_t n)
+{
+    char *p = model_path(name);
+    if (p) {
+        snprintf(path, n, "%s", p);
+        free(p);
+    } else {
+        /* No shared models: our writer's llama-shaped fixture (F32, F16 and Q8_0 weights). */
+        snprintf(path, n, "/tmp/ggufscope-backends-%d.gguf", (int)getpid());
+        gguf_error ge;
+        fixture_opts o = fixture_default_opts();
+        cr_assert_eq(fixture_write_file(path, &o, &ge), GGUF_OK, "%s", ge.message);
+    }
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s: %s", path, ge.message);
+    return f;
+}
+
+static side make_side(const gguf_file *f, const char *fault, int n_ctx, int batch)
+{
+    side s = { 0 };
+    engine_error e;
+    s.be = kern_cpu_create(2);
+    cr_assert(s.be);
+    if (fault) {
+        s.be = kern_fault_wrap(s.be, fault);
+        cr_assert(s.be, "fault %s", fault);
+    }
+    cr_assert_eq(engine_model_load(f, s.be, &s.m, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_create(s.m, n_ctx, batch, &s.c, &e), ENGINE_OK, "%s", e.message);
+    return s;
+}
+
+static void free_side(side *s)
+{
+    engine_ctx_free(s->c);
+    engine_model_free(s->m);
+    s->be->destroy(s->be);
+}
+
+static const int32_t prompt[] = { 1, 15043, 3186, 29892, 920, 526, 366, 2599, 29973, 13 };
+
+/* The prompt, clipped into the model's vocabulary. */
+static void tokens_for(const gguf_file *f, int32_t *out, size_t n)
+{
+    engine_hparams hp;
+    engine_error e;
+    cr_assert_eq(engine_hparams_read(f, &hp, &e), ENGINE_OK);
+    const gguf_tensor *t = gguf_find_tensor(f, "token_embd.weight");
+    for (size_t i = 0; i < n; i++)
+        out[i] = prompt[i] % (int32_t)t->ne[1];
+}
+
+static engine_comparison compare(const char *model, const char *fault, int chunk, char *path, size_t path_len)
+{
+    gguf_file *f = open_model(model, path, path_len);
+    int32_t toks[10];
+    tokens_for(f, toks, 10);
+    side a = make_side(f, NULL, 32, chunk), b = make_side(f, fault, 32, chunk);
+    engine_comparison r;
+    engine_error e;
+    cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, chunk, 1e-3f, &r, &e), ENGINE_OK, "%s", e.message);
+    free_side(&a);
+    free_side(&b);
+    gguf_close(f);
+    return r;
+}
+
+Test(backends, identical_backends_agree_exactly)
+{
+    const char *models[] = { "tiny-llama-f32.gguf", "tiny-qwen2-f16.gguf", "stories260K.gguf" };
+    for (size_t i = 0; i < 3; i++) {
+        char path[4096];
+        engine_comparison r = compare(models[i], NULL, 4, path, sizeof path);
+        cr_assert_eq(r.first_bad, -1, "%s: a divergence between identical backends", path);
+        cr_assert_eq(r.n_prompt, 10);
+        cr_assert_eq(r.n_decode, 6);
+        cr_assert_eq(r.n_tokens, 6);
+        cr_assert_eq(r.greedy_disagree, 0);
+        for (int k = 0; k < r.n_points; k++) {
+            cr_assert_eq(r.points[k].rel_worst, 0.0f, "%s point %d: %g", path, k, r.points[k].rel_worst);
+            cr_assert(r.points[k].worst_pos >= 0, "%s point %d never compared", path, k);
+            cr_assert(r.points[k].rel_decode >= 0.0f, "%s point %d: no decode rows", path, k);
+        }
+        engine_comparison_free(&r);
+    }
+}
+
+Test(backends, rope_mode_fault_is_pinpointed_to_layer0_q)
+{
+    char path[4096];
+    engine_comparison r = compare("tiny-qwen2-f32.gguf", "rope-mode", 4, path, sizeof path);
+    cr_assert_geq(r.first_bad, 0, "%s: the broken rotary went unnoticed", path);
+    const engine_cmp_point *p = &r.points[r.first_bad];
+    cr_assert_eq(p->layer, 0, "%s: first divergence in layer %d", path, p->layer);
+    cr_assert_eq(p->op, ENGINE_OP_Q, "%s: first divergence at %s", path, engine_op_name(p->op));
+    cr_assert_eq(p->first_pos, 1, "position 0 does not rotate, position 1 does (got %d)", p->first_pos);
+    /* A rotation keeps each pair's length: the RMS agrees while the values do not. */
+    cr_assert_float_eq(p->first_a.rms, p->first_b.rms, 1e-4f * p->first_a.rms);
+    /* Everything before the rotary agrees. */
+    cr_assert_eq(r.points[ENGINE_OP_ATTN_NORM].rel_worst, 0.0f);
+    engine_comparison_free(&r);
+}
+
+Test(backends, lm_head_fault_is_pinpointed_to_the_logits)
+{
+    char path[4096];
+    engine_comparison r = compare("tiny-llama-f16.gguf", "lm-head-rows", 4, path, sizeof path);
+    cr_assert_geq(r.first_bad, 0);
+    const engine_cmp_point *p = &r.points[r.first_bad];
+    cr_assert_eq(p->op, ENGINE_OP_COUNT, "%s: first divergence at %s, not the logits", path, engine_op_name(p->op));
+    cr_assert_eq(r.points[r.n_points - 2].rel_worst, 0.0f, "result_norm must agree");
+    cr_assert_eq(p->first_pos, 0);
+    engine_comparison_free(&r);
+}
+
+/* Generation with the spot check on: which rows it names. */
+static engine_spot spot_run(const char *fault, char *path, size_t path_len)
+{
+    gguf_file *f = open_model("tiny-qwen2-f32.gguf", path, path_len);
+    int32_t toks[10];
+    tokens_for(f, toks, 10);
+    side s = make_side(f, fault, 32, 16);
+    engine_vocab *v;
+    engine_error e;
+    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK, "%s", e.message);
+    engine_gen_params gp = { .n_predict = 5, .sampler = engine_sampler_default(), .spot_rows = ENGINE_SPOT_ROWS };
+    engine_gen_result g;
+    cr_assert_eq(engine_generate(s.c, v, toks, 10, &gp, NULL, NULL, NULL, &g, &e), ENGINE_OK, "%s", e.message);
+    engine_spot out = g.spot;
+    engine_gen_result_free(&g);
+    engine_vocab_free(v);
+    free_side(&s);
+    gguf_close(f);
+    return out;
+}
+
+Test(backends, spot_check_names_the_corrupted_rows)
+{
+    char path[4096];
+    engine_spot good = spot_run(NULL, path, sizeof path);
+    cr_assert_gt(good.checks, 1);
+    cr_assert_eq(good.rows, good.checks * ENGINE_SPOT_ROWS);
+    cr_assert_eq(good.mismatches, 0, "%s: a correct backend failed the spot check (max %g)", path, good.max_rel);
+    cr_assert_lt(good.max_rel, 1e-5f);
+
+    engine_spot bad = spot_run("lm-head-rows", path, sizeof path);
+    cr_assert_gt(bad.mismatches, 0, "%s: corrupted rows went unnoticed", path);
+    cr_assert_gt(bad.n_bad, 0);
+    for (int i = 0; i < bad.n_bad; i++)
+        cr_assert_eq(bad.bad_rows[i] % 7, 3, "row %d named, but only rows r %% 7 == 3 are corrupted", bad.bad_rows[i]);
+    cr_assert_eq(bad.first_pos, 9, "the prompt's last position is checked first");
+    cr_assert_neq(bad.first_backend, bad.first_reference);
+}
+
+Test(backends, greedy_on_the_backend_picks_what_the_host_picks)
+{
+    char path[4096];
+    gguf_file *f = open_model("tiny-llama-q8_0.gguf", path, sizeof path);
+    int32_t toks[10];
+    tokens_for(f, toks, 10);
+    side a = make_side(f, NULL, 64, 16), b = make_side(f, NULL, 64, 16);
+    engine_vocab *v;
+    engine_error e;
+    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK);
+    const int nv = engine_model_hparams(a.m)->n_vocab;
+    engine_trace *tr = engine_trace_create(engine_model_hparams(a.m)->n_layer, nv);
+    engine_gen_params gp = { .n_predict = 12, .sampler = engine_sampler_default() };
+    engine_gen_result ga, gb;
+    /* With a trace the logits come to the host and the sampler picks; without, the backend's argmax does. */
+    cr_assert_eq(engine_generate(a.c, v, toks, 10, &gp, tr, NULL, NULL, &ga, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_generate(b.c, v, toks, 10, &gp, NULL, NULL, NULL, &gb, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(ga.n_tokens, gb.n_tokens);
+    for (size_t i = 0; i < ga.n_tokens; i++)
+        cr_assert_eq(ga.tokens[i], gb.tokens[i], "%s: step %zu: %d vs %d", path, i, ga.tokens[i], gb.tokens[i]);
+    engine_gen_result_free(&ga);
+    engine_gen_result_free(&gb);
+    engine_trace_free(tr);
+    engine_vocab_free(v);
+    free_side(&a);
+    free_side(&b);
+    gguf_close(f);
+}
+
+Test(backends, cpu_argmax_ties_and_nan)
+{
+    kern_backend *be = kern_cpu_create(1);
+    float x[6] = { NAN, 1.0f, 3.0f, -INFINITY, 3.0f, 2.0f };
+    int32_t at = -1;
+    cr_assert_eq(be->argmax(be, x, 6, &at), KERN_OK);
+    cr_assert_eq(at, 2, "ties go to the lowest index and NaN never wins (got %d)", at);
+    cr_assert_eq(at, engine_argmax(x, 6));
+    be->destroy(be);
+}
+
+Test(backends, unknown_fault_is_refused)
+{
+    cr_assert_null(kern_fault_wrap(kern_cpu_create(1), "no-such-fault"));
+    cr_assert(strstr(kern_fault_names(), "rope-mode") && strstr(kern_fault_names(), "lm-head-rows"));
+}
+
+Test(backends, cuda_without_a_device_says_why)
+{
+    char why[512] = "";
+    kern_backend *b = kern_cuda_create(0, why, sizeof why);
+    if (b) {
+        b->destroy(b);
+        cr_skip_test("a CUDA device is present: the no-device message is for machines without one");
+    }
+    cr_assert(strstr(why, "CUDA"), "the reason should name CUDA: '%s'", why);
+    if (!kern_cuda_built())
+        cr_assert(strstr(why, "nvcc"), "a build without CUDA should say nvcc was missing: '%s'", why);
+}
+
+/* ---- the CUDA kernels' decoders, on the host -------------------------------- */
+
+static size_t row_bytes(uint32_t type, int64_t k)
+{
+    const gguf_type_traits *t = gguf_type_traits_of(type);
+    return (size_t)(k / t->block_size) * t->type_size;
+}
+
+static void check_decoder(uint32_t type, const uint8_t *data, int64_t k, const char *what)
+{
+    float *want = malloc((size_t)k * sizeof(float)), *got = malloc((size_t)k * sizeof(float));
+    void *aligned = aligned_alloc(64, ((size_t)row_bytes(type, k) + 63) / 64 * 64);
+    cr_assert(want && got && aligned);
+    memcpy(aligned, data, (size_t)row_bytes(type, k));
+    cr_assert_eq(quant_dequantize_row(type, aligned, want, k), QUANT_OK);
+    cr_assert(kern_cuda_decode_row_host(type, aligned, k, got), "%s: the CUDA backend does not read %s", what,
+              gguf_type_traits_of(type)->name);
+    for (int64_t i = 0; i < k; i++)
+        cr_assert(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])), "%s (%s) value %lld: cuda %.9g, quant %.9g",
+                  what, gguf_type_traits_of(type)->name, (long long)i, got[i], want[i]);
+    free(want);
+    free(got);
+    free(aligned);
+}
+
+Test(backends, cuda_block_decoders_match_quant)
+{
+    if (!kern_cuda_built())
+        cr_skip_test("this build has no CUDA backend (nvcc was not found): nothing to check");
+    static const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
+                                      GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                                      GGML_TYPE_Q6_K };
+    /* Our own quantizer where it has the type (every value a block can hold shows up across 8 rows of noise). */
+    const int64_t k = 2048;
+    float *src = malloc((size_t)k * sizeof(float));
+    for (int64_t i = 0; i < k; i++)
+        src[i] = fixture_value(7, (uint64_t)i, 1.0f) * (1.0f + (float)(i % 97));
+    int checked = 0;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        if (!quant_can_quantize(types[i]))
+            continue;
+        uint8_t *q = malloc((size_t)row_bytes(types[i], k));
+        cr_assert_eq(quant_quantize_row(types[i], src, q, k), QUANT_OK);
+        check_decoder(types[i], q, k, "quantized noise");
+        free(q);
+        checked++;
+    }
+    free(src);
+    /* ggml's own blocks for every type (the shared test vectors), K-quants included. */
+    char *tv = model_path("quant-testvectors.gguf");
+    if (tv) {
+        gguf_file *f;
+        gguf_error ge;
+        cr_assert_eq(gguf_open(tv, &f, &ge), GGUF_OK);
+        for (uint64_t t = 0; t < gguf_tensor_count(f); t++) {
+            const gguf_tensor *x = gguf_tensor_at(f, t);
+            bool wanted = false;
+            for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+                wanted |= x->type == types[i];
+            if (!wanted || x->n_elements % 8)
+                continue;
+            check_decoder(x->type, x->data, (int64_t)x->n_elements, x->name);
+            checked++;
+        }
+        gguf_close(f);
+        free(tv);
+    }
+    cr_assert_gt(checked, 3);
+}
