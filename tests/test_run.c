@@ -5,6 +5,7 @@
  * here, and bad models or options are clear errors with the right exit status.
  */
 #include "fixture_model.h"
+#include "kern.h"
 #include "golden.h"
 #include "testutil.h"
 
@@ -352,4 +353,111 @@ Test(run, usage_errors_exit_2)
         free(out);
     }
     free(m);
+}
+
+/* ---- backends: --compare, --spot-check, --debug-fault, --backend cuda ---- */
+
+Test(run, compare_json_names_the_injected_fault)
+{
+    char *p = fixture("cmp.gguf", NULL);
+    int st;
+    cJSON *j = run_json(p, "-p 'hello there' -n 4 --compare cpu,cpu", &st);
+    cr_assert_eq(st, 0, "identical backends must agree");
+    cJSON *c = cJSON_GetObjectItem(j, "compare");
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "agree")));
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(c, "first_divergence")));
+    cr_assert_eq(cJSON_GetObjectItem(c, "decode_steps")->valueint, 4);
+    /* 2 layers x 10 ops + result_norm + logits */
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "points")), 22);
+    cJSON_Delete(j);
+
+    j = run_json(p, "-p 'hello there' -n 4 --compare cpu,cpu --debug-fault rope-mode", &st);
+    cr_assert_eq(st, 1, "a divergence exits 1");
+    c = cJSON_GetObjectItem(j, "compare");
+    cJSON *f = cJSON_GetObjectItem(c, "first_divergence");
+    cr_assert_eq(cJSON_GetObjectItem(f, "layer")->valueint, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(f, "op")->valuestring, "q");
+    cr_assert_eq(cJSON_GetObjectItem(f, "pos")->valueint, 1);
+    cr_assert_str_eq(cJSON_GetObjectItem(f, "phase")->valuestring, "prompt");
+    cr_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "b_stats"), "rms"));
+    cr_assert_str_eq(cJSON_GetObjectItem(c, "b")->valuestring, "cpu+rope-mode");
+    cJSON_Delete(j);
+    free(p);
+}
+
+Test(run, compare_text_report_names_layer_and_op)
+{
+    char *p = need_model("tiny-qwen2-f32.gguf");
+    char args[8192];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 3 --compare cpu,cpu --debug-fault rope-mode", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1);
+    cr_assert(strstr(out, "DIVERGE: first beyond 1e-03 at layer 0, q, position 1 (prompt)"), "%s", out);
+    cr_assert(strstr(out, "cpu+rope-mode"), "%s", out);
+    free(out);
+    free(p);
+}
+
+Test(run, spot_check_fails_the_run_and_names_rows)
+{
+    char *p = need_model("tiny-llama-f32.gguf");
+    int st;
+    cJSON *j = run_json(p, "-p 'Hello' -n 4 --spot-check --debug-fault lm-head-rows", &st);
+    cr_assert_eq(st, 1, "wrong logits in places must fail the run");
+    cJSON *sp = cJSON_GetObjectItem(j, "spot_check");
+    cr_assert(sp);
+    cr_assert_gt(cJSON_GetObjectItem(sp, "mismatches")->valueint, 0);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(sp, "bad_rows")) cr_assert_eq(r->valueint % 7, 3, "row %d", r->valueint);
+    cJSON_Delete(j);
+    j = run_json(p, "-p 'Hello' -n 4 --spot-check=16", &st);
+    cr_assert_eq(st, 0);
+    sp = cJSON_GetObjectItem(j, "spot_check");
+    cr_assert_eq(cJSON_GetObjectItem(sp, "mismatches")->valueint, 0);
+    cr_assert_eq(cJSON_GetObjectItem(sp, "rows")->valueint, 16 * cJSON_GetObjectItem(sp, "passes")->valueint);
+    cJSON_Delete(j);
+    free(p);
+}
+
+Test(run, cuda_without_a_gpu_exits_2_and_says_why)
+{
+    char why[512];
+    kern_backend *b = kern_cuda_create(0, why, sizeof why);
+    if (b) {
+        b->destroy(b);
+        cr_skip_test("this machine has a GPU");
+    }
+    char *p = fixture("nogpu.gguf", NULL);
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi -n 2 --backend cuda 2>&1", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "--backend cuda: ") && strstr(out, "CUDA"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi --compare cpu,cuda 2>&1", p);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "--compare cpu,cuda: "), "%s", out);
+    free(out);
+    free(p);
+}
+
+Test(run, unknown_fault_and_backend_exit_2)
+{
+    char *p = fixture("badopt.gguf", NULL);
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi --debug-fault nope 2>&1", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "rope-mode"), "the known faults should be listed: %s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi --compare cpu,tpu 2>&1", p);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(out, "unknown backend 'tpu'"), "%s", out);
+    free(out);
+    free(p);
 }

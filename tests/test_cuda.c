@@ -1,0 +1,319 @@
+/*
+ * The CUDA backend against the CPU backend, op by op and end to end. Needs a
+ * GPU: every test skips with a message when kern_cuda_create finds none
+ * (ctest label "gpu"). Tolerances: matrix-vector kernels and element-wise ops
+ * compute in f32 like the CPU and differ by summation order only (1e-5);
+ * the prompt GEMM rounds activations (and quantized weights) to f16 (2e-3);
+ * whole-model logits within 1e-3 on F32/F16 models, as the issue demands.
+ */
+#include "engine.h"
+#include "fixture_model.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static kern_backend *cuda_or_skip(void)
+{
+    char why[512];
+    kern_backend *b = kern_cuda_create(0, why, sizeof why);
+    if (!b)
+        cr_skip_test("no GPU here: %s", why);
+    return b;
+}
+
+static float max_abs(const float *x, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
+    return m;
+}
+
+/* max |a - b| / max |a| */
+static float rel_diff(const float *a, const float *b, size_t n)
+{
+    float d = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) != isnan(b[i]))
+            return INFINITY;
+        d = fabsf(a[i] - b[i]) > d ? fabsf(a[i] - b[i]) : d;
+    }
+    float m = max_abs(a, n);
+    return m > 0 ? d / m : d;
+}
+
+static float *noise(size_t n, uint32_t seed, float scale)
+{
+    float *x = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        x[i] = fixture_value(seed, i, scale);
+    return x;
+}
+
+/* Device copy of host data. */
+static float *up(kern_backend *b, const float *h, size_t n)
+{
+    float *d = b->alloc(b, n);
+    cr_assert(d);
+    cr_assert_eq(b->from_host(b, d, h, n), KERN_OK, "%s", b->last_error(b));
+    return d;
+}
+
+static float *down(kern_backend *b, const float *d, size_t n)
+{
+    float *h = malloc(n * sizeof(float));
+    cr_assert_eq(b->to_host(b, h, d, n), KERN_OK, "%s", b->last_error(b));
+    return h;
+}
+
+/* A weight tensor of `type`, (rows, k), quantized from noise by quant/ (or raw floats). */
+typedef struct wbuf {
+    gguf_tensor t;
+    uint8_t *data;
+} wbuf;
+
+static wbuf make_weight(uint32_t type, int64_t k, int64_t rows, uint32_t seed)
+{
+    const gguf_type_traits *tr = gguf_type_traits_of(type);
+    const size_t rb = (size_t)(k / tr->block_size) * tr->type_size;
+    wbuf w = { 0 };
+    w.data = aligned_alloc(64, (rb * rows + 63) / 64 * 64);
+    float *src = noise((size_t)k, seed, 1.0f);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < k; i++)
+            src[i] = fixture_value(seed + (uint32_t)r, (uint64_t)i, 0.5f);
+        cr_assert_eq(quant_quantize_row(type, src, w.data + r * rb, k), QUANT_OK, "%s", tr->name);
+    }
+    free(src);
+    w.t = (gguf_tensor){ .name = "test.weight", .n_dims = 2, .ne = { (uint64_t)k, (uint64_t)rows, 1, 1 },
+                         .type = type, .size = rb * rows, .n_elements = (uint64_t)(k * rows), .data = w.data };
+    return w;
+}
+
+static void check_matmul(kern_backend *gpu, kern_backend *cpu, uint32_t type, int64_t k, int64_t n, int T)
+{
+    wbuf w = make_weight(type, k, n, 11);
+    kern_weight wc = { .t = &w.t }, wg = { .t = &w.t };
+    cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);
+    cr_assert_eq(gpu->bind(gpu, &wg), KERN_OK, "%s: %s", gguf_type_traits_of(type)->name, gpu->last_error(gpu));
+    float *x = noise((size_t)T * k, 3, 1.0f), *yc = malloc((size_t)T * n * sizeof(float));
+    float *xd = up(gpu, x, (size_t)T * k), *yd = gpu->alloc(gpu, (size_t)T * n);
+    cr_assert_eq(cpu->matmul(cpu, &wc, NULL, x, T, yc), KERN_OK);
+    cr_assert_eq(gpu->matmul(gpu, &wg, NULL, xd, T, yd), KERN_OK, "%s", gpu->last_error(gpu));
+    float *yg = down(gpu, yd, (size_t)T * n);
+    const float tol = T <= 8 ? 1e-5f : 2e-3f;
+    float rel = rel_diff(yc, yg, (size_t)T * n);
+    cr_assert_lt(rel, tol, "%s (%lld x %lld), T=%d: relative difference %g", gguf_type_traits_of(type)->name,
+                 (long long)n, (long long)k, T, rel);
+    gpu->free(gpu, xd);
+    gpu->free(gpu, yd);
+    gpu->unbind(gpu, &wg);
+    free(x), free(yc), free(yg), free(w.data);
+}
+
+Test(cuda, matmul_every_type_decode_and_prompt, .timeout = 120)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    static const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
+                                      GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                                      GGML_TYPE_Q6_K };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        if (!quant_can_quantize(types[i]))
+            continue;
+        /* Non-square, an odd number of rows (a vocabulary-like 1001), one token, a few, a prompt. */
+        check_matmul(gpu, cpu, types[i], 512, 1001, 1);
+        check_matmul(gpu, cpu, types[i], 512, 1001, 5);
+        check_matmul(gpu, cpu, types[i], 768, 333, 37);
+    }
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+Test(cuda, gemm_layout_on_odd_shapes)
+{
+    /* F32 goes through cuBLAS without any rounding: a layout mistake cannot hide in a tolerance. */
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    const int64_t shapes[][3] = { { 8, 1001, 9 }, { 40, 7, 13 }, { 264, 32003, 17 }, { 24, 1, 100 } };
+    for (size_t i = 0; i < 4; i++) {
+        float *w = noise((size_t)(shapes[i][0] * shapes[i][1]), 5, 1.0f);
+        gguf_tensor t = { .name = "w", .n_dims = 2, .ne = { (uint64_t)shapes[i][0], (uint64_t)shapes[i][1], 1, 1 },
+                          .type = GGML_TYPE_F32, .size = (uint64_t)(shapes[i][0] * shapes[i][1] * 4),
+                          .n_elements = (uint64_t)(shapes[i][0] * shapes[i][1]), .data = (const uint8_t *)w };
+        kern_weight wc = { .t = &t }, wg = { .t = &t };
+        cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);
+        cr_assert_eq(gpu->bind(gpu, &wg), KERN_OK);
+        const int T = (int)shapes[i][2];
+        const size_t nx = (size_t)T * shapes[i][0], ny = (size_t)T * shapes[i][1];
+        float *x = noise(nx, 9, 1.0f), *yc = malloc(ny * sizeof(float));
+        float *xd = up(gpu, x, nx), *yd = gpu->alloc(gpu, ny);
+        cr_assert_eq(cpu->matmul(cpu, &wc, NULL, x, T, yc), KERN_OK);
+        cr_assert_eq(gpu->matmul(gpu, &wg, NULL, xd, T, yd), KERN_OK, "%s", gpu->last_error(gpu));
+        float *yg = down(gpu, yd, ny);
+        cr_assert_lt(rel_diff(yc, yg, ny), 1e-5f, "shape K=%lld N=%lld T=%d", (long long)shapes[i][0],
+                     (long long)shapes[i][1], T);
+        gpu->free(gpu, xd), gpu->free(gpu, yd), gpu->unbind(gpu, &wg);
+        free(w), free(x), free(yc), free(yg);
+    }
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+Test(cuda, rope_both_modes_and_attention_gqa)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    const int n_head = 8, n_kv = 2, hd = 64, n_ctx = 40;
+    float factors[32];
+    for (int i = 0; i < 32; i++)
+        factors[i] = 1.0f + (float)i / 8.0f;
+    for (int mode = 0; mode < 2; mode++) {
+        kern_rope r = { .n_rot = hd, .neox = mode == 1, .base = mode ? 1e6f : 1e4f, .freq_scale = 1.0f,
+                        .freq_factors = mode ? factors : NULL };
+        const int T = 7, pos0 = 5;
+        const size_t n = (size_t)T * n_head * hd;
+        float *x = noise(n, 21, 1.0f), *xd = up(gpu, x, n);
+        cr_assert_eq(cpu->rope(cpu, x, T, n_head, hd, pos0, &r), KERN_OK);
+        cr_assert_eq(gpu->rope(gpu, xd, T, n_head, hd, pos0, &r), KERN_OK, "%s", gpu->last_error(gpu));
+        float *xg = down(gpu, xd, n);
+        cr_assert_lt(rel_diff(x, xg, n), 1e-5f, "rope %s", mode ? "NEOX" : "NORM");
+        gpu->free(gpu, xd), free(x), free(xg);
+    }
+    /* Causal prompt attention (T = 19 from 0) and a decode step (T = 1 at 39). */
+    const size_t kv = (size_t)n_ctx * n_kv * hd;
+    float *k = noise(kv, 31, 1.0f), *v = noise(kv, 32, 1.0f);
+    float *kd = up(gpu, k, kv), *vd = up(gpu, v, kv);
+    const int cases[][2] = { { 19, 0 }, { 1, 39 }, { 4, 36 } };
+    for (int c = 0; c < 3; c++) {
+        const int T = cases[c][0], pos0 = cases[c][1];
+        const size_t nq = (size_t)T * n_head * hd;
+        float *q = noise(nq, 40 + c, 1.0f), *oc = malloc(nq * sizeof(float));
+        float *qd = up(gpu, q, nq), *od = gpu->alloc(gpu, nq);
+        cr_assert_eq(cpu->attention(cpu, q, k, v, T, pos0, n_head, n_kv, hd, oc), KERN_OK);
+        cr_assert_eq(gpu->attention(gpu, qd, kd, vd, T, pos0, n_head, n_kv, hd, od), KERN_OK, "%s", gpu->last_error(gpu));
+        float *og = down(gpu, od, nq);
+        cr_assert_lt(rel_diff(oc, og, nq), 1e-5f, "attention T=%d pos0=%d", T, pos0);
+        gpu->free(gpu, qd), gpu->free(gpu, od), free(q), free(oc), free(og);
+    }
+    gpu->free(gpu, kd), gpu->free(gpu, vd), free(k), free(v);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+Test(cuda, elementwise_stats_and_argmax)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    const size_t n = 3 * 1000;
+    float *a = noise(n, 51, 3.0f), *bb = noise(n, 52, 3.0f), *oc = malloc(n * sizeof(float));
+    a[17] = NAN;
+    a[1500] = INFINITY;
+    float *ad = up(gpu, a, n), *bd = up(gpu, bb, n), *od = gpu->alloc(gpu, n);
+    kern_row_stats sc[3], sg[3];
+    cr_assert_eq(cpu->row_stats(cpu, a, 3, 1000, sc), KERN_OK);
+    cr_assert_eq(gpu->row_stats(gpu, ad, 3, 1000, sg), KERN_OK, "%s", gpu->last_error(gpu));
+    for (int t = 0; t < 3; t++) {
+        cr_assert_eq(sc[t].n_nan, sg[t].n_nan);
+        cr_assert_eq(sc[t].n_inf, sg[t].n_inf);
+        cr_assert_eq(sc[t].min, sg[t].min);
+        cr_assert_eq(sc[t].max, sg[t].max);
+        cr_assert(sc[t].rms == sg[t].rms || fabsf(sc[t].rms - sg[t].rms) <= 1e-5f * fabsf(sc[t].rms));
+    }
+    cr_assert_eq(cpu->swiglu(cpu, bb, a + 1000, 1000, oc), KERN_OK);
+    cr_assert_eq(gpu->swiglu(gpu, bd, ad + 1000, 1000, od), KERN_OK);
+    float *og = down(gpu, od, 1000);
+    cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f);
+    float *x = noise(32003, 60, 1.0f);
+    x[31999] = 5.0f, x[12] = 5.0f, x[5] = NAN;
+    float *xd = up(gpu, x, 32003);
+    int32_t ic, ig;
+    cr_assert_eq(cpu->argmax(cpu, x, 32003, &ic), KERN_OK);
+    cr_assert_eq(gpu->argmax(gpu, xd, 32003, &ig), KERN_OK, "%s", gpu->last_error(gpu));
+    cr_assert_eq(ic, 12);
+    cr_assert_eq(ig, 12, "device argmax %d: ties go to the lowest index", ig);
+    gpu->free(gpu, ad), gpu->free(gpu, bd), gpu->free(gpu, od), gpu->free(gpu, xd);
+    free(a), free(bb), free(oc), free(og), free(x);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+/* Whole models: prompt logits and a greedy continuation, CPU against CUDA. */
+static void model_logits(const char *name, float tol)
+{
+    char *path = model_path(name);
+    if (!path)
+        cr_skip_test("%s is not in ../shared/models", name);
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    gguf_file *f;
+    gguf_error ge;
+    engine_error e;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK);
+    engine_model *mc, *mg;
+    engine_ctx *cc, *cg;
+    cr_assert_eq(engine_model_load(f, cpu, &mc, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_model_load(f, gpu, &mg, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_create(mc, 64, 32, &cc, &e), ENGINE_OK);
+    cr_assert_eq(engine_ctx_create(mg, 64, 32, &cg, &e), ENGINE_OK);
+    const int nv = engine_model_hparams(mc)->n_vocab, T = 20;
+    int32_t toks[20];
+    for (int i = 0; i < T; i++)
+        toks[i] = (int32_t)((i * 7919 + 1) % nv);
+    float *lc = malloc((size_t)T * nv * sizeof(float)), *lg = malloc((size_t)T * nv * sizeof(float));
+    cr_assert_eq(engine_forward(cc, toks, T, true, lc, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_forward(cg, toks, T, true, lg, NULL, &e), ENGINE_OK, "%s", e.message);
+    for (int t = 0; t < T; t++) {
+        float rel = rel_diff(lc + (size_t)t * nv, lg + (size_t)t * nv, (size_t)nv);
+        cr_assert_lt(rel, tol, "%s prompt position %d: logits differ by %g", name, t, rel);
+    }
+    /* Decode steps (matrix-vector kernels, recorded graphs), with the device argmax. */
+    int32_t tc = engine_argmax(lc + (size_t)(T - 1) * nv, nv), tg = tc;
+    for (int step = 0; step < 12; step++) {
+        int32_t nc, ng;
+        cr_assert_eq(engine_forward(cc, &tc, 1, false, lc, NULL, &e), ENGINE_OK);
+        cr_assert_eq(engine_forward_argmax(cg, &tg, 1, &ng, NULL, &e), ENGINE_OK, "%s", e.message);
+        nc = engine_argmax(lc, nv);
+        cr_assert_eq(nc, ng, "%s decode step %d: cpu %d, cuda %d", name, step, nc, ng);
+        tc = tg = nc;
+    }
+    free(lc), free(lg), free(path);
+    engine_ctx_free(cc), engine_ctx_free(cg);
+    engine_model_free(mc), engine_model_free(mg);
+    gguf_close(f);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+Test(cuda, logits_tiny_llama_f32) { model_logits("tiny-llama-f32.gguf", 1e-3f); }
+Test(cuda, logits_tiny_llama_f16) { model_logits("tiny-llama-f16.gguf", 1e-3f); }
+Test(cuda, logits_tiny_qwen2_f32) { model_logits("tiny-qwen2-f32.gguf", 1e-3f); }
+Test(cuda, logits_tiny_qwen2_f16) { model_logits("tiny-qwen2-f16.gguf", 1e-3f); }
+Test(cuda, logits_stories260k) { model_logits("stories260K.gguf", 1e-3f); }
+Test(cuda, logits_tiny_llama_q4_k_m) { model_logits("tiny-llama-q4_k_m.gguf", 5e-3f); }
+
+Test(cuda, run_tool_compare_and_spot_check)
+{
+    kern_backend *gpu = cuda_or_skip();
+    gpu->destroy(gpu);
+    char *path = model_path("tiny-qwen2-f16.gguf");
+    if (!path)
+        cr_skip_test("tiny-qwen2-f16.gguf is not in ../shared/models");
+    char args[8192];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p 'The capital of France is' -n 8 --compare cpu,cuda 2>&1", path);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "cpu and cuda diverge:\n%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p 'The capital of France is' -n 8 --compare cpu,cuda --debug-fault rope-mode 2>&1",
+             path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1);
+    cr_assert(strstr(out, "layer 0, q"), "the injected rotary fault is not named:\n%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p 'Hello' -n 8 --backend cuda --smoke 2>&1", path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert(strstr(out, "spot check") && !strstr(out, "FAILED"), "%s", out);
+    free(out);
+    free(path);
+}
