@@ -2,7 +2,9 @@
  * Engine throughput, llama-bench style: prompt processing of --pp random
  * tokens and generation of --tg tokens one at a time, medians of --runs,
  * as JSON lines with the achieved weight bandwidth and private memory.
- *   bench-run MODEL [--pp 64] [--tg 32] [--runs 5] [--threads 2]
+ *   bench-run MODEL [--pp 64] [--tg 32] [--runs 5] [--threads 2] [--backend cpu|cuda]
+ * Generation is greedy with the argmax on the backend (only the id comes back),
+ * as a real decode loop runs.
  */
 #include "engine.h"
 #include "procmem.h"
@@ -21,13 +23,15 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench-run MODEL [--pp N] [--tg N] [--runs R] [--threads T]\n");
+        fprintf(stderr, "usage: bench-run MODEL [--pp N] [--tg N] [--runs R] [--threads T] [--backend cpu|cuda]\n");
         return 2;
     }
     int pp = 64, tg = 32, runs = 5, threads = 2;
+    const char *backend = "cpu";
     for (int i = 2; i + 1 < argc; i += 2) {
         int v = atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "--pp")) pp = v;
+        if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
+        else if (!strcmp(argv[i], "--pp")) pp = v;
         else if (!strcmp(argv[i], "--tg")) tg = v;
         else if (!strcmp(argv[i], "--runs")) runs = v;
         else if (!strcmp(argv[i], "--threads")) threads = v;
@@ -42,7 +46,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-run: %s: %s\n", argv[1], ge.message);
         return 2;
     }
-    kern_backend *be = kern_cpu_create(threads);
+    char why[512] = "out of memory";
+    kern_backend *be = !strcmp(backend, "cuda") ? kern_cuda_create(0, why, sizeof why)
+                       : !strcmp(backend, "cpu") ? kern_cpu_create(threads) : NULL;
+    if (!be) {
+        fprintf(stderr, "bench-run: backend %s: %s\n", backend, why);
+        return 2;
+    }
     engine_model *m;
     engine_error e;
     if (engine_model_load(f, be, &m, &e)) {
@@ -69,9 +79,12 @@ int main(int argc, char **argv)
         if (engine_forward(c, tok, pp, false, logits, NULL, &e))
             return 2;
         double t1 = monotonic_seconds();
+        int32_t next;
         for (int i = 0; i < tg; i++)
-            if (engine_forward(c, &tok[pp + i], 1, false, logits, NULL, &e))
+            if (engine_forward_argmax(c, &tok[pp + i], 1, &next, NULL, &e)) {
+                fprintf(stderr, "bench-run: %s\n", e.message);
                 return 2;
+            }
         double t2 = monotonic_seconds();
         if (r) {
             t_pp[r - 1] = t1 - t0;
@@ -87,10 +100,10 @@ int main(int argc, char **argv)
     double pps = pp / t_pp[runs / 2], tgs = tg / t_tg[runs / 2];
     uint64_t bpt = engine_model_bytes_per_token(m);
     const char *name = strrchr(argv[1], '/') ? strrchr(argv[1], '/') + 1 : argv[1];
-    printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"model\":\"%s\",\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
+    printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"backend\":\"%s\",\"device\":\"%s\",\"model\":\"%s\",\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
            "\"pp_tokens_per_s\":%.2f,\"tg_tokens_per_s\":%.2f,\"weight_bytes_per_token\":%llu,\"tg_gb_per_s\":%.2f,"
            "\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
-           name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9, priv / 1048576.0,
+           backend, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9, priv / 1048576.0,
            ctx_bytes / 1048576.0);
     free(tok);
     free(logits);
