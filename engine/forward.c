@@ -95,6 +95,10 @@ uint64_t engine_ctx_bytes(const engine_ctx *c)
         kern_status ks_ = (call);                                                                                 \
         if (ks_ != KERN_OK) {                                                                                     \
             const char *why_ = be->last_error(be);                                                               \
+            if (c->recording) {                                                                                   \
+                c->recording = false;                                                                             \
+                be->step_end(be, false); /* the half-recorded step is thrown away */                              \
+            }                                                                                                     \
             return engine_fail(err, ks_ == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",              \
                                "%s backend: %s failed in layer %d: %s%s%.400s", be->name, what, layer,          \
                                kern_status_name(ks_), *why_ ? ": " : "", why_);                                   \
@@ -146,8 +150,10 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
     const bool step = T == 1 && !probe && be->step_begin;
-    if (step)
+    if (step) {
         OP(be->step_begin(be), "recording the decode step", -1);
+        c->recording = true;
+    }
     OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
     for (int il = 0; il < hp->n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
@@ -187,16 +193,20 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     c->pos += T;
     c->last_T = T;
     if (!logits && !next) {
-        if (step)
-            OP(be->step_end(be), "running the recorded decode step", hp->n_layer);
+        if (step) {
+            c->recording = false;
+            OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);
+        }
         return ENGINE_OK;
     }
     const int first = all_logits && logits ? 0 : T - 1;
     for (int r = first; r < T; r += LOGIT_ROWS) {
         int n = T - r < LOGIT_ROWS ? T - r : LOGIT_ROWS;
         OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
-        if (step)
-            OP(be->step_end(be), "running the recorded decode step", hp->n_layer);
+        if (step) {
+            c->recording = false;
+            OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);
+        }
         if (logits)
             OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
                "copy of logits", hp->n_layer);

@@ -49,6 +49,7 @@ struct engine_ctx {
     float *probe_host;            /* activations copied for a probe's on_values, host */
     size_t probe_cap;
     int last_T;                   /* rows of the last batch: its final-norm rows are in h */
+    bool recording;               /* between the backend's step_begin and step_end */
     uint64_t bytes;
 };
 

@@ -102,9 +102,10 @@ struct kern_backend {
     /* Optional (NULL: none). The ops issued between step_begin and step_end
      * form one decode step that a device may record and replay as a whole
      * (CUDA graphs); between the two nothing may need the host (no to_host,
-     * no row_stats). step_end runs what was recorded. */
+     * no row_stats). step_end runs what was recorded, or throws it away when
+     * run is false (an op failed part-way). */
     kern_status (*step_begin)(kern_backend *b);
-    kern_status (*step_end)(kern_backend *b);
+    kern_status (*step_end)(kern_backend *b, bool run);
 
     /* What the last failed call was (call, file, line, the device's words),
      * or "" when nothing failed: for messages. */

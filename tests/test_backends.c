@@ -309,3 +309,84 @@ Test(backends, cuda_block_decoders_match_quant)
     }
     cr_assert_gt(checked, 3);
 }
+
+/* ---- the decode-step recording contract (what CUDA graphs rely on) ---------- */
+
+static struct {
+    int begins, runs, discards;
+    bool open, fail_rope;
+    kern_status (*rope)(kern_backend *, float *, int, int, int, int, const kern_rope *);
+} rec;
+
+static kern_status rec_begin(kern_backend *b)
+{
+    (void)b;
+    cr_assert(!rec.open, "step_begin while a step is open");
+    rec.open = true;
+    rec.begins++;
+    return KERN_OK;
+}
+
+static kern_status rec_end(kern_backend *b, bool run)
+{
+    (void)b;
+    cr_assert(rec.open, "step_end without step_begin");
+    rec.open = false;
+    run ? rec.runs++ : rec.discards++;
+    return KERN_OK;
+}
+
+static kern_status rec_to_host(kern_backend *b, float *d, const float *s, size_t n)
+{
+    (void)b;
+    cr_assert(!rec.open, "the host was needed inside a recorded step");
+    memcpy(d, s, n * sizeof(float));
+    return KERN_OK;
+}
+
+static kern_status rec_rope(kern_backend *b, float *x, int T, int nh, int hd, int pos0, const kern_rope *r)
+{
+    return rec.fail_rope ? KERN_E_SHAPE : rec.rope(b, x, T, nh, hd, pos0, r);
+}
+
+Test(backends, decode_steps_are_recorded_whole_and_discarded_on_failure)
+{
+    char path[4096];
+    gguf_file *f = open_model("stories260K.gguf", path, sizeof path);
+    kern_backend *be = kern_cpu_create(1);
+    rec.rope = be->rope;
+    be->step_begin = rec_begin;
+    be->step_end = rec_end;
+    be->to_host = rec_to_host;
+    be->rope = rec_rope;
+    engine_model *m;
+    engine_ctx *c;
+    engine_error e;
+    cr_assert_eq(engine_model_load(f, be, &m, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_create(m, 32, 8, &c, &e), ENGINE_OK);
+    const int nv = engine_model_hparams(m)->n_vocab;
+    float *logits = malloc((size_t)nv * sizeof(float));
+    int32_t toks[4] = { 1, 2, 3, 4 }, next;
+    cr_assert_eq(engine_forward(c, toks, 4, false, logits, NULL, &e), ENGINE_OK);
+    cr_assert_eq(rec.begins, 0, "a prompt batch is not a decode step");
+    cr_assert_eq(engine_forward(c, toks, 1, false, logits, NULL, &e), ENGINE_OK);
+    cr_assert_eq(engine_forward_argmax(c, toks, 1, &next, NULL, &e), ENGINE_OK);
+    cr_assert_eq(engine_forward(c, toks, 1, false, NULL, NULL, &e), ENGINE_OK);
+    cr_assert_eq(rec.begins, 3);
+    cr_assert_eq(rec.runs, 3);
+    engine_trace *t = engine_trace_create(engine_model_hparams(m)->n_layer, nv);
+    engine_probe p = engine_trace_probe(t);
+    cr_assert_eq(engine_forward(c, toks, 1, false, logits, &p, &e), ENGINE_OK);
+    cr_assert_eq(rec.begins, 3, "a probed step needs the host: it must not be recorded");
+    rec.fail_rope = true;
+    cr_assert_neq(engine_forward(c, toks, 1, false, logits, NULL, &e), ENGINE_OK);
+    cr_assert(strstr(e.message, "rope"), "%s", e.message);
+    cr_assert_eq(rec.discards, 1, "a step that failed part-way must be thrown away");
+    cr_assert(!rec.open);
+    engine_trace_free(t);
+    free(logits);
+    engine_ctx_free(c);
+    engine_model_free(m);
+    be->destroy(be);
+    gguf_close(f);
+}

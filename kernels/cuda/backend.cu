@@ -146,7 +146,7 @@ static kern_status cu_step_begin(kern_backend *b)
 /* Ends the recording and runs it: the executable graph is updated in place
  * when the step has the same shape as the last one (only kernel arguments
  * changed: positions, cache offsets), else instantiated anew. */
-static kern_status cu_step_end(kern_backend *b)
+static kern_status cu_step_end(kern_backend *b, bool run)
 {
     cu_ctx *c = cu_of(b);
     if (!c->capturing)
@@ -154,6 +154,10 @@ static kern_status cu_step_end(kern_backend *b)
     cudaGraph_t g = NULL;
     c->capturing = false;
     CU_TRY(b, cudaStreamEndCapture(c->stream, &g));
+    if (!run) {
+        cudaGraphDestroy(g);
+        return KERN_OK;
+    }
     bool updated = false;
     if (c->exec) {
         cudaGraphExecUpdateResultInfo info;
