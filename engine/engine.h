@@ -106,6 +106,10 @@ engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool a
  * back (*next, ties to the lowest id): the logits stay on the backend. */
 engine_status engine_forward_argmax(engine_ctx *c, const int32_t *tokens, int T, int32_t *next,
                                     const engine_probe *probe, engine_error *err);
+/* As engine_forward, but only the k (1..KERN_TOP_K_MAX) largest logits of the
+ * last token come back, largest first (ids[i] = -1 past the non-NaN ones). */
+engine_status engine_forward_top_k(engine_ctx *c, const int32_t *tokens, int T, int k, int32_t *ids, float *vals,
+                                   const engine_probe *probe, engine_error *err);
 
 /* ---- vocabulary and tokenizer ------------------------------------------- */
 
@@ -157,6 +161,10 @@ engine_sampler *engine_sampler_create(const engine_sampler_params *p, int32_t n_
 void engine_sampler_free(engine_sampler *s);
 /* Picks a token from logits (n_vocab). Ties in argmax go to the lowest id. */
 int32_t engine_sample(engine_sampler *s, const float *logits);
+/* The same choice from only the k largest logits (ids/vals largest first,
+ * as engine_forward_top_k gives them), when the sampler's top_k is k: the
+ * rest of the vocabulary cannot be chosen then anyway. */
+int32_t engine_sample_top(engine_sampler *s, const int32_t *ids, const float *vals, int k);
 int32_t engine_argmax(const float *logits, int32_t n);
 
 /* ---- traces --------------------------------------------------------------- */

@@ -137,10 +137,18 @@ static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op 
             return ps_;                                                                                           \
     } while (0)
 
+/* What comes back of the last row's logits when they stay on the backend:
+ * the top k ids (and values), k = 1 through the backend's argmax. */
+typedef struct top_request {
+    int k;
+    int32_t *ids;
+    float *vals;
+} top_request;
+
 /* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
- * host memory (logits), or stay on the backend for an argmax there (next). */
+ * host memory (logits), or stay on the backend for a top-k there (top). */
 static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
-                                   int32_t *next, const engine_probe *probe, engine_error *err)
+                                   const top_request *top, engine_error *err, const engine_probe *probe)
 {
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
@@ -192,7 +200,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     PROBE(ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, E);
     c->pos += T;
     c->last_T = T;
-    if (!logits && !next) {
+    if (!logits && !top) {
         if (step) {
             c->recording = false;
             OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);
@@ -211,13 +219,15 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
             OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
                "copy of logits", hp->n_layer);
     }
-    if (next)
-        OP(be->argmax(be, c->logits, hp->n_vocab, next), "argmax of the logits", hp->n_layer);
+    if (top && top->k == 1)
+        OP(be->argmax(be, c->logits, hp->n_vocab, top->ids), "argmax of the logits", hp->n_layer);
+    else if (top)
+        OP(be->top_k(be, c->logits, hp->n_vocab, top->k, top->ids, top->vals), "top-k of the logits", hp->n_layer);
     return ENGINE_OK;
 }
 
-static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits, int32_t *next,
-                             const engine_probe *probe, engine_error *err)
+static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
+                             const top_request *top, const engine_probe *probe, engine_error *err)
 {
     const engine_hparams *hp = &c->m->hp;
     if (T < 1)
@@ -233,7 +243,7 @@ static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool a
         int n = T - done < c->max_batch ? T - done : c->max_batch;
         bool last = done + n == T;
         float *dst = !logits ? NULL : all_logits ? logits + (size_t)done * hp->n_vocab : last ? logits : NULL;
-        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, last ? next : NULL, probe, err);
+        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, last ? top : NULL, err, probe);
         if (s)
             return s;
         done += n;
@@ -250,5 +260,16 @@ engine_status engine_forward(engine_ctx *c, const int32_t *tokens, int T, bool a
 engine_status engine_forward_argmax(engine_ctx *c, const int32_t *tokens, int T, int32_t *next,
                                     const engine_probe *probe, engine_error *err)
 {
-    return forward(c, tokens, T, false, NULL, next, probe, err);
+    top_request top = { 1, next, NULL };
+    return forward(c, tokens, T, false, NULL, &top, probe, err);
+}
+
+engine_status engine_forward_top_k(engine_ctx *c, const int32_t *tokens, int T, int k, int32_t *ids, float *vals,
+                                   const engine_probe *probe, engine_error *err)
+{
+    if (k < 1 || k > KERN_TOP_K_MAX)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "top-k of %d: 1 to %d candidates can stay on the backend", k,
+                           KERN_TOP_K_MAX);
+    top_request top = { k, ids, vals };
+    return forward(c, tokens, T, false, NULL, &top, probe, err);
 }

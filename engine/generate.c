@@ -38,13 +38,17 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto done;
     }
-    /* Greedy with nothing to record: the argmax runs where the logits are, and only the id comes back. */
-    const bool on_backend = p->sampler.temp <= 0.0f && !trace && !p->prompt_logits && p->spot_rows <= 0;
+    /* With nothing to record, the logits stay where they are computed: greedy
+     * brings back one id, top-k sampling the k candidates it can choose from. */
+    const bool quiet = !trace && !p->prompt_logits && p->spot_rows <= 0;
+    const int top = !quiet ? 0 : p->sampler.temp <= 0.0f ? 1
+                    : p->sampler.top_k > 0 && p->sampler.top_k <= KERN_TOP_K_MAX ? p->sampler.top_k : 0;
     const uint64_t spot_seed = p->sampler.seed ^ 0x5bd1e995u;
-    int32_t next = -1;
+    int32_t top_ids[KERN_TOP_K_MAX];
+    float top_vals[KERN_TOP_K_MAX];
     double t0 = now();
-    if (on_backend) {
-        s = engine_forward_argmax(c, prompt, (int)n_prompt, &next, probe, err);
+    if (top) {
+        s = engine_forward_top_k(c, prompt, (int)n_prompt, top, top_ids, top_vals, probe, err);
     } else if (p->prompt_logits) {
         s = engine_forward(c, prompt, (int)n_prompt, true, p->prompt_logits, probe, err);
         if (!s)
@@ -59,7 +63,7 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
         goto done;
     t0 = now();
     for (int i = 0; i < p->n_predict; i++) {
-        int32_t tok = on_backend ? next : engine_sample(smp, logits);
+        int32_t tok = top ? engine_sample_top(smp, top_ids, top_vals, top) : engine_sample(smp, logits);
         if (trace && !engine_trace_step(trace, c->pos - 1, tok, logits)) {
             s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory recording the trace");
             break;
@@ -75,8 +79,8 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
             break;
         if (c->pos >= c->n_ctx)
             break;  /* context full: stop, as a fixed-size cache must */
-        s = on_backend ? engine_forward_argmax(c, &tok, 1, &next, probe, err)
-                       : engine_forward(c, &tok, 1, false, logits, probe, err);
+        s = top ? engine_forward_top_k(c, &tok, 1, top, top_ids, top_vals, probe, err)
+                : engine_forward(c, &tok, 1, false, logits, probe, err);
         if (!s && p->spot_rows > 0)
             s = engine_spot_check(c, logits, p->spot_rows, spot_seed, ENGINE_SPOT_TOL, &out->spot, err);
         if (s)

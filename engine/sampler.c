@@ -95,6 +95,8 @@ static int by_logit_desc(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int32_t sample_sorted(engine_sampler *s, size_t n);
+
 int32_t engine_sample(engine_sampler *s, const float *logits)
 {
     const engine_sampler_params *p = &s->p;
@@ -107,6 +109,27 @@ int32_t engine_sample(engine_sampler *s, const float *logits)
         if (logits[i] >= floor)
             s->c[n++] = (cand){ logits[i], i };
     qsort(s->c, n, sizeof *s->c, by_logit_desc);
+    return sample_sorted(s, n);
+}
+
+int32_t engine_sample_top(engine_sampler *s, const int32_t *ids, const float *vals, int k)
+{
+    if (k < 1 || ids[0] < 0)
+        return 0;
+    if (s->p.temp <= 0.0f || !isfinite(vals[0]))
+        return ids[0];
+    size_t n = 0;
+    for (int i = 0; i < k && ids[i] >= 0; i++)
+        if (vals[i] >= vals[0] - 40.0f)
+            s->c[n++] = (cand){ vals[i], ids[i] };
+    return sample_sorted(s, n);
+}
+
+/* Candidates s->c[0..n) sorted by logit (largest first, ties to the lower
+ * id): top-k, then top-p and min-p at temperature 1, then a draw at temp. */
+static int32_t sample_sorted(engine_sampler *s, size_t n)
+{
+    const engine_sampler_params *p = &s->p;
     if (p->top_k > 0 && (size_t)p->top_k < n)
         n = (size_t)p->top_k;
     /* Probabilities at temperature 1 decide top-p and min-p. */

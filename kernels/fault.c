@@ -76,6 +76,11 @@ static kern_status f_argmax(kern_backend *b, const float *x, int n, int32_t *out
     return inner(b)->argmax(inner(b), x, n, out);
 }
 
+static kern_status f_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
+{
+    return inner(b)->top_k(inner(b), x, n, k, ids, vals);
+}
+
 static const char *f_last_error(const kern_backend *b)
 {
     const kern_backend *in = ((const fault_ctx *)b->ctx)->in;
@@ -141,7 +146,7 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
         .name = in->name, .ctx = c, .destroy = f_destroy, .set_threads = f_set_threads, .alloc = f_alloc,
         .free = f_free, .to_host = f_to_host, .from_host = f_from_host, .bind = f_bind, .unbind = f_unbind,
         .embed = f_embed, .matmul = f_matmul, .rmsnorm = f_rmsnorm, .rope = f_rope, .attention = f_attention,
-        .swiglu = f_swiglu, .add = f_add, .row_stats = f_row_stats, .argmax = f_argmax, .last_error = f_last_error,
+        .swiglu = f_swiglu, .add = f_add, .row_stats = f_row_stats, .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
     };
     return b;
 }

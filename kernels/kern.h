@@ -56,6 +56,8 @@ typedef struct kern_row_stats {
 
 typedef struct kern_backend kern_backend;
 
+enum { KERN_TOP_K_MAX = 256 };
+
 struct kern_backend {
     const char *name;    /* "cpu", "cuda" */
     const char *device;  /* the device in words ("NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)"), or NULL */
@@ -98,6 +100,10 @@ struct kern_backend {
     kern_status (*row_stats)(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
     /* Index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins). */
     kern_status (*argmax)(kern_backend *b, const float *x, int n, int32_t *out);
+    /* The k (1..KERN_TOP_K_MAX) largest of x (n): ids and values into host
+     * memory, largest first, ties to the lower index, NaN never chosen
+     * (fewer than k when x has fewer non-NaN values: ids[i] = -1 after). */
+    kern_status (*top_k)(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
 
     /* Optional (NULL: none). The ops issued between step_begin and step_end
      * form one decode step that a device may record and replay as a whole

@@ -390,3 +390,58 @@ Test(backends, decode_steps_are_recorded_whole_and_discarded_on_failure)
     be->destroy(be);
     gguf_close(f);
 }
+
+Test(backends, cpu_top_k_order_ties_and_nan)
+{
+    kern_backend *be = kern_cpu_create(1);
+    float x[9] = { 1.0f, NAN, 5.0f, 3.0f, 5.0f, -INFINITY, 3.0f, 7.0f, NAN };
+    int32_t ids[8];
+    float vals[8];
+    cr_assert_eq(be->top_k(be, x, 9, 4, ids, vals), KERN_OK);
+    const int32_t want[4] = { 7, 2, 4, 3 };  /* 7, then the tied 5s and 3s lower index first */
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(ids[i], want[i], "rank %d: id %d, want %d", i, ids[i], want[i]);
+        cr_assert_eq(vals[i], x[want[i]]);
+    }
+    cr_assert_eq(be->top_k(be, x, 9, 8, ids, vals), KERN_OK);
+    cr_assert_eq(ids[6], 5, "-inf is a value and can be chosen");
+    cr_assert_eq(ids[7], -1, "only 7 values are not NaN");
+    cr_assert_neq(be->top_k(be, x, 9, KERN_TOP_K_MAX + 1, ids, vals), KERN_OK);
+    be->destroy(be);
+}
+
+Test(backends, top_k_sampling_on_the_backend_draws_what_the_host_draws)
+{
+    char path[4096];
+    gguf_file *f = open_model("stories260K.gguf", path, sizeof path);
+    int32_t toks[10];
+    tokens_for(f, toks, 10);
+    side a = make_side(f, NULL, 64, 16), b = make_side(f, NULL, 64, 16);
+    engine_vocab *v;
+    engine_error e;
+    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK);
+    const engine_hparams *hp = engine_model_hparams(a.m);
+    engine_trace *tr = engine_trace_create(hp->n_layer, hp->n_vocab);
+    engine_gen_params gp = { .n_predict = 24 };
+    gp.sampler = (engine_sampler_params){ .temp = 1.5f, .top_k = 40, .top_p = 0.95f, .min_p = 0.01f, .seed = 42 };
+    engine_gen_result ga, gb;
+    /* The trace makes the host sample from every logit; without it only the 40 candidates come back. */
+    cr_assert_eq(engine_generate(a.c, v, toks, 10, &gp, tr, NULL, NULL, &ga, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_generate(b.c, v, toks, 10, &gp, NULL, NULL, NULL, &gb, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(ga.n_tokens, gb.n_tokens);
+    int differs_from_greedy = 0;
+    for (size_t i = 0; i < ga.n_tokens; i++) {
+        cr_assert_eq(ga.tokens[i], gb.tokens[i], "%s: step %zu: host %d, backend top-k %d", path, i, ga.tokens[i],
+                     gb.tokens[i]);
+        const engine_step *st = engine_trace_step_at(tr, i);
+        differs_from_greedy += st->token != st->top_id[0];
+    }
+    cr_assert_gt(differs_from_greedy, 0, "at temperature 1.5 some draw should not be the argmax");
+    engine_gen_result_free(&ga);
+    engine_gen_result_free(&gb);
+    engine_trace_free(tr);
+    engine_vocab_free(v);
+    free_side(&a);
+    free_side(&b);
+    gguf_close(f);
+}

@@ -233,6 +233,12 @@ Test(cuda, elementwise_stats_and_argmax)
     cr_assert_eq(gpu->argmax(gpu, xd, 32003, &ig), KERN_OK, "%s", gpu->last_error(gpu));
     cr_assert_eq(ic, 12);
     cr_assert_eq(ig, 12, "device argmax %d: ties go to the lowest index", ig);
+    int32_t idc[40], idg[40];
+    float vc[40], vg[40];
+    cr_assert_eq(cpu->top_k(cpu, x, 32003, 40, idc, vc), KERN_OK);
+    cr_assert_eq(gpu->top_k(gpu, xd, 32003, 40, idg, vg), KERN_OK, "%s", gpu->last_error(gpu));
+    for (int i = 0; i < 40; i++)
+        cr_assert(idc[i] == idg[i] && vc[i] == vg[i], "top-k rank %d: cpu %d, cuda %d", i, idc[i], idg[i]);
     gpu->free(gpu, ad), gpu->free(gpu, bd), gpu->free(gpu, od), gpu->free(gpu, xd);
     free(a), free(bb), free(oc), free(og), free(x);
     gpu->destroy(gpu);

@@ -71,7 +71,7 @@ kern_backend *kern_cpu_create(int n_threads)
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
         .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .swiglu = cpu_swiglu,
-        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .last_error = cpu_last_error,
+        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k, .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);
     return b;

@@ -29,5 +29,6 @@ kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size
 kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
 kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
 kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
+kern_status cpu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
 
 #endif

@@ -122,3 +122,30 @@ kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
     *out = best;
     return KERN_OK;
 }
+
+/* Keeps a sorted list of the best k seen; most values fall below the k-th and cost one compare. */
+kern_status cpu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
+{
+    (void)b;
+    if (k < 1 || k > KERN_TOP_K_MAX)
+        return KERN_E_SHAPE;
+    int have = 0;
+    for (int i = 0; i < n; i++) {
+        const float v = x[i];
+        if (isnan(v) || (have == k && !(v > vals[k - 1])))
+            continue;  /* equal to the k-th: the earlier index already holds the place */
+        int at = have < k ? have++ : k - 1;
+        while (at > 0 && v > vals[at - 1]) {
+            vals[at] = vals[at - 1];
+            ids[at] = ids[at - 1];
+            at--;
+        }
+        vals[at] = v;
+        ids[at] = i;
+    }
+    for (int i = have; i < k; i++) {
+        ids[i] = -1;
+        vals[i] = NAN;
+    }
+    return KERN_OK;
+}

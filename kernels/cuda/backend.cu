@@ -22,7 +22,7 @@ static void cu_destroy(kern_backend *b)
             cudaGraphExecDestroy(c->exec);
         if (c->blas)
             cublasDestroy(c->blas);
-        void *dev[] = { c->w16, c->x16, c->w32, c->tok_dev, c->stats_dev, c->argmax_dev };
+        void *dev[] = { c->w16, c->x16, c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals };
         for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
             if (dev[i])
                 cudaFree(dev[i]);
@@ -233,6 +233,7 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->add = cu_add;
     b->row_stats = cu_row_stats;
     b->argmax = cu_argmax;
+    b->top_k = cu_top_k;
     b->step_begin = cu_step_begin;
     b->step_end = cu_step_end;
     b->last_error = cu_last_error;
@@ -245,7 +246,8 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
               cu_check_blas(b, cublasSetStream(c->blas, c->stream), "cublasSetStream", __FILE__, __LINE__) &&
               CU_OK(b, cudaMallocHost((void **)&c->tok_host, 1024 * sizeof(int32_t))) &&
               !cu_malloc(b, (void **)&c->tok_dev, 1024 * sizeof(int32_t), "token ids") &&
-              !cu_malloc(b, (void **)&c->argmax_dev, sizeof(int32_t), "argmax");
+              !cu_malloc(b, (void **)&c->top_ids, KERN_TOP_K_MAX * sizeof(int32_t), "top-k ids") &&
+              !cu_malloc(b, (void **)&c->top_vals, KERN_TOP_K_MAX * sizeof(float), "top-k values");
     if (!ok) {
         snprintf(why, why_len, "CUDA device %d could not be set up: %s", device, c->error);
         cu_destroy(b);

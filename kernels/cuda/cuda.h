@@ -37,7 +37,8 @@ typedef struct cu_ctx {
     /* Row statistics and argmax results on their way to the host. */
     kern_row_stats *stats_dev;
     size_t stats_cap;
-    int32_t *argmax_dev;
+    int32_t *top_ids;  /* (KERN_TOP_K_MAX) */
+    float *top_vals;
 
     /* Decode-step graphs: recorded between step_begin and step_end, replayed
      * through an executable graph that is updated in place while the step's
@@ -94,6 +95,7 @@ kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n);
 kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
 kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
+kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
 
 /* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
 enum { CU_MATVEC_MAX_T = 8 };

@@ -270,45 +270,79 @@ kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row
     return KERN_OK;
 }
 
-/* ---- argmax ------------------------------------------------------------------ */
+/* ---- argmax and top-k ------------------------------------------------------------ */
 
-/* One block: each thread keeps its best (value, lowest index), then a tree. NaN never wins. */
-__global__ void argmax_k(const float *x, int n, int32_t *out)
+/* (v, i) comes before (w, j): larger value first, the lower index on a tie. */
+__device__ bool before(float v, int i, float w, int j)
+{
+    return j < 0 || (i >= 0 && (v > w || (v == w && i < j)));
+}
+
+/* One block of 1024 threads, k passes: pass p finds the first element, in
+ * that order, strictly after the one pass p - 1 found, so nothing needs
+ * excluding and each pass is one read of x. NaN is never taken. */
+__global__ void top_k_k(const float *x, int n, int k, int32_t *ids, float *vals)
 {
     __shared__ float bv[1024];
     __shared__ int bi[1024];
-    float best = -INFINITY;
-    int at = -1;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        if (x[i] > best || (at < 0 && !isnan(x[i]))) {
-            best = x[i];
-            at = i;
-        }
-    bv[threadIdx.x] = best;
-    bi[threadIdx.x] = at;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            float v = bv[threadIdx.x + s];
-            int j = bi[threadIdx.x + s];
-            int k = bi[threadIdx.x];
-            if (j >= 0 && (k < 0 || v > bv[threadIdx.x] || (v == bv[threadIdx.x] && j < k))) {
-                bv[threadIdx.x] = v;
-                bi[threadIdx.x] = j;
+    float prev_v = INFINITY;
+    int prev_i = -1;
+    for (int p = 0; p < k; p++) {
+        float best = -INFINITY;
+        int at = -1;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const float v = x[i];
+            const bool after = p == 0 || v < prev_v || (v == prev_v && i > prev_i);
+            if (!isnan(v) && after && before(v, i, best, at)) {
+                best = v;
+                at = i;
             }
         }
+        bv[threadIdx.x] = best;
+        bi[threadIdx.x] = at;
         __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s && before(bv[threadIdx.x + s], bi[threadIdx.x + s], bv[threadIdx.x], bi[threadIdx.x])) {
+                bv[threadIdx.x] = bv[threadIdx.x + s];
+                bi[threadIdx.x] = bi[threadIdx.x + s];
+            }
+            __syncthreads();
+        }
+        prev_v = bv[0];
+        prev_i = bi[0];
+        if (threadIdx.x == 0) {
+            ids[p] = prev_i;
+            vals[p] = prev_i < 0 ? NAN : prev_v;
+        }
+        __syncthreads();  /* bv[0] is read by every thread before the next pass overwrites it */
+        if (prev_i < 0) {  /* nothing left (every value NaN or taken): the rest is empty */
+            for (int q = p + 1 + threadIdx.x; q < k; q += blockDim.x) {
+                ids[q] = -1;
+                vals[q] = NAN;
+            }
+            break;
+        }
     }
-    if (threadIdx.x == 0)
-        *out = bi[0] < 0 ? 0 : bi[0];
+}
+
+kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
+{
+    cu_ctx *c = cu_of(b);
+    if (k < 1 || k > KERN_TOP_K_MAX)
+        return KERN_E_SHAPE;
+    top_k_k<<<1, 1024, 0, c->stream>>>(x, n, k, c->top_ids, c->top_vals);
+    CU_LAUNCHED(b, "top_k_k");
+    CU_TRY(b, cudaMemcpyAsync(ids, c->top_ids, (size_t)k * sizeof *ids, cudaMemcpyDeviceToHost, c->stream));
+    if (vals)
+        CU_TRY(b, cudaMemcpyAsync(vals, c->top_vals, (size_t)k * sizeof *vals, cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    return KERN_OK;
 }
 
 kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
 {
-    cu_ctx *c = cu_of(b);
-    argmax_k<<<1, 1024, 0, c->stream>>>(x, n, c->argmax_dev);
-    CU_LAUNCHED(b, "argmax_k");
-    CU_TRY(b, cudaMemcpyAsync(out, c->argmax_dev, sizeof *out, cudaMemcpyDeviceToHost, c->stream));
-    CU_TRY(b, cudaStreamSynchronize(c->stream));
-    return KERN_OK;
+    kern_status s = cu_top_k(b, x, n, 1, out, NULL);
+    if (!s && *out < 0)
+        *out = 0;  /* all NaN: as the CPU, index 0 */
+    return s;
 }
