@@ -181,26 +181,33 @@ Test(backends, spot_check_names_the_corrupted_rows)
     cr_assert_neq(bad.first_backend, bad.first_reference);
 }
 
-Test(backends, greedy_on_the_backend_picks_what_the_host_picks)
+/* Generates with sampler sp twice: with a trace (every logit comes to the host
+ * and the sampler picks) and without (the backend's argmax or top-k picks).
+ * Asserts the same tokens; returns how many draws were not the argmax. */
+static int host_and_backend_agree(const char *model, engine_sampler_params sp, int n_predict)
 {
     char path[4096];
-    gguf_file *f = open_model("tiny-llama-q8_0.gguf", path, sizeof path);
+    gguf_file *f = open_model(model, path, sizeof path);
     int32_t toks[10];
     tokens_for(f, toks, 10);
     side a = make_side(f, NULL, 64, 16), b = make_side(f, NULL, 64, 16);
     engine_vocab *v;
     engine_error e;
     cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK);
-    const int nv = engine_model_hparams(a.m)->n_vocab;
-    engine_trace *tr = engine_trace_create(engine_model_hparams(a.m)->n_layer, nv);
-    engine_gen_params gp = { .n_predict = 12, .sampler = engine_sampler_default() };
+    const engine_hparams *hp = engine_model_hparams(a.m);
+    engine_trace *tr = engine_trace_create(hp->n_layer, hp->n_vocab);
+    engine_gen_params gp = { .n_predict = n_predict, .sampler = sp };
     engine_gen_result ga, gb;
-    /* With a trace the logits come to the host and the sampler picks; without, the backend's argmax does. */
     cr_assert_eq(engine_generate(a.c, v, toks, 10, &gp, tr, NULL, NULL, &ga, &e), ENGINE_OK, "%s", e.message);
     cr_assert_eq(engine_generate(b.c, v, toks, 10, &gp, NULL, NULL, NULL, &gb, &e), ENGINE_OK, "%s", e.message);
     cr_assert_eq(ga.n_tokens, gb.n_tokens);
-    for (size_t i = 0; i < ga.n_tokens; i++)
-        cr_assert_eq(ga.tokens[i], gb.tokens[i], "%s: step %zu: %d vs %d", path, i, ga.tokens[i], gb.tokens[i]);
+    int not_argmax = 0;
+    for (size_t i = 0; i < ga.n_tokens; i++) {
+        cr_assert_eq(ga.tokens[i], gb.tokens[i], "%s: step %zu: host %d, backend %d", path, i, ga.tokens[i],
+                     gb.tokens[i]);
+        const engine_step *st = engine_trace_step_at(tr, i);
+        not_argmax += st->token != st->top_id[0];
+    }
     engine_gen_result_free(&ga);
     engine_gen_result_free(&gb);
     engine_trace_free(tr);
@@ -208,6 +215,12 @@ Test(backends, greedy_on_the_backend_picks_what_the_host_picks)
     free_side(&a);
     free_side(&b);
     gguf_close(f);
+    return not_argmax;
+}
+
+Test(backends, greedy_on_the_backend_picks_what_the_host_picks)
+{
+    cr_assert_eq(host_and_backend_agree("tiny-llama-q8_0.gguf", engine_sampler_default(), 12), 0);
 }
 
 Test(backends, cpu_argmax_ties_and_nan)
@@ -412,36 +425,7 @@ Test(backends, cpu_top_k_order_ties_and_nan)
 
 Test(backends, top_k_sampling_on_the_backend_draws_what_the_host_draws)
 {
-    char path[4096];
-    gguf_file *f = open_model("stories260K.gguf", path, sizeof path);
-    int32_t toks[10];
-    tokens_for(f, toks, 10);
-    side a = make_side(f, NULL, 64, 16), b = make_side(f, NULL, 64, 16);
-    engine_vocab *v;
-    engine_error e;
-    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK);
-    const engine_hparams *hp = engine_model_hparams(a.m);
-    engine_trace *tr = engine_trace_create(hp->n_layer, hp->n_vocab);
-    engine_gen_params gp = { .n_predict = 24 };
-    gp.sampler = (engine_sampler_params){ .temp = 1.5f, .top_k = 40, .top_p = 0.95f, .min_p = 0.01f, .seed = 42 };
-    engine_gen_result ga, gb;
-    /* The trace makes the host sample from every logit; without it only the 40 candidates come back. */
-    cr_assert_eq(engine_generate(a.c, v, toks, 10, &gp, tr, NULL, NULL, &ga, &e), ENGINE_OK, "%s", e.message);
-    cr_assert_eq(engine_generate(b.c, v, toks, 10, &gp, NULL, NULL, NULL, &gb, &e), ENGINE_OK, "%s", e.message);
-    cr_assert_eq(ga.n_tokens, gb.n_tokens);
-    int differs_from_greedy = 0;
-    for (size_t i = 0; i < ga.n_tokens; i++) {
-        cr_assert_eq(ga.tokens[i], gb.tokens[i], "%s: step %zu: host %d, backend top-k %d", path, i, ga.tokens[i],
-                     gb.tokens[i]);
-        const engine_step *st = engine_trace_step_at(tr, i);
-        differs_from_greedy += st->token != st->top_id[0];
-    }
-    cr_assert_gt(differs_from_greedy, 0, "at temperature 1.5 some draw should not be the argmax");
-    engine_gen_result_free(&ga);
-    engine_gen_result_free(&gb);
-    engine_trace_free(tr);
-    engine_vocab_free(v);
-    free_side(&a);
-    free_side(&b);
-    gguf_close(f);
+    engine_sampler_params sp = { .temp = 1.5f, .top_k = 40, .top_p = 0.95f, .min_p = 0.01f, .seed = 42 };
+    cr_assert_gt(host_and_backend_agree("stories260K.gguf", sp, 24), 0,
+                 "at temperature 1.5 some draw should not be the argmax");
 }
