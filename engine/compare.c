@@ -151,36 +151,14 @@ static void on_values_b(void *user, engine_op op, int layer, int pos0, int T, in
     compare_rows(s, k, pos0, T, n, x, s->a.stats[k], s->b_stats);
 }
 
-/* Host-side statistics of logits rows (the backends' row_stats see only activations). */
-static void logit_stats(const float *x, int n, kern_row_stats *o)
-{
-    double sum = 0.0, ss = 0.0;
-    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
-    uint32_t nan = 0, inf = 0, fin = 0;
-    for (int i = 0; i < n; i++) {
-        if (isnan(x[i])) {
-            nan++;
-            continue;
-        }
-        inf += isinf(x[i]) != 0;
-        sum += x[i];
-        ss += (double)x[i] * x[i];
-        mn = fminf(mn, x[i]);
-        mx = fmaxf(mx, x[i]);
-        ma = fmaxf(ma, fabsf(x[i]));
-        fin++;
-    }
-    *o = (kern_row_stats){ .rms = fin ? (float)sqrt(ss / fin) : NAN, .mean = fin ? (float)(sum / fin) : NAN,
-                           .min = fin ? mn : NAN, .max = fin ? mx : NAN, .max_abs = ma, .n_nan = nan, .n_inf = inf };
-}
-
 static void compare_logits(cmp_state *s, int pos0, int T, int nv, const float *la, const float *lb)
 {
     int k = point_index(s->n_layer, ENGINE_OP_COUNT, 0);
     kern_row_stats *sa = s->a.stats[k], *sb = s->b_stats;
     for (int t = 0; t < T; t++) {
-        logit_stats(la + (size_t)t * nv, nv, &sa[t]);
-        logit_stats(lb + (size_t)t * nv, nv, &sb[t]);
+        /* Logits live on the host here: the backends' row_stats see only their own memory. */
+        kern_stats_row(la + (size_t)t * nv, nv, &sa[t]);
+        kern_stats_row(lb + (size_t)t * nv, nv, &sb[t]);
     }
     s->a.vals[k] = (float *)la;  /* borrowed for compare_rows */
     compare_rows(s, k, pos0, T, nv, lb, sa, sb);

@@ -148,7 +148,7 @@ typedef struct top_request {
 /* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
  * host memory (logits), or stay on the backend for a top-k there (top). */
 static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
-                                   const top_request *top, engine_error *err, const engine_probe *probe)
+                                   const top_request *top, const engine_probe *probe, engine_error *err)
 {
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
@@ -243,7 +243,7 @@ static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool a
         int n = T - done < c->max_batch ? T - done : c->max_batch;
         bool last = done + n == T;
         float *dst = !logits ? NULL : all_logits ? logits + (size_t)done * hp->n_vocab : last ? logits : NULL;
-        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, last ? top : NULL, err, probe);
+        engine_status s = forward_batch(c, tokens + done, n, all_logits, dst, last ? top : NULL, probe, err);
         if (s)
             return s;
         done += n;

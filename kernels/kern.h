@@ -147,6 +147,8 @@ const char *kern_fault_names(void);
 /* CPU kernels the engine and other backends' checks call directly. */
 /* Dot product of n f32 values (f32 accumulation in 8/16 lanes). */
 float kern_dot_f32(const float *a, const float *b, int64_t n);
+/* Statistics of one row of n host values (what every backend's row_stats computes). */
+void kern_stats_row(const float *x, int n, kern_row_stats *out);
 /* Whether the CPU matmul can read `type` (quant/ dequantizes it). */
 bool kern_cpu_supports(uint32_t type);
 

@@ -81,34 +81,37 @@ kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n)
     return KERN_OK;
 }
 
+void kern_stats_row(const float *r, int n, kern_row_stats *out)
+{
+    double sum = 0.0, ss = 0.0;
+    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
+    uint32_t nan = 0, inf = 0, finite = 0;
+    for (int i = 0; i < n; i++) {
+        float v = r[i];
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        if (isinf(v))
+            inf++;
+        sum += v;
+        ss += (double)v * v;
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+        ma = fabsf(v) > ma ? fabsf(v) : ma;
+        finite++;
+    }
+    *out = (kern_row_stats){ .rms = finite ? (float)sqrt(ss / finite) : NAN,
+                             .mean = finite ? (float)(sum / finite) : NAN,
+                             .min = finite ? mn : NAN, .max = finite ? mx : NAN, .max_abs = ma,
+                             .n_nan = nan, .n_inf = inf };
+}
+
 kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
 {
     (void)b;
-    for (int t = 0; t < T; t++) {
-        const float *r = x + (size_t)t * n;
-        double sum = 0.0, ss = 0.0;
-        float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
-        uint32_t nan = 0, inf = 0, finite = 0;
-        for (int i = 0; i < n; i++) {
-            float v = r[i];
-            if (isnan(v)) {
-                nan++;
-                continue;
-            }
-            if (isinf(v))
-                inf++;
-            sum += v;
-            ss += (double)v * v;
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-            ma = fabsf(v) > ma ? fabsf(v) : ma;
-            finite++;
-        }
-        out[t] = (kern_row_stats){ .rms = finite ? (float)sqrt(ss / finite) : NAN,
-                                   .mean = finite ? (float)(sum / finite) : NAN,
-                                   .min = finite ? mn : NAN, .max = finite ? mx : NAN, .max_abs = ma,
-                                   .n_nan = nan, .n_inf = inf };
-    }
+    for (int t = 0; t < T; t++)
+        kern_stats_row(x + (size_t)t * n, n, &out[t]);
     return KERN_OK;
 }
 

@@ -174,11 +174,9 @@ static kern_status cu_step_end(kern_backend *b, bool run)
             c->exec = NULL;
             return cu_status(b);
         }
-        c->n_instantiated++;
     }
     cudaGraphDestroy(g);
     CU_TRY(b, cudaGraphLaunch(c->exec, c->stream));
-    c->n_launched++;
     return KERN_OK;
 }
 

@@ -45,12 +45,18 @@ typedef struct cu_ctx {
      * shape stays the same. */
     bool graphs, capturing;
     cudaGraphExec_t exec;
-    unsigned long long n_launched, n_instantiated;
 } cu_ctx;
 
 static inline cu_ctx *cu_of(const kern_backend *b)
 {
     return (cu_ctx *)b->ctx;
+}
+
+/* Blocks of 256 threads for a grid-stride loop over n elements. */
+static inline unsigned cu_grid(size_t n)
+{
+    size_t g = (n + 255) / 256;
+    return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
 }
 
 /* Checks a CUDA call; on failure records "call at file:line: reason" in the

@@ -36,19 +36,13 @@ __global__ void add_bias_k(float *y, const float *bias, int64_t N, size_t n)
         y[i] += bias[i % N];
 }
 
-static unsigned grid_for(size_t n)
-{
-    size_t g = (n + 255) / 256;
-    return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
-}
-
 static kern_status x_to_f16(kern_backend *b, const float *x, size_t n, __half **out)
 {
     cu_ctx *c = cu_of(b);
     kern_status s = cu_reserve(b, (void **)&c->x16, &c->x16_cap, n * sizeof(__half), "f16 activations for a GEMM");
     if (s)
         return s;
-    to_f16_k<<<grid_for(n), 256, 0, c->stream>>>(x, n, c->x16);
+    to_f16_k<<<cu_grid(n), 256, 0, c->stream>>>(x, n, c->x16);
     CU_LAUNCHED(b, "to_f16_k");
     *out = c->x16;
     return KERN_OK;
@@ -87,7 +81,7 @@ kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *
     }
     if (s || !bv)
         return s;
-    add_bias_k<<<grid_for((size_t)T * N), 256, 0, c->stream>>>(y, bv, N, (size_t)T * N);
+    add_bias_k<<<cu_grid((size_t)T * N), 256, 0, c->stream>>>(y, bv, N, (size_t)T * N);
     CU_LAUNCHED(b, "add_bias_k");
     return KERN_OK;
 }

@@ -176,22 +176,16 @@ __global__ void add_k(float *x, const float *y, size_t n)
         x[i] += y[i];
 }
 
-static unsigned blocks_for(size_t n)
-{
-    size_t g = (n + 255) / 256;
-    return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
-}
-
 kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
 {
-    swiglu_k<<<blocks_for(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
+    swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
     CU_LAUNCHED(b, "swiglu_k");
     return KERN_OK;
 }
 
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
 {
-    add_k<<<blocks_for(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
+    add_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
     CU_LAUNCHED(b, "add_k");
     return KERN_OK;
 }

@@ -80,19 +80,14 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
             p->rel_decode < 0 ? "none compared" : p->rel_decode > r->tol ? "beyond" : "within");
 }
 
-static cJSON *num(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
 static cJSON *stats_json(const kern_row_stats *s)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "rms", num(s->rms));
-    cJSON_AddItemToObject(o, "mean", num(s->mean));
-    cJSON_AddItemToObject(o, "min", num(s->min));
-    cJSON_AddItemToObject(o, "max", num(s->max));
-    cJSON_AddItemToObject(o, "max_abs", num(s->max_abs));
+    cJSON_AddItemToObject(o, "rms", run_json_number(s->rms));
+    cJSON_AddItemToObject(o, "mean", run_json_number(s->mean));
+    cJSON_AddItemToObject(o, "min", run_json_number(s->min));
+    cJSON_AddItemToObject(o, "max", run_json_number(s->max));
+    cJSON_AddItemToObject(o, "max_abs", run_json_number(s->max_abs));
     cJSON_AddNumberToObject(o, "n_nan", s->n_nan);
     cJSON_AddNumberToObject(o, "n_inf", s->n_inf);
     return o;
@@ -106,9 +101,9 @@ static cJSON *point_json(const engine_comparison *r, const engine_cmp_point *p)
     else
         cJSON_AddNullToObject(o, "layer");
     cJSON_AddStringToObject(o, "op", engine_op_name(p->op));
-    cJSON_AddItemToObject(o, "rel_prompt", p->rel_prompt < 0 ? cJSON_CreateNull() : num(p->rel_prompt));
-    cJSON_AddItemToObject(o, "rel_decode", p->rel_decode < 0 ? cJSON_CreateNull() : num(p->rel_decode));
-    cJSON_AddItemToObject(o, "rel", num(p->rel_worst));
+    cJSON_AddItemToObject(o, "rel_prompt", p->rel_prompt < 0 ? cJSON_CreateNull() : run_json_number(p->rel_prompt));
+    cJSON_AddItemToObject(o, "rel_decode", p->rel_decode < 0 ? cJSON_CreateNull() : run_json_number(p->rel_decode));
+    cJSON_AddItemToObject(o, "rel", run_json_number(p->rel_worst));
     cJSON_AddNumberToObject(o, "worst_pos", p->worst_pos);
     return o;
 }
@@ -135,7 +130,7 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
         cJSON *f = point_json(r, p);
         cJSON_AddNumberToObject(f, "pos", p->first_pos);
         cJSON_AddStringToObject(f, "phase", p->first_pos < r->n_prompt ? "prompt" : "decode");
-        cJSON_AddItemToObject(f, "rel_first", num(p->first_rel));
+        cJSON_AddItemToObject(f, "rel_first", run_json_number(p->first_rel));
         cJSON_AddItemToObject(f, "a_stats", stats_json(&p->first_a));
         cJSON_AddItemToObject(f, "b_stats", stats_json(&p->first_b));
         cJSON_AddItemToObject(c, "first_divergence", f);

@@ -164,7 +164,7 @@ void run_print_trace(FILE *out, const run_result *r)
     }
 }
 
-static cJSON *num(double v)
+cJSON *run_json_number(double v)
 {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
@@ -195,7 +195,7 @@ static cJSON *trace_json(const run_result *r)
             for (int p = 0; p < engine_trace_positions(t); p++) {
                 const kern_row_stats *s = engine_trace_at(t, il, p);
                 float vals[5] = { s->rms, s->mean, s->min, s->max, s->max_abs };
-                cJSON_AddItemToArray(a, num(vals[k]));
+                cJSON_AddItemToArray(a, run_json_number(vals[k]));
             }
         }
         cJSON_AddItemToArray(layers, L);
@@ -209,13 +209,13 @@ static cJSON *trace_json(const run_result *r)
         for (int k = 0; k < 5 && s->top_id[k] >= 0; k++) {
             cJSON *c = cJSON_CreateObject();
             cJSON_AddNumberToObject(c, "id", s->top_id[k]);
-            cJSON_AddItemToObject(c, "logit", num(s->top_logit[k]));
+            cJSON_AddItemToObject(c, "logit", run_json_number(s->top_logit[k]));
             add_piece(c, "piece", r->vocab, s->top_id[k]);
             cJSON_AddItemToArray(top, c);
         }
-        cJSON_AddItemToObject(S, "margin", num(s->margin));
-        cJSON_AddItemToObject(S, "entropy", num(s->entropy));
-        cJSON_AddItemToObject(S, "change", num(s->change));
+        cJSON_AddItemToObject(S, "margin", run_json_number(s->margin));
+        cJSON_AddItemToObject(S, "entropy", run_json_number(s->entropy));
+        cJSON_AddItemToObject(S, "change", run_json_number(s->change));
         cJSON_AddItemToArray(steps, S);
     }
     return doc;
@@ -270,7 +270,7 @@ int run_print_json(FILE *out, const run_result *r)
         cJSON_AddNumberToObject(sp, "rows", g->spot.rows);
         cJSON_AddNumberToObject(sp, "mismatches", g->spot.mismatches);
         cJSON_AddItemToObject(sp, "bad_rows", cJSON_CreateIntArray(g->spot.bad_rows, g->spot.n_bad));
-        cJSON_AddItemToObject(sp, "max_rel", num(g->spot.max_rel));
+        cJSON_AddItemToObject(sp, "max_rel", run_json_number(g->spot.max_rel));
     }
     if (r->o->trace && !r->o->trace_file)
         cJSON_AddItemToObject(doc, "trace", trace_json(r));

@@ -52,6 +52,9 @@ void run_print_trace(FILE *out, const run_result *r);
 int run_print_json(FILE *out, const run_result *r);
 /* --trace=F: the trace as JSON, written atomically. */
 int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len);
+struct cJSON;
+/* A JSON number, or null for NaN/Inf (which JSON cannot hold). */
+struct cJSON *run_json_number(double v);
 /* The piece of a token as text for tables ("'\n'" escaped, control tokens by name). */
 void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap);
 
