@@ -82,20 +82,36 @@ quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
     return scalar_fns[type];
 }
 
-quant_dot_fn quant_dot_function(uint32_t type)
+quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 {
+    quant_dot_kernel k = { NULL, NULL };
 #if defined(__x86_64__)
-    if (simd_level() < LEVEL_AVX2 || !quant_cpu_has_fma())
-        return NULL;
+    const level at = impl == QUANT_IMPL_BEST ? simd_level() : impl == QUANT_IMPL_AVX2 ? LEVEL_AVX2 : LEVEL_SCALAR;
+    if (at < LEVEL_AVX2 || !quant_cpu_has_avx2() || !quant_cpu_has_fma())
+        return k;
+    if (at >= LEVEL_AVX512 && quant_cpu_has_avx512dq()) {
+        switch (type) {
+        case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
+        case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, NULL };
+        default: break;
+        }
+    }
     switch (type) {
-    case GGML_TYPE_Q4_K: return quant_dot_q4_k_avx2;
-    case GGML_TYPE_Q8_0: return quant_dot_q8_0_avx2;
-    default: return NULL;
+    case GGML_TYPE_Q4_K: k.dot = quant_dot_q4_k_avx2; break;
+    case GGML_TYPE_Q6_K: k.dot = quant_dot_q6_k_avx2; break;
+    case GGML_TYPE_Q8_0: k.dot = quant_dot_q8_0_avx2; break;
+    default: break;
     }
 #else
     (void)type;
-    return NULL;
+    (void)impl;
 #endif
+    return k;
+}
+
+int64_t quant_dot_prep_floats(int64_t n)
+{
+    return n + n / 32; /* x rearranged, then one sum per 32 values */
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)

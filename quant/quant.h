@@ -46,11 +46,20 @@ quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t
                                    int n_threads);
 
 /* Fused dot product of one row of n values of a quantized type with f32 x,
- * decoded in registers (the matrix-vector path); NULL when the type or the
- * CPU has none, or GGUFSCOPE_SIMD=scalar (dequantize the row instead). Agrees with dequantize-then-dot
- * to f32 rounding, not bit for bit. */
+ * decoded in registers (the matrix-vector path). Agrees with
+ * dequantize-then-dot to f32 rounding, not bit for bit. Some kernels read x
+ * rearranged: `prep`, when not NULL, writes that form of x (n values) into
+ * xp, which must hold quant_dot_prep_floats(n) floats, once per product, and
+ * `dot` is then given xp for every row. */
 typedef float (*quant_dot_fn)(const void *row, const float *x, int64_t n);
-quant_dot_fn quant_dot_function(uint32_t type);
+typedef void (*quant_dot_prep_fn)(const float *x, float *xp, int64_t n);
+typedef struct quant_dot_kernel {
+    quant_dot_fn dot;        /* NULL when the type or the CPU has none, or for QUANT_IMPL_SCALAR */
+    quant_dot_prep_fn prep;  /* NULL: dot reads x as it is */
+} quant_dot_kernel;
+/* The fused kernel at a level: QUANT_IMPL_BEST is what the CPU and GGUFSCOPE_SIMD allow. */
+quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl);
+int64_t quant_dot_prep_floats(int64_t n);
 
 /* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0), rounding as
  * ggml's reference quantizers do. */

@@ -414,3 +414,58 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
     else if (strcmp(quant_simd_level(), "avx512") == 0)
         cr_assert_eq(compared, 13);
 }
+
+/* Every fused dot, at every level the CPU has, against the scalar decoder's values summed in
+ * double: within f32 rounding of the sum of |w x| (the x rearrangement some kernels read is
+ * exercised through quant_dot_prep_floats like the matrix-vector path does). */
+Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
+{
+    const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0 };
+    const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+    int checked = 0;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        for (size_t p = 0; p < 2; p++) {
+            const uint32_t type = types[k];
+            quant_dot_kernel dk = quant_dot_function(type, impls[p]);
+            if (!dk.dot)
+                continue;
+            const gguf_type_traits *tt = gguf_type_traits_of(type);
+            const size_t n_blocks = 24, n = n_blocks * tt->block_size;
+            uint8_t *raw = malloc(n_blocks * tt->type_size);
+            float *w = malloc(n * 4), *x = malloc(n * 4), *xp = malloc((size_t)quant_dot_prep_floats((int64_t)n) * 4);
+            for (int row = 0; row < 16; row++) {
+                for (size_t i = 0; i < n_blocks; i++)
+                    random_block(type, raw + i * tt->type_size, tt->type_size);
+                for (size_t i = 0; i < n; i++)
+                    x[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
+                quant_row_function(type, QUANT_IMPL_SCALAR)(raw, w, (int64_t)n);
+                double ref = 0, mag = 0;
+                for (size_t i = 0; i < n; i++) {
+                    ref += (double)w[i] * x[i];
+                    mag += fabs((double)w[i] * x[i]);
+                }
+                /* lengths of 1, 3 and 24 blocks */
+                const int64_t len = row % 3 == 0 ? (int64_t)n : row % 3 == 1 ? tt->block_size : 3 * tt->block_size;
+                if (len != (int64_t)n) {
+                    ref = mag = 0;
+                    for (int64_t i = 0; i < len; i++) {
+                        ref += (double)w[i] * x[i];
+                        mag += fabs((double)w[i] * x[i]);
+                    }
+                }
+                if (dk.prep)
+                    dk.prep(x, xp, len);
+                const float got = dk.dot(raw, dk.prep ? xp : x, len);
+                cr_assert(isfinite(ref), "%s: random blocks gave a non-finite reference", tt->name);
+                cr_assert_leq(fabs(got - ref), 1e-6 * mag + 1e-30, "%s %s row %d (n %lld): %.9g, reference %.9g",
+                              tt->name, p ? quant_simd_level() : "avx2", row, (long long)len, got, ref);
+            }
+            free(raw);
+            free(w);
+            free(x);
+            free(xp);
+            checked++;
+        }
+    if (strcmp(quant_simd_level(), "scalar") != 0)
+        cr_assert_geq(checked, 3, "a fused dot is missing at %s", quant_simd_level());
+}

@@ -6,8 +6,8 @@
  * every other type is dequantized by quant/ into a per-thread scratch of 16
  * rows (16 x ne0 floats, L1/L2 sized) that then meets every token in blocks
  * of 16 tokens, so each weight byte is read from memory once per call; for
- * one token, types with a fused quant/ dot (Q4_K, Q8_0) skip the scratch. No
- * f32 copy of a matrix ever exists.
+ * one token, types with a fused quant/ dot (Q4_K, Q6_K, Q8_0) skip the
+ * scratch. No f32 copy of a matrix ever exists.
  */
 #include "cpu.h"
 #include "dot.h"
@@ -73,8 +73,8 @@ kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *toke
 }
 
 /* Rows [r0, r0 + nr) against all T tokens, into y (T, ld). */
-static void row_block(const gguf_tensor *t, quant_row_fn deq, uint64_t rb, int64_t r0, int nr, const float *x,
-                      int T, float *scratch, float *y, int64_t ld)
+static void row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
+                      const float *x, int T, float *scratch, float *y, int64_t ld)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
@@ -88,7 +88,6 @@ static void row_block(const gguf_tensor *t, quant_row_fn deq, uint64_t rb, int64
         }
         return;
     }
-    quant_dot_fn fused = T == 1 ? quant_dot_function(t->type) : NULL;
     if (fused) {
         for (int r = 0; r < nr; r++)
             y[r0 + r] = fused(base + (uint64_t)r * rb, x, n);
@@ -132,6 +131,15 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
 
     /* Small products run on one thread: waking a team costs more than they do. */
     const bool wide = (double)n * rows * T >= 1 << 17;
+    /* One token: a fused kernel decodes each row in registers, some from x rearranged once here. */
+    quant_dot_kernel fused = T == 1 ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
+    float *xp = NULL;
+    if (fused.prep) {
+        if (!(xp = malloc((size_t)quant_dot_prep_floats(n) * sizeof(float))))
+            return KERN_E_NOMEM;
+        fused.prep(x, xp, n);
+    }
+    const float *xd = xp ? xp : x;
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         float *scratch = aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64);
@@ -145,10 +153,11 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            row_block(t, deq, rb, r0, nr, x, T, scratch, y, rows);
+            row_block(t, deq, fused.dot, rb, r0, nr, fused.dot ? xd : x, T, scratch, y, rows);
         }
         free(scratch);
     }
+    free(xp);
     if (failed)
         return KERN_E_NOMEM;
     if (bias) {
