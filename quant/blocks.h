@@ -49,11 +49,12 @@ bool quant_cpu_has_fma(void);
 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
-/* AVX-512 twins (simd_avx512.c); the Q4_K one reads x as quant_dot_prep_q4_k leaves it and needs AVX-512DQ. */
+/* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 bool quant_cpu_has_avx512dq(void);
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
-float quant_dot_q6_k_avx512(const void *src, const float *x, int64_t n);
+void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
+float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
 /* The 16 IQ4_NL / IQ4_XS levels (ggml's kvalues_iq4nl). */
 extern const int8_t quant_kvalues_iq4nl[16];

@@ -92,7 +92,7 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     if (at >= LEVEL_AVX512 && quant_cpu_has_avx512dq()) {
         switch (type) {
         case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
-        case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, NULL };
+        case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, quant_dot_prep_q6_k };
         default: break;
         }
     }
@@ -111,7 +111,7 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 
 int64_t quant_dot_prep_floats(int64_t n)
 {
-    return n + n / 32; /* x rearranged, then one sum per 32 values */
+    return n + n / 16; /* x rearranged, then a sum per group (32 values for Q4_K, 16 for Q6_K) */
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)

@@ -127,20 +127,30 @@ AVX2 static inline void q6_fma_32(__m256 *acc, __m256i q, float a, float c, cons
     acc[1] = _mm256_fmadd_ps(s3, _mm256_loadu_ps(x + 24), acc[1]);
 }
 
-typedef __m256 simd_acc;
-AVX2 static inline simd_acc acc_zero(void) { return _mm256_setzero_ps(); }
-AVX2 static inline float acc_sum(simd_acc a, simd_acc b)
+#define SIMD_TARGET AVX2
+#define SIMD_NAME(base) base##_avx2
+#include "simd_kquants.inc"
+
+/* Q6_K . x without writing the row: the same values as quant_deq_q6_k, multiplied as they are made. */
+AVX2 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n)
 {
-    __m256 v = _mm256_add_ps(a, b);
+    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
+        const int8_t *sc = (const int8_t *)(b + 192);
+        const float d = scale_f16(b + 208);
+        for (int half = 0; half < 2; half++, x += 128, sc += 8) {
+            __m256i q[4];
+            q6_unpack_half_avx2(b + 64 * half, b + 128 + 32 * half, q);
+            for (int k = 0; k < 4; k++)
+                q6_fma_32(acc, q[k], d * (float)sc[2 * k], d * (float)sc[2 * k + 1], x + 32 * k);
+        }
+    }
+    __m256 v = _mm256_add_ps(acc[0], acc[1]);
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-
-#define SIMD_TARGET AVX2
-#define SIMD_NAME(base) base##_avx2
-#include "simd_kquants.inc"
 
 bool quant_cpu_has_avx2(void)
 {

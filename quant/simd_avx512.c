@@ -84,20 +84,6 @@ AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
     store_i8x16(y + 16, _mm256_extracti128_si256(q, 1), _mm512_set1_ps(c));
 }
 
-/* acc += (a * q[0..16)) * x[0..16) + (c * q[16..32)) * x[16..32) for 32 signed bytes q; the
- * products a * q are the decoder's values, so the fused dot sums exactly what it would store. */
-AVX512 static inline void q6_fma_32(__m512 *acc, __m256i q, float a, float c, const float *x)
-{
-    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
-    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
-    acc[0] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(a), lo), _mm512_loadu_ps(x), acc[0]);
-    acc[1] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(c), hi), _mm512_loadu_ps(x + 16), acc[1]);
-}
-
-typedef __m512 simd_acc;
-AVX512 static inline simd_acc acc_zero(void) { return _mm512_setzero_ps(); }
-AVX512 static inline float acc_sum(simd_acc a, simd_acc b) { return _mm512_reduce_add_ps(_mm512_add_ps(a, b)); }
-
 #define SIMD_TARGET AVX512
 #define SIMD_NAME(base) base##_avx512
 #include "simd_kquants.inc"
@@ -188,6 +174,67 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
     return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - _mm_cvtss_f32(m);
 }
 #undef ONE_PLUS_Q16
+
+/*
+ * Q6_K . x the same way: the six-bit values are first assembled into bytes by
+ * the decoder's own byte work (q6_unpack_half), then byte j of every 32-bit
+ * lane is moved to mantissa bits 17-22 and made 1 + q/64. A 64-value chunk as
+ * 16 lanes of 4 bytes holds value 4 l + j in lane l, byte j, so x is read as
+ * 16 j + l (quant_dot_prep_q6_k), and lanes 4g..4g+3 are the 16-value group g
+ * with its own scale. With S_g the sum of x over group g and A_g = sum (1 + q/64) x:
+ *   sum d sc_g (q - 32) x = d sc_g (64 A_g - 96 S_g).
+ * Block layout: ggml-common.h block_q6_K (ql[128], qh[64], scales[16], d).
+ */
+void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
+{
+    for (int64_t c = 0; c < n; c += 64)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 16; l++)
+                xp[c + 16 * j + l] = x[c + 4 * l + j];
+    for (int64_t g = 0; g < n / 16; g++) {
+        float sum = 0.0f;
+        for (int i = 0; i < 16; i++)
+            sum += x[16 * g + i];
+        xp[n + g] = sum;
+    }
+}
+
+#define ONE_PLUS_Q64(shift_expr) \
+    _mm512_castsi512_ps(_mm512_ternarylogic_epi32(shift_expr, six_mask, one_bits, 0xEA /* (a & b) | c */))
+
+AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n)
+{
+    const __m512i six_mask = _mm512_set1_epi32(0x3f << 17), one_bits = _mm512_set1_epi32(0x3f800000);
+    const __m512i group = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const float *sums = xp + n;
+    __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps(), offs = _mm512_setzero_ps();
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210, xp += QK_K, sums += 16) {
+        /* d sc_g for the 16 groups */
+        const __m512 ds = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)))),
+                                        _mm512_set1_ps(scale_f16(b + 208)));
+        offs = _mm512_fmadd_ps(ds, _mm512_loadu_ps(sums), offs);
+        const __m512 ds64 = _mm512_mul_ps(ds, _mm512_set1_ps(64.0f));
+        for (int half = 0; half < 2; half++) {
+            __m256i q[4];
+            q6_unpack_half_avx512(b + 64 * half, b + 128 + 32 * half, q);
+            for (int m = 0; m < 2; m++) {
+                /* the chunk's 64 values; the unpack made them q - 32, whose low 6 bits are q ^ 32 */
+                const __m512i v = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(q[2 * m]), q[2 * m + 1], 1),
+                                                   _mm512_set1_epi8(0x20));
+                const float *xc = xp + 128 * half + 64 * m;
+                __m512 a = _mm512_mul_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 17)), _mm512_loadu_ps(xc));
+                __m512 c = _mm512_mul_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 9)), _mm512_loadu_ps(xc + 16));
+                a = _mm512_fmadd_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 1)), _mm512_loadu_ps(xc + 32), a);
+                c = _mm512_fmadd_ps(ONE_PLUS_Q64(_mm512_srli_epi32(v, 7)), _mm512_loadu_ps(xc + 48), c);
+                const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(group, _mm512_set1_epi32(8 * half + 4 * m)), ds64);
+                tot0 = _mm512_fmadd_ps(a, sc, tot0);
+                tot1 = _mm512_fmadd_ps(c, sc, tot1);
+            }
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - 96.0f * _mm512_reduce_add_ps(offs);
+}
+#undef ONE_PLUS_Q64
 
 bool quant_cpu_has_avx512(void)
 {
