@@ -44,7 +44,8 @@ bool quant_cpu_has_avx512(void);
 QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512);
 QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 
-/* Fused row . x products (vecdot.c; AVX2 + FMA + F16C), chosen by quant_dot_function. */
+/* Fused row . x products (AVX2 + FMA + F16C: Q4_K and Q8_0 in vecdot.c, Q6_K in simd_avx2.c beside
+ * its unpack), chosen by quant_dot_function. */
 bool quant_cpu_has_fma(void);
 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
