@@ -1,12 +1,15 @@
 /*
  * AVX2 (+F16C) row decoders, chosen at run time. Each computes exactly what
  * its scalar twin computes (same operations, same order, no FMA), so results
- * are bit-identical; the tests hold them to that on random blocks.
+ * are bit-identical; the tests hold them to that on random blocks. The Q6_K
+ * fused dot (FMA) lives here too, beside the unpack it shares with its decoder.
  */
 #include "blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
+#include "simd_hsum.h"
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -145,11 +148,7 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n)
                 q6_fma_32(acc, q[k], d * (float)sc[2 * k], d * (float)sc[2 * k + 1], x + 32 * k);
         }
     }
-    __m256 v = _mm256_add_ps(acc[0], acc[1]);
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    return quant_hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
 
 bool quant_cpu_has_avx2(void)

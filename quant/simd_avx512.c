@@ -9,6 +9,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include "simd_hsum.h"
+
 #define AVX512 __attribute__((target("avx512f,avx2,f16c")))
 
 AVX512 static inline float scale_f16(const uint8_t *p)
@@ -101,9 +103,19 @@ AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
  * Block layout: ggml-common.h block_q4_K (d, dmin, 12 scale bytes, 128 of qs;
  * the low nibbles of qs[32j..32j+32) are group 2j, the high ones 2j+1).
  */
+/* sums[k] = x[g k] + ... + x[g k + g - 1]: the group sums the prepared x carries after its n values. */
+static void group_sums(const float *x, int64_t n, int g, float *sums)
+{
+    for (int64_t k = 0; k < n / g; k++) {
+        float sum = 0.0f;
+        for (int i = 0; i < g; i++)
+            sum += x[g * k + i];
+        sums[k] = sum;
+    }
+}
+
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
 {
-    float *sums = xp + n;
     for (int64_t b = 0; b < n; b += QK_K)
         for (int load = 0; load < 2; load++)
             for (int s = 0; s < 8; s++)
@@ -111,12 +123,7 @@ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
                     const int c = 2 * load + (l >= 8);
                     xp[b + 128 * load + 16 * s + l] = x[b + 64 * c + 32 * (s & 1) + 4 * (l & 7) + s / 2];
                 }
-    for (int64_t k = 0; k < n / 32; k++) {
-        float sum = 0.0f;
-        for (int i = 0; i < 32; i++)
-            sum += x[32 * k + i];
-        sums[k] = sum;
-    }
+    group_sums(x, n, 32, xp + n);
 }
 
 /* The 8 scales (lanes 0-7) and 8 mins (lanes 8-15) of a Q4_K block as bytes,
@@ -168,10 +175,7 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
             tot1 = _mm512_fmadd_ps(o, _mm512_permutexvar_ps(go, g), tot1);
         }
     }
-    __m128 m = _mm_add_ps(_mm256_castps256_ps128(mins), _mm256_extractf128_ps(mins, 1));
-    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - _mm_cvtss_f32(m);
+    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - quant_hsum8(mins);
 }
 #undef ONE_PLUS_Q16
 
@@ -191,12 +195,7 @@ void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
         for (int j = 0; j < 4; j++)
             for (int l = 0; l < 16; l++)
                 xp[c + 16 * j + l] = x[c + 4 * l + j];
-    for (int64_t g = 0; g < n / 16; g++) {
-        float sum = 0.0f;
-        for (int i = 0; i < 16; i++)
-            sum += x[16 * g + i];
-        xp[n + g] = sum;
-    }
+    group_sums(x, n, 16, xp + n);
 }
 
 #define ONE_PLUS_Q64(shift_expr) \

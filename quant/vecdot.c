@@ -9,15 +9,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
-
-AVX2 static inline float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* 32 unsigned bytes (0..15 or 0..63) times x[0..31], as f32. */
 AVX2 static inline __m256 dot32_u8(__m256i q, const float *x, __m256 *xsum)
@@ -57,7 +50,7 @@ AVX2 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n)
             macc = _mm256_fmadd_ps(xs2, _mm256_set1_ps(m2), macc);
         }
     }
-    return hsum8(acc) - hsum8(macc);
+    return quant_hsum8(acc) - quant_hsum8(macc);
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes. */
@@ -73,7 +66,7 @@ AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
         s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), _mm256_loadu_ps(x + 24), s);
         acc = _mm256_fmadd_ps(s, _mm256_set1_ps(rdf16(b)), acc);
     }
-    return hsum8(acc);
+    return quant_hsum8(acc);
 }
 
 bool quant_cpu_has_fma(void)

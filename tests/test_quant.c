@@ -439,19 +439,12 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
                 for (size_t i = 0; i < n; i++)
                     x[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
                 quant_row_function(type, QUANT_IMPL_SCALAR)(raw, w, (int64_t)n);
-                double ref = 0, mag = 0;
-                for (size_t i = 0; i < n; i++) {
-                    ref += (double)w[i] * x[i];
-                    mag += fabs((double)w[i] * x[i]);
-                }
                 /* lengths of 1, 3 and 24 blocks */
                 const int64_t len = row % 3 == 0 ? (int64_t)n : row % 3 == 1 ? tt->block_size : 3 * tt->block_size;
-                if (len != (int64_t)n) {
-                    ref = mag = 0;
-                    for (int64_t i = 0; i < len; i++) {
-                        ref += (double)w[i] * x[i];
-                        mag += fabs((double)w[i] * x[i]);
-                    }
+                double ref = 0, mag = 0;
+                for (int64_t i = 0; i < len; i++) {
+                    ref += (double)w[i] * x[i];
+                    mag += fabs((double)w[i] * x[i]);
                 }
                 if (dk.prep)
                     dk.prep(x, xp, len);

@@ -139,7 +139,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
             return KERN_E_NOMEM;
         fused.prep(x, xp, n);
     }
-    const float *xd = xp ? xp : x;
+    const float *xd = xp ? xp : x; /* what the rows are multiplied with */
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         float *scratch = aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64);
@@ -153,7 +153,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            row_block(t, deq, fused.dot, rb, r0, nr, fused.dot ? xd : x, T, scratch, y, rows);
+            row_block(t, deq, fused.dot, rb, r0, nr, xd, T, scratch, y, rows);
         }
         free(scratch);
     }
