@@ -91,18 +91,24 @@ AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
 #include "simd_kquants.inc"
 
 /*
- * Q4_K . x without widening or shuffling a single nibble. Each 32-bit lane of
- * a 64-byte load of qs holds 8 nibbles; shifting nibble s to mantissa bits
- * 19-22 and OR-ing in the bits of 1.0f makes the float 1 + q/16 exactly (one
- * shift, one ternary logic op, then the FMA: no port-limited shuffles, ~1.4x
- * the lookup design on Zen 4). Lane l of load L, nibble s, is value
- * 64 c + 32 (s & 1) + 4 (l & 7) + s / 2 with c = 2 L + (l >= 8), so x is
- * permuted once per product into that order (quant_dot_prep_q4_k) along with
- * the sum S_k of each 32-value group k. Per group, with A_k = sum (1 + q/16) x:
- *   sum (d_k q - m_k) x = 16 d_k A_k - (16 d_k + m_k) S_k.
- * Block layout: ggml-common.h block_q4_K (d, dmin, 12 scale bytes, 128 of qs;
- * the low nibbles of qs[32j..32j+32) are group 2j, the high ones 2j+1).
+ * The fused dots below turn each weight into a float with no shuffle and no
+ * shift: AND-ing a 64-byte load with a mask that keeps one field of every
+ * 32-bit lane (a nibble at bits 4s for Q4_K, a byte at bits 8j for Q6_K)
+ * leaves the integer q 2^(4s) (q 2^(8j)), which one vcvt(u)dq2ps makes an
+ * exact float; x was scaled once by the inverse power of two when it was
+ * rearranged, so the FMA forms q x with a single rounding. On Zen 4 AND runs
+ * on any vector pipe and the conversion on a different pipe from the FMA, so
+ * the three overlap; the earlier shift + ternary-logic form put the
+ * ternary-logic op on the FMA pipes and ran ~20% slower, and was less exact
+ * (it multiplied 1 + q/16 and subtracted the sum of x afterwards).
  */
+
+/* 2^-k for 0 <= k < 32: multiplying by it is exact for any normal result. */
+static inline float pow2_neg(int k)
+{
+    return 1.0f / (float)(1u << k);
+}
+
 /* sums[k] = x[g k] + ... + x[g k + g - 1]: the group sums the prepared x carries after its n values. */
 static void group_sums(const float *x, int64_t n, int g, float *sums)
 {
@@ -114,6 +120,16 @@ static void group_sums(const float *x, int64_t n, int g, float *sums)
     }
 }
 
+/*
+ * Q4_K. Lane l of load L (64 bytes of qs), nibble s, is value
+ * 64 c + 32 (s & 1) + 4 (l & 7) + s / 2 with c = 2 L + (l >= 8), so x is
+ * rearranged into that order and scaled by 2^-4s (exact: a power of two; only
+ * |x| < 2^-98 would lose bits, far below anything an activation carries).
+ * Per 32-value group k, with A_k = sum q x and S_k = sum x:
+ *   sum (d sc_k q - dmin m_k) x = d sc_k A_k - dmin m_k S_k.
+ * Block layout: ggml-common.h block_q4_K (d, dmin, 12 scale bytes, 128 of qs;
+ * the low nibbles of qs[32j..32j+32) are group 2j, the high ones 2j+1).
+ */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
 {
     for (int64_t b = 0; b < n; b += QK_K)
@@ -121,31 +137,41 @@ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
             for (int s = 0; s < 8; s++)
                 for (int l = 0; l < 16; l++) {
                     const int c = 2 * load + (l >= 8);
-                    xp[b + 128 * load + 16 * s + l] = x[b + 64 * c + 32 * (s & 1) + 4 * (l & 7) + s / 2];
+                    xp[b + 128 * load + 16 * s + l] = x[b + 64 * c + 32 * (s & 1) + 4 * (l & 7) + s / 2] * pow2_neg(4 * s);
                 }
     group_sums(x, n, 32, xp + n);
 }
 
-/* The 8 scales (lanes 0-7) and 8 mins (lanes 8-15) of a Q4_K block as bytes,
- * unpacked 4 at a time (kq_scale_min's layout). */
-static inline __m128i q4_k_scale_bytes(const uint8_t *scales)
-{
-    const uint32_t u0 = rd32(scales), u1 = rd32(scales + 4), u2 = rd32(scales + 8);
-    const uint32_t sc_lo = u0 & 0x3f3f3f3f, m_lo = u1 & 0x3f3f3f3f;
-    const uint32_t sc_hi = (u2 & 0x0f0f0f0f) | ((u0 >> 6) & 0x03030303) << 4;
-    const uint32_t m_hi = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 6) & 0x03030303) << 4;
-    return _mm_setr_epi32((int)sc_lo, (int)sc_hi, (int)m_lo, (int)m_hi);
-}
-
 #define AVX512DQ __attribute__((target("avx512f,avx512dq,avx2,fma,f16c")))
 
-/* Nibble s of every lane of v as 1 + q/16. */
-#define ONE_PLUS_Q16(v, shift_expr) \
-    _mm512_castsi512_ps(_mm512_ternarylogic_epi32(shift_expr, nib_mask, one_bits, 0xEA /* (a & b) | c */))
+/* The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of a Q4_K block from its 12
+ * packed bytes (kq_scale_min's layout: j < 4 in the low 6 bits of bytes j and
+ * j + 4; j >= 4 split between byte j + 4 and the top bits of bytes j - 4 and j),
+ * in 128-bit integer ops rather than scalar code. The load reads 4 bytes past
+ * the scales, which are the block's own qs. */
+AVX512DQ static inline __m128i q4_k_scale_bytes(const uint8_t *scales)
+{
+    const __m128i u = _mm_loadu_si128((const __m128i *)scales);     /* u0 u1 u2 (qs) */
+    const __m128i p = _mm_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    const __m128i q = _mm_shuffle_epi32(u, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    const __m128i low = _mm_and_si128(_mm_srlv_epi32(p, _mm_setr_epi32(0, 0, 0, 4)),
+                                      _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i high = _mm_and_si128(_mm_srli_epi32(q, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    return _mm_or_si128(low, high);
+}
+
+/* [a, a, a, a, a, a, a, a, b, b, ...]: two half-precision values at p, each spread over 8 lanes. */
+AVX512DQ static inline __m512 f16_pair_halves(const uint8_t *p)
+{
+    const __m512i halves = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    return _mm512_permutexvar_ps(halves, _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(p)))));
+}
+
+/* Nibble s of every lane of v as the float q 2^(4s). */
+#define Q4_FIELD(v, s) _mm512_cvtepu32_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)(0xfu << (4 * (s))))))
 
 AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n)
 {
-    const __m512i nib_mask = _mm512_set1_epi32(0xf << 19), one_bits = _mm512_set1_epi32(0x3f800000);
     /* Lanes 0-7 of the even nibbles of load 0 are group 0, lanes 8-15 group 2; odd: 1 and 3; load 1: +4. */
     const __m512i g_even = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
     const __m512i g_odd = _mm512_add_epi32(g_even, _mm512_set1_epi32(1)), four = _mm512_set1_epi32(4);
@@ -153,22 +179,20 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
     __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps();
     __m256 mins = _mm256_setzero_ps();
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144, xp += QK_K, sums += 8) {
-        /* lanes 0-7: 16 d sc_k, lanes 8-15: dmin m_k */
-        const __m512 dm = _mm512_insertf32x8(_mm512_set1_ps(16.0f * scale_f16(b)), _mm256_set1_ps(scale_f16(b + 2)), 1);
-        const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q4_k_scale_bytes(b + 4))), dm);
-        mins = _mm256_fmadd_ps(_mm256_add_ps(_mm512_castps512_ps256(g), _mm512_extractf32x8_ps(g, 1)),
-                               _mm256_loadu_ps(sums), mins);
+        /* lanes 0-7: d sc_k, lanes 8-15: dmin m_k */
+        const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q4_k_scale_bytes(b + 4))), f16_pair_halves(b));
+        mins = _mm256_fmadd_ps(_mm512_extractf32x8_ps(g, 1), _mm256_loadu_ps(sums), mins);
         for (int load = 0; load < 2; load++) {
             const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
             const float *xl = xp + 128 * load;
-            __m512 e = _mm512_mul_ps(ONE_PLUS_Q16(v, _mm512_slli_epi32(v, 19)), _mm512_loadu_ps(xl));
-            __m512 o = _mm512_mul_ps(ONE_PLUS_Q16(v, _mm512_slli_epi32(v, 15)), _mm512_loadu_ps(xl + 16));
-            e = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_slli_epi32(v, 11)), _mm512_loadu_ps(xl + 32), e);
-            o = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_slli_epi32(v, 7)), _mm512_loadu_ps(xl + 48), o);
-            e = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_slli_epi32(v, 3)), _mm512_loadu_ps(xl + 64), e);
-            o = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_srli_epi32(v, 1)), _mm512_loadu_ps(xl + 80), o);
-            e = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_srli_epi32(v, 5)), _mm512_loadu_ps(xl + 96), e);
-            o = _mm512_fmadd_ps(ONE_PLUS_Q16(v, _mm512_srli_epi32(v, 9)), _mm512_loadu_ps(xl + 112), o);
+            __m512 e = _mm512_mul_ps(Q4_FIELD(v, 0), _mm512_loadu_ps(xl));
+            __m512 o = _mm512_mul_ps(Q4_FIELD(v, 1), _mm512_loadu_ps(xl + 16));
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 2), _mm512_loadu_ps(xl + 32), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 3), _mm512_loadu_ps(xl + 48), o);
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 4), _mm512_loadu_ps(xl + 64), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 5), _mm512_loadu_ps(xl + 80), o);
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 6), _mm512_loadu_ps(xl + 96), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 7), _mm512_loadu_ps(xl + 112), o);
             const __m512i ge = load ? _mm512_add_epi32(g_even, four) : g_even;
             const __m512i go = load ? _mm512_add_epi32(g_odd, four) : g_odd;
             tot0 = _mm512_fmadd_ps(e, _mm512_permutexvar_ps(ge, g), tot0);
@@ -177,16 +201,21 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - quant_hsum8(mins);
 }
-#undef ONE_PLUS_Q16
+#undef Q4_FIELD
 
 /*
- * Q6_K . x the same way: the six-bit values are first assembled into bytes by
- * the decoder's own byte work (q6_unpack_half), then byte j of every 32-bit
- * lane is moved to mantissa bits 17-22 and made 1 + q/64. A 64-value chunk as
- * 16 lanes of 4 bytes holds value 4 l + j in lane l, byte j, so x is read as
- * 16 j + l (quant_dot_prep_q6_k), and lanes 4g..4g+3 are the 16-value group g
- * with its own scale. With S_g the sum of x over group g and A_g = sum (1 + q/64) x:
- *   sum d sc_g (q - 32) x = d sc_g (64 A_g - 96 S_g).
+ * Q6_K. The six-bit values of half a block (64 bytes of ql, 32 of qh) are
+ * assembled into 128 bytes, byte i being value i, with two shifts and a
+ * bit-select each: low nibble or high nibble of ql[i] under bits 4-5 taken
+ * from qh (qh[l] holds bits 4-5 of values l, l+32, l+64, l+96 in its bit
+ * pairs 0-3; the 32 qh bytes are broadcast to both 256-bit halves and the
+ * upper half shifted by 2, so one vector serves values 0-63 and, shifted by
+ * 4, values 64-127). Bits 6-7 are left over and masked off per field. As
+ * 16 lanes of 4 bytes a 64-value chunk holds value 4 l + j in lane l, byte j,
+ * so x is read as 16 j + l, scaled by 2^-8j (quant_dot_prep_q6_k), and lanes
+ * 4g..4g+3 are the 16-value group g with its own scale. With A_g = sum q x
+ * and S_g = sum x over group g:
+ *   sum d sc_g (q - 32) x = d sc_g (A_g - 32 S_g).
  * Block layout: ggml-common.h block_q6_K (ql[128], qh[64], scales[16], d).
  */
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
@@ -194,17 +223,17 @@ void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
     for (int64_t c = 0; c < n; c += 64)
         for (int j = 0; j < 4; j++)
             for (int l = 0; l < 16; l++)
-                xp[c + 16 * j + l] = x[c + 4 * l + j];
+                xp[c + 16 * j + l] = x[c + 4 * l + j] * pow2_neg(8 * j);
     group_sums(x, n, 16, xp + n);
 }
 
-#define ONE_PLUS_Q64(shift_expr) \
-    _mm512_castsi512_ps(_mm512_ternarylogic_epi32(shift_expr, six_mask, one_bits, 0xEA /* (a & b) | c */))
+/* Byte j of every lane of v (six bits of it) as the float q 2^(8j). */
+#define Q6_FIELD(v, j) _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(0x3f << (8 * (j)))))
 
 AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n)
 {
-    const __m512i six_mask = _mm512_set1_epi32(0x3f << 17), one_bits = _mm512_set1_epi32(0x3f800000);
     const __m512i group = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i low_nibbles = _mm512_set1_epi8(0x0f), upper_by_2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
     const float *sums = xp + n;
     __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps(), offs = _mm512_setzero_ps();
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210, xp += QK_K, sums += 16) {
@@ -212,28 +241,30 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
         const __m512 ds = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)))),
                                         _mm512_set1_ps(scale_f16(b + 208)));
         offs = _mm512_fmadd_ps(ds, _mm512_loadu_ps(sums), offs);
-        const __m512 ds64 = _mm512_mul_ps(ds, _mm512_set1_ps(64.0f));
         for (int half = 0; half < 2; half++) {
-            __m256i q[4];
-            q6_unpack_half_avx512(b + 64 * half, b + 128 + 32 * half, q);
+            const __m512i ql = _mm512_loadu_si512(b + 64 * half);
+            const __m512i qh = _mm512_srlv_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * half))),
+                                                 upper_by_2);
+            /* select (0x0f: ql bits, else qh bits): 0xCA = (a & b) | (~a & c) with a the mask */
+            const __m512i v[2] = {
+                _mm512_ternarylogic_epi32(low_nibbles, ql, _mm512_slli_epi32(qh, 4), 0xCA),
+                _mm512_ternarylogic_epi32(low_nibbles, _mm512_srli_epi32(ql, 4), qh, 0xCA),
+            };
             for (int m = 0; m < 2; m++) {
-                /* the chunk's 64 values; the unpack made them q - 32, whose low 6 bits are q ^ 32 */
-                const __m512i v = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(q[2 * m]), q[2 * m + 1], 1),
-                                                   _mm512_set1_epi8(0x20));
                 const float *xc = xp + 128 * half + 64 * m;
-                __m512 a = _mm512_mul_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 17)), _mm512_loadu_ps(xc));
-                __m512 c = _mm512_mul_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 9)), _mm512_loadu_ps(xc + 16));
-                a = _mm512_fmadd_ps(ONE_PLUS_Q64(_mm512_slli_epi32(v, 1)), _mm512_loadu_ps(xc + 32), a);
-                c = _mm512_fmadd_ps(ONE_PLUS_Q64(_mm512_srli_epi32(v, 7)), _mm512_loadu_ps(xc + 48), c);
-                const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(group, _mm512_set1_epi32(8 * half + 4 * m)), ds64);
+                __m512 a = _mm512_mul_ps(Q6_FIELD(v[m], 0), _mm512_loadu_ps(xc));
+                __m512 c = _mm512_mul_ps(Q6_FIELD(v[m], 1), _mm512_loadu_ps(xc + 16));
+                a = _mm512_fmadd_ps(Q6_FIELD(v[m], 2), _mm512_loadu_ps(xc + 32), a);
+                c = _mm512_fmadd_ps(Q6_FIELD(v[m], 3), _mm512_loadu_ps(xc + 48), c);
+                const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(group, _mm512_set1_epi32(8 * half + 4 * m)), ds);
                 tot0 = _mm512_fmadd_ps(a, sc, tot0);
                 tot1 = _mm512_fmadd_ps(c, sc, tot1);
             }
         }
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - 96.0f * _mm512_reduce_add_ps(offs);
+    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - 32.0f * _mm512_reduce_add_ps(offs);
 }
-#undef ONE_PLUS_Q64
+#undef Q6_FIELD
 
 bool quant_cpu_has_avx512(void)
 {
