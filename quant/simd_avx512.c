@@ -109,6 +109,17 @@ static inline float pow2_neg(int k)
     return 1.0f / (float)(1u << k);
 }
 
+/*
+ * The weights are also prefetched PREFETCH_AHEAD bytes ahead, non-temporally:
+ * with rows longer than ~4096 values the rearranged x fills most of the 32 KiB
+ * L1 and the hardware prefetcher's lines for the weight stream get evicted
+ * before use; measured on one Zen 4 core streaming 18 MB of Q4_K with 5632-value
+ * rows, 11-12 -> 17-20 Gvalues/s (2048-value rows: unchanged). A prefetch past
+ * the end of the tensor is harmless: prefetches never fault.
+ */
+enum { PREFETCH_AHEAD = 2048 };
+#define PREFETCH_WEIGHTS(p) _mm_prefetch((const char *)(p) + PREFETCH_AHEAD, _MM_HINT_NTA)
+
 /* sums[k] = x[g k] + ... + x[g k + g - 1]: the group sums the prepared x carries after its n values. */
 static void group_sums(const float *x, int64_t n, int g, float *sums)
 {
@@ -182,6 +193,9 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
         /* lanes 0-7: d sc_k, lanes 8-15: dmin m_k */
         const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q4_k_scale_bytes(b + 4))), f16_pair_halves(b));
         mins = _mm256_fmadd_ps(_mm512_extractf32x8_ps(g, 1), _mm256_loadu_ps(sums), mins);
+        PREFETCH_WEIGHTS(b);
+        PREFETCH_WEIGHTS(b + 64);
+        PREFETCH_WEIGHTS(b + 128);
         for (int load = 0; load < 2; load++) {
             const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
             const float *xl = xp + 128 * load;
@@ -241,6 +255,8 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
         const __m512 ds = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)))),
                                         _mm512_set1_ps(scale_f16(b + 208)));
         offs = _mm512_fmadd_ps(ds, _mm512_loadu_ps(sums), offs);
+        for (int line = 0; line < 4; line++)
+            PREFETCH_WEIGHTS(b + 64 * line);
         for (int half = 0; half < 2; half++) {
             const __m512i ql = _mm512_loadu_si512(b + 64 * half);
             const __m512i qh = _mm512_srlv_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * half))),
