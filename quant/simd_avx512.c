@@ -9,8 +9,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "simd_hsum.h"
-
 #define AVX512 __attribute__((target("avx512f,avx2,f16c")))
 
 AVX512 static inline float scale_f16(const uint8_t *p)
@@ -187,12 +185,12 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
     const __m512i g_even = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
     const __m512i g_odd = _mm512_add_epi32(g_even, _mm512_set1_epi32(1)), four = _mm512_set1_epi32(4);
     const float *sums = xp + n;
-    __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps();
-    __m256 mins = _mm256_setzero_ps();
+    __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps(), mins = _mm512_setzero_ps();
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 144, xp += QK_K, sums += 8) {
         /* lanes 0-7: d sc_k, lanes 8-15: dmin m_k */
         const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q4_k_scale_bytes(b + 4))), f16_pair_halves(b));
-        mins = _mm256_fmadd_ps(_mm512_extractf32x8_ps(g, 1), _mm256_loadu_ps(sums), mins);
+        /* the group sums in lanes 8-15 against the mins; lanes 0-7 load nothing and stay zero */
+        mins = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(0xff00, sums - 8), mins);
         PREFETCH_WEIGHTS(b);
         PREFETCH_WEIGHTS(b + 64);
         PREFETCH_WEIGHTS(b + 128);
@@ -213,7 +211,7 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
             tot1 = _mm512_fmadd_ps(o, _mm512_permutexvar_ps(go, g), tot1);
         }
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - quant_hsum8(mins);
+    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - _mm512_reduce_add_ps(mins);
 }
 #undef Q4_FIELD
 

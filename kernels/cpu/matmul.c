@@ -141,16 +141,20 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
+    /* row_block's cases: rows offsets keep the data's alignment (row bytes are a multiple of the element size) */
+    const bool decodes_rows = !fused.dot && !(T == 1 && t->type == GGML_TYPE_F16 && aligned(t->data, 2)) &&
+                              !(t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float)));
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
-        float *scratch = aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64);
-        if (!scratch) {
+        /* Only rows decoded to floats need scratch; allocating it per call anyway cost an mmap/munmap pair per thread. */
+        float *scratch = decodes_rows ? aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64) : NULL;
+        if (decodes_rows && !scratch) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 4)
         for (int64_t blk = 0; blk < n_blocks; blk++) {
-            if (!scratch)
+            if (decodes_rows && !scratch)
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
