@@ -49,7 +49,8 @@ quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t
  * decoded in registers (the matrix-vector path). Agrees with
  * dequantize-then-dot to f32 rounding, not bit for bit. Some kernels read x
  * rearranged: `prep`, when not NULL, writes that form of x (n values) into
- * xp, which must hold quant_dot_prep_floats(n) floats, once per product, and
+ * xp, which must hold quant_dot_prep_floats(n) floats (best 64-byte aligned:
+ * the AVX-512 dots read it in 64-byte vectors), once per product, and
  * `dot` is then given xp for every row. */
 typedef float (*quant_dot_fn)(const void *row, const float *x, int64_t n);
 typedef void (*quant_dot_prep_fn)(const float *x, float *xp, int64_t n);
