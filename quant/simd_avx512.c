@@ -116,7 +116,13 @@ static inline float pow2_neg(int k)
  * the end of the tensor is harmless: prefetches never fault.
  */
 enum { PREFETCH_AHEAD = 2048 };
-#define PREFETCH_WEIGHTS(p) _mm_prefetch((const char *)(p) + PREFETCH_AHEAD, _MM_HINT_NTA)
+
+/* Every 64-byte line of the block of `bytes` that lies PREFETCH_AHEAD beyond b. */
+static inline void prefetch_block_ahead(const uint8_t *b, int bytes)
+{
+    for (int off = 0; off < bytes; off += 64)
+        _mm_prefetch((const char *)b + PREFETCH_AHEAD + off, _MM_HINT_NTA);
+}
 
 /* sums[k] = x[g k] + ... + x[g k + g - 1]: the group sums the prepared x carries after its n values. */
 static void group_sums(const float *x, int64_t n, int g, float *sums)
@@ -191,9 +197,7 @@ AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n
         const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q4_k_scale_bytes(b + 4))), f16_pair_halves(b));
         /* the group sums in lanes 8-15 against the mins; lanes 0-7 load nothing and stay zero */
         mins = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(0xff00, sums - 8), mins);
-        PREFETCH_WEIGHTS(b);
-        PREFETCH_WEIGHTS(b + 64);
-        PREFETCH_WEIGHTS(b + 128);
+        prefetch_block_ahead(b, 144);
         for (int load = 0; load < 2; load++) {
             const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
             const float *xl = xp + 128 * load;
@@ -253,8 +257,7 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
         const __m512 ds = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)))),
                                         _mm512_set1_ps(scale_f16(b + 208)));
         offs = _mm512_fmadd_ps(ds, _mm512_loadu_ps(sums), offs);
-        for (int line = 0; line < 4; line++)
-            PREFETCH_WEIGHTS(b + 64 * line);
+        prefetch_block_ahead(b, 210);
         for (int half = 0; half < 2; half++) {
             const __m512i ql = _mm512_loadu_si512(b + 64 * half);
             const __m512i qh = _mm512_srlv_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 128 + 32 * half))),

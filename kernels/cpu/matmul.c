@@ -72,9 +72,17 @@ kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *toke
     return KERN_OK;
 }
 
-/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld). */
-static void row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
-                      const float *x, int T, float *scratch, float *y, int64_t ld)
+/* count floats, 64-byte aligned (the SIMD kernels read 64-byte vectors; one straddling two lines costs two loads). */
+static float *alloc_floats64(size_t count)
+{
+    return aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
+}
+
+/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld). Rows decoded to
+ * floats go through *scratch, allocated on first need (the fused and F16/F32
+ * paths never need it); false when that allocation fails. */
+static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
+                      const float *x, int T, float **scratch, float *y, int64_t ld)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
@@ -86,21 +94,23 @@ static void row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
                 w[j] = (const uint16_t *)(base + (uint64_t)(r + (j < k ? j : 0)) * rb);
             cpu_dot_rows_f16(w, k, x, n, y + r0 + r);
         }
-        return;
+        return true;
     }
     if (fused) {
         for (int r = 0; r < nr; r++)
             y[r0 + r] = fused(base + (uint64_t)r * rb, x, n);
-        return;
+        return true;
     }
     const float *rows[ROW_BLOCK];
     bool direct = t->type == GGML_TYPE_F32 && aligned(base, sizeof(float));
+    if (!direct && !*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
+        return false;
     for (int r = 0; r < nr; r++) {
         if (direct) {
             rows[r] = (const float *)(base + (uint64_t)r * rb);
         } else {
-            deq(base + (uint64_t)r * rb, scratch + (int64_t)r * n, n);
-            rows[r] = scratch + (int64_t)r * n;
+            deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
+            rows[r] = *scratch + (int64_t)r * n;
         }
     }
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
@@ -113,6 +123,7 @@ static void row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             cpu_dot_rows(w, k, x + (int64_t)t0 * n, nt, n, y + t0 * ld + r0 + r, ld);
         }
     }
+    return true;
 }
 
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
@@ -135,30 +146,27 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
     quant_dot_kernel fused = T == 1 ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
     float *xp = NULL;
     if (fused.prep) {
-        /* 64-byte aligned: the kernels read it in 64-byte vectors, and one that straddles two cache lines costs two loads */
-        if (!(xp = aligned_alloc(64, ((size_t)quant_dot_prep_floats(n) * sizeof(float) + 63) / 64 * 64)))
+        if (!(xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
             return KERN_E_NOMEM;
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
-    /* row_block's cases: rows offsets keep the data's alignment (row bytes are a multiple of the element size) */
-    const bool decodes_rows = !fused.dot && !(T == 1 && t->type == GGML_TYPE_F16 && aligned(t->data, 2)) &&
-                              !(t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float)));
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
-        /* Only rows decoded to floats need scratch; allocating it per call anyway cost an mmap/munmap pair per thread. */
-        float *scratch = decodes_rows ? aligned_alloc(64, ((size_t)ROW_BLOCK * n * sizeof(float) + 63) / 64 * 64) : NULL;
-        if (decodes_rows && !scratch) {
-#pragma omp atomic write
-            failed = 1;
-        }
+        /* Allocated by row_block only where rows are decoded: an unconditional one cost an mmap/munmap pair per thread per call. */
+        float *scratch = NULL;
+        bool ok = true;
 #pragma omp for schedule(dynamic, 4)
         for (int64_t blk = 0; blk < n_blocks; blk++) {
-            if (decodes_rows && !scratch)
+            if (!ok)
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            row_block(t, deq, fused.dot, rb, r0, nr, xd, T, scratch, y, rows);
+            ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
+        }
+        if (!ok) {
+#pragma omp atomic write
+            failed = 1;
         }
         free(scratch);
     }
