@@ -295,12 +295,14 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
             for (int m = 0; m < 2; m++) {
                 const float *xc = xp + 128 * half + 64 * m;
                 __m512 a = _mm512_mul_ps(Q6_FIELD(v[m], 0), _mm512_loadu_ps(xc));
-                __m512 c = _mm512_mul_ps(Q6_FIELD(v[m], 1), _mm512_loadu_ps(xc + 16));
+                a = _mm512_fmadd_ps(Q6_FIELD(v[m], 1), _mm512_loadu_ps(xc + 16), a);
                 a = _mm512_fmadd_ps(Q6_FIELD(v[m], 2), _mm512_loadu_ps(xc + 32), a);
-                c = _mm512_fmadd_ps(Q6_FIELD(v[m], 3), _mm512_loadu_ps(xc + 48), c);
+                a = _mm512_fmadd_ps(Q6_FIELD(v[m], 3), _mm512_loadu_ps(xc + 48), a);
                 const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(group, _mm512_set1_epi32(8 * half + 4 * m)), ds);
-                tot0 = _mm512_fmadd_ps(a, sc, tot0);
-                tot1 = _mm512_fmadd_ps(c, sc, tot1);
+                if (m)
+                    tot1 = _mm512_fmadd_ps(a, sc, tot1);
+                else
+                    tot0 = _mm512_fmadd_ps(a, sc, tot0);
             }
         }
     }
