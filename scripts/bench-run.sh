@@ -29,16 +29,6 @@ for m in "${models[@]}"; do
   "$build/bench-run" "$m" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS"
   if [ -n "${LLAMA_BENCH:-}" ]; then
     "$LLAMA_BENCH" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -o json 2>/dev/null |
-      python3 -c '
-import json, sys
-rows = json.load(sys.stdin)
-out = {"bench": "run", "engine": "llama.cpp", "model": rows[0]["model_filename"].split("/")[-1],
-       "threads": rows[0]["n_threads"], "pp": 0, "tg": 0, "runs": len(rows[0]["samples_ts"])}
-for r in rows:
-    # llama-bench reports the mean; take the median of its samples like ours
-    s = sorted(r["samples_ts"]); med = s[len(s) // 2]
-    if r["n_prompt"]: out["pp"], out["pp_tokens_per_s"] = r["n_prompt"], round(med, 2)
-    else: out["tg"], out["tg_tokens_per_s"] = r["n_gen"], round(med, 2)
-print(json.dumps(out))'
+      python3 "$(dirname "$0")/llama-bench-line.py"
   fi
 done

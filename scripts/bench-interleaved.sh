@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One model, the two engines in turn for ROUNDS rounds (bench-run, then
+# llama-bench, same prompt/generation lengths and threads): on a shared or
+# throttling machine the speed drifts between one engine's turn and the
+# other's, so a ratio is only meaningful within a round; the median of the
+# per-round ratios is what docs/BENCHMARKS.md reports. JSON lines on stdout,
+# one per engine per round, then a summary line.
+# usage: LLAMA_BENCH=path/to/llama-bench scripts/bench-interleaved.sh BUILD MODEL [ROUNDS]
+set -euo pipefail
+build=$1 model=$2 rounds=${3:-5}
+PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-5} THREADS=${THREADS:-2}
+: "${LLAMA_BENCH:?set LLAMA_BENCH to a llama-bench binary}"
+lines=$(mktemp)
+trap 'rm -f "$lines"' EXIT
+for r in $(seq "$rounds"); do
+  "$build/bench-run" "$model" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS" | tee -a "$lines"
+  "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -o json 2>/dev/null |
+    python3 "$(dirname "$0")/llama-bench-line.py" | tee -a "$lines"
+done
+python3 - "$lines" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ours = [r for r in rows if r.get("engine") != "llama.cpp"]
+ref = [r for r in rows if r.get("engine") == "llama.cpp"]
+out = {"bench": "interleaved", "model": ref[0]["model"], "rounds": len(ref)}
+for k in ("tg_tokens_per_s", "pp_tokens_per_s"):
+    ratios = [o[k] / l[k] for o, l in zip(ours, ref)]
+    out[k.split("_")[0] + "_ratios"] = [round(x, 3) for x in ratios]
+    out[k.split("_")[0] + "_ratio_median"] = round(statistics.median(ratios), 3)
+print(json.dumps(out))
+PY
