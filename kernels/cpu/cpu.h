@@ -18,6 +18,12 @@ static inline int cpu_threads(const kern_backend *b)
  * caller to free). KERN_E_SHAPE when it does not hold n values. */
 kern_status cpu_vector(const kern_weight *w, int64_t n, const float **out, float **owned);
 
+/* Whether the AVX2 + FMA + F16C kernels may run (the CPU has them and GGUFSCOPE_SIMD does not cap to scalar). */
+bool cpu_have_avx2(void);
+/* out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]: AVX2 with a polynomial e^x (within
+ * 4 ulp of the exact product; silu.c) when the CPU has it, libm's expf otherwise. */
+void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
+
 kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                        float *y);

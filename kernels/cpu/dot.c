@@ -4,6 +4,7 @@
  * the order differs from a sequential sum by rounding only (the engine is
  * held to llama.cpp with a tolerance, not bit for bit).
  */
+#include "cpu.h"
 #include "dot.h"
 #include "kern.h"
 #include "quant.h"
@@ -23,7 +24,7 @@
  * the row's cache lines in flight still fit in L1. */
 enum { F16_SINGLE_STREAM_MAX = 4096 };
 
-static bool have_avx2(void)
+bool cpu_have_avx2(void)
 {
 #if X86
     static int cached = -1;
@@ -172,7 +173,7 @@ AVX2 static void dot_f16_4x1_avx2(const uint16_t *const w[4], const float *x, in
 float kern_dot_f32(const float *a, const float *b, int64_t n)
 {
 #if X86
-    if (have_avx2())
+    if (cpu_have_avx2())
         return dot_avx2(a, b, n);
 #endif
     return dot_scalar(a, b, n);
@@ -181,7 +182,7 @@ float kern_dot_f32(const float *a, const float *b, int64_t n)
 void cpu_dot_rows(const float *const w[4], int nr, const float *x, int nt, int64_t n, float *out, int64_t ldo)
 {
 #if X86
-    if (have_avx2() && nr == 4) {
+    if (cpu_have_avx2() && nr == 4) {
         int t = 0;
         for (; t + 2 <= nt; t += 2)
             dot_4x2_avx2(w, x + t * n, x + (t + 1) * n, n, out + t * ldo, out + (t + 1) * ldo);
@@ -198,11 +199,11 @@ void cpu_dot_rows(const float *const w[4], int nr, const float *x, int nt, int64
 void cpu_dot_rows_f16(const uint16_t *const w[4], int nr, const float *x, int64_t n, float *out)
 {
 #if X86
-    if (have_avx2() && nr == 4 && n > F16_SINGLE_STREAM_MAX) {
+    if (cpu_have_avx2() && nr == 4 && n > F16_SINGLE_STREAM_MAX) {
         dot_f16_4x1_avx2(w, x, n, out);
         return;
     }
-    if (have_avx2()) {
+    if (cpu_have_avx2()) {
         for (int r = 0; r < nr; r++)
             out[r] = dot_f16_1x1_avx2(w[r], x, n);
         return;

@@ -67,9 +67,14 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
 
 kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
 {
+    /* in pieces of 4096 values: a prompt's rows spread over the threads, a decode step's one row stays here */
+    enum { PIECE = 4096 };
+    const int64_t pieces = (int64_t)((n + PIECE - 1) / PIECE);
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
-    for (size_t i = 0; i < n; i++)
-        out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+    for (int64_t p = 0; p < pieces; p++) {
+        const size_t i0 = (size_t)p * PIECE;
+        cpu_silu_mul(gate + i0, up + i0, n - i0 < PIECE ? n - i0 : PIECE, out + i0);
+    }
     return KERN_OK;
 }
 
