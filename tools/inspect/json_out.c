@@ -1,5 +1,6 @@
 /* gguf-inspect --json: the same content as one JSON document, built with cJSON. */
 #include "format.h"
+#include "json_line.h"
 #include "inspect.h"
 
 #include <cjson/cJSON.h>
@@ -121,14 +122,13 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
     ok = ok && add(root, "warnings", warnings);
     for (size_t i = 0; ok && i < gguf_warning_count(f); i++)
         ok = cJSON_AddItemToArray(warnings, cJSON_CreateString(gguf_warning_at(f, i)->message));
-    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(root);
-    if (!text) {
+    if (!ok) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    if (json_print_line(out, root)) {
         fprintf(stderr, "gguf-inspect: out of memory building the JSON document\n");
         return 2;
     }
-    fputs(text, out);
-    fputc('\n', out);
-    free(text);
     return 0;
 }

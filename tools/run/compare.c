@@ -1,5 +1,6 @@
 /* gguf-run --compare A,B: the same tokens on two backends, every op compared. */
 #include "format.h"
+#include "json_line.h"
 #include "run.h"
 
 #include <cJSON.h>
@@ -138,13 +139,7 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
         cJSON_AddNullToObject(c, "first_divergence");
     }
     cJSON_AddBoolToObject(c, "agree", r->first_bad < 0);
-    char *s = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    if (!s)
-        return -1;
-    fprintf(out, "%s\n", s);
-    free(s);
-    return 0;
+    return json_print_line(out, doc);
 }
 
 int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_t n_ids, int n_ctx)

@@ -1,5 +1,6 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
 #include "format.h"
+#include "json_line.h"
 #include "npy.h"
 #include "procmem.h"
 #include "quant.h"
@@ -172,13 +173,7 @@ static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int
         cJSON_AddItemToArray(pieces, cJSON_CreateString(s));
         free(s);
     }
-    char *text = cJSON_PrintUnformatted(doc);
-    int rc = text ? 0 : 2;
-    if (text)
-        printf("%s\n", text);
-    free(text);
-    cJSON_Delete(doc);
-    return rc;
+    return json_print_line(stdout, doc) ? 2 : 0;
 }
 
 typedef struct stream {

@@ -1,6 +1,7 @@
 /* gguf-run's outputs: start-up report, summary, trace tables, JSON. */
 #include "atomic.h"
 #include "format.h"
+#include "json_line.h"
 #include "quant.h"
 #include "run.h"
 
@@ -274,13 +275,7 @@ int run_print_json(FILE *out, const run_result *r)
     }
     if (r->o->trace && !r->o->trace_file)
         cJSON_AddItemToObject(doc, "trace", trace_json(r));
-    char *s = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    if (!s)
-        return -1;
-    fprintf(out, "%s\n", s);
-    free(s);
-    return 0;
+    return json_print_line(out, doc);
 }
 
 static int write_doc(void *user, FILE *fp)
