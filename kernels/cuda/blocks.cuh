@@ -184,31 +184,46 @@ template <> KC_HD void decode8<GGML_TYPE_Q8_0>(const uint8_t *row, int64_t i, fl
 }
 
 /* Q4_K and Q5_K: offset o (multiple of 8) in the 256-value block lies in
- * group g = o / 64; its first 32 values are low nibbles, the next 32 high. */
+ * group g = o / 64; its first 32 values are low nibbles, the next 32 high.
+ * Both share the block head (d, dmin, 12 scale bytes); what differs is
+ * where the nibbles lie and Q5_K's fifth bit. */
+struct kc_kq_at {
+    int g, hi, l;   /* group pair, high-nibble half, index within the 32 */
+    float d, mn;    /* d sc and dmin m of the 32 values */
+};
+
+KC_HD kc_kq_at kc_kq_locate(const uint8_t *b, int64_t i)
+{
+    kc_kq_at a;
+    const int o = (int)(i & 31) * 8, within = o & 63;
+    a.g = o >> 6;
+    a.hi = within >= 32;
+    a.l = within & 31;
+    int sc, m;
+    kc_scale_min(2 * a.g + a.hi, b + 4, &sc, &m);
+    a.d = kc_f16_at(b) * (float)sc;
+    a.mn = kc_f16_at(b + 2) * (float)m;
+    return a;
+}
+
 template <> KC_HD void decode8<GGML_TYPE_Q4_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 144;
-    const int o = (int)(i & 31) * 8, g = o >> 6, within = o & 63, hi = within >= 32, l = within & 31;
-    int sc, m;
-    kc_scale_min(2 * g + hi, b + 4, &sc, &m);
-    const float d = kc_f16_at(b) * (float)sc, mn = kc_f16_at(b + 2) * (float)m;
-    const uint8_t *qs = b + 16 + 32 * g + l;
+    const kc_kq_at a = kc_kq_locate(b, i);
+    const uint8_t *qs = b + 16 + 32 * a.g + a.l;
     for (int k = 0; k < 8; k++)
-        v[k] = d * (float)(hi ? qs[k] >> 4 : qs[k] & 0xf) - mn;
+        v[k] = a.d * (float)(a.hi ? qs[k] >> 4 : qs[k] & 0xf) - a.mn;
 }
 
 template <> KC_HD void decode8<GGML_TYPE_Q5_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 176;
-    const int o = (int)(i & 31) * 8, g = o >> 6, within = o & 63, hi = within >= 32, l = within & 31;
-    int sc, m;
-    kc_scale_min(2 * g + hi, b + 4, &sc, &m);
-    const float d = kc_f16_at(b) * (float)sc, mn = kc_f16_at(b + 2) * (float)m;
-    const uint8_t *qh = b + 16 + l, *qs = b + 48 + 32 * g + l;
-    const int bit = 2 * g + hi;
+    const kc_kq_at a = kc_kq_locate(b, i);
+    const uint8_t *qh = b + 16 + a.l, *qs = b + 48 + 32 * a.g + a.l;
+    const int bit = 2 * a.g + a.hi;
     for (int k = 0; k < 8; k++) {
-        int q = (hi ? qs[k] >> 4 : qs[k] & 0xf) | (((qh[k] >> bit) & 1) << 4);
-        v[k] = d * (float)q - mn;
+        int q = (a.hi ? qs[k] >> 4 : qs[k] & 0xf) | (((qh[k] >> bit) & 1) << 4);
+        v[k] = a.d * (float)q - a.mn;
     }
 }
 
