@@ -4,6 +4,7 @@
  * double, as ggml's rms_norm sums in ggml_float.
  */
 #include "cpu.h"
+#include "row_stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,28 +89,10 @@ kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n)
 
 void kern_stats_row(const float *r, int n, kern_row_stats *out)
 {
-    double sum = 0.0, ss = 0.0;
-    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
-    uint32_t nan = 0, inf = 0, finite = 0;
-    for (int i = 0; i < n; i++) {
-        float v = r[i];
-        if (isnan(v)) {
-            nan++;
-            continue;
-        }
-        if (isinf(v))
-            inf++;
-        sum += v;
-        ss += (double)v * v;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
-        ma = fabsf(v) > ma ? fabsf(v) : ma;
-        finite++;
-    }
-    *out = (kern_row_stats){ .rms = finite ? (float)sqrt(ss / finite) : NAN,
-                             .mean = finite ? (float)(sum / finite) : NAN,
-                             .min = finite ? mn : NAN, .max = finite ? mx : NAN, .max_abs = ma,
-                             .n_nan = nan, .n_inf = inf };
+    row_stats_acc a = row_stats_start();
+    for (int i = 0; i < n; i++)
+        row_stats_add(&a, r[i]);
+    *out = row_stats_finish(&a);
 }
 
 kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)

@@ -7,6 +7,7 @@
  */
 #include "blocks.cuh"
 #include "cuda.h"
+#include "row_stats.h"
 
 #include <math.h>
 
@@ -195,58 +196,35 @@ kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
 __global__ void row_stats_k(const float *x, int n, kern_row_stats *out)
 {
     const float *r = x + (size_t)blockIdx.x * n;
-    double sum = 0.0, ss = 0.0;
-    float mn = INFINITY, mx = -INFINITY, ma = 0.0f;
-    unsigned nan = 0, inf = 0, finite = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        float v = r[i];
-        if (isnan(v)) {
-            nan++;
-            continue;
-        }
-        if (isinf(v))
-            inf++;
-        sum += v;
-        ss += (double)v * v;
-        mn = fminf(mn, v);
-        mx = fmaxf(mx, v);
-        ma = fmaxf(ma, fabsf(v));
-        finite++;
-    }
-    sum = block_sum(sum);
-    ss = block_sum(ss);
-    nan = block_sum(nan);
-    inf = block_sum(inf);
-    finite = block_sum(finite);
-    /* min/max through the same sum machinery would be wrong: use negated max for min. */
+    row_stats_acc a = row_stats_start();
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        row_stats_add(&a, r[i]);
+    a.sum = block_sum(a.sum);
+    a.ss = block_sum(a.ss);
+    a.n_nan = block_sum(a.n_nan);
+    a.n_inf = block_sum(a.n_inf);
+    a.n_counted = block_sum(a.n_counted);
+    /* min/max through the same sum machinery would be wrong: reduce them with their own shuffles. */
     __shared__ float smn[32], smx[32], sma[32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = (blockDim.x + 31) >> 5;
     for (int o = 16; o > 0; o >>= 1) {
-        mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        ma = fmaxf(ma, __shfl_xor_sync(0xffffffffu, ma, o));
+        a.mn = fminf(a.mn, __shfl_xor_sync(0xffffffffu, a.mn, o));
+        a.mx = fmaxf(a.mx, __shfl_xor_sync(0xffffffffu, a.mx, o));
+        a.ma = fmaxf(a.ma, __shfl_xor_sync(0xffffffffu, a.ma, o));
     }
     if (lane == 0) {
-        smn[warp] = mn;
-        smx[warp] = mx;
-        sma[warp] = ma;
+        smn[warp] = a.mn;
+        smx[warp] = a.mx;
+        sma[warp] = a.ma;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int w = 1; w < n_warps; w++) {
-            mn = fminf(mn, smn[w]);
-            mx = fmaxf(mx, smx[w]);
-            ma = fmaxf(ma, sma[w]);
+            a.mn = fminf(a.mn, smn[w]);
+            a.mx = fmaxf(a.mx, smx[w]);
+            a.ma = fmaxf(a.ma, sma[w]);
         }
-        kern_row_stats s;
-        s.rms = finite ? (float)sqrt(ss / finite) : NAN;
-        s.mean = finite ? (float)(sum / finite) : NAN;
-        s.min = finite ? mn : NAN;
-        s.max = finite ? mx : NAN;
-        s.max_abs = ma;
-        s.n_nan = nan;
-        s.n_inf = inf;
-        out[blockIdx.x] = s;
+        out[blockIdx.x] = row_stats_finish(&a);
     }
 }
 
