@@ -2,7 +2,8 @@
  * AVX-512F row decoders: 16 lanes where the AVX2 twins use 8. Same operations
  * in the same order as the scalar reference (no FMA), so bit-identical.
  * Byte shuffling stays in 256-bit AVX2 registers; only the int->float and
- * float work is widened.
+ * float work is widened. The fused Q4_K/Q6_K dots further down use FMA and
+ * agree with dequantize-then-dot to f32 rounding instead.
  */
 #include "blocks.h"
 
