@@ -91,6 +91,36 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
     be->destroy(be);
 }
 
+/* Tokens are tiled 4, 2 and 1 at a time, and every accumulator sees its products in the same order
+ * whatever the tile: a token multiplied inside a batch of 7 gives bit for bit what it gives alone (for
+ * types whose one-token product goes through the same kernels: F32, and Q4_0, which has no fused dot). */
+Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_Q4_0 };
+    enum { T = 7, N = 160, ROWS = 37 };
+    for (size_t k = 0; k < 2; k++) {
+        uint8_t *buf;
+        gguf_tensor t = make_tensor(types[k], N, ROWS, &buf);
+        kern_weight kw = { .t = &t };
+        cr_assert_eq(be->bind(be, &kw), KERN_OK);
+        float x[T * N], batch[T * ROWS], alone[ROWS];
+        uint32_t s = 3;
+        for (int i = 0; i < T * N; i++)
+            x[i] = frand(&s);
+        cr_assert_eq(be->matmul(be, &kw, NULL, x, T, batch), KERN_OK);
+        for (int tt = 0; tt < T; tt++) {
+            cr_assert_eq(be->matmul(be, &kw, NULL, x + tt * N, 1, alone), KERN_OK);
+            for (int r = 0; r < ROWS; r++)
+                cr_assert_eq(memcmp(&batch[tt * ROWS + r], &alone[r], sizeof(float)), 0,
+                             "%s token %d row %d: %.9g in the batch, %.9g alone", gguf_type_traits_of(types[k])->name,
+                             tt, r, batch[tt * ROWS + r], alone[r]);
+        }
+        free(buf);
+    }
+    be->destroy(be);
+}
+
 /* Every type of ggml's own test vectors, as multiplied from the mapping. */
 Test(kernels, matmul_reads_every_ggml_type_in_place)
 {
