@@ -127,12 +127,12 @@ __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"))) static void dot_4x4_av
     dot_4xn_body(w, x, 4, n, out, ldo);
 }
 
+/* quant/'s level "avx512" already means AVX-512F and AVX2 and no GGUFSCOPE_SIMD cap below it. */
 static bool have_avx512vl(void)
 {
     static int cached = -1;
     if (cached < 0)
-        cached = cpu_have_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                 strcmp(quant_simd_level(), "avx512") == 0;
+        cached = __builtin_cpu_supports("avx512vl") && strcmp(quant_simd_level(), "avx512") == 0;
     return cached;
 }
 
