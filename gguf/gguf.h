@@ -410,6 +410,10 @@ gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *
 gguf_status gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err);
 gguf_status gguf_writer_add_f32(gguf_writer *w, const char *key, float v, gguf_error *err);
 gguf_status gguf_writer_add_str(gguf_writer *w, const char *key, const char *v, gguf_error *err);
+/* Adds a value read from a file (gguf_kv.value), written exactly as it was
+ * read: strings of any bytes, arrays of any depth. The file must stay open
+ * until the write. */
+gguf_status gguf_writer_add_copy(gguf_writer *w, const char *key, const gguf_value *value, gguf_error *err);
 
 /* Adds a tensor whose data is taken from `data` (size implied by type and
  * dims; the memory must live until the write) or produced by fill. */

@@ -18,6 +18,7 @@
 typedef struct wkv {
     char *key;
     gguf_wvalue value;
+    const gguf_value *copied; /* a value read from a file, written byte for byte instead of value */
 } wkv;
 
 typedef struct wtensor {
@@ -98,8 +99,20 @@ gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *
     char *k = strdup(key);
     if (!k)
         return gguf_fail(err, GGUF_E_NOMEM, 0, key, "out of memory");
-    w->kvs[w->n_kv++] = (wkv){ k, *value };
+    w->kvs[w->n_kv++] = (wkv){ k, *value, NULL };
     return GGUF_OK;
+}
+
+gguf_status gguf_writer_add_copy(gguf_writer *w, const char *key, const gguf_value *value, gguf_error *err)
+{
+    if (!value)
+        return gguf_fail(err, GGUF_E_INVALID_ARG, 0, key ? key : "", "gguf_writer_add_copy: missing value");
+    /* the checks (key, duplicates, general.alignment) are gguf_writer_add's; only the type and the scalar matter */
+    const gguf_wvalue shape = { .type = value->type, .v.u64 = value->v.u64 };
+    gguf_status st = gguf_writer_add(w, key, &shape, err);
+    if (!st)
+        w->kvs[w->n_kv - 1].copied = value;
+    return st;
 }
 
 gguf_status gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err)
@@ -292,6 +305,36 @@ static gguf_status put_value(sink *s, const gguf_wvalue *v, int depth)
     return st;
 }
 
+/* A value as the reader holds it: strings by length (any bytes), scalar arrays as their raw little-endian bytes. */
+static gguf_status put_copied(sink *s, const gguf_value *v, int depth)
+{
+    if (v->type == GGUF_VT_STRING) {
+        gguf_status st = put_u64(s, v->v.str.len);
+        return st ? st : s->put(s, v->v.str.ptr, (size_t)v->v.str.len);
+    }
+    if (v->type != GGUF_VT_ARRAY) {
+        const gguf_wvalue w = { .type = v->type, .v.u64 = v->v.u64 };
+        return put_scalar(s, v->type, &w);
+    }
+    if (depth >= GGUF_MAX_ARRAY_DEPTH)
+        return gguf_fail(s->err, GGUF_E_ARRAY_DEPTH, s->written, "", "arrays nested too deep");
+    gguf_status st = put_u32(s, v->elem_type);
+    if (!st)
+        st = put_u64(s, v->count);
+    if (st)
+        return st;
+    if (v->elem_type == GGUF_VT_STRING || v->elem_type == GGUF_VT_ARRAY) {
+        for (uint64_t i = 0; !st && i < v->count; i++) {
+            const gguf_value e = v->elem_type == GGUF_VT_STRING
+                                     ? (gguf_value){ .type = GGUF_VT_STRING, .v.str = v->v.strs[i] }
+                                     : v->v.items[i];
+            st = put_copied(s, &e, depth + 1);
+        }
+        return st;
+    }
+    return s->put(s, v->v.raw, (size_t)(v->count * gguf_value_type_size(v->elem_type)));
+}
+
 static gguf_status put_zeros(sink *s, uint64_t n)
 {
     static const uint8_t zeros[256];
@@ -332,7 +375,7 @@ static gguf_status serialise(gguf_writer *w, sink *s)
     for (size_t i = 0; !st && i < w->n_kv; i++) {
         st = put_str(s, w->kvs[i].key);
         if (!st) st = put_u32(s, w->kvs[i].value.type);
-        if (!st) st = put_value(s, &w->kvs[i].value, 0);
+        if (!st) st = w->kvs[i].copied ? put_copied(s, w->kvs[i].copied, 0) : put_value(s, &w->kvs[i].value, 0);
     }
     for (size_t i = 0; !st && i < w->n_tensors; i++) {
         const wtensor *t = &w->tensors[i];

@@ -20,6 +20,49 @@ static gguf_file *reopen(gguf_writer *w, tbuf *b)
     return f;
 }
 
+/* Writes f again from what the reader holds (every key by gguf_writer_add_copy, every tensor's data): the result
+ * must be the same bytes, which is what a tool that rewrites a model (gguf-quantize) relies on. */
+static void assert_copy_is_identical(const tbuf *b)
+{
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open_memory(b->p, b->len, &f, &err), GGUF_OK, "%s", err.message);
+    gguf_writer *w = gguf_writer_create(gguf_version(f));
+    for (size_t i = 0; i < gguf_kv_count(f); i++)
+        cr_assert_eq(gguf_writer_add_copy(w, gguf_kv_at(f, i)->key, &gguf_kv_at(f, i)->value, &err), GGUF_OK, "%s",
+                     err.message);
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        cr_assert_eq(gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, &err), GGUF_OK);
+    }
+    tbuf c;
+    cr_assert_eq(gguf_writer_write_buffer(w, &c.p, &c.len, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(c.len, b->len);
+    size_t at = 0;
+    while (at < c.len && c.p[at] == b->p[at])
+        at++;
+    cr_assert_eq(at, c.len, "the copy differs at byte %zu", at);
+    tbuf_free(&c);
+    gguf_writer_free(w);
+    gguf_close(f);
+}
+
+Test(roundtrip, copied_keys_and_tensors_give_the_same_bytes)
+{
+    tbuf b = base_file(); /* alignment key, strings, arrays of ints and strings, three tensors */
+    assert_copy_is_identical(&b);
+    /* a string holding a NUL byte (legal in GGUF) is copied by its length, not cut at the NUL */
+    const uint64_t at = kv_value_offset(&b, "test.str") + 8 + 2;
+    cr_assert_eq(b.p[at], 'l');
+    b.p[at] = 0;
+    assert_copy_is_identical(&b);
+    tbuf_free(&b);
+    gguf_error err;
+    gguf_writer *w = gguf_writer_create(3);
+    cr_assert_eq(gguf_writer_add_copy(w, "k", NULL, &err), GGUF_E_INVALID_ARG);
+    gguf_writer_free(w);
+}
+
 Test(roundtrip, every_scalar_type_at_its_limits)
 {
     const gguf_wvalue vals[] = {
@@ -68,6 +111,7 @@ Test(roundtrip, every_scalar_type_at_its_limits)
         }
         gguf_close(f);
         gguf_writer_free(w);
+        assert_copy_is_identical(&b);
         tbuf_free(&b);
     }
 }
@@ -155,6 +199,7 @@ Test(roundtrip, arrays_of_every_type_and_nested)
     cr_assert_eq(m->v.items[1].v.strs[2].len, strlen(strs[2]));
     gguf_close(f);
     gguf_writer_free(w);
+    assert_copy_is_identical(&b);
     tbuf_free(&b);
 }
 
