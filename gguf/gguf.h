@@ -77,6 +77,12 @@ typedef struct gguf_error {
     char message[768];      /* one or two sentences: what is wrong and what it means */
 } gguf_error;
 
+/* Fills err (when not NULL) with code, offset, subject and the formatted
+ * message, and returns code: how every layer that reports in gguf_error's
+ * terms (the reader, the writer, quant's model writer) sets one. */
+gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const char *subject, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Things the GGUF spec allows but llama.cpp refuses: reported, not fatal. */
 typedef enum gguf_warning_kind {
     GGUF_W_GAP,          /* bytes between tensors beyond alignment padding */

@@ -32,9 +32,7 @@ long gguf_index_insert(gguf_index *ix, const char *const *names, size_t stride, 
 /* Finds the id of name, or -1. names is read with stride bytes between entries. */
 long gguf_index_find(const gguf_index *ix, const void *names, size_t stride, const char *name);
 
-/* ---- errors ---- */
-gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const char *subject,
-                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* ---- errors: gguf_fail is public (gguf.h) ---- */
 
 /* ---- checked arithmetic ---- */
 static inline bool gguf_add_ok(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_add_overflow(a, b, r); }

@@ -57,6 +57,10 @@ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
+/* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
+void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);
+void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n);
+
 /* The 16 IQ4_NL / IQ4_XS levels (ggml's kvalues_iq4nl). */
 extern const int8_t quant_kvalues_iq4nl[16];
 

@@ -1,5 +1,5 @@
 /* f32 -> F16, BF16, Q8_0, Q4_0, rounding as ggml's reference quantizers
- * (quantize_row_q8_0_ref, quantize_row_q4_0_ref in ggml-quants.c). */
+ * (quantize_row_q8_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
 #include "blocks.h"
 
 #include <math.h>
@@ -46,7 +46,7 @@ static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
 bool quant_can_quantize(uint32_t type)
 {
     return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 ||
-           type == GGML_TYPE_F32;
+           type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_F32;
 }
 
 quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n)
@@ -63,6 +63,8 @@ quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int6
     case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_f16(src[i])); break;
     case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_bf16(src[i])); break;
     case GGML_TYPE_Q8_0: quantize_q8_0(src, out, n); break;
+    case GGML_TYPE_Q4_K: quant_quantize_q4_k(src, out, n); break;
+    case GGML_TYPE_Q6_K: quant_quantize_q6_k(src, out, n); break;
     default: quantize_q4_0(src, out, n); break;
     }
     return QUANT_OK;

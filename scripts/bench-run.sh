@@ -3,9 +3,9 @@
 # RUNS) on the shared small models and the full-size synthetic shapes, beside
 # llama.cpp's llama-bench on the same files with the same threads in the same
 # run when LLAMA_BENCH=path/to/llama-bench is given (build it outside the
-# project; see docs/BENCHMARKS.md). The TinyLlama Q4_K_M file needs a K-quant
-# quantizer, which quant/ does not have: it is made with LLAMA_QUANTIZE when
-# given, else skipped. JSON lines on stdout.
+# project; see docs/BENCHMARKS.md). The TinyLlama Q4_K_M file is made from the
+# F16 shape by our own gguf-quantize (byte for byte what llama-quantize writes).
+# JSON lines on stdout.
 set -euo pipefail
 build=${1:-build}
 PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-3} THREADS=${THREADS:-2}
@@ -19,11 +19,7 @@ tl=$("$(dirname "$0")/synth-model.sh" "$build" tinyllama-1.1b f16)
 [ -n "$q05" ] && models+=("$q05")
 if [ -n "$tl" ]; then
   models+=("$tl")
-  q4=${tl%-f16.gguf}-q4_k_m.gguf
-  if [ ! -f "$q4" ] && [ -n "${LLAMA_QUANTIZE:-}" ]; then
-    "$LLAMA_QUANTIZE" "$tl" "$q4.tmp" Q4_K_M "$THREADS" >/dev/null 2>&1 && mv "$q4.tmp" "$q4"
-  fi
-  [ -f "$q4" ] && models+=("$q4")
+  models+=("$("$(dirname "$0")/synth-model.sh" "$build" tinyllama-1.1b q4_k_m)")
 fi
 for m in "${models[@]}"; do
   "$build/bench-run" "$m" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS"

@@ -5,9 +5,8 @@
 #   2. gguf-run --compare cpu,cuda on every shared model and on the 0.5B-shaped
 #      qwen2 (and the 1.1B-shaped TinyLlama), JSON lines;
 #   3. bench-run --backend cuda (prompt and decode tokens/s, achieved weight
-#      GB/s) on the F16 1.1B and 0.5B shapes and the Q4_K_M 1.1B when a
-#      llama-quantize is given (LLAMA_QUANTIZE; quant/ has no K-quant quantizer),
-#      with graphs on and off, beside the CPU backend.
+#      GB/s) on the F16 1.1B and 0.5B shapes and the Q4_K_M 1.1B (made by our
+#      gguf-quantize), with graphs on and off, beside the CPU backend.
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
 set -uo pipefail
 build=${1:-build}
@@ -19,14 +18,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv || true
 ctest --test-dir "$build" -L gpu --output-on-failure || status=1
 q05=$("$here/synth-model.sh" "$build" qwen2.5-0.5b f16)
 tl=$("$here/synth-model.sh" "$build" tinyllama-1.1b f16)
-q4=""
-if [ -n "$tl" ]; then
-  q4=${tl%-f16.gguf}-q4_k_m.gguf
-  if [ ! -f "$q4" ] && [ -n "${LLAMA_QUANTIZE:-}" ]; then
-    "$LLAMA_QUANTIZE" "$tl" "$q4.tmp" Q4_K_M >/dev/null 2>&1 && mv "$q4.tmp" "$q4"
-  fi
-  [ -f "$q4" ] || q4=""
-fi
+q4=$("$here/synth-model.sh" "$build" tinyllama-1.1b q4_k_m)
 for m in "$shared"/*.gguf $q05 $tl; do
   case $(basename "$m") in quant-testvectors.gguf) continue ;; esac
   "$build/gguf-run" "$m" -p "The capital of France is" -n 16 --compare cpu,cuda --json \

@@ -333,6 +333,82 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
     free(back);
 }
 
+/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q6_K): the K quantizers must choose the same
+ * scales, mins and quants in every block, byte for byte. */
+Test(quant, k_quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
+{
+    char *path = model_path("quant-testvectors.gguf");
+    if (!path)
+        cr_skip_test("quant-testvectors.gguf not present in %s: skipped", models_dir());
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open(path, &f, &err), GGUF_OK, "%s", err.message);
+    const gguf_tensor *src = gguf_find_tensor(f, "src.f32");
+    cr_assert_not_null(src);
+    static const struct { const char *name; uint32_t type; } want[] = { { "q.q4_K", GGML_TYPE_Q4_K },
+                                                                       { "q.q6_K", GGML_TYPE_Q6_K } };
+    for (size_t k = 0; k < 2; k++) {
+        const gguf_tensor *q = gguf_find_tensor(f, want[k].name);
+        cr_assert_not_null(q);
+        uint8_t *ours = malloc(q->size);
+        cr_assert_eq(quant_quantize_row(want[k].type, (const float *)src->data, ours, (int64_t)src->n_elements), QUANT_OK);
+        const size_t bs = gguf_type_traits_of(want[k].type)->type_size;
+        for (size_t i = 0; i < q->size; i++)
+            cr_assert_eq(ours[i], q->data[i], "%s: block %zu byte %zu: ours 0x%02x, ggml 0x%02x", want[k].name, i / bs,
+                         i % bs, ours[i], q->data[i]);
+        free(ours);
+    }
+    gguf_close(f);
+    free(path);
+}
+
+/* Blocks a model rarely has: all zero, constant, one outlier, magnitudes from 2^-30 to 2^20, NaN. The quantizers
+ * must not crash, must keep zeros zero, and must stay within what the format can hold. */
+Test(quant, k_quantizers_handle_degenerate_blocks)
+{
+    enum { N = 256 * 8 };
+    float x[N], back[N];
+    for (int i = 0; i < N; i++)
+        x[i] = fixture_value(3, (uint64_t)i, 1.0f);
+    for (int i = 0; i < 256; i++)
+        x[i] = 0.0f;                                 /* block 0: all zero */
+    for (int i = 256; i < 512; i++)
+        x[i] = 0.75f;                                /* block 1: constant */
+    for (int i = 512; i < 768; i++)
+        x[i] = i == 600 ? 1000.0f : 1e-3f * x[i];   /* block 2: one outlier */
+    for (int b = 3; b < 7; b++)                      /* blocks 3-6: tiny to large magnitudes */
+        for (int i = 256 * b; i < 256 * (b + 1); i++)
+            x[i] *= ldexpf(1.0f, b == 3 ? -30 : b == 4 ? -12 : b == 5 ? 8 : 20);
+    static const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
+    for (size_t k = 0; k < 2; k++) {
+        const gguf_type_traits *tt = gguf_type_traits_of(types[k]);
+        uint8_t q[8 * 210];
+        cr_assert_eq(quant_quantize_row(types[k], x, q, N), QUANT_OK);
+        cr_assert_eq(quant_dequantize_row(types[k], q, back, N), QUANT_OK);
+        for (int i = 0; i < 256; i++)
+            cr_assert_eq(back[i], 0.0f, "%s: a zero block stays zero", tt->name);
+        for (int i = 256; i < 512; i++) /* a constant is the largest level times a 6-bit scale in f16 */
+            cr_assert_float_eq(back[i], 0.75f, 0.75f * 2e-3f, "%s: constant 0.75 -> %g", tt->name, back[i]);
+        /* the blocks of normal magnitude: the rms error is a small fraction of the block's rms */
+        for (int b = 4; b < 8; b++) {
+            double e2 = 0, x2 = 0;
+            for (int i = 256 * b; i < 256 * (b + 1); i++) {
+                e2 += (back[i] - x[i]) * (double)(back[i] - x[i]);
+                x2 += (double)x[i] * x[i];
+            }
+            const double rel = sqrt(e2 / x2);
+            cr_assert_lt(rel, types[k] == GGML_TYPE_Q4_K ? 0.12 : 0.03, "%s block %d: relative rms error %.4f",
+                         tt->name, b, rel);
+        }
+        cr_assert(fabsf(back[600 - 0] - 1000.0f) < 1000.0f * 0.07f, "%s: the outlier survives (%g)", tt->name,
+                  back[600]);
+    }
+    x[5] = NAN; /* garbage in, no crash and no undefined behaviour (the sanitizer build runs this) */
+    uint8_t q[8 * 210];
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, x, q, N), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q6_K, x, q, N), QUANT_OK);
+}
+
 /* ---- API edges ---- */
 
 Test(quant, unsupported_types_and_bad_shapes_are_errors)
@@ -343,7 +419,8 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
     cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q4_0, block, out, 31), QUANT_E_SHAPE);
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q5_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 32), QUANT_E_SHAPE, "K-quants take whole 256-value blocks");
     cr_assert_null(quant_row_function(GGML_TYPE_NVFP4, QUANT_IMPL_SCALAR));
 }
 

@@ -17,17 +17,8 @@
 #include <unistd.h>
 
 static char tmp_dir[64];
-static void setup(void)
-{
-    strcpy(tmp_dir, "/tmp/ggufscope-run-XXXXXX");
-    cr_assert(mkdtemp(tmp_dir));
-}
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "run")); }
+static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
 TestSuite(run, .init = setup, .fini = teardown, .timeout = 180);
 
 static char *need_model(const char *name)

@@ -190,7 +190,7 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
 #undef LAYER
     }
     TRY(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));
-    TRY(add(w, st, "output.weight", GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
+    TRY(add(w, st, "output.weight", o->f16_output ? GGML_TYPE_F16 : GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
 #undef TRY
     return GGUF_OK;
 }

@@ -6,6 +6,8 @@
 
 #include "gguf.h"
 
+#include <stdbool.h>
+
 typedef struct fixture_opts {
     uint32_t version;    /* 2 or 3 */
     uint32_t alignment;  /* 0: default (no general.alignment key) */
@@ -14,6 +16,7 @@ typedef struct fixture_opts {
     uint32_t n_ff;       /* multiple of 32 */
     uint32_t n_vocab;    /* >= 259 (3 specials + 256 byte tokens) */
     uint32_t seed;
+    bool f16_output;     /* output.weight in F16 (a source a quantizer takes) rather than Q8_0 */
 } fixture_opts;
 
 /* The defaults used by the demo: 2 layers, n_embd 64, n_ff 128, vocab 288. */

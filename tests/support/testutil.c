@@ -203,3 +203,16 @@ char *run_tool(const char *tool, const char *args, int *status)
     free(cmd);
     return out;
 }
+
+char *tmp_dir_make(char *dir, const char *tag)
+{
+    snprintf(dir, 64, "/tmp/ggufscope-%.16s-XXXXXX", tag);
+    return mkdtemp(dir);
+}
+
+bool tmp_dir_remove(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0;
+}

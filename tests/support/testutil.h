@@ -55,6 +55,11 @@ bool write_whole_file(const char *path, const uint8_t *p, size_t len);
 /* models_dir()/name when that file exists (malloc'd), else NULL. */
 char *model_path(const char *name);
 
+/* A fresh directory /tmp/ggufscope-TAG-XXXXXX into dir (at least 64 bytes); NULL on failure. Removed with
+ * everything in it by tmp_dir_remove (false when that fails). */
+char *tmp_dir_make(char *dir, const char *tag);
+bool tmp_dir_remove(const char *dir);
+
 /* Runs bin_dir()/tool with args (shell words; add 2>&1 to capture stderr); returns stdout. */
 char *run_tool(const char *tool, const char *args, int *status);
 

@@ -1,0 +1,260 @@
+/*
+ * Whole-model quantization as llama-quantize does it without an importance
+ * matrix, for the dense llama and qwen2 models the engine runs: the same
+ * tensor types (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp),
+ * the same tensor order (llama_model_loader's weight_name_comparer), the same
+ * metadata and the same bytes in every block (quantize_k.c), so the file is
+ * llama.cpp's byte for byte. Files are written atomically by the gguf writer.
+ */
+#include "blocks.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+static const struct {
+    quant_ftype ftype;
+    const char *name;
+    uint32_t base_type;
+} FTYPES[] = {
+    { QUANT_FTYPE_Q8_0, "Q8_0", GGML_TYPE_Q8_0 },
+    { QUANT_FTYPE_Q4_K_M, "Q4_K_M", GGML_TYPE_Q4_K },
+    { QUANT_FTYPE_Q6_K, "Q6_K", GGML_TYPE_Q6_K },
+};
+enum { N_FTYPES = sizeof FTYPES / sizeof FTYPES[0] };
+
+bool quant_ftype_parse(const char *name, quant_ftype *out)
+{
+    for (int i = 0; name && i < N_FTYPES; i++) {
+        if (strcasecmp(name, FTYPES[i].name) == 0) {
+            *out = FTYPES[i].ftype;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *quant_ftype_name(quant_ftype ftype)
+{
+    for (int i = 0; i < N_FTYPES; i++)
+        if (FTYPES[i].ftype == ftype)
+            return FTYPES[i].name;
+    return "?";
+}
+
+static uint32_t base_type(quant_ftype ftype)
+{
+    for (int i = 0; i < N_FTYPES; i++)
+        if (FTYPES[i].ftype == ftype)
+            return FTYPES[i].base_type;
+    return GGML_TYPE_COUNT;
+}
+
+/* The layer of "blk.N.…", -1 for tensors outside the blocks. */
+static int layer_of(const char *name)
+{
+    if (strncmp(name, "blk.", 4) != 0)
+        return -1;
+    char *end;
+    const long l = strtol(name + 4, &end, 10);
+    return end != name + 4 && *end == '.' && l >= 0 && l < 1000000 ? (int)l : -1;
+}
+
+/* llama_model_loader's order: tensors outside the blocks first, then block by block; by name within each. */
+static int loader_order(const void *a, const void *b)
+{
+    const gguf_tensor *ta = *(const gguf_tensor *const *)a, *tb = *(const gguf_tensor *const *)b;
+    const int la = layer_of(ta->name), lb = layer_of(tb->name);
+    return la != lb ? (la < lb ? -1 : 1) : strcmp(ta->name, tb->name);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    const size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* Q4_K_M's "more bits" layers: the first and last eighth, and every third one between. */
+static bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+/* What llama-quantize does with tensor t (counters: attn_v and ffn_down seen so far). */
+static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tied, int n_attn_v, int n_layer,
+                               int *i_attn_v, int *i_ffn_down, uint32_t *type, gguf_error *err)
+{
+    const char *name = t->name;
+    /* kept as they are: 1-D tensors, anything not named *weight, the norms */
+    if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight")) {
+        *type = t->type;
+        return GGUF_OK;
+    }
+    if (strstr(name, "attn_qkv.weight") || strstr(name, "ffn_gate_inp.weight") || t->n_dims > 2)
+        return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
+                    "tensor '%s': fused QKV and expert tensors are not supported (llama.cpp gives them other types)",
+                    name);
+    uint32_t nt = base_type(ftype);
+    const bool is_output = strcmp(name, "output.weight") == 0 || (tied && strcmp(name, "token_embd.weight") == 0);
+    if (is_output) {
+        nt = t->ne[0] % QK_K != 0 ? GGML_TYPE_Q8_0 : nt != GGML_TYPE_Q8_0 ? GGML_TYPE_Q6_K : nt;
+    } else if (strstr(name, "attn_v.weight")) {
+        if (ftype == QUANT_FTYPE_Q4_K_M && use_more_bits(*i_attn_v, n_attn_v))
+            nt = GGML_TYPE_Q6_K;
+        ++*i_attn_v;
+    } else if (strstr(name, "ffn_down")) {
+        if (ftype == QUANT_FTYPE_Q4_K_M && use_more_bits(*i_ffn_down, n_layer))
+            nt = GGML_TYPE_Q6_K;
+        ++*i_ffn_down;
+    }
+    if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
+        /* llama.cpp falls back to Q5_0 / Q5_1 / Q8_0 here; of those we only write Q8_0 */
+        if (nt != GGML_TYPE_Q6_K)
+            return gguf_fail(err, GGUF_E_BLOCK_MULTIPLE, t->info_offset, name,
+                        "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback type "
+                        "for them (Q5_0) is one this quantizer does not write",
+                        name, (unsigned long long)t->ne[0], gguf_type_traits_of(nt)->name);
+        nt = GGML_TYPE_Q8_0;
+    }
+    *type = nt;
+    return GGUF_OK;
+}
+
+gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_entry **out, size_t *n_out,
+                             gguf_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (base_type(ftype) == GGML_TYPE_COUNT)
+        return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "unknown file type %d", (int)ftype);
+    gguf_str arch;
+    if (gguf_get_str(in, "general.architecture", &arch, NULL) != GGUF_OK ||
+        !((arch.len == 5 && memcmp(arch.ptr, "llama", 5) == 0) || (arch.len == 5 && memcmp(arch.ptr, "qwen2", 5) == 0)))
+        return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "general.architecture",
+                    "quantizing is implemented for the architectures llama and qwen2 (llama.cpp's rules differ for "
+                    "others); this file is '%.*s'",
+                    (int)(arch.ptr ? arch.len : 0), arch.ptr ? arch.ptr : "");
+    char key[64];
+    snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
+    uint32_t n_layer;
+    gguf_status st = gguf_get_u32(in, key, &n_layer, err);
+    if (st)
+        return st;
+    const size_t n = gguf_tensor_count(in);
+    const gguf_tensor **order = malloc((n ? n : 1) * sizeof *order);
+    quant_plan_entry *plan = malloc((n ? n : 1) * sizeof *plan);
+    if (!order || !plan) {
+        free(order);
+        free(plan);
+        return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
+    }
+    int n_attn_v = 0;
+    bool tied = true;
+    for (size_t i = 0; i < n; i++) {
+        order[i] = gguf_tensor_at(in, i);
+        n_attn_v += strstr(order[i]->name, "attn_v.weight") != NULL;
+        tied &= strcmp(order[i]->name, "output.weight") != 0;
+    }
+    qsort(order, n, sizeof *order, loader_order);
+    int i_attn_v = 0, i_ffn_down = 0;
+    for (size_t i = 0; i < n && !st; i++) {
+        const gguf_tensor *t = order[i];
+        plan[i].src = t;
+        st = choose_type(t, ftype, tied, n_attn_v, (int)n_layer, &i_attn_v, &i_ffn_down, &plan[i].type, err);
+        if (!st && plan[i].type != t->type && !quant_can_quantize(plan[i].type))
+            st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name, "tensor '%s': cannot write %s", t->name,
+                      gguf_type_traits_of(plan[i].type)->name);
+        if (!st && plan[i].type != t->type && t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16 &&
+            t->type != GGML_TYPE_BF16)
+            st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
+                      "tensor '%s' is %s: start from an F32, F16 or BF16 file (quantizing quantized weights again "
+                      "compounds their rounding)",
+                      t->name, gguf_type_traits_of(t->type)->name);
+    }
+    free(order);
+    if (st) {
+        free(plan);
+        return st;
+    }
+    *out = plan;
+    *n_out = n;
+    return GGUF_OK;
+}
+
+/* Produces the bytes [at, at + len) of one output tensor: the whole blocks covering them are dequantized from
+ * the source and quantized again, in parallel, then the requested range is copied out. */
+typedef struct tensor_job {
+    const gguf_tensor *src;
+    uint32_t type;
+    int threads;
+} tensor_job;
+
+static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len)
+{
+    const tensor_job *job = user;
+    const gguf_type_traits *tt = gguf_type_traits_of(job->type);
+    const uint64_t bs = tt->type_size, per_block = tt->block_size;
+    const uint64_t first = at / bs, last = (at + len - 1) / bs, n_blocks = last - first + 1;
+    uint8_t *blocks = malloc(n_blocks * bs);
+    if (!blocks)
+        return GGUF_E_NOMEM;
+    const gguf_type_traits *st = gguf_type_traits_of(job->src->type);
+    const uint64_t src_bytes_per_value = st->type_size / st->block_size; /* F32, F16, BF16: one value per block */
+    int failed = 0;
+#pragma omp parallel num_threads(job->threads > 0 ? job->threads : omp_get_max_threads()) reduction(| : failed)
+    {
+        float x[QK_K];
+#pragma omp for schedule(dynamic, 4)
+        for (uint64_t b = 0; b < n_blocks; b++) {
+            const uint64_t v0 = (first + b) * per_block;
+            failed |= quant_dequantize_row(job->src->type, job->src->data + v0 * src_bytes_per_value, x,
+                                           (int64_t)per_block) != QUANT_OK;
+            failed |= quant_quantize_row(job->type, x, blocks + b * bs, (int64_t)per_block) != QUANT_OK;
+        }
+    }
+    memcpy(dst, blocks + (at - first * bs), len);
+    free(blocks);
+    return failed ? GGUF_E_INVALID_ARG : GGUF_OK;
+}
+
+gguf_status quant_model_write(const gguf_file *in, quant_ftype ftype, const char *path, int threads,
+                              gguf_error *err)
+{
+    quant_plan_entry *plan;
+    size_t n;
+    gguf_status st = quant_model_plan(in, ftype, &plan, &n, err);
+    if (st)
+        return st;
+    gguf_writer *w = gguf_writer_create(gguf_version(in));
+    tensor_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
+    if (!w || !jobs) {
+        st = gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
+        goto done;
+    }
+    /* the source's keys in order, less the two llama-quantize sets last and the split keys it drops */
+    for (size_t i = 0; i < gguf_kv_count(in) && !st; i++) {
+        const gguf_kv *kv = gguf_kv_at(in, i);
+        if (strcmp(kv->key, "general.quantization_version") == 0 || strcmp(kv->key, "general.file_type") == 0 ||
+            strncmp(kv->key, "split.", 6) == 0)
+            continue;
+        st = gguf_writer_add_copy(w, kv->key, &kv->value, err);
+    }
+    if (!st)
+        st = gguf_writer_add_u32(w, "general.quantization_version", 2, err); /* ggml's GGML_QNT_VERSION */
+    if (!st)
+        st = gguf_writer_add_u32(w, "general.file_type", (uint32_t)ftype, err);
+    for (size_t i = 0; i < n && !st; i++) {
+        const gguf_tensor *t = plan[i].src;
+        if (plan[i].type == t->type) {
+            st = gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, err);
+        } else {
+            jobs[i] = (tensor_job){ t, plan[i].type, threads };
+            st = gguf_writer_add_tensor_fill(w, t->name, plan[i].type, t->n_dims, t->ne, fill_tensor, &jobs[i], err);
+        }
+    }
+    if (!st)
+        st = gguf_writer_write_file(w, path, err);
+done:
+    gguf_writer_free(w);
+    free(jobs);
+    free(plan);
+    return st;
+}

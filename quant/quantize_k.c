@@ -1,0 +1,269 @@
+/*
+ * f32 -> Q4_K and Q6_K, choosing every scale and every quant as ggml's
+ * reference quantizers do (quantize_row_q4_K_ref and quantize_row_q6_K_ref in
+ * ggml/src/ggml-quants.c: what llama-quantize runs when it has no importance
+ * matrix), so that a tensor we quantize holds the bytes llama.cpp's would.
+ * That only holds if every float operation happens in the same order with
+ * the same roundings: quant/ is compiled with -ffp-contract=off, and the
+ * expressions below keep the reference's association, so do not "simplify"
+ * them. The tests compare bytes with ggml's own output.
+ */
+#include "blocks.h"
+
+#include <math.h>
+
+/* Round to nearest, ties to even, for |f| < 2^22: adding 1.5 * 2^23 leaves the
+ * rounded integer in the low mantissa bits. Any other input (NaN, Inf, huge)
+ * gives some int rather than undefined behaviour; callers clamp it. */
+static int nearest_int(float f)
+{
+    const float v = f + 12582912.0f;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return (int)(u & 0x007fffff) - 0x00400000;
+}
+
+static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/*
+ * Fits x[i] ~ scale * L[i] + min with L[i] in [0, nmax] and min <= 0,
+ * minimising sum w[i] (scale L[i] + min - x[i])^2 over the scales
+ * (nmax + rmin + rdelta k) / (max - min), k = 0..nstep, each refined by
+ * weighted least squares (ggml's make_qkx2_quants with use_mad false).
+ * Returns the scale and stores -min in *neg_min.
+ */
+static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, uint8_t *L, float *neg_min,
+                               float rmin, float rdelta, int nstep)
+{
+    float min = x[0], max = x[0], sum_w = w[0], sum_x = sum_w * x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min)
+            min = x[i];
+        if (x[i] > max)
+            max = x[i];
+        sum_w += w[i];
+        sum_x += w[i] * x[i];
+    }
+    if (min > 0)
+        min = 0;
+    if (max == min) {
+        memset(L, 0, (size_t)n);
+        *neg_min = -min;
+        return 0.0f;
+    }
+    float iscale = nmax / (max - min), scale = 1 / iscale, best_error = 0;
+    for (int i = 0; i < n; i++) {
+        L[i] = (uint8_t)clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
+        const float diff = scale * L[i] + min - x[i];
+        best_error += w[i] * (diff * diff);
+    }
+    uint8_t trial[32];
+    for (int step = 0; step <= nstep; step++) {
+        iscale = (rmin + rdelta * step + nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; i++) {
+            const int l = clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
+            trial[i] = (uint8_t)l;
+            sum_l += w[i] * l;
+            sum_l2 += w[i] * l * l;
+            sum_xl += w[i] * l * x[i];
+        }
+        const float det = sum_w * sum_l2 - sum_l * sum_l;
+        if (!(det > 0))
+            continue;
+        float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
+        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+        if (this_min > 0) {
+            this_min = 0;
+            this_scale = sum_xl / sum_l2;
+        }
+        float error = 0;
+        for (int i = 0; i < n; i++) {
+            const float diff = this_scale * trial[i] + this_min - x[i];
+            error += w[i] * (diff * diff);
+        }
+        if (error < best_error) {
+            memcpy(L, trial, (size_t)n);
+            best_error = error;
+            scale = this_scale;
+            min = this_min;
+        }
+    }
+    *neg_min = -min;
+    return scale;
+}
+
+/*
+ * Fits x[i] ~ scale * (L[i] - nmax) with L[i] - nmax in [-nmax, nmax - 1],
+ * weighting each value by x[i]^2: the scale that maps the value of largest
+ * magnitude to -nmax, then 18 nearby ones, keeping the best least-squares fit
+ * (ggml's make_qx_quants with rmse_type 1 and no importance weights).
+ */
+static float fit_symmetric_scale(int n, int nmax, const float *x, int8_t *L)
+{
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; i++) {
+        if (fabsf(x[i]) > amax) {
+            amax = fabsf(x[i]);
+            max = x[i];
+        }
+    }
+    if (amax < 1e-15f) { /* ggml's GROUP_MAX_EPS: an all-zero group */
+        memset(L, 0, (size_t)n);
+        return 0.0f;
+    }
+    float iscale = -nmax / max, sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = (int8_t)(l + nmax);
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    float scale = suml2 ? sumlx / suml2 : 0.0f, best = scale * sumlx;
+    for (int step = -9; step <= 9; step++) {
+        if (step == 0)
+            continue;
+        iscale = -(nmax + 0.1f * step) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; i++) {
+            const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+            const float w = x[i] * x[i];
+            sumlx += w * x[i] * l;
+            suml2 += w * l * l;
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++)
+                L[i] = (int8_t)(nmax + clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+/*
+ * Q4_K block (144 bytes; ggml-common.h block_q4_K):
+ *   d (f16) | dmin (f16) | scales[12]: 6-bit scale s_j and min m_j of each 32-value group
+ *   j, packed as kq_scale_min (blocks.h) draws | qs[128]
+ * qs[32 c + l] holds value 64 c + l in its low nibble and 64 c + 32 + l in its high one.
+ * Value = d s_j q - dmin m_j.
+ */
+static void quantize_q4_k_block(const float *x, uint8_t *b)
+{
+    uint8_t L[QK_K];
+    float scales[8], mins[8], w[32];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 8; j++) {
+        const float *xj = x + 32 * j;
+        float sum_x2 = 0;
+        for (int l = 0; l < 32; l++)
+            sum_x2 += xj[l] * xj[l];
+        const float av_x = sqrtf(sum_x2 / 32);
+        for (int l = 0; l < 32; l++)
+            w[l] = av_x + fabsf(xj[l]);
+        scales[j] = fit_scale_and_min(32, 15, xj, w, L + 32 * j, &mins[j], -1.0f, 0.1f, 20);
+        if (scales[j] > max_scale)
+            max_scale = scales[j];
+        if (mins[j] > max_min)
+            max_min = mins[j];
+    }
+    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    uint8_t *sc = b + 4;
+    memset(sc, 0, 12);
+    for (int j = 0; j < 8; j++) {
+        /* the reference stores the rounded value in a byte before clamping */
+        const uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]), lm = (uint8_t)nearest_int(inv_min * mins[j]);
+        const uint8_t s6 = ls < 63 ? ls : 63, m6 = lm < 63 ? lm : 63;
+        if (j < 4) {
+            sc[j] = s6;
+            sc[j + 4] = m6;
+        } else {
+            sc[j + 4] = (uint8_t)((s6 & 0xf) | (m6 & 0xf) << 4);
+            sc[j - 4] |= (uint8_t)((s6 >> 4) << 6);
+            sc[j] |= (uint8_t)((m6 >> 4) << 6);
+        }
+    }
+    const uint16_t d16 = quant_f32_to_f16(max_scale / 63.0f), dmin16 = quant_f32_to_f16(max_min / 63.0f);
+    memcpy(b, &d16, 2);
+    memcpy(b + 2, &dmin16, 2);
+    const float d = quant_f16_to_f32(d16), dmin = quant_f16_to_f32(dmin16);
+    for (int j = 0; j < 8; j++) {
+        uint8_t s6, m6;
+        kq_scale_min(j, sc, &s6, &m6);
+        const float dj = d * s6;
+        if (!dj) /* keeps the fit's quants, as the reference does */
+            continue;
+        const float mj = dmin * m6;
+        for (int l = 0; l < 32; l++)
+            L[32 * j + l] = (uint8_t)clamp_int(nearest_int((x[32 * j + l] + mj) / dj), 0, 15);
+    }
+    uint8_t *qs = b + 16;
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++)
+            qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
+}
+
+/*
+ * Q6_K block (210 bytes; ggml-common.h block_q6_K):
+ *   ql[128] | qh[64] | scales[16] (int8, one per 16 values) | d (f16)
+ * Value = d scales[g] (q - 32), q six bits: for half h (128 values) and l < 32,
+ *   q(128h + l)      = low nibble of ql[64h + l]      | bits 0-1 of qh[32h + l] << 4
+ *   q(128h + l + 32) = low nibble of ql[64h + l + 32] | bits 2-3 of qh[32h + l] << 4
+ *   q(128h + l + 64) = high nibble of ql[64h + l]      | bits 4-5 of qh[32h + l] << 4
+ *   q(128h + l + 96) = high nibble of ql[64h + l + 32] | bits 6-7 of qh[32h + l] << 4
+ */
+static void quantize_q6_k_block(const float *x, uint8_t *b)
+{
+    int8_t L[QK_K];
+    float scales[16], max_scale = 0, max_abs_scale = 0;
+    for (int g = 0; g < 16; g++) {
+        scales[g] = fit_symmetric_scale(16, 32, x + 16 * g, L + 16 * g);
+        if (fabsf(scales[g]) > max_abs_scale) {
+            max_abs_scale = fabsf(scales[g]);
+            max_scale = scales[g];
+        }
+    }
+    if (max_abs_scale < 1e-15f) {
+        memset(b, 0, 210);
+        return;
+    }
+    const float iscale = -128.0f / max_scale;
+    const uint16_t d16 = quant_f32_to_f16(1 / iscale);
+    memcpy(b + 208, &d16, 2);
+    int8_t *sc = (int8_t *)(b + 192);
+    for (int g = 0; g < 16; g++) {
+        const int s = nearest_int(iscale * scales[g]);
+        sc[g] = (int8_t)(s < 127 ? s : 127);
+    }
+    const float d = quant_f16_to_f32(d16);
+    for (int g = 0; g < 16; g++) {
+        const float dg = d * sc[g];
+        if (!dg) /* keeps the fit's quants, as the reference does */
+            continue;
+        for (int i = 0; i < 16; i++)
+            L[16 * g + i] = (int8_t)(clamp_int(nearest_int(x[16 * g + i] / dg), -32, 31) + 32);
+    }
+    uint8_t *ql = b, *qh = b + 128;
+    for (int h = 0; h < 2; h++, ql += 64, qh += 32) {
+        const int8_t *q = L + 128 * h;
+        for (int l = 0; l < 32; l++) {
+            ql[l] = (uint8_t)((q[l] & 0xf) | (q[l + 64] & 0xf) << 4);
+            ql[l + 32] = (uint8_t)((q[l + 32] & 0xf) | (q[l + 96] & 0xf) << 4);
+            qh[l] = (uint8_t)(q[l] >> 4 | (q[l + 32] >> 4) << 2 | (q[l + 64] >> 4) << 4 | (q[l + 96] >> 4) << 6);
+        }
+    }
+}
+
+void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += QK_K)
+        quantize_q4_k_block(x + i, dst + i / QK_K * 144);
+}
+
+void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += QK_K)
+        quantize_q6_k_block(x + i, dst + i / QK_K * 210);
+}

@@ -1,0 +1,270 @@
+/*
+ * Whole-model quantization (quant_model_write, gguf-quantize): the files
+ * llama-quantize wrote for the shared models are reproduced byte for byte
+ * from their F32 sources; on a writer-made model the tensor types follow
+ * llama.cpp's Q4_K_M rules, the metadata is carried over and the weights
+ * survive; what it cannot do is refused naming the tensor, with nothing
+ * written and the input untouched.
+ */
+#include "fixture_model.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmp_dir[64];
+static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "quantize")); }
+static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
+TestSuite(quantize, .init = setup, .fini = teardown, .timeout = 300);
+
+static void tmp_path(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", tmp_dir, name); }
+
+/* Files in tmp_dir: only the ones named (no temporary file left behind). */
+static int files_in_tmp(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", tmp_dir);
+    int st;
+    char *out = run_capture(cmd, &st);
+    int n = out ? atoi(out) : -1;
+    free(out);
+    return n;
+}
+
+static gguf_file *open_path(const char *path)
+{
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open(path, &f, &err), GGUF_OK, "%s: %s", path, err.message);
+    return f;
+}
+
+Test(quantize, shared_models_come_out_as_llama_quantize_wrote_them)
+{
+    static const char *const arches[] = { "llama", "qwen2" };
+    static const char *const types[] = { "q4_k_m", "q6_k", "q8_0" };
+    int compared = 0;
+    for (int a = 0; a < 2; a++) {
+        char name[64];
+        snprintf(name, sizeof name, "tiny-%s-f32.gguf", arches[a]);
+        char *src_path = model_path(name);
+        if (!src_path)
+            continue;
+        gguf_file *src = open_path(src_path);
+        for (int t = 0; t < 3; t++) {
+            snprintf(name, sizeof name, "tiny-%s-%s.gguf", arches[a], types[t]);
+            char *want_path = model_path(name);
+            if (!want_path)
+                continue;
+            quant_ftype ftype;
+            cr_assert(quant_ftype_parse(types[t], &ftype));
+            char out[128];
+            tmp_path(out, sizeof out, name);
+            gguf_error err;
+            cr_assert_eq(quant_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", name, err.message);
+            tbuf got = read_whole_file(out), want = read_whole_file(want_path);
+            cr_assert_eq(got.len, want.len, "%s: %zu bytes, llama-quantize wrote %zu", name, got.len, want.len);
+            size_t i = 0;
+            while (i < got.len && got.p[i] == want.p[i])
+                i++;
+            cr_assert_eq(i, got.len, "%s: first difference from llama-quantize's file at byte %zu", name, i);
+            tbuf_free(&got);
+            tbuf_free(&want);
+            free(want_path);
+            compared++;
+        }
+        gguf_close(src);
+        free(src_path);
+    }
+    if (!compared)
+        cr_skip_test("tiny-{llama,qwen2}-{f32,q4_k_m,q6_k,q8_0}.gguf not in %s: skipped", models_dir());
+    cr_assert_eq(compared, 6, "every shared pair present is compared (%d)", compared);
+}
+
+/* 8 layers: llama.cpp's use_more_bits(i, 8) holds for i < 1, i >= 7 and (i - 1) % 3 == 2, so layers 0, 3, 6 and 7
+ * get Q6_K for attn_v and ffn_down. */
+static bool more_bits_layer(int l) { return l == 0 || l == 3 || l == 6 || l == 7; }
+
+static void write_fixture(const char *path, uint32_t n_embd, bool f16_output)
+{
+    fixture_opts o = fixture_default_opts();
+    o.n_layer = 8;
+    o.n_embd = n_embd;
+    o.n_ff = 2 * n_embd;
+    o.n_vocab = 300;
+    o.f16_output = f16_output;
+    gguf_error err;
+    cr_assert_eq(fixture_write_file(path, &o, &err), GGUF_OK, "%s", err.message);
+}
+
+Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
+{
+    char in[128], out[128];
+    tmp_path(in, sizeof in, "f16.gguf");
+    tmp_path(out, sizeof out, "q4km.gguf");
+    write_fixture(in, 256, true);
+    gguf_file *src = open_path(in);
+    gguf_error err;
+    cr_assert_eq(quant_model_write(src, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_OK, "%s", err.message);
+    gguf_file *q = open_path(out);
+
+    /* metadata: the source's keys in order, then the two llama-quantize sets */
+    size_t k = 0;
+    for (size_t i = 0; i < gguf_kv_count(src); i++) {
+        const gguf_kv *a = gguf_kv_at(src, i);
+        if (strcmp(a->key, "general.file_type") == 0)
+            continue;
+        const gguf_kv *b = gguf_kv_at(q, k++);
+        cr_assert_str_eq(b->key, a->key);
+        cr_assert(gguf_value_equal(&a->value, &b->value), "key %s changed", a->key);
+    }
+    cr_assert_str_eq(gguf_kv_at(q, k)->key, "general.quantization_version");
+    cr_assert_str_eq(gguf_kv_at(q, k + 1)->key, "general.file_type");
+    uint32_t ft;
+    cr_assert_eq(gguf_get_u32(q, "general.file_type", &ft, NULL), GGUF_OK);
+    cr_assert_eq(ft, 15, "LLAMA_FTYPE_MOSTLY_Q4_K_M");
+
+    /* order: tensors outside the blocks by name, then block by block */
+    cr_assert_eq(gguf_tensor_count(q), gguf_tensor_count(src));
+    cr_assert_str_eq(gguf_tensor_at(q, 0)->name, "output.weight");
+    cr_assert_str_eq(gguf_tensor_at(q, 1)->name, "output_norm.weight");
+    cr_assert_str_eq(gguf_tensor_at(q, 2)->name, "token_embd.weight");
+    cr_assert_str_eq(gguf_tensor_at(q, 3)->name, "blk.0.attn_k.weight");
+
+    for (size_t i = 0; i < gguf_tensor_count(q); i++) {
+        const gguf_tensor *t = gguf_tensor_at(q, i), *s = gguf_find_tensor(src, t->name);
+        cr_assert_not_null(s, "%s is not in the source", t->name);
+        if (i > 3) {
+            const char *prev = gguf_tensor_at(q, i - 1)->name;
+            const int layer = atoi(t->name + 4), prev_layer = atoi(prev + 4);
+            cr_assert(layer > prev_layer || (layer == prev_layer && strcmp(t->name, prev) > 0), "%s after %s",
+                      t->name, prev);
+        }
+        uint32_t want;
+        if (s->n_dims == 1)
+            want = s->type;
+        else if (strcmp(t->name, "output.weight") == 0)
+            want = GGML_TYPE_Q6_K;
+        else if (strstr(t->name, "attn_v") || strstr(t->name, "ffn_down"))
+            want = more_bits_layer(atoi(t->name + 4)) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+        else
+            want = GGML_TYPE_Q4_K;
+        cr_assert_eq(t->type, want, "%s: %s, llama.cpp's rule gives %s", t->name, gguf_type_traits_of(t->type)->name,
+                     gguf_type_traits_of(want)->name);
+        if (t->type == s->type) {
+            cr_assert_eq(t->size, s->size);
+            cr_assert(memcmp(t->data, s->data, t->size) == 0, "%s is copied as it is", t->name);
+            continue;
+        }
+        /* the weights survive: the relative rms error is what 4 or 6 bits give */
+        float *a = malloc(s->n_elements * sizeof(float)), *b = malloc(s->n_elements * sizeof(float));
+        cr_assert_eq(quant_dequantize_rows(s, 0, s->n_elements / s->ne[0], a, 1), QUANT_OK);
+        cr_assert_eq(quant_dequantize_rows(t, 0, t->n_elements / t->ne[0], b, 1), QUANT_OK);
+        double e2 = 0, x2 = 0;
+        for (uint64_t j = 0; j < s->n_elements; j++) {
+            e2 += (a[j] - b[j]) * (double)(a[j] - b[j]);
+            x2 += (double)a[j] * a[j];
+        }
+        const double rel = sqrt(e2 / x2);
+        cr_assert_lt(rel, t->type == GGML_TYPE_Q4_K ? 0.12 : 0.03, "%s: relative rms error %.4f", t->name, rel);
+        cr_assert_gt(rel, 0.0, "%s was quantized, not copied", t->name);
+        free(a);
+        free(b);
+    }
+    gguf_close(q);
+    gguf_close(src);
+}
+
+Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
+{
+    char in[128], out[128];
+    tmp_path(out, sizeof out, "never.gguf");
+    gguf_error err;
+
+    tmp_path(in, sizeof in, "q8out.gguf"); /* output.weight is already Q8_0 */
+    write_fixture(in, 256, false);
+    gguf_file *f = open_path(in);
+    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_str_eq(err.subject, "output.weight");
+    cr_assert(strstr(err.message, "Q8_0") && strstr(err.message, "F16"), "%s", err.message);
+    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_OK,
+                 "Q8_0 keeps a Q8_0 output as it is: %s", err.message);
+    unlink(out);
+    gguf_close(f);
+
+    tmp_path(in, sizeof in, "e96.gguf"); /* rows of 96 values: no K block fits, llama.cpp would use Q5_0 */
+    write_fixture(in, 96, true);
+    f = open_path(in);
+    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_BLOCK_MULTIPLE);
+    cr_assert(strstr(err.message, "Q5_0") && err.subject[0], "%s", err.message);
+    cr_assert_neq(err.offset, 0, "the tensor's info record is located");
+    gguf_close(f);
+
+    cr_assert_eq(files_in_tmp(), 2, "nothing written for the refused models");
+}
+
+Test(quantize, other_architectures_are_refused)
+{
+    tbuf b = base_file(); /* general.architecture of the base file is not llama or qwen2 */
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK);
+    char out[128];
+    tmp_path(out, sizeof out, "never.gguf");
+    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_str_eq(err.subject, "general.architecture");
+    cr_assert(strstr(err.message, "llama and qwen2"), "%s", err.message);
+    cr_assert_eq(files_in_tmp(), 0);
+    gguf_close(f);
+    tbuf_free(&b);
+}
+
+Test(quantize, the_tool_writes_its_output_and_never_its_input)
+{
+    char in[128], out[128], args[512];
+    tmp_path(in, sizeof in, "f16.gguf");
+    tmp_path(out, sizeof out, "q8.gguf");
+    write_fixture(in, 256, true);
+    tbuf before = read_whole_file(in);
+    int st;
+
+    snprintf(args, sizeof args, "'%s' '%s' Q4_K_M --dry-run 2>&1", in, out);
+    char *text = run_tool("gguf-quantize", args, &st);
+    cr_assert_eq(st, 0, "%s", text);
+    cr_assert(strstr(text, "blk.3.ffn_down.weight") && strstr(text, "Q6_K"), "the plan lists each tensor: %s", text);
+    cr_assert_eq(access(out, F_OK), -1, "--dry-run writes nothing");
+    free(text);
+
+    snprintf(args, sizeof args, "'%s' '%s' q8_0 --threads 2 2>&1", in, out);
+    text = run_tool("gguf-quantize", args, &st);
+    cr_assert_eq(st, 0, "%s", text);
+    free(text);
+    gguf_file *q = open_path(out);
+    cr_assert_eq(gguf_find_tensor(q, "blk.0.attn_q.weight")->type, GGML_TYPE_Q8_0);
+    gguf_close(q);
+
+    snprintf(args, sizeof args, "'%s' '%s' Q4_K_M 2>&1", in, in);
+    text = run_tool("gguf-quantize", args, &st);
+    cr_assert_eq(st, 2, "the output would replace the input: %s", text);
+    free(text);
+    snprintf(args, sizeof args, "'%s' '%s' Q3_K 2>&1", in, out);
+    text = run_tool("gguf-quantize", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(strstr(text, "unknown type 'Q3_K'"), "%s", text);
+    free(text);
+    snprintf(args, sizeof args, "'%s/missing.gguf' '%s' Q8_0 2>&1", tmp_dir, out);
+    text = run_tool("gguf-quantize", args, &st);
+    cr_assert_eq(st, 2, "%s", text);
+    free(text);
+
+    tbuf after = read_whole_file(in);
+    cr_assert(before.len == after.len && memcmp(before.p, after.p, before.len) == 0, "the input is never written");
+    cr_assert_eq(files_in_tmp(), 2, "no temporary file is left behind");
+    tbuf_free(&before);
+    tbuf_free(&after);
+}

@@ -1,0 +1,108 @@
+/* gguf-quantize: write a quantized copy of an F32/F16/BF16 llama or qwen2 model, byte for byte what
+ * llama-quantize writes for it without an importance matrix. */
+#include "format.h"
+#include "quant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
+    "  TYPE                Q4_K_M, Q6_K or Q8_0 (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of some\n"
+    "                      layers and the output in Q6_K)\n"
+    "  --threads N         threads (default: all)\n"
+    "  --dry-run           print the plan (each tensor's type) and write nothing\n"
+    "OUT is written atomically (a temporary file beside it, then a rename); IN is never written.\n"
+    "exit status: 0 written, 2 trouble (usage, I/O, a model or tensor this quantizer does not handle)\n";
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void print_plan(const quant_plan_entry *plan, size_t n, bool each)
+{
+    uint64_t in_bytes = 0, out_bytes = 0, count[GGML_TYPE_COUNT] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const gguf_tensor *t = plan[i].src;
+        const gguf_type_traits *tt = gguf_type_traits_of(plan[i].type);
+        const uint64_t bytes = t->n_elements / tt->block_size * tt->type_size;
+        in_bytes += t->size;
+        out_bytes += bytes;
+        if (plan[i].type < GGML_TYPE_COUNT)
+            count[plan[i].type]++;
+        if (each)
+            fprintf(stderr, "%-32s %-6s -> %-6s %10.2f MiB\n", t->name, gguf_type_traits_of(t->type)->name, tt->name,
+                    bytes / 1048576.0);
+    }
+    fprintf(stderr, "tensors   ");
+    for (uint32_t ty = 0; ty < GGML_TYPE_COUNT; ty++)
+        if (count[ty])
+            fprintf(stderr, " %llu %s", (unsigned long long)count[ty], gguf_type_traits_of(ty)->name);
+    fprintf(stderr, "\nsize       %.1f MiB -> %.1f MiB of tensor data\n", in_bytes / 1048576.0, out_bytes / 1048576.0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *type = NULL;
+    int threads = 0;
+    bool dry_run = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--threads") == 0 && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (strcmp(a, "--dry-run") == 0)
+            dry_run = true;
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "gguf-quantize: unknown option '%s'\n%s", a, usage);
+            return 2;
+        } else if (!in)
+            in = a;
+        else if (!out)
+            out = a;
+        else if (!type)
+            type = a;
+        else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    quant_ftype ftype;
+    if (!type || !quant_ftype_parse(type, &ftype)) {
+        if (type)
+            fprintf(stderr, "gguf-quantize: unknown type '%s'\n", type);
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (same_file(in, out)) {
+        fprintf(stderr, "gguf-quantize: %s: the output would replace the input; name another file\n", out);
+        return 2;
+    }
+    gguf_file *f;
+    gguf_error err = { 0 };
+    if (gguf_open(in, &f, &err) != GGUF_OK) {
+        report_error("gguf-quantize", in, &err);
+        return 2; /* a file we cannot read is trouble here, whatever is wrong with it */
+    }
+    quant_plan_entry *plan;
+    size_t n;
+    gguf_status st = quant_model_plan(f, ftype, &plan, &n, &err);
+    if (!st) {
+        print_plan(plan, n, dry_run);
+        free(plan);
+        if (!dry_run)
+            st = quant_model_write(f, ftype, out, threads, &err);
+    }
+    if (st)
+        report_error("gguf-quantize", st == GGUF_E_IO ? out : in, &err);
+    else if (!dry_run)
+        fprintf(stderr, "wrote      %s (%s)\n", out, quant_ftype_name(ftype));
+    gguf_close(f);
+    return st ? 2 : 0;
+}
