@@ -90,8 +90,9 @@ static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tie
     }
     if (strstr(name, "attn_qkv.weight") || strstr(name, "ffn_gate_inp.weight") || t->n_dims > 2)
         return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
-                    "tensor '%s': fused QKV and expert tensors are not supported (llama.cpp gives them other types)",
-                    name);
+                         "tensor '%s': fused QKV and expert tensors are not supported (llama.cpp gives them "
+                         "other types)",
+                         name);
     uint32_t nt = base_type(ftype);
     const bool is_output = strcmp(name, "output.weight") == 0 || (tied && strcmp(name, "token_embd.weight") == 0);
     if (is_output) {
@@ -109,9 +110,9 @@ static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tie
         /* llama.cpp falls back to Q5_0 / Q5_1 / Q8_0 here; of those we only write Q8_0 */
         if (nt != GGML_TYPE_Q6_K)
             return gguf_fail(err, GGUF_E_BLOCK_MULTIPLE, t->info_offset, name,
-                        "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback type "
-                        "for them (Q5_0) is one this quantizer does not write",
-                        name, (unsigned long long)t->ne[0], gguf_type_traits_of(nt)->name);
+                             "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback type "
+                             "for them (Q5_0) is one this quantizer does not write",
+                             name, (unsigned long long)t->ne[0], gguf_type_traits_of(nt)->name);
         nt = GGML_TYPE_Q8_0;
     }
     *type = nt;
@@ -125,13 +126,14 @@ gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_
     *n_out = 0;
     if (base_type(ftype) == GGML_TYPE_COUNT)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "unknown file type %d", (int)ftype);
-    gguf_str arch;
+    gguf_str arch = { 0 }; /* stays empty when the key is absent or not a string */
+    const gguf_kv *arch_kv = gguf_find_kv(in, "general.architecture");
     if (gguf_get_str(in, "general.architecture", &arch, NULL) != GGUF_OK ||
-        !((arch.len == 5 && memcmp(arch.ptr, "llama", 5) == 0) || (arch.len == 5 && memcmp(arch.ptr, "qwen2", 5) == 0)))
-        return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "general.architecture",
-                    "quantizing is implemented for the architectures llama and qwen2 (llama.cpp's rules differ for "
-                    "others); this file is '%.*s'",
-                    (int)(arch.ptr ? arch.len : 0), arch.ptr ? arch.ptr : "");
+        arch.len != 5 || (memcmp(arch.ptr, "llama", 5) != 0 && memcmp(arch.ptr, "qwen2", 5) != 0))
+        return gguf_fail(err, GGUF_E_INVALID_ARG, arch_kv ? arch_kv->offset : 0, "general.architecture",
+                         "quantizing is implemented for the architectures llama and qwen2 (llama.cpp's rules "
+                         "differ for others); this file is '%.*s'",
+                         (int)(arch.ptr ? arch.len : 0), arch.ptr ? arch.ptr : "");
     char key[64];
     snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
     uint32_t n_layer;
@@ -161,13 +163,13 @@ gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_
         st = choose_type(t, ftype, tied, n_attn_v, (int)n_layer, &i_attn_v, &i_ffn_down, &plan[i].type, err);
         if (!st && plan[i].type != t->type && !quant_can_quantize(plan[i].type))
             st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name, "tensor '%s': cannot write %s", t->name,
-                      gguf_type_traits_of(plan[i].type)->name);
+                           gguf_type_traits_of(plan[i].type)->name);
         if (!st && plan[i].type != t->type && t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16 &&
             t->type != GGML_TYPE_BF16)
             st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
-                      "tensor '%s' is %s: start from an F32, F16 or BF16 file (quantizing quantized weights again "
-                      "compounds their rounding)",
-                      t->name, gguf_type_traits_of(t->type)->name);
+                           "tensor '%s' is %s: start from an F32, F16 or BF16 file (quantizing quantized weights again "
+                           "compounds their rounding)",
+                           t->name, gguf_type_traits_of(t->type)->name);
     }
     free(order);
     if (st) {

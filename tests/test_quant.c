@@ -351,7 +351,8 @@ Test(quant, k_quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
         const gguf_tensor *q = gguf_find_tensor(f, want[k].name);
         cr_assert_not_null(q);
         uint8_t *ours = malloc(q->size);
-        cr_assert_eq(quant_quantize_row(want[k].type, (const float *)src->data, ours, (int64_t)src->n_elements), QUANT_OK);
+        cr_assert_eq(quant_quantize_row(want[k].type, (const float *)src->data, ours, (int64_t)src->n_elements),
+                     QUANT_OK);
         const size_t bs = gguf_type_traits_of(want[k].type)->type_size;
         for (size_t i = 0; i < q->size; i++)
             cr_assert_eq(ours[i], q->data[i], "%s: block %zu byte %zu: ours 0x%02x, ggml 0x%02x", want[k].name, i / bs,
@@ -400,7 +401,7 @@ Test(quant, k_quantizers_handle_degenerate_blocks)
             cr_assert_lt(rel, types[k] == GGML_TYPE_Q4_K ? 0.12 : 0.03, "%s block %d: relative rms error %.4f",
                          tt->name, b, rel);
         }
-        cr_assert(fabsf(back[600 - 0] - 1000.0f) < 1000.0f * 0.07f, "%s: the outlier survives (%g)", tt->name,
+        cr_assert(fabsf(back[600] - 1000.0f) < 1000.0f * 0.07f, "%s: the outlier survives (%g)", tt->name,
                   back[600]);
     }
     x[5] = NAN; /* garbage in, no crash and no undefined behaviour (the sanitizer build runs this) */
@@ -420,7 +421,8 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q4_0, block, out, 31), QUANT_E_SHAPE);
     cr_assert_eq(quant_quantize_row(GGML_TYPE_Q5_K, out, block, 256), QUANT_E_UNSUPPORTED);
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 32), QUANT_E_SHAPE, "K-quants take whole 256-value blocks");
+    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 32), QUANT_E_SHAPE,
+                 "K-quants take whole 256-value blocks");
     cr_assert_null(quant_row_function(GGML_TYPE_NVFP4, QUANT_IMPL_SCALAR));
 }
 
