@@ -2,9 +2,10 @@
  * engine.h — a model = hyperparameters + weights + tokenizer; the forward
  * pass over a backend (kernels/kern.h); sampling; traces; the smoke verdict.
  *
- * Supported architectures: llama (Llama 1/2/3, TinyLlama, SmolLM, llama2.c)
- * and qwen2 (Qwen2/2.5). The math follows llama.cpp's graphs for them and is
- * held to llama.cpp's outputs by the tests (../shared/golden). Weights stay
+ * Supported architectures: those gguf/arch.c describes (llama, qwen2, qwen3,
+ * gemma3); the forward pass branches on their feature flags, never on a name.
+ * The math follows llama.cpp's graphs for them and is held to llama.cpp's
+ * outputs by the tests (../shared/golden). Weights stay
  * in the file's mapping in their own types; activations and the KV cache are
  * f32. Nothing here prints or exits: every call returns a status and fills an
  * engine_error.
@@ -41,19 +42,29 @@ const char *engine_status_name(engine_status s);
 /* ---- hyperparameters ----------------------------------------------------- */
 
 typedef struct engine_hparams {
-    char arch[32];          /* general.architecture */
+    char arch[64];          /* general.architecture */
+    const gguf_arch *desc;  /* its description (gguf/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
     float eps;              /* RMSNorm epsilon */
-    kern_rope rope;         /* n_rot, neox, base, freq_scale (freq_factors bound with the weights) */
+    kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the weights) */
+    kern_rope rope_swa;     /* sliding-window layers (their own base, no scaling) */
+    int swa_window;         /* sliding-window layers mask keys this many positions back or more (0: none) */
+    gguf_act act;           /* the FFN gate's activation */
+    float attn_scale;       /* multiplies q.k (1/sqrt(head_dim) unless the architecture says otherwise) */
+    float embd_scale;       /* multiplies the token embeddings (gemma: sqrt(n_embd)) */
+    float final_softcap;    /* logits = c * tanh(logits / c) when > 0 */
     bool tied_output;       /* no output.weight: logits use token_embd */
     bool qkv_bias;          /* attn_{q,k,v}.bias present */
+    bool qk_norm;           /* per-head RMSNorm of q and k before rotary */
+    bool post_norms;        /* RMSNorm of the attention and FFN outputs before each residual add */
     /* Where each choice came from, for the start-up report. */
     bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
+    gguf_hparams g;         /* everything the shared reader found */
 } engine_hparams;
 
 /* Reads and checks the hyperparameters of a supported architecture. */
 engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine_error *err);
-/* "llama, qwen2": for messages. */
+/* "llama, qwen2, qwen3, gemma3": for messages. */
 const char *engine_supported_archs(void);
 
 /* ---- model and context --------------------------------------------------- */
@@ -71,7 +82,9 @@ uint64_t engine_model_bytes_per_token(const engine_model *m);
 /* What a probe sees: per-row statistics of one activation after one op. */
 typedef enum engine_op {
     ENGINE_OP_ATTN_NORM, ENGINE_OP_Q, ENGINE_OP_K, ENGINE_OP_V, ENGINE_OP_ATTN, ENGINE_OP_ATTN_OUT,
+    ENGINE_OP_ATTN_POST_NORM, /* models with post-norms only (gemma): the normalized attention output */
     ENGINE_OP_FFN_NORM, ENGINE_OP_FFN_ACT, ENGINE_OP_FFN_OUT,
+    ENGINE_OP_FFN_POST_NORM,  /* models with post-norms only */
     ENGINE_OP_LAYER_OUT,    /* the residual stream after the layer (llama.cpp's l_out) */
     ENGINE_OP_RESULT_NORM,  /* the final norm's output (layer = n_layer) */
     ENGINE_OP_COUNT
@@ -136,10 +149,14 @@ const char *engine_vocab_text(const engine_vocab *v, int32_t id);
 /* Number of real tokens: ids past it are padding ([PAD...], unused). */
 int32_t engine_vocab_n_real(const engine_vocab *v);
 
-/* Tokenizes len bytes of text (special-token text is not parsed), with BOS
- * when add_special and the vocabulary asks for it. *out is malloc'd. */
-engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, int32_t **out,
-                              size_t *n_out, engine_error *err);
+/* Tokenizes len bytes of text, with BOS when add_special and the vocabulary
+ * asks for it. User-defined tokens' text always becomes those tokens; control
+ * tokens' text (<|im_start|>, <start_of_turn>) only when parse_special: a chat
+ * prompt, or --special. *out is malloc'd. */
+engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
+                              int32_t **out, size_t *n_out, engine_error *err);
+/* Whether SentencePiece adds a space before the text (tokenizer.ggml.add_space_prefix). */
+bool engine_vocab_adds_space_prefix(const engine_vocab *v);
 /* The bytes token id stands for in generated text (control tokens: none).
  * Writes up to cap bytes; returns the full length. */
 size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t cap);
@@ -216,7 +233,8 @@ typedef struct engine_cmp_point {
 typedef struct engine_comparison {
     float tol;
     int n_layer, n_points;
-    engine_cmp_point *points;       /* in execution order: layer 0's ops, ..., result_norm, logits */
+    engine_cmp_point *points;       /* in execution order: layer 0's ops, ..., result_norm, logits; an op
+                                     * the model does not run (post-norms without them) keeps worst_pos -1 */
     int first_bad;                  /* the point that first went beyond tol in execution order (-1: none) */
     int n_prompt, n_decode;         /* positions compared in each phase */
     int32_t *tokens;                /* the decode steps' tokens (side A's greedy choices) */

@@ -1,14 +1,22 @@
 /*
- * The forward pass of llama and qwen2, read top to bottom like the math
- * (karpathy/llama2.c's habit), on whatever backend the model is bound to.
+ * The forward pass of the dense decoders gguf/arch.c describes, read top to
+ * bottom like the math (karpathy/llama2.c's habit), on whatever backend the
+ * model is bound to. What differs between architectures is a flag or a
+ * present tensor, never a name:
  *
- *   x = embd[tokens]
+ *   x = embd[tokens] (* sqrt(n_embd): gemma)
  *   per layer:  h = rmsnorm(x) * attn_norm
- *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv);  rope(q), rope(k);  k, v -> cache
- *               x += attention(q, K, V) Wo
+ *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)
+ *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3)
+ *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
+ *               a = attention(q, K, V; scale, window) Wo   (a = rmsnorm(a) * post_attention_norm: gemma)
+ *               x += a
  *               h = rmsnorm(x) * ffn_norm
- *               x += (silu(h Wgate) * (h Wup)) Wdown          <- l_out (the traced residual)
- *   logits = (rmsnorm(x) * output_norm) Wout                   <- result_norm before Wout
+ *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU or tanh-GELU
+ *                                                          (f = rmsnorm(f) * post_ffw_norm: gemma)
+ *               x += f                                     <- l_out (the traced residual)
+ *   logits = (rmsnorm(x) * output_norm) Wout               <- result_norm before Wout
+ *            (logits = c * tanh(logits / c) with final soft-capping)
  */
 #include "internal.h"
 
@@ -163,36 +171,56 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         c->recording = true;
     }
     OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
+    if (hp->embd_scale != 1.0f)
+        OP(be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1);
     for (int il = 0; il < hp->n_layer; il++) {
-        const kern_weight *w = m->layers[il].w;
-        const bool bias = m->layers[il].has_bias;
+        const engine_layer *L = &m->layers[il];
+        const kern_weight *w = L->w;
+        const bool bias = L->has_bias;
+        const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
+        const kern_attn attn = { .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
+                                 .scale = hp->attn_scale, .window = L->swa ? hp->swa_window : 0 };
         float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
         float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
 
-        OP(be->rmsnorm(be, &w[LW_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il);
+        OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il);
         PROBE(ENGINE_OP_ATTN_NORM, il, c->h, E);
-        OP(be->matmul(be, &w[LW_Q], bias ? &w[LW_BQ] : NULL, c->h, T, c->q), "attn_q", il);
-        OP(be->matmul(be, &w[LW_K], bias ? &w[LW_BK] : NULL, c->h, T, k_new), "attn_k", il);
-        OP(be->matmul(be, &w[LW_V], bias ? &w[LW_BV] : NULL, c->h, T, v_new), "attn_v", il);
-        OP(be->rope(be, c->q, T, hp->n_head, hd, pos0, &hp->rope), "rope(q)", il);
-        OP(be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, &hp->rope), "rope(k)", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_Q], bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL, c->h, T, c->q), "attn_q", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_K], bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL, c->h, T, k_new), "attn_k", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_V], bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL, c->h, T, v_new), "attn_v", il);
+        if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q), "attn_q_norm", il);
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new), "attn_k_norm",
+               il);
+        }
+        OP(be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il);
+        OP(be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il);
         PROBE(ENGINE_OP_Q, il, c->q, q_dim);
         PROBE(ENGINE_OP_K, il, k_new, kv_dim);
         PROBE(ENGINE_OP_V, il, v_new, kv_dim);
-        OP(be->attention(be, c->q, kc, vc, T, pos0, hp->n_head, hp->n_kv_head, hd, c->att), "attention", il);
+        OP(be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il);
         PROBE(ENGINE_OP_ATTN, il, c->att, q_dim);
-        OP(be->matmul(be, &w[LW_O], NULL, c->att, T, c->o), "attn_output", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il);
         PROBE(ENGINE_OP_ATTN_OUT, il, c->o, E);
+        if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], c->o, T, E, hp->eps, c->o), "post_attention_norm", il);
+            PROBE(ENGINE_OP_ATTN_POST_NORM, il, c->o, E);
+        }
         OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
 
-        OP(be->rmsnorm(be, &w[LW_FFN_NORM], c->x, T, E, hp->eps, c->h), "ffn_norm", il);
+        OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], c->x, T, E, hp->eps, c->h), "ffn_norm", il);
         PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
-        OP(be->matmul(be, &w[LW_GATE], NULL, c->h, T, c->gate), "ffn_gate", il);
-        OP(be->matmul(be, &w[LW_UP], NULL, c->h, T, c->up), "ffn_up", il);
-        OP(be->swiglu(be, c->gate, c->up, (size_t)T * F, c->gate), "swiglu", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_GATE], NULL, c->h, T, c->gate), "ffn_gate", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_UP], NULL, c->h, T, c->up), "ffn_up", il);
+        OP(be->glu(be, hp->act, c->gate, c->up, (size_t)T * F, c->gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu",
+           il);
         PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
-        OP(be->matmul(be, &w[LW_DOWN], NULL, c->gate, T, c->o), "ffn_down", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, c->gate, T, c->o), "ffn_down", il);
         PROBE(ENGINE_OP_FFN_OUT, il, c->o, E);
+        if (w[GGUF_ROLE_FFN_POST_NORM].t) {
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], c->o, T, E, hp->eps, c->o), "post_ffw_norm", il);
+            PROBE(ENGINE_OP_FFN_POST_NORM, il, c->o, E);
+        }
         OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
         PROBE(ENGINE_OP_LAYER_OUT, il, c->x, E);
     }
@@ -211,6 +239,9 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     for (int r = first; r < T; r += LOGIT_ROWS) {
         int n = T - r < LOGIT_ROWS ? T - r : LOGIT_ROWS;
         OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
+        if (hp->final_softcap > 0.0f)
+            OP(be->softcap(be, c->logits, (size_t)n * hp->n_vocab, hp->final_softcap), "logit soft-capping",
+               hp->n_layer);
         if (step) {
             c->recording = false;
             OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);

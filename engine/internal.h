@@ -16,14 +16,12 @@ __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *er
 /* SplitMix64 (Steele, Lea, Flood): the next 64 random bits of state *x. */
 uint64_t engine_splitmix64(uint64_t *x);
 
-/* One block's weights, in the order of layer_tensor_names (model.c). */
-enum {
-    LW_ATTN_NORM, LW_Q, LW_K, LW_V, LW_O, LW_FFN_NORM, LW_GATE, LW_UP, LW_DOWN, LW_BQ, LW_BK, LW_BV, LW_COUNT
-};
-
+/* One block's weights, indexed by gguf_role (the per-layer roles; the global
+ * roles' slots stay empty): t == NULL for a role this file does not have. */
 typedef struct engine_layer {
-    kern_weight w[LW_COUNT];  /* biases: t == NULL when absent */
-    bool has_bias;
+    kern_weight w[GGUF_ROLE_COUNT];
+    bool has_bias;           /* attn_{q,k,v}.bias */
+    bool swa;                /* attends within the sliding window, with rope_swa */
 } engine_layer;
 
 struct engine_model {

@@ -1,7 +1,7 @@
 /*
- * Binding a file's tensors to the roles of the llama/qwen2 graph, with every
- * shape checked against the hyperparameters before anything runs.
- * Tensor names: llama.cpp's (token_embd, blk.N.attn_q, ..., output).
+ * Binding a file's tensors to the roles its architecture's entry lists
+ * (gguf/arch.c), with every shape checked against the hyperparameters before
+ * anything runs. Tensor names: llama.cpp's (token_embd, blk.N.attn_q, ..., output).
  */
 #include "internal.h"
 #include "quant.h"
@@ -10,30 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Finds `name`, checks it is (ne0, ne1) (ne1 = 0 for a vector) and binds it. */
-static engine_status bind(engine_model *m, kern_weight *w, const char *name, int64_t ne0, int64_t ne1, bool required,
+/* Finds `name`, checks its shape against the role's (gguf/arch.c) and binds it;
+ * an absent tensor is an error only when the architecture requires the role. */
+static engine_status bind(engine_model *m, kern_weight *w, const char *name, gguf_role role, const gguf_hparams *dims,
                           engine_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
+    const gguf_role_info *ri = gguf_role_info_of(role);
     memset(w, 0, sizeof *w);
     if (!t) {
-        if (!required)
+        if (m->hp.desc->need[role] != GGUF_NEED_REQUIRED)
             return ENGINE_OK;
-        return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' is missing: a %s model needs it", name,
-                           m->hp.arch);
+        return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
+                           ri->what, m->hp.arch);
     }
-    bool ok = ne1 == 0 ? t->n_elements == (uint64_t)ne0
-                       : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 && t->ne[2] == 1 && t->ne[3] == 1;
+    const int64_t ne0 = gguf_hparams_dim(dims, ri->ne0), ne1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(dims, ri->ne1);
+    bool ok = ri->ne1 == GGUF_DIM_NONE ? t->n_elements == (uint64_t)ne0
+                                       : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 && t->ne[2] == 1 &&
+                                             t->ne[3] == 1;
     if (!ok) {
-        char want[64];
-        if (ne1)
-            snprintf(want, sizeof want, "[%lld, %lld]", (long long)ne0, (long long)ne1);
+        char want[160];
+        if (ri->ne1 != GGUF_DIM_NONE)
+            snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1, gguf_dim_name(ri->ne0),
+                     gguf_dim_name(ri->ne1));
         else
-            snprintf(want, sizeof want, "[%lld]", (long long)ne0);
+            snprintf(want, sizeof want, "[%lld] (%s)", (long long)ne0, gguf_dim_name(ri->ne0));
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
-                           "tensor '%s' has shape [%llu, %llu, %llu, %llu], the hyperparameters need %s", name,
-                           (unsigned long long)t->ne[0], (unsigned long long)t->ne[1], (unsigned long long)t->ne[2],
-                           (unsigned long long)t->ne[3], want);
+                           "tensor '%s' has shape [%llu, %llu, %llu, %llu], the hyperparameters of this %s model need %s",
+                           name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                           (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], m->hp.arch, want);
     }
     w->t = t;
     kern_status ks = m->be->bind(m->be, w);
@@ -47,33 +52,42 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, int
     return ENGINE_OK;
 }
 
-static engine_status bind_layer(engine_model *m, int il, engine_error *err)
+static engine_status bind_layer(engine_model *m, int il, const gguf_hparams *dims, engine_error *err)
 {
-    const engine_hparams *hp = &m->hp;
-    kern_weight *w = m->layers[il].w;
-    const int64_t E = hp->n_embd, q_dim = (int64_t)hp->n_head * hp->head_dim,
-                  kv_dim = (int64_t)hp->n_kv_head * hp->head_dim;
-    char n[LW_COUNT][96];
-    static const char *const suffix[LW_COUNT] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
-                               "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",
-                               "ffn_down.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias" };
-    for (int i = 0; i < LW_COUNT; i++)
-        snprintf(n[i], sizeof n[i], "blk.%d.%s", il, suffix[i]);
-    const int64_t F = hp->n_ff;
-    bool qwen = !strcmp(hp->arch, "qwen2");
-    /* (ne0, ne1) of each; ne1 = 0 for vectors. Biases are required for qwen2 only. */
-    const int64_t shape[LW_COUNT][2] = { { E, 0 },     { E, q_dim }, { E, kv_dim }, { E, kv_dim },
-                                         { q_dim, E }, { E, 0 },     { E, F },      { E, F },
-                                         { F, E },     { q_dim, 0 }, { kv_dim, 0 }, { kv_dim, 0 } };
-    for (int i = 0; i < LW_COUNT; i++) {
-        bool required = i < LW_BQ || qwen;
-        engine_status s = bind(m, &w[i], n[i], shape[i][0], shape[i][1], required, err);
+    engine_layer *L = &m->layers[il];
+    for (int r = GGUF_ROLE_FIRST_LAYER_ROLE; r < GGUF_ROLE_COUNT; r++) {
+        if (m->hp.desc->need[r] == GGUF_NEED_ABSENT)
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "blk.%d.%s", il, gguf_role_info_of((gguf_role)r)->name);
+        engine_status s = bind(m, &L->w[r], name, (gguf_role)r, dims, err);
         if (s)
             return s;
     }
-    m->layers[il].has_bias = w[LW_BQ].t && w[LW_BK].t && w[LW_BV].t;
-    if (!m->layers[il].has_bias && (w[LW_BQ].t || w[LW_BK].t || w[LW_BV].t))
-        return engine_fail(err, ENGINE_E_MODEL, 0, n[9], "layer %d has only some of the q/k/v biases", il);
+    const kern_weight *w = L->w;
+    L->has_bias = w[GGUF_ROLE_ATTN_Q_BIAS].t && w[GGUF_ROLE_ATTN_K_BIAS].t && w[GGUF_ROLE_ATTN_V_BIAS].t;
+    if (!L->has_bias && (w[GGUF_ROLE_ATTN_Q_BIAS].t || w[GGUF_ROLE_ATTN_K_BIAS].t || w[GGUF_ROLE_ATTN_V_BIAS].t))
+        return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
+    L->swa = gguf_hparams_layer_is_swa(&m->hp.g, il);
+    return ENGINE_OK;
+}
+
+/* Every tensor of the file must be one the architecture reads: llama.cpp refuses
+ * a file with tensors it does not load ("wrong number of tensors"), and a file
+ * whose tensors say another architecture is one an engine would run wrong. */
+static engine_status check_no_stray_tensors(const engine_model *m, engine_error *err)
+{
+    for (size_t i = 0; i < gguf_tensor_count(m->f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(m->f, i);
+        int64_t layer;
+        gguf_role r = gguf_role_of_name(t->name, &layer);
+        if (r != GGUF_ROLE_COUNT && m->hp.desc->need[r] != GGUF_NEED_ABSENT && layer < m->hp.n_layer)
+            continue;
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
+                           "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
+                           "of tensors)", t->name, m->hp.arch,
+                           r != GGUF_ROLE_COUNT && layer >= m->hp.n_layer ? " of this block_count" : "");
+    }
     return ENGINE_OK;
 }
 
@@ -85,9 +99,9 @@ static void unbind_all(engine_model *m)
             m->be->unbind(m->be, globals[i]);
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
         kern_weight *w = m->layers[il].w;
-        for (int i = 0; i < LW_COUNT; i++)
-            if (w[i].t)
-                m->be->unbind(m->be, &w[i]);
+        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+            if (w[r].t)
+                m->be->unbind(m->be, &w[r]);
     }
 }
 
@@ -118,29 +132,45 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         s = engine_fail(err, ENGINE_E_MODEL, 0, "token_embd.weight", "tensor 'token_embd.weight' is missing");
         goto fail;
     }
+    if (embd->ne[1] > INT32_MAX || embd->ne[1] < 1) {
+        s = engine_fail(err, ENGINE_E_MODEL, embd->info_offset, "token_embd.weight",
+                        "tensor 'token_embd.weight' has %llu rows: not a vocabulary an engine can index",
+                        (unsigned long long)embd->ne[1]);
+        goto fail;
+    }
     hp->n_vocab = (int)embd->ne[1];
     const gguf_tensor *gate0 = gguf_find_tensor(f, "blk.0.ffn_gate.weight");
-    if (hp->n_ff == 0 && gate0)
+    if (hp->n_ff == 0 && gate0 && gate0->ne[1] <= (1u << 30))
         hp->n_ff = (int)gate0->ne[1];
+    /* shapes are checked in the embedding's rows and the n_ff in use */
+    gguf_hparams dims = hp->g;
+    dims.n_vocab = hp->n_vocab;
+    dims.n_ff = hp->n_ff;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers) {
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
-    if ((s = bind(m, &m->tok_embd, "token_embd.weight", hp->n_embd, hp->n_vocab, true, err)) ||
-        (s = bind(m, &m->output_norm, "output_norm.weight", hp->n_embd, 0, true, err)) ||
-        (s = bind(m, &m->output, "output.weight", hp->n_embd, hp->n_vocab, false, err)))
+    if ((s = bind(m, &m->tok_embd, "token_embd.weight", GGUF_ROLE_TOKEN_EMBD, &dims, err)) ||
+        (s = bind(m, &m->output_norm, "output_norm.weight", GGUF_ROLE_OUTPUT_NORM, &dims, err)) ||
+        (s = bind(m, &m->output, "output.weight", GGUF_ROLE_OUTPUT, &dims, err)))
         goto fail;
     if (!m->output.t) {
         hp->tied_output = true;
         m->output = m->tok_embd;
     }
     for (int il = 0; il < hp->n_layer; il++)
-        if ((s = bind_layer(m, il, err)))
+        if ((s = bind_layer(m, il, &dims, err)))
             goto fail;
+    /* after the binding: a misnamed tensor is reported as the missing one first */
+    if ((s = check_no_stray_tensors(m, err)))
+        goto fail;
+    const kern_weight *w0 = m->layers[0].w;
     hp->qkv_bias = m->layers[0].has_bias;
+    hp->qk_norm = w0[GGUF_ROLE_ATTN_Q_NORM].t && w0[GGUF_ROLE_ATTN_K_NORM].t;
+    hp->post_norms = w0[GGUF_ROLE_ATTN_POST_NORM].t && w0[GGUF_ROLE_FFN_POST_NORM].t;
     const gguf_tensor *ff = gguf_find_tensor(f, "rope_freqs.weight");
-    if (ff) {
+    if (ff && hp->desc->need[GGUF_ROLE_ROPE_FREQS] != GGUF_NEED_ABSENT) {
         int64_t half = hp->rope.n_rot / 2;
         m->freq_factors = malloc((size_t)half * sizeof(float));
         if (ff->n_elements != (uint64_t)half || !m->freq_factors ||
@@ -151,6 +181,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
             goto fail;
         }
         hp->rope.freq_factors = m->freq_factors;
+        hp->rope_swa.freq_factors = m->freq_factors;
         hp->freq_factors = true;
     }
     *out = m;
@@ -175,8 +206,8 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
     uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
-        for (int i = 0; i < LW_COUNT; i++)
-            total += w[i].t ? w[i].t->size : 0;
+        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+            total += w[r].t ? w[r].t->size : 0;
     }
     return total;
 }

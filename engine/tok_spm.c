@@ -34,18 +34,18 @@ static bool push_bytes(const engine_vocab *v, const char *s, size_t n, tok_out *
     return true;
 }
 
-bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out)
+bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out)
 {
     /* " " -> U+2581 (3 bytes), after an optional leading space. */
-    size_t spaces = v->add_space_prefix ? 1 : 0;
+    size_t spaces = space_prefix ? 1 : 0;
     for (size_t i = 0; i < len; i++)
         spaces += text[i] == ' ';
-    size_t n = len + 2 * spaces + (v->add_space_prefix ? 1 : 0);
+    size_t n = len + 2 * spaces + (space_prefix ? 1 : 0);
     char *esc = malloc(n + 1), *p = esc;
     if (!esc)
         return false;
-    for (size_t i = 0; i < len + (v->add_space_prefix ? 1 : 0); i++) {
-        char c = v->add_space_prefix ? (i == 0 ? ' ' : text[i - 1]) : text[i];
+    for (size_t i = 0; i < len + (space_prefix ? 1 : 0); i++) {
+        char c = space_prefix ? (i == 0 ? ' ' : text[i - 1]) : text[i];
         if (c == ' ') {
             memcpy(p, "\xe2\x96\x81", 3);
             p += 3;

@@ -54,6 +54,7 @@ void engine_vocab_free(engine_vocab *v)
     free(v->score);
     free(v->type);
     free(v->eog);
+    free(v->special);
     free(v);
 }
 
@@ -158,6 +159,10 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         snprintf(hex, sizeof hex, "<0x%02X>", b);
         v->byte_token[b] = strmap_get(&v->by_text, hex, 6);
     }
+    if (!special_tokens_index(v)) {
+        s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        goto fail;
+    }
     if (!spm) {
         bpe_byte_tables(v->byte_cp, v->cp_byte);
         if ((s = pretok_create(v, err)))
@@ -176,6 +181,7 @@ const char *engine_vocab_pre(const engine_vocab *v) { return v->kind == VOCAB_SP
 int32_t engine_vocab_bos(const engine_vocab *v) { return v->bos; }
 int32_t engine_vocab_eos(const engine_vocab *v) { return v->eos; }
 bool engine_vocab_add_bos(const engine_vocab *v) { return v->add_bos; }
+bool engine_vocab_adds_space_prefix(const engine_vocab *v) { return v->kind == VOCAB_SPM && v->add_space_prefix; }
 int32_t engine_vocab_n_real(const engine_vocab *v) { return v->n_real; }
 
 bool engine_vocab_is_eog(const engine_vocab *v, int32_t id)
@@ -201,17 +207,30 @@ bool tok_out_push(tok_out *o, int32_t id)
     return true;
 }
 
-engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, int32_t **out,
-                              size_t *n_out, engine_error *err)
+engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
+                              int32_t **out, size_t *n_out, engine_error *err)
 {
     tok_out o = { 0 };
-    bool ok = true;
-    if (add_special && v->add_bos)
+    text_frag *frags = NULL;
+    size_t n_frags = 0;
+    bool ok = special_partition(v, text, len, parse_special, &frags, &n_frags);
+    if (ok && add_special && v->add_bos)
         ok = tok_out_push(&o, v->bos);
-    if (ok && len)
-        ok = v->kind == VOCAB_SPM ? spm_tokenize(v, text, len, &o) : bpe_tokenize(v, text, len, &o);
+    bool prev_special = true; /* SentencePiece: a space before the first piece and after each special token */
+    for (size_t i = 0; ok && i < n_frags; i++) {
+        const text_frag *f = &frags[i];
+        if (f->id >= 0) {
+            ok = tok_out_push(&o, f->id);
+            prev_special = true;
+            continue;
+        }
+        ok = v->kind == VOCAB_SPM ? spm_tokenize(v, text + f->off, f->len, v->add_space_prefix && prev_special, &o)
+                                  : bpe_tokenize(v, text + f->off, f->len, &o);
+        prev_special = false;
+    }
     if (ok && add_special && v->add_eos && v->eos >= 0)
         ok = tok_out_push(&o, v->eos);
+    free(frags);
     if (!ok) {
         free(o.ids);
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory while tokenizing");

@@ -22,6 +22,8 @@ struct engine_vocab {
     bool add_bos, add_eos, add_space_prefix, ignore_merges;
     uint8_t *eog;             /* (n) end-of-generation flags */
     int32_t n_real;
+    int32_t *special;         /* control, user-defined and unknown tokens, longest text first (special.c) */
+    int32_t n_special;
     void *pretok;             /* BPE: compiled pre-tokenizer regexes */
     int byte_token[256];      /* SPM: <0xXX> ids (-1: none) */
     uint16_t byte_cp[256];    /* BPE: GPT-2's code point for each byte */
@@ -37,13 +39,29 @@ void pretok_free(void *p);
 bool pretok_split(const void *p, const char *text, size_t len, bool (*word)(void *user, size_t start, size_t len),
                   void *user);
 
+/* Special tokens (special.c). A piece of the text to tokenize: raw text at
+ * [off, off + len), or the special token id (id >= 0) that spells it. */
+typedef struct text_frag {
+    int32_t id;
+    size_t off, len;
+} text_frag;
+/* Fills v->special; false when out of memory. */
+bool special_tokens_index(engine_vocab *v);
+/* Cuts text into raw pieces and special tokens as llama.cpp does: user-defined
+ * tokens always, control tokens when parse_special. *out is malloc'd (NULL
+ * and 0 pieces for empty text). False when out of memory. */
+bool special_partition(const engine_vocab *v, const char *text, size_t len, bool parse_special, text_frag **out,
+                       size_t *n_out);
+
 /* Tokenizers: append ids to *out (a growable array). */
 typedef struct tok_out {
     int32_t *ids;
     size_t n, cap;
 } tok_out;
 bool tok_out_push(tok_out *o, int32_t id);
-bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
+/* space_prefix: a space goes before the text (the vocabulary adds one, and the piece starts the
+ * prompt or follows a special token: llama.cpp's is_prev_special). */
+bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out);
 bool bpe_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
 
 /* GPT-2's byte <-> printable code point tables (byte-level BPE), filled once per vocabulary. */

@@ -385,6 +385,117 @@ void gguf_check_report_free(gguf_check_report *r);
 /* True when two metadata values are equal (type, count and every element). */
 bool gguf_value_equal(const gguf_value *a, const gguf_value *b);
 
+/* ---- architectures ------------------------------------------------------ */
+
+/* What each architecture's file holds and what its forward pass does, as data
+ * (gguf-py's constants.py keeps the tensor names the same way; the shapes,
+ * defaults and flags are llama.cpp's, src/models/<arch>.cpp). engine/, audit/
+ * and gguf-quantize read these entries; none of them compares names. Adding
+ * an architecture whose ops exist is one entry in gguf/arch.c: docs/ARCHITECTURES.md. */
+
+/* A size a tensor's shape is written in. */
+typedef enum gguf_dim {
+    GGUF_DIM_NONE,      /* a vector has no second dimension */
+    GGUF_DIM_EMBD,      /* embedding_length */
+    GGUF_DIM_VOCAB,     /* tokens in the vocabulary */
+    GGUF_DIM_FF,        /* feed_forward_length */
+    GGUF_DIM_Q,         /* head_count x key_length */
+    GGUF_DIM_KV_K,      /* head_count_kv x key_length */
+    GGUF_DIM_KV_V,      /* head_count_kv x value_length */
+    GGUF_DIM_Q_V,       /* head_count x value_length (the attention output's input) */
+    GGUF_DIM_HEAD_K,    /* key_length: per-head q/k norms */
+    GGUF_DIM_ROT_HALF,  /* rope.dimension_count / 2: rope_freqs */
+    GGUF_DIM_COUNT
+} gguf_dim;
+
+/* Every tensor role any architecture here has; per-layer roles are named blk.N.<name>. */
+typedef enum gguf_role {
+    GGUF_ROLE_TOKEN_EMBD, GGUF_ROLE_OUTPUT_NORM, GGUF_ROLE_OUTPUT, GGUF_ROLE_ROPE_FREQS,
+    GGUF_ROLE_FIRST_LAYER_ROLE,
+    GGUF_ROLE_ATTN_NORM = GGUF_ROLE_FIRST_LAYER_ROLE, GGUF_ROLE_ATTN_Q, GGUF_ROLE_ATTN_K, GGUF_ROLE_ATTN_V,
+    GGUF_ROLE_ATTN_Q_BIAS, GGUF_ROLE_ATTN_K_BIAS, GGUF_ROLE_ATTN_V_BIAS, GGUF_ROLE_ATTN_Q_NORM,
+    GGUF_ROLE_ATTN_K_NORM, GGUF_ROLE_ATTN_OUT, GGUF_ROLE_ATTN_POST_NORM, GGUF_ROLE_FFN_NORM, GGUF_ROLE_FFN_GATE,
+    GGUF_ROLE_FFN_UP, GGUF_ROLE_FFN_DOWN, GGUF_ROLE_FFN_POST_NORM,
+    GGUF_ROLE_COUNT
+} gguf_role;
+
+typedef struct gguf_role_info {
+    const char *name;     /* "token_embd.weight"; per layer without the "blk.N." prefix: "attn_q.weight" */
+    bool per_layer;
+    gguf_dim ne0, ne1;    /* shape in GGUF order (ne0: a matrix's input width); ne1 NONE for a vector */
+    bool norm;            /* a normalization's gains */
+    const char *what;     /* a few words: "attention query projection" */
+} gguf_role_info;
+
+const gguf_role_info *gguf_role_info_of(gguf_role r);
+/* The role a tensor name plays ("blk.3.attn_q.weight" -> GGUF_ROLE_ATTN_Q, *layer 3; "output.weight" ->
+ * GGUF_ROLE_OUTPUT, *layer -1); GGUF_ROLE_COUNT when no architecture here has it. */
+gguf_role gguf_role_of_name(const char *name, int64_t *layer);
+
+typedef enum gguf_need { GGUF_NEED_ABSENT = 0, GGUF_NEED_OPTIONAL, GGUF_NEED_REQUIRED } gguf_need;
+typedef enum gguf_act { GGUF_ACT_SILU, GGUF_ACT_GELU_TANH } gguf_act;
+
+typedef struct gguf_arch {
+    const char *name;            /* general.architecture */
+    const char *families;        /* the models that ship as it, for messages */
+    uint8_t need[GGUF_ROLE_COUNT]; /* gguf_need of each role */
+    bool rope_neox;              /* NEOX rotary (pairs i, i + n_rot/2) rather than NORM (2i, 2i + 1) */
+    gguf_act act;                /* the FFN's gate activation: act(x Wgate) * (x Wup) */
+    bool embd_scale_sqrt;        /* token embeddings scaled by sqrt(embedding_length) */
+    /* Sliding-window attention, when attention.sliding_window > 0: layer il uses the window when
+     * il % period < period - 1 (attention.sliding_window_pattern overrides the period, or lists the
+     * layers), with rope.freq_base_swa (default 10000) and no rope scaling on those layers. */
+    uint32_t swa_period;         /* 0: the architecture has no sliding window */
+    bool final_softcap;          /* reads final_logit_softcapping: logits = c * tanh(logits / c) */
+    /* q.k is scaled by 1/sqrt(key_length), except in a model of this many layers, which scales by
+     * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
+    uint32_t attn_scale_embd_layers;
+    bool quantize;               /* gguf-quantize knows llama-quantize's rules for it */
+} gguf_arch;
+
+/* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
+const gguf_arch *gguf_arch_find(const char *name, size_t len);
+size_t gguf_arch_count(void);
+const gguf_arch *gguf_arch_at(size_t i);
+/* "llama, qwen2, qwen3, gemma3": for messages. */
+const char *gguf_arch_names(void);
+
+/* Hyperparameters from "<arch>.*" metadata with llama.cpp's defaults where a
+ * key is absent: the one reader engine/ and audit/ share. */
+typedef struct gguf_hparams {
+    const gguf_arch *arch;       /* NULL: no general.architecture, or one not in the table */
+    char arch_name[64];          /* general.architecture as stored (cut to 63 bytes), "" when absent */
+    /* 0 where unknown (absent without a default, or unreadable: then the status says why) */
+    int64_t n_embd, n_layer, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff, n_ctx_train, n_rot;
+    int64_t n_vocab;             /* entries of tokenizer.ggml.tokens, 0 without a vocabulary */
+    int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
+    int64_t file_type;           /* general.file_type, -1 when absent */
+    float eps;                   /* RMSNorm epsilon */
+    float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
+    float rope_base_swa, rope_freq_scale_swa; /* sliding-window layers */
+    int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
+    uint32_t swa_period;         /* see gguf_arch (0 with swa_layers: the layers are listed) */
+    const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */
+    float final_softcap;         /* 0: none */
+    float attn_scale;            /* multiplies q.k */
+    float embd_scale;            /* multiplies the token embeddings (1: none) */
+    /* Where values came from, for reports. */
+    bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
+} gguf_hparams;
+
+/* Reads every hyperparameter it can; returns GGUF_OK, or the first problem
+ * (a key of the wrong type or out of range, a required key missing) with err
+ * filled, the fields read before and after it still set. An architecture not
+ * in the table is not an error here: hp->arch is NULL and the generic keys are
+ * read under its name. */
+gguf_status gguf_hparams_read(const gguf_file *f, gguf_hparams *hp, gguf_error *err);
+/* Whether layer il uses the sliding window. */
+bool gguf_hparams_layer_is_swa(const gguf_hparams *hp, int64_t il);
+/* The value of a shape dimension (0: unknown). */
+int64_t gguf_hparams_dim(const gguf_hparams *hp, gguf_dim d);
+/* What a dimension is, in words ("embedding_length"). */
+const char *gguf_dim_name(gguf_dim d);
+
 /* ---- writer ------------------------------------------------------------- */
 
 typedef struct gguf_writer gguf_writer;

@@ -54,14 +54,20 @@ static kern_status f_rmsnorm(kern_backend *b, const kern_weight *w, const float 
 }
 
 static kern_status f_attention(kern_backend *b, const float *q, const float *k, const float *v, int T, int pos0,
-                               int n_head, int n_kv_head, int head_dim, float *out)
+                               const kern_attn *a, float *out)
 {
-    return inner(b)->attention(inner(b), q, k, v, T, pos0, n_head, n_kv_head, head_dim, out);
+    return inner(b)->attention(inner(b), q, k, v, T, pos0, a, out);
 }
 
-static kern_status f_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
+static kern_status f_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out)
 {
-    return inner(b)->swiglu(inner(b), gate, up, n, out);
+    return inner(b)->glu(inner(b), act, gate, up, n, out);
+}
+
+static kern_status f_scale(kern_backend *b, float *x, size_t n, float s) { return inner(b)->scale(inner(b), x, n, s); }
+static kern_status f_softcap(kern_backend *b, float *x, size_t n, float cap)
+{
+    return inner(b)->softcap(inner(b), x, n, cap);
 }
 
 static kern_status f_add(kern_backend *b, float *x, const float *y, size_t n) { return inner(b)->add(inner(b), x, y, n); }
@@ -146,7 +152,7 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
         .name = in->name, .ctx = c, .destroy = f_destroy, .set_threads = f_set_threads, .alloc = f_alloc,
         .free = f_free, .to_host = f_to_host, .from_host = f_from_host, .bind = f_bind, .unbind = f_unbind,
         .embed = f_embed, .matmul = f_matmul, .rmsnorm = f_rmsnorm, .rope = f_rope, .attention = f_attention,
-        .swiglu = f_swiglu, .add = f_add, .row_stats = f_row_stats, .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
+        .glu = f_glu, .scale = f_scale, .softcap = f_softcap, .add = f_add, .row_stats = f_row_stats, .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
     };
     return b;
 }

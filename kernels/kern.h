@@ -48,6 +48,13 @@ typedef struct kern_rope {
     const float *freq_factors; /* (n_rot/2) divisors of each frequency (Llama 3.1 rope_freqs), or NULL */
 } kern_rope;
 
+/* The shape and masking of one attention op. */
+typedef struct kern_attn {
+    int n_head, n_kv_head, head_dim;
+    float scale;   /* multiplies q.k: 1/sqrt(head_dim) in most models */
+    int window;    /* > 0: a query sees only the last `window` positions (itself included); 0: all before it */
+} kern_attn;
+
 /* Per-row statistics of activations (for traces and verdicts). */
 typedef struct kern_row_stats {
     float rms, mean, min, max, max_abs;
@@ -89,11 +96,17 @@ struct kern_backend {
     kern_status (*rope)(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
     /* Causal attention of q (T, n_head, head_dim) at positions pos0.. over the
      * keys/values (pos0 + T, n_kv_head, head_dim) of one layer's cache;
-     * out (T, n_head, head_dim). GQA: query head h reads kv head h / (n_head / n_kv_head). */
+     * out (T, n_head, head_dim). GQA: query head h reads kv head h / (n_head / n_kv_head).
+     * Scores are q.k * a->scale; with a->window > 0 a query at position p sees
+     * only the keys at p - window + 1 .. p (sliding-window layers). */
     kern_status (*attention)(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
-                             int pos0, int n_head, int n_kv_head, int head_dim, float *out);
-    /* out (n) = silu(gate) * up. */
-    kern_status (*swiglu)(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+                             int pos0, const kern_attn *a, float *out);
+    /* out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it. */
+    kern_status (*glu)(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out);
+    /* x (n) *= s. */
+    kern_status (*scale)(kern_backend *b, float *x, size_t n, float s);
+    /* x (n) = cap * tanh(x / cap): soft-capping of logits. */
+    kern_status (*softcap)(kern_backend *b, float *x, size_t n, float cap);
     /* x (n) += y. */
     kern_status (*add)(kern_backend *b, float *x, const float *y, size_t n);
     /* Statistics of each of the T rows of x (T, n), into host memory. */
@@ -149,6 +162,10 @@ const char *kern_fault_names(void);
 float kern_dot_f32(const float *a, const float *b, int64_t n);
 /* Statistics of one row of n host values (what every backend's row_stats computes). */
 void kern_stats_row(const float *x, int n, kern_row_stats *out);
+/* GELU as llama.cpp's CPU backend computes it: the tanh approximation at x rounded to f16, the
+ * result rounded to f16 (its 64K-entry table), 0 at x <= -10, x at x >= 10. Every backend's
+ * GeGLU computes this value (kernels/cpu/ops.c says why). */
+float kern_gelu_ggml(float x);
 /* Whether the CPU matmul can read `type` (quant/ dequantizes it). */
 bool kern_cpu_supports(uint32_t type);
 

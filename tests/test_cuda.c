@@ -182,20 +182,23 @@ Test(cuda, rope_both_modes_and_attention_gqa)
         cr_assert_lt(rel_diff(x, xg, n), 1e-5f, "rope %s", mode ? "NEOX" : "NORM");
         gpu->free(gpu, xd), free(x), free(xg);
     }
-    /* Causal prompt attention (T = 19 from 0) and a decode step (T = 1 at 39). */
+    /* Causal prompt attention (T = 19 from 0) and a decode step (T = 1 at 39), every key and then
+     * within a sliding window of 9 positions with another score scale (gemma3's local layers). */
     const size_t kv = (size_t)n_ctx * n_kv * hd;
     float *k = noise(kv, 31, 1.0f), *v = noise(kv, 32, 1.0f);
     float *kd = up(gpu, k, kv), *vd = up(gpu, v, kv);
-    const int cases[][2] = { { 19, 0 }, { 1, 39 }, { 4, 36 } };
-    for (int c = 0; c < 3; c++) {
+    const int cases[][3] = { { 19, 0, 0 }, { 1, 39, 0 }, { 4, 36, 0 }, { 19, 0, 9 }, { 1, 39, 9 }, { 4, 36, 9 } };
+    for (int c = 0; c < 6; c++) {
         const int T = cases[c][0], pos0 = cases[c][1];
+        const kern_attn a = { .n_head = n_head, .n_kv_head = n_kv, .head_dim = hd,
+                              .scale = cases[c][2] ? 0.1f : 1.0f / sqrtf((float)hd), .window = cases[c][2] };
         const size_t nq = (size_t)T * n_head * hd;
         float *q = noise(nq, 40 + c, 1.0f), *oc = malloc(nq * sizeof(float));
         float *qd = up(gpu, q, nq), *od = gpu->alloc(gpu, nq);
-        cr_assert_eq(cpu->attention(cpu, q, k, v, T, pos0, n_head, n_kv, hd, oc), KERN_OK);
-        cr_assert_eq(gpu->attention(gpu, qd, kd, vd, T, pos0, n_head, n_kv, hd, od), KERN_OK, "%s", gpu->last_error(gpu));
+        cr_assert_eq(cpu->attention(cpu, q, k, v, T, pos0, &a, oc), KERN_OK);
+        cr_assert_eq(gpu->attention(gpu, qd, kd, vd, T, pos0, &a, od), KERN_OK, "%s", gpu->last_error(gpu));
         float *og = down(gpu, od, nq);
-        cr_assert_lt(rel_diff(oc, og, nq), 1e-5f, "attention T=%d pos0=%d", T, pos0);
+        cr_assert_lt(rel_diff(oc, og, nq), 1e-5f, "attention T=%d pos0=%d window %d", T, pos0, a.window);
         gpu->free(gpu, qd), gpu->free(gpu, od), free(q), free(oc), free(og);
     }
     gpu->free(gpu, kd), gpu->free(gpu, vd), free(k), free(v);
@@ -221,10 +224,20 @@ Test(cuda, elementwise_stats_and_argmax)
         cr_assert_eq(sc[t].max, sg[t].max);
         cr_assert(sc[t].rms == sg[t].rms || fabsf(sc[t].rms - sg[t].rms) <= 1e-5f * fabsf(sc[t].rms));
     }
-    cr_assert_eq(cpu->swiglu(cpu, bb, a + 1000, 1000, oc), KERN_OK);
-    cr_assert_eq(gpu->swiglu(gpu, bd, ad + 1000, 1000, od), KERN_OK);
-    float *og = down(gpu, od, 1000);
-    cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f);
+    for (int act = 0; act < 2; act++) {
+        cr_assert_eq(cpu->glu(cpu, (gguf_act)act, bb, a + 1000, 1000, oc), KERN_OK);
+        cr_assert_eq(gpu->glu(gpu, (gguf_act)act, bd, ad + 1000, 1000, od), KERN_OK, "%s", gpu->last_error(gpu));
+        float *og = down(gpu, od, 1000);
+        cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f, "%s", act ? "geglu" : "swiglu");
+        free(og);
+    }
+    /* scale, then soft-capping, on both */
+    cr_assert_eq(cpu->scale(cpu, bb, n, 25.3f), KERN_OK);
+    cr_assert_eq(gpu->scale(gpu, bd, n, 25.3f), KERN_OK, "%s", gpu->last_error(gpu));
+    cr_assert_eq(cpu->softcap(cpu, bb, n, 30.0f), KERN_OK);
+    cr_assert_eq(gpu->softcap(gpu, bd, n, 30.0f), KERN_OK, "%s", gpu->last_error(gpu));
+    float *og = down(gpu, bd, n);
+    cr_assert_lt(rel_diff(bb, og, n), 1e-6f, "scale and soft-capping");
     float *x = noise(32003, 60, 1.0f);
     x[31999] = 5.0f, x[12] = 5.0f, x[5] = NAN;
     float *xd = up(gpu, x, 32003);

@@ -45,13 +45,29 @@ static void unload(loaded *l)
     gguf_close(l->f);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 typedef struct outcome {
     double logit_rel, trace_rel;
     size_t greedy_compared, greedy_total;
 } outcome;
 
+/* The golden README's tolerances: 5e-4 of max |logit| and 1e-3 on the trace
+ * RMS, except gemma3 (a residual stream with RMS in the thousands, and
+ * llama.cpp's GELU through an f16 table): 2e-3 on its logits. */
+static double logit_tol_for(const engine_hparams *hp)
+{
+    return hp->desc->act == GGUF_ACT_GELU_TANH ? 2e-3 : LOGIT_TOL;
+}
+
 /* Runs model on golden `ref` (stem like "tiny-llama-q4_k_m-deq.p0"); the prompt
- * tokens are checked against `own` (the model's own golden). */
+ * tokens are checked against `own` (the model's own golden). A golden with a
+ * chat_text is a chat prompt: that text is tokenized with special tokens parsed.
+ * One with logit_positions holds only those rows of the prompt's logits. */
 static outcome check_against(const char *model_file, const char *own, const char *ref)
 {
     char rel[512], path[4096];
@@ -68,17 +84,27 @@ static outcome check_against(const char *model_file, const char *own, const char
     loaded l;
     load(model_file, &l);
     const engine_hparams *hp = engine_model_hparams(l.m);
-    const char *prompt = cJSON_GetObjectItem(g, "prompt")->valuestring;
+    const double logit_tol = logit_tol_for(hp);
+    const cJSON *chat = cJSON_GetObjectItem(g, "chat_text");
+    const char *prompt = chat ? chat->valuestring : cJSON_GetObjectItem(g, "prompt")->valuestring;
     int32_t *ids;
     size_t n;
     engine_error e;
-    cr_assert_eq(engine_tokenize(l.v, prompt, strlen(prompt), true, &ids, &n, &e), ENGINE_OK);
-    int32_t want[256];
-    size_t nw = json_ints(cJSON_GetObjectItem(gown, "prompt_tokens"), want, 256);
+    cr_assert_eq(engine_tokenize(l.v, prompt, strlen(prompt), true, chat != NULL, &ids, &n, &e), ENGINE_OK);
+    const cJSON *gtok = cJSON_GetObjectItem(gown, "prompt_tokens");
+    const size_t nw_all = (size_t)cJSON_GetArraySize(gtok);
+    int32_t *want = malloc((nw_all + 1) * sizeof *want);
+    size_t nw = json_ints(gtok, want, nw_all);
     cr_assert_eq(n, nw, "%s: %zu prompt tokens, llama.cpp has %zu", own, n, nw);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(ids[i], want[i], "%s: prompt token %zu is %d, llama.cpp's is %d", own, i, ids[i], want[i]);
-    cr_assert_eq(rows, n);
+    /* the rows the golden holds: every position, or those logit_positions lists */
+    const cJSON *lp = cJSON_GetObjectItem(g, "logit_positions");
+    size_t n_rows = lp ? (size_t)cJSON_GetArraySize(lp) : n;
+    int32_t *row_pos = malloc((n_rows + 1) * sizeof *row_pos);
+    for (size_t i = 0; i < n_rows; i++)
+        row_pos[i] = lp ? cJSON_GetArrayItem(lp, (int)i)->valueint : (int32_t)i;
+    cr_assert_eq(rows, n_rows);
     cr_assert_eq(cols, (uint64_t)hp->n_vocab);
 
     const cJSON *gt = cJSON_GetObjectItem(g, "greedy_tokens");
@@ -93,20 +119,24 @@ static outcome check_against(const char *model_file, const char *own, const char
 
     outcome o = { 0 };
     double max_ref = 0, max_diff = 0;
-    for (uint64_t i = 0; i < rows * cols; i++) {
-        max_ref = fmax(max_ref, fabs(gl[i]));
-        max_diff = fmax(max_diff, fabs((double)logits[i] - gl[i]));
+    for (size_t r = 0; r < n_rows; r++) {
+        cr_assert(row_pos[r] >= 0 && (size_t)row_pos[r] < n, "%s: logit position %d", ref, row_pos[r]);
+        const float *mine = logits + (size_t)row_pos[r] * cols, *theirs = gl + r * cols;
+        for (uint64_t i = 0; i < cols; i++) {
+            max_ref = fmax(max_ref, fabs(theirs[i]));
+            max_diff = fmax(max_diff, fabs((double)mine[i] - theirs[i]));
+        }
     }
     o.logit_rel = max_diff / max_ref;
-    cr_expect_lt(o.logit_rel, LOGIT_TOL, "%s vs %s: prompt logits differ by %.3g relative", model_file, ref,
-                 o.logit_rel);
+    cr_expect_lt(o.logit_rel, logit_tol, "%s vs %s: prompt logits differ by %.3g relative (tolerance %.0e)",
+                 model_file, ref, o.logit_rel, logit_tol);
 
     /* Greedy: identical up to the first step where llama.cpp itself had a near-tie. */
     const cJSON *t1 = cJSON_GetObjectItem(g, "greedy_top1_logit"), *t2 = cJSON_GetObjectItem(g, "greedy_top2_logit");
     o.greedy_total = (size_t)n_gold;
     for (int i = 0; i < n_gold; i++) {
         double m = cJSON_GetArrayItem(t1, i)->valuedouble - cJSON_GetArrayItem(t2, i)->valuedouble;
-        if (m < LOGIT_TOL * max_ref)
+        if (m < logit_tol * max_ref)
             break;
         cr_assert_lt((size_t)i, res.n_tokens, "%s: stopped after %zu tokens, llama.cpp went on", ref, res.n_tokens);
         int want_tok = cJSON_GetArrayItem(gt, i)->valueint;
@@ -117,9 +147,38 @@ static outcome check_against(const char *model_file, const char *own, const char
         o.greedy_compared++;
     }
 
-    /* Per-layer RMS of the residual after each layer, and of the final norm output. */
+    /* Per-layer RMS of the residual after each layer, and of the final norm output.
+     * gemma3 (GELU through llama.cpp's f16 table): at positions that carry massive
+     * activations (a layer's RMS over 4x that layer's median in the golden) and the
+     * position after each, the table's steps turn f32 summation-order differences
+     * into percents: the float64 numpy reference with the table emulated departs
+     * from llama.cpp there as much as we do (1.8% over long0's first 400
+     * positions, docs/ARCHITECTURES.md) while agreeing with us to 1e-4. Those
+     * pairs are held to 10%; every other pair to 1e-3. */
+    const cJSON *trace = cJSON_GetObjectItem(g, "prompt_trace");
+    bool *massive = calloc(n + 1, sizeof *massive);
+    if (hp->act == GGUF_ACT_GELU_TANH) {
+        double *col = malloc(n * sizeof *col);
+        const cJSON *ly;
+        cJSON_ArrayForEach(ly, trace)
+        {
+            const cJSON *rms = cJSON_GetObjectItem(ly, "rms");
+            for (size_t p = 0; p < n; p++)
+                col[p] = cJSON_GetArrayItem(rms, (int)p)->valuedouble;
+            double *sorted = malloc(n * sizeof *sorted);
+            memcpy(sorted, col, n * sizeof *sorted);
+            qsort(sorted, n, sizeof *sorted, cmp_double);
+            const double median = sorted[n / 2];
+            for (size_t p = 0; p < n; p++)
+                if (col[p] > 4 * median)
+                    massive[p] = massive[p + 1] = true;
+            free(sorted);
+        }
+        free(col);
+    }
+    size_t loose = 0;
     const cJSON *layer;
-    cJSON_ArrayForEach(layer, cJSON_GetObjectItem(g, "prompt_trace"))
+    cJSON_ArrayForEach(layer, trace)
     {
         const cJSON *id = cJSON_GetObjectItem(layer, "layer");
         int il = cJSON_IsString(id) ? hp->n_layer : id->valueint;
@@ -128,16 +187,28 @@ static outcome check_against(const char *model_file, const char *own, const char
             double want_rms = cJSON_GetArrayItem(rms, (int)p)->valuedouble;
             double got = engine_trace_at(tr, il, (int)p)->rms;
             double rel = fabs(got - want_rms) / fabs(want_rms);
+            if (massive[p]) {
+                loose += rel > TRACE_TOL;
+                cr_expect_lt(rel, 0.1, "%s: layer %d position %zu (massive activations) rms %.6g, llama.cpp %.6g", ref,
+                             il, p, got, want_rms);
+                continue;
+            }
             o.trace_rel = fmax(o.trace_rel, rel);
             cr_expect_lt(rel, TRACE_TOL, "%s: layer %d position %zu rms %.6g, llama.cpp %.6g", ref, il, p, got,
                          want_rms);
         }
     }
+    if (loose)
+        cr_log_info("%s: %zu layer/position pairs at massive-activation positions beyond %.0e (within 10%%)", ref,
+                    loose, TRACE_TOL);
+    free(massive);
     engine_gen_result_free(&res);
     engine_trace_free(tr);
     engine_ctx_free(c);
     free(logits);
     free(ids);
+    free(want);
+    free(row_pos);
     free(gl);
     unload(&l);
     cJSON_Delete(g);

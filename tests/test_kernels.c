@@ -190,8 +190,9 @@ Test(kernels, rope_norm_and_neox_pairs)
     be->destroy(be);
 }
 
-/* Causal GQA attention against a direct softmax in double. */
-Test(kernels, attention_causal_gqa)
+/* Causal GQA attention against a direct softmax in double: every key before
+ * the query, then a sliding window of 3 positions with another score scale. */
+Test(kernels, attention_causal_gqa_and_sliding_window)
 {
     kern_backend *be = kern_cpu_create(2);
     const int H = 4, KV = 2, d = 16, pos0 = 3, T = 4, n = pos0 + T;
@@ -203,27 +204,87 @@ Test(kernels, attention_causal_gqa)
         k[i] = frand(&s);
         v[i] = frand(&s);
     }
-    cr_assert_eq(be->attention(be, q, k, v, T, pos0, H, KV, d, out), KERN_OK);
-    for (int t = 0; t < T; t++)
-        for (int h = 0; h < H; h++) {
-            int kh = h / (H / KV), nk = pos0 + t + 1;
-            double sc[16], mx = -1e30, z = 0;
-            for (int j = 0; j < nk; j++) {
-                double a = 0;
-                for (int i = 0; i < d; i++)
-                    a += (double)q[(t * H + h) * d + i] * k[(j * KV + kh) * d + i];
-                sc[j] = a / sqrt(d);
-                mx = fmax(mx, sc[j]);
+    const kern_attn cases[2] = { { H, KV, d, 1.0f / sqrtf((float)d), 0 }, { H, KV, d, 0.37f, 3 } };
+    for (int c = 0; c < 2; c++) {
+        const kern_attn *a = &cases[c];
+        cr_assert_eq(be->attention(be, q, k, v, T, pos0, a, out), KERN_OK);
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++) {
+                int kh = h / (H / KV), nk = pos0 + t + 1, j0 = a->window && nk > a->window ? nk - a->window : 0;
+                double sc[16], mx = -1e30, z = 0;
+                for (int j = j0; j < nk; j++) {
+                    double dot = 0;
+                    for (int i = 0; i < d; i++)
+                        dot += (double)q[(t * H + h) * d + i] * k[(j * KV + kh) * d + i];
+                    sc[j] = dot * a->scale;
+                    mx = fmax(mx, sc[j]);
+                }
+                for (int j = j0; j < nk; j++)
+                    z += (sc[j] = exp(sc[j] - mx));
+                for (int i = 0; i < d; i++) {
+                    double ref = 0;
+                    for (int j = j0; j < nk; j++)
+                        ref += sc[j] / z * v[(j * KV + kh) * d + i];
+                    cr_assert_float_eq(out[(t * H + h) * d + i], ref, 1e-5, "window %d t=%d h=%d i=%d", a->window, t,
+                                       h, i);
+                }
             }
-            for (int j = 0; j < nk; j++)
-                z += (sc[j] = exp(sc[j] - mx));
-            for (int i = 0; i < d; i++) {
-                double ref = 0;
-                for (int j = 0; j < nk; j++)
-                    ref += sc[j] / z * v[(j * KV + kh) * d + i];
-                cr_assert_float_eq(out[(t * H + h) * d + i], ref, 1e-5, "t=%d h=%d i=%d", t, h, i);
-            }
-        }
+    }
+    /* a window wider than the context changes nothing */
+    float wide[T * H * d];
+    const kern_attn all = { H, KV, d, 0.25f, 0 }, w100 = { H, KV, d, 0.25f, 100 };
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
+    cr_assert_arr_eq(out, wide, sizeof out);
+    const kern_attn bad = { H, 3, d, 1.0f, 0 };
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
+    be->destroy(be);
+}
+
+/* GeGLU (gemma): GELU as llama.cpp's CPU computes it, the tanh approximation
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) through f16: every value an
+ * f16, within f16 rounding (of x and of the result) of the exact GELU in
+ * double, 0 at or below -10, x at or above 10; scaling and soft-capping likewise. */
+Test(kernels, geglu_scale_and_softcap)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const size_t n = 100003;
+    float *g = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        g[i] = -12.0f + 24.0f * (float)i / (float)n;
+        u[i] = 1.0f;
+    }
+    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, o), KERN_OK);
+    for (size_t i = 0; i < n; i++) {
+        const double x = g[i];
+        double ref = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        if (x <= -10)
+            ref = 0;
+        else if (x >= 10)
+            ref = x;
+        else
+            cr_assert_eq(quant_f16_to_f32(quant_f32_to_f16(o[i])), o[i], "gelu(%.9g) = %.9g is not an f16", g[i], o[i]);
+        /* x rounded to f16 moves gelu by |gelu'(x)| |x| 2^-11; the result's rounding adds 2^-11 of it */
+        const double slope = fabs(ref) > 0 ? 2.0 : 0.0, tol = 0x1p-11 * (fabs(ref) + slope * fabs(x)) + 1e-7;
+        cr_assert_leq(fabs(o[i] - ref), tol, "gelu(%.9g) = %.9g, exact %.9g", g[i], o[i], ref);
+    }
+    cr_assert_eq(kern_gelu_ggml(-10.0f), 0.0f);
+    cr_assert_eq(kern_gelu_ggml(10.0f), 10.0f);
+    cr_assert_eq(kern_gelu_ggml(0.0f), 0.0f);
+    cr_assert_eq(be->glu(be, (gguf_act)7, g, u, n, o), KERN_E_UNSUPPORTED);
+    float x[5] = { -3, 0, 2.5f, 1e30f, -1e30f };
+    cr_assert_eq(be->scale(be, x, 3, 2.0f), KERN_OK);
+    cr_assert_float_eq(x[0], -6.0f, 0);
+    cr_assert_float_eq(x[2], 5.0f, 0);
+    cr_assert_eq(be->softcap(be, x, 5, 30.0f), KERN_OK);
+    cr_assert_float_eq(x[0], 30.0 * tanh(-6.0 / 30.0), 1e-5);
+    cr_assert_float_eq(x[1], 0.0f, 0);
+    cr_assert_float_eq(x[3], 30.0f, 1e-5, "huge logits saturate at the cap");
+    cr_assert_float_eq(x[4], -30.0f, 1e-5);
+    cr_assert_eq(be->softcap(be, x, 5, 0.0f), KERN_E_SHAPE, "a cap of 0 is no cap: the engine never asks for it");
+    free(g);
+    free(u);
+    free(o);
     be->destroy(be);
 }
 
@@ -244,7 +305,7 @@ Test(kernels, rmsnorm_swiglu_add_and_row_stats)
             cr_assert_float_eq(out[t * 5 + i], x[t * 5 + i] / sqrt(ss / 5 + 1e-5) * ((float *)gb)[i], 1e-6);
     }
     float a[3] = { -2, 0, 3 }, b[3] = { 2, 5, -1 }, o[3];
-    cr_assert_eq(be->swiglu(be, a, b, 3, o), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, a, b, 3, o), KERN_OK);
     for (int i = 0; i < 3; i++)
         cr_assert_float_eq(o[i], a[i] / (1 + exp(-a[i])) * b[i], 1e-6);
     cr_assert_eq(be->add(be, a, b, 3), KERN_OK);
@@ -276,7 +337,7 @@ Test(kernels, swiglu_is_within_4_ulp_of_the_exact_silu)
     }
     for (int k = 0; k < 2; k++) {
         const size_t len = k ? n : 5631; /* one decode row, then a prompt's worth */
-        cr_assert_eq(be->swiglu(be, g, u, len, o), KERN_OK);
+        cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, len, o), KERN_OK);
         for (size_t i = 0; i < len; i++) {
             const double ref = (double)g[i] / (1.0 + exp(-(double)g[i])) * u[i];
             cr_assert_leq(fabs(o[i] - ref), 4 * 0x1p-23 * fabs(ref) + 1e-37, "silu(%.9g) * %.9g = %.9g, exact %.9g", g[i],
@@ -286,7 +347,7 @@ Test(kernels, swiglu_is_within_4_ulp_of_the_exact_silu)
     float sg[9] = { NAN, INFINITY, 90.0f, 20.0f, -87.5f, -95.0f, -200.0f, 0.0f, 1.0f }, su[9], so[9];
     for (int i = 0; i < 9; i++)
         su[i] = i == 8 ? NAN : 1.5f;
-    cr_assert_eq(be->swiglu(be, sg, su, 9, so), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 9, so), KERN_OK);
     cr_assert(isnan(so[0]), "a NaN gate gives NaN");
     cr_assert(isinf(so[1]) && so[1] > 0, "+inf gate: %g", so[1]);
     cr_assert_float_eq(so[2], 90.0f * 1.5f, 0, "large gate: gate * up");

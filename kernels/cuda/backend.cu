@@ -227,7 +227,9 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->rmsnorm = cu_rmsnorm;
     b->rope = cu_rope;
     b->attention = cu_attention;
-    b->swiglu = cu_swiglu;
+    b->glu = cu_glu;
+    b->scale = cu_scale;
+    b->softcap = cu_softcap;
     b->add = cu_add;
     b->row_stats = cu_row_stats;
     b->argmax = cu_argmax;

@@ -96,8 +96,10 @@ kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
 kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
-                         int n_head, int n_kv_head, int head_dim, float *out);
-kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out);
+                         const kern_attn *a, float *out);
+kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out);
+kern_status cu_scale(kern_backend *b, float *x, size_t n, float s);
+kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap);
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n);
 kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
 kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out);

@@ -1,6 +1,7 @@
 /*
  * Per-row and element-wise ops of the CUDA backend: token embedding,
- * RMSNorm, rotary embedding, SwiGLU, residual add, row statistics, argmax.
+ * RMSNorm, rotary embedding, gated activations (SwiGLU, GeGLU), scaling,
+ * soft-capping, residual add, row statistics, argmax.
  * The math is the CPU backend's (kernels/cpu/ops.c) term for term: sums of
  * squares in double, rotary angles in double, so that the two backends differ
  * only in summation order.
@@ -171,16 +172,71 @@ __global__ void swiglu_k(const float *gate, const float *up, size_t n, float *ou
         out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+/* GELU as kern_gelu_ggml defines it (llama.cpp's CPU table: the tanh approximation at x rounded to
+ * f16, the result rounded to f16; 0 at x <= -10, x at x >= 10), computed here instead of looked up.
+ * The device's tanhf may differ from glibc's by an ulp; after the f16 rounding that almost never shows. */
+__device__ float gelu_ggml(float x)
+{
+    const float sqrt_2_over_pi = 0.79788456080286535588f, coef_a = 0.044715f;
+    const float xh = __half2float(__float2half_rn(x));
+    const float y = 0.5f * xh * (1.0f + tanhf(sqrt_2_over_pi * xh * (1.0f + coef_a * xh * xh)));
+    return __half2float(__float2half_rn(y));
+}
+
+__global__ void geglu_k(const float *gate, const float *up, size_t n, float *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float x = gate[i];
+        out[i] = x <= -10.0f ? 0.0f : x >= 10.0f ? x * up[i] : gelu_ggml(x) * up[i];
+    }
+}
+
 __global__ void add_k(float *x, const float *y, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] += y[i];
 }
 
-kern_status cu_swiglu(kern_backend *b, const float *gate, const float *up, size_t n, float *out)
+__global__ void scale_k(float *x, size_t n, float s)
 {
-    swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-    CU_LAUNCHED(b, "swiglu_k");
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] *= s;
+}
+
+/* As the CPU: x * (1/cap), tanh, * cap. */
+__global__ void softcap_k(float *x, size_t n, float inv, float cap)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        x[i] = tanhf(x[i] * inv) * cap;
+}
+
+kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out)
+{
+    if (act == GGUF_ACT_SILU) {
+        swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
+        CU_LAUNCHED(b, "swiglu_k");
+    } else if (act == GGUF_ACT_GELU_TANH) {
+        geglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
+        CU_LAUNCHED(b, "geglu_k");
+    } else {
+        return KERN_E_UNSUPPORTED;
+    }
+    return KERN_OK;
+}
+
+kern_status cu_scale(kern_backend *b, float *x, size_t n, float s)
+{
+    scale_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, s);
+    CU_LAUNCHED(b, "scale_k");
+    return KERN_OK;
+}
+
+kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap)
+{
+    if (!(cap > 0.0f))
+        return KERN_E_SHAPE;
+    softcap_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, 1.0f / cap, cap);
+    CU_LAUNCHED(b, "softcap_k");
     return KERN_OK;
 }
 

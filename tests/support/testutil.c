@@ -180,11 +180,13 @@ bool write_whole_file(const char *path, const uint8_t *p, size_t len)
     return (fclose(fp) == 0) && ok;
 }
 
-char *model_path(const char *name)
+const char *real_models_dir(void) { return env_or("GGUFSCOPE_REAL_MODELS", "build/models/real"); }
+
+static char *existing(const char *dir, const char *name)
 {
-    size_t n = strlen(models_dir()) + strlen(name) + 2;
+    size_t n = strlen(dir) + strlen(name) + 2;
     char *p = malloc(n);
-    snprintf(p, n, "%s/%s", models_dir(), name);
+    snprintf(p, n, "%s/%s", dir, name);
     FILE *fp = fopen(p, "rb");
     if (!fp) {
         free(p);
@@ -192,6 +194,12 @@ char *model_path(const char *name)
     }
     fclose(fp);
     return p;
+}
+
+char *model_path(const char *name)
+{
+    char *p = existing(models_dir(), name);
+    return p ? p : existing(real_models_dir(), name);
 }
 
 char *run_tool(const char *tool, const char *args, int *status)

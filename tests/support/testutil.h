@@ -52,7 +52,10 @@ char *run_capture(const char *cmd, int *status);
 tbuf read_whole_file(const char *path);
 bool write_whole_file(const char *path, const uint8_t *p, size_t len);
 
-/* models_dir()/name when that file exists (malloc'd), else NULL. */
+/* Directory of the real models fetched from PyPI by scripts/fetch-real-models.sh
+ * (env GGUFSCOPE_REAL_MODELS or build/models/real). */
+const char *real_models_dir(void);
+/* models_dir()/name, else real_models_dir()/name, when that file exists (malloc'd); else NULL. */
 char *model_path(const char *name);
 
 /* A fresh directory /tmp/ggufscope-TAG-XXXXXX into dir (at least 64 bytes); NULL on failure. Removed with

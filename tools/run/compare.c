@@ -29,12 +29,24 @@ static void point_name(const engine_comparison *r, const engine_cmp_point *p, ch
         snprintf(buf, n, "%s", engine_op_name(p->op));
 }
 
-static void cell(FILE *out, float v, float tol)
+/* One value in a column `width` wide (at least 9). */
+static void cell_w(FILE *out, float v, float tol, int width)
 {
     if (v < 0)
-        fprintf(out, " %9s", "-");
+        fprintf(out, " %*s", width, "-");
     else
-        fprintf(out, " %8.1e%s", v, v > tol ? "!" : " ");
+        fprintf(out, " %*.1e%s", width - 1, v, v > tol ? "!" : " ");
+}
+
+static void cell(FILE *out, float v, float tol)
+{
+    cell_w(out, v, tol, 9);
+}
+
+static int column_width(engine_op op)
+{
+    int n = (int)strlen(engine_op_name(op));
+    return n > 9 ? n : 9;
 }
 
 static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
@@ -45,14 +57,22 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
     fprintf(out, "compare    %s vs %s: %d prompt positions (in chunks of %d), %d greedy decode steps; tolerance %.0e\n",
             a, b, r->n_prompt, COMPARE_CHUNK, r->n_decode, r->tol);
     fprintf(out, "largest relative difference per op, max |a - b| / max |a| over rows (! beyond the tolerance)\n");
+    /* ops this model never runs (the post-norms of models without them) get no column */
+    bool shown[ENGINE_OP_LAYER_OUT + 1] = { 0 };
+    for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
+        for (int il = 0; il < r->n_layer && !shown[op]; il++)
+            shown[op] = r->points[il * (ENGINE_OP_LAYER_OUT + 1) + op].worst_pos >= 0 || op == ENGINE_OP_LAYER_OUT;
     fprintf(out, "layer");
     for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
-        fprintf(out, " %9s", engine_op_name((engine_op)op));
+        if (shown[op])
+            fprintf(out, " %*s", column_width((engine_op)op), engine_op_name((engine_op)op));
     fprintf(out, "\n");
     for (int il = 0; il < r->n_layer; il++) {
         fprintf(out, "%5d", il);
         for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
-            cell(out, r->points[il * (ENGINE_OP_LAYER_OUT + 1) + op].rel_worst, r->tol);
+            if (shown[op])
+                cell_w(out, r->points[il * (ENGINE_OP_LAYER_OUT + 1) + op].rel_worst, r->tol,
+                       column_width((engine_op)op));
         fprintf(out, "\n");
     }
     const engine_cmp_point *rn = &r->points[r->n_points - 2], *lg = &r->points[r->n_points - 1];
@@ -125,7 +145,8 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     cJSON_AddNumberToObject(c, "greedy_disagree", r->greedy_disagree);
     cJSON *pts = cJSON_AddArrayToObject(c, "points");
     for (int k = 0; k < r->n_points; k++)
-        cJSON_AddItemToArray(pts, point_json(r, &r->points[k]));
+        if (r->points[k].worst_pos >= 0)  /* an op this model never runs (post-norms elsewhere than gemma) */
+            cJSON_AddItemToArray(pts, point_json(r, &r->points[k]));
     if (r->first_bad >= 0) {
         const engine_cmp_point *p = &r->points[r->first_bad];
         cJSON *f = point_json(r, p);

@@ -239,7 +239,7 @@ int main(int argc, char **argv)
         goto out;
     }
     size_t n_ids;
-    if (engine_tokenize(v, o.prompt, strlen(o.prompt), true, &ids, &n_ids, &e)) {
+    if (engine_tokenize(v, o.prompt, strlen(o.prompt), true, false, &ids, &n_ids, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
     }
