@@ -144,8 +144,9 @@ int32_t engine_vocab_eos(const engine_vocab *v);
 bool engine_vocab_add_bos(const engine_vocab *v);
 bool engine_vocab_is_eog(const engine_vocab *v, int32_t id);  /* EOS, EOT, EOM, ... */
 engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id);
-/* The token's stored text (NUL-terminated view), NULL when out of range. */
-const char *engine_vocab_text(const engine_vocab *v, int32_t id);
+/* The token's stored text: a view into the mapping, len bytes, NOT NUL-terminated (any bytes);
+ * { NULL, 0 } when out of range. */
+gguf_str engine_vocab_text(const engine_vocab *v, int32_t id);
 /* Number of real tokens: ids past it are padding ([PAD...], unused). */
 int32_t engine_vocab_n_real(const engine_vocab *v);
 
@@ -160,6 +161,22 @@ bool engine_vocab_adds_space_prefix(const engine_vocab *v);
 /* The bytes token id stands for in generated text (control tokens: none).
  * Writes up to cap bytes; returns the full length. */
 size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t cap);
+
+/* ---- chat prompts ------------------------------------------------------------ */
+
+/* The family of a chat template (tokenizer.chat_template, len bytes), as
+ * llama.cpp's built-in detection names it ("chatml", "llama3", "gemma", ...),
+ * or NULL when no rule matches. A template that is itself a family name names it. */
+const char *engine_chat_detect(const char *tmpl, size_t len);
+/* Whether gguf-run can format that family (llama.cpp knows more than it formats). */
+bool engine_chat_formats(const char *family);
+/* The families that can be formatted, for messages. */
+const char *engine_chat_families(void);
+/* One user message (len bytes) as the family writes it, with the assistant's
+ * turn opened, as llama.cpp's llm_chat_apply_template does; *out is malloc'd.
+ * Tokenize the result with parse_special so that its markers become the
+ * special tokens. ENGINE_E_INPUT for a family it cannot format. */
+engine_status engine_chat_format(const char *family, const char *message, size_t len, char **out, engine_error *err);
 
 /* ---- sampling ------------------------------------------------------------ */
 

@@ -92,9 +92,9 @@ static void judge_repetition(const engine_vocab *voc, const int32_t *tok, size_t
         char cyc[160] = "";
         size_t at = 0;
         for (size_t i = 0; i < p; i++) {
-            const char *txt = engine_vocab_text(voc, tok[n - p + i]);
-            at += (size_t)snprintf(cyc + at, sizeof cyc - at, "%s%d '%.20s'", i ? ", " : "", tok[n - p + i],
-                                   txt ? txt : "?");
+            const gguf_str txt = engine_vocab_text(voc, tok[n - p + i]);
+            at += (size_t)snprintf(cyc + at, sizeof cyc - at, "%s%d '%.*s'", i ? ", " : "", tok[n - p + i],
+                                   txt.ptr ? (int)(txt.len < 20 ? txt.len : 20) : 1, txt.ptr ? txt.ptr : "?");
             if (at >= sizeof cyc)
                 break;
         }
@@ -120,11 +120,12 @@ static void judge_padding(const engine_vocab *voc, const int32_t *tok, size_t n,
 {
     for (size_t i = 0; i < n; i++)
         if (is_padding(voc, tok[i])) {
-            const char *txt = engine_vocab_text(voc, tok[i]);
+            const gguf_str txt = engine_vocab_text(voc, tok[i]);
             add(v, ENGINE_SYM_PADDING,
-                "generated token %zu is id %d (%s%.40s%s), a padding/unused entry (the vocabulary's real tokens "
+                "generated token %zu is id %d (%s%.*s%s), a padding/unused entry (the vocabulary's real tokens "
                 "end at id %d)",
-                i, tok[i], txt ? "'" : "", txt ? txt : "no tokenizer entry", txt ? "'" : "", voc->n_real - 1);
+                i, tok[i], txt.ptr ? "'" : "", txt.ptr ? (int)(txt.len < 40 ? txt.len : 40) : 18,
+                txt.ptr ? txt.ptr : "no tokenizer entry", txt.ptr ? "'" : "", voc->n_real - 1);
             return;
         }
 }

@@ -59,6 +59,9 @@ engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, 
         double ref = 0.0;
         for (int i = 0; i < E; i++)
             ref += (double)row[i] * h[i];
+        const double cap = m->hp.final_softcap;
+        if (cap > 0.0)  /* the model's final soft-capping, as the forward pass applies it */
+            ref = cap * tanh(ref / cap);
         float rel = (float)(fabs(ref - logits[r]) / scale);
         if (isnan(rel))
             rel = INFINITY;

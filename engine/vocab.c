@@ -194,9 +194,9 @@ engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id)
     return id >= 0 && id < v->n ? (engine_token_type)v->type[id] : ENGINE_TOK_UNUSED;
 }
 
-const char *engine_vocab_text(const engine_vocab *v, int32_t id)
+gguf_str engine_vocab_text(const engine_vocab *v, int32_t id)
 {
-    return id >= 0 && id < v->n ? v->text[id].ptr : NULL;
+    return id >= 0 && id < v->n ? v->text[id] : (gguf_str){ NULL, 0 };
 }
 
 bool tok_out_push(tok_out *o, int32_t id)

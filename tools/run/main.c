@@ -15,6 +15,12 @@
 static const char usage[] =
     "usage: gguf-run MODEL -p TEXT [options]\n"
     "  -p, --prompt TEXT     the prompt (tokenized with the model's own BOS rule)\n"
+    "  --chat                the prompt is one user message: formatted with the model's chat template\n"
+    "                        (tokenizer.chat_template, recognized as llama.cpp does), the assistant's turn\n"
+    "                        opened; generation stops at the end-of-turn token\n"
+    "  --chat-template NAME  --chat with this format: chatml, llama3, gemma, llama2, mistral-v1, mistral-v3,\n"
+    "                        mistral-v3-tekken, mistral-v7, phi3, zephyr, ...\n"
+    "  --special             special-token text in the prompt (<|im_start|>) becomes that token\n"
     "  -n N                  tokens to generate (default 64)\n"
     "  --temp T              temperature (default 0: greedy)\n"
     "  --top-k K --top-p P --min-p P   sampling filters (off by default)\n"
@@ -120,6 +126,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
             o->smoke = true;
         else if (!strcmp(a, "--json"))
             o->json = true;
+        else if (!strcmp(a, "--chat"))
+            o->chat = true;
+        else if (!strcmp(a, "--chat-template") && next) {
+            o->chat = true;
+            o->chat_template = argv[++i];
+            ok = engine_chat_formats(o->chat_template);
+        } else if (!strcmp(a, "--special"))
+            o->special = true;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
             o->quiet = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -129,6 +143,11 @@ static int parse_args(int argc, char **argv, run_opts *o)
             o->model = a;
         else {
             fprintf(stderr, "gguf-run: unknown or incomplete option '%s'\n%s", a, usage);
+            return 2;
+        }
+        if (!ok && !strcmp(a, "--chat-template")) {
+            fprintf(stderr, "gguf-run: --chat-template '%s' is not a format gguf-run writes (%s)\n", argv[i],
+                    engine_chat_families());
             return 2;
         }
         if (!ok) {
@@ -168,8 +187,8 @@ static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int
     cJSON_AddStringToObject(doc, "prompt", o->prompt);
     for (size_t i = 0; i < n; i++) {
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
-        const char *t = engine_vocab_text(v, ids[i]);
-        char *s = utf8_sanitize(t ? t : "", t ? strlen(t) : 0);
+        const gguf_str t = engine_vocab_text(v, ids[i]);
+        char *s = utf8_sanitize(t.ptr ? t.ptr : "", t.len);
         cJSON_AddItemToArray(pieces, cJSON_CreateString(s));
         free(s);
     }
@@ -232,14 +251,21 @@ int main(int argc, char **argv)
     int32_t *ids = NULL;
     float *prompt_logits = NULL;
     stream st = { 0 };
+    char *chat_text = NULL;
     run_result r = { .o = &o };
     rc = 2;
     if (engine_vocab_load(f, &v, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
     }
+    const char *text = o.prompt, *family = NULL;
+    if (o.chat && (rc = run_chat_prompt(&o, f, &chat_text, &family)))
+        goto out;
+    rc = 2;
+    if (chat_text)
+        text = chat_text;
     size_t n_ids;
-    if (engine_tokenize(v, o.prompt, strlen(o.prompt), true, false, &ids, &n_ids, &e)) {
+    if (engine_tokenize(v, text, strlen(text), true, o.chat || o.special, &ids, &n_ids, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
     }
@@ -280,8 +306,15 @@ int main(int argc, char **argv)
         goto out;
     }
     const engine_hparams *hp = engine_model_hparams(m);
-    if (!o.quiet)
+    if (!o.quiet) {
         run_print_setup(stderr, f, m, v, &o, n_ctx);
+        if (family) {
+            fprintf(stderr, "chat       %s format (%s), %zu prompt tokens: \"", family,
+                    o.chat_template ? "--chat-template" : "recognized in tokenizer.chat_template", n_ids);
+            fmt_escaped(stderr, text, strlen(text));
+            fprintf(stderr, "\"\n");
+        }
+    }
     if (engine_ctx_create(m, n_ctx, 256, &c, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
@@ -345,6 +378,7 @@ out:
     free(st.text);
     free(prompt_logits);
     free(ids);
+    free(chat_text);
     engine_trace_free(trace);
     engine_ctx_free(c);
     engine_model_free(m);

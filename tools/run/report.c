@@ -15,8 +15,8 @@ void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap)
     char piece[64];
     size_t n = engine_token_piece(v, id, piece, sizeof piece - 1);
     if (engine_vocab_type(v, id) == ENGINE_TOK_CONTROL || n == 0) {
-        const char *t = engine_vocab_text(v, id);
-        snprintf(buf, cap, "%.24s", t ? t : "?");
+        const gguf_str t = engine_vocab_text(v, id);
+        snprintf(buf, cap, "%.*s", t.ptr ? (int)(t.len < 24 ? t.len : 24) : 1, t.ptr ? t.ptr : "?");
         return;
     }
     if (n > sizeof piece - 1)
@@ -57,10 +57,27 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
             hp->rope.n_rot, hp->head_dim, hp->rope.freq_scale != 1.0f ? ", linear scaling" : "",
             hp->freq_factors ? ", rope_freqs factors" : "");
-    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s\n", hp->eps, hp->eps_defaulted ? " (default)" : "",
-            hp->qkv_bias ? "yes" : "no");
-    fprintf(out, "output     %s\n", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
-                                                     : "output.weight");
+    if (hp->swa_window > 0) {
+        int n_swa = 0;
+        for (int il = 0; il < hp->n_layer; il++)
+            n_swa += gguf_hparams_layer_is_swa(&hp->g, il);
+        fprintf(out, "attention  sliding window of %d positions on %d of %d layers (rope base %g there); "
+                     "scores scaled by %g\n",
+                hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base, hp->attn_scale);
+    }
+    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; per-head q/k norms: %s; post-norms: %s\n", hp->eps,
+            hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no", hp->qk_norm ? "yes" : "no",
+            hp->post_norms ? "yes" : "no");
+    fprintf(out, "ffn        %s", hp->act == GGUF_ACT_SILU ? "SwiGLU (SiLU gate)"
+                                                          : "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)");
+    if (hp->embd_scale != 1.0f)
+        fprintf(out, "; embeddings scaled by %g", hp->embd_scale);
+    fprintf(out, "\n");
+    fprintf(out, "output     %s", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
+                                                   : "output.weight");
+    if (hp->final_softcap > 0.0f)
+        fprintf(out, "; logits soft-capped at %g", hp->final_softcap);
+    fprintf(out, "\n");
     int32_t nt = engine_vocab_size(v), nr = engine_vocab_n_real(v);
     fprintf(out, "vocab      %s (%s), %d tokens", engine_vocab_model(v), engine_vocab_pre(v), nt);
     if (hp->n_vocab != nt || nr != nt)

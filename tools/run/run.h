@@ -10,11 +10,14 @@ typedef struct run_opts {
     const char *model, *prompt, *backend, *logits_out, *trace_file;
     const char *compare[2];   /* --compare A,B: the two backends, else NULL */
     const char *fault;        /* --debug-fault: the deliberate bug, in the run's backend or compare side B */
+    const char *chat_template; /* --chat-template NAME: the chat format to use, else NULL (the file's own) */
     int n_predict, n_threads, n_ctx;
     int spot_rows;            /* lm_head rows spot-checked per forward pass (0: off) */
     float tolerance;          /* --compare: relative difference that counts as a divergence */
     engine_sampler_params sampler;
     bool json, tokenize, trace, smoke, quiet;
+    bool chat;                /* --chat: the prompt is one user message in the model's chat format */
+    bool special;             /* --special: special-token text in a plain prompt becomes the token */
 } run_opts;
 
 /* Everything a finished run produced, for the reports. */
@@ -40,6 +43,11 @@ kern_backend *run_backend_create(const char *name, int n_threads, const char *fa
 /* --compare: both backends on the prompt and -n greedy steps, every op
  * compared; the report on stdout (text or JSON). Returns the exit status. */
 int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_t n_ids, int n_ctx);
+
+/* --chat: the prompt as one user message in the chat format (--chat-template's, else the one
+ * tokenizer.chat_template is recognized as); *text malloc'd, *family its name. Returns 0, or
+ * the exit status (2) after saying why on stderr. */
+int run_chat_prompt(const run_opts *o, const gguf_file *f, char **text, const char **family);
 
 /* Start-up report on stderr: the model and the choices made for it. */
 void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,

@@ -1,0 +1,169 @@
+/*
+ * Chat prompts the way llama.cpp's built-in templates make them (src/llama-chat.cpp):
+ * no Jinja engine, but a family recognised from tokenizer.chat_template by the
+ * same substrings llama_chat_detect_template looks for, in the same order, and
+ * one user message formatted as that family writes it, the assistant's turn
+ * opened. Families llama.cpp knows and we do not format are still recognised,
+ * so that such a template is named rather than mistaken for a later rule's.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How one family writes a single user message and opens the reply. */
+typedef struct chat_family {
+    const char *name;           /* llama.cpp's name for it (--chat-template NAME) */
+    const char *before, *after; /* around the message; NULL: recognised but not formatted here */
+    bool trim;                  /* the message is trimmed of surrounding whitespace first */
+} chat_family;
+
+static const chat_family families[] = {
+    { "chatml", "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", false },
+    { "llama2", "[INST] ", " [/INST]", false },
+    { "llama2-sys", "[INST] ", " [/INST]", false },
+    { "llama2-sys-bos", "[INST] ", " [/INST]", false },
+    { "llama2-sys-strip", "[INST] ", " [/INST]", true },
+    { "mistral-v1", " [INST] ", " [/INST]", false },
+    { "mistral-v3", "[INST] ", "[/INST]", false },
+    { "mistral-v3-tekken", "[INST]", "[/INST]", false },
+    { "mistral-v7", "[INST] ", "[/INST]", false },
+    { "mistral-v7-tekken", "[INST]", "[/INST]", false },
+    { "phi3", "<|user|>\n", "<|end|>\n<|assistant|>\n", false },
+    { "zephyr", "<|user|>\n", "<|endoftext|>\n<|assistant|>\n", false },
+    { "gemma", "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n", true },
+    { "llama3", "<|start_header_id|>user<|end_header_id|>\n\n",
+      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", true },
+    /* recognised, not formatted */
+    { "phi4", NULL, NULL, false },           { "smolvlm", NULL, NULL, false },
+    { "chatglm4", NULL, NULL, false },       { "exaone-moe", NULL, NULL, false },
+    { "falcon3", NULL, NULL, false },        { "glmedge", NULL, NULL, false },
+    { "monarch", NULL, NULL, false },        { "orion", NULL, NULL, false },
+    { "openchat", NULL, NULL, false },       { "vicuna", NULL, NULL, false },
+    { "vicuna-orca", NULL, NULL, false },    { "deepseek", NULL, NULL, false },
+    { "command-r", NULL, NULL, false },
+};
+
+static const chat_family *family_named(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(families[i].name, name) == 0)
+            return &families[i];
+    return NULL;
+}
+
+const char *engine_chat_families(void)
+{
+    return "chatml, llama3, gemma, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, "
+           "mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, zephyr";
+}
+
+/* A detection rule: every `all` substring present (up to 3), no `none` substring, and optionally the
+ * template starting with `prefix`. Rules are tried in order; the first that holds names the family.
+ * The order and the substrings are llama_chat_detect_template's, up to its Llama 3 rule. */
+typedef struct chat_rule {
+    const char *family;
+    const char *all[3];
+    const char *none[3];
+} chat_rule;
+
+static const chat_rule rules[] = {
+    { "phi4", { "<|im_start|>", "<|im_sep|>" }, { 0 } },
+    { "smolvlm", { "<|im_start|>", "<end_of_utterance>" }, { 0 } },
+    { "chatml", { "<|im_start|>" }, { 0 } },
+    /* "[INST]" (or a template starting "mistral", handled in detect) */
+    { "mistral-v7", { "[INST]", "[SYSTEM_PROMPT]" }, { 0 } },
+    { "mistral-v1", { "[INST]", "' [INST] ' + system_message", " [INST]" }, { 0 } },
+    { "mistral-v1", { "[INST]", "[AVAILABLE_TOOLS]", " [INST]" }, { 0 } },
+    { "mistral-v3-tekken", { "[INST]", "' [INST] ' + system_message", "\"[INST]\"" }, { 0 } },
+    { "mistral-v3-tekken", { "[INST]", "[AVAILABLE_TOOLS]", "\"[INST]\"" }, { 0 } },
+    { "mistral-v3", { "[INST]", "' [INST] ' + system_message" }, { 0 } },
+    { "mistral-v3", { "[INST]", "[AVAILABLE_TOOLS]" }, { 0 } },
+    { "llama2-sys-strip", { "[INST]", "content.strip()" }, { 0 } },
+    { "llama2-sys-bos", { "[INST]", "bos_token + '[INST]" }, { 0 } },
+    { "llama2-sys", { "[INST]", "<<SYS>>" }, { 0 } },
+    { "llama2", { "[INST]" }, { 0 } },
+    { "phi3", { "<|assistant|>", "<|end|>" }, { 0 } },
+    { "chatglm4", { "[gMASK]<sop>" }, { 0 } },
+    { "exaone-moe", { "<|assistant|>", "<|user|>", "<|tool_declare|>" }, { 0 } },
+    { "falcon3", { "<|assistant|>", "<|user|>", "</s>" }, { 0 } },
+    { "glmedge", { "<|assistant|>", "<|user|>" }, { 0 } },
+    { "glmedge", { "<|{{ item['role'] }}|>", "<|begin_of_image|>" }, { 0 } },
+    { "zephyr", { "<|user|>", "<|endoftext|>" }, { 0 } },
+    { "monarch", { "bos_token + message['role']" }, { 0 } },
+    { "gemma", { "<start_of_turn>" }, { 0 } },
+    { "orion", { "'\\n\\nAssistant: ' + eos_token" }, { 0 } },
+    { "openchat", { "GPT4 Correct " }, { 0 } },
+    { "vicuna-orca", { "USER: ", "ASSISTANT: ", "SYSTEM: " }, { 0 } },
+    { "vicuna", { "USER: ", "ASSISTANT: " }, { 0 } },
+    { "deepseek", { "### Instruction:", "<|EOT|>" }, { 0 } },
+    { "command-r", { "<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>" }, { 0 } },
+    { "llama3", { "<|start_header_id|>", "<|end_header_id|>" }, { 0 } },
+};
+
+static bool contains(const char *t, size_t len, const char *s)
+{
+    return memmem(t, len, s, strlen(s)) != NULL;
+}
+
+const char *engine_chat_detect(const char *tmpl, size_t len)
+{
+    /* llama.cpp first takes a template that is itself a family's name */
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (strlen(families[i].name) == len && memcmp(families[i].name, tmpl, len) == 0)
+            return families[i].name;
+    /* a template starting "mistral" goes down the [INST] branch even without "[INST]" */
+    const bool mistral_prefix = len >= 7 && memcmp(tmpl, "mistral", 7) == 0;
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        const chat_rule *ru = &rules[r];
+        bool ok = true;
+        for (int k = 0; ok && k < 3 && ru->all[k]; k++)
+            ok = contains(tmpl, len, ru->all[k]) || (k == 0 && mistral_prefix && strcmp(ru->all[k], "[INST]") == 0);
+        for (int k = 0; ok && k < 3 && ru->none[k]; k++)
+            ok = !contains(tmpl, len, ru->none[k]);
+        if (ok)
+            return ru->family;
+    }
+    return NULL;
+}
+
+bool engine_chat_formats(const char *family)
+{
+    const chat_family *f = family_named(family);
+    return f && f->before;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r' || **s == '\f' || **s == '\v'))
+        (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\n' || (*s)[*n - 1] == '\r' ||
+                  (*s)[*n - 1] == '\f' || (*s)[*n - 1] == '\v'))
+        (*n)--;
+}
+
+engine_status engine_chat_format(const char *family, const char *message, size_t len, char **out, engine_error *err)
+{
+    *out = NULL;
+    const chat_family *f = family_named(family);
+    if (!f)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "chat template '%s' is not one gguf-run knows (%s)", family,
+                           engine_chat_families());
+    if (!f->before)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "",
+                           "the chat template is llama.cpp's '%s', which gguf-run does not format: choose one with "
+                           "--chat-template NAME (%s)", family, engine_chat_families());
+    if (f->trim)
+        trim(&message, &len);
+    const size_t a = strlen(f->before), b = strlen(f->after);
+    char *s = malloc(a + len + b + 1);
+    if (!s)
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    memcpy(s, f->before, a);
+    memcpy(s + a, message, len);
+    memcpy(s + a + len, f->after, b);
+    s[a + len + b] = '\0';
+    *out = s;
+    return ENGINE_OK;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Rewrites tests/data/chat_formats.jsonl from llama.cpp itself: builds
+# scripts/llama-chat-reference.c against a llama.cpp build outside the tree
+# and asks llama_chat_apply_template for every family name gguf-run formats and
+# for template texts written to trip each of llama.cpp's detection rules.
+#   LLAMA_CPP=/path/to/llama.cpp (built in LLAMA_CPP/build) scripts/chat-formats-reference.sh
+set -euo pipefail
+: "${LLAMA_CPP:?set LLAMA_CPP to a llama.cpp source tree built in LLAMA_CPP/build}"
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gcc "$here/scripts/llama-chat-reference.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/ggml/include" \
+  -L"$LLAMA_CPP/build/bin" -lllama -Wl,-rpath,"$LLAMA_CPP/build/bin" -o "$tmp/ref"
+"$tmp/ref" "  What is the capital of France?  " \
+  chatml llama3 gemma llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3 mistral-v3-tekken \
+  mistral-v7 mistral-v7-tekken phi3 zephyr \
+  "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}" \
+  "{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] | trim + '<|eot_id|>' }}{% endfor %}" \
+  "{{ bos_token }}{% for m in messages %}{{ '<start_of_turn>' + m['role'] + '\n' + m['content'] | trim + '<end_of_turn>\n' }}{% endfor %}" \
+  "{% for m in messages %}{{ '[INST] ' + m['content'] + ' [/INST]' }}{% endfor %}" \
+  "{% for m in messages %}{% if m['role'] == 'system' %}{{ '<<SYS>>\n' + m['content'] + '\n<</SYS>>\n\n' }}{% else %}{{ '[INST] ' + m['content'] + ' [/INST]' }}{% endif %}{% endfor %}" \
+  "{% for m in messages %}{{ bos_token + '[INST] ' + m['content'].strip() + ' [/INST]' }}{% endfor %}" \
+  "{% for m in messages %}{{ bos_token + '[INST] ' + m['content'] + ' [/INST]' }}{% endfor %}" \
+  "{{ bos_token }}{% if system_message %}{{ '[SYSTEM_PROMPT]' + system_message + '[/SYSTEM_PROMPT]' }}{% endif %}{% for m in messages %}{{ '[INST]' + m['content'] + '[/INST]' }}{% endfor %}" \
+  "{{ bos_token }}{% for m in messages %}{{ ' [INST] ' + system_message + m['content'] + ' [/INST]' }}{% endfor %}" \
+  "{{ bos_token }}{% for m in messages %}{% if tools %}[AVAILABLE_TOOLS]{% endif %}{{ '[INST] ' + m['content'] + '[/INST]' }}{% endfor %}" \
+  "{{ bos_token }}{% for m in messages %}{% if tools %}[AVAILABLE_TOOLS]{% endif %}{{ \"[INST]\" + m['content'] + \"[/INST]\" }}{% endfor %}" \
+  "{% for m in messages %}{{ '<|' + m['role'] + '|>\n' + m['content'] + '<|end|>\n' }}{% endfor %}{{ '<|assistant|>\n' }}" \
+  "{% for m in messages %}{{ '<|user|>\n' + m['content'] + '<|endoftext|>\n' }}{% endfor %}" \
+  "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '<|im_sep|>' + m['content'] + '<|im_end|>' }}{% endfor %}" \
+  "{% for m in messages %}{{ m['role'] + ': ' + m['content'] }}{% endfor %}" >"$here/tests/data/chat_formats.jsonl"
+echo "chat-formats-reference: wrote tests/data/chat_formats.jsonl" >&2
