@@ -74,17 +74,12 @@ typedef enum audit_class {
 /* "blk.12.attn_q.weight" -> 12 and *role = "attn_q.weight"; other names -> -1 and *role = name. */
 int audit_layer_of(const char *name, const char **role);
 audit_class audit_class_of(const gguf_tensor *t);
-/* A few words on what a role is ("attention query projection"), or NULL. */
-const char *audit_role_description(const char *role);
 
 /* ---- hyperparameters ------------------------------------------------------ */
 
 typedef struct audit_hparams {
-    char arch[64];               /* general.architecture, "" when absent */
-    int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, head_dim_k, head_dim_v; /* 0: unknown */
-    int64_t n_tokens;            /* entries of tokenizer.ggml.tokens, 0 when absent */
-    int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
-    int64_t file_type;           /* general.file_type, -1 when absent */
+    gguf_hparams g;              /* the reader engine/ uses too (gguf/hparams.c): sizes (0: unknown), the
+                                  * architecture's description (g.arch, NULL when not described), file type */
     int64_t n_padding_tokens;    /* unused/[PAD…] tokens at the end of the vocabulary */
 } audit_hparams;
 

@@ -1,19 +1,9 @@
-/* The hyperparameters the rules check shapes against, from metadata
- * ("<arch>.embedding_length", …; names as llama.cpp's gguf-py constants). */
+/* The hyperparameters the rules check shapes against: gguf/'s shared reader
+ * (the one the engine uses), plus the padding at the end of the vocabulary. */
 #include "audit.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int64_t get_int(const gguf_file *f, const char *arch, const char *suffix)
-{
-    char key[160];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    int64_t v = 0;
-    if (gguf_get_int(f, key, 1, INT64_C(1) << 40, &v, NULL) != GGUF_OK)
-        return 0;
-    return v;
-}
 
 /* Token types as llama.cpp's vocabulary defines them: 5 is UNUSED. */
 #define TOKEN_TYPE_UNUSED 5
@@ -49,34 +39,9 @@ static int64_t padding_tail(const gguf_file *f, int64_t n_tokens)
 void audit_read_hparams(const gguf_file *f, audit_hparams *hp)
 {
     memset(hp, 0, sizeof *hp);
-    hp->file_type = -1;
-    gguf_str arch;
-    if (gguf_get_str(f, "general.architecture", &arch, NULL) == GGUF_OK && arch.len < sizeof hp->arch &&
-        !memchr(arch.ptr, '\0', arch.len))
-        memcpy(hp->arch, arch.ptr, arch.len);
-    if (hp->arch[0]) {
-        hp->n_embd = get_int(f, hp->arch, "embedding_length");
-        hp->n_layer = get_int(f, hp->arch, "block_count");
-        hp->n_head = get_int(f, hp->arch, "attention.head_count");
-        hp->n_head_kv = get_int(f, hp->arch, "attention.head_count_kv");
-        if (!hp->n_head_kv)
-            hp->n_head_kv = hp->n_head; /* llama.cpp's default: no grouping */
-        hp->n_ff = get_int(f, hp->arch, "feed_forward_length");
-        hp->head_dim_k = get_int(f, hp->arch, "attention.key_length");
-        hp->head_dim_v = get_int(f, hp->arch, "attention.value_length");
-        if (!hp->head_dim_k && hp->n_head && hp->n_embd % hp->n_head == 0)
-            hp->head_dim_k = hp->n_embd / hp->n_head;
-        if (!hp->head_dim_v)
-            hp->head_dim_v = hp->head_dim_k;
-        hp->vocab_size = get_int(f, hp->arch, "vocab_size");
-    }
-    const gguf_kv *tok = gguf_find_kv(f, "tokenizer.ggml.tokens");
-    if (tok && tok->value.type == GGUF_VT_ARRAY)
-        hp->n_tokens = (int64_t)tok->value.count;
-    hp->n_padding_tokens = padding_tail(f, hp->n_tokens);
-    int64_t ft;
-    if (gguf_get_int(f, "general.file_type", 0, 1 << 20, &ft, NULL) == GGUF_OK)
-        hp->file_type = ft;
+    /* a key of the wrong type or out of range leaves its value unknown (0): no rule holds shapes to it */
+    gguf_hparams_read(f, &hp->g, NULL);
+    hp->n_padding_tokens = padding_tail(f, hp->g.n_vocab);
 }
 
 /* llama.h's llama_ftype values. */

@@ -40,36 +40,6 @@ audit_class audit_class_of(const gguf_tensor *t)
     return AUDIT_CLASS_OTHER;
 }
 
-static const struct { const char *role, *what; } descriptions[] = {
-    { "token_embd.weight", "token embedding" },
-    { "output.weight", "output projection (logits)" },
-    { "output_norm.weight", "final norm" },
-    { "attn_norm.weight", "attention norm" },
-    { "attn_q.weight", "attention query projection" },
-    { "attn_k.weight", "attention key projection" },
-    { "attn_v.weight", "attention value projection" },
-    { "attn_qkv.weight", "fused query/key/value projection" },
-    { "attn_output.weight", "attention output projection" },
-    { "attn_q.bias", "attention query bias" },
-    { "attn_k.bias", "attention key bias" },
-    { "attn_v.bias", "attention value bias" },
-    { "attn_q_norm.weight", "query norm" },
-    { "attn_k_norm.weight", "key norm" },
-    { "ffn_norm.weight", "feed-forward norm" },
-    { "ffn_gate.weight", "feed-forward gate projection" },
-    { "ffn_up.weight", "feed-forward up projection" },
-    { "ffn_down.weight", "feed-forward down projection" },
-    { "rope_freqs.weight", "rotary frequency factors" },
-};
-
-const char *audit_role_description(const char *role)
-{
-    for (size_t i = 0; i < sizeof descriptions / sizeof descriptions[0]; i++)
-        if (strcmp(descriptions[i].role, role) == 0)
-            return descriptions[i].what;
-    return NULL;
-}
-
 static int by_role(const void *a, const void *b)
 {
     const role_entry *x = a, *y = b;

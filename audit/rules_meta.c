@@ -29,9 +29,9 @@ static void padding_rule(const gguf_file *f, const audit_hparams *hp, findings *
     audit_finding *x = finding_add(fs, AUDIT_INFO, "vocab-padding", NULL);
     if (!x)
         return;
-    long long rows = emb ? (long long)emb->ne[1] : (long long)hp->n_tokens;
+    long long rows = emb ? (long long)emb->ne[1] : (long long)hp->g.n_vocab;
     FSET(x->measured, "%lld rows, %lld real tokens: the last %lld are unused padding entries", rows,
-         (long long)(hp->n_tokens - hp->n_padding_tokens), (long long)hp->n_padding_tokens);
+         (long long)(hp->g.n_vocab - hp->n_padding_tokens), (long long)hp->n_padding_tokens);
     FSET(x->expected, "normal: converters pad the vocabulary to the embedding rows (a multiple of 64 or 128)");
     FSET(x->meaning, "the tail is padding, never produced by training: an engine that samples one of those ids is "
                      "broken (wrong logits indexing, or NaN logits where argmax picks an arbitrary id)");
@@ -56,7 +56,7 @@ static bool in_family(const char *ftype, uint32_t type)
 
 static void file_type_rule(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
-    const char *ftype = audit_file_type_name(hp->file_type);
+    const char *ftype = audit_file_type_name(hp->g.file_type);
     if (!ftype)
         return;
     uint64_t by_type[GGML_TYPE_COUNT] = { 0 }, n_matrices = 0, n_other = 0;
@@ -81,7 +81,7 @@ static void file_type_rule(const gguf_file *f, const audit_hparams *hp, findings
             snprintf(mix + used, sizeof mix - used, "%s%llu %s", used ? ", " : "", (unsigned long long)by_type[t],
                      gguf_type_traits_of((uint32_t)t)->name);
         }
-    FSET(x->measured, "general.file_type = %lld (%s); the %llu weight matrices are %s", (long long)hp->file_type,
+    FSET(x->measured, "general.file_type = %lld (%s); the %llu weight matrices are %s", (long long)hp->g.file_type,
          ftype, (unsigned long long)n_matrices, mix);
     FSET(x->expected, "mostly %s-family types; llama.cpp's quantizer falls back to other types where a row "
                       "length is not a multiple of the block size, and records the type that was requested",
@@ -101,13 +101,13 @@ static void final_norm_rule(const gguf_file *f, const audit_hparams *hp, const a
     audit_finding *x = finding_add(fs, AUDIT_INFO, "final-norm-large", t->name);
     if (!x)
         return;
-    bool qwen = strncmp(hp->arch, "qwen2", 5) == 0 || strncmp(hp->arch, "qwen3", 5) == 0;
+    const gguf_arch *a = hp->g.arch;
     FSET(x->measured, "mean %.4g (min %.4g, max %.4g)", s->mean, s->min, s->max);
-    FSET(x->expected, qwen ? "normal for %s: real Qwen2.5 files have a final norm with mean ~7 (no sibling layer "
-                             "to compare it with)"
-                           : "%s: no sibling layer to compare a final norm with; large means occur in trained "
-                             "models (Qwen2.5: ~7)",
-         hp->arch);
+    if (a && a->norm_gains)
+        FSET(x->expected, "normal for %s: %s (no sibling layer to compare a final norm with)", a->name, a->norm_gains);
+    else
+        FSET(x->expected, "%s: no sibling layer to compare a final norm with; large means occur in trained models "
+                          "(Qwen2.5: ~7)", hp->g.arch_name);
     FSET(x->meaning, "not a corruption: it scales the final hidden state before the output projection, so logits "
                      "are larger than the hidden-state RMS suggests");
 }

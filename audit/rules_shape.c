@@ -1,85 +1,34 @@
-/* Shapes against the hyperparameters, layers present and absent, vocabulary
- * rows. Expected shapes are llama.cpp's (llama-model.cpp, create_tensor per
+/* Shapes against the hyperparameters, layers and roles present and absent,
+ * vocabulary rows. Expected shapes and required roles come from the
+ * architectures' descriptions (gguf/arch.c: llama.cpp's create_tensor per
  * architecture) in GGUF order: ne[0] is the input width of a matrix. */
 #include "rules.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum dim { D_NONE, D_E, D_V, D_F, D_QK, D_KVK, D_KVV, D_QV } dim;
-
-typedef struct shape_rule {
-    const char *role;
-    dim d0, d1;
-} shape_rule;
-
-/* Per-layer roles of the llama-like architectures (llama, qwen2, …). */
-static const shape_rule layer_shapes[] = {
-    { "attn_norm.weight", D_E, D_NONE },   { "ffn_norm.weight", D_E, D_NONE },
-    { "attn_q.weight", D_E, D_QK },        { "attn_k.weight", D_E, D_KVK },
-    { "attn_v.weight", D_E, D_KVV },       { "attn_output.weight", D_QV, D_E },
-    { "attn_q.bias", D_QK, D_NONE },       { "attn_k.bias", D_KVK, D_NONE },
-    { "attn_v.bias", D_KVV, D_NONE },      { "ffn_gate.weight", D_E, D_F },
-    { "ffn_up.weight", D_E, D_F },         { "ffn_down.weight", D_F, D_E },
-};
-
-static const char *const llama_like[] = { "llama", "qwen2", "qwen3", "mistral", "granite", "smollm3" };
-
-static bool is_llama_like(const char *arch)
+static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const gguf_role_info *ri, findings *fs)
 {
-    for (size_t i = 0; i < sizeof llama_like / sizeof llama_like[0]; i++)
-        if (strcmp(arch, llama_like[i]) == 0)
-            return true;
-    return false;
-}
-
-static int64_t dim_value(const audit_hparams *hp, dim d)
-{
-    switch (d) {
-    case D_E: return hp->n_embd;
-    case D_V: return hp->n_tokens;
-    case D_F: return hp->n_ff;
-    case D_QK: return hp->n_head * hp->head_dim_k;
-    case D_KVK: return hp->n_head_kv * hp->head_dim_k;
-    case D_KVV: return hp->n_head_kv * hp->head_dim_v;
-    case D_QV: return hp->n_head * hp->head_dim_v;
-    default: return 0;
-    }
-}
-
-static const char *dim_source(dim d)
-{
-    switch (d) {
-    case D_E: return "embedding_length";
-    case D_V: return "tokens in tokenizer.ggml.tokens";
-    case D_F: return "feed_forward_length";
-    case D_QK: return "head_count x key head dim";
-    case D_KVK: return "head_count_kv x key head dim";
-    case D_KVV: return "head_count_kv x value head dim";
-    case D_QV: return "head_count x value head dim";
-    default: return "";
-    }
-}
-
-static void check_shape(const gguf_tensor *t, const audit_hparams *hp, dim d0, dim d1, findings *fs)
-{
-    int64_t e0 = dim_value(hp, d0), e1 = d1 == D_NONE ? 1 : dim_value(hp, d1);
+    const gguf_hparams *g = &hp->g;
+    const char *arch = g->arch_name[0] ? g->arch_name : "this model";
+    int64_t e0 = gguf_hparams_dim(g, ri->ne0), e1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(g, ri->ne1);
     if (e0 <= 0 || e1 <= 0)
         return; /* a hyperparameter is unknown: nothing to hold the shape to */
     bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && t->ne[2] == 1 && t->ne[3] == 1;
     if (ok)
         return;
-    bool rows_only = d1 == D_V && (int64_t)t->ne[0] == e0;
+    bool rows_only = ri->ne1 == GGUF_DIM_VOCAB && (int64_t)t->ne[0] == e0;
     audit_finding *x = finding_add(fs, AUDIT_ERROR, rows_only ? "vocab-rows" : "shape", t->name);
     if (!x)
         return;
     FSET(x->measured, "shape [%llu, %llu, %llu, %llu]", (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3]);
-    if (d1 == D_NONE)
-        FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, dim_source(d0), hp->arch);
+    if (ri->ne1 == GGUF_DIM_NONE)
+        FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, gguf_dim_name(ri->ne0), arch);
     else
-        FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, dim_source(d0),
-             dim_source(d1), hp->arch);
+        FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, gguf_dim_name(ri->ne0),
+             gguf_dim_name(ri->ne1), arch);
     if (rows_only)
         FSET(x->meaning, "%llu rows for %lld tokens cannot both be right: llama.cpp refuses the file; an engine "
                          "that trusts the vocabulary reads past the matrix, one that trusts the matrix samples "
@@ -89,31 +38,81 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, dim d0, d
                          "and an engine that sizes buffers from the metadata reads past or short of this tensor");
 }
 
+/* Every tensor whose name is a role gguf/arch.c knows is held to that role's
+ * shape: the global ones (embedding, output, final norm) in any architecture,
+ * the per-layer ones in the architectures described there (elsewhere the same
+ * names may mean other shapes). */
 static void shape_rules(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
-    bool llama = is_llama_like(hp->arch);
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
-        const char *role;
-        int layer = audit_layer_of(t->name, &role);
-        if (layer < 0) {
-            if (strcmp(role, "token_embd.weight") == 0 || strcmp(role, "output.weight") == 0)
-                check_shape(t, hp, D_E, D_V, fs);
-            else if (strcmp(role, "output_norm.weight") == 0)
-                check_shape(t, hp, D_E, D_NONE, fs);
+        int64_t layer;
+        gguf_role r = gguf_role_of_name(t->name, &layer);
+        if (r == GGUF_ROLE_COUNT)
             continue;
-        }
-        for (size_t k = 0; llama && k < sizeof layer_shapes / sizeof layer_shapes[0]; k++)
-            if (strcmp(role, layer_shapes[k].role) == 0)
-                check_shape(t, hp, layer_shapes[k].d0, layer_shapes[k].d1, fs);
+        const gguf_role_info *ri = gguf_role_info_of(r);
+        if (ri->per_layer ? hp->g.arch != NULL : r != GGUF_ROLE_ROPE_FREQS || hp->g.arch != NULL)
+            check_shape(t, hp, ri, fs);
     }
-    if (hp->n_head > 0 && hp->n_head_kv > 0 && hp->n_head % hp->n_head_kv != 0) {
+    const gguf_hparams *g = &hp->g;
+    if (g->n_head > 0 && g->n_head_kv > 0 && g->n_head % g->n_head_kv != 0) {
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "gqa-ratio", NULL);
         if (x) {
-            FSET(x->measured, "head_count %lld, head_count_kv %lld", (long long)hp->n_head, (long long)hp->n_head_kv);
+            FSET(x->measured, "head_count %lld, head_count_kv %lld", (long long)g->n_head, (long long)g->n_head_kv);
             FSET(x->expected, "head_count a multiple of head_count_kv");
             FSET(x->meaning, "query heads cannot be shared evenly among key/value heads: the metadata is wrong");
         }
+    }
+}
+
+/* The roles a described architecture requires (gguf/arch.c), each present
+ * once (global) or in every layer: what llama.cpp's loader insists on and the
+ * engine refuses a file without. One finding per role, however many layers. */
+static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, findings *fs)
+{
+    const gguf_arch *a = hp->g.arch;
+    const int64_t L = hp->g.n_layer;
+    if (!a || gguf_tensor_count(f) == 0)
+        return; /* not described, or a vocabulary-only file */
+    for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
+        if (a->need[r] != GGUF_NEED_REQUIRED)
+            continue;
+        const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+        if (!ri->per_layer) {
+            if (gguf_find_tensor(f, ri->name))
+                continue;
+            audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-tensor", ri->name);
+            if (x) {
+                FSET(x->measured, "absent");
+                FSET(x->expected, "a %s model has %s (%s)", a->name, ri->name, ri->what);
+                FSET(x->meaning, "llama.cpp would refuse this file: it cannot be run without its %s", ri->what);
+            }
+            continue;
+        }
+        if (L <= 0)
+            continue;
+        int64_t missing = 0, first = -1;
+        char name[128];
+        for (int64_t l = 0; l < L; l++) {
+            snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, ri->name);
+            if (!gguf_find_tensor(f, name) && missing++ == 0)
+                first = l;
+        }
+        if (!missing)
+            continue;
+        audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-tensor", NULL);
+        if (!x)
+            continue;
+        x->layer = missing == 1 ? (int)first : -1;
+        if (missing == 1)
+            FSET(x->tensor, "blk.%lld.%s", (long long)first, ri->name);
+        else
+            FSET(x->tensor, "blk.*.%s", ri->name);
+        FSET(x->measured, "absent in %lld of %lld layers (the first: layer %lld)", (long long)missing, (long long)L,
+             (long long)first);
+        FSET(x->expected, "every layer of a %s model has %s (%s)", a->name, ri->name, ri->what);
+        FSET(x->meaning, "llama.cpp would refuse this file; an engine that does not check runs those layers "
+                         "without their %s", ri->what);
     }
 }
 
@@ -124,7 +123,7 @@ static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer,
         return;
     x->layer = (int)layer;
     FSET(x->tensor, "blk.%lld.%s", (long long)layer, role);
-    FSET(x->measured, "absent; %s is present in %zu of %lld layers", role, present, (long long)hp->n_layer);
+    FSET(x->measured, "absent; %s is present in %zu of %lld layers", role, present, (long long)hp->g.n_layer);
     FSET(x->expected, "every layer has %s", role);
     FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check reads another layer's weights or "
                      "garbage for this layer");
@@ -136,7 +135,7 @@ static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer,
 static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
     size_t n = gguf_tensor_count(f);
-    int64_t L = hp->n_layer;
+    int64_t L = hp->g.n_layer;
     if (n == 0 || L <= 0 || L > 100000)
         return;
     role_entry *e = role_entries_sorted(f);
@@ -156,7 +155,7 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "layer-out-of-range", gguf_tensor_at(f, e[i].index)->name);
         if (x) {
             FSET(x->measured, "layer %d", e[i].layer);
-            FSET(x->expected, "layers 0-%lld (%s.block_count = %lld)", (long long)L - 1, hp->arch, (long long)L);
+            FSET(x->expected, "layers 0-%lld (%s.block_count = %lld)", (long long)L - 1, hp->g.arch_name, (long long)L);
             FSET(x->meaning, "block_count and the tensors disagree: an engine that trusts block_count never runs "
                              "this layer, one that counts tensors runs past the metadata");
         }
@@ -169,7 +168,7 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             x->layer = (int)l;
             FSET(x->tensor, "blk.%lld.*", (long long)l);
             FSET(x->measured, "no tensor of layer %lld", (long long)l);
-            FSET(x->expected, "%lld layers (%s.block_count), each with its tensors", (long long)L, hp->arch);
+            FSET(x->expected, "%lld layers (%s.block_count), each with its tensors", (long long)L, hp->g.arch_name);
             FSET(x->meaning, "llama.cpp refuses the file; an engine that does not check runs a layer with missing "
                              "(zero or stale) weights");
         }
@@ -178,7 +177,12 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
         size_t end = role_group_end(e, n, g), present = 0;
         while (g + present < end && e[g + present].layer < L)
             present++; /* layers ascend within a group; those past L were reported above */
-        if (2 * (int64_t)present > L) {
+        /* a described architecture's required roles: required_roles_rule reports them */
+        int64_t layer_of_role;
+        gguf_role role = gguf_role_of_name(gguf_tensor_at(f, e[g].index)->name, &layer_of_role);
+        const bool required = hp->g.arch && role != GGUF_ROLE_COUNT &&
+                              hp->g.arch->need[role] == GGUF_NEED_REQUIRED;
+        if (2 * (int64_t)present > L && !required) {
             size_t k = g;
             for (int64_t l = 0; l < L; l++) {
                 if (k < g + present && e[k].layer == l)
@@ -194,11 +198,11 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
 
 static void vocab_rules(const audit_hparams *hp, findings *fs)
 {
-    if (hp->vocab_size && hp->n_tokens && hp->vocab_size != hp->n_tokens) {
+    if (hp->g.vocab_size && hp->g.n_vocab && hp->g.vocab_size != hp->g.n_vocab) {
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "vocab-size", NULL);
         if (x) {
-            FSET(x->measured, "%s.vocab_size = %lld, tokenizer.ggml.tokens has %lld entries", hp->arch,
-                 (long long)hp->vocab_size, (long long)hp->n_tokens);
+            FSET(x->measured, "%s.vocab_size = %lld, tokenizer.ggml.tokens has %lld entries", hp->g.arch_name,
+                 (long long)hp->g.vocab_size, (long long)hp->g.n_vocab);
             FSET(x->expected, "the same number");
             FSET(x->meaning, "token ids past the shorter of the two have no text or no embedding: detokenizing "
                              "or embedding them reads out of bounds");
@@ -209,6 +213,7 @@ static void vocab_rules(const audit_hparams *hp, findings *fs)
 void rules_shape(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
     shape_rules(f, hp, fs);
+    required_roles_rule(f, hp, fs);
     layer_rules(f, hp, fs);
     vocab_rules(hp, fs);
 }

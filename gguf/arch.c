@@ -68,6 +68,7 @@ static const gguf_arch archs[] = {
         .rope_neox = true,
         .act = GGUF_ACT_SILU,
         .quantize = true,
+        .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
     },
     {
         .name = "qwen3",
@@ -89,6 +90,9 @@ static const gguf_arch archs[] = {
         .final_softcap = true,
         .attn_scale_embd_layers = 62,
         .quantize = false,
+        /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
+        .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
+                      "a final norm peaking in the hundreds are gemma-3-270m's trained values",
     },
 };
 

@@ -451,6 +451,7 @@ typedef struct gguf_arch {
      * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
     uint32_t attn_scale_embd_layers;
     bool quantize;               /* gguf-quantize knows llama-quantize's rules for it */
+    const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */
 } gguf_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */

@@ -221,9 +221,9 @@ Test(audit, healthy_writer_model_is_clean)
     list(&r, all, sizeof all);
     cr_expect_eq(r.n_errors, 0, "%s", all);
     cr_expect_eq(r.n_warnings, 0, "%s", all);
-    cr_expect_eq(r.hp.n_embd, E);
-    cr_expect_eq(r.hp.n_layer, L);
-    cr_expect_eq(r.hp.head_dim_k, E / 4);
+    cr_expect_eq(r.hp.g.n_embd, E);
+    cr_expect_eq(r.hp.g.n_layer, L);
+    cr_expect_eq(r.hp.g.head_dim_k, E / 4);
     /* roles: attn_q.weight over 4 layers */
     bool seen = false;
     for (size_t i = 0; i < r.n_roles; i++)
@@ -323,4 +323,109 @@ Test(audit, compare_tensors_measures_differences)
     cr_expect_gt(d.rel_rms, 0.0);
     gguf_close(f), gguf_close(g);
     free(b1), free(b2);
+}
+
+/* ---- the architectures' descriptions (gguf/arch.c) -------------------------------- */
+
+/* A copy of a shared model with one tensor name's bytes replaced (same length), audited. */
+static audit_report audit_renamed(const char *model, const char *from, const char *to, tbuf *keep)
+{
+    char *path = model_path(model);
+    if (!path)
+        cr_skip_test("%s not found: skipped", model);
+    *keep = read_whole_file(path);
+    free(path);
+    cr_assert(keep->p);
+    cr_assert_eq(strlen(from), strlen(to));
+    uint64_t at = tensor_info_offset(keep, from);
+    cr_assert_eq(memcmp(keep->p + at + 8, from, strlen(from)), 0);
+    memcpy(keep->p + at + 8, to, strlen(to));
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(keep->p, keep->len, &f, NULL), GGUF_OK);
+    audit_report r;
+    cr_assert_eq(audit_model(f, NULL, &r), AUDIT_OK);
+    gguf_close(f);
+    return r;
+}
+
+static const audit_finding *find_code(const audit_report *r, const char *code, const char *tensor)
+{
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (!strcmp(r->findings[i].code, code) && (!tensor || !strcmp(r->findings[i].tensor, tensor)))
+            return &r->findings[i];
+    return NULL;
+}
+
+/* qwen3 requires its per-head norms in every layer: one missing is an error naming the layer. */
+Test(audit, a_required_role_missing_in_one_layer_is_named)
+{
+    tbuf b;
+    audit_report r = audit_renamed("tiny-qwen3-f32.gguf", "blk.2.attn_q_norm.weight", "blk.2.attn_q_nrrm.weight", &b);
+    const audit_finding *x = find_code(&r, "missing-tensor", "blk.2.attn_q_norm.weight");
+    cr_assert(x, "no missing-tensor finding for blk.2.attn_q_norm.weight");
+    cr_assert_eq(x->severity, AUDIT_ERROR);
+    cr_assert_eq(x->layer, 2);
+    cr_assert(strstr(x->expected, "qwen3") && strstr(x->meaning, "llama.cpp would refuse"), "%s / %s", x->expected,
+              x->meaning);
+    audit_report_free(&r);
+    tbuf_free(&b);
+}
+
+/* A per-head norm of the wrong length is a shape error against key_length. */
+Test(audit, a_per_head_norm_is_held_to_key_length)
+{
+    char *path = model_path("tiny-qwen3-f32.gguf");
+    if (!path)
+        cr_skip_test("tiny-qwen3-f32.gguf not found: skipped");
+    tbuf b = read_whole_file(path);
+    free(path);
+    uint64_t at = tensor_dim_offset(&b, "blk.0.attn_k_norm.weight", 0);
+    cr_assert_eq(get_u64le(b.p + at), 96, "tiny-qwen3's head dim");
+    put_u64le(b.p + at, 48); /* half the values: the data shrinks, the file still opens */
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &ge), GGUF_OK, "%s", ge.message);
+    audit_report r;
+    cr_assert_eq(audit_model(f, NULL, &r), AUDIT_OK);
+    const audit_finding *x = find_code(&r, "shape", "blk.0.attn_k_norm.weight");
+    cr_assert(x, "no shape finding");
+    cr_assert(strstr(x->expected, "[96]") && strstr(x->expected, "key_length"), "%s", x->expected);
+    audit_report_free(&r);
+    gguf_close(f);
+    tbuf_free(&b);
+}
+
+/* The two real trained models: no error, no warning; gemma's large norms and SmolLM2's small
+ * first-layer norm are explained in notes. */
+Test(audit, real_trained_models_have_no_errors_or_warnings)
+{
+    const char *models[] = { "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf" };
+    int checked = 0;
+    for (int i = 0; i < 2; i++) {
+        char *path = model_path(models[i]);
+        if (!path)
+            continue;
+        gguf_file *f;
+        cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+        audit_stats *st;
+        audit_report r = audit_of(f, &st);
+        for (size_t k = 0; k < r.n_findings; k++)
+            cr_expect_eq(r.findings[k].severity, AUDIT_INFO, "%s: %s %s: %s", models[i], r.findings[k].code,
+                         r.findings[k].tensor, r.findings[k].measured);
+        cr_assert_not_null(r.hp.g.arch, "%s: its architecture is described", models[i]);
+        if (i == 0) {
+            const audit_finding *x = find_code(&r, "edge-layer-norm", "blk.0.attn_norm.weight");
+            cr_assert(x, "SmolLM2's small layer-0 attn_norm is noted");
+        } else {
+            const audit_finding *x = find_code(&r, "final-norm-large", "output_norm.weight");
+            cr_assert(x && strstr(x->expected, "+1"), "gemma's final norm is explained: %s", x ? x->expected : "");
+        }
+        audit_report_free(&r);
+        free(st);
+        gguf_close(f);
+        free(path);
+        checked++;
+    }
+    if (!checked)
+        cr_skip_test("the real models are not fetched (make models): skipped");
 }
