@@ -1,6 +1,7 @@
 /*
  * Whole-model quantization as llama-quantize does it without an importance
- * matrix, for the dense llama and qwen2 models the engine runs: the same
+ * matrix, for the dense architectures whose description (gguf/arch.c) says so
+ * (llama, qwen2, qwen3): the same
  * tensor types (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp),
  * the same tensor order (llama_model_loader's weight_name_comparer), the same
  * metadata and the same bytes in every block (quantize_k.c), so the file is
@@ -107,13 +108,15 @@ static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tie
         ++*i_ffn_down;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
-        /* llama.cpp falls back to Q5_0 / Q5_1 / Q8_0 here; of those we only write Q8_0 */
-        if (nt != GGML_TYPE_Q6_K)
+        /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size */
+        const uint32_t fallback = nt == GGML_TYPE_Q4_K ? GGML_TYPE_Q5_0 : nt == GGML_TYPE_Q6_K ? GGML_TYPE_Q8_0
+                                                                                             : GGML_TYPE_COUNT;
+        if (fallback == GGML_TYPE_COUNT || t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
             return gguf_fail(err, GGUF_E_BLOCK_MULTIPLE, t->info_offset, name,
-                             "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback type "
-                             "for them (Q5_0) is one this quantizer does not write",
+                             "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback for "
+                             "them is one this quantizer does not write",
                              name, (unsigned long long)t->ne[0], gguf_type_traits_of(nt)->name);
-        nt = GGML_TYPE_Q8_0;
+        nt = fallback;
     }
     *type = nt;
     return GGUF_OK;
@@ -126,20 +129,27 @@ gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_
     *n_out = 0;
     if (base_type(ftype) == GGML_TYPE_COUNT)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "unknown file type %d", (int)ftype);
-    gguf_str arch = { 0 }; /* stays empty when the key is absent or not a string */
+    /* the architectures whose description says llama-quantize's rules for them are reproduced here */
+    gguf_hparams hp;
+    gguf_error hperr;
+    const gguf_status hs = gguf_hparams_read(in, &hp, &hperr);
     const gguf_kv *arch_kv = gguf_find_kv(in, "general.architecture");
-    if (gguf_get_str(in, "general.architecture", &arch, NULL) != GGUF_OK ||
-        arch.len != 5 || (memcmp(arch.ptr, "llama", 5) != 0 && memcmp(arch.ptr, "qwen2", 5) != 0))
+    if (!hp.arch || !hp.arch->quantize) {
+        char names[256] = "";
+        for (size_t i = 0, at = 0; i < gguf_arch_count() && at < sizeof names; i++)
+            if (gguf_arch_at(i)->quantize)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", gguf_arch_at(i)->name);
         return gguf_fail(err, GGUF_E_INVALID_ARG, arch_kv ? arch_kv->offset : 0, "general.architecture",
-                         "quantizing is implemented for the architectures llama and qwen2 (llama.cpp's rules "
-                         "differ for others); this file is '%.*s'",
-                         (int)(arch.ptr ? arch.len : 0), arch.ptr ? arch.ptr : "");
-    char key[64];
-    snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
-    uint32_t n_layer;
-    gguf_status st = gguf_get_u32(in, key, &n_layer, err);
-    if (st)
-        return st;
+                         "quantizing is implemented for the architectures %s (llama.cpp's rules for others are not "
+                         "reproduced here); this file is '%s'", names, hp.arch_name);
+    }
+    if (hs != GGUF_OK) {
+        if (err)
+            *err = hperr;
+        return hs;
+    }
+    const int64_t n_layer = hp.n_layer;
+    gguf_status st = GGUF_OK;
     const size_t n = gguf_tensor_count(in);
     const gguf_tensor **order = malloc((n ? n : 1) * sizeof *order);
     quant_plan_entry *plan = malloc((n ? n : 1) * sizeof *plan);

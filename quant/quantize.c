@@ -1,5 +1,5 @@
-/* f32 -> F16, BF16, Q8_0, Q4_0, rounding as ggml's reference quantizers
- * (quantize_row_q8_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
+/* f32 -> F16, BF16, Q8_0, Q5_0, Q4_0, rounding as ggml's reference quantizers
+ * (quantize_row_q8_0_ref, quantize_row_q5_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
 #include "blocks.h"
 
 #include <math.h>
@@ -43,10 +43,38 @@ static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
     }
 }
 
+/* Q5_0: as Q4_0 with 5 bits, d = (the value of largest magnitude, signed) / -16 and
+ * q = min(31, trunc(x / d + 16.5)); the low 4 bits of value j and j + 16 share byte j of qs,
+ * the fifth bit of value j is bit j of qh (little-endian u32, after d).
+ *   block (22 bytes): | d (f16) | qh (4 bytes: bit j = q[j] >> 4) | qs[16]: q[j] & 15 | (q[j+16] & 15) << 4 | */
+static void quantize_q5_0(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 22) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < 32; j++) {
+            if (amax < fabsf(x[j])) {
+                amax = fabsf(x[j]);
+                max = x[j];
+            }
+        }
+        const float d = max / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put16(b, quant_f32_to_f16(d));
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            const int8_t q0 = (int8_t)(x[j] * id + 16.5f), q1 = (int8_t)(x[j + 16] * id + 16.5f);
+            const uint8_t a = (uint8_t)(q0 < 31 ? q0 : 31), c = (uint8_t)(q1 < 31 ? q1 : 31);
+            b[6 + j] = (uint8_t)((a & 0x0f) | (c & 0x0f) << 4);
+            qh |= (uint32_t)(a >> 4) << j | (uint32_t)(c >> 4) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++)
+            b[2 + k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
 bool quant_can_quantize(uint32_t type)
 {
     return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 ||
-           type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_F32;
+           type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_F32;
 }
 
 quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n)
@@ -63,6 +91,7 @@ quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int6
     case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_f16(src[i])); break;
     case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_bf16(src[i])); break;
     case GGML_TYPE_Q8_0: quantize_q8_0(src, out, n); break;
+    case GGML_TYPE_Q5_0: quantize_q5_0(src, out, n); break;
     case GGML_TYPE_Q4_K: quant_quantize_q4_k(src, out, n); break;
     case GGML_TYPE_Q6_K: quant_quantize_q6_k(src, out, n); break;
     default: quantize_q4_0(src, out, n); break;

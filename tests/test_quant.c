@@ -333,9 +333,9 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
     free(back);
 }
 
-/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q6_K): the K quantizers must choose the same
- * scales, mins and quants in every block, byte for byte. */
-Test(quant, k_quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
+/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q6_K, q.q8_0, q.q5_0, q.q4_0): our quantizers
+ * must choose the same scales, mins and quants in every block, byte for byte. */
+Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
 {
     char *path = model_path("quant-testvectors.gguf");
     if (!path)
@@ -345,9 +345,11 @@ Test(quant, k_quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     cr_assert_eq(gguf_open(path, &f, &err), GGUF_OK, "%s", err.message);
     const gguf_tensor *src = gguf_find_tensor(f, "src.f32");
     cr_assert_not_null(src);
-    static const struct { const char *name; uint32_t type; } want[] = { { "q.q4_K", GGML_TYPE_Q4_K },
-                                                                       { "q.q6_K", GGML_TYPE_Q6_K } };
-    for (size_t k = 0; k < 2; k++) {
+    static const struct { const char *name; uint32_t type; } want[] = {
+        { "q.q4_K", GGML_TYPE_Q4_K }, { "q.q6_K", GGML_TYPE_Q6_K }, { "q.q8_0", GGML_TYPE_Q8_0 },
+        { "q.q5_0", GGML_TYPE_Q5_0 }, { "q.q4_0", GGML_TYPE_Q4_0 },
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         const gguf_tensor *q = gguf_find_tensor(f, want[k].name);
         cr_assert_not_null(q);
         uint8_t *ours = malloc(q->size);

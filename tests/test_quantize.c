@@ -46,10 +46,10 @@ static gguf_file *open_path(const char *path)
 
 Test(quantize, shared_models_come_out_as_llama_quantize_wrote_them)
 {
-    static const char *const arches[] = { "llama", "qwen2" };
+    static const char *const arches[] = { "llama", "qwen2", "qwen3" };
     static const char *const types[] = { "q4_k_m", "q6_k", "q8_0" };
     int compared = 0;
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < 3; a++) {
         char name[64];
         snprintf(name, sizeof name, "tiny-%s-f32.gguf", arches[a]);
         char *src_path = model_path(name);
@@ -82,8 +82,9 @@ Test(quantize, shared_models_come_out_as_llama_quantize_wrote_them)
         free(src_path);
     }
     if (!compared)
-        cr_skip_test("tiny-{llama,qwen2}-{f32,q4_k_m,q6_k,q8_0}.gguf not in %s: skipped", models_dir());
-    cr_assert_eq(compared, 6, "every shared pair present is compared (%d)", compared);
+        cr_skip_test("tiny-{llama,qwen2,qwen3}-{f32,q4_k_m,q6_k,q8_0}.gguf not in %s: skipped", models_dir());
+    /* llama and qwen2 in three types, qwen3 in two (no tiny-qwen3-q6_k is shared) */
+    cr_assert_eq(compared, 8, "every shared pair present is compared (%d)", compared);
 }
 
 /* 8 layers: llama.cpp's use_more_bits(i, 8) holds for i < 1, i >= 7 and (i - 1) % 3 == 2, so layers 0, 3, 6 and 7
@@ -197,20 +198,36 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     unlink(out);
     gguf_close(f);
 
-    tmp_path(in, sizeof in, "e96.gguf"); /* rows of 96 values: no K block fits, llama.cpp would use Q5_0 */
+    /* rows of 96 values: no K block fits; llama.cpp falls back to Q5_0 for Q4_K and to Q8_0 for Q6_K */
+    tmp_path(in, sizeof in, "e96.gguf");
     write_fixture(in, 96, true);
     f = open_path(in);
-    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_BLOCK_MULTIPLE);
-    cr_assert(strstr(err.message, "Q5_0") && err.subject[0], "%s", err.message);
-    cr_assert_neq(err.offset, 0, "the tensor's info record is located");
+    char out96[128];
+    tmp_path(out96, sizeof out96, "e96-q4_k_m.gguf");
+    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out96, 0, &err), GGUF_OK, "%s", err.message);
+    gguf_file *q = open_path(out96);
+    cr_assert_eq(gguf_find_tensor(q, "blk.1.attn_q.weight")->type, GGML_TYPE_Q5_0);
+    cr_assert_eq(gguf_find_tensor(q, "blk.0.attn_v.weight")->type, GGML_TYPE_Q8_0, "a more-bits Q6_K layer");
+    gguf_close(q);
+    unlink(out96);
     gguf_close(f);
 
+    /* stories260K's n_ff of 172 fits no block at all: llama.cpp would keep those in F16; refused, named */
+    char *st = model_path("stories260K.gguf");
+    if (st) {
+        f = open_path(st);
+        cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_BLOCK_MULTIPLE);
+        cr_assert(strstr(err.message, "172") && err.subject[0], "%s", err.message);
+        cr_assert_neq(err.offset, 0, "the tensor's info record is located");
+        gguf_close(f);
+        free(st);
+    }
     cr_assert_eq(files_in_tmp(), 2, "nothing written for the refused models");
 }
 
 Test(quantize, other_architectures_are_refused)
 {
-    tbuf b = base_file(); /* general.architecture of the base file is not llama or qwen2 */
+    tbuf b = base_file(); /* general.architecture of the base file is not a described one */
     gguf_file *f;
     gguf_error err;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK);
@@ -218,7 +235,7 @@ Test(quantize, other_architectures_are_refused)
     tmp_path(out, sizeof out, "never.gguf");
     cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "general.architecture");
-    cr_assert(strstr(err.message, "llama and qwen2"), "%s", err.message);
+    cr_assert(strstr(err.message, "llama, qwen2, qwen3"), "%s", err.message);
     cr_assert_eq(files_in_tmp(), 0);
     gguf_close(f);
     tbuf_free(&b);
