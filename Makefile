@@ -31,9 +31,11 @@ demo: build
 
 test: test-unit test-sanitize
 
-# The 0.5B-shaped qwen2 (1 GB, written once into $(BUILD)/models) is the slow engine test's model.
+# The 0.5B-shaped qwen2 and the 0.6B-shaped qwen3 (1 and 1.2 GB, written once into $(BUILD)/models) are the
+# slow engine tests' models.
 test-unit: build venv models
 	@scripts/synth-model.sh $(BUILD) qwen2.5-0.5b f16 >/dev/null
+	@scripts/synth-model.sh $(BUILD) qwen3-0.6b f16 >/dev/null
 	ctest --test-dir $(BUILD) --output-on-failure
 
 # The same suites (fuzz corpus replay included) built with AddressSanitizer

@@ -312,7 +312,7 @@ Test(run, unsupported_architecture_lists_the_supported_ones)
     snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
     char *out = run_tool("gguf-run", args, &st);
     cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "'mamba' is not supported") && strstr(out, "llama, qwen2"), "%s", out);
+    cr_assert(strstr(out, "'mamba' is not supported") && strstr(out, "llama, qwen2, qwen3, gemma3"), "%s", out);
     free(out);
     free(p);
 }
@@ -328,6 +328,77 @@ Test(run, missing_tensor_is_named_and_the_model_blamed)
     cr_assert(strstr(out, "blk.1.ffn_up.weight") && strstr(out, "missing"), "%s", out);
     free(out);
     free(p);
+}
+
+/* A copy of a shared model with bytes of its header patched by fn, in the test's directory. */
+static char *patched_copy(const char *model, const char *name, void (*fn)(tbuf *b))
+{
+    char *m = need_model(model);
+    tbuf b = read_whole_file(m);
+    fn(&b);
+    char *path = malloc(256);
+    snprintf(path, 256, "%s/%s", tmp_dir, name);
+    cr_assert(write_whole_file(path, b.p, b.len));
+    tbuf_free(&b);
+    free(m);
+    return path;
+}
+
+static void drop_k_norm(tbuf *b)
+{
+    uint64_t at = tensor_info_offset(b, "blk.1.attn_k_norm.weight");
+    memcpy(b->p + at + 8, "blk.1.attn_k_nrrm.weight", 24);
+}
+
+static void halve_q_norm(tbuf *b)
+{
+    uint64_t at = tensor_dim_offset(b, "blk.0.attn_q_norm.weight", 0);
+    put_u64le(b->p + at, 48);
+}
+
+/* qwen3's per-head norms are required by its description: missing, the run names the tensor and what it
+ * is; mis-shaped, the shape found and the one key_length needs. Both are the file's fault: exit 1. */
+Test(run, qwen3_missing_or_misshaped_head_norm_is_named)
+{
+    char *p = patched_copy("tiny-qwen3-f32.gguf", "no-knorm.gguf", drop_k_norm);
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "blk.1.attn_k_norm.weight") && strstr(out, "missing") && strstr(out, "qwen3"), "%s", out);
+    free(out);
+    free(p);
+    p = patched_copy("tiny-qwen3-f32.gguf", "half-qnorm.gguf", halve_q_norm);
+    snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "blk.0.attn_q_norm.weight") && strstr(out, "[48, 1, 1, 1]") && strstr(out, "[96]") &&
+                  strstr(out, "key_length"),
+              "%s", out);
+    free(out);
+    free(p);
+}
+
+/* gemma-3-270m through gguf-run: llama.cpp's greedy text for p0 on the dequantized weights. */
+Test(run, gemma3_generates_llama_cpp_s_text)
+{
+    char *m = model_path("gemma-3-270m-q4_k_m.gguf");
+    if (!m)
+        cr_skip_test("gemma-3-270m-q4_k_m.gguf not fetched (make models): skipped");
+    cJSON *g = need_golden("gemma-3-270m-q4_k_m-deq.p0");
+    int st;
+    char extra[512];
+    snprintf(extra, sizeof extra, "-p '%s' -n 24 --threads 2", cJSON_GetObjectItem(g, "prompt")->valuestring);
+    cJSON *j = run_json(m, extra, &st);
+    cr_assert_eq(st, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "arch")->valuestring, "gemma3");
+    const cJSON *got = cJSON_GetObjectItem(j, "tokens"), *want = cJSON_GetObjectItem(g, "greedy_tokens");
+    for (int i = 0; i < 24; i++)
+        cr_assert_eq(cJSON_GetArrayItem(got, i)->valueint, cJSON_GetArrayItem(want, i)->valueint, "token %d", i);
+    cJSON_Delete(j);
+    cJSON_Delete(g);
+    free(m);
 }
 
 Test(run, usage_errors_exit_2)

@@ -1,0 +1,244 @@
+/*
+ * The architectures' descriptions (gguf/arch.c) and the one hyperparameter
+ * reader (gguf/hparams.c): tensor names against gguf-py's own lists,
+ * llama.cpp's defaults, the sliding-window pattern and its overrides, and
+ * refusals that name the key.
+ */
+#include "gguf.h"
+#include "testutil.h"
+
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Test(arch, names_and_roles_round_trip)
+{
+    cr_assert_str_eq(gguf_arch_names(), "llama, qwen2, qwen3, gemma3");
+    cr_assert_eq(gguf_arch_count(), 4);
+    cr_assert_null(gguf_arch_find("llam", 4), "a prefix is not a name");
+    cr_assert_null(gguf_arch_find("llama2", 6));
+    cr_assert_null(gguf_arch_find(NULL, 0));
+    cr_assert_not_null(gguf_arch_find("gemma3", 6));
+    for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
+        const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+        char name[128];
+        snprintf(name, sizeof name, ri->per_layer ? "blk.17.%s" : "%s", ri->name);
+        int64_t layer;
+        cr_assert_eq(gguf_role_of_name(name, &layer), (gguf_role)r, "%s", name);
+        cr_assert_eq(layer, ri->per_layer ? 17 : -1);
+        cr_assert(ri->what && ri->what[0]);
+    }
+    int64_t layer;
+    const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkv.weight",
+                                "attn_q.weight", "blk.3.token_embd.weight", "blk.3", "" };
+    for (size_t i = 0; i < sizeof not_roles / sizeof not_roles[0]; i++) {
+        cr_assert_eq(gguf_role_of_name(not_roles[i], &layer), GGUF_ROLE_COUNT, "%s", not_roles[i]);
+        cr_assert_eq(layer, -1);
+    }
+    /* every architecture here is a dense decoder: these roles are always required */
+    const gguf_role always[] = { GGUF_ROLE_TOKEN_EMBD, GGUF_ROLE_OUTPUT_NORM, GGUF_ROLE_ATTN_NORM, GGUF_ROLE_ATTN_Q,
+                                 GGUF_ROLE_ATTN_K, GGUF_ROLE_ATTN_V, GGUF_ROLE_ATTN_OUT, GGUF_ROLE_FFN_NORM,
+                                 GGUF_ROLE_FFN_GATE, GGUF_ROLE_FFN_UP, GGUF_ROLE_FFN_DOWN };
+    for (size_t a = 0; a < gguf_arch_count(); a++)
+        for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
+            cr_assert_eq(gguf_arch_at(a)->need[always[k]], GGUF_NEED_REQUIRED, "%s: %s", gguf_arch_at(a)->name,
+                         gguf_role_info_of(always[k])->name);
+}
+
+/* Every tensor a description lets a file have is one gguf-py (llama.cpp's converter side) lists for
+ * that architecture: the names come from llama.cpp, not from us. */
+Test(arch, every_described_tensor_is_one_gguf_py_lists)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py %s 2>&1", venv_python(), "llama qwen2 qwen3 gemma3");
+    int st;
+    char *out = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "arch_tensors.py failed (is build/venv set up?): %s", out);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert(j, "%s", out);
+    for (size_t a = 0; a < gguf_arch_count(); a++) {
+        const gguf_arch *ar = gguf_arch_at(a);
+        const cJSON *names = cJSON_GetObjectItem(j, ar->name);
+        cr_assert(cJSON_IsArray(names), "gguf-py has no architecture '%s'", ar->name);
+        for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
+            if (ar->need[r] == GGUF_NEED_ABSENT)
+                continue;
+            const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+            char base[128];
+            snprintf(base, sizeof base, ri->per_layer ? "blk.{bid}.%s" : "%s", ri->name);
+            *strrchr(base, '.') = '\0'; /* gguf-py names the tensor, .weight / .bias are its parts */
+            bool found = false;
+            const cJSON *n;
+            cJSON_ArrayForEach(n, names) found |= strcmp(n->valuestring, base) == 0;
+            cr_assert(found, "%s: gguf-py lists no '%s'", ar->name, base);
+        }
+    }
+    cJSON_Delete(j);
+    free(out);
+}
+
+/* A file of our writer with the keys given (an arch name and "key=value" pairs of u32/f32/str). */
+typedef struct kv_spec {
+    const char *key;
+    char kind;          /* 'u' u32, 'f' f32, 's' string, 'b' bool array (value: "1,0,1") */
+    const char *value;
+} kv_spec;
+
+static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
+{
+    gguf_writer *w = gguf_writer_create(3);
+    gguf_error e;
+    for (size_t i = 0; i < n; i++) {
+        gguf_status s;
+        if (kvs[i].kind == 'u')
+            s = gguf_writer_add_u32(w, kvs[i].key, (uint32_t)strtoul(kvs[i].value, NULL, 10), &e);
+        else if (kvs[i].kind == 'f')
+            s = gguf_writer_add_f32(w, kvs[i].key, strtof(kvs[i].value, NULL), &e);
+        else if (kvs[i].kind == 's')
+            s = gguf_writer_add_str(w, kvs[i].key, kvs[i].value, &e);
+        else {
+            static bool bits[64];
+            uint64_t count = 0;
+            for (const char *p = kvs[i].value; *p; p++)
+                if (*p == '0' || *p == '1')
+                    bits[count++] = *p == '1';
+            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_BOOL, .count = count, .v.elems = bits };
+            s = gguf_writer_add(w, kvs[i].key, &v, &e);
+        }
+        cr_assert_eq(s, GGUF_OK, "%s", e.message);
+    }
+    cr_assert_eq(gguf_writer_write_buffer(w, &keep->p, &keep->len, &e), GGUF_OK);
+    gguf_writer_free(w);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(keep->p, keep->len, &f, &e), GGUF_OK, "%s", e.message);
+    return f;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+Test(arch, llama_cpp_s_defaults_fill_absent_keys)
+{
+    const kv_spec kvs[] = { { "general.architecture", 's', "llama" }, { "llama.embedding_length", 'u', "256" },
+                            { "llama.block_count", 'u', "4" },        { "llama.attention.head_count", 'u', "8" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_hparams hp;
+    gguf_error e;
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    cr_assert_eq(hp.arch, gguf_arch_find("llama", 5));
+    cr_assert_eq(hp.n_head_kv, 8, "head_count_kv defaults to head_count");
+    cr_assert_eq(hp.head_dim_k, 32, "key_length defaults to n_embd / n_head");
+    cr_assert_eq(hp.head_dim_v, 32);
+    cr_assert_eq(hp.n_rot, 32, "rope.dimension_count defaults to the head dim");
+    cr_assert_float_eq(hp.eps, 1e-5f, 0);
+    cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
+    cr_assert(hp.eps_defaulted && hp.rope_base_defaulted && !hp.head_dim_from_key_length && !hp.n_rot_from_key);
+    cr_assert_eq(hp.swa_window, 0);
+    cr_assert_not(gguf_hparams_layer_is_swa(&hp, 0));
+    cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(32.0f), 0);
+    cr_assert_float_eq(hp.embd_scale, 1.0f, 0);
+    cr_assert_eq(hp.file_type, -1);
+    cr_assert_eq(gguf_hparams_dim(&hp, GGUF_DIM_KV_K), 256);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* gemma3: sliding window on 5 of every 6 layers by default, with rope base 10000 there; a period or a
+ * per-layer list in attention.sliding_window_pattern overrides it; embeddings scaled by sqrt(n_embd);
+ * q.k scaled by 1/sqrt(key_length), except the 62-layer (27B) model's 1/sqrt(n_embd / n_head). */
+Test(arch, gemma3_sliding_window_pattern_and_scales)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "gemma3" },  { "gemma3.embedding_length", 'u', "640" },
+                      { "gemma3.block_count", 'u', "8" },          { "gemma3.attention.head_count", 'u', "4" },
+                      { "gemma3.attention.key_length", 'u', "256" }, { "gemma3.rope.freq_base", 'f', "1000000" },
+                      { "gemma3.attention.sliding_window", 'u', "512" }, { "gemma3.final_logit_softcapping", 'f', "30" },
+                      { "gemma3.attention.sliding_window_pattern", 'u', "3" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */
+    gguf_hparams hp;
+    gguf_error e;
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    const bool want6[8] = { 1, 1, 1, 1, 1, 0, 1, 1 };
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), want6[il], "layer %d", il);
+    cr_assert_eq(hp.swa_window, 512);
+    cr_assert_float_eq(hp.rope_base_swa, 10000.0f, 0, "llama.cpp's default for sliding layers");
+    cr_assert_float_eq(hp.rope_base, 1e6f, 0);
+    cr_assert_float_eq(hp.embd_scale, sqrtf(640.0f), 0);
+    cr_assert_float_eq(hp.attn_scale, 1.0f / 16.0f, 0);
+    cr_assert_float_eq(hp.final_softcap, 30.0f, 0);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs), &b); /* period 3: layers 2 and 5 are global */
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), il % 3 < 2, "layer %d", il);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,0,1,1,1,1,0" };
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    const bool listed[8] = { 1, 0, 0, 1, 1, 1, 1, 0 };
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), listed[il], "layer %d", il);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,1" };
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_neq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "3 flags for 8 layers");
+    cr_assert_str_eq(e.subject, "gemma3.attention.sliding_window_pattern");
+    cr_assert(strstr(e.message, "3 layers") && strstr(e.message, "8"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[2] = (kv_spec){ "gemma3.block_count", 'u', "62" };
+    f = file_with(kvs, 8, &b);
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(160.0f), 0, "27B: 1/sqrt(n_embd / n_head)");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Bad keys are named; everything else is still read (the audit sees all it can). */
+Test(arch, bad_keys_are_named_and_the_rest_still_read)
+{
+    const kv_spec kvs[] = { { "general.architecture", 's', "qwen3" },        { "qwen3.embedding_length", 's', "256" },
+                            { "qwen3.block_count", 'u', "3000000000" },      { "qwen3.attention.head_count", 'u', "4" },
+                            { "qwen3.attention.layer_norm_rms_epsilon", 'u', "1" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_hparams hp;
+    gguf_error e;
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_E_KEY_TYPE);
+    cr_assert_str_eq(e.subject, "qwen3.embedding_length", "the first problem: %s", e.message);
+    cr_assert_neq(e.offset, 0);
+    cr_assert_eq(hp.n_embd, 0);
+    cr_assert_eq(hp.n_layer, 0, "2^31 and more layers are out of range");
+    cr_assert_eq(hp.n_head, 4, "read past the problems");
+    gguf_close(f);
+    free(b.p);
+
+    const kv_spec missing[] = { { "general.architecture", 's', "qwen3" }, { "qwen3.block_count", 'u', "2" } };
+    f = file_with(missing, N(missing), &b);
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_E_KEY_NOT_FOUND);
+    cr_assert_str_eq(e.subject, "qwen3.embedding_length");
+    cr_assert(strstr(e.message, "incomplete"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    const kv_spec other[] = { { "general.architecture", 's', "mamba" }, { "mamba.embedding_length", 'u', "64" },
+                              { "mamba.block_count", 'u', "2" }, { "mamba.attention.head_count", 'u', "1" } };
+    f = file_with(other, N(other), &b);
+    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "an undescribed architecture is not an error here");
+    cr_assert_null(hp.arch);
+    cr_assert_str_eq(hp.arch_name, "mamba");
+    cr_assert_eq(hp.n_embd, 64);
+    gguf_close(f);
+    free(b.p);
+}
