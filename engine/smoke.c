@@ -174,13 +174,16 @@ static void judge_rms(const engine_trace *t, int n_prompt, engine_verdict *v)
     if (n_prompt - p0 < 1)
         return;
     for (int il = 0; il < n_l; il++) {
+        /* The ceiling includes position 0: trained models put massive activations (RMS 10-100x the rest) on the
+         * first token and on some later ones (SmolLM2 from layer 2, gemma from layer 0), so a generated token
+         * may reach what position 0 shows; the floor leaves it out as the attention sink it is. */
         float lo = INFINITY, hi = 0.0f;
-        for (int p = p0; p < n_prompt && p < n_pos; p++) {
+        for (int p = 0; p < n_prompt && p < n_pos; p++) {
             float r = engine_trace_at(t, il, p)->rms;
-            if (isfinite(r)) {
+            if (isfinite(r) && p >= p0)
                 lo = r < lo ? r : lo;
+            if (isfinite(r))
                 hi = r > hi ? r : hi;
-            }
         }
         if (!(hi > 0.0f))
             continue;

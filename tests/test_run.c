@@ -401,6 +401,30 @@ Test(run, gemma3_generates_llama_cpp_s_text)
     free(m);
 }
 
+/* Healthy trained models carry massive activations on a few tokens (position 0, and later ones such as a
+ * generated ','): the smoke verdict must not take them for a broken residual. */
+Test(run, smoke_passes_the_real_trained_models)
+{
+    const char *models[] = { "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf" };
+    int checked = 0;
+    for (int i = 0; i < 2; i++) {
+        char *m = model_path(models[i]);
+        if (!m)
+            continue;
+        int st;
+        cJSON *j = run_json(m, "-p 'The capital of France is' -n 40 --smoke --threads 2", &st);
+        const cJSON *v = cJSON_GetObjectItem(j, "verdict");
+        char *txt = cJSON_PrintUnformatted(v);
+        cr_expect_eq(st, 0, "%s: %s", models[i], txt);
+        free(txt);
+        cJSON_Delete(j);
+        free(m);
+        checked++;
+    }
+    if (!checked)
+        cr_skip_test("the real models are not fetched (make models): skipped");
+}
+
 Test(run, usage_errors_exit_2)
 {
     char *m = need_model("stories260K.gguf");

@@ -139,24 +139,44 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
 {
     if (o->n_vocab < 259 || o->n_vocab > 4096 || o->n_embd % 32 || o->n_ff % 32 || o->n_layer > 40)
         return GGUF_E_INVALID_ARG;
+    const char *arch = o->arch ? o->arch : "llama";
+    const gguf_arch *desc = gguf_arch_find(arch, strlen(arch));
+    if (!desc)
+        return GGUF_E_INVALID_ARG;
     fixture_state *st = &fixture_st;
     st->n = 0;
     build_vocab(st, o->n_vocab);
     gguf_status s = GGUF_OK;
+    char key[96];
 #define TRY(x) do { if ((s = (x)) != GGUF_OK) return s; } while (0)
     if (o->alignment)
         TRY(gguf_writer_add_u32(w, "general.alignment", o->alignment, err));
-    TRY(gguf_writer_add_str(w, "general.architecture", "llama", err));
+    TRY(gguf_writer_add_str(w, "general.architecture", arch, err));
     TRY(gguf_writer_add_str(w, "general.name", "ggufscope fixture", err));
     TRY(gguf_writer_add_u32(w, "general.file_type", 1, err)); /* mostly F16 */
-    TRY(gguf_writer_add_u32(w, "llama.context_length", 256, err));
-    TRY(gguf_writer_add_u32(w, "llama.embedding_length", o->n_embd, err));
-    TRY(gguf_writer_add_u32(w, "llama.block_count", o->n_layer, err));
-    TRY(gguf_writer_add_u32(w, "llama.feed_forward_length", o->n_ff, err));
-    TRY(gguf_writer_add_u32(w, "llama.attention.head_count", 4, err));
-    TRY(gguf_writer_add_u32(w, "llama.attention.head_count_kv", 2, err));
-    TRY(gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f, err));
-    TRY(gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f, err));
+    static const struct { const char *suffix; uint32_t fixed; } counts[] = {
+        { "context_length", 256 }, { "embedding_length", 0 }, { "block_count", 1 }, { "feed_forward_length", 2 },
+        { "attention.head_count", 4 }, { "attention.head_count_kv", 2 },
+    };
+    const uint32_t given[] = { 0, o->n_embd, o->n_layer, o->n_ff };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        snprintf(key, sizeof key, "%s.%s", arch, counts[i].suffix);
+        TRY(gguf_writer_add_u32(w, key, i >= 1 && i <= 3 ? given[i] : counts[i].fixed, err));
+    }
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
+    TRY(gguf_writer_add_f32(w, key, 1e-5f, err));
+    snprintf(key, sizeof key, "%s.rope.freq_base", arch);
+    TRY(gguf_writer_add_f32(w, key, 10000.0f, err));
+    if (desc->swa_period) {
+        snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+        TRY(gguf_writer_add_u32(w, key, 4, err));
+        snprintf(key, sizeof key, "%s.rope.freq_base_swa", arch);
+        TRY(gguf_writer_add_f32(w, key, 1000.0f, err));
+    }
+    if (desc->final_softcap) {
+        snprintf(key, sizeof key, "%s.final_logit_softcapping", arch);
+        TRY(gguf_writer_add_f32(w, key, 30.0f, err));
+    }
     TRY(gguf_writer_add_str(w, "tokenizer.ggml.model", "llama", err));
     gguf_wvalue toks = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_STRING, .count = o->n_vocab,
                          .v.strs = (const char *const *)st->tokens };
@@ -187,6 +207,20 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
         LAYER("ffn_gate.weight", GGML_TYPE_F16, 2, d, ff, ws, 0);
         LAYER("ffn_up.weight", GGML_TYPE_F16, 2, d, ff, ws, 0);
         LAYER("ffn_down.weight", GGML_TYPE_F16, 2, ff, d, 1.0f / sqrtf((float)ff), 0);
+        /* what the architecture requires beyond llama (head dim d / 4, kv width d / 2) */
+        if (desc->need[GGUF_ROLE_ATTN_Q_BIAS] == GGUF_NEED_REQUIRED) {
+            LAYER("attn_q.bias", GGML_TYPE_F32, 1, d, 1, 0.1f, 0);
+            LAYER("attn_k.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
+            LAYER("attn_v.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
+        }
+        if (desc->need[GGUF_ROLE_ATTN_Q_NORM] == GGUF_NEED_REQUIRED) {
+            LAYER("attn_q_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
+            LAYER("attn_k_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
+        }
+        if (desc->need[GGUF_ROLE_ATTN_POST_NORM] == GGUF_NEED_REQUIRED) {
+            LAYER("post_attention_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
+            LAYER("post_ffw_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
+        }
 #undef LAYER
     }
     TRY(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));

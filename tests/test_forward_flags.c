@@ -1,0 +1,159 @@
+/*
+ * The forward pass on every architecture gguf/arch.c describes, with models
+ * our writer makes in each one's shape (no shared file needed, so this runs
+ * under the sanitizers too): the flags the entry implies are the ones the
+ * engine uses, two identical backends agree at every op the model has (the
+ * post-norms only where they exist), the sliding window really hides what
+ * lies outside it in the prompt and in decode steps, and soft-capping bounds
+ * the logits.
+ */
+#include "engine.h"
+#include "fixture_model.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loaded {
+    uint8_t *buf;
+    gguf_file *f;
+    kern_backend *be;
+    engine_model *m;
+} loaded;
+
+static loaded load_arch(const char *arch, uint32_t n_layer)
+{
+    loaded l = { 0 };
+    fixture_opts o = fixture_default_opts();
+    o.arch = arch;
+    o.n_layer = n_layer;
+    size_t len;
+    gguf_error ge;
+    cr_assert_eq(fixture_write_buffer(&o, &l.buf, &len, &ge), GGUF_OK, "%s: %s", arch, ge.message);
+    cr_assert_eq(gguf_open_memory(l.buf, len, &l.f, &ge), GGUF_OK, "%s: %s", arch, ge.message);
+    l.be = kern_cpu_create(2);
+    engine_error e;
+    cr_assert_eq(engine_model_load(l.f, l.be, &l.m, &e), ENGINE_OK, "%s: %s", arch, e.message);
+    return l;
+}
+
+static void unload(loaded *l)
+{
+    engine_model_free(l->m);
+    l->be->destroy(l->be);
+    gguf_close(l->f);
+    free(l->buf);
+}
+
+Test(forward_flags, each_description_sets_the_engine_s_flags)
+{
+    const struct {
+        const char *arch;
+        bool bias, qk_norm, post, gelu, neox, swa, softcap, embd_scale;
+    } want[] = {
+        { "llama", false, false, false, false, false, false, false, false },
+        { "qwen2", true, false, false, false, true, false, false, false },
+        { "qwen3", false, true, false, false, true, false, false, false },
+        { "gemma3", false, true, true, true, true, true, true, true },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        loaded l = load_arch(want[i].arch, 2);
+        const engine_hparams *hp = engine_model_hparams(l.m);
+        cr_assert_str_eq(hp->arch, want[i].arch);
+        cr_assert_eq(hp->qkv_bias, want[i].bias, "%s", want[i].arch);
+        cr_assert_eq(hp->qk_norm, want[i].qk_norm, "%s", want[i].arch);
+        cr_assert_eq(hp->post_norms, want[i].post, "%s", want[i].arch);
+        cr_assert_eq(hp->act == GGUF_ACT_GELU_TANH, want[i].gelu, "%s", want[i].arch);
+        cr_assert_eq(hp->rope.neox, want[i].neox, "%s", want[i].arch);
+        cr_assert_eq(hp->swa_window == 4, want[i].swa, "%s", want[i].arch);
+        cr_assert_eq(hp->final_softcap == 30.0f, want[i].softcap, "%s", want[i].arch);
+        cr_assert_eq(hp->embd_scale == sqrtf(64.0f), want[i].embd_scale, "%s", want[i].arch);
+        if (want[i].swa) {
+            cr_assert_float_eq(hp->rope_swa.base, 1000.0f, 0, "sliding layers' own rope base");
+            cr_assert_float_eq(hp->rope.base, 10000.0f, 0);
+        }
+        unload(&l);
+    }
+}
+
+/* Two CPU backends on the same model agree exactly at every op it runs, and at no other. */
+Test(forward_flags, identical_backends_agree_at_every_op_each_architecture_has)
+{
+    const char *archs[] = { "llama", "qwen2", "qwen3", "gemma3" };
+    const int32_t prompt[] = { 1, 280, 17, 260, 44, 281, 5, 270, 9 };
+    for (size_t i = 0; i < 4; i++) {
+        loaded l = load_arch(archs[i], 2);
+        kern_backend *b2 = kern_cpu_create(2);
+        engine_model *m2;
+        engine_ctx *ca, *cb;
+        engine_error e;
+        cr_assert_eq(engine_model_load(l.f, b2, &m2, &e), ENGINE_OK);
+        cr_assert_eq(engine_ctx_create(l.m, 32, 4, &ca, &e), ENGINE_OK);
+        cr_assert_eq(engine_ctx_create(m2, 32, 4, &cb, &e), ENGINE_OK);
+        engine_comparison r;
+        cr_assert_eq(engine_compare(ca, cb, prompt, 9, 5, 4, 1e-6f, &r, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(r.first_bad, -1, "%s: identical backends diverge", archs[i]);
+        const bool post = engine_model_hparams(l.m)->post_norms;
+        for (int k = 0; k < r.n_points; k++) {
+            const engine_op op = r.points[k].op;
+            const bool runs = (op != ENGINE_OP_ATTN_POST_NORM && op != ENGINE_OP_FFN_POST_NORM) || post;
+            cr_assert_eq(r.points[k].worst_pos >= 0, runs, "%s: point %d (%s)", archs[i], k, engine_op_name(op));
+            if (runs)
+                cr_assert_eq(r.points[k].rel_worst, 0.0f, "%s: %s", archs[i], engine_op_name(op));
+        }
+        engine_comparison_free(&r);
+        engine_ctx_free(ca);
+        engine_ctx_free(cb);
+        engine_model_free(m2);
+        b2->destroy(b2);
+        unload(&l);
+    }
+}
+
+/* The logits at position 12 after 13 tokens, token k replaced by `swap`, run as a prompt of `chunk` tokens
+ * at a time (1: every position a decode step). */
+static void logits_at_12(loaded *l, int k, int32_t swap, int chunk, float *out)
+{
+    int32_t toks[13] = { 1, 280, 17, 260, 44, 281, 5, 270, 9, 263, 30, 271, 12 };
+    if (k >= 0)
+        toks[k] = swap;
+    engine_ctx *c;
+    engine_error e;
+    cr_assert_eq(engine_ctx_create(l->m, 16, chunk, &c, &e), ENGINE_OK);
+    cr_assert_eq(engine_forward(c, toks, 13, false, out, NULL, &e), ENGINE_OK, "%s", e.message);
+    engine_ctx_free(c);
+}
+
+/* gemma3's fixture: 2 layers, both sliding (il % 6 < 5), window 4: each layer reaches 3 positions further
+ * back, so position 12 sees layer-1 inputs 9..12, which saw tokens 6..12. Token 5 cannot reach it and
+ * token 6 does, through the prompt's path and through decode steps'; in a llama model every token does. */
+Test(forward_flags, the_sliding_window_hides_what_lies_outside_it)
+{
+    loaded g = load_arch("gemma3", 2), ll = load_arch("llama", 2);
+    const int nv = engine_model_hparams(g.m)->n_vocab;
+    float *base = malloc(nv * sizeof *base), *b = malloc(nv * sizeof *b);
+    for (int chunk = 1; chunk <= 13; chunk += 12) {
+        logits_at_12(&g, -1, 0, chunk, base);
+        for (int k = 0; k <= 6; k++) {
+            logits_at_12(&g, k, 77, chunk, b);
+            const bool same = memcmp(base, b, nv * sizeof *b) == 0;
+            cr_assert_eq(same, k < 6, "gemma3 (chunk %d): token %d %s position 12", chunk, k,
+                         same ? "does not reach" : "reaches");
+        }
+        logits_at_12(&ll, -1, 0, chunk, base);
+        logits_at_12(&ll, 0, 77, chunk, b);
+        cr_assert_neq(memcmp(base, b, nv * sizeof *b), 0, "llama (chunk %d): token 0 should reach position 12", chunk);
+    }
+    float *a = base;
+    /* soft-capped at 30: every logit inside (-30, 30) */
+    logits_at_12(&g, -1, 0, 13, a);
+    for (int i = 0; i < nv; i++)
+        cr_assert(fabsf(a[i]) < 30.0f, "logit %d = %g", i, a[i]);
+    free(base);
+    free(b);
+    unload(&g);
+    unload(&ll);
+}
