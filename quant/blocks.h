@@ -49,6 +49,10 @@ QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 bool quant_cpu_has_fma(void);
 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q4_0_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q4_1_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q5_0_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 bool quant_cpu_has_avx512dq(void);

@@ -100,6 +100,10 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     case GGML_TYPE_Q4_K: k.dot = quant_dot_q4_k_avx2; break;
     case GGML_TYPE_Q6_K: k.dot = quant_dot_q6_k_avx2; break;
     case GGML_TYPE_Q8_0: k.dot = quant_dot_q8_0_avx2; break;
+    case GGML_TYPE_Q4_0: k.dot = quant_dot_q4_0_avx2; break;
+    case GGML_TYPE_Q4_1: k.dot = quant_dot_q4_1_avx2; break;
+    case GGML_TYPE_Q5_0: k.dot = quant_dot_q5_0_avx2; break;
+    case GGML_TYPE_Q5_1: k.dot = quant_dot_q5_1_avx2; break;
     default: break;
     }
 #else

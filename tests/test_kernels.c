@@ -70,7 +70,8 @@ static gguf_tensor make_tensor(uint32_t type, int64_t n, int64_t rows, uint8_t *
 Test(kernels, matmul_every_tail_for_writer_made_types)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
+                               GGML_TYPE_Q5_0 };
     const int64_t shapes[][2] = { { 64, 1 }, { 96, 37 }, { 160, 17 }, { 32, 5 } };
     const int Ts[] = { 1, 2, 3, 17, 33 };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
@@ -93,11 +94,11 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
 
 /* Tokens are tiled 4, 2 and 1 at a time, and every accumulator sees its products in the same order
  * whatever the tile: a token multiplied inside a batch of 7 gives bit for bit what it gives alone (for
- * types whose one-token product goes through the same kernels: F32, and Q4_0, which has no fused dot). */
+ * types whose one-token product goes through the same kernels: F32, and BF16, which has no fused dot). */
 Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_Q4_0 };
+    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_BF16 };
     enum { T = 7, N = 160, ROWS = 37 };
     for (size_t k = 0; k < 2; k++) {
         uint8_t *buf;
