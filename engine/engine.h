@@ -46,7 +46,8 @@ typedef struct engine_hparams {
     const gguf_arch *desc;  /* its description (gguf/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
     float eps;              /* RMSNorm epsilon */
-    kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the weights) */
+    kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
+                             * weights) */
     kern_rope rope_swa;     /* sliding-window layers (their own base, no scaling) */
     int swa_window;         /* sliding-window layers mask keys this many positions back or more (0: none) */
     gguf_act act;           /* the FFN gate's activation */

@@ -80,8 +80,9 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     if (!(hp->eps > 0.0f) || !(hp->rope.base > 0.0f) || !(hp->rope_swa.base > 0.0f)) {
         snprintf(key, sizeof key, "%s.%s", hp->arch,
                  !(hp->eps > 0.0f) ? "attention.layer_norm_rms_epsilon" : "rope.freq_base");
-        return engine_fail(err, ENGINE_E_MODEL, 0, key, "epsilon %g / rope base %g (%g on sliding layers) must be positive",
-                           hp->eps, hp->rope.base, hp->rope_swa.base);
+        return engine_fail(err, ENGINE_E_MODEL, 0, key,
+                           "epsilon %g / rope base %g (%g on sliding layers) must be positive", hp->eps,
+                           hp->rope.base, hp->rope_swa.base);
     }
     if (!(hp->final_softcap >= 0.0f)) {
         snprintf(key, sizeof key, "%s.final_logit_softcapping", hp->arch);

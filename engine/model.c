@@ -24,7 +24,8 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, ggu
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
                            ri->what, m->hp.arch);
     }
-    const int64_t ne0 = gguf_hparams_dim(dims, ri->ne0), ne1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(dims, ri->ne1);
+    const int64_t ne0 = gguf_hparams_dim(dims, ri->ne0),
+                  ne1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(dims, ri->ne1);
     bool ok = ri->ne1 == GGUF_DIM_NONE ? t->n_elements == (uint64_t)ne0
                                        : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 && t->ne[2] == 1 &&
                                              t->ne[3] == 1;
@@ -36,8 +37,8 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, ggu
         else
             snprintf(want, sizeof want, "[%lld] (%s)", (long long)ne0, gguf_dim_name(ri->ne0));
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
-                           "tensor '%s' has shape [%llu, %llu, %llu, %llu], the hyperparameters of this %s model need %s",
-                           name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                           "tensor '%s' has shape [%llu, %llu, %llu, %llu], the hyperparameters of this %s model "
+                           "need %s", name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                            (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], m->hp.arch, want);
     }
     w->t = t;

@@ -88,8 +88,8 @@ static void rope_scaling(reader *r, gguf_hparams *hp)
     }
     if (!(st.len == 6 && memcmp(st.ptr, "linear", 6) == 0)) {
         note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
-                          "rope scaling '%.*s' is not supported (none and linear are)", (int)(st.len < 32 ? st.len : 32),
-                          st.ptr), &e);
+                          "rope scaling '%.*s' is not supported (none and linear are)",
+                          (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
         return;
     }
     float factor = get_float(r, "rope.scaling.factor", 1.0f, NULL);

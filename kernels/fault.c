@@ -152,7 +152,8 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
         .name = in->name, .ctx = c, .destroy = f_destroy, .set_threads = f_set_threads, .alloc = f_alloc,
         .free = f_free, .to_host = f_to_host, .from_host = f_from_host, .bind = f_bind, .unbind = f_unbind,
         .embed = f_embed, .matmul = f_matmul, .rmsnorm = f_rmsnorm, .rope = f_rope, .attention = f_attention,
-        .glu = f_glu, .scale = f_scale, .softcap = f_softcap, .add = f_add, .row_stats = f_row_stats, .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
+        .glu = f_glu, .scale = f_scale, .softcap = f_softcap, .add = f_add, .row_stats = f_row_stats,
+        .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
     };
     return b;
 }

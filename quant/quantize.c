@@ -1,5 +1,5 @@
-/* f32 -> F16, BF16, Q8_0, Q5_0, Q4_0, rounding as ggml's reference quantizers
- * (quantize_row_q8_0_ref, quantize_row_q5_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
+/* f32 -> F16, BF16, Q8_0, Q5_0, Q4_0, rounding as ggml's reference quantizers (quantize_row_q8_0_ref,
+ * quantize_row_q5_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
 #include "blocks.h"
 
 #include <math.h>
@@ -20,19 +20,25 @@ static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
     }
 }
 
+/* The first of 32 values with the largest magnitude, with its sign (Q4_0 and Q5_0 map it to their lowest level). */
+static float signed_absmax32(const float *x)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; j++) {
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
 /* Q4_0: d = (the value of largest magnitude, with its sign) / -8, so that
  * value maps to -8 exactly; q = min(15, trunc(x / d + 8.5)). */
 static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= 32, x += 32, b += 18) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < 32; j++) {
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
-        }
-        const float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = signed_absmax32(x) / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         put16(b, quant_f32_to_f16(d));
         for (int j = 0; j < 16; j++) {
             const float x0 = x[j] * id, x1 = x[j + 16] * id;
@@ -50,14 +56,7 @@ static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
 static void quantize_q5_0(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= 32, x += 32, b += 22) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < 32; j++) {
-            if (amax < fabsf(x[j])) {
-                amax = fabsf(x[j]);
-                max = x[j];
-            }
-        }
-        const float d = max / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = signed_absmax32(x) / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         put16(b, quant_f32_to_f16(d));
         uint32_t qh = 0;
         for (int j = 0; j < 16; j++) {

@@ -154,7 +154,8 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     kv_spec kvs[] = { { "general.architecture", 's', "gemma3" },  { "gemma3.embedding_length", 'u', "640" },
                       { "gemma3.block_count", 'u', "8" },          { "gemma3.attention.head_count", 'u', "4" },
                       { "gemma3.attention.key_length", 'u', "256" }, { "gemma3.rope.freq_base", 'f', "1000000" },
-                      { "gemma3.attention.sliding_window", 'u', "512" }, { "gemma3.final_logit_softcapping", 'f', "30" },
+                      { "gemma3.attention.sliding_window", 'u', "512" },
+                      { "gemma3.final_logit_softcapping", 'f', "30" },
                       { "gemma3.attention.sliding_window_pattern", 'u', "3" } };
     tbuf b;
     gguf_file *f = file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */

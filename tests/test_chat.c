@@ -108,7 +108,8 @@ Test(chat, smollm2_chat_prompt_tokens_are_llama_cpp_s)
     free(out);
 
     /* --special: the same markers typed into a plain prompt become the tokens */
-    snprintf(args, sizeof args, "'%s' --special -p '%s' --tokenize", m, cJSON_GetObjectItem(g, "chat_text")->valuestring);
+    snprintf(args, sizeof args, "'%s' --special -p '%s' --tokenize", m,
+             cJSON_GetObjectItem(g, "chat_text")->valuestring);
     out = run_tool("gguf-run", args, &st);
     j = cJSON_Parse(out);
     cr_assert(j, "%s", out);

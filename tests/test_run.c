@@ -173,6 +173,16 @@ Test(run, trace_table_on_the_terminal)
 }
 
 /* A copy of stories260K with `tensor`'s f32 values changed by fn. */
+/* Writes b as name in the test's directory and frees it; returns the path (malloc'd). */
+static char *write_tmp(const char *name, tbuf *b)
+{
+    char *path = malloc(256);
+    snprintf(path, 256, "%s/%s", tmp_dir, name);
+    cr_assert(write_whole_file(path, b->p, b->len));
+    tbuf_free(b);
+    return path;
+}
+
 static char *broken_copy(const char *name, const char *tensor, void (*fn)(float *v, uint64_t n))
 {
     char *m = need_model("stories260K.gguf");
@@ -189,12 +199,8 @@ static char *broken_copy(const char *name, const char *tensor, void (*fn)(float 
     fn(v, n);
     memcpy(b.p + at, v, n * sizeof(float));
     free(v);
-    char *path = malloc(256);
-    snprintf(path, 256, "%s/%s", tmp_dir, name);
-    cr_assert(write_whole_file(path, b.p, b.len));
-    tbuf_free(&b);
     free(m);
-    return path;
+    return write_tmp(name, &b);
 }
 
 static void one_nan(float *v, uint64_t n) { (void)n; v[3] = NAN; }
@@ -272,11 +278,7 @@ static char *fixture(const char *name, void (*patch)(tbuf *b))
     cr_assert_eq(fixture_write_buffer(&o, &b.p, &b.len, &ge), GGUF_OK);
     if (patch)
         patch(&b);
-    char *path = malloc(256);
-    snprintf(path, 256, "%s/%s", tmp_dir, name);
-    cr_assert(write_whole_file(path, b.p, b.len));
-    tbuf_free(&b);
-    return path;
+    return write_tmp(name, &b);
 }
 
 Test(run, writer_made_fixture_runs)
@@ -336,12 +338,8 @@ static char *patched_copy(const char *model, const char *name, void (*fn)(tbuf *
     char *m = need_model(model);
     tbuf b = read_whole_file(m);
     fn(&b);
-    char *path = malloc(256);
-    snprintf(path, 256, "%s/%s", tmp_dir, name);
-    cr_assert(write_whole_file(path, b.p, b.len));
-    tbuf_free(&b);
     free(m);
-    return path;
+    return write_tmp(name, &b);
 }
 
 static void drop_k_norm(tbuf *b)

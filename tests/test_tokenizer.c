@@ -52,7 +52,8 @@ static void check_vocab(const char *name)
         for (size_t i = 0; i < n && i < nw; i++)
             cr_expect_eq(ids[i], want[i], "%s: '%s' token %zu is %d, llama.cpp's %d", name, text, i, ids[i],
                          want[i]);
-        /* Back to text: BOS prints nothing; SentencePiece's added leading space (when the vocabulary adds one) comes back. */
+        /* Back to text: BOS prints nothing; SentencePiece's added leading space (when the vocabulary adds
+         * one) comes back. */
         char out[4096];
         size_t at = 0;
         for (size_t i = 0; i < n; i++)

@@ -72,7 +72,8 @@ kern_backend *kern_cpu_create(int n_threads)
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
         .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .glu = cpu_glu,
         .scale = cpu_scale, .softcap = cpu_softcap,
-        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k, .last_error = cpu_last_error,
+        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k,
+        .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);
     return b;

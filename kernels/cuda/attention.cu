@@ -1,6 +1,7 @@
 /*
  * Causal attention over one layer's f32 KV cache with grouped query heads and
- * an optional sliding window (keys p - window + 1 .. p), decode and prompt alike: one block per (token, head), each of its warps
+ * an optional sliding window (keys p - window + 1 .. p), decode and prompt
+ * alike: one block per (token, head), each of its warps
  * walks every ATT_WARPS-th key with a running (online) softmax, and the
  * warps' partial results are merged at the end. A lane holds head dimensions
  * lane, lane + 32, ... so head_dim may be anything up to ATT_MAX_D.
