@@ -83,6 +83,23 @@ kern_backend *kern_cuda_create(int device, char *why, size_t why_len)
 #endif
 }
 
+bool kern_cuda_gelu_host(float x, float *out)
+{
+#ifdef GGUFSCOPE_HAVE_CUDA
+    char why[512];
+    float (*gelu)(float) = NULL;
+    void *f = symbol("kern_cuda_gelu_host_impl", why, sizeof why);
+    memcpy(&gelu, &f, sizeof f);
+    if (!gelu)
+        return false;
+    *out = gelu(x);
+    return true;
+#else
+    (void)x, (void)out;
+    return false;
+#endif
+}
+
 bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out)
 {
 #ifdef GGUFSCOPE_HAVE_CUDA

@@ -146,6 +146,8 @@ bool kern_cuda_built(void);
  * 8) of a 16-byte aligned row. False when the backend does not read `type`
  * or is not built. Lets a machine without a GPU check the device decoders. */
 bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out);
+/* The CUDA GeGLU kernel's GELU of x, run on the host into *out; false when the backend is not built. */
+bool kern_cuda_gelu_host(float x, float *out);
 
 /* A backend that forwards every op to `inner` but gets one of them wrong on
  * purpose, so that a backend comparison can be shown to find it:

@@ -434,3 +434,30 @@ Test(backends, top_k_sampling_on_the_backend_draws_what_the_host_draws)
     cr_assert_gt(host_and_backend_agree("stories260K.gguf", sp, 24), 0,
                  "at temperature 1.5 some draw should not be the argmax");
 }
+
+/* The CUDA GeGLU's GELU, compiled for the host, is kern_gelu_ggml (llama.cpp's f16 table) at every f16
+ * value and around the cut-offs at +-10: the device code's formula and roundings, checked without a GPU. */
+Test(backends, cuda_gelu_is_llama_cpp_s_table_gelu)
+{
+    if (!kern_cuda_built())
+        cr_skip_test("this build has no CUDA backend (nvcc was not found): nothing to check");
+    int checked = 0;
+    for (uint32_t h = 0; h < 1u << 16; h++) {
+        const float x = quant_f16_to_f32((uint16_t)h);
+        if (!isfinite(x))
+            continue;
+        float got;
+        cr_assert(kern_cuda_gelu_host(x, &got));
+        const float want = kern_gelu_ggml(x);
+        cr_assert(got == want, "gelu(%.9g): cuda %.9g, table %.9g", x, got, want);
+        checked++;
+    }
+    const float edges[] = { -10.0f, -9.999f, -10.001f, 9.999f, 10.0f, 10.001f, 1e30f, -1e30f, 0.3333333f, -2.71828f };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        float got;
+        cr_assert(kern_cuda_gelu_host(edges[i], &got));
+        cr_assert(got == kern_gelu_ggml(edges[i]), "gelu(%.9g): cuda %.9g, table %.9g", edges[i], got,
+                  kern_gelu_ggml(edges[i]));
+    }
+    cr_assert_gt(checked, 60000);
+}

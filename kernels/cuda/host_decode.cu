@@ -1,7 +1,9 @@
 /*
- * The device block decoders compiled for the host, so that a machine without
- * a GPU (CI) still checks them value for value against quant/.
+ * The device block decoders and activations compiled for the host, so that a
+ * machine without a GPU (CI) still checks them value for value against quant/
+ * and kernels/cpu.
  */
+#include "act.cuh"
 #include "blocks.cuh"
 
 extern "C" {
@@ -16,4 +18,10 @@ extern "C" bool kern_cuda_decode_row_host_impl(uint32_t type, const void *row, i
         for (int64_t i = 0; i < k / 8; i++)
             decode8<TYPE>((const uint8_t *)row, i, out + 8 * i);
     });
+}
+
+/* The GeGLU kernel's GELU, compiled for the host. */
+extern "C" float kern_cuda_gelu_host_impl(float x)
+{
+    return kc_gelu_ggml(x);
 }

@@ -6,6 +6,7 @@
  * squares in double, rotary angles in double, so that the two backends differ
  * only in summation order.
  */
+#include "act.cuh"
 #include "blocks.cuh"
 #include "cuda.h"
 #include "row_stats.h"
@@ -172,22 +173,11 @@ __global__ void swiglu_k(const float *gate, const float *up, size_t n, float *ou
         out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-/* GELU as kern_gelu_ggml defines it (llama.cpp's CPU table: the tanh approximation at x rounded to
- * f16, the result rounded to f16; 0 at x <= -10, x at x >= 10), computed here instead of looked up.
- * The device's tanhf may differ from glibc's by an ulp; after the f16 rounding that almost never shows. */
-__device__ float gelu_ggml(float x)
-{
-    const float sqrt_2_over_pi = 0.79788456080286535588f, coef_a = 0.044715f;
-    const float xh = __half2float(__float2half_rn(x));
-    const float y = 0.5f * xh * (1.0f + tanhf(sqrt_2_over_pi * xh * (1.0f + coef_a * xh * xh)));
-    return __half2float(__float2half_rn(y));
-}
-
 __global__ void geglu_k(const float *gate, const float *up, size_t n, float *out)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const float x = gate[i];
-        out[i] = x <= -10.0f ? 0.0f : x >= 10.0f ? x * up[i] : gelu_ggml(x) * up[i];
+        out[i] = x >= 10.0f ? x * up[i] : kc_gelu_ggml(x) * up[i];  /* ggml multiplies x itself above 10 */
     }
 }
 
