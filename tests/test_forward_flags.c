@@ -157,3 +157,66 @@ Test(forward_flags, the_sliding_window_hides_what_lies_outside_it)
     unload(&g);
     unload(&ll);
 }
+
+/* Llama 3.1's rope_freqs.weight: the llama entry allows it, the engine divides each frequency by its
+ * factor (the logits move), and one of the wrong length is refused naming it; an architecture whose entry
+ * has no rope_freqs refuses the tensor as llama.cpp would. */
+Test(forward_flags, rope_freqs_is_used_where_allowed_and_refused_elsewhere)
+{
+    const int32_t toks[6] = { 1, 280, 17, 260, 44, 281 };
+    float *plain = NULL, *scaled = NULL;
+    int nv = 0;
+    for (int with = 0; with < 2; with++) {
+        fixture_opts o = fixture_default_opts();
+        o.rope_freqs = with ? 8 : 0; /* head dim 16: 8 frequencies */
+        uint8_t *buf;
+        size_t len;
+        gguf_error ge;
+        cr_assert_eq(fixture_write_buffer(&o, &buf, &len, &ge), GGUF_OK, "%s", ge.message);
+        gguf_file *f;
+        cr_assert_eq(gguf_open_memory(buf, len, &f, &ge), GGUF_OK);
+        kern_backend *be = kern_cpu_create(2);
+        engine_model *m;
+        engine_ctx *c;
+        engine_error e;
+        cr_assert_eq(engine_model_load(f, be, &m, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(engine_model_hparams(m)->freq_factors, with == 1);
+        nv = engine_model_hparams(m)->n_vocab;
+        float *out = malloc((size_t)nv * sizeof *out);
+        cr_assert_eq(engine_ctx_create(m, 8, 8, &c, &e), ENGINE_OK);
+        cr_assert_eq(engine_forward(c, toks, 6, false, out, NULL, &e), ENGINE_OK);
+        *(with ? &scaled : &plain) = out;
+        engine_ctx_free(c);
+        engine_model_free(m);
+        be->destroy(be);
+        gguf_close(f);
+        free(buf);
+    }
+    cr_assert_neq(memcmp(plain, scaled, (size_t)nv * sizeof *plain), 0, "the factors change the rotation");
+    free(plain);
+    free(scaled);
+
+    const struct { const char *arch; uint32_t n; const char *says; } bad[] = {
+        { "llama", 5, "rotary needs 8 factors" }, { "qwen3", 8, "not part of a qwen3 model" } };
+    for (int i = 0; i < 2; i++) {
+        fixture_opts o = fixture_default_opts();
+        o.arch = bad[i].arch;
+        o.rope_freqs = bad[i].n;
+        uint8_t *buf;
+        size_t len;
+        gguf_error ge;
+        cr_assert_eq(fixture_write_buffer(&o, &buf, &len, &ge), GGUF_OK);
+        gguf_file *f;
+        cr_assert_eq(gguf_open_memory(buf, len, &f, &ge), GGUF_OK);
+        kern_backend *be = kern_cpu_create(1);
+        engine_model *m;
+        engine_error e;
+        cr_assert_eq(engine_model_load(f, be, &m, &e), ENGINE_E_MODEL, "%s", bad[i].arch);
+        cr_assert_str_eq(e.subject, "rope_freqs.weight");
+        cr_assert(strstr(e.message, bad[i].says), "%s", e.message);
+        cr_assert_neq(e.offset, 0);
+        be->destroy(be);
+        gguf_close(f);
+        free(buf);
+    }
+}

@@ -170,24 +170,35 @@ Test(kernels, rope_norm_and_neox_pairs)
 {
     kern_backend *be = kern_cpu_create(1);
     const int d = 8, H = 2, T = 3, pos0 = 5;
-    for (int neox = 0; neox < 2; neox++) {
-        float x[T * H * d], orig[T * H * d];
-        uint32_t s = 3;
-        for (int i = 0; i < T * H * d; i++)
-            orig[i] = x[i] = frand(&s);
-        kern_rope r = { .n_rot = d, .neox = neox, .base = 10000.0f, .freq_scale = 1.0f };
-        cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
-        for (int t = 0; t < T; t++)
-            for (int h = 0; h < H; h++)
-                for (int i = 0; i < d / 2; i++) {
-                    int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
-                    const float *o = orig + (t * H + h) * d;
-                    const float *v = x + (t * H + h) * d;
-                    double th = (pos0 + t) * pow(10000.0, -2.0 * i / d);
-                    cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "neox=%d t=%d i=%d", neox, t, i);
-                    cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "neox=%d t=%d i=%d", neox, t, i);
-                }
-    }
+    /* plain; then what the per-layer settings and Llama 3.1's rope_freqs change: another base, linear
+     * scaling (theta * freq_scale) and a divisor per frequency */
+    const float factors[4] = { 1.0f, 2.5f, 8.0f, 0.5f };
+    const kern_rope settings[3] = { { .n_rot = d, .base = 10000.0f, .freq_scale = 1.0f },
+                                    { .n_rot = d, .base = 1e6f, .freq_scale = 0.125f },
+                                    { .n_rot = d, .base = 500000.0f, .freq_scale = 1.0f, .freq_factors = factors } };
+    for (int k = 0; k < 3; k++)
+        for (int neox = 0; neox < 2; neox++) {
+            float x[T * H * d], orig[T * H * d];
+            uint32_t s = 3;
+            for (int i = 0; i < T * H * d; i++)
+                orig[i] = x[i] = frand(&s);
+            kern_rope r = settings[k];
+            r.neox = neox;
+            cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < H; h++)
+                    for (int i = 0; i < d / 2; i++) {
+                        int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
+                        const float *o = orig + (t * H + h) * d;
+                        const float *v = x + (t * H + h) * d;
+                        double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
+                                    (r.freq_factors ? r.freq_factors[i] : 1.0);
+                        cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "setting %d neox=%d t=%d i=%d",
+                                           k, neox, t, i);
+                        cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "setting %d neox=%d t=%d i=%d",
+                                           k, neox, t, i);
+                    }
+        }
     be->destroy(be);
 }
 

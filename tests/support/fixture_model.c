@@ -224,6 +224,8 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
 #undef LAYER
     }
     TRY(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));
+    if (o->rope_freqs) /* divisors in [1, 7]: a Llama 3.1 file's lie between 1 and its scaling factor */
+        TRY(add(w, st, "rope_freqs.weight", GGML_TYPE_F32, 1, o->rope_freqs, 1, 3.0f, 4.0f, err));
     TRY(add(w, st, "output.weight", o->f16_output ? GGML_TYPE_F16 : GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
 #undef TRY
     return GGUF_OK;

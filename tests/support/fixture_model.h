@@ -17,6 +17,7 @@ typedef struct fixture_opts {
     uint32_t n_vocab;    /* >= 259 (3 specials + 256 byte tokens) */
     uint32_t seed;
     bool f16_output;     /* output.weight in F16 (a source a quantizer takes) rather than Q8_0 */
+    uint32_t rope_freqs; /* > 0: a rope_freqs.weight of this many factors (Llama 3.1's; head dim / 2 fits) */
     const char *arch;    /* NULL: llama; else an architecture gguf/arch.c describes: the roles it requires
                           * beyond llama's (q/k/v biases, per-head norms, post-norms) are written too, and
                           * gemma3 gets a sliding window of 4 positions and final soft-capping at 30 */
