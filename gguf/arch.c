@@ -95,7 +95,7 @@ static const gguf_arch archs[] = {
         .swa_period = 6,
         .final_softcap = true,
         .attn_scale_embd_layers = 62,
-        .quantize = false,
+        .quantize = true,
         /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
                       "a final norm peaking in the hundreds are gemma-3-270m's trained values",

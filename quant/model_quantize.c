@@ -1,7 +1,7 @@
 /*
  * Whole-model quantization as llama-quantize does it without an importance
  * matrix, for the dense architectures whose description (gguf/arch.c) says so
- * (llama, qwen2, qwen3): the same
+ * (llama, qwen2, qwen3, gemma3): the same
  * tensor types (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp),
  * the same tensor order (llama_model_loader's weight_name_comparer), the same
  * metadata and the same bytes in every block (quantize_k.c), so the file is

@@ -235,7 +235,7 @@ Test(quantize, other_architectures_are_refused)
     tmp_path(out, sizeof out, "never.gguf");
     cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "general.architecture");
-    cr_assert(strstr(err.message, "llama, qwen2, qwen3"), "%s", err.message);
+    cr_assert(strstr(err.message, "llama, qwen2, qwen3, gemma3"), "%s", err.message);
     cr_assert_eq(files_in_tmp(), 0);
     gguf_close(f);
     tbuf_free(&b);
@@ -284,4 +284,65 @@ Test(quantize, the_tool_writes_its_output_and_never_its_input)
     cr_assert_eq(files_in_tmp(), 2, "no temporary file is left behind");
     tbuf_free(&before);
     tbuf_free(&after);
+}
+
+static void sha256_of(const char *path, char hex[65])
+{
+    gguf_digest d;
+    gguf_error err;
+    uint64_t size;
+    cr_assert_eq(gguf_file_sha256_path(path, &d, &size, &err), GGUF_OK, "%s", err.message);
+    gguf_digest_hex(&d, hex);
+}
+
+/* gemma3 and qwen3 models our writer makes (gguf-mkfixture OUT --arch A --layers 8 --embd E --ff 2E --vocab 300
+ * --f16-output), quantized: the sha256 of what llama-quantize wrote for the same files (llama.cpp from the
+ * llama-cpp-python 0.3.36 sdist, built outside the project; the vendored llama-quantize also reproduces the
+ * shared tiny-llama-q4_k_m byte for byte). 96-value rows take llama.cpp's fallbacks (Q5_0 for Q4_K, Q8_0 for
+ * Q6_K). The source's own sha256 is checked first, so a change of the fixture is not blamed on the quantizer. */
+Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
+{
+    static const struct {
+        const char *arch;
+        uint32_t embd;
+        const char *type, *source, *want;
+    } cases[] = {
+        { "gemma3", 256, "Q4_K_M", "ba550186961cc718525969bf971445be67d6589048c67fc2dd186f92c2db19f4",
+          "ee00994ac8f2b1ab65f3ad624b8aafeb2abe949c06e682579a04c95a6f1701e6" },
+        { "gemma3", 256, "Q6_K", "ba550186961cc718525969bf971445be67d6589048c67fc2dd186f92c2db19f4",
+          "97e92a5cf0c78c6a25f03e14f2d6a0490f697341d914023fbabab1b8e66ae4d8" },
+        { "gemma3", 96, "Q4_K_M", "9e156ae29c34e3102d14bf68307c2e7950dc808decadc2f2e8a1c064b6bddb21",
+          "50da1a1e680486989675488da568faaeee3ee7e558ba978f3706142cf7ce85b4" },
+        { "gemma3", 96, "Q8_0", "9e156ae29c34e3102d14bf68307c2e7950dc808decadc2f2e8a1c064b6bddb21",
+          "f3362abc800bfaffe3f9968d6ba4a1d20441c4a76bcef29d45589864a5726c09" },
+        { "qwen3", 96, "Q4_K_M", "e0621fca7159f3a328768cee94e33da164f2e50b2aabf90008fcf66c0132b838",
+          "e6718d39d6d098725952df0b9082178b6c9dd97d6c0f0dd60223bdf6fd9c00ee" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture_opts o = fixture_default_opts();
+        o.arch = cases[i].arch;
+        o.n_layer = 8;
+        o.n_embd = cases[i].embd;
+        o.n_ff = 2 * cases[i].embd;
+        o.n_vocab = 300;
+        o.f16_output = true;
+        char in[128], out[128], hex[65];
+        tmp_path(in, sizeof in, "src.gguf");
+        tmp_path(out, sizeof out, "q.gguf");
+        gguf_error err;
+        cr_assert_eq(fixture_write_file(in, &o, &err), GGUF_OK, "%s", err.message);
+        sha256_of(in, hex);
+        cr_assert_str_eq(hex, cases[i].source, "%s e%u: the writer's fixture changed; llama-quantize's digests are "
+                         "of the old one", cases[i].arch, cases[i].embd);
+        quant_ftype ftype;
+        cr_assert(quant_ftype_parse(cases[i].type, &ftype));
+        gguf_file *src = open_path(in);
+        cr_assert_eq(quant_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", cases[i].arch, err.message);
+        gguf_close(src);
+        sha256_of(out, hex);
+        cr_assert_str_eq(hex, cases[i].want, "%s e%u %s differs from llama-quantize's file", cases[i].arch,
+                         cases[i].embd, cases[i].type);
+        unlink(in);
+        unlink(out);
+    }
 }
