@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ typedef struct chat_family {
 
 static const chat_family families[] = {
     { "chatml", "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", false },
+    { "llama3", "<|start_header_id|>user<|end_header_id|>\n\n",
+      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", true },
+    { "gemma", "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n", true },
     { "llama2", "[INST] ", " [/INST]", false },
     { "llama2-sys", "[INST] ", " [/INST]", false },
     { "llama2-sys-bos", "[INST] ", " [/INST]", false },
@@ -32,9 +36,6 @@ static const chat_family families[] = {
     { "mistral-v7-tekken", "[INST]", "[/INST]", false },
     { "phi3", "<|user|>\n", "<|end|>\n<|assistant|>\n", false },
     { "zephyr", "<|user|>\n", "<|endoftext|>\n<|assistant|>\n", false },
-    { "gemma", "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n", true },
-    { "llama3", "<|start_header_id|>user<|end_header_id|>\n\n",
-      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", true },
     /* recognised, not formatted */
     { "phi4", NULL, NULL, false },           { "smolvlm", NULL, NULL, false },
     { "chatglm4", NULL, NULL, false },       { "exaone-moe", NULL, NULL, false },
@@ -53,10 +54,22 @@ static const chat_family *family_named(const char *name)
     return NULL;
 }
 
+static char family_names[512];
+
+static void list_family_names(void)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof families / sizeof families[0] && at < sizeof family_names; i++)
+        if (families[i].before)
+            at += (size_t)snprintf(family_names + at, sizeof family_names - at, "%s%s", at ? ", " : "",
+                                   families[i].name);
+}
+
 const char *engine_chat_families(void)
 {
-    return "chatml, llama3, gemma, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, "
-           "mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, zephyr";
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, list_family_names);
+    return family_names;
 }
 
 /* A detection rule: every `all` substring present (up to 3), no `none` substring, and optionally the

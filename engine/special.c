@@ -24,23 +24,25 @@ static int by_length_desc(const void *a, const void *b, void *vocab)
     return x < y ? -1 : x > y;
 }
 
+/* llama.cpp's cache_special_tokens: control, user-defined and unknown tokens (with some text to find). */
+static bool is_special(const engine_vocab *v, int32_t i)
+{
+    const uint8_t t = v->type[i];
+    return (t == ENGINE_TOK_CONTROL || t == ENGINE_TOK_USER_DEFINED || t == ENGINE_TOK_UNKNOWN) && v->text[i].len;
+}
+
 bool special_tokens_index(engine_vocab *v)
 {
-    int32_t n = 0;
-    for (int32_t i = 0; i < v->n; i++) {
-        const uint8_t t = v->type[i];
-        if ((t == ENGINE_TOK_CONTROL || t == ENGINE_TOK_USER_DEFINED || t == ENGINE_TOK_UNKNOWN) && v->text[i].len)
-            n++;
-    }
-    v->special = malloc((size_t)(n ? n : 1) * sizeof *v->special);
+    v->special = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->special);
     if (!v->special)
         return false;
     v->n_special = 0;
-    for (int32_t i = 0; i < v->n; i++) {
-        const uint8_t t = v->type[i];
-        if ((t == ENGINE_TOK_CONTROL || t == ENGINE_TOK_USER_DEFINED || t == ENGINE_TOK_UNKNOWN) && v->text[i].len)
+    for (int32_t i = 0; i < v->n; i++)
+        if (is_special(v, i))
             v->special[v->n_special++] = i;
-    }
+    int32_t *fit = realloc(v->special, (size_t)(v->n_special ? v->n_special : 1) * sizeof *v->special);
+    if (fit) /* a few thousand of gemma's 262144 tokens: give the rest back */
+        v->special = fit;
     qsort_r(v->special, (size_t)v->n_special, sizeof *v->special, by_length_desc, v);
     return true;
 }

@@ -90,10 +90,11 @@ static void gelu_table_fill(void)
         gelu_table[i] = quant_f16_to_f32(quant_f32_to_f16(gelu_tanh_f32(quant_f16_to_f32((uint16_t)i))));
 }
 
-float kern_gelu_ggml(float x)
+static pthread_once_t gelu_table_once = PTHREAD_ONCE_INIT;
+
+/* The table must be filled (gelu_table_once) before this runs. */
+static inline float gelu_lookup(float x)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, gelu_table_fill);
     if (x <= -10.0f)
         return 0.0f;
     if (x >= 10.0f)
@@ -101,19 +102,24 @@ float kern_gelu_ggml(float x)
     return gelu_table[quant_f32_to_f16(x)];
 }
 
+float kern_gelu_ggml(float x)
+{
+    pthread_once(&gelu_table_once, gelu_table_fill);
+    return gelu_lookup(x);
+}
+
 static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        const float x = gate[i];
-        /* ggml multiplies x itself (not its table value) by up above 10 */
-        out[i] = x >= 10.0f ? x * up[i] : kern_gelu_ggml(x) * up[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = gelu_lookup(gate[i]) * up[i];
 }
 
 kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out)
 {
     if (act != GGUF_ACT_SILU && act != GGUF_ACT_GELU_TANH)
         return KERN_E_UNSUPPORTED;
+    if (act == GGUF_ACT_GELU_TANH)
+        pthread_once(&gelu_table_once, gelu_table_fill); /* once here, not per value */
     /* in pieces of 4096 values: a prompt's rows spread over the threads, a decode step's one row stays here */
     enum { PIECE = 4096 };
     const int64_t pieces = (int64_t)((n + PIECE - 1) / PIECE);

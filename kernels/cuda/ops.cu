@@ -175,10 +175,8 @@ __global__ void swiglu_k(const float *gate, const float *up, size_t n, float *ou
 
 __global__ void geglu_k(const float *gate, const float *up, size_t n, float *out)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const float x = gate[i];
-        out[i] = x >= 10.0f ? x * up[i] : kc_gelu_ggml(x) * up[i];  /* ggml multiplies x itself above 10 */
-    }
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = kc_gelu_ggml(gate[i]) * up[i];
 }
 
 __global__ void add_k(float *x, const float *y, size_t n)
