@@ -35,18 +35,15 @@ QUANT_DECL(iq2_xxs); QUANT_DECL(iq2_xs); QUANT_DECL(iq2_s); QUANT_DECL(iq3_xxs);
 QUANT_DECL(iq1_s); QUANT_DECL(iq1_m); QUANT_DECL(iq4_xs); QUANT_DECL(tq1_0); QUANT_DECL(tq2_0);
 
 /* AVX2+F16C twins of the hottest decoders (simd_avx2.c); used only when the CPU has them. */
-bool quant_cpu_has_avx2(void);
 QUANT_DECL(f16_avx2); QUANT_DECL(bf16_avx2); QUANT_DECL(q8_0_avx2); QUANT_DECL(q4_0_avx2);
 QUANT_DECL(q4_k_avx2); QUANT_DECL(q5_k_avx2); QUANT_DECL(q6_k_avx2);
 
 /* AVX-512F twins (simd_avx512.c); used when the CPU has AVX-512F as well as AVX2. */
-bool quant_cpu_has_avx512(void);
 QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512);
 QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 
 /* Fused row . x products (AVX2 + FMA + F16C: Q4_K and Q8_0 in vecdot.c, Q6_K in simd_avx2.c beside
  * its unpack), chosen by quant_dot_function. */
-bool quant_cpu_has_fma(void);
 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q4_0_avx2(const void *src, const float *x, int64_t n);
@@ -55,7 +52,6 @@ float quant_dot_q5_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
-bool quant_cpu_has_avx512dq(void);
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);

@@ -35,6 +35,13 @@ bool quant_can_dequantize(uint32_t type);
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl);
 /* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx512", "avx2", "scalar"). */
 const char *quant_simd_level(void);
+/* What the CPU and OS support (CPUID and XCR0, read once; cpu_features.c), whatever GGUFSCOPE_SIMD says.
+ * "avx2" means AVX2 with F16C; "avx512" means AVX-512F on top of that. */
+bool quant_cpu_has_avx2(void);
+bool quant_cpu_has_fma(void);
+bool quant_cpu_has_avx512(void);
+bool quant_cpu_has_avx512dq(void);
+bool quant_cpu_has_avx512vl(void);
 
 /* Dequantizes n values of `type` from src into dst (f32). */
 quant_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);

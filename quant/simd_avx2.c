@@ -151,11 +151,4 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n)
     return quant_hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
 
-bool quant_cpu_has_avx2(void)
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-}
-
-#else
-bool quant_cpu_has_avx2(void) { return false; }
 #endif

@@ -345,17 +345,4 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
 }
 #undef Q6_FIELD
 
-bool quant_cpu_has_avx512(void)
-{
-    return __builtin_cpu_supports("avx512f") && quant_cpu_has_avx2();
-}
-
-bool quant_cpu_has_avx512dq(void)
-{
-    return __builtin_cpu_supports("avx512dq") && quant_cpu_has_avx512();
-}
-
-#else
-bool quant_cpu_has_avx512(void) { return false; }
-bool quant_cpu_has_avx512dq(void) { return false; }
 #endif

@@ -140,10 +140,4 @@ AVX2 float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n)
     return dot_legacy(src, x, n, (legacy_layout){ 24, 2, 4, 8, 0.0f });
 }
 
-bool quant_cpu_has_fma(void)
-{
-    return __builtin_cpu_supports("fma");
-}
-#else
-bool quant_cpu_has_fma(void) { return false; }
 #endif

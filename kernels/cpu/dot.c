@@ -30,10 +30,8 @@ bool cpu_have_avx2(void)
 #if X86
     static int cached = -1;
     if (cached < 0) {
-        __builtin_cpu_init();
         /* GGUFSCOPE_SIMD=scalar (quant/'s cap, for bisecting) holds here too. */
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                 __builtin_cpu_supports("f16c") && strcmp(quant_simd_level(), "scalar") != 0;
+        cached = quant_cpu_has_avx2() && quant_cpu_has_fma() && strcmp(quant_simd_level(), "scalar") != 0;
     }
     return cached;
 #else
@@ -132,7 +130,7 @@ static bool have_avx512vl(void)
 {
     static int cached = -1;
     if (cached < 0)
-        cached = __builtin_cpu_supports("avx512vl") && strcmp(quant_simd_level(), "avx512") == 0;
+        cached = quant_cpu_has_avx512vl() && strcmp(quant_simd_level(), "avx512") == 0;
     return cached;
 }
 
