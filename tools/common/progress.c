@@ -1,6 +1,7 @@
 /* Progress bar: "\r<label> [#####     ]  45%  1.2 GiB/2.5 GiB  1.8 GB/s". */
 #include "progress.h"
 #include "gguf.h"
+#include "term_guard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,15 +41,15 @@ void progress_update(void *user, uint64_t done, uint64_t total)
     gguf_format_size(done, a, sizeof a);
     gguf_format_size(total, b, sizeof b);
     double dt = monotonic_seconds() - p->t0;
-    fprintf(stderr, "\r%s [%s] %3d%%  %s/%s  %.2f GB/s ", p->label, bar, permille / 10, a, b,
+    fprintf(term_guard_raw_stderr(), "\r%s [%s] %3d%%  %s/%s  %.2f GB/s ", p->label, bar, permille / 10, a, b,
             dt > 0 ? (double)done / dt / 1e9 : 0.0);
-    fflush(stderr);
+    fflush(term_guard_raw_stderr());
 }
 
 void progress_end(progress *p)
 {
     if (p->enabled && p->last_permille >= 0)
-        fprintf(stderr, "\r%*s\r", 100, "");
+        fprintf(term_guard_raw_stderr(), "\r%*s\r", 100, "");
     p->last_permille = -1;
     p->t0 = monotonic_seconds();
 }

@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "format.h"
 #include "inspect.h"
+#include "json_line.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -55,19 +56,19 @@ static int print_json(FILE *out, const gguf_file *fa, const gguf_file *fb, const
           *changed = cJSON_AddArrayToObject(kv, "changed");
     for (size_t i = 0; i < gguf_kv_count(fb); i++)
         if (!gguf_find_kv(fa, gguf_kv_at(fb, i)->key))
-            cJSON_AddItemToArray(added, cJSON_CreateString(gguf_kv_at(fb, i)->key));
+            cJSON_AddItemToArray(added, json_text(gguf_kv_at(fb, i)->key, strlen(gguf_kv_at(fb, i)->key)));
     for (size_t i = 0; i < gguf_kv_count(fa); i++) {
         const gguf_kv *a = gguf_kv_at(fa, i), *b = gguf_find_kv(fb, a->key);
         if (!b)
-            cJSON_AddItemToArray(removed, cJSON_CreateString(a->key));
+            cJSON_AddItemToArray(removed, json_text(a->key, strlen(a->key)));
         else if (!gguf_value_equal(&a->value, &b->value))
-            cJSON_AddItemToArray(changed, cJSON_CreateString(a->key));
+            cJSON_AddItemToArray(changed, json_text(a->key, strlen(a->key)));
     }
     cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
     for (size_t i = 0; i < n_td; i++) {
         const tensor_diff *t = &td[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", (t->a ? t->a : t->b)->name);
+        json_add_text(o, "name", (t->a ? t->a : t->b)->name);
         cJSON_AddStringToObject(o, "status", !t->b ? "only_a" : !t->a ? "only_b" : t->d.bytes_equal ? "identical"
                                                                                                   : "different");
         if (t->a)

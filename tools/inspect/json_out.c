@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Integers go out as raw number text: doubles would round 64-bit values. */
 static cJSON *json_int(bool is_signed, uint64_t u, int64_t i)
@@ -20,12 +21,7 @@ static cJSON *json_int(bool is_signed, uint64_t u, int64_t i)
 
 static cJSON *json_string(gguf_str s)
 {
-    char *clean = utf8_sanitize(s.ptr, s.len);
-    if (!clean)
-        return NULL;
-    cJSON *j = cJSON_CreateString(clean);
-    free(clean);
-    return j;
+    return json_text(s.ptr, (size_t)s.len);
 }
 
 static cJSON *json_scalar(const gguf_value *v)
@@ -91,7 +87,7 @@ static bool add_tensors(cJSON *root, const gguf_file *f, const inspect_opts *o)
             continue;
         cJSON *jt = cJSON_CreateObject(), *shape = cJSON_CreateArray();
         bool ok = jt && shape && cJSON_AddItemToArray(list, jt);
-        ok = ok && add(jt, "name", cJSON_CreateString(t->name)) &&
+        ok = ok && add(jt, "name", json_text(t->name, strlen(t->name))) &&
              add(jt, "type", cJSON_CreateString(gguf_type_traits_of(t->type)->name)) && add(jt, "shape", shape);
         for (uint32_t d = 0; ok && d < t->n_dims; d++)
             ok = cJSON_AddItemToArray(shape, json_int(false, t->ne[d], 0));
@@ -105,7 +101,7 @@ static bool add_tensors(cJSON *root, const gguf_file *f, const inspect_opts *o)
 int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
     cJSON *root = cJSON_CreateObject();
-    bool ok = root && add(root, "file", cJSON_CreateString(o->path)) &&
+    bool ok = root && add(root, "file", json_text(o->path, strlen(o->path))) &&
               add(root, "version", json_int(false, gguf_version(f), 0)) &&
               add(root, "alignment", json_int(false, gguf_alignment(f), 0)) &&
               add(root, "data_offset", json_int(false, gguf_data_offset(f), 0)) &&
@@ -114,14 +110,14 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         cJSON *meta = cJSON_CreateObject();
         ok = add(root, "metadata", meta);
         for (size_t i = 0; ok && i < gguf_kv_count(f); i++)
-            ok = add(meta, gguf_kv_at(f, i)->key, json_value(&gguf_kv_at(f, i)->value));
+            ok = json_add_named(meta, gguf_kv_at(f, i)->key, strlen(gguf_kv_at(f, i)->key), json_value(&gguf_kv_at(f, i)->value));
     }
     if (ok && !o->metadata_only)
         ok = add_tensors(root, f, o);
     cJSON *warnings = ok ? cJSON_CreateArray() : NULL;
     ok = ok && add(root, "warnings", warnings);
     for (size_t i = 0; ok && i < gguf_warning_count(f); i++)
-        ok = cJSON_AddItemToArray(warnings, cJSON_CreateString(gguf_warning_at(f, i)->message));
+        ok = cJSON_AddItemToArray(warnings, json_text(gguf_warning_at(f, i)->message, strlen(gguf_warning_at(f, i)->message)));
     if (!ok) {
         cJSON_Delete(root);
         root = NULL;

@@ -243,11 +243,11 @@ static cJSON *verdict_json(const engine_verdict *v)
 {
     cJSON *o = cJSON_CreateObject(), *f = cJSON_CreateArray();
     cJSON_AddBoolToObject(o, "ok", v->ok);
-    cJSON_AddStringToObject(o, "summary", v->summary);
+    json_add_text(o, "summary", v->summary);
     for (int i = 0; i < v->n_findings; i++) {
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "symptom", engine_symptom_name(v->findings[i].symptom));
-        cJSON_AddStringToObject(x, "message", v->findings[i].message);
+        json_add_text(x, "message", v->findings[i].message);
         cJSON_AddItemToArray(f, x);
     }
     cJSON_AddItemToObject(o, "findings", f);
@@ -259,8 +259,8 @@ int run_print_json(FILE *out, const run_result *r)
     const engine_gen_result *g = &r->gen;
     const engine_hparams *hp = engine_model_hparams(r->model);
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "model", r->o->model);
-    cJSON_AddStringToObject(doc, "arch", hp->arch);
+    json_add_text(doc, "model", r->o->model);
+    json_add_text(doc, "arch", hp->arch);
     cJSON_AddStringToObject(doc, "backend", r->o->backend);
     char *p = utf8_sanitize(r->o->prompt, strlen(r->o->prompt));
     cJSON_AddStringToObject(doc, "prompt", p ? p : "");
@@ -303,7 +303,7 @@ static int write_doc(void *user, FILE *fp)
 int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len)
 {
     cJSON *doc = trace_json(r);
-    cJSON_AddStringToObject(doc, "model", r->o->model);
+    json_add_text(doc, "model", r->o->model);
     cJSON_AddItemToObject(doc, "prompt_tokens", cJSON_CreateIntArray(r->prompt, (int)r->n_prompt));
     cJSON_AddItemToObject(doc, "tokens", cJSON_CreateIntArray(r->gen.tokens, (int)r->gen.n_tokens));
     char *s = cJSON_PrintUnformatted(doc);

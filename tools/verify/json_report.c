@@ -1,5 +1,6 @@
 /* gguf-verify --json: the same content as the text report, for machines. */
 #include "format.h"
+#include "json_line.h"
 #include "stats_json.h"
 #include "verify.h"
 
@@ -7,26 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_str(cJSON *o, const char *key, const char *s)
-{
-    char *clean = utf8_sanitize(s, strlen(s));
-    cJSON_AddStringToObject(o, key, clean ? clean : "");
-    free(clean);
-}
-
 static cJSON *finding_json(const audit_finding *x)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "severity", audit_severity_name(x->severity));
     cJSON_AddStringToObject(o, "code", x->code);
-    add_str(o, "tensor", x->tensor);
+    json_add_text(o, "tensor", x->tensor);
     if (x->layer >= 0)
         cJSON_AddNumberToObject(o, "layer", x->layer);
     else
         cJSON_AddNullToObject(o, "layer");
-    add_str(o, "measured", x->measured);
-    add_str(o, "expected", x->expected);
-    add_str(o, "meaning", x->meaning);
+    json_add_text(o, "measured", x->measured);
+    json_add_text(o, "expected", x->expected);
+    json_add_text(o, "meaning", x->meaning);
     return o;
 }
 
@@ -37,7 +31,7 @@ static cJSON *structure_json(const verify_result *r)
     if (!r->f) {
         cJSON_AddStringToObject(o, "error", gguf_status_name(r->open_err.code));
         cJSON_AddNumberToObject(o, "offset", (double)r->open_err.offset);
-        add_str(o, "message", r->open_err.message);
+        json_add_text(o, "message", r->open_err.message);
         return o;
     }
     const gguf_coverage *c = &r->cov;
@@ -88,14 +82,14 @@ static cJSON *digests_json(const verify_result *r)
         gguf_digest_hex(&r->sha256, hex);
         cJSON *s = cJSON_AddObjectToObject(o, "file_sha256");
         cJSON_AddStringToObject(s, "actual", hex);
-        add_str(s, "expected", r->o->sha256);
+        json_add_text(s, "expected", r->o->sha256);
         cJSON_AddBoolToObject(s, "match", r->sha256_ok);
     }
     if (r->manifest_checked) {
         const gguf_check_report *c = &r->check;
         cJSON *m = cJSON_AddObjectToObject(o, "manifest");
-        add_str(m, "path", r->o->manifest);
-        add_str(m, "label", gguf_manifest_label(r->manifest));
+        json_add_text(m, "path", r->o->manifest);
+        json_add_text(m, "label", gguf_manifest_label(r->manifest));
         cJSON_AddNumberToObject(m, "tensors_matched", (double)c->n_tensors_checked);
         cJSON_AddNumberToObject(m, "ok", (double)c->n_ok);
         cJSON_AddNumberToObject(m, "mismatched", (double)c->n_mismatch);
@@ -109,11 +103,11 @@ int verify_print_json(FILE *out, const verify_result *r)
 {
     static const char *const verdicts[] = { "OK", "PROBLEMS", "CANNOT CHECK" };
     cJSON *root = cJSON_CreateObject();
-    add_str(root, "file", r->o->path);
+    json_add_text(root, "file", r->o->path);
     cJSON_AddStringToObject(root, "verdict", verdicts[r->verdict]);
     cJSON_AddNumberToObject(root, "exit_status", (double)r->verdict);
     if (r->trouble[0])
-        add_str(root, "trouble", r->trouble);
+        json_add_text(root, "trouble", r->trouble);
     cJSON_AddItemToObject(root, "structure", structure_json(r));
     cJSON_AddItemToObject(root, "digests", digests_json(r));
     cJSON *findings = cJSON_AddArrayToObject(root, "findings");
@@ -130,7 +124,7 @@ int verify_print_json(FILE *out, const verify_result *r)
         for (size_t i = 0; i < r->audit.n_roles; i++) {
             const audit_role_summary *s = &r->audit.roles[i];
             cJSON *o = cJSON_CreateObject();
-            add_str(o, "role", s->role);
+            json_add_text(o, "role", s->role);
             cJSON_AddNumberToObject(o, "layers", s->n_layers);
             cJSON_AddStringToObject(o, "types", s->types);
             cJSON_AddNumberToObject(o, "rms_min", s->rms_min);
