@@ -22,7 +22,7 @@
 
 typedef enum engine_status {
     ENGINE_OK = 0,
-    ENGINE_E_ARCH,       /* architecture not supported */
+    ENGINE_E_ARCH,       /* an architecture, tokenizer or pre-tokenizer this engine does not support */
     ENGINE_E_MODEL,      /* a key or tensor is missing or does not fit the hyperparameters */
     ENGINE_E_TOKENIZER,  /* no usable vocabulary in the file */
     ENGINE_E_INPUT,      /* bad argument: token id out of range, empty prompt, context full */
@@ -38,6 +38,9 @@ typedef struct engine_error {
 } engine_error;
 
 const char *engine_status_name(engine_status s);
+/* Whether an error is the file's fault (malformed: a tool exits 1) rather than trouble or something this
+ * engine does not support (exit 2). */
+bool engine_status_is_file_fault(engine_status s);
 
 /* ---- hyperparameters ----------------------------------------------------- */
 

@@ -14,6 +14,13 @@ const char *engine_supported_archs(void)
     return gguf_arch_names();
 }
 
+/* Where a key the checks below blame starts (0 when the file leaves it to its default). */
+static uint64_t key_offset(const gguf_file *f, const char *key)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    return kv ? kv->offset : 0;
+}
+
 engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine_error *err)
 {
     memset(hp, 0, sizeof *hp);
@@ -22,12 +29,18 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     gguf_status gs = gguf_hparams_read(f, g, &ge);
     snprintf(hp->arch, sizeof hp->arch, "%s", g->arch_name);
     if (!g->arch_name[0] && gs != GGUF_OK)
-        return engine_fail(err, ENGINE_E_ARCH, ge.offset, "general.architecture",
+        return engine_fail(err, ENGINE_E_MODEL, ge.offset, "general.architecture",
                            "%s; cannot tell the architecture (supported: %s)", ge.message, engine_supported_archs());
-    if (!g->arch)
-        return engine_fail(err, ENGINE_E_ARCH, gguf_find_kv(f, "general.architecture")->offset,
-                           "general.architecture", "architecture '%s' is not supported by gguf-run (supported: %s)",
-                           g->arch_name, engine_supported_archs());
+    if (!g->arch) {
+        const gguf_kv *kv = gguf_find_kv(f, "general.architecture");
+        if (!engine_is_identifier(kv->value.v.str.ptr, kv->value.v.str.len))
+            return engine_fail(err, ENGINE_E_MODEL, kv->offset, "general.architecture",
+                               "general.architecture '%s' is not an architecture's name (letters, digits, '_', '-', "
+                               "'.'; supported: %s)", g->arch_name, engine_supported_archs());
+        return engine_fail(err, ENGINE_E_ARCH, kv->offset, "general.architecture",
+                           "architecture '%s' is not supported by gguf-run (supported: %s)", g->arch_name,
+                           engine_supported_archs());
+    }
     if (gs != GGUF_OK)
         return engine_fail(err, ENGINE_E_MODEL, ge.offset, ge.subject, "%s", ge.message);
     hp->desc = g->arch;
@@ -57,36 +70,41 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
 
     char key[160];
     if (hp->head_dim == 0) {
-        snprintf(key, sizeof key, "%s.attention.key_length", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, 0, key,
-                           "no attention.key_length, and %d heads do not divide embedding_length %d", hp->n_head,
+        snprintf(key, sizeof key, "%s.attention.head_count", hp->arch);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                           "no attention.key_length, and %d heads (key '%s') do not divide embedding_length %d", hp->n_head, key,
                            hp->n_embd);
     }
     if (hp->n_head % hp->n_kv_head) {
         snprintf(key, sizeof key, "%s.attention.head_count_kv", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, 0, key,
-                           "%d query heads cannot share %d key/value heads evenly", hp->n_head, hp->n_kv_head);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                           "%d query heads cannot share %d key/value heads (key '%s') evenly", hp->n_head,
+                           hp->n_kv_head, key);
     }
     if (g->head_dim_v != g->head_dim_k) {
         snprintf(key, sizeof key, "%s.attention.value_length", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, 0, key, "value length %lld differs from key length %d: not supported",
-                           (long long)g->head_dim_v, hp->head_dim);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "value length %lld (key '%s') differs from key length %d: not supported",
+                           (long long)g->head_dim_v, key, hp->head_dim);
     }
     if (hp->rope.n_rot > hp->head_dim || hp->rope.n_rot % 2) {
         snprintf(key, sizeof key, "%s.rope.dimension_count", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, 0, key, "rotary dimensions %d do not fit a head of %d",
-                           hp->rope.n_rot, hp->head_dim);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "rotary dimensions %d (key '%s') do not fit a head of %d",
+                           hp->rope.n_rot, key, hp->head_dim);
     }
-    if (!(hp->eps > 0.0f) || !(hp->rope.base > 0.0f) || !(hp->rope_swa.base > 0.0f)) {
-        snprintf(key, sizeof key, "%s.%s", hp->arch,
-                 !(hp->eps > 0.0f) ? "attention.layer_norm_rms_epsilon" : "rope.freq_base");
-        return engine_fail(err, ENGINE_E_MODEL, 0, key,
-                           "epsilon %g / rope base %g (%g on sliding layers) must be positive", hp->eps,
-                           hp->rope.base, hp->rope_swa.base);
-    }
+    const struct { const char *suffix; float value; } positive[] = {
+        { "attention.layer_norm_rms_epsilon", hp->eps },
+        { "rope.freq_base", hp->rope.base },
+        { "rope.freq_base_swa", hp->rope_swa.base },
+    };
+    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
+        if (!(positive[i].value > 0.0f)) { /* NaN fails too */
+            snprintf(key, sizeof key, "%s.%s", hp->arch, positive[i].suffix);
+            return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "key '%s' is %g: it must be positive",
+                               key, positive[i].value);
+        }
     if (!(hp->final_softcap >= 0.0f)) {
         snprintf(key, sizeof key, "%s.final_logit_softcapping", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, 0, key, "final logit soft-capping %g must be positive or 0 (none)",
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "final logit soft-capping %g must be positive or 0 (none)",
                            hp->final_softcap);
     }
     return ENGINE_OK;

@@ -9,6 +9,9 @@
 bool engine_reserve(void **items, size_t *cap, size_t need, size_t elem);
 
 /* Fills err (when not NULL) and returns code. */
+/* Whether s[0..len) could name an architecture or tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A name that
+ * could is "not supported" (trouble); one that could not is a malformed file. */
+bool engine_is_identifier(const char *s, size_t len);
 __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *err, engine_status code,
                                                                 uint64_t offset, const char *subject,
                                                                 const char *fmt, ...);

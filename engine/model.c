@@ -130,7 +130,11 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     engine_hparams *hp = &m->hp;
     const gguf_tensor *embd = gguf_find_tensor(f, "token_embd.weight");
     if (!embd) {
-        s = engine_fail(err, ENGINE_E_MODEL, 0, "token_embd.weight", "tensor 'token_embd.weight' is missing");
+        s = gguf_tensor_count(f) == 0
+                ? engine_fail(err, ENGINE_E_MODEL, 0, "token_embd.weight",
+                              "the file holds no tensors (a vocabulary-only file, as llama.cpp's ggml-vocab-*.gguf): "
+                              "it can tokenize but has no weights to run")
+                : engine_fail(err, ENGINE_E_MODEL, 0, "token_embd.weight", "tensor 'token_embd.weight' is missing");
         goto fail;
     }
     if (embd->ne[1] > INT32_MAX || embd->ne[1] < 1) {

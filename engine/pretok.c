@@ -57,7 +57,7 @@ engine_status pretok_create(engine_vocab *v, engine_error *err)
             if (!strcmp(kinds[i].names[j], v->pre))
                 k = &kinds[i];
     if (!k)
-        return engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.pre",
+        return engine_fail(err, ENGINE_E_ARCH, v->pre_offset, "tokenizer.ggml.pre",
                            "pre-tokenizer '%s' is not supported (default, gpt2, llama3/llama-bpe, qwen2, smollm are)",
                            v->pre);
     pretok *t = calloc(1, sizeof *t);

@@ -25,6 +25,7 @@ static int32_t key_id(const gguf_file *f, const char *key, int32_t dflt, int32_t
     return v >= 0 && v < n ? (int32_t)v : -1;  /* 0xFFFFFFFF and friends mean "none" */
 }
 
+/* An array of n (n < 0: any number of) strings or numbers, or absent (*out NULL); the file's fault otherwise. */
 static engine_status load_array(const gguf_file *f, const char *key, int32_t n, bool strings,
                                 const gguf_value **out, engine_error *err)
 {
@@ -35,11 +36,19 @@ static engine_status load_array(const gguf_file *f, const char *key, int32_t n, 
     const gguf_value *a = &kv->value;
     bool ok = a->type == GGUF_VT_ARRAY && (strings ? a->elem_type == GGUF_VT_STRING : a->elem_type != GGUF_VT_STRING &&
                                                                                       a->elem_type != GGUF_VT_ARRAY);
-    if (!ok || (n >= 0 && a->count != (uint64_t)n))
+    if (!ok) {
+        char found[48];
+        if (a->type == GGUF_VT_ARRAY)
+            snprintf(found, sizeof found, "an array of %s", gguf_value_type_name(a->elem_type));
+        else
+            snprintf(found, sizeof found, "a single %s", gguf_value_type_name(a->type));
+        return engine_fail(err, ENGINE_E_TOKENIZER, kv->offset, key, "key '%s' should be an array of %s, found %s",
+                           key, strings ? "strings" : "numbers", found);
+    }
+    if (n >= 0 && a->count != (uint64_t)n)
         return engine_fail(err, ENGINE_E_TOKENIZER, kv->offset, key,
-                           "key '%s' should be an array of %d %s, found %s of %llu", key, n,
-                           strings ? "strings" : "numbers", gguf_value_type_name(a->type),
-                           (unsigned long long)a->count);
+                           "key '%s' has %llu elements where tokenizer.ggml.tokens has %d: one per token expected",
+                           key, (unsigned long long)a->count, n);
     *out = a;
     return ENGINE_OK;
 }
@@ -85,16 +94,28 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
     else if (model.len == 4 && !memcmp(model.ptr, "gpt2", 4))
         v->kind = VOCAB_BPE;
     else {
-        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.model",
-                        "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
-                        (int)model.len, model.ptr);
+        uint64_t at = gguf_find_kv(f, "tokenizer.ggml.model")->offset;
+        s = engine_is_identifier(model.ptr, model.len)
+                ? engine_fail(err, ENGINE_E_ARCH, at, "tokenizer.ggml.model",
+                              "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
+                              (int)model.len, model.ptr)
+                : engine_fail(err, ENGINE_E_TOKENIZER, at, "tokenizer.ggml.model",
+                              "tokenizer.ggml.model '%.*s' is not a tokenizer's name (llama = SentencePiece, gpt2 = "
+                              "byte-level BPE are)", (int)(model.len < 64 ? model.len : 64), model.ptr);
         goto fail;
     }
     const gguf_value *tokens, *scores, *types, *merges;
     if ((s = load_array(f, "tokenizer.ggml.tokens", -1, true, &tokens, err)))
         goto fail;
-    if (!tokens || tokens->count == 0 || tokens->count > INT32_MAX) {
-        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.tokens", "the vocabulary has no tokens");
+    if (!tokens) {
+        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.tokens",
+                        "key 'tokenizer.ggml.tokens' is not in the file: the vocabulary has no tokens");
+        goto fail;
+    }
+    if (tokens->count == 0 || tokens->count > INT32_MAX) {
+        s = engine_fail(err, ENGINE_E_TOKENIZER, gguf_find_kv(f, "tokenizer.ggml.tokens")->offset,
+                        "tokenizer.ggml.tokens", "key 'tokenizer.ggml.tokens' holds %llu tokens (1 to %d expected)",
+                        (unsigned long long)tokens->count, INT32_MAX);
         goto fail;
     }
     v->n = (int32_t)tokens->count;
@@ -134,6 +155,14 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
     gguf_str pre = { "default", 7 };
     if (gguf_get_str(f, "tokenizer.ggml.pre", &pre, NULL) != GGUF_OK)
         pre = (gguf_str){ "default", 7 };
+    else
+        v->pre_offset = gguf_find_kv(f, "tokenizer.ggml.pre")->offset;
+    if (!spm && !engine_is_identifier(pre.ptr, pre.len)) {
+        s = engine_fail(err, ENGINE_E_TOKENIZER, v->pre_offset, "tokenizer.ggml.pre",
+                        "tokenizer.ggml.pre '%.*s' is not a pre-tokenizer's name", (int)(pre.len < 64 ? pre.len : 64),
+                        pre.ptr);
+        goto fail;
+    }
     snprintf(v->pre, sizeof v->pre, "%.*s", (int)(pre.len < 31 ? pre.len : 31), pre.ptr);
     bool llama3 = !strcmp(v->pre, "llama3") || !strcmp(v->pre, "llama-v3") || !strcmp(v->pre, "llama-bpe");
     v->ignore_merges = !spm && llama3;

@@ -12,6 +12,7 @@ enum { BPE_CP_END = 324 };  /* GPT-2's byte code points are below 256 + 68 */
 struct engine_vocab {
     vocab_kind kind;
     char pre[32];             /* tokenizer.ggml.pre as resolved ("default" when absent) */
+    uint64_t pre_offset;      /* its key's byte offset (0: absent) */
     int32_t n;                /* tokens */
     const gguf_str *text;     /* (n) views into the mapping */
     float *score;             /* (n) SentencePiece scores (0 when absent) */

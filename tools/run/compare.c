@@ -135,7 +135,7 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     side_label(o, 0, a, sizeof a);
     side_label(o, 1, b, sizeof b);
     cJSON *doc = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(doc, "compare");
-    cJSON_AddStringToObject(doc, "model", o->model);
+    json_add_text(doc, "model", o->model);
     cJSON_AddStringToObject(c, "a", a);
     cJSON_AddStringToObject(c, "b", b);
     cJSON_AddNumberToObject(c, "tolerance", r->tol);
@@ -180,7 +180,7 @@ int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_
         }
         if (engine_model_load(f, be[i], &m[i], &e) || engine_ctx_create(m[i], n_ctx, COMPARE_CHUNK, &c[i], &e)) {
             fprintf(stderr, "gguf-run: %s: %s backend: %s\n", o->model, o->compare[i], e.message);
-            rc = e.code == ENGINE_E_MODEL ? 1 : 2;
+            rc = engine_status_is_file_fault(e.code) ? 1 : 2;
             goto out;
         }
     }

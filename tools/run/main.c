@@ -1,5 +1,6 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
 #include "format.h"
+#include "term_guard.h"
 #include "json_line.h"
 #include "npy.h"
 #include "procmem.h"
@@ -177,14 +178,14 @@ static int engine_error_exit(const char *path, const engine_error *e)
         fprintf(stderr, "gguf-run: %s: byte %llu: %s\n", path, (unsigned long long)e->offset, e->message);
     else
         fprintf(stderr, "gguf-run: %s: %s\n", path, e->message);
-    return e->code == ENGINE_E_MODEL ? 1 : 2;
+    return engine_status_is_file_fault(e->code) ? 1 : 2;
 }
 
 static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
 {
     cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "tokens"),
           *pieces = cJSON_AddArrayToObject(doc, "pieces");
-    cJSON_AddStringToObject(doc, "prompt", o->prompt);
+    json_add_text(doc, "prompt", o->prompt);
     for (size_t i = 0; i < n; i++) {
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
         const gguf_str t = engine_vocab_text(v, ids[i]);
@@ -234,6 +235,7 @@ static int fill_logits(void *user, uint64_t at, float *dst, size_t count)
 
 int main(int argc, char **argv)
 {
+    term_guard_install(); /* nothing from the file reaches the terminal as a command */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
