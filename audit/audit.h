@@ -101,16 +101,34 @@ typedef struct audit_finding {
     char meaning[600];           /* one sentence: what it means for inference */
 } audit_finding;
 
+/* How many findings of one code a list keeps; the rest are counted into one "and N more like it" finding,
+ * so that a hostile file (100 000 layers, every tensor broken) costs memory and output in proportion to the
+ * kinds of problem, not to what its header claims. */
+enum { AUDIT_SAME_CODE_MAX = 16 };
+
+typedef struct audit_code_count {
+    char code[32];
+    audit_severity worst;        /* of the findings dropped */
+    size_t kept, dropped;
+    char last_tensor[256];       /* the last one dropped */
+} audit_code_count;
+
 /* A growing list of findings, for the audit's rules and for tools that add
  * their own (gguf-verify's integrity checks). */
 typedef struct audit_findings {
     audit_finding *v;
     size_t n, cap;
     bool failed;                 /* out of memory: later findings were dropped */
+    audit_code_count *counts;    /* per code (a handful of codes) */
+    size_t n_counts;
+    audit_finding spill;         /* what audit_findings_add hands out for a finding past the cap */
 } audit_findings;
 
-/* A new finding, zeroed but for what is given (layer -1); NULL when out of memory. */
+/* A new finding, zeroed but for what is given (layer -1); NULL when out of memory. Past
+ * AUDIT_SAME_CODE_MAX findings of one code, a scratch finding that is only counted. */
 audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code, const char *tensor);
+/* Appends one finding per code that went past the cap ("and N more like it") and frees the counts. */
+void audit_findings_close(audit_findings *l);
 
 /* snprintf into one of a finding's fixed-size text fields. */
 #define AUDIT_FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)

@@ -15,8 +15,37 @@ const char *audit_severity_name(audit_severity s)
     }
 }
 
+static audit_code_count *code_count(audit_findings *l, const char *code)
+{
+    for (size_t i = 0; i < l->n_counts; i++)
+        if (!strncmp(l->counts[i].code, code, sizeof l->counts[i].code - 1))
+            return &l->counts[i];
+    audit_code_count *c = realloc(l->counts, (l->n_counts + 1) * sizeof *c);
+    if (!c)
+        return NULL;
+    l->counts = c;
+    c = &l->counts[l->n_counts++];
+    memset(c, 0, sizeof *c);
+    FSET(c->code, "%s", code);
+    return c;
+}
+
 audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code, const char *tensor)
 {
+    audit_code_count *cc = code_count(l, code);
+    if (!cc) {
+        l->failed = true;
+        return NULL;
+    }
+    if (cc->kept >= AUDIT_SAME_CODE_MAX) {
+        cc->dropped++;
+        cc->worst = sev > cc->worst ? sev : cc->worst;
+        FSET(cc->last_tensor, "%s", tensor ? tensor : "");
+        memset(&l->spill, 0, sizeof l->spill);
+        l->spill.layer = -1;
+        return &l->spill;
+    }
+    cc->kept++;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 32;
         audit_finding *v = realloc(l->v, cap * sizeof *v);
@@ -35,6 +64,31 @@ audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const c
     if (tensor)
         FSET(x->tensor, "%s", tensor);
     return x;
+}
+
+void audit_findings_close(audit_findings *l)
+{
+    size_t n_counts = l->n_counts;
+    audit_code_count *counts = l->counts;
+    l->counts = NULL;
+    l->n_counts = 0;
+    for (size_t i = 0; i < n_counts; i++) {
+        const audit_code_count *c = &counts[i];
+        if (!c->dropped)
+            continue;
+        /* the summary must not count against the cap it reports */
+        audit_finding *x = audit_findings_add(l, c->worst, c->code, NULL);
+        if (!x)
+            break;
+        FSET(x->measured, "and %zu more '%s' findings like the %zu above (the last: %s)", c->dropped, c->code,
+             c->kept, c->last_tensor[0] ? c->last_tensor : "the model");
+        FSET(x->expected, "at most %d findings of one kind are listed", AUDIT_SAME_CODE_MAX);
+        FSET(x->meaning, "the same problem repeats across the file; the ones listed show its nature");
+    }
+    free(counts);
+    free(l->counts);
+    l->counts = NULL;
+    l->n_counts = 0;
 }
 
 audit_finding *finding_add(findings *fs, audit_severity sev, const char *code, const char *tensor)
@@ -155,6 +209,7 @@ audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_rep
         rules_siblings(f, stats, &fs);
     }
     rules_meta(f, &out->hp, stats, &fs);
+    audit_findings_close(&fs);
     if (fs.failed) {
         free(fs.v);
         return AUDIT_E_NOMEM;

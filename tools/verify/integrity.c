@@ -76,12 +76,11 @@ static void manifest_findings(verify_result *r)
             append(x->expected, sizeof x->expected, it->kind, it->expected);
             last = x;
             last_tensor = tensor;
-        } else if (it->state == GGUF_CHECK_MISSING &&
-                   (x = audit_findings_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor))) {
-            if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "tensor-missing") == 0) {
-                r->integrity.n--; /* the same tensor's other lines */
-                continue;
-            }
+        } else if (it->state == GGUF_CHECK_MISSING) {
+            if (last && last_tensor && strcmp(last_tensor, tensor) == 0 && strcmp(last->code, "tensor-missing") == 0)
+                continue; /* the same tensor's other lines */
+            if (!(x = audit_findings_add(&r->integrity, AUDIT_ERROR, "tensor-missing", tensor)))
+                return;
             FSET(x->measured, "not in the file");
             FSET(x->expected, "a tensor named '%s' (the manifest lists it)", tensor);
             FSET(x->meaning, "the file lacks a tensor the manifest's model had: an incomplete or different model");

@@ -1,6 +1,7 @@
 /* gguf-verify: is this file intact and are its weights sane? */
 #include "atomic.h"
 #include "format.h"
+#include "term_guard.h"
 #include "progress.h"
 #include "verify.h"
 
@@ -168,6 +169,7 @@ static verdict decide(const verify_result *r)
 
 int main(int argc, char **argv)
 {
+    term_guard_install(); /* nothing from the file reaches the terminal as a command */
     verify_opts o = { 0 };
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
@@ -187,6 +189,9 @@ int main(int argc, char **argv)
     }
     /* --write-manifest=F: the manifest's digests come from the verification's one pass */
     bool checked = verify_integrity(&r, o.write_manifest ? manifest_kinds(&o) : 0);
+    if (checked)
+        verify_engine_check(&r);
+    audit_findings_close(&r.integrity);
     if (checked && r.hashed && o.write_manifest)
         rc = emit_manifest(&o, r.f, &r.hashes);
     if (rc == 0) {

@@ -47,6 +47,10 @@ typedef struct verify_result {
  * extra_kinds are digests to compute besides the ones the checks need (for --write-manifest=F). */
 bool verify_integrity(verify_result *r, unsigned extra_kinds);
 
+/* gguf-run's (llama.cpp's) load checks: an error finding "refused" when it would refuse the file as
+ * malformed, a note when it cannot run it (engine_check.c). */
+void verify_engine_check(verify_result *r);
+
 void verify_print_text(FILE *out, const verify_result *r);
 int verify_print_json(FILE *out, const verify_result *r);
 

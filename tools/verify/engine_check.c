@@ -1,0 +1,55 @@
+/* Whether the file would load at all: gguf-run's own checks of hyperparameters, tensors and vocabulary,
+ * which follow llama.cpp's loader (what it reads, the shapes it creates, the ranges it accepts). A file the
+ * engine refuses as malformed is an error here too, with the same reason, so that verify never says OK
+ * on a file that neither gguf-run nor llama.cpp would run. */
+#include "engine.h"
+#include "kern.h"
+#include "verify.h"
+
+static void refused(verify_result *r, const engine_error *e)
+{
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_ERROR, "refused", e->subject);
+    if (!x)
+        return;
+    if (e->offset)
+        AUDIT_FSET(x->measured, "byte %llu: %s", (unsigned long long)e->offset, e->message);
+    else
+        AUDIT_FSET(x->measured, "%s", e->message);
+    AUDIT_FSET(x->expected, "a file llama.cpp's loader (and gguf-run's) accepts");
+    AUDIT_FSET(x->meaning, "llama.cpp would refuse this file: %.520s", e->message);
+}
+
+static void unsupported(verify_result *r, const engine_error *e)
+{
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_INFO, "not-runnable", e->subject);
+    if (!x)
+        return;
+    AUDIT_FSET(x->measured, "%s", e->message);
+    AUDIT_FSET(x->expected, "an architecture, tokenizer and weight types gguf-run runs");
+    AUDIT_FSET(x->meaning, "gguf-run cannot load this model, so only the structure and the weights were checked");
+}
+
+void verify_engine_check(verify_result *r)
+{
+    if (!r->f)
+        return;
+    kern_backend *cpu = kern_cpu_create(1);
+    if (!cpu)
+        return;
+    engine_error e = { 0 };
+    engine_model *m = NULL;
+    engine_vocab *v = NULL;
+    /* a vocabulary-only file (no tensors) is what llama.cpp loads with vocab_only: its vocabulary alone */
+    engine_status s = gguf_tensor_count(r->f) ? engine_model_load(r->f, cpu, &m, &e) : ENGINE_OK;
+    if (s == ENGINE_OK)
+        s = engine_vocab_load(r->f, &v, &e);
+    if (s != ENGINE_OK && s != ENGINE_E_NOMEM) {
+        if (engine_status_is_file_fault(s))
+            refused(r, &e);
+        else
+            unsupported(r, &e);
+    }
+    engine_vocab_free(v);
+    engine_model_free(m);
+    cpu->destroy(cpu);
+}
