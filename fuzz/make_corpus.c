@@ -1,7 +1,10 @@
-/* Writes the seed corpus for fuzz-open: valid files made by our writer
- * (versions 2 and 3, several alignments, every value type) and malformed
- * variants of them (truncations and patched fields). */
+/* Writes the seed corpora of the fuzz targets, one directory each under DIR:
+ *   open/      for fuzz-open: valid files made by our writer (versions 2 and 3, several
+ *              alignments, every value type) and malformed variants (truncations, patched fields);
+ *   model/     for fuzz-model: every hostile model class (hostile_model.c);
+ *   tokenize/  for fuzz-tokenize: each vocabulary-only hostile class after a text to tokenize. */
 #include "fixture_model.h"
+#include "hostile_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,16 +13,62 @@
 
 static int n_written;
 
-static void save(const char *dir, const char *tag, const uint8_t *buf, size_t len)
+static void save2(const char *dir, const char *tag, const uint8_t *head, size_t head_len, const uint8_t *buf,
+                  size_t len)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%03d-%s.gguf", dir, n_written++, tag);
     FILE *fp = fopen(path, "wb");
-    if (!fp || fwrite(buf, 1, len, fp) != len) {
+    if (!fp || fwrite(head, 1, head_len, fp) != head_len || fwrite(buf, 1, len, fp) != len) {
         fprintf(stderr, "fuzz-make-corpus: cannot write %s\n", path);
         exit(2);
     }
     fclose(fp);
+}
+
+static void save(const char *dir, const char *tag, const uint8_t *buf, size_t len)
+{
+    save2(dir, tag, NULL, 0, buf, len);
+}
+
+/* Texts the tokenizer seeds carry: words, specials' spellings, escapes, scripts, digits, blanks. */
+static const char *const seed_texts[] = {
+    "Hello world, the cat sat on the mat.",
+    " <s></s><unk><|endoftext|> and <0x41>",
+    "\x1b[2J\x07\r\x9b\xc2\x9b\xff\xfe evil",
+    "\xe6\x97\xa5\xe6\x9c\xac 12345 it's we'll I'D",
+    "   \t\n\r\n  trailing   ",
+    "",
+    "{% for message in messages %}<|im_start|>{{ message['content'] }}{% endfor %}",
+};
+
+static void model_and_tokenize(const char *root)
+{
+    char model_dir[4096], tok_dir[4096];
+    snprintf(model_dir, sizeof model_dir, "%s/model", root);
+    snprintf(tok_dir, sizeof tok_dir, "%s/tokenize", root);
+    mkdir(model_dir, 0755);
+    mkdir(tok_dir, 0755);
+    for (size_t i = 0; i < hostile_case_count(); i++) {
+        const hostile_case_info *c = hostile_case_at(i);
+        uint8_t *buf;
+        size_t len;
+        gguf_error err;
+        if (hostile_write_buffer(i, &buf, &len, &err) != GGUF_OK) {
+            fprintf(stderr, "fuzz-make-corpus: case %s: %s\n", c->name, err.message);
+            exit(2);
+        }
+        bool vocab_only = c->base == HOSTILE_VOCAB_SPM || c->base == HOSTILE_VOCAB_BPE;
+        if (!vocab_only && len < (1u << 20)) /* the 1 MB tokens are the tokenizer's seeds */
+            save(model_dir, c->name, buf, len);
+        for (size_t t = 0; vocab_only && t < sizeof seed_texts / sizeof seed_texts[0]; t++) {
+            size_t n = strlen(seed_texts[t]);
+            uint8_t head[2 + 256] = { (uint8_t)n, (uint8_t)(n >> 8) };
+            memcpy(head + 2, seed_texts[t], n);
+            save2(tok_dir, c->name, head, 2 + n, buf, len);
+        }
+        free(buf);
+    }
 }
 
 /* A small file holding one key of every value type, nested arrays and a few tensors. */
@@ -68,8 +117,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fuzz-make-corpus DIR\n");
         return 2;
     }
-    const char *dir = argv[1];
+    const char *root = argv[1];
+    mkdir(root, 0755);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/open", root);
     mkdir(dir, 0755);
+    model_and_tokenize(root);
     all_types(dir);
     fixture_opts variants[3] = { fixture_default_opts(), fixture_default_opts(), fixture_default_opts() };
     variants[0].n_layer = 1;
@@ -99,6 +152,6 @@ int main(int argc, char **argv)
         }
         free(buf);
     }
-    printf("fuzz-make-corpus: %d files in %s\n", n_written, dir);
+    printf("fuzz-make-corpus: %d files in %s/{open,model,tokenize}\n", n_written, root);
     return 0;
 }
