@@ -1,6 +1,7 @@
 # The README's commands. Each installs missing system packages first.
 #   make demo   inspect a model (MODEL=path, else shared stories260K, else a fixture we write)
 #   make test   every test: the suite, the suite under ASan+UBSan, the fuzz corpus
+SHELL := /bin/bash
 BUILD ?= build
 JOBS ?= 2
 MODEL ?=
@@ -46,12 +47,20 @@ test-sanitize: deps venv models
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure -LE slow
 
-# libFuzzer on the parser for FUZZ_SECONDS, starting from the writer-made corpus.
+# libFuzzer on every target (the header parser, model loading, the tokenizers) for FUZZ_SECONDS each,
+# starting from the writer-made corpora; FUZZ_RUNS=N runs N executions per target instead.
+FUZZ_TARGETS := open model tokenize
+FUZZ_RUNS ?=
 fuzz: deps
 	@CC=clang cmake -S . -B $(BUILD)/fuzz -DGGUFSCOPE_FUZZ=ON -DGGUFSCOPE_TESTS=OFF -DGGUFSCOPE_CUDA=OFF >/dev/null
-	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/fuzz -j$(JOBS) --target fuzz-open fuzz-make-corpus
+	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/fuzz -j$(JOBS) --target $(addprefix fuzz-,$(FUZZ_TARGETS)) fuzz-make-corpus
 	@$(BUILD)/fuzz/fuzz-make-corpus $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz-open -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz/corpus
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz-$$t: $(if $(FUZZ_RUNS),$(FUZZ_RUNS) runs,$(FUZZ_SECONDS) s)"; \
+	  $(BUILD)/fuzz/fuzz-$$t $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS)) -max_len=262144 \
+	    -rss_limit_mb=4096 -print_final_stats=1 $(BUILD)/fuzz/corpus/$$t 2>&1 | tail -n 12; \
+	  test $${PIPESTATUS[0]} -eq 0; \
+	done
 
 bench: build venv
 	@scripts/bench-open.sh $(BUILD)

@@ -20,6 +20,7 @@
  */
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,16 +52,32 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     c->be = m->be;
     c->n_ctx = n_ctx;
     c->max_batch = max_batch < n_ctx ? max_batch : n_ctx;
-    const size_t B = (size_t)c->max_batch, kv_dim = (size_t)hp->n_kv_head * hp->head_dim,
-                 q_dim = (size_t)hp->n_head * hp->head_dim;
-    const size_t kv = (size_t)hp->n_layer * n_ctx * kv_dim;
+    /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
+     * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
+    const size_t B = (size_t)c->max_batch;
+    size_t kv_dim, q_dim, kv, x_n, q_n, ff_n, logit_n;
+    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) |
+                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) |
+                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) |
+                    __builtin_mul_overflow(kv, kv_dim, &kv) | __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) |
+                    __builtin_mul_overflow(B, q_dim, &q_n) | __builtin_mul_overflow(B, (size_t)hp->n_ff, &ff_n) |
+                    __builtin_mul_overflow((size_t)LOGIT_ROWS, (size_t)hp->n_vocab, &logit_n);
+    const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
+    if (overflow || kv > float_max || x_n > float_max || q_n > float_max || ff_n > float_max ||
+        logit_n > float_max) {
+        engine_ctx_free(c);
+        return engine_fail(err, ENGINE_E_INPUT, 0, "",
+                           "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
+                           "values per position) needs more memory than can be addressed", n_ctx, hp->n_layer,
+                           hp->n_kv_head, hp->head_dim);
+    }
     struct {
         float **p;
         size_t n;
     } want[] = {
-        { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, B * hp->n_embd }, { &c->h, B * hp->n_embd },
-        { &c->q, B * q_dim }, { &c->att, B * q_dim }, { &c->o, B * hp->n_embd }, { &c->gate, B * hp->n_ff },
-        { &c->up, B * hp->n_ff }, { &c->logits, (size_t)LOGIT_ROWS * hp->n_vocab },
+        { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, x_n }, { &c->h, x_n },
+        { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
+        { &c->up, ff_n }, { &c->logits, logit_n },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         *want[i].p = c->be->alloc(c->be, want[i].n);

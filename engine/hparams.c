@@ -75,6 +75,12 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
                            "no attention.key_length, and %d heads (key '%s') do not divide embedding_length %d", hp->n_head, key,
                            hp->n_embd);
     }
+    if ((int64_t)hp->n_head * hp->head_dim > (INT64_C(1) << 30)) { /* the forward pass indexes rows with int */
+        snprintf(key, sizeof key, "%s.attention.head_count", hp->arch);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                           "%d heads (key '%s') of %d values make query rows of more than 2^30 values", hp->n_head,
+                           key, hp->head_dim);
+    }
     if (hp->n_head % hp->n_kv_head) {
         snprintf(key, sizeof key, "%s.attention.head_count_kv", hp->arch);
         return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,

@@ -202,6 +202,9 @@ typedef struct gguf_file gguf_file;
 /* Opens path read-only with mmap and validates everything. On failure returns
  * the status, fills err and sets *out to NULL. The file is never written. */
 gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
+/* The file and byte offset a mapped address belongs to, for a SIGBUS handler (a file that shrank while
+ * mapped): async-signal-safe. False when addr is in no file gguf_open mapped. */
+bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
 
 /* Same over a caller-owned buffer, which must outlive the gguf_file. */
 gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);

@@ -54,4 +54,8 @@ void gguf_decode_scalar(const uint8_t *b, uint32_t type, gguf_value *out);
 bool gguf_tensor_nbytes(uint32_t type, const uint64_t ne[GGUF_MAX_DIMS], uint64_t *out);
 
 
+/* The registry gguf_mapping_lookup reads (mappings.c). */
+void gguf_mappings_add(const void *base, size_t len, const char *path);
+void gguf_mappings_remove(const void *base);
+
 #endif

@@ -76,6 +76,7 @@ gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
         f->map = m;
         f->map_len = (size_t)st.st_size;
         f->bytes = m;
+        gguf_mappings_add(m, f->map_len, path);
     }
     close(fd); /* the mapping keeps the file alive */
     return finish_open(f, out, err);
@@ -85,8 +86,10 @@ void gguf_close(gguf_file *f)
 {
     if (!f)
         return;
-    if (f->map)
+    if (f->map) {
+        gguf_mappings_remove(f->map);
         munmap(f->map, f->map_len);
+    }
     gguf_arena_free(&f->arena);
     free(f);
 }

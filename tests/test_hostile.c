@@ -3,9 +3,11 @@
  * string, amplification) under gguf-inspect, gguf-verify and gguf-run in their main modes. Nothing may be
  * killed by a signal, no raw control byte or invalid UTF-8 may reach stdout or stderr, JSON must parse, a
  * refusal exits 1 naming the key or tensor (2 only for what is merely not supported), and every file
- * gguf-run refuses as malformed is a gguf-verify error. */
+ * gguf-run refuses as malformed is a gguf-verify error. A file that shrinks while mapped is a message. */
 #include "audit.h"
+#include "fixture_model.h"
 #include "hostile_model.h"
+#include "sigbus.h"
 #include "term_guard.h"
 #include "testutil.h"
 
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char dir[128];
 static char paths[256][160];
@@ -237,4 +241,44 @@ Test(hostile, terminal_filter_escapes)
         out[n] = '\0';
         cr_expect_str_eq(out, cases[i].out, "case %zu", i);
     }
+}
+
+/* A mapped file that shrinks under a reader: SIGBUS becomes a message naming the file and byte, and exit 2. */
+Test(hostile, truncated_while_read_is_a_message_not_a_signal)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/shrinks.gguf", dir);
+    fixture_opts o = fixture_default_opts();
+    gguf_error err;
+    cr_assert_eq(fixture_write_file(path, &o, &err), GGUF_OK, "%s", err.message);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        sigbus_guard_install("shrink-test");
+        gguf_file *f;
+        if (gguf_open(path, &f, &err) != GGUF_OK || truncate(path, 4096) != 0)
+            _exit(3);
+        const gguf_tensor *t = gguf_tensor_at(f, gguf_tensor_count(f) - 1);
+        volatile uint8_t last = t->data[t->size - 1]; /* past the new end: SIGBUS */
+        (void)last;
+        _exit(4);
+    }
+    close(fds[1]);
+    char out[2048] = { 0 };
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status), "the reader was killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    cr_assert_eq(WEXITSTATUS(status), 2, "exit %d: %s", WEXITSTATUS(status), out);
+    cr_assert(strstr(out, "shrink-test: ") && strstr(out, path) && strstr(out, ": byte ") &&
+                  strstr(out, "the file changed while being read"),
+              "%s", out);
 }

@@ -108,6 +108,9 @@ static const hostile_case cases[] = {
     { { "key-length-mismatch", HOSTILE_SPM },
       { SET("llama.attention.key_length", U32(24)), SET("llama.attention.value_length", U32(8)) } },
     { { "key-length-huge", HOSTILE_SPM }, { SET("llama.attention.key_length", U64(1ull << 60)) } },
+    { { "head-dims-product-huge", HOSTILE_SPM },
+      { SET("llama.attention.head_count", U32(65536)), SET("llama.attention.key_length", U32(65536)),
+        SET("llama.attention.head_count_kv", U32(65536)) } },
     { { "sliding-window-huge", HOSTILE_SPM }, { SET("llama.attention.sliding_window", U64(UINT64_MAX)) } },
     /* tensors */
     { { "missing-output-norm", HOSTILE_SPM }, .tensors = { { "output_norm.weight", NULL } } },
@@ -459,6 +462,8 @@ gguf_status hostile_write_buffer(size_t i, uint8_t **buf, size_t *len, gguf_erro
         return GGUF_E_INVALID_ARG;
     const hostile_case *c = &cases[i];
     fixture_opts o = fixture_default_opts();
+    o.n_embd = 32; /* small, so that the fuzzer's mutations land on metadata more than on weights */
+    o.n_ff = 64;
     uint8_t *base;
     size_t base_len;
     gguf_status st = fixture_write_buffer(&o, &base, &base_len, err);

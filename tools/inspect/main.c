@@ -1,5 +1,6 @@
 /* gguf-inspect: what is in this GGUF file? Argument parsing and dispatch. */
 #include "format.h"
+#include "sigbus.h"
 #include "term_guard.h"
 #include "inspect.h"
 
@@ -102,6 +103,7 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
 int main(int argc, char **argv)
 {
     term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-inspect"); /* a file that shrinks while read: a message and exit 2 */
     inspect_opts o = { .blocks = 2 };
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)

@@ -1,6 +1,7 @@
 /* gguf-quantize: write a quantized copy of an F32/F16/BF16 llama or qwen2 model, byte for byte what
  * llama-quantize writes for it without an importance matrix. */
 #include "format.h"
+#include "sigbus.h"
 #include "term_guard.h"
 #include "quant.h"
 
@@ -49,6 +50,7 @@ static void print_plan(const quant_plan_entry *plan, size_t n, bool each)
 int main(int argc, char **argv)
 {
     term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-quantize"); /* a file that shrinks while read: a message and exit 2 */
     const char *in = NULL, *out = NULL, *type = NULL;
     int threads = 0;
     bool dry_run = false;

@@ -1,5 +1,6 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
 #include "format.h"
+#include "sigbus.h"
 #include "term_guard.h"
 #include "json_line.h"
 #include "npy.h"
@@ -236,6 +237,7 @@ static int fill_logits(void *user, uint64_t at, float *dst, size_t count)
 int main(int argc, char **argv)
 {
     term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-run"); /* a file that shrinks while read: a message and exit 2 */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)

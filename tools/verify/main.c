@@ -1,6 +1,7 @@
 /* gguf-verify: is this file intact and are its weights sane? */
 #include "atomic.h"
 #include "format.h"
+#include "sigbus.h"
 #include "term_guard.h"
 #include "progress.h"
 #include "verify.h"
@@ -170,6 +171,7 @@ static verdict decide(const verify_result *r)
 int main(int argc, char **argv)
 {
     term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-verify"); /* a file that shrinks while read: a message and exit 2 */
     verify_opts o = { 0 };
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
