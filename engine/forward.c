@@ -56,11 +56,11 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
      * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
     const size_t B = (size_t)c->max_batch;
     size_t kv_dim, q_dim, kv, x_n, q_n, ff_n, logit_n;
-    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) |
-                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) |
-                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) |
-                    __builtin_mul_overflow(kv, kv_dim, &kv) | __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) |
-                    __builtin_mul_overflow(B, q_dim, &q_n) | __builtin_mul_overflow(B, (size_t)hp->n_ff, &ff_n) |
+    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) ||
+                    __builtin_mul_overflow(kv, kv_dim, &kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) ||
+                    __builtin_mul_overflow(B, q_dim, &q_n) || __builtin_mul_overflow(B, (size_t)hp->n_ff, &ff_n) ||
                     __builtin_mul_overflow((size_t)LOGIT_ROWS, (size_t)hp->n_vocab, &logit_n);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
     if (overflow || kv > float_max || x_n > float_max || q_n > float_max || ff_n > float_max ||
