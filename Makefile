@@ -7,6 +7,8 @@ JOBS ?= 2
 MODEL ?=
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
+# WERROR=ON: warnings are errors in every build below (.ci/run sets it)
+WERROR ?= OFF
 
 .PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench clean
 
@@ -16,7 +18,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DGGUFSCOPE_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD) -j$(JOBS)
 
 venv:
@@ -42,7 +44,7 @@ test-unit: build venv models
 # The same suites (fuzz corpus replay included) built with AddressSanitizer
 # and UndefinedBehaviorSanitizer; any report fails the run.
 test-sanitize: deps venv models
-	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_WERROR=$(WERROR) -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/asan -j$(JOBS)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure -LE slow
@@ -52,7 +54,7 @@ test-sanitize: deps venv models
 FUZZ_TARGETS := open model tokenize
 FUZZ_RUNS ?=
 fuzz: deps
-	@CC=clang cmake -S . -B $(BUILD)/fuzz -DGGUFSCOPE_FUZZ=ON -DGGUFSCOPE_TESTS=OFF -DGGUFSCOPE_CUDA=OFF >/dev/null
+	@CC=clang cmake -S . -B $(BUILD)/fuzz -DGGUFSCOPE_WERROR=$(WERROR) -DGGUFSCOPE_FUZZ=ON -DGGUFSCOPE_TESTS=OFF -DGGUFSCOPE_CUDA=OFF >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/fuzz -j$(JOBS) --target $(addprefix fuzz-,$(FUZZ_TARGETS)) fuzz-make-corpus
 	@$(BUILD)/fuzz/fuzz-make-corpus $(BUILD)/fuzz/corpus
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -95,7 +95,7 @@ static gguf_status typed(const gguf_file *f, const char *key, gguf_value_type wa
 #define GETTER(fn, ctype, vt, expr)                                                     \
     gguf_status fn(const gguf_file *f, const char *key, ctype *out, gguf_error *err)     \
     {                                                                                     \
-        const gguf_value *v;                                                              \
+        const gguf_value *v = NULL;                                                       \
         gguf_status s = typed(f, key, vt, &v, err);                                       \
         if (s == GGUF_OK)                                                                 \
             *out = (expr);                                                                \

@@ -29,12 +29,14 @@ bool gguf_read_u32(gguf_cursor *c, uint32_t *v)
 
 bool gguf_read_u64(gguf_cursor *c, uint64_t *v)
 {
-    uint32_t lo, hi;
     if (gguf_cursor_left(c) < 8)
         return false;
-    gguf_read_u32(c, &lo);
-    gguf_read_u32(c, &hi);
-    *v = (uint64_t)hi << 32 | lo;
+    const uint8_t *b = c->p + c->pos;
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--) /* little-endian */
+        x = x << 8 | b[i];
+    *v = x;
+    c->pos += 8;
     return true;
 }
 
