@@ -22,7 +22,7 @@ static const char usage[] =
     "  --stats [GLOB]     statistics of every (matching) tensor's dequantized values and block scales\n"
     "  --diff OTHER       compare with OTHER tensor by tensor and key by key (also: --diff A B);\n"
     "                     exit 0 identical, 1 different\n"
-    "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble\n";
+    "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble (a file that changed while read)\n";
 
 bool inspect_tensor_selected(const inspect_opts *o, const char *name)
 {

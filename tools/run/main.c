@@ -45,7 +45,8 @@ static const char usage[] =
     "  --smoke               judge the output: exit 1 with the diagnosis when it looks broken\n"
     "  --json                one JSON document on stdout instead of streamed text\n"
     "  -q, --quiet           no start-up report\n"
-    "exit status: 0 OK, 1 the model has a problem (bad tensors, failed --smoke), 2 trouble (usage, I/O)\n";
+    "exit status: 0 OK, 1 the model has a problem (malformed, bad tensors, failed --smoke), 2 trouble (usage, I/O,\n"
+    "an architecture or tokenizer it does not run, a file that changed while being read)\n";
 
 static bool parse_int(const char *s, int min, int *out)
 {

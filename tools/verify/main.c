@@ -20,7 +20,8 @@ static const char usage[] =
     "  --no-audit          integrity only: skip the statistical audit of the weights\n"
     "  --threads N         threads for hashing and the audit (default: all)\n"
     "  --json              one JSON document\n"
-    "exit status: 0 OK (notes only), 1 the model has a problem, 2 cannot check (usage, I/O)\n";
+    "exit status: 0 OK (notes only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
+    "2 cannot check (usage, I/O, a file that changed while being read)\n";
 
 static bool parse_hashes(const char *list, unsigned *out)
 {
