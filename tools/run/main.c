@@ -1,4 +1,5 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
+#include "args.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
@@ -10,25 +11,28 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: gguf-run MODEL -p TEXT [options]\n"
+    "usage: gguf-run MODEL -p TEXT [options]      (or -m MODEL; options as --opt V or --opt=V)\n"
+    "  -m, --model FILE      the model (a positional MODEL works too)\n"
     "  -p, --prompt TEXT     the prompt (tokenized with the model's own BOS rule)\n"
+    "  -f, --file FILE       the prompt read from FILE\n"
     "  --chat                the prompt is one user message: formatted with the model's chat template\n"
     "                        (tokenizer.chat_template, recognized as llama.cpp does), the assistant's turn\n"
     "                        opened; generation stops at the end-of-turn token\n"
     "  --chat-template NAME  --chat with this format: chatml, llama3, gemma, llama2, mistral-v1, mistral-v3,\n"
     "                        mistral-v3-tekken, mistral-v7, phi3, zephyr, ...\n"
     "  --special             special-token text in the prompt (<|im_start|>) becomes that token\n"
-    "  -n N                  tokens to generate (default 64)\n"
-    "  --temp T              temperature (default 0: greedy)\n"
-    "  --top-k K --top-p P --min-p P   sampling filters (off by default)\n"
-    "  --seed S              sampler seed (default 0)\n"
-    "  --threads N           CPU threads (default: all cores)\n"
-    "  --ctx N               context size (default: prompt + N, at most the model's)\n"
+    "  -n, --n-predict N     tokens to generate (default 64)\n"
+    "  --temp T              temperature, 0 to 100 (default 0: greedy)\n"
+    "  --top-k K --top-p P --min-p P   sampling filters (off by default; P from 0 to 1)\n"
+    "  -s, --seed S          sampler seed (default 0)\n"
+    "  -t, --threads N       CPU threads (default: all cores)\n"
+    "  -c, --ctx-size N      context size (default: prompt + N, at most the model's)\n"
     "  --backend cpu|cuda    where to compute (default cpu)\n"
     "  --compare A,B         run backends A and B (cpu, cuda) on the prompt and -n greedy steps and compare\n"
     "                        every op of every layer value by value; exit 1 naming the first divergence\n"
@@ -45,121 +49,171 @@ static const char usage[] =
     "  --smoke               judge the output: exit 1 with the diagnosis when it looks broken\n"
     "  --json                one JSON document on stdout instead of streamed text\n"
     "  -q, --quiet           no start-up report\n"
+    "  --version             print the version and exit\n"
     "exit status: 0 OK, 1 the model has a problem (malformed, bad tensors, failed --smoke), 2 trouble (usage, I/O,\n"
     "an architecture or tokenizer it does not run, a file that changed while being read)\n";
 
-static bool parse_int(const char *s, int min, int *out)
+/* -f FILE: the prompt's bytes (kept for the whole run). */
+static char *prompt_file_text;
+
+static bool read_prompt_file(const char *path, run_opts *o)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < min || v > 1 << 30)
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, "gguf-run: -f: cannot read '%s': %s\n", path, strerror(errno));
         return false;
-    *out = (int)v;
+    }
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *bigger = cap < (1u << 30) ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    bool ok = buf && !ferror(fp);
+    fclose(fp);
+    if (!ok) {
+        free(buf);
+        fprintf(stderr, "gguf-run: -f: cannot read '%s' (I/O error, or larger than 1 GiB)\n", path);
+        return false;
+    }
+    buf[n] = '\0'; /* a NUL inside ends the prompt, as a command-line prompt would */
+    free(prompt_file_text);
+    prompt_file_text = buf;
+    o->prompt = buf;
     return true;
 }
 
-static bool parse_float(const char *s, float *out)
+enum {
+    OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
+    OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
+    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION,
+};
+
+/* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
+static const struct option long_options[] = {
+    { "model", required_argument, NULL, 'm' },       { "prompt", required_argument, NULL, 'p' },
+    { "file", required_argument, NULL, 'f' },        { "n-predict", required_argument, NULL, 'n' },
+    { "predict", required_argument, NULL, 'n' },     { "threads", required_argument, NULL, 't' },
+    { "ctx-size", required_argument, NULL, 'c' },    { "ctx", required_argument, NULL, 'c' },
+    { "seed", required_argument, NULL, 's' },        { "temp", required_argument, NULL, OPT_TEMP },
+    { "top-k", required_argument, NULL, OPT_TOP_K }, { "top-p", required_argument, NULL, OPT_TOP_P },
+    { "min-p", required_argument, NULL, OPT_MIN_P }, { "backend", required_argument, NULL, OPT_BACKEND },
+    { "compare", required_argument, NULL, OPT_COMPARE },
+    { "tolerance", required_argument, NULL, OPT_TOLERANCE },
+    { "spot-check", optional_argument, NULL, OPT_SPOT_CHECK },
+    { "no-spot-check", no_argument, NULL, OPT_NO_SPOT_CHECK },
+    { "debug-fault", required_argument, NULL, OPT_DEBUG_FAULT },
+    { "logits-out", required_argument, NULL, OPT_LOGITS_OUT }, { "trace", optional_argument, NULL, OPT_TRACE },
+    { "tokenize", no_argument, NULL, OPT_TOKENIZE }, { "smoke", no_argument, NULL, OPT_SMOKE },
+    { "json", no_argument, NULL, OPT_JSON },         { "chat", no_argument, NULL, OPT_CHAT },
+    { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
+    { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
+    { NULL, 0, NULL, 0 },
+};
+
+/* One option's value into o; false (message printed) when it is out of range. */
+static bool take_option(int c, char **argv, run_opts *o)
 {
-    char *end;
-    *out = strtof(s, &end);
-    return *end == 0 && end != s;
+    static char pair[2][16];
+    const char *flag = arg_flag(argv), *v = optarg;
+    long long i;
+    double d;
+    switch (c) {
+    case 'm': o->model = v; return true;
+    case 'p': o->prompt = v; return true;
+    case 'f': return read_prompt_file(v, o);
+    case 'n': return arg_int("gguf-run", flag, v, 0, 1 << 30, &i) && ((o->n_predict = (int)i), true);
+    case 't': return arg_int("gguf-run", flag, v, 1, 4096, &i) && ((o->n_threads = (int)i), true);
+    case 'c': return arg_int("gguf-run", flag, v, 1, 1 << 30, &i) && ((o->n_ctx = (int)i), true);
+    case 's': return arg_u64("gguf-run", flag, v, &o->sampler.seed);
+    case OPT_TEMP: return arg_float("gguf-run", flag, v, 0, 100, &d) && ((o->sampler.temp = (float)d), true);
+    case OPT_TOP_K: return arg_int("gguf-run", flag, v, 0, 1 << 30, &i) && ((o->sampler.top_k = (int)i), true);
+    case OPT_TOP_P: return arg_float("gguf-run", flag, v, 0, 1, &d) && ((o->sampler.top_p = (float)d), true);
+    case OPT_MIN_P: return arg_float("gguf-run", flag, v, 0, 1, &d) && ((o->sampler.min_p = (float)d), true);
+    case OPT_BACKEND: o->backend = v; return true;
+    case OPT_COMPARE: {
+        const char *comma = strchr(v, ',');
+        if (!comma || comma - v >= 16 || strlen(comma + 1) >= 16) {
+            fprintf(stderr, "gguf-run: %s needs two backends A,B (cpu, cuda), got '%s'\n", flag, v);
+            return false;
+        }
+        snprintf(pair[0], sizeof pair[0], "%.*s", (int)(comma - v), v);
+        snprintf(pair[1], sizeof pair[1], "%s", comma + 1);
+        o->compare[0] = pair[0];
+        o->compare[1] = pair[1];
+        return true;
+    }
+    case OPT_TOLERANCE:
+        return arg_float("gguf-run", flag, v, 1e-12, 1e6, &d) && ((o->tolerance = (float)d), true);
+    case OPT_SPOT_CHECK:
+        o->spot_rows = ENGINE_SPOT_ROWS;
+        return !v || (arg_int("gguf-run", flag, v, 2, 1 << 30, &i) && ((o->spot_rows = (int)i), true));
+    case OPT_NO_SPOT_CHECK: o->spot_rows = 0; return true;
+    case OPT_DEBUG_FAULT: o->fault = v; return true;
+    case OPT_LOGITS_OUT: o->logits_out = v; return true;
+    case OPT_TRACE:
+        o->trace = true;
+        o->trace_file = v && v[0] ? v : NULL;
+        return true;
+    case OPT_TOKENIZE: o->tokenize = true; return true;
+    case OPT_SMOKE: o->smoke = true; return true;
+    case OPT_JSON: o->json = true; return true;
+    case OPT_CHAT: o->chat = true; return true;
+    case OPT_CHAT_TEMPLATE:
+        o->chat = true;
+        o->chat_template = v;
+        if (!engine_chat_formats(v)) {
+            fprintf(stderr, "gguf-run: --chat-template '%s' is not a format gguf-run writes (%s)\n", v,
+                    engine_chat_families());
+            return false;
+        }
+        return true;
+    case OPT_SPECIAL: o->special = true; return true;
+    case 'q': o->quiet = true; return true;
+    default: return false;
+    }
 }
 
 static int parse_args(int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){ .n_predict = 64, .backend = "cpu", .sampler = engine_sampler_default(), .tolerance = 1e-3f,
                      .spot_rows = -1 };
-    static char pair[2][16];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        if ((!strcmp(a, "-p") || !strcmp(a, "--prompt")) && next)
-            o->prompt = argv[++i];
-        else if (!strcmp(a, "-n") && next)
-            ok = parse_int(argv[++i], 0, &o->n_predict);
-        else if (!strcmp(a, "--temp") && next)
-            ok = parse_float(argv[++i], &o->sampler.temp);
-        else if (!strcmp(a, "--top-k") && next)
-            ok = parse_int(argv[++i], 0, &o->sampler.top_k);
-        else if (!strcmp(a, "--top-p") && next)
-            ok = parse_float(argv[++i], &o->sampler.top_p);
-        else if (!strcmp(a, "--min-p") && next)
-            ok = parse_float(argv[++i], &o->sampler.min_p);
-        else if (!strcmp(a, "--seed") && next) {
-            char *end;
-            o->sampler.seed = strtoull(argv[++i], &end, 10);
-            ok = *end == 0;
-        } else if (!strcmp(a, "--threads") && next)
-            ok = parse_int(argv[++i], 1, &o->n_threads);
-        else if (!strcmp(a, "--ctx") && next)
-            ok = parse_int(argv[++i], 1, &o->n_ctx);
-        else if (!strcmp(a, "--backend") && next)
-            o->backend = argv[++i];
-        else if (!strcmp(a, "--compare") && next) {
-            const char *v = argv[++i], *comma = strchr(v, ',');
-            ok = comma && comma - v < 16 && strlen(comma + 1) < 16;
-            if (ok) {
-                snprintf(pair[0], sizeof pair[0], "%.*s", (int)(comma - v), v);
-                snprintf(pair[1], sizeof pair[1], "%s", comma + 1);
-                o->compare[0] = pair[0];
-                o->compare[1] = pair[1];
-            }
-        } else if (!strcmp(a, "--tolerance") && next)
-            ok = parse_float(argv[++i], &o->tolerance) && o->tolerance > 0.0f;
-        else if (!strcmp(a, "--spot-check"))
-            o->spot_rows = ENGINE_SPOT_ROWS;
-        else if (!strncmp(a, "--spot-check=", 13))
-            ok = parse_int(a + 13, 2, &o->spot_rows);
-        else if (!strcmp(a, "--no-spot-check"))
-            o->spot_rows = 0;
-        else if (!strcmp(a, "--debug-fault") && next)
-            o->fault = argv[++i];
-        else if (!strcmp(a, "--logits-out") && next)
-            o->logits_out = argv[++i];
-        else if (!strcmp(a, "--trace"))
-            o->trace = true;
-        else if (!strncmp(a, "--trace=", 8) && a[8]) {
-            o->trace = true;
-            o->trace_file = a + 8;
-        } else if (!strcmp(a, "--tokenize"))
-            o->tokenize = true;
-        else if (!strcmp(a, "--smoke"))
-            o->smoke = true;
-        else if (!strcmp(a, "--json"))
-            o->json = true;
-        else if (!strcmp(a, "--chat"))
-            o->chat = true;
-        else if (!strcmp(a, "--chat-template") && next) {
-            o->chat = true;
-            o->chat_template = argv[++i];
-            ok = engine_chat_formats(o->chat_template);
-        } else if (!strcmp(a, "--special"))
-            o->special = true;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-            o->quiet = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:p:f:n:t:c:s:qh", long_options, NULL)) != -1) {
+        if (c == 'h') {
             fputs(usage, stdout);
             exit(0);
-        } else if (a[0] != '-' && !o->model)
-            o->model = a;
-        else {
-            fprintf(stderr, "gguf-run: unknown or incomplete option '%s'\n%s", a, usage);
+        }
+        if (c == OPT_VERSION) {
+            arg_print_version("gguf-run");
+            exit(0);
+        }
+        if (c == '?' || c == ':')
+            return arg_getopt_error("gguf-run", c, argv);
+        if (!take_option(c, argv, o))
+            return 2;
+    }
+    for (int i = optind; i < argc; i++) { /* MODEL, as -m gives it */
+        if (o->model) {
+            fprintf(stderr, "gguf-run: one model per run ('%s' and '%s' given)\n", o->model, argv[i]);
             return 2;
         }
-        if (!ok && !strcmp(a, "--chat-template")) {
-            fprintf(stderr, "gguf-run: --chat-template '%s' is not a format gguf-run writes (%s)\n", argv[i],
-                    engine_chat_families());
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "gguf-run: bad value for %s: '%s'\n", a, argv[i]);
-            return 2;
-        }
+        o->model = argv[i];
     }
     if (!o->model || !o->prompt) {
-        fprintf(stderr, "gguf-run: %s\n%s", o->model ? "no prompt (-p TEXT)" : "no model file", usage);
+        fprintf(stderr, "gguf-run: %s (see gguf-run --help)\n",
+                o->model ? "no prompt (-p TEXT or -f FILE)" : "no model file (MODEL or -m MODEL)");
         return 2;
     }
     const char *names[3] = { o->backend, o->compare[0], o->compare[1] };

@@ -140,12 +140,5 @@ int verify_print_json(FILE *out, const verify_result *r)
             cJSON_AddItemToArray(tensors, stats_to_json(gguf_tensor_at(r->f, i), &r->stats[i]));
         cJSON_AddNumberToObject(root, "audit_seconds", r->audit_seconds);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return 2;
-    fputs(text, out);
-    fputc('\n', out);
-    free(text);
-    return 0;
+    return json_print_line(out, root) ? 2 : 0; /* one line per file: JSON Lines when several are checked */
 }

@@ -1,4 +1,5 @@
 /* gguf-verify: is this file intact and are its weights sane? */
+#include "args.h"
 #include "atomic.h"
 #include "format.h"
 #include "sigbus.h"
@@ -6,11 +7,13 @@
 #include "progress.h"
 #include "verify.h"
 
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-    "usage: gguf-verify FILE [options]\n"
+    "usage: gguf-verify FILE... [options]     (several files: one report each, JSON Lines with --json;\n"
+    "                                          the exit status is the worst one's)\n"
     "  --manifest M        check tensor digests against a llama-gguf-hash manifest (by tensor name)\n"
     "  --sha256 HEX        check the whole file's sha256 (as Hugging Face shows it)\n"
     "  --write-manifest[=F] print a manifest (llama-gguf-hash --all lines) and exit; =F writes F\n"
@@ -18,8 +21,9 @@ static const char usage[] =
     "  --uuid              add llama-gguf-hash's UUIDv5 line (alone: print it and exit)\n"
     "  --hashes LIST       digests to compute: xxh64,sha1,sha256,crc32\n"
     "  --no-audit          integrity only: skip the statistical audit of the weights\n"
-    "  --threads N         threads for hashing and the audit (default: all)\n"
-    "  --json              one JSON document\n"
+    "  -t, --threads N     threads for hashing and the audit (default: all)\n"
+    "  --json              one JSON document per file, one line each\n"
+    "  --version           print the version and exit\n"
     "exit status: 0 OK (notes only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
     "2 cannot check (usage, I/O, a file that changed while being read)\n";
 
@@ -37,47 +41,62 @@ static bool parse_hashes(const char *list, unsigned *out)
     return *out != 0;
 }
 
-static int parse_args(int argc, char **argv, verify_opts *o)
+enum { OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION };
+
+static const struct option long_options[] = {
+    { "manifest", required_argument, NULL, OPT_MANIFEST },
+    { "sha256", required_argument, NULL, OPT_SHA256 },
+    { "write-manifest", optional_argument, NULL, OPT_WRITE_MANIFEST },
+    { "uuid", no_argument, NULL, OPT_UUID },
+    { "hashes", required_argument, NULL, OPT_HASHES },
+    { "no-audit", no_argument, NULL, OPT_NO_AUDIT },
+    { "threads", required_argument, NULL, 't' },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Fills o and the list of files (argv[*first..argc)); returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, verify_opts *o, int *first)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        if (strcmp(a, "--manifest") == 0 && has_next)
-            o->manifest = argv[++i];
-        else if (strcmp(a, "--sha256") == 0 && has_next)
-            o->sha256 = argv[++i];
-        else if (strcmp(a, "--write-manifest") == 0)
-            o->write_manifest = "-";
-        else if (strncmp(a, "--write-manifest=", 17) == 0 && a[17])
-            o->write_manifest = a + 17;
-        else if (strcmp(a, "--uuid") == 0)
-            o->uuid = true;
-        else if (strcmp(a, "--hashes") == 0 && has_next) {
-            if (!parse_hashes(argv[++i], &o->hashes)) {
-                fprintf(stderr, "gguf-verify: --hashes takes a list of xxh64, sha1, sha256, crc32\n");
+    int c;
+    long long n;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:h", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_MANIFEST: o->manifest = optarg; break;
+        case OPT_SHA256: o->sha256 = optarg; break;
+        case OPT_WRITE_MANIFEST: o->write_manifest = optarg && optarg[0] ? optarg : "-"; break;
+        case OPT_UUID: o->uuid = true; break;
+        case OPT_HASHES:
+            if (!parse_hashes(optarg, &o->hashes)) {
+                fprintf(stderr, "gguf-verify: --hashes takes a list of xxh64, sha1, sha256, crc32, got '%s'\n",
+                        optarg);
                 return 2;
             }
-        } else if (strcmp(a, "--no-audit") == 0)
-            o->no_audit = true;
-        else if (strcmp(a, "--json") == 0)
-            o->json = true;
-        else if (strcmp(a, "--threads") == 0 && has_next)
-            o->threads = atoi(argv[++i]);
-        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "gguf-verify: unknown or incomplete option '%s'\n%s", a, usage);
-            return 2;
-        } else if (!o->path)
-            o->path = a;
-        else {
-            fprintf(stderr, "gguf-verify: more than one file given ('%s')\n%s", a, usage);
-            return 2;
+            break;
+        case OPT_NO_AUDIT: o->no_audit = true; break;
+        case OPT_JSON: o->json = true; break;
+        case 't':
+            if (!arg_int("gguf-verify", arg_flag(argv), optarg, 1, 4096, &n))
+                return 2;
+            o->threads = (int)n;
+            break;
+        case 'h': fputs(usage, stdout); return 0;
+        case OPT_VERSION: arg_print_version("gguf-verify"); return 0;
+        default: return arg_getopt_error("gguf-verify", c, argv);
         }
     }
-    if (!o->path) {
-        fputs(usage, stderr);
+    *first = optind;
+    if (optind == argc) {
+        fprintf(stderr, "gguf-verify: no file given (see gguf-verify --help)\n");
+        return 2;
+    }
+    bool one_file = o->manifest || o->sha256 || (o->write_manifest && strcmp(o->write_manifest, "-") != 0);
+    if (one_file && argc - optind > 1) {
+        fprintf(stderr, "gguf-verify: --manifest, --sha256 and --write-manifest=F check one file (%d given)\n",
+                argc - optind);
         return 2;
     }
     return -1;
@@ -169,16 +188,12 @@ static verdict decide(const verify_result *r)
     return VERDICT_OK;
 }
 
-int main(int argc, char **argv)
+/* Verifies o->path: prints its report and returns its exit status. */
+static int verify_file(const verify_opts *op)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-verify"); /* a file that shrinks while read: a message and exit 2 */
-    verify_opts o = { 0 };
-    int rc = parse_args(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
-    rc = 0;
-    verify_result r = { .o = &o };
+    const verify_opts o = *op;
+    int rc = 0;
+    verify_result r = { .o = op };
     gguf_status s = gguf_open(o.path, &r.f, &r.open_err);
     bool trouble = s == GGUF_E_IO || s == GGUF_E_NOMEM || s == GGUF_E_INVALID_ARG;
     if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0)))
@@ -218,4 +233,24 @@ int main(int argc, char **argv)
     if (fflush(stdout) != 0 || rc != 0)
         return 2;
     return (int)r.verdict;
+}
+
+int main(int argc, char **argv)
+{
+    term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-verify"); /* a file that shrinks while read: a message and exit 2 */
+    verify_opts o = { 0 };
+    int first = 0, rc = parse_args(argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    /* several files: one report after another (JSON Lines with --json), the exit status the worst one's */
+    int worst = 0;
+    for (int i = first; i < argc; i++) {
+        o.path = argv[i];
+        if (!o.json && i > first)
+            fputc('\n', stdout);
+        int status = verify_file(&o);
+        worst = status > worst ? status : worst;
+    }
+    return worst;
 }
