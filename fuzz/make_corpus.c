@@ -19,7 +19,7 @@ static void save2(const char *dir, const char *tag, const uint8_t *head, size_t 
     char path[4096];
     snprintf(path, sizeof path, "%s/%03d-%s.gguf", dir, n_written++, tag);
     FILE *fp = fopen(path, "wb");
-    if (!fp || fwrite(head, 1, head_len, fp) != head_len || fwrite(buf, 1, len, fp) != len) {
+    if (!fp || (head_len && fwrite(head, 1, head_len, fp) != head_len) || fwrite(buf, 1, len, fp) != len) {
         fprintf(stderr, "fuzz-make-corpus: cannot write %s\n", path);
         exit(2);
     }

@@ -94,13 +94,7 @@ static int print_json(FILE *out, const gguf_file *fa, const gguf_file *fb, const
     cJSON_AddNumberToObject(sum, "only_b", (double)s->only_b);
     cJSON_AddNumberToObject(sum, "type_changed", (double)s->type_changed);
     cJSON_AddStringToObject(sum, "reading", verdict);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return 2;
-    fprintf(out, "%s\n", text);
-    free(text);
-    return 0;
+    return json_print_line(out, root) ? 2 : 0;
 }
 
 static void print_text_metadata(FILE *out, const gguf_file *fa, const gguf_file *fb, const diff_summary *s)

@@ -1,15 +1,19 @@
 /* gguf-inspect: what is in this GGUF file? Argument parsing and dispatch. */
+#include "args.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
 #include "inspect.h"
 
 #include <fnmatch.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
-    "usage: gguf-inspect FILE [options]\n"
+    "usage: gguf-inspect FILE... [options]    (several files: one after another, one JSON line each;\n"
+    "                                          the exit status is the worst one's)\n"
     "  --json             one JSON document (metadata arrays in full)\n"
     "  --full             do not cut long arrays and strings\n"
     "  --key KEY          print one metadata value raw (arrays: one element per line)\n"
@@ -19,9 +23,10 @@ static const char usage[] =
     "  --values NAME      dequantized values of a tensor [--rows A:B] [--cols A:B] (default 8 x 8)\n"
     "  --dump NAME --out FILE.npy   the whole tensor as a numpy f32 array (rows outermost)\n"
     "  --raw NAME         the first blocks decoded field by field [--blocks N] (default 2)\n"
-    "  --stats [GLOB]     statistics of every (matching) tensor's dequantized values and block scales\n"
+    "  --stats[=GLOB]     statistics of every (matching) tensor's dequantized values and block scales\n"
     "  --diff OTHER       compare with OTHER tensor by tensor and key by key (also: --diff A B);\n"
     "                     exit 0 identical, 1 different\n"
+    "  --version          print the version and exit\n"
     "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble (a file that changed while read)\n";
 
 bool inspect_tensor_selected(const inspect_opts *o, const char *name)
@@ -29,64 +34,81 @@ bool inspect_tensor_selected(const inspect_opts *o, const char *name)
     return !o->glob || fnmatch(o->glob, name, 0) == 0;
 }
 
-static int parse_args(int argc, char **argv, inspect_opts *o)
+enum {
+    OPT_JSON = 256, OPT_FULL, OPT_METADATA_ONLY, OPT_TENSORS_ONLY, OPT_KEY, OPT_TENSORS, OPT_VALUES, OPT_ROWS,
+    OPT_COLS, OPT_DUMP, OPT_OUT, OPT_RAW, OPT_BLOCKS, OPT_STATS, OPT_DIFF, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    { "json", no_argument, NULL, OPT_JSON },           { "full", no_argument, NULL, OPT_FULL },
+    { "metadata-only", no_argument, NULL, OPT_METADATA_ONLY },
+    { "tensors-only", no_argument, NULL, OPT_TENSORS_ONLY },
+    { "key", required_argument, NULL, OPT_KEY },       { "tensors", required_argument, NULL, OPT_TENSORS },
+    { "values", required_argument, NULL, OPT_VALUES }, { "rows", required_argument, NULL, OPT_ROWS },
+    { "cols", required_argument, NULL, OPT_COLS },     { "dump", required_argument, NULL, OPT_DUMP },
+    { "out", required_argument, NULL, OPT_OUT },       { "raw", required_argument, NULL, OPT_RAW },
+    { "blocks", required_argument, NULL, OPT_BLOCKS }, { "stats", optional_argument, NULL, OPT_STATS },
+    { "diff", no_argument, NULL, OPT_DIFF },           { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, OPT_VERSION },     { NULL, 0, NULL, 0 },
+};
+
+/* Fills o and the files (argv[*first..*last)); returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, inspect_opts *o, int *first, int *last)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        if (strcmp(a, "--json") == 0)
-            o->json = true;
-        else if (strcmp(a, "--full") == 0)
-            o->full = true;
-        else if (strcmp(a, "--metadata-only") == 0)
-            o->metadata_only = true;
-        else if (strcmp(a, "--tensors-only") == 0)
-            o->tensors_only = true;
-        else if (strcmp(a, "--key") == 0 && has_next)
-            o->key = argv[++i];
-        else if (strcmp(a, "--tensors") == 0 && has_next)
-            o->glob = argv[++i];
-        else if (strcmp(a, "--values") == 0 && has_next)
-            o->values = argv[++i];
-        else if (strcmp(a, "--rows") == 0 && has_next)
-            o->rows = argv[++i];
-        else if (strcmp(a, "--cols") == 0 && has_next)
-            o->cols = argv[++i];
-        else if (strcmp(a, "--dump") == 0 && has_next)
-            o->dump = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has_next)
-            o->out = argv[++i];
-        else if (strcmp(a, "--raw") == 0 && has_next)
-            o->raw = argv[++i];
-        else if (strcmp(a, "--blocks") == 0 && has_next)
-            o->blocks = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(a, "--stats") == 0) {
+    int c;
+    long long n;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: o->json = true; break;
+        case OPT_FULL: o->full = true; break;
+        case OPT_METADATA_ONLY: o->metadata_only = true; break;
+        case OPT_TENSORS_ONLY: o->tensors_only = true; break;
+        case OPT_KEY: o->key = optarg; break;
+        case OPT_TENSORS: o->glob = optarg; break;
+        case OPT_VALUES: o->values = optarg; break;
+        case OPT_ROWS: o->rows = optarg; break;
+        case OPT_COLS: o->cols = optarg; break;
+        case OPT_DUMP: o->dump = optarg; break;
+        case OPT_OUT: o->out = optarg; break;
+        case OPT_RAW: o->raw = optarg; break;
+        case OPT_BLOCKS:
+            if (!arg_int("gguf-inspect", arg_flag(argv), optarg, 1, 1 << 20, &n))
+                return 2;
+            o->blocks = (uint64_t)n;
+            break;
+        case OPT_STATS:
             o->stats = true;
-            if (o->path && has_next && argv[i + 1][0] != '-')
-                o->glob = argv[++i];
-        } else if (strcmp(a, "--diff") == 0)
-            o->diff = true;
-        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "gguf-inspect: unknown or incomplete option '%s'\n%s", a, usage);
-            return 2;
-        } else if (!o->path)
-            o->path = a;
-        else if (o->diff && !o->other)
-            o->other = a;
-        else {
-            fprintf(stderr, "gguf-inspect: more than one file given ('%s')\n%s", a, usage);
-            return 2;
+            if (optarg && optarg[0])
+                o->glob = optarg;
+            break;
+        case OPT_DIFF: o->diff = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        case OPT_VERSION: arg_print_version("gguf-inspect"); return 0;
+        default: return arg_getopt_error("gguf-inspect", c, argv);
         }
     }
-    if (!o->path) {
-        fputs(usage, stderr);
+    *first = optind;
+    *last = argc;
+    /* the older "FILE --stats GLOB": a second word that is no file is the glob */
+    if (o->stats && !o->glob && argc - optind == 2 && access(argv[optind + 1], F_OK) != 0) {
+        o->glob = argv[optind + 1];
+        *last = argc - 1;
+    }
+    int n_files = *last - *first;
+    if (n_files == 0) {
+        fprintf(stderr, "gguf-inspect: no file given (see gguf-inspect --help)\n");
         return 2;
     }
-    if (o->diff && !o->other) {
-        fprintf(stderr, "gguf-inspect: --diff needs two files (gguf-inspect A --diff B)\n");
+    if (o->diff) {
+        if (n_files != 2) {
+            fprintf(stderr, "gguf-inspect: --diff compares two files (gguf-inspect A --diff B), %d given\n", n_files);
+            return 2;
+        }
+        o->other = argv[*first + 1];
+        *last = *first + 1;
+    } else if (n_files > 1 && (o->dump || o->out)) {
+        fprintf(stderr, "gguf-inspect: --dump writes one file's tensor (%d files given)\n", n_files);
         return 2;
     }
     if (o->dump && !o->out) {
@@ -100,14 +122,11 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* Inspects o->path as the options say; returns its exit status. */
+static int inspect_file(const inspect_opts *op)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-inspect"); /* a file that shrinks while read: a message and exit 2 */
-    inspect_opts o = { .blocks = 2 };
-    int rc = parse_args(argc, argv, &o);
-    if (rc >= 0)
-        return rc;
+    const inspect_opts o = *op;
+    int rc;
     gguf_file *f = NULL;
     gguf_error err = { 0 };
     if (gguf_open(o.path, &f, &err) != GGUF_OK)
@@ -141,4 +160,24 @@ int main(int argc, char **argv)
     if (fflush(stdout) != 0)
         return 2;
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    term_guard_install(); /* nothing from the file reaches the terminal as a command */
+    sigbus_guard_install("gguf-inspect"); /* a file that shrinks while read: a message and exit 2 */
+    inspect_opts o = { .blocks = 2 };
+    int first = 0, last = 0, rc = parse_args(argc, argv, &o, &first, &last);
+    if (rc >= 0)
+        return rc;
+    /* several files: one after another (one JSON line each with --json); the exit status is the worst one's */
+    int worst = 0;
+    for (int i = first; i < last; i++) {
+        o.path = argv[i];
+        if (!o.json && !o.key && last - first > 1)
+            printf("%s==> %s <==\n", i > first ? "\n" : "", argv[i]);
+        rc = inspect_file(&o);
+        worst = rc > worst ? rc : worst;
+    }
+    return worst;
 }

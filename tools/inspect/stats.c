@@ -2,6 +2,7 @@
 #include "audit.h"
 #include "format.h"
 #include "inspect.h"
+#include "json_line.h"
 #include "progress.h"
 #include "stats_json.h"
 
@@ -65,12 +66,8 @@ int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o)
     }
     progress_end(&bar);
     if (o->json) {
-        char *text = cJSON_Print(arr);
-        cJSON_Delete(arr);
-        if (!text)
+        if (json_print_line(out, arr)) /* one line: JSON Lines when several files are inspected */
             return 2;
-        fprintf(out, "%s\n", text);
-        free(text);
     }
     return 0;
 }
