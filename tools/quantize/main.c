@@ -1,10 +1,12 @@
 /* gguf-quantize: write a quantized copy of an F32/F16/BF16 llama or qwen2 model, byte for byte what
  * llama-quantize writes for it without an importance matrix. */
+#include "args.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
 #include "quant.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +16,9 @@ static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
     "  TYPE                Q4_K_M, Q6_K or Q8_0 (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of some\n"
     "                      layers and the output in Q6_K)\n"
-    "  --threads N         threads (default: all)\n"
+    "  -t, --threads N     threads (default: all)\n"
     "  --dry-run           print the plan (each tensor's type) and write nothing\n"
+    "  --version           print the version and exit\n"
     "OUT is written atomically (a temporary file beside it, then a rename); IN is never written.\n"
     "exit status: 0 written, 2 trouble (usage, I/O, a model or tensor this quantizer does not handle)\n";
 
@@ -54,34 +57,39 @@ int main(int argc, char **argv)
     const char *in = NULL, *out = NULL, *type = NULL;
     int threads = 0;
     bool dry_run = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--threads") == 0 && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (strcmp(a, "--dry-run") == 0)
-            dry_run = true;
-        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "gguf-quantize: unknown option '%s'\n%s", a, usage);
-            return 2;
-        } else if (!in)
-            in = a;
-        else if (!out)
-            out = a;
-        else if (!type)
-            type = a;
-        else {
-            fputs(usage, stderr);
-            return 2;
+    enum { OPT_DRY_RUN = 256, OPT_VERSION };
+    static const struct option long_options[] = {
+        { "threads", required_argument, NULL, 't' }, { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, OPT_VERSION },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+    long long n_threads;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:h", long_options, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (!arg_int("gguf-quantize", arg_flag(argv), optarg, 1, 4096, &n_threads))
+                return 2;
+            threads = (int)n_threads;
+            break;
+        case OPT_DRY_RUN: dry_run = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        case OPT_VERSION: arg_print_version("gguf-quantize"); return 0;
+        default: return arg_getopt_error("gguf-quantize", c, argv);
         }
     }
+    if (argc - optind != 3) {
+        fprintf(stderr, "gguf-quantize: needs IN.gguf OUT.gguf TYPE (%d words given; see gguf-quantize --help)\n",
+                argc - optind);
+        return 2;
+    }
+    in = argv[optind];
+    out = argv[optind + 1];
+    type = argv[optind + 2];
     quant_ftype ftype;
-    if (!type || !quant_ftype_parse(type, &ftype)) {
-        if (type)
-            fprintf(stderr, "gguf-quantize: unknown type '%s'\n", type);
-        fputs(usage, stderr);
+    if (!quant_ftype_parse(type, &ftype)) {
+        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0)\n", type);
         return 2;
     }
     if (same_file(in, out)) {

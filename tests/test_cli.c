@@ -1,0 +1,165 @@
+/* The command line as a llama.cpp user types it: llama.cpp's short and long names, --opt=value, strict
+ * numbers with their ranges, one wording for a missing value or an unknown option (no usage dump), --version
+ * everywhere, and several files per call for gguf-verify and gguf-inspect (JSON Lines, worst exit status). */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(cli, .timeout = 120);
+
+static char *need_model(const char *name)
+{
+    char *p = model_path(name);
+    if (!p)
+        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
+    return p;
+}
+
+static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize" };
+
+Test(cli, version_everywhere)
+{
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        int status;
+        char *out = run_tool(tools[i], "--version", &status);
+        cr_assert_eq(status, 0, "%s --version exits %d", tools[i], status);
+        char want[64];
+        snprintf(want, sizeof want, "%s 0.", tools[i]);
+        cr_assert(!strncmp(out, want, strlen(want)) && strstr(out, "(git "), "%s --version: %s", tools[i], out);
+        free(out);
+    }
+}
+
+/* Each bad value: exit 2, a message naming the flag, the value and the range, and no usage dump. */
+Test(cli, numbers_are_strict)
+{
+    char *m = need_model("stories260K.gguf");
+    static const struct { const char *tool, *args, *says; } cases[] = {
+        { "gguf-run", "-p x --threads abc", "--threads needs an integer from 1 to 4096, got 'abc'" },
+        { "gguf-run", "-p x -t 0", "-t needs an integer from 1 to 4096, got '0'" },
+        { "gguf-run", "-p x --temp -1", "--temp needs a number from 0 to 100, got '-1'" },
+        { "gguf-run", "-p x --top-p 2", "--top-p needs a number from 0 to 1, got '2'" },
+        { "gguf-run", "-p x --n-predict=5x", "--n-predict needs an integer from 0 to" },
+        { "gguf-run", "-p x -s -3", "-s needs an integer from 0 to 18446744073709551615, got '-3'" },
+        { "gguf-run", "-p x --ctx-size 1e9", "--ctx-size needs an integer from 1 to" },
+        { "gguf-verify", "--threads abc", "--threads needs an integer from 1 to 4096, got 'abc'" },
+        { "gguf-inspect", "--raw token_embd.weight --blocks abc", "--blocks needs an integer from 1 to" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "'%s' %s 2>&1", m, cases[i].args);
+        int status;
+        char *out = run_tool(cases[i].tool, args, &status);
+        cr_expect_eq(status, 2, "%s %s: exit %d", cases[i].tool, cases[i].args, status);
+        cr_expect(strstr(out, cases[i].says), "%s %s said:\n%s", cases[i].tool, cases[i].args, out);
+        cr_expect(!strstr(out, "usage:"), "no usage dump for a bad value:\n%s", out);
+        free(out);
+    }
+    free(m);
+}
+
+Test(cli, missing_values_and_unknown_options)
+{
+    char *m = need_model("stories260K.gguf");
+    static const struct { const char *tool, *args, *says; } cases[] = {
+        { "gguf-run", "-p x --threads", "gguf-run: --threads needs a value" },
+        { "gguf-run", "-p", "gguf-run: -p needs a value" },
+        { "gguf-run", "-p x --frobnicate", "gguf-run: unknown option '--frobnicate'" },
+        { "gguf-run", "-p x -Z", "gguf-run: unknown option '-Z'" },
+        { "gguf-verify", "--manifest", "gguf-verify: --manifest needs a value" },
+        { "gguf-inspect", "--key", "gguf-inspect: --key needs a value" },
+        { "gguf-quantize", "--threads", "gguf-quantize: --threads needs a value" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "'%s' %s 2>&1", m, cases[i].args);
+        int status;
+        char *out = run_tool(cases[i].tool, args, &status);
+        cr_expect_eq(status, 2, "%s %s: exit %d", cases[i].tool, cases[i].args, status);
+        cr_expect(strstr(out, cases[i].says) && strstr(out, "--help") && !strstr(out, "usage:"),
+                  "%s %s said:\n%s", cases[i].tool, cases[i].args, out);
+        free(out);
+    }
+    free(m);
+}
+
+/* -m, -f, -n, -t, -c, -s and --opt=value run exactly what the long forms run. */
+Test(cli, llama_cpp_names_run_the_same)
+{
+    char *m = need_model("stories260K.gguf");
+    char dir[128], prompt[200];
+    cr_assert(tmp_dir_make(dir, "cli"));
+    snprintf(prompt, sizeof prompt, "%s/prompt.txt", dir);
+    cr_assert(write_whole_file(prompt, (const uint8_t *)"Once upon a time", 16));
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "'%s' --prompt 'Once upon a time' --n-predict 12 --threads 1 --ctx 64 --seed 3 --json", m);
+    snprintf(b, sizeof b, "-m '%s' -f '%s' -n 12 -t 1 -c 64 -s 3 --json", m, prompt);
+    int sa, sb;
+    char *oa = run_tool("gguf-run", a, &sa), *ob = run_tool("gguf-run", b, &sb);
+    cr_assert_eq(sa, 0);
+    cr_assert_eq(sb, 0, "%s", ob);
+    cJSON *ja = cJSON_Parse(oa), *jb = cJSON_Parse(ob);
+    cr_assert(ja && jb);
+    char *ta = cJSON_PrintUnformatted(cJSON_GetObjectItem(ja, "tokens"));
+    char *tb = cJSON_PrintUnformatted(cJSON_GetObjectItem(jb, "tokens"));
+    cr_assert(ta && tb);
+    cr_assert_str_eq(ta, tb);
+    snprintf(b, sizeof b, "--model='%s' --file='%s' --n-predict=12 --threads=1 --ctx-size=64 --seed=3 --json", m,
+             prompt);
+    free(ob);
+    ob = run_tool("gguf-run", b, &sb);
+    cr_assert_eq(sb, 0, "%s", ob);
+    cJSON_Delete(jb);
+    jb = cJSON_Parse(ob);
+    free(tb);
+    tb = cJSON_PrintUnformatted(cJSON_GetObjectItem(jb, "tokens"));
+    cr_assert_str_eq(ta, tb);
+    free(ta), free(tb), free(oa), free(ob);
+    cJSON_Delete(ja), cJSON_Delete(jb);
+    tmp_dir_remove(dir);
+    free(m);
+}
+
+/* Several files: one JSON line each, in order; the exit status is the worst one's. */
+Test(cli, several_files_json_lines)
+{
+    char *good = need_model("stories260K.gguf"), *other = need_model("tiny-llama-q8_0.gguf");
+    char *bad = model_path("corrupt/ggml-vocab-llama-spm.utf8-mangled.gguf");
+    static const char *const tools2[] = { "gguf-verify", "gguf-inspect" };
+    for (int t = 0; t < 2; t++) {
+        char args[2048];
+        snprintf(args, sizeof args, "'%s' '%s' --json", good, other);
+        int status;
+        char *out = run_tool(tools2[t], args, &status);
+        cr_assert_eq(status, 0, "%s: %s", tools2[t], out);
+        int lines = 0;
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+            cJSON *doc = cJSON_Parse(line);
+            cr_assert(doc, "%s: line %d is not a JSON document: %.200s", tools2[t], lines, line);
+            const cJSON *file = cJSON_GetObjectItem(doc, "file");
+            cr_assert(cJSON_IsString(file) && strstr(file->valuestring, lines ? "tiny-llama" : "stories260K"),
+                      "%s: line %d is not the file in order", tools2[t], lines);
+            cJSON_Delete(doc);
+        }
+        cr_assert_eq(lines, 2, "%s: %d lines", tools2[t], lines);
+        free(out);
+    }
+    /* a missing file among good ones: its own error, and exit 2 (trouble) overall */
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' /nonexistent.gguf '%s' 2>&1", good, other);
+    int status;
+    char *out = run_tool("gguf-verify", args, &status);
+    cr_assert_eq(status, 2, "%s", out);
+    cr_assert(strstr(out, "stories260K") && strstr(out, "/nonexistent.gguf") && strstr(out, "tiny-llama"), "%s", out);
+    free(out);
+    if (bad) {
+        snprintf(args, sizeof args, "'%s' '%s' >/dev/null 2>&1", good, bad);
+        free(run_tool("gguf-verify", args, &status));
+        cr_assert_eq(status, 1, "a problem file among good ones: exit 1");
+    }
+    free(good), free(other), free(bad);
+}
