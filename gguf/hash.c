@@ -161,7 +161,8 @@ typedef struct pool {
     unsigned tensor_kinds;
     stream *per_thread;      /* (threads, kind): the tensor digests each thread runs */
     const gguf_hash_request *req;
-    uint64_t done, total;
+    uint64_t done, total;    /* bytes read by all tasks, of the total they will read */
+    uint64_t shown;          /* the bytes they cover: the data section, or the file for its sha256 */
 } pool;
 
 /* Maps a chunk's pages in one call instead of a fault per 64 KiB. */
@@ -178,8 +179,11 @@ static void progressed(pool *pl, uint64_t n)
     uint64_t done;
 #pragma omp atomic capture
     done = pl->done += n;
+    /* Several digests may read the same bytes (a model digest and per-tensor ones); the caller is told
+     * how far through the file that is, in the file's bytes, not the work's. */
     if (pl->req->progress && omp_get_thread_num() == 0)
-        pl->req->progress(pl->req->progress_user, done, pl->total);
+        pl->req->progress(pl->req->progress_user, (uint64_t)((double)done / (double)pl->total * (double)pl->shown),
+                          pl->shown);
 }
 
 static void feed(pool *pl, stream *st, const uint8_t *p, uint64_t n)
@@ -268,7 +272,7 @@ gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, ggu
     gguf_status status = GGUF_OK;
     if (ok) {
         qsort(tasks, n, sizeof *tasks, by_bytes_desc);
-        pool pl = { f, out, req->tensor_kinds, per_thread, req, 0, 0 };
+        pool pl = { f, out, req->tensor_kinds, per_thread, req, 0, 0, req->file_sha256 ? f->size : data_bytes };
         for (size_t i = 0; i < n; i++)
             pl.total += tasks[i].bytes;
         if (f->map)

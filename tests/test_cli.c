@@ -163,3 +163,34 @@ Test(cli, several_files_json_lines)
     }
     free(good), free(other), free(bad);
 }
+
+/* Verdict colour: only when asked or on a terminal, never in JSON or under --color=never. */
+Test(cli, colour_only_where_it_belongs)
+{
+    char *m = need_model("stories260K.gguf");
+    static const struct { const char *tool, *args; bool coloured; } cases[] = {
+        { "gguf-verify", "--color=always", true },   { "gguf-verify", "", false },
+        { "gguf-verify", "--color=never", false },   { "gguf-verify", "--color=always --json", false },
+        { "gguf-run", "-p hi -n 2 -q --color 2>&1", true }, { "gguf-run", "-p hi -n 2 -q 2>&1", false },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "'%s' %s", m, cases[i].args);
+        int status;
+        char *out = run_tool(cases[i].tool, args, &status);
+        cr_assert_eq(status, 0, "%s %s: %s", cases[i].tool, args, out);
+        bool green = strstr(out, "\x1b[1;32mOK") && strstr(out, "\x1b[0m");
+        cr_expect_eq(green, cases[i].coloured, "%s %s: colour %d", cases[i].tool, cases[i].args, green);
+        if (!cases[i].coloured)
+            cr_expect(!strchr(out, 0x1b), "%s %s: an escape byte", cases[i].tool, cases[i].args);
+        free(out);
+    }
+    int status;
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' --color=sometimes 2>&1", m);
+    char *out = run_tool("gguf-verify", args, &status);
+    cr_expect_eq(status, 2);
+    cr_expect(strstr(out, "--color takes auto, always or never"), "%s", out);
+    free(out);
+    free(m);
+}

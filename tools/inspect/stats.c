@@ -35,7 +35,7 @@ int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o)
         fprintf(out, "%-*s  %-7s %10s %5s %5s %7s %11s %11s %11s %11s %11s %11s  %s\n", (int)width, "name", "type",
                 "count", "nan", "inf", "zeros%", "min", "max", "mean", "std", "rms", "max |x|", "scales");
     progress bar;
-    progress_init(&bar, "statistics");
+    progress_init_count(&bar, "statistics", "tensors");
     for (size_t i = 0; i < n; i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         if (!inspect_tensor_selected(o, t->name))

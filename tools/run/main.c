@@ -1,5 +1,6 @@
 /* gguf-run: does the model work end to end? Generate, trace, judge. */
 #include "args.h"
+#include "color.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
@@ -49,6 +50,7 @@ static const char usage[] =
     "  --smoke               judge the output: exit 1 with the diagnosis when it looks broken\n"
     "  --json                one JSON document on stdout instead of streamed text\n"
     "  -q, --quiet           no start-up report\n"
+    "  --color[=WHEN]        colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version             print the version and exit\n"
     "exit status: 0 OK, 1 the model has a problem (malformed, bad tensors, failed --smoke), 2 trouble (usage, I/O,\n"
     "an architecture or tokenizer it does not run, a file that changed while being read)\n";
@@ -95,7 +97,7 @@ static bool read_prompt_file(const char *path, run_opts *o)
 enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
-    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION,
+    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -118,7 +120,7 @@ static const struct option long_options[] = {
     { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
     { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
-    { NULL, 0, NULL, 0 },
+    { "color", optional_argument, NULL, OPT_COLOR }, { NULL, 0, NULL, 0 },
 };
 
 /* One option's value into o; false (message printed) when it is out of range. */
@@ -179,6 +181,12 @@ static bool take_option(int c, char **argv, run_opts *o)
         }
         return true;
     case OPT_SPECIAL: o->special = true; return true;
+    case OPT_COLOR:
+        if (!color_parse(v ? v : "always", &o->color)) {
+            fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
+            return false;
+        }
+        return true;
     case 'q': o->quiet = true; return true;
     default: return false;
     }
@@ -211,6 +219,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         }
         o->model = argv[i];
     }
+    color_setup(o->json ? COLOR_NEVER : o->color);
     if (!o->model || !o->prompt) {
         fprintf(stderr, "gguf-run: %s (see gguf-run --help)\n",
                 o->model ? "no prompt (-p TEXT or -f FILE)" : "no model file (MODEL or -m MODEL)");

@@ -1,5 +1,6 @@
 /* gguf-run's outputs: start-up report, summary, trace tables, JSON. */
 #include "atomic.h"
+#include "color.h"
 #include "format.h"
 #include "json_line.h"
 #include "quant.h"
@@ -130,7 +131,11 @@ void run_print_summary(FILE *out, const run_result *r)
                 sp->n_bad == (int)(sizeof sp->bad_rows / sizeof sp->bad_rows[0]) ? ", ..." : "", sp->first_pos,
                 sp->first_row, sp->first_backend, sp->first_reference);
     }
-    fprintf(out, "verdict    %s\n", r->verdict.summary);
+    fputs("verdict    ", out);
+    color_on(out, r->verdict.ok ? COLOR_GOOD : COLOR_BAD);
+    fputs(r->verdict.summary, out);
+    color_off(out);
+    fputc('\n', out);
     for (int i = 0; i < r->verdict.n_findings; i++)
         fprintf(out, "  %-13s %s\n", engine_symptom_name(r->verdict.findings[i].symptom),
                 r->verdict.findings[i].message);

@@ -2,6 +2,7 @@
 #ifndef GGUFSCOPE_TOOLS_RUN_H
 #define GGUFSCOPE_TOOLS_RUN_H
 
+#include "color.h"
 #include "engine.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ typedef struct run_opts {
     bool json, tokenize, trace, smoke, quiet;
     bool chat;                /* --chat: the prompt is one user message in the model's chat format */
     bool special;             /* --special: special-token text in a plain prompt becomes the token */
+    color_mode color;         /* --color */
 } run_opts;
 
 /* Everything a finished run produced, for the reports. */

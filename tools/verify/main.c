@@ -1,6 +1,7 @@
 /* gguf-verify: is this file intact and are its weights sane? */
 #include "args.h"
 #include "atomic.h"
+#include "color.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
@@ -23,6 +24,7 @@ static const char usage[] =
     "  --no-audit          integrity only: skip the statistical audit of the weights\n"
     "  -t, --threads N     threads for hashing and the audit (default: all)\n"
     "  --json              one JSON document per file, one line each\n"
+    "  --color[=WHEN]      colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version           print the version and exit\n"
     "exit status: 0 OK (notes only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
     "2 cannot check (usage, I/O, a file that changed while being read)\n";
@@ -41,7 +43,7 @@ static bool parse_hashes(const char *list, unsigned *out)
     return *out != 0;
 }
 
-enum { OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION };
+enum { OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION, OPT_COLOR };
 
 static const struct option long_options[] = {
     { "manifest", required_argument, NULL, OPT_MANIFEST },
@@ -54,6 +56,7 @@ static const struct option long_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
+    { "color", optional_argument, NULL, OPT_COLOR },
     { NULL, 0, NULL, 0 },
 };
 
@@ -85,6 +88,12 @@ static int parse_args(int argc, char **argv, verify_opts *o, int *first)
             break;
         case 'h': fputs(usage, stdout); return 0;
         case OPT_VERSION: arg_print_version("gguf-verify"); return 0;
+        case OPT_COLOR:
+            if (!color_parse(optarg ? optarg : "always", &o->color)) {
+                fprintf(stderr, "gguf-verify: --color takes auto, always or never, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
         default: return arg_getopt_error("gguf-verify", c, argv);
         }
     }
@@ -243,6 +252,7 @@ int main(int argc, char **argv)
     int first = 0, rc = parse_args(argc, argv, &o, &first);
     if (rc >= 0)
         return rc;
+    color_setup(o.json ? COLOR_NEVER : o.color);
     /* several files: one report after another (JSON Lines with --json), the exit status the worst one's */
     int worst = 0;
     for (int i = first; i < argc; i++) {

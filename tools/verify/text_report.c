@@ -1,5 +1,6 @@
 /* The human report: verdict first, then what was checked, the findings by
  * severity, and a per-role table across layers. */
+#include "color.h"
 #include "format.h"
 #include "verify.h"
 
@@ -118,12 +119,15 @@ void verify_print_text(FILE *out, const verify_result *r)
 {
     size_t e = count(r, AUDIT_ERROR), w = count(r, AUDIT_WARNING), n = count(r, AUDIT_INFO);
     fprintf(out, "gguf-verify %s\n", r->o->path);
+    fputs("verdict    ", out);
+    color_on(out, r->verdict == VERDICT_OK ? COLOR_GOOD : r->verdict == VERDICT_PROBLEMS ? COLOR_BAD : COLOR_UNSURE);
     if (r->verdict == VERDICT_CANNOT_CHECK)
-        fprintf(out, "verdict    CANNOT CHECK: %s\n", r->trouble);
+        fprintf(out, "CANNOT CHECK: %s", r->trouble);
     else
-        fprintf(out, "verdict    %s: %zu error%s, %zu warning%s, %zu note%s%s\n", verdict_name(r->verdict), e,
-                e == 1 ? "" : "s", w, w == 1 ? "" : "s", n, n == 1 ? "" : "s",
-                r->audited ? "" : r->f ? " (weights not audited)" : "");
+        fprintf(out, "%s: %zu error%s, %zu warning%s, %zu note%s%s", verdict_name(r->verdict), e, e == 1 ? "" : "s",
+                w, w == 1 ? "" : "s", n, n == 1 ? "" : "s", r->audited ? "" : r->f ? " (weights not audited)" : "");
+    color_off(out);
+    fputc('\n', out);
     fputc('\n', out);
     print_structure(out, r);
     print_digests(out, r);

@@ -3,6 +3,7 @@
 #define GGUFSCOPE_VERIFY_H
 
 #include "audit.h"
+#include "color.h"
 #include "gguf.h"
 
 #include <stdio.h>
@@ -15,6 +16,7 @@ typedef struct verify_opts {
     bool uuid;                   /* --uuid */
     unsigned hashes;             /* --hashes LIST; 0: the default for the task */
     bool no_audit, json;
+    color_mode color;            /* --color */
     int threads;
 } verify_opts;
 
