@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 # WERROR=ON: warnings are errors in every build below (.ci/run sets it)
 WERROR ?= OFF
 
-.PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench clean
+.PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench install clean
 
 all: build
 
@@ -47,7 +47,7 @@ test-sanitize: deps venv models
 	@cmake -S . -B $(BUILD)/asan -DGGUFSCOPE_WERROR=$(WERROR) -DGGUFSCOPE_SANITIZE=ON -DGGUFSCOPE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/asan -j$(JOBS)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure -LE slow
+	  GGUFSCOPE_BIN=$(CURDIR)/$(BUILD)/asan ctest --test-dir $(BUILD)/asan --output-on-failure -LE "slow|install"
 
 # libFuzzer on every target (the header parser, model loading, the tokenizers) for FUZZ_SECONDS each,
 # starting from the writer-made corpora; FUZZ_RUNS=N runs N executions per target instead.
@@ -69,6 +69,12 @@ bench: build venv
 	@$(BUILD)/bench-dequant
 	@scripts/bench-verify.sh $(BUILD)
 	@scripts/bench-run.sh $(BUILD)
+
+# The tools, libggufscope.so with gguf.h, quant.h and audit.h, ggufscope.pc and the CMake package
+# (find_package(ggufscope): ggufscope::ggufscope) under PREFIX; examples/ builds against them.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

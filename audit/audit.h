@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum audit_status { AUDIT_OK = 0, AUDIT_E_NOMEM, AUDIT_E_INVALID_ARG } audit_status;
 
 /* Values at least 2^AUDIT_EXTREME_LOG2 times a tensor's median magnitude are
@@ -173,5 +177,9 @@ typedef struct audit_diff {
 } audit_diff;
 
 audit_status audit_compare_tensors(const gguf_tensor *a, const gguf_tensor *b, int n_threads, audit_diff *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

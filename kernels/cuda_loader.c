@@ -25,7 +25,8 @@ bool kern_cuda_built(void)
 }
 
 #ifdef GGUFSCOPE_HAVE_CUDA
-/* GGUFSCOPE_CUDA_LIB, then beside the executable, then the build tree, then the loader's own search. */
+/* GGUFSCOPE_CUDA_LIB, then beside the executable, then PREFIX/lib of an installed one, then the build tree,
+ * then the loader's own search. */
 static void *open_library(char *why, size_t why_len)
 {
     static void *handle;
@@ -37,11 +38,12 @@ static void *open_library(char *why, size_t why_len)
     exe[n > 0 ? n : 0] = 0;
     snprintf(dir, sizeof dir, "%s", exe);
     const char *exe_dir = n > 0 ? dirname(dir) : ".";
-    char candidates[4][8192];
+    char candidates[5][8192];
     int k = 0;
     if (env && *env)
         snprintf(candidates[k++], sizeof candidates[0], "%s", env);
     snprintf(candidates[k++], sizeof candidates[0], "%s/" CUDA_LIB, exe_dir);
+    snprintf(candidates[k++], sizeof candidates[0], "%s/../lib/" CUDA_LIB, exe_dir); /* an installed tree */
     snprintf(candidates[k++], sizeof candidates[0], "%s/" CUDA_LIB, GGUFSCOPE_CUDA_LIB_DIR);
     snprintf(candidates[k++], sizeof candidates[0], CUDA_LIB);
     path[0] = 0;

@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum quant_status {
     QUANT_OK = 0,
     QUANT_E_UNSUPPORTED,  /* a type we cannot dequantize (yet): never garbage */
@@ -123,5 +127,9 @@ float quant_f16_to_f32(uint16_t h);
 uint16_t quant_f32_to_f16(float f);
 float quant_bf16_to_f32(uint16_t h);
 uint16_t quant_f32_to_bf16(float f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
