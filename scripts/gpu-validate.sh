@@ -22,7 +22,7 @@ q4=$("$here/synth-model.sh" "$build" tinyllama-1.1b q4_k_m)
 for m in "$shared"/*.gguf $q05 $tl; do
   case $(basename "$m") in quant-testvectors.gguf) continue ;; esac
   "$build/gguf-run" "$m" -p "The capital of France is" -n 16 --compare cpu,cuda --json \
-    | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["model"].split("/")[-1],"agree":c["agree"],"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' \
+    | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"agree":c["agree"],"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' \
     || status=1
 done
 for m in $tl $q05 $q4; do

@@ -194,3 +194,74 @@ Test(cli, colour_only_where_it_belongs)
     free(out);
     free(m);
 }
+
+/* Every tool's --json document has the shape docs/JSON.md gives, errors included. */
+static void check_envelope(const char *tool, const char *args, const char *line, int status)
+{
+    cJSON *doc = cJSON_Parse(line);
+    cr_assert(doc, "%s %s: not JSON: %.300s", tool, args, line);
+    const cJSON *t = cJSON_GetObjectItem(doc, "tool"), *v = cJSON_GetObjectItem(doc, "version"),
+                *f = cJSON_GetObjectItem(doc, "file"), *x = cJSON_GetObjectItem(doc, "exit_status"),
+                *verdict = cJSON_GetObjectItem(doc, "verdict");
+    cr_assert(cJSON_IsString(t) && !strcmp(t->valuestring, tool), "%s %s: tool", tool, args);
+    cr_assert(cJSON_IsString(v) && v->valuestring[0] >= '0' && v->valuestring[0] <= '9', "%s %s: version", tool, args);
+    cr_assert(cJSON_IsString(f) && f->valuestring[0], "%s %s: file", tool, args);
+    cr_assert(cJSON_IsNumber(x) && x->valueint == status, "%s %s: exit_status %d, the tool exited %d", tool, args,
+              cJSON_IsNumber(x) ? x->valueint : -1, status);
+    static const char *const statuses[] = { "ok", "problem", "error" };
+    const cJSON *st = cJSON_GetObjectItem(verdict, "status"), *findings = cJSON_GetObjectItem(verdict, "findings");
+    cr_assert(cJSON_IsString(st) && status >= 0 && status <= 2 && !strcmp(st->valuestring, statuses[status]),
+              "%s %s: verdict.status", tool, args);
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(verdict, "summary")), "%s %s: verdict.summary", tool, args);
+    cr_assert(cJSON_IsArray(findings), "%s %s: verdict.findings", tool, args);
+    const cJSON *g;
+    cJSON_ArrayForEach(g, findings)
+    {
+        const char *sev = cJSON_GetStringValue(cJSON_GetObjectItem(g, "severity"));
+        cr_assert(sev && (!strcmp(sev, "error") || !strcmp(sev, "warning") || !strcmp(sev, "info")), "%s %s: severity",
+                  tool, args);
+        static const char *const fields[] = { "code", "measured", "expected", "meaning" };
+        for (int k = 0; k < 4; k++)
+            cr_assert(cJSON_IsString(cJSON_GetObjectItem(g, fields[k])), "%s %s: a finding without %s", tool, args,
+                      fields[k]);
+    }
+    if (status)
+        cr_assert_gt(cJSON_GetArraySize(findings), 0, "%s %s: exit %d with no finding", tool, args, status);
+    cJSON_Delete(doc);
+}
+
+Test(cli, one_json_schema_for_every_tool)
+{
+    char *m = need_model("stories260K.gguf"), *f16 = need_model("stories260K-f16.gguf");
+    char *bad = model_path("corrupt/ggml-vocab-llama-spm.utf8-mangled.gguf");
+    struct { const char *tool; char args[1024]; int status; } cases[16];
+    int n = 0;
+#define CASE(t, st, ...) (cases[n].tool = (t), cases[n].status = (st), snprintf(cases[n++].args, 1024, __VA_ARGS__))
+    CASE("gguf-inspect", 0, "'%s' --json", m);
+    CASE("gguf-inspect", 0, "'%s' --stats='blk.0.*' --json", m);
+    CASE("gguf-inspect", 1, "'%s' --diff '%s' --json", m, f16);
+    CASE("gguf-inspect", 2, "/nonexistent.gguf --json");
+    CASE("gguf-verify", 0, "'%s' --json", m);
+    CASE("gguf-verify", 2, "/nonexistent.gguf --json");
+    CASE("gguf-run", 0, "'%s' -p 'Once upon' -n 4 --json", m);
+    CASE("gguf-run", 0, "'%s' -p 'Once upon' --tokenize", m);
+    CASE("gguf-run", 0, "'%s' -p 'Once upon' -n 2 --compare cpu,cpu --json", m);
+    CASE("gguf-run", 2, "/nonexistent.gguf -p x --json");
+    if (bad) {
+        CASE("gguf-verify", 1, "'%s' --json", bad);
+        CASE("gguf-inspect", 1, "'%s' --json", bad);
+    }
+#undef CASE
+    for (int i = 0; i < n; i++) {
+        char args[1100];
+        snprintf(args, sizeof args, "%s 2>/dev/null", cases[i].args);
+        int status;
+        char *out = run_tool(cases[i].tool, args, &status);
+        cr_assert_eq(status, cases[i].status, "%s %s: exit %d\n%.300s", cases[i].tool, cases[i].args, status, out);
+        char *nl = strchr(out, '\n');
+        cr_assert(nl && nl[1] == '\0', "%s %s: one line of JSON expected:\n%.300s", cases[i].tool, cases[i].args, out);
+        check_envelope(cases[i].tool, cases[i].args, out, status);
+        free(out);
+    }
+    free(m), free(f16), free(bad);
+}

@@ -213,7 +213,7 @@ static const cJSON *smoke_finding(const char *path, const char *symptom, int *st
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(cJSON_GetObjectItem(*doc, "verdict"), "findings"))
     {
-        if (!strcmp(cJSON_GetObjectItem(f, "symptom")->valuestring, symptom))
+        if (!strcmp(cJSON_GetObjectItem(f, "code")->valuestring, symptom))
             return f;
     }
     return NULL;
@@ -236,7 +236,7 @@ Test(run, smoke_names_nan_weights_with_their_layer)
     cJSON *j;
     const cJSON *f = smoke_finding(p, "nonfinite", &st, &j);
     cr_assert_eq(st, 1);
-    cr_assert(f && strstr(cJSON_GetObjectItem(f, "message")->valuestring, "after layer 2"), "%s",
+    cr_assert(f && strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "after layer 2"), "%s",
               cJSON_PrintUnformatted(j));
     cJSON_Delete(j);
     free(p);
@@ -263,7 +263,7 @@ Test(run, smoke_names_a_layer_that_blows_up_the_residual)
     cJSON *j;
     const cJSON *f = smoke_finding(p, "hidden_rms", &st, &j);
     cr_assert_eq(st, 1);
-    cr_assert(f && strstr(cJSON_GetObjectItem(f, "message")->valuestring, "layer 1 multiplies"), "%s",
+    cr_assert(f && strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "layer 1 multiplies"), "%s",
               cJSON_PrintUnformatted(j));
     cJSON_Delete(j);
     free(p);

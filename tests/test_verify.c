@@ -44,11 +44,17 @@ static cJSON *verify_json(const char *path, const char *extra, int *status)
     return doc;
 }
 
+/* The verdict's findings (docs/JSON.md). */
+static cJSON *findings_of(const cJSON *doc)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "verdict"), "findings");
+}
+
 static int count_findings(const cJSON *doc, const char *severity)
 {
     int n = 0;
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
+    cJSON_ArrayForEach(f, findings_of(doc))
         n += strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, severity) == 0;
     return n;
 }
@@ -57,7 +63,7 @@ static int count_findings(const cJSON *doc, const char *severity)
 static const cJSON *find(const cJSON *doc, const char *code, const char *tensor)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
+    cJSON_ArrayForEach(f, findings_of(doc))
     {
         if (code && strcmp(cJSON_GetObjectItem(f, "code")->valuestring, code) != 0)
             continue;
@@ -70,7 +76,7 @@ static const cJSON *find(const cJSON *doc, const char *code, const char *tensor)
 
 static char *findings_text(const cJSON *doc)
 {
-    return cJSON_Print(cJSON_GetObjectItem(doc, "findings"));
+    return cJSON_Print(findings_of(doc));
 }
 
 /* A copy of a model with one tensor's bytes changed by patch(). */
@@ -125,7 +131,7 @@ Test(verify, healthy_shared_models_have_no_errors_or_warnings)
         cr_expect_eq(st, 0, "%s: exit %d; findings:\n%s", e->d_name, st, txt);
         cr_expect_eq(count_findings(doc, "error"), 0, "%s:\n%s", e->d_name, txt);
         cr_expect_eq(count_findings(doc, "warning"), 0, "%s:\n%s", e->d_name, txt);
-        cr_expect_str_eq(cJSON_GetObjectItem(doc, "verdict")->valuestring, "OK");
+        cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "verdict"), "status")->valuestring, "ok");
         free(txt);
         cJSON_Delete(doc);
         checked++;
@@ -361,7 +367,7 @@ Test(verify, flipped_byte_is_named_by_the_manifest)
     cr_expect_eq(st, 1);
     int on_tensor = 0, elsewhere = 0;
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "findings"))
+    cJSON_ArrayForEach(f, findings_of(doc))
     {
         if (strcmp(cJSON_GetObjectItem(f, "code")->valuestring, "checksum-mismatch") != 0)
             continue;

@@ -84,6 +84,11 @@ int arg_getopt_error(const char *prog, int c, char **argv)
     return 2;
 }
 
+const char *arg_version(void)
+{
+    return GGUFSCOPE_VERSION;
+}
+
 void arg_print_version(const char *prog)
 {
     printf("%s %s (git %s)\n", prog, GGUFSCOPE_VERSION, GGUFSCOPE_GIT);

@@ -19,6 +19,8 @@ const char *arg_flag(char **argv);
  * "PROG: unknown option '--frobnicate'", then "(see PROG --help)". Returns 2, the exit status. */
 int arg_getopt_error(const char *prog, int c, char **argv);
 
+/* "0.1.0" */
+const char *arg_version(void);
 /* "PROG 0.1.0 (git 1a2b3c4)" on stdout. */
 void arg_print_version(const char *prog);
 

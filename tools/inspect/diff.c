@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "format.h"
 #include "inspect.h"
+#include "json_doc.h"
 #include "json_line.h"
 
 #include <cjson/cJSON.h>
@@ -48,9 +49,17 @@ static const char *reading(const diff_summary *s, size_t n_common)
 }
 
 static int print_json(FILE *out, const gguf_file *fa, const gguf_file *fb, const tensor_diff *td, size_t n_td,
-                      const diff_summary *s, const char *verdict)
+                      const diff_summary *s, const char *verdict, const inspect_opts *o, int exit_status)
 {
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = json_doc_new("gguf-inspect", o->path);
+    json_add_text(root, "other", o->other);
+    cJSON *findings = json_doc_verdict(root, exit_status, verdict); /* "problem": the files differ, as cmp says */
+    if (exit_status) {
+        char measured[160];
+        snprintf(measured, sizeof measured, "%zu tensors differ, %zu only in A, %zu only in B; %zu keys added, %zu "
+                 "removed, %zu changed", s->differ, s->only_a, s->only_b, s->kv_added, s->kv_removed, s->kv_changed);
+        json_doc_finding(findings, "info", "different", NULL, NULL, measured, "identical files", verdict);
+    }
     cJSON *kv = cJSON_AddObjectToObject(root, "metadata");
     cJSON *added = cJSON_AddArrayToObject(kv, "added"), *removed = cJSON_AddArrayToObject(kv, "removed"),
           *changed = cJSON_AddArrayToObject(kv, "changed");
@@ -205,9 +214,9 @@ int inspect_print_diff(FILE *out, const gguf_file *fa, const gguf_file *fb, cons
             s.only_b++;
         }
     const char *verdict = reading(&s, n_common);
-    int rc = 0;
+    int rc = 0, differ = s.differ || s.only_a || s.only_b || s.kv_added || s.kv_removed || s.kv_changed;
     if (o->json) {
-        rc = print_json(out, fa, fb, td, n_td, &s, verdict);
+        rc = print_json(out, fa, fb, td, n_td, &s, verdict, o, differ ? 1 : 0);
     } else {
         fprintf(out, "A: %s\nB: %s\n", o->path, o->other);
         print_text_metadata(out, fa, fb, &s);
@@ -217,5 +226,5 @@ int inspect_print_diff(FILE *out, const gguf_file *fa, const gguf_file *fb, cons
     free(td);
     if (rc)
         return rc;
-    return s.differ || s.only_a || s.only_b || s.kv_added || s.kv_removed || s.kv_changed ? 1 : 0;
+    return differ ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 /* gguf-inspect --json: the same content as one JSON document, built with cJSON. */
 #include "format.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "inspect.h"
 
@@ -100,9 +101,15 @@ static bool add_tensors(cJSON *root, const gguf_file *f, const inspect_opts *o)
 
 int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
-    cJSON *root = cJSON_CreateObject();
-    bool ok = root && add(root, "file", json_text(o->path, strlen(o->path))) &&
-              add(root, "version", json_int(false, gguf_version(f), 0)) &&
+    cJSON *root = json_doc_new("gguf-inspect", o->path);
+    cJSON *findings = root ? json_doc_verdict(root, 0, gguf_warning_count(f) ? "read, with warnings" : "read") : NULL;
+    for (size_t i = 0; findings && i < gguf_warning_count(f); i++) { /* the reader's warnings are the findings */
+        char at[32];
+        snprintf(at, sizeof at, "byte %llu", (unsigned long long)gguf_warning_at(f, i)->offset);
+        json_doc_finding(findings, "warning", "reader-warning", "tensor", gguf_warning_at(f, i)->subject,
+                         gguf_warning_at(f, i)->message, "a file every reader reads the same way", at);
+    }
+    bool ok = root && findings && add(root, "gguf_version", json_int(false, gguf_version(f), 0)) &&
               add(root, "alignment", json_int(false, gguf_alignment(f), 0)) &&
               add(root, "data_offset", json_int(false, gguf_data_offset(f), 0)) &&
               add(root, "file_size", json_int(false, gguf_file_size(f), 0));

@@ -1,6 +1,7 @@
 /* gguf-inspect: what is in this GGUF file? Argument parsing and dispatch. */
 #include "args.h"
 #include "format.h"
+#include "json_doc.h"
 #include "sigbus.h"
 #include "term_guard.h"
 #include "inspect.h"
@@ -129,8 +130,13 @@ static int inspect_file(const inspect_opts *op)
     int rc;
     gguf_file *f = NULL;
     gguf_error err = { 0 };
-    if (gguf_open(o.path, &f, &err) != GGUF_OK)
-        return report_error("gguf-inspect", o.path, &err);
+    if (gguf_open(o.path, &f, &err) != GGUF_OK) {
+        int status = report_error("gguf-inspect", o.path, &err);
+        if (o.json) /* the document says so too: every file given gets its line */
+            json_doc_print_error("gguf-inspect", o.path, status, gguf_status_name(err.code), err.offset, err.subject,
+                                 err.message);
+        return status;
+    }
     if (o.diff) {
         gguf_file *g = NULL;
         if (gguf_open(o.other, &g, &err) != GGUF_OK) {

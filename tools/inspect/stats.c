@@ -2,6 +2,7 @@
 #include "audit.h"
 #include "format.h"
 #include "inspect.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "progress.h"
 #include "stats_json.h"
@@ -65,8 +66,11 @@ int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o)
                 s.max_abs, sc);
     }
     progress_end(&bar);
-    if (o->json) {
-        if (json_print_line(out, arr)) /* one line: JSON Lines when several files are inspected */
+    if (o->json) { /* the shared envelope (docs/JSON.md), the statistics under "tensors"; one line each */
+        cJSON *doc = json_doc_new("gguf-inspect", o->path);
+        json_doc_verdict(doc, 0, "statistics of the selected tensors");
+        cJSON_AddItemToObject(doc, "tensors", arr);
+        if (json_print_line(out, doc))
             return 2;
     }
     return 0;

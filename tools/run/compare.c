@@ -1,5 +1,6 @@
 /* gguf-run --compare A,B: the same tokens on two backends, every op compared. */
 #include "format.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "run.h"
 
@@ -134,8 +135,24 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     char a[64], b[64];
     side_label(o, 0, a, sizeof a);
     side_label(o, 1, b, sizeof b);
-    cJSON *doc = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(doc, "compare");
-    json_add_text(doc, "model", o->model);
+    cJSON *doc = json_doc_new("gguf-run", o->model);
+    char summary[256];
+    if (r->first_bad >= 0)
+        snprintf(summary, sizeof summary, "%s and %s depart at layer %d, %s", a, b, r->points[r->first_bad].layer,
+                 engine_op_name(r->points[r->first_bad].op));
+    else
+        snprintf(summary, sizeof summary, "%s and %s agree within %g at every op", a, b, r->tol);
+    cJSON *findings = json_doc_verdict(doc, r->first_bad >= 0 ? 1 : 0, summary);
+    if (r->first_bad >= 0) {
+        const engine_cmp_point *p = &r->points[r->first_bad];
+        char measured[160], expected[64];
+        snprintf(measured, sizeof measured, "relative difference %.3g at position %d (%s)", p->first_rel,
+                 p->first_pos, p->first_pos < r->n_prompt ? "prompt" : "decode");
+        snprintf(expected, sizeof expected, "at most %g", r->tol);
+        json_doc_finding(findings, "error", "divergence", NULL, NULL, measured, expected,
+                         "the two backends compute this op differently: the first place to look");
+    }
+    cJSON *c = cJSON_AddObjectToObject(doc, "compare");
     cJSON_AddStringToObject(c, "a", a);
     cJSON_AddStringToObject(c, "b", b);
     cJSON_AddNumberToObject(c, "tolerance", r->tol);

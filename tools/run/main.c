@@ -4,6 +4,7 @@
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "npy.h"
 #include "procmem.h"
@@ -236,6 +237,9 @@ static int parse_args(int argc, char **argv, run_opts *o)
     return 0;
 }
 
+/* JSON was asked for (--json, --tokenize): errors are documents on stdout too. */
+static bool json_wanted;
+
 /* Exit status for an engine error: the file's fault (1) or trouble (2). */
 static int engine_error_exit(const char *path, const engine_error *e)
 {
@@ -243,13 +247,17 @@ static int engine_error_exit(const char *path, const engine_error *e)
         fprintf(stderr, "gguf-run: %s: byte %llu: %s\n", path, (unsigned long long)e->offset, e->message);
     else
         fprintf(stderr, "gguf-run: %s: %s\n", path, e->message);
-    return engine_status_is_file_fault(e->code) ? 1 : 2;
+    int status = engine_status_is_file_fault(e->code) ? 1 : 2;
+    if (json_wanted)
+        json_doc_print_error("gguf-run", path, status, engine_status_name(e->code), e->offset, e->subject, e->message);
+    return status;
 }
 
 static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
 {
-    cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "tokens"),
-          *pieces = cJSON_AddArrayToObject(doc, "pieces");
+    cJSON *doc = json_doc_new("gguf-run", o->model);
+    json_doc_verdict(doc, 0, "tokenized");
+    cJSON *arr = cJSON_AddArrayToObject(doc, "tokens"), *pieces = cJSON_AddArrayToObject(doc, "pieces");
     json_add_text(doc, "prompt", o->prompt);
     for (size_t i = 0; i < n; i++) {
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
@@ -308,8 +316,14 @@ int main(int argc, char **argv)
         return rc;
     gguf_file *f = NULL;
     gguf_error ge;
-    if (gguf_open(o.model, &f, &ge) != GGUF_OK)
-        return report_error("gguf-run", o.model, &ge);
+    json_wanted = o.json || o.tokenize;
+    if (gguf_open(o.model, &f, &ge) != GGUF_OK) {
+        int status = report_error("gguf-run", o.model, &ge);
+        if (json_wanted)
+            json_doc_print_error("gguf-run", o.model, status, gguf_status_name(ge.code), ge.offset, ge.subject,
+                                 ge.message);
+        return status;
+    }
     engine_error e;
     engine_vocab *v = NULL;
     engine_model *m = NULL;
@@ -432,14 +446,15 @@ int main(int argc, char **argv)
     } else if (o.trace && !o.json) {
         run_print_trace(stdout, &r);
     }
-    if (o.json && run_print_json(stdout, &r))
-        rc = 2;
-    if (!o.json)
-        run_print_summary(stderr, &r);
     if (rc == 0 && o.smoke && !r.verdict.ok)
         rc = 1;
     if (rc == 0 && r.gen.spot.mismatches)
         rc = 1;  /* the backend's logits are wrong in places: nothing it generated can be trusted */
+    r.exit_status = rc;
+    if (o.json && run_print_json(stdout, &r))
+        rc = 2;
+    if (!o.json)
+        run_print_summary(stderr, &r);
 out:
     free(r.text);
     engine_gen_result_free(&r.gen);

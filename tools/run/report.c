@@ -2,6 +2,7 @@
 #include "atomic.h"
 #include "color.h"
 #include "format.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "quant.h"
 #include "run.h"
@@ -244,27 +245,25 @@ static cJSON *trace_json(const run_result *r)
     return doc;
 }
 
-static cJSON *verdict_json(const engine_verdict *v)
+/* The smoke verdict as the shared verdict (docs/JSON.md): "ok" is whether generation looked healthy; its
+ * findings are errors under --smoke (they fail the run) and warnings otherwise. */
+static void verdict_json(cJSON *doc, const run_result *r)
 {
-    cJSON *o = cJSON_CreateObject(), *f = cJSON_CreateArray();
-    cJSON_AddBoolToObject(o, "ok", v->ok);
-    json_add_text(o, "summary", v->summary);
-    for (int i = 0; i < v->n_findings; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "symptom", engine_symptom_name(v->findings[i].symptom));
-        json_add_text(x, "message", v->findings[i].message);
-        cJSON_AddItemToArray(f, x);
-    }
-    cJSON_AddItemToObject(o, "findings", f);
-    return o;
+    const engine_verdict *v = &r->verdict;
+    cJSON *findings = json_doc_verdict(doc, r->exit_status, v->summary);
+    cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "verdict"), "ok", v->ok);
+    for (int i = 0; i < v->n_findings; i++)
+        json_doc_finding(findings, r->o->smoke ? "error" : "warning", engine_symptom_name(v->findings[i].symptom),
+                         NULL, NULL, v->findings[i].message, "healthy generation (docs: the smoke rules)",
+                         "the engine or the weights misbehave in the way the code names");
 }
 
 int run_print_json(FILE *out, const run_result *r)
 {
     const engine_gen_result *g = &r->gen;
     const engine_hparams *hp = engine_model_hparams(r->model);
-    cJSON *doc = cJSON_CreateObject();
-    json_add_text(doc, "model", r->o->model);
+    cJSON *doc = json_doc_new("gguf-run", r->o->model);
+    verdict_json(doc, r);
     json_add_text(doc, "arch", hp->arch);
     cJSON_AddStringToObject(doc, "backend", r->o->backend);
     char *p = utf8_sanitize(r->o->prompt, strlen(r->o->prompt));
@@ -286,7 +285,6 @@ int run_print_json(FILE *out, const run_result *r)
     cJSON *mem = cJSON_AddObjectToObject(doc, "memory");
     cJSON_AddNumberToObject(mem, "private_bytes", (double)r->private_bytes);
     cJSON_AddNumberToObject(mem, "context_bytes", (double)r->ctx_bytes);
-    cJSON_AddItemToObject(doc, "verdict", verdict_json(&r->verdict));
     if (g->spot.checks) {
         cJSON *sp = cJSON_AddObjectToObject(doc, "spot_check");
         cJSON_AddNumberToObject(sp, "passes", g->spot.checks);
@@ -308,7 +306,7 @@ static int write_doc(void *user, FILE *fp)
 int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len)
 {
     cJSON *doc = trace_json(r);
-    json_add_text(doc, "model", r->o->model);
+    json_add_text(doc, "file", r->o->model);
     cJSON_AddItemToObject(doc, "prompt_tokens", cJSON_CreateIntArray(r->prompt, (int)r->n_prompt));
     cJSON_AddItemToObject(doc, "tokens", cJSON_CreateIntArray(r->gen.tokens, (int)r->gen.n_tokens));
     char *s = cJSON_PrintUnformatted(doc);

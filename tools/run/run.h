@@ -36,6 +36,7 @@ typedef struct run_result {
     uint64_t bytes_per_token;
     uint64_t ctx_bytes;        /* KV cache + activations */
     uint64_t private_bytes;    /* resident anonymous memory at the end */
+    int exit_status;           /* what the run exits with (the JSON document says it too) */
 } run_result;
 
 /* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is

@@ -1,5 +1,6 @@
 /* gguf-verify --json: the same content as the text report, for machines. */
 #include "format.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "stats_json.h"
 #include "verify.h"
@@ -102,15 +103,14 @@ static cJSON *digests_json(const verify_result *r)
 int verify_print_json(FILE *out, const verify_result *r)
 {
     static const char *const verdicts[] = { "OK", "PROBLEMS", "CANNOT CHECK" };
-    cJSON *root = cJSON_CreateObject();
-    json_add_text(root, "file", r->o->path);
-    cJSON_AddStringToObject(root, "verdict", verdicts[r->verdict]);
-    cJSON_AddNumberToObject(root, "exit_status", (double)r->verdict);
+    cJSON *root = json_doc_new("gguf-verify", r->o->path);
+    char summary[1600];
+    snprintf(summary, sizeof summary, "%s%s%s", verdicts[r->verdict], r->trouble[0] ? ": " : "", r->trouble);
+    cJSON *findings = json_doc_verdict(root, (int)r->verdict, summary);
     if (r->trouble[0])
         json_add_text(root, "trouble", r->trouble);
     cJSON_AddItemToObject(root, "structure", structure_json(r));
     cJSON_AddItemToObject(root, "digests", digests_json(r));
-    cJSON *findings = cJSON_AddArrayToObject(root, "findings");
     for (int sev = AUDIT_ERROR; sev >= AUDIT_INFO; sev--) {
         for (size_t i = 0; i < r->integrity.n; i++)
             if ((int)r->integrity.v[i].severity == sev)

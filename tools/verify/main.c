@@ -2,6 +2,7 @@
 #include "args.h"
 #include "atomic.h"
 #include "color.h"
+#include "json_doc.h"
 #include "format.h"
 #include "sigbus.h"
 #include "term_guard.h"
@@ -205,8 +206,13 @@ static int verify_file(const verify_opts *op)
     verify_result r = { .o = op };
     gguf_status s = gguf_open(o.path, &r.f, &r.open_err);
     bool trouble = s == GGUF_E_IO || s == GGUF_E_NOMEM || s == GGUF_E_INVALID_ARG;
-    if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0)))
-        return report_error("gguf-verify", o.path, &r.open_err);
+    if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0))) {
+        int status = report_error("gguf-verify", o.path, &r.open_err);
+        if (o.json) /* the document says so too: every file given gets its line */
+            json_doc_print_error("gguf-verify", o.path, 2, gguf_status_name(s), r.open_err.offset,
+                                 r.open_err.subject, r.open_err.message);
+        return status;
+    }
     bool manifest_only = (o.write_manifest && strcmp(o.write_manifest, "-") == 0) ||
                          (o.uuid && !o.write_manifest && !o.manifest && !o.sha256 && !o.json);
     if (r.f && manifest_only) {
