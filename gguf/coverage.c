@@ -28,16 +28,18 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
     memset(out, 0, sizeof *out);
     out->data_offset = f->data_offset;
     out->data_bytes = f->size > f->data_offset ? f->size - f->data_offset : 0;
-    placed *v = malloc((f->n_tensors + 1) * sizeof *v);
+    /* this file's own data section: a split model's other shards were checked when they were opened */
+    const size_t n_own = f->n_shards ? f->n_own_tensors : f->n_tensors;
+    placed *v = malloc((n_own + 1) * sizeof *v);
     if (!v)
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
-    for (size_t i = 0; i < f->n_tensors; i++) {
+    for (size_t i = 0; i < n_own; i++) {
         const gguf_tensor *t = &f->tensors[i];
         v[i] = (placed){ f->data_offset + t->offset, f->data_offset + t->offset + t->size, t->name };
     }
-    qsort(v, f->n_tensors, sizeof *v, by_start);
+    qsort(v, n_own, sizeof *v, by_start);
     uint64_t pos = f->data_offset; /* end of the previous tensor's padding */
-    for (size_t i = 0; i < f->n_tensors; i++) {
+    for (size_t i = 0; i < n_own; i++) {
         if (v[i].start > pos) {
             if (out->n_gaps < GGUF_COVERAGE_MAX_GAPS)
                 out->gaps[out->n_gaps] = (gguf_gap){ pos, v[i].start - pos, v[i].name };
@@ -51,7 +53,7 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
         if (!gguf_align_up(rel_end, f->alignment, &padded))
             padded = rel_end;
         uint64_t pad_end = f->data_offset + padded;
-        if (i + 1 < f->n_tensors && pad_end > v[i + 1].start)
+        if (i + 1 < n_own && pad_end > v[i + 1].start)
             pad_end = v[i + 1].start;
         if (pad_end > f->size)
             pad_end = f->size;

@@ -39,6 +39,7 @@ static const char *const status_names[GGUF_STATUS_COUNT] = {
     [GGUF_E_KEY_NOT_FOUND] = "GGUF_E_KEY_NOT_FOUND",
     [GGUF_E_KEY_TYPE] = "GGUF_E_KEY_TYPE",
     [GGUF_E_TENSOR_NOT_FOUND] = "GGUF_E_TENSOR_NOT_FOUND",
+    [GGUF_E_SPLIT] = "GGUF_E_SPLIT",
 };
 
 const char *gguf_status_name(gguf_status s)

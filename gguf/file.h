@@ -27,7 +27,18 @@ struct gguf_file {
 
     gguf_warning *warnings; /* (n_warnings), at most GGUF_MAX_STORED_WARNINGS */
     size_t n_warnings;
+
+    /* a split model: the other shards (shards[0] unused), whose tensors follow this file's own in tensors[] */
+    gguf_file **shards;
+    const char **shard_paths;
+    size_t n_shards;        /* 0: a file on its own */
+    size_t n_own_tensors;   /* tensors of this file (all of tensors[] unless split) */
 };
+
+/* Opens one file, split or not, without looking for shards (split.c's shards themselves). */
+gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err);
+/* After the first shard is parsed: opens and joins the others (split.c). */
+gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err);
 
 /* Parses and validates f->bytes[0, f->size); fills everything else. */
 gguf_status gguf_parse(gguf_file *f, gguf_error *err);

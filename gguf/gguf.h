@@ -64,6 +64,7 @@ typedef enum gguf_status {
     GGUF_E_KEY_NOT_FOUND,
     GGUF_E_KEY_TYPE,         /* typed getter on a value of another type */
     GGUF_E_TENSOR_NOT_FOUND,
+    GGUF_E_SPLIT,            /* a split model's shard is missing, extra, another model's, or inconsistent */
     GGUF_STATUS_COUNT
 } gguf_status;
 
@@ -192,6 +193,7 @@ typedef struct gguf_tensor {
     uint64_t size;               /* bytes of data */
     uint64_t n_elements;
     uint64_t info_offset;        /* byte offset of this tensor's info record in the file */
+    uint32_t shard;              /* a split model: the shard (from 0) holding it, offsets being that file's */
     const uint8_t *data;         /* view into the mapping (or buffer); never copied */
 } gguf_tensor;
 
@@ -205,6 +207,12 @@ gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
 /* The file and byte offset a mapped address belongs to, for a SIGBUS handler (a file that shrank while
  * mapped): async-signal-safe. False when addr is in no file gguf_open mapped. */
 bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
+
+/* A model split by llama.cpp's gguf-split: gguf_open given the first shard (PREFIX-00001-of-0000N.gguf)
+ * opens the others and serves every shard's tensors as one model (the metadata is the first shard's). A
+ * missing shard, another model's, or a tensor in two shards is GGUF_E_SPLIT naming it. */
+size_t gguf_shard_count(const gguf_file *f);          /* 1 for a file on its own */
+const char *gguf_shard_path(const gguf_file *f, size_t i); /* NULL for a file on its own */
 
 /* Same over a caller-owned buffer, which must outlive the gguf_file. */
 gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);

@@ -34,7 +34,7 @@ gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, ggu
     return finish_open(f, out, err);
 }
 
-gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
+gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
 {
     if (!path || !out)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "gguf_open: NULL argument");
@@ -82,10 +82,26 @@ gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
     return finish_open(f, out, err);
 }
 
+gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
+{
+    gguf_status s = gguf_open_one(path, out, err);
+    if (s != GGUF_OK)
+        return s;
+    (*out)->n_own_tensors = (*out)->n_tensors;
+    s = gguf_split_attach(*out, path, err);
+    if (s != GGUF_OK) {
+        gguf_close(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 void gguf_close(gguf_file *f)
 {
     if (!f)
         return;
+    for (size_t i = 1; i < f->n_shards; i++)
+        gguf_close(f->shards[i]);
     if (f->map) {
         gguf_mappings_remove(f->map);
         munmap(f->map, f->map_len);

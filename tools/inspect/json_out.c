@@ -109,6 +109,11 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         json_doc_finding(findings, "warning", "reader-warning", "tensor", gguf_warning_at(f, i)->subject,
                          gguf_warning_at(f, i)->message, "a file every reader reads the same way", at);
     }
+    if (root && gguf_shard_count(f) > 1) { /* a split model, opened whole */
+        cJSON *shards = cJSON_AddArrayToObject(root, "shards");
+        for (size_t i = 0; i < gguf_shard_count(f); i++)
+            cJSON_AddItemToArray(shards, json_text(gguf_shard_path(f, i), strlen(gguf_shard_path(f, i))));
+    }
     bool ok = root && findings && add(root, "gguf_version", json_int(false, gguf_version(f), 0)) &&
               add(root, "alignment", json_int(false, gguf_alignment(f), 0)) &&
               add(root, "data_offset", json_int(false, gguf_data_offset(f), 0)) &&

@@ -42,6 +42,8 @@ static void print_summary(FILE *out, const gguf_file *f, const inspect_opts *o)
     fmt_count(params, buf, sizeof buf);
     fprintf(out, "%-16s %s (%" PRIu64 ")\n", "parameters", buf, params);
     fprintf(out, "%-16s %zu\n", "tensors", gguf_tensor_count(f));
+    for (size_t i = 0; gguf_shard_count(f) > 1 && i < gguf_shard_count(f); i++) /* a split model, opened whole */
+        fprintf(out, "%-16s %zu of %zu: %s\n", i ? "" : "shards", i + 1, gguf_shard_count(f), gguf_shard_path(f, i));
     bool first = true;
     for (int t = 0; t < GGML_TYPE_COUNT; t++) {
         if (!count_by_type[t])

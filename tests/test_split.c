@@ -1,0 +1,184 @@
+/* Split models: shards written here in llama.cpp's gguf-split layout (tools/gguf-split: every shard has
+ * split.no (u16, from 0), split.count (u16) and split.tensors.count (i32, the total); only the first has the
+ * metadata; names PREFIX-00001-of-0000N.gguf) from a writer-made model. Opened as one they hold the model's
+ * tensors byte for byte, and every tool reads them as the whole model; a missing, foreign or inconsistent
+ * shard is an error naming it. */
+#include "fixture_model.h"
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[128], whole[256], prefix[256];
+
+enum { SHARDS = 3 };
+
+typedef enum fault { FAULT_NONE, FAULT_COUNT, FAULT_DUPLICATE, FAULT_NO } fault;
+
+/* Writes whole's tensors into SHARDS shards of PREFIX; `bad` (a shard index) gets the fault. */
+static void write_shards(fault what, int bad)
+{
+    tbuf b = read_whole_file(whole);
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK, "%s", err.message);
+    size_t n = gguf_tensor_count(f), per = (n + SHARDS - 1) / SHARDS;
+    for (int s = 0; s < SHARDS; s++) {
+        gguf_writer *w = gguf_writer_create(3);
+        if (s == 0)
+            for (size_t i = 0; i < gguf_kv_count(f); i++)
+                cr_assert_eq(gguf_writer_add_copy(w, gguf_kv_at(f, i)->key, &gguf_kv_at(f, i)->value, &err), GGUF_OK);
+        gguf_wvalue no = { .type = GGUF_VT_UINT16, .v.u64 = (uint64_t)s + (what == FAULT_NO && s == bad) };
+        gguf_wvalue count = { .type = GGUF_VT_UINT16, .v.u64 = SHARDS + (what == FAULT_COUNT && s == bad) };
+        gguf_wvalue total = { .type = GGUF_VT_INT32, .v.i64 = (int64_t)n + (what == FAULT_DUPLICATE) };
+        gguf_writer_add(w, "split.no", &no, &err);
+        gguf_writer_add(w, "split.count", &count, &err);
+        gguf_writer_add(w, "split.tensors.count", &total, &err);
+        for (size_t i = s * per; i < n && i < (s + 1) * per; i++) {
+            const gguf_tensor *t = gguf_tensor_at(f, i);
+            cr_assert_eq(gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, &err), GGUF_OK);
+        }
+        if (what == FAULT_DUPLICATE && s == bad) { /* the first tensor again, in another shard */
+            const gguf_tensor *t = gguf_tensor_at(f, 0);
+            cr_assert_eq(gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, &err), GGUF_OK);
+        }
+        char path[400];
+        snprintf(path, sizeof path, "%s-%05d-of-%05d.gguf", prefix, s + 1, SHARDS);
+        cr_assert_eq(gguf_writer_write_file(w, path, &err), GGUF_OK, "%s", err.message);
+        gguf_writer_free(w);
+    }
+    gguf_close(f);
+    tbuf_free(&b);
+}
+
+static void shard_path(int s, char *out, size_t len)
+{
+    snprintf(out, len, "%s-%05d-of-%05d.gguf", prefix, s + 1, SHARDS);
+}
+
+static void setup(void)
+{
+    cr_assert(tmp_dir_make(dir, "split"));
+    snprintf(whole, sizeof whole, "%s/whole.gguf", dir);
+    snprintf(prefix, sizeof prefix, "%s/model", dir);
+    fixture_opts o = fixture_default_opts();
+    gguf_error err;
+    cr_assert_eq(fixture_write_file(whole, &o, &err), GGUF_OK, "%s", err.message);
+}
+static void teardown(void) { tmp_dir_remove(dir); }
+TestSuite(split, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(split, shards_open_as_the_whole_model)
+{
+    write_shards(FAULT_NONE, -1);
+    char first[400];
+    shard_path(0, first, sizeof first);
+    gguf_file *a, *b;
+    gguf_error err;
+    cr_assert_eq(gguf_open(whole, &a, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(gguf_open(first, &b, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(gguf_shard_count(b), SHARDS);
+    cr_assert_eq(gguf_shard_count(a), 1);
+    cr_assert_eq(gguf_tensor_count(b), gguf_tensor_count(a));
+    uint32_t last_shard = 0;
+    for (size_t i = 0; i < gguf_tensor_count(a); i++) {
+        const gguf_tensor *x = gguf_tensor_at(a, i), *y = gguf_find_tensor(b, x->name);
+        cr_assert(y, "tensor %s not found in the split model", x->name);
+        cr_assert_eq(y->size, x->size);
+        cr_assert(!memcmp(x->data, y->data, x->size), "tensor %s: bytes differ", x->name);
+        last_shard = y->shard > last_shard ? y->shard : last_shard;
+    }
+    cr_assert_eq(last_shard, SHARDS - 1, "tensors come from every shard");
+    gguf_str name;
+    cr_assert_eq(gguf_get_str(b, "general.architecture", &name, NULL), GGUF_OK);
+    gguf_close(a);
+    gguf_close(b);
+}
+
+/* The tools on the first shard: the same tensors, digests and generated tokens as on the whole file. */
+Test(split, every_tool_reads_the_split_model)
+{
+    write_shards(FAULT_NONE, -1);
+    char first[400], args[1024];
+    shard_path(0, first, sizeof first);
+    int sa, sb;
+    const char *modes[][2] = {
+        { "gguf-verify", "--json" },
+        { "gguf-run", "-p 'hello world' -n 6 --json" },
+        { "gguf-inspect", "--json" },
+    };
+    for (int m = 0; m < 3; m++) {
+        snprintf(args, sizeof args, "'%s' %s", whole, modes[m][1]);
+        char *oa = run_tool(modes[m][0], args, &sa);
+        snprintf(args, sizeof args, "'%s' %s", first, modes[m][1]);
+        char *ob = run_tool(modes[m][0], args, &sb);
+        cr_assert_eq(sa, 0, "%s on the whole file: %s", modes[m][0], oa);
+        cr_assert_eq(sb, 0, "%s on the split model: %s", modes[m][0], ob);
+        cJSON *ja = cJSON_Parse(oa), *jb = cJSON_Parse(ob);
+        cr_assert(ja && jb);
+        const char *field = m == 1 ? "tokens" : "tensors";
+        if (m == 0) { /* the tensor-data digest covers every shard's tensors, in order */
+            char *da = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(ja, "digests"), "model"));
+            char *db = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(jb, "digests"), "model"));
+            cr_assert_str_eq(da, db, "model digest");
+            free(da), free(db);
+        } else if (m == 1) {
+            char *ta = cJSON_PrintUnformatted(cJSON_GetObjectItem(ja, field));
+            char *tb = cJSON_PrintUnformatted(cJSON_GetObjectItem(jb, field));
+            cr_assert(ta && tb && !strcmp(ta, tb), "generated tokens: whole %s, split %s", oa, ob);
+            free(ta), free(tb);
+        } else {
+            cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(ja, field)),
+                         cJSON_GetArraySize(cJSON_GetObjectItem(jb, field)), "tensor lists");
+        }
+        cJSON_Delete(ja), cJSON_Delete(jb);
+        free(oa), free(ob);
+    }
+}
+
+/* Each fault: the open fails with GGUF_E_SPLIT (or a duplicate name), naming the shard, and the tools exit 1. */
+Test(split, bad_shards_are_named)
+{
+    char first[400], bad[400];
+    shard_path(0, first, sizeof first);
+    static const struct { fault what; int shard; const char *says; gguf_status code; } cases[] = {
+        { FAULT_COUNT, 2, "belongs to a split of 4 shards", GGUF_E_SPLIT },
+        { FAULT_NO, 1, "split.no is 2 where shard 1 was expected", GGUF_E_SPLIT },
+        { FAULT_DUPLICATE, 2, "is in shard 1 and again in shard 3", GGUF_E_DUPLICATE_NAME },
+        { FAULT_NONE, 1, "is missing", GGUF_E_SPLIT }, /* shard 2 deleted below */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_shards(cases[i].what, cases[i].shard);
+        shard_path(cases[i].shard, bad, sizeof bad);
+        if (i == 3)
+            cr_assert_eq(unlink(bad), 0);
+        gguf_file *f;
+        gguf_error err;
+        cr_assert_eq(gguf_open(first, &f, &err), cases[i].code, "case %zu: %s", i, err.message);
+        cr_assert(strstr(err.message, cases[i].says), "case %zu: %s", i, err.message);
+        cr_assert(strstr(err.message, bad) || strstr(err.subject, bad) || cases[i].what == FAULT_DUPLICATE,
+                  "case %zu names the shard: %s", i, err.message);
+        char args[512];
+        snprintf(args, sizeof args, "'%s' 2>&1", first);
+        int status;
+        char *out = run_tool("gguf-verify", args, &status);
+        cr_assert_eq(status, 1, "case %zu: gguf-verify exits %d\n%s", i, status, out);
+        free(out);
+    }
+    /* a later shard given first, and a first shard whose name does not follow the pattern */
+    write_shards(FAULT_NONE, -1);
+    shard_path(1, bad, sizeof bad);
+    gguf_file *f;
+    gguf_error err;
+    cr_assert_eq(gguf_open(bad, &f, &err), GGUF_E_SPLIT);
+    cr_assert(strstr(err.message, "open the first one"), "%s", err.message);
+    char renamed[400];
+    snprintf(renamed, sizeof renamed, "%s/renamed.gguf", dir);
+    cr_assert_eq(rename(first, renamed), 0);
+    cr_assert_eq(gguf_open(renamed, &f, &err), GGUF_E_SPLIT);
+    cr_assert(strstr(err.message, "PREFIX-00001-of-00003.gguf"), "%s", err.message);
+}
