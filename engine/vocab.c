@@ -17,11 +17,13 @@ static bool key_bool(const gguf_file *f, const char *key, bool dflt)
     return gguf_get_bool(f, key, &b, NULL) == GGUF_OK ? b : dflt;
 }
 
+/* A special token's id, or the default when the key is absent; -1 ("none") for an id that is not a token
+ * of this vocabulary, the default included (SentencePiece's EOS 2 in a vocabulary of two tokens). */
 static int32_t key_id(const gguf_file *f, const char *key, int32_t dflt, int32_t n)
 {
     int64_t v;
     if (gguf_get_int(f, key, INT64_MIN, INT64_MAX, &v, NULL) != GGUF_OK)
-        return dflt;
+        v = dflt;
     return v >= 0 && v < n ? (int32_t)v : -1;  /* 0xFFFFFFFF and friends mean "none" */
 }
 

@@ -16,7 +16,7 @@ const char HOSTILE_ESCAPES[] = "\x1b[2J\x07\r\x9b\xc2\x9b\xff";
 
 #define ESC_TEXT "evil\x1b[2J\x1b]0;pwned\x07\r\x9b\xc2\x9b\xff\xfe"
 
-enum { MAX_KEY_EDITS = 4, MAX_TENSOR_EDITS = 3 };
+enum { MAX_KEY_EDITS = 6, MAX_TENSOR_EDITS = 3 };
 
 typedef struct key_edit {
     const char *key;  /* NULL: unused slot */
@@ -146,6 +146,13 @@ static const hostile_case cases[] = {
     { { "tokens-numbers", HOSTILE_SPM }, { SET("tokenizer.ggml.tokens", ARR_I32) } },
     { { "tokens-string", HOSTILE_SPM }, { SET("tokenizer.ggml.tokens", STR("abc")) } },
     { { "tokens-fewer-than-rows", HOSTILE_SPM }, { SET("tokenizer.ggml.tokens", ARR_STR) } },
+    /* found by fuzz-model: SentencePiece's default EOS (2) past a vocabulary of two tokens */
+    { { "tokens-fewer-than-default-ids", HOSTILE_SPM },
+      { SET("tokenizer.ggml.tokens", ARR_STR), DROP("tokenizer.ggml.eos_token_id"), DROP("tokenizer.ggml.bos_token_id"),
+        DROP("tokenizer.ggml.scores"), DROP("tokenizer.ggml.token_type") } },
+    { { "vocab-fewer-than-default-ids", HOSTILE_VOCAB_SPM },
+      { SET("tokenizer.ggml.tokens", ARR_STR), DROP("tokenizer.ggml.eos_token_id"), DROP("tokenizer.ggml.bos_token_id"),
+        DROP("tokenizer.ggml.scores"), DROP("tokenizer.ggml.token_type") } },
     { { "token-1mb", HOSTILE_SPM }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKEN_1MB },
     { { "token-1mb-bpe", HOSTILE_BPE }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKEN_1MB },
     { { "tokens-duplicate", HOSTILE_SPM }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKENS_DUP },
