@@ -98,10 +98,11 @@ static void write_patched(const char *model, const char *tensor, patch_fn patch,
     free(src);
 }
 
+/* Under --strict (warnings fail too): exit 1 and the finding named on the tensor. */
 static void expect_named(const char *what, const char *code, const char *tensor)
 {
     int st;
-    cJSON *doc = verify_json(tmp_path, NULL, &st);
+    cJSON *doc = verify_json(tmp_path, "--strict", &st);
     char *txt = findings_text(doc);
     cr_expect_eq(st, 1, "%s: exit %d, expected 1; findings:\n%s", what, st, txt);
     const cJSON *f = find(doc, code, tensor);
@@ -233,6 +234,23 @@ Test(verify, norm_scaled_by_16_is_named_against_its_siblings)
 {
     write_patched("stories260K.gguf", "blk.2.attn_norm.weight", times_16, tmp_path);
     expect_named("norm x16", "sibling-outlier", "blk.2.attn_norm.weight");
+}
+
+/* Without --strict a warning lists the oddity and still exits 0: a healthy trained model has such layers. */
+Test(verify, warnings_exit_0_unless_strict)
+{
+    write_patched("stories260K.gguf", "blk.2.attn_norm.weight", times_16, tmp_path);
+    int st;
+    cJSON *doc = verify_json(tmp_path, NULL, &st);
+    cr_expect_eq(st, 0, "a warning alone exits 0");
+    const cJSON *v = cJSON_GetObjectItem(doc, "verdict");
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "status")->valuestring, "ok");
+    cr_expect(find(doc, "sibling-outlier", "blk.2.attn_norm.weight"), "the warning is still listed");
+    cr_expect_eq(count_findings(doc, "error"), 0);
+    cJSON_Delete(doc);
+    doc = verify_json(tmp_path, "--strict", &st);
+    cr_expect_eq(st, 1, "--strict: the warning fails the file");
+    cJSON_Delete(doc);
 }
 
 Test(verify, ffn_replaced_by_noise_is_named)

@@ -23,11 +23,12 @@ static const char usage[] =
     "  --uuid              add llama-gguf-hash's UUIDv5 line (alone: print it and exit)\n"
     "  --hashes LIST       digests to compute: xxh64,sha1,sha256,crc32\n"
     "  --no-audit          integrity only: skip the statistical audit of the weights\n"
+    "  --strict            warnings fail the file too (exit 1), as a CI gate may want; without it only errors do\n"
     "  -t, --threads N     threads for hashing and the audit (default: all)\n"
     "  --json              one JSON document per file, one line each\n"
     "  --color[=WHEN]      colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version           print the version and exit\n"
-    "exit status: 0 OK (notes only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
+    "exit status: 0 OK (notes and warnings only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
     "2 cannot check (usage, I/O, a file that changed while being read)\n";
 
 static bool parse_hashes(const char *list, unsigned *out)
@@ -44,7 +45,10 @@ static bool parse_hashes(const char *list, unsigned *out)
     return *out != 0;
 }
 
-enum { OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION, OPT_COLOR };
+enum {
+    OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION,
+    OPT_COLOR, OPT_STRICT,
+};
 
 static const struct option long_options[] = {
     { "manifest", required_argument, NULL, OPT_MANIFEST },
@@ -58,6 +62,7 @@ static const struct option long_options[] = {
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
     { "color", optional_argument, NULL, OPT_COLOR },
+    { "strict", no_argument, NULL, OPT_STRICT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -81,6 +86,7 @@ static int parse_args(int argc, char **argv, verify_opts *o, int *first)
             }
             break;
         case OPT_NO_AUDIT: o->no_audit = true; break;
+        case OPT_STRICT: o->strict = true; break;
         case OPT_JSON: o->json = true; break;
         case 't':
             if (!arg_int("gguf-verify", arg_flag(argv), optarg, 1, 4096, &n))
@@ -190,10 +196,13 @@ static verdict decide(const verify_result *r)
 {
     if (r->trouble[0])
         return VERDICT_CANNOT_CHECK;
+    /* errors fail the file; warnings (odd but possibly healthy: an outlier layer, trailing bytes) only under
+     * --strict, so that a healthy trained model exits 0 with its oddities listed */
+    const audit_severity fails = r->o->strict ? AUDIT_WARNING : AUDIT_ERROR;
     for (size_t i = 0; i < r->integrity.n; i++)
-        if (r->integrity.v[i].severity != AUDIT_INFO)
+        if (r->integrity.v[i].severity >= fails)
             return VERDICT_PROBLEMS;
-    if (r->audited && (r->audit.n_errors || r->audit.n_warnings))
+    if (r->audited && (r->audit.n_errors || (r->o->strict && r->audit.n_warnings)))
         return VERDICT_PROBLEMS;
     return VERDICT_OK;
 }

@@ -16,6 +16,7 @@ typedef struct verify_opts {
     bool uuid;                   /* --uuid */
     unsigned hashes;             /* --hashes LIST; 0: the default for the task */
     bool no_audit, json;
+    bool strict;                 /* --strict: warnings fail the file too */
     color_mode color;            /* --color */
     int threads;
 } verify_opts;
