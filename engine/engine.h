@@ -343,12 +343,18 @@ typedef struct engine_verdict {
     bool ok;
     int n_findings;
     engine_finding findings[ENGINE_SYM_COUNT];  /* at most one per symptom: the first seen */
+    int n_notes;
+    engine_finding notes[ENGINE_SYM_COUNT];     /* what looks odd but a healthy model does (a greedy loop) */
     char summary[160];
 } engine_verdict;
 
 const char *engine_symptom_name(engine_symptom s);
-/* Judges a generation from its trace (layer statistics and steps) and tokens. */
-void engine_smoke_judge(const engine_trace *t, const engine_vocab *v, int n_prompt, const int32_t *tokens,
-                        size_t n_tokens, engine_verdict *out);
+/* Judges a generation from its trace (layer statistics and steps) and tokens. m (may be NULL) lets the
+ * padding rule weigh the output rows: a padding id is a failure only when its row is empty, as a trained
+ * model's are (a correct engine cannot rank an empty row first), and a note otherwise. */
+void engine_smoke_judge(const engine_trace *t, const engine_vocab *v, const engine_model *m, int n_prompt,
+                        const int32_t *tokens, size_t n_tokens, engine_verdict *out);
+/* RMS of an output row over the median RMS of the real rows (ids below n_real); NAN when not decodable. */
+double engine_model_output_row_weight(const engine_model *m, int32_t row, int32_t n_real);
 
 #endif

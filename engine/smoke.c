@@ -42,6 +42,20 @@ __attribute__((format(printf, 3, 4))) static void add(engine_verdict *v, engine_
     va_end(ap);
 }
 
+/* An observation that does not fail the run: what a healthy model also does. */
+__attribute__((format(printf, 3, 4))) static void note(engine_verdict *v, engine_symptom s, const char *fmt, ...)
+{
+    for (int i = 0; i < v->n_notes; i++)
+        if (v->notes[i].symptom == s)
+            return;
+    engine_finding *f = &v->notes[v->n_notes++];
+    f->symptom = s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+}
+
 static const char *layer_name(const engine_trace *t, int il, char *buf, size_t n)
 {
     if (il == engine_trace_layers(t) - 1)
@@ -74,7 +88,31 @@ static void judge_nonfinite(const engine_trace *t, engine_verdict *v)
     }
 }
 
-static void judge_repetition(const engine_vocab *voc, const int32_t *tok, size_t n, engine_verdict *v)
+/* Median top-1 margin (logits) over generation steps [from, to). */
+static double median_margin(const engine_trace *t, size_t from, size_t to)
+{
+    float m[64];
+    size_t k = 0;
+    for (size_t i = from; i < to && i < engine_trace_n_steps(t) && k < 64; i++)
+        m[k++] = engine_trace_step_at(t, i)->margin;
+    if (!k)
+        return 0.0;
+    for (size_t a = 1; a < k; a++)
+        for (size_t b = a; b > 0 && m[b - 1] > m[b]; b--) {
+            float x = m[b];
+            m[b] = m[b - 1];
+            m[b - 1] = x;
+        }
+    return m[k / 2];
+}
+
+/* The longest cycles greedy decoding of a healthy model falls into are a sentence or two long: gemma-3-270m's
+ * is 14 tokens after 20 of text (as llama.cpp decodes it too). */
+enum { CYCLE_MAX = 16, LOOP_PREFIX_MIN = 8, LOOP_SENTENCE_MIN = 4 };
+static const double LOOP_MARGIN_MIN = 1.0; /* logits: the model is sure of each token of its loop */
+
+static void judge_repetition(const engine_trace *t, const engine_vocab *voc, const int32_t *tok, size_t n,
+                             engine_verdict *v)
 {
     if (n && engine_vocab_is_eog(voc, tok[n - 1]))
         n--;
@@ -82,28 +120,42 @@ static void judge_repetition(const engine_vocab *voc, const int32_t *tok, size_t
     need = need < 8 ? 8 : need;
     if (n < need)
         return;
-    for (size_t p = 1; p <= 4 && p < n; p++) {
+    for (size_t p = 1; p <= CYCLE_MAX && p < n; p++) {
         size_t run = 0;
         while (run + p < n && tok[n - 1 - run] == tok[n - 1 - run - p])
             run++;
         size_t covered = run + p;
-        if (covered < need)
+        if (covered < need || covered < 2 * p) /* a cycle must come round at least twice */
             continue;
-        char cyc[160] = "";
+        char cyc[200] = "";
         size_t at = 0;
-        for (size_t i = 0; i < p; i++) {
+        for (size_t i = 0; i < p && at < sizeof cyc; i++) {
             const gguf_str txt = engine_vocab_text(voc, tok[n - p + i]);
             at += (size_t)snprintf(cyc + at, sizeof cyc - at, "%s%d '%.*s'", i ? ", " : "", tok[n - p + i],
                                    txt.ptr ? (int)(txt.len < 20 ? txt.len : 20) : 1, txt.ptr ? txt.ptr : "?");
-            if (at >= sizeof cyc)
-                break;
+        }
+        size_t start = n - covered;
+        double margin = median_margin(t, start, n);
+        /* A confident cycle of a sentence (4 tokens or more; gemma's first sentence becomes its loop), or a
+         * shorter one after real text, is greedy decoding's known trap, not a broken engine; one token over and
+         * over, a short cycle from the first steps, or a loop of unsure choices is what broken engines produce. */
+        if (margin >= LOOP_MARGIN_MIN && (p >= LOOP_SENTENCE_MIN || (p >= 2 && start >= LOOP_PREFIX_MIN))) {
+            note(v, ENGINE_SYM_REPETITION,
+                 "greedy loop: a cycle of %zu tokens [%s] repeats over the last %zu of %zu tokens (from token %zu), "
+                 "each chosen with a median top-1 margin of %.2f logits (at least %.1f expected of a confident "
+                 "model): greedy decoding's trap in healthy models too; sample (--temp) to leave it",
+                 p, cyc, covered, n, start, margin, LOOP_MARGIN_MIN);
+            return;
         }
         if (p == 1)
             add(v, ENGINE_SYM_REPETITION, "token %s repeated %zu times at the end of %zu generated tokens", cyc,
                 covered, n);
         else
-            add(v, ENGINE_SYM_REPETITION, "a cycle of %zu tokens [%s] repeated over the last %zu of %zu tokens", p,
-                cyc, covered, n);
+            add(v, ENGINE_SYM_REPETITION,
+                "a cycle of %zu tokens [%s] repeated over the last %zu of %zu tokens, starting at token %zu with a "
+                "median top-1 margin of %.2f logits (a healthy model's greedy loop is a confident one, margins of %.1f "
+                "or more, of %d tokens or more, or after %d tokens of text)", p, cyc, covered, n, start, margin,
+                LOOP_MARGIN_MIN, LOOP_SENTENCE_MIN, LOOP_PREFIX_MIN);
         return;
     }
 }
@@ -116,16 +168,32 @@ static bool is_padding(const engine_vocab *voc, int32_t id)
     return (s->len >= 4 && !memcmp(s->ptr, "[PAD", 4)) || (s->len == 5 && !memcmp(s->ptr, "<pad>", 5));
 }
 
-static void judge_padding(const engine_vocab *voc, const int32_t *tok, size_t n, engine_verdict *v)
+/* An output row under this fraction of a real row's RMS is empty: the model never meant it to win. */
+static const double EMPTY_ROW = 0.1;
+
+static void judge_padding(const engine_vocab *voc, const engine_model *m, const int32_t *tok, size_t n,
+                          engine_verdict *v)
 {
     for (size_t i = 0; i < n; i++)
         if (is_padding(voc, tok[i])) {
             const gguf_str txt = engine_vocab_text(voc, tok[i]);
-            add(v, ENGINE_SYM_PADDING,
-                "generated token %zu is id %d (%s%.*s%s), a padding/unused entry (the vocabulary's real tokens "
-                "end at id %d)",
-                i, tok[i], txt.ptr ? "'" : "", txt.ptr ? (int)(txt.len < 40 ? txt.len : 40) : 18,
-                txt.ptr ? txt.ptr : "no tokenizer entry", txt.ptr ? "'" : "", voc->n_real - 1);
+            double w = m ? engine_model_output_row_weight(m, tok[i], voc->n_real) : NAN;
+            char what[160];
+            snprintf(what, sizeof what, "generated token %zu is id %d (%s%.*s%s), a padding/unused entry", i, tok[i],
+                     txt.ptr ? "'" : "", txt.ptr ? (int)(txt.len < 40 ? txt.len : 40) : 18,
+                     txt.ptr ? txt.ptr : "no tokenizer entry", txt.ptr ? "'" : "");
+            if (isfinite(w) && w >= EMPTY_ROW)
+                note(v, ENGINE_SYM_PADDING,
+                     "%s, but its output row weighs %.2g of a real row's median RMS (an empty row weighs under %.1f): "
+                     "the model itself ranks it, as random-weight models do, so a correct engine picks it too",
+                     what, w, EMPTY_ROW);
+            else if (isfinite(w))
+                add(v, ENGINE_SYM_PADDING,
+                    "%s whose output row is empty (%.2g of a real row's median RMS, under %.1f): a correct engine "
+                    "cannot rank it first; one reading the wrong lm_head rows, or sampling past the real "
+                    "vocabulary (ids below %d), does", what, w, EMPTY_ROW, voc->n_real);
+            else
+                add(v, ENGINE_SYM_PADDING, "%s (the vocabulary's real tokens end at id %d)", what, voc->n_real - 1);
             return;
         }
 }
@@ -221,19 +289,24 @@ static void judge_flat(const engine_trace *t, engine_verdict *v)
     }
 }
 
-void engine_smoke_judge(const engine_trace *t, const engine_vocab *voc, int n_prompt, const int32_t *tokens,
-                        size_t n_tokens, engine_verdict *out)
+void engine_smoke_judge(const engine_trace *t, const engine_vocab *voc, const engine_model *m, int n_prompt,
+                        const int32_t *tokens, size_t n_tokens, engine_verdict *out)
 {
     memset(out, 0, sizeof *out);
     judge_nonfinite(t, out);
-    judge_repetition(voc, tokens, n_tokens, out);
-    judge_padding(voc, tokens, n_tokens, out);
+    judge_repetition(t, voc, tokens, n_tokens, out);
+    judge_padding(voc, m, tokens, n_tokens, out);
     judge_rms(t, n_prompt, out);
     judge_flat(t, out);
     out->ok = out->n_findings == 0;
     if (out->ok) {
-        snprintf(out->summary, sizeof out->summary, "OK: %zu tokens, no NaN/Inf, no repetition, no padding tokens, "
-                                                    "hidden states and logits behave", n_tokens);
+        if (out->n_notes)
+            snprintf(out->summary, sizeof out->summary, "OK: %zu tokens, no NaN/Inf, hidden states and logits "
+                     "behave; %d note%s (%s)", n_tokens, out->n_notes, out->n_notes == 1 ? "" : "s",
+                     out->notes[0].symptom == ENGINE_SYM_REPETITION ? "a greedy loop" : "a padding id the model ranks");
+        else
+            snprintf(out->summary, sizeof out->summary, "OK: %zu tokens, no NaN/Inf, no repetition, no padding "
+                     "tokens, hidden states and logits behave", n_tokens);
     } else {
         size_t at = (size_t)snprintf(out->summary, sizeof out->summary, "FAIL:");
         for (int i = 0; i < out->n_findings && at < sizeof out->summary; i++)

@@ -3,10 +3,12 @@
  * and staying quiet: a trace fed through the engine's own probe interface.
  */
 #include "engine.h"
+#include "kern.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,7 +140,7 @@ Test(smoke, healthy_run_passes)
         tok[i] = 100 + (i * 37) % 300;
     add_steps(&s, tok, 20, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 20, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 20, &v);
     cr_assert(v.ok, "%s: %s", v.summary, v.n_findings ? v.findings[0].message : "");
     free_scene(&s);
 }
@@ -151,7 +153,7 @@ Test(smoke, one_token_repeated_is_named)
         tok[i] = i < 4 ? 100 + i : 300;
     add_steps(&s, tok, 20, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 20, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 20, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_REPETITION);
     cr_assert(!v.ok && f);
     cr_assert(strstr(f->message, "token 300") && strstr(f->message, "16 times"), "%s", f->message);
@@ -166,7 +168,7 @@ Test(smoke, short_cycle_is_named)
         tok[i] = i < 6 ? 50 + i : 200 + i % 3;
     add_steps(&s, tok, 30, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 30, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 30, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_REPETITION);
     cr_assert(f);
     cr_assert(strstr(f->message, "cycle of 3 tokens"), "%s", f->message);
@@ -179,7 +181,7 @@ Test(smoke, padding_token_is_named)
     int32_t tok[4] = { 100, 101, 5000, 102 };  /* past the 512-token vocabulary */
     add_steps(&s, (int32_t[]){ 100, 101, 102, 102 }, 4, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 4, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_PADDING);
     cr_assert(f);
     cr_assert(strstr(f->message, "id 5000"), "%s", f->message);
@@ -192,7 +194,7 @@ Test(smoke, layer_that_rescales_the_residual_is_named)
     int32_t tok[4] = { 100, 101, 102, 103 };
     add_steps(&s, tok, 4, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 4, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_RMS);
     cr_assert(f);
     cr_assert(strstr(f->message, "layer 2 multiplies"), "%s", f->message);
@@ -205,7 +207,7 @@ Test(smoke, generated_position_outside_the_prompt_range_is_named)
     int32_t tok[4] = { 100, 101, 102, 103 };
     add_steps(&s, tok, 4, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 4, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 4, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_RMS);
     cr_assert(f);
     cr_assert(strstr(f->message, "layer 3") && strstr(f->message, "position 10"), "%s", f->message);
@@ -218,7 +220,7 @@ Test(smoke, frozen_logits_are_named)
     int32_t tok[6] = { 100, 100, 100, 100, 100, 100 };
     add_steps(&s, tok, 6, true);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 6, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 6, &v);
     cr_assert(finding(&v, ENGINE_SYM_FLAT_LOGITS), "%s", v.summary);
     free_scene(&s);
 }
@@ -232,10 +234,121 @@ Test(smoke, nan_in_hidden_state_is_named_with_layer_and_position)
     int32_t tok[2] = { 100, 101 };
     add_steps(&s, tok, 2, false);
     engine_verdict v;
-    engine_smoke_judge(s.t, s.v, s.n_prompt, tok, 2, &v);
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 2, &v);
     const engine_finding *f = finding(&v, ENGINE_SYM_NONFINITE);
     cr_assert(f);
     cr_assert(strstr(f->message, "7 NaN") && strstr(f->message, "layer 2") && strstr(f->message, "position 11"),
               "%s", f->message);
     free_scene(&s);
+}
+
+/* ---- what a healthy model does: notes, not failures ---- */
+
+static const engine_finding *noted(const engine_verdict *v, engine_symptom sym)
+{
+    for (int i = 0; i < v->n_notes; i++)
+        if (v->notes[i].symptom == sym)
+            return &v->notes[i];
+    return NULL;
+}
+
+/* A confident cycle of a sentence's length (gemma-3-270m's greedy decoding does this, as llama.cpp's) is a note. */
+Test(smoke, confident_sentence_loop_is_a_note)
+{
+    scene s = make_scene(10, 50, healthy);
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++)
+        tok[i] = i < 3 ? 60 + i : 100 + (i - 3) % 6; /* 3 tokens, then a 6-token sentence over and over */
+    add_steps(&s, tok, 40, false);                     /* margins of about 9 logits */
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 40, &v);
+    cr_assert(v.ok, "%s: %s", v.summary, v.n_findings ? v.findings[0].message : "");
+    const engine_finding *f = noted(&v, ENGINE_SYM_REPETITION);
+    cr_assert(f && strstr(f->message, "greedy loop") && strstr(f->message, "cycle of 6 tokens"), "%s",
+              f ? f->message : v.summary);
+    cr_assert(strstr(v.summary, "1 note"), "%s", v.summary);
+    free_scene(&s);
+}
+
+/* The same loop chosen with no confidence (near-flat logits, margins ~0) stays a failure. */
+Test(smoke, unsure_loop_is_a_failure)
+{
+    scene s = make_scene(10, 50, healthy);
+    int32_t tok[40];
+    float l[512];
+    for (int i = 0; i < 40; i++) {
+        tok[i] = i < 3 ? 60 + i : 100 + (i - 3) % 6;
+        for (int k = 0; k < 512; k++)
+            l[k] = 0.001f * sinf((float)(k * (i + 1)));
+        l[tok[i]] = 0.002f; /* wins by a hair */
+        cr_assert(engine_trace_step(s.t, s.n_prompt - 1 + i, tok[i], l));
+    }
+    engine_verdict v;
+    engine_smoke_judge(s.t, s.v, NULL, s.n_prompt, tok, 40, &v);
+    const engine_finding *f = finding(&v, ENGINE_SYM_REPETITION);
+    cr_assert(!v.ok && f && strstr(f->message, "median top-1 margin of 0.00"), "%s", f ? f->message : v.summary);
+    free_scene(&s);
+}
+
+/* A padding id: a note when the model's own output row for it is a real row (random-weight models), a failure
+ * when the row is empty (a trained model's padding), since only a broken engine ranks an empty row first. */
+Test(smoke, padding_id_is_judged_by_its_output_row)
+{
+    char *path = model_path("tiny-qwen2-f16.gguf");
+    if (!path)
+        cr_skip_test("tiny-qwen2-f16 not found: skipped");
+    char dir[128], zeroed[256];
+    cr_assert(tmp_dir_make(dir, "padding"));
+    snprintf(zeroed, sizeof zeroed, "%s/zeroed.gguf", dir);
+    tbuf b = read_whole_file(path);
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &ge), GGUF_OK);
+    const gguf_tensor *out = gguf_find_tensor(f, "output.weight");
+    if (!out) /* tied: the embedding rows are the output rows */
+        out = gguf_find_tensor(f, "token_embd.weight");
+    cr_assert(out && out->type == GGML_TYPE_F16, "the output rows are F16 here");
+    const size_t row_bytes = (size_t)out->ne[0] * 2, at = (size_t)(out->data - b.p);
+    memset(b.p + at + 1000 * row_bytes, 0, row_bytes); /* id 1000 is [PAD1000] */
+    gguf_close(f);
+    cr_assert(write_whole_file(zeroed, b.p, b.len));
+    tbuf_free(&b);
+    const char *files[2] = { path, zeroed };
+    for (int z = 0; z < 2; z++) {
+        gguf_file *g;
+        engine_error e;
+        engine_vocab *v;
+        engine_model *m;
+        kern_backend *cpu = kern_cpu_create(1);
+        cr_assert_eq(gguf_open(files[z], &g, &ge), GGUF_OK);
+        cr_assert_eq(engine_vocab_load(g, &v, &e), ENGINE_OK);
+        cr_assert_eq(engine_model_load(g, cpu, &m, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_lt(engine_vocab_n_real(v), 1000, "id 1000 is padding");
+        double w = engine_model_output_row_weight(m, 1000, engine_vocab_n_real(v));
+        cr_assert(z ? w == 0.0 : w > 0.5 && w < 2.0, "row weight %g", w);
+        engine_trace *t = engine_trace_create(2, engine_vocab_size(v));
+        int32_t tok[4] = { 100, 101, 1000, 102 };
+        float *l = calloc((size_t)engine_vocab_size(v), sizeof *l);
+        for (int i = 0; i < 4; i++) {
+            l[tok[i]] = 10.0f;
+            cr_assert(engine_trace_step(t, 3 + i, tok[i], l));
+            l[tok[i]] = 0.0f;
+        }
+        engine_verdict verdict;
+        engine_smoke_judge(t, v, m, 4, tok, 4, &verdict);
+        if (z == 0) {
+            cr_assert(verdict.ok && noted(&verdict, ENGINE_SYM_PADDING), "%s", verdict.summary);
+        } else {
+            const engine_finding *x = finding(&verdict, ENGINE_SYM_PADDING);
+            cr_assert(!verdict.ok && x && strstr(x->message, "is empty"), "%s", x ? x->message : verdict.summary);
+        }
+        free(l);
+        engine_trace_free(t);
+        engine_model_free(m);
+        cpu->destroy(cpu);
+        engine_vocab_free(v);
+        gguf_close(g);
+    }
+    tmp_dir_remove(dir);
+    free(path);
 }

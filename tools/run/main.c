@@ -426,7 +426,7 @@ int main(int argc, char **argv)
     r.bytes_per_token = engine_model_bytes_per_token(m);
     r.ctx_bytes = engine_ctx_bytes(c);
     r.private_bytes = procmem_private_bytes();
-    engine_smoke_judge(trace, v, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
+    engine_smoke_judge(trace, v, m, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
     rc = 0;
     if (o.logits_out) {
         char msg[512];

@@ -140,6 +140,8 @@ void run_print_summary(FILE *out, const run_result *r)
     for (int i = 0; i < r->verdict.n_findings; i++)
         fprintf(out, "  %-13s %s\n", engine_symptom_name(r->verdict.findings[i].symptom),
                 r->verdict.findings[i].message);
+    for (int i = 0; i < r->verdict.n_notes; i++)
+        fprintf(out, "  note          %s\n", r->verdict.notes[i].message);
 }
 
 static void layer_label(const run_result *r, int il, char *buf, size_t n)
@@ -256,6 +258,11 @@ static void verdict_json(cJSON *doc, const run_result *r)
         json_doc_finding(findings, r->o->smoke ? "error" : "warning", engine_symptom_name(v->findings[i].symptom),
                          NULL, NULL, v->findings[i].message, "healthy generation (docs: the smoke rules)",
                          "the engine or the weights misbehave in the way the code names");
+    for (int i = 0; i < v->n_notes; i++)
+        json_doc_finding(findings, "info",
+                         v->notes[i].symptom == ENGINE_SYM_REPETITION ? "greedy_loop" : "padding_ranked_by_model",
+                         NULL, NULL, v->notes[i].message, "healthy generation (docs: the smoke rules)",
+                         "odd-looking, but what a healthy model does too: not counted against the run");
 }
 
 int run_print_json(FILE *out, const run_result *r)
