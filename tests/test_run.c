@@ -19,7 +19,7 @@
 static char tmp_dir[64];
 static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "run")); }
 static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
-TestSuite(run, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(run, .init = setup, .fini = teardown, .timeout = 480); /* generous: a loaded 2-core CI machine */
 
 static char *need_model(const char *name)
 {
