@@ -545,3 +545,88 @@ Test(run, unknown_fault_and_backend_exit_2)
     free(out);
     free(p);
 }
+
+/* ---- --against: another engine's trace in the goldens' schema ---- */
+
+/* generate/NAME of the goldens (skips when absent); malloc'd. */
+static char *generate_golden(const char *name)
+{
+    char *p = malloc(1024);
+    snprintf(p, 1024, "%s/generate/%s", golden_dir(), name);
+    if (access(p, R_OK) != 0) {
+        free(p);
+        cr_skip_test("golden %s not found: skipped", name);
+    }
+    return p;
+}
+
+/* Writes the golden with one statistic edited (a bug "edited in" to their side) into path. */
+static void edit_golden(const char *golden, const char *path, int layer, int pos, double factor)
+{
+    tbuf b = read_whole_file(golden);
+    cr_assert(b.p, "golden %s", golden);
+    char *text = strndup((const char *)b.p, b.len);
+    cJSON *d = cJSON_Parse(text);
+    cJSON *L = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "prompt_trace"), layer);
+    cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(L, "rms"), pos);
+    cJSON_SetNumberValue(x, x->valuedouble * factor);
+    char *out = cJSON_PrintUnformatted(d);
+    cr_assert(write_whole_file(path, (const uint8_t *)out, strlen(out)));
+    free(out), free(text);
+    cJSON_Delete(d);
+    tbuf_free(&b);
+}
+
+Test(run, against_the_golden_agrees_and_names_an_edited_layer)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json");
+    char args[2048], path[128];
+    int st;
+    snprintf(path, sizeof path, "%s/theirs.json", tmp_dir);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, g);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "verdict    AGREE"), "%s", out);
+    free(out);
+    /* their layer 2 at position 3 made 5% larger: named there, with both numbers */
+    edit_golden(g, path, 2, 3, 1.05);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "departs first at layer 2, prompt position 3") && strstr(out, "ours   rms") &&
+                  strstr(out, "theirs rms"), "%s", out);
+    free(out);
+    /* different prompt tokens: both shown, exit 2 */
+    snprintf(args, sizeof args, "'%s' --against '%s' -p 'Something else entirely' 2>&1", m, g);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2, "%s", out);
+    cr_assert(strstr(out, "theirs:") && strstr(out, "ours:"), "%s", out);
+    free(out);
+    free(m), free(g);
+}
+
+/* Two ggufscope runs diff the same way: --trace=F writes the goldens' schema, and a run with a fault injected
+ * (rotary in the wrong mode) is named at layer 0, position 1 (position 0 does not rotate). */
+Test(run, against_our_own_trace_with_a_fault)
+{
+    char *m = need_model("stories260K.gguf");
+    char args[2048], path[128];
+    int st;
+    snprintf(path, sizeof path, "%s/theirs.json", tmp_dir);
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' --debug-fault rope-mode -q >/dev/null 2>&1",
+             m, path);
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 0);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "departs first at layer 0, prompt position 1"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' -q >/dev/null 2>&1", m, path);
+    free(run_tool("gguf-run", args, &st));
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "a run agrees with its own trace: %s", out);
+    free(out);
+    free(m);
+}

@@ -38,12 +38,15 @@ static const char usage[] =
     "  --backend cpu|cuda    where to compute (default cpu)\n"
     "  --compare A,B         run backends A and B (cpu, cuda) on the prompt and -n greedy steps and compare\n"
     "                        every op of every layer value by value; exit 1 naming the first divergence\n"
-    "  --tolerance X         --compare: relative difference that counts as a divergence (default 1e-3)\n"
+    "  --tolerance X         --compare, --against: relative difference that counts as a divergence (default 1e-3)\n"
     "  --spot-check[=N]      recompute N lm_head rows (default 64) on the CPU from the file after every forward\n"
     "                        pass and exit 1 naming rows that differ (on by default with --backend cuda)\n"
     "  --no-spot-check       turn that off\n"
     "  --debug-fault NAME    break one op on purpose in the run's backend (--compare: in B) to see that the\n"
     "                        checks find it: rope-mode, lm-head-rows\n"
+    "  --against F.json      hold our trace to another engine's (llama.cpp's goldens' schema, docs/TRACE.md) on\n"
+    "                        the same tokens: name the first layer and position where theirs departs beyond\n"
+    "                        --tolerance, then the grid; exit 0 agree, 1 departs, 2 their tokens differ\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
     "  --logits-out F.npy    write the logits of every prompt position (n_prompt x n_vocab, f32)\n"
     "  --trace[=F.json]      per layer and position the residual's statistics, per token the top-5\n"
@@ -98,7 +101,7 @@ static bool read_prompt_file(const char *path, run_opts *o)
 enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
-    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR,
+    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -121,7 +124,8 @@ static const struct option long_options[] = {
     { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
     { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
-    { "color", optional_argument, NULL, OPT_COLOR }, { NULL, 0, NULL, 0 },
+    { "color", optional_argument, NULL, OPT_COLOR }, { "against", required_argument, NULL, OPT_AGAINST },
+    { NULL, 0, NULL, 0 },
 };
 
 /* One option's value into o; false (message printed) when it is out of range. */
@@ -135,7 +139,9 @@ static bool take_option(int c, char **argv, run_opts *o)
     case 'm': o->model = v; return true;
     case 'p': o->prompt = v; return true;
     case 'f': return read_prompt_file(v, o);
-    case 'n': return arg_int("gguf-run", flag, v, 0, 1 << 30, &i) && ((o->n_predict = (int)i), true);
+    case 'n':
+        o->n_predict_given = true;
+        return arg_int("gguf-run", flag, v, 0, 1 << 30, &i) && ((o->n_predict = (int)i), true);
     case 't': return arg_int("gguf-run", flag, v, 1, 4096, &i) && ((o->n_threads = (int)i), true);
     case 'c': return arg_int("gguf-run", flag, v, 1, 1 << 30, &i) && ((o->n_ctx = (int)i), true);
     case 's': return arg_u64("gguf-run", flag, v, &o->sampler.seed);
@@ -182,6 +188,7 @@ static bool take_option(int c, char **argv, run_opts *o)
         }
         return true;
     case OPT_SPECIAL: o->special = true; return true;
+    case OPT_AGAINST: o->against = v; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
             fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
@@ -221,6 +228,13 @@ static int parse_args(int argc, char **argv, run_opts *o)
         o->model = argv[i];
     }
     color_setup(o->json ? COLOR_NEVER : o->color);
+    if (o->against) {
+        char why[600];
+        if (run_against_load(o, why, sizeof why)) {
+            fprintf(stderr, "gguf-run: --against: %s\n", why);
+            return 2;
+        }
+    }
     if (!o->model || !o->prompt) {
         fprintf(stderr, "gguf-run: %s (see gguf-run --help)\n",
                 o->model ? "no prompt (-p TEXT or -f FILE)" : "no model file (MODEL or -m MODEL)");
@@ -355,6 +369,9 @@ int main(int argc, char **argv)
         rc = print_tokens_json(&o, v, ids, n_ids);
         goto out;
     }
+    if (o.against && (rc = run_against_tokens(&o, v, ids, n_ids)))
+        goto out;
+    rc = 2;
     if (n_ids == 0) {
         fprintf(stderr, "gguf-run: the prompt gives no tokens (and the vocabulary adds no BOS)\n");
         goto out;
@@ -450,6 +467,8 @@ int main(int argc, char **argv)
         rc = 1;
     if (rc == 0 && r.gen.spot.mismatches)
         rc = 1;  /* the backend's logits are wrong in places: nothing it generated can be trusted */
+    if (rc == 0 && o.against)
+        rc = run_against_report(stdout, &o, &r);
     r.exit_status = rc;
     if (o.json && run_print_json(stdout, &r))
         rc = 2;
@@ -469,5 +488,6 @@ out:
         be->destroy(be);
     engine_vocab_free(v);
     gguf_close(f);
+    cJSON_Delete(o.against_doc);
     return rc;
 }

@@ -310,9 +310,48 @@ static int write_doc(void *user, FILE *fp)
     return fputs((const char *)user, fp) < 0 || fputc('\n', fp) < 0 ? -1 : 0;
 }
 
+/* The goldens' schema (../shared/golden/README.md, docs/TRACE.md): what --against reads, so that two ggufscope
+ * runs, or ours and another engine's, diff the same way. */
+static void golden_fields(cJSON *doc, const run_result *r)
+{
+    const engine_trace *t = r->trace;
+    const engine_hparams *hp = engine_model_hparams(r->model);
+    json_add_text(doc, "prompt", r->o->prompt);
+    cJSON_AddNumberToObject(doc, "n_vocab", hp->n_vocab);
+    cJSON_AddNumberToObject(doc, "n_layer", hp->n_layer);
+    cJSON *pt = cJSON_AddArrayToObject(doc, "prompt_trace");
+    for (int il = 0; il < engine_trace_layers(t); il++) {
+        cJSON *L = cJSON_CreateObject();
+        if (il == engine_trace_layers(t) - 1)
+            cJSON_AddStringToObject(L, "layer", "result_norm");
+        else
+            cJSON_AddNumberToObject(L, "layer", il);
+        const char *names[4] = { "rms", "mean", "min", "max" };
+        for (int k = 0; k < 4; k++) {
+            cJSON *a = cJSON_AddArrayToObject(L, names[k]);
+            for (size_t p = 0; p < r->n_prompt; p++) {
+                const kern_row_stats *s = engine_trace_at(t, il, (int)p);
+                float vals[4] = { s ? s->rms : NAN, s ? s->mean : NAN, s ? s->min : NAN, s ? s->max : NAN };
+                cJSON_AddItemToArray(a, run_json_number(vals[k]));
+            }
+        }
+        cJSON_AddItemToArray(pt, L);
+    }
+    cJSON *g = cJSON_AddArrayToObject(doc, "greedy_tokens"), *t1 = cJSON_AddArrayToObject(doc, "greedy_top1_logit"),
+          *t2 = cJSON_AddArrayToObject(doc, "greedy_top2_logit");
+    for (size_t i = 0; i < engine_trace_n_steps(t); i++) {
+        const engine_step *s = engine_trace_step_at(t, i);
+        cJSON_AddItemToArray(g, cJSON_CreateNumber(s->token));
+        cJSON_AddItemToArray(t1, run_json_number(s->top_logit[0]));
+        cJSON_AddItemToArray(t2, run_json_number(s->top_logit[1]));
+    }
+    cJSON_AddStringToObject(doc, "greedy_text", r->text ? r->text : "");
+}
+
 int run_write_trace_json(const char *path, const run_result *r, char *err, size_t err_len)
 {
     cJSON *doc = trace_json(r);
+    golden_fields(doc, r);
     json_add_text(doc, "file", r->o->model);
     cJSON_AddItemToObject(doc, "prompt_tokens", cJSON_CreateIntArray(r->prompt, (int)r->n_prompt));
     cJSON_AddItemToObject(doc, "tokens", cJSON_CreateIntArray(r->gen.tokens, (int)r->gen.n_tokens));

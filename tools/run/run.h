@@ -20,6 +20,9 @@ typedef struct run_opts {
     bool chat;                /* --chat: the prompt is one user message in the model's chat format */
     bool special;             /* --special: special-token text in a plain prompt becomes the token */
     color_mode color;         /* --color */
+    const char *against;      /* --against THEIRS.json: another engine's trace to hold ours to */
+    struct cJSON *against_doc; /* it, parsed */
+    bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
 } run_opts;
 
 /* Everything a finished run produced, for the reports. */
@@ -38,6 +41,12 @@ typedef struct run_result {
     uint64_t private_bytes;    /* resident anonymous memory at the end */
     int exit_status;           /* what the run exits with (the JSON document says it too) */
 } run_result;
+
+/* --against (against.c): loads their trace (prompt and length from it unless given); checks their prompt tokens
+ * are ours (else prints both: exit 2); compares the traces, printing the grid; returns 0 agree, 1 departs. */
+int run_against_load(run_opts *o, char *why, size_t why_len);
+int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n);
+int run_against_report(FILE *out, const run_opts *o, const run_result *r);
 
 /* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is
  * named. NULL with the reason in why. */

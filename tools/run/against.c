@@ -1,0 +1,194 @@
+/* gguf-run --against THEIRS.json: another engine's trace, in the schema of llama.cpp's goldens
+ * (../shared/golden/README.md; docs/TRACE.md), held to ours on the same tokens. It names the first layer and
+ * prompt position where theirs departs beyond --tolerance with both sides' numbers, then the whole grid. */
+#include "json_line.h"
+#include "run.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_text_file(const char *path, char *why, size_t why_len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        snprintf(why, why_len, "cannot read '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0)
+        if ((n += got) == cap) {
+            char *b = cap < (1u << 30) ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!b) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+    fclose(fp);
+    if (!buf)
+        snprintf(why, why_len, "'%s' is larger than 1 GiB or memory ran out", path);
+    else
+        buf[n] = '\0';
+    return buf;
+}
+
+int run_against_load(run_opts *o, char *why, size_t why_len)
+{
+    char *text = read_text_file(o->against, why, why_len);
+    if (!text)
+        return 2;
+    o->against_doc = cJSON_Parse(text);
+    free(text);
+    if (!o->against_doc) {
+        snprintf(why, why_len, "'%s' is not JSON", o->against);
+        return 2;
+    }
+    const cJSON *d = o->against_doc, *prompt = cJSON_GetObjectItem(d, "prompt"),
+                *tokens = cJSON_GetObjectItem(d, "prompt_tokens"), *trace = cJSON_GetObjectItem(d, "prompt_trace");
+    if (!cJSON_IsArray(tokens) || !cJSON_IsArray(trace)) {
+        snprintf(why, why_len, "'%s' has no prompt_tokens and prompt_trace arrays (docs/TRACE.md gives the schema)",
+                 o->against);
+        return 2;
+    }
+    if (!o->prompt) {
+        if (!cJSON_IsString(prompt)) {
+            snprintf(why, why_len, "'%s' has no prompt: give it with -p", o->against);
+            return 2;
+        }
+        o->prompt = prompt->valuestring;
+    }
+    const cJSON *greedy = cJSON_GetObjectItem(d, "greedy_tokens");
+    if (!o->n_predict_given)
+        o->n_predict = cJSON_IsArray(greedy) ? cJSON_GetArraySize(greedy) : 0;
+    return 0;
+}
+
+int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
+{
+    (void)v;
+    const cJSON *tokens = cJSON_GetObjectItem(o->against_doc, "prompt_tokens");
+    bool same = (size_t)cJSON_GetArraySize(tokens) == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = cJSON_GetArrayItem(tokens, (int)i)->valueint == ids[i];
+    if (same)
+        return 0;
+    fprintf(stderr, "gguf-run: --against %s: their prompt tokens differ from ours, so the traces cannot be "
+                    "compared position by position:\n  theirs:", o->against);
+    const cJSON *t;
+    cJSON_ArrayForEach(t, tokens)
+        fprintf(stderr, " %d", t->valueint);
+    fprintf(stderr, "\n  ours:  ");
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, " %d", ids[i]);
+    fprintf(stderr, "\n(a tokenizer difference: check BOS, the pre-tokenizer, special tokens; gguf-run --tokenize "
+                    "shows ours with their text)\n");
+    return 2;
+}
+
+/* Their value of field k at position p of a layer object; NAN when absent. */
+static double their(const cJSON *layer, const char *k, int p)
+{
+    const cJSON *a = cJSON_GetObjectItem(layer, k), *x = a ? cJSON_GetArrayItem(a, p) : NULL;
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* How far ours is from theirs at one position: the largest of the four statistics' differences, each relative
+ * to their RMS there (the scale of the residual), so that a mean near 0 does not blow up. */
+static double departure(const kern_row_stats *s, const cJSON *layer, int p, const char **worst)
+{
+    static const char *const names[4] = { "rms", "mean", "min", "max" };
+    double ours[4] = { s->rms, s->mean, s->min, s->max }, scale = fabs(their(layer, "rms", p)), d = 0.0;
+    if (!(scale > 0.0))
+        scale = 1e-30;
+    *worst = names[0];
+    for (int k = 0; k < 4; k++) {
+        double t = their(layer, names[k], p);
+        double x = isfinite(t) && isfinite(ours[k]) ? fabs(ours[k] - t) / scale : isfinite(t) ? INFINITY : 0.0;
+        if (x > d) {
+            d = x;
+            *worst = names[k];
+        }
+    }
+    return d;
+}
+
+static int layer_index(const cJSON *layer, int n_layer)
+{
+    const cJSON *l = cJSON_GetObjectItem(layer, "layer");
+    if (cJSON_IsNumber(l))
+        return l->valueint >= 0 && l->valueint < n_layer ? l->valueint : -1;
+    return cJSON_IsString(l) && !strcmp(l->valuestring, "result_norm") ? n_layer : -1;
+}
+
+int run_against_report(FILE *out, const run_opts *o, const run_result *r)
+{
+    const cJSON *trace = cJSON_GetObjectItem(o->against_doc, "prompt_trace");
+    const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
+    int first_il = -1, first_pos = -1, n_compared = 0, n_departed = 0;
+    const cJSON *first_layer = NULL;
+    double first_d = 0.0;
+    const char *first_what = "rms";
+    fprintf(out, "against    %s: %d traced outputs (layers, final norm) at %d prompt positions, tolerance %g "
+                 "(relative to their RMS)\n", o->against, cJSON_GetArraySize(trace), n_pos, o->tolerance);
+    fprintf(out, "  %-12s %10s %6s %12s %12s\n", "layer", "worst rel", "at pos", "ours rms", "theirs rms");
+    const cJSON *layer;
+    cJSON_ArrayForEach(layer, trace)
+    {
+        int il = layer_index(layer, n_layer);
+        if (il < 0)
+            continue;
+        double worst = 0.0;
+        int worst_pos = 0, over = 0;
+        for (int p = 0; p < n_pos; p++) {
+            const kern_row_stats *s = engine_trace_at(r->trace, il, p);
+            if (!s || !isfinite(their(layer, "rms", p)))
+                continue;
+            const char *what;
+            double d = departure(s, layer, p, &what);
+            n_compared++;
+            if (d > o->tolerance) {
+                over++;
+                if (first_il < 0 || il < first_il || (il == first_il && p < first_pos)) {
+                    first_il = il, first_pos = p, first_d = d, first_layer = layer, first_what = what;
+                }
+            }
+            if (d > worst) {
+                worst = d;
+                worst_pos = p;
+            }
+        }
+        n_departed += over;
+        char name[24];
+        snprintf(name, sizeof name, il == n_layer ? "result_norm" : "%d", il);
+        const kern_row_stats *s = engine_trace_at(r->trace, il, worst_pos);
+        fprintf(out, "  %-12s %10.3g %6d %12.6g %12.6g%s\n", name, worst, worst_pos, s ? s->rms : NAN,
+                their(layer, "rms", worst_pos), over ? "  <- departs" : "");
+    }
+    if (!n_compared) {
+        fprintf(out, "verdict    CANNOT COMPARE: their trace holds no layer of this model\n");
+        return 2;
+    }
+    if (first_il < 0) {
+        fprintf(out, "verdict    AGREE: every layer at every prompt position within %g\n", o->tolerance);
+        return 0;
+    }
+    const kern_row_stats *s = engine_trace_at(r->trace, first_il, first_pos);
+    char name[24];
+    snprintf(name, sizeof name, first_il == n_layer ? "the final norm" : "layer %d", first_il);
+    fprintf(out, "verdict    DEPART: theirs departs first at %s, prompt position %d (token %d): %s differs by %.3g "
+                 "of their RMS\n           ours   rms %.6g mean %.6g min %.6g max %.6g\n           theirs rms "
+                 "%.6g mean %.6g min %.6g max %.6g\n           %d of %d layer-positions depart; %s\n",
+            name, first_pos, r->prompt[first_pos], first_what, first_d, s->rms, s->mean, s->min, s->max,
+            their(first_layer, "rms", first_pos), their(first_layer, "mean", first_pos),
+            their(first_layer, "min", first_pos), their(first_layer, "max", first_pos), n_departed, n_compared,
+            first_il == 0 ? "it departs from the first layer on: look at the embedding lookup and layer 0's ops"
+            : first_il == n_layer ? "every layer agrees: look at the final norm"
+                                  : "the layers before it agree: look at this layer's ops first");
+    return 1;
+}
