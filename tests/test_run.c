@@ -622,6 +622,22 @@ Test(run, against_our_own_trace_with_a_fault)
     cr_assert_eq(st, 1, "%s", out);
     cr_assert(strstr(out, "departs first at layer 0, prompt position 1"), "%s", out);
     free(out);
+    /* the picture: well-formed XML (parsed by Python's own parser), both sides' lines, the departure ringed */
+    char svg[128];
+    snprintf(svg, sizeof svg, "%s/plot.svg", tmp_dir);
+    snprintf(args, sizeof args, "'%s' --against '%s' --plot '%s' -q >/dev/null 2>&1", m, path, svg);
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 1);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
+             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
+             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
+             venv_python(), svg);
+    char *parsed = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    cr_assert_str_eq(parsed, "12 6 1\n", "6 traced outputs, ours and theirs, one ring: %s", parsed);
+    free(parsed);
     snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' -q >/dev/null 2>&1", m, path);
     free(run_tool("gguf-run", args, &st));
     snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);

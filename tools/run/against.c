@@ -126,7 +126,7 @@ static int layer_index(const cJSON *layer, int n_layer)
     return cJSON_IsString(l) && !strcmp(l->valuestring, "result_norm") ? n_layer : -1;
 }
 
-int run_against_report(FILE *out, const run_opts *o, const run_result *r)
+int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos)
 {
     const cJSON *trace = cJSON_GetObjectItem(o->against_doc, "prompt_trace");
     const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
@@ -174,6 +174,8 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r)
         fprintf(out, "verdict    CANNOT COMPARE: their trace holds no layer of this model\n");
         return 2;
     }
+    *mark_layer = first_il;
+    *mark_pos = first_pos;
     if (first_il < 0) {
         fprintf(out, "verdict    AGREE: every layer at every prompt position within %g\n", o->tolerance);
         return 0;

@@ -47,6 +47,8 @@ static const char usage[] =
     "  --against F.json      hold our trace to another engine's (llama.cpp's goldens' schema, docs/TRACE.md) on\n"
     "                        the same tokens: name the first layer and position where theirs departs beyond\n"
     "                        --tolerance, then the grid; exit 0 agree, 1 departs, 2 their tokens differ\n"
+    "  --plot F.svg          the residual's RMS after every layer across the prompt positions as a picture\n"
+    "                        (with --against: theirs dashed, the first departure ringed)\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
     "  --logits-out F.npy    write the logits of every prompt position (n_prompt x n_vocab, f32)\n"
     "  --trace[=F.json]      per layer and position the residual's statistics, per token the top-5\n"
@@ -101,7 +103,7 @@ static bool read_prompt_file(const char *path, run_opts *o)
 enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
-    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST,
+    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -125,6 +127,7 @@ static const struct option long_options[] = {
     { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
     { "color", optional_argument, NULL, OPT_COLOR }, { "against", required_argument, NULL, OPT_AGAINST },
+    { "plot", required_argument, NULL, OPT_PLOT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -189,6 +192,7 @@ static bool take_option(int c, char **argv, run_opts *o)
         return true;
     case OPT_SPECIAL: o->special = true; return true;
     case OPT_AGAINST: o->against = v; return true;
+    case OPT_PLOT: o->plot = v; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
             fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
@@ -467,8 +471,17 @@ int main(int argc, char **argv)
         rc = 1;
     if (rc == 0 && r.gen.spot.mismatches)
         rc = 1;  /* the backend's logits are wrong in places: nothing it generated can be trusted */
+    int mark_layer = -1, mark_pos = -1;
     if (rc == 0 && o.against)
-        rc = run_against_report(stdout, &o, &r);
+        rc = run_against_report(stdout, &o, &r, &mark_layer, &mark_pos);
+    if (o.plot) {
+        char msg[512];
+        if (run_write_plot(o.plot, &r, o.against_doc ? cJSON_GetObjectItem(o.against_doc, "prompt_trace") : NULL,
+                           mark_layer, mark_pos, msg, sizeof msg)) {
+            fprintf(stderr, "gguf-run: --plot: %s\n", msg);
+            rc = 2;
+        }
+    }
     r.exit_status = rc;
     if (o.json && run_print_json(stdout, &r))
         rc = 2;

@@ -21,6 +21,7 @@ typedef struct run_opts {
     bool special;             /* --special: special-token text in a plain prompt becomes the token */
     color_mode color;         /* --color */
     const char *against;      /* --against THEIRS.json: another engine's trace to hold ours to */
+    const char *plot;         /* --plot F.svg */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
 } run_opts;
@@ -46,7 +47,11 @@ typedef struct run_result {
  * are ours (else prints both: exit 2); compares the traces, printing the grid; returns 0 agree, 1 departs. */
 int run_against_load(run_opts *o, char *why, size_t why_len);
 int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n);
-int run_against_report(FILE *out, const run_opts *o, const run_result *r);
+int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos);
+/* --plot F.svg (plot.c): RMS after every layer across the prompt positions, theirs dashed when given (their
+ * prompt_trace), the first departure ringed (mark_layer -1: none); written atomically. */
+int run_write_plot(const char *path, const run_result *r, const struct cJSON *theirs_trace, int mark_layer,
+                   int mark_pos, char *err, size_t err_len);
 
 /* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is
  * named. NULL with the reason in why. */
