@@ -158,6 +158,8 @@ bool kern_cuda_gelu_host(float x, float *out);
 kern_backend *kern_fault_wrap(kern_backend *inner, const char *fault);
 /* "rope-mode, lm-head-rows": for messages. */
 const char *kern_fault_names(void);
+/* The bug a fault plants, in a sentence; NULL for an unknown name. */
+const char *kern_fault_bug(const char *fault);
 
 /* CPU kernels the engine and other backends' checks call directly. */
 /* Dot product of n f32 values (f32 accumulation in 8/16 lanes). */

@@ -461,3 +461,42 @@ Test(backends, cuda_gelu_is_llama_cpp_s_table_gelu)
     }
     cr_assert_gt(checked, 60000);
 }
+
+/* The bug zoo: every fault named at the layer and op where it bites, with the phase (a decode-only bug is
+ * invisible in the prompt). The shared models each fault needs: biases (qwen2), Q4_K weights, a grouped cache. */
+Test(backends, every_bug_zoo_fault_is_named_at_its_layer_and_op)
+{
+    static const struct {
+        const char *fault, *model;
+        int layer;
+        engine_op op;
+        bool decode;
+    } zoo[] = {
+        { "rope-mode", "tiny-qwen2-f32.gguf", 0, ENGINE_OP_Q, false },
+        { "lm-head-rows", "tiny-llama-f16.gguf", -1, ENGINE_OP_COUNT, false },
+        { "stuck-embedding", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN_NORM, true },
+        { "no-qkv-bias", "tiny-qwen2-f32.gguf", 0, ENGINE_OP_Q, false },
+        { "lm-head-transposed", "tiny-llama-f16.gguf", -1, ENGINE_OP_COUNT, false },
+        { "q4k-scales", "tiny-llama-q4_k_m.gguf", 0, ENGINE_OP_Q, false },
+        { "kv-pos", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN, true },
+        { "gqa-map", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN, false },
+        { "norm-skip", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN_NORM, false },
+        { "residual-twice", "tiny-llama-f32.gguf", 0, ENGINE_OP_FFN_NORM, false },
+        { "attn-scale", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN, false },
+        { "padding-logits", "tiny-llama-f32.gguf", -1, ENGINE_OP_COUNT, false },
+    };
+    for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {
+        char path[4096];
+        engine_comparison r = compare(zoo[i].model, zoo[i].fault, 4, path, sizeof path);
+        cr_assert_geq(r.first_bad, 0, "%s on %s went unnoticed", zoo[i].fault, path);
+        const engine_cmp_point *p = &r.points[r.first_bad];
+        cr_expect_eq(p->op, zoo[i].op, "%s: first divergence at %s, expected %s", zoo[i].fault, engine_op_name(p->op),
+                     engine_op_name(zoo[i].op));
+        if (zoo[i].layer >= 0)
+            cr_expect_eq(p->layer, zoo[i].layer, "%s: layer %d", zoo[i].fault, p->layer);
+        cr_expect_eq(p->first_pos >= r.n_prompt, zoo[i].decode, "%s: position %d of a %d-token prompt", zoo[i].fault,
+                     p->first_pos, r.n_prompt);
+        cr_expect(kern_fault_bug(zoo[i].fault), "%s has a description", zoo[i].fault);
+        engine_comparison_free(&r);
+    }
+}

@@ -646,3 +646,30 @@ Test(run, against_our_own_trace_with_a_fault)
     free(out);
     free(m);
 }
+
+/* --against localizes the bug zoo too: a prompt-time bug at its layer, a decode-time one by the generated
+ * tokens while every prompt layer agrees. */
+Test(run, against_names_prompt_and_decode_faults)
+{
+    char *m = need_model("tiny-llama-f32.gguf");
+    static const struct { const char *fault, *says; } cases[] = {
+        { "norm-skip", "departs first at layer 0, prompt position 0" },
+        { "kv-pos", "the prompt's layers agree within" },
+        { "stuck-embedding", "the prompt's layers agree within" },
+    };
+    char args[2048], path[128];
+    snprintf(path, sizeof path, "%s/faulty.json", tmp_dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st;
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time there was' -n 8 -t 1 --trace='%s' --debug-fault %s -q "
+                 ">/dev/null 2>&1", m, path, cases[i].fault);
+        free(run_tool("gguf-run", args, &st));
+        cr_assert_eq(st, 0);
+        snprintf(args, sizeof args, "'%s' --against '%s' -t 1 -q 2>/dev/null", m, path);
+        char *out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 1, "%s: %s", cases[i].fault, out);
+        cr_expect(strstr(out, cases[i].says), "%s: %s", cases[i].fault, out);
+        free(out);
+    }
+    free(m);
+}

@@ -170,12 +170,39 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *m
         fprintf(out, "  %-12s %10.3g %6d %12.6g %12.6g%s\n", name, worst, worst_pos, s ? s->rms : NAN,
                 their(layer, "rms", worst_pos), over ? "  <- departs" : "");
     }
+    /* the generated tokens, when theirs are given: the decode-only bugs (a stuck embedding, K/V at the wrong
+     * position) leave the prompt alone and show here */
+    const cJSON *greedy = cJSON_GetObjectItem(o->against_doc, "greedy_tokens");
+    int greedy_at = -1;
+    for (int i = 0; cJSON_IsArray(greedy) && i < cJSON_GetArraySize(greedy) && (size_t)i < r->gen.n_tokens; i++)
+        if (cJSON_GetArrayItem(greedy, i)->valueint != r->gen.tokens[i]) {
+            greedy_at = i;
+            break;
+        }
+    if (greedy_at >= 0) {
+        const engine_step *s = (size_t)greedy_at < engine_trace_n_steps(r->trace) ? engine_trace_step_at(r->trace, (size_t)greedy_at) : NULL;
+        fprintf(out, "greedy     theirs departs at generated token %d: theirs %d, ours %d (our top-1 margin there %.3g "
+                     "logits: %s)\n", greedy_at, cJSON_GetArrayItem(greedy, greedy_at)->valueint, r->gen.tokens[greedy_at],
+                s ? s->margin : NAN, s && s->margin < 1e-3f * fabsf(s->top_logit[0]) ? "a near-tie, both can be right"
+                                                                                  : "no near-tie: one engine is wrong");
+    } else if (cJSON_IsArray(greedy))
+        fprintf(out, "greedy     the %d generated tokens agree\n", cJSON_GetArraySize(greedy));
+    bool greedy_departs = greedy_at >= 0 && (size_t)greedy_at < engine_trace_n_steps(r->trace) &&
+                          !(engine_trace_step_at(r->trace, (size_t)greedy_at)->margin <
+                            1e-3f * fabsf(engine_trace_step_at(r->trace, (size_t)greedy_at)->top_logit[0]));
     if (!n_compared) {
         fprintf(out, "verdict    CANNOT COMPARE: their trace holds no layer of this model\n");
         return 2;
     }
     *mark_layer = first_il;
     *mark_pos = first_pos;
+    if (first_il < 0 && greedy_departs) {
+        fprintf(out, "verdict    DEPART: the prompt's layers agree within %g, the generated tokens do not from token "
+                     "%d: look after the last layer (the lm_head, the sampler) and at the decode steps (a new token's "
+                     "embedding, the KV cache, positions)\n",
+                o->tolerance, greedy_at);
+        return 1;
+    }
     if (first_il < 0) {
         fprintf(out, "verdict    AGREE: every layer at every prompt position within %g\n", o->tolerance);
         return 0;
