@@ -673,3 +673,36 @@ Test(run, against_names_prompt_and_decode_faults)
     }
     free(m);
 }
+
+/* Another engine, independent of ours: ../shared/tools/reference_forward.py's numpy forward pass, traced by
+ * tests/py/reference_trace.py. Ours agrees with it; with a wrong rotary base edited into theirs, --against
+ * names layer 0 from position 1 (position 0 does not rotate). */
+Test(run, against_the_numpy_reference_and_its_edited_bug)
+{
+    char *m = need_model("stories260K.gguf");
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    char path[128], cmd[4096];
+    snprintf(path, sizeof path, "%s/reference.json", tmp_dir);
+    const char *variants[2] = { "", "--rope-base 1000000" };
+    for (int i = 0; i < 2; i++) {
+        int st;
+        snprintf(cmd, sizeof cmd, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 %s 2>&1", venv_python(),
+                 m, path, variants[i]);
+        char *out = run_capture(cmd, &st);
+        cr_assert_eq(st, 0, "reference_trace.py: %s", out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, path);
+        out = run_tool("gguf-run", cmd, &st);
+        if (i == 0) {
+            cr_expect_eq(st, 0, "ours and the numpy reference agree: %s", out);
+        } else {
+            cr_expect_eq(st, 1, "%s", out);
+            cr_expect(strstr(out, "departs first at layer 0, prompt position 1"), "%s", out);
+        }
+        free(out);
+    }
+    free(m);
+}
