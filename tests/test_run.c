@@ -706,3 +706,25 @@ Test(run, against_the_numpy_reference_and_its_edited_bug)
     }
     free(m);
 }
+
+/* --against-logits: llama.cpp's prompt logits (the golden's .npy) agree; the lm_head fault departs there while
+ * every layer agrees. */
+Test(run, against_logits_names_a_bug_after_the_last_layer)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json"),
+         *npy = generate_golden("stories260K.p0.prompt_logits.npy");
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "'%s' --against '%s' --against-logits '%s' -n 0 -q 2>/dev/null", m, g, npy);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "the logits agree"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' --against '%s' --against-logits '%s' -n 0 --debug-fault lm-head-rows -q 2>/dev/null",
+             m, g, npy);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "layers     AGREE") && strstr(out, "the logits depart first at prompt position 0"), "%s", out);
+    free(out);
+    free(m), free(g), free(npy);
+}

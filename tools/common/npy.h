@@ -1,4 +1,4 @@
-/* Writing numpy .npy files (format version 1.0, little-endian f32, C order). */
+/* numpy .npy files of little-endian f32 in C order: written (format 1.0) and read (2-D). */
 #ifndef GGUFSCOPE_TOOLS_NPY_H
 #define GGUFSCOPE_TOOLS_NPY_H
 
@@ -12,5 +12,9 @@ typedef int (*npy_fill_fn)(void *user, uint64_t at, float *dst, size_t count);
  * fsync, rename). Returns 0, or -1 with a message in err. */
 int npy_write_f32(const char *path, const uint64_t *shape, int ndim, npy_fill_fn fill, void *user, size_t chunk,
                   char *err, size_t err_len);
+
+/* Reads a 2-D little-endian f32 array in C order (.npy format 1.x or 2.x, as numpy.save writes it) into a malloc'd
+ * buffer; NULL with the reason in err (not .npy, another dtype or shape, truncated). */
+float *npy_read_f32_2d(const char *path, uint64_t *rows, uint64_t *cols, char *err, size_t err_len);
 
 #endif

@@ -2,6 +2,7 @@
  * (../shared/golden/README.md; docs/TRACE.md), held to ours on the same tokens. It names the first layer and
  * prompt position where theirs departs beyond --tolerance with both sides' numbers, then the whole grid. */
 #include "json_line.h"
+#include "npy.h"
 #include "run.h"
 
 #include <cJSON.h>
@@ -194,30 +195,79 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *m
         fprintf(out, "verdict    CANNOT COMPARE: their trace holds no layer of this model\n");
         return 2;
     }
+    /* with --against-logits the logits' line comes last and holds the verdict; this one says what the layers do */
+    const char *head = o->against_logits ? "layers    " : "verdict   ";
     *mark_layer = first_il;
     *mark_pos = first_pos;
     if (first_il < 0 && greedy_departs) {
-        fprintf(out, "verdict    DEPART: the prompt's layers agree within %g, the generated tokens do not from token "
+        fprintf(out, "%s DEPART: the prompt's layers agree within %g, the generated tokens do not from token "
                      "%d: look after the last layer (the lm_head, the sampler) and at the decode steps (a new token's "
                      "embedding, the KV cache, positions)\n",
-                o->tolerance, greedy_at);
+                head, o->tolerance, greedy_at);
         return 1;
     }
     if (first_il < 0) {
-        fprintf(out, "verdict    AGREE: every layer at every prompt position within %g\n", o->tolerance);
+        fprintf(out, "%s AGREE: every layer at every prompt position within %g\n", head, o->tolerance);
         return 0;
     }
     const kern_row_stats *s = engine_trace_at(r->trace, first_il, first_pos);
     char name[24];
     snprintf(name, sizeof name, first_il == n_layer ? "the final norm" : "layer %d", first_il);
-    fprintf(out, "verdict    DEPART: theirs departs first at %s, prompt position %d (token %d): %s differs by %.3g "
+    fprintf(out, "%s DEPART: theirs departs first at %s, prompt position %d (token %d): %s differs by %.3g "
                  "of their RMS\n           ours   rms %.6g mean %.6g min %.6g max %.6g\n           theirs rms "
                  "%.6g mean %.6g min %.6g max %.6g\n           %d of %d layer-positions depart; %s\n",
-            name, first_pos, r->prompt[first_pos], first_what, first_d, s->rms, s->mean, s->min, s->max,
+            head, name, first_pos, r->prompt[first_pos], first_what, first_d, s->rms, s->mean, s->min, s->max,
             their(first_layer, "rms", first_pos), their(first_layer, "mean", first_pos),
             their(first_layer, "min", first_pos), their(first_layer, "max", first_pos), n_departed, n_compared,
             first_il == 0 ? "it departs from the first layer on: look at the embedding lookup and layer 0's ops"
             : first_il == n_layer ? "every layer agrees: look at the final norm"
                                   : "the layers before it agree: look at this layer's ops first");
     return 1;
+}
+
+int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab)
+{
+    char why[600];
+    uint64_t rows, cols;
+    float *theirs = npy_read_f32_2d(o->against_logits, &rows, &cols, why, sizeof why);
+    if (!theirs) {
+        fprintf(stderr, "gguf-run: --against-logits: %s\n", why);
+        return 2;
+    }
+    if (rows != n_prompt || cols != (uint64_t)n_vocab) {
+        fprintf(stderr, "gguf-run: --against-logits: %s holds %llu x %llu logits, the prompt gives %zu x %d\n",
+                o->against_logits, (unsigned long long)rows, (unsigned long long)cols, n_prompt, n_vocab);
+        free(theirs);
+        return 2;
+    }
+    /* per prompt position: max |ours - theirs| over max |theirs| (the goldens' measure), and the argmax */
+    int first = -1, worst_row = 0;
+    double worst = 0.0;
+    size_t argmax_differ = 0;
+    for (size_t i = 0; i < n_prompt; i++) {
+        const float *a = ours + i * (size_t)n_vocab, *b = theirs + i * (size_t)n_vocab;
+        double diff = 0.0, scale = 0.0;
+        int32_t ia = 0, ib = 0;
+        for (int k = 0; k < n_vocab; k++) {
+            diff = fmax(diff, fabs((double)a[k] - b[k]));
+            scale = fmax(scale, fabs((double)b[k]));
+            ia = a[k] > a[ia] ? k : ia;
+            ib = b[k] > b[ib] ? k : ib;
+        }
+        double rel = scale > 0.0 ? diff / scale : diff;
+        argmax_differ += ia != ib;
+        if (rel > worst)
+            worst = rel, worst_row = (int)i;
+        if (first < 0 && rel > o->tolerance)
+            first = (int)i;
+    }
+    free(theirs);
+    fprintf(out, "logits     %s: largest difference %.3g of max |logit| at prompt position %d; argmax differs at %zu of "
+                 "%zu positions\n", o->against_logits, worst, worst_row, argmax_differ, n_prompt);
+    if (first >= 0)
+        fprintf(out, "verdict    DEPART: the logits depart first at prompt position %d (beyond %g of max |logit|)\n", first,
+                o->tolerance);
+    else
+        fprintf(out, "verdict    the logits agree within %g of max |logit| at every prompt position\n", o->tolerance);
+    return first >= 0 ? 1 : 0;
 }

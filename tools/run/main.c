@@ -49,6 +49,7 @@ static const char usage[] =
     "  --against F.json      hold our trace to another engine's (llama.cpp's goldens' schema, docs/TRACE.md) on\n"
     "                        the same tokens: name the first layer and position where theirs departs beyond\n"
     "                        --tolerance, then the grid; exit 0 agree, 1 departs, 2 their tokens differ\n"
+    "  --against-logits F.npy  also hold our prompt logits to theirs (n_prompt x n_vocab float32, numpy.save)\n"
     "  --plot F.svg          the residual's RMS after every layer across the prompt positions as a picture\n"
     "                        (with --against: theirs dashed, the first departure ringed)\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
@@ -105,7 +106,7 @@ static bool read_prompt_file(const char *path, run_opts *o)
 enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
-    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT,
+    OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT, OPT_AGAINST_LOGITS,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -130,6 +131,7 @@ static const struct option long_options[] = {
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
     { "color", optional_argument, NULL, OPT_COLOR }, { "against", required_argument, NULL, OPT_AGAINST },
     { "plot", required_argument, NULL, OPT_PLOT },
+    { "against-logits", required_argument, NULL, OPT_AGAINST_LOGITS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -195,6 +197,7 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_SPECIAL: o->special = true; return true;
     case OPT_AGAINST: o->against = v; return true;
     case OPT_PLOT: o->plot = v; return true;
+    case OPT_AGAINST_LOGITS: o->against_logits = v; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
             fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
@@ -425,9 +428,9 @@ int main(int argc, char **argv)
         goto out;
     }
     trace = engine_trace_create(hp->n_layer, hp->n_vocab);
-    if (o.logits_out)
+    if (o.logits_out || o.against_logits)
         prompt_logits = malloc(n_ids * (size_t)hp->n_vocab * sizeof(float));
-    if (!trace || (o.logits_out && !prompt_logits)) {
+    if (!trace || ((o.logits_out || o.against_logits) && !prompt_logits)) {
         fprintf(stderr, "gguf-run: out of memory\n");
         goto out;
     }
@@ -476,6 +479,10 @@ int main(int argc, char **argv)
     int mark_layer = -1, mark_pos = -1;
     if (rc == 0 && o.against)
         rc = run_against_report(stdout, &o, &r, &mark_layer, &mark_pos);
+    if ((rc == 0 || rc == 1) && o.against_logits) {
+        int lr = run_against_logits(stdout, &o, prompt_logits, n_ids, hp->n_vocab);
+        rc = lr > rc ? lr : rc;
+    }
     if (o.plot) {
         char msg[512];
         if (run_write_plot(o.plot, &r, o.against_doc ? cJSON_GetObjectItem(o.against_doc, "prompt_trace") : NULL,

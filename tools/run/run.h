@@ -22,6 +22,7 @@ typedef struct run_opts {
     color_mode color;         /* --color */
     const char *against;      /* --against THEIRS.json: another engine's trace to hold ours to */
     const char *plot;         /* --plot F.svg */
+    const char *against_logits; /* --against-logits THEIRS.npy: their prompt logits (n_prompt, n_vocab) */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
 } run_opts;
@@ -48,6 +49,8 @@ typedef struct run_result {
 int run_against_load(run_opts *o, char *why, size_t why_len);
 int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n);
 int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos);
+/* --against-logits: their prompt logits against ours (n_prompt x n_vocab); 0 agree, 1 depart, 2 unusable. */
+int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab);
 /* --plot F.svg (plot.c): RMS after every layer across the prompt positions, theirs dashed when given (their
  * prompt_trace), the first departure ringed (mark_layer -1: none); written atomically. */
 int run_write_plot(const char *path, const run_result *r, const struct cJSON *theirs_trace, int mark_layer,
