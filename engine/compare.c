@@ -80,10 +80,21 @@ static float row_rel(const float *a, const float *b, int n)
     return amax > 0.0f ? dmax / amax : INFINITY;
 }
 
+/* The residual's RMS after a layer (or the final norm's) for one side, kept for pictures. */
+static void keep_rms(cmp_state *s, int side, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
+{
+    engine_comparison *r = s->r;
+    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM) || !r->rms[side])
+        return;
+    const int il = op == ENGINE_OP_RESULT_NORM ? s->n_layer : layer;
+    for (int t = 0; t < T && pos0 + t < r->rms_stride; t++)
+        r->rms[side][(size_t)il * (size_t)r->rms_stride + (size_t)(pos0 + t)] = rows[t].rms;
+}
+
 static void on_stats_a(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
 {
-    (void)pos0;
     cmp_state *s = user;
+    keep_rms(s, 0, op, layer, pos0, T, rows);
     int k = point_index(s->n_layer, op, layer);
     if (!grow((void **)&s->a.stats[k], &s->a.stats_cap[k], (size_t)T, sizeof(kern_row_stats))) {
         s->failed = ENGINE_E_NOMEM;
@@ -106,8 +117,8 @@ static void on_values_a(void *user, engine_op op, int layer, int pos0, int T, in
 
 static void on_stats_b(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
 {
-    (void)op, (void)layer, (void)pos0;
     cmp_state *s = user;
+    keep_rms(s, 1, op, layer, pos0, T, rows);
     memcpy(s->b_stats, rows, (size_t)T * sizeof *rows);
 }
 
@@ -169,6 +180,8 @@ void engine_comparison_free(engine_comparison *r)
 {
     free(r->points);
     free(r->tokens);
+    free(r->rms[0]);
+    free(r->rms[1]);
     memset(r, 0, sizeof *r);
 }
 
@@ -190,6 +203,13 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
     out->tokens = calloc((size_t)(n_decode > 0 ? n_decode : 1), sizeof *out->tokens);
     out->first_bad = -1;
     out->first_disagree_step = -1;
+    out->rms_stride = (int)n_prompt + (n_decode > 0 ? n_decode : 0);
+    for (int side = 0; side < 2; side++) {
+        size_t n = (size_t)(n_layer + 1) * (size_t)out->rms_stride;
+        out->rms[side] = malloc((n ? n : 1) * sizeof(float));
+        for (size_t i = 0; out->rms[side] && i < n; i++)
+            out->rms[side][i] = NAN;
+    }
     cmp_state s = { .r = out, .n_layer = n_layer };
     s.a.vals = calloc((size_t)n_points, sizeof *s.a.vals);
     s.a.cap = calloc((size_t)n_points, sizeof *s.a.cap);

@@ -262,6 +262,10 @@ typedef struct engine_comparison {
     int n_tokens;
     int greedy_disagree;            /* steps where side B's greedy choice differed */
     int first_disagree_step;        /* -1: none */
+    /* Each side's residual RMS after every layer and the final norm, per position, for pictures:
+     * rms[side][il * rms_stride + pos], il in 0..n_layer (n_layer: the final norm); NAN where not run. */
+    float *rms[2];
+    int rms_stride;
 } engine_comparison;
 
 /* Runs the prompt (in chunks of `chunk` positions) and n_decode greedy steps

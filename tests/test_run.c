@@ -728,3 +728,26 @@ Test(run, against_logits_names_a_bug_after_the_last_layer)
     free(out);
     free(m), free(g), free(npy);
 }
+
+/* --compare --plot: both backends' lines over prompt and decode, the first divergence ringed; valid XML. */
+Test(run, compare_plot_shows_both_backends)
+{
+    char *m = need_model("tiny-qwen2-f32.gguf");
+    char svg[128], args[2048], cmd[2048];
+    snprintf(svg, sizeof svg, "%s/compare.svg", tmp_dir);
+    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 8 --compare cpu,cpu --debug-fault rope-mode --plot '%s' -q -t 1 "
+             ">/dev/null 2>&1", m, svg);
+    int st;
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 1, "the fault diverges");
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
+             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
+             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
+             venv_python(), svg);
+    char *parsed = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    cr_assert_str_eq(parsed, "10 5 1\n", "4 layers and the final norm on both sides, one ring: %s", parsed);
+    free(parsed);
+    free(m);
+}

@@ -207,6 +207,16 @@ int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_
     }
     if (o->json ? print_json(stdout, o, &r) : (print_text(stdout, o, &r), 0))
         goto out;
+    if (o->plot) {
+        char a[64], b[64], legend[160], why[512];
+        side_label(o, 0, a, sizeof a);
+        side_label(o, 1, b, sizeof b);
+        snprintf(legend, sizeof legend, "%s solid, %s dashed", a, b);
+        if (run_write_compare_plot(o->plot, &r, legend, why, sizeof why)) {
+            fprintf(stderr, "gguf-run: --plot: %s\n", why);
+            goto out;
+        }
+    }
     rc = r.first_bad >= 0 ? 1 : 0;
 out:
     engine_comparison_free(&r);

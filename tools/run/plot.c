@@ -13,9 +13,14 @@
 
 enum { W = 900, H = 520, LEFT = 70, RIGHT = 150, TOP = 40, BOTTOM = 50 };
 
+/* One side's RMS after layer il (n_layer: the final norm) at a position; NAN where it has none. */
+typedef double (*rms_fn)(const void *user, int il, int pos);
+
 typedef struct plot {
-    const run_result *r;
-    const cJSON *theirs;   /* their prompt_trace, or NULL */
+    rms_fn ours, theirs;   /* theirs NULL: one side */
+    const void *ours_user, *theirs_user;
+    const char *legend;    /* "ours solid, theirs dashed" */
+    const char *x_label;
     int mark_layer, mark_pos; /* the first departure, or -1 */
     FILE *fp;
     double lo, hi;         /* log10 RMS range */
@@ -40,24 +45,44 @@ static void colour(int il, int n, char *buf, size_t len)
     snprintf(buf, len, "rgb(%d,%d,%d)", (int)(40 + 200 * t), 60, (int)(220 - 180 * t));
 }
 
-static double their_rms(const cJSON *layer, int pos)
+/* ---- the sources: our trace, their prompt_trace (JSON), a comparison's two sides ---- */
+
+static double trace_rms(const void *user, int il, int pos)
 {
-    const cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(layer, "rms"), pos);
-    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+    const kern_row_stats *s = engine_trace_at(user, il, pos);
+    return s ? s->rms : NAN;
 }
 
-/* Their entry for layer il (n_layer: "result_norm"), or NULL. */
-static const cJSON *their_layer(const plot *p, int il)
+typedef struct json_trace {
+    const cJSON *layers;
+    int n_layer;
+} json_trace;
+
+static double json_rms(const void *user, int il, int pos)
 {
+    const json_trace *j = user;
     const cJSON *L;
-    cJSON_ArrayForEach(L, p->theirs)
+    cJSON_ArrayForEach(L, j->layers)
     {
         const cJSON *id = cJSON_GetObjectItem(L, "layer");
-        if ((cJSON_IsNumber(id) && id->valueint == il && il < p->n_layer) ||
-            (cJSON_IsString(id) && il == p->n_layer && !strcmp(id->valuestring, "result_norm")))
-            return L;
+        if ((cJSON_IsNumber(id) && id->valueint == il && il < j->n_layer) ||
+            (cJSON_IsString(id) && il == j->n_layer && !strcmp(id->valuestring, "result_norm"))) {
+            const cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(L, "rms"), pos);
+            return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        }
     }
-    return NULL;
+    return NAN;
+}
+
+typedef struct cmp_side {
+    const engine_comparison *c;
+    int side;
+} cmp_side;
+
+static double cmp_rms(const void *user, int il, int pos)
+{
+    const cmp_side *s = user;
+    return s->c->rms[s->side] ? s->c->rms[s->side][(size_t)il * (size_t)s->c->rms_stride + (size_t)pos] : NAN;
 }
 
 static void range(plot *p)
@@ -65,8 +90,7 @@ static void range(plot *p)
     p->lo = INFINITY, p->hi = -INFINITY;
     for (int il = 0; il <= p->n_layer; il++)
         for (int pos = 0; pos < p->n_pos; pos++) {
-            const kern_row_stats *s = engine_trace_at(p->r->trace, il, pos);
-            double v[2] = { s ? s->rms : NAN, p->theirs && their_layer(p, il) ? their_rms(their_layer(p, il), pos) : NAN };
+            double v[2] = { p->ours(p->ours_user, il, pos), p->theirs ? p->theirs(p->theirs_user, il, pos) : NAN };
             for (int k = 0; k < 2; k++)
                 if (isfinite(v[k]) && v[k] > 0) {
                     p->lo = fmin(p->lo, log10(v[k]));
@@ -81,15 +105,11 @@ static void range(plot *p)
 
 static void line(const plot *p, int il, bool theirs, const char *col)
 {
-    const cJSON *L = theirs ? their_layer(p, il) : NULL;
-    if (theirs && !L)
-        return;
     fprintf(p->fp, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", col,
             theirs ? "1.2" : "1.6", theirs ? " stroke-dasharray=\"5,3\"" : "");
     for (int pos = 0; pos < p->n_pos; pos++) {
-        const kern_row_stats *s = engine_trace_at(p->r->trace, il, pos);
-        double v = theirs ? their_rms(L, pos) : s ? s->rms : NAN;
-        if (isfinite(v))
+        double v = theirs ? p->theirs(p->theirs_user, il, pos) : p->ours(p->ours_user, il, pos);
+        if (isfinite(v) && v > 0)
             fprintf(p->fp, "%.1f,%.1f ", x_of(p, pos), y_of(p, v));
     }
     fprintf(p->fp, "\"/>\n");
@@ -103,8 +123,8 @@ static int write_svg(void *user, FILE *fp)
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                 "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             W, H, W, H);
-    fprintf(fp, "<text x=\"%d\" y=\"22\" font-size=\"14\">residual RMS after each layer, per prompt position%s</text>\n",
-            LEFT, p->theirs ? " (ours solid, theirs dashed)" : "");
+    fprintf(fp, "<text x=\"%d\" y=\"22\" font-size=\"14\">residual RMS after each layer, per position%s%s%s</text>\n",
+            LEFT, p->legend ? " (" : "", p->legend ? p->legend : "", p->legend ? ")" : "");
     /* axes: log10 ticks on y, positions on x */
     fprintf(fp, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", LEFT, TOP, LEFT, H - BOTTOM);
     fprintf(fp, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", LEFT, H - BOTTOM, W - RIGHT,
@@ -121,8 +141,8 @@ static int write_svg(void *user, FILE *fp)
     for (int pos = 0; pos < p->n_pos; pos += step)
         fprintf(fp, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", x_of(p, pos), H - BOTTOM + 16,
                 pos);
-    fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">prompt position</text>\n", (LEFT + W - RIGHT) / 2,
-            H - 12);
+    fprintf(fp, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", (LEFT + W - RIGHT) / 2, H - 12,
+            p->x_label);
     for (int il = 0; il <= p->n_layer; il++) {
         char col[32];
         colour(il, p->n_layer + 1, col, sizeof col);
@@ -143,14 +163,14 @@ static int write_svg(void *user, FILE *fp)
         if (p->n_layer < 48 || il % 4 == 0 || il == p->n_layer)
             fprintf(fp, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", W - RIGHT + 10, TOP + row + 10, col, label);
     }
-    if (p->mark_layer >= 0) {
-        const kern_row_stats *s = engine_trace_at(p->r->trace, p->mark_layer, p->mark_pos);
-        if (s)
+    if (p->mark_layer >= 0 && p->mark_pos >= 0 && p->mark_pos < p->n_pos) {
+        double v = p->ours(p->ours_user, p->mark_layer, p->mark_pos);
+        if (isfinite(v) && v > 0)
             fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" stroke=\"black\" stroke-width=\"2\">"
                         "<title>first departure: %s %d, position %d</title></circle>\n"
                         "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">first departure</text>\n",
-                    x_of(p, p->mark_pos), y_of(p, s->rms), p->mark_layer == p->n_layer ? "final norm" : "layer",
-                    p->mark_layer, p->mark_pos, x_of(p, p->mark_pos) + 10, y_of(p, s->rms) - 10);
+                    x_of(p, p->mark_pos), y_of(p, v), p->mark_layer == p->n_layer ? "final norm" : "layer",
+                    p->mark_layer, p->mark_pos, x_of(p, p->mark_pos) + 10, y_of(p, v) - 10);
     }
     fprintf(fp, "</svg>\n");
     return ferror(fp) ? -1 : 0;
@@ -159,8 +179,23 @@ static int write_svg(void *user, FILE *fp)
 int run_write_plot(const char *path, const run_result *r, const cJSON *theirs_trace, int mark_layer, int mark_pos,
                    char *err, size_t err_len)
 {
-    plot p = { .r = r, .theirs = theirs_trace, .mark_layer = mark_layer, .mark_pos = mark_pos,
-               .n_pos = (int)r->n_prompt, .n_layer = engine_trace_layers(r->trace) - 1 };
+    json_trace j = { theirs_trace, engine_trace_layers(r->trace) - 1 };
+    plot p = { .ours = trace_rms, .ours_user = r->trace, .theirs = theirs_trace ? json_rms : NULL, .theirs_user = &j,
+               .legend = theirs_trace ? "ours solid, theirs dashed" : NULL, .x_label = "prompt position",
+               .mark_layer = mark_layer, .mark_pos = mark_pos, .n_pos = (int)r->n_prompt, .n_layer = j.n_layer };
+    range(&p);
+    return atomic_write(path, write_svg, &p, err, err_len);
+}
+
+int run_write_compare_plot(const char *path, const engine_comparison *c, const char *legend, char *err,
+                           size_t err_len)
+{
+    cmp_side a = { c, 0 }, b = { c, 1 };
+    const engine_cmp_point *first = c->first_bad >= 0 ? &c->points[c->first_bad] : NULL;
+    plot p = { .ours = cmp_rms, .ours_user = &a, .theirs = cmp_rms, .theirs_user = &b, .legend = legend,
+               .x_label = "position (the prompt, then the decode steps)",
+               .mark_layer = first ? first->layer : -1, .mark_pos = first ? first->first_pos : -1,
+               .n_pos = c->n_prompt + c->n_decode, .n_layer = c->n_layer };
     range(&p);
     return atomic_write(path, write_svg, &p, err, err_len);
 }

@@ -55,6 +55,10 @@ int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n
  * prompt_trace), the first departure ringed (mark_layer -1: none); written atomically. */
 int run_write_plot(const char *path, const run_result *r, const struct cJSON *theirs_trace, int mark_layer,
                    int mark_pos, char *err, size_t err_len);
+/* --compare with --plot: both backends' lines (A solid, B dashed) over prompt and decode, the first divergence
+ * ringed at its layer. */
+int run_write_compare_plot(const char *path, const engine_comparison *c, const char *legend, char *err,
+                           size_t err_len);
 
 /* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is
  * named. NULL with the reason in why. */
