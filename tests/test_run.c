@@ -560,6 +560,22 @@ static char *generate_golden(const char *name)
     return p;
 }
 
+/* Polylines, dashed polylines and circles in an SVG, as Python's XML parser reads it ("12 6 1\n"); the test
+ * fails when it is not well-formed XML. malloc'd. */
+static char *svg_counts(const char *svg)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
+             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
+             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
+             venv_python(), svg);
+    int st;
+    char *parsed = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    return parsed;
+}
+
 /* Writes the golden with one statistic edited (a bug "edited in" to their side) into path. */
 static void edit_golden(const char *golden, const char *path, int layer, int pos, double factor)
 {
@@ -628,14 +644,7 @@ Test(run, against_our_own_trace_with_a_fault)
     snprintf(args, sizeof args, "'%s' --against '%s' --plot '%s' -q >/dev/null 2>&1", m, path, svg);
     free(run_tool("gguf-run", args, &st));
     cr_assert_eq(st, 1);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
-             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
-             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
-             venv_python(), svg);
-    char *parsed = run_capture(cmd, &st);
-    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    char *parsed = svg_counts(svg);
     cr_assert_str_eq(parsed, "12 6 1\n", "6 traced outputs, ours and theirs, one ring: %s", parsed);
     free(parsed);
     snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' -q >/dev/null 2>&1", m, path);
@@ -733,20 +742,14 @@ Test(run, against_logits_names_a_bug_after_the_last_layer)
 Test(run, compare_plot_shows_both_backends)
 {
     char *m = need_model("tiny-qwen2-f32.gguf");
-    char svg[128], args[2048], cmd[2048];
+    char svg[128], args[2048];
     snprintf(svg, sizeof svg, "%s/compare.svg", tmp_dir);
     snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 8 --compare cpu,cpu --debug-fault rope-mode --plot '%s' -q -t 1 "
              ">/dev/null 2>&1", m, svg);
     int st;
     free(run_tool("gguf-run", args, &st));
     cr_assert_eq(st, 1, "the fault diverges");
-    snprintf(cmd, sizeof cmd,
-             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
-             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
-             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
-             venv_python(), svg);
-    char *parsed = run_capture(cmd, &st);
-    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    char *parsed = svg_counts(svg);
     cr_assert_str_eq(parsed, "10 5 1\n", "4 layers and the final norm on both sides, one ring: %s", parsed);
     free(parsed);
     free(m);

@@ -204,28 +204,35 @@ static void add_piece(cJSON *obj, const char *key, const engine_vocab *v, int32_
     free(s);
 }
 
+/* One traced output (layer il, or the final norm after the last) over positions [0, n_pos): the first n_stats of
+ * rms, mean, min, max, max_abs, each an array over the positions (null where not recorded). */
+static cJSON *layer_json(const engine_trace *t, int il, int n_pos, int n_stats)
+{
+    static const char *const names[5] = { "rms", "mean", "min", "max", "max_abs" };
+    cJSON *L = cJSON_CreateObject();
+    if (il == engine_trace_layers(t) - 1)
+        cJSON_AddStringToObject(L, "layer", "result_norm");
+    else
+        cJSON_AddNumberToObject(L, "layer", il);
+    for (int k = 0; k < n_stats; k++) {
+        cJSON *a = cJSON_AddArrayToObject(L, names[k]);
+        for (int p = 0; p < n_pos; p++) {
+            const kern_row_stats *s = engine_trace_at(t, il, p);
+            float vals[5] = { s ? s->rms : NAN, s ? s->mean : NAN, s ? s->min : NAN, s ? s->max : NAN,
+                              s ? s->max_abs : NAN };
+            cJSON_AddItemToArray(a, run_json_number(vals[k]));
+        }
+    }
+    return L;
+}
+
 static cJSON *trace_json(const run_result *r)
 {
     const engine_trace *t = r->trace;
     cJSON *doc = cJSON_CreateObject(), *layers = cJSON_AddArrayToObject(doc, "layers");
     cJSON_AddNumberToObject(doc, "n_positions", engine_trace_positions(t));
-    for (int il = 0; il < engine_trace_layers(t); il++) {
-        cJSON *L = cJSON_CreateObject();
-        if (il == engine_trace_layers(t) - 1)
-            cJSON_AddStringToObject(L, "layer", "result_norm");
-        else
-            cJSON_AddNumberToObject(L, "layer", il);
-        const char *names[5] = { "rms", "mean", "min", "max", "max_abs" };
-        for (int k = 0; k < 5; k++) {
-            cJSON *a = cJSON_AddArrayToObject(L, names[k]);
-            for (int p = 0; p < engine_trace_positions(t); p++) {
-                const kern_row_stats *s = engine_trace_at(t, il, p);
-                float vals[5] = { s->rms, s->mean, s->min, s->max, s->max_abs };
-                cJSON_AddItemToArray(a, run_json_number(vals[k]));
-            }
-        }
-        cJSON_AddItemToArray(layers, L);
-    }
+    for (int il = 0; il < engine_trace_layers(t); il++)
+        cJSON_AddItemToArray(layers, layer_json(t, il, engine_trace_positions(t), 5));
     cJSON *steps = cJSON_AddArrayToObject(doc, "steps");
     for (size_t i = 0; i < engine_trace_n_steps(t); i++) {
         const engine_step *s = engine_trace_step_at(t, i);
@@ -320,23 +327,8 @@ static void golden_fields(cJSON *doc, const run_result *r)
     cJSON_AddNumberToObject(doc, "n_vocab", hp->n_vocab);
     cJSON_AddNumberToObject(doc, "n_layer", hp->n_layer);
     cJSON *pt = cJSON_AddArrayToObject(doc, "prompt_trace");
-    for (int il = 0; il < engine_trace_layers(t); il++) {
-        cJSON *L = cJSON_CreateObject();
-        if (il == engine_trace_layers(t) - 1)
-            cJSON_AddStringToObject(L, "layer", "result_norm");
-        else
-            cJSON_AddNumberToObject(L, "layer", il);
-        const char *names[4] = { "rms", "mean", "min", "max" };
-        for (int k = 0; k < 4; k++) {
-            cJSON *a = cJSON_AddArrayToObject(L, names[k]);
-            for (size_t p = 0; p < r->n_prompt; p++) {
-                const kern_row_stats *s = engine_trace_at(t, il, (int)p);
-                float vals[4] = { s ? s->rms : NAN, s ? s->mean : NAN, s ? s->min : NAN, s ? s->max : NAN };
-                cJSON_AddItemToArray(a, run_json_number(vals[k]));
-            }
-        }
-        cJSON_AddItemToArray(pt, L);
-    }
+    for (int il = 0; il < engine_trace_layers(t); il++)
+        cJSON_AddItemToArray(pt, layer_json(t, il, (int)r->n_prompt, 4));
     cJSON *g = cJSON_AddArrayToObject(doc, "greedy_tokens"), *t1 = cJSON_AddArrayToObject(doc, "greedy_top1_logit"),
           *t2 = cJSON_AddArrayToObject(doc, "greedy_top2_logit");
     for (size_t i = 0; i < engine_trace_n_steps(t); i++) {
