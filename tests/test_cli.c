@@ -265,3 +265,19 @@ Test(cli, one_json_schema_for_every_tool)
     }
     free(m), free(f16), free(bad);
 }
+
+/* --stats=GLOB and the older FILE --stats GLOB select the same tensors. */
+Test(cli, stats_glob_both_forms)
+{
+    char *m = need_model("stories260K.gguf");
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "'%s' --stats='blk.1.*'", m);
+    snprintf(b, sizeof b, "'%s' --stats 'blk.1.*'", m);
+    int sa, sb;
+    char *oa = run_tool("gguf-inspect", a, &sa), *ob = run_tool("gguf-inspect", b, &sb);
+    cr_assert_eq(sa, 0, "%s", oa);
+    cr_assert_eq(sb, 0, "%s", ob);
+    cr_assert_str_eq(oa, ob);
+    cr_assert(strstr(oa, "blk.1.attn_q.weight") && !strstr(oa, "blk.0.") && !strstr(oa, "token_embd"), "%s", oa);
+    free(oa), free(ob), free(m);
+}
