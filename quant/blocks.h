@@ -51,6 +51,8 @@ float quant_dot_q4_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q5_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_nl_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);

@@ -140,4 +140,49 @@ AVX2 float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n)
     return dot_legacy(src, x, n, (legacy_layout){ 24, 2, 4, 8, 0.0f });
 }
 
+/* 32 signed bytes times x[0..31], as f32. */
+AVX2 static inline __m256 dot32_i8(__m256i q, const float *x)
+{
+    __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), _mm256_loadu_ps(x));
+    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), _mm256_loadu_ps(x + 8), s);
+    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), _mm256_loadu_ps(x + 16), s);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), _mm256_loadu_ps(x + 24), s);
+}
+
+/* IQ4_NL's and IQ4_XS's 4-bit indices into their 16 non-uniform values (ggml-common.h's kvalues_iq4nl), looked
+ * up 32 at a time with one byte shuffle (the table fits a 128-bit lane). */
+AVX2 static inline __m256i iq4_values32(const uint8_t *qs)
+{
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl));
+    return _mm256_shuffle_epi8(table, nibbles32(qs));
+}
+
+/* IQ4_NL: [d:f16][qs:16] per 32 values, x = d * kvalues[nibble] (low nibbles first, as Q4_0). */
+AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *x, int64_t n)
+{
+    const uint8_t *b = src;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n; i += 32, b += 18, x += 32)
+        acc = _mm256_fmadd_ps(dot32_i8(iq4_values32(b + 2), x), _mm256_set1_ps(f16c(b)), acc);
+    return quant_hsum8(acc);
+}
+
+/* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 has the 6-bit scale
+ * (low 4 bits from scales_l, high 2 from scales_h) minus 32, times d. */
+AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n)
+{
+    const uint8_t *b = src;
+    __m256 acc = _mm256_setzero_ps();
+    for (; n > 0; n -= 256, b += 136) {
+        const float d = f16c(b);
+        const unsigned scales_h = (unsigned)b[2] | (unsigned)b[3] << 8;
+        for (int ib = 0; ib < 8; ib++, x += 32) {
+            const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) | (int)(((scales_h >> 2 * ib) & 3) << 4);
+            acc = _mm256_fmadd_ps(dot32_i8(iq4_values32(b + 8 + 16 * ib), x), _mm256_set1_ps(d * (float)(ls - 32)), acc);
+        }
+    }
+    return quant_hsum8(acc);
+}
+
 #endif

@@ -502,7 +502,7 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
 Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
 {
     const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-                               GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1 };
+                               GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
@@ -542,5 +542,5 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             checked++;
         }
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(checked, 7, "a fused dot is missing at %s", quant_simd_level());
+        cr_assert_geq(checked, 9, "a fused dot is missing at %s", quant_simd_level());
 }
