@@ -52,6 +52,11 @@ float quant_dot_q5_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_nl_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
+/* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
+void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
 float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);

@@ -35,7 +35,7 @@ void quant_deq_q2_k(const void *src, float *y, int64_t n)
 }
 
 /* Q3_K's 16 6-bit scales: low nibbles in bytes 0-7, top 2 bits in bytes 8-11. */
-static void q3k_scales(const uint8_t *packed, int8_t out[16])
+void quant_q3k_scales(const uint8_t *packed, int8_t out[16])
 {
     for (int j = 0; j < 16; j++) {
         int low = j < 8 ? packed[j] & 0xf : packed[j - 8] >> 4;
@@ -49,7 +49,7 @@ void quant_deq_q3_k(const void *src, float *y, int64_t n)
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 110) {
         const uint8_t *hm = b, *q = b + 32;
         int8_t scales[16];
-        q3k_scales(b + 96, scales);
+        quant_q3k_scales(b + 96, scales);
         const float d_all = rdf16(b + 108);
         int is = 0;
         uint8_t m = 1;

@@ -105,6 +105,9 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     case GGML_TYPE_Q5_0: k.dot = quant_dot_q5_0_avx2; break;
     case GGML_TYPE_Q5_1: k.dot = quant_dot_q5_1_avx2; break;
     case GGML_TYPE_IQ4_NL: k.dot = quant_dot_iq4_nl_avx2; break;
+    case GGML_TYPE_BF16: k.dot = quant_dot_bf16_avx2; break;
+    case GGML_TYPE_Q2_K: k.dot = quant_dot_q2_k_avx2; break;
+    case GGML_TYPE_Q3_K: k.dot = quant_dot_q3_k_avx2; break;
     case GGML_TYPE_IQ4_XS: k.dot = quant_dot_iq4_xs_avx2; break;
     default: break;
     }

@@ -94,13 +94,14 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
 
 /* Tokens are tiled 4, 2 and 1 at a time, and every accumulator sees its products in the same order
  * whatever the tile: a token multiplied inside a batch of 7 gives bit for bit what it gives alone (for
- * types whose one-token product goes through the same kernels: F32, and BF16, which has no fused dot). */
+ * types whose one-token product goes through the same kernels: F32; the quantized types and BF16 have fused
+ * one-token dots, held to the scalar decoder in test_quant instead). */
 Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_BF16 };
+    const uint32_t types[] = { GGML_TYPE_F32 };
     enum { T = 7, N = 160, ROWS = 37 };
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         uint8_t *buf;
         gguf_tensor t = make_tensor(types[k], N, ROWS, &buf);
         kern_weight kw = { .t = &t };

@@ -502,7 +502,8 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
 Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
 {
     const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-                               GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS };
+                               GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+                               GGML_TYPE_BF16, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
@@ -518,6 +519,12 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             for (int row = 0; row < 16; row++) {
                 for (size_t i = 0; i < n_blocks; i++)
                     random_block(type, raw + i * tt->type_size, tt->type_size);
+                if (type == GGML_TYPE_BF16) /* weights of a weight's size: any mantissa and sign, exponents 2^-17..2^12 */
+                    for (size_t i = 0; i < n_blocks; i++) {
+                        uint16_t v = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
+                        v = (uint16_t)((v & 0x807f) | (uint16_t)(110 + rnd() % 30) << 7);
+                        raw[2 * i] = (uint8_t)v, raw[2 * i + 1] = (uint8_t)(v >> 8);
+                    }
                 for (size_t i = 0; i < n; i++)
                     x[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
                 quant_row_function(type, QUANT_IMPL_SCALAR)(raw, w, (int64_t)n);
@@ -542,5 +549,5 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             checked++;
         }
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(checked, 9, "a fused dot is missing at %s", quant_simd_level());
+        cr_assert_geq(checked, 12, "a fused dot is missing at %s", quant_simd_level());
 }
