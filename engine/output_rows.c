@@ -21,6 +21,12 @@ static double row_rms(const gguf_tensor *t, int64_t row, float *buf)
     return sqrt(s / (double)n);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 double engine_model_output_row_weight(const engine_model *m, int32_t row, int32_t n_real)
 {
     const gguf_tensor *t = m->output.t;
@@ -39,12 +45,7 @@ double engine_model_output_row_weight(const engine_model *m, int32_t row, int32_
     free(buf);
     if (k == 0 || !isfinite(r))
         return NAN;
-    for (int i = 1; i < k; i++) /* insertion sort: 33 values */
-        for (int j = i; j > 0 && real[j - 1] > real[j]; j--) {
-            double tmp = real[j];
-            real[j] = real[j - 1];
-            real[j - 1] = tmp;
-        }
+    qsort(real, (size_t)k, sizeof *real, cmp_double);
     double med = real[k / 2];
     return med > 0.0 ? r / med : (r > 0.0 ? INFINITY : 0.0);
 }

@@ -88,6 +88,12 @@ static void judge_nonfinite(const engine_trace *t, engine_verdict *v)
     }
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
 /* Median top-1 margin (logits) over generation steps [from, to). */
 static double median_margin(const engine_trace *t, size_t from, size_t to)
 {
@@ -97,12 +103,7 @@ static double median_margin(const engine_trace *t, size_t from, size_t to)
         m[k++] = engine_trace_step_at(t, i)->margin;
     if (!k)
         return 0.0;
-    for (size_t a = 1; a < k; a++)
-        for (size_t b = a; b > 0 && m[b - 1] > m[b]; b--) {
-            float x = m[b];
-            m[b] = m[b - 1];
-            m[b - 1] = x;
-        }
+    qsort(m, k, sizeof *m, cmp_float);
     return m[k / 2];
 }
 
@@ -198,11 +199,6 @@ static void judge_padding(const engine_vocab *voc, const engine_model *m, const 
         }
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
 
 static void judge_rms(const engine_trace *t, int n_prompt, engine_verdict *v)
 {

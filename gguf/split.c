@@ -31,12 +31,11 @@ static bool split_prefix(const char *path, int64_t count, char *prefix, size_t l
     return true;
 }
 
-static gguf_status shard_fail(gguf_error *err, gguf_status code, const char *shard, const char *fmt, const char *a,
-                              long long x, long long y)
+/* Where key starts in the file (0 when absent): the offset a split error names. */
+static uint64_t key_offset(const gguf_file *f, const char *key)
 {
-    char detail[512];
-    snprintf(detail, sizeof detail, fmt, a, x, y);
-    return gguf_fail(err, code, 0, shard, "split model: shard '%s': %s", shard, detail);
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    return kv ? kv->offset : 0;
 }
 
 gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
@@ -44,23 +43,22 @@ gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
     int64_t count = split_key(f, "split.count", 65535), no = split_key(f, "split.no", 65535);
     if (count == -1 || count == 1)
         return GGUF_OK; /* one file */
-    if (count < 0 || no < 0)
-        return gguf_fail(err, GGUF_E_SPLIT, gguf_find_kv(f, count < 0 ? "split.count" : "split.no") ?
-                         gguf_find_kv(f, count < 0 ? "split.count" : "split.no")->offset : 0,
-                         count < 0 ? "split.count" : "split.no",
-                         "split model: %s is missing or not a count from 0 to 65535",
-                         count < 0 ? "split.count" : "split.no");
+    if (count < 0 || no < 0) {
+        const char *key = count < 0 ? "split.count" : "split.no";
+        return gguf_fail(err, GGUF_E_SPLIT, key_offset(f, key), key,
+                         "split model: %s is missing or not a count from 0 to 65535", key);
+    }
     if (count == 0)
-        return gguf_fail(err, GGUF_E_SPLIT, gguf_find_kv(f, "split.count")->offset, "split.count",
+        return gguf_fail(err, GGUF_E_SPLIT, key_offset(f, "split.count"), "split.count",
                          "split model: split.count is 0");
     if (no != 0)
-        return gguf_fail(err, GGUF_E_SPLIT, gguf_find_kv(f, "split.no")->offset, "split.no",
+        return gguf_fail(err, GGUF_E_SPLIT, key_offset(f, "split.no"), "split.no",
                          "split model: this is shard %lld of %lld; open the first one (…-00001-of-%05lld.gguf), "
                          "which holds the metadata, as llama.cpp does", (long long)no + 1, (long long)count,
                          (long long)count);
     char prefix[4096];
     if (!split_prefix(path, count, prefix, sizeof prefix))
-        return gguf_fail(err, GGUF_E_SPLIT, gguf_find_kv(f, "split.count")->offset, "split.count",
+        return gguf_fail(err, GGUF_E_SPLIT, key_offset(f, "split.count"), "split.count",
                          "split model of %lld shards, but the name '%s' is not llama.cpp's PREFIX-00001-of-%05lld.gguf, "
                          "so the other shards cannot be found", (long long)count, path, (long long)count);
     f->shards = gguf_arena_array(&f->arena, (uint64_t)count, sizeof *f->shards);
@@ -85,16 +83,18 @@ gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
         const gguf_file *g = f->shards[i];
         int64_t gno = split_key(g, "split.no", 65535), gcount = split_key(g, "split.count", 65535);
         if (gno != i)
-            return shard_fail(err, GGUF_E_SPLIT, shard, "its split.no is %2$lld where shard %3$lld was expected%1$s",
-                              "", (long long)gno, (long long)i);
+            return gguf_fail(err, GGUF_E_SPLIT, 0, shard,
+                             "split model: shard '%s': its split.no is %lld where shard %lld was expected", shard,
+                             (long long)gno, (long long)i);
         if (gcount != count)
-            return shard_fail(err, GGUF_E_SPLIT, shard, "it belongs to a split of %2$lld shards, the first to one of "
-                              "%3$lld%1$s", "", (long long)gcount, (long long)count);
+            return gguf_fail(err, GGUF_E_SPLIT, 0, shard,
+                             "split model: shard '%s': it belongs to a split of %lld shards, the first to one of %lld",
+                             shard, (long long)gcount, (long long)count);
         total += g->n_tensors;
     }
     int64_t want = split_key(f, "split.tensors.count", INT32_MAX);
     if (want >= 0 && (uint64_t)want != total)
-        return gguf_fail(err, GGUF_E_SPLIT, gguf_find_kv(f, "split.tensors.count")->offset, "split.tensors.count",
+        return gguf_fail(err, GGUF_E_SPLIT, key_offset(f, "split.tensors.count"), "split.tensors.count",
                          "split model: split.tensors.count says %lld tensors, the %lld shards hold %llu",
                          (long long)want, (long long)count, (unsigned long long)total);
     /* one tensor table and index over every shard, the first shard's tensors first */

@@ -34,6 +34,20 @@ Test(cli, version_everywhere)
     }
 }
 
+/* tool MODEL args: exit 2, a message holding says (and also_says when given), and no usage dump. */
+static void expect_refusal(const char *model, const char *tool, const char *args, const char *says,
+                           const char *also_says)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", model, args);
+    int status;
+    char *out = run_tool(tool, cmd, &status);
+    cr_expect_eq(status, 2, "%s %s: exit %d", tool, args, status);
+    cr_expect(strstr(out, says) && (!also_says || strstr(out, also_says)), "%s %s said:\n%s", tool, args, out);
+    cr_expect(!strstr(out, "usage:"), "no usage dump for a mistake:\n%s", out);
+    free(out);
+}
+
 /* Each bad value: exit 2, a message naming the flag, the value and the range, and no usage dump. */
 Test(cli, numbers_are_strict)
 {
@@ -49,16 +63,8 @@ Test(cli, numbers_are_strict)
         { "gguf-verify", "--threads abc", "--threads needs an integer from 1 to 4096, got 'abc'" },
         { "gguf-inspect", "--raw token_embd.weight --blocks abc", "--blocks needs an integer from 1 to" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char args[1024];
-        snprintf(args, sizeof args, "'%s' %s 2>&1", m, cases[i].args);
-        int status;
-        char *out = run_tool(cases[i].tool, args, &status);
-        cr_expect_eq(status, 2, "%s %s: exit %d", cases[i].tool, cases[i].args, status);
-        cr_expect(strstr(out, cases[i].says), "%s %s said:\n%s", cases[i].tool, cases[i].args, out);
-        cr_expect(!strstr(out, "usage:"), "no usage dump for a bad value:\n%s", out);
-        free(out);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_refusal(m, cases[i].tool, cases[i].args, cases[i].says, NULL);
     free(m);
 }
 
@@ -74,16 +80,8 @@ Test(cli, missing_values_and_unknown_options)
         { "gguf-inspect", "--key", "gguf-inspect: --key needs a value" },
         { "gguf-quantize", "--threads", "gguf-quantize: --threads needs a value" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char args[1024];
-        snprintf(args, sizeof args, "'%s' %s 2>&1", m, cases[i].args);
-        int status;
-        char *out = run_tool(cases[i].tool, args, &status);
-        cr_expect_eq(status, 2, "%s %s: exit %d", cases[i].tool, cases[i].args, status);
-        cr_expect(strstr(out, cases[i].says) && strstr(out, "--help") && !strstr(out, "usage:"),
-                  "%s %s said:\n%s", cases[i].tool, cases[i].args, out);
-        free(out);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_refusal(m, cases[i].tool, cases[i].args, cases[i].says, "--help");
     free(m);
 }
 

@@ -3,45 +3,19 @@
  * prompt position where theirs departs beyond --tolerance with both sides' numbers, then the whole grid. */
 #include "json_line.h"
 #include "npy.h"
+#include "read_file.h"
 #include "run.h"
 
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_text_file(const char *path, char *why, size_t why_len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(why, why_len, "cannot read '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0)
-        if ((n += got) == cap) {
-            char *b = cap < (1u << 30) ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!b) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = b;
-            cap *= 2;
-        }
-    fclose(fp);
-    if (!buf)
-        snprintf(why, why_len, "'%s' is larger than 1 GiB or memory ran out", path);
-    else
-        buf[n] = '\0';
-    return buf;
-}
-
 int run_against_load(run_opts *o, char *why, size_t why_len)
 {
-    char *text = read_text_file(o->against, why, why_len);
+    size_t len;
+    char *text = read_file_text(o->against, (size_t)1 << 30, &len, why, why_len);
     if (!text)
         return 2;
     o->against_doc = cJSON_Parse(text);
@@ -70,9 +44,8 @@ int run_against_load(run_opts *o, char *why, size_t why_len)
     return 0;
 }
 
-int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
+int run_against_tokens(const run_opts *o, const int32_t *ids, size_t n)
 {
-    (void)v;
     const cJSON *tokens = cJSON_GetObjectItem(o->against_doc, "prompt_tokens");
     bool same = (size_t)cJSON_GetArraySize(tokens) == n;
     for (size_t i = 0; same && i < n; i++)

@@ -9,6 +9,7 @@
 #include "npy.h"
 #include "procmem.h"
 #include "quant.h"
+#include "read_file.h"
 #include "run.h"
 
 #include <cJSON.h>
@@ -69,37 +70,16 @@ static char *prompt_file_text;
 
 static bool read_prompt_file(const char *path, run_opts *o)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, "gguf-run: -f: cannot read '%s': %s\n", path, strerror(errno));
+    char why[600];
+    size_t len;
+    char *text = read_file_text(path, (size_t)1 << 30, &len, why, sizeof why);
+    if (!text) {
+        fprintf(stderr, "gguf-run: -f: %s\n", why);
         return false;
     }
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *bigger = cap < (1u << 30) ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    bool ok = buf && !ferror(fp);
-    fclose(fp);
-    if (!ok) {
-        free(buf);
-        fprintf(stderr, "gguf-run: -f: cannot read '%s' (I/O error, or larger than 1 GiB)\n", path);
-        return false;
-    }
-    buf[n] = '\0'; /* a NUL inside ends the prompt, as a command-line prompt would */
-    free(prompt_file_text);
-    prompt_file_text = buf;
-    o->prompt = buf;
+    free(prompt_file_text); /* a NUL inside ends the prompt, as a command-line prompt would */
+    prompt_file_text = text;
+    o->prompt = text;
     return true;
 }
 
@@ -378,7 +358,7 @@ int main(int argc, char **argv)
         rc = print_tokens_json(&o, v, ids, n_ids);
         goto out;
     }
-    if (o.against && (rc = run_against_tokens(&o, v, ids, n_ids)))
+    if (o.against && (rc = run_against_tokens(&o, ids, n_ids)))
         goto out;
     rc = 2;
     if (n_ids == 0) {

@@ -47,7 +47,7 @@ typedef struct run_result {
 /* --against (against.c): loads their trace (prompt and length from it unless given); checks their prompt tokens
  * are ours (else prints both: exit 2); compares the traces, printing the grid; returns 0 agree, 1 departs. */
 int run_against_load(run_opts *o, char *why, size_t why_len);
-int run_against_tokens(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n);
+int run_against_tokens(const run_opts *o, const int32_t *ids, size_t n);
 int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos);
 /* --against-logits: their prompt logits against ours (n_prompt x n_vocab); 0 agree, 1 depart, 2 unusable. */
 int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab);

@@ -1,6 +1,7 @@
 /* Integrity: structure, data-section coverage, digests, the Hugging Face
  * sha256 and manifests, as findings beside the audit's. */
 #include "progress.h"
+#include "read_file.h"
 #include "verify.h"
 
 #include <ctype.h>
@@ -98,37 +99,6 @@ static void manifest_findings(verify_result *r)
     }
 }
 
-static bool read_text(const char *path, char **out, size_t *len, char *why, size_t why_len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(why, why_len, "cannot open the manifest '%s': %s", path, strerror(errno));
-        return false;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, fp)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b)
-                free(buf);
-            buf = b;
-        }
-    }
-    bool bad = !buf || ferror(fp);
-    fclose(fp);
-    if (bad) {
-        free(buf);
-        snprintf(why, why_len, "cannot read the manifest '%s'", path);
-        return false;
-    }
-    *out = buf;
-    *len = n;
-    return true;
-}
-
 static bool valid_sha256_text(const char *s)
 {
     if (strlen(s) != 64)
@@ -200,8 +170,11 @@ bool verify_integrity(verify_result *r, unsigned extra_kinds)
     if (o->manifest) {
         char *text;
         size_t len;
-        if (!read_text(o->manifest, &text, &len, r->trouble, sizeof r->trouble))
+        char why[600];
+        if (!(text = read_file_text(o->manifest, (size_t)1 << 30, &len, why, sizeof why))) {
+            snprintf(r->trouble, sizeof r->trouble, "the manifest: %s", why);
             return false;
+        }
         gguf_status s = gguf_manifest_parse(text, len, &r->manifest, &err);
         free(text);
         if (s != GGUF_OK) {

@@ -1,0 +1,234 @@
+/*
+ * Diffing engines: gguf-run --against another engine's trace in the goldens' schema (llama.cpp's golden, an edited
+ * golden, our own traces with a bug-zoo fault, the numpy reference with a bug edited in), --against-logits, and
+ * the --plot pictures of --against and --compare.
+ */
+#include "golden.h"
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmp_dir[64];
+static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "against")); }
+static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
+TestSuite(against, .init = setup, .fini = teardown, .timeout = 480); /* generous: a loaded 2-core CI machine */
+
+static char *need_model(const char *name)
+{
+    char *p = model_path(name);
+    if (!p)
+        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
+    return p;
+}
+
+/* generate/NAME of the goldens (skips when absent); malloc'd. */
+static char *generate_golden(const char *name)
+{
+    char *p = malloc(1024);
+    snprintf(p, 1024, "%s/generate/%s", golden_dir(), name);
+    if (access(p, R_OK) != 0) {
+        free(p);
+        cr_skip_test("golden %s not found: skipped", name);
+    }
+    return p;
+}
+
+/* Polylines, dashed polylines and circles in an SVG, as Python's XML parser reads it ("12 6 1\n"); the test
+ * fails when it is not well-formed XML. malloc'd. */
+static char *svg_counts(const char *svg)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); ns = "
+             "'{http://www.w3.org/2000/svg}'; p = r.findall('.//' + ns + 'polyline'); "
+             "print(len(p), sum(1 for x in p if x.get('stroke-dasharray')), len(r.findall('.//' + ns + 'circle')))\" '%s'",
+             venv_python(), svg);
+    int st;
+    char *parsed = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "the SVG does not parse as XML: %s", parsed);
+    return parsed;
+}
+
+/* Writes the golden with one statistic edited (a bug "edited in" to their side) into path. */
+static void edit_golden(const char *golden, const char *path, int layer, int pos, double factor)
+{
+    tbuf b = read_whole_file(golden);
+    cr_assert(b.p, "golden %s", golden);
+    char *text = strndup((const char *)b.p, b.len);
+    cJSON *d = cJSON_Parse(text);
+    cJSON *L = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "prompt_trace"), layer);
+    cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(L, "rms"), pos);
+    cJSON_SetNumberValue(x, x->valuedouble * factor);
+    char *out = cJSON_PrintUnformatted(d);
+    cr_assert(write_whole_file(path, (const uint8_t *)out, strlen(out)));
+    free(out), free(text);
+    cJSON_Delete(d);
+    tbuf_free(&b);
+}
+
+Test(against, against_the_golden_agrees_and_names_an_edited_layer)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json");
+    char args[2048], path[128];
+    int st;
+    snprintf(path, sizeof path, "%s/theirs.json", tmp_dir);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, g);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "verdict    AGREE"), "%s", out);
+    free(out);
+    /* their layer 2 at position 3 made 5% larger: named there, with both numbers */
+    edit_golden(g, path, 2, 3, 1.05);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "departs first at layer 2, prompt position 3") && strstr(out, "ours   rms") &&
+                  strstr(out, "theirs rms"), "%s", out);
+    free(out);
+    /* different prompt tokens: both shown, exit 2 */
+    snprintf(args, sizeof args, "'%s' --against '%s' -p 'Something else entirely' 2>&1", m, g);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2, "%s", out);
+    cr_assert(strstr(out, "theirs:") && strstr(out, "ours:"), "%s", out);
+    free(out);
+    free(m), free(g);
+}
+
+/* Two ggufscope runs diff the same way: --trace=F writes the goldens' schema, and a run with a fault injected
+ * (rotary in the wrong mode) is named at layer 0, position 1 (position 0 does not rotate). */
+Test(against, against_our_own_trace_with_a_fault)
+{
+    char *m = need_model("stories260K.gguf");
+    char args[2048], path[128];
+    int st;
+    snprintf(path, sizeof path, "%s/theirs.json", tmp_dir);
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' --debug-fault rope-mode -q >/dev/null 2>&1",
+             m, path);
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 0);
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "departs first at layer 0, prompt position 1"), "%s", out);
+    free(out);
+    /* the picture: well-formed XML (parsed by Python's own parser), both sides' lines, the departure ringed */
+    char svg[128];
+    snprintf(svg, sizeof svg, "%s/plot.svg", tmp_dir);
+    snprintf(args, sizeof args, "'%s' --against '%s' --plot '%s' -q >/dev/null 2>&1", m, path, svg);
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 1);
+    char *parsed = svg_counts(svg);
+    cr_assert_str_eq(parsed, "12 6 1\n", "6 traced outputs, ours and theirs, one ring: %s", parsed);
+    free(parsed);
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 4 --trace='%s' -q >/dev/null 2>&1", m, path);
+    free(run_tool("gguf-run", args, &st));
+    snprintf(args, sizeof args, "'%s' --against '%s' -q 2>/dev/null", m, path);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "a run agrees with its own trace: %s", out);
+    free(out);
+    free(m);
+}
+
+/* --against localizes the bug zoo too: a prompt-time bug at its layer, a decode-time one by the generated
+ * tokens while every prompt layer agrees. */
+Test(against, against_names_prompt_and_decode_faults)
+{
+    char *m = need_model("tiny-llama-f32.gguf");
+    static const struct { const char *fault, *says; } cases[] = {
+        { "norm-skip", "departs first at layer 0, prompt position 0" },
+        { "kv-pos", "the prompt's layers agree within" },
+        { "stuck-embedding", "the prompt's layers agree within" },
+    };
+    char args[2048], path[128];
+    snprintf(path, sizeof path, "%s/faulty.json", tmp_dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st;
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time there was' -n 8 -t 1 --trace='%s' --debug-fault %s -q "
+                 ">/dev/null 2>&1", m, path, cases[i].fault);
+        free(run_tool("gguf-run", args, &st));
+        cr_assert_eq(st, 0);
+        snprintf(args, sizeof args, "'%s' --against '%s' -t 1 -q 2>/dev/null", m, path);
+        char *out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 1, "%s: %s", cases[i].fault, out);
+        cr_expect(strstr(out, cases[i].says), "%s: %s", cases[i].fault, out);
+        free(out);
+    }
+    free(m);
+}
+
+/* Another engine, independent of ours: ../shared/tools/reference_forward.py's numpy forward pass, traced by
+ * tests/py/reference_trace.py. Ours agrees with it; with a wrong rotary base edited into theirs, --against
+ * names layer 0 from position 1 (position 0 does not rotate). */
+Test(against, against_the_numpy_reference_and_its_edited_bug)
+{
+    char *m = need_model("stories260K.gguf");
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    char path[128], cmd[4096];
+    snprintf(path, sizeof path, "%s/reference.json", tmp_dir);
+    const char *variants[2] = { "", "--rope-base 1000000" };
+    for (int i = 0; i < 2; i++) {
+        int st;
+        snprintf(cmd, sizeof cmd, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 %s 2>&1", venv_python(),
+                 m, path, variants[i]);
+        char *out = run_capture(cmd, &st);
+        cr_assert_eq(st, 0, "reference_trace.py: %s", out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, path);
+        out = run_tool("gguf-run", cmd, &st);
+        if (i == 0) {
+            cr_expect_eq(st, 0, "ours and the numpy reference agree: %s", out);
+        } else {
+            cr_expect_eq(st, 1, "%s", out);
+            cr_expect(strstr(out, "departs first at layer 0, prompt position 1"), "%s", out);
+        }
+        free(out);
+    }
+    free(m);
+}
+
+/* --against-logits: llama.cpp's prompt logits (the golden's .npy) agree; the lm_head fault departs there while
+ * every layer agrees. */
+Test(against, against_logits_names_a_bug_after_the_last_layer)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json"),
+         *npy = generate_golden("stories260K.p0.prompt_logits.npy");
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "'%s' --against '%s' --against-logits '%s' -n 0 -q 2>/dev/null", m, g, npy);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "the logits agree"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' --against '%s' --against-logits '%s' -n 0 --debug-fault lm-head-rows -q 2>/dev/null",
+             m, g, npy);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "layers     AGREE") && strstr(out, "the logits depart first at prompt position 0"), "%s", out);
+    free(out);
+    free(m), free(g), free(npy);
+}
+
+/* --compare --plot: both backends' lines over prompt and decode, the first divergence ringed; valid XML. */
+Test(against, compare_plot_shows_both_backends)
+{
+    char *m = need_model("tiny-qwen2-f32.gguf");
+    char svg[128], args[2048];
+    snprintf(svg, sizeof svg, "%s/compare.svg", tmp_dir);
+    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 8 --compare cpu,cpu --debug-fault rope-mode --plot '%s' -q -t 1 "
+             ">/dev/null 2>&1", m, svg);
+    int st;
+    free(run_tool("gguf-run", args, &st));
+    cr_assert_eq(st, 1, "the fault diverges");
+    char *parsed = svg_counts(svg);
+    cr_assert_str_eq(parsed, "10 5 1\n", "4 layers and the final norm on both sides, one ring: %s", parsed);
+    free(parsed);
+    free(m);
+}
