@@ -2,7 +2,7 @@
  * Engine throughput, llama-bench style: prompt processing of --pp random
  * tokens and generation of --tg tokens one at a time, medians of --runs,
  * as JSON lines with the achieved weight bandwidth and private memory.
- *   bench-run MODEL [--pp 64] [--tg 32] [--runs 5] [--threads 2] [--backend cpu|cuda]
+ *   bench-run MODEL [--pp 64] [--tg 32] [--runs 5] [--threads 2] [--backend cpu|cuda] [--numerics exact|ggml]
  * Generation is greedy with the argmax on the backend (only the id comes back),
  * as a real decode loop runs.
  */
@@ -23,14 +23,16 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench-run MODEL [--pp N] [--tg N] [--runs R] [--threads T] [--backend cpu|cuda]\n");
+        fprintf(stderr, "usage: bench-run MODEL [--pp N] [--tg N] [--runs R] [--threads T] [--backend cpu|cuda] [--numerics exact|ggml]\n");
         return 2;
     }
     int pp = 64, tg = 32, runs = 5, threads = 2;
     const char *backend = "cpu";
+    kern_numerics numerics = KERN_NUMERICS_EXACT;
     for (int i = 2; i + 1 < argc; i += 2) {
         int v = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
+        else if (!strcmp(argv[i], "--numerics") && !kern_numerics_parse(argv[i + 1], &numerics)) runs = 0;
         else if (!strcmp(argv[i], "--pp")) pp = v;
         else if (!strcmp(argv[i], "--tg")) tg = v;
         else if (!strcmp(argv[i], "--runs")) runs = v;
@@ -48,7 +50,7 @@ int main(int argc, char **argv)
     }
     char why[512] = "out of memory";
     kern_backend *be = !strcmp(backend, "cuda") ? kern_cuda_create(0, why, sizeof why)
-                       : !strcmp(backend, "cpu") ? kern_cpu_create(threads) : NULL;
+                       : !strcmp(backend, "cpu") ? kern_cpu_create_numerics(threads, numerics) : NULL;
     if (!be) {
         fprintf(stderr, "bench-run: backend %s: %s\n", backend, why);
         return 2;
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
     printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"backend\":\"%s\",\"device\":\"%s\",\"model\":\"%s\",\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
            "\"pp_tokens_per_s\":%.2f,\"tg_tokens_per_s\":%.2f,\"weight_bytes_per_token\":%llu,\"tg_gb_per_s\":%.2f,"
            "\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
-           backend, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9, priv / 1048576.0,
+           be->name, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9, priv / 1048576.0,
            ctx_bytes / 1048576.0);
     free(tok);
     free(logits);

@@ -135,6 +135,19 @@ struct kern_backend {
  * rows. Reads every type quant/ can dequantize. NULL when out of memory. */
 kern_backend *kern_cpu_create(int n_threads);
 
+/* How a CPU backend multiplies activations with weights:
+ *   EXACT  weights decoded exactly, activations kept in f32: the reference numerics, equal to
+ *          llama.cpp run on the weights dequantized to f32 (the goldens' -deq twins) to ~1e-6;
+ *   GGML   activations rounded first as llama.cpp's CPU backend rounds them for each weight type
+ *          (Q8_0, Q8_1, Q8_K blocks, f16, bf16; quant_act_type) and multiplied by integer dot
+ *          products: llama.cpp's own logits on quantized files, to summation order. */
+typedef enum kern_numerics { KERN_NUMERICS_EXACT, KERN_NUMERICS_GGML } kern_numerics;
+/* "exact" / "ggml" and back; false for another name. */
+const char *kern_numerics_name(kern_numerics n);
+bool kern_numerics_parse(const char *name, kern_numerics *out);
+/* A CPU backend with the given numerics: named "cpu" (exact) or "cpu:ggml". */
+kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics);
+
 /* The CUDA backend on device `device`: weights uploaded once in their file
  * types, decode by matrix-vector kernels on the quantized blocks, prompts by
  * cuBLAS. NULL when there is no usable device or this build has no CUDA

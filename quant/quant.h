@@ -73,6 +73,27 @@ typedef struct quant_dot_kernel {
 quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl);
 int64_t quant_dot_prep_floats(int64_t n);
 
+/* ---- llama.cpp's CPU numerics (--numerics ggml) ----
+ * Before multiplying activations with weights, ggml's CPU backend rounds them
+ * to a type chosen by the weight type (its vec_dot_type): Q8_0 for Q4_0, Q5_0,
+ * Q8_0, IQ4_NL and MXFP4, Q8_1 for Q4_1 and Q5_1, Q8_K for the K- and I-quants,
+ * F16 for F16, BF16 for BF16, F32 for F32. These reproduce that rounding and
+ * the integer dot products that follow it. */
+/* The activation type for weights of weight_type; GGML_TYPE_COUNT when ggml has none. */
+uint32_t quant_act_type(uint32_t weight_type);
+/* Bytes of n activations in act_type; 0 when n is not a whole number of its blocks. */
+uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n);
+/* n f32 activations into act_type (F32, F16, BF16, Q8_0, Q8_1, Q8_K) as ggml's x86 CPU backend
+ * quantizes them. Decode them with quant_dequantize_row. */
+quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, int64_t n);
+/* One weight row of n values . n activations in quant_act_type(weight type): ggml's integer
+ * block sums, scaled per block in f32 (equal to ggml's to f32 summation order). */
+typedef float (*quant_act_dot_fn)(const void *w, const void *a, int64_t n);
+/* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or NULL:
+ * other types multiply exactly what their activations round to (dequantized) in f32, which is the
+ * same sum, since they have no f16-rounded offset term. */
+quant_act_dot_fn quant_act_dot_function(uint32_t weight_type, quant_impl impl);
+
 /* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K),
  * choosing and rounding as ggml's reference quantizers do (what llama-quantize
  * writes without an importance matrix), so the bytes are the same. */

@@ -5,7 +5,7 @@
 # other's, so a ratio is only meaningful within a round; the median of the
 # per-round ratios is what docs/BENCHMARKS.md reports. JSON lines on stdout,
 # one per engine per round, then a summary line.
-# usage: LLAMA_BENCH=path/to/llama-bench scripts/bench-interleaved.sh BUILD MODEL [ROUNDS]
+# usage: LLAMA_BENCH=path/to/llama-bench [NUMERICS=ggml] scripts/bench-interleaved.sh BUILD MODEL [ROUNDS]
 set -euo pipefail
 build=$1 model=$2 rounds=${3:-5}
 PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-5} THREADS=${THREADS:-2}
@@ -13,7 +13,7 @@ PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-5} THREADS=${THREADS:-2}
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
 for r in $(seq "$rounds"); do
-  "$build/bench-run" "$model" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS" | tee -a "$lines"
+  "$build/bench-run" "$model" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS" --numerics "${NUMERICS:-exact}" | tee -a "$lines"
   "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -o json 2>/dev/null |
     python3 "$(dirname "$0")/llama-bench-line.py" | tee -a "$lines"
 done

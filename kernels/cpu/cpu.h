@@ -5,12 +5,18 @@
 #include "kern.h"
 
 typedef struct cpu_ctx {
-    int n_threads;  /* OpenMP threads for every op */
+    int n_threads;           /* OpenMP threads for every op */
+    kern_numerics numerics;  /* how matmul rounds activations */
 } cpu_ctx;
 
 static inline int cpu_threads(const kern_backend *b)
 {
     return ((const cpu_ctx *)b->ctx)->n_threads;
+}
+
+static inline kern_numerics cpu_numerics(const kern_backend *b)
+{
+    return ((const cpu_ctx *)b->ctx)->numerics;
 }
 
 /* A small vector weight (norm, bias) of n values as f32: the mapping itself

@@ -8,6 +8,12 @@
  * of 16 tokens, so each weight byte is read from memory once per call; for
  * one token, types with a fused quant/ dot (Q4_K, Q6_K, Q8_0) skip the
  * scratch. No f32 copy of a matrix ever exists.
+ *
+ * With --numerics ggml (cpu_numerics) the activations are first rounded as
+ * llama.cpp's CPU backend rounds them for the weight type (quant/act_quant.c):
+ * into Q8_0/Q8_1/Q8_K blocks that integer dots read (quant/act_dot*.c), or,
+ * for types without one, into the values those blocks or f16/bf16 hold,
+ * which the path above then multiplies.
  */
 #include "cpu.h"
 #include "dot.h"
@@ -126,6 +132,51 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     return true;
 }
 
+/* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld). */
+static void row_block_act(const gguf_tensor *t, quant_act_dot_fn dot, uint64_t rb, int64_t r0, int nr,
+                          const uint8_t *xq, uint64_t arb, int T, float *y, int64_t ld)
+{
+    const int64_t n = (int64_t)t->ne[0];
+    const uint8_t *base = t->data + (uint64_t)r0 * rb;
+    for (int tok = 0; tok < T; tok++)
+        for (int r = 0; r < nr; r++)
+            y[tok * ld + r0 + r] = dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n);
+}
+
+/* x (T, n) rounded for weights of t's type as llama.cpp rounds it: with an integer dot for the type,
+ * into *xq (T rows of *arb bytes) and *dot; otherwise into *xf, the f32 values the rounded activations
+ * hold. Both NULL for F32 weights, which ggml multiplies with x as it is. */
+static kern_status round_activations(const gguf_tensor *t, const float *x, int T, int threads,
+                                     quant_act_dot_fn *dot, uint8_t **xq, uint64_t *arb, float **xf)
+{
+    const int64_t n = (int64_t)t->ne[0];
+    const uint32_t at = quant_act_type(t->type);
+    *dot = NULL, *xq = NULL, *xf = NULL;
+    if (at == GGML_TYPE_F32 || at == GGML_TYPE_COUNT)
+        return KERN_OK;
+    *arb = quant_act_row_bytes(at, n);
+    if (!*arb)
+        return KERN_E_SHAPE;
+    *dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
+    if (!(*xq = malloc((size_t)*arb * (size_t)T)) || (!*dot && !(*xf = alloc_floats64((size_t)T * (size_t)n)))) {
+        free(*xq);
+        *xq = NULL;
+        return KERN_E_NOMEM;
+    }
+#pragma omp parallel for num_threads(threads) if (T >= 8)
+    for (int tok = 0; tok < T; tok++) {
+        uint8_t *q = *xq + (uint64_t)tok * *arb;
+        quant_act_quantize(at, x + (int64_t)tok * n, q, n);
+        if (*xf)
+            quant_dequantize_row(at, q, *xf + (int64_t)tok * n, n);
+    }
+    if (*xf) {
+        free(*xq);
+        *xq = NULL;
+    }
+    return KERN_OK;
+}
+
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                        float *y)
 {
@@ -142,12 +193,25 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
 
     /* Small products run on one thread: waking a team costs more than they do. */
     const bool wide = (double)n * rows * T >= 1 << 17;
+    quant_act_dot_fn adot = NULL;
+    uint8_t *xq = NULL;
+    uint64_t arb = 0;
+    float *xf = NULL;
+    if (cpu_numerics(b) == KERN_NUMERICS_GGML) {
+        kern_status s = round_activations(t, x, T, cpu_threads(b), &adot, &xq, &arb, &xf);
+        if (s)
+            return s;
+        if (xf)
+            x = xf;
+    }
     /* One token: a fused kernel decodes each row in registers, some from x rearranged once here. */
-    quant_dot_kernel fused = T == 1 ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
+    quant_dot_kernel fused = T == 1 && !adot ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
     float *xp = NULL;
     if (fused.prep) {
-        if (!(xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
+        if (!(xp = alloc_floats64((size_t)quant_dot_prep_floats(n)))) {
+            free(xf);
             return KERN_E_NOMEM;
+        }
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
@@ -166,7 +230,10 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
+            if (adot)
+                row_block_act(t, adot, rb, r0, nr, xq, arb, T, y, rows);
+            else
+                ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
         }
         if (!ok) {
 #pragma omp atomic write
@@ -175,6 +242,8 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         free(scratch);
     }
     free(xp);
+    free(xq);
+    free(xf);
     if (failed)
         return KERN_E_NOMEM;
     if (bias) {

@@ -19,7 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage[] =
+/* In parts: C99 promises string literals of 4095 bytes, no more. */
+static const char *const usage[] = {
     "usage: gguf-run MODEL -p TEXT [options]      (or -m MODEL; options as --opt V or --opt=V)\n"
     "  -m, --model FILE      the model (a positional MODEL works too)\n"
     "  -p, --prompt TEXT     the prompt (tokenized with the model's own BOS rule)\n"
@@ -37,7 +38,12 @@ static const char usage[] =
     "  -t, --threads N       CPU threads (default: all cores)\n"
     "  -c, --ctx-size N      context size (default: prompt + N, at most the model's)\n"
     "  --backend cpu|cuda    where to compute (default cpu)\n"
-    "  --compare A,B         run backends A and B (cpu, cuda) on the prompt and -n greedy steps and compare\n"
+    "  --numerics exact|ggml exact (default): weights decoded exactly, activations in f32, as llama.cpp on\n"
+    "                        f32 weights; ggml: activations rounded as llama.cpp's CPU backend rounds them\n"
+    "                        for each weight type (Q8_0/Q8_1/Q8_K blocks, f16, bf16) with integer dot\n"
+    "                        products, as llama.cpp on the file itself (the backend cpu:ggml)\n"
+    "  --compare A,B         run backends A and B (cpu, cpu:ggml, cuda) on the prompt and -n greedy steps and\n"
+    "                        compare\n"
     "                        every op of every layer value by value; exit 1 naming the first divergence\n"
     "  --tolerance X         --compare, --against: relative difference that counts as a divergence (default 1e-3)\n"
     "  --spot-check[=N]      recompute N lm_head rows (default 64) on the CPU from the file after every forward\n"
@@ -47,6 +53,7 @@ static const char usage[] =
     "                        checks find it, the seed reports' bugs: rope-mode, lm-head-rows, stuck-embedding,\n"
     "                        no-qkv-bias, lm-head-transposed, q4k-scales, kv-pos, gqa-map, norm-skip,\n"
     "                        residual-twice, attn-scale, padding-logits (README: the bug zoo)\n"
+    ,
     "  --against F.json      hold our trace to another engine's (llama.cpp's goldens' schema, docs/TRACE.md) on\n"
     "                        the same tokens: name the first layer and position where theirs departs beyond\n"
     "                        --tolerance, then the grid; exit 0 agree, 1 departs, 2 their tokens differ\n"
@@ -63,7 +70,9 @@ static const char usage[] =
     "  --color[=WHEN]        colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version             print the version and exit\n"
     "exit status: 0 OK, 1 the model has a problem (malformed, bad tensors, failed --smoke), 2 trouble (usage, I/O,\n"
-    "an architecture or tokenizer it does not run, a file that changed while being read)\n";
+    "an architecture or tokenizer it does not run, a file that changed while being read)\n",
+    NULL,
+};
 
 /* -f FILE: the prompt's bytes (kept for the whole run). */
 static char *prompt_file_text;
@@ -87,6 +96,7 @@ enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
     OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT, OPT_AGAINST_LOGITS,
+    OPT_NUMERICS,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -110,7 +120,7 @@ static const struct option long_options[] = {
     { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
     { "color", optional_argument, NULL, OPT_COLOR }, { "against", required_argument, NULL, OPT_AGAINST },
-    { "plot", required_argument, NULL, OPT_PLOT },
+    { "plot", required_argument, NULL, OPT_PLOT },   { "numerics", required_argument, NULL, OPT_NUMERICS },
     { "against-logits", required_argument, NULL, OPT_AGAINST_LOGITS },
     { NULL, 0, NULL, 0 },
 };
@@ -140,7 +150,7 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_COMPARE: {
         const char *comma = strchr(v, ',');
         if (!comma || comma - v >= 16 || strlen(comma + 1) >= 16) {
-            fprintf(stderr, "gguf-run: %s needs two backends A,B (cpu, cuda), got '%s'\n", flag, v);
+            fprintf(stderr, "gguf-run: %s needs two backends A,B (" RUN_BACKEND_NAMES "), got '%s'\n", flag, v);
             return false;
         }
         snprintf(pair[0], sizeof pair[0], "%.*s", (int)(comma - v), v);
@@ -177,6 +187,12 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_SPECIAL: o->special = true; return true;
     case OPT_AGAINST: o->against = v; return true;
     case OPT_PLOT: o->plot = v; return true;
+    case OPT_NUMERICS:
+        if (!kern_numerics_parse(v, &o->numerics)) {
+            fprintf(stderr, "gguf-run: %s takes exact or ggml, got '%s'\n", flag, v);
+            return false;
+        }
+        return true;
     case OPT_AGAINST_LOGITS: o->against_logits = v; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
@@ -197,7 +213,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":m:p:f:n:t:c:s:qh", long_options, NULL)) != -1) {
         if (c == 'h') {
-            fputs(usage, stdout);
+            for (const char *const *part = usage; *part; part++)
+                fputs(*part, stdout);
             exit(0);
         }
         if (c == OPT_VERSION) {
@@ -231,10 +248,17 @@ static int parse_args(int argc, char **argv, run_opts *o)
     }
     const char *names[3] = { o->backend, o->compare[0], o->compare[1] };
     for (int i = 0; i < 3; i++)
-        if (names[i] && strcmp(names[i], "cpu") && strcmp(names[i], "cuda")) {
-            fprintf(stderr, "gguf-run: unknown backend '%s' (cpu, cuda)\n", names[i]);
+        if (names[i] && !run_backend_known(names[i])) {
+            fprintf(stderr, "gguf-run: unknown backend '%s' (" RUN_BACKEND_NAMES ")\n", names[i]);
             return 2;
         }
+    if (o->numerics == KERN_NUMERICS_GGML) {
+        if (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cpu:ggml") != 0) {
+            fprintf(stderr, "gguf-run: --numerics ggml is the CPU backend's (--backend cpu), not %s's\n", o->backend);
+            return 2;
+        }
+        o->backend = "cpu:ggml";
+    }
     if (o->spot_rows < 0)
         o->spot_rows = !strcmp(o->backend, "cuda") ? ENGINE_SPOT_ROWS : 0;
     return 0;

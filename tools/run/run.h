@@ -23,6 +23,7 @@ typedef struct run_opts {
     const char *against;      /* --against THEIRS.json: another engine's trace to hold ours to */
     const char *plot;         /* --plot F.svg */
     const char *against_logits; /* --against-logits THEIRS.npy: their prompt logits (n_prompt, n_vocab) */
+    kern_numerics numerics;   /* --numerics: how the CPU backend rounds activations */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
 } run_opts;
@@ -60,7 +61,11 @@ int run_write_plot(const char *path, const run_result *r, const struct cJSON *th
 int run_write_compare_plot(const char *path, const engine_comparison *c, const char *legend, char *err,
                            size_t err_len);
 
-/* A backend by name ("cpu", "cuda"), wrapped in the debug fault when one is
+/* The backends by name: for messages. */
+#define RUN_BACKEND_NAMES "cpu, cpu:ggml, cuda"
+/* Whether name is one of them ("cpu:exact" is "cpu"). */
+bool run_backend_known(const char *name);
+/* A backend by name ("cpu", "cpu:ggml", "cuda"), wrapped in the debug fault when one is
  * named. NULL with the reason in why. */
 kern_backend *run_backend_create(const char *name, int n_threads, const char *fault, char *why, size_t why_len);
 

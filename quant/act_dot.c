@@ -1,0 +1,149 @@
+/*
+ * Dot products of a weight row with activations quantized as llama.cpp's CPU
+ * backend quantizes them (act_quant.c): integer sums of weight quants times
+ * activation quants inside each block, scaled once per block, as ggml's
+ * ggml_vec_dot_<type>_<act> functions compute them (ggml-cpu/quants.c).
+ *
+ * The scalar reference reads every type through its own row decoder: a copy
+ * of the block with its scale set to 1 and its min to 0 decodes to the
+ * integers scale x quant exactly (they fit in f32's 24 bits), and with scale
+ * 0 and min 1 to the integers -min of each value's group. So
+ *   block dot = d_w * d_a * sum(unit * qa) + dmin_w * d_a * sum(minunit * qa)
+ * is ggml's sum (d * sumi - dmin * sum(m * bsums)) with the same integers;
+ * only the f32 order of the per-block terms differs. Q4_1 and Q5_1 instead add
+ * m_w * s_a, with Q8_1's s rounded to f16 as ggml stores it: that rounding is
+ * the reason these types need integer dots at all.
+ */
+#include "blocks.h"
+
+typedef enum min_kind {
+    MIN_NONE,     /* d * q only */
+    MIN_Q8_1_S,   /* + m * s: Q4_1, Q5_1 against Q8_1 */
+    MIN_GROUPED,  /* - dmin * m per group: Q2_K, Q4_K, Q5_K against Q8_K's bsums */
+} min_kind;
+
+typedef struct act_dot_layout {
+    bool present;
+    uint8_t d_off;    /* byte offset of the f16 scale d in the weight block */
+    uint8_t min_off;  /* of the f16 min (m or dmin), when min != MIN_NONE */
+    min_kind min;
+} act_dot_layout;
+
+static const act_dot_layout layouts[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_Q4_1] = { true, 0, 2, MIN_Q8_1_S },
+    [GGML_TYPE_Q5_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_Q5_1] = { true, 0, 2, MIN_Q8_1_S },
+    [GGML_TYPE_Q8_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_IQ4_NL] = { true, 0, 0, MIN_NONE },
+    [GGML_TYPE_Q2_K] = { true, 80, 82, MIN_GROUPED },  [GGML_TYPE_Q3_K] = { true, 108, 0, MIN_NONE },
+    [GGML_TYPE_Q4_K] = { true, 0, 2, MIN_GROUPED },    [GGML_TYPE_Q5_K] = { true, 0, 2, MIN_GROUPED },
+    [GGML_TYPE_Q6_K] = { true, 208, 0, MIN_NONE },     [GGML_TYPE_IQ4_XS] = { true, 0, 0, MIN_NONE },
+};
+
+enum { F16_ONE = 0x3c00, F16_ZERO = 0 };
+
+/* The block's decode with its scale and min fields replaced, as integers. */
+static void decode_with(quant_row_fn deq, const uint8_t *blk, size_t size, int block, const act_dot_layout *L,
+                        uint16_t d, uint16_t m, int32_t *out)
+{
+    uint8_t copy[256];
+    float v[QK_K];
+    memcpy(copy, blk, size);
+    memcpy(copy + L->d_off, &d, 2);
+    if (L->min != MIN_NONE)
+        memcpy(copy + L->min_off, &m, 2);
+    deq(copy, v, block);
+    for (int j = 0; j < block; j++)
+        out[j] = (int32_t)v[j];
+}
+
+static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t n)
+{
+    const act_dot_layout *L = &layouts[type];
+    const gguf_type_traits *wt = gguf_type_traits_of(type);
+    const uint32_t at = quant_act_type(type);
+    const gguf_type_traits *atr = gguf_type_traits_of(at);
+    const quant_row_fn deq = quant_row_function(type, QUANT_IMPL_SCALAR);
+    const int bs = (int)wt->block_size;
+    const uint8_t *wb = w, *ab = a;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i += bs, wb += wt->type_size, ab += atr->type_size) {
+        /* Q8_0 [d:f16][qs], Q8_1 [d:f16][s:f16][qs], Q8_K [d:f32][qs][bsums] */
+        float da;
+        const int8_t *qa;
+        if (at == GGML_TYPE_Q8_K) {
+            memcpy(&da, ab, 4);
+            qa = (const int8_t *)(ab + 4);
+        } else {
+            da = rdf16(ab);
+            qa = (const int8_t *)(ab + (at == GGML_TYPE_Q8_1 ? 4 : 2));
+        }
+        int32_t unit[QK_K];
+        decode_with(deq, wb, wt->type_size, bs, L, F16_ONE, F16_ZERO, unit);
+        int64_t sumi = 0;
+        for (int j = 0; j < bs; j++)
+            sumi += (int64_t)unit[j] * qa[j];
+        sum += rdf16(wb + L->d_off) * da * (float)sumi;
+        if (L->min == MIN_Q8_1_S) {
+            sum += rdf16(wb + L->min_off) * rdf16(ab + 2);
+        } else if (L->min == MIN_GROUPED) {
+            decode_with(deq, wb, wt->type_size, bs, L, F16_ZERO, F16_ONE, unit);
+            int64_t summ = 0;
+            for (int j = 0; j < bs; j++)
+                summ += (int64_t)unit[j] * qa[j];
+            sum += rdf16(wb + L->min_off) * da * (float)summ;
+        }
+    }
+    return sum;
+}
+
+/* One scalar entry point per type (the kernel pointer carries no type). */
+static float scalar_q4_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_0, w, a, n); }
+static float scalar_q4_1(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_1, w, a, n); }
+static float scalar_q5_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_0, w, a, n); }
+static float scalar_q5_1(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_1, w, a, n); }
+static float scalar_q8_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q8_0, w, a, n); }
+static float scalar_iq4_nl(const void *w, const void *a, int64_t n)
+{
+    return act_dot_scalar(GGML_TYPE_IQ4_NL, w, a, n);
+}
+static float scalar_q2_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q2_K, w, a, n); }
+static float scalar_q3_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q3_K, w, a, n); }
+static float scalar_q4_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_K, w, a, n); }
+static float scalar_q5_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_K, w, a, n); }
+static float scalar_q6_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q6_K, w, a, n); }
+static float scalar_iq4_xs(const void *w, const void *a, int64_t n)
+{
+    return act_dot_scalar(GGML_TYPE_IQ4_XS, w, a, n);
+}
+
+static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = scalar_q4_0, [GGML_TYPE_Q4_1] = scalar_q4_1,     [GGML_TYPE_Q5_0] = scalar_q5_0,
+    [GGML_TYPE_Q5_1] = scalar_q5_1, [GGML_TYPE_Q8_0] = scalar_q8_0,     [GGML_TYPE_IQ4_NL] = scalar_iq4_nl,
+    [GGML_TYPE_Q2_K] = scalar_q2_k, [GGML_TYPE_Q3_K] = scalar_q3_k,     [GGML_TYPE_Q4_K] = scalar_q4_k,
+    [GGML_TYPE_Q5_K] = scalar_q5_k, [GGML_TYPE_Q6_K] = scalar_q6_k,     [GGML_TYPE_IQ4_XS] = scalar_iq4_xs,
+};
+
+#if defined(__x86_64__)
+static const quant_act_dot_fn avx2_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = quant_act_dot_q4_0_avx2,     [GGML_TYPE_Q4_1] = quant_act_dot_q4_1_avx2,
+    [GGML_TYPE_Q5_0] = quant_act_dot_q5_0_avx2,     [GGML_TYPE_Q5_1] = quant_act_dot_q5_1_avx2,
+    [GGML_TYPE_Q8_0] = quant_act_dot_q8_0_avx2,     [GGML_TYPE_IQ4_NL] = quant_act_dot_iq4_nl_avx2,
+    [GGML_TYPE_Q2_K] = quant_act_dot_q2_k_avx2,     [GGML_TYPE_Q3_K] = quant_act_dot_q3_k_avx2,
+    [GGML_TYPE_Q4_K] = quant_act_dot_q4_k_avx2,     [GGML_TYPE_Q5_K] = quant_act_dot_q5_k_avx2,
+    [GGML_TYPE_Q6_K] = quant_act_dot_q6_k_avx2,     [GGML_TYPE_IQ4_XS] = quant_act_dot_iq4_xs_avx2,
+};
+#endif
+
+quant_act_dot_fn quant_act_dot_function(uint32_t weight_type, quant_impl impl)
+{
+    if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
+        return NULL;
+#if defined(__x86_64__)
+    /* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
+    const bool avx2 = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && strcmp(quant_simd_level(), "scalar") != 0);
+    if (avx2 && quant_cpu_has_avx2() && quant_cpu_has_fma() && avx2_fns[weight_type])
+        return avx2_fns[weight_type];
+#else
+    (void)impl;
+#endif
+    return scalar_fns[weight_type];
+}

@@ -1,0 +1,154 @@
+/*
+ * Activations rounded the way llama.cpp's CPU backend rounds them before it
+ * multiplies them with weights (ggml-cpu.c's type_traits_cpu: each weight
+ * type's vec_dot_type, and that type's from_float on x86).
+ *
+ *   Q8_0  [d:f16][qs:32]            d = amax / 127 (stored as f16), q = round_even(x * (127 / amax))
+ *   Q8_1  [d:f16][s:f16][qs:32]     as Q8_0, and s = f16(d * sum(q)) with the unrounded d
+ *   Q8_K  [d:f32][qs:256][bsums:16 x i16]
+ *                                   m = the value of largest |x| (first one on ties, with its sign),
+ *                                   q = min(127, round_even(x * (-127 / m))), d = 1 / (-127 / m),
+ *                                   bsums = sums of q over each 16 values
+ *   F16, BF16                       round to nearest even
+ *
+ * Q8_0 and Q8_1 follow the AVX2 quantizers (ggml-cpu/arch/x86/quants.c), which
+ * multiply by 127 / amax and round ties to even, not the reference ones
+ * (ggml-quants.c: x / d, ties away from zero) that llama-quantize uses for
+ * weights: a tie or a last-bit difference moves a quant by one step, and
+ * --numerics ggml is there to reproduce llama.cpp's rounding, not roughly.
+ * Q8_K is the reference quantizer, which is what x86 calls.
+ */
+#include "blocks.h"
+
+#include <math.h>
+
+uint32_t quant_act_type(uint32_t weight_type)
+{
+    switch (weight_type) {
+    case GGML_TYPE_F32: return GGML_TYPE_F32;
+    case GGML_TYPE_F16: return GGML_TYPE_F16;
+    case GGML_TYPE_BF16: return GGML_TYPE_BF16;
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0: case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:
+        return GGML_TYPE_Q8_0;
+    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: return GGML_TYPE_Q8_1;
+    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+    case GGML_TYPE_IQ2_XXS: case GGML_TYPE_IQ2_XS: case GGML_TYPE_IQ2_S: case GGML_TYPE_IQ3_XXS:
+    case GGML_TYPE_IQ3_S: case GGML_TYPE_IQ1_S: case GGML_TYPE_IQ1_M: case GGML_TYPE_IQ4_XS:
+    case GGML_TYPE_TQ1_0: case GGML_TYPE_TQ2_0:
+        return GGML_TYPE_Q8_K;
+    default: return GGML_TYPE_COUNT;
+    }
+}
+
+uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n)
+{
+    const gguf_type_traits *tr = gguf_type_traits_of(act_type);
+    if (!tr || !tr->block_size || n < 0 || n % tr->block_size)
+        return 0;
+    return (uint64_t)n / tr->block_size * tr->type_size;
+}
+
+static float block_amax(const float *x, int n)
+{
+    float m = 0.0f;
+    for (int j = 0; j < n; j++)
+        m = fmaxf(m, fabsf(x[j]));
+    return m;
+}
+
+/* A rounded value as a quant: NaN (a broken model's activations) becomes -128 as AVX2's conversion and
+ * pack give it, and nothing out of range reaches a cast (undefined behaviour). */
+static int8_t to_q8(float v)
+{
+    if (v >= -128.0f && v <= 127.0f)
+        return (int8_t)v;
+    return v > 127.0f ? 127 : -128;
+}
+
+/* 32 values into q with d = amax / 127; returns sum(q) and leaves the unrounded d in *d_out. */
+static int q8_block(const float *x, int8_t q[32], float *d_out)
+{
+    const float amax = block_amax(x, 32);
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < 32; j++) {
+        q[j] = to_q8(rintf(x[j] * id));  /* the default rounding mode: nearest, ties to even */
+        sum += q[j];
+    }
+    *d_out = amax / 127.0f;
+    return sum;
+}
+
+static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 34) {
+        float d;
+        q8_block(x, (int8_t *)(b + 2), &d);
+        uint16_t h = quant_f32_to_f16(d);
+        memcpy(b, &h, 2);
+    }
+}
+
+static void quantize_q8_1(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 36) {
+        float d;
+        int sum = q8_block(x, (int8_t *)(b + 4), &d);
+        uint16_t h[2] = { quant_f32_to_f16(d), quant_f32_to_f16(d * (float)sum) };
+        memcpy(b, h, 4);
+    }
+}
+
+static void quantize_q8_k(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= QK_K, x += QK_K, b += 292) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < QK_K; j++)
+            if (fabsf(x[j]) > amax) {
+                amax = fabsf(x[j]);
+                max = x[j];
+            }
+        int8_t *q = (int8_t *)(b + 4);
+        int16_t bsums[16] = { 0 };
+        float d = 0.0f;
+        if (amax != 0.0f) {
+            const float iscale = -127.0f / max;
+            for (int j = 0; j < QK_K; j++) {
+                q[j] = to_q8(rintf(iscale * x[j]));
+                bsums[j / 16] = (int16_t)(bsums[j / 16] + q[j]);
+            }
+            d = 1.0f / iscale;
+        } else {
+            memset(q, 0, QK_K);
+        }
+        memcpy(b, &d, 4);
+        memcpy(b + 4 + QK_K, bsums, sizeof bsums);
+    }
+}
+
+quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, int64_t n)
+{
+    if (!quant_act_row_bytes(act_type, n))
+        return act_type < GGML_TYPE_COUNT && gguf_type_traits_of(act_type) ? QUANT_E_SHAPE : QUANT_E_UNSUPPORTED;
+    uint8_t *b = dst;
+    switch (act_type) {
+    case GGML_TYPE_F32: memcpy(dst, x, (size_t)n * sizeof(float)); break;
+    case GGML_TYPE_F16:
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t h = quant_f32_to_f16(x[i]);
+            memcpy(b + 2 * i, &h, 2);
+        }
+        break;
+    case GGML_TYPE_BF16:
+        for (int64_t i = 0; i < n; i++) {
+            uint16_t h = quant_f32_to_bf16(x[i]);
+            memcpy(b + 2 * i, &h, 2);
+        }
+        break;
+    case GGML_TYPE_Q8_0: quantize_q8_0(x, b, n); break;
+    case GGML_TYPE_Q8_1: quantize_q8_1(x, b, n); break;
+    case GGML_TYPE_Q8_K: quantize_q8_k(x, b, n); break;
+    default: return QUANT_E_UNSUPPORTED;
+    }
+    return QUANT_OK;
+}
