@@ -96,23 +96,53 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
 }
 
 /* One scalar entry point per type (the kernel pointer carries no type). */
-static float scalar_q4_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_0, w, a, n); }
-static float scalar_q4_1(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_1, w, a, n); }
-static float scalar_q5_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_0, w, a, n); }
-static float scalar_q5_1(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_1, w, a, n); }
-static float scalar_q8_0(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q8_0, w, a, n); }
-static float scalar_iq4_nl(const void *w, const void *a, int64_t n)
+static void scalar_q4_0(const void *w, const void *a, int64_t n, float *out)
 {
-    return act_dot_scalar(GGML_TYPE_IQ4_NL, w, a, n);
+    *out = act_dot_scalar(GGML_TYPE_Q4_0, w, a, n);
 }
-static float scalar_q2_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q2_K, w, a, n); }
-static float scalar_q3_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q3_K, w, a, n); }
-static float scalar_q4_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q4_K, w, a, n); }
-static float scalar_q5_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q5_K, w, a, n); }
-static float scalar_q6_k(const void *w, const void *a, int64_t n) { return act_dot_scalar(GGML_TYPE_Q6_K, w, a, n); }
-static float scalar_iq4_xs(const void *w, const void *a, int64_t n)
+static void scalar_q4_1(const void *w, const void *a, int64_t n, float *out)
 {
-    return act_dot_scalar(GGML_TYPE_IQ4_XS, w, a, n);
+    *out = act_dot_scalar(GGML_TYPE_Q4_1, w, a, n);
+}
+static void scalar_q5_0(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q5_0, w, a, n);
+}
+static void scalar_q5_1(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q5_1, w, a, n);
+}
+static void scalar_q8_0(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q8_0, w, a, n);
+}
+static void scalar_iq4_nl(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_IQ4_NL, w, a, n);
+}
+static void scalar_q2_k(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q2_K, w, a, n);
+}
+static void scalar_q3_k(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q3_K, w, a, n);
+}
+static void scalar_q4_k(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q4_K, w, a, n);
+}
+static void scalar_q5_k(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q5_K, w, a, n);
+}
+static void scalar_q6_k(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_Q6_K, w, a, n);
+}
+static void scalar_iq4_xs(const void *w, const void *a, int64_t n, float *out)
+{
+    *out = act_dot_scalar(GGML_TYPE_IQ4_XS, w, a, n);
 }
 
 static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
@@ -123,27 +153,26 @@ static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
 };
 
 #if defined(__x86_64__)
-static const quant_act_dot_fn avx2_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = quant_act_dot_q4_0_avx2,     [GGML_TYPE_Q4_1] = quant_act_dot_q4_1_avx2,
-    [GGML_TYPE_Q5_0] = quant_act_dot_q5_0_avx2,     [GGML_TYPE_Q5_1] = quant_act_dot_q5_1_avx2,
-    [GGML_TYPE_Q8_0] = quant_act_dot_q8_0_avx2,     [GGML_TYPE_IQ4_NL] = quant_act_dot_iq4_nl_avx2,
-    [GGML_TYPE_Q2_K] = quant_act_dot_q2_k_avx2,     [GGML_TYPE_Q3_K] = quant_act_dot_q3_k_avx2,
-    [GGML_TYPE_Q4_K] = quant_act_dot_q4_k_avx2,     [GGML_TYPE_Q5_K] = quant_act_dot_q5_k_avx2,
-    [GGML_TYPE_Q6_K] = quant_act_dot_q6_k_avx2,     [GGML_TYPE_IQ4_XS] = quant_act_dot_iq4_xs_avx2,
+#define AVX2_KERNEL(name) { quant_act_dot_##name##_avx2, quant_act_dot4_##name##_avx2 }
+static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = AVX2_KERNEL(q4_0), [GGML_TYPE_Q4_1] = AVX2_KERNEL(q4_1), [GGML_TYPE_Q5_0] = AVX2_KERNEL(q5_0),
+    [GGML_TYPE_Q5_1] = AVX2_KERNEL(q5_1), [GGML_TYPE_Q8_0] = AVX2_KERNEL(q8_0), [GGML_TYPE_IQ4_NL] = AVX2_KERNEL(iq4_nl),
+    [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
+    [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
 #endif
 
-quant_act_dot_fn quant_act_dot_function(uint32_t weight_type, quant_impl impl)
+quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
-        return NULL;
+        return (quant_act_kernel){ NULL, NULL };
 #if defined(__x86_64__)
     /* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
     const bool avx2 = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && strcmp(quant_simd_level(), "scalar") != 0);
-    if (avx2 && quant_cpu_has_avx2() && quant_cpu_has_fma() && avx2_fns[weight_type])
+    if (avx2 && quant_cpu_has_avx2() && quant_cpu_has_fma() && avx2_fns[weight_type].dot)
         return avx2_fns[weight_type];
 #else
     (void)impl;
 #endif
-    return scalar_fns[weight_type];
+    return (quant_act_kernel){ scalar_fns[weight_type], NULL };
 }

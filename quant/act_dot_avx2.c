@@ -76,84 +76,54 @@ AVX2 static inline __m256i load32(const void *p)
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
-/* ---- 32-value blocks against Q8_0 [d:f16][qs:32] ---- */
+/* Each kernel's body takes nt (1..4) activation rows at a, a + as, ...: the weights are unpacked once per
+ * block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
+ * over it unroll into registers. The entry points are the 1-row dot and the 4-row one. */
+#define ACT_MAX_ROWS 4
+#define INLINE __attribute__((always_inline)) inline
 
-/* Q4_0 [d][qs:16]: nibble - 8 (|w| <= 8). */
-AVX2 float quant_act_dot_q4_0_avx2(const void *w, const void *a, int64_t n)
+/* ---- 32-value blocks against Q8_0 [d:f16][qs:32] or Q8_1 [d:f16][s:f16][qs:32] ----
+ * The weight quants of one block as 32 bytes: signed (|w| <= 128), or unsigned with the Q4_1/Q5_1 min. */
+typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1 } legacy_kind;
+
+AVX2 static INLINE __m256i legacy_quants(legacy_kind k, const uint8_t *b)
 {
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 32, b += 18, y += 34) {
-        const __m256i q = _mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)), _mm256_cvtepi32_ps(sum_i8(q, load32(y + 2))), acc);
+    switch (k) {
+    case LEG_Q4_0: return _mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8));            /* nibble - 8 */
+    case LEG_Q5_0: /* (nibble | bit << 4) - 16 */
+        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2)), _mm256_set1_epi8(16));
+    case LEG_Q8_0: return load32(b + 2);
+    case LEG_IQ4_NL: return iq4_values(b + 2);                                                 /* kvalues[nibble] */
+    case LEG_Q4_1: return nibbles32(b + 4);                                                    /* nibble */
+    default: return _mm256_or_si256(nibbles32(b + 8), fifth_bits(b + 4));                     /* Q5_1 */
     }
-    return quant_hsum8(acc);
 }
 
-/* Q5_0 [d][qh:4][qs:16]: (nibble | bit << 4) - 16 (|w| <= 16). */
-AVX2 float quant_act_dot_q5_0_avx2(const void *w, const void *a, int64_t n)
+/* Q4_0 [d][qs:16], Q5_0 [d][qh:4][qs:16], Q8_0 [d][qs:32], IQ4_NL [d][qs:16] against Q8_0;
+ * Q4_1 [d][m][qs:16], Q5_1 [d][m][qh:4][qs:16] against Q8_1, plus m * s per block. */
+AVX2 static INLINE void legacy_body(legacy_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+                                    float *out)
 {
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 32, b += 22, y += 34) {
-        const __m256i q =
-            _mm256_sub_epi8(_mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2)), _mm256_set1_epi8(16));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)), _mm256_cvtepi32_ps(sum_i8(q, load32(y + 2))), acc);
+    static const uint8_t block_bytes[] = { 18, 22, 34, 18, 20, 24 };
+    const bool with_min = k == LEG_Q4_1 || k == LEG_Q5_1;
+    const int qa = with_min ? 4 : 2, ab = with_min ? 36 : 34;
+    __m256 acc[ACT_MAX_ROWS];
+    float mins[ACT_MAX_ROWS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
+    for (int64_t i = 0; i < n; i += 32, b += block_bytes[k], a += ab) {
+        const __m256i q = legacy_quants(k, b);
+        const float dw = f16c(b);
+        for (int t = 0; t < nt; t++) {
+            const uint8_t *y = a + t * as;
+            const __m256i sum = with_min ? sum_u8_s8(q, load32(y + qa)) : sum_i8(q, load32(y + qa));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16c(y)), _mm256_cvtepi32_ps(sum), acc[t]);
+            if (with_min)
+                mins[t] += f16c(b + 2) * f16c(y + 2);
+        }
     }
-    return quant_hsum8(acc);
-}
-
-/* Q8_0 [d][qs:32 int8] (|w| <= 128). */
-AVX2 float quant_act_dot_q8_0_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 32, b += 34, y += 34)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)),
-                              _mm256_cvtepi32_ps(sum_i8(load32(b + 2), load32(y + 2))), acc);
-    return quant_hsum8(acc);
-}
-
-/* IQ4_NL [d][qs:16]: kvalues_iq4nl[nibble] (|w| <= 127). */
-AVX2 float quant_act_dot_iq4_nl_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 32, b += 18, y += 34)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)),
-                              _mm256_cvtepi32_ps(sum_i8(iq4_values(b + 2), load32(y + 2))), acc);
-    return quant_hsum8(acc);
-}
-
-/* ---- against Q8_1 [d:f16][s:f16][qs:32]: unsigned quants, + m * s ---- */
-
-/* Q4_1 [d][m][qs:16]: nibble. */
-AVX2 float quant_act_dot_q4_1_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t i = 0; i < n; i += 32, b += 20, y += 36) {
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)),
-                              _mm256_cvtepi32_ps(sum_u8_s8(nibbles32(b + 4), load32(y + 4))), acc);
-        mins += f16c(b + 2) * f16c(y + 2);
-    }
-    return quant_hsum8(acc) + mins;
-}
-
-/* Q5_1 [d][m][qh:4][qs:16]: nibble | bit << 4. */
-AVX2 float quant_act_dot_q5_1_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t i = 0; i < n; i += 32, b += 24, y += 36) {
-        const __m256i q = _mm256_or_si256(nibbles32(b + 8), fifth_bits(b + 4));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * f16c(y)), _mm256_cvtepi32_ps(sum_u8_s8(q, load32(y + 4))),
-                              acc);
-        mins += f16c(b + 2) * f16c(y + 2);
-    }
-    return quant_hsum8(acc) + mins;
+    for (int t = 0; t < nt; t++)
+        out[t] = quant_hsum8(acc[t]) + mins[t];
 }
 
 /* ---- 256-value blocks against Q8_K [d:f32][qs:256][bsums:16 x i16] ----
@@ -178,171 +148,182 @@ static inline int32_t mins_by_32(const uint8_t *y, const uint8_t m[8])
     return s;
 }
 
-/* Q4_K [d][dmin][scales:12][qs:128]: 64-value chunk j has low nibbles (group 2j) then high (2j+1). */
-AVX2 float quant_act_dot_q4_k_avx2(const void *w, const void *a, int64_t n)
+/* sum over 16 groups of 16 of (scales[g] >> 4) * bsums[g]: Q2_K's mins */
+static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
 {
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
-    for (int64_t i = 0; i < n; i += QK_K, b += 144, y += 292) {
-        uint8_t sc[8], m[8];
-        for (int g = 0; g < 8; g++)
-            kq_scale_min(g, b + 4, &sc[g], &m[g]);
-        const uint8_t *qs = b + 16, *qa = y + 4;
-        __m256i isum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; j++) {
-            const __m256i q = load32(qs + 32 * j);
-            const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(q, low4), load32(qa + 64 * j));
-            const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4),
-                                                    load32(qa + 64 * j + 32));
-            isum = _mm256_add_epi32(isum, scale_halves(lo, sc[2 * j], sc[2 * j]));
-            isum = _mm256_add_epi32(isum, scale_halves(hi, sc[2 * j + 1], sc[2 * j + 1]));
-        }
-        const float da = q8k_d(y);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * da), _mm256_cvtepi32_ps(isum), acc);
-        mins += f16c(b + 2) * da * (float)mins_by_32(y, m);
-    }
-    return quant_hsum8(acc) - mins;
+    int16_t bs[16];
+    memcpy(bs, y + 4 + QK_K, sizeof bs);
+    int32_t s = 0;
+    for (int g = 0; g < 16; g++)
+        s += (scales[g] >> 4) * bs[g];
+    return s;
 }
 
-/* Q5_K [d][dmin][scales:12][qh:32][qs:128]: Q4_K's nibbles, and bit 2j / 2j+1 of qh[l] as the fifth bit. */
-AVX2 float quant_act_dot_q5_k_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    const __m256i low4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    for (int64_t i = 0; i < n; i += QK_K, b += 176, y += 292) {
-        uint8_t sc[8], m[8];
-        for (int g = 0; g < 8; g++)
-            kq_scale_min(g, b + 4, &sc[g], &m[g]);
-        const __m256i qh = load32(b + 16);
-        const uint8_t *qs = b + 48, *qa = y + 4;
-        __m256i isum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; j++) {
-            const __m256i q = load32(qs + 32 * j);
-            const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4);
-            const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4);
-            const __m256i v0 = _mm256_or_si256(_mm256_and_si256(q, low4), h0);
-            const __m256i v1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), h1);
-            isum = _mm256_add_epi32(isum, scale_halves(_mm256_maddubs_epi16(v0, load32(qa + 64 * j)), sc[2 * j],
-                                                       sc[2 * j]));
-            isum = _mm256_add_epi32(isum, scale_halves(_mm256_maddubs_epi16(v1, load32(qa + 64 * j + 32)),
-                                                       sc[2 * j + 1], sc[2 * j + 1]));
-        }
-        const float da = q8k_d(y);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * da), _mm256_cvtepi32_ps(isum), acc);
-        mins += f16c(b + 2) * da * (float)mins_by_32(y, m);
-    }
-    return quant_hsum8(acc) - mins;
-}
+/* A K-quant block unpacked: 8 chunks of 32 quants in activation order, each with the scales of its two
+ * halves; unsigned quants (Q2_K, Q4_K, Q5_K, at most 5 bits) or signed (|q| <= 128); d and dmin as f32. */
+typedef struct kblock {
+    __m256i q[8];
+    int16_t s_lo[8], s_hi[8];
+    bool is_signed;
+    float d, dmin;
+} kblock;
 
-/* Q6_K [ql:128][qh:64][scales:16 x i8][d]: per 128-value half h, values l, l+32, l+64, l+96 take
- * ql[l] low, ql[l+32] low, ql[l] high, ql[l+32] high as bits 0-3 and qh[l]'s bit pairs 0-1, 2-3, 4-5,
- * 6-7 as bits 4-5, minus 32; scale per 16 values. */
-AVX2 float quant_act_dot_q6_k_avx2(const void *w, const void *a, int64_t n)
+typedef enum kquant_kind { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_IQ4_XS } kquant_kind;
+
+/* Q2_K [scales:16][qs:64][d][dmin]: per half h and shift j, 2 bits of qs[32h + l]; scale low nibble.
+ * Q3_K [hmask:32][qs:64][scales:12][d]: the same 2 bits, minus 4 where bit 4h+j of hmask[l] is clear.
+ * Q4_K [d][dmin][scales:12][qs:128]: chunk 2j low nibbles of qs[32j..], chunk 2j+1 high.
+ * Q5_K [d][dmin][scales:12][qh:32][qs:128]: Q4_K's, with bit 2j / 2j+1 of qh[l] as the fifth bit.
+ * Q6_K [ql:128][qh:64][scales:16 x i8][d]: per half h, chunks of ql[l] low, ql[l+32] low, ql[l] high,
+ *   ql[l+32] high with qh[l]'s bit pairs as bits 4-5, minus 32.
+ * IQ4_XS [d][scales_h:u16][scales_l:4][qs:128]: kvalues[nibble]; group scale from 4 + 2 bits, minus 32. */
+AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u)
 {
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i low4 = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
-    for (int64_t i = 0; i < n; i += QK_K, b += 210, y += 292) {
-        const int8_t *sc = (const int8_t *)(b + 192);
-        __m256i isum = _mm256_setzero_si256();
+    const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
+    switch (k) {
+    case KQ_Q2_K:
+    case KQ_Q3_K: {
+        const uint8_t *qs = b + (k == KQ_Q2_K ? 16 : 32);
+        int8_t sc3[16];
+        if (k == KQ_Q3_K)
+            quant_q3k_scales(b + 96, sc3);
+        const __m256i hm = load32(b);
         for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = b + 64 * h, *qh = b + 128 + 32 * h, *qa = y + 4 + 128 * h;
-            const int8_t *s = sc + 8 * h;
-            const __m256i l0 = load32(ql), l1 = load32(ql + 32), hb = load32(qh);
+            const __m256i q = load32(qs + 32 * h);
+            for (int j = 0; j < 4; j++) {
+                const int c = 4 * h + j, g = 8 * h + 2 * j;
+                __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
+                if (k == KQ_Q3_K) {
+                    const __m256i bit = _mm256_set1_epi8((char)(1 << c));
+                    const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
+                    v = _mm256_sub_epi8(v, _mm256_and_si256(clear, _mm256_set1_epi8(4)));
+                    u->s_lo[c] = sc3[g], u->s_hi[c] = sc3[g + 1];
+                } else {
+                    u->s_lo[c] = b[g] & 0xf, u->s_hi[c] = b[g + 1] & 0xf;
+                }
+                u->q[c] = v;
+            }
+        }
+        u->is_signed = k == KQ_Q3_K;
+        u->d = f16c(b + (k == KQ_Q2_K ? 80 : 108));
+        u->dmin = k == KQ_Q2_K ? f16c(b + 82) : 0.0f;
+        return;
+    }
+    case KQ_Q4_K:
+    case KQ_Q5_K: {
+        const uint8_t *qs = b + (k == KQ_Q4_K ? 16 : 48);
+        const __m256i qh = load32(b + 16), one = _mm256_set1_epi8(1);
+        for (int j = 0; j < 4; j++) {
+            const __m256i q = load32(qs + 32 * j);
+            __m256i v0 = _mm256_and_si256(q, low4), v1 = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if (k == KQ_Q5_K) {
+                v0 = _mm256_or_si256(v0, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4));
+                v1 = _mm256_or_si256(v1,
+                                     _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4));
+            }
+            u->q[2 * j] = v0, u->q[2 * j + 1] = v1;
+            uint8_t sc, m;
+            kq_scale_min(2 * j, b + 4, &sc, &m);
+            u->s_lo[2 * j] = u->s_hi[2 * j] = sc;
+            kq_scale_min(2 * j + 1, b + 4, &sc, &m);
+            u->s_lo[2 * j + 1] = u->s_hi[2 * j + 1] = sc;
+        }
+        u->is_signed = false;
+        u->d = f16c(b);
+        u->dmin = f16c(b + 2);
+        return;
+    }
+    case KQ_Q6_K: {
+        const int8_t *sc = (const int8_t *)(b + 192);
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = load32(b + 64 * h), l1 = load32(b + 64 * h + 32), hb = load32(b + 128 + 32 * h);
             const __m256i nib[4] = { _mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
                                      _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
                                      _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4) };
-            for (int k = 0; k < 4; k++) {
-                const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), two), 4);
-                const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nib[k], hi), off); /* |q| <= 32 */
-                isum = _mm256_add_epi32(isum, scale_halves(pairs_i8(q, load32(qa + 32 * k)), s[2 * k], s[2 * k + 1]));
+            for (int c = 0; c < 4; c++) {
+                const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), three), 4);
+                u->q[4 * h + c] = _mm256_sub_epi8(_mm256_or_si256(nib[c], hi), _mm256_set1_epi8(32));
+                u->s_lo[4 * h + c] = sc[8 * h + 2 * c], u->s_hi[4 * h + c] = sc[8 * h + 2 * c + 1];
             }
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b + 208) * q8k_d(y)), _mm256_cvtepi32_ps(isum), acc);
+        u->is_signed = true;
+        u->d = f16c(b + 208);
+        u->dmin = 0.0f;
+        return;
     }
-    return quant_hsum8(acc);
-}
-
-/* Q3_K [hmask:32][qs:64][scales:12][d]: per half n and shift j, 2 bits of qs[32n + l] at 2j, minus 4 where
- * bit 4n+j of hmask[l] is clear; signed 6-bit scales per 16 values. */
-AVX2 float quant_act_dot_q3_k_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
-    for (int64_t i = 0; i < n; i += QK_K, b += 110, y += 292) {
-        int8_t sc[16];
-        quant_q3k_scales(b + 96, sc);
-        const __m256i hm = load32(b);
-        __m256i isum = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = load32(b + 32 + 32 * h);
-            for (int j = 0; j < 4; j++) {
-                const __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
-                const __m256i bit = _mm256_set1_epi8((char)(1 << (4 * h + j)));
-                const __m256i sub = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), zero), four);
-                const __m256i qv = _mm256_sub_epi8(v, sub); /* -4..3 */
-                isum = _mm256_add_epi32(isum, scale_halves(pairs_i8(qv, load32(y + 4 + 128 * h + 32 * j)),
-                                                           sc[8 * h + 2 * j], sc[8 * h + 2 * j + 1]));
-            }
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b + 108) * q8k_d(y)), _mm256_cvtepi32_ps(isum), acc);
-    }
-    return quant_hsum8(acc);
-}
-
-/* Q2_K [scales:16][qs:64][d][dmin]: Q3_K's 2-bit layout without hmask; scale low nibble, min high nibble. */
-AVX2 float quant_act_dot_q2_k_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    const __m256i three = _mm256_set1_epi8(3);
-    for (int64_t i = 0; i < n; i += QK_K, b += 84, y += 292) {
-        const uint8_t *sc = b;
-        __m256i isum = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i q = load32(b + 16 + 32 * h);
-            for (int j = 0; j < 4; j++) {
-                const __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
-                const int g = 8 * h + 2 * j;
-                isum = _mm256_add_epi32(isum, scale_halves(_mm256_maddubs_epi16(v, load32(y + 4 + 128 * h + 32 * j)),
-                                                           sc[g] & 0xf, sc[g + 1] & 0xf));
-            }
-        }
-        int16_t bs[16];
-        memcpy(bs, y + 4 + QK_K, sizeof bs);
-        int32_t summ = 0;
-        for (int g = 0; g < 16; g++)
-            summ += (sc[g] >> 4) * bs[g];
-        const float da = q8k_d(y);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b + 80) * da), _mm256_cvtepi32_ps(isum), acc);
-        mins += f16c(b + 82) * da * (float)summ;
-    }
-    return quant_hsum8(acc) - mins;
-}
-
-/* IQ4_XS [d][scales_h:u16][scales_l:4][qs:128]: group ib's 6-bit scale is scales_l's nibble ib with bits
- * 2ib..2ib+1 of scales_h on top, minus 32; values as IQ4_NL's. */
-AVX2 float quant_act_dot_iq4_xs_avx2(const void *w, const void *a, int64_t n)
-{
-    const uint8_t *b = w, *y = a;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += QK_K, b += 136, y += 292) {
+    default: { /* IQ4_XS */
         const uint16_t sh = rd16(b + 2);
-        __m256i isum = _mm256_setzero_si256();
         for (int ib = 0; ib < 8; ib++) {
             const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) | (((sh >> 2 * ib) & 3) << 4);
-            isum = _mm256_add_epi32(isum, scale_halves(pairs_i8(iq4_values(b + 8 + 16 * ib), load32(y + 4 + 32 * ib)),
-                                                       ls - 32, ls - 32));
+            u->q[ib] = iq4_values(b + 8 + 16 * ib);
+            u->s_lo[ib] = u->s_hi[ib] = (int16_t)(ls - 32);
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(b) * q8k_d(y)), _mm256_cvtepi32_ps(isum), acc);
+        u->is_signed = true;
+        u->d = f16c(b);
+        u->dmin = 0.0f;
+        return;
     }
-    return quant_hsum8(acc);
+    }
 }
+
+AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+                                    float *out)
+{
+    static const uint8_t block_bytes[] = { 84, 110, 144, 176, 210, 136 };
+    __m256 acc[ACT_MAX_ROWS];
+    float mins[ACT_MAX_ROWS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
+    for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += 292) {
+        kblock u;
+        kblock_unpack(k, b, &u);
+        uint8_t m8[8];
+        if (k == KQ_Q4_K || k == KQ_Q5_K)
+            for (int g = 0; g < 8; g++) {
+                uint8_t sc;
+                kq_scale_min(g, b + 4, &sc, &m8[g]);
+            }
+        for (int t = 0; t < nt; t++) {
+            const uint8_t *y = a + t * as;
+            __m256i isum = _mm256_setzero_si256();
+            for (int c = 0; c < 8; c++) {
+                const __m256i ya = load32(y + 4 + 32 * c);
+                const __m256i pairs = u.is_signed ? pairs_i8(u.q[c], ya) : _mm256_maddubs_epi16(u.q[c], ya);
+                isum = _mm256_add_epi32(isum, scale_halves(pairs, u.s_lo[c], u.s_hi[c]));
+            }
+            const float da = q8k_d(y);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(u.d * da), _mm256_cvtepi32_ps(isum), acc[t]);
+            if (k == KQ_Q2_K)
+                mins[t] += u.dmin * da * (float)mins_by_16(y, b);
+            else if (k == KQ_Q4_K || k == KQ_Q5_K)
+                mins[t] += u.dmin * da * (float)mins_by_32(y, m8);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        out[t] = quant_hsum8(acc[t]) - mins[t];
+}
+
+/* The entry points: one row (decode) and four (prompts), per type. */
+#define ACT_ENTRY_POINTS(name, body, kind)                                                                    \
+    AVX2 void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out)                 \
+    {                                                                                                          \
+        body(kind, w, a, 0, 1, n, out);                                                                        \
+    }                                                                                                          \
+    AVX2 void quant_act_dot4_##name##_avx2(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
+    {                                                                                                          \
+        body(kind, w, a, as, 4, n, out);                                                                       \
+    }
+ACT_ENTRY_POINTS(q4_0, legacy_body, LEG_Q4_0)
+ACT_ENTRY_POINTS(q5_0, legacy_body, LEG_Q5_0)
+ACT_ENTRY_POINTS(q8_0, legacy_body, LEG_Q8_0)
+ACT_ENTRY_POINTS(iq4_nl, legacy_body, LEG_IQ4_NL)
+ACT_ENTRY_POINTS(q4_1, legacy_body, LEG_Q4_1)
+ACT_ENTRY_POINTS(q5_1, legacy_body, LEG_Q5_1)
+ACT_ENTRY_POINTS(q2_k, kquant_body, KQ_Q2_K)
+ACT_ENTRY_POINTS(q3_k, kquant_body, KQ_Q3_K)
+ACT_ENTRY_POINTS(q4_k, kquant_body, KQ_Q4_K)
+ACT_ENTRY_POINTS(q5_k, kquant_body, KQ_Q5_K)
+ACT_ENTRY_POINTS(q6_k, kquant_body, KQ_Q6_K)
+ACT_ENTRY_POINTS(iq4_xs, kquant_body, KQ_IQ4_XS)
 
 #endif

@@ -59,7 +59,9 @@ float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
 float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
 /* Integer dots against quantized activations (act_dot_avx2.c), chosen by quant_act_dot_function. */
-#define QUANT_ACT_DOT_DECL(name) float quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n)
+#define QUANT_ACT_DOT_DECL(name)                                                        \
+    void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out); \
+    void quant_act_dot4_##name##_avx2(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
 QUANT_ACT_DOT_DECL(q4_0); QUANT_ACT_DOT_DECL(q4_1); QUANT_ACT_DOT_DECL(q5_0); QUANT_ACT_DOT_DECL(q5_1);
 QUANT_ACT_DOT_DECL(q8_0); QUANT_ACT_DOT_DECL(iq4_nl); QUANT_ACT_DOT_DECL(q2_k); QUANT_ACT_DOT_DECL(q3_k);
 QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QUANT_ACT_DOT_DECL(iq4_xs);

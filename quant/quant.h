@@ -86,13 +86,19 @@ uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n);
 /* n f32 activations into act_type (F32, F16, BF16, Q8_0, Q8_1, Q8_K) as ggml's x86 CPU backend
  * quantizes them. Decode them with quant_dequantize_row. */
 quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, int64_t n);
-/* One weight row of n values . n activations in quant_act_type(weight type): ggml's integer
- * block sums, scaled per block in f32 (equal to ggml's to f32 summation order). */
-typedef float (*quant_act_dot_fn)(const void *w, const void *a, int64_t n);
-/* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or NULL:
+/* One weight row of n values . n activations in quant_act_type(weight type), into *out: ggml's
+ * integer block sums, scaled per block in f32 (equal to ggml's to f32 summation order). dot4 does
+ * the same for 4 activation rows at a, a + a_stride, ... (the weights unpacked once for all four). */
+typedef void (*quant_act_dot_fn)(const void *w, const void *a, int64_t n, float *out);
+typedef void (*quant_act_dot4_fn)(const void *w, const void *a, uint64_t a_stride, int64_t n, float out[4]);
+typedef struct quant_act_kernel {
+    quant_act_dot_fn dot;    /* NULL: the type has none (see below) */
+    quant_act_dot4_fn dot4;  /* NULL: call dot for each row */
+} quant_act_kernel;
+/* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or none:
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the
  * same sum, since they have no f16-rounded offset term. */
-quant_act_dot_fn quant_act_dot_function(uint32_t weight_type, quant_impl impl);
+quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
 
 /* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K),
  * choosing and rounding as ggml's reference quantizers do (what llama-quantize

@@ -623,7 +623,7 @@ Test(quant, integer_dots_equal_the_decoded_product_at_every_level)
                                GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
     const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
-    int checked = 0;
+    int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         const uint32_t type = types[k], at = quant_act_type(type);
         const gguf_type_traits *tt = gguf_type_traits_of(type), *ta = gguf_type_traits_of(at);
@@ -655,19 +655,34 @@ Test(quant, integer_dots_equal_the_decoded_product_at_every_level)
                            ((double)quant_f16_to_f32(s) - (double)quant_f16_to_f32(d) * sum);
                 }
             for (size_t p = 0; p < 3; p++) {
-                quant_act_dot_fn dot = quant_act_dot_function(type, impls[p]);
-                cr_assert_not_null(dot, "%s has no integer dot", tt->name);
-                const float got = dot(raw, xa, (int64_t)n);
+                quant_act_kernel k = quant_act_dot_function(type, impls[p]);
+                cr_assert_not_null(k.dot, "%s has no integer dot", tt->name);
+                float got;
+                k.dot(raw, xa, (int64_t)n, &got);
                 cr_assert(isfinite(ref), "%s: random blocks gave a non-finite reference", tt->name);
                 cr_assert_leq(fabs(got - ref), 2e-6 * mag + 1e-30, "%s impl %zu row %d: %.9g, reference %.9g",
                               tt->name, p, row, got, ref);
+                if (k.dot4) { /* the same activations as the 2nd of 4 rows (stride arb): the same value */
+                    const uint64_t arb = quant_act_row_bytes(at, (int64_t)n);
+                    uint8_t *four = calloc(4, arb);
+                    memcpy(four + arb, xa, arb);
+                    float out[4];
+                    k.dot4(raw, four, arb, (int64_t)n, out);
+                    cr_assert_eq(out[1], got, "%s: the 4-row kernel's row gives %.9g, the 1-row %.9g", tt->name,
+                                 out[1], got);
+                    cr_assert_eq(out[0], 0.0f);
+                    free(four);
+                    dot4_checked++;
+                }
             }
         }
         free(raw), free(xa), free(w), free(x), free(xd);
         checked++;
     }
     cr_assert_eq(checked, 12);
-    cr_assert_null(quant_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST), "F16 multiplies its rounded values");
+    if (strcmp(quant_simd_level(), "scalar") != 0)
+        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
+    cr_assert_null(quant_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
     cr_assert_eq(quant_act_type(GGML_TYPE_F16), GGML_TYPE_F16);
     cr_assert_eq(quant_act_type(GGML_TYPE_Q4_1), GGML_TYPE_Q8_1);
     cr_assert_eq(quant_act_type(GGML_TYPE_IQ2_XXS), GGML_TYPE_Q8_K);

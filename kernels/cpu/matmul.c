@@ -132,33 +132,43 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     return true;
 }
 
-/* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld). */
-static void row_block_act(const gguf_tensor *t, quant_act_dot_fn dot, uint64_t rb, int64_t r0, int nr,
+/* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld):
+ * 4 tokens at a time where the kernel takes 4 (each weight block unpacked once for the four). */
+static void row_block_act(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t r0, int nr,
                           const uint8_t *xq, uint64_t arb, int T, float *y, int64_t ld)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
-    for (int tok = 0; tok < T; tok++)
+    int tok = 0;
+    if (k.dot4)
+        for (; tok + 4 <= T; tok += 4)
+            for (int r = 0; r < nr; r++) {
+                float out[4];
+                k.dot4(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, arb, n, out);
+                for (int j = 0; j < 4; j++)
+                    y[(tok + j) * ld + r0 + r] = out[j];
+            }
+    for (; tok < T; tok++)
         for (int r = 0; r < nr; r++)
-            y[tok * ld + r0 + r] = dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n);
+            k.dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n, &y[tok * ld + r0 + r]);
 }
 
 /* x (T, n) rounded for weights of t's type as llama.cpp rounds it: with an integer dot for the type,
  * into *xq (T rows of *arb bytes) and *dot; otherwise into *xf, the f32 values the rounded activations
  * hold. Both NULL for F32 weights, which ggml multiplies with x as it is. */
 static kern_status round_activations(const gguf_tensor *t, const float *x, int T, int threads,
-                                     quant_act_dot_fn *dot, uint8_t **xq, uint64_t *arb, float **xf)
+                                     quant_act_kernel *k, uint8_t **xq, uint64_t *arb, float **xf)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint32_t at = quant_act_type(t->type);
-    *dot = NULL, *xq = NULL, *xf = NULL;
+    *k = (quant_act_kernel){ NULL, NULL }, *xq = NULL, *xf = NULL;
     if (at == GGML_TYPE_F32 || at == GGML_TYPE_COUNT)
         return KERN_OK;
     *arb = quant_act_row_bytes(at, n);
     if (!*arb)
         return KERN_E_SHAPE;
-    *dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
-    if (!(*xq = malloc((size_t)*arb * (size_t)T)) || (!*dot && !(*xf = alloc_floats64((size_t)T * (size_t)n)))) {
+    *k = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
+    if (!(*xq = malloc((size_t)*arb * (size_t)T)) || (!k->dot && !(*xf = alloc_floats64((size_t)T * (size_t)n)))) {
         free(*xq);
         *xq = NULL;
         return KERN_E_NOMEM;
@@ -193,7 +203,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
 
     /* Small products run on one thread: waking a team costs more than they do. */
     const bool wide = (double)n * rows * T >= 1 << 17;
-    quant_act_dot_fn adot = NULL;
+    quant_act_kernel adot = { NULL, NULL };
     uint8_t *xq = NULL;
     uint64_t arb = 0;
     float *xf = NULL;
@@ -205,7 +215,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
             x = xf;
     }
     /* One token: a fused kernel decodes each row in registers, some from x rearranged once here. */
-    quant_dot_kernel fused = T == 1 && !adot ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
+    quant_dot_kernel fused = T == 1 && !adot.dot ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
     float *xp = NULL;
     if (fused.prep) {
         if (!(xp = alloc_floats64((size_t)quant_dot_prep_floats(n)))) {
@@ -230,7 +240,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            if (adot)
+            if (adot.dot)
                 row_block_act(t, adot, rb, r0, nr, xq, arb, T, y, rows);
             else
                 ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
