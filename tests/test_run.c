@@ -545,3 +545,95 @@ Test(run, unknown_fault_and_backend_exit_2)
     free(out);
     free(p);
 }
+
+/* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
+static double logits_vs_golden(const char *npy, const char *stem)
+{
+    char gpath[8192];
+    snprintf(gpath, sizeof gpath, "%s/generate/%s.prompt_logits.npy", golden_dir(), stem);
+    uint64_t r1, c1, r2, c2;
+    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
+    cr_assert(ours && ref, "%s or %s unreadable", npy, gpath);
+    cr_assert(r1 == r2 && c1 == c2);
+    double mx = 0, diff = 0;
+    for (uint64_t i = 0; i < r1 * c1; i++) {
+        mx = fmax(mx, fabs(ref[i]));
+        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
+    }
+    free(ours);
+    free(ref);
+    return diff / mx;
+}
+
+/* --numerics ggml gives llama.cpp's logits on the quantized file itself (stories260K-q8_0mix: Q8_0 with
+ * Q4_0/Q4_K-style mixes, whose golden it reproduces bit for bit today), where exact numerics gives the
+ * -deq twin's; each is 1 % from the other golden. */
+Test(run, numerics_ggml_gives_llama_cpps_logits_on_the_file_itself)
+{
+    char *m = need_model("stories260K-q8_0mix.gguf");
+    cJSON *g = need_golden("stories260K-q8_0mix.p0");
+    need_golden("stories260K-q8_0mix-deq.p0");
+    const char *prompt = cJSON_GetObjectItem(g, "prompt")->valuestring;
+    char npy[128], extra[1024];
+    snprintf(npy, sizeof npy, "%s/logits.npy", tmp_dir);
+    const char *modes[] = { "ggml", "exact" };
+    double own[2], deq[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(extra, sizeof extra, "-p '%s' -n 1 --numerics %s --logits-out '%s'", prompt, modes[i], npy);
+        int st;
+        cJSON *j = run_json(m, extra, &st);
+        cr_assert_eq(st, 0);
+        cr_assert_str_eq(cJSON_GetObjectItem(j, "backend")->valuestring, i == 0 ? "cpu:ggml" : "cpu");
+        cJSON_Delete(j);
+        own[i] = logits_vs_golden(npy, "stories260K-q8_0mix.p0");
+        deq[i] = logits_vs_golden(npy, "stories260K-q8_0mix-deq.p0");
+    }
+    cr_assert_lt(own[0], 1e-4, "ggml numerics: %.3g from llama.cpp's logits on the file", own[0]);
+    cr_assert_lt(deq[1], 5e-4, "exact numerics: %.3g from the -deq golden", deq[1]);
+    cr_assert_gt(own[1], 1e-3, "exact numerics should not land on the rounded golden (%.3g)", own[1]);
+    cr_assert_gt(deq[0], 1e-3, "ggml numerics should not land on the -deq golden (%.3g)", deq[0]);
+    cJSON_Delete(g);
+    free(m);
+}
+
+Test(run, numerics_options_are_checked)
+{
+    char *m = need_model("stories260K.gguf");
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 --numerics fast 2>&1", m);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(out && strstr(out, "--numerics takes exact or ggml, got 'fast'"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 --backend cuda --numerics ggml 2>&1", m);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(out && strstr(out, "--numerics ggml is the CPU backend's"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 --compare cpu,cpu:fast 2>&1", m);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 2);
+    cr_assert(out && strstr(out, "unknown backend 'cpu:fast'"), "%s", out);
+    free(out);
+    free(m);
+}
+
+/* --compare cpu,cpu:ggml: how far llama.cpp's rounding moves the hidden states, named from layer 0's q on. */
+Test(run, compare_exact_with_ggml_numerics)
+{
+    char *m = need_model("tiny-qwen2-q4_0.gguf");
+    char args[4096];
+    int st;
+    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml", m);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert(out && strstr(out, "cpu vs cpu:ggml"), "%s", out);
+    cr_assert(strstr(out, "first beyond 1e-03 at layer 0, q,"), "%s", out);
+    free(out);
+    /* with a tolerance above the rounding's size, the two agree */
+    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml --tolerance 0.5", m);
+    out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    free(m);
+}
