@@ -164,6 +164,7 @@ static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
 typedef struct kblock {
     __m256i q[8];
     int16_t s_lo[8], s_hi[8];
+    uint8_t m[8];  /* Q4_K / Q5_K: the 6-bit min of each chunk */
     bool is_signed;
     float d, dmin;
 } kblock;
@@ -222,10 +223,10 @@ AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u
                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4));
             }
             u->q[2 * j] = v0, u->q[2 * j + 1] = v1;
-            uint8_t sc, m;
-            kq_scale_min(2 * j, b + 4, &sc, &m);
+            uint8_t sc;
+            kq_scale_min(2 * j, b + 4, &sc, &u->m[2 * j]);
             u->s_lo[2 * j] = u->s_hi[2 * j] = sc;
-            kq_scale_min(2 * j + 1, b + 4, &sc, &m);
+            kq_scale_min(2 * j + 1, b + 4, &sc, &u->m[2 * j + 1]);
             u->s_lo[2 * j + 1] = u->s_hi[2 * j + 1] = sc;
         }
         u->is_signed = false;
@@ -277,12 +278,6 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
     for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += 292) {
         kblock u;
         kblock_unpack(k, b, &u);
-        uint8_t m8[8];
-        if (k == KQ_Q4_K || k == KQ_Q5_K)
-            for (int g = 0; g < 8; g++) {
-                uint8_t sc;
-                kq_scale_min(g, b + 4, &sc, &m8[g]);
-            }
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
             __m256i isum = _mm256_setzero_si256();
@@ -296,7 +291,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
             if (k == KQ_Q2_K)
                 mins[t] += u.dmin * da * (float)mins_by_16(y, b);
             else if (k == KQ_Q4_K || k == KQ_Q5_K)
-                mins[t] += u.dmin * da * (float)mins_by_32(y, m8);
+                mins[t] += u.dmin * da * (float)mins_by_32(y, u.m);
         }
     }
     for (int t = 0; t < nt; t++)

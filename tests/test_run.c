@@ -96,6 +96,26 @@ Test(run, tokenize_prints_the_prompt_ids)
     free(m);
 }
 
+/* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
+static double logits_vs_golden(const char *npy, const char *stem)
+{
+    char gpath[8192];
+    snprintf(gpath, sizeof gpath, "%s/generate/%s.prompt_logits.npy", golden_dir(), stem);
+    uint64_t r1, c1, r2, c2;
+    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
+    cr_assert(ours && ref, "%s or %s unreadable", npy, gpath);
+    cr_assert(r1 == r2 && c1 == c2, "logits %llux%llu, golden %llux%llu", (unsigned long long)r1,
+              (unsigned long long)c1, (unsigned long long)r2, (unsigned long long)c2);
+    double mx = 0, diff = 0;
+    for (uint64_t i = 0; i < r1 * c1; i++) {
+        mx = fmax(mx, fabs(ref[i]));
+        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
+    }
+    free(ours);
+    free(ref);
+    return diff / mx;
+}
+
 Test(run, logits_out_and_trace_file_match_the_golden)
 {
     char *m = need_model("tiny-qwen2-f32.gguf");
@@ -107,19 +127,7 @@ Test(run, logits_out_and_trace_file_match_the_golden)
     int st;
     cJSON *j = run_json(m, extra, &st);
     cr_assert_eq(st, 0);
-    char gpath[8192];
-    snprintf(gpath, sizeof gpath, "%s/generate/tiny-qwen2-f32.p0.prompt_logits.npy", golden_dir());
-    uint64_t r1, c1, r2, c2;
-    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
-    cr_assert(ours && ref);
-    cr_assert(r1 == r2 && c1 == c2, "logits %llux%llu, golden %llux%llu", (unsigned long long)r1,
-              (unsigned long long)c1, (unsigned long long)r2, (unsigned long long)c2);
-    double mx = 0, diff = 0;
-    for (uint64_t i = 0; i < r1 * c1; i++) {
-        mx = fmax(mx, fabs(ref[i]));
-        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
-    }
-    cr_assert_lt(diff / mx, 5e-4);
+    cr_assert_lt(logits_vs_golden(npy, "tiny-qwen2-f32.p0"), 5e-4);
 
     tbuf tb = read_whole_file(tr);
     cJSON *trace = cJSON_ParseWithLength((const char *)tb.p, tb.len);
@@ -146,8 +154,6 @@ Test(run, logits_out_and_trace_file_match_the_golden)
                  cJSON_GetArrayItem(cJSON_GetObjectItem(g, "greedy_tokens"), 0)->valueint);
     cJSON_Delete(trace);
     tbuf_free(&tb);
-    free(ours);
-    free(ref);
     cJSON_Delete(j);
     cJSON_Delete(g);
     free(m);
@@ -544,25 +550,6 @@ Test(run, unknown_fault_and_backend_exit_2)
     cr_assert(strstr(out, "unknown backend 'tpu'"), "%s", out);
     free(out);
     free(p);
-}
-
-/* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
-static double logits_vs_golden(const char *npy, const char *stem)
-{
-    char gpath[8192];
-    snprintf(gpath, sizeof gpath, "%s/generate/%s.prompt_logits.npy", golden_dir(), stem);
-    uint64_t r1, c1, r2, c2;
-    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
-    cr_assert(ours && ref, "%s or %s unreadable", npy, gpath);
-    cr_assert(r1 == r2 && c1 == c2);
-    double mx = 0, diff = 0;
-    for (uint64_t i = 0; i < r1 * c1; i++) {
-        mx = fmax(mx, fabs(ref[i]));
-        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
-    }
-    free(ours);
-    free(ref);
-    return diff / mx;
 }
 
 /* --numerics ggml gives llama.cpp's logits on the quantized file itself (stories260K-q8_0mix: Q8_0 with
