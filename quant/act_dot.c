@@ -162,14 +162,45 @@ static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
 };
 #endif
 
+#if defined(__x86_64__)
+#define AVX2_GEMM(name) { quant_act_panel_bytes_##name, quant_act_pack_##name##_avx2, quant_act_gemm_##name##_avx2, false }
+static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = AVX2_GEMM(q4_0), [GGML_TYPE_Q4_1] = AVX2_GEMM(q4_1), [GGML_TYPE_Q5_0] = AVX2_GEMM(q5_0),
+    [GGML_TYPE_Q5_1] = AVX2_GEMM(q5_1), [GGML_TYPE_Q8_0] = AVX2_GEMM(q8_0), [GGML_TYPE_IQ4_NL] = AVX2_GEMM(iq4_nl),
+    [GGML_TYPE_Q2_K] = AVX2_GEMM(q2_k), [GGML_TYPE_Q3_K] = AVX2_GEMM(q3_k), [GGML_TYPE_Q4_K] = AVX2_GEMM(q4_k),
+    [GGML_TYPE_Q5_K] = AVX2_GEMM(q5_k), [GGML_TYPE_Q6_K] = AVX2_GEMM(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_GEMM(iq4_xs),
+};
+#endif
+
+/* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
+static bool use_avx2(quant_impl impl)
+{
+    const bool asked = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && strcmp(quant_simd_level(), "scalar") != 0);
+    return asked && quant_cpu_has_avx2() && quant_cpu_has_fma();
+}
+
+quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
+{
+#if defined(__x86_64__)
+    if (weight_type < GGML_TYPE_COUNT && use_avx2(impl)) {
+        quant_act_gemm g = avx2_gemms[weight_type];
+        g.llama_cpp_order = weight_type == GGML_TYPE_Q4_0 || weight_type == GGML_TYPE_Q4_K ||
+                            weight_type == GGML_TYPE_IQ4_NL || (weight_type == GGML_TYPE_Q2_K && quant_cpu_has_avx512());
+        return g;
+    }
+#else
+    (void)weight_type;
+    (void)impl;
+#endif
+    return (quant_act_gemm){ NULL, NULL, NULL, false };
+}
+
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
         return (quant_act_kernel){ NULL, NULL };
 #if defined(__x86_64__)
-    /* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
-    const bool avx2 = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && strcmp(quant_simd_level(), "scalar") != 0);
-    if (avx2 && quant_cpu_has_avx2() && quant_cpu_has_fma() && avx2_fns[weight_type].dot)
+    if (use_avx2(impl) && avx2_fns[weight_type].dot)
         return avx2_fns[weight_type];
 #else
     (void)impl;

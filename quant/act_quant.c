@@ -65,9 +65,26 @@ static int8_t to_q8(float v)
     return v > 127.0f ? 127 : -128;
 }
 
+/* The AVX2 forms (act_quant_avx2.c), where the CPU has AVX2 and GGUFSCOPE_SIMD does not cap it below. */
+static bool use_avx2(void)
+{
+#if defined(__x86_64__)
+    static int cached = -1;
+    if (cached < 0)
+        cached = quant_cpu_has_avx2() && strcmp(quant_simd_level(), "scalar") != 0;
+    return cached;
+#else
+    return false;
+#endif
+}
+
 /* 32 values into q with d = amax / 127; returns sum(q) and leaves the unrounded d in *d_out. */
 static int q8_block(const float *x, int8_t q[32], float *d_out)
 {
+#if defined(__x86_64__)
+    if (use_avx2())
+        return quant_act_q8_block_avx2(x, q, d_out);
+#endif
     const float amax = block_amax(x, 32);
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     int sum = 0;
@@ -102,6 +119,12 @@ static void quantize_q8_1(const float *x, uint8_t *b, int64_t n)
 static void quantize_q8_k(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= QK_K, x += QK_K, b += 292) {
+#if defined(__x86_64__)
+        if (use_avx2()) {
+            quant_act_q8k_block_avx2(x, b);
+            continue;
+        }
+#endif
         float amax = 0.0f, max = 0.0f;
         for (int j = 0; j < QK_K; j++)
             if (fabsf(x[j]) > amax) {
@@ -149,6 +172,31 @@ quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, in
     case GGML_TYPE_Q8_1: quantize_q8_1(x, b, n); break;
     case GGML_TYPE_Q8_K: quantize_q8_k(x, b, n); break;
     default: return QUANT_E_UNSUPPORTED;
+    }
+    return QUANT_OK;
+}
+
+quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16_t *sums)
+{
+    if (act_type != GGML_TYPE_Q8_0 && act_type != GGML_TYPE_Q8_1 && act_type != GGML_TYPE_Q8_K)
+        return QUANT_E_UNSUPPORTED;
+    if (!quant_act_row_bytes(act_type, n))
+        return QUANT_E_SHAPE;
+    const gguf_type_traits *tr = gguf_type_traits_of(act_type);
+    const int bv = (int)tr->block_size, at = act_type == GGML_TYPE_Q8_0 ? 2 : 4;
+    const uint8_t *b = a;
+    for (int64_t i = 0; i < n; i += bv, b += tr->type_size) {
+        if (act_type == GGML_TYPE_Q8_K) { /* its bsums, as stored */
+            memcpy(sums + i / 16, b + 4 + QK_K, QK_K / 16 * sizeof(int16_t));
+            continue;
+        }
+        const int8_t *q = (const int8_t *)(b + at);
+        for (int h = 0; h < 2; h++) {
+            int s = 0;
+            for (int j = 0; j < 16; j++)
+                s += q[16 * h + j];
+            sums[i / 16 + h] = (int16_t)s;
+        }
     }
     return QUANT_OK;
 }

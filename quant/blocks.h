@@ -65,6 +65,18 @@ float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
 QUANT_ACT_DOT_DECL(q4_0); QUANT_ACT_DOT_DECL(q4_1); QUANT_ACT_DOT_DECL(q5_0); QUANT_ACT_DOT_DECL(q5_1);
 QUANT_ACT_DOT_DECL(q8_0); QUANT_ACT_DOT_DECL(iq4_nl); QUANT_ACT_DOT_DECL(q2_k); QUANT_ACT_DOT_DECL(q3_k);
 QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QUANT_ACT_DOT_DECL(iq4_xs);
+/* The activation quantizers' AVX2 forms (act_quant_avx2.c). */
+int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out);
+void quant_act_q8k_block_avx2(const float *x, uint8_t *b);
+/* Prompt products against 8 rows packed into a panel (act_gemm_avx2.c), chosen by quant_act_gemm_function. */
+#define QUANT_ACT_GEMM_DECL(name)                                                                               \
+    uint64_t quant_act_panel_bytes_##name(int64_t n);                                                          \
+    void quant_act_pack_##name##_avx2(const void *w, uint64_t rb, int nr, int64_t n, void *panel);             \
+    void quant_act_gemm_##name##_avx2(const void *panel, const void *a, uint64_t as, const int16_t *sums, int T, \
+                                      int64_t n, float *y, int64_t ld, int nr)
+QUANT_ACT_GEMM_DECL(q4_0); QUANT_ACT_GEMM_DECL(q4_1); QUANT_ACT_GEMM_DECL(q5_0); QUANT_ACT_GEMM_DECL(q5_1);
+QUANT_ACT_GEMM_DECL(q8_0); QUANT_ACT_GEMM_DECL(iq4_nl); QUANT_ACT_GEMM_DECL(q2_k); QUANT_ACT_GEMM_DECL(q3_k);
+QUANT_ACT_GEMM_DECL(q4_k); QUANT_ACT_GEMM_DECL(q5_k); QUANT_ACT_GEMM_DECL(q6_k); QUANT_ACT_GEMM_DECL(iq4_xs);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);

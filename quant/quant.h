@@ -99,6 +99,25 @@ typedef struct quant_act_kernel {
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the
  * same sum, since they have no f16-rounded offset term. */
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
+/* Prompts: 8 weight rows (w, w + row_bytes, ...; nr <= 8 of them) packed into a panel of panel_bytes(n),
+ * then multiplied with T activation rows (a, a + a_stride, ...) into y[t * ld + r], r < nr. sums holds
+ * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
+ * each row's blocks in order, one lane per row, which is llama.cpp's order only where it repacks the
+ * type (llama_cpp_order); its dots add 8 partial sums per row instead, and a last-bit difference can
+ * round a later activation the other way. All NULL where the type has none at this level. */
+typedef struct quant_act_gemm {
+    uint64_t (*panel_bytes)(int64_t n);
+    void (*pack)(const void *w, uint64_t row_bytes, int nr, int64_t n, void *panel);
+    void (*multiply)(const void *panel, const void *a, uint64_t a_stride, const int16_t *sums, int T, int64_t n,
+                     float *y, int64_t ld, int nr);
+    /* llama.cpp's x86 CPU backend multiplies prompts of this type the same way on this CPU: it repacks
+     * Q4_0, Q4_K and IQ4_NL weights into 8-row blocks where the CPU has AVX2, Q2_K where it has AVX-512
+     * (ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type) */
+    bool llama_cpp_order;
+} quant_act_gemm;
+quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl);
+/* The sums of each 16 quants of a row of n activations in Q8_0, Q8_1 or Q8_K (Q8_K's bsums). */
+quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16_t *sums);
 
 /* Quantizes n f32 values into `type` (F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K),
  * choosing and rounding as ggml's reference quantizers do (what llama-quantize

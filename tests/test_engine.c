@@ -314,8 +314,9 @@ Test(engine, every_shared_model_matches_llama_cpp)
  * rounding boundary can round the other way when an earlier op (attention's sums, a norm) differs
  * from ggml's in its last bit, and one quant a step away moves these small models' logits by up to
  * 1e-2 from that position on. So: the first prompt position (no attention across positions yet)
- * within 1e-4 on every file with quantized weights, and 3 in 4 of all prompt positions (measured:
- * docs/BENCHMARKS.md's numerics section). Files of f16/bf16 only, whose f16 rounding of activations
+ * within 1e-4 on every file with quantized weights, and 7 in 8 of all prompt positions (measured: 313
+ * of 334 with the AVX2 kernels, 300 with the scalar ones, 276 before the prompt products of the types
+ * llama.cpp repacks added their blocks in its order; docs/BENCHMARKS.md's numerics section). Files of f16/bf16 only, whose f16 rounding of activations
  * is 100 times finer and flips often, and gemma3 are logged, not held.
  */
 Test(engine, ggml_numerics_match_llama_cpp_on_the_files_themselves)
@@ -327,7 +328,7 @@ Test(engine, ggml_numerics_match_llama_cpp_on_the_files_themselves)
     cr_assert_geq(checked, 30, "only %d model/prompt pairs checked", checked);
     cr_log_info("ggml numerics: %zu of %zu prompt positions within %.0e of llama.cpp's logits", sum.rows_within,
                 sum.rows, GGML_LOGIT_TOL);
-    cr_assert_geq(sum.rows_within * 4, sum.rows * 3, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
+    cr_assert_geq(sum.rows_within * 8, sum.rows * 7, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
                   sum.rows, GGML_LOGIT_TOL);
 }
 

@@ -3,6 +3,7 @@
  * and quantizers equal to the reference. */
 #include "fixture_model.h"
 #include "quant.h"
+#include "random_blocks.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -12,12 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t rng = 0x12345678abcdefull;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
 
 static void write_bytes(const char *path, const void *p, size_t n)
 {
@@ -49,52 +44,6 @@ static void py(const char *args)
     cr_assert_eq(st, 0, "reference failed: %s (is build/venv set up? run make test)", cmd);
 }
 
-/* A random f16 of magnitude 2^-12 .. 2^-1, either sign: a valid, non-trivial scale. */
-static uint16_t rand_scale(bool allow_negative)
-{
-    uint16_t exp = (uint16_t)(3 + rnd() % 11), man = (uint16_t)(rnd() & 0x3ff);
-    uint16_t sign = allow_negative && (rnd() & 1) ? 0x8000 : 0;
-    return (uint16_t)(sign | exp << 10 | man);
-}
-
-static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-
-/* Random bytes everywhere, then scale fields set to valid, varied values. */
-static void random_block(uint32_t type, uint8_t *b, size_t size)
-{
-    for (size_t i = 0; i < size; i++)
-        b[i] = (uint8_t)rnd();
-    switch (type) {
-    case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_F32: break; /* all bit patterns */
-    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_1: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
-        put16(b, rand_scale(true));
-        put16(b + 2, rand_scale(true));
-        break;
-    case GGML_TYPE_Q2_K: put16(b + 80, rand_scale(true)); put16(b + 82, rand_scale(true)); break;
-    case GGML_TYPE_Q3_K: put16(b + 108, rand_scale(true)); break;
-    case GGML_TYPE_Q6_K: put16(b + 208, rand_scale(true)); break;
-    case GGML_TYPE_TQ1_0: put16(b + 52, rand_scale(true)); break;
-    case GGML_TYPE_TQ2_0: put16(b + 64, rand_scale(true)); break;
-    case GGML_TYPE_Q8_K: {
-        float d = ldexpf((float)(rnd() % 1000 + 1), -(int)(rnd() % 20) - 10);
-        memcpy(b, &d, 4);
-        break;
-    }
-    case GGML_TYPE_MXFP4: b[0] = (uint8_t)(110 + rnd() % 30); break;
-    case GGML_TYPE_IQ1_M: { /* the f16 scale lives in the top nibble of the four scale words */
-        uint16_t d = rand_scale(true);
-        for (int k = 0; k < 4; k++) {
-            uint16_t w;
-            memcpy(&w, b + 48 + 2 * k, 2);
-            w = (uint16_t)((w & 0x0fff) | ((d >> (4 * k)) & 0xf) << 12);
-            memcpy(b + 48 + 2 * k, &w, 2);
-        }
-        break;
-    }
-    default: put16(b, rand_scale(true)); break; /* d first: Q4_0 Q5_0 Q8_0 IQ* */
-    }
-}
-
 Test(quant, random_blocks_of_every_type_match_the_gguf_package, .timeout = 300)
 {
     int tested = 0;
@@ -106,7 +55,7 @@ Test(quant, random_blocks_of_every_type_match_the_gguf_package, .timeout = 300)
         const size_t bytes = n_blocks * tt->type_size, n = n_blocks * tt->block_size;
         uint8_t *raw = malloc(bytes);
         for (size_t i = 0; i < n_blocks; i++)
-            random_block(type, raw + i * tt->type_size, tt->type_size);
+            test_random_block(type, raw + i * tt->type_size, tt->type_size);
         char in[64], out[80], args[256];
         snprintf(in, sizeof in, "/tmp/ggufscope-q-%d-%s.bin", (int)getpid(), tt->name);
         snprintf(out, sizeof out, "%s.f32", in);
@@ -471,7 +420,7 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
             const size_t n_blocks = tt->block_size == 1 ? 4099 : 203;
             uint8_t *raw = malloc(n_blocks * tt->type_size);
             for (size_t i = 0; i < n_blocks; i++)
-                random_block(type, raw + i * tt->type_size, tt->type_size);
+                test_random_block(type, raw + i * tt->type_size, tt->type_size);
             const size_t n = n_blocks * tt->block_size;
             float *a = malloc(n * 4), *b = malloc(n * 4);
             paths[p](raw, a, (int64_t)n);
@@ -518,15 +467,15 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             float *w = malloc(n * 4), *x = malloc(n * 4), *xp = malloc((size_t)quant_dot_prep_floats((int64_t)n) * 4);
             for (int row = 0; row < 16; row++) {
                 for (size_t i = 0; i < n_blocks; i++)
-                    random_block(type, raw + i * tt->type_size, tt->type_size);
+                    test_random_block(type, raw + i * tt->type_size, tt->type_size);
                 if (type == GGML_TYPE_BF16) /* weights of a weight's size: any mantissa and sign, exponents 2^-17..2^12 */
                     for (size_t i = 0; i < n_blocks; i++) {
                         uint16_t v = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
-                        v = (uint16_t)((v & 0x807f) | (uint16_t)(110 + rnd() % 30) << 7);
+                        v = (uint16_t)((v & 0x807f) | (uint16_t)(110 + test_rnd() % 30) << 7);
                         raw[2 * i] = (uint8_t)v, raw[2 * i + 1] = (uint8_t)(v >> 8);
                     }
                 for (size_t i = 0; i < n; i++)
-                    x[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
+                    x[i] = (float)((int)(test_rnd() % 20001) - 10000) / 997.0f;
                 quant_row_function(type, QUANT_IMPL_SCALAR)(raw, w, (int64_t)n);
                 /* lengths of 1, 3 and 24 blocks */
                 const int64_t len = row % 3 == 0 ? (int64_t)n : row % 3 == 1 ? tt->block_size : 3 * tt->block_size;
@@ -550,140 +499,4 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
         }
     if (strcmp(quant_simd_level(), "scalar") != 0)
         cr_assert_geq(checked, 12, "a fused dot is missing at %s", quant_simd_level());
-}
-
-/* ---- --numerics ggml: activations rounded as llama.cpp's CPU backend rounds them ---- */
-
-/* Q8_0 as ggml's AVX2 quantizer: q = round(x * 127 / amax) with ties to even (the reference quantizer
- * that llama-quantize uses rounds 2.5 to 3), d = amax / 127 stored as f16. Q8_1 adds s = d * sum(q). */
-Test(quant, activations_round_to_q8_0_and_q8_1_as_ggml_cpu_does)
-{
-    float x[32] = { 127.0f, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.49f, -127.0f };
-    uint8_t b[36];
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 32), QUANT_OK);
-    const int8_t *q = (const int8_t *)(b + 2);
-    const int8_t want[8] = { 127, 2, 4, -2, 0, 0, 1, -127 };
-    for (int j = 0; j < 8; j++)
-        cr_assert_eq(q[j], want[j], "value %d: %g -> %d, ggml gives %d", j, x[j], q[j], want[j]);
-    uint16_t d;
-    memcpy(&d, b, 2);
-    cr_assert_eq(quant_f16_to_f32(d), 1.0f);
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_1, x, b, 32), QUANT_OK);
-    uint16_t s;
-    memcpy(&s, b + 2, 2);
-    cr_assert_eq(quant_f16_to_f32(s), 127.0f + 2 + 4 - 2 + 1 - 127, "s = d * sum(q)");
-    cr_assert_eq(memcmp(b + 4, want, 8), 0);
-    /* a zero block quantizes to zeros with d 0, not NaN */
-    float z[32] = { 0 };
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, z, b, 32), QUANT_OK);
-    for (int j = 0; j < 34; j++)
-        cr_assert_eq(b[j], 0);
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 31), QUANT_E_SHAPE);
-}
-
-/* Q8_K as ggml's reference: the value of largest magnitude m (with its sign) maps to -127, so d = -m / 127
- * is negative when m is positive; bsums hold the sums of each 16 quants. */
-Test(quant, activations_round_to_q8_k_as_ggml_does)
-{
-    float x[256];
-    for (int j = 0; j < 256; j++)
-        x[j] = (float)(j % 7) - 3.0f;
-    x[5] = 127.0f; /* the largest, positive: iscale = -1 */
-    x[6] = 2.5f;   /* a tie: to even */
-    uint8_t b[292];
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_K, x, b, 256), QUANT_OK);
-    float d;
-    memcpy(&d, b, 4);
-    cr_assert_eq(d, -1.0f);
-    const int8_t *q = (const int8_t *)(b + 4);
-    cr_assert_eq(q[5], -127);
-    cr_assert_eq(q[6], -2);
-    int16_t bsums[16];
-    memcpy(bsums, b + 260, sizeof bsums);
-    for (int g = 0; g < 16; g++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++) {
-            cr_assert_eq(q[16 * g + j], g * 16 + j == 5 ? -127 : g * 16 + j == 6 ? -2 : -(int)x[16 * g + j]);
-            sum += q[16 * g + j];
-        }
-        cr_assert_eq(bsums[g], sum, "bsums[%d]", g);
-    }
-    /* and it decodes to d * q */
-    float back[256];
-    cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q8_K, b, back, 256), QUANT_OK);
-    cr_assert_eq(back[5], 127.0f);
-}
-
-/* Every integer dot, scalar and at every SIMD level, against the weights and the rounded activations
- * decoded by the row decoders and multiplied in double; for Q4_1 and Q5_1 the min term is m * s, with
- * s as Q8_1 stores it (f16), where the decoded product would have m * d * sum(q). */
-Test(quant, integer_dots_equal_the_decoded_product_at_every_level)
-{
-    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
-                               GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                               GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
-    const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
-    int checked = 0, dot4_checked = 0;
-    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
-        const uint32_t type = types[k], at = quant_act_type(type);
-        const gguf_type_traits *tt = gguf_type_traits_of(type), *ta = gguf_type_traits_of(at);
-        const size_t n_blocks = 6, n = n_blocks * tt->block_size;
-        uint8_t *raw = malloc(n_blocks * tt->type_size), *xa = malloc(quant_act_row_bytes(at, (int64_t)n));
-        float *w = malloc(n * 4), *x = malloc(n * 4), *xd = malloc(n * 4);
-        for (int row = 0; row < 8; row++) {
-            for (size_t i = 0; i < n_blocks; i++)
-                random_block(type, raw + i * tt->type_size, tt->type_size);
-            for (size_t i = 0; i < n; i++)
-                x[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
-            cr_assert_eq(quant_act_quantize(at, x, xa, (int64_t)n), QUANT_OK);
-            quant_dequantize_row(type, raw, w, (int64_t)n);
-            quant_dequantize_row(at, xa, xd, (int64_t)n);
-            double ref = 0, mag = 0;
-            for (size_t i = 0; i < n; i++) {
-                ref += (double)w[i] * xd[i];
-                mag += fabs((double)w[i] * xd[i]);
-            }
-            if (at == GGML_TYPE_Q8_1)
-                for (size_t i = 0; i < n_blocks; i++) {
-                    const uint8_t *wb = raw + i * tt->type_size, *ab = xa + i * ta->type_size;
-                    uint16_t m, d, s;
-                    memcpy(&m, wb + 2, 2), memcpy(&d, ab, 2), memcpy(&s, ab + 2, 2);
-                    int sum = 0;
-                    for (int j = 0; j < 32; j++)
-                        sum += ((const int8_t *)(ab + 4))[j];
-                    ref += (double)quant_f16_to_f32(m) *
-                           ((double)quant_f16_to_f32(s) - (double)quant_f16_to_f32(d) * sum);
-                }
-            for (size_t p = 0; p < 3; p++) {
-                quant_act_kernel k = quant_act_dot_function(type, impls[p]);
-                cr_assert_not_null(k.dot, "%s has no integer dot", tt->name);
-                float got;
-                k.dot(raw, xa, (int64_t)n, &got);
-                cr_assert(isfinite(ref), "%s: random blocks gave a non-finite reference", tt->name);
-                cr_assert_leq(fabs(got - ref), 2e-6 * mag + 1e-30, "%s impl %zu row %d: %.9g, reference %.9g",
-                              tt->name, p, row, got, ref);
-                if (k.dot4) { /* the same activations as the 2nd of 4 rows (stride arb): the same value */
-                    const uint64_t arb = quant_act_row_bytes(at, (int64_t)n);
-                    uint8_t *four = calloc(4, arb);
-                    memcpy(four + arb, xa, arb);
-                    float out[4];
-                    k.dot4(raw, four, arb, (int64_t)n, out);
-                    cr_assert_eq(out[1], got, "%s: the 4-row kernel's row gives %.9g, the 1-row %.9g", tt->name,
-                                 out[1], got);
-                    cr_assert_eq(out[0], 0.0f);
-                    free(four);
-                    dot4_checked++;
-                }
-            }
-        }
-        free(raw), free(xa), free(w), free(x), free(xd);
-        checked++;
-    }
-    cr_assert_eq(checked, 12);
-    if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
-    cr_assert_null(quant_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
-    cr_assert_eq(quant_act_type(GGML_TYPE_F16), GGML_TYPE_F16);
-    cr_assert_eq(quant_act_type(GGML_TYPE_Q4_1), GGML_TYPE_Q8_1);
-    cr_assert_eq(quant_act_type(GGML_TYPE_IQ2_XXS), GGML_TYPE_Q8_K);
 }

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROW_BLOCK = 16, TOK_BLOCK = 16 };
+/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs 8-row panels (quant_act_gemm);
+ * below it the 1- and 4-row dots read the weights as they lie. */
+enum { ROW_BLOCK = 16, TOK_BLOCK = 16, PANEL_ROWS = 8, PANEL_MIN_TOKENS = 4 };
 
 bool kern_cpu_supports(uint32_t type)
 {
@@ -153,36 +155,78 @@ static void row_block_act(const gguf_tensor *t, quant_act_kernel k, uint64_t rb,
             k.dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n, &y[tok * ld + r0 + r]);
 }
 
-/* x (T, n) rounded for weights of t's type as llama.cpp rounds it: with an integer dot for the type,
- * into *xq (T rows of *arb bytes) and *dot; otherwise into *xf, the f32 values the rounded activations
- * hold. Both NULL for F32 weights, which ggml multiplies with x as it is. */
-static kern_status round_activations(const gguf_tensor *t, const float *x, int T, int threads,
-                                     quant_act_kernel *k, uint8_t **xq, uint64_t *arb, float **xf)
+/* Rows [r0, r0 + nr) against all T rows of quantized activations through 8-row panels packed into *panel
+ * (allocated on first need; false when that fails), into y (T, ld). */
+static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
+                            const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
+                            int64_t ld)
+{
+    const int64_t n = (int64_t)t->ne[0];
+    if (!*panel && !(*panel = aligned_alloc(64, (g->panel_bytes(n) + 63) / 64 * 64)))
+        return false;
+    for (int r = 0; r < nr; r += PANEL_ROWS) {
+        int k = nr - r < PANEL_ROWS ? nr - r : PANEL_ROWS;
+        g->pack(t->data + (uint64_t)(r0 + r) * rb, rb, k, n, *panel);
+        g->multiply(*panel, xq, arb, sums, T, n, y + r0 + r, ld, k);
+    }
+    return true;
+}
+
+/* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
+ * quantized rows (*xq, *arb bytes each) and *dot, and, for prompts with a panel product (*gemm), each row's
+ * sums of 16 (*sums); without one, *xf, the f32 values the rounded activations hold. All NULL for F32 weights,
+ * which ggml multiplies with x as it is. */
+typedef struct rounded_acts {
+    quant_act_kernel dot;
+    quant_act_gemm gemm;
+    uint8_t *xq;
+    uint64_t arb;
+    int16_t *sums;
+    float *xf;
+} rounded_acts;
+
+static void rounded_acts_free(rounded_acts *r)
+{
+    free(r->xq), free(r->sums), free(r->xf);
+}
+
+static kern_status round_activations(const gguf_tensor *t, const float *x, int T, int threads, rounded_acts *r)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint32_t at = quant_act_type(t->type);
-    *k = (quant_act_kernel){ NULL, NULL }, *xq = NULL, *xf = NULL;
+    *r = (rounded_acts){ 0 };
     if (at == GGML_TYPE_F32 || at == GGML_TYPE_COUNT)
         return KERN_OK;
-    *arb = quant_act_row_bytes(at, n);
-    if (!*arb)
+    if (!(r->arb = quant_act_row_bytes(at, n)))
         return KERN_E_SHAPE;
-    *k = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
-    if (!(*xq = malloc((size_t)*arb * (size_t)T)) || (!k->dot && !(*xf = alloc_floats64((size_t)T * (size_t)n)))) {
-        free(*xq);
-        *xq = NULL;
+    r->dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
+    if (r->dot.dot && T >= PANEL_MIN_TOKENS) {
+        /* only where llama.cpp adds the blocks in the panel's order: --numerics ggml is there to reproduce it */
+        r->gemm = quant_act_gemm_function(t->type, QUANT_IMPL_BEST);
+        if (!r->gemm.llama_cpp_order)
+            r->gemm = (quant_act_gemm){ 0 };
+    }
+    bool ok = (r->xq = malloc((size_t)r->arb * (size_t)T)) != NULL;
+    if (ok && r->gemm.pack)
+        ok = (r->sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t))) != NULL;
+    if (ok && !r->dot.dot)
+        ok = (r->xf = alloc_floats64((size_t)T * (size_t)n)) != NULL;
+    if (!ok) {
+        rounded_acts_free(r);
         return KERN_E_NOMEM;
     }
 #pragma omp parallel for num_threads(threads) if (T >= 8)
     for (int tok = 0; tok < T; tok++) {
-        uint8_t *q = *xq + (uint64_t)tok * *arb;
+        uint8_t *q = r->xq + (uint64_t)tok * r->arb;
         quant_act_quantize(at, x + (int64_t)tok * n, q, n);
-        if (*xf)
-            quant_dequantize_row(at, q, *xf + (int64_t)tok * n, n);
+        if (r->sums)
+            quant_act_sums16(at, q, n, r->sums + (int64_t)tok * (n / 16));
+        if (r->xf)
+            quant_dequantize_row(at, q, r->xf + (int64_t)tok * n, n);
     }
-    if (*xf) {
-        free(*xq);
-        *xq = NULL;
+    if (r->xf) {
+        free(r->xq);
+        r->xq = NULL;
     }
     return KERN_OK;
 }
@@ -203,23 +247,20 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
 
     /* Small products run on one thread: waking a team costs more than they do. */
     const bool wide = (double)n * rows * T >= 1 << 17;
-    quant_act_kernel adot = { NULL, NULL };
-    uint8_t *xq = NULL;
-    uint64_t arb = 0;
-    float *xf = NULL;
+    rounded_acts ra = { 0 };
     if (cpu_numerics(b) == KERN_NUMERICS_GGML) {
-        kern_status s = round_activations(t, x, T, cpu_threads(b), &adot, &xq, &arb, &xf);
+        kern_status s = round_activations(t, x, T, cpu_threads(b), &ra);
         if (s)
             return s;
-        if (xf)
-            x = xf;
+        if (ra.xf)
+            x = ra.xf;
     }
     /* One token: a fused kernel decodes each row in registers, some from x rearranged once here. */
-    quant_dot_kernel fused = T == 1 && !adot.dot ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
+    quant_dot_kernel fused = T == 1 && !ra.dot.dot ? quant_dot_function(t->type, QUANT_IMPL_BEST) : (quant_dot_kernel){ 0 };
     float *xp = NULL;
     if (fused.prep) {
         if (!(xp = alloc_floats64((size_t)quant_dot_prep_floats(n)))) {
-            free(xf);
+            rounded_acts_free(&ra);
             return KERN_E_NOMEM;
         }
         fused.prep(x, xp, n);
@@ -229,6 +270,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
     {
         /* Allocated by row_block only where rows are decoded: an unconditional one cost an mmap/munmap pair per thread per call. */
         float *scratch = NULL;
+        uint8_t *panel = NULL;
         bool ok = true;
         /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
          * 16-row blocks at the end so neither thread idles long at the join. Measured against
@@ -240,8 +282,10 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
                 continue;
             int64_t r0 = blk * ROW_BLOCK;
             int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            if (adot.dot)
-                row_block_act(t, adot, rb, r0, nr, xq, arb, T, y, rows);
+            if (ra.gemm.pack)
+                ok = row_block_panel(t, &ra.gemm, rb, r0, nr, ra.xq, ra.arb, ra.sums, T, &panel, y, rows);
+            else if (ra.dot.dot)
+                row_block_act(t, ra.dot, rb, r0, nr, ra.xq, ra.arb, T, y, rows);
             else
                 ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
         }
@@ -250,10 +294,10 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
             failed = 1;
         }
         free(scratch);
+        free(panel);
     }
     free(xp);
-    free(xq);
-    free(xf);
+    rounded_acts_free(&ra);
     if (failed)
         return KERN_E_NOMEM;
     if (bias) {

@@ -1,0 +1,315 @@
+/* quant/'s --numerics ggml pieces: activations rounded as llama.cpp's CPU backend rounds them (Q8_0, Q8_1,
+ * Q8_K, f16, bf16), the integer dots that multiply them with weight rows, and the prompt products over
+ * 8-row panels, each held to the decoded product or to the dots. */
+#include "quant.h"
+#include "random_blocks.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Q8_0 as ggml's AVX2 quantizer: q = round(x * 127 / amax) with ties to even (the reference quantizer
+ * that llama-quantize uses rounds 2.5 to 3), d = amax / 127 stored as f16. Q8_1 adds s = d * sum(q). */
+Test(act, activations_round_to_q8_0_and_q8_1_as_ggml_cpu_does)
+{
+    float x[32] = { 127.0f, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.49f, -127.0f };
+    uint8_t b[36];
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 32), QUANT_OK);
+    const int8_t *q = (const int8_t *)(b + 2);
+    const int8_t want[8] = { 127, 2, 4, -2, 0, 0, 1, -127 };
+    for (int j = 0; j < 8; j++)
+        cr_assert_eq(q[j], want[j], "value %d: %g -> %d, ggml gives %d", j, x[j], q[j], want[j]);
+    uint16_t d;
+    memcpy(&d, b, 2);
+    cr_assert_eq(quant_f16_to_f32(d), 1.0f);
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_1, x, b, 32), QUANT_OK);
+    uint16_t s;
+    memcpy(&s, b + 2, 2);
+    cr_assert_eq(quant_f16_to_f32(s), 127.0f + 2 + 4 - 2 + 1 - 127, "s = d * sum(q)");
+    cr_assert_eq(memcmp(b + 4, want, 8), 0);
+    /* a zero block quantizes to zeros with d 0, not NaN */
+    float z[32] = { 0 };
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, z, b, 32), QUANT_OK);
+    for (int j = 0; j < 34; j++)
+        cr_assert_eq(b[j], 0);
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 31), QUANT_E_SHAPE);
+}
+
+/* Q8_K as ggml's reference: the value of largest magnitude m (with its sign) maps to -127, so d = -m / 127
+ * is negative when m is positive; bsums hold the sums of each 16 quants. */
+Test(act, activations_round_to_q8_k_as_ggml_does)
+{
+    float x[256];
+    for (int j = 0; j < 256; j++)
+        x[j] = (float)(j % 7) - 3.0f;
+    x[5] = 127.0f; /* the largest, positive: iscale = -1 */
+    x[6] = 2.5f;   /* a tie: to even */
+    uint8_t b[292];
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_K, x, b, 256), QUANT_OK);
+    float d;
+    memcpy(&d, b, 4);
+    cr_assert_eq(d, -1.0f);
+    const int8_t *q = (const int8_t *)(b + 4);
+    cr_assert_eq(q[5], -127);
+    cr_assert_eq(q[6], -2);
+    int16_t bsums[16];
+    memcpy(bsums, b + 260, sizeof bsums);
+    for (int g = 0; g < 16; g++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++) {
+            cr_assert_eq(q[16 * g + j], g * 16 + j == 5 ? -127 : g * 16 + j == 6 ? -2 : -(int)x[16 * g + j]);
+            sum += q[16 * g + j];
+        }
+        cr_assert_eq(bsums[g], sum, "bsums[%d]", g);
+    }
+    /* and it decodes to d * q */
+    float back[256];
+    cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q8_K, b, back, 256), QUANT_OK);
+    cr_assert_eq(back[5], 127.0f);
+}
+
+/* Every integer dot, scalar and at every SIMD level, against the weights and the rounded activations
+ * decoded by the row decoders and multiplied in double; for Q4_1 and Q5_1 the min term is m * s, with
+ * s as Q8_1 stores it (f16), where the decoded product would have m * d * sum(q). */
+Test(act, integer_dots_equal_the_decoded_product_at_every_level)
+{
+    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+                               GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                               GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
+    const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+    int checked = 0, dot4_checked = 0;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const uint32_t type = types[k], at = quant_act_type(type);
+        const gguf_type_traits *tt = gguf_type_traits_of(type), *ta = gguf_type_traits_of(at);
+        const size_t n_blocks = 6, n = n_blocks * tt->block_size;
+        uint8_t *raw = malloc(n_blocks * tt->type_size), *xa = malloc(quant_act_row_bytes(at, (int64_t)n));
+        float *w = malloc(n * 4), *x = malloc(n * 4), *xd = malloc(n * 4);
+        for (int row = 0; row < 8; row++) {
+            for (size_t i = 0; i < n_blocks; i++)
+                test_random_block(type, raw + i * tt->type_size, tt->type_size);
+            for (size_t i = 0; i < n; i++)
+                x[i] = (float)((int)(test_rnd() % 20001) - 10000) / 997.0f;
+            cr_assert_eq(quant_act_quantize(at, x, xa, (int64_t)n), QUANT_OK);
+            quant_dequantize_row(type, raw, w, (int64_t)n);
+            quant_dequantize_row(at, xa, xd, (int64_t)n);
+            double ref = 0, mag = 0;
+            for (size_t i = 0; i < n; i++) {
+                ref += (double)w[i] * xd[i];
+                mag += fabs((double)w[i] * xd[i]);
+            }
+            if (at == GGML_TYPE_Q8_1)
+                for (size_t i = 0; i < n_blocks; i++) {
+                    const uint8_t *wb = raw + i * tt->type_size, *ab = xa + i * ta->type_size;
+                    uint16_t m, d, s;
+                    memcpy(&m, wb + 2, 2), memcpy(&d, ab, 2), memcpy(&s, ab + 2, 2);
+                    int sum = 0;
+                    for (int j = 0; j < 32; j++)
+                        sum += ((const int8_t *)(ab + 4))[j];
+                    ref += (double)quant_f16_to_f32(m) *
+                           ((double)quant_f16_to_f32(s) - (double)quant_f16_to_f32(d) * sum);
+                }
+            for (size_t p = 0; p < 3; p++) {
+                quant_act_kernel k = quant_act_dot_function(type, impls[p]);
+                cr_assert_not_null(k.dot, "%s has no integer dot", tt->name);
+                float got;
+                k.dot(raw, xa, (int64_t)n, &got);
+                cr_assert(isfinite(ref), "%s: random blocks gave a non-finite reference", tt->name);
+                cr_assert_leq(fabs(got - ref), 2e-6 * mag + 1e-30, "%s impl %zu row %d: %.9g, reference %.9g",
+                              tt->name, p, row, got, ref);
+                if (k.dot4) { /* the same activations as the 2nd of 4 rows (stride arb): the same value */
+                    const uint64_t arb = quant_act_row_bytes(at, (int64_t)n);
+                    uint8_t *four = calloc(4, arb);
+                    memcpy(four + arb, xa, arb);
+                    float out[4];
+                    k.dot4(raw, four, arb, (int64_t)n, out);
+                    cr_assert_eq(out[1], got, "%s: the 4-row kernel's row gives %.9g, the 1-row %.9g", tt->name,
+                                 out[1], got);
+                    cr_assert_eq(out[0], 0.0f);
+                    free(four);
+                    dot4_checked++;
+                }
+            }
+        }
+        free(raw), free(xa), free(w), free(x), free(xd);
+        checked++;
+    }
+    cr_assert_eq(checked, 12);
+    if (strcmp(quant_simd_level(), "scalar") != 0)
+        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
+    cr_assert_null(quant_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
+    cr_assert_eq(quant_act_type(GGML_TYPE_F16), GGML_TYPE_F16);
+    cr_assert_eq(quant_act_type(GGML_TYPE_Q4_1), GGML_TYPE_Q8_1);
+    cr_assert_eq(quant_act_type(GGML_TYPE_IQ2_XXS), GGML_TYPE_Q8_K);
+}
+
+/* Each activation row's sums of 16 quants: Q8_K's bsums as stored, Q8_0 / Q8_1 summed. */
+Test(act, sums_of_16_are_the_quants_sums)
+{
+    const uint32_t types[] = { GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_K };
+    const int64_t n = 512;
+    float x[512];
+    for (int i = 0; i < n; i++)
+        x[i] = (float)((int)(test_rnd() % 2001) - 1000) / 37.0f;
+    for (size_t k = 0; k < 3; k++) {
+        const gguf_type_traits *tr = gguf_type_traits_of(types[k]);
+        uint8_t *q = malloc(quant_act_row_bytes(types[k], n));
+        float back[512];
+        int16_t sums[32];
+        cr_assert_eq(quant_act_quantize(types[k], x, q, n), QUANT_OK);
+        cr_assert_eq(quant_act_sums16(types[k], q, n, sums), QUANT_OK);
+        cr_assert_eq(quant_dequantize_row(types[k], q, back, n), QUANT_OK);
+        for (int g = 0; g < n / 16; g++) {
+            /* the quants themselves: the decoded values divided by the block's d */
+            const uint8_t *blk = q + (uint64_t)(16 * g / (int)tr->block_size) * tr->type_size;
+            float d;
+            if (types[k] == GGML_TYPE_Q8_K)
+                memcpy(&d, blk, 4);
+            else {
+                uint16_t h;
+                memcpy(&h, blk, 2);
+                d = quant_f16_to_f32(h);
+            }
+            long s = 0;
+            for (int j = 0; j < 16; j++)
+                s += lrintf(back[16 * g + j] / d);
+            cr_assert_eq(sums[g], s, "%s group %d: %d, the quants sum to %ld", tr->name, g, sums[g], s);
+        }
+        free(q);
+    }
+    int16_t s[2];
+    cr_assert_eq(quant_act_sums16(GGML_TYPE_F16, x, 32, s), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_act_sums16(GGML_TYPE_Q8_0, x, 48, s), QUANT_E_SHAPE);
+}
+
+/* The prompt products: 8 rows (and 5, a matrix's last panel) packed, times 1..9 activation rows (every
+ * remainder of the 4-token step), equal to each row's integer dot up to the f32 order of adding blocks. */
+Test(act, panel_products_equal_the_integer_dots)
+{
+    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
+                               GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                               GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
+    if (!quant_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST).pack) {
+        cr_log_warn("no panel products at SIMD level %s: skipped", quant_simd_level());
+        cr_assert_null(quant_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST).multiply);
+        return;
+    }
+    int checked = 0;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const uint32_t type = types[k], at = quant_act_type(type);
+        const gguf_type_traits *tt = gguf_type_traits_of(type);
+        const int64_t n = tt->block_size == 256 ? 512 : 192;
+        const uint64_t rb = (uint64_t)n / tt->block_size * tt->type_size, arb = quant_act_row_bytes(at, n);
+        const int T = 9;
+        uint8_t *w = malloc(8 * rb), *xa = malloc(T * arb);
+        int16_t *sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t));
+        float *x = malloc((size_t)n * sizeof(float)), y[9 * 8];
+        /* row 2 saturated and tokens 5 and 6 all +-127: the largest 16-bit partial sums the kernels make */
+        for (uint64_t i = 0; i < 8 * rb; i += tt->type_size)
+            (i / rb == 2 ? test_saturated_block : test_random_block)(type, w + i, tt->type_size);
+        for (int t = 0; t < T; t++) {
+            for (int64_t i = 0; i < n; i++)
+                x[i] = t == 5 ? 1.0f : t == 6 ? -1.0f
+                                             : (float)((int)(test_rnd() % 20001) - 10000) / 997.0f * (t == 3 ? 1e-3f : 1.0f);
+            cr_assert_eq(quant_act_quantize(at, x, xa + t * arb, n), QUANT_OK);
+            cr_assert_eq(quant_act_sums16(at, xa + t * arb, n, sums + t * (n / 16)), QUANT_OK);
+        }
+        const quant_act_gemm g = quant_act_gemm_function(type, QUANT_IMPL_BEST);
+        const quant_act_kernel dot = quant_act_dot_function(type, QUANT_IMPL_SCALAR);
+        cr_assert_not_null(g.pack, "%s has no panel product", tt->name);
+        void *panel = malloc(g.panel_bytes(n));
+        float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float));
+        for (int nr = 8; nr >= 5; nr -= 3)
+            for (int nt = 1; nt <= T; nt++) {
+                for (int i = 0; i < 9 * 8; i++)
+                    y[i] = -1e30f; /* what must stay: nothing past row nr or token nt is written */
+                g.pack(w, rb, nr, n, panel);
+                g.multiply(panel, xa, arb, sums, nt, n, y, 8, nr);
+                for (int t = 0; t < T; t++)
+                    for (int r = 0; r < 8; r++) {
+                        if (t >= nt || r >= nr) {
+                            cr_assert_eq(y[t * 8 + r], -1e30f, "%s: row %d token %d written", tt->name, r, t);
+                            continue;
+                        }
+                        float want;
+                        dot.dot(w + r * rb, xa + t * arb, n, &want);
+                        quant_dequantize_row(type, w + r * rb, wd, n);
+                        quant_dequantize_row(at, xa + t * arb, xd, n);
+                        double mag = 0;
+                        for (int64_t i = 0; i < n; i++)
+                            mag += fabs((double)wd[i] * xd[i]);
+                        cr_assert_leq(fabs((double)y[t * 8 + r] - want), 2e-6 * mag + 1e-30,
+                                      "%s rows %d tokens %d: row %d token %d gives %.9g, the dot %.9g", tt->name, nr,
+                                      nt, r, t, y[t * 8 + r], want);
+                    }
+            }
+        free(w), free(xa), free(sums), free(x), free(panel), free(wd), free(xd);
+        checked++;
+    }
+    cr_assert_eq(checked, 12);
+    cr_assert_null(quant_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST).pack, "F16 multiplies its rounded values");
+}
+
+/* The quantizers on random rows with ties, at whatever SIMD level runs: byte for byte the rules above
+ * (act_quant.c), spelled out here once more in plain C. */
+Test(act, quantizers_follow_the_rules_on_random_rows)
+{
+    enum { N = 512 };
+    float x[N];
+    uint8_t got[N / 256 * 292 + 64], want[sizeof got];
+    for (int row = 0; row < 40; row++) {
+        /* row % 4 == 0: halves exactly (ties to even with amax 127); otherwise random reals */
+        for (int i = 0; i < N; i++)
+            x[i] = row % 4 == 0 ? (float)((int)(test_rnd() % 255) - 127) / 2.0f
+                                : (float)((int)(test_rnd() % 200001) - 100000) / 7919.0f;
+        if (row % 4 == 0)
+            x[17] = row % 8 ? 127.0f : -127.0f;
+        for (int kind = 0; kind < 3; kind++) {
+            const uint32_t at = kind == 0 ? GGML_TYPE_Q8_0 : kind == 1 ? GGML_TYPE_Q8_1 : GGML_TYPE_Q8_K;
+            memset(want, 0, sizeof want);
+            if (at == GGML_TYPE_Q8_K) {
+                float m = 0.0f, signed_max = 0.0f;
+                for (int j = 0; j < 256; j++)
+                    if (fabsf(x[j]) > m)
+                        m = fabsf(x[j]), signed_max = x[j];
+                const float iscale = -127.0f / signed_max, d = 1.0f / iscale;
+                memcpy(want, &d, 4);
+                for (int j = 0; j < 256; j++) {
+                    const float v = rintf(iscale * x[j]);
+                    want[4 + j] = (uint8_t)(int8_t)(v > 127.0f ? 127 : (int)v);
+                }
+                for (int g = 0; g < 16; g++) {
+                    int16_t s = 0;
+                    for (int j = 0; j < 16; j++)
+                        s = (int16_t)(s + (int8_t)want[4 + 16 * g + j]);
+                    memcpy(want + 260 + 2 * g, &s, 2);
+                }
+            } else {
+                float m = 0.0f;
+                for (int j = 0; j < 32; j++)
+                    m = fmaxf(m, fabsf(x[j]));
+                const float id = m != 0.0f ? 127.0f / m : 0.0f, d = m / 127.0f;
+                const int qa = at == GGML_TYPE_Q8_0 ? 2 : 4;
+                int sum = 0;
+                for (int j = 0; j < 32; j++) {
+                    const int q = (int)rintf(x[j] * id);
+                    want[qa + j] = (uint8_t)(int8_t)q;
+                    sum += q;
+                }
+                uint16_t h = quant_f32_to_f16(d);
+                memcpy(want, &h, 2);
+                if (at == GGML_TYPE_Q8_1) {
+                    h = quant_f32_to_f16(d * (float)sum);
+                    memcpy(want + 2, &h, 2);
+                }
+            }
+            const int64_t len = at == GGML_TYPE_Q8_K ? 256 : 32; /* the first block of each */
+            cr_assert_eq(quant_act_quantize(at, x, got, len), QUANT_OK);
+            const uint64_t bytes = quant_act_row_bytes(at, len);
+            for (uint64_t j = 0; j < bytes; j++)
+                cr_assert_eq(got[j], want[j], "row %d, %s byte %llu: %d, the rule gives %d (SIMD %s)", row,
+                             at == GGML_TYPE_Q8_0 ? "Q8_0" : at == GGML_TYPE_Q8_1 ? "Q8_1" : "Q8_K",
+                             (unsigned long long)j, got[j], want[j], quant_simd_level());
+        }
+    }
+}
