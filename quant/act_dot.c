@@ -163,13 +163,19 @@ static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
 #endif
 
 #if defined(__x86_64__)
-#define AVX2_GEMM(name) { quant_act_panel_bytes_##name, quant_act_pack_##name##_avx2, quant_act_gemm_##name##_avx2, false }
-static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = AVX2_GEMM(q4_0), [GGML_TYPE_Q4_1] = AVX2_GEMM(q4_1), [GGML_TYPE_Q5_0] = AVX2_GEMM(q5_0),
-    [GGML_TYPE_Q5_1] = AVX2_GEMM(q5_1), [GGML_TYPE_Q8_0] = AVX2_GEMM(q8_0), [GGML_TYPE_IQ4_NL] = AVX2_GEMM(iq4_nl),
-    [GGML_TYPE_Q2_K] = AVX2_GEMM(q2_k), [GGML_TYPE_Q3_K] = AVX2_GEMM(q3_k), [GGML_TYPE_Q4_K] = AVX2_GEMM(q4_k),
-    [GGML_TYPE_Q5_K] = AVX2_GEMM(q5_k), [GGML_TYPE_Q6_K] = AVX2_GEMM(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_GEMM(iq4_xs),
-};
+#define GEMM_AT(name, level)                                                                                   \
+    { quant_act_panel_bytes_##name##_##level, quant_act_pack_##name##_##level, quant_act_gemm_##name##_##level, false }
+#define GEMM_TABLE(level)                                                                                         \
+    {                                                                                                             \
+        [GGML_TYPE_Q4_0] = GEMM_AT(q4_0, level), [GGML_TYPE_Q4_1] = GEMM_AT(q4_1, level),                         \
+        [GGML_TYPE_Q5_0] = GEMM_AT(q5_0, level), [GGML_TYPE_Q5_1] = GEMM_AT(q5_1, level),                         \
+        [GGML_TYPE_Q8_0] = GEMM_AT(q8_0, level), [GGML_TYPE_IQ4_NL] = GEMM_AT(iq4_nl, level),                     \
+        [GGML_TYPE_Q2_K] = GEMM_AT(q2_k, level), [GGML_TYPE_Q3_K] = GEMM_AT(q3_k, level),                         \
+        [GGML_TYPE_Q4_K] = GEMM_AT(q4_k, level), [GGML_TYPE_Q5_K] = GEMM_AT(q5_k, level),                         \
+        [GGML_TYPE_Q6_K] = GEMM_AT(q6_k, level), [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs, level),                     \
+    }
+static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
+static const quant_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
 #endif
 
 /* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
@@ -179,13 +185,28 @@ static bool use_avx2(quant_impl impl)
     return asked && quant_cpu_has_avx2() && quant_cpu_has_fma();
 }
 
+/* Whether the panel adds a row's blocks as llama.cpp's x86 CPU backend adds them for prompts: the types it
+ * repacks into 8-row blocks on this CPU (repack.cpp: Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512) in
+ * the panel's row order, and the legacy types it multiplies with vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1,
+ * Q5_1) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS). */
+static bool llama_cpp_prompt_order(uint32_t type)
+{
+    switch (type) {
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL:
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: return true;
+    case GGML_TYPE_Q2_K: return quant_cpu_has_avx512();
+    default: return false;
+    }
+}
+
 quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
 {
 #if defined(__x86_64__)
     if (weight_type < GGML_TYPE_COUNT && use_avx2(impl)) {
-        quant_act_gemm g = avx2_gemms[weight_type];
-        g.llama_cpp_order = weight_type == GGML_TYPE_Q4_0 || weight_type == GGML_TYPE_Q4_K ||
-                            weight_type == GGML_TYPE_IQ4_NL || (weight_type == GGML_TYPE_Q2_K && quant_cpu_has_avx512());
+        /* VNNI at QUANT_IMPL_BEST where the level is avx512 (GGUFSCOPE_SIMD=avx2 measures the AVX2 form) */
+        const bool vnni = impl == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512") && quant_cpu_has_avx512vnni();
+        quant_act_gemm g = (vnni ? vnni_gemms : avx2_gemms)[weight_type];
+        g.llama_cpp_order = llama_cpp_prompt_order(weight_type);
         return g;
     }
 #else

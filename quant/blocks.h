@@ -69,11 +69,12 @@ QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QU
 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out);
 void quant_act_q8k_block_avx2(const float *x, uint8_t *b);
 /* Prompt products against 8 rows packed into a panel (act_gemm_avx2.c), chosen by quant_act_gemm_function. */
-#define QUANT_ACT_GEMM_DECL(name)                                                                               \
-    uint64_t quant_act_panel_bytes_##name(int64_t n);                                                          \
-    void quant_act_pack_##name##_avx2(const void *w, uint64_t rb, int nr, int64_t n, void *panel);             \
-    void quant_act_gemm_##name##_avx2(const void *panel, const void *a, uint64_t as, const int16_t *sums, int T, \
-                                      int64_t n, float *y, int64_t ld, int nr)
+#define QUANT_ACT_GEMM_DECL_AT(name, level)                                                                    \
+    uint64_t quant_act_panel_bytes_##name##_##level(int64_t n);                                                 \
+    void quant_act_pack_##name##_##level(const void *w, uint64_t rb, int nr, int64_t n, void *panel);           \
+    void quant_act_gemm_##name##_##level(const void *panel, const void *a, uint64_t as, const int16_t *sums, int T, \
+                                         int64_t n, float *y, int64_t ld, int nr)
+#define QUANT_ACT_GEMM_DECL(name) QUANT_ACT_GEMM_DECL_AT(name, avx2); QUANT_ACT_GEMM_DECL_AT(name, vnni)
 QUANT_ACT_GEMM_DECL(q4_0); QUANT_ACT_GEMM_DECL(q4_1); QUANT_ACT_GEMM_DECL(q5_0); QUANT_ACT_GEMM_DECL(q5_1);
 QUANT_ACT_GEMM_DECL(q8_0); QUANT_ACT_GEMM_DECL(iq4_nl); QUANT_ACT_GEMM_DECL(q2_k); QUANT_ACT_GEMM_DECL(q3_k);
 QUANT_ACT_GEMM_DECL(q4_k); QUANT_ACT_GEMM_DECL(q5_k); QUANT_ACT_GEMM_DECL(q6_k); QUANT_ACT_GEMM_DECL(iq4_xs);

@@ -12,12 +12,14 @@
 static const unsigned L1C_FMA = 1u << 12, L1C_OSXSAVE = 1u << 27, L1C_AVX = 1u << 28, L1C_F16C = 1u << 29;
 /* CPUID leaf 7 subleaf 0, EBX */
 static const unsigned L7B_AVX2 = 1u << 5, L7B_AVX512F = 1u << 16, L7B_AVX512DQ = 1u << 17,
-                      L7B_AVX512VL = 1u << 31;
+                      L7B_AVX512BW = 1u << 30, L7B_AVX512VL = 1u << 31;
+/* CPUID leaf 7 subleaf 0, ECX */
+static const unsigned L7C_AVX512VNNI = 1u << 11;
 /* XCR0: SSE and AVX state; AVX-512 opmask, upper ZMM0-15 and ZMM16-31 state */
 static const unsigned long long XCR0_YMM = 0x6u, XCR0_ZMM = 0xe0u;
 
 typedef struct cpu_bits {
-    unsigned fma : 1, f16c : 1, avx2 : 1, avx512f : 1, avx512dq : 1, avx512vl : 1;
+    unsigned fma : 1, f16c : 1, avx2 : 1, avx512f : 1, avx512dq : 1, avx512vl : 1, avx512bw : 1, avx512vnni : 1;
 } cpu_bits;
 
 static unsigned long long read_xcr0(void)
@@ -48,6 +50,8 @@ static cpu_bits probe(void)
         b.avx512f = !!(bx & L7B_AVX512F);
         b.avx512dq = !!(bx & L7B_AVX512DQ);
         b.avx512vl = !!(bx & L7B_AVX512VL);
+        b.avx512bw = !!(bx & L7B_AVX512BW);
+        b.avx512vnni = !!(c & L7C_AVX512VNNI);
     }
     return b;
 }
@@ -68,6 +72,11 @@ bool quant_cpu_has_fma(void) { return features().fma; }
 bool quant_cpu_has_avx512(void) { return features().avx512f && quant_cpu_has_avx2(); }
 bool quant_cpu_has_avx512dq(void) { return features().avx512dq && quant_cpu_has_avx512(); }
 bool quant_cpu_has_avx512vl(void) { return features().avx512vl && quant_cpu_has_avx512(); }
+/* VNNI's 256-bit forms need VL; the byte and word forms BW */
+bool quant_cpu_has_avx512vnni(void)
+{
+    return features().avx512vnni && features().avx512bw && quant_cpu_has_avx512vl();
+}
 
 #else
 bool quant_cpu_has_avx2(void) { return false; }
@@ -75,4 +84,5 @@ bool quant_cpu_has_fma(void) { return false; }
 bool quant_cpu_has_avx512(void) { return false; }
 bool quant_cpu_has_avx512dq(void) { return false; }
 bool quant_cpu_has_avx512vl(void) { return false; }
+bool quant_cpu_has_avx512vnni(void) { return false; }
 #endif

@@ -46,6 +46,7 @@ bool quant_cpu_has_fma(void);
 bool quant_cpu_has_avx512(void);
 bool quant_cpu_has_avx512dq(void);
 bool quant_cpu_has_avx512vl(void);
+bool quant_cpu_has_avx512vnni(void); /* with BW and VL */
 
 /* Dequantizes n values of `type` from src into dst (f32). */
 quant_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
@@ -102,17 +103,18 @@ quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
 /* Prompts: 8 weight rows (w, w + row_bytes, ...; nr <= 8 of them) packed into a panel of panel_bytes(n),
  * then multiplied with T activation rows (a, a + a_stride, ...) into y[t * ld + r], r < nr. sums holds
  * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
- * each row's blocks in order, one lane per row, which is llama.cpp's order only where it repacks the
- * type (llama_cpp_order); its dots add 8 partial sums per row instead, and a last-bit difference can
- * round a later activation the other way. All NULL where the type has none at this level. */
+ * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for Q8_0, Q5_0, Q4_1, Q5_1
+ * bit for bit as the dot), and otherwise block after block per row, which may differ from llama.cpp in
+ * the last bit (and a last-bit difference can round a later activation the other way). All NULL where
+ * the type has none at this level. */
 typedef struct quant_act_gemm {
     uint64_t (*panel_bytes)(int64_t n);
     void (*pack)(const void *w, uint64_t row_bytes, int nr, int64_t n, void *panel);
     void (*multiply)(const void *panel, const void *a, uint64_t a_stride, const int16_t *sums, int T, int64_t n,
                      float *y, int64_t ld, int nr);
-    /* llama.cpp's x86 CPU backend multiplies prompts of this type the same way on this CPU: it repacks
-     * Q4_0, Q4_K and IQ4_NL weights into 8-row blocks where the CPU has AVX2, Q2_K where it has AVX-512
-     * (ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type) */
+    /* llama.cpp's x86 CPU backend adds a prompt's products of this type up in the same order on this CPU:
+     * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512:
+     * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1 */
     bool llama_cpp_order;
 } quant_act_gemm;
 quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl);

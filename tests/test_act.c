@@ -214,36 +214,59 @@ Test(act, panel_products_equal_the_integer_dots)
             cr_assert_eq(quant_act_quantize(at, x, xa + t * arb, n), QUANT_OK);
             cr_assert_eq(quant_act_sums16(at, xa + t * arb, n, sums + t * (n / 16)), QUANT_OK);
         }
-        const quant_act_gemm g = quant_act_gemm_function(type, QUANT_IMPL_BEST);
         const quant_act_kernel dot = quant_act_dot_function(type, QUANT_IMPL_SCALAR);
-        cr_assert_not_null(g.pack, "%s has no panel product", tt->name);
-        void *panel = malloc(g.panel_bytes(n));
-        float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float));
-        for (int nr = 8; nr >= 5; nr -= 3)
-            for (int nt = 1; nt <= T; nt++) {
-                for (int i = 0; i < 9 * 8; i++)
-                    y[i] = -1e30f; /* what must stay: nothing past row nr or token nt is written */
-                g.pack(w, rb, nr, n, panel);
-                g.multiply(panel, xa, arb, sums, nt, n, y, 8, nr);
-                for (int t = 0; t < T; t++)
-                    for (int r = 0; r < 8; r++) {
-                        if (t >= nt || r >= nr) {
-                            cr_assert_eq(y[t * 8 + r], -1e30f, "%s: row %d token %d written", tt->name, r, t);
-                            continue;
+        float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float)), first[9 * 8];
+        /* QUANT_IMPL_AVX2 is the maddubs form; BEST is the VNNI one where the CPU has AVX-512 VNNI */
+        const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+        for (int p = 0; p < 2; p++) {
+            const quant_act_gemm g = quant_act_gemm_function(type, impls[p]);
+            cr_assert_not_null(g.pack, "%s has no panel product", tt->name);
+            void *panel = malloc(g.panel_bytes(n));
+            for (int nr = 8; nr >= 5; nr -= 3)
+                for (int nt = 1; nt <= T; nt++) {
+                    for (int i = 0; i < 9 * 8; i++)
+                        y[i] = -1e30f; /* what must stay: nothing past row nr or token nt is written */
+                    g.pack(w, rb, nr, n, panel);
+                    g.multiply(panel, xa, arb, sums, nt, n, y, 8, nr);
+                    for (int t = 0; t < T; t++)
+                        for (int r = 0; r < 8; r++) {
+                            if (t >= nt || r >= nr) {
+                                cr_assert_eq(y[t * 8 + r], -1e30f, "%s: row %d token %d written", tt->name, r, t);
+                                continue;
+                            }
+                            float want;
+                            dot.dot(w + r * rb, xa + t * arb, n, &want);
+                            quant_dequantize_row(type, w + r * rb, wd, n);
+                            quant_dequantize_row(at, xa + t * arb, xd, n);
+                            double mag = 0;
+                            for (int64_t i = 0; i < n; i++)
+                                mag += fabs((double)wd[i] * xd[i]);
+                            cr_assert_leq(fabs((double)y[t * 8 + r] - want), 2e-6 * mag + 1e-30,
+                                          "%s impl %d rows %d tokens %d: row %d token %d gives %.9g, the dot %.9g",
+                                          tt->name, p, nr, nt, r, t, y[t * 8 + r], want);
                         }
+                }
+            /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does */
+            if (type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1) {
+                cr_assert(g.llama_cpp_order, "%s", tt->name);
+                const quant_act_kernel d2 = quant_act_dot_function(type, QUANT_IMPL_AVX2);
+                for (int t = 0; t < T; t++)
+                    for (int r = 0; r < 5; r++) {
                         float want;
-                        dot.dot(w + r * rb, xa + t * arb, n, &want);
-                        quant_dequantize_row(type, w + r * rb, wd, n);
-                        quant_dequantize_row(at, xa + t * arb, xd, n);
-                        double mag = 0;
-                        for (int64_t i = 0; i < n; i++)
-                            mag += fabs((double)wd[i] * xd[i]);
-                        cr_assert_leq(fabs((double)y[t * 8 + r] - want), 2e-6 * mag + 1e-30,
-                                      "%s rows %d tokens %d: row %d token %d gives %.9g, the dot %.9g", tt->name, nr,
-                                      nt, r, t, y[t * 8 + r], want);
+                        d2.dot(w + r * rb, xa + t * arb, n, &want);
+                        cr_assert_eq(y[t * 8 + r], want, "%s impl %d row %d token %d: %.9g, the AVX2 dot %.9g",
+                                     tt->name, p, r, t, y[t * 8 + r], want);
                     }
             }
-        free(w), free(xa), free(sums), free(x), free(panel), free(wd), free(xd);
+            /* the last call (5 rows, all tokens): the same integers and f32 order at both levels */
+            if (p == 0)
+                memcpy(first, y, sizeof first);
+            else
+                cr_assert_eq(memcmp(first, y, sizeof first), 0, "%s: the AVX2 and best-level products differ",
+                             tt->name);
+            free(panel);
+        }
+        free(w), free(xa), free(sums), free(x), free(wd), free(xd);
         checked++;
     }
     cr_assert_eq(checked, 12);

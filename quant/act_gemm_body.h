@@ -1,0 +1,408 @@
+/*
+ * Prompt products with --numerics ggml: 8 weight rows against many rows of
+ * quantized activations at once. This body is compiled twice, by
+ * act_gemm_avx2.c (maddubs, any AVX2 CPU) and act_gemm_vnni.c (AVX-512 VNNI's
+ * vpdpbusd on 256-bit registers), which define GEMM_VNNI (0/1), GEMM_TARGET
+ * (the functions' target attribute) and GEMM_NAME(name) (the entry points'
+ * names). The integers, and so the results, are the same bit for bit.
+ *
+ * The 1-row integer dots (act_dot_avx2.c) hold one weight row in a register's
+ * 32 bytes and must add the register's 8 lanes up at the end of every row; for
+ * a prompt that horizontal sum, the per-block scale multiply and the unpacking
+ * of every block are paid once per row per token. Here 8 rows are first
+ * unpacked into a panel (per-thread scratch, a few KB, L1-sized) in which
+ * 32-bit lane r of each register holds 4 consecutive quants of row r: a
+ * token's 4 activation quants broadcast to all lanes meet all 8 rows in one
+ * _mm256_maddubs_epi16, scales are vectors of the 8 rows' scales, and each
+ * lane ends as one row's result. The weights stay where they are mapped; the
+ * panel is rebuilt per call (its cost is spread over the prompt's tokens).
+ * llama.cpp gets to the same shape by repacking its weights at load
+ * (ggml-cpu/repack.cpp, rows interleaved 8 at a time); we keep the file's
+ * bytes as they are and pay the repack per product instead.
+ *
+ * Signed weight types whose values fit in a few bits are stored unsigned
+ * (q + off) so that maddubs takes them as they are, and off * sum(a) is taken
+ * back with the activations' sums of 16 (Q8_K's bsums, and their equals for
+ * Q8_0 / Q8_1, quant_act_sums16). With maddubs, whose 16-bit pair sums
+ * saturate, wide signed types (Q8_0, IQ4_NL, IQ4_XS) lend their sign to the
+ * activation as the 1-row dots do; vpdpbusd sums into 32 bits, so with VNNI
+ * they are stored + 128 like the others. Every integer is the one ggml's dot
+ * computes; only the f32 order of adding the blocks may differ (see quant.h).
+ */
+enum { PANEL_ROWS = 8, GEMM_TOKENS = 4 };
+
+typedef enum act_layout { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K } act_layout;
+typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED } gemm_min;
+/* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
+ * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
+ * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot for the legacy types, and
+ * llamafile's tinyBLAS, which llama.cpp's prompts of Q8_0 and Q5_0 go through). 32-value blocks only. */
+typedef enum gemm_order { ORDER_ROWS, ORDER_GROUPS } gemm_order;
+
+/* What a type's panel holds and how its dot is summed (constants where the body is inlined). */
+typedef struct gemm_kind {
+    int sb;          /* values per weight block, one d (and dmin) each: 32 or 256 */
+    act_layout act;  /* the activations' block layout */
+    bool sign;       /* signed weights (|w| <= 128): |w| meets the activation with w's sign */
+    int off;         /* unsigned weights stored as q + off; off * sum(a) is taken back (0: none) */
+    int depth;       /* maddubs results added in 16 bits before widening: depth * 2 * max(q + off) * 128 < 2^15;
+                      * 8 only where both halves of a chunk share one scale */
+    bool scaled;     /* integer scales per 16 values (a pair per chunk, equal for per-32 types) */
+    gemm_min min;    /* Q4_1/Q5_1: + m * s;  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums) */
+    gemm_order order;
+} gemm_kind;
+
+/* ---- the panel: per weight block, d[8] and dm[8] (f32, one per row), then per chunk of 32 values the
+ * 8 group registers (lane r: quants 4j..4j+3 of row r), then, as the kind needs them, the scales of the
+ * chunk's halves as int16 pairs (s, s), the pair (off * s_lo, off * s_hi), and the mins' pair (m_lo, m_hi). */
+static INLINE int chunk_bytes(gemm_kind k)
+{
+    return 256 + (k.scaled ? 64 + (k.off ? 32 : 0) : 0) + (k.min == GMIN_GROUPED ? 32 : 0);
+}
+static INLINE int scales_at(void) { return 256; }
+static INLINE int offset_pairs_at(void) { return 320; }
+static INLINE int min_pairs_at(gemm_kind k) { return 256 + (k.scaled ? 64 + (k.off ? 32 : 0) : 0); }
+static INLINE uint64_t block_panel_bytes(gemm_kind k) { return 64 + (uint64_t)(k.sb / 32) * chunk_bytes(k); }
+
+/* One row's block unpacked: its chunks of 32 quants (stored form), their half scales and mins, d, dm. */
+typedef struct row_block {
+    __m256i q[8];
+    int16_t s_lo[8], s_hi[8], m_lo[8], m_hi[8];
+    float d, dm;
+} row_block;
+
+typedef enum gemm_type { G_Q4_0, G_Q5_0, G_Q8_0, G_IQ4_NL, G_Q4_1, G_Q5_1, G_Q2_K, G_Q3_K, G_Q4_K, G_Q5_K, G_Q6_K,
+                         G_IQ4_XS } gemm_type;
+
+static const legacy_kind legacy_of[] = { [G_Q4_0] = LEG_Q4_0, [G_Q5_0] = LEG_Q5_0, [G_Q8_0] = LEG_Q8_0,
+                                         [G_IQ4_NL] = LEG_IQ4_NL, [G_Q4_1] = LEG_Q4_1, [G_Q5_1] = LEG_Q5_1 };
+static const kquant_kind kquant_of[] = { [G_Q2_K] = KQ_Q2_K, [G_Q3_K] = KQ_Q3_K, [G_Q4_K] = KQ_Q4_K,
+                                         [G_Q5_K] = KQ_Q5_K, [G_Q6_K] = KQ_Q6_K, [G_IQ4_XS] = KQ_IQ4_XS };
+
+GEMM_TARGET static INLINE void unpack_row_block(gemm_type g, gemm_kind k, const uint8_t *b, row_block *u)
+{
+    const __m256i off = _mm256_set1_epi8((char)k.off);
+    if (k.sb == 32) {
+        u->q[0] = _mm256_add_epi8(legacy_quants(legacy_of[g], b), off);
+        u->d = f16c(b);
+        u->dm = k.min == GMIN_Q8_1_S ? f16c(b + 2) : 0.0f;
+        return;
+    }
+    kblock kb;
+    kblock_unpack(kquant_of[g], b, &kb);
+    for (int c = 0; c < 8; c++) {
+        u->q[c] = _mm256_add_epi8(kb.q[c], off);
+        u->s_lo[c] = kb.s_lo[c], u->s_hi[c] = kb.s_hi[c];
+        if (g == G_Q2_K) /* the mins are the scale bytes' high nibbles, per 16 values (scale byte 2c, 2c + 1) */
+            u->m_lo[c] = b[2 * c] >> 4, u->m_hi[c] = b[2 * c + 1] >> 4;
+        else
+            u->m_lo[c] = u->m_hi[c] = kb.m[c];
+    }
+    u->d = kb.d;
+    u->dm = kb.dmin;
+}
+
+/* v[r] holds row r's 8 groups of 4 bytes; afterwards v[j] holds group j of rows 0..7 (an 8 x 8 transpose
+ * of 32-bit elements). */
+GEMM_TARGET static inline void transpose8x32(__m256i v[8])
+{
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* rows 2i, 2i+1: groups 0 1 | 4 5 */
+        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* groups 2 3 | 6 7 */
+    }
+    for (int h = 0; h < 2; h++) { /* rows 4h..4h+3 */
+        const __m256i *s = t + 4 * h;
+        u[4 * h + 0] = _mm256_unpacklo_epi64(s[0], s[2]); /* group 0 | 4 */
+        u[4 * h + 1] = _mm256_unpackhi_epi64(s[0], s[2]); /* group 1 | 5 */
+        u[4 * h + 2] = _mm256_unpacklo_epi64(s[1], s[3]); /* group 2 | 6 */
+        u[4 * h + 3] = _mm256_unpackhi_epi64(s[1], s[3]); /* group 3 | 7 */
+    }
+    for (int j = 0; j < 4; j++) {
+        v[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
+        v[j + 4] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
+    }
+}
+
+static inline int32_t pair16(int lo, int hi)
+{
+    return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16);
+}
+
+/* Rows w, w + rb, ... (nr <= 8 of them; missing rows repeat the last) of n values into the panel p. */
+GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
+                                  uint8_t *p)
+{
+    const uint64_t bb = rb / (uint64_t)(n / k.sb); /* bytes per weight block (a row is whole blocks) */
+    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes(k)) {
+        row_block u[PANEL_ROWS];
+        for (int r = 0; r < PANEL_ROWS; r++)
+            unpack_row_block(g, k, w + (uint64_t)(r < nr ? r : nr - 1) * rb + (uint64_t)i * bb, &u[r]);
+        float d[PANEL_ROWS], dm[PANEL_ROWS];
+        for (int r = 0; r < PANEL_ROWS; r++)
+            d[r] = u[r].d, dm[r] = u[r].dm;
+        memcpy(p, d, 32);
+        memcpy(p + 32, dm, 32);
+        for (int c = 0; c < k.sb / 32; c++) {
+            uint8_t *q = p + 64 + (uint64_t)c * chunk_bytes(k);
+            __m256i v[8];
+            for (int r = 0; r < PANEL_ROWS; r++)
+                v[r] = u[r].q[c];
+            transpose8x32(v);
+            for (int j = 0; j < 8; j++)
+                _mm256_storeu_si256((__m256i *)(q + 32 * j), v[j]);
+            int32_t lo[8], hi[8], offs[8], mins[8];
+            for (int r = 0; r < PANEL_ROWS; r++) {
+                lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
+                hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
+                offs[r] = pair16(k.off * u[r].s_lo[c], k.off * u[r].s_hi[c]);
+                mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
+            }
+            if (k.scaled) {
+                memcpy(q + scales_at(), lo, 32);
+                memcpy(q + scales_at() + 32, hi, 32);
+                if (k.off)
+                    memcpy(q + offset_pairs_at(), offs, 32);
+            }
+            if (k.min == GMIN_GROUPED)
+                memcpy(q + min_pairs_at(k), mins, 32);
+        }
+    }
+}
+
+/* The activations' block: bytes, values, where the quants start. */
+static INLINE int act_block_bytes(gemm_kind k) { return k.act == ACT_Q8_K ? 292 : k.act == ACT_Q8_1 ? 36 : 34; }
+static INLINE int act_block_values(gemm_kind k) { return k.act == ACT_Q8_K ? 256 : 32; }
+static INLINE int act_quants_at(gemm_kind k) { return k.act == ACT_Q8_0 ? 2 : 4; }
+
+GEMM_TARGET static INLINE float act_d(gemm_kind k, const uint8_t *blk)
+{
+    if (k.act == ACT_Q8_K) {
+        float d;
+        memcpy(&d, blk, 4);
+        return d;
+    }
+    return f16c(blk);
+}
+
+/* nt (1..4) activation rows at a, a + as, ... (their sums of 16 at sums, sums + ns, ...) against the panel:
+ * out[t] lane r is row r's product with activation row t. */
+GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                    const int16_t *sums, int64_t ns, int nt, int64_t n, __m256 out[GEMM_TOKENS])
+{
+    const __m256i ones = _mm256_set1_epi16(1), offs = _mm256_set1_epi16((short)k.off);
+    __m256 acc[GEMM_TOKENS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_ps();
+    const uint8_t *p = panel;
+    for (int64_t i = 0; i < n; i += k.sb) {
+        const __m256 d = _mm256_loadu_ps((const float *)p), dm = _mm256_loadu_ps((const float *)(p + 32));
+        p += 64;
+        __m256i isum[GEMM_TOKENS], imin[GEMM_TOKENS];
+        for (int t = 0; t < nt; t++)
+            isum[t] = _mm256_setzero_si256(), imin[t] = _mm256_setzero_si256();
+        const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
+            const int64_t v0 = i + 32 * c;
+            const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
+            const __m256i slo = k.scaled ? load32(p + scales_at()) : ones;
+            const __m256i shi = k.scaled ? load32(p + scales_at() + 32) : ones;
+            __m256i part[GEMM_TOKENS] = { 0 };
+#if GEMM_VNNI
+            /* 32-bit sums need no 16-bit runs: a half's 4 groups (one scale), or all 8 when unscaled */
+            const int run = k.scaled ? 4 : 8;
+            const __m256i s32lo = _mm256_srai_epi32(_mm256_slli_epi32(slo, 16), 16);
+            const __m256i s32hi = _mm256_srai_epi32(_mm256_slli_epi32(shi, 16), 16);
+            for (int j = 0; j < 8; j++) {
+                const __m256i w = load32(p + 32 * j);
+                for (int t = 0; t < nt; t++) {
+                    const __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
+                    part[t] = _mm256_dpbusd_epi32(j % run == 0 ? _mm256_setzero_si256() : part[t], w, x);
+                    if (j % run == run - 1)
+                        isum[t] = _mm256_add_epi32(
+                            isum[t], k.scaled ? _mm256_mullo_epi32(part[t], j < 4 ? s32lo : s32hi) : part[t]);
+                }
+            }
+#else
+            for (int j = 0; j < 8; j++) {
+                const __m256i w = load32(p + 32 * j);
+                const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
+                for (int t = 0; t < nt; t++) {
+                    __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
+                    if (k.sign)
+                        x = _mm256_sign_epi8(x, w);
+                    const __m256i pr = _mm256_maddubs_epi16(wu, x);
+                    part[t] = j % k.depth == 0 ? pr : _mm256_add_epi16(part[t], pr); /* a new 16-bit run */
+                    if (j % k.depth == k.depth - 1)
+                        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], j < 4 ? slo : shi));
+                }
+            }
+#endif
+            if (k.off || k.min == GMIN_GROUPED) {
+                const __m256i op = k.scaled ? load32(p + offset_pairs_at()) : offs;
+                for (int t = 0; t < nt; t++) {
+                    int32_t pair;
+                    memcpy(&pair, sums + t * ns + v0 / 16, 4);
+                    const __m256i bs = _mm256_set1_epi32(pair);
+                    if (k.off)
+                        isum[t] = _mm256_sub_epi32(isum[t], _mm256_madd_epi16(op, bs));
+                    if (k.min == GMIN_GROUPED)
+                        imin[t] = _mm256_add_epi32(imin[t], _mm256_madd_epi16(load32(p + min_pairs_at(k)), bs));
+                }
+            }
+        }
+        for (int t = 0; t < nt; t++) {
+            const uint8_t *ab = ablk + (uint64_t)t * as;
+            const __m256 da = _mm256_set1_ps(act_d(k, ab));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(d, da), acc[t]);
+            if (k.min == GMIN_Q8_1_S)
+                acc[t] = _mm256_fmadd_ps(dm, _mm256_set1_ps(f16c(ab + 2)), acc[t]);
+            else if (k.min == GMIN_GROUPED)
+                acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(imin[t]), _mm256_mul_ps(dm, da), acc[t]);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        out[t] = acc[t];
+}
+
+/* ORDER_GROUPS: tokens per pass, so that 8 accumulators a token fit the registers (16 with AVX2, 32 with
+ * AVX-512VL). */
+enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1 };
+
+/* nt (1..GROUP_TOKENS) activation rows against the panel, adding as ggml's vec_dot adds: lane j of a row's
+ * accumulator is group j's 4-product integer, times d_w * d_a per block, then ((a0 + a4) + (a2 + a6)) +
+ * ((a1 + a5) + (a3 + a7)), plus Q8_1's m * s summed on its own. Here acc[t][j] holds lane j of 8 rows. */
+GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *panel, const uint8_t *a,
+                                                  uint64_t as, int nt, int64_t n, __m256 out[GEMM_TOKENS])
+{
+    __m256 acc[GROUP_TOKENS][8], mins[GROUP_TOKENS];
+    for (int t = 0; t < nt; t++) {
+        mins[t] = _mm256_setzero_ps();
+        for (int j = 0; j < 8; j++)
+            acc[t][j] = _mm256_setzero_ps();
+    }
+    const uint8_t *p = panel;
+    for (int64_t i = 0; i < n; i += 32, p += block_panel_bytes(k)) {
+        const __m256 d = _mm256_loadu_ps((const float *)p), dm = _mm256_loadu_ps((const float *)(p + 32));
+        const uint8_t *ablk = a + (uint64_t)(i / 32) * act_block_bytes(k);
+        __m256 dd[GROUP_TOKENS];
+        for (int t = 0; t < nt; t++)
+            dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
+        for (int j = 0; j < 8; j++) {
+            const __m256i w = load32(p + 64 + 32 * j);
+            const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
+            for (int t = 0; t < nt; t++) {
+                __m256i x = _mm256_set1_epi32((int)rd32(ablk + (uint64_t)t * as + act_quants_at(k) + 4 * j));
+                if (k.sign)
+                    x = _mm256_sign_epi8(x, w);
+#if GEMM_VNNI
+                const __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
+#else
+                const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
+#endif
+                acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(iv), acc[t][j]);
+            }
+        }
+        if (k.min == GMIN_Q8_1_S)
+            for (int t = 0; t < nt; t++)
+                mins[t] = _mm256_add_ps(mins[t], _mm256_mul_ps(dm, _mm256_set1_ps(f16c(ablk + (uint64_t)t * as + 2))));
+    }
+    for (int t = 0; t < nt; t++) {
+        const __m256 b0 = _mm256_add_ps(acc[t][0], acc[t][4]), b1 = _mm256_add_ps(acc[t][1], acc[t][5]);
+        const __m256 b2 = _mm256_add_ps(acc[t][2], acc[t][6]), b3 = _mm256_add_ps(acc[t][3], acc[t][7]);
+        out[t] = _mm256_add_ps(_mm256_add_ps(b0, b2), _mm256_add_ps(b1, b3));
+        if (k.min == GMIN_Q8_1_S)
+            out[t] = _mm256_add_ps(out[t], mins[t]);
+    }
+}
+
+GEMM_TARGET static INLINE void store_rows(__m256 v, float *y, int nr)
+{
+    if (nr == PANEL_ROWS) {
+        _mm256_storeu_ps(y, v);
+        return;
+    }
+    float tmp[PANEL_ROWS];
+    _mm256_storeu_ps(tmp, v);
+    memcpy(y, tmp, (size_t)nr * sizeof(float));
+}
+
+/* T activation rows (a, stride as; their sums of 16 at sums, n / 16 per row) against the panel's first nr
+ * rows, into y[t * ld + r]. */
+GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                  const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
+{
+    const int64_t ns = n / 16;
+    const int step = k.order == ORDER_GROUPS ? GROUP_TOKENS : GEMM_TOKENS;
+    __m256 o[GEMM_TOKENS];
+    for (int t = 0; t < T; t += step) {
+        const int nt = T - t < step ? T - t : step;
+        const uint8_t *at = a + (uint64_t)t * as;
+        if (k.order == ORDER_GROUPS) {
+            if (nt == GROUP_TOKENS)
+                gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
+            else
+                gemm_tokens_groups(k, panel, at, as, 1, n, o);
+        } else if (nt == GEMM_TOKENS) { /* nt a constant in each call: its loops unroll into registers */
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, GEMM_TOKENS, n, o);
+        } else if (nt == 3) {
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 3, n, o);
+        } else if (nt == 2) {
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 2, n, o);
+        } else {
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 1, n, o);
+        }
+        for (int j = 0; j < nt; j++)
+            store_rows(o[j], y + (t + j) * ld, nr);
+    }
+}
+
+/* Each type's kind: the bounds on depth (maddubs only) are 2 * max(stored quant) * 128 per pair. Wide signed
+ * types: sign moved to the activation for maddubs, + 128 for vpdpbusd. */
+#define WIDE_OFF (GEMM_VNNI ? 128 : 0)
+#define KIND(sb, act, sign, off, depth, scaled, min, order) { sb, act, sign, off, depth, scaled, min, order }
+static const gemm_kind kinds[] = {
+    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, false, GMIN_NONE, ORDER_ROWS),        /* 0..15: 8 x 3840 */
+    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* -16..15 */
+    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* |w| <= 128 */
+    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, false, GMIN_NONE, ORDER_ROWS), /* -127..113 */
+    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..15 */
+    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..31 */
+    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..3, scales per 16 */
+    [G_Q3_K] = KIND(256, ACT_Q8_K, false, 4, 4, true, GMIN_NONE, ORDER_ROWS),        /* -4..3 + 4, per 16 */
+    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
+    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..31, per 32 */
+    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 2, true, GMIN_NONE, ORDER_ROWS),       /* -32..31 + 32: 2 x 16128 */
+    [G_IQ4_XS] = KIND(256, ACT_Q8_K, !GEMM_VNNI, WIDE_OFF, 1, true, GMIN_NONE, ORDER_ROWS), /* -127..113 */
+};
+
+#define GEMM_PASTE(a, b) a##b
+#define GEMM_XPASTE(a, b) GEMM_PASTE(a, b)
+#define GEMM_FN(stem) GEMM_XPASTE(stem, GEMM_SUFFIX)
+#define GEMM_ENTRY_POINTS(name, g)                                                                              \
+    uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
+    {                                                                                                          \
+        return (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g]);                                      \
+    }                                                                                                          \
+    GEMM_TARGET void GEMM_FN(quant_act_pack_##name)(const void *w, uint64_t rb, int nr, int64_t n, void *panel) \
+    {                                                                                                          \
+        pack_body(g, kinds[g], w, rb, nr, n, panel);                                                           \
+    }                                                                                                          \
+    GEMM_TARGET void GEMM_FN(quant_act_gemm_##name)(const void *panel, const void *a, uint64_t as,              \
+                                                    const int16_t *sums, int T, int64_t n, float *y, int64_t ld, \
+                                                    int nr)                                                    \
+    {                                                                                                          \
+        gemm_body(kinds[g], panel, a, as, sums, T, n, y, ld, nr);                                              \
+    }
+GEMM_ENTRY_POINTS(q4_0, G_Q4_0)
+GEMM_ENTRY_POINTS(q5_0, G_Q5_0)
+GEMM_ENTRY_POINTS(q8_0, G_Q8_0)
+GEMM_ENTRY_POINTS(iq4_nl, G_IQ4_NL)
+GEMM_ENTRY_POINTS(q4_1, G_Q4_1)
+GEMM_ENTRY_POINTS(q5_1, G_Q5_1)
+GEMM_ENTRY_POINTS(q2_k, G_Q2_K)
+GEMM_ENTRY_POINTS(q3_k, G_Q3_K)
+GEMM_ENTRY_POINTS(q4_k, G_Q4_K)
+GEMM_ENTRY_POINTS(q5_k, G_Q5_K)
+GEMM_ENTRY_POINTS(q6_k, G_Q6_K)
+GEMM_ENTRY_POINTS(iq4_xs, G_IQ4_XS)

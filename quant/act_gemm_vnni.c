@@ -1,0 +1,14 @@
+/* The prompt products (act_gemm_body.h) with AVX-512 VNNI's vpdpbusd on 256-bit registers (and AVX-512VL's 32 of them). */
+#include "blocks.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "act_unpack_avx2.h"
+
+#define GEMM_VNNI 1
+#define GEMM_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
+#define GEMM_SUFFIX _vnni
+#include "act_gemm_body.h"
+
+#endif
