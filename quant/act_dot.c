@@ -187,13 +187,14 @@ static bool use_avx2(quant_impl impl)
 
 /* Whether the panel adds a row's blocks as llama.cpp's x86 CPU backend adds them for prompts: the types it
  * repacks into 8-row blocks on this CPU (repack.cpp: Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512) in
- * the panel's row order, and the legacy types it multiplies with vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1,
- * Q5_1) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS). */
+ * the panel's row order, and the types it multiplies with vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1,
+ * Q3_K, Q6_K, IQ4_XS) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS). */
 static bool llama_cpp_prompt_order(uint32_t type)
 {
     switch (type) {
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL:
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: return true;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:
+    case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_XS: return true;
     case GGML_TYPE_Q2_K: return quant_cpu_has_avx512();
     default: return false;
     }

@@ -35,8 +35,9 @@ typedef enum act_layout { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K } act_layout;
 typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED } gemm_min;
 /* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
  * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
- * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot for the legacy types, and
- * llamafile's tinyBLAS, which llama.cpp's prompts of Q8_0 and Q5_0 go through). 32-value blocks only. */
+ * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot, and llamafile's tinyBLAS,
+ * which llama.cpp's prompts of Q8_0 and Q5_0 go through; for Q3_K, Q6_K and IQ4_XS, whose vec_dot sums
+ * each lane's scaled integers over the 256-value block first). Mins summed apart: Q8_1's only. */
 typedef enum gemm_order { ORDER_ROWS, ORDER_GROUPS } gemm_order;
 
 /* What a type's panel holds and how its dot is summed (constants where the body is inlined). */
@@ -265,13 +266,14 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
         out[t] = acc[t];
 }
 
-/* ORDER_GROUPS: tokens per pass, so that 8 accumulators a token fit the registers (16 with AVX2, 32 with
- * AVX-512VL). */
+/* ORDER_GROUPS: tokens per pass, so that the accumulators fit the registers (16 with AVX2, 32 with
+ * AVX-512VL): 8 a token for 32-value blocks, 16 for 256-value ones (one pass each). */
 enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1 };
 
-/* nt (1..GROUP_TOKENS) activation rows against the panel, adding as ggml's vec_dot adds: lane j of a row's
- * accumulator is group j's 4-product integer, times d_w * d_a per block, then ((a0 + a4) + (a2 + a6)) +
- * ((a1 + a5) + (a3 + a7)), plus Q8_1's m * s summed on its own. Here acc[t][j] holds lane j of 8 rows. */
+/* nt activation rows against the panel, adding as ggml's vec_dot adds: lane j of a row's accumulator is
+ * group j's 4-product integer (times its 16- or 32-value scale, summed over a 256-value block's chunks),
+ * times d_w * d_a per block, then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (hsum_float_8), plus
+ * Q8_1's m * s summed on its own. Here acc[t][j] holds lane j of 8 rows. */
 GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *panel, const uint8_t *a,
                                                   uint64_t as, int nt, int64_t n, __m256 out[GEMM_TOKENS])
 {
@@ -282,27 +284,44 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
             acc[t][j] = _mm256_setzero_ps();
     }
     const uint8_t *p = panel;
-    for (int64_t i = 0; i < n; i += 32, p += block_panel_bytes(k)) {
+    for (int64_t i = 0; i < n; i += k.sb) {
         const __m256 d = _mm256_loadu_ps((const float *)p), dm = _mm256_loadu_ps((const float *)(p + 32));
-        const uint8_t *ablk = a + (uint64_t)(i / 32) * act_block_bytes(k);
+        const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
         __m256 dd[GROUP_TOKENS];
         for (int t = 0; t < nt; t++)
             dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
-        for (int j = 0; j < 8; j++) {
-            const __m256i w = load32(p + 64 + 32 * j);
-            const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
-            for (int t = 0; t < nt; t++) {
-                __m256i x = _mm256_set1_epi32((int)rd32(ablk + (uint64_t)t * as + act_quants_at(k) + 4 * j));
-                if (k.sign)
-                    x = _mm256_sign_epi8(x, w);
+        __m256i isum[GROUP_TOKENS][8];
+        p += 64;
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
+            const uint8_t *aq = ablk + act_quants_at(k) + 32 * c;
+            const __m256i ones = _mm256_set1_epi16(1);
+            const __m256i slo = k.scaled ? load32(p + scales_at()) : ones;
+            const __m256i shi = k.scaled ? load32(p + scales_at() + 32) : ones;
 #if GEMM_VNNI
-                const __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
-#else
-                const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), _mm256_set1_epi16(1));
+            const __m256i s32lo = _mm256_srai_epi32(_mm256_slli_epi32(slo, 16), 16);
+            const __m256i s32hi = _mm256_srai_epi32(_mm256_slli_epi32(shi, 16), 16);
 #endif
-                acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(iv), acc[t][j]);
+            for (int j = 0; j < 8; j++) {
+                const __m256i w = load32(p + 32 * j);
+                const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
+                for (int t = 0; t < nt; t++) {
+                    __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
+                    if (k.sign)
+                        x = _mm256_sign_epi8(x, w);
+#if GEMM_VNNI
+                    __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
+                    if (k.scaled)
+                        iv = _mm256_mullo_epi32(iv, j < 4 ? s32lo : s32hi);
+#else
+                    const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), j < 4 ? slo : shi);
+#endif
+                    isum[t][j] = c == 0 ? iv : _mm256_add_epi32(isum[t][j], iv);
+                }
             }
         }
+        for (int t = 0; t < nt; t++)
+            for (int j = 0; j < 8; j++)
+                acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(isum[t][j]), acc[t][j]);
         if (k.min == GMIN_Q8_1_S)
             for (int t = 0; t < nt; t++)
                 mins[t] = _mm256_add_ps(mins[t], _mm256_mul_ps(dm, _mm256_set1_ps(f16c(ablk + (uint64_t)t * as + 2))));
@@ -333,13 +352,13 @@ GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, cons
                                   const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
 {
     const int64_t ns = n / 16;
-    const int step = k.order == ORDER_GROUPS ? GROUP_TOKENS : GEMM_TOKENS;
+    const int step = k.order == ORDER_ROWS ? GEMM_TOKENS : k.sb == 32 ? GROUP_TOKENS : 1;
     __m256 o[GEMM_TOKENS];
     for (int t = 0; t < T; t += step) {
         const int nt = T - t < step ? T - t : step;
         const uint8_t *at = a + (uint64_t)t * as;
         if (k.order == ORDER_GROUPS) {
-            if (nt == GROUP_TOKENS)
+            if (nt == GROUP_TOKENS && step == GROUP_TOKENS)
                 gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
             else
                 gemm_tokens_groups(k, panel, at, as, 1, n, o);
@@ -369,11 +388,11 @@ static const gemm_kind kinds[] = {
     [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..15 */
     [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..31 */
     [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..3, scales per 16 */
-    [G_Q3_K] = KIND(256, ACT_Q8_K, false, 4, 4, true, GMIN_NONE, ORDER_ROWS),        /* -4..3 + 4, per 16 */
+    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -4..3, per 16 */
     [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
     [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..31, per 32 */
-    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 2, true, GMIN_NONE, ORDER_ROWS),       /* -32..31 + 32: 2 x 16128 */
-    [G_IQ4_XS] = KIND(256, ACT_Q8_K, !GEMM_VNNI, WIDE_OFF, 1, true, GMIN_NONE, ORDER_ROWS), /* -127..113 */
+    [G_Q6_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -32..31, per 16 */
+    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
 };
 
 #define GEMM_PASTE(a, b) a##b
