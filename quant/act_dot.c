@@ -178,13 +178,6 @@ static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
 static const quant_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
 #endif
 
-/* QUANT_IMPL_BEST follows GGUFSCOPE_SIMD's cap; QUANT_IMPL_AVX2 asks for AVX2 whatever it says. */
-static bool use_avx2(quant_impl impl)
-{
-    const bool asked = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && strcmp(quant_simd_level(), "scalar") != 0);
-    return asked && quant_cpu_has_avx2() && quant_cpu_has_fma();
-}
-
 /* Whether the panel adds a row's blocks as llama.cpp's x86 CPU backend adds them for prompts: the types it
  * repacks into 8-row blocks on this CPU (repack.cpp: Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512) in
  * the panel's row order, and the types it multiplies with vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1,
@@ -203,10 +196,9 @@ static bool llama_cpp_prompt_order(uint32_t type)
 quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
 {
 #if defined(__x86_64__)
-    if (weight_type < GGML_TYPE_COUNT && use_avx2(impl)) {
-        /* VNNI at QUANT_IMPL_BEST where the level is avx512 (GGUFSCOPE_SIMD=avx2 measures the AVX2 form) */
-        const bool vnni = impl == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512") && quant_cpu_has_avx512vnni();
-        quant_act_gemm g = (vnni ? vnni_gemms : avx2_gemms)[weight_type];
+    if (weight_type < GGML_TYPE_COUNT && quant_use_avx2(impl)) {
+        /* GGUFSCOPE_SIMD=avx2 measures the AVX2 form on a VNNI CPU */
+        quant_act_gemm g = (quant_use_vnni(impl) ? vnni_gemms : avx2_gemms)[weight_type];
         g.llama_cpp_order = llama_cpp_prompt_order(weight_type);
         return g;
     }
@@ -222,7 +214,7 @@ quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
         return (quant_act_kernel){ NULL, NULL };
 #if defined(__x86_64__)
-    if (use_avx2(impl) && avx2_fns[weight_type].dot)
+    if (quant_use_avx2(impl) && avx2_fns[weight_type].dot)
         return avx2_fns[weight_type];
 #else
     (void)impl;

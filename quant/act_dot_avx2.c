@@ -76,13 +76,6 @@ AVX2 static INLINE void legacy_body(legacy_kind k, const uint8_t *b, const uint8
  * Per block the 8 chunks' scaled sums add up in int32 (at most 8 chunks x 2 x 32767 x 127 < 2^31),
  * then d_w * d_a scales them once. */
 
-AVX2 static inline float q8k_d(const uint8_t *y)
-{
-    float d;
-    memcpy(&d, y, 4);
-    return d;
-}
-
 /* sum over 8 groups of 32 of m[g] * (bsums[2g] + bsums[2g+1]): the mins' integer term */
 static inline int32_t mins_by_32(const uint8_t *y, const uint8_t m[8])
 {

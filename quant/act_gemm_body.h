@@ -45,24 +45,20 @@ typedef struct gemm_kind {
     int sb;          /* values per weight block, one d (and dmin) each: 32 or 256 */
     act_layout act;  /* the activations' block layout */
     bool sign;       /* signed weights (|w| <= 128): |w| meets the activation with w's sign */
-    int off;         /* unsigned weights stored as q + off; off * sum(a) is taken back (0: none) */
-    int depth;       /* maddubs results added in 16 bits before widening: depth * 2 * max(q + off) * 128 < 2^15;
-                      * 8 only where both halves of a chunk share one scale */
+    int off;         /* unsigned weights stored as q + off; off * sum(a) is taken back (0: none; unscaled kinds only) */
+    int depth;       /* ORDER_ROWS with maddubs: results added in 16 bits before widening,
+                      * depth * 2 * max(q + off) * 128 < 2^15; 8 only where both halves of a chunk share one scale */
     bool scaled;     /* integer scales per 16 values (a pair per chunk, equal for per-32 types) */
-    gemm_min min;    /* Q4_1/Q5_1: + m * s;  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums) */
+    gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums) (ORDER_ROWS) */
     gemm_order order;
 } gemm_kind;
 
 /* ---- the panel: per weight block, d[8] and dm[8] (f32, one per row), then per chunk of 32 values the
  * 8 group registers (lane r: quants 4j..4j+3 of row r), then, as the kind needs them, the scales of the
- * chunk's halves as int16 pairs (s, s), the pair (off * s_lo, off * s_hi), and the mins' pair (m_lo, m_hi). */
-static INLINE int chunk_bytes(gemm_kind k)
-{
-    return 256 + (k.scaled ? 64 + (k.off ? 32 : 0) : 0) + (k.min == GMIN_GROUPED ? 32 : 0);
-}
+ * chunk's halves as int16 pairs (s, s) and the mins' pair (m_lo, m_hi). */
 static INLINE int scales_at(void) { return 256; }
-static INLINE int offset_pairs_at(void) { return 320; }
-static INLINE int min_pairs_at(gemm_kind k) { return 256 + (k.scaled ? 64 + (k.off ? 32 : 0) : 0); }
+static INLINE int min_pairs_at(gemm_kind k) { return 256 + (k.scaled ? 64 : 0); }
+static INLINE int chunk_bytes(gemm_kind k) { return min_pairs_at(k) + (k.min == GMIN_GROUPED ? 32 : 0); }
 static INLINE uint64_t block_panel_bytes(gemm_kind k) { return 64 + (uint64_t)(k.sb / 32) * chunk_bytes(k); }
 
 /* One row's block unpacked: its chunks of 32 quants (stored form), their half scales and mins, d, dm. */
@@ -152,18 +148,15 @@ GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, const uint8_t
             transpose8x32(v);
             for (int j = 0; j < 8; j++)
                 _mm256_storeu_si256((__m256i *)(q + 32 * j), v[j]);
-            int32_t lo[8], hi[8], offs[8], mins[8];
+            int32_t lo[8], hi[8], mins[8];
             for (int r = 0; r < PANEL_ROWS; r++) {
                 lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
                 hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
-                offs[r] = pair16(k.off * u[r].s_lo[c], k.off * u[r].s_hi[c]);
                 mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
             }
             if (k.scaled) {
                 memcpy(q + scales_at(), lo, 32);
                 memcpy(q + scales_at() + 32, hi, 32);
-                if (k.off)
-                    memcpy(q + offset_pairs_at(), offs, 32);
             }
             if (k.min == GMIN_GROUPED)
                 memcpy(q + min_pairs_at(k), mins, 32);
@@ -178,12 +171,28 @@ static INLINE int act_quants_at(gemm_kind k) { return k.act == ACT_Q8_0 ? 2 : 4;
 
 GEMM_TARGET static INLINE float act_d(gemm_kind k, const uint8_t *blk)
 {
-    if (k.act == ACT_Q8_K) {
-        float d;
-        memcpy(&d, blk, 4);
-        return d;
-    }
-    return f16c(blk);
+    return k.act == ACT_Q8_K ? q8k_d(blk) : f16c(blk);
+}
+
+/* A chunk's scale pairs for its half h (values 16h..16h+15): the panel's, or ones where unscaled. */
+GEMM_TARGET static INLINE __m256i half_scales(gemm_kind k, const uint8_t *chunk, int h)
+{
+    return k.scaled ? load32(chunk + scales_at() + 32 * h) : _mm256_set1_epi16(1);
+}
+
+#if GEMM_VNNI
+/* The int16 pairs (s, s) as int32 s, for vpmulld after vpdpbusd's 32-bit sums. */
+GEMM_TARGET static INLINE __m256i widen_scales(__m256i pairs)
+{
+    return _mm256_srai_epi32(_mm256_slli_epi32(pairs, 16), 16);
+}
+#endif
+
+/* A token's 4 activation quants at q, broadcast to all 8 lanes, with the signs of w where the kind is signed. */
+GEMM_TARGET static INLINE __m256i group_acts(gemm_kind k, const uint8_t *q, __m256i w)
+{
+    const __m256i x = _mm256_set1_epi32((int)rd32(q));
+    return k.sign ? _mm256_sign_epi8(x, w) : x;
 }
 
 /* nt (1..4) activation rows at a, a + as, ... (their sums of 16 at sums, sums + ns, ...) against the panel:
@@ -191,7 +200,7 @@ GEMM_TARGET static INLINE float act_d(gemm_kind k, const uint8_t *blk)
 GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
                                     const int16_t *sums, int64_t ns, int nt, int64_t n, __m256 out[GEMM_TOKENS])
 {
-    const __m256i ones = _mm256_set1_epi16(1), offs = _mm256_set1_epi16((short)k.off);
+    const __m256i offs = _mm256_set1_epi16((short)k.off);
     __m256 acc[GEMM_TOKENS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
@@ -206,18 +215,16 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
         for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
             const int64_t v0 = i + 32 * c;
             const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
-            const __m256i slo = k.scaled ? load32(p + scales_at()) : ones;
-            const __m256i shi = k.scaled ? load32(p + scales_at() + 32) : ones;
+            const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
             __m256i part[GEMM_TOKENS] = { 0 };
 #if GEMM_VNNI
             /* 32-bit sums need no 16-bit runs: a half's 4 groups (one scale), or all 8 when unscaled */
             const int run = k.scaled ? 4 : 8;
-            const __m256i s32lo = _mm256_srai_epi32(_mm256_slli_epi32(slo, 16), 16);
-            const __m256i s32hi = _mm256_srai_epi32(_mm256_slli_epi32(shi, 16), 16);
+            const __m256i s32lo = widen_scales(slo), s32hi = widen_scales(shi);
             for (int j = 0; j < 8; j++) {
                 const __m256i w = load32(p + 32 * j);
                 for (int t = 0; t < nt; t++) {
-                    const __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
+                    const __m256i x = group_acts(k, aq + (uint64_t)t * as + 4 * j, w);
                     part[t] = _mm256_dpbusd_epi32(j % run == 0 ? _mm256_setzero_si256() : part[t], w, x);
                     if (j % run == run - 1)
                         isum[t] = _mm256_add_epi32(
@@ -229,10 +236,7 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                 const __m256i w = load32(p + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
                 for (int t = 0; t < nt; t++) {
-                    __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
-                    if (k.sign)
-                        x = _mm256_sign_epi8(x, w);
-                    const __m256i pr = _mm256_maddubs_epi16(wu, x);
+                    const __m256i pr = _mm256_maddubs_epi16(wu, group_acts(k, aq + (uint64_t)t * as + 4 * j, w));
                     part[t] = j % k.depth == 0 ? pr : _mm256_add_epi16(part[t], pr); /* a new 16-bit run */
                     if (j % k.depth == k.depth - 1)
                         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], j < 4 ? slo : shi));
@@ -240,13 +244,12 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
             }
 #endif
             if (k.off || k.min == GMIN_GROUPED) {
-                const __m256i op = k.scaled ? load32(p + offset_pairs_at()) : offs;
                 for (int t = 0; t < nt; t++) {
                     int32_t pair;
                     memcpy(&pair, sums + t * ns + v0 / 16, 4);
                     const __m256i bs = _mm256_set1_epi32(pair);
                     if (k.off)
-                        isum[t] = _mm256_sub_epi32(isum[t], _mm256_madd_epi16(op, bs));
+                        isum[t] = _mm256_sub_epi32(isum[t], _mm256_madd_epi16(offs, bs));
                     if (k.min == GMIN_GROUPED)
                         imin[t] = _mm256_add_epi32(imin[t], _mm256_madd_epi16(load32(p + min_pairs_at(k)), bs));
                 }
@@ -256,9 +259,7 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
             const uint8_t *ab = ablk + (uint64_t)t * as;
             const __m256 da = _mm256_set1_ps(act_d(k, ab));
             acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(d, da), acc[t]);
-            if (k.min == GMIN_Q8_1_S)
-                acc[t] = _mm256_fmadd_ps(dm, _mm256_set1_ps(f16c(ab + 2)), acc[t]);
-            else if (k.min == GMIN_GROUPED)
+            if (k.min == GMIN_GROUPED)
                 acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(imin[t]), _mm256_mul_ps(dm, da), acc[t]);
         }
     }
@@ -294,20 +295,15 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
         p += 64;
         for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
             const uint8_t *aq = ablk + act_quants_at(k) + 32 * c;
-            const __m256i ones = _mm256_set1_epi16(1);
-            const __m256i slo = k.scaled ? load32(p + scales_at()) : ones;
-            const __m256i shi = k.scaled ? load32(p + scales_at() + 32) : ones;
+            const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
 #if GEMM_VNNI
-            const __m256i s32lo = _mm256_srai_epi32(_mm256_slli_epi32(slo, 16), 16);
-            const __m256i s32hi = _mm256_srai_epi32(_mm256_slli_epi32(shi, 16), 16);
+            const __m256i s32lo = widen_scales(slo), s32hi = widen_scales(shi);
 #endif
             for (int j = 0; j < 8; j++) {
                 const __m256i w = load32(p + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
                 for (int t = 0; t < nt; t++) {
-                    __m256i x = _mm256_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
-                    if (k.sign)
-                        x = _mm256_sign_epi8(x, w);
+                    const __m256i x = group_acts(k, aq + (uint64_t)t * as + 4 * j, w);
 #if GEMM_VNNI
                     __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
                     if (k.scaled)

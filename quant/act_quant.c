@@ -65,25 +65,15 @@ static int8_t to_q8(float v)
     return v > 127.0f ? 127 : -128;
 }
 
-/* The AVX2 forms (act_quant_avx2.c), where the CPU has AVX2 and GGUFSCOPE_SIMD does not cap it below. */
-static bool use_avx2(void)
+/* 32 values into q with d = amax / 127; returns sum(q) and leaves the unrounded d in *d_out. With avx2,
+ * the AVX2 form (act_quant_avx2.c), equal bit for bit. */
+static int q8_block(const float *x, int8_t q[32], float *d_out, bool avx2)
 {
 #if defined(__x86_64__)
-    static int cached = -1;
-    if (cached < 0)
-        cached = quant_cpu_has_avx2() && strcmp(quant_simd_level(), "scalar") != 0;
-    return cached;
-#else
-    return false;
-#endif
-}
-
-/* 32 values into q with d = amax / 127; returns sum(q) and leaves the unrounded d in *d_out. */
-static int q8_block(const float *x, int8_t q[32], float *d_out)
-{
-#if defined(__x86_64__)
-    if (use_avx2())
+    if (avx2)
         return quant_act_q8_block_avx2(x, q, d_out);
+#else
+    (void)avx2;
 #endif
     const float amax = block_amax(x, 32);
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
@@ -98,9 +88,10 @@ static int q8_block(const float *x, int8_t q[32], float *d_out)
 
 static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
 {
+    const bool avx2 = quant_use_avx2(QUANT_IMPL_BEST);
     for (; n > 0; n -= 32, x += 32, b += 34) {
         float d;
-        q8_block(x, (int8_t *)(b + 2), &d);
+        q8_block(x, (int8_t *)(b + 2), &d, avx2);
         uint16_t h = quant_f32_to_f16(d);
         memcpy(b, &h, 2);
     }
@@ -108,9 +99,10 @@ static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
 
 static void quantize_q8_1(const float *x, uint8_t *b, int64_t n)
 {
+    const bool avx2 = quant_use_avx2(QUANT_IMPL_BEST);
     for (; n > 0; n -= 32, x += 32, b += 36) {
         float d;
-        int sum = q8_block(x, (int8_t *)(b + 4), &d);
+        int sum = q8_block(x, (int8_t *)(b + 4), &d, avx2);
         uint16_t h[2] = { quant_f32_to_f16(d), quant_f32_to_f16(d * (float)sum) };
         memcpy(b, h, 4);
     }
@@ -118,9 +110,10 @@ static void quantize_q8_1(const float *x, uint8_t *b, int64_t n)
 
 static void quantize_q8_k(const float *x, uint8_t *b, int64_t n)
 {
+    const bool avx2 = quant_use_avx2(QUANT_IMPL_BEST);
     for (; n > 0; n -= QK_K, x += QK_K, b += 292) {
 #if defined(__x86_64__)
-        if (use_avx2()) {
+        if (avx2) {
             quant_act_q8k_block_avx2(x, b);
             continue;
         }

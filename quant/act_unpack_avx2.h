@@ -36,6 +36,14 @@ AVX2 static inline __m256i iq4_values(const uint8_t *qs)
     return _mm256_shuffle_epi8(_mm256_setr_m128i(kv, kv), nibbles32(qs));
 }
 
+/* Q8_K's d, an f32 at the block's start */
+AVX2 static inline float q8k_d(const uint8_t *y)
+{
+    float d;
+    memcpy(&d, y, 4);
+    return d;
+}
+
 AVX2 static inline __m256i load32(const void *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);

@@ -58,6 +58,11 @@ float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
 float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
+/* Whether the AVX2 forms of the --numerics ggml code (quantizers, dots, panels: AVX2 with FMA and F16C) are to
+ * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;
+ * and the AVX-512 VNNI panels, at QUANT_IMPL_BEST on the avx512 level only (dispatch.c). */
+bool quant_use_avx2(quant_impl impl);
+bool quant_use_vnni(quant_impl impl);
 /* Integer dots against quantized activations (act_dot_avx2.c), chosen by quant_act_dot_function. */
 #define QUANT_ACT_DOT_DECL(name)                                                        \
     void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out); \

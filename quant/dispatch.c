@@ -58,6 +58,22 @@ static level simd_level(void)
     return (level)cached;
 }
 
+bool quant_use_avx2(quant_impl impl)
+{
+#if defined(__x86_64__)
+    const bool asked = impl == QUANT_IMPL_AVX2 || (impl == QUANT_IMPL_BEST && simd_level() >= LEVEL_AVX2);
+    return asked && quant_cpu_has_avx2() && quant_cpu_has_fma();
+#else
+    (void)impl;
+    return false;
+#endif
+}
+
+bool quant_use_vnni(quant_impl impl)
+{
+    return impl == QUANT_IMPL_BEST && simd_level() >= LEVEL_AVX512 && quant_cpu_has_avx512vnni() && quant_use_avx2(impl);
+}
+
 bool quant_can_dequantize(uint32_t type)
 {
     return type < GGML_TYPE_COUNT && scalar_fns[type] != NULL;
