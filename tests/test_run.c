@@ -4,9 +4,8 @@
  * --smoke passes the healthy model and names what is wrong with copies broken
  * here, and bad models or options are clear errors with the right exit status.
  */
-#include "fixture_model.h"
-#include "kern.h"
 #include "golden.h"
+#include "run_helpers.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -20,35 +19,6 @@ static char tmp_dir[64];
 static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "run")); }
 static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
 TestSuite(run, .init = setup, .fini = teardown, .timeout = 480); /* generous: a loaded 2-core CI machine */
-
-static char *need_model(const char *name)
-{
-    char *p = model_path(name);
-    if (!p)
-        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
-    return p;
-}
-
-static cJSON *need_golden(const char *stem)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "generate/%s.json", stem);
-    cJSON *g = golden_json(rel);
-    if (!g)
-        cr_skip_test("golden %s not found: skipped", stem);
-    return g;
-}
-
-static cJSON *run_json(const char *model, const char *extra, int *status)
-{
-    char args[2048];
-    snprintf(args, sizeof args, "'%s' --json -q %s", model, extra);
-    char *out = run_tool("gguf-run", args, status);
-    cJSON *j = out ? cJSON_Parse(out) : NULL;
-    cr_assert(j, "gguf-run %s printed no JSON: %s", args, out ? out : "(nothing)");
-    free(out);
-    return j;
-}
 
 static void assert_ints(const cJSON *got, const cJSON *want, const char *what)
 {
@@ -94,26 +64,6 @@ Test(run, tokenize_prints_the_prompt_ids)
     cJSON_Delete(g);
     free(out);
     free(m);
-}
-
-/* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
-static double logits_vs_golden(const char *npy, const char *stem)
-{
-    char gpath[8192];
-    snprintf(gpath, sizeof gpath, "%s/generate/%s.prompt_logits.npy", golden_dir(), stem);
-    uint64_t r1, c1, r2, c2;
-    float *ours = npy_read_f32(npy, &r1, &c1), *ref = npy_read_f32(gpath, &r2, &c2);
-    cr_assert(ours && ref, "%s or %s unreadable", npy, gpath);
-    cr_assert(r1 == r2 && c1 == c2, "logits %llux%llu, golden %llux%llu", (unsigned long long)r1,
-              (unsigned long long)c1, (unsigned long long)r2, (unsigned long long)c2);
-    double mx = 0, diff = 0;
-    for (uint64_t i = 0; i < r1 * c1; i++) {
-        mx = fmax(mx, fabs(ref[i]));
-        diff = fmax(diff, fabs((double)ours[i] - ref[i]));
-    }
-    free(ours);
-    free(ref);
-    return diff / mx;
 }
 
 Test(run, logits_out_and_trace_file_match_the_golden)
@@ -179,16 +129,6 @@ Test(run, trace_table_on_the_terminal)
 }
 
 /* A copy of stories260K with `tensor`'s f32 values changed by fn. */
-/* Writes b as name in the test's directory and frees it; returns the path (malloc'd). */
-static char *write_tmp(const char *name, tbuf *b)
-{
-    char *path = malloc(256);
-    snprintf(path, 256, "%s/%s", tmp_dir, name);
-    cr_assert(write_whole_file(path, b->p, b->len));
-    tbuf_free(b);
-    return path;
-}
-
 static char *broken_copy(const char *name, const char *tensor, void (*fn)(float *v, uint64_t n))
 {
     char *m = need_model("stories260K.gguf");
@@ -206,7 +146,7 @@ static char *broken_copy(const char *name, const char *tensor, void (*fn)(float 
     memcpy(b.p + at, v, n * sizeof(float));
     free(v);
     free(m);
-    return write_tmp(name, &b);
+    return run_write_tmp(tmp_dir, name, &b);
 }
 
 static void one_nan(float *v, uint64_t n) { (void)n; v[3] = NAN; }
@@ -276,20 +216,9 @@ Test(run, smoke_names_a_layer_that_blows_up_the_residual)
 }
 
 /* The fixture model our writer makes (the demo's fallback) runs end to end. */
-static char *fixture(const char *name, void (*patch)(tbuf *b))
-{
-    fixture_opts o = fixture_default_opts();
-    tbuf b;
-    gguf_error ge;
-    cr_assert_eq(fixture_write_buffer(&o, &b.p, &b.len, &ge), GGUF_OK);
-    if (patch)
-        patch(&b);
-    return write_tmp(name, &b);
-}
-
 Test(run, writer_made_fixture_runs)
 {
-    char *p = fixture("fixture.gguf", NULL);
+    char *p = run_fixture(tmp_dir, "fixture.gguf", NULL);
     int st;
     cJSON *j = run_json(p, "-p 'hello' -n 8", &st);
     cr_assert_eq(st, 0);
@@ -314,7 +243,7 @@ static void rename_tensor(tbuf *b)
 
 Test(run, unsupported_architecture_lists_the_supported_ones)
 {
-    char *p = fixture("mamba.gguf", rename_arch);
+    char *p = run_fixture(tmp_dir, "mamba.gguf", rename_arch);
     char args[512];
     int st;
     snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
@@ -327,7 +256,7 @@ Test(run, unsupported_architecture_lists_the_supported_ones)
 
 Test(run, missing_tensor_is_named_and_the_model_blamed)
 {
-    char *p = fixture("missing.gguf", rename_tensor);
+    char *p = run_fixture(tmp_dir, "missing.gguf", rename_tensor);
     char args[512];
     int st;
     snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
@@ -345,7 +274,7 @@ static char *patched_copy(const char *model, const char *name, void (*fn)(tbuf *
     tbuf b = read_whole_file(m);
     fn(&b);
     free(m);
-    return write_tmp(name, &b);
+    return run_write_tmp(tmp_dir, name, &b);
 }
 
 static void drop_k_norm(tbuf *b)
@@ -442,185 +371,5 @@ Test(run, usage_errors_exit_2)
         cr_assert(strstr(out, "gguf-run:"), "%s", out);
         free(out);
     }
-    free(m);
-}
-
-/* ---- backends: --compare, --spot-check, --debug-fault, --backend cuda ---- */
-
-Test(run, compare_json_names_the_injected_fault)
-{
-    char *p = fixture("cmp.gguf", NULL);
-    int st;
-    cJSON *j = run_json(p, "-p 'hello there' -n 4 --compare cpu,cpu", &st);
-    cr_assert_eq(st, 0, "identical backends must agree");
-    cJSON *c = cJSON_GetObjectItem(j, "compare");
-    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "agree")));
-    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(c, "first_divergence")));
-    cr_assert_eq(cJSON_GetObjectItem(c, "decode_steps")->valueint, 4);
-    /* 2 layers x 10 ops + result_norm + logits */
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "points")), 22);
-    cJSON_Delete(j);
-
-    j = run_json(p, "-p 'hello there' -n 4 --compare cpu,cpu --debug-fault rope-mode", &st);
-    cr_assert_eq(st, 1, "a divergence exits 1");
-    c = cJSON_GetObjectItem(j, "compare");
-    cJSON *f = cJSON_GetObjectItem(c, "first_divergence");
-    cr_assert_eq(cJSON_GetObjectItem(f, "layer")->valueint, 0);
-    cr_assert_str_eq(cJSON_GetObjectItem(f, "op")->valuestring, "q");
-    cr_assert_eq(cJSON_GetObjectItem(f, "pos")->valueint, 1);
-    cr_assert_str_eq(cJSON_GetObjectItem(f, "phase")->valuestring, "prompt");
-    cr_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "b_stats"), "rms"));
-    cr_assert_str_eq(cJSON_GetObjectItem(c, "b")->valuestring, "cpu+rope-mode");
-    cJSON_Delete(j);
-    free(p);
-}
-
-Test(run, compare_text_report_names_layer_and_op)
-{
-    char *p = need_model("tiny-qwen2-f32.gguf");
-    char args[8192];
-    int st;
-    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 3 --compare cpu,cpu --debug-fault rope-mode", p);
-    char *out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 1);
-    cr_assert(strstr(out, "DIVERGE: first beyond 1e-03 at layer 0, q, position 1 (prompt)"), "%s", out);
-    cr_assert(strstr(out, "cpu+rope-mode"), "%s", out);
-    free(out);
-    free(p);
-}
-
-Test(run, spot_check_fails_the_run_and_names_rows)
-{
-    char *p = need_model("tiny-llama-f32.gguf");
-    int st;
-    cJSON *j = run_json(p, "-p 'Hello' -n 4 --spot-check --debug-fault lm-head-rows", &st);
-    cr_assert_eq(st, 1, "wrong logits in places must fail the run");
-    cJSON *sp = cJSON_GetObjectItem(j, "spot_check");
-    cr_assert(sp);
-    cr_assert_gt(cJSON_GetObjectItem(sp, "mismatches")->valueint, 0);
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(sp, "bad_rows")) cr_assert_eq(r->valueint % 7, 3, "row %d", r->valueint);
-    cJSON_Delete(j);
-    j = run_json(p, "-p 'Hello' -n 4 --spot-check=16", &st);
-    cr_assert_eq(st, 0);
-    sp = cJSON_GetObjectItem(j, "spot_check");
-    cr_assert_eq(cJSON_GetObjectItem(sp, "mismatches")->valueint, 0);
-    cr_assert_eq(cJSON_GetObjectItem(sp, "rows")->valueint, 16 * cJSON_GetObjectItem(sp, "passes")->valueint);
-    cJSON_Delete(j);
-    free(p);
-}
-
-Test(run, cuda_without_a_gpu_exits_2_and_says_why)
-{
-    char why[512];
-    kern_backend *b = kern_cuda_create(0, why, sizeof why);
-    if (b) {
-        b->destroy(b);
-        cr_skip_test("this machine has a GPU");
-    }
-    char *p = fixture("nogpu.gguf", NULL);
-    char args[1024];
-    int st;
-    snprintf(args, sizeof args, "'%s' -p hi -n 2 --backend cuda 2>&1", p);
-    char *out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "--backend cuda: ") && strstr(out, "CUDA"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "'%s' -p hi --compare cpu,cuda 2>&1", p);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "--compare cpu,cuda: "), "%s", out);
-    free(out);
-    free(p);
-}
-
-Test(run, unknown_fault_and_backend_exit_2)
-{
-    char *p = fixture("badopt.gguf", NULL);
-    char args[1024];
-    int st;
-    snprintf(args, sizeof args, "'%s' -p hi --debug-fault nope 2>&1", p);
-    char *out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "rope-mode"), "the known faults should be listed: %s", out);
-    free(out);
-    snprintf(args, sizeof args, "'%s' -p hi --compare cpu,tpu 2>&1", p);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "unknown backend 'tpu'"), "%s", out);
-    free(out);
-    free(p);
-}
-
-/* --numerics ggml gives llama.cpp's logits on the quantized file itself (stories260K-q8_0mix: Q8_0 with
- * Q4_0/Q4_K-style mixes, whose golden it reproduces bit for bit today), where exact numerics gives the
- * -deq twin's; each is 1 % from the other golden. */
-Test(run, numerics_ggml_gives_llama_cpps_logits_on_the_file_itself)
-{
-    char *m = need_model("stories260K-q8_0mix.gguf");
-    cJSON *g = need_golden("stories260K-q8_0mix.p0");
-    cJSON_Delete(need_golden("stories260K-q8_0mix-deq.p0"));
-    const char *prompt = cJSON_GetObjectItem(g, "prompt")->valuestring;
-    char npy[128], extra[1024];
-    snprintf(npy, sizeof npy, "%s/logits.npy", tmp_dir);
-    const char *modes[] = { "ggml", "exact" };
-    double own[2], deq[2];
-    for (int i = 0; i < 2; i++) {
-        snprintf(extra, sizeof extra, "-p '%s' -n 1 --numerics %s --logits-out '%s'", prompt, modes[i], npy);
-        int st;
-        cJSON *j = run_json(m, extra, &st);
-        cr_assert_eq(st, 0);
-        cr_assert_str_eq(cJSON_GetObjectItem(j, "backend")->valuestring, i == 0 ? "cpu:ggml" : "cpu");
-        cJSON_Delete(j);
-        own[i] = logits_vs_golden(npy, "stories260K-q8_0mix.p0");
-        deq[i] = logits_vs_golden(npy, "stories260K-q8_0mix-deq.p0");
-    }
-    cr_assert_lt(own[0], 1e-4, "ggml numerics: %.3g from llama.cpp's logits on the file", own[0]);
-    cr_assert_lt(deq[1], 5e-4, "exact numerics: %.3g from the -deq golden", deq[1]);
-    cr_assert_gt(own[1], 1e-3, "exact numerics should not land on the rounded golden (%.3g)", own[1]);
-    cr_assert_gt(deq[0], 1e-3, "ggml numerics should not land on the -deq golden (%.3g)", deq[0]);
-    cJSON_Delete(g);
-    free(m);
-}
-
-Test(run, numerics_options_are_checked)
-{
-    char *m = need_model("stories260K.gguf");
-    char args[4096];
-    int st;
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 --numerics fast 2>&1", m);
-    char *out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(out && strstr(out, "--numerics takes exact or ggml, got 'fast'"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 --backend cuda --numerics ggml 2>&1", m);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(out && strstr(out, "--numerics ggml is the CPU backend's"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 --compare cpu,cpu:fast 2>&1", m);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 2);
-    cr_assert(out && strstr(out, "unknown backend 'cpu:fast'"), "%s", out);
-    free(out);
-    free(m);
-}
-
-/* --compare cpu,cpu:ggml: how far llama.cpp's rounding moves the hidden states, named from layer 0's q on. */
-Test(run, compare_exact_with_ggml_numerics)
-{
-    char *m = need_model("tiny-qwen2-q4_0.gguf");
-    char args[4096];
-    int st;
-    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml", m);
-    char *out = run_tool("gguf-run", args, &st);
-    cr_assert(out && strstr(out, "cpu vs cpu:ggml"), "%s", out);
-    cr_assert(strstr(out, "first beyond 1e-03 at layer 0, q,"), "%s", out);
-    free(out);
-    /* with a tolerance above the rounding's size, the two agree */
-    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml --tolerance 0.5", m);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 0, "%s", out);
-    free(out);
     free(m);
 }

@@ -1,0 +1,23 @@
+/* Helpers of the gguf-run suites (test_run, test_run_backends): they assert and skip with Criterion's
+ * macros, so only Criterion suites link them. */
+#ifndef GGUFSCOPE_RUN_HELPERS_H
+#define GGUFSCOPE_RUN_HELPERS_H
+
+#include "testutil.h"
+
+#include <cJSON.h>
+
+/* The shared model's path (malloc'd), or the test skipped when it is not there. */
+char *need_model(const char *name);
+/* golden generate/STEM.json, or the test skipped when it is not there. */
+cJSON *need_golden(const char *stem);
+/* gguf-run MODEL --json -q EXTRA: its JSON (asserted to be some), its exit status in *status. */
+cJSON *run_json(const char *model, const char *extra, int *status);
+/* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
+double logits_vs_golden(const char *npy, const char *stem);
+/* Writes b as dir/name and frees it; returns the path (malloc'd). */
+char *run_write_tmp(const char *dir, const char *name, tbuf *b);
+/* The fixture model our writer makes (the demo's fallback), patched by patch when not NULL, as dir/name. */
+char *run_fixture(const char *dir, const char *name, void (*patch)(tbuf *b));
+
+#endif
