@@ -4,6 +4,7 @@
  * the --plot pictures of --against and --compare.
  */
 #include "golden.h"
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -17,14 +18,6 @@ static char tmp_dir[64];
 static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "against")); }
 static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
 TestSuite(against, .init = setup, .fini = teardown, .timeout = 480); /* generous: a loaded 2-core CI machine */
-
-static char *need_model(const char *name)
-{
-    char *p = model_path(name);
-    if (!p)
-        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
-    return p;
-}
 
 /* generate/NAME of the goldens (skips when absent); malloc'd. */
 static char *generate_golden(const char *name)

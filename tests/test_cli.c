@@ -1,6 +1,7 @@
 /* The command line as a llama.cpp user types it: llama.cpp's short and long names, --opt=value, strict
  * numbers with their ranges, one wording for a missing value or an unknown option (no usage dump), --version
  * everywhere, and several files per call for gguf-verify and gguf-inspect (JSON Lines, worst exit status). */
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -10,14 +11,6 @@
 #include <string.h>
 
 TestSuite(cli, .timeout = 120);
-
-static char *need_model(const char *name)
-{
-    char *p = model_path(name);
-    if (!p)
-        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
-    return p;
-}
 
 static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize" };
 

@@ -5,7 +5,7 @@
  * here, and bad models or options are clear errors with the right exit status.
  */
 #include "golden.h"
-#include "run_helpers.h"
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>

@@ -6,7 +6,7 @@
  */
 #include "kern.h"
 #include "golden.h"
-#include "run_helpers.h"
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>

@@ -2,6 +2,7 @@
  * made here from real models are named with their tensor (exit 1), manifests
  * equal llama-gguf-hash's own, sha256 agrees with sha256sum, the checked file
  * is never written. */
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -13,14 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char *need_model(const char *name)
-{
-    char *p = model_path(name);
-    if (!p)
-        cr_skip_test("shared model %s not found in %s (set GGUFSCOPE_MODELS): skipped", name, models_dir());
-    return p;
-}
 
 static char tmp_path[64];
 static void setup(void)

@@ -1,7 +1,7 @@
-/* Helpers of the gguf-run suites (test_run, test_run_backends): they assert and skip with Criterion's
- * macros, so only Criterion suites link them. */
-#ifndef GGUFSCOPE_RUN_HELPERS_H
-#define GGUFSCOPE_RUN_HELPERS_H
+/* Helpers of the Criterion suites that assert or skip with Criterion's macros (testutil.h has the plain
+ * ones): the shared models and goldens a test needs, and gguf-run's outputs. */
+#ifndef GGUFSCOPE_SUITE_HELPERS_H
+#define GGUFSCOPE_SUITE_HELPERS_H
 
 #include "testutil.h"
 

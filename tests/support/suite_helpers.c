@@ -1,5 +1,5 @@
-/* Helpers of the gguf-run suites (see run_helpers.h). */
-#include "run_helpers.h"
+/* Helpers of the gguf-run suites (see suite_helpers.h). */
+#include "suite_helpers.h"
 
 #include "fixture_model.h"
 #include "golden.h"
