@@ -89,6 +89,15 @@ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
+/* AVX-512F twins of the 32-value types' and IQ4_XS's fused dots (vecdot_avx512.c): x as it is, no prep. */
+float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
+
 /* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);
 void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n);

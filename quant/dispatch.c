@@ -109,6 +109,13 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
         switch (type) {
         case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
         case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, quant_dot_prep_q6_k };
+        case GGML_TYPE_Q4_0: return (quant_dot_kernel){ quant_dot_q4_0_avx512, NULL };
+        case GGML_TYPE_Q4_1: return (quant_dot_kernel){ quant_dot_q4_1_avx512, NULL };
+        case GGML_TYPE_Q5_0: return (quant_dot_kernel){ quant_dot_q5_0_avx512, NULL };
+        case GGML_TYPE_Q5_1: return (quant_dot_kernel){ quant_dot_q5_1_avx512, NULL };
+        case GGML_TYPE_IQ4_NL: return (quant_dot_kernel){ quant_dot_iq4_nl_avx512, NULL };
+        case GGML_TYPE_IQ4_XS: return (quant_dot_kernel){ quant_dot_iq4_xs_avx512, NULL };
+        case GGML_TYPE_Q8_0: return (quant_dot_kernel){ quant_dot_q8_0_avx512, NULL };
         default: break;
         }
     }

@@ -1,0 +1,160 @@
+/*
+ * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0) and IQ4_XS on AVX-512F: one
+ * row against f32 x, 16 lanes at a time.
+ *
+ * A 4-bit index becomes its float in one instruction: the 16 bytes of a block's nibbles widen to 16
+ * dwords (vpmovzxbd), and vpermps looks each dword's low 4 bits up in a 16-float table held in one zmm.
+ * The low nibbles are the dwords as they are (vpermps ignores the other bits); the high nibbles are the
+ * same dwords shifted right by 4. The table carries the type's offset (Q4_0: q - 8, Q5_0: q - 16,
+ * IQ4_NL/IQ4_XS: kvalues_iq4nl), so no sum of x is needed for them; Q5's fifth bit adds 16 under a lane
+ * mask read straight from qh. The AVX2 twins (vecdot.c) widen and convert bytes 8 at a time: about 25
+ * instructions per block against 11 here, and generation of these types was compute bound (16-19 GB/s
+ * of weights on SmolLM2, where Q8_0 and F16 reach 35-50).
+ *
+ * Sums are f32, per block (d applied once per block with an FMA), in two interleaved accumulators; they
+ * agree with dequantize-then-dot to f32 rounding (test_quant holds every fused dot to that).
+ */
+#include "blocks.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+
+AVX512 static inline float f16c(const uint8_t *p)
+{
+    return _cvtsh_ss(rd16(p));
+}
+
+/* Where a legacy block keeps its fields (ggml-common.h's block_q4_0 ... block_q5_1); d is at 0. */
+typedef struct legacy_form {
+    int block_bytes, m_at, qh_at, qs_at; /* m_at, qh_at: -1 for none */
+} legacy_form;
+
+/* A block's 32 values looked up (lo: values 0-15, hi: values 16-31), before its scale. */
+AVX512 static inline void lookup32(const uint8_t *qs, __m512 table, __m512 *lo, __m512 *hi)
+{
+    const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
+    *lo = _mm512_permutexvar_ps(v, table);
+    *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table);
+}
+
+/* One block's sum(value x) before d, and, for types with a min, sum(x) scaled by m into *macc. */
+AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, legacy_form F,
+                                         __m512 *macc)
+{
+    __m512 lo, hi;
+    lookup32(b + F.qs_at, table, &lo, &hi);
+    if (F.qh_at >= 0) { /* bit j of qh is value j's fifth bit: worth 16 */
+        const uint32_t qh = rd32(b + F.qh_at);
+        const __m512 sixteen = _mm512_set1_ps(16.0f);
+        lo = _mm512_mask_add_ps(lo, (__mmask16)qh, lo, sixteen);
+        hi = _mm512_mask_add_ps(hi, (__mmask16)(qh >> 16), hi, sixteen);
+    }
+    const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    if (F.m_at >= 0)
+        *macc = _mm512_fmadd_ps(_mm512_add_ps(x0, x1), _mm512_set1_ps(f16c(b + F.m_at)), *macc);
+    return _mm512_fmadd_ps(hi, x1, _mm512_mul_ps(lo, x0));
+}
+
+AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, __m512 table, legacy_form F)
+{
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64, b += 2 * F.block_bytes, x += 64) {
+        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), _mm512_set1_ps(f16c(b)), acc0);
+        acc1 = _mm512_fmadd_ps(legacy_block(b + F.block_bytes, x + 32, table, F, &macc),
+                               _mm512_set1_ps(f16c(b + F.block_bytes)), acc1);
+    }
+    if (i < n)
+        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), _mm512_set1_ps(f16c(b)), acc0);
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), macc));
+}
+
+/* q + offset for q = 0..15 */
+AVX512 static inline __m512 ramp(float offset)
+{
+    return _mm512_add_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(offset));
+}
+
+AVX512 static inline __m512 iq4_table(void)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)));
+}
+
+AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
+{
+    return dot_legacy(src, x, n, ramp(-8.0f), (legacy_form){ 18, -1, -1, 2 });
+}
+
+AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
+{
+    return dot_legacy(src, x, n, ramp(0.0f), (legacy_form){ 20, 2, -1, 4 });
+}
+
+AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
+{
+    return dot_legacy(src, x, n, ramp(-16.0f), (legacy_form){ 22, -1, 2, 6 });
+}
+
+AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
+{
+    return dot_legacy(src, x, n, ramp(0.0f), (legacy_form){ 24, 2, 4, 8 });
+}
+
+AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
+{
+    return dot_legacy(src, x, n, iq4_table(), (legacy_form){ 18, -1, -1, 2 });
+}
+
+/* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble
+ * layout with the scale d (ls - 32), ls 6 bits (low 4 from scales_l, high 2 from scales_h). */
+AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
+{
+    const uint8_t *b = src;
+    const __m512 table = iq4_table();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (; n > 0; n -= 256, b += 136) {
+        const float d = f16c(b);
+        const unsigned scales_h = rd16(b + 2);
+        for (int ib = 0; ib < 8; ib += 2, x += 64) {
+            __m512 s[2];
+            for (int j = 0; j < 2; j++) {
+                const int k = ib + j;
+                const int ls = ((b[4 + k / 2] >> 4 * (k % 2)) & 0xf) | (int)(((scales_h >> 2 * k) & 3) << 4);
+                __m512 lo, hi;
+                lookup32(b + 8 + 16 * k, table, &lo, &hi);
+                s[j] = _mm512_mul_ps(_mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 32 * j + 16),
+                                                     _mm512_mul_ps(lo, _mm512_loadu_ps(x + 32 * j))),
+                                     _mm512_set1_ps(d * (float)(ls - 32)));
+            }
+            acc0 = _mm512_add_ps(acc0, s[0]);
+            acc1 = _mm512_add_ps(acc1, s[1]);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+/* Q8_0: per 32 values an f16 scale and 32 signed bytes, widened 16 at a time; sum(q x) before d. */
+AVX512 static inline __m512 q8_block(const uint8_t *b, const float *x)
+{
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2))));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))));
+    return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
+}
+
+AVX512 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
+{
+    const uint8_t *b = src;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64, b += 68, x += 64) {
+        acc0 = _mm512_fmadd_ps(q8_block(b, x), _mm512_set1_ps(f16c(b)), acc0);
+        acc1 = _mm512_fmadd_ps(q8_block(b + 34, x + 32), _mm512_set1_ps(f16c(b + 34)), acc1);
+    }
+    if (i < n)
+        acc0 = _mm512_fmadd_ps(q8_block(b, x), _mm512_set1_ps(f16c(b)), acc0);
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+#endif
