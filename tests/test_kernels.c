@@ -92,34 +92,46 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
     be->destroy(be);
 }
 
-/* Tokens are tiled 4, 2 and 1 at a time, and every accumulator sees its products in the same order
- * whatever the tile: a token multiplied inside a batch of 7 gives bit for bit what it gives alone (for
- * types whose one-token product goes through the same kernels: F32; the quantized types and BF16 have fused
- * one-token dots, held to the scalar decoder in test_quant instead). */
+/* Tokens are tiled 4, 2 and 1 at a time by the dot kernels, and up to 24 at a time by the GEMM that prompts of
+ * 8 tokens or more take on AVX-512; in both, every accumulator sees its products in the same order whatever the
+ * tile. So a token multiplied inside a batch of 7 gives bit for bit what it gives alone, and a token inside a
+ * batch of 40 what it gives inside any batch of 9 (for types whose one-token product goes through the same
+ * kernels: F32; the quantized types and BF16 have fused one-token dots, held to the scalar decoder in
+ * test_quant instead). */
+static void matmul_f32(kern_backend *be, kern_weight *kw, const float *x, int T, float *y)
+{
+    cr_assert_eq(be->matmul(be, kw, NULL, x, T, y), KERN_OK);
+}
+
 Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F32 };
-    enum { T = 7, N = 160, ROWS = 37 };
-    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
-        uint8_t *buf;
-        gguf_tensor t = make_tensor(types[k], N, ROWS, &buf);
-        kern_weight kw = { .t = &t };
-        cr_assert_eq(be->bind(be, &kw), KERN_OK);
-        float x[T * N], batch[T * ROWS], alone[ROWS];
-        uint32_t s = 3;
-        for (int i = 0; i < T * N; i++)
-            x[i] = frand(&s);
-        cr_assert_eq(be->matmul(be, &kw, NULL, x, T, batch), KERN_OK);
-        for (int tt = 0; tt < T; tt++) {
-            cr_assert_eq(be->matmul(be, &kw, NULL, x + tt * N, 1, alone), KERN_OK);
-            for (int r = 0; r < ROWS; r++)
-                cr_assert_eq(memcmp(&batch[tt * ROWS + r], &alone[r], sizeof(float)), 0,
-                             "%s token %d row %d: %.9g in the batch, %.9g alone", gguf_type_traits_of(types[k])->name,
-                             tt, r, batch[tt * ROWS + r], alone[r]);
-        }
-        free(buf);
+    enum { SMALL = 7, SMALL_GEMM = 9, BIG = 40, N = 160, ROWS = 37 };
+    uint8_t *buf;
+    gguf_tensor t = make_tensor(GGML_TYPE_F32, N, ROWS, &buf);
+    kern_weight kw = { .t = &t };
+    cr_assert_eq(be->bind(be, &kw), KERN_OK);
+    static float x[BIG * N], batch[BIG * ROWS], part[SMALL_GEMM * ROWS];
+    uint32_t s = 3;
+    for (int i = 0; i < BIG * N; i++)
+        x[i] = frand(&s);
+    matmul_f32(be, &kw, x, SMALL, batch);
+    for (int tt = 0; tt < SMALL; tt++) {
+        matmul_f32(be, &kw, x + tt * N, 1, part);
+        cr_assert_eq(memcmp(&batch[tt * ROWS], part, ROWS * sizeof(float)), 0, "token %d: alone differs from a batch of %d",
+                     tt, SMALL);
     }
+    matmul_f32(be, &kw, x, BIG, batch);
+    const int starts[] = { 0, 9, 20, 31 }; /* windows across the big batch's tiles of 24 */
+    for (size_t w = 0; w < sizeof starts / sizeof starts[0]; w++) {
+        matmul_f32(be, &kw, x + starts[w] * N, SMALL_GEMM, part);
+        for (int tt = 0; tt < SMALL_GEMM; tt++)
+            for (int r = 0; r < ROWS; r++)
+                cr_assert_eq(memcmp(&batch[(starts[w] + tt) * ROWS + r], &part[tt * ROWS + r], sizeof(float)), 0,
+                             "token %d row %d: %.9g in a batch of %d, %.9g in a batch of %d", starts[w] + tt, r,
+                             batch[(starts[w] + tt) * ROWS + r], BIG, part[tt * ROWS + r], SMALL_GEMM);
+    }
+    free(buf);
     be->destroy(be);
 }
 

@@ -17,6 +17,7 @@
  */
 #include "cpu.h"
 #include "dot.h"
+#include "gemm.h"
 #include "quant.h"
 
 #include <omp.h>
@@ -25,7 +26,10 @@
 
 /* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs 8-row panels (quant_act_gemm);
  * below it the 1- and 4-row dots read the weights as they lie. */
-enum { ROW_BLOCK = 16, TOK_BLOCK = 16, PANEL_ROWS = 8, PANEL_MIN_TOKENS = 4 };
+/* GEMM_MIN_TOKENS: from this many tokens on, rows decoded to f32 are multiplied as a GEMM (gemm.c) where
+ * the CPU has AVX-512; below it, and on AVX2, by the 4-row dot kernels (dot.c). */
+enum { ROW_BLOCK = 16, TOK_BLOCK = 16, PANEL_ROWS = 8, PANEL_MIN_TOKENS = 4, GEMM_MIN_TOKENS = 8 };
+_Static_assert((int)ROW_BLOCK == (int)CPU_GEMM_ROWS, "a row block is one GEMM panel");
 
 bool kern_cpu_supports(uint32_t type)
 {
@@ -86,12 +90,19 @@ static float *alloc_floats64(size_t count)
     return aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
 }
 
-/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld). Rows decoded to
- * floats go through *scratch, allocated on first need (the fused and F16/F32
- * paths never need it); false when that allocation fails. */
+/* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
+ * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
+typedef struct row_work {
+    float *scratch; /* ROW_BLOCK rows of n floats */
+    float *panel;   /* the same rows packed for the GEMM */
+    const float *xg;
+} row_work;
+
+/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld); false when a scratch allocation fails. */
 static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
-                      const float *x, int T, float **scratch, float *y, int64_t ld)
+                      const float *x, int T, row_work *wk, float *y, int64_t ld)
 {
+    float **scratch = &wk->scratch;
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
     if (T == 1 && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
@@ -120,6 +131,13 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
             rows[r] = *scratch + (int64_t)r * n;
         }
+    }
+    if (wk->xg) {
+        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * n)))
+            return false;
+        cpu_gemm_pack_rows(rows, nr, n, wk->panel);
+        cpu_gemm_panel(wk->panel, nr, wk->xg, T, n, y + r0, ld);
+        return true;
     }
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
         int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;
@@ -266,10 +284,19 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
+    /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed here once */
+    float *xg = NULL;
+    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm()) {
+        if (!(xg = alloc_floats64(cpu_gemm_x_floats(T, n)))) {
+            rounded_acts_free(&ra);
+            return KERN_E_NOMEM;
+        }
+        cpu_gemm_pack_x(x, T, n, xg);
+    }
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         /* Allocated by row_block only where rows are decoded: an unconditional one cost an mmap/munmap pair per thread per call. */
-        float *scratch = NULL;
+        row_work wk = { .xg = xg };
         uint8_t *panel = NULL;
         bool ok = true;
         /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
@@ -287,15 +314,17 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
             else if (ra.dot.dot)
                 row_block_act(t, ra.dot, rb, r0, nr, ra.xq, ra.arb, T, y, rows);
             else
-                ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &scratch, y, rows);
+                ok = row_block(t, deq, fused.dot, rb, r0, nr, xd, T, &wk, y, rows);
         }
         if (!ok) {
 #pragma omp atomic write
             failed = 1;
         }
-        free(scratch);
+        free(wk.scratch);
+        free(wk.panel);
         free(panel);
     }
+    free(xg);
     free(xp);
     rounded_acts_free(&ra);
     if (failed)
