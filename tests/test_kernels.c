@@ -217,10 +217,10 @@ Test(kernels, rope_norm_and_neox_pairs)
 
 /* Causal GQA attention against a direct softmax in double: every key before
  * the query, then a sliding window of 3 positions with another score scale. */
-Test(kernels, attention_causal_gqa_and_sliding_window)
+static void attention_against_double(const int d)
 {
     kern_backend *be = kern_cpu_create(2);
-    const int H = 4, KV = 2, d = 16, pos0 = 3, T = 4, n = pos0 + T;
+    const int H = 4, KV = 2, pos0 = 3, T = 4, n = pos0 + T;
     float q[T * H * d], k[n * KV * d], v[n * KV * d], out[T * H * d];
     uint32_t s = 11;
     for (int i = 0; i < T * H * d; i++)
@@ -264,6 +264,14 @@ Test(kernels, attention_causal_gqa_and_sliding_window)
     const kern_attn bad = { H, 3, d, 1.0f, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
+}
+
+/* Head sizes of 16 (the portable weighted sum) and 64 and 96 (the AVX2 one, 32 values at a time). */
+Test(kernels, attention_causal_gqa_and_sliding_window)
+{
+    attention_against_double(16);
+    attention_against_double(64);
+    attention_against_double(96);
 }
 
 /* GeGLU (gemma): GELU as llama.cpp's CPU computes it, the tanh approximation

@@ -12,6 +12,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* o = sum over j of (score[j] inv) v_j, 32 of the d values at a time held in 4 registers across all j (d a
+ * multiple of 32). In SSE2, as the baseline build compiles the loop below, and then with one AVX2 call per j,
+ * this sum was 6-8 % of a 64-token prompt. */
+__attribute__((target("avx2,fma"))) static void weighted_sum_avx2(const float *score, float inv, const float *v,
+                                                                 size_t stride, int j0, int j1, int d, float *o)
+{
+    for (int c = 0; c < d; c += 32) {
+        __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
+        for (int j = j0; j < j1; j++) {
+            const __m256 p = _mm256_set1_ps(score[j] * inv);
+            const float *vv = v + (size_t)j * stride + c;
+            for (int i = 0; i < 4; i++)
+                acc[i] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vv + 8 * i), acc[i]);
+        }
+        for (int i = 0; i < 4; i++)
+            _mm256_storeu_ps(o + c + 8 * i, acc[i]);
+    }
+}
+#endif
+
+static void weighted_sum(const float *score, float inv, const float *v, size_t stride, int j0, int j1, int d, float *o)
+{
+#if defined(__x86_64__)
+    if (cpu_have_avx2() && d % 32 == 0) {
+        weighted_sum_avx2(score, inv, v, stride, j0, j1, d, o);
+        return;
+    }
+#endif
+    memset(o, 0, (size_t)d * sizeof(float));
+    for (int j = j0; j < j1; j++) {
+        const float p = score[j] * inv, *vv = v + (size_t)j * stride;
+        for (int i = 0; i < d; i++)
+            o[i] += p * vv[i];
+    }
+}
+
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                           const kern_attn *a, float *out)
 {
@@ -49,14 +88,8 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
                     sum += score[j];
                 }
                 float inv = (float)(1.0 / sum);
-                float *o = out + ((size_t)t * n_head + h) * head_dim;
-                memset(o, 0, (size_t)head_dim * sizeof(float));
-                for (int j = j0; j < n_keys; j++) {
-                    const float *vv = v_cache + (size_t)j * kv_dim + (size_t)kh * head_dim;
-                    float p = score[j] * inv;
-                    for (int i = 0; i < head_dim; i++)
-                        o[i] += p * vv[i];
-                }
+                weighted_sum(score, inv, v_cache + (size_t)kh * head_dim, (size_t)kv_dim, j0, n_keys, head_dim,
+                             out + ((size_t)t * n_head + h) * head_dim);
             }
         free(score);
     }

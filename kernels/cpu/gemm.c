@@ -63,11 +63,11 @@ size_t cpu_gemm_x_floats(int T, int64_t n)
     return total;
 }
 
-void cpu_gemm_pack_x(const float *x, int T, int64_t n, float *xp)
+void cpu_gemm_pack_x(const float *x, int T, int64_t n, int64_t k0, int64_t k1, float *xp)
 {
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
-        for (int64_t k = 0; k < n; k++) {
+        for (int64_t k = k0; k < k1; k++) {
             for (int t = 0; t < nt; t++)
                 xp[k * np + t] = x[(int64_t)(t0 + t) * n + k];
             for (int t = nt; t < np; t++)

@@ -284,18 +284,22 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
-    /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed here once */
+    /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed once by
+     * all threads together at the start of the parallel region */
     float *xg = NULL;
-    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm()) {
-        if (!(xg = alloc_floats64(cpu_gemm_x_floats(T, n)))) {
-            rounded_acts_free(&ra);
-            return KERN_E_NOMEM;
-        }
-        cpu_gemm_pack_x(x, T, n, xg);
+    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm() && !(xg = alloc_floats64(cpu_gemm_x_floats(T, n)))) {
+        free(xp);
+        rounded_acts_free(&ra);
+        return KERN_E_NOMEM;
     }
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         /* Allocated by row_block only where rows are decoded: an unconditional one cost an mmap/munmap pair per thread per call. */
+        if (xg) {
+            const int me = omp_get_thread_num(), team = omp_get_num_threads();
+            cpu_gemm_pack_x(xd, T, n, n * me / team, n * (me + 1) / team, xg);
+#pragma omp barrier
+        }
         row_work wk = { .xg = xg };
         uint8_t *panel = NULL;
         bool ok = true;
