@@ -39,7 +39,8 @@ QUANT_DECL(f16_avx2); QUANT_DECL(bf16_avx2); QUANT_DECL(q8_0_avx2); QUANT_DECL(q
 QUANT_DECL(q4_k_avx2); QUANT_DECL(q5_k_avx2); QUANT_DECL(q6_k_avx2);
 
 /* AVX-512F twins (simd_avx512.c); used when the CPU has AVX-512F as well as AVX2. */
-QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512);
+QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512); QUANT_DECL(q4_1_avx512);
+QUANT_DECL(q5_0_avx512); QUANT_DECL(q5_1_avx512); QUANT_DECL(iq4_nl_avx512); QUANT_DECL(iq4_xs_avx512);
 QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 
 /* Fused row . x products (AVX2 + FMA + F16C: Q4_K and Q8_0 in vecdot.c, Q6_K in simd_avx2.c beside

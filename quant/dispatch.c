@@ -36,6 +36,9 @@ static const quant_row_fn avx512_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx512, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx512,
     [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx512, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx512,
     [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx512,
+    [GGML_TYPE_Q4_1] = quant_deq_q4_1_avx512, [GGML_TYPE_Q5_0] = quant_deq_q5_0_avx512,
+    [GGML_TYPE_Q5_1] = quant_deq_q5_1_avx512, [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl_avx512,
+    [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs_avx512,
 };
 #else
 static const quant_row_fn avx2_fns[GGML_TYPE_COUNT];

@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "nibble_lookup_avx512.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,f16c")))
 
@@ -65,6 +66,72 @@ AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
         const __m128i q = _mm_loadu_si128((const __m128i *)(b + 2));
         store_i8x16(y, _mm_sub_epi8(_mm_and_si128(q, m4), eight), d);
         store_i8x16(y + 16, _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), eight), d);
+    }
+}
+
+/* The other 32-value types through one table lookup per nibble (nibble_lookup_avx512.h), then the scalar
+ * decoder's operations in its order: (value) * d, then + m for the types with a min. The values are small
+ * integers (or kvalues), exact in f32 before and after the fifth bit's + 16, so the results are the scalar
+ * decoder's bits. Where a block keeps d, m (-1: none), qh (-1: none) and qs, as in vecdot_avx512.c. */
+typedef struct nibble_form {
+    int block_bytes, m_at, qh_at, qs_at;
+} nibble_form;
+
+AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, __m512 table, nibble_form F)
+{
+    for (; n > 0; n -= 32, b += F.block_bytes, y += 32) {
+        const __m512 d = _mm512_set1_ps(scale_f16(b));
+        __m512 lo, hi;
+        quant_lookup32_avx512(b + F.qs_at, table, &lo, &hi);
+        if (F.qh_at >= 0)
+            quant_fifth_bits32_avx512(rd32(b + F.qh_at), &lo, &hi);
+        lo = _mm512_mul_ps(lo, d);
+        hi = _mm512_mul_ps(hi, d);
+        if (F.m_at >= 0) {
+            const __m512 m = _mm512_set1_ps(scale_f16(b + F.m_at));
+            lo = _mm512_add_ps(lo, m);
+            hi = _mm512_add_ps(hi, m);
+        }
+        _mm512_storeu_ps(y, lo);
+        _mm512_storeu_ps(y + 16, hi);
+    }
+}
+
+AVX512 void quant_deq_q4_1_avx512(const void *src, float *y, int64_t n)
+{
+    deq_nibbles(src, y, n, quant_ramp_avx512(0.0f), (nibble_form){ 20, 2, -1, 4 });
+}
+
+AVX512 void quant_deq_q5_0_avx512(const void *src, float *y, int64_t n)
+{
+    deq_nibbles(src, y, n, quant_ramp_avx512(-16.0f), (nibble_form){ 22, -1, 2, 6 });
+}
+
+AVX512 void quant_deq_q5_1_avx512(const void *src, float *y, int64_t n)
+{
+    deq_nibbles(src, y, n, quant_ramp_avx512(0.0f), (nibble_form){ 24, 2, 4, 8 });
+}
+
+AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
+{
+    deq_nibbles(src, y, n, quant_iq4_table_avx512(), (nibble_form){ 18, -1, -1, 2 });
+}
+
+/* IQ4_XS: sub-block ib of 32 is IQ4_NL's layout with the scale d (ls - 32), computed as the scalar decoder does. */
+AVX512 void quant_deq_iq4_xs_avx512(const void *src, float *y, int64_t n)
+{
+    const __m512 table = quant_iq4_table_avx512();
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 136) {
+        const float d = scale_f16(b);
+        const uint16_t scales_h = rd16(b + 2);
+        for (int ib = 0; ib < 8; ib++, y += 32) {
+            const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) | (((scales_h >> 2 * ib) & 3) << 4);
+            const __m512 dl = _mm512_set1_ps(d * (float)(ls - 32));
+            __m512 lo, hi;
+            quant_lookup32_avx512(b + 8 + 16 * ib, table, &lo, &hi);
+            _mm512_storeu_ps(y, _mm512_mul_ps(dl, lo));
+            _mm512_storeu_ps(y + 16, _mm512_mul_ps(dl, hi));
+        }
     }
 }
 

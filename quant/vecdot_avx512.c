@@ -2,12 +2,9 @@
  * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0) and IQ4_XS on AVX-512F: one
  * row against f32 x, 16 lanes at a time.
  *
- * A 4-bit index becomes its float in one instruction: the 16 bytes of a block's nibbles widen to 16
- * dwords (vpmovzxbd), and vpermps looks each dword's low 4 bits up in a 16-float table held in one zmm.
- * The low nibbles are the dwords as they are (vpermps ignores the other bits); the high nibbles are the
- * same dwords shifted right by 4. The table carries the type's offset (Q4_0: q - 8, Q5_0: q - 16,
- * IQ4_NL/IQ4_XS: kvalues_iq4nl), so no sum of x is needed for them; Q5's fifth bit adds 16 under a lane
- * mask read straight from qh. The AVX2 twins (vecdot.c) widen and convert bytes 8 at a time: about 25
+ * A 4-bit index becomes its float in one table lookup (nibble_lookup_avx512.h); the table carries the
+ * type's offset (Q4_0: q - 8, Q5_0: q - 16, IQ4_NL/IQ4_XS: kvalues_iq4nl), so no sum of x is needed for
+ * them; Q5's fifth bit adds 16 under a lane mask read straight from qh. The AVX2 twins (vecdot.c) widen and convert bytes 8 at a time: about 25
  * instructions per block against 11 here, and generation of these types was compute bound (16-19 GB/s
  * of weights on SmolLM2, where Q8_0 and F16 reach 35-50).
  *
@@ -18,6 +15,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "nibble_lookup_avx512.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
@@ -31,26 +29,14 @@ typedef struct legacy_form {
     int block_bytes, m_at, qh_at, qs_at; /* m_at, qh_at: -1 for none */
 } legacy_form;
 
-/* A block's 32 values looked up (lo: values 0-15, hi: values 16-31), before its scale. */
-AVX512 static inline void lookup32(const uint8_t *qs, __m512 table, __m512 *lo, __m512 *hi)
-{
-    const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
-    *lo = _mm512_permutexvar_ps(v, table);
-    *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), table);
-}
-
 /* One block's sum(value x) before d, and, for types with a min, sum(x) scaled by m into *macc. */
 AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, legacy_form F,
                                          __m512 *macc)
 {
     __m512 lo, hi;
-    lookup32(b + F.qs_at, table, &lo, &hi);
-    if (F.qh_at >= 0) { /* bit j of qh is value j's fifth bit: worth 16 */
-        const uint32_t qh = rd32(b + F.qh_at);
-        const __m512 sixteen = _mm512_set1_ps(16.0f);
-        lo = _mm512_mask_add_ps(lo, (__mmask16)qh, lo, sixteen);
-        hi = _mm512_mask_add_ps(hi, (__mmask16)(qh >> 16), hi, sixteen);
-    }
+    quant_lookup32_avx512(b + F.qs_at, table, &lo, &hi);
+    if (F.qh_at >= 0)
+        quant_fifth_bits32_avx512(rd32(b + F.qh_at), &lo, &hi);
     const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
     if (F.m_at >= 0)
         *macc = _mm512_fmadd_ps(_mm512_add_ps(x0, x1), _mm512_set1_ps(f16c(b + F.m_at)), *macc);
@@ -71,40 +57,29 @@ AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t 
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), macc));
 }
 
-/* q + offset for q = 0..15 */
-AVX512 static inline __m512 ramp(float offset)
-{
-    return _mm512_add_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(offset));
-}
-
-AVX512 static inline __m512 iq4_table(void)
-{
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)));
-}
-
 AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, ramp(-8.0f), (legacy_form){ 18, -1, -1, 2 });
+    return dot_legacy(src, x, n, quant_ramp_avx512(-8.0f), (legacy_form){ 18, -1, -1, 2 });
 }
 
 AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, ramp(0.0f), (legacy_form){ 20, 2, -1, 4 });
+    return dot_legacy(src, x, n, quant_ramp_avx512(0.0f), (legacy_form){ 20, 2, -1, 4 });
 }
 
 AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, ramp(-16.0f), (legacy_form){ 22, -1, 2, 6 });
+    return dot_legacy(src, x, n, quant_ramp_avx512(-16.0f), (legacy_form){ 22, -1, 2, 6 });
 }
 
 AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, ramp(0.0f), (legacy_form){ 24, 2, 4, 8 });
+    return dot_legacy(src, x, n, quant_ramp_avx512(0.0f), (legacy_form){ 24, 2, 4, 8 });
 }
 
 AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, iq4_table(), (legacy_form){ 18, -1, -1, 2 });
+    return dot_legacy(src, x, n, quant_iq4_table_avx512(), (legacy_form){ 18, -1, -1, 2 });
 }
 
 /* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble
@@ -112,7 +87,7 @@ AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    const __m512 table = iq4_table();
+    const __m512 table = quant_iq4_table_avx512();
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     for (; n > 0; n -= 256, b += 136) {
         const float d = f16c(b);
@@ -123,7 +98,7 @@ AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
                 const int k = ib + j;
                 const int ls = ((b[4 + k / 2] >> 4 * (k % 2)) & 0xf) | (int)(((scales_h >> 2 * k) & 3) << 4);
                 __m512 lo, hi;
-                lookup32(b + 8 + 16 * k, table, &lo, &hi);
+                quant_lookup32_avx512(b + 8 + 16 * k, table, &lo, &hi);
                 s[j] = _mm512_mul_ps(_mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 32 * j + 16),
                                                      _mm512_mul_ps(lo, _mm512_loadu_ps(x + 32 * j))),
                                      _mm512_set1_ps(d * (float)(ls - 32)));
