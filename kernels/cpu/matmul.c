@@ -4,8 +4,10 @@
  * Rows of W are taken 16 at a time per thread: F32 rows are used where they
  * lie, F16 rows feed a fused convert-and-multiply kernel for one token, and
  * every other type is dequantized by quant/ into a per-thread scratch of 16
- * rows (16 x ne0 floats, L1/L2 sized) that then meets every token in blocks
- * of 16 tokens, so each weight byte is read from memory once per call; for
+ * rows (16 x ne0 floats, L1/L2 sized) that then meets every token (as a GEMM
+ * over a k-major panel from 8 tokens on where the CPU has AVX-512, gemm.c;
+ * else in blocks of 16 tokens through the dot kernels, dot.c), so each weight
+ * byte is read from memory once per call; for
  * one token, types with a fused quant/ dot (Q4_K, Q6_K, Q8_0) skip the
  * scratch. No f32 copy of a matrix ever exists.
  *
