@@ -144,8 +144,9 @@ AVX512 static inline __attribute__((always_inline)) void tile(const float *panel
             acc[t] = _mm512_fmadd_ps(w, _mm512_set1_ps(xt[k * NT + t]), acc[t]);
     }
 #pragma GCC unroll 24
-    for (int t = 0; t < NT && t < nt; t++)
-        _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);
+    for (int t = 0; t < NT; t++)
+        if (t < nt)
+            _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);
 }
 
 #define TILE_FN(NT)                                                                                          \
