@@ -96,54 +96,23 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
 }
 
 /* One scalar entry point per type (the kernel pointer carries no type). */
-static void scalar_q4_0(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q4_0, w, a, n);
-}
-static void scalar_q4_1(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q4_1, w, a, n);
-}
-static void scalar_q5_0(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q5_0, w, a, n);
-}
-static void scalar_q5_1(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q5_1, w, a, n);
-}
-static void scalar_q8_0(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q8_0, w, a, n);
-}
-static void scalar_iq4_nl(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_IQ4_NL, w, a, n);
-}
-static void scalar_q2_k(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q2_K, w, a, n);
-}
-static void scalar_q3_k(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q3_K, w, a, n);
-}
-static void scalar_q4_k(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q4_K, w, a, n);
-}
-static void scalar_q5_k(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q5_K, w, a, n);
-}
-static void scalar_q6_k(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_Q6_K, w, a, n);
-}
-static void scalar_iq4_xs(const void *w, const void *a, int64_t n, float *out)
-{
-    *out = act_dot_scalar(GGML_TYPE_IQ4_XS, w, a, n);
-}
+#define SCALAR_ENTRY_POINT(name, TYPE)                                         \
+    static void scalar_##name(const void *w, const void *a, int64_t n, float *out) \
+    {                                                                          \
+        *out = act_dot_scalar(TYPE, w, a, n);                                  \
+    }
+SCALAR_ENTRY_POINT(q4_0, GGML_TYPE_Q4_0)
+SCALAR_ENTRY_POINT(q4_1, GGML_TYPE_Q4_1)
+SCALAR_ENTRY_POINT(q5_0, GGML_TYPE_Q5_0)
+SCALAR_ENTRY_POINT(q5_1, GGML_TYPE_Q5_1)
+SCALAR_ENTRY_POINT(q8_0, GGML_TYPE_Q8_0)
+SCALAR_ENTRY_POINT(iq4_nl, GGML_TYPE_IQ4_NL)
+SCALAR_ENTRY_POINT(q2_k, GGML_TYPE_Q2_K)
+SCALAR_ENTRY_POINT(q3_k, GGML_TYPE_Q3_K)
+SCALAR_ENTRY_POINT(q4_k, GGML_TYPE_Q4_K)
+SCALAR_ENTRY_POINT(q5_k, GGML_TYPE_Q5_K)
+SCALAR_ENTRY_POINT(q6_k, GGML_TYPE_Q6_K)
+SCALAR_ENTRY_POINT(iq4_xs, GGML_TYPE_IQ4_XS)
 
 static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q4_0] = scalar_q4_0, [GGML_TYPE_Q4_1] = scalar_q4_1,     [GGML_TYPE_Q5_0] = scalar_q5_0,

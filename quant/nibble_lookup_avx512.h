@@ -6,6 +6,9 @@
 #ifndef GGUFSCOPE_QUANT_NIBBLE_LOOKUP_AVX512_H
 #define GGUFSCOPE_QUANT_NIBBLE_LOOKUP_AVX512_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define NIBBLE_AVX512 __attribute__((target("avx512f")))
 
 NIBBLE_AVX512 static inline void quant_lookup32_avx512(const uint8_t *qs, __m512 table, __m512 *lo, __m512 *hi)
@@ -25,6 +28,27 @@ NIBBLE_AVX512 static inline __m512 quant_ramp_avx512(float offset)
 NIBBLE_AVX512 static inline __m512 quant_iq4_table_avx512(void)
 {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)));
+}
+
+/* The 32-value types read through this lookup: where a block keeps m (-1: none), qh (-1: none) and qs (d is at
+ * 0; ggml-common.h's block_q4_0 ... block_q5_1, block_iq4_nl), and the table its nibbles index: q + offset,
+ * or IQ4_NL's levels. One table serves the fused dots (vecdot_avx512.c) and the decoders (simd_avx512.c). */
+typedef struct quant_nibble_form {
+    int block_bytes, m_at, qh_at, qs_at;
+    float offset;
+    bool iq4;
+} quant_nibble_form;
+
+enum { QUANT_NIB_Q4_0, QUANT_NIB_Q4_1, QUANT_NIB_Q5_0, QUANT_NIB_Q5_1, QUANT_NIB_IQ4_NL };
+static const quant_nibble_form quant_nibble_forms[] = {
+    [QUANT_NIB_Q4_0] = { 18, -1, -1, 2, -8.0f, false },  [QUANT_NIB_Q4_1] = { 20, 2, -1, 4, 0.0f, false },
+    [QUANT_NIB_Q5_0] = { 22, -1, 2, 6, -16.0f, false },  [QUANT_NIB_Q5_1] = { 24, 2, 4, 8, 0.0f, false },
+    [QUANT_NIB_IQ4_NL] = { 18, -1, -1, 2, 0.0f, true },
+};
+
+NIBBLE_AVX512 static inline __m512 quant_nibble_table_avx512(quant_nibble_form F)
+{
+    return F.iq4 ? quant_iq4_table_avx512() : quant_ramp_avx512(F.offset);
 }
 
 /* Q5's fifth bits: bit j of qh adds 16 to value j (lo: values 0-15, hi: 16-31). */

@@ -72,13 +72,10 @@ AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
 /* The other 32-value types through one table lookup per nibble (nibble_lookup_avx512.h), then the scalar
  * decoder's operations in its order: (value) * d, then + m for the types with a min. The values are small
  * integers (or kvalues), exact in f32 before and after the fifth bit's + 16, so the results are the scalar
- * decoder's bits. Where a block keeps d, m (-1: none), qh (-1: none) and qs, as in vecdot_avx512.c. */
-typedef struct nibble_form {
-    int block_bytes, m_at, qh_at, qs_at;
-} nibble_form;
-
-AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, __m512 table, nibble_form F)
+ * decoder's bits. */
+AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, quant_nibble_form F)
 {
+    const __m512 table = quant_nibble_table_avx512(F);
     for (; n > 0; n -= 32, b += F.block_bytes, y += 32) {
         const __m512 d = _mm512_set1_ps(scale_f16(b));
         __m512 lo, hi;
@@ -99,22 +96,22 @@ AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, __m
 
 AVX512 void quant_deq_q4_1_avx512(const void *src, float *y, int64_t n)
 {
-    deq_nibbles(src, y, n, quant_ramp_avx512(0.0f), (nibble_form){ 20, 2, -1, 4 });
+    deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
 AVX512 void quant_deq_q5_0_avx512(const void *src, float *y, int64_t n)
 {
-    deq_nibbles(src, y, n, quant_ramp_avx512(-16.0f), (nibble_form){ 22, -1, 2, 6 });
+    deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
 AVX512 void quant_deq_q5_1_avx512(const void *src, float *y, int64_t n)
 {
-    deq_nibbles(src, y, n, quant_ramp_avx512(0.0f), (nibble_form){ 24, 2, 4, 8 });
+    deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
 AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
 {
-    deq_nibbles(src, y, n, quant_iq4_table_avx512(), (nibble_form){ 18, -1, -1, 2 });
+    deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
 /* IQ4_XS: sub-block ib of 32 is IQ4_NL's layout with the scale d (ls - 32), computed as the scalar decoder does. */

@@ -24,13 +24,8 @@ AVX512 static inline float f16c(const uint8_t *p)
     return _cvtsh_ss(rd16(p));
 }
 
-/* Where a legacy block keeps its fields (ggml-common.h's block_q4_0 ... block_q5_1); d is at 0. */
-typedef struct legacy_form {
-    int block_bytes, m_at, qh_at, qs_at; /* m_at, qh_at: -1 for none */
-} legacy_form;
-
 /* One block's sum(value x) before d, and, for types with a min, sum(x) scaled by m into *macc. */
-AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, legacy_form F,
+AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, quant_nibble_form F,
                                          __m512 *macc)
 {
     __m512 lo, hi;
@@ -43,8 +38,9 @@ AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m51
     return _mm512_fmadd_ps(hi, x1, _mm512_mul_ps(lo, x0));
 }
 
-AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, __m512 table, legacy_form F)
+AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, quant_nibble_form F)
 {
+    const __m512 table = quant_nibble_table_avx512(F);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64, b += 2 * F.block_bytes, x += 64) {
@@ -59,27 +55,27 @@ AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t 
 
 AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_ramp_avx512(-8.0f), (legacy_form){ 18, -1, -1, 2 });
+    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_0]);
 }
 
 AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_ramp_avx512(0.0f), (legacy_form){ 20, 2, -1, 4 });
+    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
 AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_ramp_avx512(-16.0f), (legacy_form){ 22, -1, 2, 6 });
+    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
 AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_ramp_avx512(0.0f), (legacy_form){ 24, 2, 4, 8 });
+    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
 AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_iq4_table_avx512(), (legacy_form){ 18, -1, -1, 2 });
+    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
 /* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble
