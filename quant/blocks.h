@@ -47,18 +47,25 @@ QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
  * its unpack), chosen by quant_dot_function. */
 float quant_dot_q4_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q4_0_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q4_1_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q5_0_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q5_1_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_iq4_nl_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
+/* The 32-value 4- and 5-bit types and IQ4_XS (vecdot_fields_avx2.c): they read x as their prep function leaves
+ * it (IQ4_XS the IQ4_NL one). */
+void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n);
+void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n);
+void quant_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n);
+void quant_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n);
+void quant_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n);
+float quant_dot_q4_0_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q4_1_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
-float quant_dot_iq4_xs_avx2(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
 /* Whether the AVX2 forms of the --numerics ggml code (quantizers, dots, panels: AVX2 with FMA and F16C) are to
  * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;
  * and the AVX-512 VNNI panels, at QUANT_IMPL_BEST on the avx512 level only (dispatch.c). */

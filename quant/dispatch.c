@@ -126,15 +126,15 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     case GGML_TYPE_Q4_K: k.dot = quant_dot_q4_k_avx2; break;
     case GGML_TYPE_Q6_K: k.dot = quant_dot_q6_k_avx2; break;
     case GGML_TYPE_Q8_0: k.dot = quant_dot_q8_0_avx2; break;
-    case GGML_TYPE_Q4_0: k.dot = quant_dot_q4_0_avx2; break;
-    case GGML_TYPE_Q4_1: k.dot = quant_dot_q4_1_avx2; break;
-    case GGML_TYPE_Q5_0: k.dot = quant_dot_q5_0_avx2; break;
-    case GGML_TYPE_Q5_1: k.dot = quant_dot_q5_1_avx2; break;
-    case GGML_TYPE_IQ4_NL: k.dot = quant_dot_iq4_nl_avx2; break;
+    case GGML_TYPE_Q4_0: k = (quant_dot_kernel){ quant_dot_q4_0_avx2, quant_dot_prep_pairs_q4_0 }; break;
+    case GGML_TYPE_Q4_1: k = (quant_dot_kernel){ quant_dot_q4_1_avx2, quant_dot_prep_pairs_q4_1 }; break;
+    case GGML_TYPE_Q5_0: k = (quant_dot_kernel){ quant_dot_q5_0_avx2, quant_dot_prep_pairs_q5_0 }; break;
+    case GGML_TYPE_Q5_1: k = (quant_dot_kernel){ quant_dot_q5_1_avx2, quant_dot_prep_pairs_q5_1 }; break;
+    case GGML_TYPE_IQ4_NL: k = (quant_dot_kernel){ quant_dot_iq4_nl_avx2, quant_dot_prep_pairs_iq4 }; break;
     case GGML_TYPE_BF16: k.dot = quant_dot_bf16_avx2; break;
     case GGML_TYPE_Q2_K: k.dot = quant_dot_q2_k_avx2; break;
     case GGML_TYPE_Q3_K: k.dot = quant_dot_q3_k_avx2; break;
-    case GGML_TYPE_IQ4_XS: k.dot = quant_dot_iq4_xs_avx2; break;
+    case GGML_TYPE_IQ4_XS: k = (quant_dot_kernel){ quant_dot_iq4_xs_avx2, quant_dot_prep_pairs_iq4 }; break;
     default: break;
     }
 #else
@@ -146,7 +146,9 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 
 int64_t quant_dot_prep_floats(int64_t n)
 {
-    return n + n / 16; /* x rearranged, then a sum per group (32 values for Q4_K, 16 for Q6_K) */
+    /* x rearranged (for the AVX2 pairs, n rounded up to 64), then a sum per group (32 values for Q4_K, 16 for
+     * Q6_K) or 8 lane sums per 64 values (the pairs) */
+    return (n + 63) / 64 * 72;
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)

@@ -1,0 +1,245 @@
+/*
+ * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) and IQ4_XS, reading
+ * weight bytes as fields of dwords, against x rearranged once per product into the fields' order.
+ *
+ * A block's 16 bytes of nibbles are 4 dwords, so one 256-bit register holds two blocks (a "pair"; IQ4_XS's
+ * sub-blocks 2p and 2p + 1 are already adjacent). Lane l holds dword l & 3 of block l >> 2; its field s (s =
+ * 0..7, nibble s & 1 of byte s / 2) is value 4 (l & 3) + s / 2 + 16 (s & 1) of that block (ggml-common.h's
+ * layout: value j in the low nibble of byte j, value j + 16 in its high one).
+ *
+ * A field masked in place converts to q 2^k for its bit offset k, so 8 masks and 8 conversions give the pair's
+ * 64 values with no widening or byte shuffles, where widening 8 bytes at a time to dwords took about 25
+ * instructions a block; x is scaled by 2^-k in the rearrangement (exact: a power of two; only |x| < 2^-100
+ * would lose bits). AVX2 converts signed dwords, so the top field is shifted down instead and has scale 1.
+ * Two forms:
+ *   nibble form (Q4_0, Q4_1): field s masked where it lies, k = 4 s;
+ *   byte form (Q5_*, IQ4_*): the low nibbles and the high ones (shifted down 4) each as 4 bytes, the Q5 fifth
+ *     bits put in as bit 4 of each byte, or the IQ4 levels looked up by a byte shuffle; field s is byte s / 2
+ *     of the one or the other, k = 8 (s / 2).
+ *
+ * The offsets (Q4_0's 8, Q5_0's 16, IQ4's 127 below: the levels are looked up as kvalues + 127, all unsigned)
+ * and Q4_1's/Q5_1's mins multiply a per-lane sum of the x each lane meets, made by the rearrangement too:
+ *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i,
+ * folded into the first multiply-add (offsets) or one more (mins) instead of summing x in every row.
+ */
+#include "blocks.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <math.h>
+#include "simd_hsum.h"
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+/* x scale of field s in each form (the inverse of the factor the field converts with). */
+static float field_scale(int s, bool byte_form)
+{
+    if (byte_form)
+        return s / 2 == 3 ? 1.0f : ldexpf(1.0f, -8 * (s / 2));
+    return s == 7 ? 1.0f : ldexpf(1.0f, -4 * s);
+}
+
+/*
+ * x (n values, n a multiple of 32) into xp in the pairs' order: for pair p, field s, lane l,
+ * xp[64 p + 8 s + l] = x of that field times its scale; then, after all pairs (xp + pairs_span(n)), per pair
+ * 8 lanes of offset * (the sum of the 8 unscaled x lane l meets). A last lone block's lanes 4-7 are zero.
+ */
+static int64_t pairs_span(int64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+static void prep_pairs(const float *x, float *xp, int64_t n, bool byte_form, float offset)
+{
+    float *lane_sums = xp + pairs_span(n);
+    for (int64_t p = 0; 64 * p < n; p++) {
+        float sums[8] = { 0 };
+        for (int s = 0; s < 8; s++)
+            for (int l = 0; l < 8; l++) {
+                const int64_t i = 64 * p + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
+                const float v = i < n ? x[i] : 0.0f;
+                xp[64 * p + 8 * s + l] = v * field_scale(s, byte_form);
+                sums[l] += v;
+            }
+        for (int l = 0; l < 8; l++)
+            lane_sums[8 * p + l] = offset * sums[l];
+    }
+}
+
+void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, -8.0f); }
+void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, 1.0f); }
+void quant_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -16.0f); }
+void quant_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, 1.0f); }
+void quant_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -127.0f); }
+
+/* The 16 bytes at a in the low half, those at b (NULL: zeros, a lone last block) in the high half. */
+AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
+{
+    const __m128i lo = _mm_loadu_si128((const __m128i *)a);
+    return b ? _mm256_inserti128_si256(_mm256_castsi128_si256(lo), _mm_loadu_si128((const __m128i *)b), 1)
+             : _mm256_zextsi128_si256(lo);
+}
+
+/* Two f16 at a and b (NULL: zero) as 4 lanes each. */
+AVX2 static inline __m256 pair_f16(const uint8_t *a, const uint8_t *b)
+{
+    const uint32_t h = (uint32_t)rd16(a) | (b ? (uint32_t)rd16(b) << 16 : 0);
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h));
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f), _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+}
+
+/* s + the pair's 64 values in the nibble form times xp (its 64 floats), in two chains of multiply-adds (one
+ * chain 8 deep measured 4-7% slower). */
+AVX2 static inline __m256 fields_nibbles(__m256i v, const float *xp, __m256 s)
+{
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 28)), _mm256_loadu_ps(xp + 56));
+#pragma GCC unroll 7
+    for (int f = 0; f < 7; f++) {
+        const __m256 p = _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0xf << 4 * f)));
+        if (f & 1)
+            t = _mm256_fmadd_ps(p, _mm256_loadu_ps(xp + 8 * f), t);
+        else
+            s = _mm256_fmadd_ps(p, _mm256_loadu_ps(xp + 8 * f), s);
+    }
+    return _mm256_add_ps(s, t);
+}
+
+/* s + the byte-form values (lo: fields 0, 2, 4, 6 as bytes 0-3 of each lane; hi: fields 1, 3, 5, 7) times xp,
+ * in two chains of multiply-adds, 4 deep each (one chain 8 deep measured 5% slower). */
+AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, __m256 s)
+{
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(hi, 24)), _mm256_loadu_ps(xp + 56));
+    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(lo, 24)), _mm256_loadu_ps(xp + 48), s);
+#pragma GCC unroll 3
+    for (int k = 0; k < 3; k++) {
+        const __m256i m = _mm256_set1_epi32(0xff << 8 * k);
+        s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(lo, m)), _mm256_loadu_ps(xp + 16 * k), s);
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(hi, m)), _mm256_loadu_ps(xp + 16 * k + 8), t);
+    }
+    return _mm256_add_ps(s, t);
+}
+
+/* The low nibbles of every byte of v, and the high ones shifted down. */
+AVX2 static inline void split_nibbles(__m256i v, __m256i *lo, __m256i *hi)
+{
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    *lo = _mm256_and_si256(v, mask);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+
+/*
+ * The Q5 fifth bits of a pair as bit 4 of the byte-form bytes: byte k of lane l is field 2k (lo) or 2k + 1
+ * (hi), value 4 (l & 3) + k (+ 16) of its block, whose fifth bit is that bit of its 32-bit qh. Each byte
+ * copies the qh byte holding its bit (byte (l & 3) / 2, + 2 for hi) and tests it.
+ */
+AVX2 static inline void fifth_bits(const uint8_t *qh_a, const uint8_t *qh_b, __m256i *lo, __m256i *hi)
+{
+    const __m128i a = _mm_cvtsi32_si128((int)rd32(qh_a)), b = _mm_cvtsi32_si128(qh_b ? (int)rd32(qh_b) : 0);
+    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+    const __m256i pick_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                             0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m256i pick_hi = _mm256_add_epi8(pick_lo, _mm256_set1_epi8(2));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    const __m256i sixteen = _mm256_set1_epi8(0x10);
+    const __m256i l = _mm256_and_si256(_mm256_shuffle_epi8(q, pick_lo), bit);
+    const __m256i h = _mm256_and_si256(_mm256_shuffle_epi8(q, pick_hi), bit);
+    *lo = _mm256_or_si256(*lo, _mm256_and_si256(_mm256_cmpeq_epi8(l, bit), sixteen));
+    *hi = _mm256_or_si256(*hi, _mm256_and_si256(_mm256_cmpeq_epi8(h, bit), sixteen));
+}
+
+/* One row of a 32-value type: bytes per block; where m (or -1: none), qh (or -1) and qs sit; IQ4 levels. */
+typedef struct pair_layout {
+    int block_bytes, m_at, qh_at, qs_at;
+    bool levels;
+} pair_layout;
+
+AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n, pair_layout L)
+{
+    const float *lane_sums = xp + pairs_span(n);
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_add_epi8(
+        _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl), _mm_set1_epi8(127)));
+    __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n; i += 64, b += 2 * L.block_bytes, xp += 64, lane_sums += 8) {
+        const uint8_t *c = i + 32 < n ? b + L.block_bytes : NULL; /* the pair's second block */
+        const __m256i v = pair_load(b + L.qs_at, c ? c + L.qs_at : NULL);
+        const __m256 sums = _mm256_loadu_ps(lane_sums);
+        const bool has_m = L.m_at >= 0;
+        __m256 s = has_m ? _mm256_setzero_ps() : sums;
+        if (L.qh_at < 0 && !L.levels) {
+            s = fields_nibbles(v, xp, s);
+        } else {
+            __m256i lo, hi;
+            split_nibbles(v, &lo, &hi);
+            if (L.levels)
+                lo = _mm256_shuffle_epi8(levels, lo), hi = _mm256_shuffle_epi8(levels, hi);
+            else
+                fifth_bits(b + L.qh_at, c ? c + L.qh_at : NULL, &lo, &hi);
+            s = fields_bytes(lo, hi, xp, s);
+        }
+        acc = _mm256_fmadd_ps(s, pair_f16(b, c), acc);
+        if (has_m)
+            macc = _mm256_fmadd_ps(sums, pair_f16(b + L.m_at, c ? c + L.m_at : NULL), macc);
+    }
+    return quant_hsum8(_mm256_add_ps(acc, macc));
+}
+
+AVX2 float quant_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, false });
+}
+
+AVX2 float quant_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 20, 2, -1, 4, false });
+}
+
+AVX2 float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 22, -1, 2, 6, false });
+}
+
+AVX2 float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 24, 2, 4, 8, false });
+}
+
+AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, true });
+}
+
+/*
+ * IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block j (32 values, 16 bytes of qs)
+ * has the 6-bit scale ls_j (low 4 bits: nibble j of scales_l; high 2: bits 2j, 2j + 1 of scales_h) and
+ * values d (ls_j - 32) kvalues[q]. Sub-blocks 2p and 2p + 1 are a pair, read in one load.
+ */
+AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
+{
+    const uint8_t *b = src;
+    const float *lane_sums = xp + pairs_span(n);
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_add_epi8(
+        _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl), _mm_set1_epi8(127)));
+    __m256 acc = _mm256_setzero_ps();
+    for (; n > 0; n -= 256, b += 136) {
+        /* the 8 sub-block scales d (ls_j - 32), lane j */
+        const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)rd32(b + 4)),
+                                                               _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                             _mm256_set1_epi32(0xf));
+        const __m256i high = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)rd16(b + 2) << 4),
+                                                                _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+                                              _mm256_set1_epi32(0x30));
+        const __m256 scales = _mm256_mul_ps(
+            _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_or_si256(low, high), _mm256_set1_epi32(32))),
+            _mm256_set1_ps(_cvtsh_ss(rd16(b))));
+        for (int p = 0; p < 4; p++, xp += 64, lane_sums += 8) {
+            __m256i lo, hi;
+            split_nibbles(_mm256_loadu_si256((const __m256i *)(b + 8 + 32 * p)), &lo, &hi);
+            lo = _mm256_shuffle_epi8(levels, lo), hi = _mm256_shuffle_epi8(levels, hi);
+            const __m256 s = fields_bytes(lo, hi, xp, _mm256_loadu_ps(lane_sums));
+            const __m256i pick = _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1);
+            acc = _mm256_fmadd_ps(s, _mm256_permutevar8x32_ps(scales, pick), acc);
+        }
+    }
+    return quant_hsum8(acc);
+}
+
+#endif
