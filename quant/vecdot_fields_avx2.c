@@ -1,5 +1,5 @@
 /*
- * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) and IQ4_XS, reading
+ * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS and Q4_K, reading
  * weight bytes as fields of dwords, against x rearranged once per product into the fields' order.
  *
  * A block's 16 bytes of nibbles are 4 dwords, so one 256-bit register holds two blocks (a "pair"; IQ4_XS's
@@ -240,6 +240,58 @@ AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
         }
     }
     return quant_hsum8(acc);
+}
+
+/*
+ * Q4_K (ggml-common.h block_q4_K: d, dmin f16, 12 bytes of 6-bit scales and mins, qs[128]; the low nibbles of
+ * qs[32j..32j+32) are group 2j of 32 values, the high ones group 2j + 1; y = d sc_g q - dmin m_g). Each 32 bytes
+ * of qs are read in the nibble form: field s of lane l is value 64 j + 32 (s & 1) + 4 l + s / 2, so the even
+ * fields are group 2j and the odd ones group 2j + 1, each summed in its own chain and scaled once. The mins
+ * meet the group sums of x the rearrangement leaves after the n values: sum_g dmin m_g sum(x of g).
+ */
+void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
+{
+    for (int64_t c = 0; c < n; c += 64)
+        for (int s = 0; s < 8; s++)
+            for (int l = 0; l < 8; l++)
+                xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * field_scale(s, false);
+    for (int64_t g = 0; g < n / 32; g++) {
+        float sum = 0.0f;
+        for (int i = 0; i < 32; i++)
+            sum += x[32 * g + i];
+        xp[n + g] = sum;
+    }
+}
+
+AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n)
+{
+    const uint8_t *b = src;
+    const float *group_sums = xp + n;
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0.0f;
+    for (int64_t i = 0; i < n; i += QK_K, b += 144) {
+        const float d = _cvtsh_ss(rd16(b)), dmin = _cvtsh_ss(rd16(b + 2));
+        for (int j = 0; j < 4; j++, xp += 64, group_sums += 2) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j));
+            __m256 even = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0xf))),
+                                        _mm256_loadu_ps(xp));
+            __m256 odd = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 28)), _mm256_loadu_ps(xp + 56));
+#pragma GCC unroll 6
+            for (int f = 1; f < 7; f++) {
+                const __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0xf << 4 * f)));
+                if (f & 1)
+                    odd = _mm256_fmadd_ps(q, _mm256_loadu_ps(xp + 8 * f), odd);
+                else
+                    even = _mm256_fmadd_ps(q, _mm256_loadu_ps(xp + 8 * f), even);
+            }
+            float d1, m1, d2, m2;
+            kq_pair(2 * j, b + 4, d, dmin, &d1, &m1, &d2, &m2);
+            acc = _mm256_fmadd_ps(even, _mm256_set1_ps(d1), acc);
+            acc = _mm256_fmadd_ps(odd, _mm256_set1_ps(d2), acc);
+            mins += m1 * group_sums[0] + m2 * group_sums[1];
+        }
+    }
+    return quant_hsum8(acc) - mins;
 }
 
 #endif
