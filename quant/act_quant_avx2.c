@@ -89,4 +89,39 @@ AVX2 void quant_act_q8k_block_avx2(const float *x, uint8_t *b)
     memcpy(b + 4 + QK_K, bsums, sizeof bsums);
 }
 
+/* n f32 values rounded to f16 (to nearest even, F16C's conversion: NaN quieted with its top payload bits, as
+ * quant_f32_to_f16) into h; the tail of n % 8 by the scalar rule. */
+AVX2 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(h + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++)
+        h[i] = quant_f32_to_f16(x[i]);
+}
+
+/* n f32 values rounded to bf16 as quant_f32_to_bf16 rounds them (nearest even; a NaN keeps its top bits, quieted). */
+AVX2 void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n)
+{
+    const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(0x40);
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i r[2];
+        for (int k = 0; k < 2; k++) {
+            const __m256i u = _mm256_loadu_si256((const __m256i *)(x + i + 8 * k));
+            const __m256i rounded = _mm256_srli_epi32(
+                _mm256_add_epi32(_mm256_add_epi32(u, bias), _mm256_and_si256(_mm256_srli_epi32(u, 16), one)), 16);
+            const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+            const __m256i kept = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+            r[k] = _mm256_blendv_epi8(rounded, kept, nan);
+        }
+        /* packus interleaves 128-bit lanes; the permute puts the 16 halves back in order */
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xd8);
+        _mm256_storeu_si256((__m256i *)(h + i), packed);
+    }
+    for (; i < n; i++)
+        h[i] = quant_f32_to_bf16(x[i]);
+}
+
 #endif

@@ -82,6 +82,8 @@ QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QU
 /* The activation quantizers' AVX2 forms (act_quant_avx2.c). */
 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out);
 void quant_act_q8k_block_avx2(const float *x, uint8_t *b);
+void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n);
+void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n);
 /* Prompt products against 8 rows packed into a panel (act_gemm_avx2.c), chosen by quant_act_gemm_function. */
 #define QUANT_ACT_GEMM_DECL_AT(name, level)                                                                    \
     uint64_t quant_act_panel_bytes_##name##_##level(int64_t n);                                                 \

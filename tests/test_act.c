@@ -182,6 +182,48 @@ Test(act, sums_of_16_are_the_quants_sums)
     cr_assert_eq(quant_act_sums16(GGML_TYPE_Q8_0, x, 48, s), QUANT_E_SHAPE);
 }
 
+/* F16 and BF16 rounding of activations (vectors where the CPU has them) equals the scalar rule bit for bit on
+ * every class of float: random bit patterns (NaNs, infinities, subnormals included), and known roundings:
+ * f16 ties to even at 1 + 2^-11 and 2^-25, 65519 to the largest finite 65504, 65520 to infinity; bf16 ties to
+ * even. 1003 values:
+ * a tail past the vectors' 8 and 16. */
+Test(act, f16_and_bf16_rounding_equals_the_scalar_rule)
+{
+    enum { N = 1003 };
+    static float x[N];
+    static uint16_t got[N];
+    const float known[] = { 1.0f + 0x1p-11f, 1.0f + 0x3p-11f, 0x1p-25f, 0x3p-25f, 0x1p-24f, 65519.0f, 65520.0f,
+                            -65504.0f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
+    const uint16_t known_f16[] = { 0x3c00, 0x3c02, 0x0000, 0x0002, 0x0001, 0x7bff, 0x7c00, 0xfbff, 0x0000, 0x8000,
+                                   0x7c00, 0xfc00 };
+    for (int i = 0; i < N; i++) {
+        uint32_t u = test_rnd() << 16 ^ test_rnd();
+        memcpy(&x[i], &u, 4);
+    }
+    memcpy(x + 100, known, sizeof known);
+    /* bf16 ties: below the halfway point, at it with an even and an odd last bit, past it */
+    const uint32_t bf16_ties[] = { 0x3f807fff, 0x3f808000, 0x3f818000, 0x3f808001 };
+    const uint16_t known_bf16[] = { 0x3f80, 0x3f80, 0x3f82, 0x3f81 };
+    memcpy(x + 200, bf16_ties, sizeof bf16_ties);
+    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(quant_act_quantize(types[k], x, got, N), QUANT_OK);
+        for (int i = 0; i < N; i++) {
+            const uint16_t want = types[k] == GGML_TYPE_F16 ? quant_f32_to_f16(x[i]) : quant_f32_to_bf16(x[i]);
+            uint32_t bits;
+            memcpy(&bits, &x[i], 4);
+            cr_assert_eq(got[i], want, "%s value %d (bits %08x): %04x, the scalar rule %04x",
+                         gguf_type_traits_of(types[k])->name, i, (unsigned)bits, got[i], want);
+        }
+    }
+    for (size_t i = 0; i < sizeof known_f16 / sizeof known_f16[0]; i++)
+        cr_assert_eq(quant_f32_to_f16(known[i]), known_f16[i], "f16 of %a", (double)known[i]);
+    cr_assert_eq(quant_act_quantize(GGML_TYPE_BF16, x, got, N), QUANT_OK);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(got[200 + i], known_bf16[i], "bf16 of bits %08x: %04x", (unsigned)bf16_ties[i], got[200 + i]);
+    cr_assert_eq(quant_f32_to_f16(NAN) & 0x7e00, 0x7e00, "a NaN stays a quiet NaN");
+}
+
 /* The prompt products: 8 rows (and 5, a matrix's last panel) packed, times 1..9 activation rows (every
  * remainder of the 4-token step), equal to each row's integer dot up to the f32 order of adding blocks. */
 Test(act, panel_products_equal_the_integer_dots)
