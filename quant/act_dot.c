@@ -133,7 +133,7 @@ static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
 
 #if defined(__x86_64__)
 #define GEMM_AT(name, level)                                                                                   \
-    { quant_act_panel_bytes_##name##_##level, quant_act_pack_##name##_##level, quant_act_gemm_##name##_##level, false }
+    { quant_act_panel_bytes_##name##_##level, quant_act_pack_##name##_##level, quant_act_gemm_##name##_##level, false, 0 }
 #define GEMM_TABLE(level)                                                                                         \
     {                                                                                                             \
         [GGML_TYPE_Q4_0] = GEMM_AT(q4_0, level), [GGML_TYPE_Q4_1] = GEMM_AT(q4_1, level),                         \
@@ -167,15 +167,17 @@ quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
 #if defined(__x86_64__)
     if (weight_type < GGML_TYPE_COUNT && quant_use_avx2(impl)) {
         /* GGUFSCOPE_SIMD=avx2 measures the AVX2 form on a VNNI CPU */
-        quant_act_gemm g = (quant_use_vnni(impl) ? vnni_gemms : avx2_gemms)[weight_type];
+        const bool vnni = quant_use_vnni(impl);
+        quant_act_gemm g = (vnni ? vnni_gemms : avx2_gemms)[weight_type];
         g.llama_cpp_order = llama_cpp_prompt_order(weight_type);
+        g.rows = vnni ? 16 : 8; /* act_gemm_body.h's PANEL_OF */
         return g;
     }
 #else
     (void)weight_type;
     (void)impl;
 #endif
-    return (quant_act_gemm){ NULL, NULL, NULL, false };
+    return (quant_act_gemm){ NULL, NULL, NULL, false, 0 };
 }
 
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)

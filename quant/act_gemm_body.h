@@ -431,6 +431,146 @@ GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, cons
     }
 }
 
+#if GEMM_VNNI
+/*
+ * With VNNI a panel is 16 rows, what one 512-bit register's lanes hold: the ORDER_ROWS kinds (sign-free here,
+ * their wide types stored + 128) multiply all 16 in zmm registers, 64 multiply-adds a vpdpbusd where the 8-row
+ * ymm form did 32, in the same per-row order (block after block), so the results are the 8-row form's bit for
+ * bit; the ORDER_GROUPS kinds, whose sums follow ggml's 8 lanes, hold two 8-row panels one after the other.
+ * 16-row layout per weight block: d[16], dm[16] (f32), then per chunk of 32 values 8 groups of 64 bytes
+ * (lane r: quants 4j..4j+3 of row r), then as the kind needs them the scale pairs of the halves (16 int32
+ * each) and the min pairs (16 int32).
+ */
+enum { WIDE_ROWS = 16 };
+static INLINE int chunk_bytes16(gemm_kind k)
+{
+    return 512 + (k.scaled ? 128 : 0) + (k.min == GMIN_GROUPED ? 64 : 0);
+}
+static INLINE uint64_t block_panel_bytes16(gemm_kind k) { return 128 + (uint64_t)(k.sb / 32) * chunk_bytes16(k); }
+
+GEMM_TARGET static INLINE void pack_rows16(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
+                                           uint8_t *p)
+{
+    const uint64_t bb = rb / (uint64_t)(n / k.sb);
+    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes16(k)) {
+        row_block u[WIDE_ROWS];
+        for (int r = 0; r < WIDE_ROWS; r++)
+            unpack_row_block(g, k, w + (uint64_t)(r < nr ? r : nr - 1) * rb + (uint64_t)i * bb, &u[r]);
+        float d[WIDE_ROWS], dm[WIDE_ROWS];
+        for (int r = 0; r < WIDE_ROWS; r++)
+            d[r] = u[r].d, dm[r] = u[r].dm;
+        memcpy(p, d, 64);
+        memcpy(p + 64, dm, 64);
+        for (int c = 0; c < k.sb / 32; c++) {
+            uint8_t *q = p + 128 + (uint64_t)c * chunk_bytes16(k);
+            for (int h = 0; h < 2; h++) { /* rows 8h..8h+7: the low or high 32 bytes of each group */
+                __m256i v[8];
+                for (int r = 0; r < 8; r++)
+                    v[r] = u[8 * h + r].q[c];
+                transpose8x32(v);
+                for (int j = 0; j < 8; j++)
+                    _mm256_storeu_si256((__m256i *)(q + 64 * j + 32 * h), v[j]);
+            }
+            int32_t lo[WIDE_ROWS], hi[WIDE_ROWS], mins[WIDE_ROWS];
+            for (int r = 0; r < WIDE_ROWS; r++) {
+                lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
+                hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
+                mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
+            }
+            if (k.scaled) {
+                memcpy(q + 512, lo, 64);
+                memcpy(q + 576, hi, 64);
+            }
+            if (k.min == GMIN_GROUPED)
+                memcpy(q + 512 + (k.scaled ? 128 : 0), mins, 64);
+        }
+    }
+}
+
+/* gemm_tokens on 16 rows: nt (1..4) activation rows against the 16-row panel, out[t] lane r row r's product. */
+GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                             const int16_t *sums, int64_t ns, int nt, int64_t n,
+                                             __m512 out[GEMM_TOKENS])
+{
+    const __m512i offs = _mm512_set1_epi16((short)k.off);
+    __m512 acc[GEMM_TOKENS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm512_setzero_ps();
+    const uint8_t *p = panel;
+    for (int64_t i = 0; i < n; i += k.sb) {
+        const __m512 d = _mm512_loadu_ps(p), dm = _mm512_loadu_ps(p + 64);
+        p += 128;
+        __m512i isum[GEMM_TOKENS], imin[GEMM_TOKENS];
+        for (int t = 0; t < nt; t++)
+            isum[t] = _mm512_setzero_si512(), imin[t] = _mm512_setzero_si512();
+        const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes16(k)) {
+            const int64_t v0 = i + 32 * c;
+            const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
+            const int run = k.scaled ? 4 : 8; /* a half's 4 groups (one scale), or all 8 when unscaled */
+            __m512i part[GEMM_TOKENS] = { 0 };
+            for (int j = 0; j < 8; j++) {
+                const __m512i w = _mm512_loadu_si512(p + 64 * j);
+                for (int t = 0; t < nt; t++) {
+                    const __m512i x = _mm512_set1_epi32((int)rd32(aq + (uint64_t)t * as + 4 * j));
+                    part[t] = _mm512_dpbusd_epi32(j % run == 0 ? _mm512_setzero_si512() : part[t], w, x);
+                    if (j % run == run - 1) {
+                        __m512i v = part[t];
+                        if (k.scaled) { /* the int16 pairs (s, s) as int32 s */
+                            const __m512i pairs = _mm512_loadu_si512(p + 512 + 64 * (j >= 4));
+                            v = _mm512_mullo_epi32(v, _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16));
+                        }
+                        isum[t] = _mm512_add_epi32(isum[t], v);
+                    }
+                }
+            }
+            if (k.off || k.min == GMIN_GROUPED) {
+                for (int t = 0; t < nt; t++) {
+                    int32_t pair;
+                    memcpy(&pair, sums + t * ns + v0 / 16, 4);
+                    const __m512i bs = _mm512_set1_epi32(pair);
+                    if (k.off)
+                        isum[t] = _mm512_sub_epi32(isum[t], _mm512_madd_epi16(offs, bs));
+                    if (k.min == GMIN_GROUPED)
+                        imin[t] = _mm512_add_epi32(
+                            imin[t], _mm512_madd_epi16(_mm512_loadu_si512(p + 512 + (k.scaled ? 128 : 0)), bs));
+                }
+            }
+        }
+        for (int t = 0; t < nt; t++) {
+            const __m512 da = _mm512_set1_ps(act_d(k, ablk + (uint64_t)t * as));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(d, da), acc[t]);
+            if (k.min == GMIN_GROUPED)
+                acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(imin[t]), _mm512_mul_ps(dm, da), acc[t]);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        out[t] = acc[t];
+}
+
+GEMM_TARGET static INLINE void gemm_rows16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                           const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
+{
+    const int64_t ns = n / 16;
+    const __mmask16 keep = (__mmask16)((1u << nr) - 1);
+    __m512 o[GEMM_TOKENS];
+    for (int t = 0; t < T; t += GEMM_TOKENS) {
+        const int nt = T - t < GEMM_TOKENS ? T - t : GEMM_TOKENS;
+        const uint8_t *at = a + (uint64_t)t * as;
+        if (nt == 4) /* nt a constant in each call: its loops unroll into registers */
+            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 4, n, o);
+        else if (nt == 3)
+            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 3, n, o);
+        else if (nt == 2)
+            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 2, n, o);
+        else
+            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 1, n, o);
+        for (int j = 0; j < nt; j++)
+            _mm512_mask_storeu_ps(y + (t + j) * ld, keep, o[j]);
+    }
+}
+#endif
+
 /* Each type's kind: the bounds on depth (maddubs only) are 2 * max(stored quant) * 128 per pair. Wide signed
  * types: sign moved to the activation for maddubs, + 128 for vpdpbusd. */
 #define WIDE_OFF (GEMM_VNNI ? 128 : 0)
@@ -450,23 +590,70 @@ static const gemm_kind kinds[] = {
     [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
 };
 
+/* Bytes per weight block of a 16-row ORDER_ROWS panel (only with VNNI). */
+static INLINE uint64_t wide_block_bytes(gemm_kind k)
+{
+#if GEMM_VNNI
+    return block_panel_bytes16(k);
+#else
+    return block_panel_bytes(k);
+#endif
+}
+
+/* nr (1..PANEL_OF) rows into a panel of PANEL_OF rows. */
+GEMM_TARGET static INLINE void pack_panel(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
+                                          uint8_t *p)
+{
+#if GEMM_VNNI
+    if (k.order == ORDER_ROWS) {
+        pack_rows16(g, k, w, rb, nr, n, p);
+        return;
+    }
+    pack_body(g, k, w, rb, nr < 8 ? nr : 8, n, p);
+    if (nr > 8) /* rows 8.. as a second 8-row panel */
+        pack_body(g, k, w + 8 * rb, rb, nr - 8, n, p + (uint64_t)(n / k.sb) * block_panel_bytes(k));
+#else
+    pack_body(g, k, w, rb, nr, n, p);
+#endif
+}
+
+GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                          const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
+{
+#if GEMM_VNNI
+    if (k.order == ORDER_ROWS) {
+        gemm_rows16(k, panel, a, as, sums, T, n, y, ld, nr);
+        return;
+    }
+    gemm_body(k, panel, a, as, sums, T, n, y, ld, nr < 8 ? nr : 8);
+    if (nr > 8)
+        gemm_body(k, panel + (uint64_t)(n / k.sb) * block_panel_bytes(k), a, as, sums, T, n, y + 8, ld, nr - 8);
+#else
+    gemm_body(k, panel, a, as, sums, T, n, y, ld, nr);
+#endif
+}
+
 #define GEMM_PASTE(a, b) a##b
 #define GEMM_XPASTE(a, b) GEMM_PASTE(a, b)
 #define GEMM_FN(stem) GEMM_XPASTE(stem, GEMM_SUFFIX)
+/* The panel's rows: 16 with VNNI (ORDER_ROWS kinds in zmm, ORDER_GROUPS ones as two 8-row panels), else 8. */
+#define PANEL_OF (GEMM_VNNI ? 16 : 8)
 #define GEMM_ENTRY_POINTS(name, g)                                                                              \
     uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
     {                                                                                                          \
-        return (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g]);                                      \
+        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * wide_block_bytes(kinds[g]) \
+                                                         : (uint64_t)(PANEL_OF / 8) * (uint64_t)(n / kinds[g].sb) *  \
+                                                               block_panel_bytes(kinds[g]);                    \
     }                                                                                                          \
     GEMM_TARGET void GEMM_FN(quant_act_pack_##name)(const void *w, uint64_t rb, int nr, int64_t n, void *panel) \
     {                                                                                                          \
-        pack_body(g, kinds[g], w, rb, nr, n, panel);                                                           \
+        pack_panel(g, kinds[g], w, rb, nr, n, panel);                                                          \
     }                                                                                                          \
     GEMM_TARGET void GEMM_FN(quant_act_gemm_##name)(const void *panel, const void *a, uint64_t as,              \
                                                     const int16_t *sums, int T, int64_t n, float *y, int64_t ld, \
                                                     int nr)                                                    \
     {                                                                                                          \
-        gemm_body(kinds[g], panel, a, as, sums, T, n, y, ld, nr);                                              \
+        gemm_panel(kinds[g], panel, a, as, sums, T, n, y, ld, nr);                                             \
     }
 GEMM_ENTRY_POINTS(q4_0, G_Q4_0)
 GEMM_ENTRY_POINTS(q5_0, G_Q5_0)

@@ -100,8 +100,9 @@ typedef struct quant_act_kernel {
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the
  * same sum, since they have no f16-rounded offset term. */
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
-/* Prompts: 8 weight rows (w, w + row_bytes, ...; nr <= 8 of them) packed into a panel of panel_bytes(n),
- * then multiplied with T activation rows (a, a + a_stride, ...) into y[t * ld + r], r < nr. sums holds
+/* Prompts: `rows` weight rows (w, w + row_bytes, ...; nr <= rows of them; 8, or 16 with AVX-512 VNNI) packed
+ * into a panel of panel_bytes(n), then multiplied with T activation rows (a, a + a_stride, ...) into
+ * y[t * ld + r], r < nr. sums holds
  * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
  * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for Q8_0, Q5_0, Q4_1, Q5_1
  * bit for bit as the dot), and otherwise block after block per row, which may differ from llama.cpp in
@@ -116,6 +117,7 @@ typedef struct quant_act_gemm {
      * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512:
      * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1 */
     bool llama_cpp_order;
+    int rows;
 } quant_act_gemm;
 quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl);
 /* The sums of each 16 quants of a row of n activations in Q8_0, Q8_1 or Q8_K (Q8_K's bsums). */

@@ -224,8 +224,8 @@ Test(act, f16_and_bf16_rounding_equals_the_scalar_rule)
     cr_assert_eq(quant_f32_to_f16(NAN) & 0x7e00, 0x7e00, "a NaN stays a quiet NaN");
 }
 
-/* The prompt products: 8 rows (and 5, a matrix's last panel) packed, times 1..9 activation rows (every
- * remainder of the 4-token step), equal to each row's integer dot up to the f32 order of adding blocks. */
+/* The prompt products: a whole panel (8 rows, or 16 with VNNI), 13 and 5 rows (a matrix's last panel), times
+ * 1..9 activation rows (every remainder of the 4-token step), equal to each row's integer dot up to the f32 order of adding blocks. */
 Test(act, panel_products_equal_the_integer_dots)
 {
     const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
@@ -243,12 +243,13 @@ Test(act, panel_products_equal_the_integer_dots)
         const int64_t n = tt->block_size == 256 ? 512 : 192;
         const uint64_t rb = (uint64_t)n / tt->block_size * tt->type_size, arb = quant_act_row_bytes(at, n);
         const int T = 9;
-        uint8_t *w = malloc(8 * rb), *xa = malloc(T * arb);
+        enum { R = 16 }; /* the most rows a panel holds */
+        uint8_t *w = malloc(R * rb), *xa = malloc(T * arb);
         int16_t *sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t));
-        float *x = malloc((size_t)n * sizeof(float)), y[9 * 8];
+        float *x = malloc((size_t)n * sizeof(float)), y[9 * R];
         /* row 2 saturated and tokens 5 and 6 all +-127: the largest 16-bit partial sums the kernels make */
-        for (uint64_t i = 0; i < 8 * rb; i += tt->type_size)
-            (i / rb == 2 ? test_saturated_block : test_random_block)(type, w + i, tt->type_size);
+        for (uint64_t i = 0; i < R * rb; i += tt->type_size)
+            (i / rb == 2 || i / rb == 11 ? test_saturated_block : test_random_block)(type, w + i, tt->type_size);
         for (int t = 0; t < T; t++) {
             for (int64_t i = 0; i < n; i++)
                 x[i] = t == 5 ? 1.0f : t == 6 ? -1.0f
@@ -257,23 +258,29 @@ Test(act, panel_products_equal_the_integer_dots)
             cr_assert_eq(quant_act_sums16(at, xa + t * arb, n, sums + t * (n / 16)), QUANT_OK);
         }
         const quant_act_kernel dot = quant_act_dot_function(type, QUANT_IMPL_SCALAR);
-        float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float)), first[9 * 8];
+        float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float)), first[9 * R];
         /* QUANT_IMPL_AVX2 is the maddubs form; BEST is the VNNI one where the CPU has AVX-512 VNNI */
         const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
         for (int p = 0; p < 2; p++) {
             const quant_act_gemm g = quant_act_gemm_function(type, impls[p]);
             cr_assert_not_null(g.pack, "%s has no panel product", tt->name);
             void *panel = malloc(g.panel_bytes(n));
-            for (int nr = 8; nr >= 5; nr -= 3)
+            cr_assert(g.rows == 8 || g.rows == 16, "%s: a panel of %d rows", tt->name, g.rows);
+            /* all rows, then (a matrix's last panel) 13 with 16-row panels, and 5: with 16, only the first half */
+            const int row_counts[] = { g.rows, 13, 5 };
+            for (int rc = 0; rc < 3; rc++)
                 for (int nt = 1; nt <= T; nt++) {
-                    for (int i = 0; i < 9 * 8; i++)
+                    const int nr = row_counts[rc];
+                    if (nr > g.rows)
+                        break;
+                    for (int i = 0; i < 9 * R; i++)
                         y[i] = -1e30f; /* what must stay: nothing past row nr or token nt is written */
                     g.pack(w, rb, nr, n, panel);
-                    g.multiply(panel, xa, arb, sums, nt, n, y, 8, nr);
+                    g.multiply(panel, xa, arb, sums, nt, n, y, R, nr);
                     for (int t = 0; t < T; t++)
-                        for (int r = 0; r < 8; r++) {
+                        for (int r = 0; r < R; r++) {
                             if (t >= nt || r >= nr) {
-                                cr_assert_eq(y[t * 8 + r], -1e30f, "%s: row %d token %d written", tt->name, r, t);
+                                cr_assert_eq(y[t * R + r], -1e30f, "%s: row %d token %d written", tt->name, r, t);
                                 continue;
                             }
                             float want;
@@ -283,9 +290,9 @@ Test(act, panel_products_equal_the_integer_dots)
                             double mag = 0;
                             for (int64_t i = 0; i < n; i++)
                                 mag += fabs((double)wd[i] * xd[i]);
-                            cr_assert_leq(fabs((double)y[t * 8 + r] - want), 2e-6 * mag + 1e-30,
+                            cr_assert_leq(fabs((double)y[t * R + r] - want), 2e-6 * mag + 1e-30,
                                           "%s impl %d rows %d tokens %d: row %d token %d gives %.9g, the dot %.9g",
-                                          tt->name, p, nr, nt, r, t, y[t * 8 + r], want);
+                                          tt->name, p, nr, nt, r, t, y[t * R + r], want);
                         }
                 }
             /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does */
@@ -297,8 +304,8 @@ Test(act, panel_products_equal_the_integer_dots)
                     for (int r = 0; r < 5; r++) {
                         float want;
                         d2.dot(w + r * rb, xa + t * arb, n, &want);
-                        cr_assert_eq(y[t * 8 + r], want, "%s impl %d row %d token %d: %.9g, the AVX2 dot %.9g",
-                                     tt->name, p, r, t, y[t * 8 + r], want);
+                        cr_assert_eq(y[t * R + r], want, "%s impl %d row %d token %d: %.9g, the AVX2 dot %.9g",
+                                     tt->name, p, r, t, y[t * R + r], want);
                     }
             }
             /* the last call (5 rows, all tokens): the same integers and f32 order at both levels */

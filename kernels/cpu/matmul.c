@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs 8-row panels (quant_act_gemm);
+/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs panels of 8 or 16 rows (quant_act_gemm);
  * below it the 1- and 4-row dots read the weights as they lie. */
 /* GEMM_MIN_TOKENS: from this many tokens on, rows decoded to f32 are multiplied as a GEMM (gemm.c) where
  * the CPU has AVX-512; below it, and on AVX2, by the 4-row dot kernels (dot.c). */
-enum { ROW_BLOCK = 16, TOK_BLOCK = 16, PANEL_ROWS = 8, PANEL_MIN_TOKENS = 4, GEMM_MIN_TOKENS = 8 };
+enum { ROW_BLOCK = 16, TOK_BLOCK = 16, PANEL_MIN_TOKENS = 4, GEMM_MIN_TOKENS = 8 };
 _Static_assert((int)ROW_BLOCK == (int)CPU_GEMM_ROWS, "a row block is one GEMM panel");
 
 bool kern_cpu_supports(uint32_t type)
@@ -175,7 +175,7 @@ static void row_block_act(const gguf_tensor *t, quant_act_kernel k, uint64_t rb,
             k.dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n, &y[tok * ld + r0 + r]);
 }
 
-/* Rows [r0, r0 + nr) against all T rows of quantized activations through 8-row panels packed into *panel
+/* Rows [r0, r0 + nr) against all T rows of quantized activations through panels packed into *panel
  * (allocated on first need; false when that fails), into y (T, ld). */
 static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
                             const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
@@ -184,8 +184,8 @@ static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint6
     const int64_t n = (int64_t)t->ne[0];
     if (!*panel && !(*panel = aligned_alloc(64, (g->panel_bytes(n) + 63) / 64 * 64)))
         return false;
-    for (int r = 0; r < nr; r += PANEL_ROWS) {
-        int k = nr - r < PANEL_ROWS ? nr - r : PANEL_ROWS;
+    for (int r = 0; r < nr; r += g->rows) {
+        int k = nr - r < g->rows ? nr - r : g->rows;
         g->pack(t->data + (uint64_t)(r0 + r) * rb, rb, k, n, *panel);
         g->multiply(*panel, xq, arb, sums, T, n, y + r0 + r, ld, k);
     }
