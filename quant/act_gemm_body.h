@@ -56,10 +56,13 @@ typedef struct gemm_kind {
 /* ---- the panel: per weight block, d[8] and dm[8] (f32, one per row), then per chunk of 32 values the
  * 8 group registers (lane r: quants 4j..4j+3 of row r), then, as the kind needs them, the scales of the
  * chunk's halves as int16 pairs (s, s) and the mins' pair (m_lo, m_hi). */
-static INLINE int scales_at(void) { return 256; }
-static INLINE int min_pairs_at(gemm_kind k) { return 256 + (k.scaled ? 64 : 0); }
-static INLINE int chunk_bytes(gemm_kind k) { return min_pairs_at(k) + (k.min == GMIN_GROUPED ? 32 : 0); }
-static INLINE uint64_t block_panel_bytes(gemm_kind k) { return 64 + (uint64_t)(k.sb / 32) * chunk_bytes(k); }
+static INLINE int scales_at(int rows) { return 32 * rows; }
+static INLINE int min_pairs_at(gemm_kind k, int rows) { return 32 * rows + (k.scaled ? 8 * rows : 0); }
+static INLINE int chunk_bytes(gemm_kind k, int rows) { return min_pairs_at(k, rows) + (k.min == GMIN_GROUPED ? 4 * rows : 0); }
+static INLINE uint64_t block_panel_bytes(gemm_kind k, int rows)
+{
+    return 8 * (uint64_t)rows + (uint64_t)(k.sb / 32) * chunk_bytes(k, rows);
+}
 
 /* One row's block unpacked: its chunks of 32 quants (stored form), their half scales and mins, d, dm. */
 typedef struct row_block {
@@ -126,40 +129,44 @@ static inline int32_t pair16(int lo, int hi)
     return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16);
 }
 
-/* Rows w, w + rb, ... (nr <= 8 of them; missing rows repeat the last) of n values into the panel p. */
-GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
-                                  uint8_t *p)
+/* Rows w, w + rb, ... (nr <= rows of them, rows 8 or 16; missing rows repeat the last) of n values into the
+ * panel p: with 16 rows, each group's 64 bytes hold rows 0-7 then rows 8-15. */
+GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, int rows, const uint8_t *w, uint64_t rb, int nr,
+                                         int64_t n, uint8_t *p)
 {
+    enum { MOST = 16 };
     const uint64_t bb = rb / (uint64_t)(n / k.sb); /* bytes per weight block (a row is whole blocks) */
-    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes(k)) {
-        row_block u[PANEL_ROWS];
-        for (int r = 0; r < PANEL_ROWS; r++)
+    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes(k, rows)) {
+        row_block u[MOST];
+        for (int r = 0; r < rows; r++)
             unpack_row_block(g, k, w + (uint64_t)(r < nr ? r : nr - 1) * rb + (uint64_t)i * bb, &u[r]);
-        float d[PANEL_ROWS], dm[PANEL_ROWS];
-        for (int r = 0; r < PANEL_ROWS; r++)
+        float d[MOST], dm[MOST];
+        for (int r = 0; r < rows; r++)
             d[r] = u[r].d, dm[r] = u[r].dm;
-        memcpy(p, d, 32);
-        memcpy(p + 32, dm, 32);
+        memcpy(p, d, 4 * (size_t)rows);
+        memcpy(p + 4 * rows, dm, 4 * (size_t)rows);
         for (int c = 0; c < k.sb / 32; c++) {
-            uint8_t *q = p + 64 + (uint64_t)c * chunk_bytes(k);
-            __m256i v[8];
-            for (int r = 0; r < PANEL_ROWS; r++)
-                v[r] = u[r].q[c];
-            transpose8x32(v);
-            for (int j = 0; j < 8; j++)
-                _mm256_storeu_si256((__m256i *)(q + 32 * j), v[j]);
-            int32_t lo[8], hi[8], mins[8];
-            for (int r = 0; r < PANEL_ROWS; r++) {
+            uint8_t *q = p + 8 * rows + (uint64_t)c * chunk_bytes(k, rows);
+            for (int h = 0; h < rows / 8; h++) {
+                __m256i v[8];
+                for (int r = 0; r < 8; r++)
+                    v[r] = u[8 * h + r].q[c];
+                transpose8x32(v);
+                for (int j = 0; j < 8; j++)
+                    _mm256_storeu_si256((__m256i *)(q + 4 * rows * j + 32 * h), v[j]);
+            }
+            int32_t lo[MOST], hi[MOST], mins[MOST];
+            for (int r = 0; r < rows; r++) {
                 lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
                 hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
                 mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
             }
             if (k.scaled) {
-                memcpy(q + scales_at(), lo, 32);
-                memcpy(q + scales_at() + 32, hi, 32);
+                memcpy(q + scales_at(rows), lo, 4 * (size_t)rows);
+                memcpy(q + scales_at(rows) + 4 * rows, hi, 4 * (size_t)rows);
             }
             if (k.min == GMIN_GROUPED)
-                memcpy(q + min_pairs_at(k), mins, 32);
+                memcpy(q + min_pairs_at(k, rows), mins, 4 * (size_t)rows);
         }
     }
 }
@@ -177,7 +184,7 @@ GEMM_TARGET static INLINE float act_d(gemm_kind k, const uint8_t *blk)
 /* A chunk's scale pairs for its half h (values 16h..16h+15): the panel's, or ones where unscaled. */
 GEMM_TARGET static INLINE __m256i half_scales(gemm_kind k, const uint8_t *chunk, int h)
 {
-    return k.scaled ? load32(chunk + scales_at() + 32 * h) : _mm256_set1_epi16(1);
+    return k.scaled ? load32(chunk + scales_at(PANEL_ROWS) + 32 * h) : _mm256_set1_epi16(1);
 }
 
 #if GEMM_VNNI
@@ -212,7 +219,7 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
         for (int t = 0; t < nt; t++)
             isum[t] = _mm256_setzero_si256(), imin[t] = _mm256_setzero_si256();
         const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
-        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, PANEL_ROWS)) {
             const int64_t v0 = i + 32 * c;
             const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
             const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
@@ -251,7 +258,7 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                     if (k.off)
                         isum[t] = _mm256_sub_epi32(isum[t], _mm256_madd_epi16(offs, bs));
                     if (k.min == GMIN_GROUPED)
-                        imin[t] = _mm256_add_epi32(imin[t], _mm256_madd_epi16(load32(p + min_pairs_at(k)), bs));
+                        imin[t] = _mm256_add_epi32(imin[t], _mm256_madd_epi16(load32(p + min_pairs_at(k, PANEL_ROWS)), bs));
                 }
             }
         }
@@ -293,7 +300,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
             dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
         __m256i isum[GROUP_TOKENS][8];
         p += 64;
-        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k)) {
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, PANEL_ROWS)) {
             const uint8_t *aq = ablk + act_quants_at(k) + 32 * c;
             const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
 #if GEMM_VNNI
@@ -347,7 +354,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t 
         for (int j = 0; j < 8; j++)
             acc[t][j] = _mm256_setzero_ps();
     const uint8_t *p = panel;
-    for (int64_t i = 0; i < n; i += k.sb, p += block_panel_bytes(k)) {
+    for (int64_t i = 0; i < n; i += k.sb, p += block_panel_bytes(k, PANEL_ROWS)) {
         const __m256 d = _mm256_loadu_ps((const float *)p);
         const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
         __m256 dd[GROUP256_TOKENS];
@@ -358,7 +365,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t 
             for (int t = 0; t < nt; t++)
                 isum[t] = _mm256_setzero_si256();
             for (int c = 0; c < k.sb / 32; c++) {
-                const uint8_t *chunk = p + 64 + (uint64_t)c * chunk_bytes(k);
+                const uint8_t *chunk = p + 64 + (uint64_t)c * chunk_bytes(k, PANEL_ROWS);
                 const __m256i w = load32(chunk + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
                 const __m256i sc = half_scales(k, chunk, j >= 4);
@@ -442,50 +449,6 @@ GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, cons
  * each) and the min pairs (16 int32).
  */
 enum { WIDE_ROWS = 16 };
-static INLINE int chunk_bytes16(gemm_kind k)
-{
-    return 512 + (k.scaled ? 128 : 0) + (k.min == GMIN_GROUPED ? 64 : 0);
-}
-static INLINE uint64_t block_panel_bytes16(gemm_kind k) { return 128 + (uint64_t)(k.sb / 32) * chunk_bytes16(k); }
-
-GEMM_TARGET static INLINE void pack_rows16(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
-                                           uint8_t *p)
-{
-    const uint64_t bb = rb / (uint64_t)(n / k.sb);
-    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes16(k)) {
-        row_block u[WIDE_ROWS];
-        for (int r = 0; r < WIDE_ROWS; r++)
-            unpack_row_block(g, k, w + (uint64_t)(r < nr ? r : nr - 1) * rb + (uint64_t)i * bb, &u[r]);
-        float d[WIDE_ROWS], dm[WIDE_ROWS];
-        for (int r = 0; r < WIDE_ROWS; r++)
-            d[r] = u[r].d, dm[r] = u[r].dm;
-        memcpy(p, d, 64);
-        memcpy(p + 64, dm, 64);
-        for (int c = 0; c < k.sb / 32; c++) {
-            uint8_t *q = p + 128 + (uint64_t)c * chunk_bytes16(k);
-            for (int h = 0; h < 2; h++) { /* rows 8h..8h+7: the low or high 32 bytes of each group */
-                __m256i v[8];
-                for (int r = 0; r < 8; r++)
-                    v[r] = u[8 * h + r].q[c];
-                transpose8x32(v);
-                for (int j = 0; j < 8; j++)
-                    _mm256_storeu_si256((__m256i *)(q + 64 * j + 32 * h), v[j]);
-            }
-            int32_t lo[WIDE_ROWS], hi[WIDE_ROWS], mins[WIDE_ROWS];
-            for (int r = 0; r < WIDE_ROWS; r++) {
-                lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
-                hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
-                mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
-            }
-            if (k.scaled) {
-                memcpy(q + 512, lo, 64);
-                memcpy(q + 576, hi, 64);
-            }
-            if (k.min == GMIN_GROUPED)
-                memcpy(q + 512 + (k.scaled ? 128 : 0), mins, 64);
-        }
-    }
-}
 
 /* gemm_tokens on 16 rows: nt (1..4) activation rows against the 16-row panel, out[t] lane r row r's product. */
 GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
@@ -504,7 +467,7 @@ GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, 
         for (int t = 0; t < nt; t++)
             isum[t] = _mm512_setzero_si512(), imin[t] = _mm512_setzero_si512();
         const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
-        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes16(k)) {
+        for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, WIDE_ROWS)) {
             const int64_t v0 = i + 32 * c;
             const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
             const int run = k.scaled ? 4 : 8; /* a half's 4 groups (one scale), or all 8 when unscaled */
@@ -517,7 +480,7 @@ GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, 
                     if (j % run == run - 1) {
                         __m512i v = part[t];
                         if (k.scaled) { /* the int16 pairs (s, s) as int32 s */
-                            const __m512i pairs = _mm512_loadu_si512(p + 512 + 64 * (j >= 4));
+                            const __m512i pairs = _mm512_loadu_si512(p + scales_at(WIDE_ROWS) + 64 * (j >= 4));
                             v = _mm512_mullo_epi32(v, _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16));
                         }
                         isum[t] = _mm512_add_epi32(isum[t], v);
@@ -533,7 +496,7 @@ GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, 
                         isum[t] = _mm512_sub_epi32(isum[t], _mm512_madd_epi16(offs, bs));
                     if (k.min == GMIN_GROUPED)
                         imin[t] = _mm512_add_epi32(
-                            imin[t], _mm512_madd_epi16(_mm512_loadu_si512(p + 512 + (k.scaled ? 128 : 0)), bs));
+                            imin[t], _mm512_madd_epi16(_mm512_loadu_si512(p + min_pairs_at(k, WIDE_ROWS)), bs));
                 }
             }
         }
@@ -590,30 +553,21 @@ static const gemm_kind kinds[] = {
     [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
 };
 
-/* Bytes per weight block of a 16-row ORDER_ROWS panel (only with VNNI). */
-static INLINE uint64_t wide_block_bytes(gemm_kind k)
-{
-#if GEMM_VNNI
-    return block_panel_bytes16(k);
-#else
-    return block_panel_bytes(k);
-#endif
-}
-
 /* nr (1..PANEL_OF) rows into a panel of PANEL_OF rows. */
 GEMM_TARGET static INLINE void pack_panel(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
                                           uint8_t *p)
 {
 #if GEMM_VNNI
     if (k.order == ORDER_ROWS) {
-        pack_rows16(g, k, w, rb, nr, n, p);
+        pack_body(g, k, WIDE_ROWS, w, rb, nr, n, p);
         return;
     }
-    pack_body(g, k, w, rb, nr < 8 ? nr : 8, n, p);
+    pack_body(g, k, PANEL_ROWS, w, rb, nr < 8 ? nr : 8, n, p);
     if (nr > 8) /* rows 8.. as a second 8-row panel */
-        pack_body(g, k, w + 8 * rb, rb, nr - 8, n, p + (uint64_t)(n / k.sb) * block_panel_bytes(k));
+        pack_body(g, k, PANEL_ROWS, w + 8 * rb, rb, nr - 8, n,
+                  p + (uint64_t)(n / k.sb) * block_panel_bytes(k, PANEL_ROWS));
 #else
-    pack_body(g, k, w, rb, nr, n, p);
+    pack_body(g, k, PANEL_ROWS, w, rb, nr, n, p);
 #endif
 }
 
@@ -627,7 +581,8 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
     }
     gemm_body(k, panel, a, as, sums, T, n, y, ld, nr < 8 ? nr : 8);
     if (nr > 8)
-        gemm_body(k, panel + (uint64_t)(n / k.sb) * block_panel_bytes(k), a, as, sums, T, n, y + 8, ld, nr - 8);
+        gemm_body(k, panel + (uint64_t)(n / k.sb) * block_panel_bytes(k, PANEL_ROWS), a, as, sums, T, n, y + 8, ld,
+                  nr - 8);
 #else
     gemm_body(k, panel, a, as, sums, T, n, y, ld, nr);
 #endif
@@ -641,9 +596,10 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
 #define GEMM_ENTRY_POINTS(name, g)                                                                              \
     uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
     {                                                                                                          \
-        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * wide_block_bytes(kinds[g]) \
+        /* 16-row ORDER_ROWS panels, or PANEL_OF / 8 panels of 8 rows */                                       \
+        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], 16) \
                                                          : (uint64_t)(PANEL_OF / 8) * (uint64_t)(n / kinds[g].sb) *  \
-                                                               block_panel_bytes(kinds[g]);                    \
+                                                               block_panel_bytes(kinds[g], PANEL_ROWS);        \
     }                                                                                                          \
     GEMM_TARGET void GEMM_FN(quant_act_pack_##name)(const void *w, uint64_t rb, int nr, int64_t n, void *panel) \
     {                                                                                                          \
