@@ -26,17 +26,13 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <math.h>
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
-/* x scale of field s in each form (the inverse of the factor the field converts with). */
-static float field_scale(int s, bool byte_form)
-{
-    if (byte_form)
-        return s / 2 == 3 ? 1.0f : ldexpf(1.0f, -8 * (s / 2));
-    return s == 7 ? 1.0f : ldexpf(1.0f, -4 * s);
-}
+/* x scale of field s in each form: the inverse of the factor the field converts with (a table: ldexpf per
+ * value made the rearrangement, which runs before the product's threads start, 6 us for 2048 values). */
+static const float nibble_scales[8] = { 1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.0f };
+static const float byte_scales[8] = { 1.0f, 1.0f, 0x1p-8f, 0x1p-8f, 0x1p-16f, 0x1p-16f, 1.0f, 1.0f };
 
 /*
  * x (n values, n a multiple of 32) into xp in the pairs' order: for pair p, field s, lane l,
@@ -51,13 +47,14 @@ static int64_t pairs_span(int64_t n)
 static void prep_pairs(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
     float *lane_sums = xp + pairs_span(n);
+    const float *scale = byte_form ? byte_scales : nibble_scales;
     for (int64_t p = 0; 64 * p < n; p++) {
         float sums[8] = { 0 };
         for (int s = 0; s < 8; s++)
             for (int l = 0; l < 8; l++) {
                 const int64_t i = 64 * p + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
                 const float v = i < n ? x[i] : 0.0f;
-                xp[64 * p + 8 * s + l] = v * field_scale(s, byte_form);
+                xp[64 * p + 8 * s + l] = v * scale[s];
                 sums[l] += v;
             }
         for (int l = 0; l < 8; l++)
@@ -262,7 +259,7 @@ void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
     for (int64_t c = 0; c < n; c += 64)
         for (int s = 0; s < 8; s++)
             for (int l = 0; l < 8; l++)
-                xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * field_scale(s, false);
+                xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * nibble_scales[s];
     for (int64_t g = 0; g < n / 32; g++) {
         float sum = 0.0f;
         for (int i = 0; i < 32; i++)
