@@ -1,16 +1,17 @@
 /*
- * Prompt products with --numerics ggml: 8 weight rows against many rows of
- * quantized activations at once. This body is compiled twice, by
- * act_gemm_avx2.c (maddubs, any AVX2 CPU) and act_gemm_vnni.c (AVX-512 VNNI's
- * vpdpbusd on 256-bit registers), which define GEMM_VNNI (0/1), GEMM_TARGET
+ * Prompt products with --numerics ggml: 8 or 16 weight rows against many rows
+ * of quantized activations at once. This body is compiled twice, by
+ * act_gemm_avx2.c (maddubs, any AVX2 CPU, 8-row panels) and act_gemm_vnni.c
+ * (AVX-512 VNNI's vpdpbusd; 16-row panels, 512-bit registers for the kinds
+ * summed row by row), which define GEMM_VNNI (0/1), GEMM_TARGET
  * (the functions' target attribute) and GEMM_NAME(name) (the entry points'
  * names). The integers, and so the results, are the same bit for bit.
  *
  * The 1-row integer dots (act_dot_avx2.c) hold one weight row in a register's
  * 32 bytes and must add the register's 8 lanes up at the end of every row; for
  * a prompt that horizontal sum, the per-block scale multiply and the unpacking
- * of every block are paid once per row per token. Here 8 rows are first
- * unpacked into a panel (per-thread scratch, a few KB, L1-sized) in which
+ * of every block are paid once per row per token. Here 8 rows (16, VNNI) are
+ * first unpacked into a panel (per-thread scratch, a few KB, L1-sized) in which
  * 32-bit lane r of each register holds 4 consecutive quants of row r: a
  * token's 4 activation quants broadcast to all lanes meet all 8 rows in one
  * _mm256_maddubs_epi16, scales are vectors of the 8 rows' scales, and each
@@ -29,148 +30,7 @@
  * they are stored + 128 like the others. Every integer is the one ggml's dot
  * computes; only the f32 order of adding the blocks may differ (see quant.h).
  */
-enum { PANEL_ROWS = 8, GEMM_TOKENS = 4 };
-
-typedef enum act_layout { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K } act_layout;
-typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED } gemm_min;
-/* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
- * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
- * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot, and llamafile's tinyBLAS,
- * which llama.cpp's prompts of Q8_0 and Q5_0 go through; for Q3_K, Q6_K and IQ4_XS, whose vec_dot sums
- * each lane's scaled integers over the 256-value block first). Mins summed apart: Q8_1's only. */
-typedef enum gemm_order { ORDER_ROWS, ORDER_GROUPS } gemm_order;
-
-/* What a type's panel holds and how its dot is summed (constants where the body is inlined). */
-typedef struct gemm_kind {
-    int sb;          /* values per weight block, one d (and dmin) each: 32 or 256 */
-    act_layout act;  /* the activations' block layout */
-    bool sign;       /* signed weights (|w| <= 128): |w| meets the activation with w's sign */
-    int off;         /* unsigned weights stored as q + off; off * sum(a) is taken back (0: none; unscaled kinds only) */
-    int depth;       /* ORDER_ROWS with maddubs: results added in 16 bits before widening,
-                      * depth * 2 * max(q + off) * 128 < 2^15; 8 only where both halves of a chunk share one scale */
-    bool scaled;     /* integer scales per 16 values (a pair per chunk, equal for per-32 types) */
-    gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums) (ORDER_ROWS) */
-    gemm_order order;
-} gemm_kind;
-
-/* ---- the panel: per weight block, d[8] and dm[8] (f32, one per row), then per chunk of 32 values the
- * 8 group registers (lane r: quants 4j..4j+3 of row r), then, as the kind needs them, the scales of the
- * chunk's halves as int16 pairs (s, s) and the mins' pair (m_lo, m_hi). */
-static INLINE int scales_at(int rows) { return 32 * rows; }
-static INLINE int min_pairs_at(gemm_kind k, int rows) { return 32 * rows + (k.scaled ? 8 * rows : 0); }
-static INLINE int chunk_bytes(gemm_kind k, int rows) { return min_pairs_at(k, rows) + (k.min == GMIN_GROUPED ? 4 * rows : 0); }
-static INLINE uint64_t block_panel_bytes(gemm_kind k, int rows)
-{
-    return 8 * (uint64_t)rows + (uint64_t)(k.sb / 32) * chunk_bytes(k, rows);
-}
-
-/* One row's block unpacked: its chunks of 32 quants (stored form), their half scales and mins, d, dm. */
-typedef struct row_block {
-    __m256i q[8];
-    int16_t s_lo[8], s_hi[8], m_lo[8], m_hi[8];
-    float d, dm;
-} row_block;
-
-typedef enum gemm_type { G_Q4_0, G_Q5_0, G_Q8_0, G_IQ4_NL, G_Q4_1, G_Q5_1, G_Q2_K, G_Q3_K, G_Q4_K, G_Q5_K, G_Q6_K,
-                         G_IQ4_XS } gemm_type;
-
-static const legacy_kind legacy_of[] = { [G_Q4_0] = LEG_Q4_0, [G_Q5_0] = LEG_Q5_0, [G_Q8_0] = LEG_Q8_0,
-                                         [G_IQ4_NL] = LEG_IQ4_NL, [G_Q4_1] = LEG_Q4_1, [G_Q5_1] = LEG_Q5_1 };
-static const kquant_kind kquant_of[] = { [G_Q2_K] = KQ_Q2_K, [G_Q3_K] = KQ_Q3_K, [G_Q4_K] = KQ_Q4_K,
-                                         [G_Q5_K] = KQ_Q5_K, [G_Q6_K] = KQ_Q6_K, [G_IQ4_XS] = KQ_IQ4_XS };
-
-GEMM_TARGET static INLINE void unpack_row_block(gemm_type g, gemm_kind k, const uint8_t *b, row_block *u)
-{
-    const __m256i off = _mm256_set1_epi8((char)k.off);
-    if (k.sb == 32) {
-        u->q[0] = _mm256_add_epi8(legacy_quants(legacy_of[g], b), off);
-        u->d = f16c(b);
-        u->dm = k.min == GMIN_Q8_1_S ? f16c(b + 2) : 0.0f;
-        return;
-    }
-    kblock kb;
-    kblock_unpack(kquant_of[g], b, &kb);
-    for (int c = 0; c < 8; c++) {
-        u->q[c] = _mm256_add_epi8(kb.q[c], off);
-        u->s_lo[c] = kb.s_lo[c], u->s_hi[c] = kb.s_hi[c];
-        if (g == G_Q2_K) /* the mins are the scale bytes' high nibbles, per 16 values (scale byte 2c, 2c + 1) */
-            u->m_lo[c] = b[2 * c] >> 4, u->m_hi[c] = b[2 * c + 1] >> 4;
-        else
-            u->m_lo[c] = u->m_hi[c] = kb.m[c];
-    }
-    u->d = kb.d;
-    u->dm = kb.dmin;
-}
-
-/* v[r] holds row r's 8 groups of 4 bytes; afterwards v[j] holds group j of rows 0..7 (an 8 x 8 transpose
- * of 32-bit elements). */
-GEMM_TARGET static inline void transpose8x32(__m256i v[8])
-{
-    __m256i t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* rows 2i, 2i+1: groups 0 1 | 4 5 */
-        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* groups 2 3 | 6 7 */
-    }
-    for (int h = 0; h < 2; h++) { /* rows 4h..4h+3 */
-        const __m256i *s = t + 4 * h;
-        u[4 * h + 0] = _mm256_unpacklo_epi64(s[0], s[2]); /* group 0 | 4 */
-        u[4 * h + 1] = _mm256_unpackhi_epi64(s[0], s[2]); /* group 1 | 5 */
-        u[4 * h + 2] = _mm256_unpacklo_epi64(s[1], s[3]); /* group 2 | 6 */
-        u[4 * h + 3] = _mm256_unpackhi_epi64(s[1], s[3]); /* group 3 | 7 */
-    }
-    for (int j = 0; j < 4; j++) {
-        v[j] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x20);
-        v[j + 4] = _mm256_permute2x128_si256(u[j], u[4 + j], 0x31);
-    }
-}
-
-static inline int32_t pair16(int lo, int hi)
-{
-    return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16);
-}
-
-/* Rows w, w + rb, ... (nr <= rows of them, rows 8 or 16; missing rows repeat the last) of n values into the
- * panel p: with 16 rows, each group's 64 bytes hold rows 0-7 then rows 8-15. */
-GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, int rows, const uint8_t *w, uint64_t rb, int nr,
-                                         int64_t n, uint8_t *p)
-{
-    enum { MOST = 16 };
-    const uint64_t bb = rb / (uint64_t)(n / k.sb); /* bytes per weight block (a row is whole blocks) */
-    for (int64_t i = 0; i < n / k.sb; i++, p += block_panel_bytes(k, rows)) {
-        row_block u[MOST];
-        for (int r = 0; r < rows; r++)
-            unpack_row_block(g, k, w + (uint64_t)(r < nr ? r : nr - 1) * rb + (uint64_t)i * bb, &u[r]);
-        float d[MOST], dm[MOST];
-        for (int r = 0; r < rows; r++)
-            d[r] = u[r].d, dm[r] = u[r].dm;
-        memcpy(p, d, 4 * (size_t)rows);
-        memcpy(p + 4 * rows, dm, 4 * (size_t)rows);
-        for (int c = 0; c < k.sb / 32; c++) {
-            uint8_t *q = p + 8 * rows + (uint64_t)c * chunk_bytes(k, rows);
-            for (int h = 0; h < rows / 8; h++) {
-                __m256i v[8];
-                for (int r = 0; r < 8; r++)
-                    v[r] = u[8 * h + r].q[c];
-                transpose8x32(v);
-                for (int j = 0; j < 8; j++)
-                    _mm256_storeu_si256((__m256i *)(q + 4 * rows * j + 32 * h), v[j]);
-            }
-            int32_t lo[MOST], hi[MOST], mins[MOST];
-            for (int r = 0; r < rows; r++) {
-                lo[r] = pair16(u[r].s_lo[c], u[r].s_lo[c]);
-                hi[r] = pair16(u[r].s_hi[c], u[r].s_hi[c]);
-                mins[r] = pair16(u[r].m_lo[c], u[r].m_hi[c]);
-            }
-            if (k.scaled) {
-                memcpy(q + scales_at(rows), lo, 4 * (size_t)rows);
-                memcpy(q + scales_at(rows) + 4 * rows, hi, 4 * (size_t)rows);
-            }
-            if (k.min == GMIN_GROUPED)
-                memcpy(q + min_pairs_at(k, rows), mins, 4 * (size_t)rows);
-        }
-    }
-}
-
+#include "act_gemm_panel.h"
 /* The activations' block: bytes, values, where the quants start. */
 static INLINE int act_block_bytes(gemm_kind k) { return k.act == ACT_Q8_K ? 292 : k.act == ACT_Q8_1 ? 36 : 34; }
 static INLINE int act_block_values(gemm_kind k) { return k.act == ACT_Q8_K ? 256 : 32; }
@@ -187,14 +47,6 @@ GEMM_TARGET static INLINE __m256i half_scales(gemm_kind k, const uint8_t *chunk,
     return k.scaled ? load32(chunk + scales_at(PANEL_ROWS) + 32 * h) : _mm256_set1_epi16(1);
 }
 
-#if GEMM_VNNI
-/* The int16 pairs (s, s) as int32 s, for vpmulld after vpdpbusd's 32-bit sums. */
-GEMM_TARGET static INLINE __m256i widen_scales(__m256i pairs)
-{
-    return _mm256_srai_epi32(_mm256_slli_epi32(pairs, 16), 16);
-}
-#endif
-
 /* A token's 4 activation quants at q, broadcast to all 8 lanes, with the signs of w where the kind is signed. */
 GEMM_TARGET static INLINE __m256i group_acts(gemm_kind k, const uint8_t *q, __m256i w)
 {
@@ -202,8 +54,10 @@ GEMM_TARGET static INLINE __m256i group_acts(gemm_kind k, const uint8_t *q, __m2
     return k.sign ? _mm256_sign_epi8(x, w) : x;
 }
 
-/* nt (1..4) activation rows at a, a + as, ... (their sums of 16 at sums, sums + ns, ...) against the panel:
- * out[t] lane r is row r's product with activation row t. */
+#if !GEMM_VNNI
+/* ORDER_ROWS, 8 rows with maddubs (VNNI multiplies these kinds 16 rows at a time, below): nt (1..4)
+ * activation rows at a, a + as, ... (their sums of 16 at sums, sums + ns, ...) against the panel: out[t]
+ * lane r is row r's product with activation row t. */
 GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
                                     const int16_t *sums, int64_t ns, int nt, int64_t n, __m256 out[GEMM_TOKENS])
 {
@@ -224,21 +78,6 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
             const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
             const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
             __m256i part[GEMM_TOKENS] = { 0 };
-#if GEMM_VNNI
-            /* 32-bit sums need no 16-bit runs: a half's 4 groups (one scale), or all 8 when unscaled */
-            const int run = k.scaled ? 4 : 8;
-            const __m256i s32lo = widen_scales(slo), s32hi = widen_scales(shi);
-            for (int j = 0; j < 8; j++) {
-                const __m256i w = load32(p + 32 * j);
-                for (int t = 0; t < nt; t++) {
-                    const __m256i x = group_acts(k, aq + (uint64_t)t * as + 4 * j, w);
-                    part[t] = _mm256_dpbusd_epi32(j % run == 0 ? _mm256_setzero_si256() : part[t], w, x);
-                    if (j % run == run - 1)
-                        isum[t] = _mm256_add_epi32(
-                            isum[t], k.scaled ? _mm256_mullo_epi32(part[t], j < 4 ? s32lo : s32hi) : part[t]);
-                }
-            }
-#else
             for (int j = 0; j < 8; j++) {
                 const __m256i w = load32(p + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
@@ -249,7 +88,6 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], j < 4 ? slo : shi));
                 }
             }
-#endif
             if (k.off || k.min == GMIN_GROUPED) {
                 for (int t = 0; t < nt; t++) {
                     int32_t pair;
@@ -273,10 +111,20 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
     for (int t = 0; t < nt; t++)
         out[t] = acc[t];
 }
+#endif
 
 /* ORDER_GROUPS: tokens per pass, so that the accumulators fit the registers (16 with AVX2, 32 with
- * AVX-512VL): 8 a token for 32-value blocks, 16 for 256-value ones (one pass each). */
-enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1 };
+ * AVX-512VL): 8 a token for 32-value blocks, 16 for 256-value ones (one pass each; with VNNI those go
+ * through gemm_tokens_groups256, 9 a token for 3). */
+enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1, GROUP256_TOKENS = GEMM_VNNI ? 3 : 1 };
+
+/* A row's 8 lane sums added as ggml's hsum_float_8 adds them: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
+GEMM_TARGET static INLINE __m256 ggml_lane_sum(const __m256 a[8])
+{
+    const __m256 b0 = _mm256_add_ps(a[0], a[4]), b1 = _mm256_add_ps(a[1], a[5]);
+    const __m256 b2 = _mm256_add_ps(a[2], a[6]), b3 = _mm256_add_ps(a[3], a[7]);
+    return _mm256_add_ps(_mm256_add_ps(b0, b2), _mm256_add_ps(b1, b3));
+}
 
 /* nt activation rows against the panel, adding as ggml's vec_dot adds: lane j of a row's accumulator is
  * group j's 4-product integer (times its 16- or 32-value scale, summed over a 256-value block's chunks),
@@ -302,21 +150,15 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
         p += 64;
         for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, PANEL_ROWS)) {
             const uint8_t *aq = ablk + act_quants_at(k) + 32 * c;
-            const __m256i slo = half_scales(k, p, 0), shi = half_scales(k, p, 1);
-#if GEMM_VNNI
-            const __m256i s32lo = widen_scales(slo), s32hi = widen_scales(shi);
-#endif
             for (int j = 0; j < 8; j++) {
                 const __m256i w = load32(p + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
                 for (int t = 0; t < nt; t++) {
                     const __m256i x = group_acts(k, aq + (uint64_t)t * as + 4 * j, w);
-#if GEMM_VNNI
-                    __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
-                    if (k.scaled)
-                        iv = _mm256_mullo_epi32(iv, j < 4 ? s32lo : s32hi);
+#if GEMM_VNNI /* the 32-value kinds here, unscaled */
+                    const __m256i iv = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wu, x);
 #else
-                    const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), j < 4 ? slo : shi);
+                    const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), half_scales(k, p, j >= 4));
 #endif
                     isum[t][j] = c == 0 ? iv : _mm256_add_epi32(isum[t][j], iv);
                 }
@@ -329,16 +171,10 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
             for (int t = 0; t < nt; t++)
                 mins[t] = _mm256_add_ps(mins[t], _mm256_mul_ps(dm, _mm256_set1_ps(f16c(ablk + (uint64_t)t * as + 2))));
     }
-    for (int t = 0; t < nt; t++) {
-        const __m256 b0 = _mm256_add_ps(acc[t][0], acc[t][4]), b1 = _mm256_add_ps(acc[t][1], acc[t][5]);
-        const __m256 b2 = _mm256_add_ps(acc[t][2], acc[t][6]), b3 = _mm256_add_ps(acc[t][3], acc[t][7]);
-        out[t] = _mm256_add_ps(_mm256_add_ps(b0, b2), _mm256_add_ps(b1, b3));
-        if (k.min == GMIN_Q8_1_S)
-            out[t] = _mm256_add_ps(out[t], mins[t]);
-    }
+    for (int t = 0; t < nt; t++)
+        out[t] = k.min == GMIN_Q8_1_S ? _mm256_add_ps(ggml_lane_sum(acc[t]), mins[t]) : ggml_lane_sum(acc[t]);
 }
 
-enum { GROUP256_TOKENS = 3 };
 #if GEMM_VNNI
 /* ORDER_GROUPS for 256-value blocks (Q3_K, Q6_K, IQ4_XS: signed and scaled) with VNNI: the same integers and
  * lane sums as gemm_tokens_groups, with group j outer and chunk c inner, so that one integer sum per token is
@@ -378,11 +214,8 @@ GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t 
                 acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(isum[t]), acc[t][j]);
         }
     }
-    for (int t = 0; t < nt; t++) {
-        const __m256 b0 = _mm256_add_ps(acc[t][0], acc[t][4]), b1 = _mm256_add_ps(acc[t][1], acc[t][5]);
-        const __m256 b2 = _mm256_add_ps(acc[t][2], acc[t][6]), b3 = _mm256_add_ps(acc[t][3], acc[t][7]);
-        out[t] = _mm256_add_ps(_mm256_add_ps(b0, b2), _mm256_add_ps(b1, b3));
-    }
+    for (int t = 0; t < nt; t++)
+        out[t] = ggml_lane_sum(acc[t]);
 }
 #endif
 
@@ -397,21 +230,18 @@ GEMM_TARGET static INLINE void store_rows(__m256 v, float *y, int nr)
     memcpy(y, tmp, (size_t)nr * sizeof(float));
 }
 
-/* T activation rows (a, stride as; their sums of 16 at sums, n / 16 per row) against the panel's first nr
- * rows, into y[t * ld + r]. */
-GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
-                                  const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
+/* ORDER_GROUPS: T activation rows (a, stride as) against the 8-row panel's first nr rows, into y[t * ld + r]. */
+GEMM_TARGET static INLINE void gemm_groups8(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as, int T,
+                                            int64_t n, float *y, int64_t ld, int nr)
 {
-    const int64_t ns = n / 16;
-    const bool wide_groups = GEMM_VNNI && k.order == ORDER_GROUPS && k.sb == 256 && k.min == GMIN_NONE;
-    const int step = k.order == ORDER_ROWS ? GEMM_TOKENS : k.sb == 32 ? GROUP_TOKENS : wide_groups ? GROUP256_TOKENS : 1;
+    const int step = k.sb == 32 ? GROUP_TOKENS : GROUP256_TOKENS;
     __m256 o[GEMM_TOKENS];
     for (int t = 0; t < T; t += step) {
         const int nt = T - t < step ? T - t : step;
         const uint8_t *at = a + (uint64_t)t * as;
 #if GEMM_VNNI
-        if (wide_groups) {
-            if (nt == 3) /* nt a constant in each call, as below */
+        if (k.sb == 256) {
+            if (nt == 3) /* nt a constant in each call, as above */
                 gemm_tokens_groups256(k, panel, at, as, 3, n, o);
             else if (nt == 2)
                 gemm_tokens_groups256(k, panel, at, as, 2, n, o);
@@ -419,39 +249,18 @@ GEMM_TARGET static INLINE void gemm_body(gemm_kind k, const uint8_t *panel, cons
                 gemm_tokens_groups256(k, panel, at, as, 1, n, o);
         } else
 #endif
-        if (k.order == ORDER_GROUPS) {
-            if (nt == GROUP_TOKENS && step == GROUP_TOKENS)
-                gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
-            else
-                gemm_tokens_groups(k, panel, at, as, 1, n, o);
-        } else if (nt == GEMM_TOKENS) { /* nt a constant in each call: its loops unroll into registers */
-            gemm_tokens(k, panel, at, as, sums + t * ns, ns, GEMM_TOKENS, n, o);
-        } else if (nt == 3) {
-            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 3, n, o);
-        } else if (nt == 2) {
-            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 2, n, o);
-        } else {
-            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 1, n, o);
-        }
+        if (nt == GROUP_TOKENS && step == GROUP_TOKENS)
+            gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
+        else
+            gemm_tokens_groups(k, panel, at, as, 1, n, o);
         for (int j = 0; j < nt; j++)
             store_rows(o[j], y + (t + j) * ld, nr);
     }
 }
 
 #if GEMM_VNNI
-/*
- * With VNNI a panel is 16 rows, what one 512-bit register's lanes hold: the ORDER_ROWS kinds (sign-free here,
- * their wide types stored + 128) multiply all 16 in zmm registers, 64 multiply-adds a vpdpbusd where the 8-row
- * ymm form did 32, in the same per-row order (block after block), so the results are the 8-row form's bit for
- * bit; the ORDER_GROUPS kinds, whose sums follow ggml's 8 lanes, hold two 8-row panels one after the other.
- * 16-row layout per weight block: d[16], dm[16] (f32), then per chunk of 32 values 8 groups of 64 bytes
- * (lane r: quants 4j..4j+3 of row r), then as the kind needs them the scale pairs of the halves (16 int32
- * each) and the min pairs (16 int32).
- */
-enum { WIDE_ROWS = 16 };
-
-/* gemm_tokens on 16 rows: nt (1..4) activation rows against the 16-row panel, out[t] lane r row r's product. */
-GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+/* ORDER_ROWS on 16 rows: nt (1..4) activation rows against the 16-row panel, out[t] lane r row r's product. */
+GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
                                              const int16_t *sums, int64_t ns, int nt, int64_t n,
                                              __m512 out[GEMM_TOKENS])
 {
@@ -511,47 +320,46 @@ GEMM_TARGET static INLINE void gemm_tokens16(gemm_kind k, const uint8_t *panel, 
         out[t] = acc[t];
 }
 
-GEMM_TARGET static INLINE void gemm_rows16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
-                                           const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
+#endif
+
+/* ORDER_ROWS results: one register holds all the panel's rows (16 in zmm with VNNI, 8 in ymm). */
+#if GEMM_VNNI
+typedef __m512 rows_vec;
+#else
+typedef __m256 rows_vec;
+#endif
+
+GEMM_TARGET static INLINE void store_rows_vec(rows_vec v, float *y, int nr)
+{
+#if GEMM_VNNI
+    _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
+#else
+    store_rows(v, y, nr);
+#endif
+}
+
+/* ORDER_ROWS: T activation rows (a, stride as; their sums of 16 at sums, n / 16 per row) against the
+ * panel's first nr rows, into y[t * ld + r]. */
+GEMM_TARGET static INLINE void gemm_rows(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as,
+                                         const int16_t *sums, int T, int64_t n, float *y, int64_t ld, int nr)
 {
     const int64_t ns = n / 16;
-    const __mmask16 keep = (__mmask16)((1u << nr) - 1);
-    __m512 o[GEMM_TOKENS];
+    rows_vec o[GEMM_TOKENS];
     for (int t = 0; t < T; t += GEMM_TOKENS) {
         const int nt = T - t < GEMM_TOKENS ? T - t : GEMM_TOKENS;
         const uint8_t *at = a + (uint64_t)t * as;
         if (nt == 4) /* nt a constant in each call: its loops unroll into registers */
-            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 4, n, o);
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 4, n, o);
         else if (nt == 3)
-            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 3, n, o);
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 3, n, o);
         else if (nt == 2)
-            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 2, n, o);
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 2, n, o);
         else
-            gemm_tokens16(k, panel, at, as, sums + t * ns, ns, 1, n, o);
+            gemm_tokens(k, panel, at, as, sums + t * ns, ns, 1, n, o);
         for (int j = 0; j < nt; j++)
-            _mm512_mask_storeu_ps(y + (t + j) * ld, keep, o[j]);
+            store_rows_vec(o[j], y + (t + j) * ld, nr);
     }
 }
-#endif
-
-/* Each type's kind: the bounds on depth (maddubs only) are 2 * max(stored quant) * 128 per pair. Wide signed
- * types: sign moved to the activation for maddubs, + 128 for vpdpbusd. */
-#define WIDE_OFF (GEMM_VNNI ? 128 : 0)
-#define KIND(sb, act, sign, off, depth, scaled, min, order) { sb, act, sign, off, depth, scaled, min, order }
-static const gemm_kind kinds[] = {
-    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, false, GMIN_NONE, ORDER_ROWS),        /* 0..15: 8 x 3840 */
-    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* -16..15 */
-    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* |w| <= 128 */
-    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, false, GMIN_NONE, ORDER_ROWS), /* -127..113 */
-    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..15 */
-    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..31 */
-    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..3, scales per 16 */
-    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -4..3, per 16 */
-    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
-    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..31, per 32 */
-    [G_Q6_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -32..31, per 16 */
-    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
-};
 
 /* nr (1..PANEL_OF) rows into a panel of PANEL_OF rows. */
 GEMM_TARGET static INLINE void pack_panel(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
@@ -576,15 +384,18 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
 {
 #if GEMM_VNNI
     if (k.order == ORDER_ROWS) {
-        gemm_rows16(k, panel, a, as, sums, T, n, y, ld, nr);
+        gemm_rows(k, panel, a, as, sums, T, n, y, ld, nr);
         return;
     }
-    gemm_body(k, panel, a, as, sums, T, n, y, ld, nr < 8 ? nr : 8);
+    gemm_groups8(k, panel, a, as, T, n, y, ld, nr < 8 ? nr : 8);
     if (nr > 8)
-        gemm_body(k, panel + (uint64_t)(n / k.sb) * block_panel_bytes(k, PANEL_ROWS), a, as, sums, T, n, y + 8, ld,
-                  nr - 8);
+        gemm_groups8(k, panel + (uint64_t)(n / k.sb) * block_panel_bytes(k, PANEL_ROWS), a, as, T, n, y + 8, ld,
+                     nr - 8);
 #else
-    gemm_body(k, panel, a, as, sums, T, n, y, ld, nr);
+    if (k.order == ORDER_ROWS)
+        gemm_rows(k, panel, a, as, sums, T, n, y, ld, nr);
+    else
+        gemm_groups8(k, panel, a, as, T, n, y, ld, nr);
 #endif
 }
 
@@ -597,7 +408,7 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
     uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
     {                                                                                                          \
         /* 16-row ORDER_ROWS panels, or PANEL_OF / 8 panels of 8 rows */                                       \
-        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], 16) \
+        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], WIDE_ROWS) \
                                                          : (uint64_t)(PANEL_OF / 8) * (uint64_t)(n / kinds[g].sb) *  \
                                                                block_panel_bytes(kinds[g], PANEL_ROWS);        \
     }                                                                                                          \

@@ -1,4 +1,4 @@
-/* The prompt products (act_gemm_body.h) with AVX-512 VNNI's vpdpbusd on 256-bit registers (and AVX-512VL's 32 of them). */
+/* The prompt products (act_gemm_body.h) with AVX-512 VNNI's vpdpbusd: 16-row panels in 512-bit registers, or 256-bit ones (AVX-512VL's 32 of them). */
 #include "blocks.h"
 
 #if defined(__x86_64__)
