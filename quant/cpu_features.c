@@ -15,11 +15,14 @@ static const unsigned L7B_AVX2 = 1u << 5, L7B_AVX512F = 1u << 16, L7B_AVX512DQ =
                       L7B_AVX512BW = 1u << 30, L7B_AVX512VL = 1u << 31;
 /* CPUID leaf 7 subleaf 0, ECX */
 static const unsigned L7C_AVX512VNNI = 1u << 11;
+/* CPUID leaf 7 subleaf 1, EAX */
+static const unsigned L71A_AVX512BF16 = 1u << 5;
 /* XCR0: SSE and AVX state; AVX-512 opmask, upper ZMM0-15 and ZMM16-31 state */
 static const unsigned long long XCR0_YMM = 0x6u, XCR0_ZMM = 0xe0u;
 
 typedef struct cpu_bits {
-    unsigned fma : 1, f16c : 1, avx2 : 1, avx512f : 1, avx512dq : 1, avx512vl : 1, avx512bw : 1, avx512vnni : 1;
+    unsigned fma : 1, f16c : 1, avx2 : 1, avx512f : 1, avx512dq : 1, avx512vl : 1, avx512bw : 1, avx512vnni : 1,
+        avx512bf16 : 1;
 } cpu_bits;
 
 static unsigned long long read_xcr0(void)
@@ -52,6 +55,11 @@ static cpu_bits probe(void)
         b.avx512vl = !!(bx & L7B_AVX512VL);
         b.avx512bw = !!(bx & L7B_AVX512BW);
         b.avx512vnni = !!(c & L7C_AVX512VNNI);
+        const unsigned subleaves = a;
+        if (subleaves >= 1) {
+            __cpuid_count(7, 1, a, bx, c, d);
+            b.avx512bf16 = !!(a & L71A_AVX512BF16);
+        }
     }
     return b;
 }
@@ -77,6 +85,11 @@ bool quant_cpu_has_avx512vnni(void)
 {
     return features().avx512vnni && features().avx512bw && quant_cpu_has_avx512vl();
 }
+/* vdpbf16ps; GCC's avx512bf16 target also enables BW */
+bool quant_cpu_has_avx512bf16(void)
+{
+    return features().avx512bf16 && features().avx512bw && quant_cpu_has_avx512();
+}
 
 #else
 bool quant_cpu_has_avx2(void) { return false; }
@@ -85,4 +98,5 @@ bool quant_cpu_has_avx512(void) { return false; }
 bool quant_cpu_has_avx512dq(void) { return false; }
 bool quant_cpu_has_avx512vl(void) { return false; }
 bool quant_cpu_has_avx512vnni(void) { return false; }
+bool quant_cpu_has_avx512bf16(void) { return false; }
 #endif

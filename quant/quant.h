@@ -47,6 +47,7 @@ bool quant_cpu_has_avx512(void);
 bool quant_cpu_has_avx512dq(void);
 bool quant_cpu_has_avx512vl(void);
 bool quant_cpu_has_avx512vnni(void); /* with BW and VL */
+bool quant_cpu_has_avx512bf16(void); /* with BW */
 
 /* Dequantizes n values of `type` from src into dst (f32). */
 quant_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);

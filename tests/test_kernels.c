@@ -21,16 +21,21 @@ static float frand(uint32_t *s)
     return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
 }
 
-/* y = x W^T in double from the dequantized rows, compared with the backend's. */
-static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const char *what)
+/* y = x W^T in double from the dequantized rows and x as the backend's numerics round it (x_type: F32 for none,
+ * F16 or BF16 for the value that type holds), compared with the backend's. */
+static void check_matmul_rounded(kern_backend *be, const gguf_tensor *t, int T, uint32_t x_type, const char *what)
 {
     const int64_t n = (int64_t)t->ne[0], rows = (int64_t)t->ne[1];
     float *w = malloc((size_t)(n * rows) * sizeof(float)), *x = malloc((size_t)(T * n) * sizeof(float));
-    float *y = malloc((size_t)(T * rows) * sizeof(float));
+    float *y = malloc((size_t)(T * rows) * sizeof(float)), *xr = malloc((size_t)(T * n) * sizeof(float));
     cr_assert_eq(quant_dequantize_rows(t, 0, (uint64_t)rows, w, 1), QUANT_OK);
     uint32_t s = 7;
-    for (int64_t i = 0; i < T * n; i++)
+    for (int64_t i = 0; i < T * n; i++) {
         x[i] = frand(&s);
+        xr[i] = x_type == GGML_TYPE_F16    ? quant_f16_to_f32(quant_f32_to_f16(x[i]))
+                : x_type == GGML_TYPE_BF16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i]))
+                                           : x[i];
+    }
     kern_weight kw = { .t = t };
     cr_assert_eq(be->bind(be, &kw), KERN_OK, "%s", what);
     cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK, "%s", what);
@@ -38,8 +43,8 @@ static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const ch
         for (int64_t r = 0; r < rows; r++) {
             double ref = 0, mag = 0;
             for (int64_t i = 0; i < n; i++) {
-                ref += (double)w[r * n + i] * x[tt * n + i];
-                mag += fabs((double)w[r * n + i] * x[tt * n + i]);
+                ref += (double)w[r * n + i] * xr[tt * n + i];
+                mag += fabs((double)w[r * n + i] * xr[tt * n + i]);
             }
             cr_assert_leq(fabs(y[tt * rows + r] - ref), 1e-5 * mag + 1e-6,
                           "%s T=%d: y[%d][%lld] = %.7g, reference %.7g", what, T, tt, (long long)r, y[tt * rows + r],
@@ -47,7 +52,13 @@ static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const ch
         }
     free(w);
     free(x);
+    free(xr);
     free(y);
+}
+
+static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const char *what)
+{
+    check_matmul_rounded(be, t, T, GGML_TYPE_F32, what);
 }
 
 static gguf_tensor make_tensor(uint32_t type, int64_t n, int64_t rows, uint8_t **buf)
@@ -86,6 +97,32 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
                 snprintf(what, sizeof what, "%s %lldx%lld", gguf_type_traits_of(types[k])->name, (long long)n,
                          (long long)shapes[s][1]);
                 check_matmul(be, &t, Ts[i], what);
+            }
+            free(buf);
+        }
+    be->destroy(be);
+}
+
+/* --numerics ggml on F16 and BF16 weights multiplies x rounded to f16 / bf16 (as ggml does; the reference
+ * rounds x the same way, and unrounded x misses it by about 2^-9 relative, far past the tolerance). For prompts
+ * of 8 tokens or more on AVX512-BF16, BF16 rows of an even length go through the GEMM in bf16 pairs: every tile
+ * size (T = 8, 13, 33), partial panels (37 rows), word counts that are not a multiple of 16 (n = 98: 49 pairs),
+ * and odd lengths (n = 99, the f32 path). */
+Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
+{
+    kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
+    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const int64_t shapes[][2] = { { 98, 37 }, { 99, 16 }, { 256, 21 } };
+    const int Ts[] = { 1, 5, 8, 13, 33 };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            uint8_t *buf;
+            gguf_tensor t = make_tensor(types[k], shapes[s][0], shapes[s][1], &buf);
+            for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++) {
+                char what[64];
+                snprintf(what, sizeof what, "ggml numerics %s %lldx%lld", gguf_type_traits_of(types[k])->name,
+                         (long long)shapes[s][0], (long long)shapes[s][1]);
+                check_matmul_rounded(be, &t, Ts[i], types[k], what);
             }
             free(buf);
         }

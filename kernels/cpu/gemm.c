@@ -1,19 +1,26 @@
 /*
- * Prompt products of f32 rows on AVX-512F: 16 weight rows against up to 24 tokens per pass, as a GEMM
- * rather than as dot products.
+ * Prompt products on AVX-512F: 16 weight rows against up to 24 tokens per pass, as a GEMM rather than as
+ * dot products.
  *
  * The 16 rows are packed k-major (panel[k][16]: one zmm per k, lane r = row r) and the tokens of a tile
- * k-major too (xt[k][nt]), so each step of k is one panel load and nt FMAs whose second operand is one
- * token's x[k] broadcast from memory: 24 accumulators, each holding the 16 rows' sums for one token,
+ * k-major too (xt[k][nt]), so each step of k is one panel load and nt multiply-adds whose second operand is
+ * one token's x[k] broadcast from memory: 24 accumulators, each holding the 16 rows' sums for one token,
  * and no horizontal sums at the end. The dot-product kernels (dot.c) read both operands along k and
  * keep one accumulator per (row, token) pair in 256-bit registers, then add its 8 lanes: half the FMA
  * width, and one horizontal sum per pair (measured on one thread, a 1536 x 576 product: 119 GFLOP/s at
  * 4 tokens through them, 235 at 64 tokens here).
  *
+ * A step of k is one 32-bit word of each row and token: an f32 value (CPU_GEMM_F32, one FMA), or, for
+ * --numerics ggml on BF16 weights, two consecutive bf16 values (CPU_GEMM_BF16_PAIRS, one AVX512-BF16
+ * vdpbf16ps: 32 multiply-adds where the FMA does 16). The pair form is how llama.cpp multiplies BF16 rows
+ * against activations rounded to bf16 (its tinyBLAS and ggml_vec_dot_bf16 use the same instruction); its
+ * products are exact, its sums f32 with inputs and results below 2^-126 read as zero (the instruction's
+ * definition, Intel SDM "VDPBF16PS").
+ *
  * Sums run over k in order, one lane per row: a different order from the dot kernels, equal to rounding
  * (exact numerics are held to llama.cpp's f32 goldens with a tolerance, test_engine).
  * x is packed once per product (cpu_gemm_pack_x) and shared by every thread; each thread packs its own
- * 16-row panels from the rows it has decoded.
+ * 16-row panels from its rows (decoded to f32, or BF16 rows as they lie in the file).
  */
 #include "gemm.h"
 
@@ -26,6 +33,7 @@
 #include <immintrin.h>
 #define X86 1
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16,avx2,fma")))
 #else
 #define X86 0
 #endif
@@ -34,14 +42,15 @@
  * register of AVX-512's 32. */
 enum { TILE = 24, PAD = 4 };
 
-bool cpu_have_gemm(void)
+bool cpu_have_gemm(cpu_gemm_kind kind)
 {
 #if X86
     static int cached = -1;
     if (cached < 0)
         cached = cpu_have_avx2() && strcmp(quant_simd_level(), "avx512") == 0;
-    return cached;
+    return cached && (kind == CPU_GEMM_F32 || quant_cpu_has_avx512bf16());
 #else
+    (void)kind;
     return false;
 #endif
 }
@@ -56,35 +65,36 @@ static int padded(int nt)
     return (nt + PAD - 1) / PAD * PAD;
 }
 
-size_t cpu_gemm_x_floats(int T, int64_t n)
+size_t cpu_gemm_x_words(int T, int64_t words)
 {
     size_t total = 0;
     for (int t0 = 0; t0 < T; t0 += TILE)
-        total += (size_t)padded(tile_tokens(T, t0)) * (size_t)n;
+        total += (size_t)padded(tile_tokens(T, t0)) * (size_t)words;
     return total;
 }
 
-void cpu_gemm_pack_x(const float *x, int T, int64_t n, int64_t k0, int64_t k1, float *xp)
+void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1, float *xp)
 {
+    const unsigned char *xb = x;
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
         for (int64_t k = k0; k < k1; k++) {
             for (int t = 0; t < nt; t++)
-                xp[k * np + t] = x[(int64_t)(t0 + t) * n + k];
+                memcpy(&xp[k * np + t], xb + ((int64_t)(t0 + t) * words + k) * 4, 4);
             for (int t = nt; t < np; t++)
                 xp[k * np + t] = 0.0f;
         }
-        xp += (size_t)np * (size_t)n;
+        xp += (size_t)np * (size_t)words;
     }
 }
 
 #if X86
-/* 16 rows x 16 values starting at column k of rows[], transposed into panel[k .. k+15][16]. */
-AVX512 static void transpose16(const float *const rows[16], int64_t k, float *panel)
+/* 16 rows x 16 words starting at word k of rows[], transposed into panel[k .. k+15][16]. */
+AVX512 static void transpose16(const void *const rows[16], int64_t k, float *panel)
 {
     __m512 r[16], t[16], u[16];
     for (int i = 0; i < 16; i++)
-        r[i] = _mm512_loadu_ps(rows[i] + k);
+        r[i] = _mm512_loadu_ps((const unsigned char *)rows[i] + k * 4);
     /* 2x2 blocks of 1, then of 2 floats within each 128-bit lane, then the lanes themselves */
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -113,70 +123,91 @@ AVX512 static void transpose16(const float *const rows[16], int64_t k, float *pa
 }
 #endif
 
-void cpu_gemm_pack_rows(const float *const rows[], int nr, int64_t n, float *panel)
+void cpu_gemm_pack_rows(const void *const rows[], int nr, int64_t words, float *panel)
 {
     int64_t k = 0;
 #if X86
     if (nr == 16)
-        for (; k + 16 <= n; k += 16)
+        for (; k + 16 <= words; k += 16)
             transpose16(rows, k, panel + k * 16);
 #endif
-    for (; k < n; k++)
-        for (int r = 0; r < 16; r++)
-            panel[k * 16 + r] = r < nr ? rows[r][k] : 0.0f;
+    for (; k < words; k++)
+        for (int r = 0; r < 16; r++) {
+            if (r < nr)
+                memcpy(&panel[k * 16 + r], (const unsigned char *)rows[r] + k * 4, 4);
+            else
+                panel[k * 16 + r] = 0.0f;
+        }
 }
 
 #if X86
-/* One tile: NT (a constant where inlined) padded tokens of xt against the panel; the first nt stored. */
-AVX512 static inline __attribute__((always_inline)) void tile(const float *panel, const float *xt, int64_t n,
-                                                              const int NT, int nt, float *y, int64_t ldo,
-                                                              __mmask16 rows)
+/* The multiply-adds of one step of k: the panel's 16 rows (w) times one token's word (at x) into acc. */
+AVX512 static inline __attribute__((always_inline)) __m512 f32_step(__m512 acc, __m512 w, const float *x)
 {
-    /* The pragmas keep acc[] in registers: GCC does not unroll loops of more than 16 by itself, and then
-     * keeps the accumulators in memory (seen in the object code; prompts were then no faster than
-     * through the dot kernels). */
-    __m512 acc[TILE];
-#pragma GCC unroll 24
-    for (int t = 0; t < NT; t++)
-        acc[t] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < n; k++) {
-        const __m512 w = _mm512_loadu_ps(panel + k * 16);
-#pragma GCC unroll 24
-        for (int t = 0; t < NT; t++)
-            acc[t] = _mm512_fmadd_ps(w, _mm512_set1_ps(xt[k * NT + t]), acc[t]);
-    }
-#pragma GCC unroll 24
-    for (int t = 0; t < NT; t++)
-        if (t < nt)
-            _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);
+    return _mm512_fmadd_ps(w, _mm512_set1_ps(*x), acc);
 }
 
-#define TILE_FN(NT)                                                                                          \
-    AVX512 static void tile_##NT(const float *panel, const float *xt, int64_t n, int nt, float *y, int64_t ldo, \
-                                 __mmask16 rows)                                                             \
+/* In asm because GCC 12 does not fold the broadcast into vdpbf16ps's {1to16} memory operand as it does for the
+ * FMA: a separate vbroadcastss per token held SmolLM2 BF16 prompts at 1885 tokens/s, 2290 folded. */
+AVX512_BF16 static inline __attribute__((always_inline)) __m512 bf16_step(__m512 acc, __m512 w, const float *x)
+{
+    __asm__("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*x));
+    return acc;
+}
+
+/* NAME: one tile, NT (a constant where inlined) padded tokens of xt against the panel, the first nt stored.
+ * The pragmas keep acc[] in registers: GCC does not unroll loops of more than 16 by itself, and then keeps the
+ * accumulators in memory (seen in the object code; prompts were then no faster than through the dot kernels). */
+#define DEFINE_TILE(NAME, ATTR, STEP)                                                                        \
+    ATTR static inline __attribute__((always_inline)) void NAME(const float *panel, const float *xt,          \
+                                                                int64_t words, const int NT, int nt, float *y, \
+                                                                int64_t ldo, __mmask16 rows)                  \
     {                                                                                                        \
-        tile(panel, xt, n, NT, nt, y, ldo, rows);                                                            \
+        __m512 acc[TILE];                                                                                    \
+        _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();                  \
+        for (int64_t k = 0; k < words; k++) {                                                                \
+            const __m512 w = _mm512_loadu_ps(panel + k * 16);                                                \
+            _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) acc[t] = STEP(acc[t], w, &xt[k * NT + t]); \
+        }                                                                                                    \
+        _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) if (t < nt)                                    \
+            _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);                                                \
     }
-TILE_FN(4)
-TILE_FN(8)
-TILE_FN(12)
-TILE_FN(16)
-TILE_FN(20)
-TILE_FN(24)
+DEFINE_TILE(tile_f32, AVX512, f32_step)
+DEFINE_TILE(tile_bf16, AVX512_BF16, bf16_step)
+
+typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int64_t, __mmask16);
+
+#define TILE_FN(KIND, ATTR, NT)                                                                             \
+    ATTR static void KIND##_##NT(const float *panel, const float *xt, int64_t words, int nt, float *y,       \
+                                 int64_t ldo, __mmask16 rows)                                                \
+    {                                                                                                        \
+        KIND(panel, xt, words, NT, nt, y, ldo, rows);                                                        \
+    }
+#define TILE_FNS(KIND, ATTR)                                                                                 \
+    TILE_FN(KIND, ATTR, 4) TILE_FN(KIND, ATTR, 8) TILE_FN(KIND, ATTR, 12) TILE_FN(KIND, ATTR, 16)             \
+    TILE_FN(KIND, ATTR, 20) TILE_FN(KIND, ATTR, 24)
+TILE_FNS(tile_f32, AVX512)
+TILE_FNS(tile_bf16, AVX512_BF16)
+
+/* By kind, then by padded tile size in quads of tokens. */
+static const tile_fn by_kind_quads[][TILE / PAD + 1] = {
+    [CPU_GEMM_F32] = { NULL, tile_f32_4, tile_f32_8, tile_f32_12, tile_f32_16, tile_f32_20, tile_f32_24 },
+    [CPU_GEMM_BF16_PAIRS] = { NULL, tile_bf16_4, tile_bf16_8, tile_bf16_12, tile_bf16_16, tile_bf16_20,
+                              tile_bf16_24 },
+};
 #endif
 
-void cpu_gemm_panel(const float *panel, int nr, const float *xp, int T, int64_t n, float *y, int64_t ldo)
+void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float *xp, int T, int64_t words,
+                    float *y, int64_t ldo)
 {
 #if X86
-    typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int64_t, __mmask16);
-    static const tile_fn by_quads[] = { NULL, tile_4, tile_8, tile_12, tile_16, tile_20, tile_24 };
     const __mmask16 rows = (__mmask16)((1u << nr) - 1);
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
-        by_quads[np / PAD](panel, xp, n, nt, y + t0 * ldo, ldo, rows);
-        xp += (size_t)np * (size_t)n;
+        by_kind_quads[kind][np / PAD](panel, xp, words, nt, y + t0 * ldo, ldo, rows);
+        xp += (size_t)np * (size_t)words;
     }
 #else
-    (void)panel, (void)nr, (void)xp, (void)T, (void)n, (void)y, (void)ldo;
+    (void)kind, (void)panel, (void)nr, (void)xp, (void)T, (void)words, (void)y, (void)ldo;
 #endif
 }

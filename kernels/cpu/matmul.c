@@ -15,7 +15,8 @@
  * llama.cpp's CPU backend rounds them for the weight type (quant/act_quant.c):
  * into Q8_0/Q8_1/Q8_K blocks that integer dots read (quant/act_dot*.c), or,
  * for types without one, into the values those blocks or f16/bf16 hold,
- * which the path above then multiplies.
+ * which the path above then multiplies; BF16 prompts with AVX512-BF16 keep
+ * x in bf16 and multiply bf16 pairs straight from the file (gemm.c).
  */
 #include "cpu.h"
 #include "dot.h"
@@ -98,6 +99,7 @@ typedef struct row_work {
     float *scratch; /* ROW_BLOCK rows of n floats */
     float *panel;   /* the same rows packed for the GEMM */
     const float *xg;
+    cpu_gemm_kind kind; /* of xg: BF16 pairs take BF16 rows as they lie */
 } row_work;
 
 /* Rows [r0, r0 + nr) against all T tokens, into y (T, ld); false when a scratch allocation fails. */
@@ -122,23 +124,25 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             y[r0 + r] = fused(base + (uint64_t)r * rb, x, n);
         return true;
     }
-    const float *rows[ROW_BLOCK];
-    bool direct = t->type == GGML_TYPE_F32 && aligned(base, sizeof(float));
+    const void *rows[ROW_BLOCK];
+    const bool pairs = wk->xg && wk->kind == CPU_GEMM_BF16_PAIRS;
+    const bool direct = pairs || (t->type == GGML_TYPE_F32 && aligned(base, sizeof(float)));
     if (!direct && !*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
         return false;
     for (int r = 0; r < nr; r++) {
         if (direct) {
-            rows[r] = (const float *)(base + (uint64_t)r * rb);
+            rows[r] = base + (uint64_t)r * rb;
         } else {
             deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
             rows[r] = *scratch + (int64_t)r * n;
         }
     }
     if (wk->xg) {
-        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * n)))
+        const int64_t words = pairs ? n / 2 : n;
+        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * words)))
             return false;
-        cpu_gemm_pack_rows(rows, nr, n, wk->panel);
-        cpu_gemm_panel(wk->panel, nr, wk->xg, T, n, y + r0, ld);
+        cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+        cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld);
         return true;
     }
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
@@ -194,11 +198,13 @@ static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint6
 
 /* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
  * quantized rows (*xq, *arb bytes each) and *dot, and, for prompts with a panel product (*gemm), each row's
- * sums of 16 (*sums); without one, *xf, the f32 values the rounded activations hold. All NULL for F32 weights,
- * which ggml multiplies with x as it is. */
+ * sums of 16 (*sums); for BF16 prompts the GEMM multiplies in bf16 pairs (*bf16_pairs), the bf16 rows (*xq);
+ * else *xf, the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
+ * x as it is. */
 typedef struct rounded_acts {
     quant_act_kernel dot;
     quant_act_gemm gemm;
+    bool bf16_pairs;
     uint8_t *xq;
     uint64_t arb;
     int16_t *sums;
@@ -226,10 +232,12 @@ static kern_status round_activations(const gguf_tensor *t, const float *x, int T
         if (!r->gemm.llama_cpp_order)
             r->gemm = (quant_act_gemm){ 0 };
     }
+    r->bf16_pairs = t->type == GGML_TYPE_BF16 && T >= GEMM_MIN_TOKENS && n % 2 == 0 &&
+                    cpu_have_gemm(CPU_GEMM_BF16_PAIRS);
     bool ok = (r->xq = malloc((size_t)r->arb * (size_t)T)) != NULL;
     if (ok && r->gemm.pack)
         ok = (r->sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t))) != NULL;
-    if (ok && !r->dot.dot)
+    if (ok && !r->dot.dot && !r->bf16_pairs)
         ok = (r->xf = alloc_floats64((size_t)T * (size_t)n)) != NULL;
     if (!ok) {
         rounded_acts_free(r);
@@ -286,10 +294,13 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         fused.prep(x, xp, n);
     }
     const float *xd = xp ? xp : x; /* what the rows are multiplied with */
-    /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed once by
-     * all threads together at the start of the parallel region */
+    /* Prompts whose rows are multiplied in f32 or bf16 pairs (no integer dot): a GEMM where the CPU has one, x
+     * packed once by all threads together at the start of the parallel region */
+    const cpu_gemm_kind kind = ra.bf16_pairs ? CPU_GEMM_BF16_PAIRS : CPU_GEMM_F32;
+    const int64_t words = ra.bf16_pairs ? n / 2 : n;
+    const void *xw = ra.bf16_pairs ? (const void *)ra.xq : xd;
     float *xg = NULL;
-    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm() && !(xg = alloc_floats64(cpu_gemm_x_floats(T, n)))) {
+    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm(kind) && !(xg = alloc_floats64(cpu_gemm_x_words(T, words)))) {
         free(xp);
         rounded_acts_free(&ra);
         return KERN_E_NOMEM;
@@ -299,10 +310,10 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
         /* Allocated by row_block only where rows are decoded: an unconditional one cost an mmap/munmap pair per thread per call. */
         if (xg) {
             const int me = omp_get_thread_num(), team = omp_get_num_threads();
-            cpu_gemm_pack_x(xd, T, n, n * me / team, n * (me + 1) / team, xg);
+            cpu_gemm_pack_x(xw, T, words, words * me / team, words * (me + 1) / team, xg);
 #pragma omp barrier
         }
-        row_work wk = { .xg = xg };
+        row_work wk = { .xg = xg, .kind = kind };
         uint8_t *panel = NULL;
         bool ok = true;
         /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
