@@ -122,12 +122,20 @@ static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
 };
 
 #if defined(__x86_64__)
-#define AVX2_KERNEL(name) { quant_act_dot_##name##_avx2, quant_act_dot4_##name##_avx2 }
+#define AVX2_KERNEL(name) { quant_act_dot_##name##_avx2, quant_act_dot4_##name##_avx2, NULL, NULL }
 static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q4_0] = AVX2_KERNEL(q4_0), [GGML_TYPE_Q4_1] = AVX2_KERNEL(q4_1), [GGML_TYPE_Q5_0] = AVX2_KERNEL(q5_0),
     [GGML_TYPE_Q5_1] = AVX2_KERNEL(q5_1), [GGML_TYPE_Q8_0] = AVX2_KERNEL(q8_0), [GGML_TYPE_IQ4_NL] = AVX2_KERNEL(iq4_nl),
     [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
     [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
+};
+#define VNNI_KERNEL(name, prep)                                                                              \
+    { quant_act_dot_##name##_vnni, quant_act_dot4_##name##_vnni, quant_act_prep_##prep##_vnni,                \
+      quant_act_prep_bytes_legacy_vnni }
+static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = VNNI_KERNEL(q4_0, q8_0_offset8),     [GGML_TYPE_Q5_0] = VNNI_KERNEL(q5_0, q8_0_offset16),
+    [GGML_TYPE_Q8_0] = VNNI_KERNEL(q8_0, q8_0_offset128),   [GGML_TYPE_IQ4_NL] = VNNI_KERNEL(iq4_nl, q8_0_offset128),
+    [GGML_TYPE_Q4_1] = VNNI_KERNEL(q4_1, q8_1),             [GGML_TYPE_Q5_1] = VNNI_KERNEL(q5_1, q8_1),
 };
 #endif
 
@@ -183,12 +191,14 @@ quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
-        return (quant_act_kernel){ NULL, NULL };
+        return (quant_act_kernel){ 0 };
 #if defined(__x86_64__)
+    if (quant_use_vnni(impl) && vnni_fns[weight_type].dot)
+        return vnni_fns[weight_type];
     if (quant_use_avx2(impl) && avx2_fns[weight_type].dot)
         return avx2_fns[weight_type];
 #else
     (void)impl;
 #endif
-    return (quant_act_kernel){ scalar_fns[weight_type], NULL };
+    return (quant_act_kernel){ scalar_fns[weight_type], NULL, NULL, NULL };
 }

@@ -131,15 +131,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
 }
 
 /* The entry points: one row (decode) and four (prompts), per type. */
-#define ACT_ENTRY_POINTS(name, body, kind)                                                                    \
-    AVX2 void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out)                 \
-    {                                                                                                          \
-        body(kind, w, a, 0, 1, n, out);                                                                        \
-    }                                                                                                          \
-    AVX2 void quant_act_dot4_##name##_avx2(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
-    {                                                                                                          \
-        body(kind, w, a, as, 4, n, out);                                                                       \
-    }
+#define ACT_ENTRY_POINTS(name, body, kind) ACT_ENTRY_POINTS_AT(avx2, AVX2, name, body, kind)
 ACT_ENTRY_POINTS(q4_0, legacy_body, LEG_Q4_0)
 ACT_ENTRY_POINTS(q5_0, legacy_body, LEG_Q5_0)
 ACT_ENTRY_POINTS(q8_0, legacy_body, LEG_Q8_0)

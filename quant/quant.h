@@ -96,6 +96,10 @@ typedef void (*quant_act_dot4_fn)(const void *w, const void *a, uint64_t a_strid
 typedef struct quant_act_kernel {
     quant_act_dot_fn dot;    /* NULL: the type has none (see below) */
     quant_act_dot4_fn dot4;  /* NULL: call dot for each row */
+    /* NULL: dot and dot4 read the activation rows as quantized; else they read each row as prep rewrites it
+     * (once per row, for every weight row to read) into prep_bytes(n) bytes, 64-byte aligned */
+    void (*prep)(const void *a, void *dst, int64_t n);
+    uint64_t (*prep_bytes)(int64_t n);
 } quant_act_kernel;
 /* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or none:
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the

@@ -197,7 +197,7 @@ static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint6
 }
 
 /* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
- * quantized rows (*xq, *arb bytes each) and *dot, and, for prompts with a panel product (*gemm), each row's
+ * quantized rows (*xq, *arb bytes each; as the dot's prep rewrote them where it has one) and *dot, and, for prompts with a panel product (*gemm), each row's
  * sums of 16 (*sums); for BF16 prompts the GEMM multiplies in bf16 pairs (*bf16_pairs), the bf16 rows (*xq);
  * else *xf, the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
  * x as it is. */
@@ -255,6 +255,19 @@ static kern_status round_activations(const gguf_tensor *t, const float *x, int T
     if (r->xf) {
         free(r->xq);
         r->xq = NULL;
+    }
+    if (r->dot.prep && !r->gemm.pack) {
+        /* the dot reads each row as its prep leaves it: rewritten here once for every weight row */
+        const uint64_t stride = (r->dot.prep_bytes(n) + 63) / 64 * 64;
+        uint8_t *prepped = aligned_alloc(64, stride * (uint64_t)T);
+        if (!prepped) {
+            rounded_acts_free(r);
+            return KERN_E_NOMEM;
+        }
+        for (int tok = 0; tok < T; tok++)
+            r->dot.prep(r->xq + (uint64_t)tok * r->arb, prepped + (uint64_t)tok * stride, n);
+        free(r->xq);
+        r->xq = prepped, r->arb = stride;
     }
     return KERN_OK;
 }
