@@ -122,21 +122,23 @@ static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
 };
 
 #if defined(__x86_64__)
+/* The 32-value types read activation rows their prep rewrote (act_dot_legacy.c); the K- and I-quants read them
+ * as quantized. */
 #define AVX2_KERNEL(name) { quant_act_dot_##name##_avx2, quant_act_dot4_##name##_avx2, NULL, NULL }
+#define PREPPED_KERNEL(name, level, prep) \
+    { quant_act_dot_##name##_##level, quant_act_dot4_##name##_##level, quant_act_prep_##prep, quant_act_prep_bytes_legacy }
+#define LEGACY_KERNELS(level)                                                                                       \
+    [GGML_TYPE_Q4_0] = PREPPED_KERNEL(q4_0, level, q8_0_offset8),                                                   \
+    [GGML_TYPE_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
+    [GGML_TYPE_Q8_0] = PREPPED_KERNEL(q8_0, level, q8_0_offset128),                                                 \
+    [GGML_TYPE_IQ4_NL] = PREPPED_KERNEL(iq4_nl, level, q8_0_offset128),                                             \
+    [GGML_TYPE_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGML_TYPE_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1)
 static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = AVX2_KERNEL(q4_0), [GGML_TYPE_Q4_1] = AVX2_KERNEL(q4_1), [GGML_TYPE_Q5_0] = AVX2_KERNEL(q5_0),
-    [GGML_TYPE_Q5_1] = AVX2_KERNEL(q5_1), [GGML_TYPE_Q8_0] = AVX2_KERNEL(q8_0), [GGML_TYPE_IQ4_NL] = AVX2_KERNEL(iq4_nl),
+    LEGACY_KERNELS(avx2),
     [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
     [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
-#define VNNI_KERNEL(name, prep)                                                                              \
-    { quant_act_dot_##name##_vnni, quant_act_dot4_##name##_vnni, quant_act_prep_##prep##_vnni,                \
-      quant_act_prep_bytes_legacy_vnni }
-static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = VNNI_KERNEL(q4_0, q8_0_offset8),     [GGML_TYPE_Q5_0] = VNNI_KERNEL(q5_0, q8_0_offset16),
-    [GGML_TYPE_Q8_0] = VNNI_KERNEL(q8_0, q8_0_offset128),   [GGML_TYPE_IQ4_NL] = VNNI_KERNEL(iq4_nl, q8_0_offset128),
-    [GGML_TYPE_Q4_1] = VNNI_KERNEL(q4_1, q8_1),             [GGML_TYPE_Q5_1] = VNNI_KERNEL(q5_1, q8_1),
-};
+static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = { LEGACY_KERNELS(vnni) };
 #endif
 
 #if defined(__x86_64__)

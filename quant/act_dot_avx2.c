@@ -1,12 +1,10 @@
 /*
- * AVX2 integer dots of weight rows with quantized activations (act_dot.c has
- * the arithmetic and the scalar reference they are held to). 32 weight quants
- * become 32 bytes in a register, in the order of the activation quants they
- * meet; _mm256_maddubs_epi16 multiplies unsigned by signed bytes into pairs of
- * 16-bit sums (a signed weight lends its sign to the activation first), and
- * _mm256_madd_epi16 widens them to 32 bits, times the group scale where the
- * type has one. Every sum stays below 2^15 per pair and 2^31 per block (the
- * bounds are at each helper). Blocks are scaled in f32 once each.
+ * AVX2 integer dots of K- and I-quant rows with Q8_K activations (act_dot.c has the arithmetic and the scalar
+ * reference they are held to; the 32-value types are act_dot_legacy.c's). 32 weight quants become 32 bytes in
+ * a register, in the order of the activation quants they meet; _mm256_maddubs_epi16 multiplies unsigned by
+ * signed bytes into pairs of 16-bit sums (a signed weight lends its sign to the activation first), and
+ * _mm256_madd_epi16 widens them to 32 bits, times the group scale. Every sum stays below 2^15 per pair and
+ * 2^31 per block (the bounds are at each helper). Blocks are scaled in f32 once each.
  */
 #include "blocks.h"
 
@@ -16,22 +14,10 @@
 #include "act_unpack_avx2.h"
 #include "simd_hsum.h"
 
-/* Pairs of u8 x s8 products summed to 8 int32 lanes (pairs <= 2 * 255 * 127 only for bytes < 128: callers
- * pass unsigned weights of at most 6 bits, or |signed weight| <= 128 with |activation| <= 127). */
-AVX2 static inline __m256i sum_u8_s8(__m256i u, __m256i s)
-{
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
 /* Signed weights: |w| times a with w's sign. */
 AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
 {
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
-}
-
-AVX2 static inline __m256i sum_i8(__m256i w, __m256i a)
-{
-    return _mm256_madd_epi16(pairs_i8(w, a), _mm256_set1_epi16(1));
 }
 
 /* 16 pairs of 16-bit sums (8 from values 0-15, 8 from 16-31) times a scale for each half, as 8 int32. */
@@ -44,33 +30,6 @@ AVX2 static inline __m256i scale_halves(__m256i pairs, int lo, int hi)
  * block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
  * over it unroll into registers. The entry points are the 1-row dot and the 4-row one. */
 #define ACT_MAX_ROWS 4
-
-/* Q4_0 [d][qs:16], Q5_0 [d][qh:4][qs:16], Q8_0 [d][qs:32], IQ4_NL [d][qs:16] against Q8_0;
- * Q4_1 [d][m][qs:16], Q5_1 [d][m][qh:4][qs:16] against Q8_1, plus m * s per block. */
-AVX2 static INLINE void legacy_body(legacy_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
-                                    float *out)
-{
-    static const uint8_t block_bytes[] = { 18, 22, 34, 18, 20, 24 };
-    const bool with_min = k == LEG_Q4_1 || k == LEG_Q5_1;
-    const int qa = with_min ? 4 : 2, ab = with_min ? 36 : 34;
-    __m256 acc[ACT_MAX_ROWS];
-    float mins[ACT_MAX_ROWS];
-    for (int t = 0; t < nt; t++)
-        acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
-    for (int64_t i = 0; i < n; i += 32, b += block_bytes[k], a += ab) {
-        const __m256i q = legacy_quants(k, b);
-        const float dw = f16c(b);
-        for (int t = 0; t < nt; t++) {
-            const uint8_t *y = a + t * as;
-            const __m256i sum = with_min ? sum_u8_s8(q, load32(y + qa)) : sum_i8(q, load32(y + qa));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16c(y)), _mm256_cvtepi32_ps(sum), acc[t]);
-            if (with_min)
-                mins[t] += f16c(b + 2) * f16c(y + 2);
-        }
-    }
-    for (int t = 0; t < nt; t++)
-        out[t] = quant_hsum8(acc[t]) + mins[t];
-}
 
 /* ---- 256-value blocks against Q8_K [d:f32][qs:256][bsums:16 x i16] ----
  * Per block the 8 chunks' scaled sums add up in int32 (at most 8 chunks x 2 x 32767 x 127 < 2^31),
@@ -132,12 +91,6 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
 
 /* The entry points: one row (decode) and four (prompts), per type. */
 #define ACT_ENTRY_POINTS(name, body, kind) ACT_ENTRY_POINTS_AT(avx2, AVX2, name, body, kind)
-ACT_ENTRY_POINTS(q4_0, legacy_body, LEG_Q4_0)
-ACT_ENTRY_POINTS(q5_0, legacy_body, LEG_Q5_0)
-ACT_ENTRY_POINTS(q8_0, legacy_body, LEG_Q8_0)
-ACT_ENTRY_POINTS(iq4_nl, legacy_body, LEG_IQ4_NL)
-ACT_ENTRY_POINTS(q4_1, legacy_body, LEG_Q4_1)
-ACT_ENTRY_POINTS(q5_1, legacy_body, LEG_Q5_1)
 ACT_ENTRY_POINTS(q2_k, kquant_body, KQ_Q2_K)
 ACT_ENTRY_POINTS(q3_k, kquant_body, KQ_Q3_K)
 ACT_ENTRY_POINTS(q4_k, kquant_body, KQ_Q4_K)

@@ -67,16 +67,25 @@ AVX2 static inline __m256i load32(const void *p)
  * The weight quants of one block as 32 bytes: signed (|w| <= 128), or unsigned with the Q4_1/Q5_1 min. */
 typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1 } legacy_kind;
 
+/* Q4_0, Q5_0, Q4_1, Q5_1: the quants as they are stored, unsigned (0..15 or 0..31). */
+AVX2 static INLINE __m256i legacy_nibbles(legacy_kind k, const uint8_t *b)
+{
+    switch (k) {
+    case LEG_Q5_0: return _mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2));  /* nibble | bit << 4 */
+    case LEG_Q4_1: return nibbles32(b + 4);
+    case LEG_Q5_1: return _mm256_or_si256(nibbles32(b + 8), fifth_bits(b + 4));
+    default: return nibbles32(b + 2);                                             /* Q4_0 */
+    }
+}
+
 AVX2 static INLINE __m256i legacy_quants(legacy_kind k, const uint8_t *b)
 {
     switch (k) {
-    case LEG_Q4_0: return _mm256_sub_epi8(nibbles32(b + 2), _mm256_set1_epi8(8));            /* nibble - 8 */
-    case LEG_Q5_0: /* (nibble | bit << 4) - 16 */
-        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2)), _mm256_set1_epi8(16));
+    case LEG_Q4_0: return _mm256_sub_epi8(legacy_nibbles(k, b), _mm256_set1_epi8(8));   /* nibble - 8 */
+    case LEG_Q5_0: return _mm256_sub_epi8(legacy_nibbles(k, b), _mm256_set1_epi8(16));  /* 5 bits - 16 */
     case LEG_Q8_0: return load32(b + 2);
-    case LEG_IQ4_NL: return iq4_values(b + 2);                                                 /* kvalues[nibble] */
-    case LEG_Q4_1: return nibbles32(b + 4);                                                    /* nibble */
-    default: return _mm256_or_si256(nibbles32(b + 8), fifth_bits(b + 4));                     /* Q5_1 */
+    case LEG_IQ4_NL: return iq4_values(b + 2);                                         /* kvalues[nibble] */
+    default: return legacy_nibbles(k, b);                                              /* Q4_1, Q5_1 */
     }
 }
 

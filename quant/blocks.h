@@ -72,24 +72,26 @@ float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
  * and the AVX-512 VNNI panels, at QUANT_IMPL_BEST on the avx512 level only (dispatch.c). */
 bool quant_use_avx2(quant_impl impl);
 bool quant_use_vnni(quant_impl impl);
-/* Integer dots against quantized activations (act_dot_avx2.c), chosen by quant_act_dot_function. */
+/* Integer dots against quantized activations (act_dot_avx2.c; the 32-value types' act_dot_legacy.c), chosen by
+ * quant_act_dot_function. */
 #define QUANT_ACT_DOT_DECL(name)                                                        \
     void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out); \
     void quant_act_dot4_##name##_avx2(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
 QUANT_ACT_DOT_DECL(q4_0); QUANT_ACT_DOT_DECL(q4_1); QUANT_ACT_DOT_DECL(q5_0); QUANT_ACT_DOT_DECL(q5_1);
 QUANT_ACT_DOT_DECL(q8_0); QUANT_ACT_DOT_DECL(iq4_nl); QUANT_ACT_DOT_DECL(q2_k); QUANT_ACT_DOT_DECL(q3_k);
 QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QUANT_ACT_DOT_DECL(iq4_xs);
-/* Their AVX-512 VNNI forms for the 32-value types (act_dot_vnni.c), which read activation rows prepared once. */
+/* Their AVX-512 VNNI forms for the 32-value types, and (at both levels) the preps of the activation rows these
+ * 32-value dots read (act_dot_legacy.c). */
 #define QUANT_ACT_DOT_VNNI_DECL(name)                                                   \
     void quant_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out); \
     void quant_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
 QUANT_ACT_DOT_VNNI_DECL(q4_0); QUANT_ACT_DOT_VNNI_DECL(q5_0); QUANT_ACT_DOT_VNNI_DECL(q8_0);
 QUANT_ACT_DOT_VNNI_DECL(iq4_nl); QUANT_ACT_DOT_VNNI_DECL(q4_1); QUANT_ACT_DOT_VNNI_DECL(q5_1);
-uint64_t quant_act_prep_bytes_legacy_vnni(int64_t n);
-void quant_act_prep_q8_0_offset8_vnni(const void *a, void *dst, int64_t n);
-void quant_act_prep_q8_0_offset16_vnni(const void *a, void *dst, int64_t n);
-void quant_act_prep_q8_0_offset128_vnni(const void *a, void *dst, int64_t n);
-void quant_act_prep_q8_1_vnni(const void *a, void *dst, int64_t n);
+uint64_t quant_act_prep_bytes_legacy(int64_t n);
+void quant_act_prep_q8_0_offset8(const void *a, void *dst, int64_t n);
+void quant_act_prep_q8_0_offset16(const void *a, void *dst, int64_t n);
+void quant_act_prep_q8_0_offset128(const void *a, void *dst, int64_t n);
+void quant_act_prep_q8_1(const void *a, void *dst, int64_t n);
 /* The activation quantizers' AVX2 forms (act_quant_avx2.c). */
 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out);
 void quant_act_q8k_block_avx2(const float *x, uint8_t *b);

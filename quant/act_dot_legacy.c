@@ -1,0 +1,213 @@
+/*
+ * --numerics ggml dots of the 32-value types (Q4_0, Q5_0, Q8_0, IQ4_NL against Q8_0; Q4_1, Q5_1 against Q8_1)
+ * against activation rows prepared once per row (act_dot_prep): with AVX-512 VNNI two blocks per 512-bit
+ * vpdpbusd, with AVX2 one per maddubs + madd.
+ *
+ * Both multiply unsigned weight bytes by signed activation bytes, so the quants go in as unsigned values
+ * u = w + offset (Q4_0: the nibble, offset 8; Q5_0: 16; Q8_0: w ^ 0x80, 128; IQ4_NL: kvalues + 128, 128;
+ * Q4_1 / Q5_1: the nibble itself, 0), and -offset times the sum of the 4 activations each lane meets is
+ * added back. That correction, the activation quants and their scales as f32 are written once per
+ * activation row by the prep, which every weight row then reads. With AVX2, where maddubs would saturate on
+ * bytes past 127, Q8_0 and IQ4_NL keep their signed quants (the sign of w moved onto a) and no correction.
+ *
+ * Each dword lane ends holding sum(w * a) over the same 4 values as ggml's 8 lanes per block
+ * (ggml-cpu/arch/x86/quants.c: mul_sum_i8_pairs_float), the same integers, and the f32 part is ggml's:
+ * per block, acc += (d_w * d_a) * lanes in 8-lane registers, block after block, then its 8-lane sum, plus
+ * Q4_1/Q5_1's m * s added in block order. So the two levels agree bit for bit (test_act).
+ */
+#include "blocks.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "act_unpack_avx2.h"
+#include "simd_hsum.h"
+
+#define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
+
+/* Where a weight block's parts lie, and the offset its quants carry as unsigned bytes. */
+typedef struct legacy_form {
+    uint8_t block_bytes, qs_at;
+    int8_t qh_at, m_at; /* -1: none */
+    uint8_t offset;
+    bool with_min;      /* against Q8_1: m * s per block */
+} legacy_form;
+
+static const legacy_form forms[] = { /* (an offset is used by the VNNI form; AVX2's only for the nibble kinds) */
+    [LEG_Q4_0] = { 18, 2, -1, -1, 8, false },    [LEG_Q5_0] = { 22, 6, 2, -1, 16, false },
+    [LEG_Q8_0] = { 34, 2, -1, -1, 128, false },  [LEG_IQ4_NL] = { 18, 2, -1, -1, 128, false },
+    [LEG_Q4_1] = { 20, 4, -1, 2, 0, true },      [LEG_Q5_1] = { 24, 8, 4, 2, 0, true },
+};
+
+/* The prepared activation row for nb blocks in np = ceil(nb / 2) pairs (the last pair padded with zeros):
+ *   quants   np x 64 bytes   the two blocks' 32 quants each, as they meet one 512-bit register of weights
+ *   corr     np x 16 int32   -offset * (sum of the 4 quants of each lane)
+ *   scales   np x 4 f32      d of each block, then Q8_1's s of each block (0 against Q8_0) */
+static int64_t pairs_of(int64_t n)
+{
+    return (n / 32 + 1) / 2;
+}
+
+uint64_t quant_act_prep_bytes_legacy(int64_t n)
+{
+    return (uint64_t)pairs_of(n) * (64 + 64 + 16);
+}
+
+static void prep_legacy(const legacy_form F, const uint8_t *a, uint8_t *dst, int64_t n)
+{
+    const int64_t nb = n / 32, np = pairs_of(n);
+    const int qa = F.with_min ? 4 : 2, ab = F.with_min ? 36 : 34;
+    int8_t *quants = (int8_t *)dst;
+    int32_t *corr = (int32_t *)(dst + np * 64);
+    float *scales = (float *)(dst + np * 128);
+    memset(dst, 0, quant_act_prep_bytes_legacy(n));
+    for (int64_t i = 0; i < nb; i++, a += ab) {
+        const int64_t p = i / 2, h = i % 2;
+        memcpy(quants + 64 * p + 32 * h, a + qa, 32);
+        for (int lane = 0; lane < 8; lane++) {
+            int sum = 0;
+            for (int j = 0; j < 4; j++)
+                sum += ((const int8_t *)(a + qa))[4 * lane + j];
+            corr[16 * p + 8 * h + lane] = -(int32_t)F.offset * sum;
+        }
+        scales[4 * p + h] = rdf16(a);
+        scales[4 * p + 2 + h] = F.with_min ? rdf16(a + 2) : 0.0f;
+    }
+}
+
+#define PREP_ENTRY_POINT(name, kind)                                                  \
+    void quant_act_prep_##name(const void *a, void *dst, int64_t n)                   \
+    {                                                                                 \
+        prep_legacy(forms[kind], a, dst, n);                                          \
+    }
+PREP_ENTRY_POINT(q8_0_offset8, LEG_Q4_0)
+PREP_ENTRY_POINT(q8_0_offset16, LEG_Q5_0)
+PREP_ENTRY_POINT(q8_0_offset128, LEG_Q8_0)
+PREP_ENTRY_POINT(q8_1, LEG_Q4_1)
+
+/* The unsigned quants of block b (lanes 0-1 of the result) and, when `two`, of the block after it (lanes
+ * 2-3); a block past the row is never read. */
+VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
+{
+    const legacy_form F = forms[k];
+    const uint8_t *b1 = b + F.block_bytes;
+    if (k == LEG_Q8_0) {
+        const __m256i lo = _mm256_loadu_si256((const __m256i *)(b + 2));
+        const __m256i hi = two ? _mm256_loadu_si256((const __m256i *)(b1 + 2)) : _mm256_setzero_si256();
+        return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), _mm512_set1_epi8((char)0x80));
+    }
+    /* each block's 16 nibble bytes twice, the second copy shifted down 4: values 0-15 then 16-31 */
+    const __m256i t0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + F.qs_at)));
+    const __m256i t1 = two ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b1 + F.qs_at)))
+                           : _mm256_setzero_si256();
+    const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(t0), t1, 1);
+    __m512i q = _mm512_and_si512(_mm512_srlv_epi64(t, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)),
+                                 _mm512_set1_epi8(0x0f));
+    if (F.qh_at >= 0) { /* Q5: bit j of qh is value j's fifth bit */
+        const uint64_t bits = rd32(b + F.qh_at) | (two ? (uint64_t)rd32(b1 + F.qh_at) << 32 : 0);
+        q = _mm512_mask_add_epi8(q, (__mmask64)bits, q, _mm512_set1_epi8(16));
+    }
+    if (k == LEG_IQ4_NL) { /* kvalues + 128 = kvalues ^ 0x80 as bytes */
+        const __m512i table = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)),
+                                               _mm512_set1_epi8((char)0x80));
+        q = _mm512_shuffle_epi8(table, q);
+    }
+    return q;
+}
+
+/* ggml's f32 part for block h (0, 1) of pair p of the weight row at b: acc += (d_w * d_a) * lanes, and Q4_1 /
+ * Q5_1's m * s. sc: the prepared row's 4 scales of the pair. */
+AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, const float *sc, __m256i lanes,
+                                  __m256 *acc, float *mins)
+{
+    const uint8_t *blk = b + h * F.block_bytes;
+    *acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(blk) * sc[h]), _mm256_cvtepi32_ps(lanes), *acc);
+    if (F.with_min)
+        *mins += f16c(blk + F.m_at) * sc[2 + h];
+}
+
+/* Where a prepared row keeps pair p's quants, lane corrections and scales. */
+#define PREP_QUANTS(y, np, p) ((y) + 64 * (p))
+#define PREP_CORR(y, np, p) ((y) + 64 * (np) + 64 * (p))
+#define PREP_SCALES(y, np, p) ((const float *)((y) + 128 * (np)) + 4 * (p))
+
+/* Pair p of the weight row at b (two blocks, or only the first where !two) against nt prepared activation rows
+ * at a, a + as, ...: with VNNI both blocks in one vpdpbusd. */
+VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
+                                  int64_t np, int64_t p, __m256 *acc, float *mins)
+{
+    const legacy_form F = forms[k];
+    const __m512i q = quants_of(k, b, two);
+    for (int t = 0; t < nt; t++) {
+        const uint8_t *y = a + t * as;
+        const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
+        const __m512i lanes = _mm512_dpbusd_epi32(init, q, _mm512_loadu_si512(PREP_QUANTS(y, np, p)));
+        add_block(F, b, 0, PREP_SCALES(y, np, p), _mm512_castsi512_si256(lanes), &acc[t], &mins[t]);
+        if (two)
+            add_block(F, b, 1, PREP_SCALES(y, np, p), _mm512_extracti64x4_epi64(lanes, 1), &acc[t], &mins[t]);
+    }
+}
+
+/* With AVX2, block by block: unsigned nibbles through maddubs plus the correction, or (Q8_0, IQ4_NL) signed
+ * quants with their sign moved onto the activations. */
+AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const uint8_t *a, uint64_t as, int nt,
+                                   int64_t np, int64_t p, __m256 *acc, float *mins)
+{
+    const legacy_form F = forms[k];
+    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
+    const uint8_t *blk = b + h * F.block_bytes;
+    const __m256i q = is_signed ? legacy_quants(k, blk) : legacy_nibbles(k, blk);
+    const __m256i qabs = is_signed ? _mm256_sign_epi8(q, q) : q;
+    for (int t = 0; t < nt; t++) {
+        const uint8_t *y = a + t * as;
+        __m256i ya = load32(PREP_QUANTS(y, np, p) + 32 * h);
+        if (is_signed)
+            ya = _mm256_sign_epi8(ya, q);
+        __m256i lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(qabs, ya), _mm256_set1_epi16(1));
+        if (!is_signed && F.offset)
+            lanes = _mm256_add_epi32(lanes, load32(PREP_CORR(y, np, p) + 32 * h));
+        add_block(F, b, h, PREP_SCALES(y, np, p), lanes, &acc[t], &mins[t]);
+    }
+}
+
+AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
+                                  int64_t np, int64_t p, __m256 *acc, float *mins)
+{
+    block_avx2(k, b, 0, a, as, nt, np, p, acc, mins);
+    if (two)
+        block_avx2(k, b, 1, a, as, nt, np, p, acc, mins);
+}
+
+/* NAME: nt (1..4) prepared activation rows at a, a + as, ... against one weight row, pair by pair through PAIR
+ * (full pairs in the loop, so `two` is a constant there; nt is one where inlined). */
+#define DEFINE_LEGACY_BODY(NAME, ATTR, PAIR)                                                                    \
+    ATTR static INLINE void NAME(legacy_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt,         \
+                                 int64_t n, float *out)                                                          \
+    {                                                                                                           \
+        const int64_t nb = n / 32, np = pairs_of(n), step = 2 * forms[k].block_bytes;                           \
+        __m256 acc[4];                                                                                          \
+        float mins[4];                                                                                          \
+        for (int t = 0; t < nt; t++)                                                                            \
+            acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;                                                       \
+        int64_t p = 0;                                                                                          \
+        for (; 2 * p + 1 < nb; p++, b += step)                                                                  \
+            PAIR(k, b, true, a, as, nt, np, p, acc, mins);                                                      \
+        if (2 * p < nb)                                                                                         \
+            PAIR(k, b, false, a, as, nt, np, p, acc, mins);                                                     \
+        for (int t = 0; t < nt; t++)                                                                            \
+            out[t] = quant_hsum8(acc[t]) + mins[t];                                                             \
+    }
+DEFINE_LEGACY_BODY(legacy_body_vnni, VNNI, pair_vnni)
+DEFINE_LEGACY_BODY(legacy_body_avx2, AVX2, pair_avx2)
+
+#define ENTRY_POINTS(name, kind)                                                                               \
+    ACT_ENTRY_POINTS_AT(vnni, VNNI, name, legacy_body_vnni, kind)                                              \
+    ACT_ENTRY_POINTS_AT(avx2, AVX2, name, legacy_body_avx2, kind)
+ENTRY_POINTS(q4_0, LEG_Q4_0)
+ENTRY_POINTS(q5_0, LEG_Q5_0)
+ENTRY_POINTS(q8_0, LEG_Q8_0)
+ENTRY_POINTS(iq4_nl, LEG_IQ4_NL)
+ENTRY_POINTS(q4_1, LEG_Q4_1)
+ENTRY_POINTS(q5_1, LEG_Q5_1)
+
+#endif
