@@ -43,6 +43,10 @@ static const legacy_form forms[] = { /* (an offset is used by the VNNI form; AVX
  *   quants   np x 64 bytes   the two blocks' 32 quants each, as they meet one 512-bit register of weights
  *   corr     np x 16 int32   -offset * (sum of the 4 quants of each lane)
  *   scales   np x 4 f32      d of each block, then Q8_1's s of each block (0 against Q8_0) */
+#define PREP_QUANTS(y, np, p) ((y) + 64 * (p))
+#define PREP_CORR(y, np, p) ((y) + 64 * (np) + 64 * (p))
+#define PREP_SCALES(y, np, p) ((y) + 128 * (np) + 16 * (p))
+
 static int64_t pairs_of(int64_t n)
 {
     return (n / 32 + 1) / 2;
@@ -57,21 +61,18 @@ static void prep_legacy(const legacy_form F, const uint8_t *a, uint8_t *dst, int
 {
     const int64_t nb = n / 32, np = pairs_of(n);
     const int qa = F.with_min ? 4 : 2, ab = F.with_min ? 36 : 34;
-    int8_t *quants = (int8_t *)dst;
-    int32_t *corr = (int32_t *)(dst + np * 64);
-    float *scales = (float *)(dst + np * 128);
     memset(dst, 0, quant_act_prep_bytes_legacy(n));
     for (int64_t i = 0; i < nb; i++, a += ab) {
         const int64_t p = i / 2, h = i % 2;
-        memcpy(quants + 64 * p + 32 * h, a + qa, 32);
-        for (int lane = 0; lane < 8; lane++) {
-            int sum = 0;
-            for (int j = 0; j < 4; j++)
-                sum += ((const int8_t *)(a + qa))[4 * lane + j];
-            corr[16 * p + 8 * h + lane] = -(int32_t)F.offset * sum;
-        }
-        scales[4 * p + h] = rdf16(a);
-        scales[4 * p + 2 + h] = F.with_min ? rdf16(a + 2) : 0.0f;
+        const int8_t *q = (const int8_t *)(a + qa);
+        memcpy(PREP_QUANTS(dst, np, p) + 32 * h, q, 32);
+        int32_t corr[8];
+        for (int lane = 0; lane < 8; lane++)
+            corr[lane] = -(int32_t)F.offset * (q[4 * lane] + q[4 * lane + 1] + q[4 * lane + 2] + q[4 * lane + 3]);
+        memcpy(PREP_CORR(dst, np, p) + 32 * h, corr, sizeof corr);
+        const float d = rdf16(a), s = F.with_min ? rdf16(a + 2) : 0.0f;
+        memcpy(PREP_SCALES(dst, np, p) + 4 * h, &d, 4);
+        memcpy(PREP_SCALES(dst, np, p) + 8 + 4 * h, &s, 4);
     }
 }
 
@@ -108,8 +109,8 @@ VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
         q = _mm512_mask_add_epi8(q, (__mmask64)bits, q, _mm512_set1_epi8(16));
     }
     if (k == LEG_IQ4_NL) { /* kvalues + 128 = kvalues ^ 0x80 as bytes */
-        const __m512i table = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)),
-                                               _mm512_set1_epi8((char)0x80));
+        const __m128i kv = _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl);
+        const __m512i table = _mm512_xor_si512(_mm512_broadcast_i32x4(kv), _mm512_set1_epi8((char)0x80));
         q = _mm512_shuffle_epi8(table, q);
     }
     return q;
@@ -126,11 +127,6 @@ AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, 
         *mins += f16c(blk + F.m_at) * sc[2 + h];
 }
 
-/* Where a prepared row keeps pair p's quants, lane corrections and scales. */
-#define PREP_QUANTS(y, np, p) ((y) + 64 * (p))
-#define PREP_CORR(y, np, p) ((y) + 64 * (np) + 64 * (p))
-#define PREP_SCALES(y, np, p) ((const float *)((y) + 128 * (np)) + 4 * (p))
-
 /* Pair p of the weight row at b (two blocks, or only the first where !two) against nt prepared activation rows
  * at a, a + as, ...: with VNNI both blocks in one vpdpbusd. */
 VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
@@ -142,9 +138,10 @@ VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, con
         const uint8_t *y = a + t * as;
         const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
         const __m512i lanes = _mm512_dpbusd_epi32(init, q, _mm512_loadu_si512(PREP_QUANTS(y, np, p)));
-        add_block(F, b, 0, PREP_SCALES(y, np, p), _mm512_castsi512_si256(lanes), &acc[t], &mins[t]);
+        const float *sc = (const float *)PREP_SCALES(y, np, p);
+        add_block(F, b, 0, sc, _mm512_castsi512_si256(lanes), &acc[t], &mins[t]);
         if (two)
-            add_block(F, b, 1, PREP_SCALES(y, np, p), _mm512_extracti64x4_epi64(lanes, 1), &acc[t], &mins[t]);
+            add_block(F, b, 1, sc, _mm512_extracti64x4_epi64(lanes, 1), &acc[t], &mins[t]);
     }
 }
 
@@ -166,7 +163,7 @@ AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const
         __m256i lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(qabs, ya), _mm256_set1_epi16(1));
         if (!is_signed && F.offset)
             lanes = _mm256_add_epi32(lanes, load32(PREP_CORR(y, np, p) + 32 * h));
-        add_block(F, b, h, PREP_SCALES(y, np, p), lanes, &acc[t], &mins[t]);
+        add_block(F, b, h, (const float *)PREP_SCALES(y, np, p), lanes, &acc[t], &mins[t]);
     }
 }
 

@@ -313,7 +313,8 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
     const int64_t words = ra.bf16_pairs ? n / 2 : n;
     const void *xw = ra.bf16_pairs ? (const void *)ra.xq : xd;
     float *xg = NULL;
-    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm(kind) && !(xg = alloc_floats64(cpu_gemm_x_words(T, words)))) {
+    if (T >= GEMM_MIN_TOKENS && !ra.dot.dot && cpu_have_gemm(kind) &&
+        !(xg = alloc_floats64(cpu_gemm_x_words(T, words)))) {
         free(xp);
         rounded_acts_free(&ra);
         return KERN_E_NOMEM;
