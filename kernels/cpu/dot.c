@@ -108,6 +108,12 @@ AVX2 static inline __attribute__((always_inline)) void dot_4xn_body(const float 
         }
 }
 
+/* 12 accumulators, 3 token vectors and one row vector: all 16 AVX2 registers */
+AVX2 static void dot_4x3_avx2(const float *const w[4], const float *x, int64_t n, float *out, int64_t ldo)
+{
+    dot_4xn_body(w, x, 3, n, out, ldo);
+}
+
 AVX2 static void dot_4x2_avx2(const float *const w[4], const float *x, int64_t n, float *out, int64_t ldo)
 {
     dot_4xn_body(w, x, 2, n, out, ldo);
@@ -200,6 +206,8 @@ void cpu_dot_rows(const float *const w[4], int nr, const float *x, int nt, int64
         if (have_avx512vl())
             for (; t + 4 <= nt; t += 4)
                 dot_4x4_avx512(w, x + t * n, n, out + t * ldo, ldo);
+        for (; t + 3 <= nt; t += 3)
+            dot_4x3_avx2(w, x + t * n, n, out + t * ldo, ldo);
         for (; t + 2 <= nt; t += 2)
             dot_4x2_avx2(w, x + t * n, n, out + t * ldo, ldo);
         if (t < nt)
