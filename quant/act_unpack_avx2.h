@@ -4,6 +4,8 @@
 #ifndef GGUFSCOPE_QUANT_ACT_UNPACK_AVX2_H
 #define GGUFSCOPE_QUANT_ACT_UNPACK_AVX2_H
 
+#include "k23_chunk_avx2.h"
+
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 AVX2 static inline float f16c(const uint8_t *p)
@@ -123,16 +125,11 @@ AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u
             const __m256i q = load32(qs + 32 * h);
             for (int j = 0; j < 4; j++) {
                 const int c = 4 * h + j, g = 8 * h + 2 * j;
-                __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
-                if (k == KQ_Q3_K) {
-                    const __m256i bit = _mm256_set1_epi8((char)(1 << c));
-                    const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
-                    v = _mm256_sub_epi8(v, _mm256_and_si256(clear, _mm256_set1_epi8(4)));
+                u->q[c] = quant_k23_chunk(q, c, k == KQ_Q3_K ? &hm : NULL);
+                if (k == KQ_Q3_K)
                     u->s_lo[c] = sc3[g], u->s_hi[c] = sc3[g + 1];
-                } else {
+                else
                     u->s_lo[c] = b[g] & 0xf, u->s_hi[c] = b[g + 1] & 0xf;
-                }
-                u->q[c] = v;
             }
         }
         u->is_signed = k == KQ_Q3_K;

@@ -66,6 +66,12 @@ void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
+/* d * scale of each of a Q3_K block's 16 groups, with AVX2 (vecdot.c; the fused dots at both levels). */
+void quant_q3k_group_scales(const uint8_t *block, float ds[16]);
+float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n);
+/* d * scale and dmin * min of each of a Q2_K block's 16 groups, with AVX2 (vecdot.c). */
+void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16]);
+float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
 /* Whether the AVX2 forms of the --numerics ggml code (quantizers, dots, panels: AVX2 with FMA and F16C) are to
  * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;

@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "k23_chunk_avx2.h"
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -53,33 +54,69 @@ AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
     return quant_hsum8(_mm256_add_ps(acc0, acc1)) + tail;
 }
 
+/* f * v[g] for 16 small integers v (bytes, sign-extended where is_signed), as floats to broadcast from memory:
+ * one vector conversion per block where a scalar int-to-float conversion and multiply per group of 16 values
+ * cost as much as the group's multiply-adds. */
+AVX2 static inline void scaled16(__m128i v, bool is_signed, float f, float out[16])
+{
+    const __m256 lo = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
+    const __m256 hi = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))
+                                                   : _mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+    _mm256_storeu_ps(out, _mm256_mul_ps(lo, _mm256_set1_ps(f)));
+    _mm256_storeu_ps(out + 8, _mm256_mul_ps(hi, _mm256_set1_ps(f)));
+}
+
+/* d * scale and dmin * min of each of a Q2_K block's 16 groups (the low and high nibbles of its first 16 bytes). */
+AVX2 void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16])
+{
+    const __m128i sm = _mm_loadu_si128((const __m128i *)block), low4 = _mm_set1_epi8(0x0f);
+    scaled16(_mm_and_si128(sm, low4), false, f16c(block + 80), ds);
+    scaled16(_mm_and_si128(_mm_srli_epi16(sm, 4), low4), false, f16c(block + 82), ms);
+}
+
 /* Q2_K: per 256 values 16 bytes of scales (low nibble: scale, high: min), 64 bytes of 2-bit quants, d and dmin
  * (f16) last. Each 128 values take 32 quant bytes; shift s of them gives 32 values, 16 per scale (ggml-common.h's
  * block_q2_K; the order the scalar decoder walks). */
 AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
-    const __m256i three = _mm256_set1_epi8(3);
+    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, macc[2] = { acc[0], acc[0] };
     for (; n > 0; n -= 256, b += 84) {
-        const float d = f16c(b + 80), dmin = f16c(b + 82);
+        float ds[16], ms[16];
+        quant_q2k_group_scales(b, ds, ms);
         int is = 0;
-        for (int half = 0; half < 2; half++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * half));
-            for (int shift = 0; shift < 8; shift += 2) {
-                const __m256i v = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(shift)), three);
-                const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
-                for (int part = 0; part < 2; part++, x += 16, is++) {
-                    const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8);
-                    __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lanes[part])), x0);
-                    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lanes[part], 8))), x1, s);
-                    acc = _mm256_fmadd_ps(s, _mm256_set1_ps(d * (float)(b[is] & 0xf)), acc);
-                    macc = _mm256_fmadd_ps(_mm256_add_ps(x0, x1), _mm256_set1_ps(dmin * (float)(b[is] >> 4)), macc);
-                }
+        for (int c = 0; c < 8; c++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * (c / 4)));
+            const __m256i v = quant_k23_chunk(q, c, NULL);
+            const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
+            for (int part = 0; part < 2; part++, x += 16, is++) {
+                const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8);
+                __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lanes[part])), x0);
+                s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lanes[part], 8))), x1, s);
+                acc[part] = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc[part]);
+                macc[part] = _mm256_fmadd_ps(_mm256_add_ps(x0, x1), _mm256_broadcast_ss(&ms[is]), macc[part]);
             }
         }
     }
-    return quant_hsum8(acc) - quant_hsum8(macc);
+    return quant_hsum8(_mm256_add_ps(acc[0], acc[1])) - quant_hsum8(_mm256_add_ps(macc[0], macc[1]));
+}
+
+/* Q3_K's 16 signed 6-bit scales from their 12 bytes, as quant_q3k_scales reads them: low 4 bits in the nibbles
+ * of bytes 0-7 (scales 0-7 low, 8-15 high), high 2 bits of scale j at bits 2 (j / 4) of byte 8 + j % 4, so
+ * the 4 bytes shifted by 0, 2, 4 and 6 are the high bits of scales 0-3, 4-7, 8-11 and 12-15 in byte order. */
+AVX2 static inline __m128i q3k_scales16(const uint8_t *p)
+{
+    const __m128i l = _mm_loadl_epi64((const __m128i *)p);
+    const uint32_t aux = rd32(p + 8);
+    const __m128i low4 = _mm_and_si128(_mm_unpacklo_epi64(l, _mm_srli_epi16(l, 4)), _mm_set1_epi8(0x0f));
+    const __m128i high2 = _mm_and_si128(_mm_setr_epi32((int)aux, (int)(aux >> 2), (int)(aux >> 4), (int)(aux >> 6)),
+                                        _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(low4, _mm_slli_epi16(high2, 4)), _mm_set1_epi8(32));
+}
+
+AVX2 void quant_q3k_group_scales(const uint8_t *block, float ds[16])
+{
+    scaled16(q3k_scales16(block + 96), true, f16c(block + 108), ds);
 }
 
 /* Q3_K: per 256 values hmask[32], 2-bit quants[64], 12 bytes of 6-bit scales, d (f16). In the order the scalar
@@ -88,31 +125,25 @@ AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
 AVX2 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
+    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
     for (; n > 0; n -= 256, b += 110) {
-        int8_t scales[16];
-        quant_q3k_scales(b + 96, scales);
-        const float d = f16c(b + 108);
+        float ds[16];
+        quant_q3k_group_scales(b, ds);
         const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
-        int is = 0, bit = 0;
-        for (int half = 0; half < 2; half++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * half));
-            for (int shift = 0; shift < 8; shift += 2, bit++) {
-                const __m256i low = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(shift)), three);
-                const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, _mm256_set1_epi8((char)(1 << bit))), zero);
-                const __m256i v = _mm256_sub_epi8(low, _mm256_and_si256(clear, four));
-                const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
-                for (int part = 0; part < 2; part++, x += 16, is++) {
-                    __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lanes[part])), _mm256_loadu_ps(x));
-                    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lanes[part], 8))),
-                                        _mm256_loadu_ps(x + 8), s);
-                    acc = _mm256_fmadd_ps(s, _mm256_set1_ps(d * (float)scales[is]), acc);
-                }
+        int is = 0;
+        for (int c = 0; c < 8; c++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * (c / 4)));
+            const __m256i v = quant_k23_chunk(q, c, &hm);
+            const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
+            for (int part = 0; part < 2; part++, x += 16, is++) {
+                __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lanes[part])), _mm256_loadu_ps(x));
+                s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lanes[part], 8))),
+                                    _mm256_loadu_ps(x + 8), s);
+                acc[part] = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc[part]);
             }
         }
     }
-    return quant_hsum8(acc);
+    return quant_hsum8(_mm256_add_ps(acc[0], acc[1]));
 }
 
 #endif
