@@ -1,6 +1,6 @@
 /*
- * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0) and IQ4_XS on AVX-512F: one
- * row against f32 x, 16 lanes at a time.
+ * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0), IQ4_XS, Q2_K and Q3_K on AVX-512F:
+ * one row against f32 x, 16 lanes at a time.
  *
  * A 4-bit index becomes its float in one table lookup (nibble_lookup_avx512.h); the table carries the
  * type's offset (Q4_0: q - 8, Q5_0: q - 16, IQ4_NL/IQ4_XS: kvalues_iq4nl), so no sum of x is needed for
