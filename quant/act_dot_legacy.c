@@ -21,23 +21,30 @@
 #include <immintrin.h>
 
 #include "act_unpack_avx2.h"
+#include "nibble_lookup_avx512.h"
 #include "simd_hsum.h"
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
-/* Where a weight block's parts lie, and the offset its quants carry as unsigned bytes. */
+/* Where a weight block's parts lie (quant_nibble_forms; Q8_0 is [d][qs:32]), and the offset its quants carry as
+ * unsigned bytes: the nibble types' -offset (8, 16, or 0 with a min), 128 for IQ4_NL's levels and Q8_0's
+ * signed bytes. The VNNI form uses every offset, the AVX2 one only the nibble types'. */
 typedef struct legacy_form {
-    uint8_t block_bytes, qs_at;
-    int8_t qh_at, m_at; /* -1: none */
+    int block_bytes, qs_at, qh_at, m_at; /* -1: none */
     uint8_t offset;
-    bool with_min;      /* against Q8_1: m * s per block */
+    bool with_min;                       /* against Q8_1: m * s per block */
 } legacy_form;
 
-static const legacy_form forms[] = { /* (an offset is used by the VNNI form; AVX2's only for the nibble kinds) */
-    [LEG_Q4_0] = { 18, 2, -1, -1, 8, false },    [LEG_Q5_0] = { 22, 6, 2, -1, 16, false },
-    [LEG_Q8_0] = { 34, 2, -1, -1, 128, false },  [LEG_IQ4_NL] = { 18, 2, -1, -1, 128, false },
-    [LEG_Q4_1] = { 20, 4, -1, 2, 0, true },      [LEG_Q5_1] = { 24, 8, 4, 2, 0, true },
-};
+static inline legacy_form form_of(legacy_kind k)
+{
+    static const int nibble_form_of[] = { [LEG_Q4_0] = QUANT_NIB_Q4_0, [LEG_Q5_0] = QUANT_NIB_Q5_0,
+                                          [LEG_IQ4_NL] = QUANT_NIB_IQ4_NL, [LEG_Q4_1] = QUANT_NIB_Q4_1,
+                                          [LEG_Q5_1] = QUANT_NIB_Q5_1 };
+    if (k == LEG_Q8_0)
+        return (legacy_form){ 34, 2, -1, -1, 128, false };
+    const quant_nibble_form N = quant_nibble_forms[nibble_form_of[k]];
+    return (legacy_form){ N.block_bytes, N.qs_at, N.qh_at, N.m_at, N.iq4 ? 128 : (uint8_t)-N.offset, N.m_at >= 0 };
+}
 
 /* The prepared activation row for nb blocks in np = ceil(nb / 2) pairs (the last pair padded with zeros):
  *   quants   np x 64 bytes   the two blocks' 32 quants each, as they meet one 512-bit register of weights
@@ -79,7 +86,7 @@ static void prep_legacy(const legacy_form F, const uint8_t *a, uint8_t *dst, int
 #define PREP_ENTRY_POINT(name, kind)                                                  \
     void quant_act_prep_##name(const void *a, void *dst, int64_t n)                   \
     {                                                                                 \
-        prep_legacy(forms[kind], a, dst, n);                                          \
+        prep_legacy(form_of(kind), a, dst, n);                                        \
     }
 PREP_ENTRY_POINT(q8_0_offset8, LEG_Q4_0)
 PREP_ENTRY_POINT(q8_0_offset16, LEG_Q5_0)
@@ -90,7 +97,7 @@ PREP_ENTRY_POINT(q8_1, LEG_Q4_1)
  * 2-3); a block past the row is never read. */
 VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
 {
-    const legacy_form F = forms[k];
+    const legacy_form F = form_of(k);
     const uint8_t *b1 = b + F.block_bytes;
     if (k == LEG_Q8_0) {
         const __m256i lo = _mm256_loadu_si256((const __m256i *)(b + 2));
@@ -132,7 +139,7 @@ AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, 
 VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
                                   int64_t np, int64_t p, __m256 *acc, float *mins)
 {
-    const legacy_form F = forms[k];
+    const legacy_form F = form_of(k);
     const __m512i q = quants_of(k, b, two);
     for (int t = 0; t < nt; t++) {
         const uint8_t *y = a + t * as;
@@ -150,7 +157,7 @@ VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, con
 AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const uint8_t *a, uint64_t as, int nt,
                                    int64_t np, int64_t p, __m256 *acc, float *mins)
 {
-    const legacy_form F = forms[k];
+    const legacy_form F = form_of(k);
     const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
     const uint8_t *blk = b + h * F.block_bytes;
     const __m256i q = is_signed ? legacy_quants(k, blk) : legacy_nibbles(k, blk);
@@ -181,7 +188,7 @@ AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, con
     ATTR static INLINE void NAME(legacy_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt,         \
                                  int64_t n, float *out)                                                          \
     {                                                                                                           \
-        const int64_t nb = n / 32, np = pairs_of(n), step = 2 * forms[k].block_bytes;                           \
+        const int64_t nb = n / 32, np = pairs_of(n), step = 2 * form_of(k).block_bytes;                         \
         __m256 acc[4];                                                                                          \
         float mins[4];                                                                                          \
         for (int t = 0; t < nt; t++)                                                                            \

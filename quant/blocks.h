@@ -66,12 +66,10 @@ void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
-/* d * scale of each of a Q3_K block's 16 groups, with AVX2 (vecdot.c; the fused dots at both levels). */
+/* d * scale (and Q2_K's dmin * min) of each of a block's 16 groups, with AVX2 (vecdot.c; the fused dots at both
+ * levels). */
 void quant_q3k_group_scales(const uint8_t *block, float ds[16]);
-float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n);
-/* d * scale and dmin * min of each of a Q2_K block's 16 groups, with AVX2 (vecdot.c). */
 void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16]);
-float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
 /* Whether the AVX2 forms of the --numerics ggml code (quantizers, dots, panels: AVX2 with FMA and F16C) are to
  * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;
@@ -80,19 +78,17 @@ bool quant_use_avx2(quant_impl impl);
 bool quant_use_vnni(quant_impl impl);
 /* Integer dots against quantized activations (act_dot_avx2.c; the 32-value types' act_dot_legacy.c), chosen by
  * quant_act_dot_function. */
-#define QUANT_ACT_DOT_DECL(name)                                                        \
-    void quant_act_dot_##name##_avx2(const void *w, const void *a, int64_t n, float *out); \
-    void quant_act_dot4_##name##_avx2(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
+#define QUANT_ACT_DOT_DECL_AT(name, level)                                                      \
+    void quant_act_dot_##name##_##level(const void *w, const void *a, int64_t n, float *out); \
+    void quant_act_dot4_##name##_##level(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
+#define QUANT_ACT_DOT_DECL(name) QUANT_ACT_DOT_DECL_AT(name, avx2)
 QUANT_ACT_DOT_DECL(q4_0); QUANT_ACT_DOT_DECL(q4_1); QUANT_ACT_DOT_DECL(q5_0); QUANT_ACT_DOT_DECL(q5_1);
 QUANT_ACT_DOT_DECL(q8_0); QUANT_ACT_DOT_DECL(iq4_nl); QUANT_ACT_DOT_DECL(q2_k); QUANT_ACT_DOT_DECL(q3_k);
 QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QUANT_ACT_DOT_DECL(iq4_xs);
 /* Their AVX-512 VNNI forms for the 32-value types, and (at both levels) the preps of the activation rows these
  * 32-value dots read (act_dot_legacy.c). */
-#define QUANT_ACT_DOT_VNNI_DECL(name)                                                   \
-    void quant_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out); \
-    void quant_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4])
-QUANT_ACT_DOT_VNNI_DECL(q4_0); QUANT_ACT_DOT_VNNI_DECL(q5_0); QUANT_ACT_DOT_VNNI_DECL(q8_0);
-QUANT_ACT_DOT_VNNI_DECL(iq4_nl); QUANT_ACT_DOT_VNNI_DECL(q4_1); QUANT_ACT_DOT_VNNI_DECL(q5_1);
+QUANT_ACT_DOT_DECL_AT(q4_0, vnni); QUANT_ACT_DOT_DECL_AT(q5_0, vnni); QUANT_ACT_DOT_DECL_AT(q8_0, vnni);
+QUANT_ACT_DOT_DECL_AT(iq4_nl, vnni); QUANT_ACT_DOT_DECL_AT(q4_1, vnni); QUANT_ACT_DOT_DECL_AT(q5_1, vnni);
 uint64_t quant_act_prep_bytes_legacy(int64_t n);
 void quant_act_prep_q8_0_offset8(const void *a, void *dst, int64_t n);
 void quant_act_prep_q8_0_offset16(const void *a, void *dst, int64_t n);
@@ -119,7 +115,8 @@ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
-/* AVX-512F twins of the 32-value types' and IQ4_XS's fused dots (vecdot_avx512.c): x as it is, no prep. */
+/* AVX-512F twins of the 32-value types', IQ4_XS's, Q2_K's and Q3_K's fused dots (vecdot_avx512.c): x as it is,
+ * no prep. */
 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n);
@@ -127,6 +124,8 @@ float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n);
 
 /* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);

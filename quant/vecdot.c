@@ -80,7 +80,7 @@ AVX2 void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16
 AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, macc[2] = { acc[0], acc[0] };
+    __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
     for (; n > 0; n -= 256, b += 84) {
         float ds[16], ms[16];
         quant_q2k_group_scales(b, ds, ms);
@@ -93,12 +93,12 @@ AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
                 const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8);
                 __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lanes[part])), x0);
                 s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lanes[part], 8))), x1, s);
-                acc[part] = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc[part]);
-                macc[part] = _mm256_fmadd_ps(_mm256_add_ps(x0, x1), _mm256_broadcast_ss(&ms[is]), macc[part]);
+                acc = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc);
+                macc = _mm256_fmadd_ps(_mm256_add_ps(x0, x1), _mm256_broadcast_ss(&ms[is]), macc);
             }
         }
     }
-    return quant_hsum8(_mm256_add_ps(acc[0], acc[1])) - quant_hsum8(_mm256_add_ps(macc[0], macc[1]));
+    return quant_hsum8(acc) - quant_hsum8(macc);
 }
 
 /* Q3_K's 16 signed 6-bit scales from their 12 bytes, as quant_q3k_scales reads them: low 4 bits in the nibbles
@@ -125,7 +125,7 @@ AVX2 void quant_q3k_group_scales(const uint8_t *block, float ds[16])
 AVX2 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
+    __m256 acc = _mm256_setzero_ps();
     for (; n > 0; n -= 256, b += 110) {
         float ds[16];
         quant_q3k_group_scales(b, ds);
@@ -139,11 +139,11 @@ AVX2 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n)
                 __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lanes[part])), _mm256_loadu_ps(x));
                 s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lanes[part], 8))),
                                     _mm256_loadu_ps(x + 8), s);
-                acc[part] = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc[part]);
+                acc = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc);
             }
         }
     }
-    return quant_hsum8(_mm256_add_ps(acc[0], acc[1]));
+    return quant_hsum8(acc);
 }
 
 #endif
