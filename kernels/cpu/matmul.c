@@ -93,6 +93,35 @@ static float *alloc_floats64(size_t count)
     return aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
 }
 
+/* The next row block's bytes, brought into cache a slice at a time while this block is multiplied. A prompt
+ * product decodes (or packs) a block's rows and then spends long on them in registers and L1; the decode of
+ * the next block then waited on memory, which the hardware prefetchers had stopped streaming during the
+ * multiply: 13 % of an F16 prompt's time on AVX2 went to that wait (perf). Rows are handed out in long
+ * contiguous runs (schedule below), so the block after this one is usually this thread's next. Measured on
+ * SmolLM2-135M F16, pp64, 2 threads: AVX2 prompts 845 -> 928 tokens/s, AVX-512 1334 -> 1450. */
+typedef struct next_rows {
+    const uint8_t *at;
+    uint64_t left, slice;
+} next_rows;
+
+/* For rows [r0, r0 + nr), fetched over `steps` calls of next_rows_fetch. */
+static next_rows next_rows_after(const gguf_tensor *t, uint64_t rb, int64_t r0, int nr, int steps)
+{
+    const int64_t after = (int64_t)t->ne[1] - r0 - nr;
+    const uint64_t bytes = (uint64_t)(after < ROW_BLOCK ? after : ROW_BLOCK) * rb;
+    return (next_rows){ .at = t->data + (uint64_t)(r0 + nr) * rb,
+                        .left = bytes,
+                        .slice = (bytes / (uint64_t)(steps > 0 ? steps : 1) + 63) / 64 * 64 };
+}
+
+static void next_rows_fetch(next_rows *nx)
+{
+    const uint64_t n = nx->left < nx->slice ? nx->left : nx->slice;
+    for (uint64_t i = 0; i < n; i += 64)
+        __builtin_prefetch(nx->at + i);
+    nx->at += n, nx->left -= n;
+}
+
 /* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {
@@ -142,12 +171,16 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * words)))
             return false;
         cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+        next_rows nx = next_rows_after(t, rb, r0, nr, 1);
+        next_rows_fetch(&nx);
         cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld);
         return true;
     }
+    next_rows nx = next_rows_after(t, rb, r0, nr, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
         int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;
         for (int r = 0; r < nr; r += 4) {
+            next_rows_fetch(&nx);
             const float *w[4];
             int k = nr - r < 4 ? nr - r : 4;
             for (int j = 0; j < 4; j++)
@@ -188,9 +221,11 @@ static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint6
     const int64_t n = (int64_t)t->ne[0];
     if (!*panel && !(*panel = aligned_alloc(64, (g->panel_bytes(n) + 63) / 64 * 64)))
         return false;
+    next_rows nx = next_rows_after(t, rb, r0, nr, (nr + g->rows - 1) / g->rows);
     for (int r = 0; r < nr; r += g->rows) {
         int k = nr - r < g->rows ? nr - r : g->rows;
         g->pack(t->data + (uint64_t)(r0 + r) * rb, rb, k, n, *panel);
+        next_rows_fetch(&nx);
         g->multiply(*panel, xq, arb, sums, T, n, y + r0 + r, ld, k);
     }
     return true;
