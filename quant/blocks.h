@@ -37,6 +37,9 @@ QUANT_DECL(iq1_s); QUANT_DECL(iq1_m); QUANT_DECL(iq4_xs); QUANT_DECL(tq1_0); QUA
 /* AVX2+F16C twins of the hottest decoders (simd_avx2.c); used only when the CPU has them. */
 QUANT_DECL(f16_avx2); QUANT_DECL(bf16_avx2); QUANT_DECL(q8_0_avx2); QUANT_DECL(q4_0_avx2);
 QUANT_DECL(q4_k_avx2); QUANT_DECL(q5_k_avx2); QUANT_DECL(q6_k_avx2);
+/* The types whose blocks act_unpack_avx2.h unpacks (simd_avx2_unpacked.c). */
+QUANT_DECL(q4_1_avx2); QUANT_DECL(q5_0_avx2); QUANT_DECL(q5_1_avx2); QUANT_DECL(iq4_nl_avx2);
+QUANT_DECL(q2_k_avx2); QUANT_DECL(q3_k_avx2); QUANT_DECL(iq4_xs_avx2);
 
 /* AVX-512F twins (simd_avx512.c); used when the CPU has AVX-512F as well as AVX2. */
 QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512); QUANT_DECL(q4_1_avx512);

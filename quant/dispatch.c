@@ -29,6 +29,10 @@ static const quant_row_fn avx2_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx2, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx2,
     [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx2, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx2,
     [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx2,
+    [GGML_TYPE_Q4_1] = quant_deq_q4_1_avx2, [GGML_TYPE_Q5_0] = quant_deq_q5_0_avx2,
+    [GGML_TYPE_Q5_1] = quant_deq_q5_1_avx2, [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl_avx2,
+    [GGML_TYPE_Q2_K] = quant_deq_q2_k_avx2, [GGML_TYPE_Q3_K] = quant_deq_q3_k_avx2,
+    [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs_avx2,
 };
 /* BF16 has none: its AVX2 path measured faster (64 vs 51 GB/s, docs/BENCHMARKS.md). */
 static const quant_row_fn avx512_fns[GGML_TYPE_COUNT] = {
