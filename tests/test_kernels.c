@@ -358,6 +358,33 @@ Test(kernels, geglu_scale_and_softcap)
     be->destroy(be);
 }
 
+/* The backend's GeGLU is kern_gelu_ggml(x) * u bit for bit, whichever path computes it (the AVX2 one rounds x
+ * to f16 with F16C and gathers from the table): every f16 value, the midpoints between neighbours (the
+ * rounding ties, which go to the even one) and the floats either side of them, the infinities and NaN, mixed
+ * so that groups of eight hold values inside and outside (-10, 10). */
+Test(kernels, geglu_equals_the_table_lookup_bit_for_bit)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const size_t n = (size_t)0x10000 * 4;
+    float *g = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
+    for (size_t h = 0; h < 0x10000; h++) {
+        const float x = quant_f16_to_f32((uint16_t)h), next = quant_f16_to_f32((uint16_t)(h + 1));
+        const float mid = isfinite(x) && isfinite(next) ? (float)(((double)x + next) / 2) : x;
+        g[4 * h] = x, g[4 * h + 1] = mid, g[4 * h + 2] = nextafterf(mid, INFINITY), g[4 * h + 3] = nextafterf(mid, -INFINITY);
+    }
+    for (size_t i = 0; i < n; i++)
+        u[i] = 0.75f + (float)(i % 13) * 0.125f;
+    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, o), KERN_OK);
+    for (size_t i = 0; i < n; i++) {
+        const float want = kern_gelu_ggml(g[i]) * u[i];
+        cr_assert(memcmp(&want, &o[i], 4) == 0, "geglu(%.9g, %g) = %.9g, the table's %.9g", g[i], u[i], o[i], want);
+    }
+    free(g);
+    free(u);
+    free(o);
+    be->destroy(be);
+}
+
 Test(kernels, rmsnorm_swiglu_add_and_row_stats)
 {
     kern_backend *be = kern_cpu_create(1);

@@ -10,6 +10,9 @@
 #include "quant.h"
 
 #include <math.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -107,9 +110,38 @@ float kern_gelu_ggml(float x)
     return gelu_lookup(x);
 }
 
+#if defined(__x86_64__)
+/* Eight at a time where all eight lie inside (-10, 10): F16C's round-to-nearest-even is quant_f32_to_f16's
+ * rounding for every finite value in that range, and the table is read by a gather. Other groups (NaN, the
+ * ends) take the scalar lookup. The scalar conversion was a third of gemma's GeGLU time in a prompt. */
+__attribute__((target("avx2,f16c"))) static size_t gelu_tanh_mul_avx2(const float *gate, const float *up, size_t n,
+                                                                      float *out)
+{
+    const __m256 lo = _mm256_set1_ps(-10.0f), hi = _mm256_set1_ps(10.0f);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(gate + i);
+        const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GT_OQ), _mm256_cmp_ps(x, hi, _CMP_LT_OQ));
+        if (_mm256_movemask_ps(inside) != 0xff) {
+            for (size_t j = i; j < i + 8; j++)
+                out[j] = gelu_lookup(gate[j]) * up[j];
+            continue;
+        }
+        const __m256i h = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_i32gather_ps(gelu_table, h, 4), _mm256_loadu_ps(up + i)));
+    }
+    return i;
+}
+#endif
+
 static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *out)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+#if defined(__x86_64__)
+    if (cpu_have_avx2())
+        i = gelu_tanh_mul_avx2(gate, up, n, out);
+#endif
+    for (; i < n; i++)
         out[i] = gelu_lookup(gate[i]) * up[i];
 }
 
