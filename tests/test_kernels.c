@@ -215,39 +215,48 @@ Test(kernels, matmul_adds_the_bias)
 }
 
 /* NORM rotates (2i, 2i+1), NEOX (i, i + d/2); both keep each pair's length
- * and match theta = pos * base^(-2i/d). */
+ * and match theta = pos * base^(-2i/d). One backend takes every call, so the angles it keeps between calls
+ * (cpu_rope_angles) must follow each change: of base, scaling, factors (also rewritten in place, behind the
+ * same pointer), positions and the number of tokens. */
 Test(kernels, rope_norm_and_neox_pairs)
 {
     kern_backend *be = kern_cpu_create(1);
-    const int d = 8, H = 2, T = 3, pos0 = 5;
+    const int d = 8, H = 2;
     /* plain; then what the per-layer settings and Llama 3.1's rope_freqs change: another base, linear
      * scaling (theta * freq_scale) and a divisor per frequency */
-    const float factors[4] = { 1.0f, 2.5f, 8.0f, 0.5f };
+    float factors[4] = { 1.0f, 2.5f, 8.0f, 0.5f };
     const kern_rope settings[3] = { { .n_rot = d, .base = 10000.0f, .freq_scale = 1.0f },
                                     { .n_rot = d, .base = 1e6f, .freq_scale = 0.125f },
                                     { .n_rot = d, .base = 500000.0f, .freq_scale = 1.0f, .freq_factors = factors } };
+    /* each setting four times in a row, one thing changed each time: the factors' values, the positions, the
+     * number of tokens */
     for (int k = 0; k < 3; k++)
-        for (int neox = 0; neox < 2; neox++) {
-            float x[T * H * d], orig[T * H * d];
-            uint32_t s = 3;
-            for (int i = 0; i < T * H * d; i++)
-                orig[i] = x[i] = frand(&s);
-            kern_rope r = settings[k];
-            r.neox = neox;
-            cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
-            for (int t = 0; t < T; t++)
-                for (int h = 0; h < H; h++)
-                    for (int i = 0; i < d / 2; i++) {
-                        int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
-                        const float *o = orig + (t * H + h) * d;
-                        const float *v = x + (t * H + h) * d;
-                        double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
-                                    (r.freq_factors ? r.freq_factors[i] : 1.0);
-                        cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "setting %d neox=%d t=%d i=%d",
-                                           k, neox, t, i);
-                        cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "setting %d neox=%d t=%d i=%d",
-                                           k, neox, t, i);
-                    }
+        for (int pass = 0; pass < 4; pass++) {
+            const int T = pass == 3 ? 4 : 3, pos0 = pass == 2 ? 6 : 5;
+            if (pass == 1)
+                factors[1] += 1.0f;
+            for (int neox = 0; neox < 2; neox++) {
+                float x[T * H * d], orig[T * H * d];
+                uint32_t s = 3;
+                for (int i = 0; i < T * H * d; i++)
+                    orig[i] = x[i] = frand(&s);
+                kern_rope r = settings[k];
+                r.neox = neox;
+                cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
+                for (int t = 0; t < T; t++)
+                    for (int h = 0; h < H; h++)
+                        for (int i = 0; i < d / 2; i++) {
+                            int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
+                            const float *o = orig + (t * H + h) * d;
+                            const float *v = x + (t * H + h) * d;
+                            double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
+                                        (r.freq_factors ? r.freq_factors[i] : 1.0);
+                            cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5,
+                                               "pass %d setting %d neox=%d t=%d i=%d", pass, k, neox, t, i);
+                            cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5,
+                                               "pass %d setting %d neox=%d t=%d i=%d", pass, k, neox, t, i);
+                        }
+            }
         }
     be->destroy(be);
 }
@@ -370,7 +379,8 @@ Test(kernels, geglu_equals_the_table_lookup_bit_for_bit)
     for (size_t h = 0; h < 0x10000; h++) {
         const float x = quant_f16_to_f32((uint16_t)h), next = quant_f16_to_f32((uint16_t)(h + 1));
         const float mid = isfinite(x) && isfinite(next) ? (float)(((double)x + next) / 2) : x;
-        g[4 * h] = x, g[4 * h + 1] = mid, g[4 * h + 2] = nextafterf(mid, INFINITY), g[4 * h + 3] = nextafterf(mid, -INFINITY);
+        g[4 * h] = x, g[4 * h + 1] = mid;
+        g[4 * h + 2] = nextafterf(mid, INFINITY), g[4 * h + 3] = nextafterf(mid, -INFINITY);
     }
     for (size_t i = 0; i < n; i++)
         u[i] = 0.75f + (float)(i % 13) * 0.125f;

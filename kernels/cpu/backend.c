@@ -8,6 +8,9 @@
 static void cpu_destroy(kern_backend *b)
 {
     if (b) {
+        cpu_ctx *c = b->ctx;
+        for (int i = 0; c && i < 2; i++)
+            free(c->angles[i].cs);
         free(b->ctx);
         free(b);
     }

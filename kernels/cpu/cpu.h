@@ -4,9 +4,21 @@
 
 #include "kern.h"
 
+/* The cosines and sines of one rope call's angles, (T, n_rot / 2) pairs, kept for the next call with the same
+ * positions and frequencies: q and k of a layer, and every layer of a forward pass, turn by the same angles. */
+typedef struct cpu_rope_angles {
+    float *cs;              /* the pairs, then a copy of the frequency factors where there are any */
+    size_t cap;             /* floats cs holds */
+    int pos0, T, n_rot;
+    float base, freq_scale;
+    bool factors;
+} cpu_rope_angles;
+
 typedef struct cpu_ctx {
-    int n_threads;           /* OpenMP threads for every op */
-    kern_numerics numerics;  /* how matmul rounds activations */
+    int n_threads;              /* OpenMP threads for every op */
+    kern_numerics numerics;     /* how matmul rounds activations */
+    cpu_rope_angles angles[2];  /* two sets: gemma's layers alternate two bases */
+    int angles_next;            /* the set the next new angles replace */
 } cpu_ctx;
 
 static inline int cpu_threads(const kern_backend *b)

@@ -15,6 +15,7 @@
 #endif
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
@@ -41,33 +42,83 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
 /* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
  * pair (2i, 2i+1) for NORM and (i, i + n_rot/2) for NEOX (ggml's rope modes
  * 0 and 2); dimensions past n_rot pass through. */
+static bool same_angles(const cpu_rope_angles *a, int pos0, int T, const kern_rope *r)
+{
+    const size_t pairs = (size_t)T * (size_t)(r->n_rot / 2);
+    return a->cs && a->pos0 == pos0 && a->T == T && a->n_rot == r->n_rot && a->base == r->base &&
+           a->freq_scale == r->freq_scale && a->factors == (r->freq_factors != NULL) &&
+           (!a->factors || !memcmp(a->cs + 2 * pairs, r->freq_factors, (size_t)(r->n_rot / 2) * sizeof(float)));
+}
+
+/* The angles' set for this call: a kept one that matches (*fresh false), or the older set, grown to hold them
+ * and marked for filling (*fresh true); NULL when it cannot grow. */
+static cpu_rope_angles *angles_for(cpu_ctx *c, int pos0, int T, const kern_rope *r, bool *fresh)
+{
+    for (int i = 0; i < 2; i++)
+        if (same_angles(&c->angles[i], pos0, T, r)) {
+            *fresh = false;
+            return &c->angles[i];
+        }
+    cpu_rope_angles *a = &c->angles[c->angles_next];
+    c->angles_next ^= 1;
+    const size_t need = (size_t)T * (size_t)(r->n_rot / 2) * 2 + (size_t)(r->n_rot / 2);
+    if (need > a->cap) {
+        free(a->cs);
+        a->cap = 0;
+        if (!(a->cs = malloc(need * sizeof(float))))
+            return NULL;
+        a->cap = need;
+    }
+    /* filled below; until then no call may match it */
+    *a = (cpu_rope_angles){ .cs = a->cs, .cap = a->cap, .pos0 = -1 };
+    *fresh = true;
+    return a;
+}
+
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
 {
     const int half = r->n_rot / 2;
     if (r->n_rot > head_dim || r->n_rot % 2)
         return KERN_E_SHAPE;
-    double *power = malloc((size_t)(half > 0 ? half : 1) * sizeof(double)); /* base^(-2i / n_rot) */
-    if (!power)
+    if (half == 0 || T <= 0)
+        return KERN_OK;
+    bool fresh;
+    cpu_rope_angles *a = angles_for(b->ctx, pos0, T, r, &fresh);
+    double *power = fresh ? malloc((size_t)half * sizeof(double)) : NULL; /* base^(-2i / n_rot) */
+    if (!a || (fresh && !power)) {
+        free(power);
         return KERN_E_NOMEM;
-    for (int i = 0; i < half; i++)
+    }
+    for (int i = 0; fresh && i < half; i++)
         power[i] = pow(r->base, -2.0 * i / r->n_rot);
-    /* Each thread takes its tokens' angles too: computed before the parallel loop, the sines and cosines of
+    float *cs = a->cs;
+    /* New angles are computed by the thread that uses them: before the parallel loop, the sines and cosines of
      * a 64-token prompt were a few percent of its time on one thread while the others waited. */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
     for (int t = 0; t < T; t++)
         for (int i = 0; i < half; i++) {
-            double theta = (double)(pos0 + t) * r->freq_scale * power[i];
-            if (r->freq_factors)
-                theta /= r->freq_factors[i];
-            const float c = (float)cos(theta), sn = (float)sin(theta);
-            const int a = r->neox ? i : 2 * i, bb = r->neox ? i + half : 2 * i + 1;
+            float *ct = &cs[((size_t)t * half + i) * 2];
+            if (fresh) {
+                double theta = (double)(pos0 + t) * r->freq_scale * power[i];
+                if (r->freq_factors)
+                    theta /= r->freq_factors[i];
+                ct[0] = (float)cos(theta), ct[1] = (float)sin(theta);
+            }
+            const float c = ct[0], sn = ct[1];
+            const int ia = r->neox ? i : 2 * i, ib = r->neox ? i + half : 2 * i + 1;
             for (int h = 0; h < n_head; h++) {
                 float *v = x + ((size_t)t * n_head + h) * head_dim;
-                const float x0 = v[a], x1 = v[bb];
-                v[a] = x0 * c - x1 * sn;
-                v[bb] = x0 * sn + x1 * c;
+                const float x0 = v[ia], x1 = v[ib];
+                v[ia] = x0 * c - x1 * sn;
+                v[ib] = x0 * sn + x1 * c;
             }
         }
+    if (fresh) {
+        if (r->freq_factors)
+            memcpy(cs + (size_t)T * half * 2, r->freq_factors, (size_t)half * sizeof(float));
+        *a = (cpu_rope_angles){ .cs = cs, .cap = a->cap, .pos0 = pos0, .T = T, .n_rot = r->n_rot, .base = r->base,
+                                .freq_scale = r->freq_scale, .factors = r->freq_factors != NULL };
+    }
     free(power);
     return KERN_OK;
 }
