@@ -39,19 +39,25 @@ AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    /* 32 values and four accumulators an iteration, as the F16 row dot (kernels/cpu/dot.c): with 16 and two,
+     * BF16 generation read 47 GB/s where F16 reads 50 */
+    __m256 acc[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 2 * i));
-        const __m256 lo = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), 16));
-        const __m256 hi = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), 16));
-        acc0 = _mm256_fmadd_ps(lo, _mm256_loadu_ps(x + i), acc0);
-        acc1 = _mm256_fmadd_ps(hi, _mm256_loadu_ps(x + i + 8), acc1);
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            const __m128i h = _mm_loadu_si128((const __m128i *)(b + 2 * (i + 8 * k)));
+            const __m256 w = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+            acc[k] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i + 8 * k), acc[k]);
+        }
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(b + 2 * i));
+        acc[0] = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)),
+                                 _mm256_loadu_ps(x + i), acc[0]);
     }
     float tail = 0.0f;
     for (; i < n; i++)
         tail += quant_bf16_to_f32((uint16_t)(b[2 * i] | b[2 * i + 1] << 8)) * x[i];
-    return quant_hsum8(_mm256_add_ps(acc0, acc1)) + tail;
+    return quant_hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]))) + tail;
 }
 
 /* f * v[g] for 16 small integers v (bytes, sign-extended where is_signed), as floats to broadcast from memory:
