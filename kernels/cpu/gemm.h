@@ -25,8 +25,9 @@ void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1
 /* rows[0..nr) (nr <= 16, `words` words each, any alignment) into panel[k][16] (16 words per k), rows past nr
  * as zeros. */
 void cpu_gemm_pack_rows(const void *const rows[], int nr, int64_t words, float *panel);
-/* out[t * ldo + r] = row r . x[t] for r < nr, t < T, from a packed panel and packed x of that kind. */
+/* out[t * ldo + r] = row r . x[t] for r < nr, t < T, from a packed panel and packed x of that kind; meanwhile
+ * ahead_bytes at `ahead` (the next panel's rows; NULL: none) are brought into cache a line at a time. */
 void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float *xp, int T, int64_t words,
-                    float *out, int64_t ldo);
+                    float *out, int64_t ldo, const void *ahead, size_t ahead_bytes);
 
 #endif
