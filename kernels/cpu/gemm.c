@@ -89,12 +89,10 @@ void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1
 }
 
 #if X86
-/* 16 rows x 16 words starting at word k of rows[], transposed into panel[k .. k+15][16]. */
-AVX512 static void transpose16(const void *const rows[16], int64_t k, float *panel)
+/* r[0..16), 16 rows of 16 values each, transposed into panel[0 .. 15][16] (r is overwritten). */
+AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512 r[16], float *panel)
 {
-    __m512 r[16], t[16], u[16];
-    for (int i = 0; i < 16; i++)
-        r[i] = _mm512_loadu_ps((const unsigned char *)rows[i] + k * 4);
+    __m512 t[16], u[16];
     /* 2x2 blocks of 1, then of 2 floats within each 128-bit lane, then the lanes themselves */
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -121,7 +119,39 @@ AVX512 static void transpose16(const void *const rows[16], int64_t k, float *pan
         for (int L = 0; L < 4; L++)
             _mm512_storeu_ps(panel + (4 * L + j) * 16, u[4 * j + L]);
 }
+
+/* 16 rows x 16 words starting at word k of rows[], transposed into panel[k .. k+15][16]. */
+AVX512 static void transpose16(const void *const rows[16], int64_t k, float *panel)
+{
+    __m512 r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps((const unsigned char *)rows[i] + k * 4);
+    transpose16_regs(r, panel);
+}
+
+/* The same from 16 F16 rows, widened by F16C as they are loaded. */
+AVX512 static void transpose16_f16(const uint16_t *const rows[16], int64_t k, float *panel)
+{
+    __m512 r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows[i] + k)));
+    transpose16_regs(r, panel);
+}
 #endif
+
+bool cpu_gemm_pack_rows_f16(const uint16_t *const rows[], int nr, int64_t n, float *panel)
+{
+#if X86
+    if (nr != 16 || n % 16)
+        return false;
+    for (int64_t k = 0; k < n; k += 16)
+        transpose16_f16(rows, k, panel + k * 16);
+    return true;
+#else
+    (void)rows, (void)nr, (void)n, (void)panel;
+    return false;
+#endif
+}
 
 void cpu_gemm_pack_rows(const void *const rows[], int nr, int64_t words, float *panel)
 {
