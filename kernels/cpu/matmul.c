@@ -135,11 +135,29 @@ typedef struct row_work {
     cpu_gemm_kind kind; /* of xg: BF16 pairs take BF16 rows as they lie */
 } row_work;
 
+/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows, BF16 rows
+ * for the bf16-pair GEMM), else decoded to f32 into *scratch (ROW_BLOCK rows, allocated on first need); false
+ * when that allocation fails. */
+static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n, bool direct,
+                       float **scratch, const void *rows[ROW_BLOCK])
+{
+    if (!direct && !*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
+        return false;
+    for (int r = 0; r < nr; r++) {
+        if (direct) {
+            rows[r] = base + (uint64_t)r * rb;
+        } else {
+            deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
+            rows[r] = *scratch + (int64_t)r * n;
+        }
+    }
+    return true;
+}
+
 /* Rows [r0, r0 + nr) against all T tokens, into y (T, ld); false when a scratch allocation fails. */
 static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
                       const float *x, int T, row_work *wk, float *y, int64_t ld)
 {
-    float **scratch = &wk->scratch;
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
     if (T == 1 && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
@@ -159,40 +177,31 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     }
     const void *rows[ROW_BLOCK];
     const bool pairs = wk->xg && wk->kind == CPU_GEMM_BF16_PAIRS;
-    if (wk->xg && !pairs && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
-        /* F16 rows widen into the panel as they are transposed: no f32 copy of them written and read back
-         * (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
-        const uint16_t *h[ROW_BLOCK];
-        for (int r = 0; r < nr; r++)
-            h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
-        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * n)))
-            return false;
-        if (cpu_gemm_pack_rows_f16(h, nr, n, wk->panel)) {
-            const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
-            cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, n, y + r0, ld, nx.at, nx.left);
-            return true;
-        }
-    }
     const bool direct = pairs || (t->type == GGML_TYPE_F32 && aligned(base, sizeof(float)));
-    if (!direct && !*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
-        return false;
-    for (int r = 0; r < nr; r++) {
-        if (direct) {
-            rows[r] = base + (uint64_t)r * rb;
-        } else {
-            deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
-            rows[r] = *scratch + (int64_t)r * n;
-        }
-    }
     if (wk->xg) {
         const int64_t words = pairs ? n / 2 : n;
         if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * words)))
             return false;
-        cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+        /* F16 rows widen into the panel as they are transposed: no f32 copy of them written and read back
+         * (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
+        bool packed = false;
+        if (!pairs && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
+            const uint16_t *h[ROW_BLOCK];
+            for (int r = 0; r < nr; r++)
+                h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
+            packed = cpu_gemm_pack_rows_f16(h, nr, n, wk->panel);
+        }
+        if (!packed) {
+            if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
+                return false;
+            cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+        }
         const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
         cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, nx.at, nx.left);
         return true;
     }
+    if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
+        return false;
     next_rows nx = next_rows_after(t, rb, r0, nr, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
         int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;

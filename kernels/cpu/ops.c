@@ -39,9 +39,6 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
     return KERN_OK;
 }
 
-/* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
- * pair (2i, 2i+1) for NORM and (i, i + n_rot/2) for NEOX (ggml's rope modes
- * 0 and 2); dimensions past n_rot pass through. */
 static bool same_angles(const cpu_rope_angles *a, int pos0, int T, const kern_rope *r)
 {
     const size_t pairs = (size_t)T * (size_t)(r->n_rot / 2);
@@ -75,6 +72,9 @@ static cpu_rope_angles *angles_for(cpu_ctx *c, int pos0, int T, const kern_rope 
     return a;
 }
 
+/* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
+ * pair (2i, 2i+1) for NORM and (i, i + n_rot/2) for NEOX (ggml's rope modes
+ * 0 and 2); dimensions past n_rot pass through. */
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
 {
     const int half = r->n_rot / 2;
