@@ -130,7 +130,7 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     }
     switch (type) {
     case GGML_TYPE_Q4_K: k = (quant_dot_kernel){ quant_dot_q4_k_avx2, quant_dot_prep_fields_q4_k }; break;
-    case GGML_TYPE_Q6_K: k.dot = quant_dot_q6_k_avx2; break;
+    case GGML_TYPE_Q6_K: k = (quant_dot_kernel){ quant_dot_q6_k_avx2, quant_dot_prep_fields_q6_k }; break;
     case GGML_TYPE_Q8_0: k.dot = quant_dot_q8_0_avx2; break;
     case GGML_TYPE_Q4_0: k = (quant_dot_kernel){ quant_dot_q4_0_avx2, quant_dot_prep_pairs_q4_0 }; break;
     case GGML_TYPE_Q4_1: k = (quant_dot_kernel){ quant_dot_q4_1_avx2, quant_dot_prep_pairs_q4_1 }; break;

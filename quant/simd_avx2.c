@@ -1,8 +1,7 @@
 /*
  * AVX2 (+F16C) row decoders, chosen at run time. Each computes exactly what
  * its scalar twin computes (same operations, same order, no FMA), so results
- * are bit-identical; the tests hold them to that on random blocks. The Q6_K
- * fused dot (FMA) lives here too, beside the unpack it shares with its decoder.
+ * are bit-identical; the tests hold them to that on random blocks.
  */
 #include "blocks.h"
 
@@ -114,39 +113,8 @@ AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
 }
 
-/* acc += a * (q[0..16) . x[0..16)) + c * (q[16..32) . x[16..32)) for 32 signed bytes q, lane-wise: each group's
- * products summed first, then scaled once (as the Q2_K / Q3_K dots do), where scaling every 8 values cost
- * four more multiplies per 32. */
-AVX2 static inline void q6_fma_32(__m256 *acc, __m256i q, float a, float c, const float *x)
-{
-    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-    __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), _mm256_loadu_ps(x));
-    s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), _mm256_loadu_ps(x + 8), s);
-    __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), _mm256_loadu_ps(x + 16));
-    u = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), _mm256_loadu_ps(x + 24), u);
-    acc[0] = _mm256_fmadd_ps(s, _mm256_set1_ps(a), acc[0]);
-    acc[1] = _mm256_fmadd_ps(u, _mm256_set1_ps(c), acc[1]);
-}
-
 #define SIMD_TARGET AVX2
 #define SIMD_NAME(base) base##_avx2
 #include "simd_kquants.inc"
-
-/* Q6_K . x without writing the row: the same values as quant_deq_q6_k, multiplied as they are made. */
-AVX2 float quant_dot_q6_k_avx2(const void *src, const float *x, int64_t n)
-{
-    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() };
-    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210) {
-        const int8_t *sc = (const int8_t *)(b + 192);
-        const float d = scale_f16(b + 208);
-        for (int half = 0; half < 2; half++, x += 128, sc += 8) {
-            __m256i q[4];
-            q6_unpack_half_avx2(b + 64 * half, b + 128 + 32 * half, q);
-            for (int k = 0; k < 4; k++)
-                q6_fma_32(acc, q[k], d * (float)sc[2 * k], d * (float)sc[2 * k + 1], x + 32 * k);
-        }
-    }
-    return quant_hsum8(_mm256_add_ps(acc[0], acc[1]));
-}
 
 #endif

@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "kq_scales_avx2.h"
 #include "nibble_lookup_avx512.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,f16c")))
@@ -258,33 +259,12 @@ AVX512DQ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
     group_sums(x, n, 32, xp + n);
 }
 
-/* The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of two Q4_K blocks, block a
- * in the low 128 bits and block b in the high, from their 12 packed bytes each
- * (kq_scale_min's layout: j < 4 in the low 6 bits of bytes j and j + 4; j >= 4
- * split between byte j + 4 and the top bits of bytes j - 4 and j). Two blocks
- * per 256-bit op: one at a time in 128-bit ops the scale work was 5-8% of the
- * dot, and pairing measured +1-4% on 2048- and 5632-value rows. Each load
- * reads 4 bytes past the scales, which are the block's own qs. */
-AVX512DQ static inline __m256i q4_k_scale_bytes(const uint8_t *a, const uint8_t *b)
-{
-    const __m256i u = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 4))),
-                                              _mm_loadu_si128((const __m128i *)(b + 4)), 1); /* u0 u1 u2 (qs) */
-    const __m256i p = _mm256_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0));                    /* u0 u2 u1 u2 */
-    const __m256i q = _mm256_shuffle_epi32(u, _MM_SHUFFLE(1, 1, 0, 0));                    /* u0 u0 u1 u1 */
-    const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(p, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4)),
-                                         _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
-                                                           0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(q, 2), _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030,
-                                                                                      0, 0x30303030, 0, 0x30303030));
-    return _mm256_or_si256(low, high);
-}
-
 /* For blocks a and b: lanes 0-7 d sc_k, lanes 8-15 dmin m_k (d and dmin are the blocks' first two halves). */
 AVX512DQ static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m512 *ga, __m512 *gb)
 {
     const __m512i halves = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     const __m512 dd = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128((int)rd32(a)), (int)rd32(b), 1)));
-    const __m256i sb = q4_k_scale_bytes(a, b);
+    const __m256i sb = kq_scale_bytes_pair(a, b);
     *ga = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(sb))),
                         _mm512_permutexvar_ps(halves, dd));
     *gb = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(sb, 1))),

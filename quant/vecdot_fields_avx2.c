@@ -1,5 +1,5 @@
 /*
- * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS and Q4_K, reading
+ * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS, Q4_K and Q6_K, reading
  * weight bytes as fields of dwords, against x rearranged once per product into the fields' order.
  *
  * A block's 16 bytes of nibbles are 4 dwords, so one 256-bit register holds two blocks (a "pair"; IQ4_XS's
@@ -26,6 +26,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "kq_scales_avx2.h"
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -268,26 +269,123 @@ void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
     }
 }
 
+/* d sc_g in lanes 0-7 of *scales and the block's sum of dmin m_g S_g into *mins, for block b (one half of the
+ * pair's scale bytes, sb) against its 8 group sums of x. */
+AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const float *group_sums, __m256 *scales,
+                                          __m256 *mins)
+{
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(b))); /* d, dmin */
+    *scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sb)), _mm256_broadcastss_ps(dd));
+    const __m256 m = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sb, 8))),
+                                   _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
+    *mins = _mm256_fmadd_ps(m, _mm256_loadu_ps(group_sums), *mins);
+}
+
+/* The block's 256 values (its qs at b + 16) times its part of xp, each group scaled by its lane of scales. */
+AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, __m256 scales, __m256 acc[2])
+{
+    for (int j = 0; j < 4; j++, xp += 64) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j));
+        __m256 even, odd;
+        nibble_chains(v, xp, _mm256_setzero_ps(), &even, &odd);
+        acc[0] = _mm256_fmadd_ps(even, _mm256_permutevar8x32_ps(scales, _mm256_set1_epi32(2 * j)), acc[0]);
+        acc[1] = _mm256_fmadd_ps(odd, _mm256_permutevar8x32_ps(scales, _mm256_set1_epi32(2 * j + 1)), acc[1]);
+    }
+}
+
+/* Two blocks a step: their scales and mins unpacked together in SIMD (kq_scales_avx2.h), where one group pair at
+ * a time in scalar code was half the instructions of the loop. */
 AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const uint8_t *b = src;
     const float *group_sums = xp + n;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t i = 0; i < n; i += QK_K, b += 144) {
-        const float d = _cvtsh_ss(rd16(b)), dmin = _cvtsh_ss(rd16(b + 2));
-        for (int j = 0; j < 4; j++, xp += 64, group_sums += 2) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j));
-            __m256 even, odd;
-            nibble_chains(v, xp, _mm256_setzero_ps(), &even, &odd);
-            float d1, m1, d2, m2;
-            kq_pair(2 * j, b + 4, d, dmin, &d1, &m1, &d2, &m2);
-            acc = _mm256_fmadd_ps(even, _mm256_set1_ps(d1), acc);
-            acc = _mm256_fmadd_ps(odd, _mm256_set1_ps(d2), acc);
-            mins += m1 * group_sums[0] + m2 * group_sums[1];
+    __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n; i += 2 * QK_K, b += 2 * 144, xp += 2 * QK_K, group_sums += 16) {
+        const bool pair = i + QK_K < n;
+        const __m256i sb = kq_scale_bytes_pair(b, pair ? b + 144 : b);
+        __m256 scales;
+        q4_k_block_scales(b, _mm256_castsi256_si128(sb), group_sums, &scales, &mins);
+        q4_k_block(b, xp, scales, acc);
+        if (pair) {
+            q4_k_block_scales(b + 144, _mm256_extracti128_si256(sb, 1), group_sums + 8, &scales, &mins);
+            q4_k_block(b + 144, xp + QK_K, scales, acc);
         }
     }
-    return quant_hsum8(acc) - mins;
+    return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(acc[0], acc[1]), mins));
+}
+
+/*
+ * Q6_K (ggml-common.h block_q6_K: ql[128], qh[64], scales[16] int8, d f16; y = d sc_g (q - 32), 16-value groups g)
+ * in the byte form. Per 128-value half, value 32 k + i (chunk k = 0..3, i < 32) is the low (k < 2) or high
+ * nibble of ql[32 (k & 1) + i] with bits 2k, 2k + 1 of qh[i] above it. Each chunk is assembled as 32 bytes whose
+ * low 6 bits are q (the top two are left as they fall and masked off with the field), and field f of lane l,
+ * value 4 l + f of the chunk, converts to q 2^(8 f): x is rearranged per chunk to xp[32 c + 8 f + l] =
+ * x[32 c + 4 l + f] 2^(-8 f). Lanes 0-3 are group 2k of the half, lanes 4-7 group 2k + 1, so one lane-wise scale
+ * vector serves a chunk. The -32 meets the 16-value sums of x the rearrangement leaves after the n values:
+ *   sum_g d sc_g (A_g - 32 S_g), A_g = sum q x, S_g = sum x over g.
+ * Against widening each 8 bytes to dwords (extract, shift, sign-extend) this is about 18 instructions per 32
+ * values instead of 32.
+ */
+/* every field masked in place, the top one too: 6 bits never reach the sign */
+static const float q6_scales[4] = { 1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f };
+
+void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
+{
+    for (int64_t c = 0; c < n; c += 32)
+        for (int f = 0; f < 4; f++)
+            for (int l = 0; l < 8; l++)
+                xp[c + 8 * f + l] = x[c + 4 * l + f] * q6_scales[f];
+    for (int64_t g = 0; g < n / 16; g++) {
+        float sum = 0.0f;
+        for (int i = 0; i < 16; i++)
+            sum += x[16 * g + i];
+        xp[n + g] = sum;
+    }
+}
+
+/* The chunk's 32 values (their low 6 bits; v) times its 32 floats of xp, lane-wise. */
+AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
+{
+    __m256 a = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f))), _mm256_loadu_ps(xp));
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f00))), _mm256_loadu_ps(xp + 8));
+    a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f0000))), _mm256_loadu_ps(xp + 16), a);
+    t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f000000))), _mm256_loadu_ps(xp + 24), t);
+    return _mm256_add_ps(a, t);
+}
+
+AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
+{
+    const float *sums = xp + n;
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, offs = _mm256_setzero_ps();
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210, xp += QK_K, sums += 16) {
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss(rd16(b + 208)));
+        const __m256 ds[2] = {
+            _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 192)))), d),
+            _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 200)))), d),
+        };
+        offs = _mm256_fmadd_ps(ds[0], _mm256_loadu_ps(sums), offs);
+        offs = _mm256_fmadd_ps(ds[1], _mm256_loadu_ps(sums + 8), offs);
+        for (int h = 0; h < 2; h++) {
+            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(b + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
+            /* low nibble from ql, bits 4-5 from qh's bits 2k, 2k + 1 moved there (andnot keeps qh's upper nibble) */
+            const __m256i v[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_andnot_si256(low, _mm256_slli_epi16(qh, 4))),
+                _mm256_or_si256(_mm256_and_si256(ql1, low), _mm256_andnot_si256(low, _mm256_slli_epi16(qh, 2))),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low), _mm256_andnot_si256(low, qh)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low),
+                                _mm256_andnot_si256(low, _mm256_srli_epi16(qh, 2))),
+            };
+            for (int k = 0; k < 4; k++) {
+                const __m256i pick = _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1);
+                tot[k & 1] = _mm256_fmadd_ps(q6_chunk(v[k], xp + 128 * h + 32 * k), _mm256_permutevar8x32_ps(ds[h], pick),
+                                             tot[k & 1]);
+            }
+        }
+    }
+    return quant_hsum8(_mm256_fnmadd_ps(offs, _mm256_set1_ps(32.0f), _mm256_add_ps(tot[0], tot[1])));
 }
 
 #endif
