@@ -10,6 +10,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include "kq_scales_avx2.h"
+#include "prefetch_ahead.h"
 #include "nibble_lookup_avx512.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,f16c")))
@@ -171,46 +172,6 @@ AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
 static inline float pow2_neg(int k)
 {
     return 1.0f / (float)(1u << k);
-}
-
-/*
- * The weights are also prefetched ahead of use. Measured on this project's
- * Zen 4 runner (2 threads, rows from L3/memory, the two prefetch choices run
- * in turn in one process, medians of 25 rounds):
- *  - rows up to 4096 values: non-temporal, 2048 bytes ahead; this left the
- *    rates of 2048-value rows unchanged or better than any other choice tried
- *    (none, T0, T1, 1-12 KiB);
- *  - longer rows: the rearranged x (4 bytes per value) fills most of the
- *    32 KiB L1, so lines prefetched into L1 evict it; prefetching into L2
- *    (T1) 8192 bytes ahead instead was 5632-value rows' best: Q4_K +11%,
- *    Q6_K +35% over the non-temporal prefetch, while for 2048-value rows it
- *    was 5% worse.
- * A prefetch past the end of the tensor is harmless: prefetches never fault.
- */
-enum { LONG_ROW = 4096, NEAR_AHEAD = 2048, FAR_AHEAD = 8192 };
-
-/* The prefetches are written as asm: GCC 12 at -O2/-O3 dropped _mm_prefetch(.., _MM_HINT_T1) from the long-row
- * branch below, leaving that branch empty (seen in the object code). */
-static inline void prefetch_t1(const char *p)
-{
-    __asm__ volatile("prefetcht1 %0" : : "m"(*p));
-}
-
-static inline void prefetch_nta(const char *p)
-{
-    __asm__ volatile("prefetchnta %0" : : "m"(*p));
-}
-
-/* Every 64-byte line of the block of `bytes` that lies ahead of b, for a row of n values. */
-static inline void prefetch_block_ahead(const uint8_t *b, int bytes, int64_t n)
-{
-    if (n > LONG_ROW) {
-        for (int off = 0; off < bytes; off += 64)
-            prefetch_t1((const char *)b + FAR_AHEAD + off);
-    } else {
-        for (int off = 0; off < bytes; off += 64)
-            prefetch_nta((const char *)b + NEAR_AHEAD + off);
-    }
 }
 
 #define AVX512DQ __attribute__((target("avx512f,avx512dq,avx2,fma,f16c")))

@@ -27,6 +27,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include "kq_scales_avx2.h"
+#include "prefetch_ahead.h"
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -302,6 +303,7 @@ AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n)
     __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += 2 * QK_K, b += 2 * 144, xp += 2 * QK_K, group_sums += 16) {
         const bool pair = i + QK_K < n;
+        prefetch_block_ahead(b, 2 * 144, n);
         const __m256i sb = kq_scale_bytes_pair(b, pair ? b + 144 : b);
         __m256 scales;
         q4_k_block_scales(b, _mm256_castsi256_si128(sb), group_sums, &scales, &mins);
@@ -358,7 +360,9 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
     const float *sums = xp + n;
     const __m256i low = _mm256_set1_epi8(0x0f);
     __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, offs = _mm256_setzero_ps();
+    const int64_t row = n;
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 210, xp += QK_K, sums += 16) {
+        prefetch_block_ahead(b, 210, row);
         const __m256 d = _mm256_set1_ps(_cvtsh_ss(rd16(b + 208)));
         const __m256 ds[2] = {
             _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 192)))), d),
