@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "prefetch_ahead.h"
 #include "k23_chunk_avx2.h"
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -25,6 +26,7 @@ AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += 32, b += 34, x += 32) {
+        prefetch_block_ahead(b, 34, n);
         __m128i lo = _mm_loadu_si128((const __m128i *)(b + 2)), hi = _mm_loadu_si128((const __m128i *)(b + 18));
         __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), _mm256_loadu_ps(x));
         s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), _mm256_loadu_ps(x + 8), s);
@@ -87,7 +89,9 @@ AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 84) {
+        prefetch_block_ahead(b, 84, row);
         float ds[16], ms[16];
         quant_q2k_group_scales(b, ds, ms);
         int is = 0;
@@ -132,7 +136,9 @@ AVX2 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps();
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 110) {
+        prefetch_block_ahead(b, 110, row);
         float ds[16];
         quant_q3k_group_scales(b, ds);
         const __m256i hm = _mm256_loadu_si256((const __m256i *)b);

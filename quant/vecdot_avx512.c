@@ -17,6 +17,7 @@
 #include <immintrin.h>
 #include "k23_chunk_avx2.h"
 #include "nibble_lookup_avx512.h"
+#include "prefetch_ahead.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
@@ -45,6 +46,7 @@ AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t 
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64, b += 2 * F.block_bytes, x += 64) {
+        prefetch_block_ahead(b, 2 * F.block_bytes, n);
         acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), _mm512_set1_ps(f16c(b)), acc0);
         acc1 = _mm512_fmadd_ps(legacy_block(b + F.block_bytes, x + 32, table, F, &macc),
                                _mm512_set1_ps(f16c(b + F.block_bytes)), acc1);
@@ -86,7 +88,9 @@ AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
     const uint8_t *b = src;
     const __m512 table = quant_iq4_table_avx512();
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 136) {
+        prefetch_block_ahead(b, 136, row);
         const float d = f16c(b);
         const unsigned scales_h = rd16(b + 2);
         for (int ib = 0; ib < 8; ib += 2, x += 64) {
@@ -114,7 +118,9 @@ AVX512 float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 110) {
+        prefetch_block_ahead(b, 110, row);
         float ds[16];
         quant_q3k_group_scales(b, ds);
         const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
@@ -138,7 +144,9 @@ AVX512 float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 84) {
+        prefetch_block_ahead(b, 84, row);
         float ds[16], ms[16];
         quant_q2k_group_scales(b, ds, ms);
         int is = 0;
@@ -171,6 +179,7 @@ AVX512 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64, b += 68, x += 64) {
+        prefetch_block_ahead(b, 68, n);
         acc0 = _mm512_fmadd_ps(q8_block(b, x), _mm512_set1_ps(f16c(b)), acc0);
         acc1 = _mm512_fmadd_ps(q8_block(b + 34, x + 32), _mm512_set1_ps(f16c(b + 34)), acc1);
     }

@@ -167,6 +167,7 @@ AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n,
     __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += 64, b += 2 * L.block_bytes, xp += 64, lane_sums += 8) {
         const uint8_t *c = i + 32 < n ? b + L.block_bytes : NULL; /* the pair's second block */
+        prefetch_block_ahead(b, 2 * L.block_bytes, n);
         const __m256i v = pair_load(b + L.qs_at, c ? c + L.qs_at : NULL);
         const __m256 sums = _mm256_loadu_ps(lane_sums);
         const bool has_m = L.m_at >= 0;
@@ -226,7 +227,9 @@ AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_add_epi8(
         _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl), _mm_set1_epi8(127)));
     __m256 acc = _mm256_setzero_ps();
+    const int64_t row = n;
     for (; n > 0; n -= 256, b += 136) {
+        prefetch_block_ahead(b, 136, row);
         /* the 8 sub-block scales d (ls_j - 32), lane j */
         const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)rd32(b + 4)),
                                                                _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
