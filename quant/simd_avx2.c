@@ -8,8 +8,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "simd_hsum.h"
-
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 /* A block scale: F16C where that is exact (everything but NaN, which F16C quiets). */

@@ -259,18 +259,24 @@ AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
  * fields are group 2j and the odd ones group 2j + 1, each summed in its own chain and scaled once. The mins
  * meet the group sums of x the rearrangement leaves after the n values: sum_g dmin m_g sum(x of g).
  */
+/* The sum of x over each group of g values (g divides n), into sums: what the rearrangements leave after x. */
+static void group_sums(const float *x, int64_t n, int g, float *sums)
+{
+    for (int64_t k = 0; k < n / g; k++) {
+        float sum = 0.0f;
+        for (int i = 0; i < g; i++)
+            sum += x[g * k + i];
+        sums[k] = sum;
+    }
+}
+
 void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
 {
     for (int64_t c = 0; c < n; c += 64)
         for (int s = 0; s < 8; s++)
             for (int l = 0; l < 8; l++)
                 xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * nibble_scales[s];
-    for (int64_t g = 0; g < n / 32; g++) {
-        float sum = 0.0f;
-        for (int i = 0; i < 32; i++)
-            sum += x[32 * g + i];
-        xp[n + g] = sum;
-    }
+    group_sums(x, n, 32, xp + n);
 }
 
 /* d sc_g in lanes 0-7 of *scales and the block's sum of dmin m_g S_g into *mins, for block b (one half of the
@@ -340,12 +346,7 @@ void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
         for (int f = 0; f < 4; f++)
             for (int l = 0; l < 8; l++)
                 xp[c + 8 * f + l] = x[c + 4 * l + f] * q6_scales[f];
-    for (int64_t g = 0; g < n / 16; g++) {
-        float sum = 0.0f;
-        for (int i = 0; i < 16; i++)
-            sum += x[16 * g + i];
-        xp[n + g] = sum;
-    }
+    group_sums(x, n, 16, xp + n);
 }
 
 /* The chunk's 32 values (their low 6 bits; v) times its 32 floats of xp, lane-wise. */
