@@ -7,6 +7,9 @@
 
 /* out[t * ldo + r] = w[r] . x[t]  for r < nr (<= 4), t < nt, x[t] = x + t * n. */
 void cpu_dot_rows(const float *const w[4], int nr, const float *x, int nt, int64_t n, float *out, int64_t ldo);
+/* The same with rows of n f16 values (IEEE half) read in place. */
+void cpu_dot_rows_f16_tokens(const uint16_t *const w[4], int nr, const float *x, int nt, int64_t n, float *out,
+                             int64_t ldo);
 /* out[r] = w[r] . x for r < nr (<= 4), w[r] n f16 values (IEEE half) read in place. */
 void cpu_dot_rows_f16(const uint16_t *const w[4], int nr, const float *x, int64_t n, float *out);
 

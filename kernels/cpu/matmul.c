@@ -200,18 +200,27 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, nx.at, nx.left);
         return true;
     }
-    if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
+    /* F16 rows meet the dot tiles as they lie, widened in registers */
+    const bool f16_rows = t->type == GGML_TYPE_F16 && aligned(base, 2);
+    if (f16_rows)
+        for (int r = 0; r < nr; r++)
+            rows[r] = base + (uint64_t)r * rb;
+    else if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
         return false;
     next_rows nx = next_rows_after(t, rb, r0, nr, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
         int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;
         for (int r = 0; r < nr; r += 4) {
             next_rows_fetch(&nx);
-            const float *w[4];
+            const void *w[4];
             int k = nr - r < 4 ? nr - r : 4;
             for (int j = 0; j < 4; j++)
                 w[j] = rows[r + (j < k ? j : 0)];
-            cpu_dot_rows(w, k, x + (int64_t)t0 * n, nt, n, y + t0 * ld + r0 + r, ld);
+            if (f16_rows)
+                cpu_dot_rows_f16_tokens((const uint16_t *const *)w, k, x + (int64_t)t0 * n, nt, n,
+                                        y + t0 * ld + r0 + r, ld);
+            else
+                cpu_dot_rows((const float *const *)w, k, x + (int64_t)t0 * n, nt, n, y + t0 * ld + r0 + r, ld);
         }
     }
     return true;
