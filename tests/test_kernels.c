@@ -103,6 +103,24 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
     be->destroy(be);
 }
 
+/* F16 and BF16 rows whose length is a multiple of 16 are read in place by the prompt products: widened into
+ * the GEMM panel as they are transposed (AVX-512, 8 tokens or more), or by the dot tiles (AVX2, and fewer
+ * tokens). Full and partial 16-row panels (37 rows), and token counts on both sides of the GEMM's threshold. */
+Test(kernels, half_rows_multiply_in_place)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const int Ts[] = { 2, 7, 8, 17, 33 };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        uint8_t *buf;
+        gguf_tensor t = make_tensor(types[k], 160, 37, &buf);
+        for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++)
+            check_matmul(be, &t, Ts[i], gguf_type_traits_of(types[k])->name);
+        free(buf);
+    }
+    be->destroy(be);
+}
+
 /* --numerics ggml on F16 and BF16 weights multiplies x rounded to f16 / bf16 (as ggml does; the reference
  * rounds x the same way, and unrounded x misses it by about 2^-9 relative, far past the tolerance). For prompts
  * of 8 tokens or more on AVX512-BF16, BF16 rows of an even length go through the GEMM in bf16 pairs: every tile

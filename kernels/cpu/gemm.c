@@ -129,26 +129,41 @@ AVX512 static void transpose16(const void *const rows[16], int64_t k, float *pan
     transpose16_regs(r, panel);
 }
 
-/* The same from 16 F16 rows, widened by F16C as they are loaded. */
-AVX512 static void transpose16_f16(const uint16_t *const rows[16], int64_t k, float *panel)
+/* The same from 16 rows of 16-bit floats, widened as they are loaded: F16 by F16C, BF16 by moving the bits up
+ * (bf16 is the top half of an f32). bf16 is a constant where inlined. */
+AVX512 static inline __attribute__((always_inline)) void transpose16_half(const uint16_t *const rows[16], int64_t k,
+                                                                       bool bf16, float *panel)
 {
     __m512 r[16];
-    for (int i = 0; i < 16; i++)
-        r[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows[i] + k)));
+    for (int i = 0; i < 16; i++) {
+        const __m256i h = _mm256_loadu_si256((const __m256i *)(rows[i] + k));
+        r[i] = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+    }
     transpose16_regs(r, panel);
+}
+
+AVX512 static void pack_rows_f16(const uint16_t *const rows[16], int64_t n, float *panel)
+{
+    for (int64_t k = 0; k < n; k += 16)
+        transpose16_half(rows, k, false, panel + k * 16);
+}
+
+AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, float *panel)
+{
+    for (int64_t k = 0; k < n; k += 16)
+        transpose16_half(rows, k, true, panel + k * 16);
 }
 #endif
 
-bool cpu_gemm_pack_rows_f16(const uint16_t *const rows[], int nr, int64_t n, float *panel)
+bool cpu_gemm_pack_rows_half(const uint16_t *const rows[], bool bf16, int nr, int64_t n, float *panel)
 {
 #if X86
     if (nr != 16 || n % 16)
         return false;
-    for (int64_t k = 0; k < n; k += 16)
-        transpose16_f16(rows, k, panel + k * 16);
+    (bf16 ? pack_rows_bf16 : pack_rows_f16)(rows, n, panel);
     return true;
 #else
-    (void)rows, (void)nr, (void)n, (void)panel;
+    (void)rows, (void)bf16, (void)nr, (void)n, (void)panel;
     return false;
 #endif
 }

@@ -25,10 +25,10 @@ void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1
 /* rows[0..nr) (nr <= 16, `words` words each, any alignment) into panel[k][16] (16 words per k), rows past nr
  * as zeros. */
 void cpu_gemm_pack_rows(const void *const rows[], int nr, int64_t words, float *panel);
-/* 16 F16 rows of n values (n a multiple of 16) straight into an f32 panel, each value widened by F16C (a NaN
- * comes out quiet; the product is NaN all the same); false, packing nothing, for other shapes or without
- * AVX-512. */
-bool cpu_gemm_pack_rows_f16(const uint16_t *const rows[], int nr, int64_t n, float *panel);
+/* 16 F16 (bf16 false) or BF16 rows of n values (n a multiple of 16) straight into an f32 panel, each value
+ * widened exactly (an F16 NaN comes out quiet; the product is NaN all the same); false, packing nothing, for
+ * other shapes or without AVX-512. */
+bool cpu_gemm_pack_rows_half(const uint16_t *const rows[], bool bf16, int nr, int64_t n, float *panel);
 /* out[t * ldo + r] = row r . x[t] for r < nr, t < T, from a packed panel and packed x of that kind; meanwhile
  * ahead_bytes at `ahead` (the next panel's rows; NULL: none) are brought into cache a line at a time. */
 void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float *xp, int T, int64_t words,

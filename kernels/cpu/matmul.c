@@ -182,14 +182,15 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         const int64_t words = pairs ? n / 2 : n;
         if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * words)))
             return false;
-        /* F16 rows widen into the panel as they are transposed: no f32 copy of them written and read back
-         * (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
+        /* F16 and BF16 rows widen into the panel as they are transposed: no f32 copy of them written and read
+         * back (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
         bool packed = false;
-        if (!pairs && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
+        const bool half = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
+        if (!pairs && half && aligned(base, 2)) {
             const uint16_t *h[ROW_BLOCK];
             for (int r = 0; r < nr; r++)
                 h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
-            packed = cpu_gemm_pack_rows_f16(h, nr, n, wk->panel);
+            packed = cpu_gemm_pack_rows_half(h, t->type == GGML_TYPE_BF16, nr, n, wk->panel);
         }
         if (!packed) {
             if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
