@@ -83,10 +83,11 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
     kern_backend *be = kern_cpu_create(2);
     const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
                                GGML_TYPE_Q5_0 };
-    const int64_t shapes[][2] = { { 64, 1 }, { 96, 37 }, { 160, 17 }, { 32, 5 } };
+    /* 576 values: prompt rows are decoded 256 at a time for the GEMM, so two whole runs and a 64-value one */
+    const int64_t shapes[][2] = { { 64, 1 }, { 96, 37 }, { 160, 17 }, { 32, 5 }, { 576, 19 } };
     const int Ts[] = { 1, 2, 3, 17, 33 };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
-        for (size_t s = 0; s < 4; s++) {
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             int64_t n = shapes[s][0];
             if (types[k] == GGML_TYPE_F32 || types[k] == GGML_TYPE_F16 || types[k] == GGML_TYPE_BF16)
                 n += 3;  /* row length not a multiple of 8 */

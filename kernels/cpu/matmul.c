@@ -154,6 +154,31 @@ static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int n
     return true;
 }
 
+/* The block's nr rows decoded and packed into the GEMM panel DECODE_CHUNK values at a time, so what the decoder
+ * writes is still in L1 when the transpose reads it (16 whole rows of 1024 values are 64 KiB, past L1). A chunk
+ * is a whole number of blocks of every type: quant/'s row decoders take any such run of a row. */
+enum { DECODE_CHUNK = 256 };
+static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n,
+                         float **scratch, float *panel)
+{
+    if (!*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
+        return false;
+    const gguf_type_traits *tr = gguf_type_traits_of(t->type);
+    const int64_t stride = n < DECODE_CHUNK ? n : DECODE_CHUNK;
+    const void *rows[ROW_BLOCK];
+    for (int64_t k0 = 0; k0 < n; k0 += stride) {
+        const int64_t kc = n - k0 < stride ? n - k0 : stride;
+        const uint64_t at = (uint64_t)k0 / tr->block_size * tr->type_size;
+        for (int r = 0; r < nr; r++) {
+            float *dst = *scratch + (int64_t)r * stride;
+            deq(base + (uint64_t)r * rb + at, dst, kc);
+            rows[r] = dst;
+        }
+        cpu_gemm_pack_rows(rows, nr, kc, panel + k0 * CPU_GEMM_ROWS);
+    }
+    return true;
+}
+
 /* Rows [r0, r0 + nr) against all T tokens, into y (T, ld); false when a scratch allocation fails. */
 static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
                       const float *x, int T, row_work *wk, float *y, int64_t ld)
@@ -192,10 +217,12 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
                 h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
             packed = cpu_gemm_pack_rows_half(h, t->type == GGML_TYPE_BF16, nr, n, wk->panel);
         }
-        if (!packed) {
+        if (!packed && direct) {
             if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
                 return false;
             cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+        } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, &wk->scratch, wk->panel)) {
+            return false;
         }
         const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
         cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, nx.at, nx.left);
