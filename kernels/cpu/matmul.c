@@ -432,7 +432,7 @@ kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight 
          * 16-row blocks at the end so neither thread idles long at the join. Measured against
          * dynamic,4 / dynamic,16 / static on the TinyLlama-1.1B-shape Q4_K_M's matrices, 2 threads,
          * 10 alternating rounds: 6-8% less time than dynamic,4, 2-3% less than static. */
-#pragma omp for schedule(guided, 1)
+#pragma omp for schedule(guided, 1) nowait
         for (int64_t blk = 0; blk < n_blocks; blk++) {
             if (!ok)
                 continue;
