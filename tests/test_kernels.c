@@ -536,13 +536,15 @@ static void attention_reference(const float *q, const float *k, const float *v, 
 }
 
 /* Queries are taken in blocks of 8 tokens times the heads sharing a KV head, scores by the 4-key dot tiles and
- * values by tiles of 6 queries x 16 dims: group sizes 1, 3 and 4 (rows of a block not a multiple of 6), head sizes
- * 64 and 40 (not a multiple of 16: the plain loop), prompts from 0 and later, decode steps, a sliding window
- * narrower than a block and wider, and key counts that are not a multiple of 4. */
+ * values by tiles of 6 queries x 16 dims (with AVX-512, 4 x 6 and 12 x 32): group sizes 1, 3 and 4 (rows of a
+ * block not a multiple of 6 or 12), head sizes 64, 48 and 40 (not a multiple of 16: the plain loop), prompts
+ * from 0 and later, decode steps, a sliding window narrower than a block and wider, and key counts that are not
+ * a multiple of 4. */
 Test(kernels, attention_matches_a_double_reference_for_every_block_shape)
 {
     kern_backend *be = kern_cpu_create(2);
-    const int heads[][3] = { { 4, 4, 64 }, { 9, 3, 64 }, { 8, 2, 40 } }; /* n_head, n_kv_head, head_dim */
+    /* n_head, n_kv_head, head_dim: 48 takes the 16-dim value tiles where 512-bit ones (32 dims) run */
+    const int heads[][3] = { { 4, 4, 64 }, { 9, 3, 64 }, { 8, 2, 40 }, { 6, 2, 48 } };
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 5, 30, 0 }, { 17, 3, 0 },  /* T, pos0, window */
                              { 19, 0, 5 }, { 1, 38, 5 }, { 21, 10, 11 }, { 8, 29, 3 } };
     for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)

@@ -6,9 +6,9 @@
  *
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
  * one KV head, so each key and value row is read once for all of them: their
- * scores come from tiles of 2 keys x 3 queries (dot.c's cpu_dot_grid), softmax
- * runs per query, and the values are summed by tiles of 6 queries x 16 dims
- * that load each value vector once for the 6. Every sum keeps the order the
+ * scores come from tiles of 2 keys x 3 queries (4 x 6 with AVX-512; dot.c's
+ * cpu_dot_grid), softmax runs per query, and the values are summed by tiles of
+ * 6 queries x 16 dims (12 x 32) that load each value vector once for them all. Every sum keeps the order the
  * per-query loops had (each score summed as kern_dot_f32 sums, each output
  * over the keys in turn), so results are bit for bit theirs: --numerics ggml
  * reproduces llama.cpp's rounding through them. One task per (token, head), as
@@ -32,8 +32,8 @@
 
 /* Q_BLOCK: tokens per task. Queries of a block share the keys up to the last one's position; the first one's
  * extra keys are masked out (at most Q_BLOCK - 1 wasted scores a query). PV_QUERIES: queries per value tile, 12
- * accumulators (6 x 2 vectors of 8) in AVX2's 16 registers. */
-enum { Q_BLOCK = 8, PV_QUERIES = 6, PV_DIMS = 16 };
+ * accumulators (6 x 2 vectors of 8) in AVX2's 16 registers; with AVX-512, 12 x 2 vectors of 16 in its 32. */
+enum { Q_BLOCK = 8, PV_QUERIES = 6, PV_DIMS = 16, PV_QUERIES_ZMM = 12, PV_DIMS_ZMM = 32 };
 
 #if X86
 /* o[m][c .. c + 16) = sum over j of p[m][j] v[j][c ..], for m < MQ (a constant where inlined). */
@@ -72,6 +72,52 @@ PV_TILE(6)
 typedef void (*pv_tile_fn)(const float *, size_t, int, const float *, size_t, float *, size_t);
 static const pv_tile_fn pv_tiles[PV_QUERIES + 1] = { NULL,     pv_tile_1, pv_tile_2, pv_tile_3,
                                                      pv_tile_4, pv_tile_5, pv_tile_6 };
+
+/* The same in 512-bit registers: 12 queries x 32 dims, 24 accumulators; each output value the same chain of
+ * multiply-adds over the keys as in the AVX2 tile. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+pv_tile_zmm(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
+{
+    __m512 acc[PV_QUERIES_ZMM][2];
+    for (int m = 0; m < MQ; m++)
+        acc[m][0] = acc[m][1] = _mm512_setzero_ps();
+    for (int j = 0; j < nj; j++) {
+        const __m512 v0 = _mm512_loadu_ps(v + (size_t)j * ldv), v1 = _mm512_loadu_ps(v + (size_t)j * ldv + 16);
+        for (int m = 0; m < MQ; m++) {
+            const __m512 pm = _mm512_set1_ps(p[(size_t)m * ldp + j]);
+            acc[m][0] = _mm512_fmadd_ps(pm, v0, acc[m][0]);
+            acc[m][1] = _mm512_fmadd_ps(pm, v1, acc[m][1]);
+        }
+    }
+    for (int m = 0; m < MQ; m++) {
+        _mm512_storeu_ps(o + (size_t)m * ldo, acc[m][0]);
+        _mm512_storeu_ps(o + (size_t)m * ldo + 16, acc[m][1]);
+    }
+}
+
+#define PV_TILE_ZMM(mq)                                                                                            \
+    __attribute__((target("avx512f"))) static void pv_tile_zmm_##mq(const float *p, size_t ldp, int nj,          \
+                                                                   const float *v, size_t ldv, float *o,         \
+                                                                   size_t ldo)                                   \
+    {                                                                                                              \
+        pv_tile_zmm(p, ldp, nj, v, ldv, mq, o, ldo);                                                               \
+    }
+PV_TILE_ZMM(1)
+PV_TILE_ZMM(2)
+PV_TILE_ZMM(3)
+PV_TILE_ZMM(4)
+PV_TILE_ZMM(5)
+PV_TILE_ZMM(6)
+PV_TILE_ZMM(7)
+PV_TILE_ZMM(8)
+PV_TILE_ZMM(9)
+PV_TILE_ZMM(10)
+PV_TILE_ZMM(11)
+PV_TILE_ZMM(12)
+static const pv_tile_fn pv_tiles_zmm[PV_QUERIES_ZMM + 1] = {
+    NULL,           pv_tile_zmm_1, pv_tile_zmm_2, pv_tile_zmm_3,  pv_tile_zmm_4,  pv_tile_zmm_5,  pv_tile_zmm_6,
+    pv_tile_zmm_7, pv_tile_zmm_8, pv_tile_zmm_9, pv_tile_zmm_10, pv_tile_zmm_11, pv_tile_zmm_12,
+};
 #endif
 
 /* o[m] = sum over j < nj of p[m][j] v[j] for m < M; row m of o at o_row[m] (d floats). */
@@ -79,14 +125,17 @@ static void weighted_sums(const float *p, size_t ldp, int M, int nj, const float
                           float *const *o_row)
 {
 #if X86
-    if (cpu_have_avx2() && d % PV_DIMS == 0) {
-        float tile[PV_QUERIES * PV_DIMS];
-        for (int m0 = 0; m0 < M; m0 += PV_QUERIES) {
-            const int mq = M - m0 < PV_QUERIES ? M - m0 : PV_QUERIES;
-            for (int c = 0; c < d; c += PV_DIMS) {
-                pv_tiles[mq](p + (size_t)m0 * ldp, ldp, nj, v + c, ldv, tile, PV_DIMS);
+    const bool zmm = cpu_have_avx512vl() && d % PV_DIMS_ZMM == 0;
+    if (zmm || (cpu_have_avx2() && d % PV_DIMS == 0)) {
+        const int queries = zmm ? PV_QUERIES_ZMM : PV_QUERIES, dims = zmm ? PV_DIMS_ZMM : PV_DIMS;
+        const pv_tile_fn *tiles = zmm ? pv_tiles_zmm : pv_tiles;
+        float tile[PV_QUERIES_ZMM * PV_DIMS_ZMM];
+        for (int m0 = 0; m0 < M; m0 += queries) {
+            const int mq = M - m0 < queries ? M - m0 : queries;
+            for (int c = 0; c < d; c += dims) {
+                tiles[mq](p + (size_t)m0 * ldp, ldp, nj, v + c, ldv, tile, (size_t)dims);
                 for (int m = 0; m < mq; m++)
-                    memcpy(o_row[m0 + m] + c, tile + m * PV_DIMS, PV_DIMS * sizeof(float));
+                    memcpy(o_row[m0 + m] + c, tile + m * dims, (size_t)dims * sizeof(float));
             }
         }
         return;
