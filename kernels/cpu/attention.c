@@ -34,6 +34,9 @@
  * extra keys are masked out (at most Q_BLOCK - 1 wasted scores a query). PV_QUERIES: queries per value tile, 12
  * accumulators (6 x 2 vectors of 8) in AVX2's 16 registers; with AVX-512, 12 x 2 vectors of 16 in its 32. */
 enum { Q_BLOCK = 8, PV_QUERIES = 6, PV_DIMS = 16, PV_QUERIES_ZMM = 12, PV_DIMS_ZMM = 32 };
+/* Query heads per KV head at most: a block's output rows are listed on the stack (Q_BLOCK x this). Models have
+ * 1-8; a file asking for more is refused (KERN_E_SHAPE) rather than given a heap list. */
+enum { MAX_GROUP = 64 };
 
 #if X86
 /* o[m][c .. c + 16) = sum over j of p[m][j] v[j][c ..], for m < MQ (a constant where inlined). */
@@ -167,7 +170,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     const int first_keys = pos0 + t0 + 1, jhi = pos0 + t0 + nt;
     const int jlo = a->window > 0 && first_keys > a->window ? first_keys - a->window : 0;
     const int nj = jhi - jlo;
-    float *o_row[Q_BLOCK * 64];
+    float *o_row[Q_BLOCK * MAX_GROUP];
     for (int m = 0; m < M; m++) {
         const size_t row = (size_t)(t0 + m / group) * (size_t)n_head + (size_t)(kh * group + m % group);
         memcpy(s->q + (size_t)m * d, q + row * (size_t)d, (size_t)d * sizeof(float));
@@ -205,7 +208,7 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
                           const kern_attn *a, float *out)
 {
     const int n_head = a->n_head, n_kv_head = a->n_kv_head, head_dim = a->head_dim;
-    if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > 64)
+    if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP)
         return KERN_E_SHAPE;
     const int group = n_head / n_kv_head, n_ctx = pos0 + T;
     const int n_blocks = (T + Q_BLOCK - 1) / Q_BLOCK, M_max = (T < Q_BLOCK ? T : Q_BLOCK) * group;

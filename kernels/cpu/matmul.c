@@ -129,7 +129,7 @@ static void next_rows_fetch(next_rows *nx)
 /* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {
-    float *scratch; /* ROW_BLOCK rows of n floats */
+    float *scratch; /* ROW_BLOCK rows of n floats for the dot tiles, or of one decode run for the GEMM */
     float *panel;   /* the same rows packed for the GEMM */
     const float *xg;
     cpu_gemm_kind kind; /* of xg: BF16 pairs take BF16 rows as they lie */
@@ -161,10 +161,11 @@ enum { DECODE_CHUNK = 256 };
 static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n,
                          float **scratch, float *panel)
 {
-    if (!*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
+    const int64_t stride = n < DECODE_CHUNK ? n : DECODE_CHUNK;
+    /* a GEMM product never takes the dot path, so the scratch holds one run per row, not whole rows */
+    if (!*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * (size_t)stride)))
         return false;
     const gguf_type_traits *tr = gguf_type_traits_of(t->type);
-    const int64_t stride = n < DECODE_CHUNK ? n : DECODE_CHUNK;
     const void *rows[ROW_BLOCK];
     for (int64_t k0 = 0; k0 < n; k0 += stride) {
         const int64_t kc = n - k0 < stride ? n - k0 : stride;
@@ -218,7 +219,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             packed = cpu_gemm_pack_rows_half(h, t->type == GGML_TYPE_BF16, nr, n, wk->panel);
         }
         if (!packed && direct) {
-            if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
+            if (!block_rows(deq, base, rb, nr, n, true, &wk->scratch, rows))
                 return false;
             cpu_gemm_pack_rows(rows, nr, words, wk->panel);
         } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, &wk->scratch, wk->panel)) {

@@ -224,3 +224,9 @@ bool tmp_dir_remove(const char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0;
 }
+
+float test_frand(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}

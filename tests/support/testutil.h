@@ -63,6 +63,9 @@ char *model_path(const char *name);
 char *tmp_dir_make(char *dir, const char *tag);
 bool tmp_dir_remove(const char *dir);
 
+/* A deterministic pseudo-random value in [-1, 1) from the state *s (a linear congruential step). */
+float test_frand(uint32_t *s);
+
 /* Runs bin_dir()/tool with args (shell words; add 2>&1 to capture stderr); returns stdout. */
 char *run_tool(const char *tool, const char *args, int *status);
 

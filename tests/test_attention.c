@@ -1,0 +1,181 @@
+/*
+ * The CPU backend's attention against a softmax computed in double, on every
+ * shape its blocks take (8 tokens times the query heads sharing a KV head;
+ * scores by 2 x 3 / 4 x 6 dot tiles, values by 6 x 16 / 12 x 32 tiles), and
+ * bit for bit against the per-query order --numerics ggml relies on.
+ */
+#include "kern.h"
+#include "quant.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Attention of T queries at positions pos0.. against the cache, in double: every query's softmax over its own keys
+ * (all before it, or the last `window`). */
+static void attention_reference(const float *q, const float *k, const float *v, int T, int pos0, const kern_attn *a,
+                                double *out)
+{
+    const int d = a->head_dim, group = a->n_head / a->n_kv_head, kv_dim = a->n_kv_head * d;
+    double *s = malloc((size_t)(pos0 + T) * sizeof(double));
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < a->n_head; h++) {
+            const float *qv = q + ((size_t)t * a->n_head + h) * d;
+            const int kh = h / group, n_keys = pos0 + t + 1;
+            const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
+            double mx = -INFINITY, sum = 0;
+            for (int j = j0; j < n_keys; j++) {
+                double dot = 0;
+                for (int i = 0; i < d; i++)
+                    dot += (double)qv[i] * k[(size_t)j * kv_dim + (size_t)kh * d + i];
+                s[j] = dot * a->scale;
+                mx = s[j] > mx ? s[j] : mx;
+            }
+            for (int j = j0; j < n_keys; j++)
+                sum += s[j] = exp(s[j] - mx);
+            double *o = out + ((size_t)t * a->n_head + h) * d;
+            for (int i = 0; i < d; i++) {
+                double acc = 0;
+                for (int j = j0; j < n_keys; j++)
+                    acc += s[j] / sum * v[(size_t)j * kv_dim + (size_t)kh * d + i];
+                o[i] = acc;
+            }
+        }
+    free(s);
+}
+
+/* The backend's attention within 1e-5 of the reference, and its output in out. */
+static void check_against_reference(kern_backend *be, const float *q, const float *k, const float *v, int T, int pos0,
+                                    const kern_attn *a, float *out)
+{
+    const size_t nq = (size_t)T * a->n_head * a->head_dim;
+    double *ref = malloc(nq * sizeof(double));
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, a, out), KERN_OK);
+    attention_reference(q, k, v, T, pos0, a, ref);
+    for (size_t i = 0; i < nq; i++)
+        cr_assert_leq(fabs(out[i] - ref[i]), 1e-5, "heads %d/%d x %d, T=%d pos0=%d window %d: out[%zu] = %.7g, reference %.7g",
+                      a->n_head, a->n_kv_head, a->head_dim, T, pos0, a->window, i, out[i], ref[i]);
+    free(ref);
+}
+
+/* Causal GQA attention: every key before the query, then a sliding window of 3 positions with another score
+ * scale; a window wider than the context changes nothing; heads that do not divide among the KV heads are
+ * refused. Head sizes of 16 (the 16-dim value tiles), 64 and 96 (the 32-dim ones where AVX-512 runs). */
+static void attention_causal_gqa(const int d)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const int H = 4, KV = 2, pos0 = 3, T = 4, n = pos0 + T;
+    float q[T * H * d], k[n * KV * d], v[n * KV * d], out[T * H * d];
+    uint32_t s = 11;
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = test_frand(&s);
+    for (int i = 0; i < n * KV * d; i++) {
+        k[i] = test_frand(&s);
+        v[i] = test_frand(&s);
+    }
+    const kern_attn cases[2] = { { H, KV, d, 1.0f / sqrtf((float)d), 0 }, { H, KV, d, 0.37f, 3 } };
+    for (int c = 0; c < 2; c++)
+        check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
+    float wide[T * H * d];
+    const kern_attn all = { H, KV, d, 0.25f, 0 }, w100 = { H, KV, d, 0.25f, 100 };
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
+    cr_assert_arr_eq(out, wide, sizeof out);
+    const kern_attn bad = { H, 3, d, 1.0f, 0 };
+    cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
+    be->destroy(be);
+}
+
+Test(attention, causal_gqa_and_sliding_window)
+{
+    attention_causal_gqa(16);
+    attention_causal_gqa(64);
+    attention_causal_gqa(96);
+}
+
+/* Group sizes 1, 3 and 4 (rows of a block not a multiple of 6 or 12), head sizes 64, 48 (16-dim value tiles where
+ * 32-dim ones run) and 40 (not a multiple of 16: the plain loop), prompts from 0 and later, decode steps, a
+ * sliding window narrower than a block and wider, and key counts that are not a multiple of 4. */
+Test(attention, matches_a_double_reference_for_every_block_shape)
+{
+    kern_backend *be = kern_cpu_create(2);
+    const int heads[][3] = { { 4, 4, 64 }, { 9, 3, 64 }, { 8, 2, 40 }, { 6, 2, 48 } }; /* n_head, n_kv_head, d */
+    const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 5, 30, 0 }, { 17, 3, 0 },  /* T, pos0, window */
+                             { 19, 0, 5 }, { 1, 38, 5 }, { 21, 10, 11 }, { 8, 29, 3 } };
+    for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const kern_attn a = { .n_head = heads[hs][0], .n_kv_head = heads[hs][1], .head_dim = heads[hs][2],
+                                  .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[c][2] };
+            const int T = cases[c][0], pos0 = cases[c][1], n_ctx = pos0 + T;
+            const size_t nq = (size_t)T * a.n_head * a.head_dim, nkv = (size_t)n_ctx * a.n_kv_head * a.head_dim;
+            float *q = malloc(nq * sizeof(float)), *k = malloc(nkv * sizeof(float)), *v = malloc(nkv * sizeof(float));
+            float *o = malloc(nq * sizeof(float));
+            uint32_t s = 11 + (uint32_t)c;
+            for (size_t i = 0; i < nq; i++)
+                q[i] = test_frand(&s) * 2.0f;
+            for (size_t i = 0; i < nkv; i++)
+                k[i] = test_frand(&s) * 2.0f, v[i] = test_frand(&s);
+            check_against_reference(be, q, k, v, T, pos0, &a, o);
+            free(q), free(k), free(v), free(o);
+        }
+    be->destroy(be);
+}
+
+/* --numerics ggml reproduces llama.cpp's rounding through attention too, which the per-query loops it had did bit
+ * for bit on the real SmolLM2 (tests/test_engine.c): each score summed as kern_dot_f32 sums it, softmax in that
+ * order, each output value a chain of fused multiply-adds over the keys in turn. The blocked kernel keeps every
+ * one of those orders; held here on the AVX2 path (head sizes a multiple of 16). */
+Test(attention, sums_in_the_per_query_order)
+{
+    if (!quant_cpu_has_avx2() || !quant_cpu_has_fma() || !strcmp(quant_simd_level(), "scalar"))
+        cr_skip_test("no AVX2 here: skipped");
+    kern_backend *be = kern_cpu_create(2);
+    const int heads[][3] = { { 9, 3, 64 }, { 16, 8, 128 } };
+    const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 21, 10, 11 } };
+    for (size_t hs = 0; hs < 2; hs++)
+        for (size_t c = 0; c < 3; c++) {
+            const kern_attn a = { .n_head = heads[hs][0], .n_kv_head = heads[hs][1], .head_dim = heads[hs][2],
+                                  .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[c][2] };
+            const int T = cases[c][0], pos0 = cases[c][1], n_ctx = pos0 + T, d = a.head_dim;
+            const int group = a.n_head / a.n_kv_head, kv_dim = a.n_kv_head * d;
+            const size_t nq = (size_t)T * a.n_head * d, nkv = (size_t)n_ctx * kv_dim;
+            float *q = malloc(nq * sizeof(float)), *k = malloc(nkv * sizeof(float)), *v = malloc(nkv * sizeof(float));
+            float *o = malloc(nq * sizeof(float)), *want = malloc(nq * sizeof(float));
+            float *s = malloc((size_t)n_ctx * sizeof(float));
+            uint32_t st = 5 + (uint32_t)c;
+            for (size_t i = 0; i < nq; i++)
+                q[i] = test_frand(&st) * 2.0f;
+            for (size_t i = 0; i < nkv; i++)
+                k[i] = test_frand(&st) * 2.0f, v[i] = test_frand(&st);
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < a.n_head; h++) {
+                    const int kh = h / group, n_keys = pos0 + t + 1;
+                    const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
+                    float mx = -INFINITY;
+                    for (int j = j0; j < n_keys; j++) {
+                        s[j] = kern_dot_f32(q + ((size_t)t * a.n_head + h) * d, k + (size_t)j * kv_dim + kh * d, d) *
+                               a.scale;
+                        mx = s[j] > mx ? s[j] : mx;
+                    }
+                    double sum = 0;
+                    for (int j = j0; j < n_keys; j++)
+                        sum += s[j] = expf(s[j] - mx);
+                    const float inv = (float)(1.0 / sum);
+                    float *w = want + ((size_t)t * a.n_head + h) * d;
+                    for (int i = 0; i < d; i++) {
+                        w[i] = 0.0f;
+                        for (int j = j0; j < n_keys; j++)
+                            w[i] = fmaf(s[j] * inv, v[(size_t)j * kv_dim + kh * d + i], w[i]);
+                    }
+                }
+            cr_assert_eq(be->attention(be, q, k, v, T, pos0, &a, o), KERN_OK);
+            for (size_t i = 0; i < nq; i++)
+                cr_assert_eq(memcmp(&o[i], &want[i], sizeof(float)), 0,
+                             "heads %d/%d x %d, T=%d pos0=%d: out[%zu] = %.9g, per query %.9g", a.n_head, a.n_kv_head,
+                             d, T, pos0, i, o[i], want[i]);
+            free(q), free(k), free(v), free(o), free(want), free(s);
+        }
+    be->destroy(be);
+}
