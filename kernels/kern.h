@@ -177,6 +177,9 @@ const char *kern_fault_bug(const char *fault);
 /* CPU kernels the engine and other backends' checks call directly. */
 /* Dot product of n f32 values (f32 accumulation in 8/16 lanes). */
 float kern_dot_f32(const float *a, const float *b, int64_t n);
+/* e^x as attention's softmax computes it: in double, rounded once to float (the correctly rounded value but
+ * within ~3e-13 of a tie; libm's expf, within 0.502 ulp, agrees on nearly every argument; softmax.c). */
+float kern_expf(float x);
 /* Statistics of one row of n host values (what every backend's row_stats computes). */
 void kern_stats_row(const float *x, int n, kern_row_stats *out);
 /* GELU as llama.cpp's CPU backend computes it: the tanh approximation at x rounded to f16, the

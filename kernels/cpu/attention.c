@@ -7,7 +7,7 @@
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
  * one KV head, so each key and value row is read once for all of them: their
  * scores come from tiles of 2 keys x 3 queries (4 x 6 with AVX-512; dot.c's
- * cpu_dot_grid), softmax runs per query, and the values are summed by tiles of
+ * cpu_dot_grid), softmax runs per query (softmax.c), and the values are summed by tiles of
  * 6 queries x 16 dims (12 x 32) that load each value vector once for them all. Every sum keeps the order the
  * per-query loops had (each score summed as kern_dot_f32 sums, each output
  * over the keys in turn), so results are bit for bit theirs: --numerics ggml
@@ -182,24 +182,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
         float *pm = s->p + (size_t)m * ldp;
         const int n_keys = pos0 + t0 + m / group + 1;
         const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
-        const int lo = j0 - jlo, hi = n_keys - jlo; /* this query's keys within the block's */
-        float mx = -INFINITY;
-        for (int j = lo; j < hi; j++) {
-            pm[j] *= a->scale;
-            mx = pm[j] > mx ? pm[j] : mx;
-        }
-        double sum = 0.0;
-        for (int j = lo; j < hi; j++) {
-            pm[j] = expf(pm[j] - mx);
-            sum += pm[j];
-        }
-        const float inv = (float)(1.0 / sum);
-        for (int j = 0; j < lo; j++)
-            pm[j] = 0.0f;
-        for (int j = lo; j < hi; j++)
-            pm[j] *= inv;
-        for (int j = hi; j < nj; j++)
-            pm[j] = 0.0f;
+        cpu_softmax_scaled(pm, j0 - jlo, n_keys - jlo, nj, a->scale); /* this query's keys within the block's */
     }
     weighted_sums(s->p, ldp, M, nj, v_cache + (size_t)jlo * kv_dim + (size_t)kh * d, kv_dim, d, o_row);
 }

@@ -44,6 +44,10 @@ bool cpu_have_avx512vl(void);
  * 4 ulp of the exact product; silu.c) when the CPU has it, libm's expf otherwise. */
 void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
 
+/* p[lo, hi) <- the softmax of p[j] * scale over that span (scaled in f32, e^(s - max) by kern_expf's arithmetic,
+ * vectorized, summed in double, each times the f32 reciprocal of the sum); p[0, lo) and p[hi, n) <- 0. */
+void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale);
+
 kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                        float *y);

@@ -1,0 +1,187 @@
+/*
+ * Attention's softmax over one query's scores, vectorized without changing its results.
+ *
+ * The scalar loops called libm's expf once per score: in a 512-token prompt of a Qwen3-0.6B-shaped model the
+ * softmax was 7 % of the time (perf), most of it there. Here e^x is computed in double precision, 8 or 4 lanes
+ * at a time, and rounded once to float:
+ *   x log2(e) = k + f, k = round(x log2(e)), |f| <= 1/2;  e^x = 2^k e^u with u = f ln 2, |u| <= 0.347,
+ *   e^u by its Taylor series to u^10 / 10! (truncation below 0.347^11 / 11! ~ 2.2e-13 relative).
+ * Relative error about 3e-13 before the final rounding, so the float is the correctly rounded e^x unless e^x
+ * lies within 3e-13 of halfway between two floats. glibc's expf is within 0.502 ulp (it documents), which is
+ * the correctly rounded value but for such near-halfway cases too: the two agree on all but a few in a
+ * million arguments, and then by one ulp (test_kernels counts them over a sweep of floats). That matters
+ * because --numerics ggml reproduces llama.cpp's rounding of activations through these probabilities.
+ * kern_expf is the same arithmetic one value at a time (every step an IEEE double operation, the multiply-adds
+ * fused), so the vector lanes, the rows' tails and machines without AVX2 all give the same float for the same
+ * score.
+ * Everything else keeps the scalar loops' arithmetic: scores scaled in f32, the max (order-free), x - max in
+ * f32, the sum of the rounded floats in double (in lanes: a double sum of at most 2^20 floats in [0, 1] is off
+ * the sequential one by far less than the f32 rounding of 1 / sum that follows), each probability times
+ * that reciprocal.
+ * Inputs are clamped to [-200, 100] first (kern_expf too): e^-200 is 0 and e^100 is +inf in float either way, and 2^k stays
+ * a normal double. NaN stays NaN (max/min return their second operand when one is NaN, so x goes second);
+ * -inf gives 0, as expf does.
+ */
+#include "cpu.h"
+
+#include <math.h>
+
+/* Taylor coefficients 1 / n! for n = 10 down to 2 (1 / 1! and 1 / 0! are the two ones Horner's last steps add) */
+static const double inv_factorial[] = { 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
+                                        1.0 / 120,     1.0 / 24,     1.0 / 6,     1.0 / 2 };
+#define LOG2E 1.4426950408889634074
+#define LN2 0.69314718055994530942
+#define EXP_LO (-200.0f)
+#define EXP_HI 100.0f
+#define N_COEFS (sizeof inv_factorial / sizeof inv_factorial[0])
+
+float kern_expf(float x)
+{
+    if (isnan(x))
+        return x;
+    const float xc = x < EXP_LO ? EXP_LO : x > EXP_HI ? EXP_HI : x;
+    const double z = (double)xc * LOG2E, k = nearbyint(z), u = (z - k) * LN2;
+    double p = inv_factorial[0];
+    for (size_t i = 1; i < N_COEFS; i++)
+        p = fma(p, u, inv_factorial[i]);
+    p = fma(fma(p, u, 1.0), u, 1.0);
+    return (float)ldexp(p, (int)k);
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
+
+/* e^u for |u| <= 0.35, 4 lanes */
+AVX2 static inline __m256d exp_small_pd4(__m256d u)
+{
+    __m256d p = _mm256_set1_pd(inv_factorial[0]);
+    for (size_t i = 1; i < N_COEFS; i++)
+        p = _mm256_fmadd_pd(p, u, _mm256_set1_pd(inv_factorial[i]));
+    p = _mm256_fmadd_pd(p, u, _mm256_set1_pd(1.0));
+    return _mm256_fmadd_pd(p, u, _mm256_set1_pd(1.0));
+}
+
+/* e^x for 4 floats, clamped, in double; 2^k built in the exponent field (k + 1023 within 1 .. 2046 here) */
+AVX2 static inline __m128 exp_ps4(__m128 x)
+{
+    const __m256d z = _mm256_mul_pd(_mm256_cvtps_pd(x), _mm256_set1_pd(LOG2E));
+    const __m256d k = _mm256_round_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256d p = exp_small_pd4(_mm256_mul_pd(_mm256_sub_pd(z, k), _mm256_set1_pd(LN2)));
+    const __m256i ki = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k));
+    const __m256d two_k = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(ki, _mm256_set1_epi64x(1023)), 52));
+    /* NaN lanes: k's conversion gave garbage, p is NaN, the product NaN */
+    return _mm256_cvtpd_ps(_mm256_mul_pd(p, two_k));
+}
+
+/* x[i] <- e^(x[i] - mx) for i < n rounded down to 8; the sum of the new values in double, added to *sum */
+AVX2 static int exp_shifted_avx2(float *x, int n, float mx, double *sum)
+{
+    const __m256 lo = _mm256_set1_ps(EXP_LO), hi = _mm256_set1_ps(EXP_HI), m = _mm256_set1_ps(mx);
+    __m256d acc = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
+        v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+        const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
+        _mm_storeu_ps(x + i, e0);
+        _mm_storeu_ps(x + i + 4, e1);
+        acc = _mm256_add_pd(acc, _mm256_add_pd(_mm256_cvtps_pd(e0), _mm256_cvtps_pd(e1)));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, acc);
+    *sum += (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    return i;
+}
+
+/* The same 16 floats at a time with AVX-512, 2^k applied by vscalefpd */
+AVX512 static inline __m256 exp_ps8(__m256 x)
+{
+    const __m512d z = _mm512_mul_pd(_mm512_cvtps_pd(x), _mm512_set1_pd(LOG2E));
+    const __m512d k = _mm512_roundscale_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512d u = _mm512_mul_pd(_mm512_sub_pd(z, k), _mm512_set1_pd(LN2));
+    __m512d p = _mm512_set1_pd(inv_factorial[0]);
+    for (size_t i = 1; i < N_COEFS; i++)
+        p = _mm512_fmadd_pd(p, u, _mm512_set1_pd(inv_factorial[i]));
+    p = _mm512_fmadd_pd(p, u, _mm512_set1_pd(1.0));
+    p = _mm512_fmadd_pd(p, u, _mm512_set1_pd(1.0));
+    return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
+}
+
+AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
+{
+    const __m512 lo = _mm512_set1_ps(EXP_LO), hi = _mm512_set1_ps(EXP_HI), m = _mm512_set1_ps(mx);
+    __m512d acc = _mm512_setzero_pd();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), m);
+        v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+        const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+        _mm256_storeu_ps(x + i, e0);
+        _mm256_storeu_ps(x + i + 8, e1);
+        acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(e0), _mm512_cvtps_pd(e1)));
+    }
+    *sum += _mm512_reduce_add_pd(acc);
+    return i;
+}
+
+/* x[i] *= s for i < n rounded down to 8; the largest result (NaN ignored, as the scalar comparison does) */
+AVX2 static int scale_max_avx2(float *x, int n, float s, float *mx)
+{
+    const __m256 sv = _mm256_set1_ps(s);
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), sv);
+        _mm256_storeu_ps(x + i, v);
+        m = _mm256_max_ps(v, m); /* a NaN v returns m */
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    for (int j = 0; j < 8; j++)
+        *mx = lanes[j] > *mx ? lanes[j] : *mx;
+    return i;
+}
+#endif
+
+/* e^(x[i] - mx) for every i, as attention's softmax needs it; returns the sum of the rounded values */
+static double exp_shifted(float *x, int n, float mx)
+{
+    double sum = 0.0;
+    int i = 0;
+#if defined(__x86_64__)
+    if (cpu_have_avx512vl())
+        i = exp_shifted_avx512(x, n, mx, &sum);
+    else if (cpu_have_avx2())
+        i = exp_shifted_avx2(x, n, mx, &sum);
+#endif
+    for (; i < n; i++) {
+        x[i] = kern_expf(x[i] - mx);
+        sum += x[i];
+    }
+    return sum;
+}
+
+void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale)
+{
+    float *x = p + lo;
+    const int len = hi - lo;
+    float mx = -INFINITY;
+    int i = 0;
+#if defined(__x86_64__)
+    if (cpu_have_avx2())
+        i = scale_max_avx2(x, len, scale, &mx);
+#endif
+    for (; i < len; i++) {
+        x[i] *= scale;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    const float inv = (float)(1.0 / exp_shifted(x, len, mx));
+    for (int j = 0; j < lo; j++)
+        p[j] = 0.0f;
+    for (int j = 0; j < len; j++)
+        x[j] *= inv;
+    for (int j = hi; j < n; j++)
+        p[j] = 0.0f;
+}
