@@ -349,6 +349,42 @@ Test(kernels, geglu_equals_the_table_lookup_bit_for_bit)
     be->destroy(be);
 }
 
+/* RMSNorm normalizes rows four at a time (their sums' chains interleaved): every row of a batch of any size is bit
+ * for bit that row normalized alone, and within 2e-7 relative of the norm in double. */
+Test(kernels, rmsnorm_rows_do_not_depend_on_the_batch)
+{
+    kern_backend *be = kern_cpu_create(2);
+    enum { N = 577, MAX_T = 13 };
+    uint8_t *gb;
+    gguf_tensor g = make_tensor(GGML_TYPE_F32, N, 1, &gb);
+    g.n_dims = 1;
+    kern_weight kg = { .t = &g };
+    static float x[MAX_T * N], out[MAX_T * N], alone[N];
+    uint32_t s = 9;
+    for (int i = 0; i < MAX_T * N; i++)
+        x[i] = test_frand(&s) * (float)(1 + i / N);
+    const int Ts[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13 };
+    for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
+        cr_assert_eq(be->rmsnorm(be, &kg, x, Ts[k], N, 1e-6f, out), KERN_OK);
+        for (int t = 0; t < Ts[k]; t++) {
+            const float *xr = x + (size_t)t * N;
+            cr_assert_eq(be->rmsnorm(be, &kg, xr, 1, N, 1e-6f, alone), KERN_OK);
+            cr_assert_eq(memcmp(alone, out + (size_t)t * N, sizeof alone), 0, "row %d of %d differs from itself alone",
+                         t, Ts[k]);
+            double ss = 0;
+            for (int i = 0; i < N; i++)
+                ss += (double)xr[i] * xr[i];
+            for (int i = 0; i < N; i++) {
+                const double want = xr[i] / sqrt(ss / N + 1e-6) * ((float *)gb)[i];
+                cr_assert_leq(fabs(out[(size_t)t * N + i] - want), 2e-7 * fabs(want) + 1e-30, "row %d [%d]: %.9g, %.9g",
+                              t, i, out[(size_t)t * N + i], want);
+            }
+        }
+    }
+    free(gb);
+    be->destroy(be);
+}
+
 Test(kernels, rmsnorm_swiglu_add_and_row_stats)
 {
     kern_backend *be = kern_cpu_create(1);

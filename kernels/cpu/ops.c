@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows a thread normalizes together: each row's sum of squares is one chain of double additions in element order
+ * (ggml's), so a lone chain waits on every add's latency; four rows' chains interleaved keep the adder busy and
+ * each row's result is bit for bit its own chain's. SmolLM2 pp64: the norm was 2.4 % of the time (perf). */
+enum { NORM_ROWS = 4 };
+
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
     const float *g;
@@ -24,16 +29,33 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
     kern_status s = cpu_vector(w, n, &g, &buf);
     if (s)
         return s;
+    const int groups = (T + NORM_ROWS - 1) / NORM_ROWS;
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
-    for (int t = 0; t < T; t++) {
-        const float *xr = x + (size_t)t * n;
-        float *o = out + (size_t)t * n;
-        double ss = 0.0;
-        for (int i = 0; i < n; i++)
-            ss += (double)xr[i] * xr[i];
-        float scale = 1.0f / sqrtf((float)(ss / n) + eps);
-        for (int i = 0; i < n; i++)
-            o[i] = xr[i] * scale * g[i];
+    for (int grp = 0; grp < groups; grp++) {
+        const int t0 = grp * NORM_ROWS, nt = T - t0 < NORM_ROWS ? T - t0 : NORM_ROWS;
+        double ss[NORM_ROWS] = { 0 };
+        if (nt == NORM_ROWS) {
+            const float *x0 = x + (size_t)t0 * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+            for (int i = 0; i < n; i++) {
+                ss[0] += (double)x0[i] * x0[i];
+                ss[1] += (double)x1[i] * x1[i];
+                ss[2] += (double)x2[i] * x2[i];
+                ss[3] += (double)x3[i] * x3[i];
+            }
+        } else {
+            for (int t = 0; t < nt; t++) {
+                const float *xr = x + (size_t)(t0 + t) * n;
+                for (int i = 0; i < n; i++)
+                    ss[t] += (double)xr[i] * xr[i];
+            }
+        }
+        for (int t = 0; t < nt; t++) {
+            const float *xr = x + (size_t)(t0 + t) * n;
+            float *o = out + (size_t)(t0 + t) * n;
+            const float scale = 1.0f / sqrtf((float)(ss[t] / n) + eps);
+            for (int i = 0; i < n; i++)
+                o[i] = xr[i] * scale * g[i];
+        }
     }
     free(buf);
     return KERN_OK;
