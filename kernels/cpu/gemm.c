@@ -139,6 +139,39 @@ AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, flo
         transpose16_half(rows, k, true, panel + k * 16);
 }
 
+/* 8 tokens' words [k, k + 8) (r[0..8), one token each) transposed into out[j * ld .. j * ld + 7] for j < 8 */
+AVX512 static inline __attribute__((always_inline)) void transpose8_regs(const __m256 r[8], float *out, int64_t ld)
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    /* u[i] holds, in each 128-bit half, word i of 4 tokens: tokens 0-3 from u[i], 4-7 from u[4 + i] */
+    for (int j = 0; j < 4; j++) {
+        _mm256_storeu_ps(out + j * ld, _mm256_permute2f128_ps(u[j], u[4 + j], 0x20));
+        _mm256_storeu_ps(out + (4 + j) * ld, _mm256_permute2f128_ps(u[j], u[4 + j], 0x31));
+    }
+}
+
+/* Words [k, k + 16) of 8 of a tile's tokens [t, t + 8), all real (t + 8 <= nt), as pack_x16 packs them: two
+ * 8 x 8 transposes, stored in place (through pack_x16's square they cost a 16 x 16 one and masked copies) */
+AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int np, int t, int64_t k, float *xp)
+{
+    for (int h = 0; h < 16; h += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = _mm256_loadu_ps((const float *)(x + ((int64_t)(t0 + t + i) * words + k + h) * 4));
+        transpose8_regs(r, xp + (k + h) * np + t, np);
+    }
+}
+
 /* Words [k, k + 16) of a tile's tokens [t, t + tn) (the tile's first token is row t0 of x, rows of `words` words;
  * tokens at or past nt are padding, zeros), transposed into the tile's xp[(k + j) * np + t ..] for j < 16: 16 tokens
  * in place, fewer through a square on the stack. */
@@ -193,8 +226,16 @@ void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1
 #if X86
         if (cpu_have_gemm(CPU_GEMM_F32))
             for (; k + 16 <= k1; k += 16)
-                for (int t = 0; t < np; t += 16)
-                    pack_x16(xb, words, t0, nt, np, t, np - t < 16 ? np - t : 16, k, xp);
+                for (int t = 0; t < np;) {
+                    const int tn = np - t >= 16 ? 16 : np - t;
+                    if (tn < 16 && tn >= 8 && t + 8 <= nt) {
+                        pack_x8(xb, words, t0, np, t, k, xp);
+                        t += 8;
+                    } else {
+                        pack_x16(xb, words, t0, nt, np, t, tn, k, xp);
+                        t += tn;
+                    }
+                }
 #endif
         for (; k < k1; k++)
             pack_x_column(xb, words, t0, nt, np, k, xp);
