@@ -75,33 +75,33 @@ AVX2 static inline __m128 exp_ps4(__m128 x)
     return _mm256_cvtpd_ps(_mm256_mul_pd(p, two_k));
 }
 
+/* dst[0..8) <- e^(src[j] - mx) (mx in every lane of m), their sum in double added to *acc's lanes */
+AVX2 static inline void exp8(const float *src, float *dst, __m256 m, __m256d *acc)
+{
+    __m256 v = _mm256_sub_ps(_mm256_loadu_ps(src), m);
+    v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
+    const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
+    _mm_storeu_ps(dst, e0);
+    _mm_storeu_ps(dst + 4, e1);
+    *acc = _mm256_add_pd(*acc, _mm256_add_pd(_mm256_cvtps_pd(e0), _mm256_cvtps_pd(e1)));
+}
+
 /* x[i] <- e^(x[i] - mx) for i < n; the sum of the new values in double, added to *sum */
 AVX2 static int exp_shifted_avx2(float *x, int n, float mx, double *sum)
 {
-    const __m256 lo = _mm256_set1_ps(EXP_LO), hi = _mm256_set1_ps(EXP_HI), m = _mm256_set1_ps(mx);
+    const __m256 m = _mm256_set1_ps(mx);
     __m256d acc = _mm256_setzero_pd();
     int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
-        v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-        const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
-        _mm_storeu_ps(x + i, e0);
-        _mm_storeu_ps(x + i + 4, e1);
-        acc = _mm256_add_pd(acc, _mm256_add_pd(_mm256_cvtps_pd(e0), _mm256_cvtps_pd(e1)));
-    }
+    for (; i + 8 <= n; i += 8)
+        exp8(x + i, x + i, m, &acc);
     if (i < n) {
         /* the tail through 8 lanes padded with -inf, whose e^x is 0 and adds nothing */
         float pad[8];
         for (int j = 0; j < 8; j++)
             pad[j] = i + j < n ? x[i + j] : -INFINITY;
-        __m256 v = _mm256_sub_ps(_mm256_loadu_ps(pad), m);
-        v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-        const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
-        _mm_storeu_ps(pad, e0);
-        _mm_storeu_ps(pad + 4, e1);
-        acc = _mm256_add_pd(acc, _mm256_add_pd(_mm256_cvtps_pd(e0), _mm256_cvtps_pd(e1)));
-        for (; i < n; i++)
-            x[i] = pad[i % 8];
+        exp8(pad, pad, m, &acc);
+        for (int j = 0; i < n; i++, j++)
+            x[i] = pad[j];
     }
     double lanes[4];
     _mm256_storeu_pd(lanes, acc);
@@ -128,32 +128,29 @@ AVX512 static inline __m256 upper8(__m512 v)
     return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
+/* x[j] <- e^(x[j] - mx) for the lanes j < 16 of `lanes` (the others neither read nor written), their sum in double
+ * added to *acc's lanes: the missing lanes are -inf, whose e^x is 0 and adds nothing */
+AVX512 static inline void exp16(float *x, __mmask16 lanes, __m512 m, __m512d *acc)
+{
+    __m512 v = _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), lanes, x), m);
+    v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
+    const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
+    const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e0)), _mm256_castps_pd(e1), 1);
+    _mm512_mask_storeu_ps(x, lanes, _mm512_castpd_ps(both));
+    *acc = _mm512_add_pd(*acc, _mm512_add_pd(_mm512_cvtps_pd(e0), _mm512_cvtps_pd(e1)));
+}
+
 AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
 {
-    const __m512 lo = _mm512_set1_ps(EXP_LO), hi = _mm512_set1_ps(EXP_HI), m = _mm512_set1_ps(mx);
+    const __m512 m = _mm512_set1_ps(mx);
     __m512d acc = _mm512_setzero_pd();
     int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), m);
-        v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-        const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
-        _mm256_storeu_ps(x + i, e0);
-        _mm256_storeu_ps(x + i + 8, e1);
-        acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(e0), _mm512_cvtps_pd(e1)));
-    }
-    if (i < n) {
-        /* the tail by masked loads and stores, its missing lanes -inf: e^x 0, adding nothing */
-        const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
-        __m512 v = _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i), m);
-        v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-        const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
-        const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e0)), _mm256_castps_pd(e1), 1);
-        _mm512_mask_storeu_ps(x + i, k, _mm512_castpd_ps(both));
-        acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(e0), _mm512_cvtps_pd(e1)));
-        i = n;
-    }
+    for (; i + 16 <= n; i += 16)
+        exp16(x + i, 0xffff, m, &acc);
+    if (i < n)
+        exp16(x + i, (__mmask16)((1u << (n - i)) - 1), m, &acc);
     *sum += _mm512_reduce_add_pd(acc);
-    return i;
+    return n;
 }
 
 /* x[i] *= s for i < n rounded down to 8; the largest result (NaN ignored, as the scalar comparison does) */
