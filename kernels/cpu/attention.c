@@ -7,13 +7,14 @@
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
  * one KV head, so each key and value row is read once for all of them: their
  * scores come from tiles of 2 keys x 3 queries (4 x 6 with AVX-512; dot.c's
- * cpu_dot_grid), softmax runs per query (softmax.c), and the values are summed by tiles of
- * 6 queries x 16 dims (12 x 32) that load each value vector once for them all. Every sum keeps the order the
- * per-query loops had (each score summed as kern_dot_f32 sums, each output
- * over the keys in turn), so results are bit for bit theirs: --numerics ggml
- * reproduces llama.cpp's rounding through them. One task per (token, head), as
- * before, read every key and value row once per query: a 512-token prompt of
- * a Qwen3-0.6B-shaped model spent 45 % of its time there.
+ * cpu_dot_grid), softmax runs per query (softmax.c), and the values are summed
+ * by tiles of 6 queries x 16 dims (12 x 32) that load each value vector once
+ * for them all. Every sum keeps the order the per-query loops had (each score
+ * summed as kern_dot_f32 sums, each output over the keys in turn), so results
+ * are bit for bit theirs: --numerics ggml reproduces llama.cpp's rounding
+ * through them. One task per (token, head), as before, read every key and
+ * value row once per query: a 512-token prompt of a Qwen3-0.6B-shaped model
+ * spent 45 % of its time there.
  */
 #include "cpu.h"
 #include "dot.h"

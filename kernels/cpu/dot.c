@@ -98,10 +98,24 @@ AVX2 static float dot_avx2(const float *a, const float *b, int64_t n)
     return s;
 }
 
+/* out[r * T + t] = sums[r * T + t] + the products of w[r] and x[t] past j (the tail no vector step covered), for
+ * the R x T pairs of a dot tile, each in dot_avx2's order */
+static void add_tails(const float *sums, const float *const w[], int R, const float *const x[], int T, int64_t j,
+                      int64_t n, float *out)
+{
+    for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++) {
+            float s = sums[r * T + t];
+            for (int64_t k = j; k < n; k++)
+                s += w[r][k] * x[t][k];
+            out[r * T + t] = s;
+        }
+}
+
 /* Rows w0, w1 x tokens x0..x2: the six dots of dot_avx2, each accumulated in its order (chunks of 8 alternating
  * between two accumulators, their sum reduced, the tail added value by value), so each result is bit for bit
- * what dot_avx2 gives for that pair. 12 accumulators, 10 loads per 12 FMAs. */
-AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const x[3], int64_t n, float out[2][3])
+ * what dot_avx2 gives for that pair, into out[r * 3 + t]. 12 accumulators, 10 loads per 12 FMAs. */
+AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const x[3], int64_t n, float out[6])
 {
     __m256 s0[2][3], s1[2][3];
     for (int r = 0; r < 2; r++)
@@ -131,21 +145,16 @@ AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const 
     v[6] = v[7] = _mm256_setzero_ps();
     float sums[8];
     hsum8x8(v, sums);
-    for (int r = 0; r < 2; r++)
-        for (int t = 0; t < 3; t++) {
-            float s = sums[r * 3 + t];
-            for (int64_t j = i; j < n; j++)
-                s += w[r][j] * x[t][j];
-            out[r][t] = s;
-        }
+    add_tails(sums, w, 2, x, 3, i, n, out);
 }
 
 /* The same for 4 rows x 6 tokens in 512-bit registers: lanes 0-7 of an accumulator are dot_avx2's first
  * accumulator and lanes 8-15 its second, so each lane sees the same products in the same order, and the halves
- * are added and reduced as there: bit for bit dot_avx2 again. 24 accumulators, 10 loads per 24 FMAs. */
+ * are added and reduced as there: bit for bit dot_avx2 again, into out[r * 6 + t]. 24 accumulators, 10 loads per
+ * 24 FMAs. */
 __attribute__((target("avx512f,avx2,fma"))) static void dot_pairs_4x6_avx512(const float *const w[4],
                                                                              const float *const x[6], int64_t n,
-                                                                             float out[4][6])
+                                                                             float out[24])
 {
     __m512 acc[4][6];
     for (int r = 0; r < 4; r++)
@@ -175,13 +184,7 @@ __attribute__((target("avx512f,avx2,fma"))) static void dot_pairs_4x6_avx512(con
     float sums[24];
     for (int g = 0; g < 24; g += 8)
         hsum8x8(v + g, sums + g);
-    for (int r = 0; r < 4; r++)
-        for (int t = 0; t < 6; t++) {
-            float s = sums[r * 6 + t];
-            for (int64_t j = j0; j < n; j++)
-                s += w[r][j] * x[t][j];
-            out[r][t] = s;
-        }
+    add_tails(sums, w, 4, x, 6, j0, n, out);
 }
 
 /* 8 values of row w at i: f32 as they lie, or f16 widened by F16C (f16 is a constant where inlined). F16 rows
@@ -376,11 +379,11 @@ static void dot_grid_pairs(const float *w, int64_t ldw, int nr, const float *x, 
             int t = 0;
             for (; t + 3 <= nt; t += 3) {
                 const float *xt[3] = { x + t * ldx, x + (t + 1) * ldx, x + (t + 2) * ldx };
-                float o[2][3];
+                float o[6];
                 dot_pairs_2x3_avx2(wr, xt, n, o);
                 for (int i = 0; i < 2; i++)
                     for (int j = 0; j < 3; j++)
-                        out[(t + j) * ldo + r + i] = o[i][j];
+                        out[(t + j) * ldo + r + i] = o[i * 3 + j];
             }
             for (; t < nt; t++)
                 for (int i = 0; i < 2; i++)
@@ -405,11 +408,11 @@ void cpu_dot_grid(const float *w, int64_t ldw, int nr, const float *x, int64_t l
                 const float *xt[6];
                 for (int j = 0; j < 6; j++)
                     xt[j] = x + (t + j) * ldx;
-                float o[4][6];
+                float o[24];
                 dot_pairs_4x6_avx512(wr, xt, n, o);
                 for (int i = 0; i < 4; i++)
                     for (int j = 0; j < 6; j++)
-                        out[(t + j) * ldo + r + i] = o[i][j];
+                        out[(t + j) * ldo + r + i] = o[i * 6 + j];
             }
             dot_grid_pairs(wr[0], ldw, 4, x + t * ldx, ldx, nt - t, n, out + t * ldo + r, ldo);
         }

@@ -160,14 +160,15 @@ AVX512 static inline __attribute__((always_inline)) void transpose8_regs(const _
     }
 }
 
-/* Words [k, k + 16) of 8 of a tile's tokens [t, t + 8), all real (t + 8 <= nt), as pack_x16 packs them: two
+/* Words [k, k + 16) of 8 of a tile's tokens [t, t + 8), as pack_x16 packs them (padding past nt as zeros): two
  * 8 x 8 transposes, stored in place (through pack_x16's square they cost a 16 x 16 one and masked copies) */
-AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int np, int t, int64_t k, float *xp)
+AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int nt, int np, int t, int64_t k, float *xp)
 {
     for (int h = 0; h < 16; h += 8) {
         __m256 r[8];
         for (int i = 0; i < 8; i++)
-            r[i] = _mm256_loadu_ps((const float *)(x + ((int64_t)(t0 + t + i) * words + k + h) * 4));
+            r[i] = t + i < nt ? _mm256_loadu_ps((const float *)(x + ((int64_t)(t0 + t + i) * words + k + h) * 4))
+                              : _mm256_setzero_ps();
         transpose8_regs(r, xp + (k + h) * np + t, np);
     }
 }
@@ -220,22 +221,25 @@ static void pack_x_column(const unsigned char *x, int64_t words, int t0, int nt,
 void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1, float *xp)
 {
     const unsigned char *xb = x;
+#if X86
+    const bool simd = cpu_have_gemm(CPU_GEMM_F32);
+#endif
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
         int64_t k = k0;
 #if X86
-        if (cpu_have_gemm(CPU_GEMM_F32))
-            for (; k + 16 <= k1; k += 16)
-                for (int t = 0; t < np;) {
-                    const int tn = np - t >= 16 ? 16 : np - t;
-                    if (tn < 16 && tn >= 8 && t + 8 <= nt) {
-                        pack_x8(xb, words, t0, np, t, k, xp);
-                        t += 8;
-                    } else {
-                        pack_x16(xb, words, t0, nt, np, t, tn, k, xp);
-                        t += tn;
-                    }
+        /* a tile's padded tokens 16, then 8, then the last 4 at a time */
+        for (; simd && k + 16 <= k1; k += 16)
+            for (int t = 0; t < np;) {
+                const int tn = np - t >= 16 ? 16 : np - t;
+                if (tn >= 8 && tn < 16) {
+                    pack_x8(xb, words, t0, nt, np, t, k, xp);
+                    t += 8;
+                } else {
+                    pack_x16(xb, words, t0, nt, np, t, tn, k, xp);
+                    t += tn;
                 }
+            }
 #endif
         for (; k < k1; k++)
             pack_x_column(xb, words, t0, nt, np, k, xp);
