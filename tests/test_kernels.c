@@ -472,3 +472,31 @@ Test(kernels, embed_rejects_out_of_range_tokens)
     free(buf);
     be->destroy(be);
 }
+
+/* The backend's buffers (KV cache, activations) come zeroed and 64-byte aligned; those of 2 MiB and more are
+ * mapped 2 MiB aligned (so the kernel can back them with huge pages) and already faulted in. Each is written end
+ * to end and freed (under ASan, where all come from the heap, an overrun or a leak shows). */
+Test(kernels, buffers_are_zeroed_aligned_and_large_ones_huge_page_aligned)
+{
+    kern_backend *be = kern_cpu_create(1);
+    const size_t sizes[] = { 1, 100, (2u << 20) / sizeof(float) - 1, (2u << 20) / sizeof(float),
+                             (5u << 20) / sizeof(float) + 3 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const size_t n = sizes[i];
+        float *p = be->alloc(be, n);
+        cr_assert_not_null(p, "%zu floats", n);
+        cr_assert_eq((uintptr_t)p % 64, 0, "%zu floats at %p", n, (void *)p);
+#if !defined(__SANITIZE_ADDRESS__) /* ASan builds take every buffer from the heap, to watch it */
+        if (n * sizeof(float) >= (2u << 20))
+            cr_assert_eq((uintptr_t)p % (2u << 20), 0, "%zu floats at %p, not on a 2 MiB boundary", n, (void *)p);
+#endif
+        for (size_t j = 0; j < n; j++)
+            if (p[j] != 0.0f)
+                cr_assert_fail("%zu floats: [%zu] = %g, not zero", n, j, p[j]);
+        for (size_t j = 0; j < n; j++)
+            p[j] = (float)j;
+        cr_assert_eq(p[n - 1], (float)(n - 1));
+        be->free(be, p);
+    }
+    be->destroy(be);
+}

@@ -24,13 +24,13 @@ static void cpu_set_threads(kern_backend *b, int n)
 static float *cpu_alloc(kern_backend *b, size_t n)
 {
     (void)b;
-    return calloc(n ? n : 1, sizeof(float));
+    return n > SIZE_MAX / sizeof(float) ? NULL : cpu_buffer_alloc((n ? n : 1) * sizeof(float));
 }
 
 static void cpu_free(kern_backend *b, float *p)
 {
     (void)b;
-    free(p);
+    cpu_buffer_free(p);
 }
 
 static kern_status cpu_copy(kern_backend *b, float *dst, const float *src, size_t n)

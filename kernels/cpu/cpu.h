@@ -44,6 +44,11 @@ bool cpu_have_avx512vl(void);
  * 4 ulp of the exact product; silu.c) when the CPU has it, libm's expf otherwise. */
 void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
 
+/* Zeroed host memory of `bytes`, 64-byte aligned; 2 MiB aligned and advised into huge pages from 2 MiB on
+ * (buffers.c). NULL when out of memory. Freed by cpu_buffer_free only. */
+void *cpu_buffer_alloc(size_t bytes);
+void cpu_buffer_free(void *p);
+
 /* p[lo, hi) <- the softmax of p[j] * scale over that span (scaled in f32, e^(s - max) by kern_expf's arithmetic,
  * vectorized, summed in double, each times the f32 reciprocal of the sum); p[0, lo) and p[hi, n) <- 0. */
 void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale);
