@@ -133,9 +133,10 @@ Test(attention, sums_in_the_per_query_order)
     if (!quant_cpu_has_avx2() || !quant_cpu_has_fma() || !strcmp(quant_simd_level(), "scalar"))
         cr_skip_test("no AVX2 here: skipped");
     kern_backend *be = kern_cpu_create(2);
-    const int heads[][3] = { { 9, 3, 64 }, { 16, 8, 128 } };
+    /* blocks of 1 to 24 queries: every width of the score tiles' last column (1 to 6 queries) */
+    const int heads[][3] = { { 9, 3, 64 }, { 16, 8, 128 }, { 4, 4, 64 } };
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 21, 10, 11 } };
-    for (size_t hs = 0; hs < 2; hs++)
+    for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)
         for (size_t c = 0; c < 3; c++) {
             const kern_attn a = { .n_head = heads[hs][0], .n_kv_head = heads[hs][1], .head_dim = heads[hs][2],
                                   .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[c][2] };

@@ -148,44 +148,70 @@ AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const 
     add_tails(sums, w, 2, x, 3, i, n, out);
 }
 
-/* The same for 4 rows x 6 tokens in 512-bit registers: lanes 0-7 of an accumulator are dot_avx2's first
- * accumulator and lanes 8-15 its second, so each lane sees the same products in the same order, and the halves
- * are added and reduced as there: bit for bit dot_avx2 again, into out[r * 6 + t]. 24 accumulators, 10 loads per
- * 24 FMAs. */
-__attribute__((target("avx512f,avx2,fma"))) static void dot_pairs_4x6_avx512(const float *const w[4],
-                                                                             const float *const x[6], int64_t n,
-                                                                             float out[24])
+/* The same for 4 rows x T tokens (T <= 6, a constant where inlined) in 512-bit registers: lanes 0-7 of an
+ * accumulator are dot_avx2's first accumulator and lanes 8-15 its second, so each lane sees the same products in
+ * the same order, and the halves are added and reduced as there: bit for bit dot_avx2 again, into out[r * T + t].
+ * At 6 tokens 24 accumulators, 10 loads per 24 FMAs; fewer tokens are a grid's last column (attention's 16
+ * queries of a Qwen3-shaped block are 6 + 6 + 4, one query of a generation step is 1): through the AVX2 tiles
+ * and dot_avx2 those took 2.6 % of a Qwen3-0.6B-shape pp512, as long as the 4 x 6 tiles' 3.4 %. */
+__attribute__((target("avx512f,avx2,fma"))) static inline __attribute__((always_inline)) void
+dot_pairs_4xT_avx512(const float *const w[4], const float *const x[], const int T, int64_t n, float *out)
 {
     __m512 acc[4][6];
     for (int r = 0; r < 4; r++)
-        for (int t = 0; t < 6; t++)
+        for (int t = 0; t < T; t++)
             acc[r][t] = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 u[6];
-        for (int t = 0; t < 6; t++)
+        for (int t = 0; t < T; t++)
             u[t] = _mm512_loadu_ps(x[t] + i);
         for (int r = 0; r < 4; r++) {
             const __m512 a = _mm512_loadu_ps(w[r] + i);
-            for (int t = 0; t < 6; t++)
+            for (int t = 0; t < T; t++)
                 acc[r][t] = _mm512_fmadd_ps(a, u[t], acc[r][t]);
         }
     }
     const int64_t j0 = i + 8 <= n ? i + 8 : i;
     __m256 v[24];
     for (int r = 0; r < 4; r++)
-        for (int t = 0; t < 6; t++) {
+        for (int t = 0; t < T; t++) {
             __m256 s0 = _mm512_castps512_ps256(acc[r][t]);
             const __m256 s1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[r][t]), 1));
             if (j0 > i)
                 s0 = _mm256_fmadd_ps(_mm256_loadu_ps(w[r] + i), _mm256_loadu_ps(x[t] + i), s0);
-            v[r * 6 + t] = _mm256_add_ps(s0, s1);
+            v[r * T + t] = _mm256_add_ps(s0, s1);
         }
     float sums[24];
-    for (int g = 0; g < 24; g += 8)
+    for (int g = 0; g < 4 * T; g += 8) {
+        for (int k = 4 * T - g; k < 8; k++) /* 4 x 1 and 4 x 3 fill half a group of eight */
+            v[g + k] = _mm256_setzero_ps();
         hsum8x8(v + g, sums + g);
-    add_tails(sums, w, 4, x, 6, j0, n, out);
+    }
+    add_tails(sums, w, 4, x, T, j0, n, out);
 }
+
+#define DOT_PAIRS_4X(T)                                                                                             \
+    __attribute__((target("avx512f,avx2,fma"))) static void dot_pairs_4x##T##_avx512(                               \
+        const float *const w[4], const float *const x[], int64_t n, float *out)                                     \
+    {                                                                                                               \
+        dot_pairs_4xT_avx512(w, x, T, n, out);                                                                      \
+    }
+DOT_PAIRS_4X(1)
+DOT_PAIRS_4X(2)
+DOT_PAIRS_4X(3)
+DOT_PAIRS_4X(4)
+DOT_PAIRS_4X(5)
+DOT_PAIRS_4X(6)
+typedef void (*dot_pairs_4x_fn)(const float *const w[4], const float *const x[], int64_t n, float *out);
+/* by token count */
+static const dot_pairs_4x_fn dot_pairs_4x[7] = { NULL,
+                                                 dot_pairs_4x1_avx512,
+                                                 dot_pairs_4x2_avx512,
+                                                 dot_pairs_4x3_avx512,
+                                                 dot_pairs_4x4_avx512,
+                                                 dot_pairs_4x5_avx512,
+                                                 dot_pairs_4x6_avx512 };
 
 /* 8 values of row w at i: f32 as they lie, or f16 widened by F16C (f16 is a constant where inlined). F16 rows
  * read in place skip their decode to an f32 scratch, 6-7 % of a Qwen3-0.6B-shape F16 prompt on AVX2; the
@@ -403,18 +429,17 @@ void cpu_dot_grid(const float *w, int64_t ldw, int nr, const float *x, int64_t l
     if (cpu_have_avx512vl())
         for (; r + 4 <= nr; r += 4) {
             const float *wr[4] = { w + r * ldw, w + (r + 1) * ldw, w + (r + 2) * ldw, w + (r + 3) * ldw };
-            int t = 0;
-            for (; t + 6 <= nt; t += 6) {
+            for (int t = 0; t < nt; t += 6) {
+                const int tn = nt - t < 6 ? nt - t : 6;
                 const float *xt[6];
-                for (int j = 0; j < 6; j++)
+                for (int j = 0; j < tn; j++)
                     xt[j] = x + (t + j) * ldx;
                 float o[24];
-                dot_pairs_4x6_avx512(wr, xt, n, o);
+                dot_pairs_4x[tn](wr, xt, n, o);
                 for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 6; j++)
-                        out[(t + j) * ldo + r + i] = o[i * 6 + j];
+                    for (int j = 0; j < tn; j++)
+                        out[(t + j) * ldo + r + i] = o[i * tn + j];
             }
-            dot_grid_pairs(wr[0], ldw, 4, x + t * ldx, ldx, nt - t, n, out + t * ldo + r, ldo);
         }
 #endif
     dot_grid_pairs(w + r * ldw, ldw, nr - r, x, ldx, nt, n, out + r, ldo);
