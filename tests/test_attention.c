@@ -1,8 +1,9 @@
 /*
  * The CPU backend's attention against a softmax computed in double, on every
  * shape its blocks take (8 tokens times the query heads sharing a KV head;
- * scores by 2 x 3 / 4 x 6 dot tiles, values by 6 x 16 / 12 x 32 tiles), and
- * bit for bit against the per-query order --numerics ggml relies on.
+ * prompts' scores with the queries in 8 or 16 vector lanes, generation's by
+ * the 2 x 3 / 4 x T dot tiles, values by 6 x 16 / 12 x 32 tiles), and bit for
+ * bit against one defined order of the arithmetic.
  */
 #include "kern.h"
 #include "quant.h"
@@ -123,16 +124,24 @@ Test(attention, matches_a_double_reference_for_every_block_shape)
     be->destroy(be);
 }
 
-/* --numerics ggml reproduces llama.cpp's rounding through attention too, which the per-query loops it had did bit
- * for bit on the real SmolLM2 (tests/test_engine.c): each score summed as kern_dot_f32 sums it, softmax in that
- * order (e^x as kern_expf computes it, in the vector lanes and the rows' tails alike), each output value a chain of
- * fused multiply-adds over the keys in turn. The blocked kernel keeps every one of those orders; held here on the
- * AVX2 path (head sizes a multiple of 16). */
-Test(attention, sums_in_the_per_query_order)
+/* A prompt's score: the chain of fused multiply-adds over the head's values in order (scores.c) */
+static float fma_chain(const float *a, const float *b, int n)
 {
-    if (!quant_cpu_has_avx2() || !quant_cpu_has_fma() || !strcmp(quant_simd_level(), "scalar"))
-        cr_skip_test("no AVX2 here: skipped");
-    kern_backend *be = kern_cpu_create(2);
+    float s = 0.0f;
+    for (int i = 0; i < n; i++)
+        s = fmaf(a[i], b[i], s);
+    return s;
+}
+
+/* Every output in one defined order of arithmetic, whatever the blocks, tiles and lanes: each score a chain of
+ * fused multiply-adds over the head's values in order in prompts (8 tokens and more: the queries in vector
+ * lanes), as kern_dot_f32 sums it in generation steps and everywhere under --numerics ggml; softmax in the
+ * per-query loop's order (e^x as kern_expf computes it, the sum in double over the keys in turn); each output
+ * value a chain of fused multiply-adds over the keys in turn. Held here on the AVX2 and AVX-512 paths (head sizes
+ * a multiple of 16), in both numerics. */
+static void check_the_defined_order(bool ggml)
+{
+    kern_backend *be = kern_cpu_create_numerics(2, ggml ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT);
     /* blocks of 1 to 24 queries: every width of the score tiles' last column (1 to 6 queries) */
     const int heads[][3] = { { 9, 3, 64 }, { 16, 8, 128 }, { 4, 4, 64 } };
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 21, 10, 11 } };
@@ -157,8 +166,9 @@ Test(attention, sums_in_the_per_query_order)
                     const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
                     float mx = -INFINITY;
                     for (int j = j0; j < n_keys; j++) {
-                        s[j] = kern_dot_f32(q + ((size_t)t * a.n_head + h) * d, k + (size_t)j * kv_dim + kh * d, d) *
-                               a.scale;
+                        const float *qv = q + ((size_t)t * a.n_head + h) * d, *kv = k + (size_t)j * kv_dim + kh * d;
+                        s[j] = T >= 8 && !ggml ? fma_chain(qv, kv, d) : kern_dot_f32(qv, kv, d);
+                        s[j] *= a.scale;
                         mx = s[j] > mx ? s[j] : mx;
                     }
                     double sum = 0;
@@ -175,11 +185,19 @@ Test(attention, sums_in_the_per_query_order)
             cr_assert_eq(be->attention(be, q, k, v, T, pos0, &a, o), KERN_OK);
             for (size_t i = 0; i < nq; i++)
                 cr_assert_eq(memcmp(&o[i], &want[i], sizeof(float)), 0,
-                             "heads %d/%d x %d, T=%d pos0=%d: out[%zu] = %.9g, per query %.9g", a.n_head, a.n_kv_head,
-                             d, T, pos0, i, o[i], want[i]);
+                             "%s numerics, heads %d/%d x %d, T=%d pos0=%d: out[%zu] = %.9g, per query %.9g",
+                             ggml ? "ggml" : "exact", a.n_head, a.n_kv_head, d, T, pos0, i, o[i], want[i]);
             free(q), free(k), free(v), free(o), free(want), free(s);
         }
     be->destroy(be);
+}
+
+Test(attention, sums_in_the_per_query_order)
+{
+    if (!quant_cpu_has_avx2() || !quant_cpu_has_fma() || !strcmp(quant_simd_level(), "scalar"))
+        cr_skip_test("no AVX2 here: skipped");
+    check_the_defined_order(false);
+    check_the_defined_order(true);
 }
 
 static uint32_t float_bits(float f)

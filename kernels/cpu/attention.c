@@ -5,16 +5,21 @@
  *   q (T, n_head, d), K/V cache (pos0 + T, n_kv, d) -> out (T, n_head, d)
  *
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
- * one KV head, so each key and value row is read once for all of them: their
- * scores come from tiles of 2 keys x 3 queries (4 x 6 with AVX-512; dot.c's
- * cpu_dot_grid), softmax runs per query (softmax.c), and the values are summed
- * by tiles of 6 queries x 16 dims (12 x 32) that load each value vector once
- * for them all. Every sum keeps the order the per-query loops had (each score
- * summed as kern_dot_f32 sums, each output over the keys in turn), so results
- * are bit for bit theirs: --numerics ggml reproduces llama.cpp's rounding
- * through them. One task per (token, head), as before, read every key and
- * value row once per query: a 512-token prompt of a Qwen3-0.6B-shaped model
- * spent 45 % of its time there.
+ * one KV head, so each key and value row is read once for all of them. In a
+ * prompt (Q_BLOCK tokens or more, where AVX2 runs) the block's queries sit in
+ * the lanes of 8 or 16-wide vectors: each key's scores for all of them come
+ * out of one accumulator, a chain of fused multiply-adds over the head's values
+ * (scores.c), stored key-major, and the softmax runs down each query's lane
+ * (softmax.c's cpu_softmax_lanes). A generation step's few queries would fill
+ * one lane in 8 or 16, so there (and under --numerics ggml, below) the scores
+ * come from tiles of 2 keys x 3 queries (4 x 1-6 with AVX-512; dot.c's
+ * cpu_dot_grid), each summed as kern_dot_f32 sums it, and the softmax runs per
+ * query along a row. The values are summed by tiles of 6 queries x 16 dims
+ * (12 x 32) that load each value vector once for them all, each output a chain
+ * over the keys in turn. So every output has one defined order of arithmetic,
+ * bit for bit whatever the tiles (test_attention). One task per (token, head),
+ * as before, read every key and value row once per query: a 512-token prompt of
+ * a Qwen3-0.6B-shaped model spent 45 % of its time there.
  */
 #include "cpu.h"
 #include "dot.h"
@@ -42,7 +47,7 @@ enum { MAX_GROUP = 64 };
 #if X86
 /* o[m][c .. c + 16) = sum over j of p[m][j] v[j][c ..], for m < MQ (a constant where inlined). */
 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
-pv_tile(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
+pv_tile(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
 {
     __m256 acc[PV_QUERIES][2];
     for (int m = 0; m < MQ; m++)
@@ -50,7 +55,7 @@ pv_tile(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int MQ, 
     for (int j = 0; j < nj; j++) {
         const __m256 v0 = _mm256_loadu_ps(v + (size_t)j * ldv), v1 = _mm256_loadu_ps(v + (size_t)j * ldv + 8);
         for (int m = 0; m < MQ; m++) {
-            const __m256 pm = _mm256_broadcast_ss(p + (size_t)m * ldp + j);
+            const __m256 pm = _mm256_broadcast_ss(p + (size_t)m * sm + (size_t)j * sj);
             acc[m][0] = _mm256_fmadd_ps(pm, v0, acc[m][0]);
             acc[m][1] = _mm256_fmadd_ps(pm, v1, acc[m][1]);
         }
@@ -62,10 +67,10 @@ pv_tile(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int MQ, 
 }
 
 #define PV_TILE(mq)                                                                                                \
-    __attribute__((target("avx2,fma"))) static void pv_tile_##mq(const float *p, size_t ldp, int nj, const float *v, \
-                                                                 size_t ldv, float *o, size_t ldo)               \
+    __attribute__((target("avx2,fma"))) static void pv_tile_##mq(const float *p, size_t sm, size_t sj, int nj,  \
+                                                                 const float *v, size_t ldv, float *o, size_t ldo) \
     {                                                                                                              \
-        pv_tile(p, ldp, nj, v, ldv, mq, o, ldo);                                                                   \
+        pv_tile(p, sm, sj, nj, v, ldv, mq, o, ldo);                                                                \
     }
 PV_TILE(1)
 PV_TILE(2)
@@ -73,14 +78,14 @@ PV_TILE(3)
 PV_TILE(4)
 PV_TILE(5)
 PV_TILE(6)
-typedef void (*pv_tile_fn)(const float *, size_t, int, const float *, size_t, float *, size_t);
+typedef void (*pv_tile_fn)(const float *, size_t, size_t, int, const float *, size_t, float *, size_t);
 static const pv_tile_fn pv_tiles[PV_QUERIES + 1] = { NULL,     pv_tile_1, pv_tile_2, pv_tile_3,
                                                      pv_tile_4, pv_tile_5, pv_tile_6 };
 
 /* The same in 512-bit registers: 12 queries x 32 dims, 24 accumulators; each output value the same chain of
  * multiply-adds over the keys as in the AVX2 tile. */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
-pv_tile_zmm(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
+pv_tile_zmm(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
 {
     __m512 acc[PV_QUERIES_ZMM][2];
     for (int m = 0; m < MQ; m++)
@@ -88,7 +93,7 @@ pv_tile_zmm(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int 
     for (int j = 0; j < nj; j++) {
         const __m512 v0 = _mm512_loadu_ps(v + (size_t)j * ldv), v1 = _mm512_loadu_ps(v + (size_t)j * ldv + 16);
         for (int m = 0; m < MQ; m++) {
-            const __m512 pm = _mm512_set1_ps(p[(size_t)m * ldp + j]);
+            const __m512 pm = _mm512_set1_ps(p[(size_t)m * sm + (size_t)j * sj]);
             acc[m][0] = _mm512_fmadd_ps(pm, v0, acc[m][0]);
             acc[m][1] = _mm512_fmadd_ps(pm, v1, acc[m][1]);
         }
@@ -100,11 +105,11 @@ pv_tile_zmm(const float *p, size_t ldp, int nj, const float *v, size_t ldv, int 
 }
 
 #define PV_TILE_ZMM(mq)                                                                                            \
-    __attribute__((target("avx512f"))) static void pv_tile_zmm_##mq(const float *p, size_t ldp, int nj,          \
+    __attribute__((target("avx512f"))) static void pv_tile_zmm_##mq(const float *p, size_t sm, size_t sj, int nj, \
                                                                    const float *v, size_t ldv, float *o,         \
                                                                    size_t ldo)                                   \
     {                                                                                                              \
-        pv_tile_zmm(p, ldp, nj, v, ldv, mq, o, ldo);                                                               \
+        pv_tile_zmm(p, sm, sj, nj, v, ldv, mq, o, ldo);                                                            \
     }
 PV_TILE_ZMM(1)
 PV_TILE_ZMM(2)
@@ -124,8 +129,9 @@ static const pv_tile_fn pv_tiles_zmm[PV_QUERIES_ZMM + 1] = {
 };
 #endif
 
-/* o[m] = sum over j < nj of p[m][j] v[j] for m < M; row m of o at o_row[m] (d floats). */
-static void weighted_sums(const float *p, size_t ldp, int M, int nj, const float *v, size_t ldv, int d,
+/* o[m] = sum over j < nj of p[m][j] v[j] for m < M, p[m][j] at p[m * sm + j * sj] (query-major scores or key-major
+ * ones); row m of o at o_row[m] (d floats). */
+static void weighted_sums(const float *p, size_t sm, size_t sj, int M, int nj, const float *v, size_t ldv, int d,
                           float *const *o_row)
 {
 #if X86
@@ -137,7 +143,7 @@ static void weighted_sums(const float *p, size_t ldp, int M, int nj, const float
         for (int m0 = 0; m0 < M; m0 += queries) {
             const int mq = M - m0 < queries ? M - m0 : queries;
             for (int c = 0; c < d; c += dims) {
-                tiles[mq](p + (size_t)m0 * ldp, ldp, nj, v + c, ldv, tile, (size_t)dims);
+                tiles[mq](p + (size_t)m0 * sm, sm, sj, nj, v + c, ldv, tile, (size_t)dims);
                 for (int m = 0; m < mq; m++)
                     memcpy(o_row[m0 + m] + c, tile + m * dims, (size_t)dims * sizeof(float));
             }
@@ -149,22 +155,31 @@ static void weighted_sums(const float *p, size_t ldp, int M, int nj, const float
         float *o = o_row[m];
         memset(o, 0, (size_t)d * sizeof(float));
         for (int j = 0; j < nj; j++) {
-            const float pj = p[(size_t)m * ldp + j], *vv = v + (size_t)j * ldv;
+            const float pj = p[(size_t)m * sm + (size_t)j * sj], *vv = v + (size_t)j * ldv;
             for (int i = 0; i < d; i++)
                 o[i] += pj * vv[i];
         }
     }
 }
 
-/* Per-thread buffers of one task: the block's queries packed (M x d), their scores / probabilities (M x ldp). */
+/* Per-thread buffers of one task: the block's queries packed (M x d, or value-major in lanes: Mp x d), their
+ * scores / probabilities (M x ldp query-major, or nj x Mp key-major). */
 typedef struct attn_scratch {
     float *q, *p;
 } attn_scratch;
 
+/* How a call lays out its blocks: lanes (8 or 16) for key-major scores with the queries in vector lanes (prompts
+ * where AVX2 runs: scores.c), 0 for query-major ones through the dot tiles (a generation step's few queries,
+ * which would fill one lane in 8 or 16); ldp, a query-major row's stride; Mp, a key-major row's lanes. */
+typedef struct attn_layout {
+    int lanes, Mp;
+    size_t ldp;
+} attn_layout;
+
 /* Row m of a block is token t0 + m / group, head kh * group + m % group. Keys [jlo, jhi) cover every query of the
  * block; row m's own are [j0(m), n_keys(m)), the rest of its row is zero after the softmax. */
 static void attend_block(const float *q, const float *k_cache, const float *v_cache, int t0, int nt, int kh, int pos0,
-                         const kern_attn *a, attn_scratch *s, size_t ldp, float *out)
+                         const kern_attn *a, attn_scratch *s, const attn_layout *lay, float *out)
 {
     const int n_head = a->n_head, d = a->head_dim, group = n_head / a->n_kv_head, M = nt * group;
     const size_t kv_dim = (size_t)a->n_kv_head * (size_t)d;
@@ -172,20 +187,34 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     const int jlo = a->window > 0 && first_keys > a->window ? first_keys - a->window : 0;
     const int nj = jhi - jlo;
     float *o_row[Q_BLOCK * MAX_GROUP];
+    const float *q_row[Q_BLOCK * MAX_GROUP];
+    int lo[Q_BLOCK * MAX_GROUP + 16], hi[Q_BLOCK * MAX_GROUP + 16];
     for (int m = 0; m < M; m++) {
         const size_t row = (size_t)(t0 + m / group) * (size_t)n_head + (size_t)(kh * group + m % group);
-        memcpy(s->q + (size_t)m * d, q + row * (size_t)d, (size_t)d * sizeof(float));
+        q_row[m] = q + row * (size_t)d;
         o_row[m] = out + row * (size_t)d;
-    }
-    cpu_dot_grid(k_cache + (size_t)jlo * kv_dim + (size_t)kh * d, (int64_t)kv_dim, nj, s->q, d, M, d, s->p,
-                 (int64_t)ldp);
-    for (int m = 0; m < M; m++) {
-        float *pm = s->p + (size_t)m * ldp;
         const int n_keys = pos0 + t0 + m / group + 1;
         const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
-        cpu_softmax_scaled(pm, j0 - jlo, n_keys - jlo, nj, a->scale); /* this query's keys within the block's */
+        lo[m] = j0 - jlo, hi[m] = n_keys - jlo; /* this query's keys within the block's */
     }
-    weighted_sums(s->p, ldp, M, nj, v_cache + (size_t)jlo * kv_dim + (size_t)kh * d, kv_dim, d, o_row);
+    const float *keys = k_cache + (size_t)jlo * kv_dim + (size_t)kh * d;
+    const float *values = v_cache + (size_t)jlo * kv_dim + (size_t)kh * d;
+    if (lay->lanes) {
+        const int W = lay->lanes, Mp = (M + W - 1) / W * W;
+        for (int m = M; m < Mp; m++)
+            lo[m] = hi[m] = 0; /* lanes with no query: no keys */
+        cpu_scores_pack_queries(q_row, M, d, W, s->q);
+        cpu_scores_lanes(s->q, M, d, W, keys, (int64_t)kv_dim, nj, s->p, lay->Mp);
+        cpu_softmax_lanes(s->p, lay->Mp, nj, Mp, lo, hi, a->scale);
+        weighted_sums(s->p, 1, (size_t)lay->Mp, M, nj, values, kv_dim, d, o_row);
+        return;
+    }
+    for (int m = 0; m < M; m++)
+        memcpy(s->q + (size_t)m * d, q_row[m], (size_t)d * sizeof(float));
+    cpu_dot_grid(keys, (int64_t)kv_dim, nj, s->q, d, M, d, s->p, (int64_t)lay->ldp);
+    for (int m = 0; m < M; m++)
+        cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, a->scale);
+    weighted_sums(s->p, lay->ldp, 1, M, nj, values, kv_dim, d, o_row);
 }
 
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
@@ -198,13 +227,18 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     const int n_blocks = (T + Q_BLOCK - 1) / Q_BLOCK, M_max = (T < Q_BLOCK ? T : Q_BLOCK) * group;
     /* a block's keys: up to its last query's, or the window plus the block's own spread */
     const int keys_max = a->window > 0 && a->window + Q_BLOCK < n_ctx ? a->window + Q_BLOCK : n_ctx;
-    const size_t ldp = ((size_t)keys_max + 7) / 8 * 8;
+    /* --numerics ggml keeps kern_dot_f32's order for every score: with it the real SmolLM2's prompt logits land
+     * on llama.cpp's at 14 of 27 positions, with the lanes' chains at 12 (docs/BENCHMARKS.md) */
+    const bool lanes = T >= Q_BLOCK && cpu_numerics(b) != KERN_NUMERICS_GGML;
+    attn_layout lay = { .lanes = lanes ? cpu_score_lanes() : 0, .ldp = ((size_t)keys_max + 7) / 8 * 8 };
+    lay.Mp = lay.lanes ? (M_max + lay.lanes - 1) / lay.lanes * lay.lanes : 0;
+    const size_t q_floats = (size_t)(lay.lanes ? lay.Mp : M_max) * (size_t)head_dim;
+    const size_t p_floats = lay.lanes ? (size_t)keys_max * (size_t)lay.Mp : (size_t)M_max * lay.ldp;
     int failed = 0;
     const bool wide = (double)T * n_head * n_ctx * head_dim >= 1 << 15;
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
-        attn_scratch s = { .q = malloc((size_t)M_max * (size_t)head_dim * sizeof(float)),
-                           .p = malloc((size_t)M_max * ldp * sizeof(float)) };
+        attn_scratch s = { .q = malloc(q_floats * sizeof(float)), .p = malloc(p_floats * sizeof(float)) };
         if (!s.q || !s.p) {
 #pragma omp atomic write
             failed = 1;
@@ -217,7 +251,7 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
                     continue;
                 const int blk = n_blocks - 1 - i, t0 = blk * Q_BLOCK;
                 const int nt = T - t0 < Q_BLOCK ? T - t0 : Q_BLOCK;
-                attend_block(q, k_cache, v_cache, t0, nt, kh, pos0, a, &s, ldp, out);
+                attend_block(q, k_cache, v_cache, t0, nt, kh, pos0, a, &s, &lay, out);
             }
         free(s.q);
         free(s.p);

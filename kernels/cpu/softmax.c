@@ -153,6 +153,86 @@ AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
     return n;
 }
 
+/* The softmax down 16 lanes of key-major scores (cpu_softmax_lanes): lane m's keys [lo[m], hi[m]). Each lane's max,
+ * e^x and double sum as the scalar loop forms them for one query (the sum over its keys in order; keys outside
+ * its span add +0, which changes no double sum). */
+AVX512 static void softmax_lanes16(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
+{
+    const __m512i lov = _mm512_loadu_si512(lo), hiv = _mm512_loadu_si512(hi);
+    const __mmask16 busy = _mm512_cmplt_epi32_mask(lov, hiv);
+    const __m512 sv = _mm512_set1_ps(scale);
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < nj; j++) {
+        const __m512i jv = _mm512_set1_epi32(j);
+        const __mmask16 in = _mm512_cmple_epi32_mask(lov, jv) & _mm512_cmpgt_epi32_mask(hiv, jv);
+        const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(s + j * ldm), sv);
+        _mm512_storeu_ps(s + j * ldm, x);
+        mx = _mm512_mask_max_ps(mx, in, x, mx); /* a NaN x keeps mx, as the scalar comparison does */
+    }
+    mx = _mm512_mask_blend_ps(busy, _mm512_setzero_ps(), mx); /* lanes with no keys: no -inf - -inf below */
+    __m512d sum0 = _mm512_setzero_pd(), sum1 = _mm512_setzero_pd();
+    for (int j = 0; j < nj; j++) {
+        const __m512i jv = _mm512_set1_epi32(j);
+        const __mmask16 in = _mm512_cmple_epi32_mask(lov, jv) & _mm512_cmpgt_epi32_mask(hiv, jv);
+        __m512 v = _mm512_mask_sub_ps(_mm512_set1_ps(-INFINITY), in, _mm512_loadu_ps(s + j * ldm), mx);
+        v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
+        const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
+        const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e0)), _mm256_castps_pd(e1), 1);
+        _mm512_storeu_ps(s + j * ldm, _mm512_castpd_ps(both));
+        sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(e0));
+        sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(e1));
+    }
+    const __m512d one = _mm512_set1_pd(1.0);
+    const __m256 inv0 = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_mask_blend_pd((__mmask8)busy, one, sum0)));
+    const __m256 inv1 = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_mask_blend_pd((__mmask8)(busy >> 8), one, sum1)));
+    const __m512 inv = _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(inv0)), _mm256_castps_pd(inv1), 1));
+    for (int j = 0; j < nj; j++)
+        _mm512_storeu_ps(s + j * ldm, _mm512_mul_ps(_mm512_loadu_ps(s + j * ldm), inv));
+}
+
+/* The same for 8 lanes with AVX2 */
+AVX2 static void softmax_lanes8(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
+{
+    const __m256i lov = _mm256_loadu_si256((const __m256i *)lo), hiv = _mm256_loadu_si256((const __m256i *)hi);
+    const __m256 busy = _mm256_castsi256_ps(_mm256_cmpgt_epi32(hiv, lov));
+    const __m256 sv = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 mx = ninf;
+    for (int j = 0; j < nj; j++) {
+        const __m256i jv = _mm256_set1_epi32(j);
+        /* lo <= j < hi: not (lo > j), and hi > j */
+        const __m256 in = _mm256_castsi256_ps(
+            _mm256_andnot_si256(_mm256_cmpgt_epi32(lov, jv), _mm256_cmpgt_epi32(hiv, jv)));
+        const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s + j * ldm), sv);
+        _mm256_storeu_ps(s + j * ldm, x);
+        mx = _mm256_blendv_ps(mx, _mm256_max_ps(x, mx), in); /* a NaN x keeps mx */
+    }
+    mx = _mm256_blendv_ps(_mm256_setzero_ps(), mx, busy);
+    __m256d sum0 = _mm256_setzero_pd(), sum1 = _mm256_setzero_pd();
+    for (int j = 0; j < nj; j++) {
+        const __m256i jv = _mm256_set1_epi32(j);
+        const __m256 in = _mm256_castsi256_ps(
+            _mm256_andnot_si256(_mm256_cmpgt_epi32(lov, jv), _mm256_cmpgt_epi32(hiv, jv)));
+        __m256 v = _mm256_blendv_ps(ninf, _mm256_sub_ps(_mm256_loadu_ps(s + j * ldm), mx), in);
+        v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
+        const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
+        _mm_storeu_ps(s + j * ldm, e0);
+        _mm_storeu_ps(s + j * ldm + 4, e1);
+        sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(e0));
+        sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(e1));
+    }
+    float busy_lanes[8], inv[8];
+    double sums[8];
+    _mm256_storeu_ps(busy_lanes, busy);
+    _mm256_storeu_pd(sums, sum0);
+    _mm256_storeu_pd(sums + 4, sum1);
+    for (int l = 0; l < 8; l++)
+        inv[l] = busy_lanes[l] != 0.0f ? (float)(1.0 / sums[l]) : 0.0f;
+    const __m256 iv = _mm256_loadu_ps(inv);
+    for (int j = 0; j < nj; j++)
+        _mm256_storeu_ps(s + j * ldm, _mm256_mul_ps(_mm256_loadu_ps(s + j * ldm), iv));
+}
+
 /* x[i] *= s for i < n rounded down to 8; the largest result (NaN ignored, as the scalar comparison does) */
 AVX2 static int scale_max_avx2(float *x, int n, float s, float *mx)
 {
@@ -211,4 +291,37 @@ void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale)
         x[j] *= inv;
     for (int j = hi; j < n; j++)
         p[j] = 0.0f;
+}
+
+/* One lane of cpu_softmax_lanes, in the scalar loop's arithmetic */
+static void softmax_lane(float *s, int64_t ldm, int nj, int lo, int hi, float scale)
+{
+    float mx = -INFINITY;
+    for (int j = lo; j < hi; j++) {
+        s[j * ldm] *= scale;
+        mx = s[j * ldm] > mx ? s[j * ldm] : mx;
+    }
+    double sum = 0.0;
+    for (int j = lo; j < hi; j++) {
+        s[j * ldm] = kern_expf(s[j * ldm] - mx);
+        sum += s[j * ldm];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int j = 0; j < nj; j++)
+        s[j * ldm] = j >= lo && j < hi ? s[j * ldm] * inv : 0.0f;
+}
+
+void cpu_softmax_lanes(float *s, int64_t ldm, int nj, int lanes, const int *lo, const int *hi, float scale)
+{
+    int m = 0;
+#if defined(__x86_64__)
+    if (cpu_have_avx512vl())
+        for (; m + 16 <= lanes; m += 16)
+            softmax_lanes16(s + m, ldm, nj, lo + m, hi + m, scale);
+    if (cpu_have_avx2())
+        for (; m + 8 <= lanes; m += 8)
+            softmax_lanes8(s + m, ldm, nj, lo + m, hi + m, scale);
+#endif
+    for (; m < lanes; m++)
+        softmax_lane(s + m, ldm, nj, lo[m], hi[m], scale);
 }

@@ -1,0 +1,128 @@
+/*
+ * Attention scores of a prompt's block with the queries in vector lanes.
+ *
+ * The dot tiles (dot.c's cpu_dot_grid) keep one accumulator per (key, query) pair, with the head's values in
+ * its lanes, and end each pair with a horizontal sum: for heads of 64-128 values those sums were as many
+ * instructions as the multiply-adds, and the scores of a Qwen3-0.6B-shape pp512 ran at half the rate of the
+ * GEMM (5.7 % of the time for 3 % of its multiply-adds, perf). Here a block's queries are packed value-major
+ * (qt[i][m]: one vector holds value i of 8 or 16 queries), and each key's value i is broadcast against it: one
+ * accumulator per key holds that key's scores for all the lanes' queries, so there is nothing to reduce and the
+ * scores are stored as they are, key-major (s[j][m]), the layout the softmax over a query's keys then reads down
+ * its lane (softmax.c's cpu_softmax_lanes).
+ * Each score is a chain of fused multiply-adds over the head's values in order: s = fma(q[i], k[i], s) for
+ * i = 0 .. d-1 from s = 0, the same float in every lane, at every width, and in the scalar loop below.
+ */
+#include "cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define X86 1
+#else
+#define X86 0
+#endif
+
+/* Keys per pass: one accumulator each, beside the queries' vector and a broadcast (16 registers on AVX2). Keys
+ * a KV-cache row apart are often 4 KiB apart, the same L1 set for each: 12 stays within its 12 ways. */
+enum { KEYS = 12 };
+
+int cpu_score_lanes(void)
+{
+#if X86
+    if (cpu_have_avx512vl())
+        return 16;
+    if (cpu_have_avx2())
+        return 8;
+#endif
+    return 0;
+}
+
+void cpu_scores_pack_queries(const float *const q[], int M, int d, int W, float *qt)
+{
+    const int chunks = (M + W - 1) / W;
+    for (int c = 0; c < chunks; c++) {
+        float *dst = qt + (size_t)c * (size_t)d * (size_t)W;
+        for (int i = 0; i < d; i++)
+            for (int l = 0; l < W; l++) {
+                const int m = c * W + l;
+                dst[(size_t)i * W + l] = m < M ? q[m][i] : 0.0f;
+            }
+    }
+}
+
+#if X86
+/* One chunk's scores against keys [0, nj), KEYS at a time (the last pass repeats its last key into the lanes
+ * past nj and stores only the first). */
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void scores_zmm(const float *qt, int d, const float *k,
+                                                                          int64_t ldk, int nj, float *s, int64_t ldm)
+{
+    for (int j0 = 0; j0 < nj; j0 += KEYS) {
+        const int jn = nj - j0 < KEYS ? nj - j0 : KEYS;
+        const float *kj[KEYS];
+        for (int j = 0; j < KEYS; j++)
+            kj[j] = k + (int64_t)(j0 + (j < jn ? j : jn - 1)) * ldk;
+        __m512 acc[KEYS];
+        _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++)
+            acc[j] = _mm512_setzero_ps();
+        for (int i = 0; i < d; i++) {
+            const __m512 qi = _mm512_loadu_ps(qt + (size_t)i * 16);
+            _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++)
+                acc[j] = _mm512_fmadd_ps(qi, _mm512_set1_ps(kj[j][i]), acc[j]);
+        }
+        /* unrolled with the test inside, so acc[] stays in registers (a loop to jn kept a copy of it in memory,
+         * stored at every step of i) */
+        _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++) if (j < jn)
+            _mm512_storeu_ps(s + (int64_t)(j0 + j) * ldm, acc[j]);
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void scores_ymm(const float *qt, int d, const float *k, int64_t ldk,
+                                                         int nj, float *s, int64_t ldm)
+{
+    for (int j0 = 0; j0 < nj; j0 += KEYS) {
+        const int jn = nj - j0 < KEYS ? nj - j0 : KEYS;
+        const float *kj[KEYS];
+        for (int j = 0; j < KEYS; j++)
+            kj[j] = k + (int64_t)(j0 + (j < jn ? j : jn - 1)) * ldk;
+        __m256 acc[KEYS];
+        _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++)
+            acc[j] = _mm256_setzero_ps();
+        for (int i = 0; i < d; i++) {
+            const __m256 qi = _mm256_loadu_ps(qt + (size_t)i * 8);
+            _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++)
+                acc[j] = _mm256_fmadd_ps(qi, _mm256_broadcast_ss(&kj[j][i]), acc[j]);
+        }
+        _Pragma("GCC unroll 12") for (int j = 0; j < KEYS; j++) if (j < jn)
+            _mm256_storeu_ps(s + (int64_t)(j0 + j) * ldm, acc[j]);
+    }
+}
+#endif
+
+void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int64_t ldk, int nj, float *s,
+                      int64_t ldm)
+{
+    const int chunks = (M + W - 1) / W;
+    for (int c = 0; c < chunks; c++) {
+        const float *qc = qt + (size_t)c * (size_t)d * (size_t)W;
+        float *sc = s + c * W;
+#if X86
+        if (W == 16 && cpu_have_avx512vl()) {
+            scores_zmm(qc, d, k, ldk, nj, sc, ldm);
+            continue;
+        }
+        if (W == 8 && cpu_have_avx2()) {
+            scores_ymm(qc, d, k, ldk, nj, sc, ldm);
+            continue;
+        }
+#endif
+        for (int j = 0; j < nj; j++)
+            for (int l = 0; l < W; l++) {
+                float acc = 0.0f;
+                for (int i = 0; i < d; i++)
+                    acc = fmaf(qc[(size_t)i * W + l], k[(int64_t)j * ldk + i], acc);
+                sc[(int64_t)j * ldm + l] = acc;
+            }
+    }
+}
