@@ -474,8 +474,8 @@ Test(kernels, embed_rejects_out_of_range_tokens)
 }
 
 /* The backend's buffers (KV cache, activations) come zeroed and 64-byte aligned; those of 2 MiB and more are
- * mapped 2 MiB aligned (so the kernel can back them with huge pages) and already faulted in. Each is written end
- * to end and freed (under ASan, where all come from the heap, an overrun or a leak shows). */
+ * mapped 2 MiB aligned (so the kernel can back them with huge pages). Each is written end to end and freed (under
+ * ASan, where all come from the heap, an overrun or a leak shows). */
 Test(kernels, buffers_are_zeroed_aligned_and_large_ones_huge_page_aligned)
 {
     kern_backend *be = kern_cpu_create(1);

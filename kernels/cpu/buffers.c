@@ -5,18 +5,16 @@
  * reads its key and value rows a page apart: in 4 KiB pages every row was a new TLB entry. Buffers of 2 MiB
  * and more are mapped here 2 MiB aligned and marked MADV_HUGEPAGE (transparent huge pages are often "madvise"
  * only, as on the machine of docs/BENCHMARKS.md), so the kernel backs them with 2 MiB pages where it can.
- * They are faulted in here, at allocation, as llama.cpp commits its KV cache when it creates a context (it clears
- * the buffer, llama-kv-cache.cpp): faulted in lazily instead, a first decode step that touched one position of
- * each layer had the kernel zero a whole 2 MiB page for it, and prompts paid their page faults as they ran
- * (clear_page_erms 3.5 % of a Qwen3-0.6B-shape pp512).
+ * Pages are still faulted in as they are first touched, zeroed by the kernel, so a buffer commits only what is
+ * used (a 2 MiB page at a time here): the logits rows and the activations sized for the largest batch mostly are
+ * not. Faulting every page in at allocation (MADV_POPULATE_WRITE) measured 3 % more on a Qwen3-0.6B-shape pp512,
+ * whose KV cache bench-run then no longer faulted in while timing, but it committed such unused rows too: 8 MiB
+ * more private memory for gemma-3-270m's logits.
  */
 #include "cpu.h"
 
-#include <errno.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 enum { HUGE_PAGE = 2 << 20, HEADER = 64 };
@@ -46,13 +44,14 @@ void *cpu_buffer_alloc(size_t bytes)
     if (bytes > SIZE_MAX - 2 * (size_t)HUGE_PAGE)
         return NULL;
     if (bytes < HUGE_PAGE || !MAP_LARGE_BUFFERS) {
-        const size_t len = (bytes + HEADER + 63) / 64 * 64;
-        unsigned char *base = aligned_alloc(64, len);
+        /* calloc, which leaves the fresh pages of a large block untouched (aligned_alloc and a memset committed
+         * them all), then the first 64-byte boundary with room for the header before it */
+        unsigned char *base = calloc(1, bytes + HEADER + 64);
         if (!base)
             return NULL;
-        memset(base, 0, len);
-        *(buffer_header *)base = (buffer_header){ base, 0 };
-        return base + HEADER;
+        unsigned char *p = (unsigned char *)(((uintptr_t)base + HEADER + 63) & ~(uintptr_t)63);
+        *(buffer_header *)(p - HEADER) = (buffer_header){ base, 0 };
+        return p;
     }
     /* one extra huge page of address space for the alignment (untouched, so never committed) */
     const size_t len = bytes + HUGE_PAGE;
@@ -63,14 +62,6 @@ void *cpu_buffer_alloc(size_t bytes)
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice: without it the buffer works in small pages */
 #endif
-    bool populated = false;
-#ifdef MADV_POPULATE_WRITE
-    /* Linux 5.14 on; before it EINVAL, and the pages are touched instead. Out of memory (ENOMEM), they are left
-     * to fault in as they are used, as calloc's would be. */
-    populated = madvise(p, bytes, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
-#endif
-    for (size_t i = 0; !populated && i < bytes; i += 4096)
-        ((volatile unsigned char *)p)[i] = 0;
     *(buffer_header *)(p - HEADER) = (buffer_header){ base, len };
     return p;
 }
