@@ -54,7 +54,8 @@ void cpu_buffer_free(void *p);
 void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale);
 
 /* Softmax down the lanes of key-major scores s[j * ldm + m] (j < nj, m < lanes): lane m over its keys [lo[m],
- * hi[m]) exactly as cpu_softmax_scaled over a row (the double sum over the keys in order), 0 at the others. */
+ * hi[m]) in cpu_softmax_scaled's arithmetic (scaled in f32, e^(s - max) by kern_expf's, each times the f32
+ * reciprocal of the sum), the double sum taken over the keys in order; 0 at its other keys. */
 void cpu_softmax_lanes(float *s, int64_t ldm, int nj, int lanes, const int *lo, const int *hi, float scale);
 
 /* Attention scores with a block's queries in vector lanes (scores.c): the lane width (16 with AVX-512, 8 with
