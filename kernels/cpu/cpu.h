@@ -53,15 +53,17 @@ void cpu_buffer_free(void *p);
  * vectorized, summed in double, each times the f32 reciprocal of the sum); p[0, lo) and p[hi, n) <- 0. */
 void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale);
 
-/* Softmax down the lanes of key-major scores s[j * ldm + m] (j < nj, m < lanes): lane m over its keys [lo[m],
- * hi[m]) in cpu_softmax_scaled's arithmetic (scaled in f32, e^(s - max) by kern_expf's, each times the f32
- * reciprocal of the sum), the double sum taken over the keys in order; 0 at its other keys. */
+/* Softmax down the lanes of key-major scores s[j * ldm + m] (j < nj; m < lanes, a multiple of a nonzero
+ * cpu_score_lanes()): lane m over its keys [lo[m], hi[m]) in cpu_softmax_scaled's arithmetic (scaled in f32,
+ * e^(s - max) by kern_expf's, each times the f32 reciprocal of the sum), the double sum taken over the keys in
+ * order; 0 at its other keys. */
 void cpu_softmax_lanes(float *s, int64_t ldm, int nj, int lanes, const int *lo, const int *hi, float scale);
 
 /* Attention scores with a block's queries in vector lanes (scores.c): the lane width (16 with AVX-512, 8 with
- * AVX2, 0 without either); q[0..M) (d values each) packed value-major in chunks of W lanes (qt: ceil(M / W) * W
- * * d floats, lanes past M zero); and s[j * ldm + m] = the chain of fused multiply-adds over i < d of qt's query
- * m and key j (k + j * ldk), for j < nj and every lane of the chunks (ldm >= their lanes). */
+ * AVX2, 0 without either: then the other two are not to be called); q[0..M) (d values each) packed value-major
+ * in chunks of W = that width (qt: ceil(M / W) * W * d floats, lanes past M zero); and s[j * ldm + m] = the chain
+ * of fused multiply-adds over i < d of qt's query m and key j (k + j * ldk), for j < nj and every lane of the
+ * chunks (ldm >= their lanes). */
 int cpu_score_lanes(void);
 void cpu_scores_pack_queries(const float *const q[], int M, int d, int W, float *qt);
 void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int64_t ldk, int nj, float *s,

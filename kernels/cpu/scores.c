@@ -10,12 +10,12 @@
  * scores are stored as they are, key-major (s[j][m]), the layout the softmax over a query's keys then reads down
  * its lane (softmax.c's cpu_softmax_lanes).
  * Each score is a chain of fused multiply-adds over the head's values in order: s = fma(q[i], k[i], s) for
- * i = 0 .. d-1 from s = 0, the same float in every lane, at every width, and in the scalar loop below.
+ * i = 0 .. d-1 from s = 0, the same float in every lane and at both widths. Without AVX2 cpu_score_lanes is 0
+ * and attention keeps its query-major path (attention.c).
  */
 #include "cpu.h"
 
-#include <math.h>
-#include <string.h>
+#include <stddef.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -103,26 +103,16 @@ __attribute__((target("avx2,fma"))) static void scores_ymm(const float *qt, int 
 void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int64_t ldk, int nj, float *s,
                       int64_t ldm)
 {
+#if X86
     const int chunks = (M + W - 1) / W;
     for (int c = 0; c < chunks; c++) {
         const float *qc = qt + (size_t)c * (size_t)d * (size_t)W;
-        float *sc = s + c * W;
-#if X86
-        if (W == 16 && cpu_have_avx512vl()) {
-            scores_zmm(qc, d, k, ldk, nj, sc, ldm);
-            continue;
-        }
-        if (W == 8 && cpu_have_avx2()) {
-            scores_ymm(qc, d, k, ldk, nj, sc, ldm);
-            continue;
-        }
-#endif
-        for (int j = 0; j < nj; j++)
-            for (int l = 0; l < W; l++) {
-                float acc = 0.0f;
-                for (int i = 0; i < d; i++)
-                    acc = fmaf(qc[(size_t)i * W + l], k[(int64_t)j * ldk + i], acc);
-                sc[(int64_t)j * ldm + l] = acc;
-            }
+        if (W == 16)
+            scores_zmm(qc, d, k, ldk, nj, s + c * W, ldm);
+        else
+            scores_ymm(qc, d, k, ldk, nj, s + c * W, ldm);
     }
+#else
+    (void)qt, (void)M, (void)d, (void)W, (void)k, (void)ldk, (void)nj, (void)s, (void)ldm;
+#endif
 }

@@ -75,15 +75,22 @@ AVX2 static inline __m128 exp_ps4(__m128 x)
     return _mm256_cvtpd_ps(_mm256_mul_pd(p, two_k));
 }
 
+/* e^v for 8 floats, clamped to [EXP_LO, EXP_HI] first (v goes second, so a NaN stays NaN); the halves in e[0..2) */
+AVX2 static inline void exp_clamped8(__m256 v, __m128 e[2])
+{
+    v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
+    e[0] = exp_ps4(_mm256_castps256_ps128(v));
+    e[1] = exp_ps4(_mm256_extractf128_ps(v, 1));
+}
+
 /* dst[0..8) <- e^(src[j] - mx) (mx in every lane of m), their sum in double added to *acc's lanes */
 AVX2 static inline void exp8(const float *src, float *dst, __m256 m, __m256d *acc)
 {
-    __m256 v = _mm256_sub_ps(_mm256_loadu_ps(src), m);
-    v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
-    const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
-    _mm_storeu_ps(dst, e0);
-    _mm_storeu_ps(dst + 4, e1);
-    *acc = _mm256_add_pd(*acc, _mm256_add_pd(_mm256_cvtps_pd(e0), _mm256_cvtps_pd(e1)));
+    __m128 e[2];
+    exp_clamped8(_mm256_sub_ps(_mm256_loadu_ps(src), m), e);
+    _mm_storeu_ps(dst, e[0]);
+    _mm_storeu_ps(dst + 4, e[1]);
+    *acc = _mm256_add_pd(*acc, _mm256_add_pd(_mm256_cvtps_pd(e[0]), _mm256_cvtps_pd(e[1])));
 }
 
 /* x[i] <- e^(x[i] - mx) for i < n; the sum of the new values in double, added to *sum */
@@ -128,16 +135,25 @@ AVX512 static inline __m256 upper8(__m512 v)
     return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
+/* e^v for 16 floats, clamped to [EXP_LO, EXP_HI] first (v goes second, so a NaN stays NaN): the halves in e[0..2),
+ * and all 16 as one vector */
+AVX512 static inline __m512 exp_clamped16(__m512 v, __m256 e[2])
+{
+    v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
+    e[0] = exp_ps8(_mm512_castps512_ps256(v));
+    e[1] = exp_ps8(upper8(v));
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e[0])), _mm256_castps_pd(e[1]), 1));
+}
+
 /* x[j] <- e^(x[j] - mx) for the lanes j < 16 of `lanes` (the others neither read nor written), their sum in double
  * added to *acc's lanes: the missing lanes are -inf, whose e^x is 0 and adds nothing */
 AVX512 static inline void exp16(float *x, __mmask16 lanes, __m512 m, __m512d *acc)
 {
-    __m512 v = _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), lanes, x), m);
-    v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
-    const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
-    const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e0)), _mm256_castps_pd(e1), 1);
-    _mm512_mask_storeu_ps(x, lanes, _mm512_castpd_ps(both));
-    *acc = _mm512_add_pd(*acc, _mm512_add_pd(_mm512_cvtps_pd(e0), _mm512_cvtps_pd(e1)));
+    __m256 e[2];
+    const __m512 all = exp_clamped16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), lanes, x), m), e);
+    _mm512_mask_storeu_ps(x, lanes, all);
+    *acc = _mm512_add_pd(*acc, _mm512_add_pd(_mm512_cvtps_pd(e[0]), _mm512_cvtps_pd(e[1])));
 }
 
 AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
@@ -174,13 +190,11 @@ AVX512 static void softmax_lanes16(float *s, int64_t ldm, int nj, const int *lo,
     for (int j = 0; j < nj; j++) {
         const __m512i jv = _mm512_set1_epi32(j);
         const __mmask16 in = _mm512_cmple_epi32_mask(lov, jv) & _mm512_cmpgt_epi32_mask(hiv, jv);
-        __m512 v = _mm512_mask_sub_ps(_mm512_set1_ps(-INFINITY), in, _mm512_loadu_ps(s + j * ldm), mx);
-        v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
-        const __m256 e0 = exp_ps8(_mm512_castps512_ps256(v)), e1 = exp_ps8(upper8(v));
-        const __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(e0)), _mm256_castps_pd(e1), 1);
-        _mm512_storeu_ps(s + j * ldm, _mm512_castpd_ps(both));
-        sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(e0));
-        sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(e1));
+        __m256 e[2];
+        const __m512 v = _mm512_mask_sub_ps(_mm512_set1_ps(-INFINITY), in, _mm512_loadu_ps(s + j * ldm), mx);
+        _mm512_storeu_ps(s + j * ldm, exp_clamped16(v, e));
+        sum0 = _mm512_add_pd(sum0, _mm512_cvtps_pd(e[0]));
+        sum1 = _mm512_add_pd(sum1, _mm512_cvtps_pd(e[1]));
     }
     const __m512d one = _mm512_set1_pd(1.0);
     const __m256 inv0 = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_mask_blend_pd((__mmask8)busy, one, sum0)));
@@ -213,13 +227,12 @@ AVX2 static void softmax_lanes8(float *s, int64_t ldm, int nj, const int *lo, co
         const __m256i jv = _mm256_set1_epi32(j);
         const __m256 in = _mm256_castsi256_ps(
             _mm256_andnot_si256(_mm256_cmpgt_epi32(lov, jv), _mm256_cmpgt_epi32(hiv, jv)));
-        __m256 v = _mm256_blendv_ps(ninf, _mm256_sub_ps(_mm256_loadu_ps(s + j * ldm), mx), in);
-        v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
-        const __m128 e0 = exp_ps4(_mm256_castps256_ps128(v)), e1 = exp_ps4(_mm256_extractf128_ps(v, 1));
-        _mm_storeu_ps(s + j * ldm, e0);
-        _mm_storeu_ps(s + j * ldm + 4, e1);
-        sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(e0));
-        sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(e1));
+        __m128 e[2];
+        exp_clamped8(_mm256_blendv_ps(ninf, _mm256_sub_ps(_mm256_loadu_ps(s + j * ldm), mx), in), e);
+        _mm_storeu_ps(s + j * ldm, e[0]);
+        _mm_storeu_ps(s + j * ldm + 4, e[1]);
+        sum0 = _mm256_add_pd(sum0, _mm256_cvtps_pd(e[0]));
+        sum1 = _mm256_add_pd(sum1, _mm256_cvtps_pd(e[1]));
     }
     float busy_lanes[8], inv[8];
     double sums[8];
@@ -293,35 +306,17 @@ void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale)
         p[j] = 0.0f;
 }
 
-/* One lane of cpu_softmax_lanes, in the scalar loop's arithmetic */
-static void softmax_lane(float *s, int64_t ldm, int nj, int lo, int hi, float scale)
-{
-    float mx = -INFINITY;
-    for (int j = lo; j < hi; j++) {
-        s[j * ldm] *= scale;
-        mx = s[j * ldm] > mx ? s[j * ldm] : mx;
-    }
-    double sum = 0.0;
-    for (int j = lo; j < hi; j++) {
-        s[j * ldm] = kern_expf(s[j * ldm] - mx);
-        sum += s[j * ldm];
-    }
-    const float inv = (float)(1.0 / sum);
-    for (int j = 0; j < nj; j++)
-        s[j * ldm] = j >= lo && j < hi ? s[j * ldm] * inv : 0.0f;
-}
-
 void cpu_softmax_lanes(float *s, int64_t ldm, int nj, int lanes, const int *lo, const int *hi, float scale)
 {
-    int m = 0;
 #if defined(__x86_64__)
+    /* lanes is a multiple of cpu_score_lanes(): 16 where AVX-512 runs, else 8 */
     if (cpu_have_avx512vl())
-        for (; m + 16 <= lanes; m += 16)
+        for (int m = 0; m < lanes; m += 16)
             softmax_lanes16(s + m, ldm, nj, lo + m, hi + m, scale);
-    if (cpu_have_avx2())
-        for (; m + 8 <= lanes; m += 8)
+    else
+        for (int m = 0; m < lanes; m += 8)
             softmax_lanes8(s + m, ldm, nj, lo + m, hi + m, scale);
+#else
+    (void)s, (void)ldm, (void)nj, (void)lanes, (void)lo, (void)hi, (void)scale;
 #endif
-    for (; m < lanes; m++)
-        softmax_lane(s + m, ldm, nj, lo[m], hi[m], scale);
 }
