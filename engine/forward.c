@@ -187,6 +187,11 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         OP(be->step_begin(be), "recording the decode step", -1);
         c->recording = true;
     }
+    /* The rows that go on past the last layer's attention: only those whose logits are asked for (the last one
+     * when none are, for the spot check's final norm), unless a probe shows every row. Nothing else reads the
+     * other rows' last hidden states: their keys and values are in the cache by then. llama.cpp's graphs drop
+     * the same rows at the same place (inp_out_ids in llama-model.cpp), so its prompts skip that last FFN too. */
+    const int keep0 = probe || (all_logits && logits) ? 0 : T - 1;
     OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
     if (hp->embd_scale != 1.0f)
         OP(be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1);
@@ -219,29 +224,33 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         PROBE(ENGINE_OP_ATTN, il, c->att, q_dim);
         OP(be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il);
         PROBE(ENGINE_OP_ATTN_OUT, il, c->o, E);
+        /* from here on rows [r0, T): all of them but in the last layer (keep0 above); probes see r0 = 0 */
+        const int r0 = il == hp->n_layer - 1 ? keep0 : 0, Tr = T - r0;
+        float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
+        float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
         if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], c->o, T, E, hp->eps, c->o), "post_attention_norm", il);
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o), "post_attention_norm", il);
             PROBE(ENGINE_OP_ATTN_POST_NORM, il, c->o, E);
         }
-        OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
+        OP(be->add(be, x, o, (size_t)Tr * E), "residual add", il);
 
-        OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], c->x, T, E, hp->eps, c->h), "ffn_norm", il);
+        OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il);
         PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_GATE], NULL, c->h, T, c->gate), "ffn_gate", il);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_UP], NULL, c->h, T, c->up), "ffn_up", il);
-        OP(be->glu(be, hp->act, c->gate, c->up, (size_t)T * F, c->gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu",
-           il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_GATE], NULL, h, Tr, gate), "ffn_gate", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_UP], NULL, h, Tr, up), "ffn_up", il);
+        OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);
         PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, c->gate, T, c->o), "ffn_down", il);
+        OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il);
         PROBE(ENGINE_OP_FFN_OUT, il, c->o, E);
         if (w[GGUF_ROLE_FFN_POST_NORM].t) {
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], c->o, T, E, hp->eps, c->o), "post_ffw_norm", il);
+            OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm", il);
             PROBE(ENGINE_OP_FFN_POST_NORM, il, c->o, E);
         }
-        OP(be->add(be, c->x, c->o, (size_t)T * E), "residual add", il);
+        OP(be->add(be, x, o, (size_t)Tr * E), "residual add", il);
         PROBE(ENGINE_OP_LAYER_OUT, il, c->x, E);
     }
-    OP(be->rmsnorm(be, &m->output_norm, c->x, T, E, hp->eps, c->h), "output_norm", hp->n_layer);
+    OP(be->rmsnorm(be, &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps, c->h + (size_t)keep0 * E),
+       "output_norm", hp->n_layer);
     PROBE(ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, E);
     c->pos += T;
     c->last_T = T;

@@ -113,6 +113,61 @@ Test(forward_flags, identical_backends_agree_at_every_op_each_architecture_has)
     }
 }
 
+/* The CPU backend's matmul, and the rows each layer's ffn_down was asked for through counting_matmul. */
+static kern_status (*real_matmul)(kern_backend *, const kern_weight *, const kern_weight *, const float *, int, float *);
+static int down_rows[2];
+
+static kern_status counting_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x,
+                                   int T, float *y)
+{
+    int il;
+    if (strstr(w->t->name, ".ffn_down.") && sscanf(w->t->name, "blk.%d.", &il) == 1 && il >= 0 && il < 2)
+        down_rows[il] += T;
+    return real_matmul(b, w, bias, x, T, y);
+}
+
+/* Asked for the last position's logits only, a prompt takes only that row through the last layer's FFN (what
+ * llama.cpp's graphs do), and the logits are those of the pass that keeps every row, to rounding (the one row
+ * goes through the one-token kernels, the nine through the GEMM). */
+Test(forward_flags, only_the_rows_whose_logits_are_asked_for_go_through_the_last_ffn)
+{
+    const char *archs[] = { "llama", "qwen2", "qwen3", "gemma3" };
+    const int32_t prompt[] = { 1, 280, 17, 260, 44, 281, 5, 270, 9 };
+    for (size_t i = 0; i < 4; i++) {
+        loaded l = load_arch(archs[i], 2);
+        real_matmul = l.be->matmul;
+        l.be->matmul = counting_matmul;
+        const int nv = engine_model_hparams(l.m)->n_vocab;
+        float *last = malloc((size_t)nv * sizeof(float)), *all = malloc((size_t)9 * nv * sizeof(float));
+        cr_assert(last && all);
+        engine_ctx *c;
+        engine_error e;
+        memset(down_rows, 0, sizeof down_rows);
+        cr_assert_eq(engine_ctx_create(l.m, 16, 16, &c, &e), ENGINE_OK);
+        cr_assert_eq(engine_forward(c, prompt, 9, false, last, NULL, &e), ENGINE_OK, "%s", e.message);
+        engine_ctx_free(c);
+        cr_assert(down_rows[0] == 9 && down_rows[1] == 1, "%s: ffn_down rows %d, %d", archs[i], down_rows[0],
+                  down_rows[1]);
+        memset(down_rows, 0, sizeof down_rows);
+        cr_assert_eq(engine_ctx_create(l.m, 16, 16, &c, &e), ENGINE_OK);
+        cr_assert_eq(engine_forward(c, prompt, 9, true, all, NULL, &e), ENGINE_OK, "%s", e.message);
+        engine_ctx_free(c);
+        cr_assert(down_rows[0] == 9 && down_rows[1] == 9, "%s: with every row's logits, ffn_down rows %d, %d",
+                  archs[i], down_rows[0], down_rows[1]);
+        float scale = 0.0f, worst = 0.0f;
+        for (int v = 0; v < nv; v++) {
+            scale = fmaxf(scale, fabsf(all[8 * (size_t)nv + v]));
+            worst = fmaxf(worst, fabsf(all[8 * (size_t)nv + v] - last[v]));
+        }
+        cr_assert(scale > 0.0f && worst <= 1e-5f * scale, "%s: last logits %g apart of max %g", archs[i], worst,
+                  scale);
+        l.be->matmul = real_matmul;
+        free(last);
+        free(all);
+        unload(&l);
+    }
+}
+
 /* The logits at position 12 after 13 tokens, token k replaced by `swap`, run as a prompt of `chunk` tokens
  * at a time (1: every position a decode step). */
 static void logits_at_12(loaded *l, int k, int32_t swap, int chunk, float *out)
