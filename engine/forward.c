@@ -130,6 +130,25 @@ uint64_t engine_ctx_bytes(const engine_ctx *c)
         }                                                                                                         \
     } while (0)
 
+/* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
+ * (x prepared once, one team of threads over all the rows), else one matmul each. *what names the weight that
+ * failed (names[i]), or all of them (group) when the one product did. */
+static kern_status matmuls(kern_backend *be, int n, const kern_weight *const ws[], const kern_weight *const bs[],
+                           const float *x, int T, float *const ys[], const char *const names[], const char *group,
+                           const char **what)
+{
+    *what = group;
+    if (be->matmul_many)
+        return be->matmul_many(be, n, ws, bs, x, T, ys);
+    for (int i = 0; i < n; i++) {
+        *what = names[i];
+        kern_status s = be->matmul(be, ws[i], bs[i], x, T, ys[i]);
+        if (s)
+            return s;
+    }
+    return KERN_OK;
+}
+
 static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op op, int layer, const float *x, int T,
                                 int n, engine_error *err)
 {
@@ -195,6 +214,9 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
     if (hp->embd_scale != 1.0f)
         OP(be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1);
+    static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" }, *const gate_up_names[2] = { "ffn_gate",
+                                                                                                    "ffn_up" };
+    const char *what;
     for (int il = 0; il < hp->n_layer; il++) {
         const engine_layer *L = &m->layers[il];
         const kern_weight *w = L->w;
@@ -207,9 +229,12 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
         OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il);
         PROBE(ENGINE_OP_ATTN_NORM, il, c->h, E);
-        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_Q], bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL, c->h, T, c->q), "attn_q", il);
-        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_K], bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL, c->h, T, k_new), "attn_k", il);
-        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_V], bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL, c->h, T, v_new), "attn_v", il);
+        const kern_weight *const qkv[3] = { &w[GGUF_ROLE_ATTN_Q], &w[GGUF_ROLE_ATTN_K], &w[GGUF_ROLE_ATTN_V] };
+        const kern_weight *const qkv_bias[3] = { bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL,
+                                                 bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL,
+                                                 bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL };
+        float *const qkv_out[3] = { c->q, k_new, v_new };
+        OP(matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what), what, il);
         if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
             OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q), "attn_q_norm", il);
             OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new), "attn_k_norm",
@@ -236,8 +261,9 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
         OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il);
         PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_GATE], NULL, h, Tr, gate), "ffn_gate", il);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_UP], NULL, h, Tr, up), "ffn_up", il);
+        const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] }, *const no_bias[2] = { 0 };
+        float *const gate_up_out[2] = { gate, up };
+        OP(matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what), what, il);
         OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);
         PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
         OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il);

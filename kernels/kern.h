@@ -63,7 +63,7 @@ typedef struct kern_row_stats {
 
 typedef struct kern_backend kern_backend;
 
-enum { KERN_TOP_K_MAX = 256 };
+enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 3 };
 
 struct kern_backend {
     const char *name;    /* "cpu", "cuda" */
@@ -89,6 +89,11 @@ struct kern_backend {
     /* y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL. */
     kern_status (*matmul)(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                           float *y);
+    /* Optional (NULL: one matmul per weight). ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where
+     * biases and biases[i] are not NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k
+     * and v; gate and up): one product, x prepared once per type and one team of threads over all their rows. */
+    kern_status (*matmul_many)(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
+                               const float *x, int T, float *const ys[]);
     /* out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)). */
     kern_status (*rmsnorm)(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
                            float *out);

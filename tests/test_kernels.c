@@ -142,6 +142,72 @@ Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
     be->destroy(be);
 }
 
+/* Several weights against one x as one product (q, k and v; gate and up): each output bit for bit what its own
+ * matmul gives, in both numerics, for one token, the dot kernels' prompts and the GEMM's; with weights of one
+ * type (which share their rounded x) and of several, a bias on one of them, and 37-row partial panels. Weights of
+ * different row lengths are refused. */
+Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
+{
+    const uint32_t sets[][3] = { { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q8_0 },
+                                 { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q4_K },
+                                 { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32 } };
+    const int64_t rows[3] = { 37, 16, 21 };
+    const int Ts[] = { 1, 5, 8, 33 };
+    const int64_t n = 512;
+    for (int numerics = 0; numerics < 2; numerics++) {
+        kern_backend *be = kern_cpu_create_numerics(2, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT);
+        for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+            uint8_t *buf[3], *bias_buf;
+            gguf_tensor t[3];
+            kern_weight kw[3];
+            for (int i = 0; i < 3; i++) {
+                t[i] = make_tensor(sets[k][i], n, rows[i], &buf[i]);
+                kw[i] = (kern_weight){ .t = &t[i] };
+                cr_assert_eq(be->bind(be, &kw[i]), KERN_OK);
+            }
+            gguf_tensor bt = make_tensor(GGML_TYPE_F32, rows[1], 1, &bias_buf);
+            kern_weight bias = { .t = &bt };
+            cr_assert_eq(be->bind(be, &bias), KERN_OK);
+            const kern_weight *const ws[3] = { &kw[0], &kw[1], &kw[2] }, *const bs[3] = { NULL, &bias, NULL };
+            for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+                const int T = Ts[ti];
+                float *x = malloc((size_t)(T * n) * sizeof(float)), *one[3], *many[3];
+                uint32_t seed = 11;
+                for (int64_t i = 0; i < T * n; i++)
+                    x[i] = test_frand(&seed);
+                for (int i = 0; i < 3; i++) {
+                    one[i] = malloc((size_t)(T * rows[i]) * sizeof(float));
+                    many[i] = calloc((size_t)(T * rows[i]), sizeof(float));
+                    cr_assert_eq(be->matmul(be, &kw[i], bs[i], x, T, one[i]), KERN_OK);
+                }
+                cr_assert_eq(be->matmul_many(be, 3, ws, bs, x, T, many), KERN_OK);
+                for (int i = 0; i < 3; i++) {
+                    cr_assert_eq(memcmp(one[i], many[i], (size_t)(T * rows[i]) * sizeof(float)), 0,
+                                 "%s numerics, %s (weight %d of 3), T=%d: not its own matmul's floats",
+                                 numerics ? "ggml" : "exact", gguf_type_traits_of(sets[k][i])->name, i, T);
+                    free(one[i]);
+                    free(many[i]);
+                }
+                free(x);
+            }
+            for (int i = 0; i < 3; i++)
+                free(buf[i]);
+            free(bias_buf);
+        }
+        uint8_t *a, *b2;
+        gguf_tensor ta = make_tensor(GGML_TYPE_Q8_0, 64, 4, &a), tb = make_tensor(GGML_TYPE_Q8_0, 96, 4, &b2);
+        kern_weight wa = { .t = &ta }, wb = { .t = &tb };
+        const kern_weight *const mixed[2] = { &wa, &wb };
+        float x[96] = { 0 }, ya[4], yb[4];
+        float *const ys[2] = { ya, yb };
+        cr_assert_eq(be->matmul_many(be, 2, mixed, NULL, x, 1, ys), KERN_E_SHAPE, "row lengths 64 and 96 together");
+        cr_assert_eq(be->matmul_many(be, 0, mixed, NULL, x, 1, ys), KERN_E_SHAPE, "no weights");
+        free(a);
+        free(b2);
+        be->destroy(be);
+    }
+}
+
 /* Tokens are tiled 4, 2 and 1 at a time by the dot kernels, and up to 24 at a time by the GEMM that prompts of
  * 8 tokens or more take on AVX-512; in both, every accumulator sees its products in the same order whatever the
  * tile. So a token multiplied inside a batch of 7 gives bit for bit what it gives alone, and a token inside a

@@ -94,6 +94,7 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c, .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
+        .matmul_many = cpu_matmul_many,
         .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .glu = cpu_glu,
         .scale = cpu_scale, .softcap = cpu_softcap,
         .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k,

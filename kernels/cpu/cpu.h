@@ -72,6 +72,8 @@ void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int6
 kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                        float *y);
+kern_status cpu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
+                            const float *x, int T, float *const ys[]);
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
