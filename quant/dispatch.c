@@ -105,6 +105,25 @@ quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
     return scalar_fns[type];
 }
 
+quant_panel16_fn quant_panel16_function(uint32_t type, quant_impl impl)
+{
+#if defined(__x86_64__)
+    if (impl != QUANT_IMPL_BEST || simd_level() < LEVEL_AVX512)
+        return NULL;
+    switch (type) {
+    case GGML_TYPE_Q4_0: return quant_panel16_q4_0_avx512;
+    case GGML_TYPE_Q4_1: return quant_panel16_q4_1_avx512;
+    case GGML_TYPE_Q5_0: return quant_panel16_q5_0_avx512;
+    case GGML_TYPE_Q5_1: return quant_panel16_q5_1_avx512;
+    case GGML_TYPE_IQ4_NL: return quant_panel16_iq4_nl_avx512;
+    default: return NULL;
+    }
+#else
+    (void)type, (void)impl;
+    return NULL;
+#endif
+}
+
 quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 {
     quant_dot_kernel k = { NULL, NULL };

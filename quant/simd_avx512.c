@@ -116,6 +116,98 @@ AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
+/* 16 rows' blocks of a 32-value type decoded straight into a GEMM's k-major panel (panel[k * 16 + r], value k of
+ * row r), as kernels/cpu/gemm.c multiplies it. Decoding rows and then transposing them wrote every float and
+ * read it back, with a 16 x 16 float transpose per 16 values (SmolLM2 Q4_0 prompts: 10 % of the time). Here the
+ * 16 rows' nibble bytes are moved once so that one dword holds 4 bytes of one row (8 two-source permutes for a
+ * block), and each value is then looked up for the 16 rows at once. The operations per value are the row
+ * decoder's (table, + 16 for a fifth bit, * d, + m), so every float is its bit for bit. d (and m, and qh) come
+ * by one gather per block, with the rows' offsets in dwords. */
+AVX512 static void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel,
+                                   quant_nibble_form F)
+{
+    const __m512 table = quant_nibble_table_avx512(F), sixteen = _mm512_set1_ps(16.0f);
+    const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)rb));
+    /* Z[q] holds rows 4q..4q+3, one per 128-bit lane: dword 4l + g is bytes 4g..4g+3 of row 4q + l. The first
+     * permutes gather dwords g and g + 1 of 8 rows (Z[0], Z[1] or Z[2], Z[3]): position 8h + r <- row r's dword
+     * 2p + h (g = 2p + h); the second join the two halves of the rows: position r <- dword r % 8 of half 8h. */
+    int32_t first[2][16], second[2][16];
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 16; i++) {
+            const int h = i / 8, r = i % 8;
+            first[p][i] = (r < 4 ? 0 : 16) + (r % 4) * 4 + 2 * p + h;
+            second[p][i] = (i < 8 ? 0 : 16) + 8 * p + i % 8;
+        }
+    const __m512i first0 = _mm512_loadu_si512(first[0]), first1 = _mm512_loadu_si512(first[1]);
+    const __m512i second0 = _mm512_loadu_si512(second[0]), second1 = _mm512_loadu_si512(second[1]);
+    for (int64_t k = k0; k < k0 + kc; k += 32, panel += 32 * 16) {
+        const uint8_t *b = base + (uint64_t)(k / 32) * (uint64_t)F.block_bytes;
+        const __m512i dm = _mm512_i32gather_epi32(rows, b, 1); /* d, then m where the type has one (m_at 2) */
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm));
+        const __m512 m = F.m_at >= 0 ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)))
+                                     : _mm512_setzero_ps();
+        const __m512i qh = F.qh_at >= 0 ? _mm512_i32gather_epi32(rows, b + F.qh_at, 1) : _mm512_setzero_si512();
+        __m512i z[4];
+        for (int q = 0; q < 4; q++) {
+            const uint8_t *qs = b + F.qs_at + (uint64_t)(4 * q) * rb;
+            z[q] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)qs));
+            z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128((const __m128i *)(qs + rb)), 1);
+            z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128((const __m128i *)(qs + 2 * rb)), 2);
+            z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128((const __m128i *)(qs + 3 * rb)), 3);
+        }
+        const __m512i lo01 = _mm512_permutex2var_epi32(z[0], first0, z[1]), hi01 = _mm512_permutex2var_epi32(z[0], first1, z[1]);
+        const __m512i lo23 = _mm512_permutex2var_epi32(z[2], first0, z[3]), hi23 = _mm512_permutex2var_epi32(z[2], first1, z[3]);
+        /* dw[g]: dword r = bytes 4g..4g+3 of row r */
+        const __m512i dw[4] = { _mm512_permutex2var_epi32(lo01, second0, lo23),
+                                _mm512_permutex2var_epi32(lo01, second1, lo23),
+                                _mm512_permutex2var_epi32(hi01, second0, hi23),
+                                _mm512_permutex2var_epi32(hi01, second1, hi23) };
+        for (int j = 0; j < 16; j++) {
+            const __m512i idx = _mm512_srli_epi32(dw[j / 4], 8 * (j % 4)); /* vpermps reads the low 4 bits */
+            __m512 lo = _mm512_permutexvar_ps(idx, table), hi = _mm512_permutexvar_ps(_mm512_srli_epi32(idx, 4), table);
+            if (F.qh_at >= 0) {
+                lo = _mm512_mask_add_ps(lo, _mm512_test_epi32_mask(qh, _mm512_set1_epi32(1 << j)), lo, sixteen);
+                hi = _mm512_mask_add_ps(hi, _mm512_test_epi32_mask(qh, _mm512_set1_epi32((int)(1u << (j + 16)))), hi,
+                                        sixteen);
+            }
+            lo = _mm512_mul_ps(lo, d);
+            hi = _mm512_mul_ps(hi, d);
+            if (F.m_at >= 0) {
+                lo = _mm512_add_ps(lo, m);
+                hi = _mm512_add_ps(hi, m);
+            }
+            _mm512_storeu_ps(panel + j * 16, lo);
+            _mm512_storeu_ps(panel + (j + 16) * 16, hi);
+        }
+    }
+}
+
+AVX512 void quant_panel16_q4_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+{
+    panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_0]);
+}
+
+AVX512 void quant_panel16_q4_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+{
+    panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_1]);
+}
+
+AVX512 void quant_panel16_q5_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+{
+    panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_0]);
+}
+
+AVX512 void quant_panel16_q5_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+{
+    panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_1]);
+}
+
+AVX512 void quant_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+{
+    panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
+}
+
 /* IQ4_XS: sub-block ib of 32 is IQ4_NL's layout with the scale d (ls - 32), computed as the scalar decoder does. */
 AVX512 void quant_deq_iq4_xs_avx512(const void *src, float *y, int64_t n)
 {

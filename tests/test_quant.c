@@ -446,6 +446,51 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
         cr_assert_eq(compared, 25);
 }
 
+/* The panel decoders (16 rows straight into a GEMM's k-major panel) give the scalar row decoder's floats bit for
+ * bit, at panel[(k - k0) * 16 + r]: random and saturated blocks (every fifth bit and min), rows further apart than
+ * the values decoded, a run from the middle of the rows as well as all of them. */
+Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
+{
+    int compared = 0;
+    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+        quant_panel16_fn panel16 = quant_panel16_function(type, QUANT_IMPL_BEST);
+        if (!panel16)
+            continue;
+        const gguf_type_traits *tt = gguf_type_traits_of(type);
+        quant_row_fn ref = quant_row_function(type, QUANT_IMPL_SCALAR);
+        const int64_t n = 8 * (int64_t)tt->block_size; /* values per row; each row is 9 blocks apart */
+        const uint64_t rb = 9 * tt->type_size;
+        uint8_t *raw = malloc(16 * rb);
+        for (int r = 0; r < 16; r++)
+            for (int i = 0; i < 9; i++)
+                (r % 3 == 2 ? test_saturated_block : test_random_block)(type, raw + r * rb + i * tt->type_size,
+                                                                        tt->type_size);
+        float *rows = malloc(16 * (size_t)n * 4), *panel = malloc(16 * (size_t)n * 4);
+        for (int r = 0; r < 16; r++)
+            ref(raw + r * rb, rows + r * n, n);
+        const int64_t runs[][2] = { { 0, n }, { 2 * (int64_t)tt->block_size, 3 * (int64_t)tt->block_size } };
+        for (int u = 0; u < 2; u++) {
+            const int64_t k0 = runs[u][0], kc = runs[u][1];
+            memset(panel, 0xff, 16 * (size_t)n * 4);
+            panel16(raw, rb, k0, kc, panel);
+            for (int64_t k = k0; k < k0 + kc; k++)
+                for (int r = 0; r < 16; r++)
+                    cr_assert_eq(memcmp(&panel[(k - k0) * 16 + r], &rows[r * n + k], 4), 0,
+                                 "%s value %lld of row %d (values %lld..%lld): %g, the scalar decoder %g", tt->name,
+                                 (long long)k, r, (long long)k0, (long long)(k0 + kc), panel[(k - k0) * 16 + r],
+                                 rows[r * n + k]);
+        }
+        free(raw);
+        free(rows);
+        free(panel);
+        compared++;
+    }
+    if (strcmp(quant_simd_level(), "avx512") == 0)
+        cr_assert_eq(compared, 5, "Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL have panel decoders on AVX-512");
+    else
+        cr_skip_test("SIMD level %s: panel decoders are AVX-512 only, none compared", quant_simd_level());
+}
+
 /* Every fused dot, at every level the CPU has, against the scalar decoder's values summed in
  * double: within f32 rounding of the sum of |w x| (the x rearrangement some kernels read is
  * exercised through quant_dot_prep_floats like the matrix-vector path does). */

@@ -132,7 +132,8 @@ typedef struct row_work {
     float *scratch; /* ROW_BLOCK rows of n floats for the dot tiles, or of one decode run for the GEMM */
     float *panel;   /* the same rows packed for the GEMM */
     const float *xg;
-    cpu_gemm_kind kind; /* of xg: BF16 pairs take BF16 rows as they lie */
+    cpu_gemm_kind kind;       /* of xg: BF16 pairs take BF16 rows as they lie */
+    quant_panel16_fn panel16; /* decodes 16 rows straight into the panel, or NULL */
 } row_work;
 
 /* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows, BF16 rows
@@ -158,9 +159,13 @@ static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int n
  * writes is still in L1 when the transpose reads it (16 whole rows of 1024 values are 64 KiB, past L1). A chunk
  * is a whole number of blocks of every type: quant/'s row decoders take any such run of a row. */
 enum { DECODE_CHUNK = 256 };
-static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n,
-                         float **scratch, float *panel)
+static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, quant_panel16_fn panel16, const uint8_t *base,
+                         uint64_t rb, int nr, int64_t n, float **scratch, float *panel)
 {
+    if (panel16 && nr == ROW_BLOCK && rb <= INT32_MAX / ROW_BLOCK) {
+        panel16(base, rb, 0, n, panel);
+        return true;
+    }
     const int64_t stride = n < DECODE_CHUNK ? n : DECODE_CHUNK;
     /* a GEMM product never takes the dot path, so the scratch holds one run per row, not whole rows */
     if (!*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * (size_t)stride)))
@@ -222,7 +227,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             if (!block_rows(deq, base, rb, nr, n, true, &wk->scratch, rows))
                 return false;
             cpu_gemm_pack_rows(rows, nr, words, wk->panel);
-        } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, &wk->scratch, wk->panel)) {
+        } else if (!packed && !pack_decoded(t, deq, wk->panel16, base, rb, nr, n, &wk->scratch, wk->panel)) {
             return false;
         }
         const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
@@ -496,7 +501,8 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
         row_work wk[KERN_MATMUL_MANY];
         uint8_t *panel[KERN_MATMUL_MANY] = { 0 };
         for (int i = 0; i < n_w; i++)
-            wk[i] = (row_work){ .xg = sh[i].xg, .kind = sh[i].kind };
+            wk[i] = (row_work){ .xg = sh[i].xg, .kind = sh[i].kind,
+                                .panel16 = quant_panel16_function(sh[i].t->type, QUANT_IMPL_BEST) };
         bool ok = true;
         int p = 0;
         /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
