@@ -110,6 +110,10 @@ typedef struct engine_ctx engine_ctx;
 engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engine_ctx **out, engine_error *err);
 void engine_ctx_free(engine_ctx *c);
 int engine_ctx_pos(const engine_ctx *c);   /* positions filled so far */
+/* Forgets positions pos and after (0 <= pos <= engine_ctx_pos): the next tokens run at pos, over the cache the
+ * first pos positions left (llama.cpp's llama_memory_seq_rm for one sequence). The memory stays committed, so a
+ * rerun does not fault the cache's pages in again. ENGINE_E_INPUT when pos is outside that range. */
+engine_status engine_ctx_rewind(engine_ctx *c, int pos, engine_error *err);
 int engine_ctx_size(const engine_ctx *c);
 uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
 

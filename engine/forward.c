@@ -103,6 +103,15 @@ int engine_ctx_pos(const engine_ctx *c)
     return c->pos;
 }
 
+engine_status engine_ctx_rewind(engine_ctx *c, int pos, engine_error *err)
+{
+    if (pos < 0 || pos > c->pos)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "rewind to position %d: %d positions are filled", pos, c->pos);
+    c->pos = pos;
+    c->last_T = 0; /* the final norm's rows belong to the positions forgotten (the spot check needs a new pass) */
+    return ENGINE_OK;
+}
+
 int engine_ctx_size(const engine_ctx *c)
 {
     return c->n_ctx;

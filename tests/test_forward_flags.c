@@ -168,6 +168,38 @@ Test(forward_flags, only_the_rows_whose_logits_are_asked_for_go_through_the_last
     }
 }
 
+/* A context rewound to position 4 runs the rest of the prompt again over the first 4 positions' cache: the same
+ * floats as a context that ran those 4 and then the rest (different tokens left behind after position 4 in the
+ * rewound one's cache are overwritten, not read). Positions outside 0..filled are refused. */
+Test(forward_flags, a_rewound_context_reruns_from_where_it_was_rewound_to)
+{
+    const int32_t prompt[] = { 1, 280, 17, 260, 44, 281, 5, 270, 9 }, other[] = { 3, 3, 3, 3, 3, 3, 3, 3, 3 };
+    loaded l = load_arch("qwen3", 2);
+    const int nv = engine_model_hparams(l.m)->n_vocab;
+    float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+    engine_ctx *ca, *cb;
+    engine_error e;
+    cr_assert_eq(engine_ctx_create(l.m, 16, 16, &ca, &e), ENGINE_OK);
+    cr_assert_eq(engine_ctx_create(l.m, 16, 16, &cb, &e), ENGINE_OK);
+    cr_assert_eq(engine_forward(ca, prompt, 4, false, NULL, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_forward(ca, prompt + 4, 5, false, a, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_forward(cb, prompt, 4, false, NULL, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_forward(cb, other, 9, false, NULL, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_rewind(cb, 14, &e), ENGINE_E_INPUT, "past the 13 positions filled");
+    cr_assert_eq(engine_ctx_rewind(cb, -1, &e), ENGINE_E_INPUT);
+    cr_assert_eq(engine_ctx_pos(cb), 13, "a refused rewind changes nothing");
+    cr_assert_eq(engine_ctx_rewind(cb, 4, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_pos(cb), 4);
+    cr_assert_eq(engine_forward(cb, prompt + 4, 5, false, b, NULL, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_pos(cb), 9);
+    cr_assert_eq(memcmp(a, b, (size_t)nv * sizeof(float)), 0, "the rewound context's logits differ");
+    engine_ctx_free(ca);
+    engine_ctx_free(cb);
+    free(a);
+    free(b);
+    unload(&l);
+}
+
 /* The logits at position 12 after 13 tokens, token k replaced by `swap`, run as a prompt of `chunk` tokens
  * at a time (1: every position a decode step). */
 static void logits_at_12(loaded *l, int k, int32_t swap, int chunk, float *out)
