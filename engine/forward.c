@@ -270,7 +270,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
         OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il);
         PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
-        const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] }, *const no_bias[2] = { 0 };
+        const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] };
+        const kern_weight *const no_bias[2] = { 0 };
         float *const gate_up_out[2] = { gate, up };
         OP(matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what), what, il);
         OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);

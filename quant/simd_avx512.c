@@ -156,8 +156,10 @@ AVX512 static void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0,
             z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128((const __m128i *)(qs + 2 * rb)), 2);
             z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128((const __m128i *)(qs + 3 * rb)), 3);
         }
-        const __m512i lo01 = _mm512_permutex2var_epi32(z[0], first0, z[1]), hi01 = _mm512_permutex2var_epi32(z[0], first1, z[1]);
-        const __m512i lo23 = _mm512_permutex2var_epi32(z[2], first0, z[3]), hi23 = _mm512_permutex2var_epi32(z[2], first1, z[3]);
+        const __m512i lo01 = _mm512_permutex2var_epi32(z[0], first0, z[1]);
+        const __m512i hi01 = _mm512_permutex2var_epi32(z[0], first1, z[1]);
+        const __m512i lo23 = _mm512_permutex2var_epi32(z[2], first0, z[3]);
+        const __m512i hi23 = _mm512_permutex2var_epi32(z[2], first1, z[3]);
         /* dw[g]: dword r = bytes 4g..4g+3 of row r */
         const __m512i dw[4] = { _mm512_permutex2var_epi32(lo01, second0, lo23),
                                 _mm512_permutex2var_epi32(lo01, second1, lo23),

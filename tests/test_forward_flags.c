@@ -114,7 +114,8 @@ Test(forward_flags, identical_backends_agree_at_every_op_each_architecture_has)
 }
 
 /* The CPU backend's matmul, and the rows each layer's ffn_down was asked for through counting_matmul. */
-static kern_status (*real_matmul)(kern_backend *, const kern_weight *, const kern_weight *, const float *, int, float *);
+typedef kern_status (*matmul_fn)(kern_backend *, const kern_weight *, const kern_weight *, const float *, int, float *);
+static matmul_fn real_matmul;
 static int down_rows[2];
 
 static kern_status counting_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x,

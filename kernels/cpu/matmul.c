@@ -413,7 +413,8 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
 {
     share *s = &all[i];
     const gguf_tensor *t = w->t;
-    *s = (share){ .t = t, .bias = bias, .y = y, .deq = quant_row_function(t->type, QUANT_IMPL_BEST), .rb = row_bytes(t) };
+    *s = (share){ .t = t, .bias = bias, .y = y, .rb = row_bytes(t) };
+    s->deq = quant_row_function(t->type, QUANT_IMPL_BEST);
     if (!s->deq)
         return KERN_E_UNSUPPORTED;
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
