@@ -130,26 +130,38 @@ static void next_rows_fetch(next_rows *nx)
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {
     float *scratch; /* ROW_BLOCK rows of n floats for the dot tiles, or of one decode run for the GEMM */
-    float *panel;   /* the same rows packed for the GEMM */
+    size_t scratch_floats; /* what scratch holds */
+    float *panel;   /* the same rows packed for the GEMM: ROW_BLOCK x n words, for any share of the product */
     const float *xg;
     cpu_gemm_kind kind;       /* of xg: BF16 pairs take BF16 rows as they lie */
     quant_panel16_fn panel16; /* decodes 16 rows straight into the panel, or NULL */
 } row_work;
 
-/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows, BF16 rows
- * for the bf16-pair GEMM), else decoded to f32 into *scratch (ROW_BLOCK rows, allocated on first need); false
- * when that allocation fails. */
-static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n, bool direct,
-                       float **scratch, const void *rows[ROW_BLOCK])
+/* wk's scratch, holding at least `floats` (allocated on first need, replaced when a share of the product needs
+ * more); false when that allocation fails. */
+static bool scratch_for(row_work *wk, size_t floats)
 {
-    if (!direct && !*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * n)))
+    if (wk->scratch_floats >= floats)
+        return true;
+    free(wk->scratch);
+    wk->scratch_floats = (wk->scratch = alloc_floats64(floats)) ? floats : 0;
+    return wk->scratch != NULL;
+}
+
+/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows, BF16 rows
+ * for the bf16-pair GEMM), else decoded to f32 into wk's scratch (ROW_BLOCK rows); false when its allocation
+ * fails. */
+static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n, bool direct,
+                       row_work *wk, const void *rows[ROW_BLOCK])
+{
+    if (!direct && !scratch_for(wk, (size_t)ROW_BLOCK * (size_t)n))
         return false;
     for (int r = 0; r < nr; r++) {
         if (direct) {
             rows[r] = base + (uint64_t)r * rb;
         } else {
-            deq(base + (uint64_t)r * rb, *scratch + (int64_t)r * n, n);
-            rows[r] = *scratch + (int64_t)r * n;
+            deq(base + (uint64_t)r * rb, wk->scratch + (int64_t)r * n, n);
+            rows[r] = wk->scratch + (int64_t)r * n;
         }
     }
     return true;
@@ -159,16 +171,16 @@ static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int n
  * writes is still in L1 when the transpose reads it (16 whole rows of 1024 values are 64 KiB, past L1). A chunk
  * is a whole number of blocks of every type: quant/'s row decoders take any such run of a row. */
 enum { DECODE_CHUNK = 256 };
-static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, quant_panel16_fn panel16, const uint8_t *base,
-                         uint64_t rb, int nr, int64_t n, float **scratch, float *panel)
+static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n,
+                         row_work *wk)
 {
-    if (panel16 && nr == ROW_BLOCK && rb <= INT32_MAX / ROW_BLOCK) {
-        panel16(base, rb, 0, n, panel);
+    if (wk->panel16 && nr == ROW_BLOCK && rb <= INT32_MAX / ROW_BLOCK) {
+        wk->panel16(base, rb, 0, n, wk->panel);
         return true;
     }
     const int64_t stride = n < DECODE_CHUNK ? n : DECODE_CHUNK;
     /* a GEMM product never takes the dot path, so the scratch holds one run per row, not whole rows */
-    if (!*scratch && !(*scratch = alloc_floats64((size_t)ROW_BLOCK * (size_t)stride)))
+    if (!scratch_for(wk, (size_t)ROW_BLOCK * (size_t)stride))
         return false;
     const gguf_type_traits *tr = gguf_type_traits_of(t->type);
     const void *rows[ROW_BLOCK];
@@ -176,11 +188,11 @@ static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, quant_panel16_f
         const int64_t kc = n - k0 < stride ? n - k0 : stride;
         const uint64_t at = (uint64_t)k0 / tr->block_size * tr->type_size;
         for (int r = 0; r < nr; r++) {
-            float *dst = *scratch + (int64_t)r * stride;
+            float *dst = wk->scratch + (int64_t)r * stride;
             deq(base + (uint64_t)r * rb + at, dst, kc);
             rows[r] = dst;
         }
-        cpu_gemm_pack_rows(rows, nr, kc, panel + k0 * CPU_GEMM_ROWS);
+        cpu_gemm_pack_rows(rows, nr, kc, wk->panel + k0 * CPU_GEMM_ROWS);
     }
     return true;
 }
@@ -211,7 +223,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     const bool direct = pairs || (t->type == GGML_TYPE_F32 && aligned(base, sizeof(float)));
     if (wk->xg) {
         const int64_t words = pairs ? n / 2 : n;
-        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * words)))
+        if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * (size_t)n)))
             return false;
         /* F16 and BF16 rows widen into the panel as they are transposed: no f32 copy of them written and read
          * back (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
@@ -224,10 +236,10 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             packed = cpu_gemm_pack_rows_half(h, t->type == GGML_TYPE_BF16, nr, n, wk->panel);
         }
         if (!packed && direct) {
-            if (!block_rows(deq, base, rb, nr, n, true, &wk->scratch, rows))
+            if (!block_rows(deq, base, rb, nr, n, true, wk, rows))
                 return false;
             cpu_gemm_pack_rows(rows, nr, words, wk->panel);
-        } else if (!packed && !pack_decoded(t, deq, wk->panel16, base, rb, nr, n, &wk->scratch, wk->panel)) {
+        } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, wk)) {
             return false;
         }
         const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
@@ -239,7 +251,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     if (f16_rows)
         for (int r = 0; r < nr; r++)
             rows[r] = base + (uint64_t)r * rb;
-    else if (!block_rows(deq, base, rb, nr, n, direct, &wk->scratch, rows))
+    else if (!block_rows(deq, base, rb, nr, n, direct, wk, rows))
         return false;
     next_rows nx = next_rows_after(t, rb, r0, nr, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
@@ -384,6 +396,7 @@ typedef struct share {
     const kern_weight *bias;
     float *y;
     quant_row_fn deq;
+    quant_panel16_fn panel16; /* its rows decoded straight into the GEMM's panel, or NULL */
     uint64_t rb;
     int64_t n_blocks, first_block; /* its row blocks, and the first one's index in the whole product */
     rounded_acts ra;
@@ -415,6 +428,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     const gguf_tensor *t = w->t;
     *s = (share){ .t = t, .bias = bias, .y = y, .rb = row_bytes(t) };
     s->deq = quant_row_function(t->type, QUANT_IMPL_BEST);
+    s->panel16 = quant_panel16_function(t->type, QUANT_IMPL_BEST);
     if (!s->deq)
         return KERN_E_UNSUPPORTED;
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
@@ -497,13 +511,11 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
         if (packed) {
 #pragma omp barrier
         }
-        /* Per share: allocated by row_block only where rows are decoded (an unconditional one cost an
-         * mmap/munmap pair per thread per call), and sized for that share's path. */
-        row_work wk[KERN_MATMUL_MANY];
+        /* This thread's buffers, for every share: allocated by row_block only where rows are decoded (an
+         * unconditional one cost an mmap/munmap pair per thread per call). One set per share held 0.5-1 MiB more
+         * private memory in a chat (the heap keeps what it freed). The ggml panels differ by weight type. */
+        row_work wk = { 0 };
         uint8_t *panel[KERN_MATMUL_MANY] = { 0 };
-        for (int i = 0; i < n_w; i++)
-            wk[i] = (row_work){ .xg = sh[i].xg, .kind = sh[i].kind,
-                                .panel16 = quant_panel16_function(sh[i].t->type, QUANT_IMPL_BEST) };
         bool ok = true;
         int p = 0;
         /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
@@ -527,17 +539,19 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
             else if (s->ra.dot.dot)
                 row_block_act(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
             else
-                ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk[p], s->y, rows);
+            {
+                wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
+                ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows);
+            }
         }
         if (!ok) {
 #pragma omp atomic write
             failed = 1;
         }
-        for (int i = 0; i < n_w; i++) {
-            free(wk[i].scratch);
-            free(wk[i].panel);
+        free(wk.scratch);
+        free(wk.panel);
+        for (int i = 0; i < n_w; i++)
             free(panel[i]);
-        }
     }
     for (int i = 0; i < n_w; i++)
         share_free(&sh[i]);
