@@ -129,18 +129,14 @@ AVX512 static void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0,
     const __m512 table = quant_nibble_table_avx512(F), sixteen = _mm512_set1_ps(16.0f);
     const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32((int)rb));
-    /* Z[q] holds rows 4q..4q+3, one per 128-bit lane: dword 4l + g is bytes 4g..4g+3 of row 4q + l. The first
-     * permutes gather dwords g and g + 1 of 8 rows (Z[0], Z[1] or Z[2], Z[3]): position 8h + r <- row r's dword
-     * 2p + h (g = 2p + h); the second join the two halves of the rows: position r <- dword r % 8 of half 8h. */
-    int32_t first[2][16], second[2][16];
-    for (int p = 0; p < 2; p++)
-        for (int i = 0; i < 16; i++) {
-            const int h = i / 8, r = i % 8;
-            first[p][i] = (r < 4 ? 0 : 16) + (r % 4) * 4 + 2 * p + h;
-            second[p][i] = (i < 8 ? 0 : 16) + 8 * p + i % 8;
-        }
-    const __m512i first0 = _mm512_loadu_si512(first[0]), first1 = _mm512_loadu_si512(first[1]);
-    const __m512i second0 = _mm512_loadu_si512(second[0]), second1 = _mm512_loadu_si512(second[1]);
+    /* Z[q] holds rows 4q..4q+3, one per 128-bit lane: dword 4l + g is bytes 4g..4g+3 of row 4q + l (indices 16 and
+     * up name the second source). The first permutes take dwords g = 2p and 2p + 1 of 8 rows (Z[0], Z[1] or Z[2],
+     * Z[3]) into positions 8h + r (row r's dword 2p + h); the second join the two groups of 8 rows: position r <-
+     * position 8p + r % 8 of the first group (r < 8) or of the second. */
+    const __m512i first0 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+    const __m512i first1 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+    const __m512i second0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i second1 = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
     for (int64_t k = k0; k < k0 + kc; k += 32, panel += 32 * 16) {
         const uint8_t *b = base + (uint64_t)(k / 32) * (uint64_t)F.block_bytes;
         const __m512i dm = _mm512_i32gather_epi32(rows, b, 1); /* d, then m where the type has one (m_at 2) */
