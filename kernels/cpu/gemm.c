@@ -308,12 +308,14 @@ static inline __attribute__((always_inline)) void stream_step(stream_ahead *s)
                                                                 int64_t ldo, __mmask16 rows, stream_ahead *sa) \
     {                                                                                                        \
         __m512 acc[TILE];                                                                                    \
+        stream_ahead s = *sa; /* in registers: through sa, every step stored its countdown */                \
         _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();                  \
         for (int64_t k = 0; k < words; k++) {                                                                \
             const __m512 w = _mm512_loadu_ps(panel + k * 16);                                                \
             _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) acc[t] = STEP(acc[t], w, &xt[k * NT + t]); \
-            stream_step(sa);                                                                                 \
+            stream_step(&s);                                                                                 \
         }                                                                                                    \
+        *sa = s;                                                                                             \
         _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) if (t < nt)                                    \
             _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);                                                \
     }
