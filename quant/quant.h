@@ -39,8 +39,7 @@ bool quant_can_dequantize(uint32_t type);
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl);
 /* Rows r = 0..15 at base + r * row_bytes, values [k0, k0 + kc) (whole blocks), decoded into a GEMM's k-major
  * panel: panel[(k - k0) * 16 + r] = the row function's float for value k of row r, bit for bit. NULL where the
- * type or the level has none (QUANT_IMPL_BEST on the avx512 level only: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL); the
- * 16 rows must lie within 2^31 bytes of base (their offsets are gathered as ints). */
+ * type or the level has none (QUANT_IMPL_BEST on the avx512 level only: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL). */
 typedef void (*quant_panel16_fn)(const void *base, uint64_t row_bytes, int64_t k0, int64_t kc, float *panel);
 quant_panel16_fn quant_panel16_function(uint32_t type, quant_impl impl);
 /* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx512", "avx2", "scalar"). */

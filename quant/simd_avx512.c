@@ -116,13 +116,6 @@ AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
-/* 16 rows' blocks of a 32-value type decoded straight into a GEMM's k-major panel (panel[k * 16 + r], value k of
- * row r), as kernels/cpu/gemm.c multiplies it. Decoding rows and then transposing them wrote every float and
- * read it back, with a 16 x 16 float transpose per 16 values (SmolLM2 Q4_0 prompts: 10 % of the time). Here the
- * 16 rows' nibble bytes are moved once so that one dword holds 4 bytes of one row (8 two-source permutes for a
- * block), and each value is then looked up for the 16 rows at once. The operations per value are the row
- * decoder's (table, + 16 for a fifth bit, * d, + m), so every float is its bit for bit. d (and m, and qh) come
- * by 16 scalar loads per block (rows_dword). */
 /* Dword r = the 4 bytes at p + r * rb, for the 16 rows: scalar loads put together in registers, in place of one
  * vpgatherdd (microcoded on AMD's cores). One thread on Zen 5, SmolLM2-shaped Q4_0 rows: the same 0.60 ns per
  * decoded zmm with the rows hot, 2.2 -> 1.8 ns streamed from memory; SmolLM2 Q5_0 pp64 (two per block: d and
@@ -137,6 +130,13 @@ AVX512 static inline __m512i rows_dword(const uint8_t *p, uint64_t rb)
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(q[1], q[0])), _mm256_set_m128i(q[3], q[2]), 1);
 }
 
+/* 16 rows' blocks of a 32-value type decoded straight into a GEMM's k-major panel (panel[k * 16 + r], value k of
+ * row r), as kernels/cpu/gemm.c multiplies it. Decoding rows and then transposing them wrote every float and
+ * read it back, with a 16 x 16 float transpose per 16 values (SmolLM2 Q4_0 prompts: 10 % of the time). Here the
+ * 16 rows' nibble bytes are moved once so that one dword holds 4 bytes of one row (8 two-source permutes for a
+ * block), and each value is then looked up for the 16 rows at once. The operations per value are the row
+ * decoder's (table, + 16 for a fifth bit, * d, + m), so every float is its bit for bit. d (and m, and qh) come
+ * by 16 scalar loads per block (rows_dword). */
 AVX512 static void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel,
                                    quant_nibble_form F)
 {

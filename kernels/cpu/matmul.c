@@ -174,7 +174,7 @@ enum { DECODE_CHUNK = 256 };
 static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n,
                          row_work *wk)
 {
-    if (wk->panel16 && nr == ROW_BLOCK && rb <= INT32_MAX / ROW_BLOCK) {
+    if (wk->panel16 && nr == ROW_BLOCK) {
         wk->panel16(base, rb, 0, n, wk->panel);
         return true;
     }
