@@ -293,50 +293,61 @@ Test(kernels, matmul_adds_the_bias)
     be->destroy(be);
 }
 
-/* NORM rotates (2i, 2i+1), NEOX (i, i + d/2); both keep each pair's length
- * and match theta = pos * base^(-2i/d). One backend takes every call, so the angles it keeps between calls
- * (cpu_rope_angles) must follow each change: of base, scaling, factors (also rewritten in place, behind the
- * same pointer), positions and the number of tokens. */
+/* NORM rotates (2i, 2i+1), NEOX (i, i + d/2), by theta = pos * base^(-2i/d): each value bit for bit what the
+ * scalar formula gives from the float cosine and sine of theta (v[a] c - v[b] s, v[a] s + v[b] c, rounded once
+ * each), whichever SIMD path runs (GGUFSCOPE_SIMD=scalar for the other), and within 1e-5 of the rotation in
+ * double. Head sizes 8, 64 and 76 give the vector paths no body, bodies only, and bodies with a scalar tail.
+ * One backend takes every call, so the angles it keeps between calls (cpu_rope_angles) must follow each change:
+ * of base, scaling, factors (also rewritten in place, behind the same pointer), positions and the number of
+ * tokens. */
 Test(kernels, rope_norm_and_neox_pairs)
 {
-    kern_backend *be = kern_cpu_create(1);
-    const int d = 8, H = 2;
-    /* plain; then what the per-layer settings and Llama 3.1's rope_freqs change: another base, linear
-     * scaling (theta * freq_scale) and a divisor per frequency */
-    float factors[4] = { 1.0f, 2.5f, 8.0f, 0.5f };
-    const kern_rope settings[3] = { { .n_rot = d, .base = 10000.0f, .freq_scale = 1.0f },
-                                    { .n_rot = d, .base = 1e6f, .freq_scale = 0.125f },
-                                    { .n_rot = d, .base = 500000.0f, .freq_scale = 1.0f, .freq_factors = factors } };
-    /* each setting four times in a row, one thing changed each time: the factors' values, the positions, the
-     * number of tokens */
-    for (int k = 0; k < 3; k++)
-        for (int pass = 0; pass < 4; pass++) {
-            const int T = pass == 3 ? 4 : 3, pos0 = pass == 2 ? 6 : 5;
-            if (pass == 1)
-                factors[1] += 1.0f;
-            for (int neox = 0; neox < 2; neox++) {
-                float x[T * H * d], orig[T * H * d];
-                uint32_t s = 3;
-                for (int i = 0; i < T * H * d; i++)
-                    orig[i] = x[i] = test_frand(&s);
-                kern_rope r = settings[k];
-                r.neox = neox;
-                cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
-                for (int t = 0; t < T; t++)
-                    for (int h = 0; h < H; h++)
-                        for (int i = 0; i < d / 2; i++) {
-                            int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
-                            const float *o = orig + (t * H + h) * d;
-                            const float *v = x + (t * H + h) * d;
-                            double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
-                                        (r.freq_factors ? r.freq_factors[i] : 1.0);
-                            cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5,
-                                               "pass %d setting %d neox=%d t=%d i=%d", pass, k, neox, t, i);
-                            cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5,
-                                               "pass %d setting %d neox=%d t=%d i=%d", pass, k, neox, t, i);
-                        }
+    kern_backend *be = kern_cpu_create(2);
+    const int H = 2, dims[3] = { 8, 64, 76 };
+    float factors[38];
+    for (int i = 0; i < 38; i++)
+        factors[i] = 0.5f + 0.25f * (float)(i % 7);
+    for (int di = 0; di < 3; di++) {
+        const int d = dims[di];
+        /* plain; then what the per-layer settings and Llama 3.1's rope_freqs change: another base, linear
+         * scaling (theta * freq_scale) and a divisor per frequency */
+        const kern_rope settings[3] = { { .n_rot = d, .base = 10000.0f, .freq_scale = 1.0f },
+                                        { .n_rot = d, .base = 1e6f, .freq_scale = 0.125f },
+                                        { .n_rot = d, .base = 500000.0f, .freq_scale = 1.0f, .freq_factors = factors } };
+        /* each setting four times in a row, one thing changed each time: the factors' values, the positions,
+         * the number of tokens */
+        for (int k = 0; k < 3; k++)
+            for (int pass = 0; pass < 4; pass++) {
+                const int T = pass == 3 ? 4 : 3, pos0 = pass == 2 ? 6 : 5;
+                if (pass == 1)
+                    factors[1] += 1.0f;
+                for (int neox = 0; neox < 2; neox++) {
+                    float x[4 * 2 * 76], orig[4 * 2 * 76];
+                    uint32_t s = 3;
+                    for (int i = 0; i < T * H * d; i++)
+                        orig[i] = x[i] = test_frand(&s);
+                    kern_rope r = settings[k];
+                    r.neox = neox;
+                    cr_assert_eq(be->rope(be, x, T, H, d, pos0, &r), KERN_OK);
+                    for (int t = 0; t < T; t++)
+                        for (int h = 0; h < H; h++)
+                            for (int i = 0; i < d / 2; i++) {
+                                int a = neox ? i : 2 * i, b = neox ? i + d / 2 : 2 * i + 1;
+                                const float *o = orig + (t * H + h) * d;
+                                const float *v = x + (t * H + h) * d;
+                                double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
+                                            (r.freq_factors ? r.freq_factors[i] : 1.0);
+                                const float c = (float)cos(th), sn = (float)sin(th);
+                                const float ea = o[a] * c - o[b] * sn, eb = o[a] * sn + o[b] * c;
+                                cr_assert(v[a] == ea && v[b] == eb,
+                                          "d %d pass %d setting %d neox=%d t=%d i=%d: (%.9g, %.9g), formula (%.9g, %.9g)",
+                                          d, pass, k, neox, t, i, v[a], v[b], ea, eb);
+                                cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "d %d i=%d", d, i);
+                                cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "d %d i=%d", d, i);
+                            }
+                }
             }
-        }
+    }
     be->destroy(be);
 }
 

@@ -94,6 +94,64 @@ static cpu_rope_angles *angles_for(cpu_ctx *c, int pos0, int T, const kern_rope 
     return a;
 }
 
+/* Rotates one head's pairs by the angles' cosines and sines cs = [c0, s0, c1, s1, ...]:
+ * (v[a], v[b]) <- (v[a] c - v[b] s, v[a] s + v[b] c), a = 2i, b = 2i + 1 for NORM (ggml's rope mode 0) and
+ * a = i, b = i + half for NEOX (mode 2). The vector paths below round each product and the sum as this does, so
+ * every path gives the same bits. */
+static void rope_pairs_scalar(float *v, const float *cs, int i, int half, bool neox)
+{
+    for (; i < half; i++) {
+        const float c = cs[2 * i], sn = cs[2 * i + 1];
+        const int ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
+        const float x0 = v[ia], x1 = v[ib];
+        v[ia] = x0 * c - x1 * sn;
+        v[ib] = x0 * sn + x1 * c;
+    }
+}
+
+#if defined(__x86_64__)
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* The pairs the AVX2 path rotates, from the first; the caller finishes the rest. Scalar, with the heads in the
+ * inner loop (a stride of head_dim), the rotation was 1.4 % of a SmolLM2 pp64. */
+AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
+{
+    int i = 0;
+    if (!neox) {
+        /* 4 pairs a vector: lanes (2j, 2j + 1) hold (x0, x1); addsub subtracts in even lanes, adds in odd */
+        for (; i + 4 <= half; i += 4) {
+            const __m256 p = _mm256_loadu_ps(cs + 2 * i), x = _mm256_loadu_ps(v + 2 * i);
+            const __m256 swapped = _mm256_permute_ps(x, 0xb1); /* (x1, x0) in each pair */
+            _mm256_storeu_ps(v + 2 * i, _mm256_addsub_ps(_mm256_mul_ps(x, _mm256_moveldup_ps(p)),
+                                                         _mm256_mul_ps(swapped, _mm256_movehdup_ps(p))));
+        }
+        return i;
+    }
+    for (; i + 8 <= half; i += 8) {
+        const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
+        /* even (cosines) and odd (sines) lanes of the 16, in order: the shuffle leaves 64-bit units 0, 2, 1, 3 */
+        const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
+        const __m256 sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0xdd)), 0xd8));
+        const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + half + i);
+        _mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, sn)));
+        _mm256_storeu_ps(v + half + i, _mm256_add_ps(_mm256_mul_ps(x0, sn), _mm256_mul_ps(x1, c)));
+    }
+    return i;
+}
+#endif
+
+static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2)
+{
+    int i = 0;
+#if defined(__x86_64__)
+    if (avx2)
+        i = rope_pairs_avx2(v, cs, half, neox);
+#else
+    (void)avx2;
+#endif
+    rope_pairs_scalar(v, cs, i, half, neox);
+}
+
 /* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
  * pair (2i, 2i+1) for NORM and (i, i + n_rot/2) for NEOX (ggml's rope modes
  * 0 and 2); dimensions past n_rot pass through. */
@@ -114,27 +172,21 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
     for (int i = 0; fresh && i < half; i++)
         power[i] = pow(r->base, -2.0 * i / r->n_rot);
     float *cs = a->cs;
+    const bool avx2 = cpu_have_avx2();
     /* New angles are computed by the thread that uses them: before the parallel loop, the sines and cosines of
      * a 64-token prompt were a few percent of its time on one thread while the others waited. */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < half; i++) {
-            float *ct = &cs[((size_t)t * half + i) * 2];
-            if (fresh) {
-                double theta = (double)(pos0 + t) * r->freq_scale * power[i];
-                if (r->freq_factors)
-                    theta /= r->freq_factors[i];
-                ct[0] = (float)cos(theta), ct[1] = (float)sin(theta);
-            }
-            const float c = ct[0], sn = ct[1];
-            const int ia = r->neox ? i : 2 * i, ib = r->neox ? i + half : 2 * i + 1;
-            for (int h = 0; h < n_head; h++) {
-                float *v = x + ((size_t)t * n_head + h) * head_dim;
-                const float x0 = v[ia], x1 = v[ib];
-                v[ia] = x0 * c - x1 * sn;
-                v[ib] = x0 * sn + x1 * c;
-            }
+    for (int t = 0; t < T; t++) {
+        float *ct = &cs[(size_t)t * half * 2];
+        for (int i = 0; fresh && i < half; i++) {
+            double theta = (double)(pos0 + t) * r->freq_scale * power[i];
+            if (r->freq_factors)
+                theta /= r->freq_factors[i];
+            ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
         }
+        for (int h = 0; h < n_head; h++)
+            rope_pairs(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2);
+    }
     if (fresh) {
         if (r->freq_factors)
             memcpy(cs + (size_t)T * half * 2, r->freq_factors, (size_t)half * sizeof(float));
