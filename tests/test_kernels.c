@@ -518,18 +518,44 @@ Test(kernels, swiglu_is_within_4_ulp_of_the_exact_silu)
                           u[i], o[i], ref);
         }
     }
-    float sg[9] = { NAN, INFINITY, 90.0f, 20.0f, -87.5f, -95.0f, -200.0f, 0.0f, 1.0f }, su[9], so[9];
-    for (int i = 0; i < 9; i++)
-        su[i] = i == 8 ? NAN : 1.5f;
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 9, so), KERN_OK);
-    cr_assert(isnan(so[0]), "a NaN gate gives NaN");
-    cr_assert(isinf(so[1]) && so[1] > 0, "+inf gate: %g", so[1]);
-    cr_assert_float_eq(so[2], 90.0f * 1.5f, 0, "large gate: gate * up");
-    cr_assert_float_eq(so[3], 20.0f / (1.0f + expf(-20.0f)) * 1.5f, 1e-5);
-    for (int i = 4; i < 7; i++)
-        cr_assert_leq(fabsf(so[i]), 1e-30f, "silu(%g) = %g, ~0", sg[i], so[i]);
-    cr_assert_eq(so[7], 0.0f);
-    cr_assert(isnan(so[8]), "a NaN up gives NaN");
+    /* the nine special gates three times over (25 values): through the 16-lane, the 8-lane and the scalar code */
+    const float specials[9] = { NAN, INFINITY, 90.0f, 20.0f, -87.5f, -95.0f, -200.0f, 0.0f, 1.0f };
+    float sg[25], su[25], so[25];
+    for (int i = 0; i < 25; i++) {
+        sg[i] = specials[i % 9];
+        su[i] = i % 9 == 8 ? NAN : 1.5f;
+    }
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 25, so), KERN_OK);
+    for (int base = 0; base < 25; base += 9) {
+        const float *v = so + base;
+        cr_assert(isnan(v[0]), "a NaN gate gives NaN (value %d)", base);
+        cr_assert(isinf(v[1]) && v[1] > 0, "+inf gate: %g", v[1]);
+        cr_assert_float_eq(v[2], 90.0f * 1.5f, 0, "large gate: gate * up");
+        if (base + 3 < 25)
+            cr_assert_float_eq(v[3], 20.0f / (1.0f + expf(-20.0f)) * 1.5f, 1e-5);
+        for (int i = 4; i < 7 && base + i < 25; i++)
+            cr_assert_leq(fabsf(v[i]), 1e-30f, "silu(%g) = %g, ~0", sg[base + i], v[i]);
+        if (base + 7 < 25)
+            cr_assert_eq(v[7], 0.0f);
+        if (base + 8 < 25)
+            cr_assert(isnan(v[8]), "a NaN up gives NaN");
+    }
+    /* Every vector width computes silu.c's e^x with the same float operations: each value bit for bit this
+     * scalar statement of them (the scalar fallback, GGUFSCOPE_SIMD=scalar, uses libm's expf instead). */
+    if (strcmp(quant_simd_level(), "scalar") != 0)
+        for (size_t i = 0; i < n; i += 7) {
+            const float x = fminf(88.0f, fmaxf(-87.0f, -g[i]));
+            const float k = nearbyintf(x * 1.44269504088896341f);
+            const float r = fmaf(-k, 1.42860682030941723e-6f, fmaf(-k, 0.693145751953125f, x));
+            const float taylor[8] = { 1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
+                                      1.0f / 6.0f,    0.5f,           1.0f,           1.0f };
+            float p = taylor[0];
+            for (int j = 1; j < 8; j++)
+                p = fmaf(p, r, taylor[j]);
+            const float e = p * ldexpf(1.0f, (int)k), want = g[i] / (1.0f + e) * u[i];
+            cr_assert(o[i] == want, "value %zu: silu(%.9g) * %.9g = %.9g, the e^x arithmetic gives %.9g", i, g[i],
+                      u[i], o[i], want);
+        }
     free(g);
     free(u);
     free(o);
