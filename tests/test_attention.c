@@ -97,12 +97,13 @@ Test(attention, causal_gqa_and_sliding_window)
 }
 
 /* Group sizes 1, 3 and 4 (rows of a block not a multiple of 6 or 12), head sizes 64, 48 (16-dim value tiles where
- * 32-dim ones run) and 40 (not a multiple of 16: the plain loop), prompts from 0 and later, decode steps, a
- * sliding window narrower than a block and wider, and key counts that are not a multiple of 4. */
+ * 32-dim ones run), 40 (not a multiple of 16: the plain loop) and 36 (not a multiple of 8: the queries' packing
+ * ends in its scalar loop), prompts from 0 and later, decode steps, a sliding window narrower than a block and
+ * wider, and key counts that are not a multiple of 4. */
 Test(attention, matches_a_double_reference_for_every_block_shape)
 {
     kern_backend *be = kern_cpu_create(2);
-    const int heads[][3] = { { 4, 4, 64 }, { 9, 3, 64 }, { 8, 2, 40 }, { 6, 2, 48 } }; /* n_head, n_kv_head, d */
+    const int heads[][3] = { { 4, 4, 64 }, { 9, 3, 64 }, { 8, 2, 40 }, { 6, 2, 48 }, { 4, 2, 36 } }; /* n_head, n_kv_head, d */
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 5, 30, 0 }, { 17, 3, 0 },  /* T, pos0, window */
                              { 19, 0, 5 }, { 1, 38, 5 }, { 21, 10, 11 }, { 8, 29, 3 } };
     for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)
