@@ -426,21 +426,24 @@ Test(kernels, geglu_equals_the_table_lookup_bit_for_bit)
     be->destroy(be);
 }
 
-/* RMSNorm normalizes rows four at a time (their sums' chains interleaved): every row of a batch of any size is bit
- * for bit that row normalized alone, and within 2e-7 relative of the norm in double. */
+/* RMSNorm sums rows' squares several at a time (their chains interleaved, in vector lanes where AVX2 is there):
+ * every row of a batch of any size is bit for bit that row normalized alone and bit for bit the definition (the sum
+ * of squares one chain of double additions in element order, then x * (1 / sqrtf(mean + eps)) * g in float), and
+ * within 2e-7 relative of the norm in double. Batches of 1 to 40 rows: groups of 8 and the rows past them. */
 Test(kernels, rmsnorm_rows_do_not_depend_on_the_batch)
 {
     kern_backend *be = kern_cpu_create(2);
-    enum { N = 577, MAX_T = 13 };
+    enum { N = 577, MAX_T = 40 };
     uint8_t *gb;
     gguf_tensor g = make_tensor(GGML_TYPE_F32, N, 1, &gb);
     g.n_dims = 1;
     kern_weight kg = { .t = &g };
+    const float *gv = (const float *)gb;
     static float x[MAX_T * N], out[MAX_T * N], alone[N];
     uint32_t s = 9;
     for (int i = 0; i < MAX_T * N; i++)
         x[i] = test_frand(&s) * (float)(1 + i / N);
-    const int Ts[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13 };
+    const int Ts[] = { 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 21, 33, 40 };
     for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
         cr_assert_eq(be->rmsnorm(be, &kg, x, Ts[k], N, 1e-6f, out), KERN_OK);
         for (int t = 0; t < Ts[k]; t++) {
@@ -451,8 +454,12 @@ Test(kernels, rmsnorm_rows_do_not_depend_on_the_batch)
             double ss = 0;
             for (int i = 0; i < N; i++)
                 ss += (double)xr[i] * xr[i];
+            const float scale = 1.0f / sqrtf((float)(ss / N) + 1e-6f);
             for (int i = 0; i < N; i++) {
-                const double want = xr[i] / sqrt(ss / N + 1e-6) * ((float *)gb)[i];
+                const float defined = xr[i] * scale * gv[i];
+                cr_assert(out[(size_t)t * N + i] == defined, "row %d of %d [%d]: %.9g, defined %.9g", t, Ts[k], i,
+                          out[(size_t)t * N + i], defined);
+                const double want = xr[i] / sqrt(ss / N + 1e-6) * gv[i];
                 cr_assert_leq(fabs(out[(size_t)t * N + i] - want), 2e-7 * fabs(want) + 1e-30, "row %d [%d]: %.9g, %.9g",
                               t, i, out[(size_t)t * N + i], want);
             }
