@@ -100,22 +100,27 @@ static float *alloc_floats64(size_t count)
  * product decodes (or packs) a block's rows and then spends long on them in registers and L1; the decode of
  * the next block then waited on memory, which the hardware prefetchers had stopped streaming during the
  * multiply: 13 % of an F16 prompt's time on AVX2 went to that wait (perf). The GEMM takes the bytes and spreads
- * the prefetches over its steps (gemm.c): a burst before it gained little there. Rows are handed out in long
- * contiguous runs (schedule below), so the block after this one is usually this thread's next. Measured on
- * SmolLM2-135M F16, pp64, 2 threads: AVX2 prompts 845 -> 928 tokens/s, AVX-512 1334 -> 1450. */
+ * the prefetches over its steps (gemm.c): a burst before it gained little there. The block is the one this
+ * thread multiplies next, wherever it lies (the scheduler in cpu_matmul_many claims its next run of blocks
+ * before starting the last of the current one). Measured on SmolLM2-135M F16, pp64, 2 threads: AVX2 prompts
+ * 845 -> 928 tokens/s, AVX-512 1334 -> 1450, with the rows after this block; the next block's own rows were
+ * then missed at each new run (a sixth of the blocks of a 60-block product) and at each matrix's end. */
 typedef struct next_rows {
     const uint8_t *at;
     uint64_t left, slice;
 } next_rows;
 
-/* For rows [r0, r0 + nr), fetched over `steps` calls of next_rows_fetch. */
-static next_rows next_rows_after(const gguf_tensor *t, uint64_t rb, int64_t r0, int nr, int steps)
+/* A row block's bytes in the mapping (rows are contiguous); at NULL and bytes 0 for none. */
+typedef struct block_span {
+    const uint8_t *at;
+    uint64_t bytes;
+} block_span;
+
+/* The next block's bytes, fetched over `steps` calls of next_rows_fetch. */
+static next_rows next_rows_over(block_span next, int steps)
 {
-    const int64_t after = (int64_t)t->ne[1] - r0 - nr;
-    const uint64_t bytes = (uint64_t)(after < ROW_BLOCK ? after : ROW_BLOCK) * rb;
-    return (next_rows){ .at = t->data + (uint64_t)(r0 + nr) * rb,
-                        .left = bytes,
-                        .slice = (bytes / (uint64_t)(steps > 0 ? steps : 1) + 63) / 64 * 64 };
+    return (next_rows){ .at = next.at, .left = next.bytes,
+                        .slice = (next.bytes / (uint64_t)(steps > 0 ? steps : 1) + 63) / 64 * 64 };
 }
 
 static void next_rows_fetch(next_rows *nx)
@@ -197,9 +202,10 @@ static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *
     return true;
 }
 
-/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld); false when a scratch allocation fails. */
+/* Rows [r0, r0 + nr) against all T tokens, into y (T, ld), fetching the next block's bytes meanwhile; false when
+ * a scratch allocation fails. */
 static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
-                      const float *x, int T, row_work *wk, float *y, int64_t ld)
+                      const float *x, int T, row_work *wk, float *y, int64_t ld, block_span next)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
@@ -242,8 +248,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, wk)) {
             return false;
         }
-        const next_rows nx = next_rows_after(t, rb, r0, nr, 1);
-        cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, nx.at, nx.left);
+        cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, next.at, next.bytes);
         return true;
     }
     /* F16 rows meet the dot tiles as they lie, widened in registers */
@@ -253,7 +258,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
             rows[r] = base + (uint64_t)r * rb;
     else if (!block_rows(deq, base, rb, nr, n, direct, wk, rows))
         return false;
-    next_rows nx = next_rows_after(t, rb, r0, nr, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
+    next_rows nx = next_rows_over(next, (T + TOK_BLOCK - 1) / TOK_BLOCK * ((nr + 3) / 4));
     for (int t0 = 0; t0 < T; t0 += TOK_BLOCK) {
         int nt = T - t0 < TOK_BLOCK ? T - t0 : TOK_BLOCK;
         for (int r = 0; r < nr; r += 4) {
@@ -294,15 +299,15 @@ static void row_block_act(const gguf_tensor *t, quant_act_kernel k, uint64_t rb,
 }
 
 /* Rows [r0, r0 + nr) against all T rows of quantized activations through panels packed into *panel
- * (allocated on first need; false when that fails), into y (T, ld). */
+ * (allocated on first need; false when that fails), into y (T, ld), fetching the next block's bytes meanwhile. */
 static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
                             const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
-                            int64_t ld)
+                            int64_t ld, block_span next)
 {
     const int64_t n = (int64_t)t->ne[0];
     if (!*panel && !(*panel = aligned_alloc(64, (g->panel_bytes(n) + 63) / 64 * 64)))
         return false;
-    next_rows nx = next_rows_after(t, rb, r0, nr, (nr + g->rows - 1) / g->rows);
+    next_rows nx = next_rows_over(next, (nr + g->rows - 1) / g->rows);
     for (int r = 0; r < nr; r += g->rows) {
         int k = nr - r < g->rows ? nr - r : g->rows;
         g->pack(t->data + (uint64_t)(r0 + r) * rb, rb, k, n, *panel);
@@ -476,6 +481,44 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     return (s->xg = alloc_floats64(cpu_gemm_x_words(T, s->words))) ? KERN_OK : KERN_E_NOMEM;
 }
 
+/* The share that block blk (an index over the whole product) belongs to. */
+static int share_of(const share *sh, int n_w, int64_t blk)
+{
+    int p = 0;
+    while (p + 1 < n_w && blk >= sh[p + 1].first_block)
+        p++;
+    return p;
+}
+
+/* Block blk's bytes in its matrix. */
+static block_span block_of(const share *sh, int n_w, int64_t blk)
+{
+    const share *s = &sh[share_of(sh, n_w, blk)];
+    const int64_t rows = (int64_t)s->t->ne[1], r0 = (blk - s->first_block) * ROW_BLOCK;
+    const int64_t nr = rows - r0 < ROW_BLOCK ? rows - r0 : ROW_BLOCK;
+    return (block_span){ s->t->data + (uint64_t)r0 * s->rb, (uint64_t)nr * s->rb };
+}
+
+/* Claims the next run of blocks [*lo, *hi) from *next_free, as OpenMP's schedule(guided, 1) sizes them: the
+ * unclaimed blocks over the team, rounded up. False when none are left. Guided gives long contiguous runs of rows
+ * first (what the hardware prefetchers stream best) and single 16-row blocks at the end, so neither thread idles
+ * long at the join: against dynamic,4 / dynamic,16 / static on the TinyLlama-1.1B-shape Q4_K_M's matrices,
+ * 2 threads, 10 alternating rounds, 6-8 % less time than dynamic,4 and 2-3 % less than static. Claimed by hand
+ * (not an omp for) so that a thread knows its next block before it finishes this one. */
+static bool claim_run(int64_t *next_free, int64_t total, int team, int64_t *lo, int64_t *hi)
+{
+    int64_t start = __atomic_load_n(next_free, __ATOMIC_RELAXED);
+    for (;;) {
+        if (start >= total)
+            return false;
+        const int64_t run = (total - start + team - 1) / team;
+        if (__atomic_compare_exchange_n(next_free, &start, start + run, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *lo = start, *hi = start + run;
+            return true;
+        }
+    }
+}
+
 kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
                             const float *x, int T, float *const ys[])
 {
@@ -498,6 +541,7 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
     /* Small products run on one thread: waking a team costs more than they do. */
     const bool wide = work >= 1 << 17;
     int failed = 0;
+    int64_t next_free = 0; /* the first block no thread has claimed (claim_run) */
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
     {
         const int me = omp_get_thread_num(), team = omp_get_num_threads();
@@ -517,33 +561,31 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
         row_work wk = { 0 };
         uint8_t *panel[KERN_MATMUL_MANY] = { 0 };
         bool ok = true;
-        int p = 0;
-        /* Guided: long contiguous runs of rows first (what the hardware prefetchers stream best), single
-         * 16-row blocks at the end so neither thread idles long at the join. Measured against
-         * dynamic,4 / dynamic,16 / static on the TinyLlama-1.1B-shape Q4_K_M's matrices, 2 threads,
-         * 10 alternating rounds: 6-8% less time than dynamic,4, 2-3% less than static. */
-#pragma omp for schedule(guided, 1) nowait
-        for (int64_t blk = 0; blk < total; blk++) {
-            if (!ok)
-                continue;
-            while (blk >= sh[p].first_block + sh[p].n_blocks)
-                p++;
-            while (blk < sh[p].first_block)
-                p--;
-            const share *s = &sh[p];
-            const int64_t rows = (int64_t)s->t->ne[1], r0 = (blk - s->first_block) * ROW_BLOCK;
-            const int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
-            if (s->ra.gemm.pack)
-                ok = row_block_panel(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T, &panel[p],
-                                     s->y, rows);
-            else if (s->ra.dot.dot)
-                row_block_act(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
-            else
-            {
-                wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
-                ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows);
+        int64_t lo, hi, next_lo = 0, next_hi = 0;
+        for (bool more = claim_run(&next_free, total, team, &lo, &hi); more; lo = next_lo, hi = next_hi)
+            for (int64_t blk = lo; blk < hi; blk++) {
+                /* the next run is claimed as the last block of this one starts, so its first rows can be
+                 * fetched during this block too */
+                if (blk + 1 == hi)
+                    more = claim_run(&next_free, total, team, &next_lo, &next_hi);
+                const int64_t after = blk + 1 < hi ? blk + 1 : more ? next_lo : -1;
+                if (!ok)
+                    continue;
+                const int p = share_of(sh, n_w, blk);
+                const share *s = &sh[p];
+                const int64_t rows = (int64_t)s->t->ne[1], r0 = (blk - s->first_block) * ROW_BLOCK;
+                const int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
+                const block_span next = after < 0 ? (block_span){ 0 } : block_of(sh, n_w, after);
+                if (s->ra.gemm.pack)
+                    ok = row_block_panel(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T,
+                                         &panel[p], s->y, rows, next);
+                else if (s->ra.dot.dot)
+                    row_block_act(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
+                else {
+                    wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
+                    ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);
+                }
             }
-        }
         if (!ok) {
 #pragma omp atomic write
             failed = 1;
