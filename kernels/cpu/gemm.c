@@ -352,7 +352,7 @@ void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float 
     /* the lines spread evenly over every step of k of every tile */
     const int64_t steps = (int64_t)((T + TILE - 1) / TILE) * words, lines = (int64_t)(ahead_bytes + 63) / 64;
     const int64_t every = lines > 0 && steps > lines ? steps / lines : 1;
-    stream_ahead sa = { ahead, (const unsigned char *)ahead + (ahead ? ahead_bytes : 0), every, every };
+    stream_ahead sa = { ahead, ahead ? (const unsigned char *)ahead + ahead_bytes : NULL, every, every };
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
         by_kind_quads[kind][np / PAD](panel, xp, words, nt, y + t0 * ldo, ldo, rows, &sa);

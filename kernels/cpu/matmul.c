@@ -126,6 +126,8 @@ static next_rows next_rows_over(block_span next, int steps)
 static void next_rows_fetch(next_rows *nx)
 {
     const uint64_t n = nx->left < nx->slice ? nx->left : nx->slice;
+    if (n == 0) /* nothing left, or no next block (at NULL: no arithmetic on it) */
+        return;
     for (uint64_t i = 0; i < n; i += 64)
         __builtin_prefetch(nx->at + i);
     nx->at += n, nx->left -= n;
