@@ -136,9 +136,11 @@ AVX512 static inline __m512i rows_dword(const uint8_t *p, uint64_t rb)
  * 16 rows' nibble bytes are moved once so that one dword holds 4 bytes of one row (8 two-source permutes for a
  * block), and each value is then looked up for the 16 rows at once. The operations per value are the row
  * decoder's (table, + 16 for a fifth bit, * d, + m), so every float is its bit for bit. d (and m, and qh) come
- * by 16 scalar loads per block (rows_dword). */
-AVX512 static void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel,
-                                   quant_nibble_form F)
+ * by 16 scalar loads per block (rows_dword). Inlined into each type's entry, so that its form is a constant and
+ * the steps it has no part in (m, qh) leave no tests or register copies behind: 0.58 -> 0.54 ns per decoded zmm
+ * (Q4_0, hot rows, one thread), 0.86 -> 0.79 for Q5_0. */
+AVX512 static inline __attribute__((always_inline)) void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0,
+                                                                         int64_t kc, float *panel, quant_nibble_form F)
 {
     const __m512 table = quant_nibble_table_avx512(F), sixteen = _mm512_set1_ps(16.0f);
     /* Z[q] holds rows 4q..4q+3, one per 128-bit lane: dword 4l + g is bytes 4g..4g+3 of row 4q + l (indices 16 and
