@@ -483,22 +483,28 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     return (s->xg = alloc_floats64(cpu_gemm_x_words(T, s->words))) ? KERN_OK : KERN_E_NOMEM;
 }
 
-/* The share that block blk (an index over the whole product) belongs to. */
-static int share_of(const share *sh, int n_w, int64_t blk)
+/* Where block blk (an index over the whole product) lies: its share, and its rows [r0, r0 + nr) there. */
+typedef struct block_at {
+    int share;
+    int64_t r0;
+    int nr;
+} block_at;
+
+static block_at locate_block(const share *sh, int n_w, int64_t blk)
 {
     int p = 0;
     while (p + 1 < n_w && blk >= sh[p + 1].first_block)
         p++;
-    return p;
+    const int64_t rows = (int64_t)sh[p].t->ne[1], r0 = (blk - sh[p].first_block) * ROW_BLOCK;
+    return (block_at){ p, r0, rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK };
 }
 
 /* Block blk's bytes in its matrix. */
 static block_span block_of(const share *sh, int n_w, int64_t blk)
 {
-    const share *s = &sh[share_of(sh, n_w, blk)];
-    const int64_t rows = (int64_t)s->t->ne[1], r0 = (blk - s->first_block) * ROW_BLOCK;
-    const int64_t nr = rows - r0 < ROW_BLOCK ? rows - r0 : ROW_BLOCK;
-    return (block_span){ s->t->data + (uint64_t)r0 * s->rb, (uint64_t)nr * s->rb };
+    const block_at a = locate_block(sh, n_w, blk);
+    const share *s = &sh[a.share];
+    return (block_span){ s->t->data + (uint64_t)a.r0 * s->rb, (uint64_t)a.nr * s->rb };
 }
 
 /* Claims the next run of blocks [*lo, *hi) from *next_free, as OpenMP's schedule(guided, 1) sizes them: the
@@ -573,10 +579,10 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                 const int64_t after = blk + 1 < hi ? blk + 1 : more ? next_lo : -1;
                 if (!ok)
                     continue;
-                const int p = share_of(sh, n_w, blk);
+                const block_at a = locate_block(sh, n_w, blk);
+                const int p = a.share, nr = a.nr;
                 const share *s = &sh[p];
-                const int64_t rows = (int64_t)s->t->ne[1], r0 = (blk - s->first_block) * ROW_BLOCK;
-                const int nr = rows - r0 < ROW_BLOCK ? (int)(rows - r0) : ROW_BLOCK;
+                const int64_t rows = (int64_t)s->t->ne[1], r0 = a.r0;
                 const block_span next = after < 0 ? (block_span){ 0 } : block_of(sh, n_w, after);
                 if (s->ra.gemm.pack)
                     ok = row_block_panel(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T,

@@ -12,6 +12,7 @@
 #include <math.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
+#define AVX2 __attribute__((target("avx2")))
 #endif
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ enum { ELEMENTWISE_PARALLEL_MIN = 16384 };
 /* The sums of squares of 4 * chains rows (chains <= 4; row r at x + r n): four rows a vector of doubles, one lane a
  * row, four values of each transposed into place at a time. Every float squared in double is exact, so each lane
  * adds the same terms in the same order as the scalar chain. */
-__attribute__((target("avx2"))) static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
+AVX2 static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
 {
     __m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
     int i = 0;
@@ -61,7 +62,7 @@ __attribute__((target("avx2"))) static void sum_squares_avx2(const float *x, int
 }
 
 /* o[i] = x[i] * scale * g[i], in that order: 8 lanes at a time (the scalar loop is left to GCC's SSE2) */
-__attribute__((target("avx2"))) static void scale_row_avx2(const float *x, float scale, const float *g, int n, float *o)
+AVX2 static void scale_row_avx2(const float *x, float scale, const float *g, int n, float *o)
 {
     const __m256 vs = _mm256_set1_ps(scale);
     int i = 0;
@@ -179,8 +180,6 @@ static void rope_pairs_scalar(float *v, const float *cs, int i, int half, bool n
 }
 
 #if defined(__x86_64__)
-#define AVX2 __attribute__((target("avx2,fma")))
-
 /* The pairs the AVX2 path rotates, from the first; the caller finishes the rest. Scalar, with the heads in the
  * inner loop (a stride of head_dim), the rotation was 1.4 % of a SmolLM2 pp64. */
 AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
