@@ -279,27 +279,29 @@ void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
     group_sums(x, n, 32, xp + n);
 }
 
-/* d sc_g in lanes 0-7 of *scales and the block's sum of dmin m_g S_g into *mins, for block b (one half of the
- * pair's scale bytes, sb) against its 8 group sums of x. */
-AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const float *group_sums, __m256 *scales,
+/* d sc_g of block b's 8 groups into scales[0..7] and the block's sum of dmin m_g S_g into *mins, from its half
+ * of the pair's scale bytes (sb) and its 8 group sums of x. The scales go through memory so that each group's
+ * multiply-add takes its scale by a broadcast load (a load port) rather than a lane permute and its index vector
+ * (three vector ops a group as GCC compiled it). */
+AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const float *group_sums, float scales[8],
                                           __m256 *mins)
 {
     const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(b))); /* d, dmin */
-    *scales = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sb)), _mm256_broadcastss_ps(dd));
+    _mm256_store_ps(scales, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sb)), _mm256_broadcastss_ps(dd)));
     const __m256 m = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sb, 8))),
                                    _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
     *mins = _mm256_fmadd_ps(m, _mm256_loadu_ps(group_sums), *mins);
 }
 
-/* The block's 256 values (its qs at b + 16) times its part of xp, each group scaled by its lane of scales. */
-AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, __m256 scales, __m256 acc[2])
+/* The block's 256 values (its qs at b + 16) times its part of xp, each group scaled by scales[g]. */
+AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
 {
     for (int j = 0; j < 4; j++, xp += 64) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j));
         __m256 even, odd;
         nibble_chains(v, xp, _mm256_setzero_ps(), &even, &odd);
-        acc[0] = _mm256_fmadd_ps(even, _mm256_permutevar8x32_ps(scales, _mm256_set1_epi32(2 * j)), acc[0]);
-        acc[1] = _mm256_fmadd_ps(odd, _mm256_permutevar8x32_ps(scales, _mm256_set1_epi32(2 * j + 1)), acc[1]);
+        acc[0] = _mm256_fmadd_ps(even, _mm256_broadcast_ss(scales + 2 * j), acc[0]);
+        acc[1] = _mm256_fmadd_ps(odd, _mm256_broadcast_ss(scales + 2 * j + 1), acc[1]);
     }
 }
 
@@ -309,18 +311,18 @@ AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const uint8_t *b = src;
     const float *group_sums = xp + n;
+    _Alignas(32) float scales[16];
     __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += 2 * QK_K, b += 2 * 144, xp += 2 * QK_K, group_sums += 16) {
         const bool pair = i + QK_K < n;
         prefetch_block_ahead(b, 2 * 144, n);
         const __m256i sb = kq_scale_bytes_pair(b, pair ? b + 144 : b);
-        __m256 scales;
-        q4_k_block_scales(b, _mm256_castsi256_si128(sb), group_sums, &scales, &mins);
+        q4_k_block_scales(b, _mm256_castsi256_si128(sb), group_sums, scales, &mins);
+        if (pair)
+            q4_k_block_scales(b + 144, _mm256_extracti128_si256(sb, 1), group_sums + 8, scales + 8, &mins);
         q4_k_block(b, xp, scales, acc);
-        if (pair) {
-            q4_k_block_scales(b + 144, _mm256_extracti128_si256(sb, 1), group_sums + 8, &scales, &mins);
-            q4_k_block(b + 144, xp + QK_K, scales, acc);
-        }
+        if (pair)
+            q4_k_block(b + 144, xp + QK_K, scales + 8, acc);
     }
     return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(acc[0], acc[1]), mins));
 }
@@ -349,14 +351,14 @@ void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
     group_sums(x, n, 16, xp + n);
 }
 
-/* The chunk's 32 values (their low 6 bits; v) times its 32 floats of xp, lane-wise. */
+/* The chunk's 32 values (their low 6 bits; v) times its 32 floats of xp, lane-wise, in one chain of four: the
+ * block's eight chunks are independent chains, so two per chunk only added an add. */
 AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
 {
     __m256 a = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f))), _mm256_loadu_ps(xp));
-    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f00))), _mm256_loadu_ps(xp + 8));
+    a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f00))), _mm256_loadu_ps(xp + 8), a);
     a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f0000))), _mm256_loadu_ps(xp + 16), a);
-    t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f000000))), _mm256_loadu_ps(xp + 24), t);
-    return _mm256_add_ps(a, t);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f000000))), _mm256_loadu_ps(xp + 24), a);
 }
 
 AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
