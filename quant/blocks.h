@@ -58,7 +58,7 @@ float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
-/* The 32-value 4- and 5-bit types, IQ4_XS, Q4_K and Q6_K (vecdot_fields_avx2.c): they read x as their prep
+/* The 32-value 4- and 5-bit types, IQ4_XS, Q4_K, Q5_K and Q6_K (vecdot_fields_avx2.c): they read x as their prep
  * function leaves it (IQ4_XS the IQ4_NL one). */
 void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n);
 void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n);
@@ -71,8 +71,10 @@ float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n);
+void quant_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n);
 void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);

@@ -149,6 +149,7 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     }
     switch (type) {
     case GGML_TYPE_Q4_K: k = (quant_dot_kernel){ quant_dot_q4_k_avx2, quant_dot_prep_fields_q4_k }; break;
+    case GGML_TYPE_Q5_K: k = (quant_dot_kernel){ quant_dot_q5_k_avx2, quant_dot_prep_fields_q5_k }; break;
     case GGML_TYPE_Q6_K: k = (quant_dot_kernel){ quant_dot_q6_k_avx2, quant_dot_prep_fields_q6_k }; break;
     case GGML_TYPE_Q8_0: k.dot = quant_dot_q8_0_avx2; break;
     case GGML_TYPE_Q4_0: k = (quant_dot_kernel){ quant_dot_q4_0_avx2, quant_dot_prep_pairs_q4_0 }; break;

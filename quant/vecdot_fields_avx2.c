@@ -12,8 +12,8 @@
  * instructions a block; x is scaled by 2^-k in the rearrangement (exact: a power of two; only |x| < 2^-100
  * would lose bits). AVX2 converts signed dwords, so the top field is shifted down instead and has scale 1.
  * Two forms:
- *   nibble form (Q4_0, Q4_1): field s masked where it lies, k = 4 s;
- *   byte form (Q5_*, IQ4_*): the low nibbles and the high ones (shifted down 4) each as 4 bytes, the Q5 fifth
+ *   nibble form (Q4_0, Q4_1, Q4_K): field s masked where it lies, k = 4 s;
+ *   byte form (Q5_*, IQ4_*, Q5_K): the low nibbles and the high ones (shifted down 4) each as 4 bytes, the Q5 fifth
  *     bits put in as bit 4 of each byte, or the IQ4 levels looked up by a byte shuffle; field s is byte s / 2
  *     of the one or the other, k = 8 (s / 2).
  *
@@ -110,9 +110,10 @@ AVX2 static inline __m256 fields_nibbles(__m256i v, const float *xp, __m256 s)
     return _mm256_add_ps(even, odd);
 }
 
-/* s + the byte-form values (lo: fields 0, 2, 4, 6 as bytes 0-3 of each lane; hi: fields 1, 3, 5, 7) times xp,
- * in two chains of multiply-adds, 4 deep each (one chain 8 deep measured 5% slower). */
-AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, __m256 s)
+/* The byte-form values (lo: fields 0, 2, 4, 6 as bytes 0-3 of each lane; hi: fields 1, 3, 5, 7; every byte below
+ * 2^7) times xp in two chains of multiply-adds, 4 deep each (one chain 8 deep measured 5% slower): *even, lo's
+ * fields added to s; *odd, hi's. */
+AVX2 static inline void byte_chains(__m256i lo, __m256i hi, const float *xp, __m256 s, __m256 *even, __m256 *odd)
 {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(hi, 24)), _mm256_loadu_ps(xp + 56));
     s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(lo, 24)), _mm256_loadu_ps(xp + 48), s);
@@ -122,7 +123,15 @@ AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, 
         s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(lo, m)), _mm256_loadu_ps(xp + 16 * k), s);
         t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(hi, m)), _mm256_loadu_ps(xp + 16 * k + 8), t);
     }
-    return _mm256_add_ps(s, t);
+    *even = s, *odd = t;
+}
+
+/* s + the byte-form values times xp (both chains of byte_chains added). */
+AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, __m256 s)
+{
+    __m256 even, odd;
+    byte_chains(lo, hi, xp, s, &even, &odd);
+    return _mm256_add_ps(even, odd);
 }
 
 /* The low nibbles of every byte of v, and the high ones shifted down. */
@@ -270,14 +279,19 @@ static void group_sums(const float *x, int64_t n, int g, float *sums)
     }
 }
 
-void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n)
+/* x in the order of the fields of Q4_K's / Q5_K's 32-byte loads (field s of lane l: value 32 (s & 1) + 4 l + s / 2
+ * of the 64), each scaled for its form, then the 32-value group sums. */
+static void prep_k_fields(const float *x, float *xp, int64_t n, const float scale[8])
 {
     for (int64_t c = 0; c < n; c += 64)
         for (int s = 0; s < 8; s++)
             for (int l = 0; l < 8; l++)
-                xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * nibble_scales[s];
+                xp[c + 8 * s + l] = x[c + 32 * (s & 1) + 4 * l + s / 2] * scale[s];
     group_sums(x, n, 32, xp + n);
 }
+
+void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, nibble_scales); }
+void quant_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, byte_scales); }
 
 /* d sc_g of block b's 8 groups into scales[0..7] and the block's sum of dmin m_g S_g into *mins, from its half
  * of the pair's scale bytes (sb) and its 8 group sums of x. The scales go through memory so that each group's
@@ -305,27 +319,55 @@ AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, const floa
     }
 }
 
-/* Two blocks a step: their scales and mins unpacked together in SIMD (kq_scales_avx2.h), where one group pair at
- * a time in scalar code was half the instructions of the loop. */
-AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n)
+/*
+ * Q5_K (ggml-common.h block_q5_K: d, dmin f16, the 12 scale bytes of Q4_K, qh[32], qs[128]; y = d sc_g q - dmin
+ * m_g with q = the nibble + 16 times bit g of qh[i] for value i of the group, g's nibbles as Q4_K's) in the byte
+ * form: each 32 bytes of qs split into their low nibbles (group 2j, fields 0, 2, 4, 6) and high ones (group
+ * 2j + 1, fields 1, 3, 5, 7), the fifth bits put in as bit 4 of each byte. Byte k of lane l is value 4 l + k of
+ * its group, whose fifth bit sits in qh[4 l + k]: byte k of lane l of qh's 32 bytes, at bit 2j (low) or 2j + 1
+ * (high). x is read in Q4_K's order, scaled for the byte form.
+ */
+AVX2 static inline void q5_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
 {
-    const uint8_t *b = src;
+    const __m256i low = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    __m256i h = _mm256_loadu_si256((const __m256i *)(b + 16)); /* shifted by 2 a step: groups 2j, 2j + 1 at bits 0, 1 */
+    for (int j = 0; j < 4; j++, xp += 64, h = _mm256_srli_epi32(h, 2)) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 48 + 32 * j));
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(v, low), _mm256_and_si256(_mm256_slli_epi32(h, 4), bit4));
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(v, 4), low),
+                                           _mm256_and_si256(_mm256_slli_epi32(h, 3), bit4));
+        __m256 even, odd;
+        byte_chains(lo, hi, xp, _mm256_setzero_ps(), &even, &odd);
+        acc[0] = _mm256_fmadd_ps(even, _mm256_broadcast_ss(scales + 2 * j), acc[0]);
+        acc[1] = _mm256_fmadd_ps(odd, _mm256_broadcast_ss(scales + 2 * j + 1), acc[1]);
+    }
+}
+
+/* Q4_K (block_bytes 144) or Q5_K (176), two blocks a step: their scales and mins unpacked together in SIMD
+ * (kq_scales_avx2.h), where one group pair at a time in scalar code was half the instructions of the loop. */
+AVX2 static inline float dot_k_fields(const uint8_t *b, const float *xp, int64_t n, int block_bytes)
+{
     const float *group_sums = xp + n;
     _Alignas(32) float scales[16];
     __m256 acc[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 2 * QK_K, b += 2 * 144, xp += 2 * QK_K, group_sums += 16) {
+    for (int64_t i = 0; i < n; i += 2 * QK_K, b += 2 * block_bytes, xp += 2 * QK_K, group_sums += 16) {
         const bool pair = i + QK_K < n;
-        prefetch_block_ahead(b, 2 * 144, n);
-        const __m256i sb = kq_scale_bytes_pair(b, pair ? b + 144 : b);
+        prefetch_block_ahead(b, 2 * block_bytes, n);
+        const __m256i sb = kq_scale_bytes_pair(b, pair ? b + block_bytes : b);
         q4_k_block_scales(b, _mm256_castsi256_si128(sb), group_sums, scales, &mins);
         if (pair)
-            q4_k_block_scales(b + 144, _mm256_extracti128_si256(sb, 1), group_sums + 8, scales + 8, &mins);
-        q4_k_block(b, xp, scales, acc);
-        if (pair)
-            q4_k_block(b + 144, xp + QK_K, scales + 8, acc);
+            q4_k_block_scales(b + block_bytes, _mm256_extracti128_si256(sb, 1), group_sums + 8, scales + 8, &mins);
+        for (int k = 0; k < (pair ? 2 : 1); k++)
+            if (block_bytes == 144)
+                q4_k_block(b + 144 * k, xp + QK_K * k, scales + 8 * k, acc);
+            else
+                q5_k_block(b + 176 * k, xp + QK_K * k, scales + 8 * k, acc);
     }
     return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(acc[0], acc[1]), mins));
 }
+
+AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 144); }
+AVX2 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 176); }
 
 /*
  * Q6_K (ggml-common.h block_q6_K: ql[128], qh[64], scales[16] int8, d f16; y = d sc_g (q - 32), 16-value groups g)

@@ -496,7 +496,7 @@ Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
  * exercised through quant_dot_prep_floats like the matrix-vector path does). */
 Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
+    const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
                                GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
                                GGML_TYPE_BF16, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
@@ -545,5 +545,5 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             checked++;
         }
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(checked, 12, "a fused dot is missing at %s", quant_simd_level());
+        cr_assert_geq(checked, 13, "a fused dot is missing at %s", quant_simd_level());
 }
