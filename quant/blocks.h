@@ -124,6 +124,8 @@ QUANT_ACT_GEMM_DECL(q4_k); QUANT_ACT_GEMM_DECL(q5_k); QUANT_ACT_GEMM_DECL(q6_k);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
+void quant_dot_prep_q5_k(const float *x, float *xp, int64_t n);
+float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 

@@ -134,6 +134,7 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     if (at >= LEVEL_AVX512 && quant_cpu_has_avx512dq()) {
         switch (type) {
         case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
+        case GGML_TYPE_Q5_K: return (quant_dot_kernel){ quant_dot_q5_k_avx512, quant_dot_prep_q5_k };
         case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, quant_dot_prep_q6_k };
         case GGML_TYPE_Q4_0: return (quant_dot_kernel){ quant_dot_q4_0_avx512, NULL };
         case GGML_TYPE_Q4_1: return (quant_dot_kernel){ quant_dot_q4_1_avx512, NULL };

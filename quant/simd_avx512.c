@@ -313,16 +313,22 @@ AVX512DQ static inline __m512 stride4_pick(const float *lo, const float *hi, int
  * Block layout: ggml-common.h block_q4_K (d, dmin, 12 scale bytes, 128 of qs;
  * the low nibbles of qs[32j..32j+32) are group 2j, the high ones 2j+1).
  */
-AVX512DQ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n)
+/* x in that order, field s scaled by 2^-(shift s) (Q4_K's nibbles: shift 4; Q5_K's bytes below: fields 2k, 2k + 1
+ * both byte k, so shift(s) = 8 (s / 2)). */
+AVX512DQ static void prep_k_fields(const float *x, float *xp, int64_t n, bool bytes)
 {
     for (int64_t b = 0; b < n; b += QK_K)
         for (int load = 0; load < 2; load++)
             for (int s = 0; s < 8; s++) {
                 const float *lo = x + b + 128 * load + 32 * (s & 1);
-                _mm512_storeu_ps(xp + b + 128 * load + 16 * s, stride4_pick(lo, lo + 64, s / 2, pow2_neg(4 * s)));
+                _mm512_storeu_ps(xp + b + 128 * load + 16 * s,
+                                 stride4_pick(lo, lo + 64, s / 2, pow2_neg(bytes ? 8 * (s / 2) : 4 * s)));
             }
     group_sums(x, n, 32, xp + n);
 }
+
+AVX512DQ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, false); }
+AVX512DQ void quant_dot_prep_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, true); }
 
 /* For blocks a and b: lanes 0-7 d sc_k, lanes 8-15 dmin m_k (d and dmin are the blocks' first two halves). */
 AVX512DQ static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m512 *ga, __m512 *gb)
@@ -336,30 +342,59 @@ AVX512DQ static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m5
                         _mm512_permutexvar_ps(_mm512_add_epi32(halves, _mm512_set1_epi32(2)), dd));
 }
 
-/* Nibble s of every lane of v as the float q 2^(4s). */
+/* Nibble s of every lane of v as the float q 2^(4s); for Q5_K, the five bits of byte k as q 2^(8k). */
 #define Q4_FIELD(v, s) _mm512_cvtepu32_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)(0xfu << (4 * (s))))))
+#define Q5_FIELD(v, k) _mm512_cvtepu32_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)(0x1fu << (8 * (k))))))
 
-/* Block b (256 values; xp its part of the prepared x, sums its 8 group sums) with its scales g into the running sums. */
+/*
+ * Block b (256 values; xp its part of the prepared x, sums its 8 group sums) with its scales g into the running
+ * sums. five: a Q5_K block (d, dmin, the scale bytes as Q4_K's, then qh[32] and qs[128]; value i of group g gets
+ * 16 from bit g of qh[i]), read in the byte form: each load's low nibbles and high ones as the bytes of two
+ * vectors, bit 4 of each byte its fifth bit; byte k of lane l in the low vector is nibble 2k of Q4_K's form, so x
+ * is Q4_K's order with the byte form's scales, and the groups and scales stay as they are.
+ */
 AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint8_t *b, const float *xp, const float *sums,
-                                                                       __m512 g, int64_t row, __m512 acc[3])
+                                                                       __m512 g, int64_t row, bool five, __m512 acc[3])
 {
+    const __m512i halves_by_2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
     /* Lanes 0-7 of the even nibbles of load 0 are group 0, lanes 8-15 group 2; odd: 1 and 3; load 1: +4. */
     const __m512i g_even = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
     const __m512i g_odd = _mm512_add_epi32(g_even, _mm512_set1_epi32(1)), four = _mm512_set1_epi32(4);
     /* the group sums in lanes 8-15 against the mins; lanes 0-7 load nothing and stay zero */
     acc[2] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(0xff00, sums - 8), acc[2]);
-    prefetch_block_ahead(b, 144, row);
+    prefetch_block_ahead(b, five ? 176 : 144, row);
+    const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
+    /* Q5_K's qh (b + 16), each 256-bit half against the lanes of that half of a load */
+    const __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16))) : low_nibbles;
     for (int load = 0; load < 2; load++) {
-        const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
         const float *xl = xp + 128 * load;
-        __m512 e = _mm512_mul_ps(Q4_FIELD(v, 0), _mm512_loadu_ps(xl));
-        __m512 o = _mm512_mul_ps(Q4_FIELD(v, 1), _mm512_loadu_ps(xl + 16));
-        e = _mm512_fmadd_ps(Q4_FIELD(v, 2), _mm512_loadu_ps(xl + 32), e);
-        o = _mm512_fmadd_ps(Q4_FIELD(v, 3), _mm512_loadu_ps(xl + 48), o);
-        e = _mm512_fmadd_ps(Q4_FIELD(v, 4), _mm512_loadu_ps(xl + 64), e);
-        o = _mm512_fmadd_ps(Q4_FIELD(v, 5), _mm512_loadu_ps(xl + 80), o);
-        e = _mm512_fmadd_ps(Q4_FIELD(v, 6), _mm512_loadu_ps(xl + 96), e);
-        o = _mm512_fmadd_ps(Q4_FIELD(v, 7), _mm512_loadu_ps(xl + 112), o);
+        __m512 e, o;
+        if (five) {
+            /* fifth bits of groups 4 load (+ 2 in lanes 8-15) and the next at bits 0 and 1 of each byte, moved to
+             * bit 4 under the low nibbles and the high ones (0xCA: the nibble mask selects between the two) */
+            const __m512i h = _mm512_srlv_epi32(qh, _mm512_add_epi32(_mm512_set1_epi32(4 * load), halves_by_2));
+            const __m512i v = _mm512_loadu_si512(b + 48 + 64 * load);
+            const __m512i lo = _mm512_ternarylogic_epi32(low_nibbles, v, _mm512_slli_epi32(h, 4), 0xCA);
+            const __m512i hi = _mm512_ternarylogic_epi32(low_nibbles, _mm512_srli_epi32(v, 4), _mm512_slli_epi32(h, 3), 0xCA);
+            e = _mm512_mul_ps(Q5_FIELD(lo, 0), _mm512_loadu_ps(xl));
+            o = _mm512_mul_ps(Q5_FIELD(hi, 0), _mm512_loadu_ps(xl + 16));
+            e = _mm512_fmadd_ps(Q5_FIELD(lo, 1), _mm512_loadu_ps(xl + 32), e);
+            o = _mm512_fmadd_ps(Q5_FIELD(hi, 1), _mm512_loadu_ps(xl + 48), o);
+            e = _mm512_fmadd_ps(Q5_FIELD(lo, 2), _mm512_loadu_ps(xl + 64), e);
+            o = _mm512_fmadd_ps(Q5_FIELD(hi, 2), _mm512_loadu_ps(xl + 80), o);
+            e = _mm512_fmadd_ps(Q5_FIELD(lo, 3), _mm512_loadu_ps(xl + 96), e);
+            o = _mm512_fmadd_ps(Q5_FIELD(hi, 3), _mm512_loadu_ps(xl + 112), o);
+        } else {
+            const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
+            e = _mm512_mul_ps(Q4_FIELD(v, 0), _mm512_loadu_ps(xl));
+            o = _mm512_mul_ps(Q4_FIELD(v, 1), _mm512_loadu_ps(xl + 16));
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 2), _mm512_loadu_ps(xl + 32), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 3), _mm512_loadu_ps(xl + 48), o);
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 4), _mm512_loadu_ps(xl + 64), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 5), _mm512_loadu_ps(xl + 80), o);
+            e = _mm512_fmadd_ps(Q4_FIELD(v, 6), _mm512_loadu_ps(xl + 96), e);
+            o = _mm512_fmadd_ps(Q4_FIELD(v, 7), _mm512_loadu_ps(xl + 112), o);
+        }
         const __m512i ge = load ? _mm512_add_epi32(g_even, four) : g_even;
         const __m512i go = load ? _mm512_add_epi32(g_odd, four) : g_odd;
         acc[0] = _mm512_fmadd_ps(e, _mm512_permutexvar_ps(ge, g), acc[0]);
@@ -367,26 +402,31 @@ AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint
     }
 }
 
-AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n)
+/* Q4_K (five false) or Q5_K rows, two blocks a step (their scales unpacked together) and an odd block out. */
+AVX512DQ static inline float dot_k(const uint8_t *b, const float *xp, int64_t n, bool five)
 {
+    const int bytes = five ? 176 : 144;
     const float *sums = xp + n;
     /* the even-nibble and odd-nibble sums, and the mins against the group sums */
     __m512 acc[3] = { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() };
     const int64_t row = n;
-    const uint8_t *b = src;
     __m512 ga, gb;
-    for (; n >= 2 * QK_K; n -= 2 * QK_K, b += 2 * 144, xp += 2 * QK_K, sums += 16) {
-        q4_k_scales(b, b + 144, &ga, &gb);
-        q4_k_block(b, xp, sums, ga, row, acc);
-        q4_k_block(b + 144, xp + QK_K, sums + 8, gb, row, acc);
+    for (; n >= 2 * QK_K; n -= 2 * QK_K, b += 2 * bytes, xp += 2 * QK_K, sums += 16) {
+        q4_k_scales(b, b + bytes, &ga, &gb);
+        q4_k_block(b, xp, sums, ga, row, five, acc);
+        q4_k_block(b + bytes, xp + QK_K, sums + 8, gb, row, five, acc);
     }
     if (n > 0) { /* an odd block out */
         q4_k_scales(b, b, &ga, &gb);
-        q4_k_block(b, xp, sums, ga, row, acc);
+        q4_k_block(b, xp, sums, ga, row, five, acc);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - _mm512_reduce_add_ps(acc[2]);
 }
+
+AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, false); }
+AVX512DQ float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, true); }
 #undef Q4_FIELD
+#undef Q5_FIELD
 
 /*
  * Q6_K. The six-bit values of half a block (64 bytes of ql, 32 of qh) are
