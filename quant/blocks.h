@@ -53,13 +53,11 @@ QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 QUANT_PANEL16_DECL(q4_0_avx512); QUANT_PANEL16_DECL(q4_1_avx512); QUANT_PANEL16_DECL(q5_0_avx512);
 QUANT_PANEL16_DECL(q5_1_avx512); QUANT_PANEL16_DECL(iq4_nl_avx512);
 
-/* Fused row . x products (AVX2 + FMA + F16C: Q8_0, BF16, Q2_K, Q3_K in vecdot.c), chosen by quant_dot_function. */
+/* Fused row . x products (AVX2 + FMA + F16C: Q8_0, BF16 in vecdot.c), chosen by quant_dot_function. */
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n);
-float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n);
-/* The 32-value 4- and 5-bit types, IQ4_XS, Q4_K, Q5_K and Q6_K (vecdot_fields_avx2.c): they read x as their prep
- * function leaves it (IQ4_XS the IQ4_NL one). */
+/* The 32-value 4- and 5-bit types, IQ4_XS and the K-quants (vecdot_fields_avx2.c): they read x as their prep
+ * function leaves it (IQ4_XS the IQ4_NL one, Q2_K and Q3_K Q6_K's). */
 void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n);
 void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n);
 void quant_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n);
@@ -76,6 +74,8 @@ void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n);
+float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
 /* d * scale (and Q2_K's dmin * min) of each of a block's 16 groups, with AVX2 (vecdot.c; the fused dots at both

@@ -159,8 +159,8 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
     case GGML_TYPE_Q5_1: k = (quant_dot_kernel){ quant_dot_q5_1_avx2, quant_dot_prep_pairs_q5_1 }; break;
     case GGML_TYPE_IQ4_NL: k = (quant_dot_kernel){ quant_dot_iq4_nl_avx2, quant_dot_prep_pairs_iq4 }; break;
     case GGML_TYPE_BF16: k.dot = quant_dot_bf16_avx2; break;
-    case GGML_TYPE_Q2_K: k.dot = quant_dot_q2_k_avx2; break;
-    case GGML_TYPE_Q3_K: k.dot = quant_dot_q3_k_avx2; break;
+    case GGML_TYPE_Q2_K: k = (quant_dot_kernel){ quant_dot_q2_k_avx2, quant_dot_prep_fields_q6_k }; break;
+    case GGML_TYPE_Q3_K: k = (quant_dot_kernel){ quant_dot_q3_k_avx2, quant_dot_prep_fields_q6_k }; break;
     case GGML_TYPE_IQ4_XS: k = (quant_dot_kernel){ quant_dot_iq4_xs_avx2, quant_dot_prep_pairs_iq4 }; break;
     default: break;
     }

@@ -10,7 +10,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include "prefetch_ahead.h"
-#include "k23_chunk_avx2.h"
 #include "simd_hsum.h"
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -82,35 +81,6 @@ AVX2 void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16
     scaled16(_mm_and_si128(_mm_srli_epi16(sm, 4), low4), false, f16c(block + 82), ms);
 }
 
-/* Q2_K: per 256 values 16 bytes of scales (low nibble: scale, high: min), 64 bytes of 2-bit quants, d and dmin
- * (f16) last. Each 128 values take 32 quant bytes; shift s of them gives 32 values, 16 per scale (ggml-common.h's
- * block_q2_K; the order the scalar decoder walks). */
-AVX2 float quant_dot_q2_k_avx2(const void *src, const float *x, int64_t n)
-{
-    const uint8_t *b = src;
-    __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
-    const int64_t row = n;
-    for (; n > 0; n -= 256, b += 84) {
-        prefetch_block_ahead(b, 84, row);
-        float ds[16], ms[16];
-        quant_q2k_group_scales(b, ds, ms);
-        int is = 0;
-        for (int c = 0; c < 8; c++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * (c / 4)));
-            const __m256i v = quant_k23_chunk(q, c, NULL);
-            const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
-            for (int part = 0; part < 2; part++, x += 16, is++) {
-                const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8);
-                __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lanes[part])), x0);
-                s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lanes[part], 8))), x1, s);
-                acc = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc);
-                macc = _mm256_fmadd_ps(_mm256_add_ps(x0, x1), _mm256_broadcast_ss(&ms[is]), macc);
-            }
-        }
-    }
-    return quant_hsum8(acc) - quant_hsum8(macc);
-}
-
 /* Q3_K's 16 signed 6-bit scales from their 12 bytes, as quant_q3k_scales reads them: low 4 bits in the nibbles
  * of bytes 0-7 (scales 0-7 low, 8-15 high), high 2 bits of scale j at bits 2 (j / 4) of byte 8 + j % 4, so
  * the 4 bytes shifted by 0, 2, 4 and 6 are the high bits of scales 0-3, 4-7, 8-11 and 12-15 in byte order. */
@@ -127,35 +97,6 @@ AVX2 static inline __m128i q3k_scales16(const uint8_t *p)
 AVX2 void quant_q3k_group_scales(const uint8_t *block, float ds[16])
 {
     scaled16(q3k_scales16(block + 96), true, f16c(block + 108), ds);
-}
-
-/* Q3_K: per 256 values hmask[32], 2-bit quants[64], 12 bytes of 6-bit scales, d (f16). In the order the scalar
- * decoder walks (as Q2_K): each 128 values take 32 quant bytes, shift s gives 32 values, 16 per scale; a value
- * is its 2 bits minus 4 where its bit of hmask (bit s/2 + 4 * half) is clear. */
-AVX2 float quant_dot_q3_k_avx2(const void *src, const float *x, int64_t n)
-{
-    const uint8_t *b = src;
-    __m256 acc = _mm256_setzero_ps();
-    const int64_t row = n;
-    for (; n > 0; n -= 256, b += 110) {
-        prefetch_block_ahead(b, 110, row);
-        float ds[16];
-        quant_q3k_group_scales(b, ds);
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
-        int is = 0;
-        for (int c = 0; c < 8; c++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * (c / 4)));
-            const __m256i v = quant_k23_chunk(q, c, &hm);
-            const __m128i lanes[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
-            for (int part = 0; part < 2; part++, x += 16, is++) {
-                __m256 s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lanes[part])), _mm256_loadu_ps(x));
-                s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lanes[part], 8))),
-                                    _mm256_loadu_ps(x + 8), s);
-                acc = _mm256_fmadd_ps(s, _mm256_broadcast_ss(&ds[is]), acc);
-            }
-        }
-    }
-    return quant_hsum8(acc);
 }
 
 #endif

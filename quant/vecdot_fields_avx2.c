@@ -1,5 +1,5 @@
 /*
- * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS, Q4_K and Q6_K, reading
+ * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS and the K-quants, reading
  * weight bytes as fields of dwords, against x rearranged once per product into the fields' order.
  *
  * A block's 16 bytes of nibbles are 4 dwords, so one 256-bit register holds two blocks (a "pair"; IQ4_XS's
@@ -438,6 +438,81 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
         }
     }
     return quant_hsum8(_mm256_fnmadd_ps(offs, _mm256_set1_ps(32.0f), _mm256_add_ps(tot[0], tot[1])));
+}
+
+
+/*
+ * Q2_K and Q3_K in Q6_K's chunks (x prepared by quant_dot_prep_fields_q6_k): each 32 bytes of 2-bit quants hold
+ * four chunks of 32 values, chunk s at bits 2s of every byte (ggml-common.h block_q2_K / block_q3_K; value i of
+ * the chunk is byte i, lanes 0-3 its first 16-value group and lanes 4-7 its second, as in Q6_K). A chunk's values
+ * are shifted down to the bottom of each byte and go through q6_chunk's byte fields: where the bytes had been
+ * widened to dwords and converted 16 at a time, about 23 vector operations per 32 values, this is 16 (Q2_K) and
+ * 19 (Q3_K).
+ *
+ * Q2_K: y = d sc_g q - dmin m_g, so sum_g (d sc_g A_g - dmin m_g S_g) with S_g the group sums of x.
+ */
+AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
+{
+    const float *sums = xp + n;
+    const __m256i three = _mm256_set1_epi8(3);
+    __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
+    _Alignas(32) float ds[16], ms[16];
+    const int64_t row = n;
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 84, xp += QK_K, sums += 16) {
+        prefetch_block_ahead(b, 84, row);
+        quant_q2k_group_scales(b, ds, ms);
+        mins = _mm256_fmadd_ps(_mm256_load_ps(ms), _mm256_loadu_ps(sums), mins);
+        mins = _mm256_fmadd_ps(_mm256_load_ps(ms + 8), _mm256_loadu_ps(sums + 8), mins);
+        for (int h = 0; h < 2; h++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * h));
+            const __m256 dsh = _mm256_load_ps(ds + 8 * h);
+            for (int s = 0; s < 4; s++, q = _mm256_srli_epi16(q, 2)) {
+                const __m256i pick = _mm256_setr_epi32(2 * s, 2 * s, 2 * s, 2 * s, 2 * s + 1, 2 * s + 1, 2 * s + 1, 2 * s + 1);
+                tot[s & 1] = _mm256_fmadd_ps(q6_chunk(_mm256_and_si256(q, three), xp + 128 * h + 32 * s),
+                                             _mm256_permutevar8x32_ps(dsh, pick), tot[s & 1]);
+            }
+        }
+    }
+    return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(tot[0], tot[1]), mins));
+}
+
+/* Bit c of every byte of hm at bit 2 (the result's other bits as they fall): the count is c's, not a constant. */
+AVX2 static inline __m256i hbit_at_2(__m256i hm, int c)
+{
+    return c < 2 ? _mm256_sll_epi16(hm, _mm_cvtsi32_si128(2 - c)) : _mm256_srl_epi16(hm, _mm_cvtsi32_si128(c - 2));
+}
+
+/*
+ * Q3_K: value = its 2 bits - 4 where bit c (the chunk) of its hmask byte is clear, i.e. (the 2 bits + 4 h) - 4
+ * with h that bit: the chunk's bytes are made the 3-bit v = q + 4 h (0..7), and the -4 meets the group sums:
+ * sum_g d sc_g (A_g - 4 S_g), A_g = sum v x.
+ */
+AVX2 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
+{
+    const float *sums = xp + n;
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, offs = _mm256_setzero_ps();
+    _Alignas(32) float ds[16];
+    const int64_t row = n;
+    for (const uint8_t *b = src; n > 0; n -= QK_K, b += 110, xp += QK_K, sums += 16) {
+        prefetch_block_ahead(b, 110, row);
+        quant_q3k_group_scales(b, ds);
+        offs = _mm256_fmadd_ps(_mm256_load_ps(ds), _mm256_loadu_ps(sums), offs);
+        offs = _mm256_fmadd_ps(_mm256_load_ps(ds + 8), _mm256_loadu_ps(sums + 8), offs);
+        const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
+        for (int h = 0; h < 2; h++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h));
+            const __m256 dsh = _mm256_load_ps(ds + 8 * h);
+            for (int s = 0; s < 4; s++, q = _mm256_srli_epi16(q, 2)) {
+                const __m256i v = _mm256_or_si256(_mm256_and_si256(q, three),
+                                                  _mm256_and_si256(hbit_at_2(hm, 4 * h + s), four));
+                const __m256i pick = _mm256_setr_epi32(2 * s, 2 * s, 2 * s, 2 * s, 2 * s + 1, 2 * s + 1, 2 * s + 1, 2 * s + 1);
+                tot[s & 1] = _mm256_fmadd_ps(q6_chunk(v, xp + 128 * h + 32 * s), _mm256_permutevar8x32_ps(dsh, pick),
+                                             tot[s & 1]);
+            }
+        }
+    }
+    return quant_hsum8(_mm256_fnmadd_ps(offs, _mm256_set1_ps(4.0f), _mm256_add_ps(tot[0], tot[1])));
 }
 
 #endif
