@@ -78,10 +78,6 @@ float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n);
 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n);
 /* Q3_K's 16 signed scales unpacked from their 12 bytes (dequant_k.c; the fused dot reads them too). */
 void quant_q3k_scales(const uint8_t *packed, int8_t out[16]);
-/* d * scale (and Q2_K's dmin * min) of each of a block's 16 groups, with AVX2 (vecdot.c; the fused dots at both
- * levels). */
-void quant_q3k_group_scales(const uint8_t *block, float ds[16]);
-void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16]);
 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
 /* Whether the AVX2 forms of the --numerics ggml code (quantizers, dots, panels: AVX2 with FMA and F16C) are to
  * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;
@@ -126,10 +122,13 @@ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q5_k(const float *x, float *xp, int64_t n);
 float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n);
+void quant_dot_prep_q23_k(const float *x, float *xp, int64_t n); /* Q2_K's and Q3_K's */
+float quant_dot_q2_k_avx512(const void *src, const float *xp, int64_t n);
+float quant_dot_q3_k_avx512(const void *src, const float *xp, int64_t n);
 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
-/* AVX-512F twins of the 32-value types', IQ4_XS's, Q2_K's and Q3_K's fused dots (vecdot_avx512.c): x as it is,
+/* AVX-512F twins of the 32-value types' and IQ4_XS's fused dots (vecdot_avx512.c): x as it is,
  * no prep. */
 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
@@ -138,8 +137,6 @@ float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n);
 
 /* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);

@@ -143,8 +143,8 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
         case GGML_TYPE_IQ4_NL: return (quant_dot_kernel){ quant_dot_iq4_nl_avx512, NULL };
         case GGML_TYPE_IQ4_XS: return (quant_dot_kernel){ quant_dot_iq4_xs_avx512, NULL };
         case GGML_TYPE_Q8_0: return (quant_dot_kernel){ quant_dot_q8_0_avx512, NULL };
-        case GGML_TYPE_Q3_K: return (quant_dot_kernel){ quant_dot_q3_k_avx512, NULL };
-        case GGML_TYPE_Q2_K: return (quant_dot_kernel){ quant_dot_q2_k_avx512, NULL };
+        case GGML_TYPE_Q3_K: return (quant_dot_kernel){ quant_dot_q3_k_avx512, quant_dot_prep_q23_k };
+        case GGML_TYPE_Q2_K: return (quant_dot_kernel){ quant_dot_q2_k_avx512, quant_dot_prep_q23_k };
         default: break;
         }
     }

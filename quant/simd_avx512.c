@@ -10,6 +10,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include "kq_scales_avx2.h"
+#include "k23_chunk_avx2.h"
 #include "prefetch_ahead.h"
 #include "nibble_lookup_avx512.h"
 
@@ -493,5 +494,89 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
     return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - 32.0f * _mm512_reduce_add_ps(offs);
 }
 #undef Q6_FIELD
+
+
+/*
+ * Q2_K and Q3_K (ggml-common.h block_q2_K: scales[16], qs[64], d, dmin; block_q3_K: hmask[32], qs[64],
+ * scales[12], d) in Q6_K's byte fields. A 64-byte load of qs holds both 128-value halves, half h in lanes 8h..8h+7;
+ * chunk s (0..3) of a half is bits 2s of every byte, byte k of lane l its value 32 s + 4 (l & 7) + k, so lanes
+ * 4g'..4g'+3 are one 16-value group (groups 2s, 2s + 1, 8 + 2s, 9 + 2s). The load shifted down 2s gives the chunk
+ * at bits 0-1 of each byte (the bits above are masked off per field); Q3_K's hmask bit (bit c = 4 h + s of the
+ * value's hmask byte; value = the 2 bits - 4 where it is clear) is rotated to bit 2 and put in by a ternary select,
+ * making v = q + 4 h, and its -4 meets the group sums: sum_g d sc_g (A_g - 4 S_g). Q2_K's mins likewise:
+ * sum_g (d sc_g A_g - dmin m_g S_g).
+ */
+AVX512DQ void quant_dot_prep_q23_k(const float *x, float *xp, int64_t n)
+{
+    for (int64_t b = 0; b < n; b += QK_K)
+        for (int s = 0; s < 4; s++)
+            for (int k = 0; k < 4; k++)
+                _mm512_storeu_ps(xp + b + 64 * s + 16 * k,
+                                 stride4_pick(x + b + 32 * s, x + b + 128 + 32 * s, k, pow2_neg(8 * k)));
+    group_sums(x, n, 16, xp + n);
+}
+
+/* The chunk's 64 values (v: bits under mask in each byte) times its 64 floats of xp, lane-wise, one chain. */
+AVX512DQ static inline __m512 q23_chunk(__m512i v, const float *xc, int mask)
+{
+    __m512 a = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(mask))), _mm512_loadu_ps(xc));
+    for (int k = 1; k < 4; k++)
+        a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(mask << 8 * k))),
+                            _mm512_loadu_ps(xc + 16 * k), a);
+    return a;
+}
+
+/* Q2_K (hm NULL) or Q3_K rows. */
+AVX512DQ static inline __attribute__((always_inline)) float dot_q23_k(const uint8_t *b, const float *xp, int64_t n,
+                                                                        bool three)
+{
+    const __m512i group = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8, 9, 9, 9, 9);
+    /* rotations taking bit c = 4 h + s of each byte to bit 2: right by c - 2, for s = 0 */
+    const __m512i rot0 = _mm512_setr_epi32(30, 30, 30, 30, 30, 30, 30, 30, 2, 2, 2, 2, 2, 2, 2, 2);
+    const int bytes = three ? 110 : 84, qs_at = three ? 32 : 16;
+    const float *sums = xp + n;
+    __m512 tot0 = _mm512_setzero_ps(), tot1 = _mm512_setzero_ps(), offs = _mm512_setzero_ps();
+    const int64_t row = n;
+    for (; n > 0; n -= QK_K, b += bytes, xp += QK_K, sums += 16) {
+        prefetch_block_ahead(b, bytes, row);
+        /* the 16 groups' d sc_g (and Q2_K's dmin m_g) in registers: through the float arrays of the AVX2 dots,
+         * each 512-bit load met two 256-bit stores it could not be forwarded from */
+        __m512 dsv, msv;
+        if (three) {
+            dsv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(quant_q3k_scales16(b + 96))),
+                                _mm512_set1_ps(scale_f16(b + 108)));
+        } else {
+            const __m128i sm = _mm_loadu_si128((const __m128i *)b), low4 = _mm_set1_epi8(0x0f);
+            dsv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sm, low4))),
+                                _mm512_set1_ps(scale_f16(b + 80)));
+            msv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sm, 4), low4))),
+                                _mm512_set1_ps(scale_f16(b + 82)));
+        }
+        /* Q3_K: the -4 against d sc_g S_g; Q2_K: the mins against dmin m_g S_g */
+        offs = _mm512_fmadd_ps(three ? dsv : msv, _mm512_loadu_ps(sums), offs);
+        const __m512i q = _mm512_loadu_si512(b + qs_at);
+        const __m512i hm = three ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b)) : q;
+        for (int s = 0; s < 4; s++) {
+            const __m512i qs = _mm512_srli_epi32(q, 2 * s);
+            __m512i v = qs;
+            if (three) {
+                const __m512i rot = _mm512_and_si512(_mm512_add_epi32(rot0, _mm512_set1_epi32(s)), _mm512_set1_epi32(31));
+                /* 0xCA: bits 0-1 (the mask 0x03) from qs, the rest from the rotated hmask */
+                v = _mm512_ternarylogic_epi32(_mm512_set1_epi8(3), qs, _mm512_rorv_epi32(hm, rot), 0xCA);
+            }
+            const __m512 a = q23_chunk(v, xp + 64 * s, three ? 7 : 3);
+            const __m512 sc = _mm512_permutexvar_ps(_mm512_add_epi32(group, _mm512_set1_epi32(2 * s)), dsv);
+            if (s & 1)
+                tot1 = _mm512_fmadd_ps(a, sc, tot1);
+            else
+                tot0 = _mm512_fmadd_ps(a, sc, tot0);
+        }
+    }
+    const float off = _mm512_reduce_add_ps(offs);
+    return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - (three ? 4.0f * off : off);
+}
+
+AVX512DQ float quant_dot_q2_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, false); }
+AVX512DQ float quant_dot_q3_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, true); }
 
 #endif

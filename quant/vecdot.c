@@ -61,42 +61,4 @@ AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
     return quant_hsum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]))) + tail;
 }
 
-/* f * v[g] for 16 small integers v (bytes, sign-extended where is_signed), as floats to broadcast from memory:
- * one vector conversion per block where a scalar int-to-float conversion and multiply per group of 16 values
- * cost as much as the group's multiply-adds. */
-AVX2 static inline void scaled16(__m128i v, bool is_signed, float f, float out[16])
-{
-    const __m256 lo = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
-    const __m256 hi = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))
-                                                   : _mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
-    _mm256_storeu_ps(out, _mm256_mul_ps(lo, _mm256_set1_ps(f)));
-    _mm256_storeu_ps(out + 8, _mm256_mul_ps(hi, _mm256_set1_ps(f)));
-}
-
-/* d * scale and dmin * min of each of a Q2_K block's 16 groups (the low and high nibbles of its first 16 bytes). */
-AVX2 void quant_q2k_group_scales(const uint8_t *block, float ds[16], float ms[16])
-{
-    const __m128i sm = _mm_loadu_si128((const __m128i *)block), low4 = _mm_set1_epi8(0x0f);
-    scaled16(_mm_and_si128(sm, low4), false, f16c(block + 80), ds);
-    scaled16(_mm_and_si128(_mm_srli_epi16(sm, 4), low4), false, f16c(block + 82), ms);
-}
-
-/* Q3_K's 16 signed 6-bit scales from their 12 bytes, as quant_q3k_scales reads them: low 4 bits in the nibbles
- * of bytes 0-7 (scales 0-7 low, 8-15 high), high 2 bits of scale j at bits 2 (j / 4) of byte 8 + j % 4, so
- * the 4 bytes shifted by 0, 2, 4 and 6 are the high bits of scales 0-3, 4-7, 8-11 and 12-15 in byte order. */
-AVX2 static inline __m128i q3k_scales16(const uint8_t *p)
-{
-    const __m128i l = _mm_loadl_epi64((const __m128i *)p);
-    const uint32_t aux = rd32(p + 8);
-    const __m128i low4 = _mm_and_si128(_mm_unpacklo_epi64(l, _mm_srli_epi16(l, 4)), _mm_set1_epi8(0x0f));
-    const __m128i high2 = _mm_and_si128(_mm_setr_epi32((int)aux, (int)(aux >> 2), (int)(aux >> 4), (int)(aux >> 6)),
-                                        _mm_set1_epi8(3));
-    return _mm_sub_epi8(_mm_or_si128(low4, _mm_slli_epi16(high2, 4)), _mm_set1_epi8(32));
-}
-
-AVX2 void quant_q3k_group_scales(const uint8_t *block, float ds[16])
-{
-    scaled16(q3k_scales16(block + 96), true, f16c(block + 108), ds);
-}
-
 #endif

@@ -1,5 +1,5 @@
 /*
- * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0), IQ4_XS, Q2_K and Q3_K on AVX-512F:
+ * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0) and IQ4_XS on AVX-512F:
  * one row against f32 x, 16 lanes at a time.
  *
  * A 4-bit index becomes its float in one table lookup (nibble_lookup_avx512.h); the table carries the
@@ -15,7 +15,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include "k23_chunk_avx2.h"
 #include "nibble_lookup_avx512.h"
 #include "prefetch_ahead.h"
 
@@ -109,60 +108,6 @@ AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
         }
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-}
-
-/* Q3_K (layout at vecdot.c's AVX2 twin): the 3-bit values of 32 at a time assembled in 256-bit registers as
- * there, then each group of 16 widened and converted in one 512-bit register, where the AVX2 form takes two
- * 256-bit halves per group. Two chains, by group parity. */
-AVX512 float quant_dot_q3_k_avx512(const void *src, const float *x, int64_t n)
-{
-    const uint8_t *b = src;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
-    const int64_t row = n;
-    for (; n > 0; n -= 256, b += 110) {
-        prefetch_block_ahead(b, 110, row);
-        float ds[16];
-        quant_q3k_group_scales(b, ds);
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
-        int is = 0;
-        for (int c = 0; c < 8; c++, is += 2, x += 32) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * (c / 4)));
-            const __m256i v = quant_k23_chunk(q, c, &hm);
-            const __m512 w0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v)));
-            const __m512 w1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1)));
-            acc0 = _mm512_fmadd_ps(_mm512_mul_ps(w0, _mm512_loadu_ps(x)), _mm512_set1_ps(ds[is]), acc0);
-            acc1 = _mm512_fmadd_ps(_mm512_mul_ps(w1, _mm512_loadu_ps(x + 16)), _mm512_set1_ps(ds[is + 1]),
-                                   acc1);
-        }
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-}
-
-/* Q2_K (layout at vecdot.c's AVX2 twin) the same way: 2-bit values 32 at a time, groups of 16 in one register;
- * the mins as dmin * m * sum(x) per group. */
-AVX512 float quant_dot_q2_k_avx512(const void *src, const float *x, int64_t n)
-{
-    const uint8_t *b = src;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
-    const int64_t row = n;
-    for (; n > 0; n -= 256, b += 84) {
-        prefetch_block_ahead(b, 84, row);
-        float ds[16], ms[16];
-        quant_q2k_group_scales(b, ds, ms);
-        int is = 0;
-        for (int c = 0; c < 8; c++, is += 2, x += 32) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * (c / 4)));
-            const __m256i v = quant_k23_chunk(q, c, NULL);
-            const __m512 w0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v)));
-            const __m512 w1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(v, 1)));
-            const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-            acc0 = _mm512_fmadd_ps(_mm512_mul_ps(w0, x0), _mm512_set1_ps(ds[is]), acc0);
-            acc1 = _mm512_fmadd_ps(_mm512_mul_ps(w1, x1), _mm512_set1_ps(ds[is + 1]), acc1);
-            macc = _mm512_fmadd_ps(x1, _mm512_set1_ps(ms[is + 1]),
-                                   _mm512_fmadd_ps(x0, _mm512_set1_ps(ms[is]), macc));
-        }
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) - _mm512_reduce_add_ps(macc);
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes, widened 16 at a time; sum(q x) before d. */

@@ -26,6 +26,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "k23_chunk_avx2.h"
 #include "kq_scales_avx2.h"
 #include "prefetch_ahead.h"
 #include "simd_hsum.h"
@@ -451,21 +452,33 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
  *
  * Q2_K: y = d sc_g q - dmin m_g, so sum_g (d sc_g A_g - dmin m_g S_g) with S_g the group sums of x.
  */
+/* The f16 at f times the 16 small integers v (bytes; sign-extended where is_signed) as floats, 8 a vector: a
+ * block's group scales (d sc_g) or mins, kept in registers. */
+AVX2 static inline void scaled16(__m128i v, bool is_signed, const uint8_t *f, __m256 out[2])
+{
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(rd16(f)));
+    const __m128i hi = _mm_srli_si128(v, 8);
+    out[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v)), d);
+    out[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(hi) : _mm256_cvtepu8_epi32(hi)), d);
+}
+
 AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3);
     __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, mins = _mm256_setzero_ps();
-    _Alignas(32) float ds[16], ms[16];
     const int64_t row = n;
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 84, xp += QK_K, sums += 16) {
         prefetch_block_ahead(b, 84, row);
-        quant_q2k_group_scales(b, ds, ms);
-        mins = _mm256_fmadd_ps(_mm256_load_ps(ms), _mm256_loadu_ps(sums), mins);
-        mins = _mm256_fmadd_ps(_mm256_load_ps(ms + 8), _mm256_loadu_ps(sums + 8), mins);
+        const __m128i sm = _mm_loadu_si128((const __m128i *)b), low4 = _mm_set1_epi8(0x0f);
+        __m256 ds[2], ms[2];
+        scaled16(_mm_and_si128(sm, low4), false, b + 80, ds);
+        scaled16(_mm_and_si128(_mm_srli_epi16(sm, 4), low4), false, b + 82, ms);
+        mins = _mm256_fmadd_ps(ms[0], _mm256_loadu_ps(sums), mins);
+        mins = _mm256_fmadd_ps(ms[1], _mm256_loadu_ps(sums + 8), mins);
         for (int h = 0; h < 2; h++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * h));
-            const __m256 dsh = _mm256_load_ps(ds + 8 * h);
+            const __m256 dsh = ds[h];
             for (int s = 0; s < 4; s++, q = _mm256_srli_epi16(q, 2)) {
                 const __m256i pick = _mm256_setr_epi32(2 * s, 2 * s, 2 * s, 2 * s, 2 * s + 1, 2 * s + 1, 2 * s + 1, 2 * s + 1);
                 tot[s & 1] = _mm256_fmadd_ps(q6_chunk(_mm256_and_si256(q, three), xp + 128 * h + 32 * s),
@@ -492,17 +505,17 @@ AVX2 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
     __m256 tot[2] = { _mm256_setzero_ps(), _mm256_setzero_ps() }, offs = _mm256_setzero_ps();
-    _Alignas(32) float ds[16];
     const int64_t row = n;
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 110, xp += QK_K, sums += 16) {
         prefetch_block_ahead(b, 110, row);
-        quant_q3k_group_scales(b, ds);
-        offs = _mm256_fmadd_ps(_mm256_load_ps(ds), _mm256_loadu_ps(sums), offs);
-        offs = _mm256_fmadd_ps(_mm256_load_ps(ds + 8), _mm256_loadu_ps(sums + 8), offs);
+        __m256 ds[2];
+        scaled16(quant_q3k_scales16(b + 96), true, b + 108, ds);
+        offs = _mm256_fmadd_ps(ds[0], _mm256_loadu_ps(sums), offs);
+        offs = _mm256_fmadd_ps(ds[1], _mm256_loadu_ps(sums + 8), offs);
         const __m256i hm = _mm256_loadu_si256((const __m256i *)b);
         for (int h = 0; h < 2; h++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(b + 32 + 32 * h));
-            const __m256 dsh = _mm256_load_ps(ds + 8 * h);
+            const __m256 dsh = ds[h];
             for (int s = 0; s < 4; s++, q = _mm256_srli_epi16(q, 2)) {
                 const __m256i v = _mm256_or_si256(_mm256_and_si256(q, three),
                                                   _mm256_and_si256(hbit_at_2(hm, 4 * h + s), four));
