@@ -369,32 +369,25 @@ AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint
     const __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16))) : low_nibbles;
     for (int load = 0; load < 2; load++) {
         const float *xl = xp + 128 * load;
-        __m512 e, o;
+        /* field s: nibble s of v (Q4_K), or byte s / 2 of lo (s even) or hi (s odd) (Q5_K); even fields in e,
+         * odd ones in o */
+        __m512i v = _mm512_loadu_si512(b + (five ? 48 : 16) + 64 * load), lo = v, hi = v;
         if (five) {
             /* fifth bits of groups 4 load (+ 2 in lanes 8-15) and the next at bits 0 and 1 of each byte, moved to
              * bit 4 under the low nibbles and the high ones (0xCA: the nibble mask selects between the two) */
             const __m512i h = _mm512_srlv_epi32(qh, _mm512_add_epi32(_mm512_set1_epi32(4 * load), halves_by_2));
-            const __m512i v = _mm512_loadu_si512(b + 48 + 64 * load);
-            const __m512i lo = _mm512_ternarylogic_epi32(low_nibbles, v, _mm512_slli_epi32(h, 4), 0xCA);
-            const __m512i hi = _mm512_ternarylogic_epi32(low_nibbles, _mm512_srli_epi32(v, 4), _mm512_slli_epi32(h, 3), 0xCA);
-            e = _mm512_mul_ps(Q5_FIELD(lo, 0), _mm512_loadu_ps(xl));
-            o = _mm512_mul_ps(Q5_FIELD(hi, 0), _mm512_loadu_ps(xl + 16));
-            e = _mm512_fmadd_ps(Q5_FIELD(lo, 1), _mm512_loadu_ps(xl + 32), e);
-            o = _mm512_fmadd_ps(Q5_FIELD(hi, 1), _mm512_loadu_ps(xl + 48), o);
-            e = _mm512_fmadd_ps(Q5_FIELD(lo, 2), _mm512_loadu_ps(xl + 64), e);
-            o = _mm512_fmadd_ps(Q5_FIELD(hi, 2), _mm512_loadu_ps(xl + 80), o);
-            e = _mm512_fmadd_ps(Q5_FIELD(lo, 3), _mm512_loadu_ps(xl + 96), e);
-            o = _mm512_fmadd_ps(Q5_FIELD(hi, 3), _mm512_loadu_ps(xl + 112), o);
-        } else {
-            const __m512i v = _mm512_loadu_si512(b + 16 + 64 * load);
-            e = _mm512_mul_ps(Q4_FIELD(v, 0), _mm512_loadu_ps(xl));
-            o = _mm512_mul_ps(Q4_FIELD(v, 1), _mm512_loadu_ps(xl + 16));
-            e = _mm512_fmadd_ps(Q4_FIELD(v, 2), _mm512_loadu_ps(xl + 32), e);
-            o = _mm512_fmadd_ps(Q4_FIELD(v, 3), _mm512_loadu_ps(xl + 48), o);
-            e = _mm512_fmadd_ps(Q4_FIELD(v, 4), _mm512_loadu_ps(xl + 64), e);
-            o = _mm512_fmadd_ps(Q4_FIELD(v, 5), _mm512_loadu_ps(xl + 80), o);
-            e = _mm512_fmadd_ps(Q4_FIELD(v, 6), _mm512_loadu_ps(xl + 96), e);
-            o = _mm512_fmadd_ps(Q4_FIELD(v, 7), _mm512_loadu_ps(xl + 112), o);
+            lo = _mm512_ternarylogic_epi32(low_nibbles, v, _mm512_slli_epi32(h, 4), 0xCA);
+            hi = _mm512_ternarylogic_epi32(low_nibbles, _mm512_srli_epi32(v, 4), _mm512_slli_epi32(h, 3), 0xCA);
+        }
+        __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int s = 0; s < 8; s++) {
+            const __m512 f = five ? Q5_FIELD(s & 1 ? hi : lo, s / 2) : Q4_FIELD(v, s);
+            const __m512 xs = _mm512_loadu_ps(xl + 16 * s);
+            if (s & 1)
+                o = s < 2 ? _mm512_mul_ps(f, xs) : _mm512_fmadd_ps(f, xs, o);
+            else
+                e = s < 2 ? _mm512_mul_ps(f, xs) : _mm512_fmadd_ps(f, xs, e);
         }
         const __m512i ge = load ? _mm512_add_epi32(g_even, four) : g_even;
         const __m512i go = load ? _mm512_add_epi32(g_odd, four) : g_odd;
