@@ -11,7 +11,7 @@
  * split between byte j + 4 and the top bits of bytes j - 4 and j). Two blocks
  * per 256-bit op: one at a time in 128-bit ops the scale work was 5-8% of the
  * AVX-512 dot, and pairing measured +1-4% on 2048- and 5632-value rows. Each load
- * reads 4 bytes past the scales, which are the block's own qs. */
+ * reads 4 bytes past the scales, which are the block's own (Q4_K's qs, Q5_K's qh). */
 __attribute__((target("avx2"))) static inline __m256i kq_scale_bytes_pair(const uint8_t *a, const uint8_t *b)
 {
     const __m256i u = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 4))),

@@ -263,7 +263,8 @@ AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
 /*
  * The fused dots below turn each weight into a float with no shuffle and no
  * shift: AND-ing a 64-byte load with a mask that keeps one field of every
- * 32-bit lane (a nibble at bits 4s for Q4_K, a byte at bits 8j for Q6_K)
+ * 32-bit lane (a nibble at bits 4s for Q4_K, a byte at bits 8j for Q6_K, and
+ * for Q5_K, Q2_K and Q3_K once a shift has put their bits into bytes)
  * leaves the integer q 2^(4s) (q 2^(8j)), which one vcvt(u)dq2ps makes an
  * exact float; x was scaled once by the inverse power of two when it was
  * rearranged, so the FMA forms q x with a single rounding. On Zen 4 AND runs
@@ -365,7 +366,7 @@ AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint
     acc[2] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(0xff00, sums - 8), acc[2]);
     prefetch_block_ahead(b, five ? 176 : 144, row);
     const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
-    /* Q5_K's qh (b + 16), each 256-bit half against the lanes of that half of a load */
+    /* Q5_K's qh (b + 16), each 256-bit half against the lanes of that half of a load (unused for Q4_K) */
     const __m512i qh = five ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16))) : low_nibbles;
     for (int load = 0; load < 2; load++) {
         const float *xl = xp + 128 * load;
@@ -519,7 +520,7 @@ AVX512DQ static inline __m512 q23_chunk(__m512i v, const float *xc, int mask)
     return a;
 }
 
-/* Q2_K (hm NULL) or Q3_K rows. */
+/* Q2_K (three false) or Q3_K rows. */
 AVX512DQ static inline __attribute__((always_inline)) float dot_q23_k(const uint8_t *b, const float *xp, int64_t n,
                                                                         bool three)
 {
