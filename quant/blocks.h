@@ -46,12 +46,14 @@ QUANT_DECL(f16_avx512); QUANT_DECL(q8_0_avx512); QUANT_DECL(q4_0_avx512); QUANT_
 QUANT_DECL(q5_0_avx512); QUANT_DECL(q5_1_avx512); QUANT_DECL(iq4_nl_avx512); QUANT_DECL(iq4_xs_avx512);
 QUANT_DECL(q4_k_avx512); QUANT_DECL(q5_k_avx512); QUANT_DECL(q6_k_avx512);
 
-/* The 32-value types' rows decoded 16 at a time into a GEMM's k-major panel (simd_avx512.c), chosen by
+/* Rows decoded 16 at a time into a GEMM's k-major panel (panel16_avx512.c), chosen by
  * quant_panel16_function. */
 #define QUANT_PANEL16_DECL(name)                                                                                   \
     void quant_panel16_##name(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 QUANT_PANEL16_DECL(q4_0_avx512); QUANT_PANEL16_DECL(q4_1_avx512); QUANT_PANEL16_DECL(q5_0_avx512);
-QUANT_PANEL16_DECL(q5_1_avx512); QUANT_PANEL16_DECL(iq4_nl_avx512);
+QUANT_PANEL16_DECL(q5_1_avx512); QUANT_PANEL16_DECL(iq4_nl_avx512); QUANT_PANEL16_DECL(q2_k_avx512);
+QUANT_PANEL16_DECL(q3_k_avx512); QUANT_PANEL16_DECL(q4_k_avx512); QUANT_PANEL16_DECL(q5_k_avx512);
+QUANT_PANEL16_DECL(q6_k_avx512); QUANT_PANEL16_DECL(iq4_xs_avx512);
 
 /* Fused row . x products (AVX2 + FMA + F16C: Q8_0, BF16 in vecdot.c), chosen by quant_dot_function. */
 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);

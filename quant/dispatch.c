@@ -116,6 +116,12 @@ quant_panel16_fn quant_panel16_function(uint32_t type, quant_impl impl)
     case GGML_TYPE_Q5_0: return quant_panel16_q5_0_avx512;
     case GGML_TYPE_Q5_1: return quant_panel16_q5_1_avx512;
     case GGML_TYPE_IQ4_NL: return quant_panel16_iq4_nl_avx512;
+    case GGML_TYPE_Q2_K: return quant_panel16_q2_k_avx512;
+    case GGML_TYPE_Q3_K: return quant_panel16_q3_k_avx512;
+    case GGML_TYPE_Q4_K: return quant_panel16_q4_k_avx512;
+    case GGML_TYPE_Q5_K: return quant_panel16_q5_k_avx512;
+    case GGML_TYPE_Q6_K: return quant_panel16_q6_k_avx512;
+    case GGML_TYPE_IQ4_XS: return quant_panel16_iq4_xs_avx512;
     default: return NULL;
     }
 #else

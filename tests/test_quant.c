@@ -486,7 +486,8 @@ Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
         compared++;
     }
     if (strcmp(quant_simd_level(), "avx512") == 0)
-        cr_assert_eq(compared, 5, "Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL have panel decoders on AVX-512");
+        cr_assert_eq(compared, 11, "Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants Q2_K-Q6_K and IQ4_XS have panel "
+                                   "decoders on AVX-512");
     else
         cr_skip_test("SIMD level %s: panel decoders are AVX-512 only, none compared", quant_simd_level());
 }
