@@ -166,7 +166,7 @@ static bool llama_cpp_prompt_order(uint32_t type)
     switch (type) {
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL:
     case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:
-    case GGML_TYPE_Q3_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_XS: return true;
+    case GGML_TYPE_Q3_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_XS: return true;
     case GGML_TYPE_Q2_K: return quant_cpu_has_avx512();
     default: return false;
     }

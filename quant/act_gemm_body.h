@@ -126,6 +126,29 @@ GEMM_TARGET static INLINE __m256 ggml_lane_sum(const __m256 a[8])
     return _mm256_add_ps(_mm256_add_ps(b0, b2), _mm256_add_ps(b1, b3));
 }
 
+/* GMIN_GROUPED in the lane order (Q4_K and Q5_K's vec_dot): chunk c's mins times the activation block's sums of
+ * its two halves (Q8_K's bsums 2c and 2c + 1), per row. */
+GEMM_TARGET static INLINE __m256i chunk_mins(gemm_kind k, const uint8_t *chunk, const uint8_t *ablk, int c)
+{
+    int32_t pair;
+    memcpy(&pair, ablk + 4 + QK_K + 4 * c, 4);
+    return _mm256_madd_epi16(load32(chunk + min_pairs_at(k, PANEL_ROWS)), _mm256_set1_epi32(pair));
+}
+
+/* A block's mins summed apart in f32, as vec_dot's summs: + dmin * d_a * (float)sum(m * bsums), per row. */
+GEMM_TARGET static INLINE __m256 block_mins(__m256 mins, __m256 dm, float da, __m256i imin)
+{
+    return _mm256_add_ps(mins, _mm256_mul_ps(_mm256_mul_ps(dm, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(imin)));
+}
+
+/* The row's result: the lanes added as hsum_float_8 adds them, then Q8_1's m * s added, or the K-quants' mins
+ * taken off. */
+GEMM_TARGET static INLINE __m256 groups_result(gemm_kind k, const __m256 acc[8], __m256 mins)
+{
+    const __m256 s = ggml_lane_sum(acc);
+    return k.min == GMIN_Q8_1_S ? _mm256_add_ps(s, mins) : k.min == GMIN_GROUPED ? _mm256_sub_ps(s, mins) : s;
+}
+
 /* nt activation rows against the panel, adding as ggml's vec_dot adds: lane j of a row's accumulator is
  * group j's 4-product integer (times its 16- or 32-value scale, summed over a 256-value block's chunks),
  * times d_w * d_a per block, then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (hsum_float_8), plus
@@ -144,12 +167,18 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
         const __m256 d = _mm256_loadu_ps((const float *)p), dm = _mm256_loadu_ps((const float *)(p + 32));
         const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
         __m256 dd[GROUP_TOKENS];
-        for (int t = 0; t < nt; t++)
+        __m256i imin[GROUP_TOKENS];
+        for (int t = 0; t < nt; t++) {
             dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
+            imin[t] = _mm256_setzero_si256();
+        }
         __m256i isum[GROUP_TOKENS][8];
         p += 64;
         for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, PANEL_ROWS)) {
             const uint8_t *aq = ablk + act_quants_at(k) + 32 * c;
+            if (k.min == GMIN_GROUPED)
+                for (int t = 0; t < nt; t++)
+                    imin[t] = _mm256_add_epi32(imin[t], chunk_mins(k, p, ablk + (uint64_t)t * as, c));
             for (int j = 0; j < 8; j++) {
                 const __m256i w = load32(p + 32 * j);
                 const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
@@ -170,9 +199,12 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
         if (k.min == GMIN_Q8_1_S)
             for (int t = 0; t < nt; t++)
                 mins[t] = _mm256_add_ps(mins[t], _mm256_mul_ps(dm, _mm256_set1_ps(f16c(ablk + (uint64_t)t * as + 2))));
+        if (k.min == GMIN_GROUPED)
+            for (int t = 0; t < nt; t++)
+                mins[t] = block_mins(mins[t], dm, act_d(k, ablk + (uint64_t)t * as), imin[t]);
     }
     for (int t = 0; t < nt; t++)
-        out[t] = k.min == GMIN_Q8_1_S ? _mm256_add_ps(ggml_lane_sum(acc[t]), mins[t]) : ggml_lane_sum(acc[t]);
+        out[t] = groups_result(k, acc[t], mins[t]);
 }
 
 #if GEMM_VNNI
@@ -185,10 +217,12 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t *panel, const uint8_t *a,
                                                      uint64_t as, int nt, int64_t n, __m256 out[GEMM_TOKENS])
 {
-    __m256 acc[GROUP256_TOKENS][8];
-    for (int t = 0; t < nt; t++)
+    __m256 acc[GROUP256_TOKENS][8], mins[GROUP256_TOKENS];
+    for (int t = 0; t < nt; t++) {
+        mins[t] = _mm256_setzero_ps();
         for (int j = 0; j < 8; j++)
             acc[t][j] = _mm256_setzero_ps();
+    }
     const uint8_t *p = panel;
     for (int64_t i = 0; i < n; i += k.sb, p += block_panel_bytes(k, PANEL_ROWS)) {
         const __m256 d = _mm256_loadu_ps((const float *)p);
@@ -196,6 +230,16 @@ GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t 
         __m256 dd[GROUP256_TOKENS];
         for (int t = 0; t < nt; t++)
             dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
+        if (k.min == GMIN_GROUPED) {
+            const __m256 dm = _mm256_loadu_ps((const float *)(p + 32));
+            for (int t = 0; t < nt; t++) {
+                __m256i imin = _mm256_setzero_si256();
+                for (int c = 0; c < k.sb / 32; c++)
+                    imin = _mm256_add_epi32(imin, chunk_mins(k, p + 64 + (uint64_t)c * chunk_bytes(k, PANEL_ROWS),
+                                                             ablk + (uint64_t)t * as, c));
+                mins[t] = block_mins(mins[t], dm, act_d(k, ablk + (uint64_t)t * as), imin);
+            }
+        }
         for (int j = 0; j < 8; j++) {
             __m256i isum[GROUP256_TOKENS];
             for (int t = 0; t < nt; t++)
@@ -215,7 +259,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t 
         }
     }
     for (int t = 0; t < nt; t++)
-        out[t] = ggml_lane_sum(acc[t]);
+        out[t] = groups_result(k, acc[t], mins[t]);
 }
 #endif
 

@@ -10,8 +10,8 @@ typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED } gemm_min;
 /* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
  * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
  * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot, and llamafile's tinyBLAS,
- * which llama.cpp's prompts of Q8_0 and Q5_0 go through; for Q3_K, Q6_K and IQ4_XS, whose vec_dot sums
- * each lane's scaled integers over the 256-value block first). Mins summed apart: Q8_1's only. */
+ * which llama.cpp's prompts of Q8_0 and Q5_0 go through; for Q3_K, Q5_K, Q6_K and IQ4_XS, whose vec_dot sums
+ * each lane's scaled integers over the 256-value block first). Mins summed apart: Q8_1's, and Q5_K's. */
 typedef enum gemm_order { ORDER_ROWS, ORDER_GROUPS } gemm_order;
 
 /* What a type's panel holds and how its dot is summed (constants where the body is inlined). */
@@ -23,7 +23,8 @@ typedef struct gemm_kind {
     int depth;       /* ORDER_ROWS with maddubs: results added in 16 bits before widening,
                       * depth * 2 * max(q + off) * 128 < 2^15; 8 only where both halves of a chunk share one scale */
     bool scaled;     /* integer scales per 16 values (a pair per chunk, equal for per-32 types) */
-    gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums) (ORDER_ROWS) */
+    gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums), per block (ORDER_ROWS),
+                      * or summed apart and taken off at the end (ORDER_GROUPS: Q5_K, vec_dot's summs) */
     gemm_order order;
 } gemm_kind;
 
@@ -64,7 +65,7 @@ static const gemm_kind kinds[] = {
     [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..3, scales per 16 */
     [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -4..3, per 16 */
     [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
-    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..31, per 32 */
+    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, true, GMIN_GROUPED, ORDER_GROUPS),   /* 0..31, per 32 */
     [G_Q6_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -32..31, per 16 */
     [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
 };

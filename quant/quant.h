@@ -114,8 +114,8 @@ quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
  * into a panel of panel_bytes(n), then multiplied with T activation rows (a, a + a_stride, ...) into
  * y[t * ld + r], r < nr. sums holds
  * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
- * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for Q8_0, Q5_0, Q4_1, Q5_1
- * bit for bit as the dot), and otherwise block after block per row, which may differ from llama.cpp in
+ * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for the types it multiplies with
+ * vec_dot, bit for bit as the dot), and otherwise block after block per row, which may differ from llama.cpp in
  * the last bit (and a last-bit difference can round a later activation the other way). All NULL where
  * the type has none at this level. */
 typedef struct quant_act_gemm {
@@ -125,7 +125,8 @@ typedef struct quant_act_gemm {
                      float *y, int64_t ld, int nr);
     /* llama.cpp's x86 CPU backend adds a prompt's products of this type up in the same order on this CPU:
      * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512:
-     * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1 */
+     * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1, Q3_K, Q5_K, Q6_K,
+     * IQ4_XS (vec_dot's order) */
     bool llama_cpp_order;
     int rows;
 } quant_act_gemm;

@@ -331,7 +331,7 @@ Test(act, panel_products_equal_the_integer_dots)
                 }
             /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does */
             if (type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 ||
-                type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS) {
+                type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q5_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS) {
                 cr_assert(g.llama_cpp_order, "%s", tt->name);
                 const quant_act_kernel d2 = quant_act_dot_function(type, QUANT_IMPL_AVX2);
                 for (int t = 0; t < T; t++)
