@@ -115,8 +115,8 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
 
 /* ORDER_GROUPS: tokens per pass, so that the accumulators fit the registers (16 with AVX2, 32 with
  * AVX-512VL): 8 a token for 32-value blocks, 16 for 256-value ones (one pass each; with VNNI those go
- * through gemm_tokens_groups256, 9 a token for 3). */
-enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1, GROUP256_TOKENS = GEMM_VNNI ? 3 : 1 };
+ * through gemm_tokens_groups16, 9 a token for 3). */
+enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1, GROUP256_TOKENS = 3 };
 
 /* A row's 8 lane sums added as ggml's hsum_float_8 adds them: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
 GEMM_TARGET static INLINE __m256 ggml_lane_sum(const __m256 a[8])
@@ -208,58 +208,93 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 }
 
 #if GEMM_VNNI
-/* ORDER_GROUPS for 256-value blocks (Q3_K, Q6_K, IQ4_XS: signed and scaled) with VNNI: the same integers and
- * lane sums as gemm_tokens_groups, with group j outer and chunk c inner, so that one integer sum per token is
- * live and GROUP256_TOKENS tokens share each weight load and its sign; maddubs' 16-bit pair sums (no
+/* ORDER_GROUPS for 256-value blocks (Q3_K, Q5_K, Q6_K, IQ4_XS; scaled) with VNNI, on 16-row panels: lane r of
+ * a 512-bit register is row r, so each instruction meets 16 rows where the 8-lane form met 8 (x1.6-1.8 on
+ * Qwen3-0.6B-shape IQ4_XS / Q6_K prompts). The same integers and lane sums as gemm_tokens_groups, with group j
+ * outer and chunk c inner, so that one integer sum per token is live and nt tokens share each weight load and
+ * its sign. AVX-512 has no vpsignb: a signed weight's |w| meets the activation negated where w < 0 (a masked
+ * subtract from zero; where w is 0 the product is 0 either way, as with vpsignb). maddubs' 16-bit pair sums (no
  * saturation: |w| <= 127 against |x| <= 128) meet the scale pairs (s, s) in one vpdpwssd, where dpbusd took a
- * vpmulld and an add more. One token at a time with dpbusd and vpmulld, these kinds ran at 60 G multiply-adds/s
- * on one core (1536-value rows, 64 tokens), 102 now; 3 tokens a pass measured 6% faster than 2. */
-GEMM_TARGET static INLINE void gemm_tokens_groups256(gemm_kind k, const uint8_t *panel, const uint8_t *a,
-                                                     uint64_t as, int nt, int64_t n, __m256 out[GEMM_TOKENS])
+ * vpmulld and an add more. */
+GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *panel, const uint8_t *a,
+                                                    uint64_t as, int nt, int64_t n, __m512 out[GEMM_TOKENS])
 {
-    __m256 acc[GROUP256_TOKENS][8], mins[GROUP256_TOKENS];
+    __m512 acc[GROUP256_TOKENS][8], mins[GROUP256_TOKENS];
     for (int t = 0; t < nt; t++) {
-        mins[t] = _mm256_setzero_ps();
+        mins[t] = _mm512_setzero_ps();
         for (int j = 0; j < 8; j++)
-            acc[t][j] = _mm256_setzero_ps();
+            acc[t][j] = _mm512_setzero_ps();
     }
+    const __m512i zero = _mm512_setzero_si512();
     const uint8_t *p = panel;
-    for (int64_t i = 0; i < n; i += k.sb, p += block_panel_bytes(k, PANEL_ROWS)) {
-        const __m256 d = _mm256_loadu_ps((const float *)p);
+    for (int64_t i = 0; i < n; i += k.sb, p += block_panel_bytes(k, WIDE_ROWS)) {
+        const __m512 d = _mm512_loadu_ps(p);
         const uint8_t *ablk = a + (uint64_t)(i / act_block_values(k)) * act_block_bytes(k);
-        __m256 dd[GROUP256_TOKENS];
-        for (int t = 0; t < nt; t++)
-            dd[t] = _mm256_mul_ps(d, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
-        if (k.min == GMIN_GROUPED) {
-            const __m256 dm = _mm256_loadu_ps((const float *)(p + 32));
+        if (k.min == GMIN_GROUPED) { /* vec_dot's summs: dmin * d_a * sum(m * bsums), summed apart */
+            const __m512 dm = _mm512_loadu_ps(p + 4 * WIDE_ROWS);
             for (int t = 0; t < nt; t++) {
-                __m256i imin = _mm256_setzero_si256();
-                for (int c = 0; c < k.sb / 32; c++)
-                    imin = _mm256_add_epi32(imin, chunk_mins(k, p + 64 + (uint64_t)c * chunk_bytes(k, PANEL_ROWS),
-                                                             ablk + (uint64_t)t * as, c));
-                mins[t] = block_mins(mins[t], dm, act_d(k, ablk + (uint64_t)t * as), imin);
+                const uint8_t *at = ablk + (uint64_t)t * as;
+                __m512i imin = zero;
+                for (int c = 0; c < k.sb / 32; c++) {
+                    int32_t pair;
+                    memcpy(&pair, at + 4 + QK_K + 4 * c, 4);
+                    const uint8_t *chunk = p + 8 * WIDE_ROWS + (uint64_t)c * chunk_bytes(k, WIDE_ROWS);
+                    imin = _mm512_add_epi32(imin, _mm512_madd_epi16(_mm512_loadu_si512(chunk + min_pairs_at(k, WIDE_ROWS)),
+                                                                    _mm512_set1_epi32(pair)));
+                }
+                mins[t] = _mm512_add_ps(mins[t], _mm512_mul_ps(_mm512_mul_ps(dm, _mm512_set1_ps(act_d(k, at))),
+                                                               _mm512_cvtepi32_ps(imin)));
             }
         }
-        for (int j = 0; j < 8; j++) {
-            __m256i isum[GROUP256_TOKENS];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) { /* unrolled: acc[t][j] in registers, not on the stack */
+            __m512i isum[GROUP256_TOKENS];
             for (int t = 0; t < nt; t++)
-                isum[t] = _mm256_setzero_si256();
+                isum[t] = zero;
             for (int c = 0; c < k.sb / 32; c++) {
-                const uint8_t *chunk = p + 64 + (uint64_t)c * chunk_bytes(k, PANEL_ROWS);
-                const __m256i w = load32(chunk + 32 * j);
-                const __m256i wu = k.sign ? _mm256_sign_epi8(w, w) : w;
-                const __m256i sc = half_scales(k, chunk, j >= 4);
+                const uint8_t *chunk = p + 8 * WIDE_ROWS + (uint64_t)c * chunk_bytes(k, WIDE_ROWS);
+                const __m512i w = _mm512_loadu_si512(chunk + 4 * WIDE_ROWS * j);
+                const __m512i wu = k.sign ? _mm512_abs_epi8(w) : w;
+                const __mmask64 neg = k.sign ? _mm512_movepi8_mask(w) : 0;
+                const __m512i sc = _mm512_loadu_si512(chunk + scales_at(WIDE_ROWS) + 4 * WIDE_ROWS * (j >= 4));
                 for (int t = 0; t < nt; t++) {
-                    const __m256i x = group_acts(k, ablk + (uint64_t)t * as + act_quants_at(k) + 32 * c + 4 * j, w);
-                    isum[t] = _mm256_dpwssd_epi32(isum[t], _mm256_maddubs_epi16(wu, x), sc);
+                    __m512i x = _mm512_set1_epi32((int)rd32(ablk + (uint64_t)t * as + act_quants_at(k) + 32 * c + 4 * j));
+                    if (k.sign)
+                        x = _mm512_mask_sub_epi8(x, neg, zero, x);
+                    isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wu, x), sc);
                 }
             }
-            for (int t = 0; t < nt; t++)
-                acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(isum[t]), acc[t][j]);
+            for (int t = 0; t < nt; t++) {
+                const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
+                acc[t][j] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(isum[t]), acc[t][j]);
+            }
         }
     }
-    for (int t = 0; t < nt; t++)
-        out[t] = groups_result(k, acc[t], mins[t]);
+    for (int t = 0; t < nt; t++) { /* hsum_float_8's order, lane-wise: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) */
+        const __m512 *v = acc[t];
+        const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[0], v[4]), _mm512_add_ps(v[2], v[6])),
+                                       _mm512_add_ps(_mm512_add_ps(v[1], v[5]), _mm512_add_ps(v[3], v[7])));
+        out[t] = k.min == GMIN_GROUPED ? _mm512_sub_ps(s, mins[t]) : s;
+    }
+}
+
+/* ORDER_GROUPS, 256-value blocks: T activation rows against the 16-row panel's first nr rows. */
+GEMM_TARGET static INLINE void gemm_groups16(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as, int T,
+                                             int64_t n, float *y, int64_t ld, int nr)
+{
+    __m512 o[GEMM_TOKENS];
+    for (int t = 0; t < T; t += GROUP256_TOKENS) {
+        const int nt = T - t < GROUP256_TOKENS ? T - t : GROUP256_TOKENS;
+        const uint8_t *at = a + (uint64_t)t * as;
+        if (nt == 3) /* nt a constant in each call: its loops unroll into registers */
+            gemm_tokens_groups16(k, panel, at, as, 3, n, o);
+        else if (nt == 2)
+            gemm_tokens_groups16(k, panel, at, as, 2, n, o);
+        else
+            gemm_tokens_groups16(k, panel, at, as, 1, n, o);
+        for (int j = 0; j < nt; j++)
+            _mm512_mask_storeu_ps(y + (t + j) * ld, (__mmask16)((1u << nr) - 1), o[j]);
+    }
 }
 #endif
 
@@ -278,21 +313,11 @@ GEMM_TARGET static INLINE void store_rows(__m256 v, float *y, int nr)
 GEMM_TARGET static INLINE void gemm_groups8(gemm_kind k, const uint8_t *panel, const uint8_t *a, uint64_t as, int T,
                                             int64_t n, float *y, int64_t ld, int nr)
 {
-    const int step = k.sb == 32 ? GROUP_TOKENS : GROUP256_TOKENS;
+    const int step = k.sb == 32 ? GROUP_TOKENS : 1;
     __m256 o[GEMM_TOKENS];
     for (int t = 0; t < T; t += step) {
         const int nt = T - t < step ? T - t : step;
         const uint8_t *at = a + (uint64_t)t * as;
-#if GEMM_VNNI
-        if (k.sb == 256) {
-            if (nt == 3) /* nt a constant in each call, as above */
-                gemm_tokens_groups256(k, panel, at, as, 3, n, o);
-            else if (nt == 2)
-                gemm_tokens_groups256(k, panel, at, as, 2, n, o);
-            else
-                gemm_tokens_groups256(k, panel, at, as, 1, n, o);
-        } else
-#endif
         if (nt == GROUP_TOKENS && step == GROUP_TOKENS)
             gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
         else
@@ -405,12 +430,19 @@ GEMM_TARGET static INLINE void gemm_rows(gemm_kind k, const uint8_t *panel, cons
     }
 }
 
+/* Whether the kind's panel holds 16 rows in 512-bit lanes (VNNI: the ORDER_ROWS kinds and the 256-value
+ * ORDER_GROUPS ones), or PANEL_OF / 8 panels of 8 rows. */
+static INLINE bool wide_panel(gemm_kind k)
+{
+    return GEMM_VNNI && (k.order == ORDER_ROWS || k.sb == 256);
+}
+
 /* nr (1..PANEL_OF) rows into a panel of PANEL_OF rows. */
 GEMM_TARGET static INLINE void pack_panel(gemm_type g, gemm_kind k, const uint8_t *w, uint64_t rb, int nr, int64_t n,
                                           uint8_t *p)
 {
 #if GEMM_VNNI
-    if (k.order == ORDER_ROWS) {
+    if (wide_panel(k)) {
         pack_body(g, k, WIDE_ROWS, w, rb, nr, n, p);
         return;
     }
@@ -429,6 +461,10 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
 #if GEMM_VNNI
     if (k.order == ORDER_ROWS) {
         gemm_rows(k, panel, a, as, sums, T, n, y, ld, nr);
+        return;
+    }
+    if (k.sb == 256) {
+        gemm_groups16(k, panel, a, as, T, n, y, ld, nr);
         return;
     }
     gemm_groups8(k, panel, a, as, T, n, y, ld, nr < 8 ? nr : 8);
@@ -451,8 +487,8 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
 #define GEMM_ENTRY_POINTS(name, g)                                                                              \
     uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
     {                                                                                                          \
-        /* 16-row ORDER_ROWS panels, or PANEL_OF / 8 panels of 8 rows */                                       \
-        return GEMM_VNNI && kinds[g].order == ORDER_ROWS ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], WIDE_ROWS) \
+        /* 16-row panels (wide_panel), or PANEL_OF / 8 panels of 8 rows */                                     \
+        return wide_panel(kinds[g]) ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], WIDE_ROWS)     \
                                                          : (uint64_t)(PANEL_OF / 8) * (uint64_t)(n / kinds[g].sb) *  \
                                                                block_panel_bytes(kinds[g], PANEL_ROWS);        \
     }                                                                                                          \
