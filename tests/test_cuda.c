@@ -1,10 +1,13 @@
 /*
  * The CUDA backend against the CPU backend, op by op and end to end. Needs a
  * GPU: every test skips with a message when kern_cuda_create finds none
- * (ctest label "gpu"). Tolerances: matrix-vector kernels and element-wise ops
- * compute in f32 like the CPU and differ by summation order only (1e-5);
- * the prompt GEMM rounds activations (and quantized weights) to f16 (2e-3);
- * whole-model logits within 1e-3 on F32/F16 models, as the issue demands.
+ * (ctest label "gpu"). Tolerances: every kernel computes in f32 from exactly
+ * decoded weights, as the CPU backend does, the prompt GEMM included (cuBLAS
+ * f32 without TF32), so the two differ by summation order only: 1e-5 of the
+ * largest value per product, 1e-4 of the largest logit for whole models of
+ * every type (the f32 models measured 2e-7 to 4e-6 on an H100). The issue's
+ * bound is 1e-3; a rounding step on either side (f16 activations: 1e-3 to
+ * 3e-3 on these models, 8e-3 on a 0.5B shape) fails here.
  */
 #include "engine.h"
 #include "fixture_model.h"
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static kern_backend *cuda_or_skip(void)
 {
@@ -106,7 +110,7 @@ static void check_matmul(kern_backend *gpu, kern_backend *cpu, uint32_t type, in
     cr_assert_eq(cpu->matmul(cpu, &wc, NULL, x, T, yc), KERN_OK);
     cr_assert_eq(gpu->matmul(gpu, &wg, NULL, xd, T, yd), KERN_OK, "%s", gpu->last_error(gpu));
     float *yg = down(gpu, yd, (size_t)T * n);
-    const float tol = T <= 8 ? 1e-5f : 2e-3f;
+    const float tol = 1e-5f;
     float rel = rel_diff(yc, yg, (size_t)T * n);
     cr_assert_lt(rel, tol, "%s (%lld x %lld), T=%d: relative difference %g", gguf_type_traits_of(type)->name,
                  (long long)n, (long long)k, T, rel);
@@ -259,11 +263,8 @@ Test(cuda, elementwise_stats_and_argmax)
 }
 
 /* Whole models: prompt logits and a greedy continuation, CPU against CUDA. */
-static void model_logits(const char *name, float tol)
+static void logits_at(const char *path, const char *name, float tol)
 {
-    char *path = model_path(name);
-    if (!path)
-        cr_skip_test("%s is not in ../shared/models", name);
     kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
     gguf_file *f;
     gguf_error ge;
@@ -296,7 +297,7 @@ static void model_logits(const char *name, float tol)
         cr_assert_eq(nc, ng, "%s decode step %d: cpu %d, cuda %d", name, step, nc, ng);
         tc = tg = nc;
     }
-    free(lc), free(lg), free(path);
+    free(lc), free(lg);
     engine_ctx_free(cc), engine_ctx_free(cg);
     engine_model_free(mc), engine_model_free(mg);
     gguf_close(f);
@@ -304,12 +305,46 @@ static void model_logits(const char *name, float tol)
     cpu->destroy(cpu);
 }
 
-Test(cuda, logits_tiny_llama_f32) { model_logits("tiny-llama-f32.gguf", 1e-3f); }
-Test(cuda, logits_tiny_llama_f16) { model_logits("tiny-llama-f16.gguf", 1e-3f); }
-Test(cuda, logits_tiny_qwen2_f32) { model_logits("tiny-qwen2-f32.gguf", 1e-3f); }
-Test(cuda, logits_tiny_qwen2_f16) { model_logits("tiny-qwen2-f16.gguf", 1e-3f); }
-Test(cuda, logits_stories260k) { model_logits("stories260K.gguf", 1e-3f); }
-Test(cuda, logits_tiny_llama_q4_k_m) { model_logits("tiny-llama-q4_k_m.gguf", 5e-3f); }
+static void model_logits(const char *name, float tol)
+{
+    char *path = model_path(name);
+    if (!path)
+        cr_skip_test("%s is not in ../shared/models", name);
+    logits_at(path, name, tol);
+    free(path);
+}
+
+/* Every architecture's own ops (per-head q/k norms, biases, post-norms, GeGLU, the embedding scale, gemma3's
+ * sliding window of 4 positions over the 20-token prompt, soft-capping) on a model our writer makes. */
+static void fixture_logits(const char *arch)
+{
+    kern_backend *gpu = cuda_or_skip();  /* before the file is written: a skip would leave it behind */
+    gpu->destroy(gpu);
+    fixture_opts o = fixture_default_opts();
+    o.arch = arch;
+    o.n_layer = 3;
+    o.n_embd = 128;
+    o.n_ff = 256;
+    char path[256], name[64];
+    snprintf(path, sizeof path, "/tmp/ggufscope-cuda-%s-%d.gguf", arch, (int)getpid());
+    snprintf(name, sizeof name, "the %s fixture", arch);
+    gguf_error ge;
+    cr_assert_eq(fixture_write_file(path, &o, &ge), GGUF_OK, "%s", ge.message);
+    logits_at(path, name, 1e-4f);
+    unlink(path);
+}
+
+Test(cuda, logits_fixture_llama) { fixture_logits("llama"); }
+Test(cuda, logits_fixture_qwen2) { fixture_logits("qwen2"); }
+Test(cuda, logits_fixture_qwen3) { fixture_logits("qwen3"); }
+Test(cuda, logits_fixture_gemma3) { fixture_logits("gemma3"); }
+Test(cuda, logits_tiny_qwen3_q8_0) { model_logits("tiny-qwen3-q8_0.gguf", 1e-4f); }
+Test(cuda, logits_tiny_llama_f32) { model_logits("tiny-llama-f32.gguf", 1e-4f); }
+Test(cuda, logits_tiny_llama_f16) { model_logits("tiny-llama-f16.gguf", 1e-4f); }
+Test(cuda, logits_tiny_qwen2_f32) { model_logits("tiny-qwen2-f32.gguf", 1e-4f); }
+Test(cuda, logits_tiny_qwen2_f16) { model_logits("tiny-qwen2-f16.gguf", 1e-4f); }
+Test(cuda, logits_stories260k) { model_logits("stories260K.gguf", 1e-4f); }
+Test(cuda, logits_tiny_llama_q4_k_m) { model_logits("tiny-llama-q4_k_m.gguf", 1e-4f); }
 
 Test(cuda, run_tool_compare_and_spot_check)
 {

@@ -22,7 +22,7 @@ static void cu_destroy(kern_backend *b)
             cudaGraphExecDestroy(c->exec);
         if (c->blas)
             cublasDestroy(c->blas);
-        void *dev[] = { c->w16, c->x16, c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals };
+        void *dev[] = { c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals };
         for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
             if (dev[i])
                 cudaFree(dev[i]);

@@ -27,10 +27,9 @@ typedef struct cu_ctx {
     char error[768];
     kern_status error_status;
 
-    /* Prompt matmuls: the weight dequantized (f16, or f32 for BF16) and x as f16, grown on demand. */
-    __half *w16, *x16;
+    /* Prompt matmuls: the weight decoded to f32, grown on demand. */
     float *w32;
-    size_t w16_cap, x16_cap, w32_cap;
+    size_t w32_cap;
     /* Token ids: pinned host staging (a graph's copy node reads it when replayed) and the device copy. */
     int32_t *tok_host, *tok_dev;
     size_t tok_cap;
@@ -87,8 +86,7 @@ kern_status cu_reserve(kern_backend *b, void **p, size_t *cap, size_t bytes, con
 
 /* y (T, N) row-major = x (T, K) row-major times W^T, W (N, K) row-major: the one
  * place the row-major/column-major translation for cuBLAS is written down. */
-kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const void *W, cudaDataType wt, const void *x,
-                         cudaDataType xt, float *y);
+kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, const float *x, float *y);
 
 kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
 kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
@@ -108,8 +106,7 @@ kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids
 /* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
 enum { CU_MATVEC_MAX_T = 8 };
 kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, const float *x, int T, float *y);
-/* Rows [0, rows) of w into f16 (or f32) scratch for the prompt GEMM (matvec.cu). */
-kern_status cu_dequant_f16(kern_backend *b, const cu_weight *w, __half *out);
+/* The whole of w decoded into f32 scratch for the prompt GEMM (matvec.cu). */
 kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out);
 /* Whether the kernels read this type. */
 bool cu_supports(uint32_t type);

@@ -116,59 +116,44 @@ kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, co
     return KERN_OK;
 }
 
-/* ---- whole matrices into scratch for cuBLAS ---------------------------------- */
+/* ---- whole matrices into f32 scratch for cuBLAS ------------------------------ */
 
-template <typename O> __device__ O kc_out(float v);
-template <> __device__ __half kc_out<__half>(float v) { return __float2half(v); }
-template <> __device__ float kc_out<float>(float v) { return v; }
-
-template <uint32_t TYPE, typename O>
-__global__ void dequant_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, O *out)
+template <uint32_t TYPE>
+__global__ void dequant_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, float *out)
 {
     const int64_t pieces = K / 8, total = pieces * N;
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
         const int64_t row = p / pieces, i = p % pieces;
         float v[8];
         decode8<TYPE>(w + (size_t)row * row_bytes, i, v);
-        O *o = out + (size_t)row * K + 8 * i;
+        float *o = out + (size_t)row * K + 8 * i;
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            o[k] = kc_out<O>(v[k]);
+            o[k] = v[k];
     }
 }
 
-template <typename O>
-__global__ void dequant_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, O *out)
+__global__ void dequant_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, float *out)
 {
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < K * N; p += (int64_t)gridDim.x * blockDim.x)
-        out[p] = kc_out<O>(kc_decode1(type, w + (size_t)(p / K) * row_bytes, p % K));
+        out[p] = kc_decode1(type, w + (size_t)(p / K) * row_bytes, p % K);
 }
 
-template <typename O> static kern_status dequant(kern_backend *b, const cu_weight *w, O *out)
+kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
 {
     cudaStream_t st = cu_of(b)->stream;
     const int64_t work = w->ne0 % 8 ? w->ne0 * w->ne1 : w->ne0 / 8 * w->ne1;
     const unsigned blocks = (unsigned)(work / 256 + 1 < 65535 * 4 ? work / 256 + 1 : 65535 * 4);
     if (w->ne0 % 8) {
-        dequant_any_k<O><<<blocks, 256, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, out);
+        dequant_any_k<<<blocks, 256, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, out);
         CU_LAUNCHED(b, "dequant_any_k");
         return KERN_OK;
     }
     bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
-        dequant_k<TYPE, O><<<blocks, 256, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, out);
+        dequant_k<TYPE><<<blocks, 256, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, out);
     });
     if (!known)
         return KERN_E_UNSUPPORTED;
     CU_LAUNCHED(b, "dequant_k");
     return KERN_OK;
-}
-
-kern_status cu_dequant_f16(kern_backend *b, const cu_weight *w, __half *out)
-{
-    return dequant(b, w, out);
-}
-
-kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
-{
-    return dequant(b, w, out);
 }
