@@ -44,6 +44,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-run: bad arguments\n");
         return 2;
     }
+    if (numerics != KERN_NUMERICS_EXACT && strcmp(backend, "cpu")) {
+        /* the CUDA backend computes exactly only: a ggml line from it would be an exact one mislabelled */
+        fprintf(stderr, "bench-run: --numerics %s is the CPU backend's, not %s's\n", kern_numerics_name(numerics), backend);
+        return 2;
+    }
     gguf_file *f;
     gguf_error ge;
     if (gguf_open(argv[1], &f, &ge)) {

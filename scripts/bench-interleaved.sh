@@ -5,16 +5,21 @@
 # other's, so a ratio is only meaningful within a round; the median of the
 # per-round ratios is what docs/BENCHMARKS.md reports. JSON lines on stdout,
 # one per engine per round, then a summary line.
-# usage: LLAMA_BENCH=path/to/llama-bench [NUMERICS=ggml] scripts/bench-interleaved.sh BUILD MODEL [ROUNDS]
+# BACKEND=cuda runs bench-run --backend cuda beside llama-bench with every layer
+# on the GPU (-ngl 99; a CUDA build of llama-bench); BACKEND=cpu (the default)
+# keeps llama-bench's layers on the CPU too (-ngl 0), whatever it was built with.
+# usage: LLAMA_BENCH=path/to/llama-bench [NUMERICS=ggml] [BACKEND=cuda] scripts/bench-interleaved.sh BUILD MODEL [ROUNDS]
 set -euo pipefail
 build=$1 model=$2 rounds=${3:-5}
-PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-5} THREADS=${THREADS:-2}
+PP=${PP:-64} TG=${TG:-32} RUNS=${RUNS:-5} THREADS=${THREADS:-2} BACKEND=${BACKEND:-cpu}
+case $BACKEND in cuda) ngl=99 ;; *) ngl=0 ;; esac
 : "${LLAMA_BENCH:?set LLAMA_BENCH to a llama-bench binary}"
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
 for r in $(seq "$rounds"); do
-  "$build/bench-run" "$model" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS" --numerics "${NUMERICS:-exact}" | tee -a "$lines"
-  "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -o json 2>/dev/null |
+  "$build/bench-run" "$model" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS" --numerics "${NUMERICS:-exact}" \
+    --backend "$BACKEND" | tee -a "$lines"
+  "$LLAMA_BENCH" -m "$model" -t "$THREADS" -p "$PP" -n "$TG" -r "$RUNS" -ngl "$ngl" -o json 2>/dev/null |
     python3 "$(dirname "$0")/llama-bench-line.py" | tee -a "$lines"
 done
 python3 - "$lines" <<'PY'

@@ -7,6 +7,10 @@ import sys
 rows = json.load(sys.stdin)
 out = {"bench": "run", "engine": "llama.cpp", "model": rows[0]["model_filename"].split("/")[-1],
        "threads": rows[0]["n_threads"], "pp": 0, "tg": 0, "runs": len(rows[0]["samples_ts"])}
+# Where its layers ran: the GPU when any were offloaded to a GPU backend (-ngl > 0 in a CUDA build).
+on_gpu = rows[0].get("n_gpu_layers", 0) > 0 and rows[0].get("gpu_info", "") != ""
+out["backend"] = "cuda" if on_gpu else "cpu"
+out["device"] = rows[0].get("gpu_info") if on_gpu else rows[0].get("cpu_info", "cpu")
 for r in rows:
     s = sorted(r["samples_ts"])
     med = s[len(s) // 2]
