@@ -249,7 +249,11 @@ typedef struct engine_cmp_point {
     float rel_prompt, rel_decode, rel_worst;
     int worst_pos;                  /* where the largest was (-1: never compared) */
     kern_row_stats a, b;            /* both sides' statistics there */
-    long long first_seq;            /* execution order of the first row beyond the tolerance (-1: none) */
+    long long first_seq;            /* execution order of the first row beyond the tolerance that its
+                                     * inputs do not explain (-1: none) */
+    float rel_explained;            /* the largest difference of rows beyond the tolerance that the op's own
+                                     * inputs explain (attention: each side equals the exact attention of
+                                     * its own q, k and v within the tolerance); -1: none */
     int first_pos;
     float first_rel;
     kern_row_stats first_a, first_b;
