@@ -1,34 +1,134 @@
 #!/usr/bin/env bash
-# On a machine with a GPU, after `make build` (and `make venv`): everything the
-# CUDA backend has to show there, in one command.
-#   1. the gpu-labelled tests (CUDA against the CPU, op by op and end to end);
-#   2. gguf-run --compare cpu,cuda on every shared model and on the 0.5B-shaped
-#      qwen2 (and the 1.1B-shaped TinyLlama), JSON lines;
-#   3. bench-run --backend cuda (prompt and decode tokens/s, achieved weight
-#      GB/s) on the F16 1.1B and 0.5B shapes and the Q4_K_M 1.1B (made by our
-#      gguf-quantize), with graphs on and off, beside the CPU backend.
+# On a machine with a GPU, from a folder scripts/gpu-pack.sh made: everything the
+# CUDA backend has to show there, in one command, JSON lines where it can.
+#   1. the gpu-labelled test programs (CUDA against the CPU, op by op, whole models of every
+#      architecture and type);
+#   2. gguf-run --compare cpu,cuda on every shared model, writer-made fixtures of each
+#      architecture, and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M);
+#   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
+#      rounds when the pack holds one (else alone), graphs on and off;
+#   4. where a decode step's time goes: a 22-layer model of 256 values (no bandwidth to
+#      speak of) and ncu's per-kernel GPU time for one decode token of the F16 1.1B shape.
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
+# OUT=dir keeps the test logs and ncu's report there.
 set -uo pipefail
-build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${GGUFSCOPE_MODELS:-$here/../../shared/models}
-PP=${PP:-256} TG=${TG:-128} RUNS=${RUNS:-5}
+G=${UNPACK:-/tmp/ggufscope-gpu}
+rm -rf "$G" && mkdir -p "$G" &&
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$here/payload.tar.xz" "$G" ||
+  { echo "gpu-validate: cannot unpack $here/payload.tar.xz (made by scripts/gpu-pack.sh)"; exit 2; }
+B=$G/bin
+M=${MODELS:-/tmp/ggufscope-gpu-models}
+OUT=${OUT:-/tmp/ggufscope-gpu-out}
+ROUNDS=${ROUNDS:-3}
+mkdir -p "$M" "$OUT"
 status=0
-nvidia-smi --query-gpu=name,memory.total,clocks.max.memory --format=csv || true
-ctest --test-dir "$build" -L gpu --output-on-failure || status=1
-q05=$("$here/synth-model.sh" "$build" qwen2.5-0.5b f16)
-tl=$("$here/synth-model.sh" "$build" tinyllama-1.1b f16)
-q4=$("$here/synth-model.sh" "$build" tinyllama-1.1b q4_k_m)
-for m in "$shared"/*.gguf $q05 $tl; do
-  case $(basename "$m") in quant-testvectors.gguf) continue ;; esac
-  "$build/gguf-run" "$m" -p "The capital of France is" -n 16 --compare cpu,cuda --json \
-    | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"agree":c["agree"],"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' \
-    || status=1
+export LD_LIBRARY_PATH=$G/lib:${LD_LIBRARY_PATH:-}
+for lib in libcublas.so.13 libcudart.so.13 libnccl.so.2; do  # the toolkit's and PyTorch's, where ld.so does not look
+  ldconfig -p | grep -q "$lib " && continue
+  found=$(find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
+  [ -n "$found" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$found")
 done
-for m in $tl $q05 $q4; do
-  "$build/bench-run" "$m" --backend cuda --pp "$PP" --tg "$TG" --runs "$RUNS" || status=1
-  GGUFSCOPE_CUDA_GRAPHS=0 "$build/bench-run" "$m" --backend cuda --pp "$PP" --tg "$TG" --runs "$RUNS" \
-    | sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/' || status=1
-  "$build/bench-run" "$m" --backend cpu --pp 64 --tg 16 --runs 3 --threads "$(nproc)" || status=1
+chmod +x "$B"/* "$G"/*.sh 2>/dev/null
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv
+lscpu | grep -E 'Model name|^CPU\(s\)' | tr -s ' '
+echo "SIMD: $(grep -o -w -m1 'avx512f' /proc/cpuinfo | head -1) $(grep -o -w -m1 'avx2' /proc/cpuinfo | head -1)"
+
+# The models: the shared ones, F32/F16 tiny ones and the full-size shapes written here (numpy is there;
+# the gguf package comes as a wheel), fixtures of every architecture by our own writer.
+cp "$G"/models/*.gguf "$M/"
+python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/ggufscope-site "$G"/whl/*.whl &&
+  export PYTHONPATH=/tmp/ggufscope-site
+if [ ! -f /usr/share/common-licenses/GPL-3 ]; then mkdir -p /usr/share/common-licenses; cp "$G"/licenses/* /usr/share/common-licenses/; fi
+S="python3 $G/tools/synth_model.py"
+for p in tiny-llama tiny-qwen2; do
+  $S $p "$M/$p-f32.gguf" --dtype f32 >/dev/null && $S $p "$M/$p-f16.gguf" --dtype f16 >/dev/null || status=1
 done
+$S tiny-qwen3 "$M/tiny-qwen3-f32.gguf" --dtype f32 >/dev/null || status=1
+for p in tiny-llama tiny-qwen2 tiny-qwen3; do
+  for q in q4_k_m q6_k q8_0; do
+    "$B/gguf-quantize" "$M/$p-f32.gguf" "$M/$p-$q.gguf" $q >/dev/null 2>&1 || status=1
+  done
+done
+big=(tl11:tinyllama-1.1b q05:qwen2.5-0.5b q3-06:qwen3-0.6b)
+for e in "${big[@]}"; do
+  [ -f "$M/${e%%:*}-f16.gguf" ] || ($S "${e#*:}" "$M/${e%%:*}-f16.gguf" --dtype f16 >/dev/null 2>&1) &
+done
+for a in llama qwen2 qwen3 gemma3; do
+  "$B/gguf-mkfixture" "$M/fx-$a.gguf" --arch $a --layers 4 --embd 256 --ff 512 --vocab 1024 >/dev/null || status=1
+done
+
+export GGUFSCOPE_MODELS=$M GGUFSCOPE_BIN=$B GGUFSCOPE_CUDA_LIB=$B/libggufscope-cuda.so
+echo "=== tests"
+for t in test_cuda test_backends test_run_backends; do
+  timeout 300 "$B/$t" -j4 >"$OUT/$t.log" 2>&1 || status=1
+  grep -E '^\[(FAIL|====)\]|assert|differ' "$OUT/$t.log" | tail -20
+done
+
+compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagreements, first divergence
+  timeout 180 "$B/gguf-run" "$1" -p "The capital of France is" -n 16 --compare cpu,cuda --json 2>/tmp/ggufscope-cmp.err |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"backend":"cuda","agree":c["agree"],"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' 2>/dev/null ||
+    { echo "compare $(basename "$1"): $(tail -1 /tmp/ggufscope-cmp.err)"; status=1; }
+}
+echo "=== compare cpu,cuda"
+for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-*) continue ;; esac; compare "$m"; done
+command -v compute-sanitizer >/dev/null &&
+  timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$B/gguf-run" "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 \
+    --backend cuda -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
+  grep -E 'ERROR SUMMARY|Invalid'
+wait
+"$B/gguf-quantize" "$M/tl11-f16.gguf" "$M/tl11-q4_k_m.gguf" q4_k_m >/dev/null 2>&1 || status=1
+"$B/gguf-quantize" "$M/q3-06-f16.gguf" "$M/q3-06-q4_k_m.gguf" q4_k_m >/dev/null 2>&1 || status=1
+for m in q05-f16 q3-06-f16 tl11-f16 tl11-q4_k_m q3-06-q4_k_m; do compare "$M/$m.gguf"; done
+
+echo "=== a decode step's fixed cost: 22 layers of 256 values"
+"$B/gguf-mkfixture" "$M/fx-22.gguf" --layers 22 --embd 256 --ff 512 --vocab 1024 >/dev/null
+timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3
+GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3 |
+  sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
+if command -v ncu >/dev/null; then
+  # bench-run --pp 8 --tg 8: the prompt goes through the matrix-vector kernels too, about 334 launches a
+  # pass on this shape; skipping 1100 lands in run 0's decode, and 334 launches are one token.
+  GGUFSCOPE_CUDA_GRAPHS=0 timeout 150 ncu --cache-control none --clock-control none \
+    --metrics gpu__time_duration.sum -s 1100 -c 334 --print-summary per-kernel \
+    "$B/bench-run" "$M/tl11-f16.gguf" --backend cuda --pp 8 --tg 8 --runs 1 >"$OUT/ncu.txt" 2>&1
+  python3 - "$OUT/ncu.txt" <<'PY'
+import re, sys
+name, rows = None, []
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"^  (\S.*?)\s*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)", line)
+    if m:
+        name = m.group(1)
+    n = re.search(r"Invocations\s*=?\s*(\d+)", line) or re.search(r"^\s*(\d+)\s+kernel", line)
+    if n and name:
+        rows.append([name, int(n.group(1)), None])
+    t = re.match(r"^\s+gpu__time_duration\.sum\s+(\S+)\s+([\d.,]+)\s+([\d.,]+)\s+([\d.,]+)", line)
+    if t and name:
+        unit, avg = t.group(1), float(t.group(4).replace(",", ""))
+        us = avg / 1000 if unit in ("ns", "nsecond") else avg * 1000 if unit in ("ms", "msecond") else avg
+        if rows and rows[-1][0] == name and rows[-1][2] is None:
+            rows[-1][2] = us
+        else:
+            rows.append([name, 1, us])
+total = sum(n * (us or 0) for _, n, us in rows)
+for name, n, us in rows:
+    print(f"ncu {n:4d} x {us or 0:8.2f} us  {name[:90]}")
+print(f"ncu total GPU time for the token: {total:.1f} us over {sum(n for _, n, _ in rows)} launches")
+PY
+fi
+echo "=== bench (pp512 / tg128)"
+for m in tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m; do
+  if [ -x "$B/llama-bench" ]; then
+    BACKEND=cuda PP=512 TG=128 RUNS=3 THREADS=4 LLAMA_BENCH=$B/llama-bench timeout 200 \
+      bash "$G/bench-interleaved.sh" "$B" "$M/$m.gguf" "$ROUNDS" || status=1
+  else
+    timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 || status=1
+  fi
+  GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
+    sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
+done
+
+echo "=== examples"
+"$B/gguf-run" "$M/tiny-qwen2-q4_k_m.gguf" -p "Hello world" -n 8 --compare cpu,cuda 2>&1 | head -12
+"$B/gguf-run" "$M/stories260K.gguf" -p "Once upon a time" -n 24 --backend cuda 2>&1 | tail -7
 exit $status
