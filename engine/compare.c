@@ -23,7 +23,9 @@
  * such a row differs by then travels on through the later ops (o-proj, the
  * residual, the next layers); a later row beyond the tolerance by no more
  * than INHERITED times the largest explained difference so far is counted as
- * explained too. A planted bug moves values by 1e-1 and more, far past that.
+ * explained too, until a row goes beyond the tolerance unexplained (what
+ * comes after a divergence is its consequence). A planted bug moves values
+ * by 1e-1 and more, far past that.
  */
 #include "internal.h"
 
@@ -62,6 +64,8 @@ typedef struct cmp_state {
     bool decoding;
     long long seq;            /* comparisons so far, in execution order */
     float explained;          /* the largest attention difference its inputs explained so far (0: none) */
+    bool diverged;            /* a row went beyond the tolerance unexplained: from then on nothing is explained
+                               * (what follows a real divergence is its consequence, not its excuse) */
     kern_row_stats *b_stats;  /* side B's statistics of the point being compared (T) */
     engine_status failed;
 } cmp_state;
@@ -233,7 +237,7 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const floa
                 p->b = b_stats[t];
         }
         bool explained = false;
-        if (rel > s->r->tol && p->first_seq < 0) {
+        if (rel > s->r->tol && p->first_seq < 0 && !s->diverged) {
             if (p->op == ENGINE_OP_ATTN && n == s->h.q_dim &&
                 attention_explained(s, p->layer, pos0, t, ax + (size_t)t * n, bx + (size_t)t * n)) {
                 explained = true;
@@ -245,6 +249,7 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const floa
         if (explained) {
             p->rel_explained = rel > p->rel_explained ? rel : p->rel_explained;
         } else if (rel > s->r->tol && p->first_seq < 0) {
+            s->diverged = true;
             p->first_seq = s->seq;
             p->first_pos = pos0 + t;
             p->first_rel = rel;

@@ -549,6 +549,9 @@ Test(backends, attention_that_its_inputs_explain_is_no_divergence)
     cr_assert_geq(r.first_bad, 0, "the attention fault went unnoticed");
     cr_assert_eq(r.points[r.first_bad].op, ENGINE_OP_ATTN, "named %s", engine_op_name(r.points[r.first_bad].op));
     cr_assert_eq(r.points[r.first_bad].layer, 0);
+    /* what follows a divergence is its consequence: nothing after it is explained away */
+    for (int k = 0; k < r.n_points; k++)
+        cr_assert_lt(r.points[k].rel_explained, 0.0f, "point %d explained after the divergence", k);
     engine_comparison_free(&r);
     gguf_close(f);
 }
@@ -586,6 +589,8 @@ Test(backends, every_bug_zoo_fault_is_named_at_its_layer_and_op)
         cr_expect_eq(p->first_pos >= r.n_prompt, zoo[i].decode, "%s: position %d of a %d-token prompt", zoo[i].fault,
                      p->first_pos, r.n_prompt);
         cr_expect(kern_fault_bug(zoo[i].fault), "%s has a description", zoo[i].fault);
+        for (int k = 0; k < r.n_points; k++)
+            cr_expect_lt(r.points[k].rel_explained, 0.0f, "%s: point %d explained away", zoo[i].fault, k);
         engine_comparison_free(&r);
     }
 }

@@ -40,11 +40,6 @@ static void cell_w(FILE *out, float v, float tol, bool explained, int width)
         fprintf(out, " %*.1e%s", width - 1, v, v <= tol ? " " : explained ? "~" : "!");
 }
 
-static void cell(FILE *out, float v, float tol)
-{
-    cell_w(out, v, tol, false, 9);
-}
-
 static bool all_explained(const engine_cmp_point *p)
 {
     return p->first_seq < 0 && p->rel_explained >= 0.0f;
@@ -64,9 +59,10 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
     fprintf(out, "compare    %s vs %s: %d prompt positions (in chunks of %d), %d greedy decode steps; tolerance %.0e\n",
             a, b, r->n_prompt, COMPARE_CHUNK, r->n_decode, r->tol);
     fprintf(out, "largest relative difference per op, max |a - b| / max |a| over rows (! beyond the tolerance)\n");
-    int explained = 0;
+    int explained = 0, carried = 0;  /* attention ops explained by their inputs; later ops carrying that */
     for (int k = 0; k < r->n_points; k++)
-        explained += all_explained(&r->points[k]) && r->points[k].rel_worst > r->tol;
+        if (all_explained(&r->points[k]) && r->points[k].rel_worst > r->tol)
+            *(r->points[k].op == ENGINE_OP_ATTN ? &explained : &carried) += 1;
     /* ops this model never runs (the post-norms of models without them) get no column */
     bool shown[ENGINE_OP_LAYER_OUT + 1] = { 0 };
     for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
@@ -88,18 +84,22 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
     }
     const engine_cmp_point *rn = &r->points[r->n_points - 2], *lg = &r->points[r->n_points - 1];
     fprintf(out, "result_norm");
-    cell(out, rn->rel_worst, r->tol);
+    cell_w(out, rn->rel_worst, r->tol, all_explained(rn), 9);
     fprintf(out, "    logits (prompt / decode)");
-    cell(out, lg->rel_prompt, r->tol);
-    cell(out, lg->rel_decode, r->tol);
+    cell_w(out, lg->rel_prompt, r->tol, all_explained(lg), 9);
+    cell_w(out, lg->rel_decode, r->tol, all_explained(lg), 9);
     fprintf(out, "\n");
     if (r->n_tokens)
         fprintf(out, "greedy     %d decode steps fed %s's choice; %s's own choice differed at %d of them%s\n", r->n_tokens,
                 a, b, r->greedy_disagree, r->greedy_disagree ? "" : " (none)");
     if (explained)
-        fprintf(out, "explained  ~: %d op%s beyond %.0e where each side's attention equals the exact attention of its "
-                     "own q, k and v within it (softmax turned the inputs' differences into that; later ops carry it)\n",
+        fprintf(out, "explained  ~: %d attention op%s beyond %.0e where each side equals the exact attention of its own "
+                     "q, k and v within it: softmax turned the inputs' differences into that\n",
                 explained, explained == 1 ? "" : "s", r->tol);
+    if (carried)
+        fprintf(out, "explained  ~: %d later op%s beyond %.0e by no more than 10 times what attention differed by "
+                     "there: carried from it\n", carried, carried == 1 ? "" : "s", r->tol);
+    explained += carried;
     if (r->first_bad < 0) {
         fprintf(out, "verdict    %s and %s agree within %.0e on every op of every layer and on the logits%s\n", a, b,
                 r->tol, explained ? ", or differ only as their inputs do (~)" : "");
