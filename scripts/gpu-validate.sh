@@ -66,9 +66,16 @@ for t in test_cuda test_backends test_run_backends; do
 done
 
 compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagreements, first divergence
-  timeout 180 "$B/gguf-run" "$1" -p "The capital of France is" -n 16 --compare cpu,cuda --json 2>/tmp/ggufscope-cmp.err |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"backend":"cuda","agree":c["agree"],"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' 2>/dev/null ||
-    { echo "compare $(basename "$1"): $(tail -1 /tmp/ggufscope-cmp.err)"; status=1; }
+  local line
+  line=$(timeout 180 "$B/gguf-run" "$1" -p "The capital of France is" -n 16 --compare cpu,cuda --json 2>/tmp/ggufscope-cmp.err |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"backend":"cuda","agree":c["agree"],"explained":sum(1 for p in c["points"] if p.get("explained")),"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' 2>/dev/null)
+  if [ -n "$line" ]; then
+    echo "$line"
+    case $line in *'"agree": false'*) status=1 ;; esac
+  else
+    echo "compare $(basename "$1"): $(tail -1 /tmp/ggufscope-cmp.err)"
+    status=1
+  fi
 }
 echo "=== compare cpu,cuda"
 for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-*) continue ;; esac; compare "$m"; done
