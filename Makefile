@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 # WERROR=ON: warnings are errors in every build below (.ci/run sets it)
 WERROR ?= OFF
 
-.PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench install clean
+.PHONY: all deps build venv models demo test test-unit test-sanitize fuzz bench gpu-pack install clean
 
 all: build
 
@@ -69,6 +69,15 @@ bench: build venv
 	@$(BUILD)/bench-dequant
 	@scripts/bench-verify.sh $(BUILD)
 	@scripts/bench-run.sh $(BUILD)
+
+# What a bare GPU machine needs to validate the CUDA backend, in one folder (scripts/gpu-pack.sh): a build for
+# sm_90 (H100, H200; GPU_ARCH=80 for an A100) in $(BUILD)/gpu, packed into $(BUILD)/gpu-pack with
+# LLAMA_BENCH=path (a CUDA llama-bench) when given; there, run $(BUILD)/gpu-pack/gpu-validate.sh.
+GPU_ARCH ?= 90
+gpu-pack: deps venv
+	@cmake -S . -B $(BUILD)/gpu -DGGUFSCOPE_WERROR=$(WERROR) -DGGUFSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$(GPU_ARCH) >/dev/null
+	@env -u MAKELEVEL -u MAKEFLAGS cmake --build $(BUILD)/gpu -j$(JOBS)
+	@PATH=$(CURDIR)/$(BUILD)/venv/bin:$$PATH scripts/gpu-pack.sh $(BUILD)/gpu $(BUILD)/gpu-pack
 
 # The tools, libggufscope.so with gguf.h, quant.h and audit.h, ggufscope.pc and the CMake package
 # (find_package(ggufscope): ggufscope::ggufscope) under PREFIX; examples/ builds against them.
