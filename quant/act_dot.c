@@ -138,7 +138,10 @@ static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
     [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
-static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = { LEGACY_KERNELS(vnni) };
+#define VNNI_KERNEL(name) { quant_act_dot_##name##_vnni, quant_act_dot4_##name##_vnni, NULL, NULL }
+static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
+    LEGACY_KERNELS(vnni), [GGML_TYPE_Q4_K] = VNNI_KERNEL(q4_k), [GGML_TYPE_Q6_K] = VNNI_KERNEL(q6_k),
+};
 #endif
 
 #if defined(__x86_64__)

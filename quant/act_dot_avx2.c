@@ -35,17 +35,6 @@ AVX2 static inline __m256i scale_halves(__m256i pairs, int lo, int hi)
  * Per block the 8 chunks' scaled sums add up in int32 (at most 8 chunks x 2 x 32767 x 127 < 2^31),
  * then d_w * d_a scales them once. */
 
-/* sum over 8 groups of 32 of m[g] * (bsums[2g] + bsums[2g+1]): the mins' integer term */
-static inline int32_t mins_by_32(const uint8_t *y, const uint8_t m[8])
-{
-    int16_t bs[16];
-    memcpy(bs, y + 4 + QK_K, sizeof bs);
-    int32_t s = 0;
-    for (int g = 0; g < 8; g++)
-        s += (int32_t)m[g] * (bs[2 * g] + bs[2 * g + 1]);
-    return s;
-}
-
 /* sum over 16 groups of 16 of (scales[g] >> 4) * bsums[g]: Q2_K's mins */
 static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
 {
@@ -82,7 +71,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
             if (k == KQ_Q2_K)
                 mins[t] += u.dmin * da * (float)mins_by_16(y, b);
             else if (k == KQ_Q4_K || k == KQ_Q5_K)
-                mins[t] += u.dmin * da * (float)mins_by_32(y, u.m);
+                mins[t] += u.dmin * da * (float)q8k_mins_by_32(y, u.m);
         }
     }
     for (int t = 0; t < nt; t++)

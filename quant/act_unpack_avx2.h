@@ -46,6 +46,18 @@ AVX2 static inline float q8k_d(const uint8_t *y)
     return d;
 }
 
+/* Q8_K [d:f32][qs:256][bsums:16 x i16]: sum over 8 groups of 32 of m[g] * (bsums[2g] + bsums[2g+1]), the
+ * integer term of Q4_K's and Q5_K's mins */
+static inline int32_t q8k_mins_by_32(const uint8_t *y, const uint8_t m[8])
+{
+    int16_t bs[16];
+    memcpy(bs, y + 4 + QK_K, sizeof bs);
+    int32_t s = 0;
+    for (int g = 0; g < 8; g++)
+        s += (int32_t)m[g] * (bs[2 * g] + bs[2 * g + 1]);
+    return s;
+}
+
 AVX2 static inline __m256i load32(const void *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);

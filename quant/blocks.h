@@ -99,6 +99,8 @@ QUANT_ACT_DOT_DECL(q4_k); QUANT_ACT_DOT_DECL(q5_k); QUANT_ACT_DOT_DECL(q6_k); QU
  * 32-value dots read (act_dot_legacy.c). */
 QUANT_ACT_DOT_DECL_AT(q4_0, vnni); QUANT_ACT_DOT_DECL_AT(q5_0, vnni); QUANT_ACT_DOT_DECL_AT(q8_0, vnni);
 QUANT_ACT_DOT_DECL_AT(iq4_nl, vnni); QUANT_ACT_DOT_DECL_AT(q4_1, vnni); QUANT_ACT_DOT_DECL_AT(q5_1, vnni);
+/* Q4_K and Q6_K with Q8_K activations in 512-bit lanes (act_dot_vnni_k.c): a Q4_K_M file's generation. */
+QUANT_ACT_DOT_DECL_AT(q4_k, vnni); QUANT_ACT_DOT_DECL_AT(q6_k, vnni);
 uint64_t quant_act_prep_bytes_legacy(int64_t n);
 void quant_act_prep_q8_0_offset8(const void *a, void *dst, int64_t n);
 void quant_act_prep_q8_0_offset16(const void *a, void *dst, int64_t n);
