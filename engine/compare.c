@@ -22,7 +22,7 @@
  * difference came in with the inputs and the row is not a divergence. What
  * such a row differs by then travels on through the later ops (o-proj, the
  * residual, the next layers); a later row beyond the tolerance by no more
- * than INHERITED times the largest explained difference so far is counted as
+ * than ENGINE_CMP_INHERITED times the largest explained difference so far is counted as
  * explained too, until a row goes beyond the tolerance unexplained (what
  * comes after a divergence is its consequence). A planted bug moves values
  * by 1e-1 and more, far past that.
@@ -45,7 +45,6 @@ typedef struct side_a {
 /* Each side's k and v rows at every position, per layer, for re-deriving attention (NULL when they would
  * take more than ATTN_HISTORY_MAX bytes: then attention rows are judged by the tolerance alone). */
 enum { ATTN_HISTORY_MAX = 256 << 20 };
-#define INHERITED 10.0f
 typedef struct attn_history {
     float *kv[2][2];          /* [side][0: k, 1: v]: (n_layer, n_pos, kv_dim) */
     float *qb;                /* side B's q rows of the chunk: (chunk, q_dim) */
@@ -174,21 +173,20 @@ static void on_stats_b(void *user, engine_op op, int layer, int pos0, int T, con
  * attention op defines it (grouped heads, the layer's scale and sliding window), in double. */
 static void exact_attention(const cmp_state *s, int side, int layer, int pos, const float *q, float *out)
 {
-    const engine_hparams *hp = &s->m->hp;
+    const kern_attn a = engine_layer_attn(s->m, layer);
     const attn_history *h = &s->h;
-    const int hd = hp->head_dim, group = hp->n_head / hp->n_kv_head, n_keys = pos + 1;
-    const int window = s->m->layers[layer].swa ? hp->swa_window : 0;
-    const int j0 = window > 0 && n_keys > window ? n_keys - window : 0;
+    const int hd = a.head_dim, group = a.n_head / a.n_kv_head, n_keys = pos + 1;
+    const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
     const float *kh = h->kv[side][0] + (size_t)layer * h->n_pos * h->kv_dim;
     const float *vh = h->kv[side][1] + (size_t)layer * h->n_pos * h->kv_dim;
-    for (int head = 0; head < hp->n_head; head++) {
+    for (int head = 0; head < a.n_head; head++) {
         const int off = (head / group) * hd;
         double m = -INFINITY, l = 0.0;
         for (int j = j0; j < n_keys; j++) {
             double d = 0.0;
             for (int i = 0; i < hd; i++)
                 d += (double)q[head * hd + i] * kh[(size_t)j * h->kv_dim + off + i];
-            h->p[j] = d * hp->attn_scale;
+            h->p[j] = d * a.scale;
             m = h->p[j] > m ? h->p[j] : m;
         }
         for (int j = j0; j < n_keys; j++)
@@ -243,7 +241,7 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const floa
                 explained = true;
                 s->explained = rel > s->explained ? rel : s->explained;
             } else {
-                explained = rel <= INHERITED * s->explained;
+                explained = rel <= ENGINE_CMP_INHERITED * s->explained;
             }
         }
         if (explained) {

@@ -259,6 +259,10 @@ typedef struct engine_cmp_point {
     kern_row_stats first_a, first_b;
 } engine_cmp_point;
 
+/* A row beyond the tolerance after an explained attention row (engine/compare.c) counts as explained when it
+ * differs by no more than this many times the largest explained difference so far. */
+#define ENGINE_CMP_INHERITED 10.0f
+
 typedef struct engine_comparison {
     float tol;
     int n_layer, n_points;

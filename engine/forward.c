@@ -231,8 +231,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         const kern_weight *w = L->w;
         const bool bias = L->has_bias;
         const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
-        const kern_attn attn = { .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hd,
-                                 .scale = hp->attn_scale, .window = L->swa ? hp->swa_window : 0 };
+        const kern_attn attn = engine_layer_attn(m, il);
         float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
         float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
 

@@ -36,6 +36,14 @@ struct engine_model {
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
 };
 
+/* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
+static inline kern_attn engine_layer_attn(const engine_model *m, int il)
+{
+    const engine_hparams *hp = &m->hp;
+    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim,
+                        .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0 };
+}
+
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 
 struct engine_ctx {

@@ -26,10 +26,9 @@ AVX2 static inline __m256i scale_halves(__m256i pairs, int lo, int hi)
     return _mm256_madd_epi16(pairs, _mm256_setr_m128i(_mm_set1_epi16((short)lo), _mm_set1_epi16((short)hi)));
 }
 
-/* Each kernel's body takes nt (1..4) activation rows at a, a + as, ...: the weights are unpacked once per
- * block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
+/* Each kernel's body takes nt (1..ACT_MAX_ROWS) activation rows at a, a + as, ...: the weights are unpacked once
+ * per block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
  * over it unroll into registers. The entry points are the 1-row dot and the 4-row one. */
-#define ACT_MAX_ROWS 4
 
 /* ---- 256-value blocks against Q8_K [d:f32][qs:256][bsums:16 x i16] ----
  * Per block the 8 chunks' scaled sums add up in int32 (at most 8 chunks x 2 x 32767 x 127 < 2^31),
@@ -55,7 +54,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
     float mins[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
-    for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += 292) {
+    for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += Q8K_BYTES) {
         kblock u;
         kblock_unpack(k, b, &u);
         for (int t = 0; t < nt; t++) {

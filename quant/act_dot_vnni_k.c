@@ -18,8 +18,6 @@
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
-enum { ACT_MAX_ROWS = 4, Q8K_BYTES = 4 + QK_K + 32 };
-
 /* Two chunks of 32 weight bytes as one register, in the order of 64 consecutive activation bytes. */
 VNNI static inline __m512i pair(__m256i first, __m256i second)
 {
@@ -79,19 +77,13 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
     __m256 acc[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
-    const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
     const __m512i thirty_two = _mm512_set1_epi8(32);
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
         const int8_t *s = (const int8_t *)(b + 192);
         __m512i w[4], sc[4];
-        for (int h = 0; h < 2; h++) {  /* chunks 4h .. 4h + 3, as kblock_unpack lays them, unsigned (q, not q - 32) */
-            const __m256i l0 = load32(b + 64 * h), l1 = load32(b + 64 * h + 32), hb = load32(b + 128 + 32 * h);
+        for (int h = 0; h < 2; h++) {  /* chunks 4h .. 4h + 3, unsigned (q, not q - 32) */
             __m256i q[4];
-            const __m256i nib[4] = { _mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4) };
-            for (int c = 0; c < 4; c++)
-                q[c] = _mm256_or_si256(nib[c], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), three), 4));
+            q6k_half_chunks(b, h, q);
             for (int p = 0; p < 2; p++) {
                 const int c = 2 * p, g = 8 * h + 2 * c;
                 w[2 * h + p] = pair(q[c], q[c + 1]);

@@ -46,7 +46,10 @@ AVX2 static inline float q8k_d(const uint8_t *y)
     return d;
 }
 
-/* Q8_K [d:f32][qs:256][bsums:16 x i16]: sum over 8 groups of 32 of m[g] * (bsums[2g] + bsums[2g+1]), the
+/* Q8_K's block: [d:f32][qs:256][bsums:16 x i16]. The dots' bodies take up to ACT_MAX_ROWS activation rows. */
+enum { Q8K_BYTES = 4 + QK_K + 32, ACT_MAX_ROWS = 4 };
+
+/* Q8_K: sum over 8 groups of 32 of m[g] * (bsums[2g] + bsums[2g+1]), the
  * integer term of Q4_K's and Q5_K's mins */
 static inline int32_t q8k_mins_by_32(const uint8_t *y, const uint8_t m[8])
 {
@@ -122,9 +125,22 @@ typedef enum kquant_kind { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_IQ4_X
  * Q6_K [ql:128][qh:64][scales:16 x i8][d]: per half h, chunks of ql[l] low, ql[l+32] low, ql[l] high,
  *   ql[l+32] high with qh[l]'s bit pairs as bits 4-5, minus 32.
  * IQ4_XS [d][scales_h:u16][scales_l:4][qs:128]: kvalues[nibble]; group scale from 4 + 2 bits, minus 32. */
-AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u)
+/* Q6_K's half h (values 128h ..) as its 4 chunks of 32 quants before the -32, 0..63: ql[l] low, ql[l + 32] low,
+ * ql[l] high, ql[l + 32] high nibbles, with qh[l]'s bit pairs 2c, 2c + 1 as bits 4-5 of chunk c. */
+AVX2 static inline void q6k_half_chunks(const uint8_t *b, int h, __m256i q[4])
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
+    const __m256i l0 = load32(b + 64 * h), l1 = load32(b + 64 * h + 32), hb = load32(b + 128 + 32 * h);
+    const __m256i nib[4] = { _mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
+                             _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                             _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4) };
+    for (int c = 0; c < 4; c++)
+        q[c] = _mm256_or_si256(nib[c], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), three), 4));
+}
+
+AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     switch (k) {
     case KQ_Q2_K:
     case KQ_Q3_K: {
@@ -176,13 +192,10 @@ AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u
     case KQ_Q6_K: {
         const int8_t *sc = (const int8_t *)(b + 192);
         for (int h = 0; h < 2; h++) {
-            const __m256i l0 = load32(b + 64 * h), l1 = load32(b + 64 * h + 32), hb = load32(b + 128 + 32 * h);
-            const __m256i nib[4] = { _mm256_and_si256(l0, low4), _mm256_and_si256(l1, low4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), low4) };
+            __m256i q[4];
+            q6k_half_chunks(b, h, q);
             for (int c = 0; c < 4; c++) {
-                const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), three), 4);
-                u->q[4 * h + c] = _mm256_sub_epi8(_mm256_or_si256(nib[c], hi), _mm256_set1_epi8(32));
+                u->q[4 * h + c] = _mm256_sub_epi8(q[c], _mm256_set1_epi8(32));
                 u->s_lo[4 * h + c] = sc[8 * h + 2 * c], u->s_hi[4 * h + c] = sc[8 * h + 2 * c + 1];
             }
         }

@@ -45,6 +45,23 @@ static bool all_explained(const engine_cmp_point *p)
     return p->first_seq < 0 && p->rel_explained >= 0.0f;
 }
 
+/* Beyond the tolerance, and only where the op's own inputs explain it. */
+static bool explained_beyond(const engine_comparison *r, const engine_cmp_point *p)
+{
+    return all_explained(p) && p->rel_worst > r->tol;
+}
+
+/* How many points are explained_beyond: attention ops, and later ops carrying what attention differed by. */
+static int count_explained(const engine_comparison *r, int *carried)
+{
+    int attn = 0;
+    *carried = 0;
+    for (int k = 0; k < r->n_points; k++)
+        if (explained_beyond(r, &r->points[k]))
+            *(r->points[k].op == ENGINE_OP_ATTN ? &attn : carried) += 1;
+    return attn;
+}
+
 static int column_width(engine_op op)
 {
     int n = (int)strlen(engine_op_name(op));
@@ -59,10 +76,7 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
     fprintf(out, "compare    %s vs %s: %d prompt positions (in chunks of %d), %d greedy decode steps; tolerance %.0e\n",
             a, b, r->n_prompt, COMPARE_CHUNK, r->n_decode, r->tol);
     fprintf(out, "largest relative difference per op, max |a - b| / max |a| over rows (! beyond the tolerance)\n");
-    int explained = 0, carried = 0;  /* attention ops explained by their inputs; later ops carrying that */
-    for (int k = 0; k < r->n_points; k++)
-        if (all_explained(&r->points[k]) && r->points[k].rel_worst > r->tol)
-            *(r->points[k].op == ENGINE_OP_ATTN ? &explained : &carried) += 1;
+    int carried, explained = count_explained(r, &carried);
     /* ops this model never runs (the post-norms of models without them) get no column */
     bool shown[ENGINE_OP_LAYER_OUT + 1] = { 0 };
     for (int op = 0; op <= ENGINE_OP_LAYER_OUT; op++)
@@ -97,8 +111,8 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
                      "q, k and v within it: softmax turned the inputs' differences into that\n",
                 explained, explained == 1 ? "" : "s", r->tol);
     if (carried)
-        fprintf(out, "explained  ~: %d later op%s beyond %.0e by no more than 10 times what attention differed by "
-                     "there: carried from it\n", carried, carried == 1 ? "" : "s", r->tol);
+        fprintf(out, "explained  ~: %d later op%s beyond %.0e by no more than %g times what attention differed by "
+                     "there: carried from it\n", carried, carried == 1 ? "" : "s", r->tol, ENGINE_CMP_INHERITED);
     explained += carried;
     if (r->first_bad < 0) {
         fprintf(out, "verdict    %s and %s agree within %.0e on every op of every layer and on the logits%s\n", a, b,
@@ -142,7 +156,7 @@ static cJSON *point_json(const engine_comparison *r, const engine_cmp_point *p)
     cJSON_AddItemToObject(o, "rel", run_json_number(p->rel_worst));
     cJSON_AddNumberToObject(o, "worst_pos", p->worst_pos);
     /* beyond the tolerance only where the op's own inputs explain it (attention re-derived on the host) */
-    cJSON_AddBoolToObject(o, "explained", all_explained(p) && p->rel_worst > r->tol);
+    cJSON_AddBoolToObject(o, "explained", explained_beyond(r, p));
     return o;
 }
 
@@ -159,9 +173,8 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     else
         snprintf(summary, sizeof summary, "%s and %s agree within %g at every op", a, b, r->tol);
     cJSON *findings = json_doc_verdict(doc, r->first_bad >= 0 ? 1 : 0, summary);
-    int explained = 0;
-    for (int k = 0; k < r->n_points; k++)
-        explained += all_explained(&r->points[k]) && r->points[k].rel_worst > r->tol;
+    int carried, explained = count_explained(r, &carried);
+    explained += carried;
     if (explained) {
         char measured[96], expected[64];
         snprintf(measured, sizeof measured, "%d op%s beyond %g (\"explained\" points)", explained,
