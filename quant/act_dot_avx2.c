@@ -69,7 +69,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(u.d * da), _mm256_cvtepi32_ps(isum), acc[t]);
             if (k == KQ_Q2_K)
                 mins[t] += u.dmin * da * (float)mins_by_16(y, b);
-            else if (k == KQ_Q4_K || k == KQ_Q5_K)
+            else if (k == KQ_Q5_K) /* Q4_K has its own body */
                 mins[t] += u.dmin * da * (float)q8k_mins_by_32(y, u.m);
         }
     }
@@ -77,13 +77,92 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
         out[t] = quant_hsum8(acc[t]) - mins[t];
 }
 
+/* Q4_K on its own, as ggml's AVX2 dot forms it (the generation path of a Q4_K_M file): the 6-bit scales and
+ * mins unpacked in registers, each chunk's scale spread to its 16-bit lanes by a byte shuffle, and the mins
+ * term in 4 int32 lanes scaled into 4 f32 ones, added after the 8 (bit for bit ggml's vec_dot). The generic
+ * body's scalar unpacking of the scales and mins took as many instructions as the products. */
+AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+                                 float *out)
+{
+    (void)k;
+    __m256 acc[ACT_MAX_ROWS];
+    __m128 acc_m[ACT_MAX_ROWS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
+        const __m128i sm = kq_scale_bytes(b);
+        const __m128i s16 = _mm_cvtepu8_epi16(sm), mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+        const __m256i scales = _mm256_setr_m128i(s16, s16);
+        __m256i q[8], sc[8];
+        for (int j = 0; j < 4; j++) { /* chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones */
+            const __m256i v = load32(b + 16 + 32 * j);
+            q[2 * j] = _mm256_and_si256(v, low4);
+            q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        }
+        for (int c = 0; c < 8; c++) /* chunk c's scale (16-bit lane c) in every lane */
+            sc[c] = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((2 * c + 1) << 8 | 2 * c)));
+        const float d = f16c(b), dmin = f16c(b + 2);
+        for (int t = 0; t < nt; t++) {
+            const uint8_t *y = a + t * as;
+            __m256i isum = _mm256_setzero_si256();
+            for (int c = 0; c < 8; c++)
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], load32(y + 4 + 32 * c)), sc[c]));
+            const float da = q8k_d(y);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(isum), acc[t]);
+            acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * da), _mm_cvtepi32_ps(q8k_mins_lanes(y, mins16)), acc_m[t]);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        out[t] = quant_hsum8(acc[t]) - quant_hsum4(acc_m[t]);
+}
+
+/* Q6_K on its own, as ggml's AVX2 dot forms it: the quants unsigned (0..63) and the -32 taken off each
+ * pair sum as 32 times the activations' (both exact in 16 bits: 2 * 63 * 128 and 2 * 32 * 128), the 16
+ * group scales spread to their chunks' halves by a byte shuffle. The pair sums equal the generic body's, so
+ * the result is bit for bit its own. */
+AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+                                 float *out)
+{
+    (void)k;
+    __m256 acc[ACT_MAX_ROWS];
+    for (int t = 0; t < nt; t++)
+        acc[t] = _mm256_setzero_ps();
+    const __m256i thirty_two = _mm256_set1_epi8(32);
+    for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
+        const __m128i s8 = _mm_loadu_si128((const __m128i *)(b + 192));
+        __m256i q[8], sc[8];
+        q6k_half_chunks(b, 0, q);
+        q6k_half_chunks(b, 1, q + 4);
+        for (int c = 0; c < 8; c++) /* chunk c: group 2c's scale for values 0-15, 2c + 1's for 16-31 */
+            sc[c] = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, _mm_setr_epi8(2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c,
+                                                                              2 * c, 2 * c, 2 * c + 1, 2 * c + 1,
+                                                                              2 * c + 1, 2 * c + 1, 2 * c + 1,
+                                                                              2 * c + 1, 2 * c + 1, 2 * c + 1)));
+        const float d = f16c(b + 208);
+        for (int t = 0; t < nt; t++) {
+            const uint8_t *y = a + t * as;
+            __m256i isum = _mm256_setzero_si256();
+            for (int c = 0; c < 8; c++) {
+                const __m256i ya = load32(y + 4 + 32 * c);
+                const __m256i pairs =
+                    _mm256_sub_epi16(_mm256_maddubs_epi16(q[c], ya), _mm256_maddubs_epi16(thirty_two, ya));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, sc[c]));
+            }
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * q8k_d(y)), _mm256_cvtepi32_ps(isum), acc[t]);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        out[t] = quant_hsum8(acc[t]);
+}
+
 /* The entry points: one row (decode) and four (prompts), per type. */
 #define ACT_ENTRY_POINTS(name, body, kind) ACT_ENTRY_POINTS_AT(avx2, AVX2, name, body, kind)
 ACT_ENTRY_POINTS(q2_k, kquant_body, KQ_Q2_K)
 ACT_ENTRY_POINTS(q3_k, kquant_body, KQ_Q3_K)
-ACT_ENTRY_POINTS(q4_k, kquant_body, KQ_Q4_K)
+ACT_ENTRY_POINTS(q4_k, q4k_body, KQ_Q4_K)
 ACT_ENTRY_POINTS(q5_k, kquant_body, KQ_Q5_K)
-ACT_ENTRY_POINTS(q6_k, kquant_body, KQ_Q6_K)
+ACT_ENTRY_POINTS(q6_k, q6k_body, KQ_Q6_K)
 ACT_ENTRY_POINTS(iq4_xs, kquant_body, KQ_IQ4_XS)
 
 #endif

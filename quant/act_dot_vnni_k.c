@@ -24,36 +24,38 @@ VNNI static inline __m512i pair(__m256i first, __m256i second)
     return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
 }
 
-/* Per lane: the lane's 4-value group scale (halves of 16 values: lanes 0-3, 4-7, 8-11, 12-15). */
-VNNI static inline __m512i half_scales(int a_lo, int a_hi, int b_lo, int b_hi)
-{
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(_mm_set1_epi32(a_lo), _mm_set1_epi32(a_hi))),
-                              _mm256_setr_m128i(_mm_set1_epi32(b_lo), _mm_set1_epi32(b_hi)), 1);
-}
-
 /* The 8 lanes of the AVX2 dot's block sum: the two chunks' lanes added. */
 VNNI static inline __m256i fold(__m512i s)
 {
     return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
 }
 
+/* Lane l of chunk pair j's scales: for Q4_K the scale of chunk 2j + l / 8 (lanes 0-7 one chunk, 8-15 the
+ * next), for Q6_K that of 16-value group 4j + l / 4; from the block's scales widened to 32 bits. */
+VNNI static inline __m512i spread(__m512i s32, int first, int shift)
+{
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_set1_epi32(first), _mm512_srli_epi32(lane, shift)),
+                                    s32);
+}
+
+/* The mins term as the AVX2 dot (q4k_body there) forms it, in 4 lanes added after the 8. */
 VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
 {
     __m256 acc[ACT_MAX_ROWS];
-    float mins[ACT_MAX_ROWS];
+    __m128 acc_m[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
-        acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
+        acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
+        const __m128i sm = kq_scale_bytes(b);
+        const __m512i s32 = _mm512_cvtepu8_epi32(sm); /* lanes 0-7: the scales */
+        const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         __m512i w[4], sc[4];
-        uint8_t m[8];
         for (int j = 0; j < 4; j++) {  /* chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones */
             const __m256i q = load32(b + 16 + 32 * j);
-            w[j] = pair(_mm256_and_si256(q, low4), _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
-            uint8_t s0, s1;
-            kq_scale_min(2 * j, b + 4, &s0, &m[2 * j]);
-            kq_scale_min(2 * j + 1, b + 4, &s1, &m[2 * j + 1]);
-            sc[j] = half_scales(s0, s0, s1, s1);
+            w[j] = _mm512_and_si512(pair(q, _mm256_srli_epi16(q, 4)), low4);
+            sc[j] = spread(s32, 2 * j, 3);
         }
         const float d = f16c(b), dmin = f16c(b + 2);
         for (int t = 0; t < nt; t++) {
@@ -65,11 +67,11 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
             }
             const float da = q8k_d(y);
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(fold(isum)), acc[t]);
-            mins[t] += dmin * da * (float)q8k_mins_by_32(y, m);
+            acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * da), _mm_cvtepi32_ps(q8k_mins_lanes(y, mins16)), acc_m[t]);
         }
     }
     for (int t = 0; t < nt; t++)
-        out[t] = quant_hsum8(acc[t]) - mins[t];
+        out[t] = quant_hsum8(acc[t]) - quant_hsum4(acc_m[t]);
 }
 
 VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
@@ -79,15 +81,14 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
         acc[t] = _mm256_setzero_ps();
     const __m512i thirty_two = _mm512_set1_epi8(32);
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
-        const int8_t *s = (const int8_t *)(b + 192);
+        const __m512i s32 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)));
         __m512i w[4], sc[4];
         for (int h = 0; h < 2; h++) {  /* chunks 4h .. 4h + 3, unsigned (q, not q - 32) */
             __m256i q[4];
             q6k_half_chunks(b, h, q);
             for (int p = 0; p < 2; p++) {
-                const int c = 2 * p, g = 8 * h + 2 * c;
-                w[2 * h + p] = pair(q[c], q[c + 1]);
-                sc[2 * h + p] = half_scales(s[g], s[g + 1], s[g + 2], s[g + 3]);
+                w[2 * h + p] = pair(q[2 * p], q[2 * p + 1]);
+                sc[2 * h + p] = spread(s32, 4 * (2 * h + p), 2);
             }
         }
         const float d = f16c(b + 208);

@@ -5,6 +5,7 @@
 #define GGUFSCOPE_QUANT_ACT_UNPACK_AVX2_H
 
 #include "k23_chunk_avx2.h"
+#include "kq_scales_avx2.h"
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -64,6 +65,15 @@ static inline int32_t q8k_mins_by_32(const uint8_t *y, const uint8_t m[8])
 AVX2 static inline __m256i load32(const void *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);
+}
+
+/* Q4_K's mins term of one block against Q8_K row y in the 4 int32 lanes of ggml's AVX2 dot: lane k holds
+ * m[2k] * (bsums[4k] + bsums[4k + 1]) + m[2k + 1] * (bsums[4k + 2] + bsums[4k + 3]), m as 8 int16 (mins16).
+ * A pair of bsums is at most 32 * 128 in size, so the 16-bit adds stay exact. */
+AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
+{
+    const __m256i bs = load32(y + 4 + QK_K);
+    return _mm_madd_epi16(mins16, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
 }
 
 #define INLINE __attribute__((always_inline)) inline

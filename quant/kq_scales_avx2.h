@@ -26,4 +26,15 @@ __attribute__((target("avx2"))) static inline __m256i kq_scale_bytes_pair(const 
     return _mm256_or_si256(low, high);
 }
 
+/* One block's 8 scales (bytes 0-7) and 8 mins (bytes 8-15): the pair's steps in 128 bits. */
+__attribute__((target("avx2"))) static inline __m128i kq_scale_bytes(const uint8_t *b)
+{
+    const __m128i u = _mm_loadu_si128((const __m128i *)(b + 4));
+    const __m128i low = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+                                      _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i high = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(u, _MM_SHUFFLE(1, 1, 0, 0)), 2),
+                                       _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    return _mm_or_si128(low, high);
+}
+
 #endif
