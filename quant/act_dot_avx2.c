@@ -20,11 +20,6 @@ AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
-/* 16 pairs of 16-bit sums (8 from values 0-15, 8 from 16-31) times a scale for each half, as 8 int32. */
-AVX2 static inline __m256i scale_halves(__m256i pairs, int lo, int hi)
-{
-    return _mm256_madd_epi16(pairs, _mm256_setr_m128i(_mm_set1_epi16((short)lo), _mm_set1_epi16((short)hi)));
-}
 
 /* Each kernel's body takes nt (1..ACT_MAX_ROWS) activation rows at a, a + as, ...: the weights are unpacked once
  * per block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
@@ -34,17 +29,51 @@ AVX2 static inline __m256i scale_halves(__m256i pairs, int lo, int hi)
  * Per block the 8 chunks' scaled sums add up in int32 (at most 8 chunks x 2 x 32767 x 127 < 2^31),
  * then d_w * d_a scales them once. */
 
-/* sum over 16 groups of 16 of (scales[g] >> 4) * bsums[g]: Q2_K's mins */
-static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
+/* The 4 int32 lanes' sum (exact in any order). */
+AVX2 static inline int32_t hsum_i32x4(__m128i v)
 {
-    int16_t bs[16];
-    memcpy(bs, y + 4 + QK_K, sizeof bs);
-    int32_t s = 0;
-    for (int g = 0; g < 16; g++)
-        s += (scales[g] >> 4) * bs[g];
-    return s;
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1))));
 }
 
+/* sum over 16 groups of 16 of (scales[g] >> 4) * bsums[g]: Q2_K's mins */
+AVX2 static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
+{
+    const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
+    const __m256i p = _mm256_madd_epi16(_mm256_cvtepu8_epi16(m), load32(y + 4 + QK_K));
+    return hsum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+}
+
+/* A block's group scales as bytes: 16 of 16 values (Q2_K, Q3_K) or 8 of 32 (Q5_K, IQ4_XS; Q5_K's 8 mins
+ * after them), all within int8. */
+AVX2 static INLINE __m128i scale_bytes(kquant_kind k, const uint8_t *b)
+{
+    switch (k) {
+    case KQ_Q2_K: return _mm_and_si128(_mm_loadu_si128((const __m128i *)b), _mm_set1_epi8(0x0f));
+    case KQ_Q3_K: return quant_q3k_scales16(b + 96);
+    case KQ_Q4_K:
+    case KQ_Q5_K: return kq_scale_bytes(b);
+    case KQ_Q6_K: return _mm_loadu_si128((const __m128i *)(b + 192));
+    default: { /* IQ4_XS: 4 low bits from scales_l's nibbles, 2 high from scales_h, minus 32 */
+        const __m128i l = _mm_cvtsi32_si128((int)rd32(b + 4)), low4 = _mm_set1_epi8(0x0f);
+        uint64_t h = rd16(b + 2); /* its 2-bit fields 8 bits apart, in 3 doubling steps */
+        h = (h | h << 24) & 0x000000ff000000ffULL;
+        h = (h | h << 12) & 0x000f000f000f000fULL;
+        h = (h | h << 6) & 0x0303030303030303ULL;
+        const __m128i low = _mm_unpacklo_epi8(_mm_and_si128(l, low4), _mm_and_si128(_mm_srli_epi16(l, 4), low4));
+        return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_cvtsi64_si128((long long)h), 4)), _mm_set1_epi8(32));
+    }
+    }
+}
+
+/* Chunk c's madd multipliers (8 lanes the scale of its values 0-15, 8 that of 16-31) from scale_bytes. */
+AVX2 static INLINE __m256i chunk_scales(kquant_kind k, __m128i s8, int c)
+{
+    const bool by_16 = k == KQ_Q2_K || k == KQ_Q3_K || k == KQ_Q6_K;
+    const char lo = (char)(by_16 ? 2 * c : c), hi = (char)(by_16 ? 2 * c + 1 : c);
+    return _mm256_cvtepi8_epi16(
+        _mm_shuffle_epi8(s8, _mm_setr_epi8(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi)));
+}
 
 AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
                                     float *out)
@@ -55,22 +84,27 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
     for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += Q8K_BYTES) {
-        kblock u;
+        kblock u; /* its quants; the scales come from scale_bytes (the scalar ones go unused) */
         kblock_unpack(k, b, &u);
+        const __m128i s8 = scale_bytes(k, b);
+        __m256i sc[8];
+        for (int c = 0; c < 8; c++)
+            sc[c] = chunk_scales(k, s8, c);
+        const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(s8, 8)); /* Q5_K */
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
             __m256i isum = _mm256_setzero_si256();
             for (int c = 0; c < 8; c++) {
                 const __m256i ya = load32(y + 4 + 32 * c);
                 const __m256i pairs = u.is_signed ? pairs_i8(u.q[c], ya) : _mm256_maddubs_epi16(u.q[c], ya);
-                isum = _mm256_add_epi32(isum, scale_halves(pairs, u.s_lo[c], u.s_hi[c]));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, sc[c]));
             }
             const float da = q8k_d(y);
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(u.d * da), _mm256_cvtepi32_ps(isum), acc[t]);
             if (k == KQ_Q2_K)
                 mins[t] += u.dmin * da * (float)mins_by_16(y, b);
             else if (k == KQ_Q5_K) /* Q4_K has its own body */
-                mins[t] += u.dmin * da * (float)q8k_mins_by_32(y, u.m);
+                mins[t] += u.dmin * da * (float)hsum_i32x4(q8k_mins_lanes(y, mins16));
         }
     }
     for (int t = 0; t < nt; t++)

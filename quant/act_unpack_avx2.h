@@ -157,7 +157,7 @@ AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u
         const uint8_t *qs = b + (k == KQ_Q2_K ? 16 : 32);
         int8_t sc3[16];
         if (k == KQ_Q3_K)
-            quant_q3k_scales(b + 96, sc3);
+            _mm_storeu_si128((__m128i *)sc3, quant_q3k_scales16(b + 96)); /* inline: dropped where unused */
         const __m256i hm = load32(b);
         for (int h = 0; h < 2; h++) {
             const __m256i q = load32(qs + 32 * h);
