@@ -5,8 +5,10 @@
 # llama-quantize's), else by `llama-quantize F32 OUT TYPE`. For each file, scripts/bench-interleaved.sh (ours
 # and llama-bench in turn, ROUNDS rounds) and our achieved weight GB/s in generation. One JSON line per type,
 # naming the tool that made its file. GGUFSCOPE_SIMD=avx2 measures our AVX2 path, NUMERICS=ggml our
-# --numerics ggml.
-# usage: LLAMA_BENCH=… LLAMA_QUANTIZE=… scripts/bench-types.sh BUILD [ROUNDS] [TYPE...]
+# --numerics ggml. SOURCE=qwen3-0.6b (or another synth_model.py preset) starts from that full-size shape's F16
+# (scripts/synth-model.sh writes it) instead: rows of 1024 and 3072 values, so K-quant files are K-quants
+# throughout, where SmolLM2's 576-value rows turn most of them into Q5_0 / Q8_0 / IQ4_NL.
+# usage: LLAMA_BENCH=… LLAMA_QUANTIZE=… [SOURCE=preset] scripts/bench-types.sh BUILD [ROUNDS] [TYPE...]
 set -euo pipefail
 build=$1 rounds=${2:-3}
 shift $(( $# >= 2 ? 2 : 1 ))
@@ -14,23 +16,30 @@ types=("$@")
 [ ${#types[@]} -gt 0 ] || types=(F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 IQ4_NL Q4_K_M Q5_K_M Q6_K Q3_K_M Q2_K IQ4_XS)
 : "${LLAMA_BENCH:?set LLAMA_BENCH to a llama-bench binary}"
 : "${LLAMA_QUANTIZE:?set LLAMA_QUANTIZE to a llama-quantize binary}"
-src=$build/models/real/SmolLM2-135M-Instruct.Q4_1.gguf
-[ -f "$src" ] || scripts/fetch-real-models.sh "$build" >&2
-[ -f "$src" ] || { echo "bench-types: $src missing and not fetched" >&2; exit 2; }
 # the types our gguf-quantize writes (its usage line lists them)
 ours=" Q8_0 Q6_K Q4_K_M "
 dir=$build/models/types
 mkdir -p "$dir"
-f32=$dir/SmolLM2-135M-Instruct.F32.gguf
-[ -f "$f32" ] || "$LLAMA_QUANTIZE" --allow-requantize "$src" "$f32" F32 >/dev/null 2>&1
+if [ -n "${SOURCE:-}" ]; then
+  base=$(scripts/synth-model.sh "$build" "$SOURCE" f16) # F16: the preset's own weights
+  [ -n "$base" ] || { echo "bench-types: no synth_model.py to write the $SOURCE shape" >&2; exit 2; }
+  stem=$SOURCE-shape
+else
+  src=$build/models/real/SmolLM2-135M-Instruct.Q4_1.gguf
+  [ -f "$src" ] || scripts/fetch-real-models.sh "$build" >&2
+  [ -f "$src" ] || { echo "bench-types: $src missing and not fetched" >&2; exit 2; }
+  base=$dir/SmolLM2-135M-Instruct.F32.gguf
+  [ -f "$base" ] || "$LLAMA_QUANTIZE" --allow-requantize "$src" "$base" F32 >/dev/null 2>&1
+  stem=SmolLM2-135M-Instruct
+fi
 for t in "${types[@]}"; do
-  m=$dir/SmolLM2-135M-Instruct.$t.gguf
+  m=$dir/$stem.$t.gguf
   if [[ $ours == *" $t "* ]]; then
     maker=gguf-quantize
-    [ -f "$m" ] || "$build/gguf-quantize" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"gguf-quantize failed\"}"; continue; }
+    [ -f "$m" ] || "$build/gguf-quantize" "$base" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"gguf-quantize failed\"}"; continue; }
   else
     maker=llama-quantize
-    [ -f "$m" ] || "$LLAMA_QUANTIZE" "$f32" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"llama-quantize failed\"}"; continue; }
+    [ -f "$m" ] || "$LLAMA_QUANTIZE" "$base" "$m" "$t" >/dev/null 2>&1 || { echo "{\"type\": \"$t\", \"error\": \"llama-quantize failed\"}"; continue; }
   fi
   summary=$(scripts/bench-interleaved.sh "$build" "$m" "$rounds" 2>/dev/null | tail -n 1)
   gbs=$("$build/bench-run" "$m" --pp 8 --tg 32 --runs 3 --threads "${THREADS:-2}" --numerics "${NUMERICS:-exact}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tg_gb_per_s"])')
