@@ -1,8 +1,10 @@
 /*
  * Element-wise and per-row ops of the CPU backend: RMSNorm, rotary
  * embedding, gated activations (SwiGLU, GeGLU), scaling, soft-capping,
- * residual add, row statistics. Sums of squares are in
- * double, as ggml's rms_norm sums in ggml_float.
+ * residual add, row statistics. Sums of squares add f32 squares in
+ * double, in order, as ggml's rms_norm does (ggml-cpu/ops.cpp: each
+ * x * x rounded to f32, then summed in ggml_float): with the squares exact
+ * in double, one of gemma3's q heads came out an ulp from llama.cpp's.
  */
 #include "cpu.h"
 #include "row_stats.h"
@@ -50,15 +52,14 @@ AVX2 static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
             const __m128 column[4] = { _mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0), _mm_movelh_ps(t1, t3),
                                        _mm_movehl_ps(t3, t1) }; /* value i + k of the four rows */
             for (int k = 0; k < 4; k++) {
-                const __m256d v = _mm256_cvtps_pd(column[k]);
-                acc[c] = _mm256_add_pd(acc[c], _mm256_mul_pd(v, v));
+                acc[c] = _mm256_add_pd(acc[c], _mm256_cvtps_pd(_mm_mul_ps(column[k], column[k])));
             }
         }
     for (int c = 0; c < chains; c++)
         _mm256_storeu_pd(ss + 4 * c, acc[c]);
     for (int r = 0; r < 4 * chains; r++)
         for (int j = i; j < n; j++)
-            ss[r] += (double)x[(size_t)r * n + j] * x[(size_t)r * n + j];
+            ss[r] += (double)(x[(size_t)r * n + j] * x[(size_t)r * n + j]);
 }
 
 /* o[i] = x[i] * scale * g[i], in that order: 8 lanes at a time (the scalar loop is left to GCC's SSE2) */
@@ -103,7 +104,7 @@ static void sum_squares(const float *x, int nt, int n, double *ss, bool avx2)
         const float *xr = x + (size_t)t * n;
         ss[t] = 0;
         for (int i = 0; i < n; i++)
-            ss[t] += (double)xr[i] * xr[i];
+            ss[t] += (double)(xr[i] * xr[i]);
     }
 }
 
