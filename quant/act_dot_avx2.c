@@ -151,10 +151,10 @@ AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t 
         out[t] = quant_hsum8(acc[t]) - quant_hsum4(acc_m[t]);
 }
 
-/* Q6_K on its own, as ggml's AVX2 dot forms it: the quants unsigned (0..63) and the -32 taken off each
- * pair sum as 32 times the activations' (both exact in 16 bits: 2 * 63 * 128 and 2 * 32 * 128), the 16
- * group scales spread to their chunks' halves by a byte shuffle. The pair sums equal the generic body's, so
- * the result is bit for bit its own. */
+/* Q6_K on its own, as ggml's AVX2 dot forms it: the quants unsigned (0..63) against the activations, each
+ * chunk's 16-bit pair sums times its halves' scales (spread by a byte shuffle), and the -32 taken off once a block
+ * as ggml takes it, 32 * (s[2k] bsums[2k] + s[2k + 1] bsums[2k + 1]) off lane k: bit for bit ggml's
+ * ggml_vec_dot_q6_K_q8_K. (All exact in 32 bits: a lane's products at most 8 x 4 x 63 x 128 x 128.) */
 AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
                                  float *out)
 {
@@ -162,7 +162,6 @@ AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t 
     __m256 acc[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
-    const __m256i thirty_two = _mm256_set1_epi8(32);
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
         const __m128i s8 = _mm_loadu_si128((const __m128i *)(b + 192));
         __m256i q[8], sc[8];
@@ -177,12 +176,9 @@ AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t 
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
             __m256i isum = _mm256_setzero_si256();
-            for (int c = 0; c < 8; c++) {
-                const __m256i ya = load32(y + 4 + 32 * c);
-                const __m256i pairs =
-                    _mm256_sub_epi16(_mm256_maddubs_epi16(q[c], ya), _mm256_maddubs_epi16(thirty_two, ya));
-                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, sc[c]));
-            }
+            for (int c = 0; c < 8; c++)
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], load32(y + 4 + 32 * c)), sc[c]));
+            isum = _mm256_sub_epi32(isum, q6k_offsets(y, s8));
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * q8k_d(y)), _mm256_cvtepi32_ps(isum), acc[t]);
         }
     }

@@ -5,8 +5,8 @@
  * 8 lanes of a block add up in int32 and are scaled in f32 once. Here two chunks share a 512-bit register and
  * vpdpbusd makes each lane's sum of 4 products at once (unsigned weight bytes by signed activations, no 16-bit
  * step); the halves are added lane by lane at the block's end, so every lane holds the same integer as in the
- * AVX2 dot and the float steps after it are the same. Q6_K's weights are signed (q - 32): each lane takes
- * 32 times the sum of its activations off, made by a second vpdpbusd.
+ * AVX2 dot and the float steps after it are the same. Q6_K's -32 comes off the 8 lanes after that, as the AVX2
+ * dot (and ggml's) takes it.
  */
 #include "blocks.h"
 
@@ -79,9 +79,9 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
     __m256 acc[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
-    const __m512i thirty_two = _mm512_set1_epi8(32);
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
-        const __m512i s32 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192)));
+        const __m128i s8 = _mm_loadu_si128((const __m128i *)(b + 192));
+        const __m512i s32 = _mm512_cvtepi8_epi32(s8);
         __m512i w[4], sc[4];
         for (int h = 0; h < 2; h++) {  /* chunks 4h .. 4h + 3, unsigned (q, not q - 32) */
             __m256i q[4];
@@ -96,12 +96,11 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
             const uint8_t *y = a + t * as;
             __m512i isum = _mm512_setzero_si512();
             for (int j = 0; j < 4; j++) {
-                const __m512i ya = _mm512_loadu_si512(y + 4 + 64 * j);
-                const __m512i dp = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], ya),
-                                                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), thirty_two, ya));
+                const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], _mm512_loadu_si512(y + 4 + 64 * j));
                 isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dp, sc[j]));
             }
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * q8k_d(y)), _mm256_cvtepi32_ps(fold(isum)), acc[t]);
+            const __m256i lanes = _mm256_sub_epi32(fold(isum), q6k_offsets(y, s8));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * q8k_d(y)), _mm256_cvtepi32_ps(lanes), acc[t]);
         }
     }
     for (int t = 0; t < nt; t++)

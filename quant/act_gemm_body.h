@@ -135,6 +135,13 @@ GEMM_TARGET static INLINE __m256i chunk_mins(gemm_kind k, const uint8_t *chunk, 
     return _mm256_madd_epi16(load32(chunk + min_pairs_at(k, PANEL_ROWS)), _mm256_set1_epi32(pair));
 }
 
+/* GMIN_LANES: group j's -32 for 8 rows, from chunk j's scale pairs (chunk0: the block's first chunk) and the
+ * activation block's bsums 2j, 2j + 1. */
+GEMM_TARGET static INLINE __m256i lane_offsets(gemm_kind k, const uint8_t *chunk0, const uint8_t *ablk, int j)
+{
+    return _mm256_slli_epi32(chunk_mins(k, chunk0 + (uint64_t)j * chunk_bytes(k, PANEL_ROWS), ablk, j), 5);
+}
+
 /* A block's mins summed apart in f32, as vec_dot's summs: + dmin * d_a * (float)sum(m * bsums), per row. */
 GEMM_TARGET static INLINE __m256 block_mins(__m256 mins, __m256 dm, float da, __m256i imin)
 {
@@ -189,7 +196,9 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 #else
                     const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), half_scales(k, p, j >= 4));
 #endif
-                    isum[t][j] = c == 0 ? iv : _mm256_add_epi32(isum[t][j], iv);
+                    isum[t][j] = c > 0 ? _mm256_add_epi32(isum[t][j], iv)
+                                       : k.min == GMIN_LANES ? _mm256_sub_epi32(iv, lane_offsets(k, p, ablk + (uint64_t)t * as, j))
+                                                             : iv;
                 }
             }
         }
@@ -262,6 +271,15 @@ GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *
                     if (k.sign)
                         x = _mm512_mask_sub_epi8(x, neg, zero, x);
                     isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(wu, x), sc);
+                }
+            }
+            if (k.min == GMIN_LANES) { /* group j: chunk j's scale pairs against the halves' bsums, times 32 */
+                const __m512i pairs = _mm512_loadu_si512(p + 8 * WIDE_ROWS + (uint64_t)j * chunk_bytes(k, WIDE_ROWS) +
+                                                         min_pairs_at(k, WIDE_ROWS));
+                for (int t = 0; t < nt; t++) {
+                    int32_t pair;
+                    memcpy(&pair, ablk + (uint64_t)t * as + 4 + QK_K + 4 * j, 4);
+                    isum[t] = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(_mm512_madd_epi16(pairs, _mm512_set1_epi32(pair)), 5));
                 }
             }
             for (int t = 0; t < nt; t++) {

@@ -6,7 +6,9 @@
 enum { PANEL_ROWS = 8, WIDE_ROWS = 16, GEMM_TOKENS = 4 };
 
 typedef enum act_layout { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K } act_layout;
-typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED } gemm_min;
+/* GMIN_LANES: Q6_K's -32 as ggml's vec_dot takes it, 32 * (s[2j] bsums[2j] + s[2j + 1] bsums[2j + 1]) off group j's
+ * integer per block, the (s_lo, s_hi) pairs of chunk j kept where the mins' pairs go. */
+typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED, GMIN_LANES } gemm_min;
 /* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
  * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
  * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot, and llamafile's tinyBLAS,
@@ -35,7 +37,8 @@ typedef struct gemm_kind {
  * chunk's halves as int16 pairs (s, s), rows each, and the mins' pairs (m_lo, m_hi). */
 static INLINE int scales_at(int rows) { return 32 * rows; }
 static INLINE int min_pairs_at(gemm_kind k, int rows) { return 32 * rows + (k.scaled ? 8 * rows : 0); }
-static INLINE int chunk_bytes(gemm_kind k, int rows) { return min_pairs_at(k, rows) + (k.min == GMIN_GROUPED ? 4 * rows : 0); }
+static INLINE bool has_min_pairs(gemm_kind k) { return k.min == GMIN_GROUPED || k.min == GMIN_LANES; }
+static INLINE int chunk_bytes(gemm_kind k, int rows) { return min_pairs_at(k, rows) + (has_min_pairs(k) ? 4 * rows : 0); }
 static INLINE uint64_t block_panel_bytes(gemm_kind k, int rows)
 {
     return 8 * (uint64_t)rows + (uint64_t)(k.sb / 32) * chunk_bytes(k, rows);
@@ -66,7 +69,7 @@ static const gemm_kind kinds[] = {
     [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -4..3, per 16 */
     [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
     [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, true, GMIN_GROUPED, ORDER_GROUPS),   /* 0..31, per 32 */
-    [G_Q6_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -32..31, per 16 */
+    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 1, true, GMIN_LANES, ORDER_GROUPS),    /* 0..63 (q - 32 + 32), per 16 */
     [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
 };
 
@@ -91,6 +94,8 @@ GEMM_TARGET static INLINE void unpack_row_block(gemm_type g, gemm_kind k, const 
         u->s_lo[c] = kb.s_lo[c], u->s_hi[c] = kb.s_hi[c];
         if (g == G_Q2_K) /* the mins are the scale bytes' high nibbles, per 16 values (scale byte 2c, 2c + 1) */
             u->m_lo[c] = b[2 * c] >> 4, u->m_hi[c] = b[2 * c + 1] >> 4;
+        else if (g == G_Q6_K) /* GMIN_LANES: the halves' scales themselves */
+            u->m_lo[c] = kb.s_lo[c], u->m_hi[c] = kb.s_hi[c];
         else
             u->m_lo[c] = u->m_hi[c] = kb.m[c];
     }
@@ -161,7 +166,7 @@ GEMM_TARGET static INLINE void pack_body(gemm_type g, gemm_kind k, int rows, con
                 memcpy(q + scales_at(rows), lo, 4 * (size_t)rows);
                 memcpy(q + scales_at(rows) + 4 * rows, hi, 4 * (size_t)rows);
             }
-            if (k.min == GMIN_GROUPED)
+            if (has_min_pairs(k))
                 memcpy(q + min_pairs_at(k, rows), mins, 4 * (size_t)rows);
         }
     }

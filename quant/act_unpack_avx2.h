@@ -67,6 +67,13 @@ AVX2 static inline __m256i load32(const void *p)
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
+/* Q6_K's -32 in the 8 int32 lanes of ggml's AVX2 dot: lane k holds 32 * (s[2k] bsums[2k] + s[2k + 1] bsums[2k + 1]),
+ * s the block's 16 scales (s8), bsums Q8_K row y's (at most 32 * 2 * 128 * 16 * 128 in size). */
+AVX2 static inline __m256i q6k_offsets(const uint8_t *y, __m128i s8)
+{
+    return _mm256_slli_epi32(_mm256_madd_epi16(load32(y + 4 + QK_K), _mm256_cvtepi8_epi16(s8)), 5);
+}
+
 /* Q4_K's mins term of one block against Q8_K row y in the 4 int32 lanes of ggml's AVX2 dot: lane k holds
  * m[2k] * (bsums[4k] + bsums[4k + 1]) + m[2k + 1] * (bsums[4k + 2] + bsums[4k + 3]), m as 8 int16 (mins16).
  * A pair of bsums is at most 32 * 128 in size, so the 16-bit adds stay exact. */
