@@ -8,6 +8,8 @@
  */
 #include "blocks.h"
 
+#include <math.h>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -36,12 +38,12 @@ AVX2 static inline int32_t hsum_i32x4(__m128i v)
     return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1))));
 }
 
-/* sum over 16 groups of 16 of (scales[g] >> 4) * bsums[g]: Q2_K's mins */
-AVX2 static inline int32_t mins_by_16(const uint8_t *y, const uint8_t *scales)
+/* Q2_K's mins in ggml's 8 lanes: lane k holds m[2k] bsums[2k] + m[2k + 1] bsums[2k + 1], m the scale bytes' high
+ * nibbles (one per 16 values). */
+AVX2 static inline __m256i q2k_mins_lanes(const uint8_t *y, const uint8_t *scales)
 {
     const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
-    const __m256i p = _mm256_madd_epi16(_mm256_cvtepu8_epi16(m), load32(y + 4 + QK_K));
-    return hsum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+    return _mm256_madd_epi16(_mm256_cvtepu8_epi16(m), load32(y + 4 + QK_K));
 }
 
 /* A block's group scales as bytes: 16 of 16 values (Q2_K, Q3_K) or 8 of 32 (Q5_K, IQ4_XS; Q5_K's 8 mins
@@ -100,11 +102,11 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
                 isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, sc[c]));
             }
             const float da = q8k_d(y);
+            if (k == KQ_Q2_K) /* its mins into the 8 lanes first, as ggml's dot adds them */
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(-(u.dmin * da)), _mm256_cvtepi32_ps(q2k_mins_lanes(y, b)), acc[t]);
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(u.d * da), _mm256_cvtepi32_ps(isum), acc[t]);
-            if (k == KQ_Q2_K)
-                mins[t] += u.dmin * da * (float)mins_by_16(y, b);
-            else if (k == KQ_Q5_K) /* Q4_K has its own body */
-                mins[t] += u.dmin * da * (float)hsum_i32x4(q8k_mins_lanes(y, mins16));
+            if (k == KQ_Q5_K) /* summed apart, one fused multiply-add a block as ggml's dot (built with FMA) */
+                mins[t] = fmaf(u.dmin * da, (float)hsum_i32x4(q8k_mins_lanes(y, mins16)), mins[t]);
         }
     }
     for (int t = 0; t < nt; t++)

@@ -142,10 +142,11 @@ GEMM_TARGET static INLINE __m256i lane_offsets(gemm_kind k, const uint8_t *chunk
     return _mm256_slli_epi32(chunk_mins(k, chunk0 + (uint64_t)j * chunk_bytes(k, PANEL_ROWS), ablk, j), 5);
 }
 
-/* A block's mins summed apart in f32, as vec_dot's summs: + dmin * d_a * (float)sum(m * bsums), per row. */
+/* A block's mins summed apart in f32, as vec_dot's summs: + dmin * d_a * (float)sum(m * bsums), per row, in one
+ * fused multiply-add (ggml's C statement, contracted where llama.cpp is built with FMA). */
 GEMM_TARGET static INLINE __m256 block_mins(__m256 mins, __m256 dm, float da, __m256i imin)
 {
-    return _mm256_add_ps(mins, _mm256_mul_ps(_mm256_mul_ps(dm, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(imin)));
+    return _mm256_fmadd_ps(_mm256_mul_ps(dm, _mm256_set1_ps(da)), _mm256_cvtepi32_ps(imin), mins);
 }
 
 /* The row's result: the lanes added as hsum_float_8 adds them, then Q8_1's m * s added, or the K-quants' mins
@@ -251,8 +252,8 @@ GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *
                     imin = _mm512_add_epi32(imin, _mm512_madd_epi16(_mm512_loadu_si512(chunk + min_pairs_at(k, WIDE_ROWS)),
                                                                     _mm512_set1_epi32(pair)));
                 }
-                mins[t] = _mm512_add_ps(mins[t], _mm512_mul_ps(_mm512_mul_ps(dm, _mm512_set1_ps(act_d(k, at))),
-                                                               _mm512_cvtepi32_ps(imin)));
+                mins[t] = _mm512_fmadd_ps(_mm512_mul_ps(dm, _mm512_set1_ps(act_d(k, at))), _mm512_cvtepi32_ps(imin),
+                                          mins[t]); /* block_mins' fused step */
             }
         }
 #pragma GCC unroll 8
