@@ -4,7 +4,9 @@
  * a register, in the order of the activation quants they meet; _mm256_maddubs_epi16 multiplies unsigned by
  * signed bytes into pairs of 16-bit sums (a signed weight lends its sign to the activation first), and
  * _mm256_madd_epi16 widens them to 32 bits, times the group scale. Every sum stays below 2^15 per pair and
- * 2^31 per block (the bounds are at each helper). Blocks are scaled in f32 once each.
+ * 2^31 per block (the bounds are at each helper). Blocks are scaled in f32 once each. Each type's lanes, offsets
+ * and mins are added as ggml's AVX2 vec_dot adds them (ggml-cpu/arch/x86/quants.c), so every dot here is bit for
+ * bit llama.cpp's on the same blocks.
  */
 #include "blocks.h"
 
@@ -21,7 +23,6 @@ AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
 {
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
-
 
 /* Each kernel's body takes nt (1..ACT_MAX_ROWS) activation rows at a, a + as, ...: the weights are unpacked once
  * per block for all of them (a prompt's tokens), and nt is a constant where the body is inlined, so the loops
