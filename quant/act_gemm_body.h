@@ -197,9 +197,10 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 #else
                     const __m256i iv = _mm256_madd_epi16(_mm256_maddubs_epi16(wu, x), half_scales(k, p, j >= 4));
 #endif
-                    isum[t][j] = c > 0 ? _mm256_add_epi32(isum[t][j], iv)
-                                       : k.min == GMIN_LANES ? _mm256_sub_epi32(iv, lane_offsets(k, p, ablk + (uint64_t)t * as, j))
-                                                             : iv;
+                    const uint8_t *at = ablk + (uint64_t)t * as;
+                    isum[t][j] = c > 0                  ? _mm256_add_epi32(isum[t][j], iv)
+                                 : k.min == GMIN_LANES ? _mm256_sub_epi32(iv, lane_offsets(k, p, at, j))
+                                                       : iv;
                 }
             }
         }
@@ -280,7 +281,8 @@ GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *
                 for (int t = 0; t < nt; t++) {
                     int32_t pair;
                     memcpy(&pair, ablk + (uint64_t)t * as + 4 + QK_K + 4 * j, 4);
-                    isum[t] = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(_mm512_madd_epi16(pairs, _mm512_set1_epi32(pair)), 5));
+                    const __m512i offsets = _mm512_madd_epi16(pairs, _mm512_set1_epi32(pair));
+                    isum[t] = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(offsets, 5));
                 }
             }
             for (int t = 0; t < nt; t++) {
