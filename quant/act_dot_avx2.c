@@ -171,10 +171,7 @@ AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t 
         q6k_half_chunks(b, 0, q);
         q6k_half_chunks(b, 1, q + 4);
         for (int c = 0; c < 8; c++) /* chunk c: group 2c's scale for values 0-15, 2c + 1's for 16-31 */
-            sc[c] = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(s8, _mm_setr_epi8(2 * c, 2 * c, 2 * c, 2 * c, 2 * c, 2 * c,
-                                                                              2 * c, 2 * c, 2 * c + 1, 2 * c + 1,
-                                                                              2 * c + 1, 2 * c + 1, 2 * c + 1,
-                                                                              2 * c + 1, 2 * c + 1, 2 * c + 1)));
+            sc[c] = chunk_scales(KQ_Q6_K, s8, c);
         const float d = f16c(b + 208);
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;

@@ -39,6 +39,18 @@ VNNI static inline __m512i spread(__m512i s32, int first, int shift)
                                     s32);
 }
 
+/* A block's 8 lanes against Q8_K row y: each chunk pair's 4-product sums times its lanes' scales, the pairs added,
+ * then the halves folded (the AVX2 dot's lanes). */
+VNNI static inline __m256i block_lanes(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
+{
+    __m512i isum = _mm512_setzero_si512();
+    for (int j = 0; j < 4; j++) {
+        const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], _mm512_loadu_si512(y + 4 + 64 * j));
+        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dp, sc[j]));
+    }
+    return fold(isum);
+}
+
 /* The mins term as the AVX2 dot (q4k_body there) forms it, in 4 lanes added after the 8. */
 VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
 {
@@ -60,13 +72,8 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
         const float d = f16c(b), dmin = f16c(b + 2);
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
-            __m512i isum = _mm512_setzero_si512();
-            for (int j = 0; j < 4; j++) {
-                const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], _mm512_loadu_si512(y + 4 + 64 * j));
-                isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dp, sc[j]));
-            }
             const float da = q8k_d(y);
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(fold(isum)), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(block_lanes(w, sc, y)), acc[t]);
             acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * da), _mm_cvtepi32_ps(q8k_mins_lanes(y, mins16)), acc_m[t]);
         }
     }
@@ -94,12 +101,7 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
         const float d = f16c(b + 208);
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
-            __m512i isum = _mm512_setzero_si512();
-            for (int j = 0; j < 4; j++) {
-                const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], _mm512_loadu_si512(y + 4 + 64 * j));
-                isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dp, sc[j]));
-            }
-            const __m256i lanes = _mm256_sub_epi32(fold(isum), q6k_offsets(y, s8));
+            const __m256i lanes = _mm256_sub_epi32(block_lanes(w, sc, y), q6k_offsets(y, s8));
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * q8k_d(y)), _mm256_cvtepi32_ps(lanes), acc[t]);
         }
     }

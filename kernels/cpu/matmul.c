@@ -18,23 +18,17 @@
  * which the path above then multiplies; BF16 prompts with AVX512-BF16 keep
  * x in bf16 and multiply bf16 pairs straight from the file (gemm.c).
  */
-#include "cpu.h"
 #include "dot.h"
 #include "gemm.h"
-#include "quant.h"
+#include "matmul_parts.h"
 
 #include <omp.h>
 #include <stdlib.h>
-#include <string.h>
 
-/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs panels of 8 or 16 rows (quant_act_gemm);
- * below it the 1- and 4-row dots read the weights as they lie. */
-/* GEMM_MIN_TOKENS: from this many tokens on, rows decoded to f32 are multiplied as a GEMM (gemm.c) where
- * the CPU has AVX-512; below it, and on AVX2, by the 4-row dot kernels (dot.c). */
 /* TOK_BLOCK: tokens per pass of those dot kernels, a multiple of their widest AVX2 tile (3 tokens): with 16,
  * every pass of a 64-token prompt ended in a lone token, which runs at half the rate (dot.c); 15 left one
  * such token per prompt and measured 2 % faster (AVX2, pp64, F16/Q4_0/Q2_K). */
-enum { ROW_BLOCK = 16, TOK_BLOCK = 15, PANEL_MIN_TOKENS = 4, GEMM_MIN_TOKENS = 8 };
+enum { ROW_BLOCK = 16, TOK_BLOCK = 15 };
 _Static_assert((int)ROW_BLOCK == (int)CPU_GEMM_ROWS, "a row block is one GEMM panel");
 
 bool kern_cpu_supports(uint32_t type)
@@ -91,48 +85,6 @@ kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *toke
 }
 
 /* count floats, 64-byte aligned (the SIMD kernels read 64-byte vectors; one straddling two lines costs two loads). */
-static float *alloc_floats64(size_t count)
-{
-    return aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
-}
-
-/* The next row block's bytes, brought into cache a slice at a time while this block is multiplied. A prompt
- * product decodes (or packs) a block's rows and then spends long on them in registers and L1; the decode of
- * the next block then waited on memory, which the hardware prefetchers had stopped streaming during the
- * multiply: 13 % of an F16 prompt's time on AVX2 went to that wait (perf). The GEMM takes the bytes and spreads
- * the prefetches over its steps (gemm.c): a burst before it gained little there. The block is the one this
- * thread multiplies next, wherever it lies (the scheduler in cpu_matmul_many claims its next run of blocks
- * before starting the last of the current one). Measured on SmolLM2-135M F16, pp64, 2 threads: AVX2 prompts
- * 845 -> 928 tokens/s, AVX-512 1334 -> 1450, with the rows after this block; the next block's own rows were
- * then missed at each new run (a sixth of the blocks of a 60-block product) and at each matrix's end. */
-typedef struct next_rows {
-    const uint8_t *at;
-    uint64_t left, slice;
-} next_rows;
-
-/* A row block's bytes in the mapping (rows are contiguous); at NULL and bytes 0 for none. */
-typedef struct block_span {
-    const uint8_t *at;
-    uint64_t bytes;
-} block_span;
-
-/* The next block's bytes, fetched over `steps` calls of next_rows_fetch. */
-static next_rows next_rows_over(block_span next, int steps)
-{
-    return (next_rows){ .at = next.at, .left = next.bytes,
-                        .slice = (next.bytes / (uint64_t)(steps > 0 ? steps : 1) + 63) / 64 * 64 };
-}
-
-static void next_rows_fetch(next_rows *nx)
-{
-    const uint64_t n = nx->left < nx->slice ? nx->left : nx->slice;
-    if (n == 0) /* nothing left, or no next block (at NULL: no arithmetic on it) */
-        return;
-    for (uint64_t i = 0; i < n; i += 64)
-        __builtin_prefetch(nx->at + i);
-    nx->at += n, nx->left -= n;
-}
-
 /* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {
@@ -279,122 +231,6 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
     return true;
 }
 
-/* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld):
- * 4 tokens at a time where the kernel takes 4 (each weight block unpacked once for the four). */
-static void row_block_act(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t r0, int nr,
-                          const uint8_t *xq, uint64_t arb, int T, float *y, int64_t ld)
-{
-    const int64_t n = (int64_t)t->ne[0];
-    const uint8_t *base = t->data + (uint64_t)r0 * rb;
-    int tok = 0;
-    if (k.dot4)
-        for (; tok + 4 <= T; tok += 4)
-            for (int r = 0; r < nr; r++) {
-                float out[4];
-                k.dot4(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, arb, n, out);
-                for (int j = 0; j < 4; j++)
-                    y[(tok + j) * ld + r0 + r] = out[j];
-            }
-    for (; tok < T; tok++)
-        for (int r = 0; r < nr; r++)
-            k.dot(base + (uint64_t)r * rb, xq + (uint64_t)tok * arb, n, &y[tok * ld + r0 + r]);
-}
-
-/* Rows [r0, r0 + nr) against all T rows of quantized activations through panels packed into *panel
- * (allocated on first need; false when that fails), into y (T, ld), fetching the next block's bytes meanwhile. */
-static bool row_block_panel(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
-                            const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
-                            int64_t ld, block_span next)
-{
-    const int64_t n = (int64_t)t->ne[0];
-    if (!*panel && !(*panel = aligned_alloc(64, (g->panel_bytes(n) + 63) / 64 * 64)))
-        return false;
-    next_rows nx = next_rows_over(next, (nr + g->rows - 1) / g->rows);
-    for (int r = 0; r < nr; r += g->rows) {
-        int k = nr - r < g->rows ? nr - r : g->rows;
-        g->pack(t->data + (uint64_t)(r0 + r) * rb, rb, k, n, *panel);
-        next_rows_fetch(&nx);
-        g->multiply(*panel, xq, arb, sums, T, n, y + r0 + r, ld, k);
-    }
-    return true;
-}
-
-/* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
- * quantized rows (*xq, *arb bytes each; as the dot's prep rewrote them where it has one) and *dot, and, for prompts with a panel product (*gemm), each row's
- * sums of 16 (*sums); for BF16 prompts the GEMM multiplies in bf16 pairs (*bf16_pairs), the bf16 rows (*xq);
- * else *xf, the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
- * x as it is. */
-typedef struct rounded_acts {
-    quant_act_kernel dot;
-    quant_act_gemm gemm;
-    bool bf16_pairs;
-    uint8_t *xq;
-    uint64_t arb;
-    int16_t *sums;
-    float *xf;
-} rounded_acts;
-
-static void rounded_acts_free(rounded_acts *r)
-{
-    free(r->xq), free(r->sums), free(r->xf);
-}
-
-static kern_status round_activations(const gguf_tensor *t, const float *x, int T, int threads, rounded_acts *r)
-{
-    const int64_t n = (int64_t)t->ne[0];
-    const uint32_t at = quant_act_type(t->type);
-    *r = (rounded_acts){ 0 };
-    if (at == GGML_TYPE_F32 || at == GGML_TYPE_COUNT)
-        return KERN_OK;
-    if (!(r->arb = quant_act_row_bytes(at, n)))
-        return KERN_E_SHAPE;
-    r->dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
-    if (r->dot.dot && T >= PANEL_MIN_TOKENS) {
-        /* only where llama.cpp adds the blocks in the panel's order: --numerics ggml is there to reproduce it */
-        r->gemm = quant_act_gemm_function(t->type, QUANT_IMPL_BEST);
-        if (!r->gemm.llama_cpp_order)
-            r->gemm = (quant_act_gemm){ 0 };
-    }
-    r->bf16_pairs = t->type == GGML_TYPE_BF16 && T >= GEMM_MIN_TOKENS && n % 2 == 0 &&
-                    cpu_have_gemm(CPU_GEMM_BF16_PAIRS);
-    bool ok = (r->xq = malloc((size_t)r->arb * (size_t)T)) != NULL;
-    if (ok && r->gemm.pack)
-        ok = (r->sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t))) != NULL;
-    if (ok && !r->dot.dot && !r->bf16_pairs)
-        ok = (r->xf = alloc_floats64((size_t)T * (size_t)n)) != NULL;
-    if (!ok) {
-        rounded_acts_free(r);
-        return KERN_E_NOMEM;
-    }
-#pragma omp parallel for num_threads(threads) if (T >= 8)
-    for (int tok = 0; tok < T; tok++) {
-        uint8_t *q = r->xq + (uint64_t)tok * r->arb;
-        quant_act_quantize(at, x + (int64_t)tok * n, q, n);
-        if (r->sums)
-            quant_act_sums16(at, q, n, r->sums + (int64_t)tok * (n / 16));
-        if (r->xf)
-            quant_dequantize_row(at, q, r->xf + (int64_t)tok * n, n);
-    }
-    if (r->xf) {
-        free(r->xq);
-        r->xq = NULL;
-    }
-    if (r->dot.prep && !r->gemm.pack) {
-        /* the dot reads each row as its prep leaves it: rewritten here once for every weight row */
-        const uint64_t stride = (r->dot.prep_bytes(n) + 63) / 64 * 64;
-        uint8_t *prepped = aligned_alloc(64, stride * (uint64_t)T);
-        if (!prepped) {
-            rounded_acts_free(r);
-            return KERN_E_NOMEM;
-        }
-        for (int tok = 0; tok < T; tok++)
-            r->dot.prep(r->xq + (uint64_t)tok * r->arb, prepped + (uint64_t)tok * stride, n);
-        free(r->xq);
-        r->xq = prepped, r->arb = stride;
-    }
-    return KERN_OK;
-}
-
 /* One weight's share of a product: its rows, where they go, and x as they meet it. A share whose weight has the
  * type of an earlier one borrows that one's activations (rounded the same, prepared the same): `owner` says
  * which share frees them. */
@@ -421,7 +257,7 @@ static void share_free(share *s)
 {
     if (s->owner) {
         free(s->xp);
-        rounded_acts_free(&s->ra);
+        cpu_rounded_acts_free(&s->ra);
     }
     if (s->packs)
         free(s->xg);
@@ -452,7 +288,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     } else {
         s->owner = true;
         if (cpu_numerics(b) == KERN_NUMERICS_GGML) {
-            kern_status st = round_activations(t, x, T, cpu_threads(b), &s->ra);
+            kern_status st = cpu_round_activations(t, x, T, cpu_threads(b), &s->ra);
             if (st)
                 return st;
         }
@@ -585,10 +421,10 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                 const int64_t rows = (int64_t)s->t->ne[1], r0 = a.r0;
                 const block_span next = after < 0 ? (block_span){ 0 } : block_of(sh, n_w, after);
                 if (s->ra.gemm.pack)
-                    ok = row_block_panel(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T,
+                    ok = cpu_act_panel_rows(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T,
                                          &panel[p], s->y, rows, next);
                 else if (s->ra.dot.dot)
-                    row_block_act(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
+                    cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
                 else {
                     wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
                     ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);
