@@ -273,7 +273,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         const kern_weight *const no_bias[2] = { 0 };
         float *const gate_up_out[2] = { gate, up };
         OP(matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what), what, il);
-        OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);
+        OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);
         PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
         OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il);
         PROBE(ENGINE_OP_FFN_OUT, il, c->o, E);

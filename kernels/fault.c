@@ -177,9 +177,10 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
     }
 }
 
-static kern_status f_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out)
+static kern_status f_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+                         float *out)
 {
-    return inner(b)->glu(inner(b), act, gate, up, n, out);
+    return inner(b)->glu(inner(b), act, gate, up, n, row, out);
 }
 
 static kern_status f_scale(kern_backend *b, float *x, size_t n, float s) { return inner(b)->scale(inner(b), x, n, s); }

@@ -106,8 +106,10 @@ struct kern_backend {
      * only the keys at p - window + 1 .. p (sliding-window layers). */
     kern_status (*attention)(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
                              int pos0, const kern_attn *a, float *out);
-    /* out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it. */
-    kern_status (*glu)(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out);
+    /* out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of `row`
+     * values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does). */
+    kern_status (*glu)(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+                       float *out);
     /* x (n) *= s. */
     kern_status (*scale)(kern_backend *b, float *x, size_t n, float s);
     /* x (n) = cap * tanh(x / cap): soft-capping of logits. */

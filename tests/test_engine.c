@@ -314,9 +314,9 @@ Test(engine, every_shared_model_matches_llama_cpp)
  * rounding boundary can round the other way when an earlier op (attention's sums, a norm) differs
  * from ggml's in its last bit, and one quant a step away moves these small models' logits by up to
  * 1e-2 from that position on. So: the first prompt position (no attention across positions yet)
- * within 1e-4 on every file with quantized weights, and 7 in 8 of all prompt positions (measured: 313
- * of 334 with the AVX2 kernels, 300 with the scalar ones, 276 before the prompt products of the types
- * llama.cpp repacks added their blocks in its order; docs/BENCHMARKS.md's numerics section). Files of f16/bf16 only, whose f16 rounding of activations
+ * within 1e-4 on every file with quantized weights, and 7 in 8 of all prompt positions (measured: 311
+ * of 334 natively and on the AVX2 path, 310 before SwiGLU took ggml's e^x, 276 before the prompt products of
+ * the types llama.cpp repacks added their blocks in its order; docs/BENCHMARKS.md's numerics sections). Files of f16/bf16 only, whose f16 rounding of activations
  * is 100 times finer and flips often, and gemma3 are logged, not held.
  */
 Test(engine, ggml_numerics_match_llama_cpp_on_the_files_themselves)
@@ -351,7 +351,9 @@ Test(engine_real, real_trained_models_with_ggml_numerics_match_llama_cpp, .timeo
     cr_assert_eq(checked, 6, "SmolLM2 p0, p1, chat0 and gemma3 p0, p1, long0: %d checked", checked);
     cr_log_info("ggml numerics, SmolLM2: %zu of %zu prompt positions within %.0e of llama.cpp's logits",
                 sum.rows_within, sum.rows, GGML_LOGIT_TOL);
-    cr_assert_geq(sum.rows_within * 3, sum.rows, "SmolLM2: only %zu of %zu prompt positions within %.0e",
+    /* 18 of 27 measured since SwiGLU takes ggml's own e^x (14 with a correctly rounded one: the chat prompt's
+     * 16 tokens departed at its fourth, a Q8_1 rounding of ffn_down's input flipped by an ulp of SiLU) */
+    cr_assert_geq(sum.rows_within * 5, sum.rows * 3, "SmolLM2: only %zu of %zu prompt positions within %.0e",
                   sum.rows_within, sum.rows, GGML_LOGIT_TOL);
 }
 

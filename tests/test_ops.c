@@ -85,7 +85,7 @@ Test(ops, geglu_scale_and_softcap)
         g[i] = -12.0f + 24.0f * (float)i / (float)n;
         u[i] = 1.0f;
     }
-    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, o), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
     for (size_t i = 0; i < n; i++) {
         const double x = g[i];
         double ref = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -102,7 +102,7 @@ Test(ops, geglu_scale_and_softcap)
     cr_assert_eq(kern_gelu_ggml(-10.0f), 0.0f);
     cr_assert_eq(kern_gelu_ggml(10.0f), 10.0f);
     cr_assert_eq(kern_gelu_ggml(0.0f), 0.0f);
-    cr_assert_eq(be->glu(be, (gguf_act)7, g, u, n, o), KERN_E_UNSUPPORTED);
+    cr_assert_eq(be->glu(be, (gguf_act)7, g, u, n, n, o), KERN_E_UNSUPPORTED);
     float x[5] = { -3, 0, 2.5f, 1e30f, -1e30f };
     cr_assert_eq(be->scale(be, x, 3, 2.0f), KERN_OK);
     cr_assert_float_eq(x[0], -6.0f, 0);
@@ -136,7 +136,7 @@ Test(ops, geglu_equals_the_table_lookup_bit_for_bit)
     }
     for (size_t i = 0; i < n; i++)
         u[i] = 0.75f + (float)(i % 13) * 0.125f;
-    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, o), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
     for (size_t i = 0; i < n; i++) {
         const float want = kern_gelu_ggml(g[i]) * u[i];
         cr_assert(memcmp(&want, &o[i], 4) == 0, "geglu(%.9g, %g) = %.9g, the table's %.9g", g[i], u[i], o[i], want);
@@ -220,7 +220,7 @@ Test(ops, rmsnorm_swiglu_add_and_row_stats)
             cr_assert_float_eq(out[t * 5 + i], x[t * 5 + i] / sqrt(ss / 5 + 1e-5) * ((float *)gb)[i], 1e-6);
     }
     float a[3] = { -2, 0, 3 }, b[3] = { 2, 5, -1 }, o[3];
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, a, b, 3, o), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, a, b, 3, 3, o), KERN_OK);
     for (int i = 0; i < 3; i++)
         cr_assert_float_eq(o[i], a[i] / (1 + exp(-a[i])) * b[i], 1e-6);
     cr_assert_eq(be->add(be, a, b, 3), KERN_OK);
@@ -252,7 +252,7 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
     }
     for (int k = 0; k < 2; k++) {
         const size_t len = k ? n : 5631; /* one decode row, then a prompt's worth */
-        cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, len, o), KERN_OK);
+        cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, len, len, o), KERN_OK);
         for (size_t i = 0; i < len; i++) {
             const double ref = (double)g[i] / (1.0 + exp(-(double)g[i])) * u[i];
             cr_assert_leq(fabs(o[i] - ref), 4 * 0x1p-23 * fabs(ref) + 1e-37, "silu(%.9g) * %.9g = %.9g, exact %.9g", g[i],
@@ -266,7 +266,7 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
         sg[i] = specials[i % 9];
         su[i] = i % 9 == 8 ? NAN : 1.5f;
     }
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 25, so), KERN_OK);
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 25, 25, so), KERN_OK);
     for (int base = 0; base < 25; base += 9) {
         const float *v = so + base;
         cr_assert(isnan(v[0]), "a NaN gate gives NaN (value %d)", base);
@@ -297,6 +297,75 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
             cr_assert(o[i] == want, "value %zu: silu(%.9g) * %.9g = %.9g, the e^x arithmetic gives %.9g", i, g[i],
                       u[i], o[i], want);
         }
+    free(g);
+    free(u);
+    free(o);
+    be->destroy(be);
+}
+
+/* ggml_v_expf (ggml-cpu/vec.h of the llama.cpp that llama-cpp-python 0.3.36 vendors), one lane at a time: n =
+ * x / ln 2 rounded by the 1.5 * 2^23 shifter, b = x - n ln 2 (ln 2 in two parts), a degree-5 polynomial in b, and
+ * 2^n applied by vscalefps (wide = 16 lanes: AVX-512 builds) or built in the exponent field, k + j k (AVX2
+ * builds), each with its far-range forms. Written from that source's formulas, apart from silu.c's vectors. */
+static float ggml_expf_lane(float x, bool wide)
+{
+    const float z = fmaf(x, 0x1.715476p+0f, 0x1.8p23f), n = z - 0x1.8p23f;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
+    const float upper = fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f));
+    if (wide) {
+        if (fabsf(n) > 192.0f)
+            return n <= 0.0f ? 0.0f : INFINITY;
+        return ldexpf(fmaf(upper, u, fmaf(0x1.ffffecp-1f, b, 1.0f)), (int)n);
+    }
+    const float j = fmaf(upper, u, 0x1.ffffecp-1f * b);
+    uint32_t zb, kb;
+    memcpy(&zb, &z, 4);
+    const uint32_t e = zb << 23, one = 0x3f800000u;
+    kb = e + one;
+    float k;
+    memcpy(&k, &kb, 4);
+    if (fabsf(n) <= 126.0f)
+        return fmaf(j, k, k);
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u, s1b = g + 0x7f000000u, s2b = e - g;
+    float s1, s2;
+    memcpy(&s1, &s1b, 4);
+    memcpy(&s2, &s2b, 4);
+    return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, j, s2) * s1;
+}
+
+/* --numerics ggml's SwiGLU is llama.cpp's: each value of rows of 1541 (96 x 16 + 5) bit for bit the scalar
+ * statement above, 16 lanes where this CPU's llama.cpp build would take them (AVX-512 with DQ, not capped by
+ * GGUFSCOPE_SIMD), else 8 (AVX2), the row's last values through libm's expf as ggml_silu_f32; gates from -100 to
+ * 100 reach the far-range forms. And within 4 ulp of the exact product where e^-gate is a normal float. */
+Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
+{
+    kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
+    const size_t row = 1541, rows = 40, n = row * rows;
+    float *g = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
+    uint32_t s = 5;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = -100.0f + 200.0f * test_frand(&s);
+        u[i] = test_frand(&s) * 4.0f - 2.0f;
+    }
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, n, row, o), KERN_OK);
+    const bool scalar = strcmp(quant_simd_level(), "scalar") == 0;
+    const bool wide = strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() && quant_cpu_has_avx512dq();
+    const size_t width = scalar ? 1 : wide ? 16 : 8, body = row / width * width;
+    size_t far = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float e = i % row < body && !scalar ? ggml_expf_lane(-g[i], wide) : expf(-g[i]);
+        const float want = g[i] / (1.0f + e) * u[i];
+        cr_assert(memcmp(&o[i], &want, 4) == 0, "value %zu (column %zu): silu(%.9g) * %.9g = %.9g, ggml's %.9g", i,
+                  i % row, g[i], u[i], o[i], want);
+        far += fabsf(g[i]) > 126.0f * 0.6931f;
+        if (fabsf(g[i]) < 87.0f) {
+            const double ref = (double)g[i] / (1.0 + exp(-(double)g[i])) * u[i];
+            cr_assert_leq(fabs(o[i] - ref), 4 * 0x1p-23 * fabs(ref) + 1e-37, "silu(%.9g) * %.9g = %.9g, exact %.9g",
+                          g[i], u[i], o[i], ref);
+        }
+    }
+    cr_assert_gt(far, 0, "no gate reached the far-range forms");
+    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, n, 7, o), KERN_E_SHAPE, "rows must divide n");
     free(g);
     free(u);
     free(o);

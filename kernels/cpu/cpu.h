@@ -43,6 +43,9 @@ bool cpu_have_avx512vl(void);
 /* out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]: AVX-512 or AVX2 with a polynomial e^x (within
  * 4 ulp of the exact product; silu.c) when the CPU has it, libm's expf otherwise. */
 void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
+/* The same for one row of n values as llama.cpp's CPU backend computes it (--numerics ggml): ggml's own e^x,
+ * 16 or 8 lanes as its build for this CPU would take them, libm's expf for the row's last n % width (silu.c). */
+void cpu_silu_mul_ggml(const float *gate, const float *up, size_t n, float *out);
 
 /* Zeroed host memory of `bytes`, 64-byte aligned; 2 MiB aligned and advised into huge pages from 2 MiB on
  * (buffers.c). NULL when out of memory. Freed by cpu_buffer_free only. */
@@ -78,7 +81,8 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                           const kern_attn *a, float *out);
-kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, float *out);
+kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+                    float *out);
 kern_status cpu_scale(kern_backend *b, float *x, size_t n, float s);
 kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap);
 kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
