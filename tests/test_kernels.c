@@ -127,6 +127,75 @@ Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
     be->destroy(be);
 }
 
+/* One output of llama.cpp's tinyBLAS for F16 weights (ggml-cpu/llamafile/sgemm.cpp, the llama.cpp that
+ * llama-cpp-python 0.3.36 vendors): lane l of a width-w accumulator adds w[i] x[i] for i = l mod w by FMA in order;
+ * then upper half + lower half down to 4 lanes, and (0 + 2) + (1 + 3). */
+static float tinyblas_f16_dot(const float *w, const float *x, int64_t n, int width)
+{
+    float lanes[16] = { 0 }, half[8];
+    for (int64_t i = 0; i < n; i++)
+        lanes[i % width] = fmaf(w[i], x[i], lanes[i % width]);
+    for (int m = width / 2; m >= 4; m /= 2) {
+        for (int l = 0; l < m; l++)
+            half[l] = lanes[m + l] + lanes[l];
+        memcpy(lanes, half, (size_t)m * sizeof(float));
+    }
+    return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+}
+
+/* --numerics ggml multiplies F16 rows as llama.cpp does: every output bit for bit tinyBLAS's, 16 lanes where this
+ * CPU's llama.cpp build has AVX-512 (GGUFSCOPE_SIMD not capping it), 8 on AVX2; rows of 37 (tiles of 4 and a
+ * remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8, not of
+ * 16: on AVX-512 llama.cpp leaves those to ggml_vec_dot_f16, whose order is not followed; held to the tolerance). */
+Test(kernels, ggml_numerics_multiply_f16_rows_in_tinyblas_order)
+{
+    kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
+    const bool scalar = strcmp(quant_simd_level(), "scalar") == 0;
+    const int width = scalar ? 0 : strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() ? 16 : 8;
+    const int64_t lengths[] = { 576, 520 }, rows = 37;
+    const int Ts[] = { 1, 2, 5, 6, 13 };
+    int held = 0;
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+        const int64_t n = lengths[li];
+        uint8_t *buf;
+        gguf_tensor t = test_weight_tensor(GGML_TYPE_F16, n, rows, &buf);
+        kern_weight kw = { .t = &t };
+        cr_assert_eq(be->bind(be, &kw), KERN_OK);
+        float *w = malloc((size_t)(n * rows) * sizeof(float));
+        cr_assert_eq(quant_dequantize_rows(&t, 0, (uint64_t)rows, w, 1), QUANT_OK);
+        for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+            const int T = Ts[ti];
+            float *x = malloc((size_t)(T * n) * sizeof(float)), *xr = malloc((size_t)(T * n) * sizeof(float));
+            float *y = malloc((size_t)(T * rows) * sizeof(float));
+            uint32_t seed = 3;
+            for (int64_t i = 0; i < T * n; i++) {
+                x[i] = test_frand(&seed);
+                xr[i] = quant_f16_to_f32(quant_f32_to_f16(x[i]));
+            }
+            cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK);
+            for (int tt = 0; tt < T && width && n % width == 0; tt++)
+                for (int64_t r = 0; r < rows; r++) {
+                    const float want = tinyblas_f16_dot(w + r * n, xr + (int64_t)tt * n, n, width);
+                    cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0,
+                              "n=%lld T=%d: y[%d][%lld] = %.9g, tinyBLAS's (%d lanes) %.9g", (long long)n, T, tt,
+                              (long long)r, y[tt * rows + r], width, want);
+                    held++;
+                }
+            free(x);
+            free(xr);
+            free(y);
+            char what[64];
+            snprintf(what, sizeof what, "ggml numerics F16 %lldx%lld", (long long)n, (long long)rows);
+            check_matmul_rounded(be, &t, T, GGML_TYPE_F16, what);
+        }
+        free(w);
+        free(buf);
+    }
+    if (width)
+        cr_assert_gt(held, 0, "no output was held to tinyBLAS's order");
+    be->destroy(be);
+}
+
 /* Several weights against one x as one product (q, k and v; gate and up): each output bit for bit what its own
  * matmul gives, in both numerics, for one token, the dot kernels' prompts and the GEMM's; with weights of one
  * type (which share their rounded x) and of several, a bias on one of them, and 37-row partial panels. Weights of

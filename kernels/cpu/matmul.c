@@ -251,6 +251,7 @@ typedef struct share {
     const void *xw;         /* what the GEMM packs: xd, or the bf16 rows */
     float *xg;              /* that packed, or NULL (no GEMM) */
     bool owner, packs;      /* frees ra and xp; packs xg (else borrows it from an earlier share) */
+    bool f16_ggml;          /* F16 rows under --numerics ggml: llama.cpp's tinyBLAS order (f16_ggml.c) */
 } share;
 
 static void share_free(share *s)
@@ -277,6 +278,9 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
+    const int f16_lanes = t->type == GGML_TYPE_F16 && cpu_numerics(b) == KERN_NUMERICS_GGML ? cpu_f16_ggml_lanes() : 0;
+    /* rows of another length go to ggml_vec_dot_f16 in llama.cpp, whose order this does not follow */
+    s->f16_ggml = f16_lanes > 0 && n % f16_lanes == 0 && ((uintptr_t)t->data & 1) == 0 && s->rb % 2 == 0;
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;
@@ -293,7 +297,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
                 return st;
         }
         const float *xr = s->ra.xf ? s->ra.xf : x;
-        if (T == 1 && !s->ra.dot.dot)
+        if (T == 1 && !s->ra.dot.dot && !s->f16_ggml)
             s->fused = quant_dot_function(t->type, QUANT_IMPL_BEST);
         if (s->fused.prep) {
             if (!(s->xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
@@ -308,7 +312,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     s->kind = s->ra.bf16_pairs ? CPU_GEMM_BF16_PAIRS : CPU_GEMM_F32;
     s->words = s->ra.bf16_pairs ? n / 2 : n;
     s->xw = s->ra.bf16_pairs ? (const void *)s->ra.xq : s->xd;
-    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || !cpu_have_gemm(s->kind))
+    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->f16_ggml || !cpu_have_gemm(s->kind))
         return KERN_OK;
     for (int j = 0; j < i; j++)
         if (all[j].xg && all[j].kind == s->kind && all[j].xw == s->xw) {
@@ -425,6 +429,9 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                                          &panel[p], s->y, rows, next);
                 else if (s->ra.dot.dot)
                     cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
+                else if (s->f16_ggml)
+                    cpu_f16_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->xd, T, (int64_t)s->t->ne[0],
+                                      s->y + r0, rows);
                 else {
                     wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
                     ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);
