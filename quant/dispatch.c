@@ -142,8 +142,8 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
         case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
         case GGML_TYPE_Q5_K: return (quant_dot_kernel){ quant_dot_q5_k_avx512, quant_dot_prep_q5_k };
         case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, quant_dot_prep_q6_k };
-        case GGML_TYPE_Q4_0: return (quant_dot_kernel){ quant_dot_q4_0_avx512, NULL };
-        case GGML_TYPE_Q4_1: return (quant_dot_kernel){ quant_dot_q4_1_avx512, NULL };
+        case GGML_TYPE_Q4_0: return (quant_dot_kernel){ quant_dot_quads_q4_0_avx512, quant_dot_prep_quads_q4_0 };
+        case GGML_TYPE_Q4_1: return (quant_dot_kernel){ quant_dot_quads_q4_1_avx512, quant_dot_prep_quads_q4_1 };
         case GGML_TYPE_Q5_0: return (quant_dot_kernel){ quant_dot_q5_0_avx512, NULL };
         case GGML_TYPE_Q5_1: return (quant_dot_kernel){ quant_dot_q5_1_avx512, NULL };
         case GGML_TYPE_IQ4_NL: return (quant_dot_kernel){ quant_dot_iq4_nl_avx512, NULL };
@@ -179,9 +179,10 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 
 int64_t quant_dot_prep_floats(int64_t n)
 {
-    /* x rearranged (for the AVX2 pairs, n rounded up to 64), then a sum per group (32 values for Q4_K, 16 for
-     * Q6_K) or 8 lane sums per 64 values (the pairs) */
-    return (n + 63) / 64 * 72;
+    /* x rearranged (for the AVX2 pairs, n rounded up to 64; the AVX-512 quads, to 128), then a sum per group
+     * (32 values for Q4_K, 16 for Q6_K) or 8 lane sums per 64 values (the pairs; 16 per 128, the quads) */
+    const int64_t pairs = (n + 63) / 64 * 72, quads = (n + 127) / 128 * 144;
+    return pairs > quads ? pairs : quads;
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)
