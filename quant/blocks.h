@@ -135,12 +135,16 @@ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 /* AVX-512F twins of the 32-value types' and IQ4_XS's fused dots (vecdot_avx512.c): x as it is,
  * no prep. */
 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n);
-/* Q4_0 and Q4_1 as nibble fields, four blocks a register, against x their prep rearranged
+/* Q4_0, Q4_1, Q5_0 and Q5_1 as fields, four blocks a register, against x their prep rearranged
  * (vecdot_fields_avx512.c) */
 void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n);
 void quant_dot_prep_quads_q4_1(const float *x, float *xp, int64_t n);
+void quant_dot_prep_quads_q5_0(const float *x, float *xp, int64_t n);
+void quant_dot_prep_quads_q5_1(const float *x, float *xp, int64_t n);
 float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n);
 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n);
+float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n);
+float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n);
 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n);
 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);

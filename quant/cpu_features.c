@@ -80,6 +80,7 @@ bool quant_cpu_has_fma(void) { return features().fma; }
 bool quant_cpu_has_avx512(void) { return features().avx512f && quant_cpu_has_avx2(); }
 bool quant_cpu_has_avx512dq(void) { return features().avx512dq && quant_cpu_has_avx512(); }
 bool quant_cpu_has_avx512vl(void) { return features().avx512vl && quant_cpu_has_avx512(); }
+bool quant_cpu_has_avx512bw(void) { return features().avx512bw && quant_cpu_has_avx512(); }
 /* VNNI's 256-bit forms need VL; the byte and word forms BW */
 bool quant_cpu_has_avx512vnni(void)
 {

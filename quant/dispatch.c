@@ -130,6 +130,13 @@ quant_panel16_fn quant_panel16_function(uint32_t type, quant_impl impl)
 #endif
 }
 
+#if defined(__x86_64__)
+/* The AVX-512 dot of a 32-value type: its field form where the CPU has BW, else its lookup form */
+#define QUADS_OR_LOOKUP(name)                                                                                   \
+    (quant_cpu_has_avx512bw() ? (quant_dot_kernel){ quant_dot_quads_##name##_avx512, quant_dot_prep_quads_##name } \
+                              : (quant_dot_kernel){ quant_dot_##name##_avx512, NULL })
+#endif
+
 quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
 {
     quant_dot_kernel k = { NULL, NULL };
@@ -142,10 +149,11 @@ quant_dot_kernel quant_dot_function(uint32_t type, quant_impl impl)
         case GGML_TYPE_Q4_K: return (quant_dot_kernel){ quant_dot_q4_k_avx512, quant_dot_prep_q4_k };
         case GGML_TYPE_Q5_K: return (quant_dot_kernel){ quant_dot_q5_k_avx512, quant_dot_prep_q5_k };
         case GGML_TYPE_Q6_K: return (quant_dot_kernel){ quant_dot_q6_k_avx512, quant_dot_prep_q6_k };
-        case GGML_TYPE_Q4_0: return (quant_dot_kernel){ quant_dot_quads_q4_0_avx512, quant_dot_prep_quads_q4_0 };
-        case GGML_TYPE_Q4_1: return (quant_dot_kernel){ quant_dot_quads_q4_1_avx512, quant_dot_prep_quads_q4_1 };
-        case GGML_TYPE_Q5_0: return (quant_dot_kernel){ quant_dot_q5_0_avx512, NULL };
-        case GGML_TYPE_Q5_1: return (quant_dot_kernel){ quant_dot_q5_1_avx512, NULL };
+        /* the 32-value types as fields of four blocks a register (vecdot_fields_avx512.c; byte shuffles need BW) */
+        case GGML_TYPE_Q4_0: return QUADS_OR_LOOKUP(q4_0);
+        case GGML_TYPE_Q4_1: return QUADS_OR_LOOKUP(q4_1);
+        case GGML_TYPE_Q5_0: return QUADS_OR_LOOKUP(q5_0);
+        case GGML_TYPE_Q5_1: return QUADS_OR_LOOKUP(q5_1);
         case GGML_TYPE_IQ4_NL: return (quant_dot_kernel){ quant_dot_iq4_nl_avx512, NULL };
         case GGML_TYPE_IQ4_XS: return (quant_dot_kernel){ quant_dot_iq4_xs_avx512, NULL };
         case GGML_TYPE_Q8_0: return (quant_dot_kernel){ quant_dot_q8_0_avx512, NULL };

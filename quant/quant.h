@@ -51,6 +51,7 @@ bool quant_cpu_has_fma(void);
 bool quant_cpu_has_avx512(void);
 bool quant_cpu_has_avx512dq(void);
 bool quant_cpu_has_avx512vl(void);
+bool quant_cpu_has_avx512bw(void);
 bool quant_cpu_has_avx512vnni(void); /* with BW and VL */
 bool quant_cpu_has_avx512bf16(void); /* with BW */
 

@@ -1,17 +1,23 @@
 /*
- * AVX-512 fused dots of Q4_0 and Q4_1 (exact numerics, generation) reading the weight bytes as nibble fields of
- * dwords, against x rearranged once per product: vecdot_fields_avx2.c's pairs, four blocks ("a quad") to a
- * 512-bit register.
+ * AVX-512 fused dots of the 32-value 4- and 5-bit types Q4_0, Q4_1, Q5_0 and Q5_1 (exact numerics, generation)
+ * reading the weight bytes as fields of dwords, against x rearranged once per product: vecdot_fields_avx2.c's pairs,
+ * four blocks ("a quad") to a 512-bit register.
  *
- * Lane l of a quad holds dword l & 3 of block l >> 2 (its 16 bytes of nibbles are 4 dwords); field s (s = 0..7,
- * bits 4s..4s+3) is value 4 (l & 3) + s / 2 + 16 (s & 1) of that block (ggml-common.h: value j in the low nibble
- * of byte j, value j + 16 in its high one). Masked in place, a field converts (unsigned, vcvtudq2ps, so the top
- * field needs no shift) to q 2^(4s) exactly, and x was scaled by 2^(-4s) when it was rearranged: 8 masks, 8
- * conversions and 8 multiply-adds for 128 values, with one shuffle for the four blocks' d. The lookup dots of
- * vecdot_avx512.c (one vpermps per 16 values, after widening the bytes) ran no faster than the AVX2 pairs at half
- * the width: Qwen3-0.6B-shape Q4_0, one thread, 27-30 tokens/s either way, 68 % of it in the Q4_0 dot.
+ * Lane l of a quad holds dword l & 3 of block l >> 2 (its 16 bytes of nibbles are 4 dwords); field s (s = 0..7) is
+ * value 4 (l & 3) + s / 2 + 16 (s & 1) of that block (ggml-common.h: value j in the low nibble of byte j, value
+ * j + 16 in its high one). Masked in place, a field converts (unsigned, vcvtudq2ps, so no field needs a shift) to
+ * q 2^k exactly for its bit offset k, and x was scaled by 2^-k when it was rearranged. Two forms, as on AVX2:
+ *   nibble form (Q4_0, Q4_1): field s at bits 4s;
+ *   byte form (Q5_0, Q5_1): the low nibbles and the high ones (shifted down 4) as bytes, the fifth bits added as
+ *     16 under a byte mask made from qh; field s is byte s / 2 of the one or the other, k = 8 (s / 2).
+ * 8 masks, 8 conversions and 8 multiply-adds for 128 values, with one shuffle for the four blocks' d. The lookup
+ * dots of vecdot_avx512.c (one vpermps per 16 values, after widening the bytes) ran no faster than the AVX2 pairs
+ * at half the width: Qwen3-0.6B-shape Q4_0, one thread, 27-30 tokens/s either way, 68 % of it in the Q4_0 dot;
+ * here 32-33 (Q5_0 21-25 -> 27-29, Q5_1 19-21 -> 25-27). IQ4_NL keeps its lookup: there the table gives the level
+ * itself, and as fields (its levels + 127 by a byte shuffle) it measured no faster (27.5-28.5 against 26.8-29.2).
  *
- * Q4_0's -8 and Q4_1's mins multiply a per-lane sum of the x that lane meets, made by the rearrangement too:
+ * The offsets (Q4_0's 8, Q5_0's 16) and Q4_1's / Q5_1's mins multiply a per-lane sum of the x that lane meets, made
+ * by the rearrangement too:
  *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i.
  */
 #include "blocks.h"
@@ -20,7 +26,7 @@
 #include <immintrin.h>
 #include "prefetch_ahead.h"
 
-#define AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma,f16c")))
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx2,fma,f16c")))
 
 /* x in the quads' order (n rounded up to 128), then 16 lane sums per quad */
 static int64_t quads_span(int64_t n)
@@ -28,9 +34,9 @@ static int64_t quads_span(int64_t n)
     return (n + 127) / 128 * 128;
 }
 
-/* xp[128 q + 16 s + l] = x of field s of lane l times 2^(-4s); after all quads, xp[span + 16 q + l] = offset *
- * (the sum of the 8 unscaled x lane l meets). Blocks past n read zeros. */
-static void prep_quads(const float *x, float *xp, int64_t n, float offset)
+/* xp[128 q + 16 s + l] = x of field s of lane l times 2^-k (k = 4 s, or 8 (s / 2) in the byte form); after all
+ * quads, xp[span + 16 q + l] = offset * (the sum of the 8 unscaled x lane l meets). Blocks past n read zeros. */
+static void prep_quads(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
     float *lane_sums = xp + quads_span(n);
     for (int64_t q = 0; 128 * q < n; q++) {
@@ -39,7 +45,7 @@ static void prep_quads(const float *x, float *xp, int64_t n, float offset)
             for (int l = 0; l < 16; l++) {
                 const int64_t i = 128 * q + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
                 const float v = i < n ? x[i] : 0.0f;
-                xp[128 * q + 16 * s + l] = v * (1.0f / (float)(1u << 4 * s));
+                xp[128 * q + 16 * s + l] = v * (1.0f / (float)(1u << (byte_form ? 8 * (s / 2) : 4 * s)));
                 sums[l] += v;
             }
         for (int l = 0; l < 16; l++)
@@ -47,8 +53,15 @@ static void prep_quads(const float *x, float *xp, int64_t n, float offset)
     }
 }
 
-void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, -8.0f); }
-void quant_dot_prep_quads_q4_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, 1.0f); }
+void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, -8.0f); }
+void quant_dot_prep_quads_q4_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, 1.0f); }
+void quant_dot_prep_quads_q5_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, -16.0f); }
+void quant_dot_prep_quads_q5_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, 1.0f); }
+
+/* Where a block's parts lie (m, qh: -1 for none; d at 0) and its form. */
+typedef struct quad_layout {
+    int block_bytes, m_at, qh_at, qs_at;
+} quad_layout;
 
 /* The f16 at each of the quad's (up to) 4 blocks, offset `at` in each, 4 lanes apiece; blocks past nb read 0. */
 AVX512 static inline __attribute__((always_inline)) __m512 quad_f16(const uint8_t *b, int block_bytes, int at, int nb)
@@ -77,8 +90,9 @@ AVX512 static inline __attribute__((always_inline)) __m512i quad_load(const uint
     return v;
 }
 
-/* s + the quad's 128 values times xp, in two chains of multiply-adds (fields 0, 2, 4, 6 and 1, 3, 5, 7) */
-AVX512 static inline __m512 quad_fields(__m512i v, const float *xp, __m512 s)
+/* s + the quad's 128 values times xp, in two chains of multiply-adds (fields 0, 2, 4, 6 and 1, 3, 5, 7): the
+ * nibble form from v; the byte form from lo (fields 0, 2, 4, 6 as bytes 0-3 of each lane) and hi (1, 3, 5, 7) */
+AVX512 static inline __attribute__((always_inline)) __m512 quad_nibbles(__m512i v, const float *xp, __m512 s)
 {
     __m512 t = _mm512_setzero_ps();
 #pragma GCC unroll 8
@@ -92,41 +106,89 @@ AVX512 static inline __m512 quad_fields(__m512i v, const float *xp, __m512 s)
     return _mm512_add_ps(s, t);
 }
 
-/* acc (macc) += the quad of nb blocks at b: d times its fields' sums (m times its lane sums) */
-AVX512 static inline __attribute__((always_inline)) void quad_step(const uint8_t *b, const float *xp, const float *lane_sums, int block_bytes,
-                                    int m_at, int qs_at, int nb, __m512 *acc, __m512 *macc)
+AVX512 static inline __attribute__((always_inline)) __m512 quad_bytes(__m512i lo, __m512i hi, const float *xp,
+                                                                        __m512 s)
 {
-    const __m512 sums = _mm512_loadu_ps(lane_sums);
-    const __m512 s = quad_fields(quad_load(b, block_bytes, qs_at, nb), xp, m_at < 0 ? sums : _mm512_setzero_ps());
-    *acc = _mm512_fmadd_ps(s, quad_f16(b, block_bytes, 0, nb), *acc);
-    if (m_at >= 0)
-        *macc = _mm512_fmadd_ps(sums, quad_f16(b, block_bytes, m_at, nb), *macc);
+    __m512 t = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const __m512i m = _mm512_set1_epi32((int)(0xffu << 8 * k));
+        s = _mm512_fmadd_ps(_mm512_cvtepu32_ps(_mm512_and_si512(lo, m)), _mm512_loadu_ps(xp + 32 * k), s);
+        t = _mm512_fmadd_ps(_mm512_cvtepu32_ps(_mm512_and_si512(hi, m)), _mm512_loadu_ps(xp + 32 * k + 16), t);
+    }
+    return _mm512_add_ps(s, t);
 }
 
-/* One row of Q4_0 (m_at < 0: the -8 through the lane sums) or Q4_1 (m at m_at: the lane sums times m). */
-AVX512 static inline float dot_quads(const uint8_t *b, const float *xp, int64_t n, int block_bytes, int m_at,
-                                     int qs_at)
+/* Q5's fifth bits of the quad's nb blocks as two byte masks of the register: byte 16 b + j of lo is value j of
+ * block b (bit j of its qh), of hi value 16 + j (bit 16 + j) */
+AVX512 static inline __attribute__((always_inline)) void quad_fifth_bits(const uint8_t *b, quad_layout L, int nb,
+                                                                          __mmask64 *lo, __mmask64 *hi)
+{
+    uint64_t l = 0, h = 0;
+    for (int k = 0; k < nb; k++) {
+        const uint64_t qh = rd32(b + k * L.block_bytes + L.qh_at);
+        l |= (qh & 0xffff) << 16 * k, h |= (qh >> 16) << 16 * k;
+    }
+    *lo = (__mmask64)l, *hi = (__mmask64)h;
+}
+
+/* acc (macc) += the quad of nb blocks at b: d times its fields' sums (m times its lane sums) */
+AVX512 static inline __attribute__((always_inline)) void quad_step(const uint8_t *b, const float *xp,
+                                                                    const float *lane_sums, quad_layout L, int nb,
+                                                                    __m512 *acc, __m512 *macc)
+{
+    const __m512 sums = _mm512_loadu_ps(lane_sums), start = L.m_at < 0 ? sums : _mm512_setzero_ps();
+    const __m512i v = quad_load(b, L.block_bytes, L.qs_at, nb);
+    __m512 s;
+    if (L.qh_at < 0) {
+        s = quad_nibbles(v, xp, start);
+    } else {
+        const __m512i mask = _mm512_set1_epi8(0x0f), sixteen = _mm512_set1_epi8(16);
+        __m512i lo = _mm512_and_si512(v, mask), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        __mmask64 ml, mh;
+        quad_fifth_bits(b, L, nb, &ml, &mh);
+        lo = _mm512_mask_add_epi8(lo, ml, lo, sixteen), hi = _mm512_mask_add_epi8(hi, mh, hi, sixteen);
+        s = quad_bytes(lo, hi, xp, start);
+    }
+    *acc = _mm512_fmadd_ps(s, quad_f16(b, L.block_bytes, 0, nb), *acc);
+    if (L.m_at >= 0)
+        *macc = _mm512_fmadd_ps(sums, quad_f16(b, L.block_bytes, L.m_at, nb), *macc);
+}
+
+/* One row: the offset through the lane sums where the type has no min, else the lane sums times m */
+AVX512 static inline __attribute__((always_inline)) float dot_quads(const uint8_t *b, const float *xp, int64_t n,
+                                                                     quad_layout L)
 {
     const float *lane_sums = xp + quads_span(n);
     __m512 acc = _mm512_setzero_ps(), macc = _mm512_setzero_ps();
     int64_t i = 0;
-    for (; i + 128 <= n; i += 128, b += 4 * block_bytes, xp += 128, lane_sums += 16) {
-        prefetch_block_ahead(b, 4 * block_bytes, n);
-        quad_step(b, xp, lane_sums, block_bytes, m_at, qs_at, 4, &acc, &macc);
+    for (; i + 128 <= n; i += 128, b += 4 * L.block_bytes, xp += 128, lane_sums += 16) {
+        prefetch_block_ahead(b, 4 * L.block_bytes, n);
+        quad_step(b, xp, lane_sums, L, 4, &acc, &macc);
     }
     if (i < n) /* the last 1-3 blocks */
-        quad_step(b, xp, lane_sums, block_bytes, m_at, qs_at, (int)((n - i) / 32), &acc, &macc);
+        quad_step(b, xp, lane_sums, L, (int)((n - i) / 32), &acc, &macc);
     return _mm512_reduce_add_ps(_mm512_add_ps(acc, macc));
 }
 
 AVX512 float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n)
 {
-    return dot_quads(src, xp, n, 18, -1, 2);
+    return dot_quads(src, xp, n, (quad_layout){ 18, -1, -1, 2 });
 }
 
 AVX512 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n)
 {
-    return dot_quads(src, xp, n, 20, 2, 4);
+    return dot_quads(src, xp, n, (quad_layout){ 20, 2, -1, 4 });
+}
+
+AVX512 float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n)
+{
+    return dot_quads(src, xp, n, (quad_layout){ 22, -1, 2, 6 });
+}
+
+AVX512 float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n)
+{
+    return dot_quads(src, xp, n, (quad_layout){ 24, 2, 4, 8 });
 }
 
 #endif
