@@ -40,6 +40,8 @@ kern_status cpu_vector(const kern_weight *w, int64_t n, const float **out, float
 bool cpu_have_avx2(void);
 /* AVX-512F and VL usable (GGUFSCOPE_SIMD not capping below avx512): 32 vector registers for the dot tiles. */
 bool cpu_have_avx512vl(void);
+/* f32 lanes of the widest vectors the kernels may use: 16 (AVX-512), 8 (AVX2), or 0 (scalar code only). */
+int cpu_vector_lanes(void);
 /* out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]: AVX-512 or AVX2 with a polynomial e^x (within
  * 4 ulp of the exact product; silu.c) when the CPU has it, libm's expf otherwise. */
 void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);

@@ -279,6 +279,11 @@ DEFINE_DOT_TILES(dot_4x2, "avx2,fma,f16c", 2)
 DEFINE_DOT_TILES(dot_4x1, "avx2,fma,f16c", 1)
 DEFINE_DOT_TILES(dot_4x4_avx512, "avx512f,avx512vl,avx2,fma,f16c", 4)
 
+int cpu_vector_lanes(void)
+{
+    return cpu_have_avx512vl() ? 16 : cpu_have_avx2() ? 8 : 0;
+}
+
 /* quant/'s level "avx512" already means AVX-512F and AVX2 and no GGUFSCOPE_SIMD cap below it. */
 bool cpu_have_avx512vl(void)
 {

@@ -122,13 +122,7 @@ static const f16_tile_fn tiles_ymm[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_4_1, 
 
 int cpu_f16_ggml_lanes(void)
 {
-#if defined(__x86_64__)
-    if (cpu_have_avx512vl())
-        return 16;
-    if (cpu_have_avx2())
-        return 8;
-#endif
-    return 0;
+    return cpu_vector_lanes(); /* as llama.cpp's build for this CPU sizes tinyBLAS's vectors */
 }
 
 void cpu_f16_rows_ggml(const uint8_t *base, uint64_t rb, int nr, const float *x, int T, int64_t n, float *y,

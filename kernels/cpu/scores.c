@@ -30,13 +30,7 @@ enum { KEYS = 12 };
 
 int cpu_score_lanes(void)
 {
-#if X86
-    if (cpu_have_avx512vl())
-        return 16;
-    if (cpu_have_avx2())
-        return 8;
-#endif
-    return 0;
+    return cpu_vector_lanes();
 }
 
 #if X86
