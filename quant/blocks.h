@@ -60,6 +60,16 @@ float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n);
 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n);
 /* The 32-value 4- and 5-bit types, IQ4_XS and the K-quants (vecdot_fields_avx2.c): they read x as their prep
  * function leaves it (IQ4_XS the IQ4_NL one, Q2_K and Q3_K Q6_K's). */
+/* x (n values, n a multiple of 32) rearranged for field dots of `lanes` (8 or 16) dwords a register, 4 per block:
+ * for group p of 8 * lanes values, field s (value 4 (l & 3) + s / 2 + 16 (s & 1) of block l / 4 of the group),
+ * lane l, xp[8 lanes p + lanes s + l] = that x times scale[s]; after all groups (xp + quant_fields_span(n, lanes)),
+ * per group `lanes` values of offset * (the sum of the 8 unscaled x lane l meets). Blocks past n read zeros
+ * (vecdot_fields_avx2.c; the AVX2 pairs and the AVX-512 quads). */
+static inline int64_t quant_fields_span(int64_t n, int lanes)
+{
+    return (n + 8 * lanes - 1) / (8 * lanes) * (8 * lanes);
+}
+void quant_prep_fields(const float *x, float *xp, int64_t n, int lanes, const float scale[8], float offset);
 void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n);
 void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n);
 void quant_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n);
@@ -135,6 +145,12 @@ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 /* AVX-512F twins of the 32-value types' and IQ4_XS's fused dots (vecdot_avx512.c): x as it is,
  * no prep. */
 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
+float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
 /* Q4_0, Q4_1, Q5_0 and Q5_1 as fields, four blocks a register, against x their prep rearranged
  * (vecdot_fields_avx512.c) */
 void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n);
@@ -145,12 +161,6 @@ float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n);
 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n);
 float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n);
 float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n);
-float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
-float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
 
 /* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);

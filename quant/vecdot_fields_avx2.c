@@ -37,32 +37,32 @@
 static const float nibble_scales[8] = { 1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.0f };
 static const float byte_scales[8] = { 1.0f, 1.0f, 0x1p-8f, 0x1p-8f, 0x1p-16f, 0x1p-16f, 1.0f, 1.0f };
 
-/*
- * x (n values, n a multiple of 32) into xp in the pairs' order: for pair p, field s, lane l,
- * xp[64 p + 8 s + l] = x of that field times its scale; then, after all pairs (xp + pairs_span(n)), per pair
- * 8 lanes of offset * (the sum of the 8 unscaled x lane l meets). A last lone block's lanes 4-7 are zero.
- */
 static int64_t pairs_span(int64_t n)
 {
-    return (n + 63) / 64 * 64;
+    return quant_fields_span(n, 8);
+}
+
+void quant_prep_fields(const float *x, float *xp, int64_t n, int lanes, const float scale[8], float offset)
+{
+    const int64_t group = 8 * (int64_t)lanes;
+    float *lane_sums = xp + quant_fields_span(n, lanes);
+    for (int64_t p = 0; group * p < n; p++) {
+        float sums[16] = { 0 };
+        for (int s = 0; s < 8; s++)
+            for (int l = 0; l < lanes; l++) {
+                const int64_t i = group * p + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
+                const float v = i < n ? x[i] : 0.0f;
+                xp[group * p + lanes * s + l] = v * scale[s];
+                sums[l] += v;
+            }
+        for (int l = 0; l < lanes; l++)
+            lane_sums[lanes * p + l] = offset * sums[l];
+    }
 }
 
 static void prep_pairs(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
-    float *lane_sums = xp + pairs_span(n);
-    const float *scale = byte_form ? byte_scales : nibble_scales;
-    for (int64_t p = 0; 64 * p < n; p++) {
-        float sums[8] = { 0 };
-        for (int s = 0; s < 8; s++)
-            for (int l = 0; l < 8; l++) {
-                const int64_t i = 64 * p + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
-                const float v = i < n ? x[i] : 0.0f;
-                xp[64 * p + 8 * s + l] = v * scale[s];
-                sums[l] += v;
-            }
-        for (int l = 0; l < 8; l++)
-            lane_sums[8 * p + l] = offset * sums[l];
-    }
+    quant_prep_fields(x, xp, n, 8, byte_form ? byte_scales : nibble_scales, offset);
 }
 
 void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, -8.0f); }

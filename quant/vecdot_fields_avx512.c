@@ -28,29 +28,19 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx2,fma,f16c")))
 
-/* x in the quads' order (n rounded up to 128), then 16 lane sums per quad */
 static int64_t quads_span(int64_t n)
 {
-    return (n + 127) / 128 * 128;
+    return quant_fields_span(n, 16);
 }
 
-/* xp[128 q + 16 s + l] = x of field s of lane l times 2^-k (k = 4 s, or 8 (s / 2) in the byte form); after all
- * quads, xp[span + 16 q + l] = offset * (the sum of the 8 unscaled x lane l meets). Blocks past n read zeros. */
+/* x in the quads' order (quant_prep_fields, 16 lanes): field s times 2^-k, k = 4 s (nibble form) or 8 (s / 2) (byte
+ * form); unsigned conversions leave no field shifted down, so every field has its own power (the AVX2 pairs'
+ * tables differ in their top fields) */
 static void prep_quads(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
-    float *lane_sums = xp + quads_span(n);
-    for (int64_t q = 0; 128 * q < n; q++) {
-        float sums[16] = { 0 };
-        for (int s = 0; s < 8; s++)
-            for (int l = 0; l < 16; l++) {
-                const int64_t i = 128 * q + 32 * (l >> 2) + 4 * (l & 3) + s / 2 + 16 * (s & 1);
-                const float v = i < n ? x[i] : 0.0f;
-                xp[128 * q + 16 * s + l] = v * (1.0f / (float)(1u << (byte_form ? 8 * (s / 2) : 4 * s)));
-                sums[l] += v;
-            }
-        for (int l = 0; l < 16; l++)
-            lane_sums[16 * q + l] = offset * sums[l];
-    }
+    static const float nibble_scales[8] = { 1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 0x1p-28f };
+    static const float byte_scales[8] = { 1.0f, 1.0f, 0x1p-8f, 0x1p-8f, 0x1p-16f, 0x1p-16f, 0x1p-24f, 0x1p-24f };
+    quant_prep_fields(x, xp, n, 16, byte_form ? byte_scales : nibble_scales, offset);
 }
 
 void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, -8.0f); }

@@ -49,11 +49,9 @@ void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
  * 16 or 8 lanes as its build for this CPU would take them, libm's expf for the row's last n % width (silu.c). */
 void cpu_silu_mul_ggml(const float *gate, const float *up, size_t n, float *out);
 
-/* --numerics ggml with F16 weights (f16_ggml.c): the vector width llama.cpp's build for this CPU gives tinyBLAS (16
- * with AVX-512, 8 with AVX2; 0 without, where these kernels do not run), and rows [0, nr) of base (rb bytes apart)
- * times T tokens of f16-rounded x (n values each, n a multiple of that width) into y[t * ld + r], each in tinyBLAS's
- * order. */
-int cpu_f16_ggml_lanes(void);
+/* --numerics ggml with F16 weights (f16_ggml.c): rows [0, nr) of base (rb bytes apart) times T tokens of f16-rounded
+ * x (n values each, n a multiple of cpu_vector_lanes(), the width llama.cpp's build for this CPU gives tinyBLAS)
+ * into y[t * ld + r], each in tinyBLAS's order. */
 void cpu_f16_rows_ggml(const uint8_t *base, uint64_t rb, int nr, const float *x, int T, int64_t n, float *y,
                        int64_t ld);
 

@@ -17,8 +17,6 @@
  */
 #include "cpu.h"
 
-#include <string.h>
-
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -29,7 +27,7 @@
  * is one serial FMA chain, and 4 rows read side by side are 4 streams, which on the 2-vCPU EPYC generated SmolLM2
  * F16 at 63-65 tokens/s against 97-133 row by row (2 rows: 60-74; a 512-byte prefetch ahead in each row changed
  * nothing), the exact path's 114-127. */
-enum { TILE_ROWS = 4, TILE_TOKENS_ZMM = 6, TILE_TOKENS_YMM = 2, DECODE_ROWS = 1 };
+enum { TILE_ROWS = 4, TILE_TOKENS_ZMM = 6, TILE_TOKENS_YMM = 2 };
 
 /* _mm512_reduce_add_ps as GCC expands it (the vendored llama.cpp's build): upper 256 + lower, upper 128 + lower,
  * then lanes (0 + 2) + (1 + 3) */
@@ -113,23 +111,18 @@ TILE(zmm, AVX512, 1, 1)
 TILE(ymm, AVX2, 4, 1)
 TILE(ymm, AVX2, 4, 2)
 TILE(ymm, AVX2, 1, 1)
-_Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 2 && DECODE_ROWS == 1,
+_Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 2,
                "the tile tables name these sizes");
 static const f16_tile_fn tiles_zmm[TILE_TOKENS_ZMM + 1] = { NULL,         tile_zmm_4_1, tile_zmm_4_2, tile_zmm_4_3,
                                                             tile_zmm_4_4, tile_zmm_4_5, tile_zmm_4_6 };
 static const f16_tile_fn tiles_ymm[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_4_1, tile_ymm_4_2 };
 #endif
 
-int cpu_f16_ggml_lanes(void)
-{
-    return cpu_vector_lanes(); /* as llama.cpp's build for this CPU sizes tinyBLAS's vectors */
-}
-
 void cpu_f16_rows_ggml(const uint8_t *base, uint64_t rb, int nr, const float *x, int T, int64_t n, float *y,
                        int64_t ld)
 {
 #if defined(__x86_64__)
-    const bool zmm = cpu_f16_ggml_lanes() == 16;
+    const bool zmm = cpu_vector_lanes() == 16;
     if (T == 1) {
         const f16_tile_fn one = zmm ? tile_zmm_1_1 : tile_ymm_1_1;
         for (int r = 0; r < nr; r++) {

@@ -84,7 +84,6 @@ kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *toke
     return KERN_OK;
 }
 
-/* count floats, 64-byte aligned (the SIMD kernels read 64-byte vectors; one straddling two lines costs two loads). */
 /* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {
@@ -278,9 +277,9 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
-    const int f16_lanes = t->type == GGML_TYPE_F16 && cpu_numerics(b) == KERN_NUMERICS_GGML ? cpu_f16_ggml_lanes() : 0;
+    const int f16_lanes = t->type == GGML_TYPE_F16 && cpu_numerics(b) == KERN_NUMERICS_GGML ? cpu_vector_lanes() : 0;
     /* rows of another length go to ggml_vec_dot_f16 in llama.cpp, whose order this does not follow */
-    s->f16_ggml = f16_lanes > 0 && n % f16_lanes == 0 && ((uintptr_t)t->data & 1) == 0 && s->rb % 2 == 0;
+    s->f16_ggml = f16_lanes > 0 && n % f16_lanes == 0 && aligned(t->data, 2);
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;

@@ -15,6 +15,7 @@
  * the CPU has AVX-512; below it, and on AVX2, by the 4-row dot kernels (dot.c). */
 enum { PANEL_MIN_TOKENS = 4, GEMM_MIN_TOKENS = 8 };
 
+/* count floats, 64-byte aligned (the SIMD kernels read 64-byte vectors; one straddling two lines costs two loads). */
 static inline float *alloc_floats64(size_t count)
 {
     return aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);

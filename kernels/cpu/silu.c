@@ -104,8 +104,6 @@ AVX512 static size_t silu_mul_avx512(const float *gate, const float *up, size_t 
  * Both reach the special cases as ggml does: |n| > 126 (AVX2) or > 192 (AVX-512) takes the overflow and
  * underflow forms (0, +inf, or 2^n split in two factors).
  */
-#define AVX512DQ __attribute__((target("avx512f,avx512dq,avx2,fma")))
-
 /* ggml_v_expf's shared start: n = x / ln 2 rounded through the 1.5 * 2^23 shifter (z keeps n in its low bits),
  * b = x - n ln 2 with ln 2 split in two, and its polynomial without the constant term (c1 b + c2 b^2 + ...) */
 #define GGML_EXP_SHIFTER 0x1.8p23f
@@ -118,7 +116,7 @@ AVX512 static size_t silu_mul_avx512(const float *gate, const float *up, size_t 
 #define GGML_EXP_C4 0x1.573e2ep-5f
 #define GGML_EXP_C5 0x1.0e4020p-7f
 
-AVX512DQ static inline __m512 ggml_exp16(__m512 x)
+AVX512 static inline __m512 ggml_exp16(__m512 x)
 {
     const __m512 shifter = _mm512_set1_ps(GGML_EXP_SHIFTER);
     const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(GGML_EXP_LOG2E), shifter);
@@ -170,7 +168,7 @@ AVX2 static inline __m256 ggml_exp8(__m256 x)
     return _mm256_blendv_ps(split, _mm256_mul_ps(s1, s1), huge);
 }
 
-AVX512DQ static size_t silu_mul_ggml16(const float *gate, const float *up, size_t n, float *out)
+AVX512 static size_t silu_mul_ggml16(const float *gate, const float *up, size_t n, float *out)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -199,7 +197,7 @@ void cpu_silu_mul_ggml(const float *gate, const float *up, size_t n, float *out)
 {
     size_t i = 0;
 #if defined(__x86_64__)
-    if (cpu_have_avx512vl() && quant_cpu_has_avx512dq())
+    if (cpu_have_avx512vl() && quant_cpu_has_avx512dq()) /* ggml's condition for its 16-lane form */
         i = silu_mul_ggml16(gate, up, n, out);
     else if (cpu_have_avx2())
         i = silu_mul_ggml8(gate, up, n, out);
