@@ -5,6 +5,7 @@
  */
 #include "kern.h"
 #include "quant.h"
+#include "ggml_reference.h"
 #include "testutil.h"
 #include "weights.h"
 
@@ -303,38 +304,8 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
     be->destroy(be);
 }
 
-/* ggml_v_expf (ggml-cpu/vec.h of the llama.cpp that llama-cpp-python 0.3.36 vendors), one lane at a time: n =
- * x / ln 2 rounded by the 1.5 * 2^23 shifter, b = x - n ln 2 (ln 2 in two parts), a degree-5 polynomial in b, and
- * 2^n applied by vscalefps (wide = 16 lanes: AVX-512 builds) or built in the exponent field, k + j k (AVX2
- * builds), each with its far-range forms. Written from that source's formulas, apart from silu.c's vectors. */
-static float ggml_expf_lane(float x, bool wide)
-{
-    const float z = fmaf(x, 0x1.715476p+0f, 0x1.8p23f), n = z - 0x1.8p23f;
-    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
-    const float upper = fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f));
-    if (wide) {
-        if (fabsf(n) > 192.0f)
-            return n <= 0.0f ? 0.0f : INFINITY;
-        return ldexpf(fmaf(upper, u, fmaf(0x1.ffffecp-1f, b, 1.0f)), (int)n);
-    }
-    const float j = fmaf(upper, u, 0x1.ffffecp-1f * b);
-    uint32_t zb, kb;
-    memcpy(&zb, &z, 4);
-    const uint32_t e = zb << 23, one = 0x3f800000u;
-    kb = e + one;
-    float k;
-    memcpy(&k, &kb, 4);
-    if (fabsf(n) <= 126.0f)
-        return fmaf(j, k, k);
-    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u, s1b = g + 0x7f000000u, s2b = e - g;
-    float s1, s2;
-    memcpy(&s1, &s1b, 4);
-    memcpy(&s2, &s2b, 4);
-    return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, j, s2) * s1;
-}
-
 /* --numerics ggml's SwiGLU is llama.cpp's: each value of rows of 1541 (96 x 16 + 5) bit for bit the scalar
- * statement above, 16 lanes where this CPU's llama.cpp build would take them (AVX-512 with DQ, not capped by
+ * statement of ggml_v_expf (ggml_reference.c), 16 lanes where this CPU's llama.cpp build would take them (AVX-512 with DQ, not capped by
  * GGUFSCOPE_SIMD), else 8 (AVX2), the row's last values through libm's expf as ggml_silu_f32; gates from -100 to
  * 100 reach the far-range forms. And within 4 ulp of the exact product where e^-gate is a normal float. */
 Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
@@ -353,7 +324,7 @@ Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
     const size_t width = scalar ? 1 : wide ? 16 : 8, body = row / width * width;
     size_t far = 0;
     for (size_t i = 0; i < n; i++) {
-        const float e = i % row < body && !scalar ? ggml_expf_lane(-g[i], wide) : expf(-g[i]);
+        const float e = i % row < body && !scalar ? ggml_ref_expf(-g[i], wide) : expf(-g[i]);
         const float want = g[i] / (1.0f + e) * u[i];
         cr_assert(memcmp(&o[i], &want, 4) == 0, "value %zu (column %zu): silu(%.9g) * %.9g = %.9g, ggml's %.9g", i,
                   i % row, g[i], u[i], o[i], want);

@@ -1,0 +1,62 @@
+#include "ggml_reference.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+float ggml_ref_expf(float x, bool wide)
+{
+    const float z = fmaf(x, 0x1.715476p+0f, 0x1.8p23f), n = z - 0x1.8p23f;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x)), u = b * b;
+    const float upper = fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f));
+    if (wide) {
+        if (fabsf(n) > 192.0f)
+            return n <= 0.0f ? 0.0f : INFINITY;
+        return ldexpf(fmaf(upper, u, fmaf(0x1.ffffecp-1f, b, 1.0f)), (int)n);
+    }
+    const float j = fmaf(upper, u, 0x1.ffffecp-1f * b);
+    uint32_t zb, kb;
+    memcpy(&zb, &z, 4);
+    const uint32_t e = zb << 23, one = 0x3f800000u;
+    kb = e + one;
+    float k;
+    memcpy(&k, &kb, 4);
+    if (fabsf(n) <= 126.0f)
+        return fmaf(j, k, k);
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u, s1b = g + 0x7f000000u, s2b = e - g;
+    float s1, s2;
+    memcpy(&s1, &s1b, 4);
+    memcpy(&s2, &s2b, 4);
+    return fabsf(n) > 192.0f ? s1 * s1 : fmaf(s2, j, s2) * s1;
+}
+
+float ggml_ref_hsum(const float *a, bool wide)
+{
+    float h[8];
+    for (int l = 0; l < 8; l++)
+        h[l] = wide ? a[l + 8] + a[l] : a[l];
+    return ((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]));
+}
+
+float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide)
+{
+    const int W = wide ? 16 : 8, np = n / (4 * W) * (4 * W);
+    float acc[4][16] = { { 0 } };
+    for (int i = 0; i < np; i++)
+        acc[i / W % 4][i % W] = fmaf(x[i], y[i], acc[i / W % 4][i % W]);
+    for (int l = 0; l < W; l++) {
+        acc[0][l] += acc[2][l];
+        acc[1][l] += acc[3][l];
+        acc[0][l] += acc[1][l];
+    }
+    float sum;
+    if (wide)
+        sum = ggml_ref_hsum(acc[0], true);
+    else {
+        const float *a = acc[0];
+        sum = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+    }
+    for (int i = np; i < n; i++)
+        sum += x[i] * y[i];
+    return sum;
+}

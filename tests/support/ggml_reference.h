@@ -1,0 +1,23 @@
+/*
+ * llama.cpp's CPU arithmetic stated in scalar C, one value at a time, for the tests that hold --numerics ggml to it
+ * bit for bit (written from the formulas of the llama.cpp that llama-cpp-python 0.3.36 vendors, apart from the
+ * kernels' vectors). `wide`: the 16-lane forms of builds with AVX-512, else the 8-lane forms of AVX2 builds.
+ */
+#ifndef GGUFSCOPE_TESTS_GGML_REFERENCE_H
+#define GGUFSCOPE_TESTS_GGML_REFERENCE_H
+
+#include <stdbool.h>
+
+/* ggml_v_expf (ggml-cpu/vec.h): n = x / ln 2 rounded by the 1.5 * 2^23 shifter, b = x - n ln 2 (ln 2 in two parts),
+ * a degree-5 polynomial in b, and 2^n applied by vscalefps (wide) or built in the exponent field, k + j k (AVX2),
+ * each with its far-range forms. */
+float ggml_ref_expf(float x, bool wide);
+/* ggml_vec_dot_f32 (ggml-cpu/vec.cpp) of n values: four accumulators of 8 or 16 lanes over 4 x that many values a
+ * step by FMA, folded (0 + 2, 1 + 3, 0 + 1), their lanes summed (16: upper half + lower half, then as the 8-lane
+ * hsum; 8: GGML_F32x8_REDUCE's halves and two hadds), then the rest one product at a time (two roundings each). */
+float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide);
+/* The lanes of a[0..8) or a[0..16) summed as llamafile's hsum and the softmax's reduction do: 16 lanes upper half +
+ * lower half first; then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
+float ggml_ref_hsum(const float *a, bool wide);
+
+#endif
