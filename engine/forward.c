@@ -61,7 +61,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
                     __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) ||
                     __builtin_mul_overflow(kv, kv_dim, &kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) ||
                     __builtin_mul_overflow(B, q_dim, &q_n) || __builtin_mul_overflow(B, (size_t)hp->n_ff, &ff_n) ||
-                    __builtin_mul_overflow((size_t)LOGIT_ROWS, (size_t)hp->n_vocab, &logit_n);
+                    __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &logit_n);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
     if (overflow || kv > float_max || x_n > float_max || q_n > float_max || ff_n > float_max ||
         logit_n > float_max) {
@@ -297,8 +297,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         return ENGINE_OK;
     }
     const int first = all_logits && logits ? 0 : T - 1;
-    for (int r = first; r < T; r += LOGIT_ROWS) {
-        int n = T - r < LOGIT_ROWS ? T - r : LOGIT_ROWS;
+    for (int r = first, n; r < T; r += n) {
+        n = engine_logit_part(be, T - r);
         OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
         if (hp->final_softcap > 0.0f)
             OP(be->softcap(be, c->logits, (size_t)n * hp->n_vocab, hp->final_softcap), "logit soft-capping",

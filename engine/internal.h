@@ -46,6 +46,20 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 
+/* Rows of logits scratch: LOGIT_ROWS, or where the backend wants parts of at least m rows (split_rows_min),
+ * 2m - 1, so that a batch of m rows or more is always cut into parts of m to 2m - 1 (engine_logit_part). */
+static inline int engine_logit_rows(const kern_backend *be)
+{
+    return be->split_rows_min > 0 && 2 * be->split_rows_min - 1 > LOGIT_ROWS ? 2 * be->split_rows_min - 1 : LOGIT_ROWS;
+}
+
+/* Rows of the next part of logits when `left` rows remain */
+static inline int engine_logit_part(const kern_backend *be, int left)
+{
+    const int cap = engine_logit_rows(be);
+    return left <= cap ? left : be->split_rows_min > 0 ? be->split_rows_min : cap;
+}
+
 struct engine_ctx {
     engine_model *m;
     kern_backend *be;
@@ -53,7 +67,7 @@ struct engine_ctx {
     float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim) */
     float *x, *h, *q, *att, *o;   /* (max_batch, n_embd or n_head * head_dim) */
     float *gate, *up;             /* (max_batch, n_ff) */
-    float *logits;                /* (LOGIT_ROWS, n_vocab) */
+    float *logits;                /* (engine_logit_rows, n_vocab) */
     kern_row_stats *stats;        /* (max_batch), host */
     float *probe_host;            /* activations copied for a probe's on_values, host */
     size_t probe_cap;

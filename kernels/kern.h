@@ -69,6 +69,10 @@ struct kern_backend {
     const char *name;    /* "cpu", "cuda" */
     const char *device;  /* the device in words ("NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)"), or NULL */
     void *ctx;
+    /* The fewest tokens each part should have when a caller splits one batch's product into parts (0: any): the
+     * CPU backend under --numerics ggml picks its order of arithmetic by the number of tokens, as llama.cpp picks
+     * its kernel (its tiled K-quant product from 8 on), so a part must not fall below that where the batch does not. */
+    int split_rows_min;
 
     void (*destroy)(kern_backend *b);
     /* Threads for the CPU backend (0: all cores); ignored by devices. */

@@ -28,6 +28,9 @@ typedef struct gemm_kind {
     gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums), per block (ORDER_ROWS),
                       * or summed apart and taken off at the end (ORDER_GROUPS: Q5_K, vec_dot's summs) */
     gemm_order order;
+    int step;        /* ORDER_ROWS of 256-value blocks: chunks of 32 whose integer sums llama.cpp's repacked GEMM turns
+                      * into f32 at a time (repack.cpp: Q4_K 2, Q2_K 4), the mins' in their own sum taken off at the
+                      * end; its GEMV (a prompt's last T % 4 tokens) takes whole blocks. 0: one block a step. */
 } gemm_kind;
 
 /* ---- the panel of `rows` rows (8, or with VNNI 16 for the ORDER_ROWS kinds: what one 512-bit register's
@@ -57,20 +60,20 @@ typedef enum gemm_type { G_Q4_0, G_Q5_0, G_Q8_0, G_IQ4_NL, G_Q4_1, G_Q5_1, G_Q2_
 /* Each type's kind: the bounds on depth (maddubs only) are 2 * max(stored quant) * 128 per pair. Wide signed
  * types: sign moved to the activation for maddubs, + 128 for vpdpbusd. */
 #define WIDE_OFF (GEMM_VNNI ? 128 : 0)
-#define KIND(sb, act, sign, off, depth, scaled, min, order) { sb, act, sign, off, depth, scaled, min, order }
+#define KIND(sb, act, sign, off, depth, scaled, min, order, step) { sb, act, sign, off, depth, scaled, min, order, step }
 static const gemm_kind kinds[] = {
-    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, false, GMIN_NONE, ORDER_ROWS),        /* 0..15: 8 x 3840 */
-    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* -16..15 */
-    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS),       /* |w| <= 128 */
-    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, false, GMIN_NONE, ORDER_ROWS), /* -127..113 */
-    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..15 */
-    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS),    /* 0..31 */
-    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..3, scales per 16 */
-    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),       /* -4..3, per 16 */
-    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS),     /* 0..15, per 32 */
-    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, true, GMIN_GROUPED, ORDER_GROUPS),   /* 0..31, per 32 */
-    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 1, true, GMIN_LANES, ORDER_GROUPS),    /* 0..63 (q - 32 + 32), per 16 */
-    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS),     /* -127..113, per 32 */
+    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, false, GMIN_NONE, ORDER_ROWS, 0),        /* 0..15: 8 x 3840 */
+    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS, 0),       /* -16..15 */
+    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS, 0),       /* |w| <= 128 */
+    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, false, GMIN_NONE, ORDER_ROWS, 0), /* -127..113 */
+    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..15 */
+    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..31 */
+    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS, 4),  /* 0..3, scales per 16 */
+    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS, 0),       /* -4..3, per 16 */
+    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS, 2),  /* 0..15, per 32 */
+    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, true, GMIN_GROUPED, ORDER_GROUPS, 0),   /* 0..31, per 32 */
+    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 1, true, GMIN_LANES, ORDER_GROUPS, 0),    /* 0..63 (q - 32 + 32), per 16 */
+    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS, 0),     /* -127..113, per 32 */
 };
 
 static const legacy_kind legacy_of[] = { [G_Q4_0] = LEG_Q4_0, [G_Q5_0] = LEG_Q5_0, [G_Q8_0] = LEG_Q8_0,

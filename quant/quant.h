@@ -111,12 +111,18 @@ typedef struct quant_act_kernel {
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the
  * same sum, since they have no f16-rounded offset term. */
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
+/* From this many tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled K-quant
+ * kernel (ggml-cpu/tiled, ggml_tiled_min_batch), whose order of arithmetic differs from vec_dot's: so does
+ * quant_act_gemm's multiply for those types. */
+enum { QUANT_TILED_MIN_TOKENS = 8 };
+
 /* Prompts: `rows` weight rows (w, w + row_bytes, ...; nr <= rows of them; 8, or 16 with AVX-512 VNNI) packed
  * into a panel of panel_bytes(n), then multiplied with T activation rows (a, a + a_stride, ...) into
  * y[t * ld + r], r < nr. sums holds
  * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
  * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for the types it multiplies with
- * vec_dot, bit for bit as the dot), and otherwise block after block per row, which may differ from llama.cpp in
+ * vec_dot, bit for bit as the dot below QUANT_TILED_MIN_TOKENS tokens, as its tiled kernel from there on for the
+ * 256-value ones), and otherwise block after block per row, which may differ from llama.cpp in
  * the last bit (and a last-bit difference can round a later activation the other way). All NULL where
  * the type has none at this level. */
 typedef struct quant_act_gemm {
@@ -127,7 +133,7 @@ typedef struct quant_act_gemm {
     /* llama.cpp's x86 CPU backend adds a prompt's products of this type up in the same order on this CPU:
      * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512:
      * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1, Q3_K, Q5_K, Q6_K,
-     * IQ4_XS (vec_dot's order) */
+     * IQ4_XS (vec_dot's order; its tiled kernel's for the 256-value ones from QUANT_TILED_MIN_TOKENS tokens) */
     bool llama_cpp_order;
     int rows;
 } quant_act_gemm;

@@ -95,6 +95,33 @@ static float act_dot(const quant_act_kernel *k, const uint8_t *w, const uint8_t 
     return got;
 }
 
+/* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from QUANT_TILED_MIN_TOKENS tokens
+ * on), stated in scalar code for the 256-value types without mins (Q3_K, Q6_K, IQ4_XS): per block the integer
+ * s = sum of k_i a_i, k_i the weight's integer (its scale times its offset quant, recovered exactly as rint(w_i / d)
+ * from the decoded row: |k_i| < 2^13 and w_i is d k_i within two roundings) and a_i the Q8_K activation; then
+ * acc = fma((float)s * d, d_a, acc), block after block. */
+static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
+{
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    const size_t d_at = type == GGML_TYPE_Q3_K ? 108 : type == GGML_TYPE_Q6_K ? 208 : 0; /* the blocks' f16 d */
+    float *wd = malloc((size_t)n * sizeof(float)), acc = 0.0f;
+    cr_assert_eq(quant_dequantize_row(type, w, wd, n), QUANT_OK);
+    for (int64_t b = 0; b < n / 256; b++) {
+        const uint8_t *blk = w + (size_t)b * tt->type_size, *ab = xa + (size_t)b * 292;
+        uint16_t h;
+        memcpy(&h, blk + d_at, 2);
+        const float d = quant_f16_to_f32(h);
+        float da;
+        memcpy(&da, ab, 4);
+        int64_t s = 0;
+        for (int i = 0; i < 256; i++)
+            s += (int64_t)lrint((double)wd[256 * b + i] / d) * (int8_t)ab[4 + i];
+        acc = fmaf((float)s * d, da, acc);
+    }
+    free(wd);
+    return acc;
+}
+
 /* Every integer dot, scalar and at every SIMD level, against the weights and the rounded activations
  * decoded by the row decoders and multiplied in double; for Q4_1 and Q5_1 the min term is m * s, with
  * s as Q8_1 stores it (f16), where the decoded product would have m * d * sum(q). */
@@ -329,16 +356,28 @@ Test(act, panel_products_equal_the_integer_dots)
                                           tt->name, p, nr, nt, r, t, y[t * R + r], want);
                         }
                 }
-            /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does */
+            /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does, below
+             * QUANT_TILED_MIN_TOKENS tokens (7 here); from there on the 256-value ones without mins follow the tiled
+             * kernel's statement below (9 tokens, the last call's) */
             if (type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 ||
                 type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q5_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS) {
                 cr_assert(g.llama_cpp_order, "%s", tt->name);
                 const quant_act_kernel d2 = quant_act_dot_function(type, QUANT_IMPL_AVX2);
+                const bool tiled = tt->block_size == 256;
+                float few[7 * R];
+                g.multiply(panel, xa, arb, sums, 7, n, few, R, 5);
                 for (int t = 0; t < T; t++)
                     for (int r = 0; r < 5; r++) {
-                        const float want = act_dot(&d2, w + r * rb, xa + t * arb, n);
-                        cr_assert_eq(y[t * R + r], want, "%s impl %d row %d token %d: %.9g, the AVX2 dot %.9g",
-                                     tt->name, p, r, t, y[t * R + r], want);
+                        if (t < 7) {
+                            const float want = act_dot(&d2, w + r * rb, xa + t * arb, n);
+                            cr_assert_eq(few[t * R + r], want, "%s impl %d row %d token %d of 7: %.9g, the AVX2 dot %.9g",
+                                         tt->name, p, r, t, few[t * R + r], want);
+                        }
+                        if (tiled && type != GGML_TYPE_Q5_K) {
+                            const float want = tiled_reference(type, w + r * rb, xa + t * arb, n);
+                            cr_assert_eq(y[t * R + r], want, "%s impl %d row %d token %d of 9: %.9g, the tiled order %.9g",
+                                         tt->name, p, r, t, y[t * R + r], want);
+                        }
                     }
             }
             /* the last call (5 rows, all tokens): the same integers and f32 order at both levels */

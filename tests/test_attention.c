@@ -7,6 +7,7 @@
  */
 #include "kern.h"
 #include "quant.h"
+#include "ggml_reference.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -134,15 +135,61 @@ static float fma_chain(const float *a, const float *b, int n)
     return s;
 }
 
-/* Every output in one defined order of arithmetic, whatever the blocks, tiles and lanes: each score a chain of
- * fused multiply-adds over the head's values in order in prompts (8 tokens and more: the queries in vector
- * lanes), as kern_dot_f32 sums it in generation steps and everywhere under --numerics ggml; softmax in the
- * per-query loop's order (e^x as kern_expf computes it, the sum in double over the keys in turn); each output
- * value a chain of fused multiply-adds over the keys in turn. Held here on the AVX2 and AVX-512 paths (head sizes
- * a multiple of 16), in both numerics. */
+/* One query row's attention as llama.cpp's CPU backend computes it without flash attention, over a KV cache whose
+ * cells are the positions, padded to a multiple of 256 (ggml_reference.h for the pieces): each score
+ * ggml_vec_dot_f32(key, query) times the scale; e^(s - max) by ggml_v_expf over chunks of 8 or 16 cells from cell
+ * 0 (the masked ones 0), each chunk's lanes summed to a float and the chunks in double; each probability times the
+ * f32 reciprocal of the sum; then, for a prompt (tinyBLAS), one accumulator of 8 or 16 lanes per output over the
+ * cells by FMA, its lanes summed; for a single token ggml_vec_dot_f32 over the padded row. */
+static void llama_cpp_row(const float *qv, const float *k, const float *v, int kv_dim, int d, int j0, int n_keys,
+                          float scale, bool prompt, bool wide, float *out)
+{
+    const int W = wide ? 16 : 8, padded = (n_keys + 255) / 256 * 256;
+    float *p = calloc((size_t)padded, sizeof(float)), *col = calloc((size_t)padded, sizeof(float));
+    float mx = -INFINITY;
+    for (int j = j0; j < n_keys; j++) {
+        p[j] = ggml_ref_dot_f32(k + (size_t)j * kv_dim, qv, d, wide) * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    double sum = 0;
+    for (int c = 0; c < padded; c += W) {
+        float e[16];
+        for (int l = 0; l < W; l++)
+            e[l] = c + l >= j0 && c + l < n_keys ? ggml_ref_expf(p[c + l] - mx, wide) : 0.0f;
+        for (int l = 0; l < W; l++)
+            p[c + l] = e[l];
+        sum += ggml_ref_hsum(e, wide);
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int j = 0; j < padded; j++)
+        p[j] *= inv;
+    for (int i = 0; i < d; i++) {
+        if (prompt) {
+            float lanes[16] = { 0 };
+            for (int j = j0; j < n_keys; j++)
+                lanes[j % W] = fmaf(v[(size_t)j * kv_dim + i], p[j], lanes[j % W]);
+            out[i] = ggml_ref_hsum(lanes, wide);
+        } else {
+            for (int j = j0; j < n_keys; j++)
+                col[j] = v[(size_t)j * kv_dim + i];
+            out[i] = ggml_ref_dot_f32(col, p, padded, wide);
+        }
+    }
+    free(p);
+    free(col);
+}
+
+/* Every output in one defined order of arithmetic, whatever the blocks, tiles and lanes. Exact numerics: each score
+ * a chain of fused multiply-adds over the head's values in order in prompts (8 tokens and more: the queries in
+ * vector lanes), as kern_dot_f32 sums it in generation steps; softmax in the per-query loop's order (e^x as
+ * kern_expf computes it, the sum in double over the keys in turn); each output value a chain of fused multiply-adds
+ * over the keys in turn. --numerics ggml: llama.cpp's order (llama_cpp_row), 16 lanes where this CPU's llama.cpp
+ * build would take them (AVX-512, not capped by GGUFSCOPE_SIMD), else 8. Held here on the AVX2 and AVX-512 paths
+ * (head sizes a multiple of 16), in both numerics. */
 static void check_the_defined_order(bool ggml)
 {
     kern_backend *be = kern_cpu_create_numerics(2, ggml ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT);
+    const bool wide = strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() && quant_cpu_has_avx512dq();
     /* blocks of 1 to 24 queries: every width of the score tiles' last column (1 to 6 queries) */
     const int heads[][3] = { { 9, 3, 64 }, { 16, 8, 128 }, { 4, 4, 64 } };
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 21, 10, 11 } };
@@ -165,10 +212,15 @@ static void check_the_defined_order(bool ggml)
                 for (int h = 0; h < a.n_head; h++) {
                     const int kh = h / group, n_keys = pos0 + t + 1;
                     const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
+                    if (ggml) {
+                        llama_cpp_row(q + ((size_t)t * a.n_head + h) * d, k + kh * d, v + kh * d, kv_dim, d, j0, n_keys,
+                                      a.scale, T >= 2, wide, want + ((size_t)t * a.n_head + h) * d);
+                        continue;
+                    }
                     float mx = -INFINITY;
                     for (int j = j0; j < n_keys; j++) {
                         const float *qv = q + ((size_t)t * a.n_head + h) * d, *kv = k + (size_t)j * kv_dim + kh * d;
-                        s[j] = T >= 8 && !ggml ? fma_chain(qv, kv, d) : kern_dot_f32(qv, kv, d);
+                        s[j] = T >= 8 ? fma_chain(qv, kv, d) : kern_dot_f32(qv, kv, d);
                         s[j] *= a.scale;
                         mx = s[j] > mx ? s[j] : mx;
                     }

@@ -143,16 +143,42 @@ static float tinyblas_f16_dot(const float *w, const float *x, int64_t n, int wid
     return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
 }
 
-/* --numerics ggml multiplies F16 rows as llama.cpp does: every output bit for bit tinyBLAS's, 16 lanes where this
- * CPU's llama.cpp build has AVX-512 (GGUFSCOPE_SIMD not capping it), 8 on AVX2; rows of 37 (tiles of 4 and a
- * remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8, not of
- * 16: on AVX-512 llama.cpp leaves those to ggml_vec_dot_f16, whose order is not followed; held to the tolerance). */
-Test(kernels, ggml_numerics_multiply_f16_rows_in_tinyblas_order)
+/* One output of ggml_vec_dot_f16 (ggml-cpu/vec.cpp), which llama.cpp runs where tinyBLAS declines (one token, or a
+ * row length not a multiple of its width): four accumulators of width lanes take 4 x width values a step by FMA;
+ * then accumulator 0 + 2, 1 + 3, 0 + 1, lane by lane; their lanes summed (16: upper half + lower half, then as 8;
+ * 8: upper + lower, then two horizontal adds, (0 + 1) + (2 + 3)); the rest one f32 product at a time in double. */
+static float vec_dot_f16_reference(const float *w, const float *x, int64_t n, int width)
+{
+    float acc[4][16] = { { 0 } }, h[8];
+    const int64_t np = n / (4 * width) * (4 * width);
+    for (int64_t i = 0; i < np; i++)
+        acc[i / width % 4][i % width] = fmaf(w[i], x[i], acc[i / width % 4][i % width]);
+    for (int l = 0; l < width; l++) {
+        acc[0][l] += acc[2][l];
+        acc[1][l] += acc[3][l];
+        acc[0][l] += acc[1][l];
+    }
+    for (int l = 0; l < 8; l++)
+        h[l] = width == 16 ? acc[0][l + 8] + acc[0][l] : acc[0][l];
+    const float four[4] = { h[4] + h[0], h[5] + h[1], h[6] + h[2], h[7] + h[3] };
+    double sum = width == 16 ? (double)((four[0] + four[2]) + (four[1] + four[3]))
+                             : (double)((four[0] + four[1]) + (four[2] + four[3]));
+    for (int64_t i = np; i < n; i++)
+        sum += (double)(w[i] * x[i]);
+    return (float)sum;
+}
+
+/* --numerics ggml multiplies F16 rows as llama.cpp does, every output bit for bit: tinyBLAS's order for prompts
+ * whose row length is a multiple of its width (16 lanes where this CPU's llama.cpp build has AVX-512, GGUFSCOPE_SIMD
+ * not capping it, 8 on AVX2), ggml_vec_dot_f16's for one token and for the other lengths; rows of 37 (tiles of 4
+ * and a remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8,
+ * not of 16) and 172 (of neither; stories260K's FFN). */
+Test(kernels, ggml_numerics_multiply_f16_rows_in_llama_cpp_order)
 {
     kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
     const bool scalar = strcmp(quant_simd_level(), "scalar") == 0;
     const int width = scalar ? 0 : strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() ? 16 : 8;
-    const int64_t lengths[] = { 576, 520 }, rows = 37;
+    const int64_t lengths[] = { 576, 520, 172 }, rows = 37;
     const int Ts[] = { 1, 2, 5, 6, 13 };
     int held = 0;
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
@@ -173,12 +199,14 @@ Test(kernels, ggml_numerics_multiply_f16_rows_in_tinyblas_order)
                 xr[i] = quant_f16_to_f32(quant_f32_to_f16(x[i]));
             }
             cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK);
-            for (int tt = 0; tt < T && width && n % width == 0; tt++)
+            const bool tinyblas = T >= 2 && width && n % width == 0;
+            for (int tt = 0; tt < T && width; tt++)
                 for (int64_t r = 0; r < rows; r++) {
-                    const float want = tinyblas_f16_dot(w + r * n, xr + (int64_t)tt * n, n, width);
-                    cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0,
-                              "n=%lld T=%d: y[%d][%lld] = %.9g, tinyBLAS's (%d lanes) %.9g", (long long)n, T, tt,
-                              (long long)r, y[tt * rows + r], width, want);
+                    const float want = tinyblas ? tinyblas_f16_dot(w + r * n, xr + (int64_t)tt * n, n, width)
+                                                : vec_dot_f16_reference(w + r * n, xr + (int64_t)tt * n, n, width);
+                    cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0, "n=%lld T=%d: y[%d][%lld] = %.9g, %s's (%d lanes) %.9g",
+                              (long long)n, T, tt, (long long)r, y[tt * rows + r], tinyblas ? "tinyBLAS" : "vec_dot_f16",
+                              width, want);
                     held++;
                 }
             free(x);
@@ -192,7 +220,7 @@ Test(kernels, ggml_numerics_multiply_f16_rows_in_tinyblas_order)
         free(buf);
     }
     if (width)
-        cr_assert_gt(held, 0, "no output was held to tinyBLAS's order");
+        cr_assert_gt(held, 0, "no output was held to llama.cpp's order");
     be->destroy(be);
 }
 

@@ -18,13 +18,16 @@
 /* NORM rotates (2i, 2i+1), NEOX (i, i + d/2), by theta = pos * base^(-2i/d): each value bit for bit what the
  * scalar formula gives from the float cosine and sine of theta (v[a] c - v[b] s, v[a] s + v[b] c, rounded once
  * each), whichever SIMD path runs (GGUFSCOPE_SIMD=scalar for the other), and within 1e-5 of the rotation in
- * double. Head sizes 8, 64 and 76 give the vector paths no body, bodies only, and bodies with a scalar tail.
- * One backend takes every call, so the angles it keeps between calls (cpu_rope_angles) must follow each change:
- * of base, scaling, factors (also rewritten in place, behind the same pointer), positions and the number of
- * tokens. */
-Test(ops, rope_norm_and_neox_pairs)
+ * double. Under --numerics ggml, bit for bit llama.cpp's instead (ggml-cpu/ops.cpp ggml_rope_cache_init and
+ * rotate_pairs as GCC compiles them): theta from the position, times powf(base, -2 / d) pair after pair in f32,
+ * divided by the factor and times freq_scale, libm's cosf and sinf, then v[a] c - (v[b] s) and v[a] s + (v[b] c)
+ * each with the product in brackets rounded and the other fused. Head sizes 8, 64 and 76 give the vector paths no
+ * body, bodies only, and bodies with a scalar tail. One backend takes every call, so the angles it keeps between
+ * calls (cpu_rope_angles) must follow each change: of base, scaling, factors (also rewritten in place, behind the
+ * same pointer), positions and the number of tokens. */
+static void check_rope(bool ggml)
 {
-    kern_backend *be = kern_cpu_create(2);
+    kern_backend *be = kern_cpu_create_numerics(2, ggml ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT);
     const int H = 2, dims[3] = { 8, 64, 76 };
     float factors[38];
     for (int i = 0; i < 38; i++)
@@ -59,11 +62,20 @@ Test(ops, rope_norm_and_neox_pairs)
                                 const float *v = x + (t * H + h) * d;
                                 double th = (pos0 + t) * (double)r.freq_scale * pow((double)r.base, -2.0 * i / d) /
                                             (r.freq_factors ? r.freq_factors[i] : 1.0);
-                                const float c = (float)cos(th), sn = (float)sin(th);
-                                const float ea = o[a] * c - o[b] * sn, eb = o[a] * sn + o[b] * c;
+                                float c = (float)cos(th), sn = (float)sin(th);
+                                float ea = o[a] * c - o[b] * sn, eb = o[a] * sn + o[b] * c;
+                                if (ggml) {
+                                    const float scale = powf(r.base, -2.0f / (float)d);
+                                    float theta = (float)(pos0 + t);
+                                    for (int j = 0; j < i; j++)
+                                        theta *= scale;
+                                    const float ti = r.freq_scale * (r.freq_factors ? theta / r.freq_factors[i] : theta);
+                                    c = cosf(ti), sn = sinf(ti);
+                                    ea = fmaf(o[a], c, -(o[b] * sn)), eb = fmaf(o[a], sn, o[b] * c);
+                                }
                                 cr_assert(v[a] == ea && v[b] == eb,
-                                          "d %d pass %d setting %d neox=%d t=%d i=%d: (%.9g, %.9g), formula (%.9g, %.9g)",
-                                          d, pass, k, neox, t, i, v[a], v[b], ea, eb);
+                                          "%s: d %d pass %d setting %d neox=%d t=%d i=%d: (%.9g, %.9g), formula (%.9g, %.9g)",
+                                          ggml ? "ggml" : "exact", d, pass, k, neox, t, i, v[a], v[b], ea, eb);
                                 cr_assert_float_eq(v[a], o[a] * cos(th) - o[b] * sin(th), 1e-5, "d %d i=%d", d, i);
                                 cr_assert_float_eq(v[b], o[a] * sin(th) + o[b] * cos(th), 1e-5, "d %d i=%d", d, i);
                             }
@@ -71,6 +83,12 @@ Test(ops, rope_norm_and_neox_pairs)
             }
     }
     be->destroy(be);
+}
+
+Test(ops, rope_norm_and_neox_pairs)
+{
+    check_rope(false);
+    check_rope(true);
 }
 
 /* GeGLU (gemma): GELU as llama.cpp's CPU computes it, the tanh approximation

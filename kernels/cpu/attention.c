@@ -247,12 +247,15 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     const int n_head = a->n_head, n_kv_head = a->n_kv_head, head_dim = a->head_dim;
     if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP)
         return KERN_E_SHAPE;
+    kern_status ggml_status;
+    if (cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_attention_ggml(b, q, k_cache, v_cache, T, pos0, a, out, &ggml_status))
+        return ggml_status;
     const int group = n_head / n_kv_head, n_ctx = pos0 + T;
     const int n_blocks = (T + Q_BLOCK - 1) / Q_BLOCK, M_max = (T < Q_BLOCK ? T : Q_BLOCK) * group;
     /* a block's keys: up to its last query's, or the window plus the block's own spread */
     const int keys_max = a->window > 0 && a->window + Q_BLOCK < n_ctx ? a->window + Q_BLOCK : n_ctx;
-    /* --numerics ggml keeps kern_dot_f32's order for every score: with it the real SmolLM2's prompt logits land
-     * on llama.cpp's at 14 of 27 positions, with the lanes' chains at 12 (docs/BENCHMARKS.md) */
+    /* --numerics ggml without AVX2 (llama.cpp's order needs its vector lanes) keeps kern_dot_f32's order for every
+     * score */
     const bool lanes = T >= Q_BLOCK && cpu_numerics(b) != KERN_NUMERICS_GGML;
     attn_layout lay = { .lanes = lanes ? cpu_score_lanes() : 0, .ldp = ((size_t)keys_max + 7) / 8 * 8 };
     lay.Mp = lay.lanes ? (M_max + lay.lanes - 1) / lay.lanes * lay.lanes : 0;

@@ -1,5 +1,6 @@
 /* The CPU backend's table: host memory, weights read in place from the mapping. */
 #include "cpu.h"
+#include "quant.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -91,7 +92,9 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         return NULL;
     }
     *b = (kern_backend){
-        .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c, .destroy = cpu_destroy, .set_threads = cpu_set_threads,
+        .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c,
+        .split_rows_min = numerics == KERN_NUMERICS_GGML ? QUANT_TILED_MIN_TOKENS : 0,
+        .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
         .matmul_many = cpu_matmul_many,

@@ -87,6 +87,11 @@ kern_status cpu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[
                             const float *x, int T, float *const ys[]);
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
+/* --numerics ggml: attention in the order of llama.cpp's CPU backend without flash attention, W = cpu_vector_lanes()
+ * lanes (attention_ggml.c); false, doing nothing, where that order cannot be had (no AVX2; 16 lanes without
+ * AVX512DQ), else *status is the outcome. */
+bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
+                        const kern_attn *a, float *out, kern_status *status);
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                           const kern_attn *a, float *out);
 kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,

