@@ -7,6 +7,7 @@
  */
 #include "kern.h"
 #include "quant.h"
+#include "ggml_reference.h"
 #include "testutil.h"
 #include "weights.h"
 
@@ -143,34 +144,9 @@ static float tinyblas_f16_dot(const float *w, const float *x, int64_t n, int wid
     return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
 }
 
-/* One output of ggml_vec_dot_f16 (ggml-cpu/vec.cpp), which llama.cpp runs where tinyBLAS declines (one token, or a
- * row length not a multiple of its width): four accumulators of width lanes take 4 x width values a step by FMA;
- * then accumulator 0 + 2, 1 + 3, 0 + 1, lane by lane; their lanes summed (16: upper half + lower half, then as 8;
- * 8: upper + lower, then two horizontal adds, (0 + 1) + (2 + 3)); the rest one f32 product at a time in double. */
-static float vec_dot_f16_reference(const float *w, const float *x, int64_t n, int width)
-{
-    float acc[4][16] = { { 0 } }, h[8];
-    const int64_t np = n / (4 * width) * (4 * width);
-    for (int64_t i = 0; i < np; i++)
-        acc[i / width % 4][i % width] = fmaf(w[i], x[i], acc[i / width % 4][i % width]);
-    for (int l = 0; l < width; l++) {
-        acc[0][l] += acc[2][l];
-        acc[1][l] += acc[3][l];
-        acc[0][l] += acc[1][l];
-    }
-    for (int l = 0; l < 8; l++)
-        h[l] = width == 16 ? acc[0][l + 8] + acc[0][l] : acc[0][l];
-    const float four[4] = { h[4] + h[0], h[5] + h[1], h[6] + h[2], h[7] + h[3] };
-    double sum = width == 16 ? (double)((four[0] + four[2]) + (four[1] + four[3]))
-                             : (double)((four[0] + four[1]) + (four[2] + four[3]));
-    for (int64_t i = np; i < n; i++)
-        sum += (double)(w[i] * x[i]);
-    return (float)sum;
-}
-
 /* --numerics ggml multiplies F16 rows as llama.cpp does, every output bit for bit: tinyBLAS's order for prompts
  * whose row length is a multiple of its width (16 lanes where this CPU's llama.cpp build has AVX-512, GGUFSCOPE_SIMD
- * not capping it, 8 on AVX2), ggml_vec_dot_f16's for one token and for the other lengths; rows of 37 (tiles of 4
+ * not capping it, 8 on AVX2), ggml_vec_dot_f16's for one token and for the other lengths (ggml_reference.c); rows of 37 (tiles of 4
  * and a remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8,
  * not of 16) and 172 (of neither; stories260K's FFN). */
 Test(kernels, ggml_numerics_multiply_f16_rows_in_llama_cpp_order)
@@ -203,7 +179,7 @@ Test(kernels, ggml_numerics_multiply_f16_rows_in_llama_cpp_order)
             for (int tt = 0; tt < T && width; tt++)
                 for (int64_t r = 0; r < rows; r++) {
                     const float want = tinyblas ? tinyblas_f16_dot(w + r * n, xr + (int64_t)tt * n, n, width)
-                                                : vec_dot_f16_reference(w + r * n, xr + (int64_t)tt * n, n, width);
+                                                : ggml_ref_dot_f16(w + r * n, xr + (int64_t)tt * n, n, width == 16);
                     cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0, "n=%lld T=%d: y[%d][%lld] = %.9g, %s's (%d lanes) %.9g",
                               (long long)n, T, tt, (long long)r, y[tt * rows + r], tinyblas ? "tinyBLAS" : "vec_dot_f16",
                               width, want);

@@ -15,6 +15,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define AVX2 __attribute__((target("avx2")))
+#define AVX2_FMA __attribute__((target("avx2,fma")))
 #endif
 #include <pthread.h>
 #include <stdlib.h>
@@ -181,6 +182,15 @@ static void rope_pairs_scalar(float *v, const float *cs, int i, int half, bool n
 }
 
 #if defined(__x86_64__)
+/* The cosines and sines of 8 pairs' angles (cs = [c0, s0, c1, s1, ...]) in two vectors, in order: the shuffle
+ * leaves their 64-bit units 0, 2, 1, 3 */
+AVX2 static inline void neox_angles(const float *cs, __m256 *c, __m256 *sn)
+{
+    const __m256 p0 = _mm256_loadu_ps(cs), p1 = _mm256_loadu_ps(cs + 8);
+    *c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
+    *sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0xdd)), 0xd8));
+}
+
 /* The pairs the AVX2 path rotates, from the first; the caller finishes the rest. Scalar, with the heads in the
  * inner loop (a stride of head_dim), the rotation was 1.4 % of a SmolLM2 pp64. */
 AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
@@ -197,10 +207,8 @@ AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
         return i;
     }
     for (; i + 8 <= half; i += 8) {
-        const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
-        /* even (cosines) and odd (sines) lanes of the 16, in order: the shuffle leaves 64-bit units 0, 2, 1, 3 */
-        const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
-        const __m256 sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0xdd)), 0xd8));
+        __m256 c, sn;
+        neox_angles(cs + 2 * i, &c, &sn);
         const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + half + i);
         _mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, sn)));
         _mm256_storeu_ps(v + half + i, _mm256_add_ps(_mm256_mul_ps(x0, sn), _mm256_mul_ps(x1, c)));
@@ -224,7 +232,7 @@ static void rope_pairs_ggml_scalar(float *v, const float *cs, int i, int half, b
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bool neox)
+AVX2_FMA static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bool neox)
 {
     int i = 0;
     if (!neox) {
@@ -237,9 +245,8 @@ __attribute__((target("avx2,fma"))) static int rope_pairs_ggml_avx2(float *v, co
         return i;
     }
     for (; i + 8 <= half; i += 8) {
-        const __m256 p0 = _mm256_loadu_ps(cs + 2 * i), p1 = _mm256_loadu_ps(cs + 2 * i + 8);
-        const __m256 c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
-        const __m256 sn = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0xdd)), 0xd8));
+        __m256 c, sn;
+        neox_angles(cs + 2 * i, &c, &sn);
         const __m256 x0 = _mm256_loadu_ps(v + i), x1 = _mm256_loadu_ps(v + half + i);
         _mm256_storeu_ps(v + i, _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, sn)));
         _mm256_storeu_ps(v + half + i, _mm256_fmadd_ps(x0, sn, _mm256_mul_ps(x1, c)));
@@ -247,18 +254,6 @@ __attribute__((target("avx2,fma"))) static int rope_pairs_ggml_avx2(float *v, co
     return i;
 }
 #endif
-
-static void rope_pairs_ggml(float *v, const float *cs, int half, bool neox, bool avx2)
-{
-    int i = 0;
-#if defined(__x86_64__)
-    if (avx2)
-        i = rope_pairs_ggml_avx2(v, cs, half, neox);
-#else
-    (void)avx2;
-#endif
-    rope_pairs_ggml_scalar(v, cs, i, half, neox);
-}
 
 /* --numerics ggml: llama.cpp's angles for one position (ggml_rope_cache_init and rope_yarn without YaRN's ramp):
  * theta starts at the position and is multiplied by powf(base, -2 / n_rot) from pair to pair, all in f32, each
@@ -275,16 +270,17 @@ static void ggml_angles(float *ct, int pos, int half, const kern_rope *r)
     }
 }
 
-static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2)
+/* One head's rotation in our form or llama.cpp's (ggml): the vector path's pairs, then the rest one at a time */
+static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2, bool ggml)
 {
     int i = 0;
 #if defined(__x86_64__)
     if (avx2)
-        i = rope_pairs_avx2(v, cs, half, neox);
+        i = (ggml ? rope_pairs_ggml_avx2 : rope_pairs_avx2)(v, cs, half, neox);
 #else
     (void)avx2;
 #endif
-    rope_pairs_scalar(v, cs, i, half, neox);
+    (ggml ? rope_pairs_ggml_scalar : rope_pairs_scalar)(v, cs, i, half, neox);
 }
 
 /* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, rotating the
@@ -293,7 +289,6 @@ static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2
 kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
 {
     const int half = r->n_rot / 2;
-    if (getenv("NO_ROPE_HACK")) return KERN_OK;
     if (r->n_rot > head_dim || r->n_rot % 2)
         return KERN_E_SHAPE;
     if (half == 0 || T <= 0)
@@ -323,7 +318,7 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
             ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
         }
         for (int h = 0; h < n_head; h++)
-            (ggml ? rope_pairs_ggml : rope_pairs)(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2);
+            rope_pairs(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2, ggml);
     }
     if (fresh) {
         if (r->freq_factors)

@@ -38,25 +38,39 @@ float ggml_ref_hsum(const float *a, bool wide)
     return ((h[0] + h[4]) + (h[2] + h[6])) + ((h[1] + h[5]) + (h[3] + h[7]));
 }
 
-float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide)
+/* Four accumulators of W lanes over the first np values by FMA, folded (0 + 2, 1 + 3, 0 + 1) and their lanes
+ * summed: 16 lanes as ggml_ref_hsum, 8 as GGML_F32x8_REDUCE (the halves, then two horizontal adds) */
+static float four_accumulators(const float *x, const float *y, int64_t np, bool wide)
 {
-    const int W = wide ? 16 : 8, np = n / (4 * W) * (4 * W);
+    const int W = wide ? 16 : 8;
     float acc[4][16] = { { 0 } };
-    for (int i = 0; i < np; i++)
+    for (int64_t i = 0; i < np; i++)
         acc[i / W % 4][i % W] = fmaf(x[i], y[i], acc[i / W % 4][i % W]);
     for (int l = 0; l < W; l++) {
         acc[0][l] += acc[2][l];
         acc[1][l] += acc[3][l];
         acc[0][l] += acc[1][l];
     }
-    float sum;
     if (wide)
-        sum = ggml_ref_hsum(acc[0], true);
-    else {
-        const float *a = acc[0];
-        sum = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
-    }
-    for (int i = np; i < n; i++)
+        return ggml_ref_hsum(acc[0], true);
+    const float *a = acc[0];
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+}
+
+float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide)
+{
+    const int64_t np = n / (wide ? 64 : 32) * (wide ? 64 : 32);
+    float sum = four_accumulators(x, y, np, wide);
+    for (int64_t i = np; i < n; i++)
         sum += x[i] * y[i];
     return sum;
+}
+
+float ggml_ref_dot_f16(const float *w, const float *x, int64_t n, bool wide)
+{
+    const int64_t np = n / (wide ? 64 : 32) * (wide ? 64 : 32);
+    double sum = four_accumulators(w, x, np, wide);
+    for (int64_t i = np; i < n; i++)
+        sum += (double)(w[i] * x[i]);
+    return (float)sum;
 }

@@ -7,6 +7,7 @@
 #define GGUFSCOPE_TESTS_GGML_REFERENCE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* ggml_v_expf (ggml-cpu/vec.h): n = x / ln 2 rounded by the 1.5 * 2^23 shifter, b = x - n ln 2 (ln 2 in two parts),
  * a degree-5 polynomial in b, and 2^n applied by vscalefps (wide) or built in the exponent field, k + j k (AVX2),
@@ -16,6 +17,9 @@ float ggml_ref_expf(float x, bool wide);
  * step by FMA, folded (0 + 2, 1 + 3, 0 + 1), their lanes summed (16: upper half + lower half, then as the 8-lane
  * hsum; 8: GGML_F32x8_REDUCE's halves and two hadds), then the rest one product at a time (two roundings each). */
 float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide);
+/* ggml_vec_dot_f16 (ggml-cpu/vec.cpp) of an f16 row w and f16-rounded x, both given as floats: the same four
+ * accumulators, their sum taken to double, then the rest one f32 product at a time in double, rounded to float. */
+float ggml_ref_dot_f16(const float *w, const float *x, int64_t n, bool wide);
 /* The lanes of a[0..8) or a[0..16) summed as llamafile's hsum and the softmax's reduction do: 16 lanes upper half +
  * lower half first; then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
 float ggml_ref_hsum(const float *a, bool wide);
