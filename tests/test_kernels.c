@@ -103,10 +103,8 @@ Test(kernels, half_rows_multiply_in_place)
 }
 
 /* --numerics ggml on F16 and BF16 weights multiplies x rounded to f16 / bf16 (as ggml does; the reference
- * rounds x the same way, and unrounded x misses it by about 2^-9 relative, far past the tolerance). For prompts
- * of 8 tokens or more on AVX512-BF16, BF16 rows of an even length go through the GEMM in bf16 pairs: every tile
- * size (T = 8, 13, 33), partial panels (37 rows), word counts that are not a multiple of 16 (n = 98: 49 pairs),
- * and odd lengths (n = 99, the f32 path). */
+ * rounds x the same way, and unrounded x misses it by about 2^-9 relative, far past the tolerance): every tile
+ * size (T = 8, 13, 33), partial tiles (37 rows), lengths that are not a multiple of the vector (n = 98, 99). */
 Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
 {
     kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
@@ -128,39 +126,27 @@ Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
     be->destroy(be);
 }
 
-/* One output of llama.cpp's tinyBLAS for F16 weights (ggml-cpu/llamafile/sgemm.cpp, the llama.cpp that
- * llama-cpp-python 0.3.36 vendors): lane l of a width-w accumulator adds w[i] x[i] for i = l mod w by FMA in order;
- * then upper half + lower half down to 4 lanes, and (0 + 2) + (1 + 3). */
-static float tinyblas_f16_dot(const float *w, const float *x, int64_t n, int width)
-{
-    float lanes[16] = { 0 }, half[8];
-    for (int64_t i = 0; i < n; i++)
-        lanes[i % width] = fmaf(w[i], x[i], lanes[i % width]);
-    for (int m = width / 2; m >= 4; m /= 2) {
-        for (int l = 0; l < m; l++)
-            half[l] = lanes[m + l] + lanes[l];
-        memcpy(lanes, half, (size_t)m * sizeof(float));
-    }
-    return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
-}
-
-/* --numerics ggml multiplies F16 rows as llama.cpp does, every output bit for bit: tinyBLAS's order for prompts
- * whose row length is a multiple of its width (16 lanes where this CPU's llama.cpp build has AVX-512, GGUFSCOPE_SIMD
- * not capping it, 8 on AVX2), ggml_vec_dot_f16's for one token and for the other lengths (ggml_reference.c); rows of 37 (tiles of 4
- * and a remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8,
- * not of 16) and 172 (of neither; stories260K's FFN). */
-Test(kernels, ggml_numerics_multiply_f16_rows_in_llama_cpp_order)
+/* --numerics ggml multiplies F16 and BF16 rows as llama.cpp does, every output bit for bit (ggml_reference.c's
+ * statements): tinyBLAS's order for prompts whose row length is a multiple of its step (16 lanes where this CPU's
+ * llama.cpp build has AVX-512, GGUFSCOPE_SIMD not capping it, 8 on AVX2; BF16 on AVX512-BF16 by vdpbf16ps, 32
+ * values a step), ggml_vec_dot_f16's / _bf16's for one token and for the other lengths; rows of 37 (tiles of 4 and
+ * a remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8, not
+ * of 16) and 172 (of neither; stories260K's FFN). */
+Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
 {
     kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
     const bool scalar = strcmp(quant_simd_level(), "scalar") == 0;
     const int width = scalar ? 0 : strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() ? 16 : 8;
+    const bool pairs = width == 16 && quant_cpu_has_avx512bf16();
     const int64_t lengths[] = { 576, 520, 172 }, rows = 37;
     const int Ts[] = { 1, 2, 5, 6, 13 };
     int held = 0;
+    for (int bf16 = 0; bf16 < 2; bf16++)
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         const int64_t n = lengths[li];
+        const uint32_t type = bf16 ? GGML_TYPE_BF16 : GGML_TYPE_F16;
         uint8_t *buf;
-        gguf_tensor t = test_weight_tensor(GGML_TYPE_F16, n, rows, &buf);
+        gguf_tensor t = test_weight_tensor(type, n, rows, &buf);
         kern_weight kw = { .t = &t };
         cr_assert_eq(be->bind(be, &kw), KERN_OK);
         float *w = malloc((size_t)(n * rows) * sizeof(float));
@@ -172,25 +158,29 @@ Test(kernels, ggml_numerics_multiply_f16_rows_in_llama_cpp_order)
             uint32_t seed = 3;
             for (int64_t i = 0; i < T * n; i++) {
                 x[i] = test_frand(&seed);
-                xr[i] = quant_f16_to_f32(quant_f32_to_f16(x[i]));
+                xr[i] = bf16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i])) : quant_f16_to_f32(quant_f32_to_f16(x[i]));
             }
             cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK);
-            const bool tinyblas = T >= 2 && width && n % width == 0;
+            const bool dp = bf16 && pairs, tinyblas = T >= 2 && width && n % (dp ? 32 : width) == 0;
+            const int form = dp ? GGML_BF16_PAIRS : width == 16 ? GGML_BF16_AVX512 : GGML_BF16_AVX2;
             for (int tt = 0; tt < T && width; tt++)
                 for (int64_t r = 0; r < rows; r++) {
-                    const float want = tinyblas ? tinyblas_f16_dot(w + r * n, xr + (int64_t)tt * n, n, width)
-                                                : ggml_ref_dot_f16(w + r * n, xr + (int64_t)tt * n, n, width == 16);
-                    cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0, "n=%lld T=%d: y[%d][%lld] = %.9g, %s's (%d lanes) %.9g",
-                              (long long)n, T, tt, (long long)r, y[tt * rows + r], tinyblas ? "tinyBLAS" : "vec_dot_f16",
-                              width, want);
+                    const float *wr = w + r * n, *xt = xr + (int64_t)tt * n;
+                    const float want = tinyblas ? ggml_ref_tinyblas(wr, xt, n, width, dp)
+                                       : bf16   ? ggml_ref_dot_bf16(wr, xt, n, form)
+                                                : ggml_ref_dot_f16(wr, xt, n, width == 16);
+                    cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0, "%s n=%lld T=%d: y[%d][%lld] = %.9g, %s's %.9g",
+                              bf16 ? "BF16" : "F16", (long long)n, T, tt, (long long)r, y[tt * rows + r],
+                              tinyblas ? "tinyBLAS" : "vec_dot", want);
                     held++;
                 }
             free(x);
             free(xr);
             free(y);
             char what[64];
-            snprintf(what, sizeof what, "ggml numerics F16 %lldx%lld", (long long)n, (long long)rows);
-            check_matmul_rounded(be, &t, T, GGML_TYPE_F16, what);
+            snprintf(what, sizeof what, "ggml numerics %s %lldx%lld", bf16 ? "BF16" : "F16", (long long)n,
+                     (long long)rows);
+            check_matmul_rounded(be, &t, T, type, what);
         }
         free(w);
         free(buf);

@@ -10,17 +10,10 @@
  * width, and one horizontal sum per pair (measured on one thread, a 1536 x 576 product: 119 GFLOP/s at
  * 4 tokens through them, 235 at 64 tokens here).
  *
- * A step of k is one 32-bit word of each row and token: an f32 value (CPU_GEMM_F32, one FMA), or, for
- * --numerics ggml on BF16 weights, two consecutive bf16 values (CPU_GEMM_BF16_PAIRS, one AVX512-BF16
- * vdpbf16ps: 32 multiply-adds where the FMA does 16). The pair form is how llama.cpp multiplies BF16 rows
- * against activations rounded to bf16 (its tinyBLAS and ggml_vec_dot_bf16 use the same instruction); its
- * products are exact, its sums f32 with inputs and results below 2^-126 read as zero (the instruction's
- * definition, Intel SDM "VDPBF16PS").
- *
  * Sums run over k in order, one lane per row: a different order from the dot kernels, equal to rounding
  * (exact numerics are held to llama.cpp's f32 goldens with a tolerance, test_engine).
  * x is packed once per product (cpu_gemm_pack_x) and shared by every thread; each thread packs its own
- * 16-row panels from its rows (decoded to f32, or BF16 rows as they lie in the file).
+ * 16-row panels from its rows (decoded to f32, or F16/BF16 rows widened as they are packed).
  */
 #include "gemm.h"
 
@@ -33,7 +26,6 @@
 #include <immintrin.h>
 #define X86 1
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16,avx2,fma")))
 #else
 #define X86 0
 #endif
@@ -42,15 +34,14 @@
  * register of AVX-512's 32. */
 enum { TILE = 24, PAD = 4 };
 
-bool cpu_have_gemm(cpu_gemm_kind kind)
+bool cpu_have_gemm(void)
 {
 #if X86
     static int cached = -1;
     if (cached < 0)
         cached = cpu_have_avx2() && strcmp(quant_simd_level(), "avx512") == 0;
-    return cached && (kind == CPU_GEMM_F32 || quant_cpu_has_avx512bf16());
+    return cached;
 #else
-    (void)kind;
     return false;
 #endif
 }
@@ -222,7 +213,7 @@ void cpu_gemm_pack_x(const void *x, int T, int64_t words, int64_t k0, int64_t k1
 {
     const unsigned char *xb = x;
 #if X86
-    const bool simd = cpu_have_gemm(CPU_GEMM_F32);
+    const bool simd = cpu_have_gemm();
 #endif
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
@@ -271,13 +262,6 @@ AVX512 static inline __attribute__((always_inline)) __m512 f32_step(__m512 acc, 
     return _mm512_fmadd_ps(w, _mm512_set1_ps(*x), acc);
 }
 
-/* In asm because GCC 12 does not fold the broadcast into vdpbf16ps's {1to16} memory operand as it does for the
- * FMA: a separate vbroadcastss per token held SmolLM2 BF16 prompts at 1885 tokens/s, 2290 folded. */
-AVX512_BF16 static inline __attribute__((always_inline)) __m512 bf16_step(__m512 acc, __m512 w, const float *x)
-{
-    __asm__("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*x));
-    return acc;
-}
 
 /* The next panel's bytes, brought into cache one line every `every` steps of k while this one is multiplied.
  * A burst of prefetches just before the multiply gave little with long rows (Qwen3-0.6B's 1024: +4 %), as if
@@ -320,7 +304,6 @@ static inline __attribute__((always_inline)) void stream_step(stream_ahead *s)
             _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);                                                \
     }
 DEFINE_TILE(tile_f32, AVX512, f32_step)
-DEFINE_TILE(tile_bf16, AVX512_BF16, bf16_step)
 
 typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int64_t, __mmask16, stream_ahead *);
 
@@ -334,18 +317,14 @@ typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int
     TILE_FN(KIND, ATTR, 4) TILE_FN(KIND, ATTR, 8) TILE_FN(KIND, ATTR, 12) TILE_FN(KIND, ATTR, 16)             \
     TILE_FN(KIND, ATTR, 20) TILE_FN(KIND, ATTR, 24)
 TILE_FNS(tile_f32, AVX512)
-TILE_FNS(tile_bf16, AVX512_BF16)
 
-/* By kind, then by padded tile size in quads of tokens. */
-static const tile_fn by_kind_quads[][TILE / PAD + 1] = {
-    [CPU_GEMM_F32] = { NULL, tile_f32_4, tile_f32_8, tile_f32_12, tile_f32_16, tile_f32_20, tile_f32_24 },
-    [CPU_GEMM_BF16_PAIRS] = { NULL, tile_bf16_4, tile_bf16_8, tile_bf16_12, tile_bf16_16, tile_bf16_20,
-                              tile_bf16_24 },
-};
+/* By padded tile size in quads of tokens. */
+static const tile_fn by_quads[TILE / PAD + 1] = { NULL,       tile_f32_4,  tile_f32_8, tile_f32_12,
+                                                 tile_f32_16, tile_f32_20, tile_f32_24 };
 #endif
 
-void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float *xp, int T, int64_t words,
-                    float *y, int64_t ldo, const void *ahead, size_t ahead_bytes)
+void cpu_gemm_panel(const float *panel, int nr, const float *xp, int T, int64_t words, float *y, int64_t ldo,
+                    const void *ahead, size_t ahead_bytes)
 {
 #if X86
     const __mmask16 rows = (__mmask16)((1u << nr) - 1);
@@ -355,11 +334,11 @@ void cpu_gemm_panel(cpu_gemm_kind kind, const float *panel, int nr, const float 
     stream_ahead sa = { ahead, ahead ? (const unsigned char *)ahead + ahead_bytes : NULL, every, every };
     for (int t0 = 0; t0 < T; t0 += TILE) {
         const int nt = tile_tokens(T, t0), np = padded(nt);
-        by_kind_quads[kind][np / PAD](panel, xp, words, nt, y + t0 * ldo, ldo, rows, &sa);
+        by_quads[np / PAD](panel, xp, words, nt, y + t0 * ldo, ldo, rows, &sa);
         xp += (size_t)np * (size_t)words;
     }
 #else
-    (void)kind, (void)panel, (void)nr, (void)xp, (void)T, (void)words, (void)y, (void)ldo, (void)ahead,
+    (void)panel, (void)nr, (void)xp, (void)T, (void)words, (void)y, (void)ldo, (void)ahead,
         (void)ahead_bytes;
 #endif
 }

@@ -15,8 +15,8 @@
  * llama.cpp's CPU backend rounds them for the weight type (quant/act_quant.c):
  * into Q8_0/Q8_1/Q8_K blocks that integer dots read (quant/act_dot*.c), or,
  * for types without one, into the values those blocks or f16/bf16 hold,
- * which the path above then multiplies; BF16 prompts with AVX512-BF16 keep
- * x in bf16 and multiply bf16 pairs straight from the file (gemm.c).
+ * which the path above then multiplies; F16 and BF16 rows meet those values
+ * in llama.cpp's own order (half_ggml.c).
  */
 #include "dot.h"
 #include "gemm.h"
@@ -91,7 +91,6 @@ typedef struct row_work {
     size_t scratch_floats; /* what scratch holds */
     float *panel;   /* the same rows packed for the GEMM: ROW_BLOCK x n words, for any share of the product */
     const float *xg;
-    cpu_gemm_kind kind;       /* of xg: BF16 pairs take BF16 rows as they lie */
     quant_panel16_fn panel16; /* decodes 16 rows straight into the panel, or NULL */
 } row_work;
 
@@ -106,8 +105,7 @@ static bool scratch_for(row_work *wk, size_t floats)
     return wk->scratch != NULL;
 }
 
-/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows, BF16 rows
- * for the bf16-pair GEMM), else decoded to f32 into wk's scratch (ROW_BLOCK rows); false when its allocation
+/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows), else decoded to f32 into wk's scratch (ROW_BLOCK rows); false when its allocation
  * fails. */
 static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n, bool direct,
                        row_work *wk, const void *rows[ROW_BLOCK])
@@ -178,17 +176,15 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         return true;
     }
     const void *rows[ROW_BLOCK];
-    const bool pairs = wk->xg && wk->kind == CPU_GEMM_BF16_PAIRS;
-    const bool direct = pairs || (t->type == GGML_TYPE_F32 && aligned(base, sizeof(float)));
+    const bool direct = t->type == GGML_TYPE_F32 && aligned(base, sizeof(float));
     if (wk->xg) {
-        const int64_t words = pairs ? n / 2 : n;
         if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * (size_t)n)))
             return false;
         /* F16 and BF16 rows widen into the panel as they are transposed: no f32 copy of them written and read
          * back (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
         bool packed = false;
         const bool half = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
-        if (!pairs && half && aligned(base, 2)) {
+        if (half && aligned(base, 2)) {
             const uint16_t *h[ROW_BLOCK];
             for (int r = 0; r < nr; r++)
                 h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
@@ -197,11 +193,11 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused
         if (!packed && direct) {
             if (!block_rows(deq, base, rb, nr, n, true, wk, rows))
                 return false;
-            cpu_gemm_pack_rows(rows, nr, words, wk->panel);
+            cpu_gemm_pack_rows(rows, nr, n, wk->panel);
         } else if (!packed && !pack_decoded(t, deq, base, rb, nr, n, wk)) {
             return false;
         }
-        cpu_gemm_panel(wk->kind, wk->panel, nr, wk->xg, T, words, y + r0, ld, next.at, next.bytes);
+        cpu_gemm_panel(wk->panel, nr, wk->xg, T, n, y + r0, ld, next.at, next.bytes);
         return true;
     }
     /* F16 rows meet the dot tiles as they lie, widened in registers */
@@ -245,12 +241,9 @@ typedef struct share {
     quant_dot_kernel fused; /* one token: a fused kernel decodes each row in registers */
     float *xp;              /* x rearranged once for the fused kernel, or NULL */
     const float *xd;        /* what the rows are multiplied with */
-    cpu_gemm_kind kind;     /* prompts multiplied as a GEMM: in f32 or bf16 pairs */
-    int64_t words;
-    const void *xw;         /* what the GEMM packs: xd, or the bf16 rows */
-    float *xg;              /* that packed, or NULL (no GEMM) */
+    float *xg;              /* xd packed for the GEMM, or NULL (no GEMM) */
     bool owner, packs;      /* frees ra and xp; packs xg (else borrows it from an earlier share) */
-    bool f16_ggml;          /* F16 rows under --numerics ggml: llama.cpp's tinyBLAS order (f16_ggml.c) */
+    bool half_ggml;         /* F16 or BF16 rows under --numerics ggml: llama.cpp's order (half_ggml.c) */
 } share;
 
 static void share_free(share *s)
@@ -277,8 +270,8 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
-    const int f16_lanes = t->type == GGML_TYPE_F16 && cpu_numerics(b) == KERN_NUMERICS_GGML ? cpu_vector_lanes() : 0;
-    s->f16_ggml = f16_lanes > 0 && aligned(t->data, 2);
+    const bool half = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
+    s->half_ggml = half && cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_vector_lanes() > 0 && aligned(t->data, 2);
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;
@@ -295,7 +288,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
                 return st;
         }
         const float *xr = s->ra.xf ? s->ra.xf : x;
-        if (T == 1 && !s->ra.dot.dot && !s->f16_ggml)
+        if (T == 1 && !s->ra.dot.dot && !s->half_ggml)
             s->fused = quant_dot_function(t->type, QUANT_IMPL_BEST);
         if (s->fused.prep) {
             if (!(s->xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
@@ -304,21 +297,17 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
         }
         s->xd = s->xp ? s->xp : xr;
     }
-    /* Prompts whose rows are multiplied in f32 or bf16 pairs (no integer dot): a GEMM where the CPU has one, x
-     * packed once for every share that multiplies the same words, by all threads together at the start of the
-     * parallel region */
-    s->kind = s->ra.bf16_pairs ? CPU_GEMM_BF16_PAIRS : CPU_GEMM_F32;
-    s->words = s->ra.bf16_pairs ? n / 2 : n;
-    s->xw = s->ra.bf16_pairs ? (const void *)s->ra.xq : s->xd;
-    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->f16_ggml || !cpu_have_gemm(s->kind))
+    /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed once for
+     * every share that multiplies the same x, by all threads together at the start of the parallel region */
+    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->half_ggml || !cpu_have_gemm())
         return KERN_OK;
     for (int j = 0; j < i; j++)
-        if (all[j].xg && all[j].kind == s->kind && all[j].xw == s->xw) {
+        if (all[j].xg && all[j].xd == s->xd) {
             s->xg = all[j].xg;
             return KERN_OK;
         }
     s->packs = true;
-    return (s->xg = alloc_floats64(cpu_gemm_x_words(T, s->words))) ? KERN_OK : KERN_E_NOMEM;
+    return (s->xg = alloc_floats64(cpu_gemm_x_words(T, n))) ? KERN_OK : KERN_E_NOMEM;
 }
 
 /* Where block blk (an index over the whole product) lies: its share, and its rows [r0, r0 + nr) there. */
@@ -394,8 +383,8 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
         bool packed = false;
         for (int i = 0; i < n_w; i++)
             if (sh[i].packs) {
-                const int64_t wd = sh[i].words;
-                cpu_gemm_pack_x(sh[i].xw, T, wd, wd * me / team, wd * (me + 1) / team, sh[i].xg);
+                const int64_t wd = (int64_t)sh[i].t->ne[0];
+                cpu_gemm_pack_x(sh[i].xd, T, wd, wd * me / team, wd * (me + 1) / team, sh[i].xg);
                 packed = true;
             }
         if (packed) {
@@ -427,11 +416,12 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                                          &panel[p], s->y, rows, next);
                 else if (s->ra.dot.dot)
                     cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
-                else if (s->f16_ggml)
-                    cpu_f16_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->xd, T, (int64_t)s->t->ne[0],
-                                      s->y + r0, rows);
+                else if (s->half_ggml)
+                    cpu_half_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->t->type == GGML_TYPE_BF16,
+                                       s->xd, (const uint16_t *)s->ra.xq, T, (int64_t)s->t->ne[0], s->y + r0,
+                                       rows);
                 else {
-                    wk.xg = s->xg, wk.kind = s->kind, wk.panel16 = s->panel16;
+                    wk.xg = s->xg, wk.panel16 = s->panel16;
                     ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);
                 }
             }

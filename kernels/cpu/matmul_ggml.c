@@ -69,12 +69,10 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
         if (!r->gemm.llama_cpp_order)
             r->gemm = (quant_act_gemm){ 0 };
     }
-    r->bf16_pairs = t->type == GGML_TYPE_BF16 && T >= GEMM_MIN_TOKENS && n % 2 == 0 &&
-                    cpu_have_gemm(CPU_GEMM_BF16_PAIRS);
     bool ok = (r->xq = malloc((size_t)r->arb * (size_t)T)) != NULL;
     if (ok && r->gemm.pack)
         ok = (r->sums = malloc((size_t)T * (size_t)(n / 16) * sizeof(int16_t))) != NULL;
-    if (ok && !r->dot.dot && !r->bf16_pairs)
+    if (ok && !r->dot.dot)
         ok = (r->xf = alloc_floats64((size_t)T * (size_t)n)) != NULL;
     if (!ok) {
         cpu_rounded_acts_free(r);
@@ -89,7 +87,7 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
         if (r->xf)
             quant_dequantize_row(at, q, r->xf + (int64_t)tok * n, n);
     }
-    if (r->xf) {
+    if (r->xf && at != GGML_TYPE_BF16) { /* bf16 rows stay beside their values: vdpbf16ps reads them */
         free(r->xq);
         r->xq = NULL;
     }

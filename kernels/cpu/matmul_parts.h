@@ -60,13 +60,11 @@ static inline void next_rows_fetch(next_rows *nx)
 
 /* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
  * quantized rows (*xq, *arb bytes each; as the dot's prep rewrote them where it has one) and *dot, and, for prompts with a panel product (*gemm), each row's
- * sums of 16 (*sums); for BF16 prompts the GEMM multiplies in bf16 pairs (*bf16_pairs), the bf16 rows (*xq);
- * else *xf, the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
+ * sums of 16 (*sums); else *xf (and for BF16 the bf16 rows, *xq), the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
  * x as it is. */
 typedef struct rounded_acts {
     quant_act_kernel dot;
     quant_act_gemm gemm;
-    bool bf16_pairs;
     uint8_t *xq;
     uint64_t arb;
     int16_t *sums;

@@ -74,3 +74,54 @@ float ggml_ref_dot_f16(const float *w, const float *x, int64_t n, bool wide)
         sum += (double)(w[i] * x[i]);
     return (float)sum;
 }
+
+/* vdpbf16ps's lane: acc + w1 x1, rounded, then + w0 x0, rounded (Intel SDM's order: the odd element of the pair
+ * first); the products of bf16 values are exact in f32 */
+static float bf16_pair_step(float acc, const float *w, const float *x)
+{
+    acc += w[1] * x[1];
+    return acc + w[0] * x[0];
+}
+
+float ggml_ref_tinyblas(const float *w, const float *x, int64_t n, int width, bool bf16_pairs)
+{
+    float lanes[16] = { 0 };
+    if (bf16_pairs)
+        for (int64_t i = 0; i < n; i += 2)
+            lanes[i / 2 % 16] = bf16_pair_step(lanes[i / 2 % 16], w + i, x + i);
+    else
+        for (int64_t i = 0; i < n; i++)
+            lanes[i % width] = fmaf(w[i], x[i], lanes[i % width]);
+    return ggml_ref_hsum(lanes, bf16_pairs || width == 16);
+}
+
+float ggml_ref_dot_bf16(const float *w, const float *x, int64_t n, int form)
+{
+    float c[4][16] = { { 0 } };
+    int64_t i = 0;
+    double sum;
+    if (form == GGML_BF16_PAIRS) {
+        for (; i + 64 <= n; i += 64)
+            for (int64_t j = 0; j < 64; j += 2)
+                c[j / 32][j % 32 / 2] = bf16_pair_step(c[j / 32][j % 32 / 2], w + i + j, x + i + j);
+        sum = ggml_ref_hsum(c[0], true);
+        sum += ggml_ref_hsum(c[1], true);
+    } else if (form == GGML_BF16_AVX512) {
+        for (; i + 32 <= n; i += 32)
+            for (int j = 0; j < 32; j++)
+                c[j / 16][j % 16] = fmaf(w[i + j], x[i + j], c[j / 16][j % 16]);
+        sum = ggml_ref_hsum(c[0], true);
+        sum += ggml_ref_hsum(c[1], true);
+    } else {
+        for (; i + 32 <= n; i += 32)
+            for (int j = 0; j < 32; j++)
+                c[j / 8][j % 8] = fmaf(w[i + j], x[i + j], c[j / 8][j % 8]);
+        float f[8];
+        for (int l = 0; l < 8; l++)
+            f[l] = (c[0][l] + c[2][l]) + (c[1][l] + c[3][l]);
+        sum = ggml_ref_hsum(f, false);
+    }
+    for (; i < n; i++)
+        sum += (double)(w[i] * x[i]);
+    return (float)sum;
+}

@@ -20,6 +20,17 @@ float ggml_ref_dot_f32(const float *x, const float *y, int n, bool wide);
 /* ggml_vec_dot_f16 (ggml-cpu/vec.cpp) of an f16 row w and f16-rounded x, both given as floats: the same four
  * accumulators, their sum taken to double, then the rest one f32 product at a time in double, rounded to float. */
 float ggml_ref_dot_f16(const float *w, const float *x, int64_t n, bool wide);
+/* One output of llamafile's tinyBLAS (ggml-cpu/llamafile/sgemm.cpp) for F16 or BF16 rows: lane l of a width-lane
+ * accumulator adds w[i] x[i] for i = l mod width by FMA in order, its lanes summed as ggml_ref_hsum; with
+ * bf16_pairs (AVX512-BF16 builds' BF16), 16 lanes each taking the pairs (2l, 2l + 1) of every 32 values by
+ * vdpbf16ps. */
+float ggml_ref_tinyblas(const float *w, const float *x, int64_t n, int width, bool bf16_pairs);
+/* ggml_vec_dot_bf16 (ggml-cpu/vec.cpp) in each x86 build's form: */
+enum { GGML_BF16_AVX2, GGML_BF16_AVX512, GGML_BF16_PAIRS };
+/* AVX2: four 8-lane accumulators over 32 values a step by FMA, (0 + 2) + (1 + 3), summed as ggml_ref_hsum;
+ * AVX512 (without BF16): two 16-lane ones over 32 a step; PAIRS (AVX512-BF16): two of vdpbf16ps over 64 a step;
+ * each of the two summed over its lanes and added in double; then the rest one f32 product at a time in double. */
+float ggml_ref_dot_bf16(const float *w, const float *x, int64_t n, int form);
 /* The lanes of a[0..8) or a[0..16) summed as llamafile's hsum and the softmax's reduction do: 16 lanes upper half +
  * lower half first; then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
 float ggml_ref_hsum(const float *a, bool wide);
