@@ -126,10 +126,10 @@ Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
     be->destroy(be);
 }
 
-/* --numerics ggml multiplies F16 and BF16 rows as llama.cpp does, every output bit for bit (ggml_reference.c's
+/* --numerics ggml multiplies F16, BF16 and F32 rows as llama.cpp does, every output bit for bit (ggml_reference.c's
  * statements): tinyBLAS's order for prompts whose row length is a multiple of its step (16 lanes where this CPU's
  * llama.cpp build has AVX-512, GGUFSCOPE_SIMD not capping it, 8 on AVX2; BF16 on AVX512-BF16 by vdpbf16ps, 32
- * values a step), ggml_vec_dot_f16's / _bf16's for one token and for the other lengths; rows of 37 (tiles of 4 and
+ * values a step), ggml_vec_dot_f16's / _bf16's / _f32's for one token and for the other lengths; rows of 37 (tiles of 4 and
  * a remainder), 1 to 13 tokens (tiles of 6 and 2 and their remainders), lengths 576 and 520 (a multiple of 8, not
  * of 16) and 172 (of neither; stories260K's FFN). */
 Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
@@ -141,10 +141,12 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
     const int64_t lengths[] = { 576, 520, 172 }, rows = 37;
     const int Ts[] = { 1, 2, 5, 6, 13 };
     int held = 0;
-    for (int bf16 = 0; bf16 < 2; bf16++)
+    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32 };
+    for (size_t ki = 0; ki < sizeof types / sizeof types[0]; ki++)
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         const int64_t n = lengths[li];
-        const uint32_t type = bf16 ? GGML_TYPE_BF16 : GGML_TYPE_F16;
+        const uint32_t type = types[ki];
+        const bool bf16 = type == GGML_TYPE_BF16, f32 = type == GGML_TYPE_F32;
         uint8_t *buf;
         gguf_tensor t = test_weight_tensor(type, n, rows, &buf);
         kern_weight kw = { .t = &t };
@@ -158,7 +160,9 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
             uint32_t seed = 3;
             for (int64_t i = 0; i < T * n; i++) {
                 x[i] = test_frand(&seed);
-                xr[i] = bf16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i])) : quant_f16_to_f32(quant_f32_to_f16(x[i]));
+                xr[i] = f32    ? x[i]
+                        : bf16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i]))
+                               : quant_f16_to_f32(quant_f32_to_f16(x[i]));
             }
             cr_assert_eq(be->matmul(be, &kw, NULL, x, T, y), KERN_OK);
             const bool dp = bf16 && pairs, tinyblas = T >= 2 && width && n % (dp ? 32 : width) == 0;
@@ -168,9 +172,10 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
                     const float *wr = w + r * n, *xt = xr + (int64_t)tt * n;
                     const float want = tinyblas ? ggml_ref_tinyblas(wr, xt, n, width, dp)
                                        : bf16   ? ggml_ref_dot_bf16(wr, xt, n, form)
+                                       : f32    ? ggml_ref_dot_f32(wr, xt, (int)n, width == 16)
                                                 : ggml_ref_dot_f16(wr, xt, n, width == 16);
                     cr_assert(memcmp(&y[tt * rows + r], &want, 4) == 0, "%s n=%lld T=%d: y[%d][%lld] = %.9g, %s's %.9g",
-                              bf16 ? "BF16" : "F16", (long long)n, T, tt, (long long)r, y[tt * rows + r],
+                              gguf_type_traits_of(type)->name, (long long)n, T, tt, (long long)r, y[tt * rows + r],
                               tinyblas ? "tinyBLAS" : "vec_dot", want);
                     held++;
                 }
@@ -178,7 +183,7 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
             free(xr);
             free(y);
             char what[64];
-            snprintf(what, sizeof what, "ggml numerics %s %lldx%lld", bf16 ? "BF16" : "F16", (long long)n,
+            snprintf(what, sizeof what, "ggml numerics %s %lldx%lld", gguf_type_traits_of(type)->name, (long long)n,
                      (long long)rows);
             check_matmul_rounded(be, &t, T, type, what);
         }

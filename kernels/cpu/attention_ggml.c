@@ -36,7 +36,7 @@
 
 /* ggml_vec_dot_f32 of n values: its four accumulators as pairs of 8-lane halves (W = 16) or single ones, folded
  * and summed over lanes in registers in ggml_sums.h's orders, the leftovers added one product at a time */
-AVX2 static float dot_ggml(const float *x, const float *y, int n, int W)
+AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
 {
     const int step = GGML_DOT_ACCUMULATORS * W, np = n / step * step, halves = W / 8;
     __m256 acc[GGML_DOT_ACCUMULATORS][2];
@@ -140,7 +140,7 @@ static void attend_row(const float *q, const float *keys, const float *values, s
     for (int c = c0; c < c1; c++) {
         float w = -INFINITY;
         if (c >= lo && c < hi) {
-            w = dot_ggml(keys + (size_t)c * ld, q, d, W) * scale;
+            w = cpu_dot_f32_ggml(keys + (size_t)c * ld, q, d, W) * scale;
             mx = w > mx ? w : mx;
         }
         p[c - c0] = w;
@@ -193,6 +193,12 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
     return true;
 }
 #else
+float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
+{
+    (void)x, (void)y, (void)n, (void)W;
+    return 0.0f;
+}
+
 bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                         const kern_attn *a, float *out, kern_status *status)
 {

@@ -49,11 +49,13 @@ void cpu_silu_mul(const float *gate, const float *up, size_t n, float *out);
  * 16 or 8 lanes as its build for this CPU would take them, libm's expf for the row's last n % width (silu.c). */
 void cpu_silu_mul_ggml(const float *gate, const float *up, size_t n, float *out);
 
-/* --numerics ggml with F16 (bf16 false) or BF16 weights (half_ggml.c): rows [0, nr) of base (rb bytes apart) times
- * T tokens of x rounded to f16 (bf16), n values each (for BF16 also as bf16 rows, xh), into y[t * ld + r], each in
- * the order the llama.cpp build for this CPU adds them (tinyBLAS or ggml_vec_dot_f16 / _bf16). */
-void cpu_half_rows_ggml(const uint8_t *base, uint64_t rb, int nr, bool bf16, const float *x, const uint16_t *xh,
-                        int T, int64_t n, float *y, int64_t ld);
+/* --numerics ggml with weights of a float type (F32, F16, BF16; float_ggml.c): rows [0, nr) of base (rb bytes apart)
+ * times T tokens of x (rounded to f16 or bf16 for those), n values each (for BF16 also as bf16 rows, xh), into
+ * y[t * ld + r], each in the order the llama.cpp build for this CPU adds them (tinyBLAS or ggml_vec_dot_*). */
+void cpu_float_rows_ggml(const uint8_t *base, uint64_t rb, int nr, uint32_t type, const float *x, const uint16_t *xh,
+                         int T, int64_t n, float *y, int64_t ld);
+/* ggml_vec_dot_f32 of n values in W (8 or 16) lanes (attention_ggml.c; where AVX2 runs) */
+float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W);
 
 /* Zeroed host memory of `bytes`, 64-byte aligned; 2 MiB aligned and advised into huge pages from 2 MiB on
  * (buffers.c). NULL when out of memory. Freed by cpu_buffer_free only. */

@@ -15,8 +15,8 @@
  * llama.cpp's CPU backend rounds them for the weight type (quant/act_quant.c):
  * into Q8_0/Q8_1/Q8_K blocks that integer dots read (quant/act_dot*.c), or,
  * for types without one, into the values those blocks or f16/bf16 hold,
- * which the path above then multiplies; F16 and BF16 rows meet those values
- * in llama.cpp's own order (half_ggml.c).
+ * which the path above then multiplies; F32, F16 and BF16 rows meet those
+ * values in llama.cpp's own order (float_ggml.c).
  */
 #include "dot.h"
 #include "gemm.h"
@@ -243,7 +243,7 @@ typedef struct share {
     const float *xd;        /* what the rows are multiplied with */
     float *xg;              /* xd packed for the GEMM, or NULL (no GEMM) */
     bool owner, packs;      /* frees ra and xp; packs xg (else borrows it from an earlier share) */
-    bool half_ggml;         /* F16 or BF16 rows under --numerics ggml: llama.cpp's order (half_ggml.c) */
+    bool float_ggml;        /* F32, F16 or BF16 rows under --numerics ggml: llama.cpp's order (float_ggml.c) */
 } share;
 
 static void share_free(share *s)
@@ -270,8 +270,9 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
-    const bool half = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
-    s->half_ggml = half && cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_vector_lanes() > 0 && aligned(t->data, 2);
+    const bool floats = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16 || t->type == GGML_TYPE_F32;
+    s->float_ggml = floats && cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_vector_lanes() > 0 &&
+                    aligned(t->data, t->type == GGML_TYPE_F32 ? 4 : 2);
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;
@@ -288,7 +289,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
                 return st;
         }
         const float *xr = s->ra.xf ? s->ra.xf : x;
-        if (T == 1 && !s->ra.dot.dot && !s->half_ggml)
+        if (T == 1 && !s->ra.dot.dot && !s->float_ggml)
             s->fused = quant_dot_function(t->type, QUANT_IMPL_BEST);
         if (s->fused.prep) {
             if (!(s->xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
@@ -299,7 +300,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     }
     /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed once for
      * every share that multiplies the same x, by all threads together at the start of the parallel region */
-    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->half_ggml || !cpu_have_gemm())
+    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->float_ggml || !cpu_have_gemm())
         return KERN_OK;
     for (int j = 0; j < i; j++)
         if (all[j].xg && all[j].xd == s->xd) {
@@ -416,10 +417,9 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                                          &panel[p], s->y, rows, next);
                 else if (s->ra.dot.dot)
                     cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
-                else if (s->half_ggml)
-                    cpu_half_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->t->type == GGML_TYPE_BF16,
-                                       s->xd, (const uint16_t *)s->ra.xq, T, (int64_t)s->t->ne[0], s->y + r0,
-                                       rows);
+                else if (s->float_ggml)
+                    cpu_float_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->t->type, s->xd,
+                                        (const uint16_t *)s->ra.xq, T, (int64_t)s->t->ne[0], s->y + r0, rows);
                 else {
                     wk.xg = s->xg, wk.panel16 = s->panel16;
                     ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);

@@ -1,15 +1,17 @@
 /*
- * --numerics ggml's products with F16 and BF16 weights, in the order llama.cpp's CPU backend adds them (the
- * llama.cpp that llama-cpp-python 0.3.36 vendors).
+ * --numerics ggml's products with weights of the float types, F16, BF16 and F32, in the order llama.cpp's CPU
+ * backend adds them (the llama.cpp that llama-cpp-python 0.3.36 vendors).
  *
- * llama.cpp rounds the activations to f16 (bf16) and hands both to llamafile's tinyBLAS for prompts (two tokens or
+ * llama.cpp rounds the activations to f16 (bf16; F32 weights meet them as they are) and hands both to llamafile's
+ * tinyBLAS for prompts (two tokens or
  * more) whose row length is a multiple of its step (ggml-cpu/llamafile/sgemm.cpp): every output (row r, token t) is
  * one vector accumulator, lane l adding the products of values l, l + W, l + 2W, ... by FMA in that order, its
  * lanes summed at the end, 16 lanes with _mm512_reduce_add_ps on AVX-512 builds, 8 with its hsum on AVX2 builds.
- * A single token, and rows of other lengths, go to ggml_vec_dot_f16 / _bf16 (ggml-cpu/vec.cpp): for F16 four such
+ * A single token, and rows of other lengths, go to ggml_vec_dot_f16 / _bf16 / _f32 (ggml-cpu/vec.cpp): for F16 and
+ * F32 four such
  * accumulators taking 4W values a step, folded; for BF16 two of 16 lanes (AVX-512) or four of 8 (AVX2) taking 32
  * values a step, the two each summed over lanes and added in double, or the four folded and summed; then the
- * row's last values one f32 product at a time in double. Where the build has AVX512-BF16, BF16 goes by vdpbf16ps
+ * row's last values one f32 product at a time in double (F32: in f32). Where the build has AVX512-BF16, BF16 goes by vdpbf16ps
  * instead (two products into each of 16 lanes): tinyBLAS 32 values a step (rows a multiple of 32), vec_dot_bf16
  * two accumulators 64 values a step. The exact path's GEMM chains each output over k instead, which lands within an
  * ulp but, once llama.cpp rounds the next activations, an ulp can move one by 2^-11: F16 files' logits then drifted
@@ -55,17 +57,25 @@ AVX2 static ALWAYS_INLINE float sum8(__m256 v)
     return ggml_lanes_sum(lanes, 8, GGML_LANES_HSUM);
 }
 
-/* 16 (8) weights widened to f32: F16 by F16C, BF16 by moving the bits up (bf16 is the top half of an f32) */
-AVX512 static ALWAYS_INLINE __m512 load16(const uint16_t *p, bool bf16)
+/* What a row's values are (a constant where inlined) */
+typedef enum weight_kind { W_F16, W_BF16, W_F32 } weight_kind;
+
+/* Values i.. of a row, 16 (8) of them as f32: F16 by F16C, BF16 by moving the bits up (bf16 is the top half of an
+ * f32), F32 as they lie */
+AVX512 static ALWAYS_INLINE __m512 load16(const void *row, int64_t i, weight_kind k)
 {
-    const __m256i h = _mm256_loadu_si256((const __m256i *)p);
-    return bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+    if (k == W_F32)
+        return _mm512_loadu_ps((const float *)row + i);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)row + i));
+    return k == W_BF16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
 }
 
-AVX2 static ALWAYS_INLINE __m256 load8(const uint16_t *p, bool bf16)
+AVX2 static ALWAYS_INLINE __m256 load8(const void *row, int64_t i, weight_kind k)
 {
-    const __m128i h = _mm_loadu_si128((const __m128i *)p);
-    return bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
+    if (k == W_F32)
+        return _mm256_loadu_ps((const float *)row + i);
+    const __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)row + i));
+    return k == W_BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
 }
 
 static float half_to_float(uint16_t h, bool bf16)
@@ -80,7 +90,7 @@ static float half_to_float(uint16_t h, bool bf16)
 
 /* rows w[0..3] x tokens x, x + n, ... (NT of them, a constant where inlined): out[t * ldo + r] for r < nr */
 AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
-                                          int64_t n, float *out, int64_t ldo, bool bf16)
+                                          int64_t n, float *out, int64_t ldo, weight_kind kind)
 {
     __m512 acc[TILE_ROWS][TILE_TOKENS_ZMM];
     for (int r = 0; r < TILE_ROWS; r++)
@@ -89,7 +99,7 @@ AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], in
     for (int64_t i = 0; i < n; i += 16) {
         __m512 wv[TILE_ROWS];
         for (int r = 0; r < R; r++)
-            wv[r] = load16(w[r] + i, bf16);
+            wv[r] = load16(w[r], i, kind);
         for (int t = 0; t < NT; t++) {
             const __m512 xv = _mm512_loadu_ps(x + t * n + i);
             for (int r = 0; r < R; r++)
@@ -102,7 +112,7 @@ AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], in
 }
 
 AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
-                                        int64_t n, float *out, int64_t ldo, bool bf16)
+                                        int64_t n, float *out, int64_t ldo, weight_kind kind)
 {
     __m256 acc[TILE_ROWS][TILE_TOKENS_YMM];
     for (int r = 0; r < TILE_ROWS; r++)
@@ -111,7 +121,7 @@ AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int 
     for (int64_t i = 0; i < n; i += 8) {
         __m256 wv[TILE_ROWS];
         for (int r = 0; r < R; r++)
-            wv[r] = load8(w[r] + i, bf16);
+            wv[r] = load8(w[r], i, kind);
         for (int t = 0; t < NT; t++) {
             const __m256 xv = _mm256_loadu_ps(x + t * n + i);
             for (int r = 0; r < R; r++)
@@ -215,8 +225,8 @@ AVX512 static float dot_bf16_zmm(const uint16_t *w, const float *x, int64_t n)
     __m512 c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        c1 = _mm512_fmadd_ps(load16(w + i, true), _mm512_loadu_ps(x + i), c1);
-        c2 = _mm512_fmadd_ps(load16(w + i + 16, true), _mm512_loadu_ps(x + i + 16), c2);
+        c1 = _mm512_fmadd_ps(load16(w, i, W_BF16), _mm512_loadu_ps(x + i), c1);
+        c2 = _mm512_fmadd_ps(load16(w, i + 16, W_BF16), _mm512_loadu_ps(x + i + 16), c2);
     }
     double sum = sum16(c1);
     sum += sum16(c2);
@@ -233,15 +243,16 @@ AVX2 static float dot_bf16_ymm(const uint16_t *w, const float *x, int64_t n)
     int64_t i = 0;
     for (; i + 32 <= n; i += 32)
         for (int a = 0; a < 4; a++)
-            c[a] = _mm256_fmadd_ps(load8(w + i + 8 * a, true), _mm256_loadu_ps(x + i + 8 * a), c[a]);
+            c[a] = _mm256_fmadd_ps(load8(w, i + 8 * a, W_BF16), _mm256_loadu_ps(x + i + 8 * a), c[a]);
     double sum = sum8(_mm256_add_ps(_mm256_add_ps(c[0], c[2]), _mm256_add_ps(c[1], c[3])));
     for (; i < n; i++)
         sum += (double)(half_to_float(w[i], true) * x[i]);
     return (float)sum;
 }
 
-/* a tile's x: floats, or bf16 rows for the vdpbf16ps tiles */
-typedef void (*f16_tile_fn)(const uint16_t *const w[TILE_ROWS], int nr, const void *x, int64_t n, float *out,
+/* a tile's x: floats, or bf16 rows for the vdpbf16ps tiles; its rows w: their first value's address, as uint16_t *
+ * for F32 rows too (load16 and load8 index them by their kind) */
+typedef void (*float_tile_fn)(const uint16_t *const w[TILE_ROWS], int nr, const void *x, int64_t n, float *out,
                             int64_t ldo);
 /* tile_KIND_R_NT: R rows x NT tokens, both constants */
 #define TILE(kind, attr, rows, nt, ...)                                                                           \
@@ -250,38 +261,54 @@ typedef void (*f16_tile_fn)(const uint16_t *const w[TILE_ROWS], int nr, const vo
     {                                                                                                            \
         __VA_ARGS__(w, rows, nr, x, nt, n, out, ldo);                                                            \
     }
-#define F16(...) tile_zmm(__VA_ARGS__, false)
-#define BF16(...) tile_zmm(__VA_ARGS__, true)
-#define F16_YMM(...) tile_ymm(__VA_ARGS__, false)
-#define BF16_YMM(...) tile_ymm(__VA_ARGS__, true)
+#define F16(...) tile_zmm(__VA_ARGS__, W_F16)
+#define BF16(...) tile_zmm(__VA_ARGS__, W_BF16)
+#define F32(...) tile_zmm(__VA_ARGS__, W_F32)
+#define F16_YMM(...) tile_ymm(__VA_ARGS__, W_F16)
+#define BF16_YMM(...) tile_ymm(__VA_ARGS__, W_BF16)
+#define F32_YMM(...) tile_ymm(__VA_ARGS__, W_F32)
 #define TILES_ZMM(kind, attr, call)                                                                                \
     TILE(kind, attr, 4, 1, call) TILE(kind, attr, 4, 2, call) TILE(kind, attr, 4, 3, call)                        \
     TILE(kind, attr, 4, 4, call) TILE(kind, attr, 4, 5, call) TILE(kind, attr, 4, 6, call)
 TILES_ZMM(zmm_f16, AVX512, F16)
 TILES_ZMM(zmm_bf16, AVX512, BF16)
+TILES_ZMM(zmm_f32, AVX512, F32)
 TILES_ZMM(dp, AVX512_BF16, tile_dp)
 TILE(ymm_f16, AVX2, 4, 1, F16_YMM)
 TILE(ymm_f16, AVX2, 4, 2, F16_YMM)
 TILE(ymm_bf16, AVX2, 4, 1, BF16_YMM)
 TILE(ymm_bf16, AVX2, 4, 2, BF16_YMM)
+TILE(ymm_f32, AVX2, 4, 1, F32_YMM)
+TILE(ymm_f32, AVX2, 4, 2, F32_YMM)
 _Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 2, "the tile tables name these sizes");
 #define ZMM_TABLE(kind) { NULL, tile_##kind##_4_1, tile_##kind##_4_2, tile_##kind##_4_3, tile_##kind##_4_4, \
                           tile_##kind##_4_5, tile_##kind##_4_6 }
-static const f16_tile_fn tiles_zmm_f16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f16);
-static const f16_tile_fn tiles_zmm_bf16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_bf16);
-static const f16_tile_fn tiles_dp[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(dp);
-static const f16_tile_fn tiles_ymm_f16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_f16_4_1, tile_ymm_f16_4_2 };
-static const f16_tile_fn tiles_ymm_bf16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_bf16_4_1, tile_ymm_bf16_4_2 };
+static const float_tile_fn tiles_zmm_f16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f16);
+static const float_tile_fn tiles_zmm_bf16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_bf16);
+static const float_tile_fn tiles_dp[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(dp);
+static const float_tile_fn tiles_ymm_f16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_f16_4_1, tile_ymm_f16_4_2 };
+static const float_tile_fn tiles_ymm_bf16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_bf16_4_1, tile_ymm_bf16_4_2 };
+static const float_tile_fn tiles_zmm_f32[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f32);
+static const float_tile_fn tiles_ymm_f32[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_f32_4_1, tile_ymm_f32_4_2 };
 #endif
 
-void cpu_half_rows_ggml(const uint8_t *base, uint64_t rb, int nr, bool bf16, const float *x, const uint16_t *xh,
-                        int T, int64_t n, float *y, int64_t ld)
+/* ggml_vec_dot_f32 of a row and one token (attention_ggml.c's) */
+static float dot_f32(const uint16_t *w, const float *x, int64_t n)
+{
+    return cpu_dot_f32_ggml((const float *)(const void *)w, x, (int)n, cpu_vector_lanes());
+}
+
+void cpu_float_rows_ggml(const uint8_t *base, uint64_t rb, int nr, uint32_t type, const float *x, const uint16_t *xh,
+                         int T, int64_t n, float *y, int64_t ld)
 {
 #if defined(__x86_64__)
-    const bool zmm = cpu_vector_lanes() == 16, dp = bf16 && zmm && xh && quant_cpu_has_avx512bf16();
-    if (T == 1 || n % (dp ? 32 : cpu_vector_lanes())) { /* tinyBLAS declines: ggml_vec_dot_f16 / _bf16 */
-        float (*dot)(const uint16_t *, const float *, int64_t) =
-            !bf16 ? (zmm ? dot_f16_zmm : dot_f16_ymm) : zmm ? dot_bf16_zmm : dot_bf16_ymm;
+    const weight_kind kind = type == GGML_TYPE_F32 ? W_F32 : type == GGML_TYPE_BF16 ? W_BF16 : W_F16;
+    const bool zmm = cpu_vector_lanes() == 16, dp = kind == W_BF16 && zmm && xh && quant_cpu_has_avx512bf16();
+    if (T == 1 || n % (dp ? 32 : cpu_vector_lanes())) { /* tinyBLAS declines: ggml_vec_dot_f16 / _bf16 / _f32 */
+        float (*const dots[][2])(const uint16_t *, const float *, int64_t) = {
+            [W_F16] = { dot_f16_ymm, dot_f16_zmm }, [W_BF16] = { dot_bf16_ymm, dot_bf16_zmm },
+            [W_F32] = { dot_f32, dot_f32 } };
+        float (*dot)(const uint16_t *, const float *, int64_t) = dots[kind][zmm];
         for (int r = 0; r < nr; r++) {
             const uint16_t *w = (const uint16_t *)(base + (uint64_t)r * rb);
             for (int t = 0; t < T; t++)
@@ -290,9 +317,11 @@ void cpu_half_rows_ggml(const uint8_t *base, uint64_t rb, int nr, bool bf16, con
         }
         return;
     }
+    const float_tile_fn *const tables[][2] = { [W_F16] = { tiles_ymm_f16, tiles_zmm_f16 },
+                                               [W_BF16] = { tiles_ymm_bf16, tiles_zmm_bf16 },
+                                               [W_F32] = { tiles_ymm_f32, tiles_zmm_f32 } };
     const int most = zmm ? TILE_TOKENS_ZMM : TILE_TOKENS_YMM;
-    const f16_tile_fn *tiles = dp ? tiles_dp : zmm ? (bf16 ? tiles_zmm_bf16 : tiles_zmm_f16)
-                                                  : (bf16 ? tiles_ymm_bf16 : tiles_ymm_f16);
+    const float_tile_fn *tiles = dp ? tiles_dp : tables[kind][zmm];
     const void *xs = dp ? (const void *)xh : (const void *)x; /* the tiles read x as floats, or as bf16 (dp) */
     const size_t x_size = dp ? sizeof(uint16_t) : sizeof(float);
     for (int r = 0; r < nr; r += TILE_ROWS) {
@@ -306,6 +335,6 @@ void cpu_half_rows_ggml(const uint8_t *base, uint64_t rb, int nr, bool bf16, con
         }
     }
 #else
-    (void)base, (void)rb, (void)nr, (void)bf16, (void)x, (void)xh, (void)T, (void)n, (void)y, (void)ld;
+    (void)base, (void)rb, (void)nr, (void)type, (void)x, (void)xh, (void)T, (void)n, (void)y, (void)ld;
 #endif
 }
