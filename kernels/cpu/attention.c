@@ -248,7 +248,8 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP)
         return KERN_E_SHAPE;
     kern_status ggml_status;
-    if (cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_attention_ggml(b, q, k_cache, v_cache, T, pos0, a, out, &ggml_status))
+    if (cpu_numerics(b) == KERN_NUMERICS_GGML &&
+        cpu_attention_ggml(b, q, k_cache, v_cache, T, pos0, a, out, &ggml_status))
         return ggml_status;
     const int group = n_head / n_kv_head, n_ctx = pos0 + T;
     const int n_blocks = (T + Q_BLOCK - 1) / Q_BLOCK, M_max = (T < Q_BLOCK ? T : Q_BLOCK) * group;

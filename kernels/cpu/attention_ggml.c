@@ -45,8 +45,8 @@ AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
     for (int i = 0; i < np; i += step)
         for (int a = 0; a < GGML_DOT_ACCUMULATORS; a++)
             for (int h = 0; h < halves; h++)
-                acc[a][h] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + a * W + 8 * h), _mm256_loadu_ps(y + i + a * W + 8 * h),
-                                            acc[a][h]);
+                acc[a][h] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + a * W + 8 * h),
+                                            _mm256_loadu_ps(y + i + a * W + 8 * h), acc[a][h]);
     for (int h = 0; h < halves; h++) { /* 0 += 2, 1 += 3, 0 += 1 */
         acc[0][h] = _mm256_add_ps(acc[0][h], acc[2][h]);
         acc[1][h] = _mm256_add_ps(acc[1][h], acc[3][h]);
@@ -119,7 +119,8 @@ static void lanes_sums(float *acc, int d, int W, bool prompt, float *out)
         for (int l = 0; l < 8; l++)
             add_rows(SLOT(l), SLOT(l + 8), d);
     const bool hadd = !prompt && W == 8;
-    /* ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)), or for hadd ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)) */
+    /* ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)), or for hadd
+     * ((a0 + a4) + (a1 + a5)) + ((a2 + a6) + (a3 + a7)) */
     for (int l = 0; l < 4; l++)
         add_rows(SLOT(l), SLOT(l + 4), d);
     add_rows(SLOT(0), SLOT(hadd ? 1 : 2), d);

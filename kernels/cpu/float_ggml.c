@@ -3,24 +3,23 @@
  * backend adds them (the llama.cpp that llama-cpp-python 0.3.36 vendors).
  *
  * llama.cpp rounds the activations to f16 (bf16; F32 weights meet them as they are) and hands both to llamafile's
- * tinyBLAS for prompts (two tokens or
- * more) whose row length is a multiple of its step (ggml-cpu/llamafile/sgemm.cpp): every output (row r, token t) is
- * one vector accumulator, lane l adding the products of values l, l + W, l + 2W, ... by FMA in that order, its
+ * tinyBLAS for prompts (two tokens or more) whose row length is a multiple of its step
+ * (ggml-cpu/llamafile/sgemm.cpp): every output (row r, token t) is one vector accumulator, lane l adding the products of values l, l + W, l + 2W, ... by FMA in that order, its
  * lanes summed at the end, 16 lanes with _mm512_reduce_add_ps on AVX-512 builds, 8 with its hsum on AVX2 builds.
  * A single token, and rows of other lengths, go to ggml_vec_dot_f16 / _bf16 / _f32 (ggml-cpu/vec.cpp): for F16 and
- * F32 four such
- * accumulators taking 4W values a step, folded; for BF16 two of 16 lanes (AVX-512) or four of 8 (AVX2) taking 32
- * values a step, the two each summed over lanes and added in double, or the four folded and summed; then the
- * row's last values one f32 product at a time in double (F32: in f32). Where the build has AVX512-BF16, BF16 goes by vdpbf16ps
- * instead (two products into each of 16 lanes): tinyBLAS 32 values a step (rows a multiple of 32), vec_dot_bf16
- * two accumulators 64 values a step. The exact path's GEMM chains each output over k instead, which lands within an
- * ulp but, once llama.cpp rounds the next activations, an ulp can move one by 2^-11: F16 files' logits then drifted
- * ~5e-4 from llama.cpp's at every prompt position of the shared goldens. Here each build's order: bit for bit the
- * vendored llama.cpp's products (its op dumps), AVX-512's forms where this CPU has it, AVX2's where
- * GGUFSCOPE_SIMD=avx2 caps it or the CPU has no AVX-512.
+ * F32 four such accumulators taking 4W values a step, folded; for BF16 two of 16 lanes (AVX-512) or four of 8
+ * (AVX2) taking 32 values a step, the two each summed over lanes and added in double, or the four folded and
+ * summed; then the row's last values one f32 product at a time in double (F32: in f32). Where the build has
+ * AVX512-BF16, BF16 goes by vdpbf16ps instead (two products into each of 16 lanes): tinyBLAS 32 values a step
+ * (rows a multiple of 32), vec_dot_bf16 two accumulators 64 values a step. The exact path's GEMM chains each output
+ * over k instead, which lands within an ulp but, once llama.cpp rounds the next activations, an ulp can move one by
+ * 2^-11: F16 files' logits then drifted ~5e-4 from llama.cpp's at every prompt position of the shared goldens. Here
+ * each build's order: bit for bit the vendored llama.cpp's products (its op dumps), AVX-512's forms where this CPU
+ * has it, AVX2's where GGUFSCOPE_SIMD=avx2 caps it or the CPU has no AVX-512.
  *
- * Tiles of 4 rows x up to 6 tokens (24 accumulators, as tinyBLAS's own largest AVX-512 tile; 4 x 2 on AVX2), each
- * row's 16 (8, 32 bf16) values loaded once per tile step; a single token, and rows tinyBLAS declines, row by row.
+ * Tiles of 4 rows x up to 6 tokens (24 accumulators, as tinyBLAS's own largest AVX-512 tile; 4 x 3 on AVX2, its
+ * AVX2 tile), each row's 16 (8, 32 bf16) values loaded once per tile step; a single token, and rows tinyBLAS
+ * declines, row by row.
  */
 #include "cpu.h"
 #include "quant.h"
@@ -40,7 +39,7 @@
  * ggml_vec_dot_f16 form): 4 rows read side by side as 4 streams generated SmolLM2 F16 at 63-65 tokens/s against
  * 97-133 row by row on the 2-vCPU EPYC (then in tinyBLAS's one-accumulator form; 2 rows: 60-74; a 512-byte
  * prefetch ahead in each row changed nothing). */
-enum { TILE_ROWS = 4, TILE_TOKENS_ZMM = 6, TILE_TOKENS_YMM = 2 };
+enum { TILE_ROWS = 4, TILE_TOKENS_ZMM = 6, TILE_TOKENS_YMM = 3 };
 
 /* an accumulator's lanes summed as tinyBLAS's hsum does */
 AVX512 static ALWAYS_INLINE float sum16(__m512 v)
@@ -118,14 +117,14 @@ AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int 
     for (int r = 0; r < TILE_ROWS; r++)
         for (int t = 0; t < NT; t++)
             acc[r][t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n; i += 8) {
-        __m256 wv[TILE_ROWS];
-        for (int r = 0; r < R; r++)
-            wv[r] = load8(w[r], i, kind);
-        for (int t = 0; t < NT; t++) {
-            const __m256 xv = _mm256_loadu_ps(x + t * n + i);
-            for (int r = 0; r < R; r++)
-                acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    for (int64_t i = 0; i < n; i += 8) { /* x first, then a row at a time: 12 + 3 + 1 of AVX2's 16 registers */
+        __m256 xv[TILE_TOKENS_YMM];
+        for (int t = 0; t < NT; t++)
+            xv[t] = _mm256_loadu_ps(x + t * n + i);
+        for (int r = 0; r < R; r++) {
+            const __m256 wv = load8(w[r], i, kind);
+            for (int t = 0; t < NT; t++)
+                acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     }
     for (int t = 0; t < NT; t++)
@@ -276,20 +275,24 @@ TILES_ZMM(zmm_f32, AVX512, F32)
 TILES_ZMM(dp, AVX512_BF16, tile_dp)
 TILE(ymm_f16, AVX2, 4, 1, F16_YMM)
 TILE(ymm_f16, AVX2, 4, 2, F16_YMM)
+TILE(ymm_f16, AVX2, 4, 3, F16_YMM)
 TILE(ymm_bf16, AVX2, 4, 1, BF16_YMM)
 TILE(ymm_bf16, AVX2, 4, 2, BF16_YMM)
+TILE(ymm_bf16, AVX2, 4, 3, BF16_YMM)
 TILE(ymm_f32, AVX2, 4, 1, F32_YMM)
 TILE(ymm_f32, AVX2, 4, 2, F32_YMM)
-_Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 2, "the tile tables name these sizes");
+TILE(ymm_f32, AVX2, 4, 3, F32_YMM)
+_Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 3, "the tile tables name these sizes");
 #define ZMM_TABLE(kind) { NULL, tile_##kind##_4_1, tile_##kind##_4_2, tile_##kind##_4_3, tile_##kind##_4_4, \
                           tile_##kind##_4_5, tile_##kind##_4_6 }
 static const float_tile_fn tiles_zmm_f16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f16);
 static const float_tile_fn tiles_zmm_bf16[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_bf16);
 static const float_tile_fn tiles_dp[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(dp);
-static const float_tile_fn tiles_ymm_f16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_f16_4_1, tile_ymm_f16_4_2 };
-static const float_tile_fn tiles_ymm_bf16[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_bf16_4_1, tile_ymm_bf16_4_2 };
+#define YMM_TABLE(kind) { NULL, tile_##kind##_4_1, tile_##kind##_4_2, tile_##kind##_4_3 }
+static const float_tile_fn tiles_ymm_f16[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_f16);
+static const float_tile_fn tiles_ymm_bf16[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_bf16);
 static const float_tile_fn tiles_zmm_f32[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f32);
-static const float_tile_fn tiles_ymm_f32[TILE_TOKENS_YMM + 1] = { NULL, tile_ymm_f32_4_1, tile_ymm_f32_4_2 };
+static const float_tile_fn tiles_ymm_f32[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_f32);
 #endif
 
 /* ggml_vec_dot_f32 of a row and one token (attention_ggml.c's) */

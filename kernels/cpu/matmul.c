@@ -105,8 +105,8 @@ static bool scratch_for(row_work *wk, size_t floats)
     return wk->scratch != NULL;
 }
 
-/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows), else decoded to f32 into wk's scratch (ROW_BLOCK rows); false when its allocation
- * fails. */
+/* The block's nr rows at base as the kernels read them: where they lie when direct (aligned F32 rows), else decoded
+ * to f32 into wk's scratch (ROW_BLOCK rows); false when its allocation fails. */
 static bool block_rows(quant_row_fn deq, const uint8_t *base, uint64_t rb, int nr, int64_t n, bool direct,
                        row_work *wk, const void *rows[ROW_BLOCK])
 {
