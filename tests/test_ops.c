@@ -138,6 +138,26 @@ Test(ops, geglu_scale_and_softcap)
     be->destroy(be);
 }
 
+/* kern_gelu_ggml is llama.cpp's GELU table bit for bit at every f16 input (ggml_reference.c's statement, with the
+ * fused multiply-add GCC makes of ggml_gelu_f32), and that statement tells the fused form from the unfused one at
+ * some inputs, so the check has teeth (the unfused table put gemma-3's 512-token prompt a Q8 rounding off at its
+ * 16th layer). */
+Test(ops, gelu_is_llama_cpps_table)
+{
+    int differs = 0;
+    for (uint32_t u = 0; u < 1u << 16; u++) {
+        const float x = quant_f16_to_f32((uint16_t)u);
+        if (isnan(x))
+            continue;
+        const float want = ggml_ref_gelu(x, true);
+        cr_assert_eq(kern_gelu_ggml(x), want, "gelu(%a) = %a, llama.cpp's table %a", (double)x,
+                     (double)kern_gelu_ggml(x), (double)want);
+        differs += want != ggml_ref_gelu(x, false);
+    }
+    cr_assert_gt(differs, 0, "no f16 input tells the fused form from the unfused one");
+    cr_log_info("the unfused form differs at %d f16 inputs", differs);
+}
+
 /* The backend's GeGLU is kern_gelu_ggml(x) * u bit for bit, whichever path computes it (the AVX2 one rounds x
  * to f16 with F16C and gathers from the table): every f16 value, the midpoints between neighbours (the
  * rounding ties, which go to the even one) and the floats either side of them, the infinities and NaN, mixed

@@ -6,8 +6,9 @@
 #include <math.h>
 
 /* GELU as kern_gelu_ggml defines it (llama.cpp's CPU table: the tanh approximation at x rounded to f16,
- * the result rounded to f16; 0 at x <= -10, x at x >= 10), computed instead of looked up. On the device
- * tanhf may differ from glibc's by an ulp; after the f16 rounding that almost never shows. */
+ * the result rounded to f16; 0 at x <= -10, x at x >= 10; 1 + a x x one fused multiply-add, as GCC compiles
+ * ggml's), computed instead of looked up. On the device tanhf may differ from glibc's by an ulp; after the f16
+ * rounding that almost never shows. */
 __host__ __device__ inline float kc_gelu_ggml(float x)
 {
     if (x <= -10.0f)
@@ -16,7 +17,7 @@ __host__ __device__ inline float kc_gelu_ggml(float x)
         return x;
     const float sqrt_2_over_pi = 0.79788456080286535588f, coef_a = 0.044715f;
     const float xh = __half2float(__float2half_rn(x));
-    const float y = 0.5f * xh * (1.0f + tanhf(sqrt_2_over_pi * xh * (1.0f + coef_a * xh * xh)));
+    const float y = 0.5f * xh * (1.0f + tanhf(sqrt_2_over_pi * xh * fmaf(coef_a * xh, xh, 1.0f)));
     return __half2float(__float2half_rn(y));
 }
 

@@ -1,5 +1,7 @@
 #include "ggml_reference.h"
 
+#include "quant.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,4 +126,15 @@ float ggml_ref_dot_bf16(const float *w, const float *x, int64_t n, int form)
     for (; i < n; i++)
         sum += (double)(w[i] * x[i]);
     return (float)sum;
+}
+
+float ggml_ref_gelu(float x, bool fused)
+{
+    if (x <= -10.0f)
+        return 0.0f;
+    if (x >= 10.0f)
+        return x;
+    const float h = quant_f16_to_f32(quant_f32_to_f16(x)), a = 0.044715f, c = 0.79788456080286535588f;
+    const float inner = fused ? fmaf(a * h, h, 1.0f) : 1.0f + a * h * h;
+    return quant_f16_to_f32(quant_f32_to_f16(0.5f * h * (1.0f + tanhf(c * h * inner))));
 }

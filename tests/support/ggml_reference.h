@@ -31,6 +31,11 @@ enum { GGML_BF16_AVX2, GGML_BF16_AVX512, GGML_BF16_PAIRS };
  * AVX512 (without BF16): two 16-lane ones over 32 a step; PAIRS (AVX512-BF16): two of vdpbf16ps over 64 a step;
  * each of the two summed over its lanes and added in double; then the rest one f32 product at a time in double. */
 float ggml_ref_dot_bf16(const float *w, const float *x, int64_t n, int form);
+/* GELU as ggml's table gives it (ggml-cpu.c fills ggml_table_gelu_f16 with ggml_gelu_f32 of every f16; vec.h's
+ * ggml_vec_geglu_f32 reads it at x rounded to f16): 0 at or below -10, x at or above 10, else the tanh form
+ * 0.5 h (1 + tanh(sqrt(2/pi) h (1 + 0.044715 h h))) at h = f16(x), rounded to f16. fused: 1 + a h h as GCC
+ * contracts it in that C file, one fused multiply-add of a h and h (false: two roundings, for contrast). */
+float ggml_ref_gelu(float x, bool fused);
 /* The lanes of a[0..8) or a[0..16) summed as llamafile's hsum and the softmax's reduction do: 16 lanes upper half +
  * lower half first; then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
 float ggml_ref_hsum(const float *a, bool wide);
