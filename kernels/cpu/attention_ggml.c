@@ -4,9 +4,9 @@
  * rounding of its output into Q8 blocks for the output projection lands where llama.cpp's does. In the llama.cpp
  * that llama-cpp-python 0.3.36 vendors (ggml-cpu/vec.cpp, ops.cpp, llamafile/sgemm.cpp), for a KV cache in f32
  * whose rows (cells) are the positions and are padded to a multiple of 256 (masked past the causal edge):
- *  - each score is ggml_vec_dot_f32 of the key and the query: four accumulators of W lanes taking 4W values a
- *    step, folded (0 + 2, 1 + 3, then 0 + 1) and their lanes summed (GGML_F32x8_REDUCE / GGML_F32x16_REDUCE),
- *    the values past the last whole step added one product at a time;
+ *  - each score is ggml_vec_dot_f32 of the key and the query (float_ggml.c): four accumulators of W lanes taking
+ *    4W values a step, folded (0 + 2, 1 + 3, then 0 + 1) and their lanes summed (GGML_F32x8_REDUCE /
+ *    GGML_F32x16_REDUCE), the values past the last whole step added one product at a time;
  *  - the softmax scales the scores in f32, takes e^(s - max) by ggml_v_expf W lanes at a time over the whole
  *    padded row (masked keys give 0), sums each W-lane chunk to a float and the chunks in double, and multiplies
  *    every probability by the f32 reciprocal of that sum;
@@ -33,40 +33,6 @@
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2,fma")))
-
-/* ggml_vec_dot_f32 of n values: its four accumulators as pairs of 8-lane halves (W = 16) or single ones, folded
- * and summed over lanes in registers in ggml_sums.h's orders, the leftovers added one product at a time */
-AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
-{
-    const int step = GGML_DOT_ACCUMULATORS * W, np = n / step * step, halves = W / 8;
-    __m256 acc[GGML_DOT_ACCUMULATORS][2];
-    for (int a = 0; a < GGML_DOT_ACCUMULATORS; a++)
-        acc[a][0] = acc[a][1] = _mm256_setzero_ps();
-    for (int i = 0; i < np; i += step)
-        for (int a = 0; a < GGML_DOT_ACCUMULATORS; a++)
-            for (int h = 0; h < halves; h++)
-                acc[a][h] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + a * W + 8 * h),
-                                            _mm256_loadu_ps(y + i + a * W + 8 * h), acc[a][h]);
-    for (int h = 0; h < halves; h++) { /* 0 += 2, 1 += 3, 0 += 1 */
-        acc[0][h] = _mm256_add_ps(acc[0][h], acc[2][h]);
-        acc[1][h] = _mm256_add_ps(acc[1][h], acc[3][h]);
-        acc[0][h] = _mm256_add_ps(acc[0][h], acc[1][h]);
-    }
-    float sum;
-    if (W == 16) { /* lanes l + 8 onto l, then the HSUM tree: halves of 4, (0 + 2), (1 + 3), then their sum */
-        const __m256 v = _mm256_add_ps(acc[0][1], acc[0][0]);
-        const __m128 t = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-        const __m128 u = _mm_add_ps(t, _mm_movehl_ps(t, t));
-        sum = _mm_cvtss_f32(_mm_add_ss(u, _mm_movehdup_ps(u)));
-    } else { /* the HADD tree: halves of 4, then (0 + 1) + (2 + 3) */
-        const __m128 t = _mm_add_ps(_mm256_castps256_ps128(acc[0][0]), _mm256_extractf128_ps(acc[0][0], 1));
-        const __m128 u = _mm_hadd_ps(t, t);
-        sum = _mm_cvtss_f32(_mm_hadd_ps(u, u));
-    }
-    for (int i = np; i < n; i++)
-        sum += x[i] * y[i]; /* two roundings: not fused in the vendored build (C17 here: no contraction either) */
-    return sum;
-}
 
 /* e^(x[i] - mx) for W lanes by ggml_v_expf, written back; their sum as the softmax's lanes give it */
 GGML_EXP_AVX512 static float exp_chunk16(float *x, float mx)
@@ -194,12 +160,6 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
     return true;
 }
 #else
-float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
-{
-    (void)x, (void)y, (void)n, (void)W;
-    return 0.0f;
-}
-
 bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                         const kern_attn *a, float *out, kern_status *status)
 {

@@ -54,7 +54,7 @@ void cpu_silu_mul_ggml(const float *gate, const float *up, size_t n, float *out)
  * y[t * ld + r], each in the order the llama.cpp build for this CPU adds them (tinyBLAS or ggml_vec_dot_*). */
 void cpu_float_rows_ggml(const uint8_t *base, uint64_t rb, int nr, uint32_t type, const float *x, const uint16_t *xh,
                          int T, int64_t n, float *y, int64_t ld);
-/* ggml_vec_dot_f32 of n values in W (8 or 16) lanes (attention_ggml.c; where AVX2 runs) */
+/* ggml_vec_dot_f32 of n values in W (8 or 16) lanes (float_ggml.c; x86 with AVX2 only) */
 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W);
 
 /* Zeroed host memory of `bytes`, 64-byte aligned; 2 MiB aligned and advised into huge pages from 2 MiB on

@@ -4,8 +4,9 @@
  *
  * llama.cpp rounds the activations to f16 (bf16; F32 weights meet them as they are) and hands both to llamafile's
  * tinyBLAS for prompts (two tokens or more) whose row length is a multiple of its step
- * (ggml-cpu/llamafile/sgemm.cpp): every output (row r, token t) is one vector accumulator, lane l adding the products of values l, l + W, l + 2W, ... by FMA in that order, its
- * lanes summed at the end, 16 lanes with _mm512_reduce_add_ps on AVX-512 builds, 8 with its hsum on AVX2 builds.
+ * (ggml-cpu/llamafile/sgemm.cpp): every output (row r, token t) is one vector accumulator, lane l adding the
+ * products of values l, l + W, l + 2W, ... by FMA in that order, its lanes summed at the end, 16 lanes with
+ * _mm512_reduce_add_ps on AVX-512 builds, 8 with its hsum on AVX2 builds.
  * A single token, and rows of other lengths, go to ggml_vec_dot_f16 / _bf16 / _f32 (ggml-cpu/vec.cpp): for F16 and
  * F32 four such accumulators taking 4W values a step, folded; for BF16 two of 16 lanes (AVX-512) or four of 8
  * (AVX2) taking 32 values a step, the two each summed over lanes and added in double, or the four folded and
@@ -293,13 +294,47 @@ static const float_tile_fn tiles_ymm_f16[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_f1
 static const float_tile_fn tiles_ymm_bf16[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_bf16);
 static const float_tile_fn tiles_zmm_f32[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f32);
 static const float_tile_fn tiles_ymm_f32[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_f32);
-#endif
+/* ggml_vec_dot_f32 of n values: its four accumulators as pairs of 8-lane halves (W = 16) or single ones, folded
+ * and summed over lanes in registers in ggml_sums.h's orders, the leftovers added one product at a time */
+AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
+{
+    const int step = GGML_DOT_ACCUMULATORS * W, np = n / step * step, halves = W / 8;
+    __m256 acc[GGML_DOT_ACCUMULATORS][2];
+    for (int a = 0; a < GGML_DOT_ACCUMULATORS; a++)
+        acc[a][0] = acc[a][1] = _mm256_setzero_ps();
+    for (int i = 0; i < np; i += step)
+        for (int a = 0; a < GGML_DOT_ACCUMULATORS; a++)
+            for (int h = 0; h < halves; h++)
+                acc[a][h] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + a * W + 8 * h),
+                                            _mm256_loadu_ps(y + i + a * W + 8 * h), acc[a][h]);
+    for (int h = 0; h < halves; h++) { /* 0 += 2, 1 += 3, 0 += 1 */
+        acc[0][h] = _mm256_add_ps(acc[0][h], acc[2][h]);
+        acc[1][h] = _mm256_add_ps(acc[1][h], acc[3][h]);
+        acc[0][h] = _mm256_add_ps(acc[0][h], acc[1][h]);
+    }
+    float sum;
+    if (W == 16) { /* lanes l + 8 onto l, then the HSUM tree: halves of 4, (0 + 2), (1 + 3), then their sum */
+        const __m256 v = _mm256_add_ps(acc[0][1], acc[0][0]);
+        const __m128 t = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+        const __m128 u = _mm_add_ps(t, _mm_movehl_ps(t, t));
+        sum = _mm_cvtss_f32(_mm_add_ss(u, _mm_movehdup_ps(u)));
+    } else { /* the HADD tree: halves of 4, then (0 + 1) + (2 + 3) */
+        const __m128 t = _mm_add_ps(_mm256_castps256_ps128(acc[0][0]), _mm256_extractf128_ps(acc[0][0], 1));
+        const __m128 u = _mm_hadd_ps(t, t);
+        sum = _mm_cvtss_f32(_mm_hadd_ps(u, u));
+    }
+    for (int i = np; i < n; i++)
+        sum += x[i] * y[i]; /* two roundings: not fused in the vendored build (C17 here: no contraction either) */
+    return sum;
+}
 
-/* ggml_vec_dot_f32 of a row and one token (attention_ggml.c's) */
+/* the same as a row's product with one token */
 static float dot_f32(const uint16_t *w, const float *x, int64_t n)
 {
     return cpu_dot_f32_ggml((const float *)(const void *)w, x, (int)n, cpu_vector_lanes());
 }
+
+#endif
 
 void cpu_float_rows_ggml(const uint8_t *base, uint64_t rb, int nr, uint32_t type, const float *x, const uint16_t *xh,
                          int T, int64_t n, float *y, int64_t ld)

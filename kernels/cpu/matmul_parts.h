@@ -59,9 +59,9 @@ static inline void next_rows_fetch(next_rows *nx)
 }
 
 /* Activations rounded for weights of type t as llama.cpp rounds them: with an integer dot for the type,
- * quantized rows (*xq, *arb bytes each; as the dot's prep rewrote them where it has one) and *dot, and, for prompts with a panel product (*gemm), each row's
- * sums of 16 (*sums); else *xf (and for BF16 the bf16 rows, *xq), the f32 values the rounded activations hold. All NULL for F32 weights, which ggml multiplies with
- * x as it is. */
+ * quantized rows (*xq, *arb bytes each; as the dot's prep rewrote them where it has one) and *dot, and, for prompts
+ * with a panel product (*gemm), each row's sums of 16 (*sums); else *xf, the f32 values the rounded activations
+ * hold (and for BF16 the bf16 rows too, *xq). All NULL for F32 weights, which ggml multiplies with x as it is. */
 typedef struct rounded_acts {
     quant_act_kernel dot;
     quant_act_gemm gemm;

@@ -271,6 +271,18 @@ static void ggml_angles(float *ct, int pos, int half, const kern_rope *r)
 }
 
 /* One head's rotation in our form or llama.cpp's (ggml): the vector path's pairs, then the rest one at a time */
+/* Our angles for one position: each pos * freq_scale * base^(-2i / n_rot) (power[i]) / factor_i in double, its
+ * cosine and sine rounded once to float. */
+static void exact_angles(float *ct, int pos, int half, const kern_rope *r, const double *power)
+{
+    for (int i = 0; i < half; i++) {
+        double theta = (double)pos * r->freq_scale * power[i];
+        if (r->freq_factors)
+            theta /= r->freq_factors[i];
+        ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
+    }
+}
+
 static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2, bool ggml)
 {
     int i = 0;
@@ -295,15 +307,15 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
         return KERN_OK;
     bool fresh;
     cpu_rope_angles *a = angles_for(b->ctx, pos0, T, r, &fresh);
-    double *power = fresh ? malloc((size_t)half * sizeof(double)) : NULL; /* base^(-2i / n_rot) */
-    if (!a || (fresh && !power)) {
+    const bool avx2 = cpu_have_avx2(), ggml = cpu_numerics(b) == KERN_NUMERICS_GGML, exact = fresh && !ggml;
+    double *power = exact ? malloc((size_t)half * sizeof(double)) : NULL; /* base^(-2i / n_rot) */
+    if (!a || (exact && !power)) {
         free(power);
         return KERN_E_NOMEM;
     }
-    for (int i = 0; fresh && i < half; i++)
+    for (int i = 0; exact && i < half; i++)
         power[i] = pow(r->base, -2.0 * i / r->n_rot);
     float *cs = a->cs;
-    const bool avx2 = cpu_have_avx2(), ggml = cpu_numerics(b) == KERN_NUMERICS_GGML;
     /* New angles are computed by the thread that uses them: before the parallel loop, the sines and cosines of
      * a 64-token prompt were a few percent of its time on one thread while the others waited. */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
@@ -311,12 +323,8 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
         float *ct = &cs[(size_t)t * half * 2];
         if (fresh && ggml)
             ggml_angles(ct, pos0 + t, half, r);
-        for (int i = 0; fresh && !ggml && i < half; i++) {
-            double theta = (double)(pos0 + t) * r->freq_scale * power[i];
-            if (r->freq_factors)
-                theta /= r->freq_factors[i];
-            ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
-        }
+        else if (exact)
+            exact_angles(ct, pos0 + t, half, r, power);
         for (int h = 0; h < n_head; h++)
             rope_pairs(x + ((size_t)t * n_head + h) * head_dim, ct, half, r->neox, avx2, ggml);
     }
