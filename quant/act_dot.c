@@ -158,37 +158,51 @@ static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
     }
 static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
 static const quant_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
+/* From QUANT_TILED_MIN_TOKENS tokens: the types llama.cpp's tiled kernel takes, in its steps */
+#define TILED_TABLE(level)                                                                                        \
+    {                                                                                                             \
+        [GGML_TYPE_Q2_K] = GEMM_AT(q2_k_tiled, level), [GGML_TYPE_Q3_K] = GEMM_AT(q3_k_tiled, level),             \
+        [GGML_TYPE_Q5_K] = GEMM_AT(q5_k_tiled, level), [GGML_TYPE_Q6_K] = GEMM_AT(q6_k_tiled, level),             \
+        [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs_tiled, level),                                                        \
+    }
+static const quant_act_gemm avx2_tiled[GGML_TYPE_COUNT] = TILED_TABLE(avx2);
+static const quant_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
 #endif
 
-/* Whether the panel adds a row's blocks as llama.cpp's x86 CPU backend adds them for prompts: the types it
- * repacks into 8-row blocks on this CPU (repack.cpp: Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512) in
- * the panel's row order, and the types it multiplies with vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1,
- * Q3_K, Q6_K, IQ4_XS) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS). */
-static bool llama_cpp_prompt_order(uint32_t type)
+/* Whether llama.cpp's x86 CPU backend, as built for this level, repacks the type into 8-row blocks at load
+ * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL with AVX2; Q2_K where the build has
+ * AVX-512, a build-time test: so not under GGUFSCOPE_SIMD=avx2, which stands for its AVX2 build). */
+static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
 {
     switch (type) {
-    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL:
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1:
-    case GGML_TYPE_Q3_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: case GGML_TYPE_IQ4_XS: return true;
-    case GGML_TYPE_Q2_K: return quant_cpu_has_avx512();
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL: return true;
+    case GGML_TYPE_Q2_K: return quant_use_avx512(impl);
     default: return false;
     }
 }
 
-quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl)
+/* How llama.cpp's x86 CPU backend adds a prompt's products of the type up: in the panel's row order for the types
+ * it repacks; through vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1, and below QUANT_TILED_MIN_TOKENS tokens the
+ * 256-value types it does not repack) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS); from
+ * QUANT_TILED_MIN_TOKENS tokens the 256-value ones it does not repack through its tiled kernel (the TILED kinds). */
+quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl, int tokens)
 {
 #if defined(__x86_64__)
     if (weight_type < GGML_TYPE_COUNT && quant_use_avx2(impl)) {
         /* GGUFSCOPE_SIMD=avx2 measures the AVX2 form on a VNNI CPU */
-        const bool vnni = quant_use_vnni(impl);
-        quant_act_gemm g = (vnni ? vnni_gemms : avx2_gemms)[weight_type];
-        g.llama_cpp_order = llama_cpp_prompt_order(weight_type);
+        const bool vnni = quant_use_vnni(impl), repacked = llama_cpp_repacks(weight_type, impl);
+        const bool tiled = !repacked && tokens >= QUANT_TILED_MIN_TOKENS && avx2_tiled[weight_type].pack;
+        quant_act_gemm g = tiled ? (vnni ? vnni_tiled : avx2_tiled)[weight_type]
+                                 : (vnni ? vnni_gemms : avx2_gemms)[weight_type];
+        /* Q2_K not repacked takes vec_dot below QUANT_TILED_MIN_TOKENS tokens, whose order its panel does not keep */
+        g.llama_cpp_order = g.pack && !(weight_type == GGML_TYPE_Q2_K && !repacked && !tiled);
         g.rows = vnni ? 16 : 8; /* act_gemm_body.h's PANEL_OF */
         return g;
     }
 #else
     (void)weight_type;
     (void)impl;
+    (void)tokens;
 #endif
     return (quant_act_gemm){ NULL, NULL, NULL, false, 0 };
 }

@@ -54,6 +54,27 @@ GEMM_TARGET static INLINE __m256i group_acts(gemm_kind k, const uint8_t *q, __m2
     return k.sign ? _mm256_sign_epi8(x, w) : x;
 }
 
+/* From QUANT_TILED_MIN_TOKENS tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled
+ * K-quant kernel (ggml-cpu/tiled/tiled-kernel.cpp), which adds a row's blocks otherwise than vec_dot: each block's
+ * whole integer (scales applied, Q6_K's -32 and Q3_K's -4 taken off) times d_w, less dmin times the mins' integer
+ * (one fused step: this function), then times d_a and added to the sum in one fused step (the caller; its
+ * AVX512-VNNI microkernel writes that as a multiply and an add, which GCC contracts: the vendored build's object
+ * code fuses them). Bit for bit the vendored build's Q6_K products of tiny-qwen3-q4_k_m at 8 tokens and more,
+ * both builds. The G_*_TILED kinds take this step once per block (step 0). */
+GEMM_TARGET static INLINE __m256 tiled_block(gemm_kind k, __m256i isum, __m256i imin, __m256 d, __m256 dm)
+{
+    const __m256 r = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), d);
+    return k.min == GMIN_GROUPED ? _mm256_fnmadd_ps(dm, _mm256_cvtepi32_ps(imin), r) : r;
+}
+
+#if GEMM_VNNI
+GEMM_TARGET static INLINE __m512 tiled_block16(gemm_kind k, __m512i isum, __m512i imin, __m512 d, __m512 dm)
+{
+    const __m512 r = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), d);
+    return k.min == GMIN_GROUPED ? _mm512_fnmadd_ps(dm, _mm512_cvtepi32_ps(imin), r) : r;
+}
+#endif
+
 #if !GEMM_VNNI
 /* ORDER_ROWS, 8 rows with maddubs (VNNI multiplies these kinds 16 rows at a time, below): nt (1..4)
  * activation rows at a, a + as, ... (their sums of 16 at sums, sums + ns, ...) against the panel: out[t]
@@ -94,7 +115,10 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                     int32_t pair;
                     memcpy(&pair, sums + t * ns + v0 / 16, 4);
                     const __m256i bs = _mm256_set1_epi32(pair);
-                    if (k.off)
+                    if (k.min == GMIN_OFFSET)
+                        isum[t] = _mm256_sub_epi32(isum[t],
+                                                   _mm256_madd_epi16(load32(p + min_pairs_at(k, PANEL_ROWS)), bs));
+                    else if (k.off)
                         isum[t] = _mm256_sub_epi32(isum[t], _mm256_madd_epi16(offs, bs));
                     if (k.min == GMIN_GROUPED)
                         imin[t] = _mm256_add_epi32(imin[t], _mm256_madd_epi16(load32(p + min_pairs_at(k, PANEL_ROWS)), bs));
@@ -104,6 +128,11 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                 continue;
             for (int t = 0; t < nt; t++) {
                 const __m256 da = _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as));
+                if (k.tiled) {
+                    acc[t] = _mm256_fmadd_ps(tiled_block(k, isum[t], imin[t], d, dm), da, acc[t]);
+                    isum[t] = imin[t] = _mm256_setzero_si256();
+                    continue;
+                }
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(d, da), acc[t]);
                 if (k.min == GMIN_GROUPED && k.step)
                     accm[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(imin[t]), _mm256_mul_ps(dm, da), accm[t]);
@@ -122,13 +151,6 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
  * AVX-512VL): 8 a token for 32-value blocks, 16 for 256-value ones (one pass each; with VNNI those go
  * through gemm_tokens_groups16, 9 a token for 3). */
 enum { GROUP_TOKENS = GEMM_VNNI ? 2 : 1, GROUP256_TOKENS = 3 };
-/* From QUANT_TILED_MIN_TOKENS tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled
- * K-quant kernel (ggml-cpu/tiled/tiled-kernel.cpp), which adds a row's blocks otherwise than vec_dot: each block's
- * whole integer (scales applied, Q6_K's -32 and Q3_K's -4 taken off) times d_w, less dmin times the mins' integer
- * (one fused step), then times d_a and added to the sum in one fused step (its AVX512-VNNI microkernel writes the
- * last as a multiply and an add, which GCC contracts: the vendored build's object code fuses them).
- * (Bit for bit the vendored build's Q6_K products of tiny-qwen3-q4_k_m at 8 tokens and more, both builds.) */
-
 /* A row's 8 lane sums added as ggml's hsum_float_8 adds them: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
 GEMM_TARGET static INLINE __m256 ggml_lane_sum(const __m256 a[8])
 {
@@ -173,7 +195,7 @@ GEMM_TARGET static INLINE __m256 groups_result(gemm_kind k, const __m256 acc[8],
  * times d_w * d_a per block, then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (hsum_float_8), plus
  * Q8_1's m * s summed on its own. Here acc[t][j] holds lane j of 8 rows. */
 GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *panel, const uint8_t *a,
-                                                  uint64_t as, int nt, int64_t n, bool tiled, __m256 out[GEMM_TOKENS])
+                                                  uint64_t as, int nt, int64_t n, __m256 out[GEMM_TOKENS])
 {
     __m256 acc[GROUP_TOKENS][8], mins[GROUP_TOKENS];
     for (int t = 0; t < nt; t++) {
@@ -215,18 +237,6 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
                 }
             }
         }
-        if (tiled) { /* ggml's AVX2 tiled microkernel: (block d_w - dmin mins) times d_a, fused into the sum */
-            for (int t = 0; t < nt; t++) {
-                __m256i block = isum[t][0];
-                for (int j = 1; j < 8; j++)
-                    block = _mm256_add_epi32(block, isum[t][j]);
-                __m256 r = _mm256_mul_ps(_mm256_cvtepi32_ps(block), d);
-                if (k.min == GMIN_GROUPED)
-                    r = _mm256_fnmadd_ps(dm, _mm256_cvtepi32_ps(imin[t]), r);
-                acc[t][0] = _mm256_fmadd_ps(r, _mm256_set1_ps(act_d(k, ablk + (uint64_t)t * as)), acc[t][0]);
-            }
-            continue;
-        }
         for (int t = 0; t < nt; t++)
             for (int j = 0; j < 8; j++)
                 acc[t][j] = _mm256_fmadd_ps(dd[t], _mm256_cvtepi32_ps(isum[t][j]), acc[t][j]);
@@ -238,7 +248,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
                 mins[t] = block_mins(mins[t], dm, act_d(k, ablk + (uint64_t)t * as), imin[t]);
     }
     for (int t = 0; t < nt; t++)
-        out[t] = tiled ? acc[t][0] : groups_result(k, acc[t], mins[t]);
+        out[t] = groups_result(k, acc[t], mins[t]);
 }
 
 #if GEMM_VNNI
@@ -251,10 +261,9 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
  * saturation: |w| <= 127 against |x| <= 128) meet the scale pairs (s, s) in one vpdpwssd, where dpbusd took a
  * vpmulld and an add more. */
 GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *panel, const uint8_t *a,
-                                                    uint64_t as, int nt, int64_t n, bool tiled, __m512 out[GEMM_TOKENS])
+                                                    uint64_t as, int nt, int64_t n, __m512 out[GEMM_TOKENS])
 {
     __m512 acc[GROUP256_TOKENS][8], mins[GROUP256_TOKENS];
-    __m512i imins[GROUP256_TOKENS];
     for (int t = 0; t < nt; t++) {
         mins[t] = _mm512_setzero_ps();
         for (int j = 0; j < 8; j++)
@@ -277,15 +286,10 @@ GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *
                     imin = _mm512_add_epi32(imin, _mm512_madd_epi16(_mm512_loadu_si512(chunk + min_pairs_at(k, WIDE_ROWS)),
                                                                     _mm512_set1_epi32(pair)));
                 }
-                imins[t] = imin;
-                if (!tiled)
-                    mins[t] = _mm512_fmadd_ps(_mm512_mul_ps(dm, _mm512_set1_ps(act_d(k, at))), _mm512_cvtepi32_ps(imin),
-                                              mins[t]); /* block_mins' fused step */
+                mins[t] = _mm512_fmadd_ps(_mm512_mul_ps(dm, _mm512_set1_ps(act_d(k, at))), _mm512_cvtepi32_ps(imin),
+                                          mins[t]); /* block_mins' fused step */
             }
         }
-        __m512i block[GROUP256_TOKENS]; /* tiled: the block's integer, all groups */
-        for (int t = 0; t < nt; t++)
-            block[t] = zero;
 #pragma GCC unroll 8
         for (int j = 0; j < 8; j++) { /* unrolled: acc[t][j] in registers, not on the stack */
             __m512i isum[GROUP256_TOKENS];
@@ -315,26 +319,13 @@ GEMM_TARGET static INLINE void gemm_tokens_groups16(gemm_kind k, const uint8_t *
                 }
             }
             for (int t = 0; t < nt; t++) {
-                if (tiled) {
-                    block[t] = _mm512_add_epi32(block[t], isum[t]);
-                    continue;
-                }
                 const __m512 dd = _mm512_mul_ps(d, _mm512_set1_ps(act_d(k, ablk + (uint64_t)t * as)));
                 acc[t][j] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(isum[t]), acc[t][j]);
             }
         }
-        /* tiled (ggml's AVX512-VNNI microkernel): (block d_w - dmin mins) times d_a, added; its add of a product
-         * is written as two intrinsics, which GCC fuses in llama.cpp's C++ build */
-        for (int t = 0; t < nt && tiled; t++) {
-            __m512 r = _mm512_mul_ps(_mm512_cvtepi32_ps(block[t]), d);
-            if (k.min == GMIN_GROUPED)
-                r = _mm512_fnmadd_ps(_mm512_loadu_ps(p + 4 * WIDE_ROWS), _mm512_cvtepi32_ps(imins[t]), r);
-            acc[t][0] = _mm512_fmadd_ps(r, _mm512_set1_ps(act_d(k, ablk + (uint64_t)t * as)), acc[t][0]);
-        }
     }
-    for (int t = 0; t < nt && tiled; t++)
-        out[t] = acc[t][0];
-    for (int t = 0; t < nt && !tiled; t++) { /* hsum_float_8's order, lane-wise: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) */
+    /* hsum_float_8's order, lane-wise: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) */
+    for (int t = 0; t < nt; t++) {
         const __m512 *v = acc[t];
         const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[0], v[4]), _mm512_add_ps(v[2], v[6])),
                                        _mm512_add_ps(_mm512_add_ps(v[1], v[5]), _mm512_add_ps(v[3], v[7])));
@@ -350,13 +341,12 @@ GEMM_TARGET static INLINE void gemm_groups16(gemm_kind k, const uint8_t *panel, 
     for (int t = 0; t < T; t += GROUP256_TOKENS) {
         const int nt = T - t < GROUP256_TOKENS ? T - t : GROUP256_TOKENS;
         const uint8_t *at = a + (uint64_t)t * as;
-        const bool tiled = T >= QUANT_TILED_MIN_TOKENS;
         if (nt == 3) /* nt a constant in each call: its loops unroll into registers */
-            gemm_tokens_groups16(k, panel, at, as, 3, n, tiled, o);
+            gemm_tokens_groups16(k, panel, at, as, 3, n, o);
         else if (nt == 2)
-            gemm_tokens_groups16(k, panel, at, as, 2, n, tiled, o);
+            gemm_tokens_groups16(k, panel, at, as, 2, n, o);
         else
-            gemm_tokens_groups16(k, panel, at, as, 1, n, tiled, o);
+            gemm_tokens_groups16(k, panel, at, as, 1, n, o);
         for (int j = 0; j < nt; j++)
             _mm512_mask_storeu_ps(y + (t + j) * ld, (__mmask16)((1u << nr) - 1), o[j]);
     }
@@ -383,11 +373,10 @@ GEMM_TARGET static INLINE void gemm_groups8(gemm_kind k, const uint8_t *panel, c
     for (int t = 0; t < T; t += step) {
         const int nt = T - t < step ? T - t : step;
         const uint8_t *at = a + (uint64_t)t * as;
-        const bool tiled = k.sb == 256 && T >= QUANT_TILED_MIN_TOKENS;
         if (nt == GROUP_TOKENS && step == GROUP_TOKENS)
-            gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, tiled, o);
+            gemm_tokens_groups(k, panel, at, as, GROUP_TOKENS, n, o);
         else
-            gemm_tokens_groups(k, panel, at, as, 1, n, tiled, o);
+            gemm_tokens_groups(k, panel, at, as, 1, n, o);
         for (int j = 0; j < nt; j++)
             store_rows(o[j], y + (t + j) * ld, nr);
     }
@@ -415,7 +404,8 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
         for (int c = 0; c < k.sb / 32; c++, p += chunk_bytes(k, WIDE_ROWS)) {
             const int64_t v0 = i + 32 * c;
             const uint8_t *aq = ablk + act_quants_at(k) + v0 % act_block_values(k);
-            const int run = k.scaled ? 4 : 8; /* a half's 4 groups (one scale), or all 8 when unscaled */
+            /* a half's 4 groups (one scale), or all 8 where the halves share one (or none) */
+            const int run = k.scaled && !k.scale32 ? 4 : 8;
             __m512i part[GEMM_TOKENS] = { 0 };
             for (int j = 0; j < 8; j++) {
                 const __m512i w = _mm512_loadu_si512(p + 64 * j);
@@ -437,7 +427,10 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                     int32_t pair;
                     memcpy(&pair, sums + t * ns + v0 / 16, 4);
                     const __m512i bs = _mm512_set1_epi32(pair);
-                    if (k.off)
+                    if (k.min == GMIN_OFFSET)
+                        isum[t] = _mm512_sub_epi32(
+                            isum[t], _mm512_madd_epi16(_mm512_loadu_si512(p + min_pairs_at(k, WIDE_ROWS)), bs));
+                    else if (k.off)
                         isum[t] = _mm512_sub_epi32(isum[t], _mm512_madd_epi16(offs, bs));
                     if (k.min == GMIN_GROUPED)
                         imin[t] = _mm512_add_epi32(
@@ -448,6 +441,11 @@ GEMM_TARGET static INLINE void gemm_tokens(gemm_kind k, const uint8_t *panel, co
                 continue;
             for (int t = 0; t < nt; t++) {
                 const __m512 da = _mm512_set1_ps(act_d(k, ablk + (uint64_t)t * as));
+                if (k.tiled) {
+                    acc[t] = _mm512_fmadd_ps(tiled_block16(k, isum[t], imin[t], d, dm), da, acc[t]);
+                    isum[t] = imin[t] = _mm512_setzero_si512();
+                    continue;
+                }
                 acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_mul_ps(d, da), acc[t]);
                 if (k.min == GMIN_GROUPED && k.step)
                     accm[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(imin[t]), _mm512_mul_ps(dm, da), accm[t]);
@@ -586,3 +584,8 @@ GEMM_ENTRY_POINTS(q4_k, G_Q4_K)
 GEMM_ENTRY_POINTS(q5_k, G_Q5_K)
 GEMM_ENTRY_POINTS(q6_k, G_Q6_K)
 GEMM_ENTRY_POINTS(iq4_xs, G_IQ4_XS)
+GEMM_ENTRY_POINTS(q2_k_tiled, G_Q2_K_TILED)
+GEMM_ENTRY_POINTS(q3_k_tiled, G_Q3_K_TILED)
+GEMM_ENTRY_POINTS(q5_k_tiled, G_Q5_K_TILED)
+GEMM_ENTRY_POINTS(q6_k_tiled, G_Q6_K_TILED)
+GEMM_ENTRY_POINTS(iq4_xs_tiled, G_IQ4_XS_TILED)

@@ -7,8 +7,10 @@ enum { PANEL_ROWS = 8, WIDE_ROWS = 16, GEMM_TOKENS = 4 };
 
 typedef enum act_layout { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K } act_layout;
 /* GMIN_LANES: Q6_K's -32 as ggml's vec_dot takes it, 32 * (s[2j] bsums[2j] + s[2j + 1] bsums[2j + 1]) off group j's
- * integer per block, the (s_lo, s_hi) pairs of chunk j kept where the mins' pairs go. */
-typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED, GMIN_LANES } gemm_min;
+ * integer per block, the (s_lo, s_hi) pairs of chunk j kept where the mins' pairs go. GMIN_OFFSET: a scaled kind
+ * stored as q + off, its off * (s_lo bsums[2c] + s_hi bsums[2c + 1]) taken off chunk c's integer, the pairs
+ * (off s_lo, off s_hi) kept where the mins' pairs go (ORDER_ROWS; unscaled kinds take off * sum(a) as they are). */
+typedef enum gemm_min { GMIN_NONE, GMIN_Q8_1_S, GMIN_GROUPED, GMIN_LANES, GMIN_OFFSET } gemm_min;
 /* How a row's f32 sum is added up: ROWS, one lane per row, block after block (llama.cpp's repacked GEMM,
  * ggml-cpu/repack.cpp); GROUPS, 8 partial sums per row, one per group of 4 values, each block's scaled
  * in with an FMA, then added as hsum_float_8 adds its lanes (ggml's AVX2 vec_dot, and llamafile's tinyBLAS,
@@ -25,12 +27,15 @@ typedef struct gemm_kind {
     int depth;       /* ORDER_ROWS with maddubs: results added in 16 bits before widening,
                       * depth * 2 * max(q + off) * 128 < 2^15; 8 only where both halves of a chunk share one scale */
     bool scaled;     /* integer scales per 16 values (a pair per chunk, equal for per-32 types) */
+    bool scale32;    /* scales per 32 values: a chunk's two halves share one */
     gemm_min min;    /* Q4_1/Q5_1: + m * s (ORDER_GROUPS);  Q2_K/Q4_K/Q5_K: - dmin * sum(m * bsums), per block (ORDER_ROWS),
                       * or summed apart and taken off at the end (ORDER_GROUPS: Q5_K, vec_dot's summs) */
     gemm_order order;
     int step;        /* ORDER_ROWS of 256-value blocks: chunks of 32 whose integer sums llama.cpp's repacked GEMM turns
                       * into f32 at a time (repack.cpp: Q4_K 2, Q2_K 4), the mins' in their own sum taken off at the
                       * end; its GEMV (a prompt's last T % 4 tokens) takes whole blocks. 0: one block a step. */
+    bool tiled;      /* ORDER_ROWS in the f32 steps of llama.cpp's tiled K-quant kernel (act_gemm_body.h), per block:
+                      * ((float)integer * d_w - dmin * (float)mins) then times d_a, each step one fused operation */
 } gemm_kind;
 
 /* ---- the panel of `rows` rows (8, or with VNNI 16 for the ORDER_ROWS kinds: what one 512-bit register's
@@ -40,7 +45,7 @@ typedef struct gemm_kind {
  * chunk's halves as int16 pairs (s, s), rows each, and the mins' pairs (m_lo, m_hi). */
 static INLINE int scales_at(int rows) { return 32 * rows; }
 static INLINE int min_pairs_at(gemm_kind k, int rows) { return 32 * rows + (k.scaled ? 8 * rows : 0); }
-static INLINE bool has_min_pairs(gemm_kind k) { return k.min == GMIN_GROUPED || k.min == GMIN_LANES; }
+static INLINE bool has_min_pairs(gemm_kind k) { return k.min >= GMIN_GROUPED; }
 static INLINE int chunk_bytes(gemm_kind k, int rows) { return min_pairs_at(k, rows) + (has_min_pairs(k) ? 4 * rows : 0); }
 static INLINE uint64_t block_panel_bytes(gemm_kind k, int rows)
 {
@@ -54,32 +59,48 @@ typedef struct row_block {
     float d, dm;
 } row_block;
 
+/* G_*_TILED: the 256-value types as llama.cpp's tiled kernel multiplies them (from QUANT_TILED_MIN_TOKENS
+ * tokens), whose f32 steps come once per block: any order of the block's integers gives them, so these panels
+ * take the ORDER_ROWS form (4 tokens a weight load, one vpdpbusd per 4 values with VNNI). */
 typedef enum gemm_type { G_Q4_0, G_Q5_0, G_Q8_0, G_IQ4_NL, G_Q4_1, G_Q5_1, G_Q2_K, G_Q3_K, G_Q4_K, G_Q5_K, G_Q6_K,
-                         G_IQ4_XS } gemm_type;
+                         G_IQ4_XS, G_Q2_K_TILED, G_Q3_K_TILED, G_Q5_K_TILED, G_Q6_K_TILED, G_IQ4_XS_TILED } gemm_type;
 
 /* Each type's kind: the bounds on depth (maddubs only) are 2 * max(stored quant) * 128 per pair. Wide signed
  * types: sign moved to the activation for maddubs, + 128 for vpdpbusd. */
 #define WIDE_OFF (GEMM_VNNI ? 128 : 0)
-#define KIND(sb, act, sign, off, depth, scaled, min, order, step) { sb, act, sign, off, depth, scaled, min, order, step }
+/* sv: values per integer scale (16, 32; 0: none) */
+#define KIND(sb, act, sign, off, depth, sv, min, order, step) \
+    { sb, act, sign, off, depth, (sv) != 0, (sv) == 32, min, order, step, false }
+/* ORDER_ROWS in the tiled kernel's steps; signed weights with VNNI stored + off (vpdpbusd takes unsigned weights) */
+#define TILED(sign, off, depth, sv, min) { 256, ACT_Q8_K, sign, off, depth, true, (sv) == 32, min, ORDER_ROWS, 0, true }
+#define TILED_OFF(off) ((off) ? GMIN_OFFSET : GMIN_NONE)
 static const gemm_kind kinds[] = {
-    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, false, GMIN_NONE, ORDER_ROWS, 0),        /* 0..15: 8 x 3840 */
-    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS, 0),       /* -16..15 */
-    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, false, GMIN_NONE, ORDER_GROUPS, 0),       /* |w| <= 128 */
-    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, false, GMIN_NONE, ORDER_ROWS, 0), /* -127..113 */
-    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, false, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..15 */
-    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, false, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..31 */
-    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, true, GMIN_GROUPED, ORDER_ROWS, 4),  /* 0..3, scales per 16 */
-    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS, 0),       /* -4..3, per 16 */
-    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, true, GMIN_GROUPED, ORDER_ROWS, 2),  /* 0..15, per 32 */
-    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, true, GMIN_GROUPED, ORDER_GROUPS, 0),   /* 0..31, per 32 */
-    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 1, true, GMIN_LANES, ORDER_GROUPS, 0),    /* 0..63 (q - 32 + 32), per 16 */
-    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, true, GMIN_NONE, ORDER_GROUPS, 0),     /* -127..113, per 32 */
+    [G_Q4_0] = KIND(32, ACT_Q8_0, false, 8, 8, 0, GMIN_NONE, ORDER_ROWS, 0),        /* 0..15: 8 x 3840 */
+    [G_Q5_0] = KIND(32, ACT_Q8_0, true, 0, 1, 0, GMIN_NONE, ORDER_GROUPS, 0),       /* -16..15 */
+    [G_Q8_0] = KIND(32, ACT_Q8_0, true, 0, 1, 0, GMIN_NONE, ORDER_GROUPS, 0),       /* |w| <= 128 */
+    [G_IQ4_NL] = KIND(32, ACT_Q8_0, !GEMM_VNNI, WIDE_OFF, 1, 0, GMIN_NONE, ORDER_ROWS, 0), /* -127..113 */
+    [G_Q4_1] = KIND(32, ACT_Q8_1, false, 0, 8, 0, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..15 */
+    [G_Q5_1] = KIND(32, ACT_Q8_1, false, 0, 4, 0, GMIN_Q8_1_S, ORDER_GROUPS, 0),    /* 0..31 */
+    [G_Q2_K] = KIND(256, ACT_Q8_K, false, 0, 4, 16, GMIN_GROUPED, ORDER_ROWS, 4),  /* 0..3, scales per 16 */
+    [G_Q3_K] = KIND(256, ACT_Q8_K, true, 0, 1, 16, GMIN_NONE, ORDER_GROUPS, 0),       /* -4..3, per 16 */
+    [G_Q4_K] = KIND(256, ACT_Q8_K, false, 0, 8, 32, GMIN_GROUPED, ORDER_ROWS, 2),  /* 0..15, per 32 */
+    [G_Q5_K] = KIND(256, ACT_Q8_K, false, 0, 1, 32, GMIN_GROUPED, ORDER_GROUPS, 0),   /* 0..31, per 32 */
+    [G_Q6_K] = KIND(256, ACT_Q8_K, false, 32, 1, 16, GMIN_LANES, ORDER_GROUPS, 0),    /* 0..63 (q - 32 + 32), per 16 */
+    [G_IQ4_XS] = KIND(256, ACT_Q8_K, true, 0, 1, 32, GMIN_NONE, ORDER_GROUPS, 0),     /* -127..113, per 32 */
+    [G_Q2_K_TILED] = TILED(false, 0, 4, 16, GMIN_GROUPED),                                 /* 0..3 */
+    [G_Q3_K_TILED] = TILED(!GEMM_VNNI, GEMM_VNNI ? 4 : 0, 4, 16, TILED_OFF(GEMM_VNNI)),    /* -4..3 */
+    [G_Q5_K_TILED] = TILED(false, 0, 4, 32, GMIN_GROUPED),                                 /* 0..31 */
+    [G_Q6_K_TILED] = TILED(false, 32, 2, 16, GMIN_OFFSET),                                 /* 0..63 */
+    [G_IQ4_XS_TILED] = TILED(!GEMM_VNNI, WIDE_OFF, 1, 32, TILED_OFF(GEMM_VNNI)),           /* -127..113 */
 };
 
 static const legacy_kind legacy_of[] = { [G_Q4_0] = LEG_Q4_0, [G_Q5_0] = LEG_Q5_0, [G_Q8_0] = LEG_Q8_0,
                                          [G_IQ4_NL] = LEG_IQ4_NL, [G_Q4_1] = LEG_Q4_1, [G_Q5_1] = LEG_Q5_1 };
 static const kquant_kind kquant_of[] = { [G_Q2_K] = KQ_Q2_K, [G_Q3_K] = KQ_Q3_K, [G_Q4_K] = KQ_Q4_K,
-                                         [G_Q5_K] = KQ_Q5_K, [G_Q6_K] = KQ_Q6_K, [G_IQ4_XS] = KQ_IQ4_XS };
+                                         [G_Q5_K] = KQ_Q5_K, [G_Q6_K] = KQ_Q6_K, [G_IQ4_XS] = KQ_IQ4_XS,
+                                         [G_Q2_K_TILED] = KQ_Q2_K, [G_Q3_K_TILED] = KQ_Q3_K,
+                                         [G_Q5_K_TILED] = KQ_Q5_K, [G_Q6_K_TILED] = KQ_Q6_K,
+                                         [G_IQ4_XS_TILED] = KQ_IQ4_XS };
 
 GEMM_TARGET static INLINE void unpack_row_block(gemm_type g, gemm_kind k, const uint8_t *b, row_block *u)
 {
@@ -95,9 +116,11 @@ GEMM_TARGET static INLINE void unpack_row_block(gemm_type g, gemm_kind k, const 
     for (int c = 0; c < 8; c++) {
         u->q[c] = _mm256_add_epi8(kb.q[c], off);
         u->s_lo[c] = kb.s_lo[c], u->s_hi[c] = kb.s_hi[c];
-        if (g == G_Q2_K) /* the mins are the scale bytes' high nibbles, per 16 values (scale byte 2c, 2c + 1) */
+        if (k.min == GMIN_OFFSET) /* the offset's share of each half: off times its scale */
+            u->m_lo[c] = (int16_t)(k.off * kb.s_lo[c]), u->m_hi[c] = (int16_t)(k.off * kb.s_hi[c]);
+        else if (kquant_of[g] == KQ_Q2_K) /* the mins: the scale bytes' high nibbles, per 16 values (byte 2c, 2c + 1) */
             u->m_lo[c] = b[2 * c] >> 4, u->m_hi[c] = b[2 * c + 1] >> 4;
-        else if (g == G_Q6_K) /* GMIN_LANES: the halves' scales themselves */
+        else if (kquant_of[g] == KQ_Q6_K) /* GMIN_LANES: the halves' scales themselves */
             u->m_lo[c] = kb.s_lo[c], u->m_hi[c] = kb.s_hi[c];
         else
             u->m_lo[c] = u->m_hi[c] = kb.m[c];

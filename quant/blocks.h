@@ -95,6 +95,7 @@ float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
  * run: QUANT_IMPL_AVX2 asks for them whatever GGUFSCOPE_SIMD says, QUANT_IMPL_BEST where its level allows;
  * and the AVX-512 VNNI panels, at QUANT_IMPL_BEST on the avx512 level only (dispatch.c). */
 bool quant_use_avx2(quant_impl impl);
+bool quant_use_avx512(quant_impl impl); /* the level AVX-512: a llama.cpp built for it (not capped by GGUFSCOPE_SIMD) */
 bool quant_use_vnni(quant_impl impl);
 /* Integer dots against quantized activations (act_dot_avx2.c; the 32-value types' act_dot_legacy.c), chosen by
  * quant_act_dot_function. */
@@ -131,6 +132,8 @@ void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n);
 QUANT_ACT_GEMM_DECL(q4_0); QUANT_ACT_GEMM_DECL(q4_1); QUANT_ACT_GEMM_DECL(q5_0); QUANT_ACT_GEMM_DECL(q5_1);
 QUANT_ACT_GEMM_DECL(q8_0); QUANT_ACT_GEMM_DECL(iq4_nl); QUANT_ACT_GEMM_DECL(q2_k); QUANT_ACT_GEMM_DECL(q3_k);
 QUANT_ACT_GEMM_DECL(q4_k); QUANT_ACT_GEMM_DECL(q5_k); QUANT_ACT_GEMM_DECL(q6_k); QUANT_ACT_GEMM_DECL(iq4_xs);
+QUANT_ACT_GEMM_DECL(q2_k_tiled); QUANT_ACT_GEMM_DECL(q3_k_tiled); QUANT_ACT_GEMM_DECL(q5_k_tiled);
+QUANT_ACT_GEMM_DECL(q6_k_tiled); QUANT_ACT_GEMM_DECL(iq4_xs_tiled);
 /* AVX-512 twins (simd_avx512.c): they read x as their prep function leaves it and need AVX-512DQ. */
 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n);
 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n);

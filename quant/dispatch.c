@@ -76,6 +76,11 @@ bool quant_use_avx2(quant_impl impl)
 #endif
 }
 
+bool quant_use_avx512(quant_impl impl)
+{
+    return impl == QUANT_IMPL_BEST && simd_level() >= LEVEL_AVX512 && quant_use_avx2(impl);
+}
+
 bool quant_use_vnni(quant_impl impl)
 {
     return impl == QUANT_IMPL_BEST && simd_level() >= LEVEL_AVX512 && quant_cpu_has_avx512vnni() && quant_use_avx2(impl);

@@ -116,28 +116,29 @@ quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl);
  * quant_act_gemm's multiply for those types. */
 enum { QUANT_TILED_MIN_TOKENS = 8 };
 
-/* Prompts: `rows` weight rows (w, w + row_bytes, ...; nr <= rows of them; 8, or 16 with AVX-512 VNNI) packed
- * into a panel of panel_bytes(n), then multiplied with T activation rows (a, a + a_stride, ...) into
- * y[t * ld + r], r < nr. sums holds
- * each activation row's quant_act_sums16, n / 16 per row. The integers are the dot's; the f32 sum adds
- * up the blocks as llama.cpp adds them for prompts where llama_cpp_order (for the types it multiplies with
- * vec_dot, bit for bit as the dot below QUANT_TILED_MIN_TOKENS tokens, as its tiled kernel from there on for the
- * 256-value ones), and otherwise block after block per row, which may differ from llama.cpp in
- * the last bit (and a last-bit difference can round a later activation the other way). All NULL where
- * the type has none at this level. */
+/* Prompts of `tokens` tokens: `rows` weight rows (w, w + row_bytes, ...; nr <= rows of them; 8, or 16 with
+ * AVX-512 VNNI) packed into a panel of panel_bytes(n), then multiplied with T activation rows (a, a + a_stride,
+ * ...) into y[t * ld + r], r < nr. sums holds each activation row's quant_act_sums16, n / 16 per row. The
+ * integers are the dot's; the f32 sum adds up the blocks as llama.cpp adds them for a prompt of `tokens` tokens
+ * where llama_cpp_order (for the types it multiplies with vec_dot, bit for bit as the dot below
+ * QUANT_TILED_MIN_TOKENS tokens, as its tiled kernel from there on for the 256-value ones: the panel differs, so
+ * T must fall on the same side of QUANT_TILED_MIN_TOKENS as `tokens`), and otherwise block after block per row,
+ * which may differ from llama.cpp in the last bit (and a last-bit difference can round a later activation the
+ * other way). All NULL where the type has none at this level. */
 typedef struct quant_act_gemm {
     uint64_t (*panel_bytes)(int64_t n);
     void (*pack)(const void *w, uint64_t row_bytes, int nr, int64_t n, void *panel);
     void (*multiply)(const void *panel, const void *a, uint64_t a_stride, const int16_t *sums, int T, int64_t n,
                      float *y, int64_t ld, int nr);
     /* llama.cpp's x86 CPU backend adds a prompt's products of this type up in the same order on this CPU:
-     * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K with AVX-512:
+     * the types it repacks into 8-row blocks (Q4_0, Q4_K, IQ4_NL with AVX2, Q2_K in a build with AVX-512:
      * ggml-cpu/repack.cpp, ggml_repack_get_optimal_repack_type), and Q8_0, Q5_0, Q4_1, Q5_1, Q3_K, Q5_K, Q6_K,
-     * IQ4_XS (vec_dot's order; its tiled kernel's for the 256-value ones from QUANT_TILED_MIN_TOKENS tokens) */
+     * IQ4_XS (vec_dot's order; its tiled kernel's for the 256-value ones, and Q2_K where not repacked, from
+     * QUANT_TILED_MIN_TOKENS tokens) */
     bool llama_cpp_order;
     int rows;
 } quant_act_gemm;
-quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl);
+quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl, int tokens);
 /* The sums of each 16 quants of a row of n activations in Q8_0, Q8_1 or Q8_K (Q8_K's bsums). */
 quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16_t *sums);
 

@@ -96,29 +96,47 @@ static float act_dot(const quant_act_kernel *k, const uint8_t *w, const uint8_t 
 }
 
 /* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from QUANT_TILED_MIN_TOKENS tokens
- * on), stated in scalar code for the 256-value types without mins (Q3_K, Q6_K, IQ4_XS): per block the integer
- * s = sum of k_i a_i, k_i the weight's integer (its scale times its offset quant, recovered exactly as rint(w_i / d)
- * from the decoded row: |k_i| < 2^13 and w_i is d k_i within two roundings) and a_i the Q8_K activation; then
- * acc = fma((float)s * d, d_a, acc), block after block. */
+ * on) stated in scalar code: per block the integer s = sum of k_i a_i, k_i the weight's integer (its scale times its
+ * quant, Q3_K's -4 and Q6_K's -32 included) and a_i the Q8_K activation, and for the types with mins (Q2_K, Q5_K)
+ * the mins' integer m = sum of m_i a_i; then r = fma(-dmin, m, s * d) and acc = fma(r, d_a, acc), block after
+ * block. k_i and m_i come from the row decoder on the block with dmin set to 0 (w_i = d k_i within two roundings,
+ * |k_i| < 2^13: rint(w_i / d) is k_i), and with d set to 0 and dmin to 1 (w_i = -m_i exactly). */
 static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
 {
     const gguf_type_traits *tt = gguf_type_traits_of(type);
-    const size_t d_at = type == GGML_TYPE_Q3_K ? 108 : type == GGML_TYPE_Q6_K ? 208 : 0; /* the blocks' f16 d */
-    float *wd = malloc((size_t)n * sizeof(float)), acc = 0.0f;
-    cr_assert_eq(quant_dequantize_row(type, w, wd, n), QUANT_OK);
+    /* where each block's f16 d and dmin are (ggml's block_q2_K .. block_iq4_xs); -1: no dmin */
+    const int d_at = type == GGML_TYPE_Q2_K ? 80 : type == GGML_TYPE_Q3_K ? 108 : type == GGML_TYPE_Q6_K ? 208 : 0;
+    const int dmin_at = type == GGML_TYPE_Q2_K ? 82 : type == GGML_TYPE_Q5_K ? 2 : -1;
+    float wd[256], acc = 0.0f;
+    uint8_t blk[256];
+    cr_assert_leq(tt->type_size, sizeof blk);
     for (int64_t b = 0; b < n / 256; b++) {
-        const uint8_t *blk = w + (size_t)b * tt->type_size, *ab = xa + (size_t)b * 292;
+        const uint8_t *ab = xa + (size_t)b * 292;
         uint16_t h;
-        memcpy(&h, blk + d_at, 2);
+        memcpy(&h, w + (size_t)b * tt->type_size + d_at, 2);
         const float d = quant_f16_to_f32(h);
-        float da;
+        float da, dmin = 0.0f;
         memcpy(&da, ab, 4);
-        int64_t s = 0;
+        int64_t s = 0, m = 0;
+        memcpy(blk, w + (size_t)b * tt->type_size, tt->type_size);
+        if (dmin_at >= 0) {
+            memcpy(&h, blk + dmin_at, 2);
+            dmin = quant_f16_to_f32(h);
+            memset(blk + dmin_at, 0, 2);
+        }
+        cr_assert_eq(quant_dequantize_row(type, blk, wd, 256), QUANT_OK);
         for (int i = 0; i < 256; i++)
-            s += (int64_t)lrint((double)wd[256 * b + i] / d) * (int8_t)ab[4 + i];
-        acc = fmaf((float)s * d, da, acc);
+            s += (int64_t)lrint((double)wd[i] / d) * (int8_t)ab[4 + i];
+        if (dmin_at >= 0) {
+            const uint16_t one = 0x3c00;
+            memset(blk + d_at, 0, 2);
+            memcpy(blk + dmin_at, &one, 2);
+            cr_assert_eq(quant_dequantize_row(type, blk, wd, 256), QUANT_OK);
+            for (int i = 0; i < 256; i++)
+                m -= (int64_t)wd[i] * (int8_t)ab[4 + i];
+        }
+        acc = fmaf(fmaf(-dmin, (float)m, (float)s * d), da, acc);
     }
-    free(wd);
     return acc;
 }
 
@@ -293,9 +311,9 @@ Test(act, panel_products_equal_the_integer_dots)
     const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
                                GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
-    if (!quant_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST).pack) {
+    if (!quant_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST, 9).pack) {
         cr_log_warn("no panel products at SIMD level %s: skipped", quant_simd_level());
-        cr_assert_null(quant_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST).multiply);
+        cr_assert_null(quant_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST, 9).multiply);
         return;
     }
     int checked = 0;
@@ -324,21 +342,25 @@ Test(act, panel_products_equal_the_integer_dots)
         /* QUANT_IMPL_AVX2 is the maddubs form; BEST is the VNNI one where the CPU has AVX-512 VNNI */
         const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
         for (int p = 0; p < 2; p++) {
-            const quant_act_gemm g = quant_act_gemm_function(type, impls[p]);
-            cr_assert_not_null(g.pack, "%s has no panel product", tt->name);
-            void *panel = malloc(g.panel_bytes(n));
-            cr_assert(g.rows == 8 || g.rows == 16, "%s: a panel of %d rows", tt->name, g.rows);
+            /* each count of tokens asks for its own product: from QUANT_TILED_MIN_TOKENS on, the tiled kinds */
+            const int rows = quant_act_gemm_function(type, impls[p], 1).rows;
+            cr_assert(rows == 8 || rows == 16, "%s: a panel of %d rows", tt->name, rows);
             /* all rows, then (a matrix's last panel) 13 with 16-row panels, and 5: with 16, only the first half */
-            const int row_counts[] = { g.rows, 13, 5 };
+            const int row_counts[] = { rows, 13, 5 };
             for (int rc = 0; rc < 3; rc++)
                 for (int nt = 1; nt <= T; nt++) {
                     const int nr = row_counts[rc];
-                    if (nr > g.rows)
+                    if (nr > rows)
                         break;
+                    const quant_act_gemm g = quant_act_gemm_function(type, impls[p], nt);
+                    cr_assert_not_null(g.pack, "%s has no panel product for %d tokens", tt->name, nt);
+                    cr_assert_eq(g.rows, rows);
+                    void *panel = malloc(g.panel_bytes(n));
                     for (int i = 0; i < 9 * R; i++)
                         y[i] = -1e30f; /* what must stay: nothing past row nr or token nt is written */
                     g.pack(w, rb, nr, n, panel);
                     g.multiply(panel, xa, arb, sums, nt, n, y, R, nr);
+                    free(panel);
                     for (int t = 0; t < T; t++)
                         for (int r = 0; r < R; r++) {
                             if (t >= nt || r >= nr) {
@@ -356,43 +378,52 @@ Test(act, panel_products_equal_the_integer_dots)
                                           tt->name, p, nr, nt, r, t, y[t * R + r], want);
                         }
                 }
-            /* the types whose panels add up as ggml's vec_dot does: bit for bit the AVX2 1-row dot, which does, below
-             * QUANT_TILED_MIN_TOKENS tokens (7 here); from there on the 256-value ones without mins follow the tiled
-             * kernel's statement below (9 tokens, the last call's) */
-            if (type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 ||
-                type == GGML_TYPE_Q3_K || type == GGML_TYPE_Q5_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_IQ4_XS) {
-                cr_assert(g.llama_cpp_order, "%s", tt->name);
+            /* the types llama.cpp multiplies with vec_dot below QUANT_TILED_MIN_TOKENS tokens (7 here): bit for bit the
+             * AVX2 1-row dot, which adds as vec_dot does; from there on the 256-value ones follow the tiled kernel's
+             * statement above (9 tokens, the last call's). Q2_K where llama.cpp does not repack it: an AVX2 build. */
+            const bool repacked_q2_k =
+                type == GGML_TYPE_Q2_K && impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
+            const bool tiled = tt->block_size == 256 && type != GGML_TYPE_Q4_K && !repacked_q2_k;
+            const bool vec_dot = tiled || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 ||
+                                 type == GGML_TYPE_Q5_1;
+            const quant_act_gemm g7 = quant_act_gemm_function(type, impls[p], 7),
+                                 g9 = quant_act_gemm_function(type, impls[p], 9);
+            cr_assert(g9.llama_cpp_order, "%s: llama.cpp's order from 9 tokens", tt->name);
+            cr_assert_eq(g7.llama_cpp_order, type != GGML_TYPE_Q2_K || repacked_q2_k, "%s: 7 tokens", tt->name);
+            if (vec_dot && g7.llama_cpp_order) {
                 const quant_act_kernel d2 = quant_act_dot_function(type, QUANT_IMPL_AVX2);
-                const bool tiled = tt->block_size == 256;
+                void *panel = malloc(g7.panel_bytes(n));
                 float few[7 * R];
-                g.multiply(panel, xa, arb, sums, 7, n, few, R, 5);
-                for (int t = 0; t < T; t++)
+                g7.pack(w, rb, 5, n, panel);
+                g7.multiply(panel, xa, arb, sums, 7, n, few, R, 5);
+                free(panel);
+                for (int t = 0; t < 7; t++)
                     for (int r = 0; r < 5; r++) {
-                        if (t < 7) {
-                            const float want = act_dot(&d2, w + r * rb, xa + t * arb, n);
-                            cr_assert_eq(few[t * R + r], want, "%s impl %d row %d token %d of 7: %.9g, the AVX2 dot %.9g",
-                                         tt->name, p, r, t, few[t * R + r], want);
-                        }
-                        if (tiled && type != GGML_TYPE_Q5_K) {
-                            const float want = tiled_reference(type, w + r * rb, xa + t * arb, n);
-                            cr_assert_eq(y[t * R + r], want, "%s impl %d row %d token %d of 9: %.9g, the tiled order %.9g",
-                                         tt->name, p, r, t, y[t * R + r], want);
-                        }
+                        const float want = act_dot(&d2, w + r * rb, xa + t * arb, n);
+                        cr_assert_eq(few[t * R + r], want, "%s impl %d row %d token %d of 7: %.9g, the AVX2 dot %.9g",
+                                     tt->name, p, r, t, few[t * R + r], want);
                     }
             }
-            /* the last call (5 rows, all tokens): the same integers and f32 order at both levels */
+            for (int t = 0; t < T && tiled; t++)
+                for (int r = 0; r < 5; r++) {
+                    const float want = tiled_reference(type, w + r * rb, xa + t * arb, n);
+                    cr_assert_eq(y[t * R + r], want, "%s impl %d row %d token %d of 9: %.9g, the tiled order %.9g",
+                                 tt->name, p, r, t, y[t * R + r], want);
+                }
+            /* the last call (5 rows, all tokens): the same integers and f32 order at both levels (but Q2_K, repacked
+             * by llama.cpp's AVX-512 build, not by its AVX2 one) */
             if (p == 0)
                 memcpy(first, y, sizeof first);
-            else
+            else if (!repacked_q2_k)
                 cr_assert_eq(memcmp(first, y, sizeof first), 0, "%s: the AVX2 and best-level products differ",
                              tt->name);
-            free(panel);
         }
         free(w), free(xa), free(sums), free(x), free(wd), free(xd);
         checked++;
     }
     cr_assert_eq(checked, 12);
-    cr_assert_null(quant_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST).pack, "F16 multiplies its rounded values");
+    cr_assert_null(quant_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST, 9).pack,
+                   "F16 multiplies its rounded values");
 }
 
 /* The quantizers on random rows with ties, at whatever SIMD level runs: byte for byte the rules above

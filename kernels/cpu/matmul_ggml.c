@@ -65,7 +65,7 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
     r->dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
     if (r->dot.dot && T >= PANEL_MIN_TOKENS) {
         /* only where llama.cpp adds the blocks in the panel's order: --numerics ggml is there to reproduce it */
-        r->gemm = quant_act_gemm_function(t->type, QUANT_IMPL_BEST);
+        r->gemm = quant_act_gemm_function(t->type, QUANT_IMPL_BEST, T);
         if (!r->gemm.llama_cpp_order)
             r->gemm = (quant_act_gemm){ 0 };
     }
