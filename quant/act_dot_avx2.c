@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include "act_unpack_avx2.h"
+#include "prefetch_ahead.h"
 #include "simd_hsum.h"
 
 /* Signed weights: |w| times a with w's sign. */
@@ -87,6 +88,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;
     for (int64_t i = 0; i < n; i += QK_K, b += block_bytes[k], a += Q8K_BYTES) {
+        prefetch_block_ahead(b, block_bytes[k], n);
         kblock u; /* its quants; the scales come from scale_bytes (the scalar ones go unused) */
         kblock_unpack(k, b, &u);
         const __m128i s8 = scale_bytes(k, b);
@@ -128,6 +130,7 @@ AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t 
         acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
+        prefetch_block_ahead(b, 144, n);
         const __m128i sm = kq_scale_bytes(b);
         const __m128i s16 = _mm_cvtepu8_epi16(sm), mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         const __m256i scales = _mm256_setr_m128i(s16, s16);
@@ -166,6 +169,7 @@ AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t 
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
+        prefetch_block_ahead(b, 210, n);
         const __m128i s8 = _mm_loadu_si128((const __m128i *)(b + 192));
         __m256i q[8], sc[8];
         q6k_half_chunks(b, 0, q);

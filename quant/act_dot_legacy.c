@@ -22,6 +22,7 @@
 
 #include "act_unpack_avx2.h"
 #include "nibble_lookup_avx512.h"
+#include "prefetch_ahead.h"
 #include "simd_hsum.h"
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
@@ -194,8 +195,10 @@ AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, con
         for (int t = 0; t < nt; t++)                                                                            \
             acc[t] = _mm256_setzero_ps(), mins[t] = 0.0f;                                                       \
         int64_t p = 0;                                                                                          \
-        for (; 2 * p + 1 < nb; p++, b += step)                                                                  \
+        for (; 2 * p + 1 < nb; p++, b += step) {                                                                \
+            prefetch_block_ahead(b, (int)step, n);                                                              \
             PAIR(k, b, true, a, as, nt, np, p, acc, mins);                                                      \
+        }                                                                                                       \
         if (2 * p < nb)                                                                                         \
             PAIR(k, b, false, a, as, nt, np, p, acc, mins);                                                     \
         for (int t = 0; t < nt; t++)                                                                            \

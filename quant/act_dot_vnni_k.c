@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include "act_unpack_avx2.h"
+#include "prefetch_ahead.h"
 #include "simd_hsum.h"
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
@@ -60,6 +61,7 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
         acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
+        prefetch_block_ahead(b, 144, n);
         const __m128i sm = kq_scale_bytes(b);
         const __m512i s32 = _mm512_cvtepu8_epi32(sm); /* lanes 0-7: the scales */
         const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
@@ -87,6 +89,7 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += QK_K, b += 210, a += Q8K_BYTES) {
+        prefetch_block_ahead(b, 210, n);
         const __m128i s8 = _mm_loadu_si128((const __m128i *)(b + 192));
         const __m512i s32 = _mm512_cvtepi8_epi32(s8);
         __m512i w[4], sc[4];

@@ -252,7 +252,8 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 }
 
 #if GEMM_VNNI
-/* ORDER_GROUPS for 256-value blocks (Q3_K, Q5_K, Q6_K, IQ4_XS; scaled) with VNNI, on 16-row panels: lane r of
+/* ORDER_GROUPS for 256-value blocks (Q3_K, Q5_K, Q6_K, IQ4_XS; scaled; prompts of fewer than QUANT_TILED_MIN_TOKENS
+ * tokens, vec_dot's order: from there on the G_*_TILED kinds take them) with VNNI, on 16-row panels: lane r of
  * a 512-bit register is row r, so each instruction meets 16 rows where the 8-lane form met 8 (x1.6-1.8 on
  * Qwen3-0.6B-shape IQ4_XS / Q6_K prompts). The same integers and lane sums as gemm_tokens_groups, with group j
  * outer and chunk c inner, so that one integer sum per token is live and nt tokens share each weight load and
