@@ -124,9 +124,10 @@ static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
 #if defined(__x86_64__)
 /* The 32-value types read activation rows their prep rewrote (act_dot_legacy.c); the K- and I-quants read them
  * as quantized. */
-#define AVX2_KERNEL(name) { quant_act_dot_##name##_avx2, quant_act_dot4_##name##_avx2, NULL, NULL }
-#define PREPPED_KERNEL(name, level, prep) \
-    { quant_act_dot_##name##_##level, quant_act_dot4_##name##_##level, quant_act_prep_##prep, quant_act_prep_bytes_legacy }
+#define AVX2_KERNEL(name) { .dot = quant_act_dot_##name##_avx2, .dot4 = quant_act_dot4_##name##_avx2 }
+#define PREPPED_KERNEL(name, level, form) \
+    { .dot = quant_act_dot_##name##_##level, .dot4 = quant_act_dot4_##name##_##level, .prep = quant_act_prep_##form,  \
+      .prep_bytes = quant_act_prep_bytes_legacy }
 #define LEGACY_KERNELS(level)                                                                                       \
     [GGML_TYPE_Q4_0] = PREPPED_KERNEL(q4_0, level, q8_0_offset8),                                                   \
     [GGML_TYPE_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
@@ -138,7 +139,7 @@ static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
     [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
-#define VNNI_KERNEL(name) { quant_act_dot_##name##_vnni, quant_act_dot4_##name##_vnni, NULL, NULL }
+#define VNNI_KERNEL(name) { .dot = quant_act_dot_##name##_vnni, .dot4 = quant_act_dot4_##name##_vnni }
 static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
     LEGACY_KERNELS(vnni), [GGML_TYPE_Q4_K] = VNNI_KERNEL(q4_k), [GGML_TYPE_Q6_K] = VNNI_KERNEL(q6_k),
 };
@@ -207,17 +208,37 @@ quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl, in
     return (quant_act_gemm){ NULL, NULL, NULL, false, 0 };
 }
 
+#if defined(__x86_64__)
+/* The repacked types' GEMV order (act_dot_legacy.c), at each level. */
+static const struct {
+    void (*vnni)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
+    void (*avx2)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
+} gemvs[GGML_TYPE_COUNT] = {
+    [GGML_TYPE_Q4_0] = { quant_act_gemv_q4_0_vnni, quant_act_gemv_q4_0_avx2 },
+    [GGML_TYPE_IQ4_NL] = { quant_act_gemv_iq4_nl_vnni, quant_act_gemv_iq4_nl_avx2 },
+};
+#endif
+
 quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
         return (quant_act_kernel){ 0 };
 #if defined(__x86_64__)
-    if (quant_use_vnni(impl) && vnni_fns[weight_type].dot)
-        return vnni_fns[weight_type];
-    if (quant_use_avx2(impl) && avx2_fns[weight_type].dot)
-        return avx2_fns[weight_type];
+    const bool gemv = llama_cpp_repacks(weight_type, impl);
+    if (quant_use_vnni(impl) && vnni_fns[weight_type].dot) {
+        quant_act_kernel k = vnni_fns[weight_type];
+        if (gemv && gemvs[weight_type].vnni)
+            k.gemv = gemvs[weight_type].vnni, k.gemv_rows = 16;
+        return k;
+    }
+    if (quant_use_avx2(impl) && avx2_fns[weight_type].dot) {
+        quant_act_kernel k = avx2_fns[weight_type];
+        if (gemv && gemvs[weight_type].avx2)
+            k.gemv = gemvs[weight_type].avx2, k.gemv_rows = 8;
+        return k;
+    }
 #else
     (void)impl;
 #endif
-    return (quant_act_kernel){ scalar_fns[weight_type], NULL, NULL, NULL };
+    return (quant_act_kernel){ .dot = scalar_fns[weight_type] };
 }

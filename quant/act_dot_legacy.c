@@ -154,7 +154,19 @@ VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, con
 }
 
 /* With AVX2, block by block: unsigned nibbles through maddubs plus the correction, or (Q8_0, IQ4_NL) signed
- * quants with their sign moved onto the activations. */
+ * quants with their sign moved onto the activations. Block h of pair p of the prepared row y against the block's
+ * quants q (|q| in qabs): ggml's 8 lanes. */
+AVX2 static INLINE __m256i block_lanes_avx2(legacy_kind k, __m256i q, __m256i qabs, const uint8_t *y, int64_t np,
+                                            int64_t p, int h)
+{
+    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
+    __m256i ya = load32(PREP_QUANTS(y, np, p) + 32 * h);
+    if (is_signed)
+        ya = _mm256_sign_epi8(ya, q);
+    const __m256i lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(qabs, ya), _mm256_set1_epi16(1));
+    return !is_signed && form_of(k).offset ? _mm256_add_epi32(lanes, load32(PREP_CORR(y, np, p) + 32 * h)) : lanes;
+}
+
 AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const uint8_t *a, uint64_t as, int nt,
                                    int64_t np, int64_t p, __m256 *acc, float *mins)
 {
@@ -165,13 +177,8 @@ AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const
     const __m256i qabs = is_signed ? _mm256_sign_epi8(q, q) : q;
     for (int t = 0; t < nt; t++) {
         const uint8_t *y = a + t * as;
-        __m256i ya = load32(PREP_QUANTS(y, np, p) + 32 * h);
-        if (is_signed)
-            ya = _mm256_sign_epi8(ya, q);
-        __m256i lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(qabs, ya), _mm256_set1_epi16(1));
-        if (!is_signed && F.offset)
-            lanes = _mm256_add_epi32(lanes, load32(PREP_CORR(y, np, p) + 32 * h));
-        add_block(F, b, h, (const float *)PREP_SCALES(y, np, p), lanes, &acc[t], &mins[t]);
+        add_block(F, b, h, (const float *)PREP_SCALES(y, np, p), block_lanes_avx2(k, q, qabs, y, np, p, h), &acc[t],
+                  &mins[t]);
     }
 }
 
@@ -206,6 +213,135 @@ AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, con
     }
 DEFINE_LEGACY_BODY(legacy_body_vnni, VNNI, pair_vnni)
 DEFINE_LEGACY_BODY(legacy_body_avx2, AVX2, pair_avx2)
+
+/*
+ * llama.cpp's products of fewer than 4 tokens for the types it repacks (Q4_0 and IQ4_NL: ggml-cpu/repack.cpp,
+ * the x86 gemv_q4_b32_8x8_q8_0_lut_avx behind ggml_gemv_q4_0_8x8_q8_0 and ggml_gemv_iq4_nl_8x8_q8_0), whose f32
+ * order is not vec_dot's: per row, block after block, acc = fma((float)isum, d_w * d_a, acc), with isum the
+ * block's whole integer. nr (1..16, or 1..8 with AVX2) weight rows at w, rb bytes apart, against one prepared
+ * activation row y (the dots' prep), into out[0..nr). Each row's blocks meet the activations as in the dots (two
+ * blocks per vpdpbusd with VNNI); the rows' lane sums are then added across lanes, so that lane r of one register
+ * holds row r's integer (exact: any order) and the f32 steps run for all the rows at once, without the panel
+ * packing the prompts' products need (which took half of a token's time). Rows past nr repeat the last.
+ */
+enum { GEMV_ROWS_VNNI = 16, GEMV_ROWS_AVX2 = 8 };
+
+/* x and y pairwise added: lanes 0-7 x's lanes (0+1), (2+3), ..., lanes 8-15 y's. */
+VNNI static INLINE __m512i add_pairs(__m512i x, __m512i y)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(x, even, y), _mm512_permutex2var_epi32(x, odd, y));
+}
+
+VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+                                  float *out)
+{
+    const legacy_form F = form_of(k);
+    const int64_t nb = n / 32, np = pairs_of(n), bb = F.block_bytes;
+    /* The 16 rows are short streams side by side, which the hardware prefetchers do not follow (from memory this
+     * ran at a third of the dot's rate, in cache at its rate); the next 16 rows lie right after these, one
+     * contiguous run of bytes: a share of them is fetched at each pair. */
+    const uint64_t ahead = ((uint64_t)GEMV_ROWS_VNNI * rb / (uint64_t)np + 63) / 64 * 64;
+    const char *next = (const char *)w + (uint64_t)GEMV_ROWS_VNNI * rb;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t p = 0; p < np; p++, next += ahead) {
+        for (uint64_t off = 0; off < ahead; off += 64)
+            prefetch_t1(next + off);
+        const bool two = 2 * p + 1 < nb;
+        const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
+        const __m512i aq = _mm512_loadu_si512(PREP_QUANTS(y, np, p));
+        /* each row's lanes 0-7 hold block 2p's 8 partial sums, lanes 8-15 block 2p + 1's; added pairwise as the
+         * rows come, so that few registers are live: 16 rows -> 8 -> 4 -> 2 registers */
+        __m512i sums[GEMV_ROWS_VNNI / 2];
+        /* each row's two f16 d, as one dword (the high half 0 where the pair has one block): read as the rows
+         * are walked and stored, then loaded as one vector (a gather each cost as much as all the rest) */
+        uint32_t d_pairs[GEMV_ROWS_VNNI];
+        const uint8_t *rp = w + 2 * p * bb;
+#pragma GCC unroll 8
+        for (int i = 0; i < GEMV_ROWS_VNNI / 2; i++) {
+            const __m512i l0 = _mm512_dpbusd_epi32(init, quants_of(k, rp, two), aq);
+            d_pairs[2 * i] = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
+            rp += 2 * i + 1 < nr ? rb : 0;
+            const __m512i l1 = _mm512_dpbusd_epi32(init, quants_of(k, rp, two), aq);
+            d_pairs[2 * i + 1] = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
+            rp += 2 * i + 2 < nr ? rb : 0;
+            sums[i] = add_pairs(l0, l1);
+        }
+        const __m512i dw = _mm512_loadu_si512(d_pairs);
+        for (int i = 0; i < 4; i++)
+            sums[i] = add_pairs(sums[2 * i], sums[2 * i + 1]);
+        for (int i = 0; i < 2; i++)
+            sums[i] = add_pairs(sums[2 * i], sums[2 * i + 1]);
+        /* sums[0] lane 2r + h: row r (0-7), block 2p + h; sums[1] rows 8-15 */
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const float *sc = (const float *)PREP_SCALES(y, np, p);
+        const __m512i s0 = _mm512_permutex2var_epi32(sums[0], even, sums[1]);
+        const __m512 d0 = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dw));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(d0, _mm512_set1_ps(sc[0])), acc);
+        if (two) {
+            const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+            const __m512i s1 = _mm512_permutex2var_epi32(sums[0], odd, sums[1]);
+            const __m512 d1 = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dw, 16)));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_mul_ps(d1, _mm512_set1_ps(sc[1])), acc);
+        }
+    }
+    _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), acc);
+}
+
+AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+                                  float *out)
+{
+    const legacy_form F = form_of(k);
+    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
+    const int64_t nb = n / 32, np = pairs_of(n);
+    const uint8_t *row[GEMV_ROWS_AVX2];
+    for (int r = 0; r < GEMV_ROWS_AVX2; r++)
+        row[r] = w + (uint64_t)(r < nr ? r : nr - 1) * rb;
+    const uint64_t ahead = ((uint64_t)GEMV_ROWS_AVX2 * rb / (uint64_t)nb + 63) / 64 * 64; /* as gemv_vnni's */
+    const char *next = (const char *)w + (uint64_t)GEMV_ROWS_AVX2 * rb;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, next += ahead) {
+        for (uint64_t off = 0; off < ahead; off += 64)
+            prefetch_t1(next + off);
+        const int64_t p = i / 2;
+        const int h = (int)(i % 2);
+        __m256i lanes[GEMV_ROWS_AVX2];
+        uint16_t d[GEMV_ROWS_AVX2]; /* the rows' f16 d, converted at once */
+        for (int r = 0; r < GEMV_ROWS_AVX2; r++) {
+            const uint8_t *blk = row[r] + i * F.block_bytes;
+            const __m256i q = is_signed ? legacy_quants(k, blk) : legacy_nibbles(k, blk);
+            lanes[r] = block_lanes_avx2(k, q, is_signed ? _mm256_sign_epi8(q, q) : q, y, np, p, h);
+            d[r] = rd16(blk);
+        }
+        /* the 8 rows' lane sums: hadd pairs, then the two halves added (exact integers) */
+        const __m256i t0 = _mm256_hadd_epi32(lanes[0], lanes[1]), t1 = _mm256_hadd_epi32(lanes[2], lanes[3]);
+        const __m256i t2 = _mm256_hadd_epi32(lanes[4], lanes[5]), t3 = _mm256_hadd_epi32(lanes[6], lanes[7]);
+        const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+        const __m256i isum = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20),
+                                              _mm256_permute2x128_si256(u0, u1, 0x31));
+        const float da = ((const float *)PREP_SCALES(y, np, p))[h];
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc);
+    }
+    float all[GEMV_ROWS_AVX2];
+    _mm256_storeu_ps(all, acc);
+    memcpy(out, all, (size_t)nr * sizeof(float));
+}
+
+#define GEMV_ENTRY_POINTS(name, kind)                                                                          \
+    VNNI void quant_act_gemv_##name##_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+                                           float *out)                                                         \
+    {                                                                                                          \
+        gemv_vnni(kind, w, rb, nr, a, n, out);                                                                 \
+    }                                                                                                          \
+    AVX2 void quant_act_gemv_##name##_avx2(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+                                           float *out)                                                         \
+    {                                                                                                          \
+        gemv_avx2(kind, w, rb, nr, a, n, out);                                                                 \
+    }
+GEMV_ENTRY_POINTS(q4_0, LEG_Q4_0)
+GEMV_ENTRY_POINTS(iq4_nl, LEG_IQ4_NL)
 
 #define ENTRY_POINTS(name, kind)                                                                               \
     ACT_ENTRY_POINTS_AT(vnni, VNNI, name, legacy_body_vnni, kind)                                              \

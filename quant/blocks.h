@@ -112,6 +112,11 @@ QUANT_ACT_DOT_DECL_AT(q4_0, vnni); QUANT_ACT_DOT_DECL_AT(q5_0, vnni); QUANT_ACT_
 QUANT_ACT_DOT_DECL_AT(iq4_nl, vnni); QUANT_ACT_DOT_DECL_AT(q4_1, vnni); QUANT_ACT_DOT_DECL_AT(q5_1, vnni);
 /* Q4_K and Q6_K with Q8_K activations in 512-bit lanes (act_dot_vnni_k.c): a Q4_K_M file's generation. */
 QUANT_ACT_DOT_DECL_AT(q4_k, vnni); QUANT_ACT_DOT_DECL_AT(q6_k, vnni);
+/* llama.cpp's GEMV order for the types it repacks (act_dot_legacy.c), nr rows against one prepared row. */
+#define QUANT_ACT_GEMV_DECL_AT(name, level) \
+    void quant_act_gemv_##name##_##level(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
+QUANT_ACT_GEMV_DECL_AT(q4_0, vnni); QUANT_ACT_GEMV_DECL_AT(q4_0, avx2);
+QUANT_ACT_GEMV_DECL_AT(iq4_nl, vnni); QUANT_ACT_GEMV_DECL_AT(iq4_nl, avx2);
 uint64_t quant_act_prep_bytes_legacy(int64_t n);
 void quant_act_prep_q8_0_offset8(const void *a, void *dst, int64_t n);
 void quant_act_prep_q8_0_offset16(const void *a, void *dst, int64_t n);

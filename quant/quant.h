@@ -106,6 +106,11 @@ typedef struct quant_act_kernel {
      * (once per row, for every weight row to read) into prep_bytes(n) bytes, 64-byte aligned */
     void (*prep)(const void *a, void *dst, int64_t n);
     uint64_t (*prep_bytes)(int64_t n);
+    /* Where llama.cpp multiplies fewer than 4 tokens in another order than vec_dot's (its repacked GEMV, for the
+     * types it repacks on this level): nr (1..gemv_rows) weight rows at w, row_bytes apart, against one activation
+     * row a as prep left it, into out[0..nr), in that order. NULL: dot's order is llama.cpp's. */
+    void (*gemv)(const void *w, uint64_t row_bytes, int nr, const void *a, int64_t n, float *out);
+    int gemv_rows;
 } quant_act_kernel;
 /* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or none:
  * other types multiply exactly what their activations round to (dequantized) in f32, which is the

@@ -426,6 +426,83 @@ Test(act, panel_products_equal_the_integer_dots)
                    "F16 multiplies its rounded values");
 }
 
+/* llama.cpp's GEMV for the types it repacks (ggml-cpu/arch/x86/repack.cpp, gemv_q4_b32_8x8_q8_0_lut_avx), stated
+ * in scalar code for one row: per 32-value block the integer s = sum of q_i a_i (q_i the weight's signed quant,
+ * recovered from the decoded row as rint(w_i / d): w_i is d q_i exactly), then acc = fma((float)s, d * d_a, acc),
+ * block after block. */
+static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
+{
+    float wd[32], acc = 0.0f;
+    for (int64_t b = 0; b < n / 32; b++) {
+        const uint8_t *blk = w + (size_t)b * 18, *ab = xa + (size_t)b * 34;
+        uint16_t h;
+        memcpy(&h, blk, 2);
+        const float d = quant_f16_to_f32(h);
+        memcpy(&h, ab, 2);
+        const float da = quant_f16_to_f32(h);
+        cr_assert_eq(quant_dequantize_row(type, blk, wd, 32), QUANT_OK);
+        int32_t sum = 0;
+        for (int i = 0; i < 32; i++)
+            sum += (int32_t)lrint((double)wd[i] / d) * (int8_t)ab[2 + i];
+        acc = fmaf((float)sum, d * da, acc);
+    }
+    return acc;
+}
+
+/* Fewer than 4 tokens of Q4_0 and IQ4_NL (the 32-value types llama.cpp repacks) in its GEMV's order, at both levels:
+ * every row count up to the kernel's, rows of an odd number of blocks (the last pair half empty) and an even one,
+ * saturated rows among them; nothing past nr written. */
+Test(act, repacked_types_take_llama_cpps_gemv_order)
+{
+    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL };
+    const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+    if (!quant_act_dot_function(GGML_TYPE_Q4_0, QUANT_IMPL_AVX2).gemv) {
+        cr_log_warn("no GEMV forms on this CPU (no AVX2): skipped");
+        return;
+    }
+    int checked = 0;
+    for (size_t ti = 0; ti < 2; ti++)
+        for (int p = 0; p < 2; p++) {
+            const uint32_t type = types[ti];
+            const quant_act_kernel k = quant_act_dot_function(type, impls[p]);
+            cr_assert_not_null(k.gemv, "%s impl %d", gguf_type_traits_of(type)->name, p);
+            cr_assert(k.gemv_rows == 8 || k.gemv_rows == 16);
+            enum { R = 16 };
+            for (int64_t n = 224; n <= 256; n += 32) { /* 7 and 8 blocks */
+                const uint64_t rb = (uint64_t)n / 32 * 18;
+                uint8_t *w = malloc(R * rb), *xa = malloc(quant_act_row_bytes(GGML_TYPE_Q8_0, n));
+                float x[256], out[R + 1];
+                for (uint64_t i = 0; i < R * rb; i += 18)
+                    (i / rb == 3 ? test_saturated_block : test_random_block)(type, w + i, 18);
+                for (int64_t i = 0; i < n; i++)
+                    x[i] = (float)((int)(test_rnd() % 20001) - 10000) / 997.0f;
+                cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, xa, n), QUANT_OK);
+                uint8_t *owned;
+                uint64_t stride;
+                const uint8_t *a = act_rows_for(&k, xa, 0, 1, n, &owned, &stride);
+                for (int nr = 1; nr <= k.gemv_rows; nr++) {
+                    for (int r = 0; r <= R; r++)
+                        out[r] = -1e30f;
+                    k.gemv(w, rb, nr, a, n, out);
+                    for (int r = 0; r <= R; r++) {
+                        if (r >= nr) {
+                            cr_assert_eq(out[r], -1e30f, "%s: row %d of %d written", gguf_type_traits_of(type)->name,
+                                         r, nr);
+                            continue;
+                        }
+                        const float want = gemv_reference(type, w + r * rb, xa, n);
+                        cr_assert_eq(out[r], want, "%s impl %d n %lld rows %d: row %d gives %.9g, the GEMV order %.9g",
+                                     gguf_type_traits_of(type)->name, p, (long long)n, nr, r, out[r], want);
+                    }
+                }
+                free(owned), free(w), free(xa);
+            }
+            checked++;
+        }
+    cr_assert_eq(checked, 4);
+    cr_assert_null(quant_act_dot_function(GGML_TYPE_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
+}
+
 /* The quantizers on random rows with ties, at whatever SIMD level runs: byte for byte the rules above
  * (act_quant.c), spelled out here once more in plain C. */
 Test(act, quantizers_follow_the_rules_on_random_rows)

@@ -13,6 +13,13 @@ void cpu_act_rows(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
+    if (k.gemv) { /* llama.cpp's order for these few tokens is its repacked GEMV's, rows side by side */
+        for (int tok = 0; tok < T; tok++)
+            for (int r = 0; r < nr; r += k.gemv_rows)
+                k.gemv(base + (uint64_t)r * rb, rb, nr - r < k.gemv_rows ? nr - r : k.gemv_rows,
+                       xq + (uint64_t)tok * arb, n, y + tok * ld + r0 + r);
+        return;
+    }
     int tok = 0;
     if (k.dot4)
         for (; tok + 4 <= T; tok += 4)
