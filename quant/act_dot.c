@@ -216,6 +216,8 @@ static const struct {
 } gemvs[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q4_0] = { quant_act_gemv_q4_0_vnni, quant_act_gemv_q4_0_avx2 },
     [GGML_TYPE_IQ4_NL] = { quant_act_gemv_iq4_nl_vnni, quant_act_gemv_iq4_nl_avx2 },
+    [GGML_TYPE_Q4_K] = { quant_act_gemv_q4_k_vnni, quant_act_gemv_q4_k_avx2 },
+    [GGML_TYPE_Q2_K] = { NULL, quant_act_gemv_q2_k_avx2 },
 };
 #endif
 

@@ -17,6 +17,7 @@
 
 #include "act_unpack_avx2.h"
 #include "prefetch_ahead.h"
+#include "row_sums.h"
 #include "simd_hsum.h"
 
 /* Signed weights: |w| times a with w's sign. */
@@ -116,6 +117,33 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
         out[t] = quant_hsum8(acc[t]) - mins[t];
 }
 
+/* A Q4_K block's 8 chunks of quants (chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones), each
+ * chunk's scale in every 16-bit lane (sc), and its 8 mins widened to 16 bits. */
+AVX2 static INLINE void q4k_unpack(const uint8_t *b, __m256i q[8], __m256i sc[8], __m128i *mins16)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m128i sm = kq_scale_bytes(b);
+    const __m128i s16 = _mm_cvtepu8_epi16(sm);
+    const __m256i scales = _mm256_setr_m128i(s16, s16);
+    *mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+    for (int j = 0; j < 4; j++) {
+        const __m256i v = load32(b + 16 + 32 * j);
+        q[2 * j] = _mm256_and_si256(v, low4);
+        q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    }
+    for (int c = 0; c < 8; c++) /* chunk c's scale (16-bit lane c) in every lane */
+        sc[c] = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((2 * c + 1) << 8 | 2 * c)));
+}
+
+/* A block's 8 lanes against Q8_K row y: each chunk's pair sums of unsigned quants times its scale (Q4_K, Q2_K). */
+AVX2 static INLINE __m256i q4k_isum(const __m256i q[8], const __m256i sc[8], const uint8_t *y)
+{
+    __m256i isum = _mm256_setzero_si256();
+    for (int c = 0; c < 8; c++)
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], load32(y + 4 + 32 * c)), sc[c]));
+    return isum;
+}
+
 /* Q4_K on its own, as ggml's AVX2 dot forms it (the generation path of a Q4_K_M file): the 6-bit scales and
  * mins unpacked in registers, each chunk's scale spread to its 16-bit lanes by a byte shuffle, and the mins
  * term in 4 int32 lanes scaled into 4 f32 ones, added after the 8 (bit for bit ggml's vec_dot). The generic
@@ -128,26 +156,15 @@ AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t 
     __m128 acc_m[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
     for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
         prefetch_block_ahead(b, 144, n);
-        const __m128i sm = kq_scale_bytes(b);
-        const __m128i s16 = _mm_cvtepu8_epi16(sm), mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
-        const __m256i scales = _mm256_setr_m128i(s16, s16);
         __m256i q[8], sc[8];
-        for (int j = 0; j < 4; j++) { /* chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones */
-            const __m256i v = load32(b + 16 + 32 * j);
-            q[2 * j] = _mm256_and_si256(v, low4);
-            q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-        }
-        for (int c = 0; c < 8; c++) /* chunk c's scale (16-bit lane c) in every lane */
-            sc[c] = _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)((2 * c + 1) << 8 | 2 * c)));
+        __m128i mins16;
+        q4k_unpack(b, q, sc, &mins16);
         const float d = f16c(b), dmin = f16c(b + 2);
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
-            __m256i isum = _mm256_setzero_si256();
-            for (int c = 0; c < 8; c++)
-                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[c], load32(y + 4 + 32 * c)), sc[c]));
+            const __m256i isum = q4k_isum(q, sc, y);
             const float da = q8k_d(y);
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(isum), acc[t]);
             acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * da), _mm_cvtepi32_ps(q8k_mins_lanes(y, mins16)), acc_m[t]);
@@ -155,6 +172,64 @@ AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t 
     }
     for (int t = 0; t < nt; t++)
         out[t] = quant_hsum8(acc[t]) - quant_hsum4(acc_m[t]);
+}
+
+/* llama.cpp's GEMV order for Q4_K, and for Q2_K where its AVX-512 build repacks it (ggml_gemv_q4_K_8x8_q8_K,
+ * ggml_gemv_q2_K_8x8_q8_K; act_dot_vnni_k.c's q4k_gemv says what it computes), 8 rows side by side: each row's
+ * block integer as the dots form it and its mins' integer, then added across lanes (row_sums.h). */
+AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+                                float *out)
+{
+    enum { ROWS = 8 };
+    const int bytes = k == KQ_Q4_K ? 144 : 84, d_at = k == KQ_Q4_K ? 0 : 80; /* dmin right after d */
+    const int64_t nb = n / QK_K;
+    const uint64_t ahead = ((uint64_t)ROWS * rb / (uint64_t)nb + 63) / 64 * 64; /* the next rows, prefetch_span */
+    const char *next = (const char *)w + (uint64_t)ROWS * rb;
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES, next += ahead) {
+        prefetch_span(next, ahead);
+        const __m256i bs = load32(y + 4 + QK_K);
+        const __m128i bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        __m256i isum[ROWS], imin[ROWS];
+        uint16_t d[ROWS], dmin[ROWS];
+        const uint8_t *b = w + (uint64_t)i * bytes;
+        for (int r = 0; r < ROWS; r++) {
+            __m256i q[8], sc[8];
+            if (k == KQ_Q4_K) {
+                __m128i mins16;
+                q4k_unpack(b, q, sc, &mins16);
+                imin[r] = _mm256_zextsi128_si256(_mm_madd_epi16(mins16, bs_pairs)); /* 4 lanes, 4 zeros */
+            } else {
+                kblock u;
+                kblock_unpack(k, b, &u);
+                const __m128i s8 = scale_bytes(k, b);
+                for (int c = 0; c < 8; c++)
+                    q[c] = u.q[c], sc[c] = chunk_scales(k, s8, c);
+                imin[r] = q2k_mins_lanes(y, b);
+            }
+            isum[r] = q4k_isum(q, sc, y);
+            d[r] = rd16(b + d_at), dmin[r] = rd16(b + d_at + 2);
+            b += r + 1 < nr ? rb : 0;
+        }
+        const __m256 da = _mm256_set1_ps(q8k_d(y));
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
+        const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dmin));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(quant_rows8_sum(isum)), _mm256_mul_ps(dw, da), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(quant_rows8_sum(imin)), _mm256_mul_ps(dm, da), accm);
+    }
+    float all[ROWS];
+    _mm256_storeu_ps(all, _mm256_sub_ps(acc, accm));
+    memcpy(out, all, (size_t)nr * sizeof(float));
+}
+
+AVX2 void quant_act_gemv_q4_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+{
+    kq_gemv(KQ_Q4_K, w, rb, nr, y, n, out);
+}
+
+AVX2 void quant_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+{
+    kq_gemv(KQ_Q2_K, w, rb, nr, y, n, out);
 }
 
 /* Q6_K on its own, as ggml's AVX2 dot forms it: the quants unsigned (0..63) against the activations, each

@@ -23,6 +23,7 @@
 #include "act_unpack_avx2.h"
 #include "nibble_lookup_avx512.h"
 #include "prefetch_ahead.h"
+#include "row_sums.h"
 #include "simd_hsum.h"
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
@@ -226,28 +227,17 @@ DEFINE_LEGACY_BODY(legacy_body_avx2, AVX2, pair_avx2)
  */
 enum { GEMV_ROWS_VNNI = 16, GEMV_ROWS_AVX2 = 8 };
 
-/* x and y pairwise added: lanes 0-7 x's lanes (0+1), (2+3), ..., lanes 8-15 y's. */
-VNNI static INLINE __m512i add_pairs(__m512i x, __m512i y)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    return _mm512_add_epi32(_mm512_permutex2var_epi32(x, even, y), _mm512_permutex2var_epi32(x, odd, y));
-}
-
 VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
                                   float *out)
 {
     const legacy_form F = form_of(k);
     const int64_t nb = n / 32, np = pairs_of(n), bb = F.block_bytes;
-    /* The 16 rows are short streams side by side, which the hardware prefetchers do not follow (from memory this
-     * ran at a third of the dot's rate, in cache at its rate); the next 16 rows lie right after these, one
-     * contiguous run of bytes: a share of them is fetched at each pair. */
+    /* the next 16 rows, a share at each pair (prefetch_span) */
     const uint64_t ahead = ((uint64_t)GEMV_ROWS_VNNI * rb / (uint64_t)np + 63) / 64 * 64;
     const char *next = (const char *)w + (uint64_t)GEMV_ROWS_VNNI * rb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t p = 0; p < np; p++, next += ahead) {
-        for (uint64_t off = 0; off < ahead; off += 64)
-            prefetch_t1(next + off);
+        prefetch_span(next, ahead);
         const bool two = 2 * p + 1 < nb;
         const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
         const __m512i aq = _mm512_loadu_si512(PREP_QUANTS(y, np, p));
@@ -266,13 +256,13 @@ VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, 
             const __m512i l1 = _mm512_dpbusd_epi32(init, quants_of(k, rp, two), aq);
             d_pairs[2 * i + 1] = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
             rp += 2 * i + 2 < nr ? rb : 0;
-            sums[i] = add_pairs(l0, l1);
+            sums[i] = quant_add_pairs(l0, l1);
         }
         const __m512i dw = _mm512_loadu_si512(d_pairs);
         for (int i = 0; i < 4; i++)
-            sums[i] = add_pairs(sums[2 * i], sums[2 * i + 1]);
+            sums[i] = quant_add_pairs(sums[2 * i], sums[2 * i + 1]);
         for (int i = 0; i < 2; i++)
-            sums[i] = add_pairs(sums[2 * i], sums[2 * i + 1]);
+            sums[i] = quant_add_pairs(sums[2 * i], sums[2 * i + 1]);
         /* sums[0] lane 2r + h: row r (0-7), block 2p + h; sums[1] rows 8-15 */
         const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         const float *sc = (const float *)PREP_SCALES(y, np, p);
@@ -302,8 +292,7 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
     const char *next = (const char *)w + (uint64_t)GEMV_ROWS_AVX2 * rb;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, next += ahead) {
-        for (uint64_t off = 0; off < ahead; off += 64)
-            prefetch_t1(next + off);
+        prefetch_span(next, ahead);
         const int64_t p = i / 2;
         const int h = (int)(i % 2);
         __m256i lanes[GEMV_ROWS_AVX2];
@@ -314,12 +303,7 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
             lanes[r] = block_lanes_avx2(k, q, is_signed ? _mm256_sign_epi8(q, q) : q, y, np, p, h);
             d[r] = rd16(blk);
         }
-        /* the 8 rows' lane sums: hadd pairs, then the two halves added (exact integers) */
-        const __m256i t0 = _mm256_hadd_epi32(lanes[0], lanes[1]), t1 = _mm256_hadd_epi32(lanes[2], lanes[3]);
-        const __m256i t2 = _mm256_hadd_epi32(lanes[4], lanes[5]), t3 = _mm256_hadd_epi32(lanes[6], lanes[7]);
-        const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
-        const __m256i isum = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20),
-                                              _mm256_permute2x128_si256(u0, u1, 0x31));
+        const __m256i isum = quant_rows8_sum(lanes);
         const float da = ((const float *)PREP_SCALES(y, np, p))[h];
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc);

@@ -15,6 +15,7 @@
 
 #include "act_unpack_avx2.h"
 #include "prefetch_ahead.h"
+#include "row_sums.h"
 #include "simd_hsum.h"
 
 #define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
@@ -40,16 +41,35 @@ VNNI static inline __m512i spread(__m512i s32, int first, int shift)
                                     s32);
 }
 
-/* A block's 8 lanes against Q8_K row y: each chunk pair's 4-product sums times its lanes' scales, the pairs added,
- * then the halves folded (the AVX2 dot's lanes). */
-VNNI static inline __m256i block_lanes(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
+/* A block's 16 lanes against Q8_K row y: each chunk pair's 4-product sums times its lanes' scales, the pairs added. */
+VNNI static inline __m512i block_isum(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
 {
     __m512i isum = _mm512_setzero_si512();
     for (int j = 0; j < 4; j++) {
         const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[j], _mm512_loadu_si512(y + 4 + 64 * j));
         isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dp, sc[j]));
     }
-    return fold(isum);
+    return isum;
+}
+
+/* Those 16 lanes with the halves folded: the AVX2 dot's 8 lanes. */
+VNNI static inline __m256i block_lanes(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
+{
+    return fold(block_isum(w, sc, y));
+}
+
+/* A Q4_K block's quants as 4 registers of two chunks each (chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their
+ * high ones), their scales spread to the lanes (sc), and its 8 mins widened to 16 bits. */
+VNNI static INLINE void q4k_unpack(const uint8_t *b, __m512i w[4], __m512i sc[4], __m128i *mins16)
+{
+    const __m128i sm = kq_scale_bytes(b);
+    const __m512i s32 = _mm512_cvtepu8_epi32(sm); /* lanes 0-7: the scales */
+    *mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
+    for (int j = 0; j < 4; j++) {
+        const __m256i q = load32(b + 16 + 32 * j);
+        w[j] = _mm512_and_si512(pair(q, _mm256_srli_epi16(q, 4)), _mm512_set1_epi8(0x0f));
+        sc[j] = spread(s32, 2 * j, 3);
+    }
 }
 
 /* The mins term as the AVX2 dot (q4k_body there) forms it, in 4 lanes added after the 8. */
@@ -59,18 +79,11 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
     __m128 acc_m[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
         acc[t] = _mm256_setzero_ps(), acc_m[t] = _mm_setzero_ps();
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t i = 0; i < n; i += QK_K, b += 144, a += Q8K_BYTES) {
         prefetch_block_ahead(b, 144, n);
-        const __m128i sm = kq_scale_bytes(b);
-        const __m512i s32 = _mm512_cvtepu8_epi32(sm); /* lanes 0-7: the scales */
-        const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         __m512i w[4], sc[4];
-        for (int j = 0; j < 4; j++) {  /* chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones */
-            const __m256i q = load32(b + 16 + 32 * j);
-            w[j] = _mm512_and_si512(pair(q, _mm256_srli_epi16(q, 4)), low4);
-            sc[j] = spread(s32, 2 * j, 3);
-        }
+        __m128i mins16;
+        q4k_unpack(b, w, sc, &mins16);
         const float d = f16c(b), dmin = f16c(b + 2);
         for (int t = 0; t < nt; t++) {
             const uint8_t *y = a + t * as;
@@ -81,6 +94,53 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
     }
     for (int t = 0; t < nt; t++)
         out[t] = quant_hsum8(acc[t]) - quant_hsum4(acc_m[t]);
+}
+
+/* llama.cpp's GEMV order for Q4_K, which it repacks (ggml_gemv_q4_K_8x8_q8_K; act_dot_legacy.c says why it
+ * matters): per row, block after block, acc = fma((float)isum, d * d_a, acc) and, apart, accm = fma((float)imin,
+ * dmin * d_a, accm), the result acc - accm, with isum the block's whole scaled integer and imin its mins' (as the
+ * prompts' panels at fewer than 4 tokens, act_gemm_body.h). nr (1..16) rows at w, rb bytes apart, against the Q8_K
+ * row y, into out[0..nr): each row's integers as the dot's, then added across lanes into lane r for row r
+ * (row_sums.h). Rows past nr repeat the last. */
+VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n, float *out)
+{
+    enum { ROWS = 16 };
+    const int64_t nb = n / QK_K;
+    const uint64_t ahead = ((uint64_t)ROWS * rb / (uint64_t)nb + 63) / 64 * 64; /* the next rows, prefetch_span */
+    const char *next = (const char *)w + (uint64_t)ROWS * rb;
+    __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES, next += ahead) {
+        prefetch_span(next, ahead);
+        const __m256i bs = load32(y + 4 + QK_K);
+        const __m128i bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        __m512i isum[ROWS / 2];
+        __m128i imin[ROWS];
+        uint32_t d_dmin[ROWS]; /* each row's f16 d and dmin, adjacent in the block */
+        const uint8_t *b = w + (uint64_t)i * 144;
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; r++) {
+            __m512i q[4], sc[4];
+            __m128i mins16;
+            q4k_unpack(b, q, sc, &mins16);
+            const __m512i s = block_isum(q, sc, y);
+            isum[r / 2] = r % 2 ? quant_add_pairs(isum[r / 2], s) : s;
+            imin[r] = _mm_madd_epi16(mins16, bs_pairs);
+            d_dmin[r] = rd32(b);
+            b += r + 1 < nr ? rb : 0;
+        }
+        const __m512i dd = _mm512_loadu_si512(d_dmin);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+        const __m512 da = _mm512_set1_ps(q8k_d(y));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(quant_rows16_sum_paired(isum)), _mm512_mul_ps(d, da), acc);
+        accm = _mm512_fmadd_ps(_mm512_cvtepi32_ps(quant_rows16_sum4(imin)), _mm512_mul_ps(dmin, da), accm);
+    }
+    _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), _mm512_sub_ps(acc, accm));
+}
+
+VNNI void quant_act_gemv_q4_k_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
+{
+    q4k_gemv(w, rb, nr, a, n, out);
 }
 
 VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)

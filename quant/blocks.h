@@ -117,6 +117,8 @@ QUANT_ACT_DOT_DECL_AT(q4_k, vnni); QUANT_ACT_DOT_DECL_AT(q6_k, vnni);
     void quant_act_gemv_##name##_##level(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
 QUANT_ACT_GEMV_DECL_AT(q4_0, vnni); QUANT_ACT_GEMV_DECL_AT(q4_0, avx2);
 QUANT_ACT_GEMV_DECL_AT(iq4_nl, vnni); QUANT_ACT_GEMV_DECL_AT(iq4_nl, avx2);
+QUANT_ACT_GEMV_DECL_AT(q4_k, vnni); QUANT_ACT_GEMV_DECL_AT(q4_k, avx2); /* act_dot_vnni_k.c, act_dot_avx2.c */
+QUANT_ACT_GEMV_DECL_AT(q2_k, avx2); /* where an AVX-512 llama.cpp repacks it: no VNNI form of its dots either */
 uint64_t quant_act_prep_bytes_legacy(int64_t n);
 void quant_act_prep_q8_0_offset8(const void *a, void *dst, int64_t n);
 void quant_act_prep_q8_0_offset16(const void *a, void *dst, int64_t n);

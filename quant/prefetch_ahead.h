@@ -44,4 +44,13 @@ static inline void prefetch_block_ahead(const uint8_t *b, int bytes, int64_t n)
     }
 }
 
+/* A GEMV's next rows (act_dot_*.c): the bytes right after the rows it multiplies side by side, whose short rows
+ * the hardware prefetchers do not follow as streams (without this, 16 rows side by side ran at a third of one row
+ * at a time from memory). `bytes` at p, a share of the next rows per step. */
+static inline void prefetch_span(const char *p, uint64_t bytes)
+{
+    for (uint64_t off = 0; off < bytes; off += 64)
+        prefetch_t1(p + off);
+}
+
 #endif

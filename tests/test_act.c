@@ -95,46 +95,56 @@ static float act_dot(const quant_act_kernel *k, const uint8_t *w, const uint8_t 
     return got;
 }
 
-/* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from QUANT_TILED_MIN_TOKENS tokens
- * on) stated in scalar code: per block the integer s = sum of k_i a_i, k_i the weight's integer (its scale times its
- * quant, Q3_K's -4 and Q6_K's -32 included) and a_i the Q8_K activation, and for the types with mins (Q2_K, Q5_K)
- * the mins' integer m = sum of m_i a_i; then r = fma(-dmin, m, s * d) and acc = fma(r, d_a, acc), block after
- * block. k_i and m_i come from the row decoder on the block with dmin set to 0 (w_i = d k_i within two roundings,
- * |k_i| < 2^13: rint(w_i / d) is k_i), and with d set to 0 and dmin to 1 (w_i = -m_i exactly). */
-static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
+/* A 256-value block's integers against the Q8_K block ab, recovered from the row decoder: s = sum of k_i a_i, k_i
+ * the weight's integer (its scale times its quant, Q3_K's -4 and Q6_K's -32 included), and for the types with mins
+ * (Q2_K, Q4_K, Q5_K) m = sum of m_i a_i, m_i the min of value i's group; k_i from the block with dmin set to 0
+ * (w_i = d k_i within two roundings, |k_i| < 2^13: rint(w_i / d) is k_i), m_i from it with d set to 0 and dmin to 1
+ * (w_i = -m_i exactly). Also the block's d and dmin (0 without mins). */
+static void block_integers(uint32_t type, const uint8_t *block, const uint8_t *ab, int64_t *s, int64_t *m, float *d,
+                           float *dmin)
 {
     const gguf_type_traits *tt = gguf_type_traits_of(type);
     /* where each block's f16 d and dmin are (ggml's block_q2_K .. block_iq4_xs); -1: no dmin */
     const int d_at = type == GGML_TYPE_Q2_K ? 80 : type == GGML_TYPE_Q3_K ? 108 : type == GGML_TYPE_Q6_K ? 208 : 0;
-    const int dmin_at = type == GGML_TYPE_Q2_K ? 82 : type == GGML_TYPE_Q5_K ? 2 : -1;
-    float wd[256], acc = 0.0f;
+    const int dmin_at = type == GGML_TYPE_Q2_K ? 82 : type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K ? 2 : -1;
+    float wd[256];
     uint8_t blk[256];
+    uint16_t h;
     cr_assert_leq(tt->type_size, sizeof blk);
-    for (int64_t b = 0; b < n / 256; b++) {
-        const uint8_t *ab = xa + (size_t)b * 292;
-        uint16_t h;
-        memcpy(&h, w + (size_t)b * tt->type_size + d_at, 2);
-        const float d = quant_f16_to_f32(h);
-        float da, dmin = 0.0f;
-        memcpy(&da, ab, 4);
-        int64_t s = 0, m = 0;
-        memcpy(blk, w + (size_t)b * tt->type_size, tt->type_size);
-        if (dmin_at >= 0) {
-            memcpy(&h, blk + dmin_at, 2);
-            dmin = quant_f16_to_f32(h);
-            memset(blk + dmin_at, 0, 2);
-        }
+    memcpy(blk, block, tt->type_size);
+    memcpy(&h, blk + d_at, 2);
+    *d = quant_f16_to_f32(h), *dmin = 0.0f, *s = 0, *m = 0;
+    if (dmin_at >= 0) {
+        memcpy(&h, blk + dmin_at, 2);
+        *dmin = quant_f16_to_f32(h);
+        memset(blk + dmin_at, 0, 2);
+    }
+    cr_assert_eq(quant_dequantize_row(type, blk, wd, 256), QUANT_OK);
+    for (int i = 0; i < 256; i++)
+        *s += (int64_t)lrint((double)wd[i] / *d) * (int8_t)ab[4 + i];
+    if (dmin_at >= 0) {
+        const uint16_t one = 0x3c00;
+        memset(blk + d_at, 0, 2);
+        memcpy(blk + dmin_at, &one, 2);
         cr_assert_eq(quant_dequantize_row(type, blk, wd, 256), QUANT_OK);
         for (int i = 0; i < 256; i++)
-            s += (int64_t)lrint((double)wd[i] / d) * (int8_t)ab[4 + i];
-        if (dmin_at >= 0) {
-            const uint16_t one = 0x3c00;
-            memset(blk + d_at, 0, 2);
-            memcpy(blk + dmin_at, &one, 2);
-            cr_assert_eq(quant_dequantize_row(type, blk, wd, 256), QUANT_OK);
-            for (int i = 0; i < 256; i++)
-                m -= (int64_t)wd[i] * (int8_t)ab[4 + i];
-        }
+            *m -= (int64_t)wd[i] * (int8_t)ab[4 + i];
+    }
+}
+
+/* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from QUANT_TILED_MIN_TOKENS tokens
+ * on) stated in scalar code: per block r = fma(-dmin, m, s * d) and acc = fma(r, d_a, acc), block after block, with
+ * s and m the block's integers (block_integers). */
+static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
+{
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / 256; b++) {
+        const uint8_t *ab = xa + (size_t)b * 292;
+        int64_t s, m;
+        float d, dmin, da;
+        block_integers(type, w + (size_t)b * tt->type_size, ab, &s, &m, &d, &dmin);
+        memcpy(&da, ab, 4);
         acc = fmaf(fmaf(-dmin, (float)m, (float)s * d), da, acc);
     }
     return acc;
@@ -426,13 +436,27 @@ Test(act, panel_products_equal_the_integer_dots)
                    "F16 multiplies its rounded values");
 }
 
-/* llama.cpp's GEMV for the types it repacks (ggml-cpu/arch/x86/repack.cpp, gemv_q4_b32_8x8_q8_0_lut_avx), stated
- * in scalar code for one row: per 32-value block the integer s = sum of q_i a_i (q_i the weight's signed quant,
- * recovered from the decoded row as rint(w_i / d): w_i is d q_i exactly), then acc = fma((float)s, d * d_a, acc),
- * block after block. */
+/* llama.cpp's GEMV for the types it repacks (ggml-cpu/arch/x86/repack.cpp: gemv_q4_b32_8x8_q8_0_lut_avx,
+ * ggml_gemv_q4_K_8x8_q8_K, ggml_gemv_q2_K_8x8_q8_K), stated in scalar code for one row. Q4_0, IQ4_NL: per 32-value
+ * block the integer s = sum of q_i a_i (q_i the signed quant, recovered as rint(w_i / d): w_i is d q_i exactly),
+ * acc = fma((float)s, d * d_a, acc), block after block. Q4_K, Q2_K: per 256-value block acc = fma((float)s, d * d_a,
+ * acc) and accm = fma((float)m, dmin * d_a, accm), s and m the block's integers (block_integers); then acc - accm. */
 static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
 {
-    float wd[32], acc = 0.0f;
+    float acc = 0.0f, accm = 0.0f;
+    if (type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q2_K) {
+        for (int64_t b = 0; b < n / 256; b++) {
+            const uint8_t *ab = xa + (size_t)b * 292;
+            int64_t s, m;
+            float d, dmin, da;
+            block_integers(type, w + (size_t)b * gguf_type_traits_of(type)->type_size, ab, &s, &m, &d, &dmin);
+            memcpy(&da, ab, 4);
+            acc = fmaf((float)s, d * da, acc);
+            accm = fmaf((float)m, dmin * da, accm);
+        }
+        return acc - accm;
+    }
+    float wd[32];
     for (int64_t b = 0; b < n / 32; b++) {
         const uint8_t *blk = w + (size_t)b * 18, *ab = xa + (size_t)b * 34;
         uint16_t h;
@@ -449,34 +473,42 @@ static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, 
     return acc;
 }
 
-/* Fewer than 4 tokens of Q4_0 and IQ4_NL (the 32-value types llama.cpp repacks) in its GEMV's order, at both levels:
- * every row count up to the kernel's, rows of an odd number of blocks (the last pair half empty) and an even one,
- * saturated rows among them; nothing past nr written. */
+/* Fewer than 4 tokens of Q4_0, IQ4_NL and Q4_K (the types llama.cpp repacks on every x86 build), and of Q2_K on the
+ * AVX-512 level (its AVX-512 build repacks it too), in its GEMV's order, at both levels: every row count up to the
+ * kernel's, rows of an odd number of blocks (the last pair half empty) and an even one, saturated rows among them;
+ * nothing past nr written. */
 Test(act, repacked_types_take_llama_cpps_gemv_order)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL };
+    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q2_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     if (!quant_act_dot_function(GGML_TYPE_Q4_0, QUANT_IMPL_AVX2).gemv) {
         cr_log_warn("no GEMV forms on this CPU (no AVX2): skipped");
         return;
     }
     int checked = 0;
-    for (size_t ti = 0; ti < 2; ti++)
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
         for (int p = 0; p < 2; p++) {
-            const uint32_t type = types[ti];
+            const uint32_t type = types[ti], at = quant_act_type(type);
+            const gguf_type_traits *tt = gguf_type_traits_of(type);
             const quant_act_kernel k = quant_act_dot_function(type, impls[p]);
-            cr_assert_not_null(k.gemv, "%s impl %d", gguf_type_traits_of(type)->name, p);
+            const bool avx512 = impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
+            if (type == GGML_TYPE_Q2_K && !avx512) {
+                cr_assert_null(k.gemv, "Q2_K impl %d: vec_dot's order, as llama.cpp's AVX2 build", p);
+                continue;
+            }
+            cr_assert_not_null(k.gemv, "%s impl %d", tt->name, p);
             cr_assert(k.gemv_rows == 8 || k.gemv_rows == 16);
             enum { R = 16 };
-            for (int64_t n = 224; n <= 256; n += 32) { /* 7 and 8 blocks */
-                const uint64_t rb = (uint64_t)n / 32 * 18;
-                uint8_t *w = malloc(R * rb), *xa = malloc(quant_act_row_bytes(GGML_TYPE_Q8_0, n));
-                float x[256], out[R + 1];
-                for (uint64_t i = 0; i < R * rb; i += 18)
-                    (i / rb == 3 ? test_saturated_block : test_random_block)(type, w + i, 18);
+            for (int64_t blocks = 3; blocks <= 4; blocks++) { /* an odd and an even count: 7 and 8 of 32 values */
+                const int64_t n = (tt->block_size == 32 ? blocks + 4 : blocks) * (int64_t)tt->block_size;
+                const uint64_t rb = (uint64_t)n / tt->block_size * tt->type_size;
+                uint8_t *w = malloc(R * rb), *xa = malloc(quant_act_row_bytes(at, n));
+                float x[1024], out[R + 1];
+                for (uint64_t i = 0; i < R * rb; i += tt->type_size)
+                    (i / rb == 3 ? test_saturated_block : test_random_block)(type, w + i, tt->type_size);
                 for (int64_t i = 0; i < n; i++)
                     x[i] = (float)((int)(test_rnd() % 20001) - 10000) / 997.0f;
-                cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, xa, n), QUANT_OK);
+                cr_assert_eq(quant_act_quantize(at, x, xa, n), QUANT_OK);
                 uint8_t *owned;
                 uint64_t stride;
                 const uint8_t *a = act_rows_for(&k, xa, 0, 1, n, &owned, &stride);
@@ -499,7 +531,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
             }
             checked++;
         }
-    cr_assert_eq(checked, 4);
+    cr_assert_eq(checked, strcmp(quant_simd_level(), "avx512") ? 6 : 7);
     cr_assert_null(quant_act_dot_function(GGML_TYPE_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
 }
 
