@@ -168,7 +168,6 @@ static const quant_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
     }
 static const quant_act_gemm avx2_tiled[GGML_TYPE_COUNT] = TILED_TABLE(avx2);
 static const quant_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
-#endif
 
 /* Whether llama.cpp's x86 CPU backend, as built for this level, repacks the type into 8-row blocks at load
  * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL with AVX2; Q2_K where the build has
@@ -181,6 +180,7 @@ static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
     default: return false;
     }
 }
+#endif
 
 /* How llama.cpp's x86 CPU backend adds a prompt's products of the type up: in the panel's row order for the types
  * it repacks; through vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1, and below QUANT_TILED_MIN_TOKENS tokens the
