@@ -8,7 +8,9 @@
 # Q4_K_M, Q6_K and Q8_0 ones are written there again: synth_model.py, then
 # gguf-quantize), synth_model.py with the pure-Python gguf wheel, and the two
 # benchmark scripts. LLAMA_BENCH=path adds a llama-bench (a CUDA build) to
-# compare with. All of it goes into DEST/payload.tar.xz beside gpu-validate.sh,
+# compare with; LLAMA_QUANTIZE=path a llama-quantize (any build; its libraries
+# come along) that makes there the full-size files of the types our
+# gguf-quantize does not write (Q2_K, Q3_K_M, IQ4_XS, IQ4_NL, Q5_K_M). All of it goes into DEST/payload.tar.xz beside gpu-validate.sh,
 # which unpacks it: a stripped llama-bench for sm_90 alone is 70 MB, 41 MB in xz,
 # and the device tool carries 64 MiB in all.
 #   scripts/gpu-pack.sh BUILD DEST      then, there:  DEST/gpu-validate.sh
@@ -27,6 +29,7 @@ dest=$stage
 cp "$build"/{gguf-run,bench-run,gguf-quantize,gguf-mkfixture,gguf-inspect,libggufscope-cuda.so} "$dest/bin/"
 cp "$build"/tests/{test_cuda,test_backends,test_run_backends} "$dest/bin/"
 [ -n "${LLAMA_BENCH:-}" ] && cp "$LLAMA_BENCH" "$dest/bin/llama-bench" && strip "$dest/bin/llama-bench"
+[ -n "${LLAMA_QUANTIZE:-}" ] && cp "$LLAMA_QUANTIZE" "$dest/bin/llama-quantize"
 # Every library the programs load, except the C library's own (the machine's newer glibc serves them),
 # the compiler's runtime and OpenSSL (there too) and CUDA's (the machine's toolkit, matching its driver).
 for b in "$dest"/bin/*; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
@@ -34,7 +37,6 @@ for b in "$dest"/bin/*; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
   while read -r l; do cp -L "$l" "$dest/lib/"; done
 for m in "$shared"/models/*.gguf; do
   case $(basename "$m") in tiny-*-f32.gguf | tiny-*-f16.gguf | tiny-*-q4_k_m.gguf | tiny-*-q6_k.gguf | tiny-*-q8_0.gguf) ;;
-  quant-testvectors.gguf) ;;
   *) cp "$m" "$dest/models/" ;;
   esac
 done

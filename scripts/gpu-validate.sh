@@ -4,13 +4,17 @@
 #   1. the gpu-labelled test programs (CUDA against the CPU, op by op, whole models of every
 #      architecture and type);
 #   2. gguf-run --compare cpu,cuda on every shared model, writer-made fixtures of each
-#      architecture, and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M);
+#      architecture, and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M; the
+#      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
 #      rounds when the pack holds one (else alone), graphs on and off;
 #   4. where a decode step's time goes: a 22-layer model of 256 values (no bandwidth to
 #      speak of) and ncu's per-kernel GPU time for one decode token of the F16 1.1B shape.
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
-# OUT=dir keeps the test logs and ncu's report there.
+# OUT=dir keeps the test logs and ncu's report there. To spend less device time: BIG= the full-size
+# shapes (default all three), BENCH= the models to benchmark, GRAPHS_OFF=0 and FIXED_COST=0 skip
+# those runs, NCU_MODELS= the shapes ncu profiles (default tl11-f16; its per-kernel table of one token
+# counts the 1.1B llama shape's launches, so it runs for that shape alone).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${UNPACK:-/tmp/ggufscope-gpu}
@@ -50,7 +54,7 @@ for p in tiny-llama tiny-qwen2 tiny-qwen3; do
     "$B/gguf-quantize" "$M/$p-f32.gguf" "$M/$p-$q.gguf" $q >/dev/null 2>&1 || status=1
   done
 done
-big=(tl11:tinyllama-1.1b q05:qwen2.5-0.5b q3-06:qwen3-0.6b)
+read -r -a big <<<"${BIG:-tl11:tinyllama-1.1b q05:qwen2.5-0.5b q3-06:qwen3-0.6b}"
 for e in "${big[@]}"; do
   [ -f "$M/${e%%:*}-f16.gguf" ] || ($S "${e#*:}" "$M/${e%%:*}-f16.gguf" --dtype f16 >/dev/null 2>&1) &
 done
@@ -78,22 +82,36 @@ compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagr
   fi
 }
 echo "=== compare cpu,cuda"
-for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-*) continue ;; esac; compare "$m"; done
+for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-* | quant-testvectors.gguf) continue ;; esac; compare "$m"; done
 command -v compute-sanitizer >/dev/null &&
   timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$B/gguf-run" "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 \
     --backend cuda -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
   grep -E 'ERROR SUMMARY|Invalid'
 wait
-"$B/gguf-quantize" "$M/tl11-f16.gguf" "$M/tl11-q4_k_m.gguf" q4_k_m >/dev/null 2>&1 || status=1
-"$B/gguf-quantize" "$M/q3-06-f16.gguf" "$M/q3-06-q4_k_m.gguf" q4_k_m >/dev/null 2>&1 || status=1
-for m in q05-f16 q3-06-f16 tl11-f16 tl11-q4_k_m q3-06-q4_k_m; do compare "$M/$m.gguf"; done
+shapes=()
+for e in "${big[@]}"; do
+  s=${e%%:*}
+  "$B/gguf-quantize" "$M/$s-f16.gguf" "$M/$s-q4_k_m.gguf" q4_k_m >/dev/null 2>&1 || status=1
+  shapes+=("$s-f16" "$s-q4_k_m")
+done
+# The K-quant and i-quant types that real files hold and our gguf-quantize does not write.
+if [ -x "$B/llama-quantize" ] && [ -f "$M/q3-06-f16.gguf" ]; then
+  for t in ${LLAMA_TYPES:-Q2_K Q3_K_M IQ4_XS IQ4_NL Q5_K_M}; do
+    lt=$(echo "$t" | tr 'A-Z' 'a-z')
+    "$B/llama-quantize" "$M/q3-06-f16.gguf" "$M/q3-06-$lt.gguf" "$t" 4 >/dev/null 2>&1 || { echo "llama-quantize $t failed"; status=1; }
+    shapes+=("q3-06-$lt")
+  done
+fi
+for m in "${shapes[@]}"; do compare "$M/$m.gguf"; done
 
+if [ "${FIXED_COST:-1}" = 1 ]; then
 echo "=== a decode step's fixed cost: 22 layers of 256 values"
 "$B/gguf-mkfixture" "$M/fx-22.gguf" --layers 22 --embd 256 --ff 512 --vocab 1024 >/dev/null
 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3
 GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3 |
   sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
-if command -v ncu >/dev/null; then
+fi
+if command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
   # bench-run --pp 8 --tg 8: the prompt goes through the matrix-vector kernels too, about 334 launches a
   # pass on this shape; skipping 1100 lands in run 0's decode, and 334 launches are one token.
   GGUFSCOPE_CUDA_GRAPHS=0 timeout 150 ncu --cache-control none --clock-control none \
@@ -123,15 +141,30 @@ for name, n, us in rows:
 print(f"ncu total GPU time for the token: {total:.1f} us over {sum(n for _, n, _ in rows)} launches")
 PY
 fi
+# Why the matrix-vector kernels take what they take: throughput against the card's peak, occupancy and
+# where the warps wait, for 8 launches in a decode step (q, k, v, o, gate, up, down, ...), skipping the
+# prompt's (an 8-token prompt goes through the same kernels).
+for m in ${NCU_MODELS:-tl11-f16}; do
+  command -v ncu >/dev/null && [ -f "$M/$m.gguf" ] || continue
+  echo "=== ncu: the matrix-vector kernels of $m"
+  GGUFSCOPE_CUDA_GRAPHS=0 timeout 150 ncu --cache-control none --clock-control none -k regex:matvec -s 400 -c 8 \
+    --section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
+    --metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
+    "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 8 --runs 1 >"$OUT/ncu-$m.txt" 2>&1
+  grep -E '^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Waves Per SM|stalled_(long_scoreboard|wait|lg_throttle|no_instruction|math_pipe|not_selected|short_scoreboard|barrier|selected)' \
+    "$OUT/ncu-$m.txt" | head -150
+done
 echo "=== bench (pp512 / tg128)"
-for m in tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m; do
+for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
+  [ -f "$M/$m.gguf" ] || continue
   if [ -x "$B/llama-bench" ]; then
     BACKEND=cuda PP=512 TG=128 RUNS=3 THREADS=4 LLAMA_BENCH=$B/llama-bench timeout 200 \
       bash "$G/bench-interleaved.sh" "$B" "$M/$m.gguf" "$ROUNDS" || status=1
   else
     timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 || status=1
   fi
-  GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
+  [ "${GRAPHS_OFF:-1}" = 1 ] &&
+    GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
     sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
 done
 

@@ -20,6 +20,13 @@
  *   Q5_K 176 B: as Q4_K plus qh[32] before the nibbles: bit 2g (first half of group g) or 2g+1 (second)
  *               of qh[l] is the fifth bit
  *   Q6_K 210 B: ql[128], qh[64], int8 scales[16], f16 d; two 128-value halves; d*sc*(q-32)
+ *   Q2_K  84 B: scales[16] (low nibble sc, high m), qs[64], f16 d, f16 dmin; two 128-value halves, each
+ *               four 2-bit planes of 32 bytes; d*sc*q - dmin*m
+ *   Q3_K 110 B: hmask[32], qs[64], 12 B packed 6-bit scales, f16 d; Q2_K's planes plus a third bit from
+ *               hmask (clear: subtract 4); d*(sc-32)*q
+ *   IQ4_NL 18 B: f16 d, 16 B nibbles as Q4_0, each an index into 16 non-uniform levels; d*level
+ *   IQ4_XS 136 B: f16 d, u16 high scale bits, 4 B low scale nibbles, 128 B nibbles: eight IQ4_NL blocks
+ *               of 32 with 6-bit scales; d*(ls-32)*level
  */
 #ifndef GGUFSCOPE_KERN_CUDA_BLOCKS_CUH
 #define GGUFSCOPE_KERN_CUDA_BLOCKS_CUH
@@ -89,6 +96,10 @@ template <> struct kc_traits<GGML_TYPE_Q8_0> { static const int qk = 32, bytes =
 template <> struct kc_traits<GGML_TYPE_Q4_K> { static const int qk = 256, bytes = 144; };
 template <> struct kc_traits<GGML_TYPE_Q5_K> { static const int qk = 256, bytes = 176; };
 template <> struct kc_traits<GGML_TYPE_Q6_K> { static const int qk = 256, bytes = 210; };
+template <> struct kc_traits<GGML_TYPE_Q2_K> { static const int qk = 256, bytes = 84; };
+template <> struct kc_traits<GGML_TYPE_Q3_K> { static const int qk = 256, bytes = 110; };
+template <> struct kc_traits<GGML_TYPE_IQ4_NL> { static const int qk = 32, bytes = 18; };
+template <> struct kc_traits<GGML_TYPE_IQ4_XS> { static const int qk = 256, bytes = 136; };
 
 /* Values 8i .. 8i+7 of a row. For the float types the caller guarantees the
  * row length is a multiple of 8 (else it uses kc_decode1). */
@@ -244,6 +255,81 @@ template <> KC_HD void decode8<GGML_TYPE_Q6_K>(const uint8_t *row, int64_t i, fl
     }
 }
 
+/* Q2_K and Q3_K share the 2-bit planes: offset o in half h = o / 128 lies in
+ * plane s = (o % 128) / 32 (bits 2s of each byte) and part p = (o % 32) / 16
+ * of it, whose 16 values read bytes 16p .. 16p+15 of the half's 32 (ggml's
+ * dequantize_row_q2_K walks them in that order); its scale is number 8h+2s+p. */
+struct kc_plane_at {
+    int h, s, l;    /* half, plane, byte index within the half's 32 */
+    int scale;      /* which of the block's 16 scales */
+};
+
+KC_HD kc_plane_at kc_plane_locate(int64_t i)
+{
+    kc_plane_at a;
+    const int o = (int)(i & 31) * 8, r = o & 127;
+    a.h = o >> 7;
+    a.s = r >> 5;
+    a.l = r & 31;  /* 16p + (0 or 8) */
+    a.scale = 8 * a.h + 2 * a.s + (a.l >> 4);
+    return a;
+}
+
+template <> KC_HD void decode8<GGML_TYPE_Q2_K>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 5) * 84;
+    const kc_plane_at a = kc_plane_locate(i);
+    const uint8_t sc = b[a.scale], *q = b + 16 + 32 * a.h + a.l;
+    const float dl = kc_f16_at(b + 80) * (float)(sc & 0xf), ml = kc_f16_at(b + 82) * (float)(sc >> 4);
+    for (int k = 0; k < 8; k++)
+        v[k] = dl * (float)((q[k] >> (2 * a.s)) & 3) - ml;
+}
+
+/* Q3_K's scale j: low nibble from byte j (j < 8) or the high nibble of byte j-8, top two bits from
+ * byte 8 + j%4 at bit 2(j/4) (ggml's make_q3_k scale packing). The third bit of value l of a half is
+ * bit 4h+s of hmask[l]: hmask is shared by both halves. */
+template <> KC_HD void decode8<GGML_TYPE_Q3_K>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 5) * 110;
+    const kc_plane_at a = kc_plane_locate(i);
+    const uint8_t *packed = b + 96, *q = b + 32 + 32 * a.h + a.l, *hm = b + a.l;
+    const int j = a.scale;
+    const int low = j < 8 ? packed[j] & 0xf : packed[j - 8] >> 4, high = (packed[8 + (j & 3)] >> (2 * (j >> 2))) & 3;
+    const float dl = kc_f16_at(b + 108) * (float)((low | high << 4) - 32);
+    const int m = 1 << (4 * a.h + a.s);
+    for (int k = 0; k < 8; k++)
+        v[k] = dl * (float)(((q[k] >> (2 * a.s)) & 3) - ((hm[k] & m) ? 0 : 4));
+}
+
+/* IQ4_NL's 16 levels (ggml-common.h's kvalues_iq4nl), eight signed bytes to a word, so that host and
+ * device code read the same constant without a table in either's memory. */
+KC_HD float kc_iq4nl_level(int n)
+{
+    const uint64_t lo = 0xf6eaddcfbfad9881ull, hi = 0x7159453526190d01ull;
+    return (float)(int8_t)((n < 8 ? lo : hi) >> (8 * (n & 7)));
+}
+
+template <> KC_HD void decode8<GGML_TYPE_IQ4_NL>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 2) * 18;
+    const int c = (int)(i & 3);
+    const float d = kc_f16_at(b);
+    for (int k = 0; k < 8; k++)
+        v[k] = d * kc_iq4nl_level(kc_nib(b + 2, c, k));
+}
+
+/* IQ4_XS: sub-block ib = o / 32 is an IQ4_NL block's nibbles with the 6-bit scale ls: low nibble
+ * ib % 2 of scales_l[ib / 2], top two bits 2ib of scales_h. */
+template <> KC_HD void decode8<GGML_TYPE_IQ4_XS>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 5) * 136;
+    const int ib = (int)(i & 31) >> 2, c = (int)(i & 3);
+    const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0xf) | (((kc_u16(b + 2) >> 2 * ib) & 3) << 4);
+    const float dl = kc_f16_at(b) * (float)(ls - 32);
+    for (int k = 0; k < 8; k++)
+        v[k] = dl * kc_iq4nl_level(kc_nib(b + 8 + 16 * ib, c, k));
+}
+
 /* One value of a float-typed row: for rows whose length is not a multiple of 8. */
 KC_HD float kc_decode1(uint32_t type, const uint8_t *row, int64_t i)
 {
@@ -274,6 +360,10 @@ template <typename F> static inline bool kc_dispatch(uint32_t type, F &&f)
     case GGML_TYPE_Q4_K: f.template operator()<GGML_TYPE_Q4_K>(); return true;
     case GGML_TYPE_Q5_K: f.template operator()<GGML_TYPE_Q5_K>(); return true;
     case GGML_TYPE_Q6_K: f.template operator()<GGML_TYPE_Q6_K>(); return true;
+    case GGML_TYPE_Q2_K: f.template operator()<GGML_TYPE_Q2_K>(); return true;
+    case GGML_TYPE_Q3_K: f.template operator()<GGML_TYPE_Q3_K>(); return true;
+    case GGML_TYPE_IQ4_NL: f.template operator()<GGML_TYPE_IQ4_NL>(); return true;
+    case GGML_TYPE_IQ4_XS: f.template operator()<GGML_TYPE_IQ4_XS>(); return true;
     default: return false;
     }
 }
