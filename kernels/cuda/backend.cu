@@ -254,6 +254,7 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
         return NULL;
     }
     c->tok_cap = 1024;
+    c->sm_count = prop.multiProcessorCount;
     snprintf(c->device_name, sizeof c->device_name, "%.200s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
              prop.totalGlobalMem / 1073741824.0);
     /* Prompt GEMMs accumulate in f32 with the default math (no TF32 shortcut on f32 inputs). */

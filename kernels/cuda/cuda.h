@@ -21,6 +21,7 @@ typedef struct cu_weight {
 
 typedef struct cu_ctx {
     int device;
+    int sm_count;  /* multiprocessors: how many warps a launch needs to keep the card's loads in flight */
     char device_name[256];
     cudaStream_t stream;
     cublasHandle_t blas;
