@@ -48,6 +48,15 @@ __attribute__((target("avx2"))) static inline __m256i quant_rows8_sum(const __m2
     return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
 }
 
+/* The sum of 8 int32 lanes. */
+__attribute__((target("avx2"))) static inline int32_t quant_hsum8_epi32(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
 /* 8 rows' 4 lanes each (v[r]) into lane r of the result. */
 __attribute__((target("avx2"))) static inline __m256i quant_rows8_sum4(const __m128i v[8])
 {
