@@ -280,8 +280,15 @@ VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, 
     _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), acc);
 }
 
-/* The AVX2 GEMV's lane for row r: Q4_0's pairs of rows leave rows 0, 2, 4, 6 in lanes 0-3 and 1, 3, 5, 7 in
- * lanes 4-7; the other types' rows are placed to match, so that one order serves both. */
+/*
+ * The AVX2 GEMV takes two rows' blocks a register (row 2j's 16 nibble bytes in the low half, row 2j + 1's in the
+ * high), their low nibbles (values 0-15) against the activations' first 16 broadcast to both halves, the high
+ * (16-31) against the last 16, and adds across rows with hadds: lane j ends with row 2j's integer, lane 4 + j
+ * with row 2j + 1's (gemv_lane_of). Q4_0's unsigned nibbles (0-15) against |a| <= 127 keep a sum of 16 products
+ * within 16 bits, so its rows are added in 16-bit lanes and widened once, and the offset's correction, the
+ * block's and the same for every row, is added once. IQ4_NL's levels reach 127, so a pair of its products
+ * already fills 16 bits: widened at once and added in 32-bit lanes.
+ */
 static inline int gemv_lane_of(int r)
 {
     return (r % 2) * 4 + r / 2;
@@ -291,8 +298,8 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
                                   float *out)
 {
     const legacy_form F = form_of(k);
-    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
     const int64_t nb = n / 32, np = pairs_of(n);
+    const __m256i iq4_table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl));
     const uint8_t *row[GEMV_ROWS_AVX2];
     for (int r = 0; r < GEMV_ROWS_AVX2; r++)
         row[r] = w + (uint64_t)(r < nr ? r : nr - 1) * rb;
@@ -304,42 +311,37 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
         const int64_t p = i / 2;
         const int h = (int)(i % 2);
         uint16_t d[GEMV_ROWS_AVX2]; /* the rows' f16 d, converted at once */
+        const __m128i *yq = (const __m128i *)(PREP_QUANTS(y, np, p) + 32 * h);
+        const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq));
+        const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq + 1));
+        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+        __m256i two_rows[GEMV_ROWS_AVX2 / 2];
+        for (int j = 0; j < GEMV_ROWS_AVX2 / 2; j++) {
+            const uint8_t *b0 = row[2 * j] + i * F.block_bytes, *b1 = row[2 * j + 1] + i * F.block_bytes;
+            const __m256i raw = _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(b0 + F.qs_at))),
+                _mm_loadu_si128((const __m128i *)(b1 + F.qs_at)), 1);
+            const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+            if (k == LEG_Q4_0) {
+                two_rows[j] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+            } else { /* IQ4_NL: signed levels, their sign moved onto the activations */
+                const __m256i vlo = _mm256_shuffle_epi8(iq4_table, lo), vhi = _mm256_shuffle_epi8(iq4_table, hi);
+                const __m256i plo = _mm256_maddubs_epi16(_mm256_sign_epi8(vlo, vlo), _mm256_sign_epi8(ylo, vlo));
+                const __m256i phi = _mm256_maddubs_epi16(_mm256_sign_epi8(vhi, vhi), _mm256_sign_epi8(yhi, vhi));
+                two_rows[j] = _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+            }
+            d[gemv_lane_of(2 * j)] = rd16(b0);
+            d[gemv_lane_of(2 * j + 1)] = rd16(b1);
+        }
         __m256i isum;
         if (k == LEG_Q4_0) {
-            /* Q4_0's nibbles (0-15) against |a| <= 127: a sum of 16 products fits 16 bits. Two rows' blocks
-             * share one register (row 2j's 16 nibble bytes in the low half, row 2j + 1's in the high), their
-             * low nibbles (values 0-15) against the activations' first 16 broadcast to both halves, the high
-             * (16-31) against the last 16; two hadds add across rows in 16-bit lanes and one madd widens:
-             * lane j holds row 2j's integer, lane 4 + j row 2j + 1's (gemv_lane_of). The offset's correction
-             * is the block's, the same for every row, added once. */
-            const __m128i *yq = (const __m128i *)(PREP_QUANTS(y, np, p) + 32 * h);
-            const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq));
-            const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq + 1));
-            const __m256i m4 = _mm256_set1_epi8(0x0f);
-            __m256i two_rows[GEMV_ROWS_AVX2 / 2];
-            for (int j = 0; j < GEMV_ROWS_AVX2 / 2; j++) {
-                const uint8_t *b0 = row[2 * j] + i * F.block_bytes, *b1 = row[2 * j + 1] + i * F.block_bytes;
-                const __m256i raw = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(b0 + F.qs_at))),
-                    _mm_loadu_si128((const __m128i *)(b1 + F.qs_at)), 1);
-                const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-                two_rows[j] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
-                d[gemv_lane_of(2 * j)] = rd16(b0);
-                d[gemv_lane_of(2 * j + 1)] = rd16(b1);
-            }
             const __m256i sums16 = _mm256_hadd_epi16(_mm256_hadd_epi16(two_rows[0], two_rows[1]),
                                                      _mm256_hadd_epi16(two_rows[2], two_rows[3]));
             const int32_t corr = quant_hsum8_epi32(load32(PREP_CORR(y, np, p) + 32 * h));
-            isum = _mm256_add_epi32(_mm256_madd_epi16(sums16, _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
+            isum = _mm256_add_epi32(_mm256_madd_epi16(sums16, ones), _mm256_set1_epi32(corr));
         } else {
-            __m256i lanes[GEMV_ROWS_AVX2];
-            for (int r = 0; r < GEMV_ROWS_AVX2; r++) {
-                const uint8_t *blk = row[r] + i * F.block_bytes;
-                const __m256i q = is_signed ? legacy_quants(k, blk) : legacy_nibbles(k, blk);
-                lanes[gemv_lane_of(r)] = block_lanes_avx2(k, q, is_signed ? _mm256_sign_epi8(q, q) : q, y, np, p, h);
-                d[gemv_lane_of(r)] = rd16(blk);
-            }
-            isum = quant_rows8_sum(lanes);
+            isum = _mm256_hadd_epi32(_mm256_hadd_epi32(two_rows[0], two_rows[1]),
+                                     _mm256_hadd_epi32(two_rows[2], two_rows[3]));
         }
         const float da = ((const float *)PREP_SCALES(y, np, p))[h];
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
