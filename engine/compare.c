@@ -26,8 +26,17 @@
  * explained too, until a row goes beyond the tolerance unexplained (what
  * comes after a divergence is its consequence). A planted bug moves values
  * by 1e-1 and more, far past that.
+ *
+ * RMSNorm can do the same with its per-channel gains: max |a - b| / max |a|
+ * is not kept by a diagonal scaling, and a model whose gains and activations
+ * both have outlier channels (gemma-3's post-norms) turns its input's 7e-4
+ * into 1.4e-3 (the real gemma-3-270m, CPU against CUDA on an H200). A norm row
+ * beyond the tolerance is re-derived the same way, in double from each side's
+ * own input row (the op before it: attn_out, ffn_out, the previous layer's
+ * output) and the model's gains, and explained when both sides equal theirs.
  */
 #include "internal.h"
+#include "quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,11 +63,21 @@ typedef struct attn_history {
     int n_pos, kv_dim, q_dim;
 } attn_history;
 
+/* Side B's latest rows of the ops whose output a norm reads (side A keeps every op of the chunk anyway), and
+ * room for one norm row's gains and its exact output. */
+enum { NORM_IN_ATTN_OUT, NORM_IN_FFN_OUT, NORM_IN_LAYER_OUT, NORM_INPUTS };
+typedef struct norm_history {
+    float *b_in[NORM_INPUTS];  /* (chunk, n_embd) each */
+    int b_T[NORM_INPUTS];      /* rows held: 0 until B has produced that op in this run */
+    float *gains, *ref;        /* (n_embd) */
+} norm_history;
+
 typedef struct cmp_state {
     engine_comparison *r;
     const engine_model *m;
     side_a a;
     attn_history h;
+    norm_history nh;
     int n_layer;
     bool decoding;
     long long seq;            /* comparisons so far, in execution order */
@@ -216,6 +235,65 @@ static bool attention_explained(cmp_state *s, int layer, int pos0, int t, const 
     return row_rel(h->ref_f, b_row, h->q_dim) <= s->r->tol;
 }
 
+/* A norm op's input: the op whose output it normalizes (NORM_INPUTS: none traced, as for the first layer's
+ * attn_norm, which reads the embeddings, and ffn_norm, which reads the residual in the middle of a layer), the
+ * layer that op belongs to, and the gains. */
+static int norm_input(const cmp_state *s, engine_op op, int layer, int *in_layer, const kern_weight **gains)
+{
+    const engine_model *m = s->m;
+    switch (op) {
+    case ENGINE_OP_ATTN_POST_NORM:
+        *in_layer = layer, *gains = &m->layers[layer].w[GGUF_ROLE_ATTN_POST_NORM];
+        return NORM_IN_ATTN_OUT;
+    case ENGINE_OP_FFN_POST_NORM:
+        *in_layer = layer, *gains = &m->layers[layer].w[GGUF_ROLE_FFN_POST_NORM];
+        return NORM_IN_FFN_OUT;
+    case ENGINE_OP_ATTN_NORM:
+        if (layer == 0)
+            return NORM_INPUTS;
+        *in_layer = layer - 1, *gains = &m->layers[layer].w[GGUF_ROLE_ATTN_NORM];
+        return NORM_IN_LAYER_OUT;
+    case ENGINE_OP_RESULT_NORM:
+        *in_layer = s->n_layer - 1, *gains = &m->output_norm;
+        return NORM_IN_LAYER_OUT;
+    default: return NORM_INPUTS;
+    }
+}
+
+static const engine_op norm_input_ops[NORM_INPUTS] = { ENGINE_OP_ATTN_OUT, ENGINE_OP_FFN_OUT, ENGINE_OP_LAYER_OUT };
+
+/* x / sqrt(mean(x^2) + eps) * g, as the engine's RMSNorm defines it, in double. */
+static void exact_norm(const float *x, const float *g, int n, float eps, float *out)
+{
+    double ss = 0.0;
+    for (int i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    const double scale = 1.0 / sqrt(ss / n + (double)eps);
+    for (int i = 0; i < n; i++)
+        out[i] = (float)(x[i] * scale * g[i]);
+}
+
+/* Whether a norm row's difference came in with its input: each side within the tolerance of the exact norm of
+ * its own input row. */
+static bool norm_explained(cmp_state *s, engine_op op, int layer, int T, int t, int n, const float *a_row,
+                           const float *b_row)
+{
+    norm_history *nh = &s->nh;
+    int in_layer = 0;
+    const kern_weight *g = NULL;
+    const int which = norm_input(s, op, layer, &in_layer, &g);
+    if (which == NORM_INPUTS || !nh->gains || n != s->m->hp.n_embd || nh->b_T[which] != T || !g->t)
+        return false;
+    const float *a_in = s->a.vals[point_index(s->n_layer, norm_input_ops[which], in_layer)];
+    if (!a_in || quant_dequantize_row(g->t->type, g->t->data, nh->gains, n) != QUANT_OK)
+        return false;
+    exact_norm(a_in + (size_t)t * n, nh->gains, n, s->m->hp.eps, nh->ref);
+    if (!(row_rel(nh->ref, a_row, n) <= s->r->tol))
+        return false;
+    exact_norm(nh->b_in[which] + (size_t)t * n, nh->gains, n, s->m->hp.eps, nh->ref);
+    return row_rel(nh->ref, b_row, n) <= s->r->tol;
+}
+
 static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const float *bx, const kern_row_stats *a_stats,
                          const kern_row_stats *b_stats)
 {
@@ -236,8 +314,9 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const floa
         }
         bool explained = false;
         if (rel > s->r->tol && p->first_seq < 0 && !s->diverged) {
-            if (p->op == ENGINE_OP_ATTN && n == s->h.q_dim &&
-                attention_explained(s, p->layer, pos0, t, ax + (size_t)t * n, bx + (size_t)t * n)) {
+            const float *ar = ax + (size_t)t * n, *br = bx + (size_t)t * n;
+            if ((p->op == ENGINE_OP_ATTN && n == s->h.q_dim && attention_explained(s, p->layer, pos0, t, ar, br)) ||
+                norm_explained(s, p->op, p->layer, T, t, n, ar, br)) {
                 explained = true;
                 s->explained = rel > s->explained ? rel : s->explained;
             } else {
@@ -264,6 +343,11 @@ static void on_values_b(void *user, engine_op op, int layer, int pos0, int T, in
 {
     cmp_state *s = user;
     keep_history(s, 1, op, layer, pos0, T, n, x);
+    for (int i = 0; i < NORM_INPUTS; i++)
+        if (op == norm_input_ops[i] && s->nh.gains && n == s->m->hp.n_embd) {
+            memcpy(s->nh.b_in[i], x, (size_t)T * n * sizeof(float));
+            s->nh.b_T[i] = T;
+        }
     int k = point_index(s->n_layer, op, layer);
     if (!s->a.vals[k])
         return;
@@ -341,6 +425,15 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
                 }
         }
     }
+    norm_history *nh = &s.nh;
+    bool norms_ok = (nh->gains = malloc((size_t)hp->n_embd * sizeof(float))) != NULL &&
+                    (nh->ref = malloc((size_t)hp->n_embd * sizeof(float))) != NULL;
+    for (int i = 0; i < NORM_INPUTS; i++)
+        norms_ok &= (nh->b_in[i] = malloc((size_t)chunk * hp->n_embd * sizeof(float))) != NULL;
+    if (!norms_ok) {  /* judged by the tolerance alone, then */
+        free(nh->gains);
+        nh->gains = NULL;
+    }
     s.a.vals = calloc((size_t)n_points, sizeof *s.a.vals);
     s.a.cap = calloc((size_t)n_points, sizeof *s.a.cap);
     s.a.stats = calloc((size_t)n_points, sizeof *s.a.stats);
@@ -414,6 +507,10 @@ done:
     free(s.h.p);
     free(s.h.ref);
     free(s.h.ref_f);
+    free(s.nh.gains);
+    free(s.nh.ref);
+    for (int i = 0; i < NORM_INPUTS; i++)
+        free(s.nh.b_in[i]);
     for (int k = 0; k < n_points && s.a.vals; k++) {
         free(s.a.vals[k]);
         free(s.a.stats[k]);
