@@ -44,6 +44,6 @@ cp "$shared/tools/synth_model.py" "$dest/tools/"
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$dest/whl" gguf
 cp /usr/share/common-licenses/{GPL-3,Apache-2.0,MPL-2.0,GFDL-1.3} "$dest/licenses/"  # synth_model.py's corpus
 cp "$here"/{bench-interleaved.sh,llama-bench-line.py} "$dest/"
-cp "$here/gpu-validate.sh" "$out/"
+cp "$here"/{gpu-validate.sh,gpu-real.sh} "$out/"
 tar -C "$dest" -cf - . | xz -T0 -6 >"$out/payload.tar.xz"
 du -sh "$out"
