@@ -34,6 +34,15 @@
  * beyond the tolerance is re-derived the same way, in double from each side's
  * own input row (the op before it: attn_out, ffn_out, the previous layer's
  * output) and the model's gains, and explained when both sides equal theirs.
+ *
+ * And the gated activation, where llama.cpp's GELU goes through a table of f16
+ * inputs (gemma-3): an input a hair apart on the two sides can round to the
+ * neighbouring f16 and move that value by 2^-11 of itself; 1e-5 of noise in the
+ * products before it put the real gemma-3's ffn_act 1e-3 apart. A row beyond
+ * the tolerance is re-derived from each side's own ffn_norm row: gate and up by
+ * the model's weights and the smooth activation, all in double. The table's
+ * rounding stays within 2^-11 of each value, so a correct side lands within
+ * the tolerance; wrong weights or a wrong activation do not.
  */
 #include "internal.h"
 #include "quant.h"
@@ -65,11 +74,12 @@ typedef struct attn_history {
 
 /* Side B's latest rows of the ops whose output a norm reads (side A keeps every op of the chunk anyway), and
  * room for one norm row's gains and its exact output. */
-enum { NORM_IN_ATTN_OUT, NORM_IN_FFN_OUT, NORM_IN_LAYER_OUT, NORM_INPUTS };
+enum { NORM_IN_ATTN_OUT, NORM_IN_FFN_OUT, NORM_IN_LAYER_OUT, GLU_IN_FFN_NORM, NORM_INPUTS };
 typedef struct norm_history {
     float *b_in[NORM_INPUTS];  /* (chunk, n_embd) each */
     int b_T[NORM_INPUTS];      /* rows held: 0 until B has produced that op in this run */
     float *gains, *ref;        /* (n_embd) */
+    float *glu_ref;            /* (n_ff): one row of the re-derived activation */
 } norm_history;
 
 typedef struct cmp_state {
@@ -260,7 +270,8 @@ static int norm_input(const cmp_state *s, engine_op op, int layer, int *in_layer
     }
 }
 
-static const engine_op norm_input_ops[NORM_INPUTS] = { ENGINE_OP_ATTN_OUT, ENGINE_OP_FFN_OUT, ENGINE_OP_LAYER_OUT };
+static const engine_op norm_input_ops[NORM_INPUTS] = { ENGINE_OP_ATTN_OUT, ENGINE_OP_FFN_OUT, ENGINE_OP_LAYER_OUT,
+                                                        ENGINE_OP_FFN_NORM };
 
 /* x / sqrt(mean(x^2) + eps) * g, as the engine's RMSNorm defines it, in double. */
 static void exact_norm(const float *x, const float *g, int n, float eps, float *out)
@@ -294,6 +305,54 @@ static bool norm_explained(cmp_state *s, engine_op op, int layer, int T, int t, 
     return row_rel(nh->ref, b_row, n) <= s->r->tol;
 }
 
+/* act(gate) * up of one ffn_norm row h, in double: gate and up by the layer's weights (decoded row by row into
+ * row, n_embd floats), the activation smooth (tanh-GELU or SiLU), into out (n_ff). False when a weight cannot be
+ * decoded on the host. */
+static bool exact_glu(const cmp_state *s, int layer, const float *h, float *row, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const kern_weight *w = s->m->layers[layer].w;
+    const gguf_tensor *g = w[GGUF_ROLE_FFN_GATE].t, *u = w[GGUF_ROLE_FFN_UP].t;
+    if (!g || !u)
+        return false;
+    const int n = hp->n_embd;
+    const size_t gb = (size_t)(n / gguf_type_traits_of(g->type)->block_size) * gguf_type_traits_of(g->type)->type_size;
+    const size_t ub = (size_t)(n / gguf_type_traits_of(u->type)->block_size) * gguf_type_traits_of(u->type)->type_size;
+    for (int j = 0; j < hp->n_ff; j++) {
+        double dg = 0.0, du = 0.0;
+        if (quant_dequantize_row(g->type, g->data + (size_t)j * gb, row, n) != QUANT_OK)
+            return false;
+        for (int k = 0; k < n; k++)
+            dg += (double)row[k] * h[k];
+        if (quant_dequantize_row(u->type, u->data + (size_t)j * ub, row, n) != QUANT_OK)
+            return false;
+        for (int k = 0; k < n; k++)
+            du += (double)row[k] * h[k];
+        const double act = hp->act == GGUF_ACT_SILU ? dg / (1.0 + exp(-dg))
+                                                    : 0.5 * dg * (1.0 + tanh(0.7978845608028654 * dg *
+                                                                             (1.0 + 0.044715 * dg * dg)));
+        out[j] = (float)(act * du);
+    }
+    return true;
+}
+
+/* Whether an ffn_act row's difference came in with its input: each side within the tolerance of exact_glu of its
+ * own ffn_norm row. */
+static bool glu_explained(cmp_state *s, engine_op op, int layer, int T, int t, int n, const float *a_row,
+                          const float *b_row)
+{
+    norm_history *nh = &s->nh;
+    if (op != ENGINE_OP_FFN_ACT || !nh->gains || !nh->glu_ref || n != s->m->hp.n_ff || nh->b_T[GLU_IN_FFN_NORM] != T)
+        return false;
+    const int E = s->m->hp.n_embd;
+    const float *a_in = s->a.vals[point_index(s->n_layer, ENGINE_OP_FFN_NORM, layer)];
+    if (!a_in || !exact_glu(s, layer, a_in + (size_t)t * E, nh->ref, nh->glu_ref) ||
+        !(row_rel(nh->glu_ref, a_row, n) <= s->r->tol))
+        return false;
+    return exact_glu(s, layer, nh->b_in[GLU_IN_FFN_NORM] + (size_t)t * E, nh->ref, nh->glu_ref) &&
+           row_rel(nh->glu_ref, b_row, n) <= s->r->tol;
+}
+
 static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const float *bx, const kern_row_stats *a_stats,
                          const kern_row_stats *b_stats)
 {
@@ -316,7 +375,8 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n, const floa
         if (rel > s->r->tol && p->first_seq < 0 && !s->diverged) {
             const float *ar = ax + (size_t)t * n, *br = bx + (size_t)t * n;
             if ((p->op == ENGINE_OP_ATTN && n == s->h.q_dim && attention_explained(s, p->layer, pos0, t, ar, br)) ||
-                norm_explained(s, p->op, p->layer, T, t, n, ar, br)) {
+                norm_explained(s, p->op, p->layer, T, t, n, ar, br) ||
+                glu_explained(s, p->op, p->layer, T, t, n, ar, br)) {
                 explained = true;
                 s->explained = rel > s->explained ? rel : s->explained;
             } else {
@@ -427,7 +487,8 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
     }
     norm_history *nh = &s.nh;
     bool norms_ok = (nh->gains = malloc((size_t)hp->n_embd * sizeof(float))) != NULL &&
-                    (nh->ref = malloc((size_t)hp->n_embd * sizeof(float))) != NULL;
+                    (nh->ref = malloc((size_t)hp->n_embd * sizeof(float))) != NULL &&
+                    (nh->glu_ref = malloc((size_t)(hp->n_ff > 0 ? hp->n_ff : 1) * sizeof(float))) != NULL;
     for (int i = 0; i < NORM_INPUTS; i++)
         norms_ok &= (nh->b_in[i] = malloc((size_t)chunk * hp->n_embd * sizeof(float))) != NULL;
     if (!norms_ok) {  /* judged by the tolerance alone, then */
@@ -509,6 +570,7 @@ done:
     free(s.h.ref_f);
     free(s.nh.gains);
     free(s.nh.ref);
+    free(s.nh.glu_ref);
     for (int i = 0; i < NORM_INPUTS; i++)
         free(s.nh.b_in[i]);
     for (int k = 0; k < n_points && s.a.vals; k++) {
