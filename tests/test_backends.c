@@ -44,19 +44,26 @@ static gguf_file *open_model(const char *name, char *path, size_t n)
     return f;
 }
 
-static side make_side(const gguf_file *f, const char *fault, int n_ctx, int batch)
+/* The model of f on backend be (owned by the side from here on), with a context. */
+static side load_side(const gguf_file *f, kern_backend *be, int n_ctx, int batch)
 {
-    side s = { 0 };
+    side s = { .be = be };
     engine_error e;
-    s.be = kern_cpu_create(2);
     cr_assert(s.be);
-    if (fault) {
-        s.be = kern_fault_wrap(s.be, fault);
-        cr_assert(s.be, "fault %s", fault);
-    }
     cr_assert_eq(engine_model_load(f, s.be, &s.m, &e), ENGINE_OK, "%s", e.message);
     cr_assert_eq(engine_ctx_create(s.m, n_ctx, batch, &s.c, &e), ENGINE_OK, "%s", e.message);
     return s;
+}
+
+static side make_side(const gguf_file *f, const char *fault, int n_ctx, int batch)
+{
+    kern_backend *be = kern_cpu_create(2);
+    cr_assert(be);
+    if (fault) {
+        be = kern_fault_wrap(be, fault);
+        cr_assert(be, "fault %s", fault);
+    }
+    return load_side(f, be, n_ctx, batch);
 }
 
 static void free_side(side *s)
@@ -463,53 +470,114 @@ Test(backends, cuda_gelu_is_llama_cpp_s_table_gelu)
     cr_assert_gt(checked, 60000);
 }
 
-/* The bug zoo: every fault named at the layer and op where it bites, with the phase (a decode-only bug is
- * invisible in the prompt). The shared models each fault needs: biases (qwen2), Q4_K weights, a grouped cache. */
-/* A CPU backend whose rotary output is multiplied by `factor`: q and k both, as the probes see them. Scaling
- * them up makes the scores large, as deep random-weight layers do; two factors a little apart make q and k
- * differ a little, and the attention more (softmax). */
-typedef struct scaled_rope {
-    kern_backend b;  /* the CPU backend's table with rope and destroy replaced: its ops read only b->ctx */
+/* A CPU backend with small differences of the kinds two correct backends show, or faults inside one op, to hold
+ * the comparison's explanations to (each field 0: as the CPU backend computes):
+ *   rope_factor  q and k multiplied by it after rotary, as the probes see them: scaling them up makes the scores
+ *                large, as deep random-weight layers do, and two factors a little apart make q and k differ a
+ *                little and the attention more (softmax);
+ *   nudge        the first layer's ffn_down output moved at channel 0 by this much of its row's largest value;
+ *   noise        every product's every value moved by up to this much of itself (a summation order);
+ *   bad_norm     the post-FFN norm 1 % off;  bad_glu  the gated activation 1 % off. */
+typedef struct tweaked_cpu {
+    kern_backend b;  /* the CPU backend's table with rope, matmul(s), rmsnorm, glu and destroy replaced */
     kern_backend *in;
-    float factor;
-} scaled_rope;
+    float rope_factor, nudge, noise;
+    bool bad_norm, bad_glu;
+    uint32_t seed;
+} tweaked_cpu;
 
-static kern_status scaled_rope_op(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0,
-                                  const kern_rope *r)
+static kern_status tweaked_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0,
+                                const kern_rope *r)
 {
-    scaled_rope *w = (scaled_rope *)b;
-    kern_status s = w->in->rope(w->in, x, T, n_head, head_dim, pos0, r);
-    return s ? s : w->in->scale(w->in, x, (size_t)T * n_head * head_dim, w->factor);
+    tweaked_cpu *u = (tweaked_cpu *)b;
+    kern_status s = u->in->rope(u->in, x, T, n_head, head_dim, pos0, r);
+    return s || u->rope_factor == 0.0f ? s : u->in->scale(u->in, x, (size_t)T * n_head * head_dim, u->rope_factor);
 }
 
-static void scaled_rope_destroy(kern_backend *b)
+static bool named(const kern_weight *w, const char *suffix)
 {
-    scaled_rope *w = (scaled_rope *)b;
-    w->in->destroy(w->in);
-    free(w);
+    const size_t n = strlen(w->t->name), k = strlen(suffix);
+    return n >= k && strcmp(w->t->name + n - k, suffix) == 0;
 }
 
-static side scaled_side(const gguf_file *f, float factor, const char *fault)
+static kern_status tweaked_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                                 float *y)
 {
-    scaled_rope *w = calloc(1, sizeof *w);
-    cr_assert(w);
-    w->in = kern_cpu_create(2);
-    w->b = *w->in;
-    w->b.rope = scaled_rope_op;
-    w->b.destroy = scaled_rope_destroy;
-    w->factor = factor;
-    side s = { .be = fault ? kern_fault_wrap(&w->b, fault) : &w->b };
-    cr_assert(s.be);
-    engine_error e;
-    cr_assert_eq(engine_model_load(f, s.be, &s.m, &e), ENGINE_OK, "%s", e.message);
-    cr_assert_eq(engine_ctx_create(s.m, 32, 4, &s.c, &e), ENGINE_OK, "%s", e.message);
-    return s;
+    tweaked_cpu *u = (tweaked_cpu *)b;
+    kern_status st = u->in->matmul(u->in, w, bias, x, T, y);
+    const int64_t n = (int64_t)w->t->ne[1];
+    for (int64_t i = 0; !st && u->noise > 0.0f && i < T * n; i++) {
+        u->seed = u->seed * 1664525u + 1013904223u;
+        y[i] += u->noise * fabsf(y[i]) * ((float)(u->seed >> 8) / 8388608.0f - 1.0f);
+    }
+    if (st || strcmp(w->t->name, "blk.0.ffn_down.weight") != 0 || u->nudge == 0.0f)
+        return st;
+    for (int t = 0; t < T; t++) {
+        float *row = y + (size_t)t * n, m = 0.0f;
+        for (int64_t i = 0; i < n; i++)
+            m = fmaxf(m, fabsf(row[i]));
+        row[0] += u->nudge * m;
+    }
+    return KERN_OK;
+}
+
+static kern_status tweaked_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
+                                  float *out)
+{
+    tweaked_cpu *u = (tweaked_cpu *)b;
+    kern_status st = u->in->rmsnorm(u->in, w, x, T, n, eps, out);
+    return st || !u->bad_norm || !named(w, "post_ffw_norm.weight") ? st
+                                                                     : u->in->scale(u->in, out, (size_t)T * n, 1.01f);
+}
+
+static kern_status tweaked_matmul_many(kern_backend *b, int n, const kern_weight *const ws[],
+                                      const kern_weight *const biases[], const float *x, int T, float *const ys[])
+{
+    for (int i = 0; i < n; i++) {
+        kern_status st = tweaked_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
+        if (st)
+            return st;
+    }
+    return KERN_OK;
+}
+
+static kern_status tweaked_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+                              float *out)
+{
+    tweaked_cpu *u = (tweaked_cpu *)b;
+    kern_status st = u->in->glu(u->in, act, gate, up, n, row, out);
+    return st || !u->bad_glu ? st : u->in->scale(u->in, out, n, 1.01f);
+}
+
+static void tweaked_destroy(kern_backend *b)
+{
+    tweaked_cpu *u = (tweaked_cpu *)b;
+    u->in->destroy(u->in);
+    free(u);
+}
+
+static side tweaked_side(const gguf_file *f, tweaked_cpu how, const char *fault)
+{
+    tweaked_cpu *u = calloc(1, sizeof *u);
+    cr_assert(u);
+    *u = how;
+    u->in = kern_cpu_create(2);
+    u->b = *u->in;
+    u->b.rope = tweaked_rope;
+    u->b.matmul = tweaked_matmul;
+    u->b.matmul_many = tweaked_matmul_many;
+    u->b.rmsnorm = tweaked_rmsnorm;
+    u->b.glu = tweaked_glu;
+    u->b.destroy = tweaked_destroy;
+    u->seed = 7;
+    return load_side(f, fault ? kern_fault_wrap(&u->b, fault) : &u->b, 32, 4);
 }
 
 static engine_comparison scaled_compare(const gguf_file *f, const int32_t *toks, float fa, float fb, const char *fault,
                                         float tol)
 {
-    side a = scaled_side(f, fa, NULL), b = scaled_side(f, fb, fault);
+    side a = tweaked_side(f, (tweaked_cpu){ .rope_factor = fa }, NULL);
+    side b = tweaked_side(f, (tweaked_cpu){ .rope_factor = fb }, fault);
     engine_comparison r;
     engine_error e;
     cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, 4, tol, &r, &e), ENGINE_OK, "%s", e.message);
@@ -557,117 +625,29 @@ Test(backends, attention_that_its_inputs_explain_is_no_divergence)
     gguf_close(f);
 }
 
-/* A CPU backend whose first layer's ffn_down output is nudged at channel 0 by 0.9 tol of its row's largest
- * value (within the tolerance, as two backends' summation orders are), and, where `bad_norm`, whose post-FFN
- * norm is then 1 % off (a fault inside the norm). */
-typedef struct nudged_ffn {
-    kern_backend b;  /* the CPU backend's table with matmul(s), rmsnorm, glu and destroy replaced */
-    kern_backend *in;
-    float nudge;
-    bool bad_norm;
-    float noise;     /* > 0: every product's every value moved by up to this much of itself (a summation order) */
-    bool bad_glu;    /* the gated activation 1 % off (a fault inside it) */
-    uint32_t seed;
-} nudged_ffn;
-
-static bool named(const kern_weight *w, const char *suffix)
-{
-    const size_t n = strlen(w->t->name), k = strlen(suffix);
-    return n >= k && strcmp(w->t->name + n - k, suffix) == 0;
-}
-
-static kern_status nudged_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
-                                 float *y)
-{
-    nudged_ffn *u = (nudged_ffn *)b;
-    kern_status st = u->in->matmul(u->in, w, bias, x, T, y);
-    const int64_t n = (int64_t)w->t->ne[1];
-    for (int64_t i = 0; !st && u->noise > 0.0f && i < T * n; i++) {
-        u->seed = u->seed * 1664525u + 1013904223u;
-        y[i] += u->noise * fabsf(y[i]) * ((float)(u->seed >> 8) / 8388608.0f - 1.0f);
-    }
-    if (st || strcmp(w->t->name, "blk.0.ffn_down.weight") != 0 || u->nudge == 0.0f)
-        return st;
-    for (int t = 0; t < T; t++) {
-        float *row = y + (size_t)t * n, m = 0.0f;
-        for (int64_t i = 0; i < n; i++)
-            m = fmaxf(m, fabsf(row[i]));
-        row[0] += u->nudge * m;
-    }
-    return KERN_OK;
-}
-
-static kern_status nudged_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
-                                  float *out)
-{
-    nudged_ffn *u = (nudged_ffn *)b;
-    kern_status st = u->in->rmsnorm(u->in, w, x, T, n, eps, out);
-    return st || !u->bad_norm || !named(w, "post_ffw_norm.weight") ? st
-                                                                     : u->in->scale(u->in, out, (size_t)T * n, 1.01f);
-}
-
-static kern_status nudged_matmul_many(kern_backend *b, int n, const kern_weight *const ws[],
-                                      const kern_weight *const biases[], const float *x, int T, float *const ys[])
-{
-    for (int i = 0; i < n; i++) {
-        kern_status st = nudged_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
-        if (st)
-            return st;
-    }
-    return KERN_OK;
-}
-
-static kern_status nudged_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
-                              float *out)
-{
-    nudged_ffn *u = (nudged_ffn *)b;
-    kern_status st = u->in->glu(u->in, act, gate, up, n, row, out);
-    return st || !u->bad_glu ? st : u->in->scale(u->in, out, n, 1.01f);
-}
-
-static void nudged_destroy(kern_backend *b)
-{
-    nudged_ffn *u = (nudged_ffn *)b;
-    u->in->destroy(u->in);
-    free(u);
-}
-
-static side nudged_side(const gguf_file *f, nudged_ffn how)
-{
-    nudged_ffn *u = calloc(1, sizeof *u);
-    cr_assert(u);
-    *u = how;
-    u->in = kern_cpu_create(2);
-    u->b = *u->in;
-    u->b.matmul = nudged_matmul;
-    u->b.matmul_many = nudged_matmul_many;
-    u->b.rmsnorm = nudged_rmsnorm;
-    u->b.glu = nudged_glu;
-    u->b.destroy = nudged_destroy;
-    u->seed = 7;
-    side s = { .be = &u->b };
-    engine_error e;
-    cr_assert_eq(engine_model_load(f, s.be, &s.m, &e), ENGINE_OK, "%s", e.message);
-    cr_assert_eq(engine_ctx_create(s.m, 32, 4, &s.c, &e), ENGINE_OK, "%s", e.message);
-    return s;
-}
-
 /* gemma-3's post-norms multiply channels by gains that differ much, and its activations have outlier
  * channels: max |a - b| / max |a| is not kept by that scaling, and the real gemma-3-270m's ffn_post_norm came
  * out 1.4e-3 apart, CPU against CUDA, from an ffn_out 7e-4 apart (a false alarm on an H200). A norm row beyond
  * the tolerance whose sides each equal the exact norm of their own input is no divergence; a fault inside the
  * norm is still named there. The writer's gemma3 fixture, its post-FFN gains raised to 8 at channel 0 (where the
  * nudge lands) so that the norm turns 0.9 tol into more than tol. */
+/* The writer's gemma3 fixture in memory (buf, len: the caller frees buf after closing the file). */
+static gguf_file *open_gemma3_fixture(fixture_opts o, uint8_t **buf, size_t *len)
+{
+    o.arch = "gemma3";
+    gguf_error ge;
+    cr_assert_eq(fixture_write_buffer(&o, buf, len, &ge), GGUF_OK, "%s", ge.message);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(*buf, *len, &f, &ge), GGUF_OK, "%s", ge.message);
+    return f;
+}
+
 Test(backends, a_norm_that_its_input_explains_is_no_divergence)
 {
-    fixture_opts o = fixture_default_opts();
-    o.arch = "gemma3";
     uint8_t *buf;
     size_t len;
     gguf_error ge;
-    cr_assert_eq(fixture_write_buffer(&o, &buf, &len, &ge), GGUF_OK, "%s", ge.message);
-    gguf_file *f;
-    cr_assert_eq(gguf_open_memory(buf, len, &f, &ge), GGUF_OK, "%s", ge.message);
+    gguf_file *f = open_gemma3_fixture(fixture_default_opts(), &buf, &len);
     int patched = 0;
     for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
@@ -685,8 +665,8 @@ Test(backends, a_norm_that_its_input_explains_is_no_divergence)
     tokens_for(f, toks, 10);
     const float tol = 1e-3f;
     for (int bad = 0; bad < 2; bad++) {
-        side a = nudged_side(f, (nudged_ffn){ 0 });
-        side b = nudged_side(f, (nudged_ffn){ .nudge = 0.9f * tol, .bad_norm = bad });
+        side a = tweaked_side(f, (tweaked_cpu){ 0 }, NULL);
+        side b = tweaked_side(f, (tweaked_cpu){ .nudge = 0.9f * tol, .bad_norm = bad }, NULL);
         engine_comparison r;
         engine_error e;
         cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, 4, tol, &r, &e), ENGINE_OK, "%s", e.message);
@@ -721,21 +701,17 @@ Test(backends, a_norm_that_its_input_explains_is_no_divergence)
 Test(backends, a_gated_activation_that_its_input_explains_is_no_divergence)
 {
     fixture_opts o = fixture_default_opts();
-    o.arch = "gemma3";
     o.n_layer = 4, o.n_embd = 256, o.n_ff = 512, o.n_vocab = 1024;
     uint8_t *buf;
     size_t len;
-    gguf_error ge;
-    cr_assert_eq(fixture_write_buffer(&o, &buf, &len, &ge), GGUF_OK, "%s", ge.message);
-    gguf_file *f;
-    cr_assert_eq(gguf_open_memory(buf, len, &f, &ge), GGUF_OK, "%s", ge.message);
+    gguf_file *f = open_gemma3_fixture(o, &buf, &len);
     int32_t toks[10];
     tokens_for(f, toks, 10);
     const float tol = 1e-3f;
     for (int bad = 0; bad < 3; bad++) {
         /* 0: noise; 1: noise and a fault in the activation; 2: no noise, only the re-derivation's own check */
-        side a = nudged_side(f, (nudged_ffn){ 0 });
-        side b = nudged_side(f, (nudged_ffn){ .noise = bad == 2 ? 0.0f : 1e-4f, .bad_glu = bad == 1 });
+        side a = tweaked_side(f, (tweaked_cpu){ 0 }, NULL);
+        side b = tweaked_side(f, (tweaked_cpu){ .noise = bad == 2 ? 0.0f : 1e-4f, .bad_glu = bad == 1 }, NULL);
         engine_comparison r;
         engine_error e;
         cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, 4, tol, &r, &e), ENGINE_OK, "%s", e.message);
@@ -766,6 +742,8 @@ Test(backends, a_gated_activation_that_its_input_explains_is_no_divergence)
     free(buf);
 }
 
+/* The bug zoo: every fault named at the layer and op where it bites, with the phase (a decode-only bug is
+ * invisible in the prompt). The shared models each fault needs: biases (qwen2), Q4_K weights, a grouped cache. */
 Test(backends, every_bug_zoo_fault_is_named_at_its_layer_and_op)
 {
     static const struct {
