@@ -183,13 +183,11 @@ AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb, in
     enum { ROWS = 8 };
     const int bytes = k == KQ_Q4_K ? 144 : 84, d_at = k == KQ_Q4_K ? 0 : 80; /* dmin right after d */
     const int64_t nb = n / QK_K;
-    const uint64_t ahead = ((uint64_t)ROWS * rb / (uint64_t)nb + 63) / 64 * 64; /* the next rows, prefetch_span */
-    const char *next = (const char *)w + (uint64_t)ROWS * rb;
+    rows_ahead ahead = rows_ahead_start(w, (uint64_t)ROWS * rb, 1, nb); /* the next group of rows */
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES, next += ahead) {
-        prefetch_span(next, ahead);
-        const __m256i bs = load32(y + 4 + QK_K);
-        const __m128i bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES) {
+        rows_ahead_step(&ahead);
+        const __m128i bs_pairs = q8k_bsum_pairs(y);
         __m256i isum[ROWS], imin[ROWS];
         uint16_t d[ROWS], dmin[ROWS];
         const uint8_t *b = w + (uint64_t)i * bytes;

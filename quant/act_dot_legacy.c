@@ -232,13 +232,12 @@ VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, 
 {
     const legacy_form F = form_of(k);
     const int64_t nb = n / 32, np = pairs_of(n), bb = F.block_bytes;
-    /* the 16 rows after the next 16, a share at each pair (prefetch_span): one group ahead left the AVX2 form
-     * at 13-14 GB/s from memory on one thread where the same rows in cache ran at 20; two groups ahead, 17 */
-    const uint64_t ahead = ((uint64_t)GEMV_ROWS_VNNI * rb / (uint64_t)np + 63) / 64 * 64;
-    const char *next = (const char *)w + 2 * (uint64_t)GEMV_ROWS_VNNI * rb;
+    /* the 16 rows after the next 16, a share at each pair: one group ahead left the AVX2 form at 13-14 GB/s from
+     * memory on one thread where the same rows in cache ran at 20; two groups ahead, 17 */
+    rows_ahead ahead = rows_ahead_start(w, (uint64_t)GEMV_ROWS_VNNI * rb, 2, np);
     __m512 acc = _mm512_setzero_ps();
-    for (int64_t p = 0; p < np; p++, next += ahead) {
-        prefetch_span(next, ahead);
+    for (int64_t p = 0; p < np; p++) {
+        rows_ahead_step(&ahead);
         const bool two = 2 * p + 1 < nb;
         const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
         const __m512i aq = _mm512_loadu_si512(PREP_QUANTS(y, np, p));
@@ -303,11 +302,10 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
     const uint8_t *row[GEMV_ROWS_AVX2];
     for (int r = 0; r < GEMV_ROWS_AVX2; r++)
         row[r] = w + (uint64_t)(r < nr ? r : nr - 1) * rb;
-    const uint64_t ahead = ((uint64_t)GEMV_ROWS_AVX2 * rb / (uint64_t)nb + 63) / 64 * 64; /* as gemv_vnni's */
-    const char *next = (const char *)w + 2 * (uint64_t)GEMV_ROWS_AVX2 * rb;
+    rows_ahead ahead = rows_ahead_start(w, (uint64_t)GEMV_ROWS_AVX2 * rb, 2, nb); /* as gemv_vnni's */
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++, next += ahead) {
-        prefetch_span(next, ahead);
+    for (int64_t i = 0; i < nb; i++) {
+        rows_ahead_step(&ahead);
         const int64_t p = i / 2;
         const int h = (int)(i % 2);
         uint16_t d[GEMV_ROWS_AVX2]; /* the rows' f16 d, converted at once */

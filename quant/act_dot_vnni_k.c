@@ -106,13 +106,11 @@ VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int nr, const ui
 {
     enum { ROWS = 16 };
     const int64_t nb = n / QK_K;
-    const uint64_t ahead = ((uint64_t)ROWS * rb / (uint64_t)nb + 63) / 64 * 64; /* the next rows, prefetch_span */
-    const char *next = (const char *)w + (uint64_t)ROWS * rb;
+    rows_ahead ahead = rows_ahead_start(w, (uint64_t)ROWS * rb, 1, nb); /* the next group of rows */
     __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES, next += ahead) {
-        prefetch_span(next, ahead);
-        const __m256i bs = load32(y + 4 + QK_K);
-        const __m128i bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    for (int64_t i = 0; i < nb; i++, y += Q8K_BYTES) {
+        rows_ahead_step(&ahead);
+        const __m128i bs_pairs = q8k_bsum_pairs(y);
         __m512i isum[ROWS / 2];
         __m128i imin[ROWS];
         uint32_t d_dmin[ROWS]; /* each row's f16 d and dmin, adjacent in the block */

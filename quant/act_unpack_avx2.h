@@ -74,13 +74,19 @@ AVX2 static inline __m256i q6k_offsets(const uint8_t *y, __m128i s8)
     return _mm256_slli_epi32(_mm256_madd_epi16(load32(y + 4 + QK_K), _mm256_cvtepi8_epi16(s8)), 5);
 }
 
-/* Q4_K's mins term of one block against Q8_K row y in the 4 int32 lanes of ggml's AVX2 dot: lane k holds
- * m[2k] * (bsums[4k] + bsums[4k + 1]) + m[2k + 1] * (bsums[4k + 2] + bsums[4k + 3]), m as 8 int16 (mins16).
- * A pair of bsums is at most 32 * 128 in size, so the 16-bit adds stay exact. */
-AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
+/* Q8_K row y's 16 bsums added in pairs, 8 int16: bsums[2j] + bsums[2j + 1] in lane j. A pair of bsums is at most
+ * 32 * 128 in size, so the 16-bit adds stay exact. */
+AVX2 static inline __m128i q8k_bsum_pairs(const uint8_t *y)
 {
     const __m256i bs = load32(y + 4 + QK_K);
-    return _mm_madd_epi16(mins16, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+    return _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+}
+
+/* Q4_K's mins term of one block against Q8_K row y in the 4 int32 lanes of ggml's AVX2 dot: lane k holds
+ * m[2k] * (bsums[4k] + bsums[4k + 1]) + m[2k + 1] * (bsums[4k + 2] + bsums[4k + 3]), m as 8 int16 (mins16). */
+AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
+{
+    return _mm_madd_epi16(mins16, q8k_bsum_pairs(y));
 }
 
 #define INLINE __attribute__((always_inline)) inline

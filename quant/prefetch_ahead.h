@@ -44,13 +44,26 @@ static inline void prefetch_block_ahead(const uint8_t *b, int bytes, int64_t n)
     }
 }
 
-/* A GEMV's next rows (act_dot_*.c): the bytes right after the rows it multiplies side by side, whose short rows
- * the hardware prefetchers do not follow as streams (without this, 16 rows side by side ran at a third of one row
- * at a time from memory). `bytes` at p, a share of the next rows per step. */
-static inline void prefetch_span(const char *p, uint64_t bytes)
+/* A GEMV's rows ahead (act_dot_*.c): the rows `groups` groups after the group it multiplies side by side, whose
+ * short rows the hardware prefetchers do not follow as streams (without this, 16 rows side by side ran at a third
+ * of one row at a time from memory), a share of a group's bytes at each of the product's `steps` steps. */
+typedef struct rows_ahead {
+    const char *next;
+    uint64_t share;  /* bytes a step, whole lines */
+} rows_ahead;
+
+static inline rows_ahead rows_ahead_start(const void *w, uint64_t group_bytes, int groups, int64_t steps)
 {
-    for (uint64_t off = 0; off < bytes; off += 64)
-        prefetch_t1(p + off);
+    return (rows_ahead){ (const char *)w + (uint64_t)groups * group_bytes,
+                         (group_bytes / (uint64_t)steps + 63) / 64 * 64 };
+}
+
+/* This step's share, and on to the next. */
+static inline void rows_ahead_step(rows_ahead *a)
+{
+    for (uint64_t off = 0; off < a->share; off += 64)
+        prefetch_t1(a->next + off);
+    a->next += a->share;
 }
 
 #endif
