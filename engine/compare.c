@@ -72,22 +72,22 @@ typedef struct attn_history {
     int n_pos, kv_dim, q_dim;
 } attn_history;
 
-/* Side B's latest rows of the ops whose output a norm reads (side A keeps every op of the chunk anyway), and
- * room for one norm row's gains and its exact output. */
-enum { NORM_IN_ATTN_OUT, NORM_IN_FFN_OUT, NORM_IN_LAYER_OUT, GLU_IN_FFN_NORM, NORM_INPUTS };
-typedef struct norm_history {
-    float *b_in[NORM_INPUTS];  /* (chunk, n_embd) each */
-    int b_T[NORM_INPUTS];      /* rows held: 0 until B has produced that op in this run */
+/* Side B's latest rows of the ops whose output a re-derived norm or gated activation reads (side A keeps every op
+ * of the chunk anyway), and room for one row's gains and its exact output. */
+enum { IN_ATTN_OUT, IN_FFN_OUT, IN_LAYER_OUT, IN_FFN_NORM, INPUTS_KEPT };
+typedef struct op_inputs {
+    float *b_in[INPUTS_KEPT];  /* (chunk, n_embd) each */
+    int b_T[INPUTS_KEPT];      /* rows held: 0 until B has produced that op in this run */
     float *gains, *ref;        /* (n_embd) */
     float *glu_ref;            /* (n_ff): one row of the re-derived activation */
-} norm_history;
+} op_inputs;
 
 typedef struct cmp_state {
     engine_comparison *r;
     const engine_model *m;
     side_a a;
     attn_history h;
-    norm_history nh;
+    op_inputs nh;
     int n_layer;
     bool decoding;
     long long seq;            /* comparisons so far, in execution order */
@@ -245,7 +245,7 @@ static bool attention_explained(cmp_state *s, int layer, int pos0, int t, const 
     return row_rel(h->ref_f, b_row, h->q_dim) <= s->r->tol;
 }
 
-/* A norm op's input: the op whose output it normalizes (NORM_INPUTS: none traced, as for the first layer's
+/* A norm op's input: the op whose output it normalizes (INPUTS_KEPT: none traced, as for the first layer's
  * attn_norm, which reads the embeddings, and ffn_norm, which reads the residual in the middle of a layer), the
  * layer that op belongs to, and the gains. */
 static int norm_input(const cmp_state *s, engine_op op, int layer, int *in_layer, const kern_weight **gains)
@@ -254,23 +254,23 @@ static int norm_input(const cmp_state *s, engine_op op, int layer, int *in_layer
     switch (op) {
     case ENGINE_OP_ATTN_POST_NORM:
         *in_layer = layer, *gains = &m->layers[layer].w[GGUF_ROLE_ATTN_POST_NORM];
-        return NORM_IN_ATTN_OUT;
+        return IN_ATTN_OUT;
     case ENGINE_OP_FFN_POST_NORM:
         *in_layer = layer, *gains = &m->layers[layer].w[GGUF_ROLE_FFN_POST_NORM];
-        return NORM_IN_FFN_OUT;
+        return IN_FFN_OUT;
     case ENGINE_OP_ATTN_NORM:
         if (layer == 0)
-            return NORM_INPUTS;
+            return INPUTS_KEPT;
         *in_layer = layer - 1, *gains = &m->layers[layer].w[GGUF_ROLE_ATTN_NORM];
-        return NORM_IN_LAYER_OUT;
+        return IN_LAYER_OUT;
     case ENGINE_OP_RESULT_NORM:
         *in_layer = s->n_layer - 1, *gains = &m->output_norm;
-        return NORM_IN_LAYER_OUT;
-    default: return NORM_INPUTS;
+        return IN_LAYER_OUT;
+    default: return INPUTS_KEPT;
     }
 }
 
-static const engine_op norm_input_ops[NORM_INPUTS] = { ENGINE_OP_ATTN_OUT, ENGINE_OP_FFN_OUT, ENGINE_OP_LAYER_OUT,
+static const engine_op kept_input_ops[INPUTS_KEPT] = { ENGINE_OP_ATTN_OUT, ENGINE_OP_FFN_OUT, ENGINE_OP_LAYER_OUT,
                                                         ENGINE_OP_FFN_NORM };
 
 /* x / sqrt(mean(x^2) + eps) * g, as the engine's RMSNorm defines it, in double. */
@@ -289,13 +289,13 @@ static void exact_norm(const float *x, const float *g, int n, float eps, float *
 static bool norm_explained(cmp_state *s, engine_op op, int layer, int T, int t, int n, const float *a_row,
                            const float *b_row)
 {
-    norm_history *nh = &s->nh;
+    op_inputs *nh = &s->nh;
     int in_layer = 0;
     const kern_weight *g = NULL;
     const int which = norm_input(s, op, layer, &in_layer, &g);
-    if (which == NORM_INPUTS || !nh->gains || n != s->m->hp.n_embd || nh->b_T[which] != T || !g->t)
+    if (which == INPUTS_KEPT || !nh->gains || n != s->m->hp.n_embd || nh->b_T[which] != T || !g->t)
         return false;
-    const float *a_in = s->a.vals[point_index(s->n_layer, norm_input_ops[which], in_layer)];
+    const float *a_in = s->a.vals[point_index(s->n_layer, kept_input_ops[which], in_layer)];
     if (!a_in || quant_dequantize_row(g->t->type, g->t->data, nh->gains, n) != QUANT_OK)
         return false;
     exact_norm(a_in + (size_t)t * n, nh->gains, n, s->m->hp.eps, nh->ref);
@@ -312,26 +312,24 @@ static bool exact_glu(const cmp_state *s, int layer, const float *h, float *row,
 {
     const engine_hparams *hp = &s->m->hp;
     const kern_weight *w = s->m->layers[layer].w;
-    const gguf_tensor *g = w[GGUF_ROLE_FFN_GATE].t, *u = w[GGUF_ROLE_FFN_UP].t;
-    if (!g || !u)
+    const gguf_tensor *mats[2] = { w[GGUF_ROLE_FFN_GATE].t, w[GGUF_ROLE_FFN_UP].t };
+    if (!mats[0] || !mats[1])
         return false;
-    const int n = hp->n_embd;
-    const size_t gb = (size_t)(n / gguf_type_traits_of(g->type)->block_size) * gguf_type_traits_of(g->type)->type_size;
-    const size_t ub = (size_t)(n / gguf_type_traits_of(u->type)->block_size) * gguf_type_traits_of(u->type)->type_size;
     for (int j = 0; j < hp->n_ff; j++) {
-        double dg = 0.0, du = 0.0;
-        if (quant_dequantize_row(g->type, g->data + (size_t)j * gb, row, n) != QUANT_OK)
-            return false;
-        for (int k = 0; k < n; k++)
-            dg += (double)row[k] * h[k];
-        if (quant_dequantize_row(u->type, u->data + (size_t)j * ub, row, n) != QUANT_OK)
-            return false;
-        for (int k = 0; k < n; k++)
-            du += (double)row[k] * h[k];
-        const double act = hp->act == GGUF_ACT_SILU ? dg / (1.0 + exp(-dg))
-                                                    : 0.5 * dg * (1.0 + tanh(0.7978845608028654 * dg *
-                                                                             (1.0 + 0.044715 * dg * dg)));
-        out[j] = (float)(act * du);
+        double gate_up[2];
+        for (int i = 0; i < 2; i++) {
+            const gguf_tensor *t = mats[i];
+            if (quant_dequantize_row(t->type, t->data + (size_t)j * (t->size / t->ne[1]), row, hp->n_embd) != QUANT_OK)
+                return false;
+            double d = 0.0;
+            for (int k = 0; k < hp->n_embd; k++)
+                d += (double)row[k] * h[k];
+            gate_up[i] = d;
+        }
+        const double g = gate_up[0], c = 0.7978845608028654; /* sqrt(2 / pi) */
+        const double act = hp->act == GGUF_ACT_SILU ? g / (1.0 + exp(-g))
+                                                    : 0.5 * g * (1.0 + tanh(c * g * (1.0 + 0.044715 * g * g)));
+        out[j] = (float)(act * gate_up[1]);
     }
     return true;
 }
@@ -341,15 +339,15 @@ static bool exact_glu(const cmp_state *s, int layer, const float *h, float *row,
 static bool glu_explained(cmp_state *s, engine_op op, int layer, int T, int t, int n, const float *a_row,
                           const float *b_row)
 {
-    norm_history *nh = &s->nh;
-    if (op != ENGINE_OP_FFN_ACT || !nh->gains || !nh->glu_ref || n != s->m->hp.n_ff || nh->b_T[GLU_IN_FFN_NORM] != T)
+    op_inputs *nh = &s->nh;
+    if (op != ENGINE_OP_FFN_ACT || !nh->gains || !nh->glu_ref || n != s->m->hp.n_ff || nh->b_T[IN_FFN_NORM] != T)
         return false;
     const int E = s->m->hp.n_embd;
     const float *a_in = s->a.vals[point_index(s->n_layer, ENGINE_OP_FFN_NORM, layer)];
     if (!a_in || !exact_glu(s, layer, a_in + (size_t)t * E, nh->ref, nh->glu_ref) ||
         !(row_rel(nh->glu_ref, a_row, n) <= s->r->tol))
         return false;
-    return exact_glu(s, layer, nh->b_in[GLU_IN_FFN_NORM] + (size_t)t * E, nh->ref, nh->glu_ref) &&
+    return exact_glu(s, layer, nh->b_in[IN_FFN_NORM] + (size_t)t * E, nh->ref, nh->glu_ref) &&
            row_rel(nh->glu_ref, b_row, n) <= s->r->tol;
 }
 
@@ -403,8 +401,8 @@ static void on_values_b(void *user, engine_op op, int layer, int pos0, int T, in
 {
     cmp_state *s = user;
     keep_history(s, 1, op, layer, pos0, T, n, x);
-    for (int i = 0; i < NORM_INPUTS; i++)
-        if (op == norm_input_ops[i] && s->nh.gains && n == s->m->hp.n_embd) {
+    for (int i = 0; i < INPUTS_KEPT; i++)
+        if (op == kept_input_ops[i] && s->nh.gains && n == s->m->hp.n_embd) {
             memcpy(s->nh.b_in[i], x, (size_t)T * n * sizeof(float));
             s->nh.b_T[i] = T;
         }
@@ -485,11 +483,11 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
                 }
         }
     }
-    norm_history *nh = &s.nh;
+    op_inputs *nh = &s.nh;
     bool norms_ok = (nh->gains = malloc((size_t)hp->n_embd * sizeof(float))) != NULL &&
                     (nh->ref = malloc((size_t)hp->n_embd * sizeof(float))) != NULL &&
                     (nh->glu_ref = malloc((size_t)(hp->n_ff > 0 ? hp->n_ff : 1) * sizeof(float))) != NULL;
-    for (int i = 0; i < NORM_INPUTS; i++)
+    for (int i = 0; i < INPUTS_KEPT; i++)
         norms_ok &= (nh->b_in[i] = malloc((size_t)chunk * hp->n_embd * sizeof(float))) != NULL;
     if (!norms_ok) {  /* judged by the tolerance alone, then */
         free(nh->gains);
@@ -571,7 +569,7 @@ done:
     free(s.nh.gains);
     free(s.nh.ref);
     free(s.nh.glu_ref);
-    for (int i = 0; i < NORM_INPUTS; i++)
+    for (int i = 0; i < INPUTS_KEPT; i++)
         free(s.nh.b_in[i]);
     for (int k = 0; k < n_points && s.a.vals; k++) {
         free(s.a.vals[k]);
