@@ -344,7 +344,8 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
     *c = (fault_ctx){ .in = in, .kind = (fault_kind)kind, .first_token = -1 };
     /* No step_begin/step_end: a fault that reads results back cannot be recorded into a device graph. */
     *b = (kern_backend){
-        .name = in->name, .ctx = c, .split_rows_min = in->split_rows_min, .destroy = f_destroy,
+        .name = in->name, .ctx = c, .split_rows_min = in->split_rows_min, .numerics = in->numerics,
+        .destroy = f_destroy,
         .set_threads = f_set_threads, .alloc = f_alloc,
         .free = f_free, .to_host = f_to_host, .from_host = f_from_host, .bind = f_bind, .unbind = f_unbind,
         .embed = f_embed, .matmul = f_matmul, .rmsnorm = f_rmsnorm, .rope = f_rope, .attention = f_attention,

@@ -61,6 +61,14 @@ typedef struct kern_row_stats {
     uint32_t n_nan, n_inf;
 } kern_row_stats;
 
+/* How a CPU backend multiplies activations with weights:
+ *   EXACT  weights decoded exactly, activations kept in f32: the reference numerics, equal to
+ *          llama.cpp run on the weights dequantized to f32 (the goldens' -deq twins) to ~1e-6;
+ *   GGML   activations rounded first as llama.cpp's CPU backend rounds them for each weight type
+ *          (Q8_0, Q8_1, Q8_K blocks, f16, bf16; quant_act_type) and multiplied by integer dot
+ *          products: llama.cpp's own logits on quantized files, to summation order. */
+typedef enum kern_numerics { KERN_NUMERICS_EXACT, KERN_NUMERICS_GGML } kern_numerics;
+
 typedef struct kern_backend kern_backend;
 
 enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 3 };
@@ -73,6 +81,9 @@ struct kern_backend {
      * CPU backend under --numerics ggml picks its order of arithmetic by the number of tokens, as llama.cpp picks
      * its kernel (its tiled K-quant product from 8 on), so a part must not fall below that where the batch does not. */
     int split_rows_min;
+    /* How its products round activations: EXACT on devices and the default CPU backend, GGML for cpu:ggml (a
+     * comparison re-derives each side's ops in that side's numerics). */
+    kern_numerics numerics;
 
     void (*destroy)(kern_backend *b);
     /* Threads for the CPU backend (0: all cores); ignored by devices. */
@@ -146,13 +157,6 @@ struct kern_backend {
  * rows. Reads every type quant/ can dequantize. NULL when out of memory. */
 kern_backend *kern_cpu_create(int n_threads);
 
-/* How a CPU backend multiplies activations with weights:
- *   EXACT  weights decoded exactly, activations kept in f32: the reference numerics, equal to
- *          llama.cpp run on the weights dequantized to f32 (the goldens' -deq twins) to ~1e-6;
- *   GGML   activations rounded first as llama.cpp's CPU backend rounds them for each weight type
- *          (Q8_0, Q8_1, Q8_K blocks, f16, bf16; quant_act_type) and multiplied by integer dot
- *          products: llama.cpp's own logits on quantized files, to summation order. */
-typedef enum kern_numerics { KERN_NUMERICS_EXACT, KERN_NUMERICS_GGML } kern_numerics;
 /* "exact" / "ggml" and back; false for another name. */
 const char *kern_numerics_name(kern_numerics n);
 bool kern_numerics_parse(const char *name, kern_numerics *out);

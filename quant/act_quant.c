@@ -201,3 +201,20 @@ quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16
     }
     return QUANT_OK;
 }
+
+double quant_act_sum_correction(uint32_t weight_type, const void *w, const void *a, int64_t n)
+{
+    /* Q4_1 [d:f16][m:f16][qs:16], Q5_1 [d:f16][m:f16][qh:4][qs:16]; Q8_1 [d:f16][s:f16][qs:32] (ggml-common.h) */
+    const size_t wb = weight_type == GGML_TYPE_Q4_1 ? 20 : weight_type == GGML_TYPE_Q5_1 ? 24 : 0;
+    if (!wb || n % 32)
+        return 0.0;
+    const uint8_t *wp = w, *ap = a;
+    double c = 0.0;
+    for (int64_t b = 0; b < n / 32; b++, wp += wb, ap += 36) {
+        int sum = 0;
+        for (int j = 0; j < 32; j++)
+            sum += (int8_t)ap[4 + j];
+        c += (double)rdf16(wp + 2) * ((double)rdf16(ap + 2) - (double)rdf16(ap) * sum);
+    }
+    return c;
+}

@@ -94,6 +94,12 @@ uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n);
 /* n f32 activations into act_type (F32, F16, BF16, Q8_0, Q8_1, Q8_K) as ggml's x86 CPU backend
  * quantizes them. Decode them with quant_dequantize_row. */
 quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, int64_t n);
+/* What ggml's product of one weight row (n values) with n activations in quant_act_type(weight_type) adds beyond
+ * the decoded weights times the decoded activations, in double: Q4_1 and Q5_1 rows add each block's min times
+ * its Q8_1 block's s, which is d * sum(q) rounded to f16 apart from the quants, so they add
+ * sum over blocks of m * (s - d * sum(q)); 0 for every other type (their activations' sums are exact integers).
+ * A reference product in llama.cpp's numerics is the exact product of the decoded rows plus this. */
+double quant_act_sum_correction(uint32_t weight_type, const void *w, const void *a, int64_t n);
 /* One weight row of n values . n activations in quant_act_type(weight type), into *out: ggml's
  * integer block sums, scaled per block in f32 (equal to ggml's to f32 summation order). dot4 does
  * the same for 4 activation rows at a, a + a_stride, ... (the weights unpacked once for all four). */

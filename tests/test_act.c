@@ -162,7 +162,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
     int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         const uint32_t type = types[k], at = quant_act_type(type);
-        const gguf_type_traits *tt = gguf_type_traits_of(type), *ta = gguf_type_traits_of(at);
+        const gguf_type_traits *tt = gguf_type_traits_of(type);
         /* 7 blocks: the VNNI forms' last pair of blocks holds one, and ASan sees a read past the row */
         const size_t n_blocks = 7, n = n_blocks * tt->block_size;
         uint8_t *raw = malloc(n_blocks * tt->type_size), *xa = malloc(quant_act_row_bytes(at, (int64_t)n));
@@ -180,17 +180,9 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
                 ref += (double)w[i] * xd[i];
                 mag += fabs((double)w[i] * xd[i]);
             }
-            if (at == GGML_TYPE_Q8_1)
-                for (size_t i = 0; i < n_blocks; i++) {
-                    const uint8_t *wb = raw + i * tt->type_size, *ab = xa + i * ta->type_size;
-                    uint16_t m, d, s;
-                    memcpy(&m, wb + 2, 2), memcpy(&d, ab, 2), memcpy(&s, ab + 2, 2);
-                    int sum = 0;
-                    for (int j = 0; j < 32; j++)
-                        sum += ((const int8_t *)(ab + 4))[j];
-                    ref += (double)quant_f16_to_f32(m) *
-                           ((double)quant_f16_to_f32(s) - (double)quant_f16_to_f32(d) * sum);
-                }
+            /* Q4_1 and Q5_1: each block's min times Q8_1's f16 sum, not times the rounded quants' sum (the dots
+             * below, ggml's, hold quant_act_sum_correction to that; 0 for the other types) */
+            ref += quant_act_sum_correction(type, raw, xa, (int64_t)n);
             float avx2_got = 0;
             for (size_t p = 0; p < 3; p++) {
                 quant_act_kernel k = quant_act_dot_function(type, impls[p]);

@@ -93,7 +93,7 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
     }
     *b = (kern_backend){
         .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c,
-        .split_rows_min = numerics == KERN_NUMERICS_GGML ? QUANT_TILED_MIN_TOKENS : 0,
+        .split_rows_min = numerics == KERN_NUMERICS_GGML ? QUANT_TILED_MIN_TOKENS : 0, .numerics = numerics,
         .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
@@ -103,7 +103,6 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k,
         .last_error = cpu_last_error,
     };
-    c->numerics = numerics;
     cpu_set_threads(b, n_threads);
     return b;
 }

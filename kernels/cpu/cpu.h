@@ -16,7 +16,6 @@ typedef struct cpu_rope_angles {
 
 typedef struct cpu_ctx {
     int n_threads;              /* OpenMP threads for every op */
-    kern_numerics numerics;     /* how matmul rounds activations */
     cpu_rope_angles angles[2];  /* two sets: gemma's layers alternate two bases */
     int angles_next;            /* the set the next new angles replace */
 } cpu_ctx;
@@ -28,7 +27,7 @@ static inline int cpu_threads(const kern_backend *b)
 
 static inline kern_numerics cpu_numerics(const kern_backend *b)
 {
-    return ((const cpu_ctx *)b->ctx)->numerics;
+    return b->numerics;
 }
 
 /* A small vector weight (norm, bias) of n values as f32: the mapping itself
