@@ -252,15 +252,21 @@ typedef struct engine_cmp_point {
     long long first_seq;            /* execution order of the first row beyond the tolerance that its
                                      * inputs do not explain (-1: none) */
     float rel_explained;            /* the largest difference of rows beyond the tolerance that the op's own
-                                     * inputs explain (attention: each side equals the exact attention of
-                                     * its own q, k and v within the tolerance); -1: none */
+                                     * inputs explain (each side equals, within the tolerance, the op re-derived
+                                     * on the host from its own inputs in its own numerics); -1: none */
+    float self_worst[2];            /* over the rows re-derived, each side's largest difference from its own
+                                     * re-derivation (-1: none re-derived): how closely each side computes the op */
+    bool carried;                   /* some of those could not be re-derived and count as carried from the
+                                     * explained differences before them (ENGINE_CMP_INHERITED) */
     int first_pos;
     float first_rel;
+    float first_self[2];            /* at the first unexplained row, each side against its own re-derivation
+                                     * (-1: not re-derived): the side beyond the tolerance computes the op wrongly */
     kern_row_stats first_a, first_b;
 } engine_cmp_point;
 
-/* A row beyond the tolerance after an explained attention row (engine/compare.c) counts as explained when it
- * differs by no more than this many times the largest explained difference so far. */
+/* A row beyond the tolerance of an op that cannot be re-derived (engine/compare.c) counts as carried from the
+ * explained rows before it when it differs by no more than this many times the largest explained difference. */
 #define ENGINE_CMP_INHERITED 10.0f
 
 typedef struct engine_comparison {

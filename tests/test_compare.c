@@ -2,7 +2,8 @@
  * What a backend comparison explains away and what it still names: attention, RMSNorm and the gated activation
  * can move much more than their inputs (softmax; per-channel gains with outlier channels; GELU through a table of
  * f16 inputs), so a row beyond the tolerance whose sides each equal the op re-derived from their own inputs is no
- * divergence, while a fault inside the op is named there; and the bug zoo, every fault named at its layer and op.
+ * divergence, while a fault inside the op is named there; llama.cpp's numerics (cpu:ggml) explained op by op; and the
+ * bug zoo, every fault named at its layer and op and on its side.
  */
 #include "backend_sides.h"
 #include "fixture_model.h"
@@ -285,6 +286,73 @@ Test(compare, a_gated_activation_that_its_input_explains_is_no_divergence)
     free(buf);
 }
 
+/* llama.cpp's numerics round every product's activations (Q8_0, Q8_1, Q8_K blocks, f16, bf16) and move every op
+ * by percents: against the exact CPU that is no divergence, since each side equals every op re-derived on the host
+ * from its own inputs in its own numerics (a GGML side's activations rounded as llama.cpp rounds them, Q8_1's f16
+ * sums and GELU's f16 table included) to 1e-5. Every shared quantized model (each type the shared files hold), the
+ * writer's gemma3 fixture (GeGLU, post-norms, q/k norms), and the real models where they are present. */
+Test(compare, llama_cpp_numerics_are_explained_op_by_op)
+{
+    static const char *const models[] = {
+        "tiny-llama-q4_0.gguf", "tiny-llama-q4_k_m.gguf", "tiny-llama-q5_k_m.gguf", "tiny-llama-q6_k.gguf",
+        "tiny-llama-q8_0.gguf", "tiny-qwen2-q4_0.gguf", "tiny-qwen2-q4_k_m.gguf", "tiny-qwen3-q4_k_m.gguf",
+        "tiny-qwen3-q8_0.gguf", "stories260K-q5_1mix.gguf", "stories260K-iq4_nlmix.gguf", "stories260K-q5_0mix.gguf",
+        "stories260K-bf16.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
+        NULL, /* the writer's gemma3 fixture */
+    };
+    const float tol = 1e-3f;
+    int judged = 0;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char *path = models[i] ? model_path(models[i]) : NULL;
+        uint8_t *buf = NULL;
+        size_t len;
+        gguf_file *f = NULL;
+        gguf_error ge;
+        if (models[i] && !path) {
+            cr_log_warn("%s not present: not compared in llama.cpp's numerics", models[i]);
+            continue;
+        }
+        if (path)
+            cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s: %s", path, ge.message);
+        else
+            f = open_gemma3_fixture(fixture_default_opts(), &buf, &len);
+        const char *name = models[i] ? models[i] : "the gemma3 fixture";
+        int32_t toks[10];
+        tokens_for(f, toks, 10);
+        side a = make_side(f, NULL, 32, 4), b = load_side(f, kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), 32, 4);
+        engine_comparison r;
+        engine_error e;
+        cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, 4, tol, &r, &e), ENGINE_OK, "%s", e.message);
+        free_side(&a);
+        free_side(&b);
+        cr_expect_eq(r.first_bad, -1, "%s: named %s of layer %d (its sides %g and %g from their re-derivations)", name,
+                     r.first_bad < 0 ? "" : engine_op_name(r.points[r.first_bad].op),
+                     r.first_bad < 0 ? -1 : r.points[r.first_bad].layer,
+                     r.first_bad < 0 ? 0.0 : r.points[r.first_bad].first_self[0],
+                     r.first_bad < 0 ? 0.0 : r.points[r.first_bad].first_self[1]);
+        int beyond = 0;
+        for (int k = 0; k < r.n_points; k++) {
+            const engine_cmp_point *p = &r.points[k];
+            if (p->rel_worst > tol) {
+                beyond++;
+                for (int side = 0; side < 2; side++)
+                    cr_expect_leq(p->self_worst[side], 1e-5f, "%s: side %d's %s of layer %d is %g from its own "
+                                  "re-derivation", name, side, engine_op_name(p->op), p->layer, p->self_worst[side]);
+            }
+        }
+        /* the premise: the rounding moves the logits past the tolerance (bf16 activations too) */
+        cr_expect_gt(r.points[r.n_points - 1].rel_worst, tol, "%s: logits only %g apart", name,
+                     r.points[r.n_points - 1].rel_worst);
+        cr_expect_gt(beyond, r.n_layer, "%s: %d ops beyond the tolerance", name, beyond);
+        judged++;
+        engine_comparison_free(&r);
+        gguf_close(f);
+        free(buf);
+        free(path);
+    }
+    cr_assert_geq(judged, 1);
+}
+
 /* The bug zoo: every fault named at the layer and op where it bites, with the phase (a decode-only bug is
  * invisible in the prompt). The shared models each fault needs: biases (qwen2), Q4_K weights, a grouped cache. */
 Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
@@ -320,6 +388,10 @@ Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
         cr_expect_eq(p->first_pos >= r.n_prompt, zoo[i].decode, "%s: position %d of a %d-token prompt", zoo[i].fault,
                      p->first_pos, r.n_prompt);
         cr_expect(kern_fault_bug(zoo[i].fault), "%s has a description", zoo[i].fault);
+        /* and the faulty side is the one whose op its own inputs do not give */
+        cr_expect(p->first_self[0] >= 0.0f && p->first_self[0] <= r.tol && p->first_self[1] > r.tol,
+                  "%s: re-derived from their own inputs, cpu %g and the faulty cpu %g", zoo[i].fault,
+                  p->first_self[0], p->first_self[1]);
         for (int k = 0; k < r.n_points; k++)
             cr_expect_lt(r.points[k].rel_explained, 0.0f, "%s: point %d explained away", zoo[i].fault, k);
         engine_comparison_free(&r);

@@ -178,21 +178,54 @@ Test(run_backends, numerics_options_are_checked)
     free(m);
 }
 
-/* --compare cpu,cpu:ggml: how far llama.cpp's rounding moves the hidden states, named from layer 0's q on. */
+/* --compare cpu,cpu:ggml: llama.cpp's rounding moves every op from layer 0's q on by more than the tolerance (the
+ * table shows how far), and each side equals every op re-derived on the host from its own inputs, cpu:ggml's with
+ * its activations rounded as llama.cpp rounds them: explained, exit 0. A fault on the cpu:ggml side is still named
+ * where it bites, and the side that computes the op wrongly is said. */
 Test(run_backends, compare_exact_with_ggml_numerics)
 {
     char *m = need_model("tiny-qwen2-q4_0.gguf");
-    char args[4096];
     int st;
-    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml", m);
+    cJSON *j = run_json(m, "-p 'Hello world' -n 2 --compare cpu,cpu:ggml", &st);
+    cr_assert_eq(st, 0, "the rounding of llama.cpp's numerics is no divergence");
+    cJSON *c = cJSON_GetObjectItem(j, "compare"), *pt;
+    int beyond = 0;
+    cJSON_ArrayForEach(pt, cJSON_GetObjectItem(c, "points"))
+    {
+        const double rel = cJSON_GetObjectItem(pt, "rel")->valuedouble;
+        const char *op = cJSON_GetObjectItem(pt, "op")->valuestring;
+        cJSON *self = cJSON_GetObjectItem(pt, "rederived");
+        if (rel > 1e-3) {
+            beyond++;
+            cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(pt, "explained")), "%s beyond the tolerance unexplained", op);
+            for (int side = 0; side < 2; side++)
+                cr_assert_leq(cJSON_GetArrayItem(self, side)->valuedouble, 1e-5,
+                              "side %d's %s is %g from its own re-derivation", side, op,
+                              cJSON_GetArrayItem(self, side)->valuedouble);
+        }
+        if (!strcmp(op, "logits"))
+            cr_assert_gt(rel, 1e-3, "the logits differ by only %g: nothing to explain", rel);
+    }
+    cr_assert_gt(beyond, 20, "only %d ops beyond the tolerance", beyond);
+    cJSON_Delete(j);
+
+    /* q without its bias on the cpu:ggml side: named at layer 0's q, and that side as the one computing it wrongly */
+    j = run_json(m, "-p 'Hello world' -n 2 --compare cpu,cpu:ggml --debug-fault no-qkv-bias", &st);
+    cr_assert_eq(st, 1, "a divergence exits 1");
+    c = cJSON_GetObjectItem(j, "compare");
+    cJSON *f = cJSON_GetObjectItem(c, "first_divergence"), *at = cJSON_GetObjectItem(c, "rederived_at_first");
+    cr_assert_eq(cJSON_GetObjectItem(f, "layer")->valueint, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(f, "op")->valuestring, "q");
+    cr_assert_leq(cJSON_GetArrayItem(at, 0)->valuedouble, 1e-5, "cpu's q is right");
+    cr_assert_gt(cJSON_GetArrayItem(at, 1)->valuedouble, 1e-3, "cpu:ggml's q lacks its bias");
+    cJSON_Delete(j);
+    /* the text says which side */
+    char args[4096];
+    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml --debug-fault no-qkv-bias", m);
     char *out = run_tool("gguf-run", args, &st);
-    cr_assert(out && strstr(out, "cpu vs cpu:ggml"), "%s", out);
-    cr_assert(strstr(out, "first beyond 1e-03 at layer 0, q,"), "%s", out);
-    free(out);
-    /* with a tolerance above the rounding's size, the two agree */
-    snprintf(args, sizeof args, "'%s' -p 'Hello world' -n 2 -q --compare cpu,cpu:ggml --tolerance 0.5", m);
-    out = run_tool("gguf-run", args, &st);
-    cr_assert_eq(st, 0, "%s", out);
+    cr_assert_eq(st, 1);
+    cr_assert(out && strstr(out, "cpu:ggml+no-qkv-bias") && strstr(out, "(beyond: computes this op wrongly)"), "%s",
+              out);
     free(out);
     free(m);
 }

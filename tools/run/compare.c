@@ -51,21 +51,31 @@ static bool explained_beyond(const engine_comparison *r, const engine_cmp_point 
     return all_explained(p) && p->rel_worst > r->tol;
 }
 
-/* How many points are explained_beyond: attention ops, and later ops carrying what attention differed by. */
+/* How many points are explained_beyond: re-derived from each side's own inputs, and carried (some rows of the
+ * op could not be re-derived and stayed within ENGINE_CMP_INHERITED times what was explained before them). */
 static int count_explained(const engine_comparison *r, int *carried)
 {
-    int attn = 0;
+    int derived = 0;
     *carried = 0;
     for (int k = 0; k < r->n_points; k++)
         if (explained_beyond(r, &r->points[k]))
-            *(r->points[k].op == ENGINE_OP_ATTN ? &attn : carried) += 1;
-    return attn;
+            *(r->points[k].carried ? carried : &derived) += 1;
+    return derived;
 }
 
 static int column_width(engine_op op)
 {
     int n = (int)strlen(engine_op_name(op));
     return n > 9 ? n : 9;
+}
+
+/* Where a side is cpu:ggml, the re-derivation follows its numerics: said once. */
+static const char *numerics_note(const run_opts *o)
+{
+    for (int side = 0; side < 2; side++)
+        if (!strcmp(o->compare[side], "cpu:ggml"))
+            return " (cpu:ggml's with its activations rounded as llama.cpp rounds them)";
+    return "";
 }
 
 static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
@@ -107,12 +117,13 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
         fprintf(out, "greedy     %d decode steps fed %s's choice; %s's own choice differed at %d of them%s\n", r->n_tokens,
                 a, b, r->greedy_disagree, r->greedy_disagree ? "" : " (none)");
     if (explained)
-        fprintf(out, "explained  ~: %d attention op%s beyond %.0e where each side equals the exact attention of its own "
-                     "q, k and v within it: softmax turned the inputs' differences into that\n",
-                explained, explained == 1 ? "" : "s", r->tol);
+        fprintf(out, "explained  ~: %d op%s beyond %.0e, each side within it of the op re-derived from its own "
+                     "inputs%s: the difference came in with the inputs\n",
+                explained, explained == 1 ? "" : "s", r->tol, numerics_note(o));
     if (carried)
-        fprintf(out, "explained  ~: %d later op%s beyond %.0e by no more than %g times what attention differed by "
-                     "there: carried from it\n", carried, carried == 1 ? "" : "s", r->tol, ENGINE_CMP_INHERITED);
+        fprintf(out, "explained  ~: %d op%s beyond %.0e that could not be re-derived, by no more than %g times the "
+                     "differences explained before them: carried from those\n", carried, carried == 1 ? "" : "s",
+                r->tol, ENGINE_CMP_INHERITED);
     explained += carried;
     if (r->first_bad < 0) {
         fprintf(out, "verdict    %s and %s agree within %.0e on every op of every layer and on the logits%s\n", a, b,
@@ -128,6 +139,10 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
     print_stats(out, b, &p->first_b);
     fprintf(out, "    (prompt rows: %s; decode rows: %s)\n", p->rel_prompt > r->tol ? "beyond" : "within",
             p->rel_decode < 0 ? "none compared" : p->rel_decode > r->tol ? "beyond" : "within");
+    if (p->first_self[0] >= 0.0f)
+        fprintf(out, "    re-derived from each side's own inputs: %s %.2g%s, %s %.2g%s\n", a, p->first_self[0],
+                p->first_self[0] > r->tol ? " (beyond: computes this op wrongly)" : "", b, p->first_self[1],
+                p->first_self[1] > r->tol ? " (beyond: computes this op wrongly)" : "");
 }
 
 static cJSON *stats_json(const kern_row_stats *s)
@@ -157,6 +172,10 @@ static cJSON *point_json(const engine_comparison *r, const engine_cmp_point *p)
     cJSON_AddNumberToObject(o, "worst_pos", p->worst_pos);
     /* beyond the tolerance only where the op's own inputs explain it (attention re-derived on the host) */
     cJSON_AddBoolToObject(o, "explained", explained_beyond(r, p));
+    /* each side's largest difference from the op re-derived from its own inputs (null: never re-derived) */
+    cJSON *self = cJSON_AddArrayToObject(o, "rederived");
+    for (int side = 0; side < 2; side++)
+        cJSON_AddItemToArray(self, p->self_worst[side] < 0 ? cJSON_CreateNull() : run_json_number(p->self_worst[side]));
     return o;
 }
 
@@ -181,8 +200,9 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
                  explained == 1 ? "" : "s", r->tol);
         snprintf(expected, sizeof expected, "at most %g, unless the inputs explain it", r->tol);
         json_doc_finding(findings, "info", "explained-by-inputs", NULL, NULL, measured, expected,
-                         "each side's attention equals the exact attention of its own q, k and v: softmax turned "
-                         "their small differences into larger ones (and later ops carry them), no backend fault");
+                         "each side equals the op re-derived on the host from its own inputs (in its own "
+                         "numerics): the difference came in with the inputs (softmax, per-channel gains, llama.cpp's "
+                         "rounded activations), no backend fault");
     }
     if (r->first_bad >= 0) {
         const engine_cmp_point *p = &r->points[r->first_bad];
@@ -190,8 +210,15 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
         snprintf(measured, sizeof measured, "relative difference %.3g at position %d (%s)", p->first_rel,
                  p->first_pos, p->first_pos < r->n_prompt ? "prompt" : "decode");
         snprintf(expected, sizeof expected, "at most %g", r->tol);
-        json_doc_finding(findings, "error", "divergence", NULL, NULL, measured, expected,
-                         "the two backends compute this op differently: the first place to look");
+        char meaning[320];
+        const bool wrong[2] = { p->first_self[0] > r->tol, p->first_self[1] > r->tol };
+        if (wrong[0] || wrong[1])
+            snprintf(meaning, sizeof meaning, "%s%s%s computes this op wrongly: %s its own inputs give%s another "
+                     "result (rederived_at_first)", wrong[0] ? a : "", wrong[0] && wrong[1] ? " and " : "",
+                     wrong[1] ? b : "", wrong[0] && wrong[1] ? "on" : "from", wrong[0] && wrong[1] ? "" : "s");
+        else
+            snprintf(meaning, sizeof meaning, "the two backends compute this op differently: the first place to look");
+        json_doc_finding(findings, "error", "divergence", NULL, NULL, measured, expected, meaning);
     }
     cJSON *c = cJSON_AddObjectToObject(doc, "compare");
     cJSON_AddStringToObject(c, "a", a);
@@ -201,6 +228,13 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     cJSON_AddNumberToObject(c, "decode_steps", r->n_decode);
     cJSON_AddItemToObject(c, "tokens", cJSON_CreateIntArray(r->tokens, r->n_tokens));
     cJSON_AddNumberToObject(c, "greedy_disagree", r->greedy_disagree);
+    if (r->first_bad >= 0) {  /* at the first unexplained row, each side against its own re-derivation */
+        cJSON *at = cJSON_AddArrayToObject(c, "rederived_at_first");
+        for (int side = 0; side < 2; side++) {
+            const float v = r->points[r->first_bad].first_self[side];
+            cJSON_AddItemToArray(at, v < 0 ? cJSON_CreateNull() : run_json_number(v));
+        }
+    }
     cJSON *pts = cJSON_AddArrayToObject(c, "points");
     for (int k = 0; k < r->n_points; k++)
         if (r->points[k].worst_pos >= 0)  /* an op this model never runs (post-norms elsewhere than gemma) */

@@ -1,0 +1,334 @@
+/*
+ * Every op of a layer re-derived from one side's own inputs, for the comparison of two backends (compare.c).
+ *
+ * A row beyond the tolerance is no divergence when each side equals, within the tolerance, what the op gives on
+ * that side's own inputs: the difference came in with the inputs. Three ops can move much more than their inputs
+ * (softmax, RMSNorm's per-channel gains with outlier channels, GELU through llama.cpp's table of f16 inputs), and a
+ * side in llama.cpp's numerics (cpu:ggml) rounds every product's activations, which moves every op by percents.
+ * So the re-derivation follows each side's numerics where they are a definition: a GGML side's activations are
+ * rounded to the weight type's activation type (quant_act_quantize) before the host's exact product, and its
+ * rotary angles are stepped in f32 as llama.cpp steps them. Everything else is the op's definition, computed on the
+ * host: products by the exact CPU backend (weights decoded exactly, sums in f32), norms, attention and the
+ * gated activation in double. A side whose op is wrong (weights, bias, rotary, cache, residual) does not equal its
+ * re-derivation, and the comparison names the op and that side.
+ */
+#include "compare_internal.h"
+#include "quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* n floats into *p, or NULL. */
+static float *room(float **p, size_t *cap, size_t n)
+{
+    return cmp_grow((void **)p, cap, n ? n : 1, sizeof(float)) ? *p : NULL;
+}
+
+/* A norm's gains (or any small weight) as n floats. */
+static const float *weight_floats(cmp_deriving *d, const kern_weight *w, int n)
+{
+    float *g = room(&d->gains, &d->cap_gains, (size_t)n);
+    if (!w->t || !g || w->t->ne[0] != (uint64_t)n || quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK)
+        return NULL;
+    return g;
+}
+
+/* x / sqrt(mean(x^2) + eps) * g, as the engine's RMSNorm defines it, in double (out may be x). */
+static void exact_norm(const float *x, const float *g, int n, float eps, float *out)
+{
+    double ss = 0.0;
+    for (int i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    const double scale = 1.0 / sqrt(ss / n + (double)eps);
+    for (int i = 0; i < n; i++)
+        out[i] = (float)(x[i] * scale * g[i]);
+}
+
+/* T rows of n values through exact_norm with the gains of w. */
+static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
+{
+    const float *g = x ? weight_floats(&s->d, w, n) : NULL;
+    if (!g)
+        return false;
+    for (int t = 0; t < T; t++)
+        exact_norm(x + (size_t)t * n, g, n, s->m->hp.eps, out + (size_t)t * n);
+    return true;
+}
+
+/* The rows x (T, n) as a side's product meets them: a GGML side rounds them to the activation type of the weight's
+ * type (as llama.cpp's CPU backend does; the rounded rows stay in d->act), which the exact product then multiplies
+ * as they are. */
+static const float *as_multiplied(cmp_state *s, int side, const gguf_tensor *w, const float *x, int T, int n)
+{
+    cmp_deriving *d = &s->d;
+    const uint32_t act = quant_act_type(w->type);
+    if (d->numerics[side] != KERN_NUMERICS_GGML || act == GGML_TYPE_COUNT || act == GGML_TYPE_F32)
+        return x;
+    const uint64_t rb = quant_act_row_bytes(act, n);
+    float *xr = room(&d->act_f, &d->cap_act_f, (size_t)T * n);
+    if (!rb || !xr || !cmp_grow((void **)&d->act, &d->cap_act, (size_t)T * rb, 1))
+        return NULL;
+    for (int t = 0; t < T; t++)
+        if (quant_act_quantize(act, x + (size_t)t * n, d->act + t * rb, n) != QUANT_OK ||
+            quant_dequantize_row(act, d->act + t * rb, xr + (size_t)t * n, n) != QUANT_OK)
+            return NULL;
+    return xr;
+}
+
+/* y (T, rows of w) = x (T, n) @ w^T (+ bias) as the op defines it, in the side's numerics: for a GGML side, the
+ * exact product of its rounded activations plus what llama.cpp's dots add beyond that (Q8_1's f16 sums). */
+static bool product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                    int n, float *y)
+{
+    kern_backend *be = s->d.be[KERN_NUMERICS_EXACT];
+    if (!be || !x || !y || !w->t || w->t->ne[0] != (uint64_t)n)
+        return false;
+    const gguf_tensor *t = w->t;
+    const float *xr = as_multiplied(s, side, t, x, T, n);
+    const kern_weight wh = { .t = t }, bh = { .t = bias ? bias->t : NULL };
+    if (!xr || be->matmul(be, &wh, bh.t ? &bh : NULL, xr, T, y) != KERN_OK)
+        return false;
+    if (xr == x || quant_act_type(t->type) != GGML_TYPE_Q8_1)
+        return true;
+    const size_t rows = (size_t)t->ne[1], wb = t->size / rows, ab = quant_act_row_bytes(GGML_TYPE_Q8_1, n);
+    for (int i = 0; i < T; i++)
+        for (size_t r = 0; r < rows; r++)
+            y[i * rows + r] += (float)quant_act_sum_correction(t->type, t->data + r * wb, s->d.act + i * ab, n);
+    return true;
+}
+
+/* The residual stream entering layer il: the previous layer's output, or the chunk's embeddings (scaled as the
+ * model scales them) for the first layer. */
+static const float *residual_in(cmp_state *s, int side, int il, int T, float *scratch)
+{
+    const engine_model *m = s->m;
+    const int E = m->hp.n_embd;
+    if (il > 0)
+        return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
+    const gguf_tensor *t = m->tok_embd.t;
+    if (!t || !s->toks)
+        return NULL;
+    const size_t rb = t->size / t->ne[1];
+    for (int i = 0; i < T; i++) {
+        float *row = scratch + (size_t)i * E;
+        if (s->toks[i] < 0 || (uint64_t)s->toks[i] >= t->ne[1] ||
+            quant_dequantize_row(t->type, t->data + (size_t)s->toks[i] * rb, row, E) != QUANT_OK)
+            return NULL;
+        for (int k = 0; m->hp.embd_scale != 1.0f && k < E; k++)
+            row[k] *= m->hp.embd_scale;
+    }
+    return scratch;
+}
+
+/* What the attention (or FFN) block adds to the residual: its post-norm's rows where the model has one. */
+static const float *block_output(const cmp_state *s, int side, int il, engine_op post, engine_op plain, int role)
+{
+    const int E = s->m->hp.n_embd;
+    return cmp_side_rows(s, side, s->m->layers[il].w[role].t ? post : plain, il, E);
+}
+
+/* out = a + b (+ c), each T * E, added in double. */
+static bool add_rows(const float *a, const float *b, const float *c, size_t n, float *out)
+{
+    if (!a || !b)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)((double)a[i] + b[i] + (c ? (double)c[i] : 0.0));
+    return true;
+}
+
+/* The exact attention of one query row at position pos over the side's own k and v history, as the engine's
+ * attention op defines it (grouped heads, the layer's scale and sliding window), in double. */
+static void exact_attention(cmp_state *s, int side, int layer, int pos, const float *q, float *out)
+{
+    const kern_attn a = engine_layer_attn(s->m, layer);
+    attn_history *h = &s->h;
+    const int hd = a.head_dim, group = a.n_head / a.n_kv_head, n_keys = pos + 1;
+    const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
+    const float *kh = h->kv[side][0] + (size_t)layer * h->n_pos * h->kv_dim;
+    const float *vh = h->kv[side][1] + (size_t)layer * h->n_pos * h->kv_dim;
+    for (int head = 0; head < a.n_head; head++) {
+        const int off = (head / group) * hd;
+        double m = -INFINITY, l = 0.0;
+        for (int j = j0; j < n_keys; j++) {
+            double dot = 0.0;
+            for (int i = 0; i < hd; i++)
+                dot += (double)q[head * hd + i] * kh[(size_t)j * h->kv_dim + off + i];
+            h->p[j] = dot * a.scale;
+            m = h->p[j] > m ? h->p[j] : m;
+        }
+        for (int j = j0; j < n_keys; j++)
+            l += h->p[j] = exp(h->p[j] - m);
+        for (int i = 0; i < hd; i++)
+            h->ref[head * hd + i] = 0.0;
+        for (int j = j0; j < n_keys; j++)
+            for (int i = 0; i < hd; i++)
+                h->ref[head * hd + i] += h->p[j] / l * vh[(size_t)j * h->kv_dim + off + i];
+    }
+    for (int i = 0; i < h->q_dim; i++)
+        out[i] = (float)h->ref[i];
+}
+
+/* q or k: the product with the side's attn_norm rows (+ bias), each head's RMSNorm where the model has one
+ * (qwen3, gemma3), then the rotation, with the angles of the side's numerics. */
+static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T, float *out)
+{
+    const engine_model *m = s->m;
+    const engine_hparams *hp = &m->hp;
+    const engine_layer *L = &m->layers[il];
+    const int heads = is_q ? hp->n_head : hp->n_kv_head, hd = hp->head_dim;
+    const kern_weight *w = &L->w[is_q ? GGUF_ROLE_ATTN_Q : GGUF_ROLE_ATTN_K];
+    const kern_weight *bias = L->has_bias ? &L->w[is_q ? GGUF_ROLE_ATTN_Q_BIAS : GGUF_ROLE_ATTN_K_BIAS] : NULL;
+    const kern_weight *g = &L->w[is_q ? GGUF_ROLE_ATTN_Q_NORM : GGUF_ROLE_ATTN_K_NORM];
+    kern_backend *rot = s->d.be[s->d.numerics[side]];
+    if (!rot || !product(s, side, w, bias, cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd), T, hp->n_embd,
+                         out))
+        return false;
+    if (g->t && !norm_rows(s, g, out, T * heads, hd, out))
+        return false;
+    return rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) == KERN_OK;
+}
+
+/* GELU times up as llama.cpp defines it (kern_gelu_ggml: a table of f16 inputs and outputs), at the host's gate x
+ * rounded to its f16 or either neighbour, whichever lands nearest the side's own value `own`: the side's gate
+ * differs from x by its summation order, and where x lies near the middle between two f16 values that can round
+ * it to the neighbour and move the value by up to 2^-10 of itself (the smooth tanh-GELU lies up to 2^-11 from
+ * the table anyway: 9e-4 of a row on the real gemma-3). A wrong activation (1 % off) is far from all three. Outside
+ * (-10, 10) the definition needs no table. */
+static double gelu_up_nearest(float x, double up, float own)
+{
+    if (!(x > -10.0f && x < 10.0f))
+        return kern_gelu_ggml(x) * up;  /* 0 or x itself out there: no table */
+    const uint16_t h = quant_f32_to_f16(x);
+    double best = kern_gelu_ggml(quant_f16_to_f32(h)) * up;
+    for (int step = -1; step <= 1; step += 2) {
+        const uint16_t n = (uint16_t)(h + step);
+        if ((n & 0x7fff) >= 0x7c00 || ((h ^ n) & 0x8000))
+            continue;  /* past the largest finite f16, or across the sign */
+        const double v = kern_gelu_ggml(quant_f16_to_f32(n)) * up;
+        if (fabs(v - own) < fabs(best - own))
+            best = v;
+    }
+    return best;
+}
+
+/* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU in double or GELU
+ * as gelu_up_nearest takes it. */
+static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const kern_weight *w = s->m->layers[il].w;
+    const int E = hp->n_embd, F = hp->n_ff;
+    cmp_deriving *d = &s->d;
+    const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
+    const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
+    float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
+    if (!own || !gate || !up || !product(s, side, &w[GGUF_ROLE_FFN_GATE], NULL, h, T, E, gate) ||
+        !product(s, side, &w[GGUF_ROLE_FFN_UP], NULL, h, T, E, up))
+        return false;
+    for (size_t i = 0; i < (size_t)T * F; i++) {
+        const double x = gate[i];
+        out[i] = (float)(hp->act == GGUF_ACT_SILU ? x / (1.0 + exp(-x)) * up[i]
+                                                  : gelu_up_nearest(gate[i], up[i], own[i]));
+    }
+    return true;
+}
+
+/* The logits: the output projection of the side's final-norm rows, soft-capped where the model caps them. */
+static bool derive_logits(cmp_state *s, int side, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const int E = hp->n_embd;
+    if (!product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
+                 out))
+        return false;
+    for (size_t i = 0; hp->final_softcap > 0.0f && i < (size_t)T * hp->n_vocab; i++)
+        out[i] = (float)(hp->final_softcap * tanh((double)out[i] / hp->final_softcap));
+    return true;
+}
+
+/* One side's T rows of op (layer il) into out. */
+static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, int T, float *out)
+{
+    const engine_model *m = s->m;
+    const engine_hparams *hp = &m->hp;
+    const int E = hp->n_embd, q_dim = hp->n_head * hp->head_dim;
+    const kern_weight *w = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : m->layers[il].w;
+    cmp_deriving *d = &s->d;
+    float *in = room(&d->in, &d->cap_in, (size_t)T * E);
+    if (!in)
+        return false;
+    switch (op) {
+    case ENGINE_OP_ATTN_NORM:
+        return norm_rows(s, &w[GGUF_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+    case ENGINE_OP_Q:
+    case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
+    case ENGINE_OP_V:
+        return product(s, side, &w[GGUF_ROLE_ATTN_V], m->layers[il].has_bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL,
+                       cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
+    case ENGINE_OP_ATTN: {
+        const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, q_dim);
+        if (!q || !s->h.kv[0][0] || pos0 + T > s->h.n_pos)
+            return false;
+        for (int t = 0; t < T; t++)
+            exact_attention(s, side, il, pos0 + t, q + (size_t)t * q_dim, out + (size_t)t * q_dim);
+        return true;
+    }
+    case ENGINE_OP_ATTN_OUT:
+        return product(s, side, &w[GGUF_ROLE_ATTN_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T,
+                       q_dim, out);
+    case ENGINE_OP_ATTN_POST_NORM:
+        return norm_rows(s, &w[GGUF_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T, E,
+                         out);
+    case ENGINE_OP_FFN_NORM:
+        return add_rows(residual_in(s, side, il, T, in),
+                        block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
+                                     GGUF_ROLE_ATTN_POST_NORM),
+                        NULL, (size_t)T * E, in) &&
+               norm_rows(s, &w[GGUF_ROLE_FFN_NORM], in, T, E, out);
+    case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
+    case ENGINE_OP_FFN_OUT:
+        return product(s, side, &w[GGUF_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
+                       T, hp->n_ff, out);
+    case ENGINE_OP_FFN_POST_NORM:
+        return norm_rows(s, &w[GGUF_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E, out);
+    case ENGINE_OP_LAYER_OUT:
+        return add_rows(residual_in(s, side, il, T, in),
+                        block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
+                                     GGUF_ROLE_ATTN_POST_NORM),
+                        block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, GGUF_ROLE_FFN_POST_NORM),
+                        (size_t)T * E, out);
+    case ENGINE_OP_RESULT_NORM:
+        return norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E,
+                         out);
+    case ENGINE_OP_COUNT: return derive_logits(s, side, T, out);
+    }
+    return false;
+}
+
+bool cmp_derive(cmp_state *s, engine_op op, int layer, int pos0, int T, int n)
+{
+    cmp_deriving *d = &s->d;
+    for (int side = 0; side < 2; side++)
+        if (!room(&d->out[side], &d->cap_out[side], (size_t)T * n) ||
+            !derive_side(s, side, op, layer, pos0, T, d->out[side]))
+            return false;
+    return true;
+}
+
+void cmp_deriving_free(cmp_deriving *d)
+{
+    for (int i = 0; i < 2; i++) {
+        free(d->out[i]);
+        if (d->be[i])
+            d->be[i]->destroy(d->be[i]);
+    }
+    free(d->in);
+    free(d->gate);
+    free(d->up);
+    free(d->gains);
+    free(d->act);
+    free(d->act_f);
+    memset(d, 0, sizeof *d);
+}

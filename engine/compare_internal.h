@@ -1,0 +1,75 @@
+/*
+ * What the comparison of two backends (compare.c) and the re-derivation of their ops (compare_derive.c) share:
+ * both sides' rows of every op of the chunk being compared, each side's history of keys and values, and the
+ * host backends that re-derive an op from a side's own inputs.
+ */
+#ifndef GGUFSCOPE_ENGINE_COMPARE_INTERNAL_H
+#define GGUFSCOPE_ENGINE_COMPARE_INTERNAL_H
+
+#include "internal.h"
+
+enum { OPS_PER_LAYER = ENGINE_OP_LAYER_OUT + 1 };
+
+/* One side's rows of every op of the chunk: per point (cmp_point_index), (T, n) values and T rows' statistics. */
+typedef struct side_rows {
+    float **vals;
+    size_t *cap;
+    int *n;                   /* values per row; 0 until the side has produced that op in this run */
+    kern_row_stats **stats;
+    size_t *stats_cap;
+} side_rows;
+
+/* Each side's k and v rows at every position, per layer, for re-deriving attention (NULL when they would take more
+ * than CMP_HISTORY_MAX bytes: then attention rows are judged by the tolerance alone). */
+enum { CMP_HISTORY_MAX = 256 << 20 };
+typedef struct attn_history {
+    float *kv[2][2];          /* [side][0: k, 1: v]: (n_layer, n_pos, kv_dim) */
+    double *p;                /* scores of one head: (n_pos) */
+    double *ref;              /* one row of exact attention: (q_dim) */
+    int n_pos, kv_dim, q_dim;
+} attn_history;
+
+/* Host backends and room for re-deriving one op of both sides (all the chunk's rows). */
+typedef struct cmp_deriving {
+    kern_numerics numerics[2];      /* each side's */
+    kern_backend *be[2];            /* host CPU backends by numerics: [EXACT] multiplies for both sides (their
+                                     * activations rounded first for a GGML side), a side's own rotates */
+    float *out[2];                  /* (T, n): each side's re-derived rows */
+    float *in, *gate, *up, *gains;  /* scratch: an op's input rows, the gated activation's two products, gains */
+    uint8_t *act;                   /* one activation row in its rounded type */
+    float *act_f;                   /* (T, n) activation rows as rounded */
+    size_t cap_out[2], cap_in, cap_gate, cap_up, cap_gains, cap_act, cap_act_f;
+} cmp_deriving;
+
+typedef struct cmp_state {
+    engine_comparison *r;
+    const engine_model *m;
+    side_rows rows[2];
+    attn_history h;
+    cmp_deriving d;
+    const int32_t *toks;      /* the chunk's tokens (their embeddings start the first layer's residual) */
+    int n_layer;
+    bool decoding;
+    long long seq;            /* comparisons so far, in execution order */
+    float explained;          /* the largest difference of rows explained so far (0: none) */
+    bool diverged;            /* a row went beyond the tolerance unexplained: from then on nothing is explained
+                               * (what follows a real divergence is its consequence, not its excuse) */
+    engine_status failed;
+} cmp_state;
+
+int cmp_point_index(int n_layer, engine_op op, int layer);
+/* A side's rows of one op in this chunk, or NULL when that side has not produced them (n: values per row). */
+const float *cmp_side_rows(const cmp_state *s, int side, engine_op op, int layer, int n);
+/* Grows *p to hold need elements of elem bytes (contents kept); false when memory runs out. */
+bool cmp_grow(void **p, size_t *cap, size_t need, size_t elem);
+/* max |a - b| / max |a| over one row; NaN on one side only counts as infinite. */
+float cmp_row_rel(const float *a, const float *b, int n);
+
+/* Re-derives the T rows (n values each) of one op at positions pos0.. on both sides, each from its own inputs as
+ * traced in this chunk and in its own numerics, into s->d.out[0] and s->d.out[1]. False when the op cannot be
+ * re-derived (an input not traced, memory, a weight the host cannot decode): then the rows are judged by the
+ * tolerance alone. */
+bool cmp_derive(cmp_state *s, engine_op op, int layer, int pos0, int T, int n);
+void cmp_deriving_free(cmp_deriving *d);
+
+#endif
