@@ -122,22 +122,22 @@ uint64_t engine_ctx_bytes(const engine_ctx *c)
     return c->bytes;
 }
 
-/* Runs one backend op; a failure becomes an engine error naming the op and
- * layer, with the backend's own account of it (the device call, file, line). */
-#define OP(call, what, layer)                                                                                     \
-    do {                                                                                                          \
-        kern_status ks_ = (call);                                                                                 \
-        if (ks_ != KERN_OK) {                                                                                     \
-            const char *why_ = be->last_error(be);                                                               \
-            if (c->recording) {                                                                                   \
-                c->recording = false;                                                                             \
-                be->step_end(be, false); /* the half-recorded step is thrown away */                              \
-            }                                                                                                     \
-            return engine_fail(err, ks_ == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",              \
-                               "%s backend: %s failed in layer %d: %s%s%.400s", be->name, what, layer,          \
-                               kern_status_name(ks_), *why_ ? ": " : "", why_);                                   \
-        }                                                                                                         \
-    } while (0)
+/* A backend op's status as the engine's: a failure names the op and layer, with the backend's own account of it
+ * (the device call, file, line); a decode step being recorded is thrown away. */
+static engine_status op_status(engine_ctx *c, kern_status ks, const char *what, int layer, engine_error *err)
+{
+    if (ks == KERN_OK)
+        return ENGINE_OK;
+    kern_backend *be = c->be;
+    const char *why = be->last_error(be);
+    if (c->recording) {
+        c->recording = false;
+        be->step_end(be, false); /* the half-recorded step is thrown away */
+    }
+    return engine_fail(err, ks == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",
+                       "%s backend: %s failed in layer %d: %s%s%.400s", be->name, what, layer, kern_status_name(ks),
+                       *why ? ": " : "", why);
+}
 
 /* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
  * (x prepared once, one team of threads over all the rows), else one matmul each. *what names the weight that
@@ -162,10 +162,12 @@ static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op 
                                 int n, engine_error *err)
 {
     kern_backend *be = c->be;
+    engine_status st;
     if (!p || (!p->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
         return ENGINE_OK;
     if (p->on_op) {
-        OP(be->row_stats(be, x, T, n, c->stats), "row statistics", layer);
+        if ((st = op_status(c, be->row_stats(be, x, T, n, c->stats), "row statistics", layer, err)))
+            return st;
         p->on_op(p->user, op, layer, c->pos, T, c->stats);
     }
     if (p->on_values) {
@@ -177,18 +179,12 @@ static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op 
             c->probe_host = grown;
             c->probe_cap = need;
         }
-        OP(be->to_host(be, c->probe_host, x, need), "copy of activations", layer);
+        if ((st = op_status(c, be->to_host(be, c->probe_host, x, need), "copy of activations", layer, err)))
+            return st;
         p->on_values(p->user, op, layer, c->pos, T, n, c->probe_host);
     }
     return ENGINE_OK;
 }
-
-#define PROBE(op, layer, buf, n)                                                                                  \
-    do {                                                                                                          \
-        engine_status ps_ = probe_rows(c, probe, op, layer, buf, T, n, err);                                      \
-        if (ps_)                                                                                                  \
-            return ps_;                                                                                           \
-    } while (0)
 
 /* What comes back of the last row's logits when they stay on the backend:
  * the top k ids (and values), k = 1 through the backend's argmax. */
@@ -208,11 +204,13 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     kern_backend *be = c->be;
     const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
     const int F = hp->n_ff, pos0 = c->pos;
+    engine_status st;
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
     const bool step = T == 1 && !probe && be->step_begin;
     if (step) {
-        OP(be->step_begin(be), "recording the decode step", -1);
+        if ((st = op_status(c, be->step_begin(be), "recording the decode step", -1, err)))
+            return st;
         c->recording = true;
     }
     /* The rows that go on past the last layer's attention: only those whose logits are asked for (the last one
@@ -220,9 +218,11 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
      * other rows' last hidden states: their keys and values are in the cache by then. llama.cpp's graphs drop
      * the same rows at the same place (inp_out_ids in llama-model.cpp), so its prompts skip that last FFN too. */
     const int keep0 = probe || (all_logits && logits) ? 0 : T - 1;
-    OP(be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1);
-    if (hp->embd_scale != 1.0f)
-        OP(be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1);
+    if ((st = op_status(c, be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1, err)))
+        return st;
+    if (hp->embd_scale != 1.0f &&
+        (st = op_status(c, be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1, err)))
+        return st;
     static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" }, *const gate_up_names[2] = { "ffn_gate",
                                                                                                     "ffn_up" };
     const char *what;
@@ -235,86 +235,131 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
         float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
 
-        OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il);
-        PROBE(ENGINE_OP_ATTN_NORM, il, c->h, E);
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
+                            err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_NORM, il, c->h, T, E, err)))
+            return st;
         const kern_weight *const qkv[3] = { &w[GGUF_ROLE_ATTN_Q], &w[GGUF_ROLE_ATTN_K], &w[GGUF_ROLE_ATTN_V] };
         const kern_weight *const qkv_bias[3] = { bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL,
                                                  bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL,
                                                  bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL };
         float *const qkv_out[3] = { c->q, k_new, v_new };
-        OP(matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what), what, il);
+        kern_status ks = matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what);
+        if ((st = op_status(c, ks, what, il, err)))  /* what: set by matmuls */
+            return st;
         if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q), "attn_q_norm", il);
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new), "attn_k_norm",
-               il);
+            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
+                                "attn_q_norm", il, err)))
+                return st;
+            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
+                                k_new), "attn_k_norm", il, err)))
+                return st;
         }
-        OP(be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il);
-        OP(be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il);
-        PROBE(ENGINE_OP_Q, il, c->q, q_dim);
-        PROBE(ENGINE_OP_K, il, k_new, kv_dim);
-        PROBE(ENGINE_OP_V, il, v_new, kv_dim);
-        OP(be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il);
-        PROBE(ENGINE_OP_ATTN, il, c->att, q_dim);
-        OP(be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il);
-        PROBE(ENGINE_OP_ATTN_OUT, il, c->o, E);
+        if ((st = op_status(c, be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il, err)))
+            return st;
+        if ((st = op_status(c, be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_Q, il, c->q, T, q_dim, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_K, il, k_new, T, kv_dim, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_V, il, v_new, T, kv_dim, err)))
+            return st;
+        if ((st = op_status(c, be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN, il, c->att, T, q_dim, err)))
+            return st;
+        if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_OUT, il, c->o, T, E, err)))
+            return st;
         /* from here on rows [r0, T): all of them but in the last layer (keep0 above); probes see r0 = 0 */
         const int r0 = il == hp->n_layer - 1 ? keep0 : 0, Tr = T - r0;
         float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
         float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
         if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o), "post_attention_norm", il);
-            PROBE(ENGINE_OP_ATTN_POST_NORM, il, c->o, E);
+            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
+                                "post_attention_norm", il, err)))
+                return st;
+            if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_POST_NORM, il, c->o, T, E, err)))
+                return st;
         }
-        OP(be->add(be, x, o, (size_t)Tr * E), "residual add", il);
+        if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
+            return st;
 
-        OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il);
-        PROBE(ENGINE_OP_FFN_NORM, il, c->h, E);
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_NORM, il, c->h, T, E, err)))
+            return st;
         const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] };
         const kern_weight *const no_bias[2] = { 0 };
         float *const gate_up_out[2] = { gate, up };
-        OP(matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what), what, il);
-        OP(be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate), hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il);
-        PROBE(ENGINE_OP_FFN_ACT, il, c->gate, F);
-        OP(be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il);
-        PROBE(ENGINE_OP_FFN_OUT, il, c->o, E);
+        ks = matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what);
+        if ((st = op_status(c, ks, what, il, err)))
+            return st;
+        if ((st = op_status(c, be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate),
+                            hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_ACT, il, c->gate, T, F, err)))
+            return st;
+        if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_OUT, il, c->o, T, E, err)))
+            return st;
         if (w[GGUF_ROLE_FFN_POST_NORM].t) {
-            OP(be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm", il);
-            PROBE(ENGINE_OP_FFN_POST_NORM, il, c->o, E);
+            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
+                                il, err)))
+                return st;
+            if ((st = probe_rows(c, probe, ENGINE_OP_FFN_POST_NORM, il, c->o, T, E, err)))
+                return st;
         }
-        OP(be->add(be, x, o, (size_t)Tr * E), "residual add", il);
-        PROBE(ENGINE_OP_LAYER_OUT, il, c->x, E);
+        if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_LAYER_OUT, il, c->x, T, E, err)))
+            return st;
     }
-    OP(be->rmsnorm(be, &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps, c->h + (size_t)keep0 * E),
-       "output_norm", hp->n_layer);
-    PROBE(ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, E);
+    if ((st = op_status(c, be->rmsnorm(be, &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
+                        c->h + (size_t)keep0 * E), "output_norm", hp->n_layer, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, T, E, err)))
+        return st;
     c->pos += T;
     c->last_T = T;
     if (!logits && !top) {
         if (step) {
             c->recording = false;
-            OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);
+            if ((st = op_status(c, be->step_end(be, true), "running the recorded decode step", hp->n_layer, err)))
+                return st;
         }
         return ENGINE_OK;
     }
     const int first = all_logits && logits ? 0 : T - 1;
     for (int r = first, n; r < T; r += n) {
         n = engine_logit_part(be, T - r);
-        OP(be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output", hp->n_layer);
-        if (hp->final_softcap > 0.0f)
-            OP(be->softcap(be, c->logits, (size_t)n * hp->n_vocab, hp->final_softcap), "logit soft-capping",
-               hp->n_layer);
+        if ((st = op_status(c, be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output",
+                            hp->n_layer, err)))
+            return st;
+        if (hp->final_softcap > 0.0f &&
+            (st = op_status(c, be->softcap(be, c->logits, (size_t)n * hp->n_vocab, hp->final_softcap),
+                            "logit soft-capping", hp->n_layer, err)))
+            return st;
         if (step) {
             c->recording = false;
-            OP(be->step_end(be, true), "running the recorded decode step", hp->n_layer);
+            if ((st = op_status(c, be->step_end(be, true), "running the recorded decode step", hp->n_layer, err)))
+                return st;
         }
-        if (logits)
-            OP(be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits, (size_t)n * hp->n_vocab),
-               "copy of logits", hp->n_layer);
+        if (logits && (st = op_status(c, be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits,
+                                                     (size_t)n * hp->n_vocab),
+                                      "copy of logits", hp->n_layer, err)))
+            return st;
     }
     if (top && top->k == 1)
-        OP(be->argmax(be, c->logits, hp->n_vocab, top->ids), "argmax of the logits", hp->n_layer);
-    else if (top)
-        OP(be->top_k(be, c->logits, hp->n_vocab, top->k, top->ids, top->vals), "top-k of the logits", hp->n_layer);
+        return op_status(c, be->argmax(be, c->logits, hp->n_vocab, top->ids), "argmax of the logits", hp->n_layer,
+                         err);
+    if (top)
+        return op_status(c, be->top_k(be, c->logits, hp->n_vocab, top->k, top->ids, top->vals), "top-k of the logits",
+                         hp->n_layer, err);
     return ENGINE_OK;
 }
 

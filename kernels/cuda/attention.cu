@@ -88,6 +88,7 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
     dim3 grid(a->n_head, T);
     attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, a->n_head, a->n_kv_head,
                                                               a->head_dim, a->scale, a->window, out);
-    CU_LAUNCHED(b, "attention_k");
+    if (!CU_LAUNCH_OK(b, "attention_k"))
+        return cu_status(b);
     return KERN_OK;
 }

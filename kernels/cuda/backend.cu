@@ -63,16 +63,20 @@ static void cu_free(kern_backend *b, float *p)
 static kern_status cu_to_host(kern_backend *b, float *dst, const float *src, size_t n)
 {
     cu_ctx *c = cu_of(b);
-    CU_TRY(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
-    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    if (!CU_OK(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost, c->stream)))
+        return cu_status(b);
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
     return KERN_OK;
 }
 
 static kern_status cu_from_host(kern_backend *b, float *dst, const float *src, size_t n)
 {
     cu_ctx *c = cu_of(b);
-    CU_TRY(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, c->stream));
-    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    if (!CU_OK(b, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, c->stream)))
+        return cu_status(b);
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -138,7 +142,8 @@ static kern_status cu_step_begin(kern_backend *b)
     cu_ctx *c = cu_of(b);
     if (!c->graphs || c->capturing)
         return KERN_OK;
-    CU_TRY(b, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    if (!CU_OK(b, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal)))
+        return cu_status(b);
     c->capturing = true;
     return KERN_OK;
 }
@@ -153,7 +158,8 @@ static kern_status cu_step_end(kern_backend *b, bool run)
         return KERN_OK;
     cudaGraph_t g = NULL;
     c->capturing = false;
-    CU_TRY(b, cudaStreamEndCapture(c->stream, &g));
+    if (!CU_OK(b, cudaStreamEndCapture(c->stream, &g)))
+        return cu_status(b);
     if (!run) {
         cudaGraphDestroy(g);
         return KERN_OK;
@@ -176,7 +182,8 @@ static kern_status cu_step_end(kern_backend *b, bool run)
         }
     }
     cudaGraphDestroy(g);
-    CU_TRY(b, cudaGraphLaunch(c->exec, c->stream));
+    if (!CU_OK(b, cudaGraphLaunch(c->exec, c->stream)))
+        return cu_status(b);
     return KERN_OK;
 }
 

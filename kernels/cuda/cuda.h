@@ -67,18 +67,10 @@ bool cu_check_blas(kern_backend *b, cublasStatus_t s, const char *call, const ch
 kern_status cu_status(const kern_backend *b);
 
 #define CU_OK(b, call) cu_check((b), (call), #call, __FILE__, __LINE__)
-#define CU_TRY(b, call)                                                                                           \
-    do {                                                                                                          \
-        if (!CU_OK(b, call))                                                                                      \
-            return cu_status(b);                                                                                  \
-    } while (0)
-#define CUBLAS_TRY(b, call)                                                                                       \
-    do {                                                                                                          \
-        if (!cu_check_blas((b), (call), #call, __FILE__, __LINE__))                                               \
-            return cu_status(b);                                                                                  \
-    } while (0)
-/* After a kernel launch: launch errors (bad configuration, no kernel image for this GPU). */
-#define CU_LAUNCHED(b, kernel) do { if (!cu_check((b), cudaGetLastError(), kernel "<<<>>>", __FILE__, __LINE__)) return cu_status(b); } while (0)
+/* The same for a cuBLAS call, and after a kernel launch: launch errors (bad configuration, no kernel image for
+ * this GPU). Each caller returns cu_status(b) itself when one is false. */
+#define CUBLAS_OK(b, call) cu_check_blas((b), (call), #call, __FILE__, __LINE__)
+#define CU_LAUNCH_OK(b, kernel) cu_check((b), cudaGetLastError(), kernel "<<<>>>", __FILE__, __LINE__)
 
 /* Device memory of `bytes`, with an out-of-memory message naming the need and what was free. */
 kern_status cu_malloc(kern_backend *b, void **p, size_t bytes, const char *what);

@@ -20,8 +20,9 @@ kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, c
      *   y (T, N) row-major = C (N, T), ldc N;   and y = x W^T  <=>  C = A^T B.
      * Hence op(A) = T, op(B) = N, m = N, n = T, k = K. */
     const float one = 1.0f, zero = 0.0f;
-    CUBLAS_TRY(b, cublasGemmEx(cu_of(b)->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, W, CUDA_R_32F, K, x, CUDA_R_32F, K, &zero, y,
-                               CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (!CUBLAS_OK(b, cublasGemmEx(cu_of(b)->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, W, CUDA_R_32F, K, x,
+                                   CUDA_R_32F, K, &zero, y, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -54,6 +55,7 @@ kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *
     if (s || !bv)
         return s;
     add_bias_k<<<cu_grid((size_t)T * N), 256, 0, c->stream>>>(y, bv, N, (size_t)T * N);
-    CU_LAUNCHED(b, "add_bias_k");
+    if (!CU_LAUNCH_OK(b, "add_bias_k"))
+        return cu_status(b);
     return KERN_OK;
 }

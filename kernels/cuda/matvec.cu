@@ -125,7 +125,8 @@ kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, co
     if (w->ne0 % 8) {
         const unsigned blocks = (unsigned)((w->ne1 + MV_WARPS - 1) / MV_WARPS);
         matvec_any_k<<<blocks, MV_THREADS, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
-        CU_LAUNCHED(b, "matvec_any_k");
+        if (!CU_LAUNCH_OK(b, "matvec_any_k"))
+            return cu_status(b);
         return KERN_OK;
     }
     const bool xvec = (uintptr_t)x % 16 == 0;
@@ -147,7 +148,8 @@ kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, co
     });
     if (!known)
         return KERN_E_UNSUPPORTED;
-    CU_LAUNCHED(b, "matvec_k");
+    if (!CU_LAUNCH_OK(b, "matvec_k"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -181,7 +183,8 @@ kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
     const unsigned blocks = (unsigned)(work / 256 + 1 < 65535 * 4 ? work / 256 + 1 : 65535 * 4);
     if (w->ne0 % 8) {
         dequant_any_k<<<blocks, 256, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, out);
-        CU_LAUNCHED(b, "dequant_any_k");
+        if (!CU_LAUNCH_OK(b, "dequant_any_k"))
+            return cu_status(b);
         return KERN_OK;
     }
     bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
@@ -189,6 +192,7 @@ kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
     });
     if (!known)
         return KERN_E_UNSUPPORTED;
-    CU_LAUNCHED(b, "dequant_k");
+    if (!CU_LAUNCH_OK(b, "dequant_k"))
+        return cu_status(b);
     return KERN_OK;
 }

@@ -68,7 +68,8 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
         cudaFreeHost(c->tok_host);
         c->tok_host = NULL;
         c->tok_cap = 0;
-        CU_TRY(b, cudaMallocHost((void **)&c->tok_host, (size_t)T * sizeof(int32_t)));
+        if (!CU_OK(b, cudaMallocHost((void **)&c->tok_host, (size_t)T * sizeof(int32_t))))
+            return cu_status(b);
         cudaFree(c->tok_dev);
         c->tok_dev = NULL;
         kern_status s = cu_malloc(b, (void **)&c->tok_dev, (size_t)T * sizeof(int32_t), "token ids");
@@ -78,7 +79,9 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
     }
     /* The previous step has finished with the staging buffer: every step ends in a synchronizing copy. */
     memcpy(c->tok_host, tokens, (size_t)T * sizeof(int32_t));
-    CU_TRY(b, cudaMemcpyAsync(c->tok_dev, c->tok_host, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
+    if (!CU_OK(b, cudaMemcpyAsync(c->tok_dev, c->tok_host, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                  c->stream)))
+        return cu_status(b);
     const int64_t K = cw->ne0;
     const int per_row = (int)((K / 8 + 255) / 256);
     dim3 grid(per_row > 0 ? per_row : 1, T);
@@ -87,7 +90,8 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
     });
     if (!known)
         return KERN_E_UNSUPPORTED;
-    CU_LAUNCHED(b, "embed_rows");
+    if (!CU_LAUNCH_OK(b, "embed_rows"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -112,7 +116,8 @@ kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, in
     if (!cw->vec || cw->ne0 * cw->ne1 != n)
         return KERN_E_SHAPE;
     rmsnorm_rows<<<T, 256, 0, cu_of(b)->stream>>>(x, cw->vec, n, eps, out);
-    CU_LAUNCHED(b, "rmsnorm_rows");
+    if (!CU_LAUNCH_OK(b, "rmsnorm_rows"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -161,7 +166,8 @@ kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, 
     const int work = n_head * half;
     dim3 grid(work > 0 ? (work + 127) / 128 : 1, T);
     rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos0, a);
-    CU_LAUNCHED(b, "rope_rows");
+    if (!CU_LAUNCH_OK(b, "rope_rows"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -203,10 +209,12 @@ kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
     if (act == GGUF_ACT_SILU) {
         swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-        CU_LAUNCHED(b, "swiglu_k");
+        if (!CU_LAUNCH_OK(b, "swiglu_k"))
+            return cu_status(b);
     } else if (act == GGUF_ACT_GELU_TANH) {
         geglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-        CU_LAUNCHED(b, "geglu_k");
+        if (!CU_LAUNCH_OK(b, "geglu_k"))
+            return cu_status(b);
     } else {
         return KERN_E_UNSUPPORTED;
     }
@@ -216,7 +224,8 @@ kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float
 kern_status cu_scale(kern_backend *b, float *x, size_t n, float s)
 {
     scale_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, s);
-    CU_LAUNCHED(b, "scale_k");
+    if (!CU_LAUNCH_OK(b, "scale_k"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -225,14 +234,16 @@ kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap)
     if (!(cap > 0.0f))
         return KERN_E_SHAPE;
     softcap_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, 1.0f / cap, cap);
-    CU_LAUNCHED(b, "softcap_k");
+    if (!CU_LAUNCH_OK(b, "softcap_k"))
+        return cu_status(b);
     return KERN_OK;
 }
 
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
 {
     add_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
-    CU_LAUNCHED(b, "add_k");
+    if (!CU_LAUNCH_OK(b, "add_k"))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -281,9 +292,12 @@ kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row
     if (s)
         return s;
     row_stats_k<<<T, 256, 0, c->stream>>>(x, n, c->stats_dev);
-    CU_LAUNCHED(b, "row_stats_k");
-    CU_TRY(b, cudaMemcpyAsync(out, c->stats_dev, (size_t)T * sizeof *out, cudaMemcpyDeviceToHost, c->stream));
-    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    if (!CU_LAUNCH_OK(b, "row_stats_k"))
+        return cu_status(b);
+    if (!CU_OK(b, cudaMemcpyAsync(out, c->stats_dev, (size_t)T * sizeof *out, cudaMemcpyDeviceToHost, c->stream)))
+        return cu_status(b);
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
     return KERN_OK;
 }
 
@@ -348,11 +362,15 @@ kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids
     if (k < 1 || k > KERN_TOP_K_MAX)
         return KERN_E_SHAPE;
     top_k_k<<<1, 1024, 0, c->stream>>>(x, n, k, c->top_ids, c->top_vals);
-    CU_LAUNCHED(b, "top_k_k");
-    CU_TRY(b, cudaMemcpyAsync(ids, c->top_ids, (size_t)k * sizeof *ids, cudaMemcpyDeviceToHost, c->stream));
-    if (vals)
-        CU_TRY(b, cudaMemcpyAsync(vals, c->top_vals, (size_t)k * sizeof *vals, cudaMemcpyDeviceToHost, c->stream));
-    CU_TRY(b, cudaStreamSynchronize(c->stream));
+    if (!CU_LAUNCH_OK(b, "top_k_k"))
+        return cu_status(b);
+    if (!CU_OK(b, cudaMemcpyAsync(ids, c->top_ids, (size_t)k * sizeof *ids, cudaMemcpyDeviceToHost, c->stream)))
+        return cu_status(b);
+    if (vals &&
+        !CU_OK(b, cudaMemcpyAsync(vals, c->top_vals, (size_t)k * sizeof *vals, cudaMemcpyDeviceToHost, c->stream)))
+        return cu_status(b);
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
     return KERN_OK;
 }
 
