@@ -148,12 +148,13 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
     build_vocab(st, o->n_vocab);
     gguf_status s = GGUF_OK;
     char key[96];
-#define TRY(x) do { if ((s = (x)) != GGUF_OK) return s; } while (0)
+/* Each writer call runs while every one before it succeeded; the first failure is what the function returns. */
+#define ADD(x) ((void)(s = s != GGUF_OK ? s : (x)))
     if (o->alignment)
-        TRY(gguf_writer_add_u32(w, "general.alignment", o->alignment, err));
-    TRY(gguf_writer_add_str(w, "general.architecture", arch, err));
-    TRY(gguf_writer_add_str(w, "general.name", "ggufscope fixture", err));
-    TRY(gguf_writer_add_u32(w, "general.file_type", 1, err)); /* mostly F16 */
+        ADD(gguf_writer_add_u32(w, "general.alignment", o->alignment, err));
+    ADD(gguf_writer_add_str(w, "general.architecture", arch, err));
+    ADD(gguf_writer_add_str(w, "general.name", "ggufscope fixture", err));
+    ADD(gguf_writer_add_u32(w, "general.file_type", 1, err)); /* mostly F16 */
     static const struct { const char *suffix; uint32_t fixed; } counts[] = {
         { "context_length", 256 }, { "embedding_length", 0 }, { "block_count", 1 }, { "feed_forward_length", 2 },
         { "attention.head_count", 4 }, { "attention.head_count_kv", 2 },
@@ -161,43 +162,43 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
     const uint32_t given[] = { 0, o->n_embd, o->n_layer, o->n_ff };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         snprintf(key, sizeof key, "%s.%s", arch, counts[i].suffix);
-        TRY(gguf_writer_add_u32(w, key, i >= 1 && i <= 3 ? given[i] : counts[i].fixed, err));
+        ADD(gguf_writer_add_u32(w, key, i >= 1 && i <= 3 ? given[i] : counts[i].fixed, err));
     }
     snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
-    TRY(gguf_writer_add_f32(w, key, 1e-5f, err));
+    ADD(gguf_writer_add_f32(w, key, 1e-5f, err));
     snprintf(key, sizeof key, "%s.rope.freq_base", arch);
-    TRY(gguf_writer_add_f32(w, key, 10000.0f, err));
+    ADD(gguf_writer_add_f32(w, key, 10000.0f, err));
     if (desc->swa_period) {
         snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
-        TRY(gguf_writer_add_u32(w, key, 4, err));
+        ADD(gguf_writer_add_u32(w, key, 4, err));
         snprintf(key, sizeof key, "%s.rope.freq_base_swa", arch);
-        TRY(gguf_writer_add_f32(w, key, 1000.0f, err));
+        ADD(gguf_writer_add_f32(w, key, 1000.0f, err));
     }
     if (desc->final_softcap) {
         snprintf(key, sizeof key, "%s.final_logit_softcapping", arch);
-        TRY(gguf_writer_add_f32(w, key, 30.0f, err));
+        ADD(gguf_writer_add_f32(w, key, 30.0f, err));
     }
-    TRY(gguf_writer_add_str(w, "tokenizer.ggml.model", "llama", err));
+    ADD(gguf_writer_add_str(w, "tokenizer.ggml.model", "llama", err));
     gguf_wvalue toks = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_STRING, .count = o->n_vocab,
                          .v.strs = (const char *const *)st->tokens };
     gguf_wvalue scores = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_FLOAT32, .count = o->n_vocab,
                            .v.elems = st->scores };
     gguf_wvalue types = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_INT32, .count = o->n_vocab,
                           .v.elems = st->types };
-    TRY(gguf_writer_add(w, "tokenizer.ggml.tokens", &toks, err));
-    TRY(gguf_writer_add(w, "tokenizer.ggml.scores", &scores, err));
-    TRY(gguf_writer_add(w, "tokenizer.ggml.token_type", &types, err));
-    TRY(gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 1, err));
-    TRY(gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 2, err));
+    ADD(gguf_writer_add(w, "tokenizer.ggml.tokens", &toks, err));
+    ADD(gguf_writer_add(w, "tokenizer.ggml.scores", &scores, err));
+    ADD(gguf_writer_add(w, "tokenizer.ggml.token_type", &types, err));
+    ADD(gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 1, err));
+    ADD(gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 2, err));
 
     uint32_t d = o->n_embd, ff = o->n_ff, kv = o->n_embd / 2;
     float ws = 1.0f / sqrtf((float)d);
-    TRY(add(w, st, "token_embd.weight", GGML_TYPE_F16, 2, d, o->n_vocab, 0.5f, 0, err));
+    ADD(add(w, st, "token_embd.weight", GGML_TYPE_F16, 2, d, o->n_vocab, 0.5f, 0, err));
     char name[64];
     for (uint32_t l = 0; l < o->n_layer; l++) {
 #define LAYER(suffix, type, nd, a, b, sc, off)                                   \
         snprintf(name, sizeof name, "blk.%u." suffix, l);                       \
-        TRY(add(w, st, name, type, nd, a, b, sc, off, err))
+        ADD(add(w, st, name, type, nd, a, b, sc, off, err))
         LAYER("attn_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
         LAYER("attn_q.weight", GGML_TYPE_F16, 2, d, d, ws, 0);
         LAYER("attn_k.weight", GGML_TYPE_F16, 2, d, kv, ws, 0);
@@ -223,12 +224,12 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
         }
 #undef LAYER
     }
-    TRY(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));
+    ADD(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));
     if (o->rope_freqs) /* divisors in [1, 7]: a Llama 3.1 file's lie between 1 and its scaling factor */
-        TRY(add(w, st, "rope_freqs.weight", GGML_TYPE_F32, 1, o->rope_freqs, 1, 3.0f, 4.0f, err));
-    TRY(add(w, st, "output.weight", o->f16_output ? GGML_TYPE_F16 : GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
-#undef TRY
-    return GGUF_OK;
+        ADD(add(w, st, "rope_freqs.weight", GGML_TYPE_F32, 1, o->rope_freqs, 1, 3.0f, 4.0f, err));
+    ADD(add(w, st, "output.weight", o->f16_output ? GGML_TYPE_F16 : GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
+#undef ADD
+    return s;
 }
 
 gguf_status fixture_write_file(const char *path, const fixture_opts *o, gguf_error *err)
