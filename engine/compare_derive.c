@@ -162,7 +162,8 @@ static void exact_attention(cmp_state *s, int side, int layer, int pos, const fl
                     part[l] += (double)qh[i + l] * kj[i + l];
             for (; i < hd; i++)
                 part[0] += (double)qh[i] * kj[i];
-            const double dot = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+            const double dot =
+                ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
             h->p[j] = dot * a.scale;
             m = h->p[j] > m ? h->p[j] : m;
         }
