@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine, after scripts/gpu-pack.sh's payload is unpacked at $G (gpu-validate.sh does it; or
 # python3's tarfile), one of the real models the fetch script brings, on the CUDA backend: llama.cpp's -deq
-# goldens (exact numerics: prompt logits, every layer's trace, the greedy tokens), --compare cpu,cuda, a chat
-# answer and bench-run. The real files are larger than one device call carries (64 MiB), so they travel in
+# goldens (exact numerics: prompt logits, every layer's trace, the greedy tokens), --compare cpu,cuda and
+# cpu:ggml,cuda, a chat answer and bench-run. The real files are larger than one device call carries (64 MiB), so they travel in
 # parts over consecutive calls to the warm machine, which keeps /tmp for 30 s after each:
 #   here:   split -b 51000000 -d -a 1 build/models/real/M.gguf /tmp/part.   (one folder per part, each
 #           ignored by .git/info/exclude, goldens beside the first: ../shared/golden/generate/M-deq.*)
@@ -37,10 +37,13 @@ for j in "$dir"/*-deq.*.json; do
     --against-logits "${j%.json}.prompt_logits.npy" --tolerance "$tol" >/tmp/gpu-real.log 2>&1 || status=1
   grep -E '^(greedy|layers|logits|verdict) ' /tmp/gpu-real.log
 done
-echo "=== compare cpu,cuda"
-timeout 180 "$B/gguf-run" "$model" "${chat[@]}" -p "What is the capital of France?" -n 16 --compare cpu,cuda \
-  >/tmp/gpu-real.log 2>&1 || status=1
-grep -E '^(result_norm|greedy|verdict|explained) ' /tmp/gpu-real.log
+# cpu:ggml against cuda: every op beyond the tolerance re-derived on each side in its own numerics (explained: ~)
+for pair in cpu,cuda cpu:ggml,cuda; do
+  echo "=== compare $pair"
+  timeout 180 "$B/gguf-run" "$model" "${chat[@]}" -p "What is the capital of France?" -n 16 --compare "$pair" \
+    >/tmp/gpu-real.log 2>&1 || status=1
+  grep -E '^(result_norm|greedy|verdict|explained|    re-derived) ' /tmp/gpu-real.log
+done
 echo "=== a chat answer"
 timeout 60 "$B/gguf-run" "$model" --backend cuda "${chat[@]}" -p "Write a haiku about the sea." -n 48 2>&1 | tail -8
 echo "=== speed"

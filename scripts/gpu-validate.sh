@@ -72,7 +72,7 @@ done
 compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagreements, first divergence
   local line
   line=$(timeout 180 "$B/gguf-run" "$1" -p "The capital of France is" -n 16 --compare cpu,cuda --json 2>/tmp/ggufscope-cmp.err |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"backend":"cuda","agree":c["agree"],"explained":sum(1 for p in c["points"] if p.get("explained")),"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' 2>/dev/null)
+    python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["compare"]; f=c["first_divergence"]; print(json.dumps({"compare":d["file"].split("/")[-1],"backend":"cuda","agree":c["agree"],"explained":sum(1 for p in c["points"] if p.get("explained")),"logits_prompt":c["points"][-1]["rel_prompt"],"logits_decode":c["points"][-1]["rel_decode"],"greedy_disagree":c["greedy_disagree"],"rederived":[max([p["rederived"][i] or 0 for p in c["points"]]) for i in (0,1)],"first":f and "%s %s pos %d"%(f["layer"],f["op"],f["pos"])}))' 2>/dev/null)
   if [ -n "$line" ]; then
     echo "$line"
     case $line in *'"agree": false'*) status=1 ;; esac
