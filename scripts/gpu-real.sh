@@ -2,8 +2,8 @@
 # On a GPU machine, after scripts/gpu-pack.sh's payload is unpacked at $G (gpu-validate.sh does it; or
 # python3's tarfile), one of the real models the fetch script brings, on the CUDA backend: llama.cpp's -deq
 # goldens (exact numerics: prompt logits, every layer's trace, the greedy tokens), --compare cpu,cuda and
-# cpu:ggml,cuda, a chat answer and bench-run. The real files are larger than one device call carries (64 MiB), so they travel in
-# parts over consecutive calls to the warm machine, which keeps /tmp for 30 s after each:
+# cpu:ggml,cuda, a chat answer and bench-run. The real files are larger than one device call carries (64 MiB),
+# so they travel in parts over consecutive calls to the warm machine, which keeps /tmp for 30 s after each:
 #   here:   split -b 51000000 -d -a 1 build/models/real/M.gguf /tmp/part.   (one folder per part, each
 #           ignored by .git/info/exclude, goldens beside the first: ../shared/golden/generate/M-deq.*)
 #   there:  one call per part: mkdir -p $R && cp .gN/part $R/partN (and the goldens), then the last call:
