@@ -194,6 +194,126 @@ typedef struct top_request {
     float *vals;
 } top_request;
 
+/* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
+ * norms and rotation; k and v go into the cache), attention, and its output projection into c->o. */
+static engine_status attention_block(engine_ctx *c, int il, int T, const engine_probe *probe, engine_error *err)
+{
+    const engine_model *m = c->m;
+    const engine_hparams *hp = &m->hp;
+    kern_backend *be = c->be;
+    const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
+    const int pos0 = c->pos;
+    static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" };
+    const char *what;
+    engine_status st;
+    const engine_layer *L = &m->layers[il];
+    const kern_weight *w = L->w;
+    const bool bias = L->has_bias;
+    const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
+    const kern_attn attn = engine_layer_attn(m, il);
+    float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
+    float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
+
+    if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
+                        err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_NORM, il, c->h, T, E, err)))
+        return st;
+    const kern_weight *const qkv[3] = { &w[GGUF_ROLE_ATTN_Q], &w[GGUF_ROLE_ATTN_K], &w[GGUF_ROLE_ATTN_V] };
+    const kern_weight *const qkv_bias[3] = { bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL,
+                                             bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL,
+                                             bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL };
+    float *const qkv_out[3] = { c->q, k_new, v_new };
+    kern_status ks = matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what);
+    if ((st = op_status(c, ks, what, il, err)))  /* what: set by matmuls */
+        return st;
+    if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
+                            "attn_q_norm", il, err)))
+            return st;
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
+                            k_new), "attn_k_norm", il, err)))
+            return st;
+    }
+    if ((st = op_status(c, be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il, err)))
+        return st;
+    if ((st = op_status(c, be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_Q, il, c->q, T, q_dim, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_K, il, k_new, T, kv_dim, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_V, il, v_new, T, kv_dim, err)))
+        return st;
+    if ((st = op_status(c, be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN, il, c->att, T, q_dim, err)))
+        return st;
+    if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_OUT, il, c->o, T, E, err)))
+        return st;
+    return ENGINE_OK;
+}
+
+/* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
+ * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
+ * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0. */
+static engine_status ffn_block(engine_ctx *c, int il, int T, int r0, const engine_probe *probe, engine_error *err)
+{
+    const engine_hparams *hp = &c->m->hp;
+    kern_backend *be = c->be;
+    const int E = hp->n_embd, F = hp->n_ff, Tr = T - r0;
+    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
+    const char *what;
+    engine_status st;
+    const kern_weight *w = c->m->layers[il].w;
+    float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
+    float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
+
+    if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
+                            "post_attention_norm", il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_POST_NORM, il, c->o, T, E, err)))
+            return st;
+    }
+    if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
+        return st;
+
+    if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_NORM, il, c->h, T, E, err)))
+        return st;
+    const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] };
+    const kern_weight *const no_bias[2] = { 0 };
+    float *const gate_up_out[2] = { gate, up };
+    kern_status ks = matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what);
+    if ((st = op_status(c, ks, what, il, err)))
+        return st;
+    if ((st = op_status(c, be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate),
+                        hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_ACT, il, c->gate, T, F, err)))
+        return st;
+    if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_OUT, il, c->o, T, E, err)))
+        return st;
+    if (w[GGUF_ROLE_FFN_POST_NORM].t) {
+        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
+                            il, err)))
+            return st;
+        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_POST_NORM, il, c->o, T, E, err)))
+            return st;
+    }
+    if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
+        return st;
+    if ((st = probe_rows(c, probe, ENGINE_OP_LAYER_OUT, il, c->x, T, E, err)))
+        return st;
+    return ENGINE_OK;
+}
+
 /* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
  * host memory (logits), or stay on the backend for a top-k there (top). */
 static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,
@@ -202,8 +322,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
     kern_backend *be = c->be;
-    const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
-    const int F = hp->n_ff, pos0 = c->pos;
+    const int E = hp->n_embd;
     engine_status st;
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
@@ -223,100 +342,11 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     if (hp->embd_scale != 1.0f &&
         (st = op_status(c, be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1, err)))
         return st;
-    static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" }, *const gate_up_names[2] = { "ffn_gate",
-                                                                                                    "ffn_up" };
-    const char *what;
     for (int il = 0; il < hp->n_layer; il++) {
-        const engine_layer *L = &m->layers[il];
-        const kern_weight *w = L->w;
-        const bool bias = L->has_bias;
-        const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
-        const kern_attn attn = engine_layer_attn(m, il);
-        float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
-        float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
-
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
-                            err)))
+        if ((st = attention_block(c, il, T, probe, err)))
             return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_NORM, il, c->h, T, E, err)))
-            return st;
-        const kern_weight *const qkv[3] = { &w[GGUF_ROLE_ATTN_Q], &w[GGUF_ROLE_ATTN_K], &w[GGUF_ROLE_ATTN_V] };
-        const kern_weight *const qkv_bias[3] = { bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL,
-                                                 bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL,
-                                                 bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL };
-        float *const qkv_out[3] = { c->q, k_new, v_new };
-        kern_status ks = matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what);
-        if ((st = op_status(c, ks, what, il, err)))  /* what: set by matmuls */
-            return st;
-        if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
-            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
-                                "attn_q_norm", il, err)))
-                return st;
-            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
-                                k_new), "attn_k_norm", il, err)))
-                return st;
-        }
-        if ((st = op_status(c, be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il, err)))
-            return st;
-        if ((st = op_status(c, be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_Q, il, c->q, T, q_dim, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_K, il, k_new, T, kv_dim, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_V, il, v_new, T, kv_dim, err)))
-            return st;
-        if ((st = op_status(c, be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN, il, c->att, T, q_dim, err)))
-            return st;
-        if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_OUT, il, c->o, T, E, err)))
-            return st;
-        /* from here on rows [r0, T): all of them but in the last layer (keep0 above); probes see r0 = 0 */
-        const int r0 = il == hp->n_layer - 1 ? keep0 : 0, Tr = T - r0;
-        float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
-        float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
-        if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
-            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
-                                "post_attention_norm", il, err)))
-                return st;
-            if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_POST_NORM, il, c->o, T, E, err)))
-                return st;
-        }
-        if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
-            return st;
-
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_NORM, il, c->h, T, E, err)))
-            return st;
-        const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] };
-        const kern_weight *const no_bias[2] = { 0 };
-        float *const gate_up_out[2] = { gate, up };
-        ks = matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what);
-        if ((st = op_status(c, ks, what, il, err)))
-            return st;
-        if ((st = op_status(c, be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate),
-                            hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_ACT, il, c->gate, T, F, err)))
-            return st;
-        if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_OUT, il, c->o, T, E, err)))
-            return st;
-        if (w[GGUF_ROLE_FFN_POST_NORM].t) {
-            if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
-                                il, err)))
-                return st;
-            if ((st = probe_rows(c, probe, ENGINE_OP_FFN_POST_NORM, il, c->o, T, E, err)))
-                return st;
-        }
-        if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_LAYER_OUT, il, c->x, T, E, err)))
+        /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
+        if ((st = ffn_block(c, il, T, il == hp->n_layer - 1 ? keep0 : 0, probe, err)))
             return st;
     }
     if ((st = op_status(c, be->rmsnorm(be, &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
