@@ -353,6 +353,32 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
     cr_assert_geq(judged, 1);
 }
 
+/* The side a fault is on is the side named, A as well as B: the wrong rotary pairs on side A (cpu:ggml, so that
+ * every op also differs by the rounding) against the exact CPU. */
+Test(compare, the_faulty_side_is_named_on_either_side)
+{
+    char path[4096];
+    gguf_file *f = open_model("tiny-llama-q4_0.gguf", path, sizeof path);
+    int32_t toks[10];
+    tokens_for(f, toks, 10);
+    kern_backend *ggml = kern_fault_wrap(kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), "rope-mode");
+    cr_assert(ggml);
+    side a = load_side(f, ggml, 32, 4), b = make_side(f, NULL, 32, 4);
+    engine_comparison r;
+    engine_error e;
+    cr_assert_eq(engine_compare(a.c, b.c, toks, 10, 6, 4, 1e-3f, &r, &e), ENGINE_OK, "%s", e.message);
+    free_side(&a);
+    free_side(&b);
+    gguf_close(f);
+    cr_assert_geq(r.first_bad, 0, "the wrong rotation went unnoticed");
+    const engine_cmp_point *p = &r.points[r.first_bad];
+    cr_expect_eq(p->op, ENGINE_OP_Q, "named %s", engine_op_name(p->op));
+    cr_expect_eq(p->layer, 0);
+    cr_expect(p->first_self[0] > r.tol && p->first_self[1] >= 0.0f && p->first_self[1] <= r.tol,
+              "re-derived from their own inputs: the faulty cpu:ggml %g, cpu %g", p->first_self[0], p->first_self[1]);
+    engine_comparison_free(&r);
+}
+
 /* The bug zoo: every fault named at the layer and op where it bites, with the phase (a decode-only bug is
  * invisible in the prompt). The shared models each fault needs: biases (qwen2), Q4_K weights, a grouped cache. */
 Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
