@@ -170,7 +170,7 @@ static cJSON *point_json(const engine_comparison *r, const engine_cmp_point *p)
     cJSON_AddItemToObject(o, "rel_decode", p->rel_decode < 0 ? cJSON_CreateNull() : run_json_number(p->rel_decode));
     cJSON_AddItemToObject(o, "rel", run_json_number(p->rel_worst));
     cJSON_AddNumberToObject(o, "worst_pos", p->worst_pos);
-    /* beyond the tolerance only where the op's own inputs explain it (attention re-derived on the host) */
+    /* beyond the tolerance only where the op's own inputs explain it (the op re-derived on the host) */
     cJSON_AddBoolToObject(o, "explained", explained_beyond(r, p));
     /* each side's largest difference from the op re-derived from its own inputs (null: never re-derived) */
     cJSON *self = cJSON_AddArrayToObject(o, "rederived");
@@ -212,10 +212,12 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
         snprintf(expected, sizeof expected, "at most %g", r->tol);
         char meaning[320];
         const bool wrong[2] = { p->first_self[0] > r->tol, p->first_self[1] > r->tol };
-        if (wrong[0] || wrong[1])
-            snprintf(meaning, sizeof meaning, "%s%s%s computes this op wrongly: %s its own inputs give%s another "
-                     "result (rederived_at_first)", wrong[0] ? a : "", wrong[0] && wrong[1] ? " and " : "",
-                     wrong[1] ? b : "", wrong[0] && wrong[1] ? "on" : "from", wrong[0] && wrong[1] ? "" : "s");
+        if (wrong[0] && wrong[1])
+            snprintf(meaning, sizeof meaning, "%s and %s both compute this op wrongly: their own inputs give other "
+                     "results (rederived_at_first)", a, b);
+        else if (wrong[0] || wrong[1])
+            snprintf(meaning, sizeof meaning, "%s computes this op wrongly: its own inputs give another result "
+                     "(rederived_at_first)", wrong[0] ? a : b);
         else
             snprintf(meaning, sizeof meaning, "the two backends compute this op differently: the first place to look");
         json_doc_finding(findings, "error", "divergence", NULL, NULL, measured, expected, meaning);
