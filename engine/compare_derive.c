@@ -98,26 +98,20 @@ static bool product(cmp_state *s, int side, const kern_weight *w, const kern_wei
     return true;
 }
 
-/* The residual stream entering layer il: the previous layer's output, or the chunk's embeddings (scaled as the
- * model scales them) for the first layer. */
+/* The residual stream entering layer il: the previous layer's output, or for the first layer the chunk's
+ * embeddings, looked up and scaled by the host backend as the forward pass does it. */
 static const float *residual_in(cmp_state *s, int side, int il, int T, float *scratch)
 {
     const engine_model *m = s->m;
     const int E = m->hp.n_embd;
     if (il > 0)
         return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
-    const gguf_tensor *t = m->tok_embd.t;
-    if (!t || !s->toks)
+    kern_backend *be = s->d.be[KERN_NUMERICS_EXACT];
+    const kern_weight emb = { .t = m->tok_embd.t };
+    if (!be || !emb.t || !s->toks || be->embed(be, &emb, s->toks, T, scratch) != KERN_OK)
         return NULL;
-    const size_t rb = t->size / t->ne[1];
-    for (int i = 0; i < T; i++) {
-        float *row = scratch + (size_t)i * E;
-        if (s->toks[i] < 0 || (uint64_t)s->toks[i] >= t->ne[1] ||
-            quant_dequantize_row(t->type, t->data + (size_t)s->toks[i] * rb, row, E) != QUANT_OK)
-            return NULL;
-        for (int k = 0; m->hp.embd_scale != 1.0f && k < E; k++)
-            row[k] *= m->hp.embd_scale;
-    }
+    if (m->hp.embd_scale != 1.0f && be->scale(be, scratch, (size_t)T * E, m->hp.embd_scale) != KERN_OK)
+        return NULL;
     return scratch;
 }
 
