@@ -85,20 +85,23 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
 }
 
 /* F16 and BF16 rows whose length is a multiple of 16 are read in place by the prompt products: widened into
- * the GEMM panel as they are transposed (AVX-512, 8 tokens or more), or by the dot tiles (AVX2, and fewer
- * tokens). Full and partial 16-row panels (37 rows), and token counts on both sides of the GEMM's threshold. */
+ * the GEMM panel as they are transposed (AVX-512, 8 tokens or more; BF16 32 values at a time as pairs, then a
+ * last 16: lengths 160 and 176), or by the dot tiles (AVX2, and fewer tokens). Full and partial 16-row panels
+ * (37 rows), and token counts on both sides of the GEMM's threshold. */
 Test(kernels, half_rows_multiply_in_place)
 {
     kern_backend *be = kern_cpu_create(2);
     const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const int64_t lengths[] = { 160, 176 };
     const int Ts[] = { 2, 7, 8, 17, 33 };
-    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
-        uint8_t *buf;
-        gguf_tensor t = test_weight_tensor(types[k], 160, 37, &buf);
-        for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++)
-            check_matmul(be, &t, Ts[i], gguf_type_traits_of(types[k])->name);
-        free(buf);
-    }
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            uint8_t *buf;
+            gguf_tensor t = test_weight_tensor(types[k], lengths[l], 37, &buf);
+            for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++)
+                check_matmul(be, &t, Ts[i], gguf_type_traits_of(types[k])->name);
+            free(buf);
+        }
     be->destroy(be);
 }
 

@@ -65,10 +65,10 @@ size_t cpu_gemm_x_words(int T, int64_t words)
 }
 
 #if X86
-/* r[0..16), 16 rows of 16 values each, transposed into out[j * ld .. j * ld + 15] for j < 16 (r is overwritten). */
-AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512 r[16], float *out, int64_t ld)
+/* r[0..16), 16 rows of 16 values each, transposed in registers: u[j] is column j (r is overwritten). */
+AVX512 static inline __attribute__((always_inline)) void transpose16_cols(__m512 r[16], __m512 u[16])
 {
-    __m512 t[16], u[16];
+    __m512 t[16];
     /* 2x2 blocks of 1, then of 2 floats within each 128-bit lane, then the lanes themselves */
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -86,14 +86,20 @@ AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512
         const __m512 a = r[j], b = r[4 + j], c = r[8 + j], d = r[12 + j];
         const __m512 ab_lo = _mm512_shuffle_f32x4(a, b, 0x44), ab_hi = _mm512_shuffle_f32x4(a, b, 0xee);
         const __m512 cd_lo = _mm512_shuffle_f32x4(c, d, 0x44), cd_hi = _mm512_shuffle_f32x4(c, d, 0xee);
-        u[4 * j + 0] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0x88); /* lane 0 of a, b, c, d */
-        u[4 * j + 1] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0xdd); /* lane 1 */
-        u[4 * j + 2] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0x88); /* lane 2 */
-        u[4 * j + 3] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0xdd); /* lane 3 */
+        u[j + 0] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0x88); /* lane 0 of a, b, c, d */
+        u[j + 4] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0xdd); /* lane 1 */
+        u[j + 8] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0x88); /* lane 2 */
+        u[j + 12] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0xdd); /* lane 3 */
     }
-    for (int j = 0; j < 4; j++)
-        for (int L = 0; L < 4; L++)
-            _mm512_storeu_ps(out + (4 * L + j) * ld, u[4 * j + L]);
+}
+
+/* r[0..16), 16 rows of 16 values each, transposed into out[j * ld .. j * ld + 15] for j < 16 (r is overwritten). */
+AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512 r[16], float *out, int64_t ld)
+{
+    __m512 u[16];
+    transpose16_cols(r, u);
+    for (int j = 0; j < 16; j++)
+        _mm512_storeu_ps(out + j * ld, u[j]);
 }
 
 /* 16 rows x 16 words starting at word k of rows[], transposed into panel[k .. k+15][16]. */
@@ -105,29 +111,43 @@ AVX512 static void transpose16(const void *const rows[16], int64_t k, float *pan
     transpose16_regs(r, panel, 16);
 }
 
-/* The same from 16 rows of 16-bit floats, widened as they are loaded: F16 by F16C, BF16 by moving the bits up
- * (bf16 is the top half of an f32). bf16 is a constant where inlined. */
-AVX512 static inline __attribute__((always_inline)) void transpose16_half(const uint16_t *const rows[16], int64_t k,
-                                                                       bool bf16, float *panel)
-{
-    __m512 r[16];
-    for (int i = 0; i < 16; i++) {
-        const __m256i h = _mm256_loadu_si256((const __m256i *)(rows[i] + k));
-        r[i] = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
-    }
-    transpose16_regs(r, panel, 16);
-}
-
+/* The same from 16 rows of F16, widened by F16C as they are loaded. */
 AVX512 static void pack_rows_f16(const uint16_t *const rows[16], int64_t n, float *panel)
 {
-    for (int64_t k = 0; k < n; k += 16)
-        transpose16_half(rows, k, false, panel + k * 16);
+    for (int64_t k = 0; k < n; k += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows[i] + k)));
+        transpose16_regs(r, panel + k * 16, 16);
+    }
 }
 
+/* 16 rows of BF16: 32 values a row transposed as 16 pairs (the 32-bit words), then each column of pairs split into
+ * its two f32 columns, since a bf16 is the top half of an f32: the even value moved up, the odd one with the low
+ * half cleared. Half the shuffles a value of widening first and transposing f32 (perf, SmolLM2 BF16 pp64: the
+ * packing 7.6 % of the time before). */
 AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, float *panel)
 {
-    for (int64_t k = 0; k < n; k += 16)
-        transpose16_half(rows, k, true, panel + k * 16);
+    const __m512i high_half = _mm512_set1_epi32((int)0xffff0000u);
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32) {
+        __m512 r[16], u[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = _mm512_loadu_ps(rows[i] + k);
+        transpose16_cols(r, u);
+        for (int j = 0; j < 16; j++) {
+            const __m512i pair = _mm512_castps_si512(u[j]);
+            _mm512_storeu_ps(panel + (k + 2 * j) * 16, _mm512_castsi512_ps(_mm512_slli_epi32(pair, 16)));
+            _mm512_storeu_ps(panel + (k + 2 * j + 1) * 16, _mm512_castsi512_ps(_mm512_and_si512(pair, high_half)));
+        }
+    }
+    for (; k < n; k += 16) { /* a last 16 values */
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(rows[i] + k))), 16));
+        transpose16_regs(r, panel + k * 16, 16);
+    }
 }
 
 /* 8 tokens' words [k, k + 8) (r[0..8), one token each) transposed into out[j * ld .. j * ld + 7] for j < 8 */
