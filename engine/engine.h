@@ -82,6 +82,9 @@ const engine_hparams *engine_model_hparams(const engine_model *m);
 kern_backend *engine_model_backend(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);
+/* Multiply-adds of the layers' matrix products per token (every layer's weight matrices once; the output matrix,
+ * which a prompt multiplies for its last token only, and attention's scores are left out). */
+uint64_t engine_model_layer_products_per_token(const engine_model *m);
 
 /* What a probe sees: per-row statistics of one activation after one op. */
 typedef enum engine_op {

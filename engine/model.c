@@ -216,3 +216,15 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
     }
     return total;
 }
+
+uint64_t engine_model_layer_products_per_token(const engine_model *m)
+{
+    uint64_t total = 0;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const kern_weight *w = m->layers[il].w;
+        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+            if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1) /* a matrix; gains and biases are vectors */
+                total += w[r].t->ne[0] * w[r].t->ne[1];
+    }
+    return total;
+}

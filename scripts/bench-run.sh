@@ -4,7 +4,8 @@
 # full-size synthetic shapes (qwen2.5-0.5b, qwen3-0.6b, tinyllama-1.1b), beside
 # llama.cpp's llama-bench on the same files with the same threads in the same
 # run when LLAMA_BENCH=path/to/llama-bench is given (build it outside the
-# project; see docs/BENCHMARKS.md). The TinyLlama Q4_K_M file is made from the
+# project; see docs/BENCHMARKS.md), after bench-peak's arithmetic ceilings of this
+# CPU. The TinyLlama Q4_K_M file is made from the
 # F16 shape by our own gguf-quantize (byte for byte what llama-quantize writes).
 # JSON lines on stdout.
 set -euo pipefail
@@ -28,6 +29,8 @@ if [ -n "$tl" ]; then
   models+=("$tl")
   models+=("$("$(dirname "$0")/synth-model.sh" "$build" tinyllama-1.1b q4_k_m)")
 fi
+# the vector units' ceilings first: bench-run's pp_g_products_per_s is read against them
+"$build/bench-peak" --threads "$THREADS"
 for m in "${models[@]}"; do
   "$build/bench-run" "$m" --pp "$PP" --tg "$TG" --runs "$RUNS" --threads "$THREADS"
   if [ -n "${LLAMA_BENCH:-}" ]; then

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LOGIT_TOL 5e-4
 #define TRACE_TOL 1e-3
@@ -297,6 +298,31 @@ static int check_goldens_in(const char *models, kern_numerics numerics, outcome 
     }
     closedir(d);
     return checked;
+}
+
+/* bench-run's prompt rate in multiply-adds a second rests on this count: per token, each layer's q, k, v and output
+ * projections and its FFN's three matrices, as the hyperparameters give their shapes (q and o n_embd x n_head
+ * head_dim, k and v n_embd x n_kv_head head_dim, the FFN 3 n_embd n_ff); stories260K (grouped-query attention, an
+ * FFN of 172) and the Qwen2 fixture (biases, which are vectors and do not count). */
+Test(engine, layer_products_per_token_are_the_layers_matrix_sizes)
+{
+    const char *names[] = { "stories260K.gguf", "tiny-qwen2-f32.gguf" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", models_dir(), names[i]);
+        if (access(path, R_OK) != 0)
+            cr_skip_test("%s not here: skipped", path);
+        loaded l;
+        load(path, KERN_NUMERICS_EXACT, &l);
+        const engine_hparams *hp = engine_model_hparams(l.m);
+        const uint64_t e = (uint64_t)hp->n_embd, q = (uint64_t)hp->n_head * (uint64_t)hp->head_dim,
+                       kv = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
+        const uint64_t want = (uint64_t)hp->n_layer * (2 * e * q + 2 * e * kv + 3 * e * (uint64_t)hp->n_ff);
+        cr_assert_eq(engine_model_layer_products_per_token(l.m), want, "%s: %llu products a token, the shapes give %llu",
+                     names[i], (unsigned long long)engine_model_layer_products_per_token(l.m),
+                     (unsigned long long)want);
+        unload(&l);
+    }
 }
 
 Test(engine, every_shared_model_matches_llama_cpp)
