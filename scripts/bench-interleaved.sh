@@ -32,5 +32,11 @@ for k in ("tg_tokens_per_s", "pp_tokens_per_s"):
     ratios = [o[k] / l[k] for o, l in zip(ours, ref)]
     out[k.split("_")[0] + "_ratios"] = [round(x, 3) for x in ratios]
     out[k.split("_")[0] + "_ratio_median"] = round(statistics.median(ratios), 3)
+# both prompts' rates in the layers' multiply-adds a second (bench-run's count, the same for either engine), to
+# read against bench-peak's ceilings
+if ours and "layer_products_per_token" in ours[0]:
+    n = ours[0]["layer_products_per_token"]
+    out["pp_g_products_per_s"] = {"ggufscope": round(statistics.median(o["pp_tokens_per_s"] for o in ours) * n / 1e9, 1),
+                                  "llama.cpp": round(statistics.median(l["pp_tokens_per_s"] for l in ref) * n / 1e9, 1)}
 print(json.dumps(out))
 PY

@@ -3,7 +3,8 @@
 # scripts/fetch-real-models.sh when missing) dequantized to F32 by llama-quantize, then quantized to each type:
 # by our gguf-quantize where it writes the type (Q8_0, Q6_K, Q4_K_M; from this F32 its files are byte for byte
 # llama-quantize's), else by `llama-quantize F32 OUT TYPE`. For each file, scripts/bench-interleaved.sh (ours
-# and llama-bench in turn, ROUNDS rounds) and our achieved weight GB/s in generation. One JSON line per type,
+# and llama-bench in turn, ROUNDS rounds), our achieved weight GB/s in generation and both engines' prompt rates in
+# multiply-adds a second (against bench-peak's ceilings). One JSON line per type,
 # naming the tool that made its file. GGUFSCOPE_SIMD=avx2 measures our AVX2 path, NUMERICS=ggml our
 # --numerics ggml. SOURCE=qwen3-0.6b (or another synth_model.py preset) starts from that full-size shape's F16
 # (scripts/synth-model.sh writes it) instead: rows of 1024 and 3072 values, so K-quant files are K-quants
@@ -47,6 +48,7 @@ for t in "${types[@]}"; do
 import json, sys
 t, gbs, summary, simd, numerics, maker = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 print(json.dumps({"type": t, "simd": simd, "numerics": numerics, "tg_ratio": summary["tg_ratio_median"], "pp_ratio": summary["pp_ratio_median"],
-                  "tg_gb_per_s": gbs, "rounds": summary["rounds"], "made_by": maker}))
+                  "tg_gb_per_s": gbs, "pp_g_products_per_s": summary.get("pp_g_products_per_s"), "rounds": summary["rounds"],
+                  "made_by": maker}))
 PY
 done
