@@ -1,7 +1,8 @@
 /*
  * bench-peak: the arithmetic ceilings of this CPU's vector units, as multiply-adds per second, for the instruction
  * each engine multiplies a prompt's products with:
- *   f32-fma-zmm / f32-fma-ymm  our exact numerics' GEMM (f32 weights decoded, f32 activations: one FMA, 16 or 8 products);
+ *   f32-fma-zmm / f32-fma-ymm  our exact numerics' products (f32 weights decoded, f32 activations: an FMA makes 16
+ *                              or 8);
  *   bf16-dot-zmm               llama.cpp's BF16 prompts on AVX512-BF16 (vdpbf16ps: 32 products an instruction);
  *   int8-dot-zmm               llama.cpp's quantized prompts with AVX512-VNNI (vpdpbusd: 64 products);
  *   int8-dot-ymm               the same on AVX2 (vpmaddubsw + vpmaddwd + vpaddd: 32 products in three).
@@ -34,105 +35,70 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Each kernel returns a value depending on every chain so that none is optimized away. */
-__attribute__((target("avx512f"))) static float fma_zmm(long iters)
+/* The lanes of a 256-bit register added (AVX2 has no reduce instruction). */
+__attribute__((target("avx2"))) static float sum_ymm(__m256 v)
 {
-    __m512 a[CHAINS];
-    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-    for (int i = 0; i < CHAINS; i++)
-        a[i] = _mm512_set1_ps(1.0f + (float)i);
-    for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 24
-        for (int i = 0; i < CHAINS; i++)
-            a[i] = _mm512_fmadd_ps(a[i], x, y);
-    }
-    float s = 0;
-    for (int i = 0; i < CHAINS; i++)
-        s += _mm512_reduce_add_ps(a[i]);
+    float out[8], s = 0;
+    _mm256_storeu_ps(out, v);
+    for (int j = 0; j < 8; j++)
+        s += out[j];
     return s;
 }
 
-__attribute__((target("avx2,fma"))) static float fma_ymm(long iters)
+__attribute__((target("avx2"))) static float sum_ymm_epi32(__m256i v)
 {
-    __m256 a[YMM_CHAINS];
-    const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-    for (int i = 0; i < YMM_CHAINS; i++)
-        a[i] = _mm256_set1_ps(1.0f + (float)i);
-    for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 12
-        for (int i = 0; i < YMM_CHAINS; i++)
-            a[i] = _mm256_fmadd_ps(a[i], x, y);
-    }
-    float s = 0, out[8];
-    for (int i = 0; i < YMM_CHAINS; i++) {
-        _mm256_storeu_ps(out, a[i]);
-        for (int j = 0; j < 8; j++)
-            s += out[j];
-    }
-    return s;
-}
-
-__attribute__((target("avx512f,avx512bf16"))) static float bf16_zmm(long iters)
-{
-    __m512 a[CHAINS];
-    const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3300);
-    for (int i = 0; i < CHAINS; i++)
-        a[i] = _mm512_set1_ps((float)i);
-    for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 24
-        for (int i = 0; i < CHAINS; i++)
-            a[i] = _mm512_dpbf16_ps(a[i], x, y);
-    }
-    float s = 0;
-    for (int i = 0; i < CHAINS; i++)
-        s += _mm512_reduce_add_ps(a[i]);
-    return s;
-}
-
-__attribute__((target("avx512f,avx512vnni"))) static float int8_zmm(long iters)
-{
-    __m512i a[CHAINS];
-    const __m512i x = _mm512_set1_epi8(1), y = _mm512_set1_epi8(1);
-    for (int i = 0; i < CHAINS; i++)
-        a[i] = _mm512_set1_epi32(i);
-    for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 24
-        for (int i = 0; i < CHAINS; i++)
-            a[i] = _mm512_dpbusd_epi32(a[i], x, y);
-    }
+    int32_t out[8];
     int64_t s = 0;
-    for (int i = 0; i < CHAINS; i++)
-        s += _mm512_reduce_add_epi32(a[i]);
+    _mm256_storeu_si256((__m256i *)out, v);
+    for (int j = 0; j < 8; j++)
+        s += out[j];
     return (float)s;
 }
 
+/* NAME(iters, sink): CHAINS_N independent accumulators of type VEC, each INIT(i) and then STEP(acc) iters times;
+ * *sink gets the sum of REDUCE(acc) over the chains, which depends on every chain, so none is optimized away.
+ * SETUP declares the operands STEP uses. */
+#define CHAIN_KERNEL(NAME, ISA, VEC, CHAINS_N, SETUP, INIT, STEP, REDUCE)                                  \
+    __attribute__((target(ISA))) static void NAME(long iters, float *sink)                                  \
+    {                                                                                                       \
+        SETUP;                                                                                              \
+        VEC a[CHAINS_N];                                                                                    \
+        for (int i = 0; i < (CHAINS_N); i++)                                                                \
+            a[i] = INIT;                                                                                    \
+        for (long k = 0; k < iters; k++) {                                                                  \
+            _Pragma("GCC unroll 24") for (int i = 0; i < (CHAINS_N); i++) a[i] = STEP;                      \
+        }                                                                                                   \
+        float s = 0;                                                                                        \
+        for (int i = 0; i < (CHAINS_N); i++)                                                                \
+            s += REDUCE;                                                                                    \
+        *sink = s;                                                                                          \
+    }
+
+CHAIN_KERNEL(fma_zmm, "avx512f", __m512, CHAINS,
+             const __m512 x = _mm512_set1_ps(0.999999f); const __m512 y = _mm512_set1_ps(1e-7f),
+             _mm512_set1_ps(1.0f + (float)i), _mm512_fmadd_ps(a[i], x, y), _mm512_reduce_add_ps(a[i]))
+CHAIN_KERNEL(fma_ymm, "avx2,fma", __m256, YMM_CHAINS,
+             const __m256 x = _mm256_set1_ps(0.999999f); const __m256 y = _mm256_set1_ps(1e-7f),
+             _mm256_set1_ps(1.0f + (float)i), _mm256_fmadd_ps(a[i], x, y), sum_ymm(a[i]))
+CHAIN_KERNEL(bf16_zmm, "avx512f,avx512bf16", __m512, CHAINS,
+             const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80);
+             const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3300),
+             _mm512_set1_ps((float)i), _mm512_dpbf16_ps(a[i], x, y), _mm512_reduce_add_ps(a[i]))
+CHAIN_KERNEL(int8_zmm, "avx512f,avx512vnni", __m512i, CHAINS,
+             const __m512i x = _mm512_set1_epi8(1); const __m512i y = _mm512_set1_epi8(1),
+             _mm512_set1_epi32(i), _mm512_dpbusd_epi32(a[i], x, y), (float)_mm512_reduce_add_epi32(a[i]))
 /* AVX2 has no fused int8 dot: llama.cpp's kernels take u8 x s8 pairs to i16 (maddubs), i16 pairs to i32
  * (madd with ones) and add. */
-__attribute__((target("avx2"))) static float int8_ymm(long iters)
-{
-    __m256i a[YMM_CHAINS];
-    const __m256i x = _mm256_set1_epi8(1), y = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
-    for (int i = 0; i < YMM_CHAINS; i++)
-        a[i] = _mm256_set1_epi32(i);
-    for (long k = 0; k < iters; k++) {
-#pragma GCC unroll 12
-        for (int i = 0; i < YMM_CHAINS; i++)
-            a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones));
-    }
-    int64_t s = 0;
-    int32_t out[8];
-    for (int i = 0; i < YMM_CHAINS; i++) {
-        _mm256_storeu_si256((__m256i *)out, a[i]);
-        for (int j = 0; j < 8; j++)
-            s += out[j];
-    }
-    return (float)s;
-}
+CHAIN_KERNEL(int8_ymm, "avx2", __m256i, YMM_CHAINS,
+             const __m256i x = _mm256_set1_epi8(1); const __m256i y = _mm256_set1_epi8(1);
+             const __m256i ones = _mm256_set1_epi16(1),
+             _mm256_set1_epi32(i), _mm256_add_epi32(a[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones)),
+             sum_ymm_epi32(a[i]))
 
 typedef struct peak_kernel {
     const char *name;
     const char *needs; /* __builtin_cpu_supports names, comma-separated */
-    float (*run)(long);
+    void (*run)(long, float *);
     int products_per_step; /* multiply-adds one step of one chain does (a step: one instruction, or AVX2's three) */
     int chains;
 } peak_kernel;
@@ -189,7 +155,8 @@ static double rate(const peak_kernel *k, int threads)
 #pragma omp barrier
 #pragma omp master
             t0 = now();
-            const float v = k->run(ITERS);
+            float v;
+            k->run(ITERS, &v);
 #pragma omp atomic
             sink += v;
 #pragma omp barrier

@@ -127,11 +127,13 @@ int main(int argc, char **argv)
     /* the prompt's products in multiply-adds a second, to set beside the vector units' ceilings (bench-peak) */
     uint64_t lpt = engine_model_layer_products_per_token(m);
     const char *name = strrchr(argv[1], '/') ? strrchr(argv[1], '/') + 1 : argv[1];
-    printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"backend\":\"%s\",\"device\":\"%s\",\"model\":\"%s\",\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
+    printf("{\"bench\":\"run\",\"engine\":\"ggufscope\",\"backend\":\"%s\",\"device\":\"%s\",\"model\":\"%s\","
+           "\"threads\":%d,\"pp\":%d,\"tg\":%d,\"runs\":%d,"
            "\"pp_tokens_per_s\":%.2f,\"tg_tokens_per_s\":%.2f,\"weight_bytes_per_token\":%llu,\"tg_gb_per_s\":%.2f,"
-           "\"layer_products_per_token\":%llu,\"pp_g_products_per_s\":%.1f,\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
-           be->name, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt, tgs * bpt / 1e9,
-           (unsigned long long)lpt, pps * (double)lpt / 1e9, priv / 1048576.0, ctx_bytes / 1048576.0);
+           "\"layer_products_per_token\":%llu,\"pp_g_products_per_s\":%.1f,"
+           "\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
+           be->name, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt,
+           tgs * bpt / 1e9, (unsigned long long)lpt, pps * (double)lpt / 1e9, priv / 1048576.0, ctx_bytes / 1048576.0);
     free(tok);
     free(logits);
     engine_model_free(m);

@@ -318,8 +318,8 @@ Test(engine, layer_products_per_token_are_the_layers_matrix_sizes)
         const uint64_t e = (uint64_t)hp->n_embd, q = (uint64_t)hp->n_head * (uint64_t)hp->head_dim,
                        kv = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
         const uint64_t want = (uint64_t)hp->n_layer * (2 * e * q + 2 * e * kv + 3 * e * (uint64_t)hp->n_ff);
-        cr_assert_eq(engine_model_layer_products_per_token(l.m), want, "%s: %llu products a token, the shapes give %llu",
-                     names[i], (unsigned long long)engine_model_layer_products_per_token(l.m),
+        const uint64_t got = engine_model_layer_products_per_token(l.m);
+        cr_assert_eq(got, want, "%s: %llu products a token, the shapes give %llu", names[i], (unsigned long long)got,
                      (unsigned long long)want);
         unload(&l);
     }
