@@ -525,8 +525,11 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
                 for (size_t i = 0; i < n; i++)
                     x[i] = (float)((int)(test_rnd() % 20001) - 10000) / 997.0f;
                 quant_row_function(type, QUANT_IMPL_SCALAR)(raw, w, (int64_t)n);
-                /* lengths of 1, 3 and all the blocks */
-                const int64_t len = row % 3 == 0 ? (int64_t)n : row % 3 == 1 ? tt->block_size : 3 * tt->block_size;
+                /* lengths of 1, 3, 5, 18 and all the blocks: the AVX-512 quads (four 32-value blocks a step) end
+                 * in a partial quad of 1 to 3 blocks alone or after whole ones (5: one; 18 = SmolLM2's 576 values:
+                 * two), or in none */
+                const int64_t lens[5] = { (int64_t)n, 1, 3, 5, 18 };
+                const int64_t len = row % 5 == 0 ? lens[0] : lens[row % 5] * tt->block_size;
                 double ref = 0, mag = 0;
                 for (int64_t i = 0; i < len; i++) {
                     ref += (double)w[i] * x[i];
