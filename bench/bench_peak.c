@@ -14,7 +14,10 @@
  * JSON lines on stdout, one per instruction the CPU has, per-thread and for all threads together.
  * usage: bench-peak [--threads T]
  */
+#include "quant.h"
+
 #include <omp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,47 +98,27 @@ CHAIN_KERNEL(int8_ymm, "avx2", __m256i, YMM_CHAINS,
              _mm256_set1_epi32(i), _mm256_add_epi32(a[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones)),
              sum_ymm_epi32(a[i]))
 
+/* AVX2 with FMA: the f32 ymm kernel's instructions */
+static bool has_avx2_fma(void)
+{
+    return quant_cpu_has_avx2() && quant_cpu_has_fma();
+}
+
 typedef struct peak_kernel {
     const char *name;
-    const char *needs; /* __builtin_cpu_supports names, comma-separated */
+    bool (*available)(void); /* the CPU has its instructions (quant's detection, as the kernels use it) */
     void (*run)(long, float *);
     int products_per_step; /* multiply-adds one step of one chain does (a step: one instruction, or AVX2's three) */
     int chains;
 } peak_kernel;
 
 static const peak_kernel kernels[] = {
-    { "f32-fma-zmm", "avx512f", fma_zmm, 16, CHAINS },
-    { "f32-fma-ymm", "avx2,fma", fma_ymm, 8, YMM_CHAINS },
-    { "bf16-dot-zmm", "avx512f,avx512bf16", bf16_zmm, 32, CHAINS },
-    { "int8-dot-zmm", "avx512f,avx512vnni", int8_zmm, 64, CHAINS },
-    { "int8-dot-ymm", "avx2", int8_ymm, 32, YMM_CHAINS },
+    { "f32-fma-zmm", quant_cpu_has_avx512, fma_zmm, 16, CHAINS },
+    { "f32-fma-ymm", has_avx2_fma, fma_ymm, 8, YMM_CHAINS },
+    { "bf16-dot-zmm", quant_cpu_has_avx512bf16, bf16_zmm, 32, CHAINS },
+    { "int8-dot-zmm", quant_cpu_has_avx512vnni, int8_zmm, 64, CHAINS },
+    { "int8-dot-ymm", quant_cpu_has_avx2, int8_ymm, 32, YMM_CHAINS },
 };
-
-static int supports(const char *feature)
-{
-    /* __builtin_cpu_supports takes a string literal only */
-    if (!strcmp(feature, "avx512f"))
-        return __builtin_cpu_supports("avx512f");
-    if (!strcmp(feature, "avx2"))
-        return __builtin_cpu_supports("avx2");
-    if (!strcmp(feature, "fma"))
-        return __builtin_cpu_supports("fma");
-    if (!strcmp(feature, "avx512vnni"))
-        return __builtin_cpu_supports("avx512vnni");
-    if (!strcmp(feature, "avx512bf16"))
-        return __builtin_cpu_supports("avx512bf16");
-    return 0;
-}
-
-static int has_all(const char *needs)
-{
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", needs);
-    for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save))
-        if (!supports(f))
-            return 0;
-    return 1;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -180,10 +163,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    __builtin_cpu_init();
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         const peak_kernel *k = &kernels[i];
-        if (!has_all(k->needs))
+        if (!k->available())
             continue;
         const double one = rate(k, 1), all = rate(k, threads);
         printf("{\"bench\":\"peak\",\"instruction\":\"%s\",\"products_per_step\":%d,"

@@ -9,8 +9,9 @@
  * rounded to the weight type's activation type (quant_act_quantize) before the host's exact product, and its
  * rotary angles are stepped in f32 as llama.cpp steps them. Everything else is the op's definition, computed on the
  * host: products by the exact CPU backend (weights decoded exactly, sums in f32), norms, attention and SiLU in
- * double, GELU by llama.cpp's f16 table (its definition, which every backend computes). A side whose op is wrong (weights, bias, rotary, cache, residual) does not equal its
- * re-derivation, and the comparison names the op and that side.
+ * double, GELU by llama.cpp's f16 table (its definition, which every backend computes). A side whose op is wrong
+ * (weights, bias, rotary, cache, residual) does not equal its re-derivation, and the comparison names the op and
+ * that side.
  */
 #include "compare_internal.h"
 #include "quant.h"

@@ -36,7 +36,7 @@ for k in ("tg_tokens_per_s", "pp_tokens_per_s"):
 # read against bench-peak's ceilings
 if ours and "layer_products_per_token" in ours[0]:
     n = ours[0]["layer_products_per_token"]
-    out["pp_g_products_per_s"] = {"ggufscope": round(statistics.median(o["pp_tokens_per_s"] for o in ours) * n / 1e9, 1),
-                                  "llama.cpp": round(statistics.median(l["pp_tokens_per_s"] for l in ref) * n / 1e9, 1)}
+    rate = lambda lines: round(statistics.median(r["pp_tokens_per_s"] for r in lines) * n / 1e9, 1)
+    out["pp_g_products_per_s"] = {"ggufscope": rate(ours), "llama.cpp": rate(ref)}
 print(json.dumps(out))
 PY

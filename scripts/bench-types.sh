@@ -47,8 +47,9 @@ for t in "${types[@]}"; do
   python3 - "$t" "$gbs" "$summary" "${GGUFSCOPE_SIMD:-best}" "${NUMERICS:-exact}" "$maker" <<'PY'
 import json, sys
 t, gbs, summary, simd, numerics, maker = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
-print(json.dumps({"type": t, "simd": simd, "numerics": numerics, "tg_ratio": summary["tg_ratio_median"], "pp_ratio": summary["pp_ratio_median"],
-                  "tg_gb_per_s": gbs, "pp_g_products_per_s": summary.get("pp_g_products_per_s"), "rounds": summary["rounds"],
+print(json.dumps({"type": t, "simd": simd, "numerics": numerics, "tg_ratio": summary["tg_ratio_median"],
+                  "pp_ratio": summary["pp_ratio_median"], "tg_gb_per_s": gbs,
+                  "pp_g_products_per_s": summary.get("pp_g_products_per_s"), "rounds": summary["rounds"],
                   "made_by": maker}))
 PY
 done
