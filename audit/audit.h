@@ -167,7 +167,7 @@ void audit_report_free(audit_report *r);
 
 typedef struct audit_diff {
     bool comparable;             /* same element count and both types decodable */
-    bool bytes_equal;
+    bool bytes_equal;            /* the same type, shape and bytes: identical tensors */
     uint64_t count, n_different; /* values that differ (NaN vs NaN counts as equal) */
     uint64_t n_nonfinite_a, n_nonfinite_b;
     double max_abs_diff;

@@ -43,7 +43,9 @@ audit_status audit_compare_tensors(const gguf_tensor *a, const gguf_tensor *b, i
     memset(out, 0, sizeof *out);
     if (!a || !b)
         return AUDIT_E_INVALID_ARG;
-    out->bytes_equal = a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
+    /* the same bytes read as another type or shape are other values: identical means all three agree */
+    out->bytes_equal = a->type == b->type && a->n_dims == b->n_dims && memcmp(a->ne, b->ne, sizeof a->ne) == 0 &&
+                       a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
     quant_row_fn fa = quant_row_function(a->type, QUANT_IMPL_BEST), fb = quant_row_function(b->type, QUANT_IMPL_BEST);
     if (a->n_elements != b->n_elements || !fa || !fb)
         return AUDIT_OK;

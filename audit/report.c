@@ -204,6 +204,7 @@ audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_rep
     audit_read_hparams(f, &out->hp);
     findings fs = { 0 };
     rules_shape(f, &out->hp, &fs);
+    rules_names(f, &out->hp, &fs);
     if (stats) {
         rules_values(f, stats, &fs);
         rules_siblings(f, stats, &fs);

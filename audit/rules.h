@@ -35,6 +35,9 @@ void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs);
 /* Each per-layer tensor against the same role in the other layers. */
 void rules_siblings(const gguf_file *f, const audit_stats *stats, findings *fs);
 
+/* Keys and tensor names that are not ASCII, and those that display as another name. */
+void rules_names(const gguf_file *f, const audit_hparams *hp, findings *fs);
+
 /* The median of v[0..n) (v is reordered). */
 double median_of(double *v, size_t n);
 

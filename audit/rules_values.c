@@ -100,6 +100,26 @@ static void constant_rule(const gguf_tensor *t, audit_class cls, const audit_sta
     }
 }
 
+/* Trained and initialized weight matrices keep a median magnitude of about 2^-9 to 2^-3; no float format a
+ * model is stored in has a reason to hold one below 2^-24, the smallest f16 step. An F16 matrix whose type
+ * was relabelled BF16 decodes there (its f16 exponent and mantissa bits read as a bf16 exponent: ~2^-53). */
+#define MATRIX_MIN_MEDIAN_LOG2 (-24)
+
+static void magnitude_rule(const gguf_tensor *t, audit_class cls, const audit_stats *s, findings *fs)
+{
+    bool matrix = cls == AUDIT_CLASS_MATRIX || cls == AUDIT_CLASS_EMBEDDING || cls == AUDIT_CLASS_OUTPUT;
+    audit_finding *x;
+    if (!matrix || s->max_abs == 0.0 || s->median_log2 >= MATRIX_MIN_MEDIAN_LOG2 ||
+        !(x = finding_add(fs, AUDIT_ERROR, "magnitude-implausible", t->name)))
+        return;
+    FSET(x->measured, "median magnitude about 2^%d = %.3g (max |x| %.3g)", s->median_log2, ldexp(1.0, s->median_log2),
+         s->max_abs);
+    FSET(x->expected, "a median magnitude of 2^%d or more (trained matrices sit near 2^-9 to 2^-3)",
+         MATRIX_MIN_MEDIAN_LOG2);
+    FSET(x->meaning, "values this small carry no signal: the tensor's bytes are read as the wrong type (F16 "
+                     "labelled BF16 decodes to about 1e-16) or were scaled away");
+}
+
 static void norm_rule(const gguf_tensor *t, const audit_stats *s, findings *fs)
 {
     if (s->max_abs == 0.0 || s->n_nan + s->n_pinf + s->n_ninf)
@@ -153,6 +173,7 @@ void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs)
         scale_rules(t, s, fs);
         nonfinite_rule(t, s, fs);
         constant_rule(t, cls, s, fs);
+        magnitude_rule(t, cls, s, fs);
         if (cls == AUDIT_CLASS_NORM)
             norm_rule(t, s, fs);
         range_rules(t, s, fs);

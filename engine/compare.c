@@ -163,6 +163,12 @@ static void compare_rows(cmp_state *s, int k, int pos0, int T, int n)
     const float tol = s->r->tol;
     int derived = -1;  /* not tried yet; then 0 or 1 */
     for (int t = 0; t < T; t++) {
+        /* NaN on both sides agrees, and says nothing good about the model: the first such row is kept */
+        for (int side = 0; side < 2 && s->r->first_nonfinite < 0; side++)
+            if (stats[side] && stats[side][t].n_nan + stats[side][t].n_inf) {
+                s->r->first_nonfinite = k;
+                s->r->first_nonfinite_pos = pos0 + t;
+            }
         const float rel = cmp_row_rel(rows[0] + (size_t)t * n, rows[1] + (size_t)t * n, n);
         float *phase = s->decoding ? &p->rel_decode : &p->rel_prompt;
         if (rel > *phase || *phase < 0.0f)
@@ -336,6 +342,7 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
     out->tokens = calloc((size_t)(n_decode > 0 ? n_decode : 1), sizeof *out->tokens);
     out->first_bad = -1;
     out->first_disagree_step = -1;
+    out->first_nonfinite = -1;
     out->rms_stride = (int)n_prompt + (n_decode > 0 ? n_decode : 0);
     for (int side = 0; side < 2; side++) {
         size_t n = (size_t)(n_layer + 1) * (size_t)out->rms_stride;

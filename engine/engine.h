@@ -283,6 +283,8 @@ typedef struct engine_comparison {
     int n_tokens;
     int greedy_disagree;            /* steps where side B's greedy choice differed */
     int first_disagree_step;        /* -1: none */
+    int first_nonfinite;            /* the first point whose rows hold NaN or Inf on either side (-1: none), */
+    int first_nonfinite_pos;        /* and the position: two backends agreeing on NaN still fail the model */
     /* Each side's residual RMS after every layer and the final norm, per position, for pictures:
      * rms[side][il * rms_stride + pos], il in 0..n_layer (n_layer: the final norm); NAN where not run. */
     float *rms[2];

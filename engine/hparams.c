@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,29 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->rope_swa.freq_scale = g->rope_freq_scale_swa;
 
     char key[160];
+    if (g->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
+        const bool has_experts = gguf_find_tensor(f, "blk.0.ffn_gate_inp.weight") != NULL;
+        snprintf(key, sizeof key, "%s.expert_count", hp->arch);
+        if (!has_experts)
+            return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                               "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
+                               "blk.0.ffn_gate_inp.weight and refuses it)", key, (long long)g->n_expert);
+        if (g->n_expert_used < 1 || g->n_expert_used > g->n_expert) {
+            snprintf(key, sizeof key, "%s.expert_used_count", hp->arch);
+            return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                               "key '%s' is %lld: it must be 1 to expert_count (%lld); llama.cpp stops on an assertion",
+                               key, (long long)g->n_expert_used, (long long)g->n_expert);
+        }
+        return engine_fail(err, ENGINE_E_ARCH, key_offset(f, key), key,
+                           "a mixture-of-experts %s (%lld experts, %lld used per token) is not run by gguf-run yet",
+                           hp->arch, (long long)g->n_expert, (long long)g->n_expert_used);
+    }
+    if (hp->n_ff <= 0) { /* llama.cpp makes ffn_gate (n_embd, n_ff) from it and refuses the file's tensor */
+        snprintf(key, sizeof key, "%s.feed_forward_length", hp->arch);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
+                           "key '%s' is %s: llama.cpp sizes the feed-forward tensors by it and refuses the file", key,
+                           gguf_find_kv(f, key) ? "0" : "missing");
+    }
     if (hp->head_dim == 0) {
         snprintf(key, sizeof key, "%s.attention.head_count", hp->arch);
         return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key,
@@ -97,21 +121,33 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "rotary dimensions %d (key '%s') do not fit a head of %d",
                            hp->rope.n_rot, key, hp->head_dim);
     }
-    const struct { const char *suffix; float value; } positive[] = {
-        { "attention.layer_norm_rms_epsilon", hp->eps },
-        { "rope.freq_base", hp->rope.base },
-        { "rope.freq_base_swa", hp->rope_swa.base },
+    /* llama.cpp takes these as they come; out of these ranges every output is NaN or a constant (an infinite
+     * epsilon or soft-cap, a scaling factor whose inverse overflows), so the file is refused, naming the key */
+    const struct {
+        const char *suffix;
+        double value, max; /* finite, above 0 (at 0 too where zero_ok), below max */
+        bool zero_ok;
+        const char *range;
+    } ranged[] = {
+        { "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
+          "a small positive number (under 1: an epsilon is added to a mean square, not in place of it)" },
+        { "rope.freq_base", hp->rope.base, HUGE_VAL, false, "a finite positive number" },
+        { "rope.freq_base_swa", hp->rope_swa.base, HUGE_VAL, false, "a finite positive number" },
+        /* the factor as the forward pass sees it: the inverse of its position scale (0 or infinite when the
+         * factor's inverse overflows or vanishes in float) */
+        { "rope.scaling.factor", 1.0 / hp->rope.freq_scale, HUGE_VAL, false,
+          "a positive number whose inverse (the position scale) is finite and above 0" },
+        { "final_logit_softcapping", hp->final_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
     };
-    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
-        if (!(positive[i].value > 0.0f)) { /* NaN fails too */
-            snprintf(key, sizeof key, "%s.%s", hp->arch, positive[i].suffix);
-            return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "key '%s' is %g: it must be positive",
-                               key, positive[i].value);
-        }
-    if (!(hp->final_softcap >= 0.0f)) {
-        snprintf(key, sizeof key, "%s.final_logit_softcapping", hp->arch);
-        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "final logit soft-capping %g must be positive or 0 (none)",
-                           hp->final_softcap);
+    for (size_t i = 0; i < sizeof ranged / sizeof ranged[0]; i++) {
+        const double v = ranged[i].value;
+        if (isfinite(v) && (v > 0 || (ranged[i].zero_ok && v == 0)) && v < ranged[i].max)
+            continue;
+        snprintf(key, sizeof key, "%s.%s", hp->arch, ranged[i].suffix);
+        const gguf_kv *kv = gguf_find_kv(f, key); /* the file's own number, as the message shows it */
+        const bool raw = kv && (kv->value.type == GGUF_VT_FLOAT32 || kv->value.type == GGUF_VT_FLOAT64);
+        return engine_fail(err, ENGINE_E_MODEL, key_offset(f, key), key, "key '%s' is %g: it must be %s", key,
+                           raw ? kv->value.v.f64 : v, ranged[i].range);
     }
     return ENGINE_OK;
 }

@@ -144,9 +144,6 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         goto fail;
     }
     hp->n_vocab = (int)embd->ne[1];
-    const gguf_tensor *gate0 = gguf_find_tensor(f, "blk.0.ffn_gate.weight");
-    if (hp->n_ff == 0 && gate0 && gate0->ne[1] <= (1u << 30))
-        hp->n_ff = (int)gate0->ne[1];
     /* shapes are checked in the embedding's rows and the n_ff in use */
     gguf_hparams dims = hp->g;
     dims.n_vocab = hp->n_vocab;

@@ -12,6 +12,8 @@ struct gguf_file {
     uint64_t size;
     void *map;              /* mmap'd region to unmap, or NULL for memory/empty files */
     size_t map_len;
+    bool has_identity;      /* opened from a path: the device and inode it had (what no output may replace) */
+    uint64_t dev, ino;
 
     uint32_t version;
     uint32_t alignment;

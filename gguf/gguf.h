@@ -213,6 +213,9 @@ bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
  * missing shard, another model's, or a tensor in two shards is GGUF_E_SPLIT naming it. */
 size_t gguf_shard_count(const gguf_file *f);          /* 1 for a file on its own */
 const char *gguf_shard_path(const gguf_file *f, size_t i); /* NULL for a file on its own */
+/* The device and inode shard i (0: the first, or the file on its own) had when opened; false for a file
+ * opened from memory. Tools use it so that nothing they write replaces a file they read. */
+bool gguf_shard_identity(const gguf_file *f, size_t i, uint64_t *dev, uint64_t *ino);
 
 /* Same over a caller-owned buffer, which must outlive the gguf_file. */
 gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);
@@ -481,6 +484,7 @@ typedef struct gguf_hparams {
     int64_t n_embd, n_layer, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff, n_ctx_train, n_rot;
     int64_t n_vocab;             /* entries of tokenizer.ggml.tokens, 0 without a vocabulary */
     int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
+    int64_t n_expert, n_expert_used; /* expert_count, expert_used_count: 0 when absent (a dense model) */
     int64_t file_type;           /* general.file_type, -1 when absent */
     float eps;                   /* RMSNorm epsilon */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
@@ -507,6 +511,18 @@ bool gguf_hparams_layer_is_swa(const gguf_hparams *hp, int64_t il);
 int64_t gguf_hparams_dim(const gguf_hparams *hp, gguf_dim d);
 /* What a dimension is, in words ("embedding_length"). */
 const char *gguf_dim_name(gguf_dim d);
+
+/* ---- strings as text ---------------------------------------------------- */
+
+/* The code point of the UTF-8 sequence at str[0..len) into *cp; its length, or 0 when it is not one valid
+ * sequence (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF). */
+size_t gguf_utf8_next(const char *str, size_t len, uint32_t *cp);
+/* Whether a code point displays as nothing yet changes how the text around it reads or compares: bidi
+ * embeddings, overrides, isolates and marks (Trojan Source, CVE-2021-42574), zero-width spaces, word joiners,
+ * the soft hyphen, line and paragraph separators, the byte-order mark, tag characters; with joiners, also the
+ * zero-width joiner and non-joiner (which Persian, Indic scripts and emoji need in text, so a terminal shows
+ * them, but which make two names compare apart while they look alike). */
+bool gguf_codepoint_invisible(uint32_t cp, bool joiners);
 
 /* ---- writer ------------------------------------------------------------- */
 

@@ -9,12 +9,15 @@
 #include "file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <omp.h>
 #include <stdio.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <zlib.h>
 
@@ -326,9 +329,21 @@ gguf_status gguf_file_sha256_path(const char *path, gguf_digest *out, uint64_t *
 {
     memset(out, 0, sizeof *out);
     *size = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    /* without blocking, and regular files only: a FIFO would wait forever for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return gguf_fail(err, GGUF_E_IO, 0, "", "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return gguf_fail(err, GGUF_E_IO, 0, "", "'%s' is not a regular file", path);
+    }
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        int e = errno;
+        close(fd);
+        return gguf_fail(err, GGUF_E_IO, 0, "", "cannot open '%s': %s", path, strerror(e));
+    }
     stream st;
     uint8_t *buf = malloc(1u << 20);
     if (!buf || !stream_init(&st, GGUF_HASH_SHA256, false)) {

@@ -151,6 +151,8 @@ gguf_status gguf_hparams_read(const gguf_file *f, gguf_hparams *hp, gguf_error *
     hp->n_ff = get_int(&r, "feed_forward_length", false, 0, 0, big, NULL);
     hp->n_ctx_train = get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
+    hp->n_expert = get_int(&r, "expert_count", false, 0, 0, dims, NULL);
+    hp->n_expert_used = get_int(&r, "expert_used_count", false, 0, 0, dims, NULL);
     bool no_key_length = false, no_rot = false;
     const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
     hp->head_dim_k = get_int(&r, "attention.key_length", false, per_head, 1, dims, &no_key_length);

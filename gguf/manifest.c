@@ -187,18 +187,46 @@ static gguf_status parse_line(gguf_manifest *m, const char *p, const char *end, 
 }
 
 /* The label is the name of the model lines: the one name that others extend
- * with ":tensor". Without model lines, each name splits at its last ':'. */
+ * with ":tensor" (the first in file order when several do). Without model
+ * lines, each name splits at its last ':'. Names go into a hash index, so a
+ * manifest of a million lines is read in linear time. */
 static gguf_status split_names(gguf_manifest *m)
 {
-    const char *label = NULL;
-    for (size_t i = 0; i < m->n && !label; i++) {
-        size_t len = strlen(m->entries[i].name);
-        for (size_t j = 0; j < m->n; j++)
-            if (strncmp(m->entries[j].name, m->entries[i].name, len) == 0 && m->entries[j].name[len] == ':') {
-                label = m->entries[i].name;
-                break;
-            }
+    gguf_arena arena = { 0 };
+    gguf_index ix;
+    if (!gguf_index_init(&ix, &arena, m->n)) {
+        gguf_arena_free(&arena);
+        return GGUF_E_NOMEM;
     }
+    for (size_t i = 0; i < m->n; i++)
+        gguf_index_insert(&ix, (const char *const *)&m->entries[0].name, sizeof *m->entries, (uint32_t)i);
+    size_t first = m->n; /* the earliest line whose name another extends */
+    char *prefix = NULL;
+    size_t prefix_cap = 0;
+    for (size_t j = 0; j < m->n; j++) {
+        const char *name = m->entries[j].name;
+        for (const char *colon = strchr(name, ':'); colon; colon = strchr(colon + 1, ':')) {
+            size_t len = (size_t)(colon - name);
+            if (len + 1 > prefix_cap) {
+                char *p = realloc(prefix, len + 1);
+                if (!p) {
+                    free(prefix);
+                    gguf_arena_free(&arena);
+                    return GGUF_E_NOMEM;
+                }
+                prefix = p;
+                prefix_cap = len + 1;
+            }
+            memcpy(prefix, name, len);
+            prefix[len] = '\0';
+            long i = gguf_index_find(&ix, &m->entries[0].name, sizeof *m->entries, prefix);
+            if (i >= 0 && (size_t)i < first)
+                first = (size_t)i;
+        }
+    }
+    free(prefix);
+    gguf_arena_free(&arena);
+    const char *label = first < m->n ? m->entries[first].name : NULL;
     bool only_model_lines = !label;
     if (!label && m->n > 0) {
         /* all lines are model lines, or all are tensor lines of one file */

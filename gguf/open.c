@@ -39,7 +39,8 @@ gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
     if (!path || !out)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "gguf_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named as the model must be refused below, not wait forever for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return gguf_fail(err, GGUF_E_IO, 0, "", "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
@@ -60,6 +61,9 @@ gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
     static const uint8_t empty[1];
     f->bytes = empty;
     f->size = (uint64_t)st.st_size;
+    f->has_identity = true;
+    f->dev = (uint64_t)st.st_dev;
+    f->ino = (uint64_t)st.st_ino;
     if (st.st_size > 0) {
         if ((uint64_t)st.st_size > SIZE_MAX) {
             close(fd);

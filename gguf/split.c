@@ -128,6 +128,16 @@ size_t gguf_shard_count(const gguf_file *f)
     return f->n_shards ? f->n_shards : 1;
 }
 
+bool gguf_shard_identity(const gguf_file *f, size_t i, uint64_t *dev, uint64_t *ino)
+{
+    const gguf_file *g = i == 0 ? f : i < f->n_shards ? f->shards[i] : NULL;
+    if (!g || !g->has_identity)
+        return false;
+    *dev = g->dev;
+    *ino = g->ino;
+    return true;
+}
+
 const char *gguf_shard_path(const gguf_file *f, size_t i)
 {
     return i < f->n_shards ? f->shard_paths[i] : NULL;

@@ -95,7 +95,8 @@ Test(audit, stats_are_deterministic_and_agree_across_thread_counts)
 
 /* ---- a tiny llama written here, with one defect at a time ----------------- */
 
-enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_GQA, NEG_Q8_SCALE, ZERO_LAYER_1 };
+enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_GQA, NEG_Q8_SCALE, ZERO_LAYER_1,
+              F16_AS_BF16 };
 
 #define E 32
 #define L 4
@@ -104,6 +105,7 @@ enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_
 
 static float weights[1 << 16];
 static uint8_t q8[(E * FF / 32) * 34];
+static uint16_t f16_q[L + 1][E * E]; /* each layer's attn_q in F16, for the relabelled-type defect */
 
 static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
 {
@@ -146,7 +148,12 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
     snprintf(n, sizeof n, "blk.%d." role, l);                                                                      \
     gguf_writer_add_tensor(w, n, type, nd, ne, data, NULL)
         ADD("attn_norm.weight", GGML_TYPE_F32, 1, nrm, ones);
-        ADD("attn_q.weight", GGML_TYPE_F32, 2, sq, base);
+        if (d == F16_AS_BF16) { /* F16 bytes under the type BF16: what a converter that mixes them up writes */
+            cr_assert_eq(quant_quantize_row(GGML_TYPE_F16, base, f16_q[l], E * E), QUANT_OK);
+            ADD("attn_q.weight", GGML_TYPE_BF16, 2, sq, f16_q[l]);
+        } else {
+            ADD("attn_q.weight", GGML_TYPE_F32, 2, sq, base);
+        }
         ADD("attn_k.weight", GGML_TYPE_F32, 2, kv, base + 11);
         uint64_t v_ne[2] = { E, E / 2 };
         ADD("attn_v.weight", GGML_TYPE_F32, 2, v_ne, base + 23);
@@ -237,6 +244,11 @@ Test(audit, healthy_writer_model_is_clean)
     free(stats);
     gguf_close(f);
     free(buf);
+}
+
+Test(audit, f16_matrices_labelled_bf16_are_an_error)
+{
+    expect_finding(F16_AS_BF16, "magnitude-implausible", "blk.0.attn_q.weight", AUDIT_ERROR);
 }
 
 Test(audit, missing_tensor_is_an_error)

@@ -5,6 +5,7 @@
  * refusal exits 1 naming the key or tensor (2 only for what is merely not supported), and every file
  * gguf-run refuses as malformed is a gguf-verify error. A file that shrinks while mapped is a message. */
 #include "audit.h"
+#include "gguf.h"
 #include "fixture_model.h"
 #include "hostile_model.h"
 #include "sigbus.h"
@@ -58,6 +59,9 @@ static const char *first_unsafe(const char *s)
             if ((p[k] & 0xc0) != 0x80)
                 return (const char *)p;
         if (n == 2 && c == 0xc2 && p[1] < 0xa0) /* C1 controls */
+            return (const char *)p;
+        uint32_t cp; /* bidi controls, zero-width spaces, separators, tags: they print as nothing */
+        if (n > 1 && gguf_utf8_next((const char *)p, n, &cp) == n && gguf_codepoint_invisible(cp, false))
             return (const char *)p;
         p += n;
     }
@@ -234,6 +238,14 @@ Test(hostile, terminal_filter_escapes)
         { "overlong \xc0\xaf", "overlong \\xc0\\xaf" },
         { "surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80" },
         { "del\x7f", "del\\u007f" },
+        /* format characters that print as nothing: shown as escapes, so 'a' + U+200B never looks like 'a' */
+        { "rlo \xe2\x80\xae evil", "rlo \\u202e evil" },
+        { "isolate \xe2\x81\xa6x\xe2\x81\xa9", "isolate \\u2066x\\u2069" },
+        { "zwsp a\xe2\x80\x8b", "zwsp a\\u200b" },
+        { "bom \xef\xbb\xbf", "bom \\ufeff" },
+        { "ls \xe2\x80\xa8 ps \xe2\x80\xa9", "ls \\u2028 ps \\u2029" },
+        { "tag \xf3\xa0\x81\x81", "tag \\udb40\\udc41" },
+        { "emoji \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9", "emoji \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[256];
@@ -243,42 +255,205 @@ Test(hostile, terminal_filter_escapes)
     }
 }
 
-/* A mapped file that shrinks under a reader: SIGBUS becomes a message naming the file and byte, and exit 2. */
+/* A mapped file that shrinks under a reader: SIGBUS becomes a message naming the file and byte, and exit 2;
+ * with --json also an error document on stdout, on a line of its own after what was written before. */
 Test(hostile, truncated_while_read_is_a_message_not_a_signal)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/shrinks.gguf", dir);
     fixture_opts o = fixture_default_opts();
     gguf_error err;
-    cr_assert_eq(fixture_write_file(path, &o, &err), GGUF_OK, "%s", err.message);
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
+    for (int json = 0; json < 2; json++) {
+        cr_assert_eq(fixture_write_file(path, &o, &err), GGUF_OK, "%s", err.message);
+        int fds[2], outs[2];
+        cr_assert_eq(pipe(fds), 0);
+        cr_assert_eq(pipe(outs), 0);
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+            dup2(fds[1], STDERR_FILENO);
+            dup2(outs[1], STDOUT_FILENO);
+            close(fds[0]);
+            close(outs[0]);
+            sigbus_guard_install("shrink-test");
+            if (json)
+                sigbus_guard_json(path);
+            ssize_t w = write(STDOUT_FILENO, "{\"partial\":", 11); /* a document cut by the signal */
+            (void)w;
+            gguf_file *f;
+            if (gguf_open(path, &f, &err) != GGUF_OK || truncate(path, 4096) != 0)
+                _exit(3);
+            const gguf_tensor *t = gguf_tensor_at(f, gguf_tensor_count(f) - 1);
+            volatile uint8_t last = t->data[t->size - 1]; /* past the new end: SIGBUS */
+            (void)last;
+            _exit(4);
+        }
+        close(fds[1]);
+        close(outs[1]);
+        char out[2048] = { 0 }, doc[4096] = { 0 };
+        size_t n = 0, m = 0;
+        ssize_t r;
+        while (n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
+            n += (size_t)r;
+        while (m < sizeof doc - 1 && (r = read(outs[0], doc + m, sizeof doc - 1 - m)) > 0)
+            m += (size_t)r;
         close(fds[0]);
-        sigbus_guard_install("shrink-test");
-        gguf_file *f;
-        if (gguf_open(path, &f, &err) != GGUF_OK || truncate(path, 4096) != 0)
-            _exit(3);
-        const gguf_tensor *t = gguf_tensor_at(f, gguf_tensor_count(f) - 1);
-        volatile uint8_t last = t->data[t->size - 1]; /* past the new end: SIGBUS */
-        (void)last;
-        _exit(4);
+        close(outs[0]);
+        int status;
+        waitpid(pid, &status, 0);
+        cr_assert(WIFEXITED(status), "the reader was killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        cr_assert_eq(WEXITSTATUS(status), 2, "exit %d: %s", WEXITSTATUS(status), out);
+        cr_assert(strstr(out, "shrink-test: ") && strstr(out, path) && strstr(out, ": byte ") &&
+                      strstr(out, "the file changed while being read"),
+                  "%s", out);
+        if (!json)
+            continue;
+        const char *line = strchr(doc, '\n');
+        cr_assert(line, "no document line after the cut one: %s", doc);
+        cJSON *d = cJSON_Parse(line + 1);
+        cr_assert(d, "the error document does not parse: %s", line + 1);
+        cr_expect_eq(cJSON_GetObjectItem(d, "exit_status")->valueint, 2);
+        const cJSON *v = cJSON_GetObjectItem(d, "verdict");
+        cr_expect_str_eq(cJSON_GetObjectItem(v, "status")->valuestring, "error");
+        cr_expect(strstr(cJSON_GetObjectItem(v, "summary")->valuestring, "the file changed while being read"), "%s",
+                  line + 1);
+        cr_expect_str_eq(cJSON_GetObjectItem(d, "file")->valuestring, path);
+        cJSON_Delete(d);
     }
-    close(fds[1]);
-    char out[2048] = { 0 };
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof out - 1 && (r = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
-        n += (size_t)r;
-    close(fds[0]);
+}
+
+/* The case's path, or the test fails. */
+static const char *case_path(const char *name)
+{
+    for (size_t i = 0; i < n_paths; i++)
+        if (!strcmp(info_of(i)->name, name))
+            return paths[i];
+    cr_assert_fail("no %s case", name);
+    return NULL;
+}
+
+/* Values llama.cpp takes as they come and then computes NaN or a constant from, and what its loader refuses:
+ * gguf-run refuses each (exit 1) naming the key, and gguf-verify calls it an error; the sliding window of
+ * 2^31 - 1 positions (a window wider than any context: full attention) runs, free of overflow (UBSan). */
+Test(hostile, hyperparameters_that_break_every_output_are_refused)
+{
+    static const struct { const char *name, *key; } cases[] = {
+        { "rms-eps-inf", "layer_norm_rms_epsilon" },      { "rms-eps-1e30", "layer_norm_rms_epsilon" },
+        { "rope-base-inf", "rope.freq_base" },            { "rope-scaling-factor-tiny", "rope.scaling.factor" },
+        { "rope-scaling-factor-inf", "rope.scaling.factor" }, { "gemma3-softcap-inf", "final_logit_softcapping" },
+        { "experts-without-tensors", "expert_count" },    { "ff-length-missing", "feed_forward_length" },
+        { "ff-length-zero", "feed_forward_length" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char args[512];
+        int status;
+        snprintf(args, sizeof args, "'%s' -p hi -n 2 2>&1", case_path(cases[k].name));
+        char *out = run_tool("gguf-run", args, &status);
+        cr_expect_eq(status, 1, "%s: gguf-run exits %d\n%s", cases[k].name, status, out);
+        cr_expect(strstr(out, cases[k].key), "%s: the message names %s:\n%s", cases[k].name, cases[k].key, out);
+        free(out);
+        snprintf(args, sizeof args, "'%s' 2>&1", case_path(cases[k].name));
+        out = run_tool("gguf-verify", args, &status);
+        cr_expect_eq(status, 1, "%s: gguf-verify exits %d\n%s", cases[k].name, status, out);
+        cr_expect(strstr(out, cases[k].key), "%s: verify names %s:\n%s", cases[k].name, cases[k].key, out);
+        free(out);
+    }
+    char args[512];
     int status;
-    waitpid(pid, &status, 0);
-    cr_assert(WIFEXITED(status), "the reader was killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    cr_assert_eq(WEXITSTATUS(status), 2, "exit %d: %s", WEXITSTATUS(status), out);
-    cr_assert(strstr(out, "shrink-test: ") && strstr(out, path) && strstr(out, ": byte ") &&
-                  strstr(out, "the file changed while being read"),
-              "%s", out);
+    snprintf(args, sizeof args, "'%s' -p 'hello the cat' -n 4 2>&1", case_path("gemma3-window-int-max"));
+    char *out = run_tool("gguf-run", args, &status);
+    cr_expect_eq(status, 0, "%s", out);
+    free(out);
+}
+
+/* A key or tensor name that prints as another: an error naming both, with the hidden character escaped. */
+Test(hostile, confusable_names_are_errors)
+{
+    static const struct { const char *name, *shows; } cases[] = {
+        { "key-confusable", "general.architecture\\u200b" },
+        { "tensor-confusable", "output_norm.weight\\ufeff" },
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char args[512];
+        int status;
+        snprintf(args, sizeof args, "'%s' 2>&1", case_path(cases[k].name));
+        char *out = run_tool("gguf-verify", args, &status);
+        cr_expect_eq(status, 1, "%s: exit %d\n%s", cases[k].name, status, out);
+        cr_expect(strstr(out, "[name-confusable]") && strstr(out, cases[k].shows), "%s:\n%s", cases[k].name, out);
+        free(out);
+    }
+}
+
+/* Reports stay the size of what they say, in memory and in output: a 16 MiB u8 array in --json is written
+ * value by value (a document tree of it took ~2 GB; the address-space limit of 600 MB fails that), and
+ * 100 000 oddly named tensors give a role table of VERIFY_ROLES_SHOWN rows and a count, not a row each. */
+Test(hostile, reports_stay_the_size_of_what_they_say)
+{
+    char big[256], many[256], cmd[1200];
+    snprintf(big, sizeof big, "%s/big-array.gguf", dir);
+    snprintf(many, sizeof many, "%s/many-tensors.gguf", dir);
+    gguf_writer *w = gguf_writer_create(3);
+    const size_t n_values = (size_t)16 << 20;
+    uint8_t *values = calloc(n_values, 1);
+    cr_assert(w && values);
+    gguf_writer_add_str(w, "general.architecture", "llama", NULL);
+    gguf_wvalue arr = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_UINT8, .count = n_values, .v.elems = values };
+    cr_assert_eq(gguf_writer_add(w, "big.u8", &arr, NULL), GGUF_OK);
+    cr_assert_eq(gguf_writer_write_file(w, big, NULL), GGUF_OK);
+    gguf_writer_free(w);
+    free(values);
+    int status;
+    snprintf(cmd, sizeof cmd, "bash -c \"ulimit -v 600000; '%s/gguf-inspect' '%s' --json | tail -c 40\" 2>&1",
+             bin_dir(), big);
+    char *out = run_capture(cmd, &status);
+    cr_expect_eq(status, 0, "%s", out);
+    cr_expect(strstr(out, "0,0,0]},\"tensors\":[],\"warnings\":[]}"), "the document's end: %s", out);
+    free(out);
+
+    w = gguf_writer_create(3);
+    gguf_writer_add_str(w, "general.architecture", "llama", NULL);
+    const float one = 1.0f;
+    const uint64_t ne[1] = { 1 };
+    enum { N_TENSORS = 100000 };
+    for (int i = 0; i < N_TENSORS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d", i);
+        cr_assert_eq(gguf_writer_add_tensor(w, name, GGML_TYPE_F32, 1, ne, &one, NULL), GGUF_OK);
+    }
+    cr_assert_eq(gguf_writer_write_file(w, many, NULL), GGUF_OK);
+    gguf_writer_free(w);
+    snprintf(cmd, sizeof cmd, "'%s/gguf-verify' '%s' 2>&1", bin_dir(), many);
+    out = run_capture(cmd, &status);
+    cr_expect_lt(strlen(out), 256 * 1024, "verify printed %zu bytes for %d tensors", strlen(out), N_TENSORS);
+    cr_expect(strstr(out, "more roles, not listed"), "%.2000s", out);
+    free(out);
+}
+
+/* A manifest without a whole-model line: the label is found through a name index, and a manifest of 200 000
+ * tensor lines is checked (the test's timeout is the hang guard: the pairwise search took minutes). */
+Test(hostile, a_large_manifest_is_read_in_linear_time, .timeout = 60)
+{
+    char manifest[256];
+    snprintf(manifest, sizeof manifest, "%s/big.manifest", dir);
+    for (int with_model_line = 0; with_model_line < 2; with_model_line++) {
+        FILE *fp = fopen(manifest, "w");
+        cr_assert(fp);
+        for (int i = 0; i < 200000; i++)
+            fprintf(fp, "xxh64     %016x  dir:m.gguf:t%d\n", (unsigned)i * 2654435761u, i);
+        if (with_model_line) /* the whole-model line last: the name the others extend is the label */
+            fprintf(fp, "xxh64     0123456789abcdef  dir:m.gguf\n");
+        fclose(fp);
+        tbuf b = read_whole_file(manifest);
+        gguf_manifest *m;
+        gguf_error err;
+        cr_assert_eq(gguf_manifest_parse((const char *)b.p, b.len, &m, &err), GGUF_OK, "%s", err.message);
+        cr_expect_str_eq(gguf_manifest_label(m), with_model_line ? "dir:m.gguf" : "");
+        unsigned tensor_kinds, model_kinds;
+        bool uuid;
+        gguf_manifest_needs(m, &tensor_kinds, &model_kinds, &uuid);
+        cr_expect_eq(tensor_kinds, GGUF_HASH_BIT(GGUF_HASH_XXH64));
+        cr_expect_eq(model_kinds, with_model_line ? GGUF_HASH_BIT(GGUF_HASH_XXH64) : 0u);
+        gguf_manifest_free(m);
+        tbuf_free(&b);
+    }
 }

@@ -376,6 +376,47 @@ Test(inspect, diff_names_the_changed_tensor_and_reads_the_pattern)
     unlink(other);
 }
 
+/* The same bytes read as another type or another shape are other values: not "identical". */
+Test(inspect, diff_sees_types_and_shapes_not_only_bytes)
+{
+    for (int k = 0; k < 2; k++) {
+        tbuf b = read_whole_file(path);
+        if (k == 0) { /* blk.1.attn_norm.weight: F32 relabelled I32, 4 bytes a value either way */
+            put_u32le(b.p + tensor_type_offset(&b, "blk.1.attn_norm.weight"), GGML_TYPE_I32);
+        } else { /* token_embd.weight's two dimensions swapped */
+            uint64_t d0 = tensor_dim_offset(&b, "token_embd.weight", 0), d1 = tensor_dim_offset(&b, "token_embd.weight", 1);
+            uint64_t n0 = get_u64le(b.p + d0), n1 = get_u64le(b.p + d1);
+            put_u64le(b.p + d0, n1);
+            put_u64le(b.p + d1, n0);
+        }
+        char other[64];
+        strcpy(other, "/tmp/ggufscope-diff-XXXXXX");
+        close(mkstemp(other));
+        cr_assert(write_whole_file(other, b.p, b.len));
+        int st;
+        char *out = diff_with(other, &st, true);
+        cr_expect_eq(st, 1, "case %d: %s", k, out);
+        cJSON *doc = cJSON_Parse(out);
+        cr_assert(doc, "%s", out);
+        cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "summary"), "different")->valueint, 1, "%s", out);
+        const cJSON *tensor;
+        cJSON_ArrayForEach(tensor, cJSON_GetObjectItem(doc, "tensors"))
+        if (!strcmp(cJSON_GetObjectItem(tensor, "status")->valuestring, "different")) {
+            cr_expect_str_eq(cJSON_GetObjectItem(tensor, "name")->valuestring,
+                             k ? "token_embd.weight" : "blk.1.attn_norm.weight");
+            if (k)
+                cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(tensor, "shape_changed")), "%s", out);
+        }
+        cJSON_Delete(doc);
+        free(out);
+        out = diff_with(other, &st, false);
+        cr_expect(!strstr(out, "reading: identical"), "%s", out);
+        free(out);
+        tbuf_free(&b);
+        unlink(other);
+    }
+}
+
 Test(inspect, diff_reads_a_requantization)
 {
     char *a = model_path("stories260K.gguf"), *b = model_path("stories260K-q8_0mix.gguf");

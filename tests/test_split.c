@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[128], whole[256], prefix[256];
@@ -181,4 +182,65 @@ Test(split, bad_shards_are_named)
     cr_assert_eq(rename(first, renamed), 0);
     cr_assert_eq(gguf_open(renamed, &f, &err), GGUF_E_SPLIT);
     cr_assert(strstr(err.message, "PREFIX-00001-of-00003.gguf"), "%s", err.message);
+}
+
+/* No output may replace a shard (the output guard knows every shard the model opened, by inode): each tool's
+ * output option aimed at the third shard exits 2 before writing, and the shard keeps its bytes. */
+Test(split, no_output_replaces_a_shard)
+{
+    write_shards(FAULT_NONE, -1);
+    char first[400], last[400], link[400];
+    shard_path(0, first, sizeof first);
+    shard_path(SHARDS - 1, last, sizeof last);
+    snprintf(link, sizeof link, "%s/link-to-last.gguf", dir);
+    cr_assert_eq(symlink(last, link), 0);
+    tbuf before = read_whole_file(last);
+    const char *const outputs[] = { last, link };
+    for (int k = 0; k < 2; k++) {
+        const char *modes[][2] = {
+            { "gguf-verify", "--write-manifest='%s'" },
+            { "gguf-inspect", "--dump token_embd.weight --out '%s'" },
+            { "gguf-run", "-p hi -n 1 --logits-out '%s'" },
+            { "gguf-run", "-p hi -n 1 --trace='%s'" },
+            { "gguf-run", "-p hi -n 1 --plot '%s'" },
+        };
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            char opt[600], args[1200];
+            snprintf(opt, sizeof opt, modes[m][1], outputs[k]);
+            snprintf(args, sizeof args, "'%s' %s 2>&1", first, opt);
+            int status;
+            char *out = run_tool(modes[m][0], args, &status);
+            cr_expect_eq(status, 2, "%s %s: exit %d\n%s", modes[m][0], opt, status, out);
+            cr_expect(strstr(out, "refusing to overwrite"), "%s %s:\n%s", modes[m][0], opt, out);
+            free(out);
+        }
+    }
+    tbuf after = read_whole_file(last);
+    cr_assert(before.len == after.len && !memcmp(before.p, after.p, before.len), "the shard was written");
+    tbuf_free(&before);
+    tbuf_free(&after);
+}
+
+/* A FIFO in place of a shard is refused at once (opened without blocking, then found not regular): no tool
+ * waits for a writer that never comes. */
+Test(split, a_fifo_for_a_shard_does_not_hang)
+{
+    write_shards(FAULT_NONE, -1);
+    char first[400], middle[400];
+    shard_path(0, first, sizeof first);
+    shard_path(1, middle, sizeof middle);
+    cr_assert_eq(unlink(middle), 0);
+    cr_assert_eq(mkfifo(middle, 0600), 0);
+    static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run" };
+    for (int t = 0; t < 3; t++) {
+        char cmd[1200];
+        /* timeout's 124 would mean the tool blocked */
+        snprintf(cmd, sizeof cmd, "timeout 20 '%s/%s' '%s' %s 2>&1", bin_dir(), tools[t], first,
+                 t == 2 ? "-p hi -n 1" : "");
+        int status;
+        char *out = run_capture(cmd, &status);
+        cr_expect(status == 1 || status == 2, "%s: exit %d (124: it blocked)\n%s", tools[t], status, out);
+        cr_expect(strstr(out, "not a regular file"), "%s:\n%s", tools[t], out);
+        free(out);
+    }
 }

@@ -254,7 +254,7 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     const int group = n_head / n_kv_head, n_ctx = pos0 + T;
     const int n_blocks = (T + Q_BLOCK - 1) / Q_BLOCK, M_max = (T < Q_BLOCK ? T : Q_BLOCK) * group;
     /* a block's keys: up to its last query's, or the window plus the block's own spread */
-    const int keys_max = a->window > 0 && a->window + Q_BLOCK < n_ctx ? a->window + Q_BLOCK : n_ctx;
+    const int keys_max = a->window > 0 && a->window < n_ctx - Q_BLOCK ? a->window + Q_BLOCK : n_ctx; /* no overflow */
     /* --numerics ggml without AVX2 (llama.cpp's order needs its vector lanes) keeps kern_dot_f32's order for every
      * score */
     const bool lanes = T >= Q_BLOCK && cpu_numerics(b) != KERN_NUMERICS_GGML;

@@ -112,6 +112,25 @@ static const hostile_case cases[] = {
       { SET("llama.attention.head_count", U32(65536)), SET("llama.attention.key_length", U32(65536)),
         SET("llama.attention.head_count_kv", U32(65536)) } },
     { { "sliding-window-huge", HOSTILE_SPM }, { SET("llama.attention.sliding_window", U64(UINT64_MAX)) } },
+    /* values llama.cpp takes as they come, after which every output is NaN or a constant */
+    { { "rms-eps-inf", HOSTILE_SPM }, { SET("llama.attention.layer_norm_rms_epsilon", F32(__builtin_inff())) } },
+    { { "rms-eps-1e30", HOSTILE_SPM }, { SET("llama.attention.layer_norm_rms_epsilon", F32(1e30)) } },
+    { { "rope-base-inf", HOSTILE_SPM }, { SET("llama.rope.freq_base", F32(__builtin_inff())) } },
+    { { "rope-scaling-factor-tiny", HOSTILE_SPM },
+      { SET("llama.rope.scaling.type", STR("linear")), SET("llama.rope.scaling.factor", F32(1e-45)) } },
+    { { "rope-scaling-factor-inf", HOSTILE_SPM },
+      { SET("llama.rope.scaling.type", STR("linear")), SET("llama.rope.scaling.factor", F32(__builtin_inff())) } },
+    { { "gemma3-healthy", HOSTILE_GEMMA3, true } },
+    { { "gemma3-softcap-inf", HOSTILE_GEMMA3 }, { SET("gemma3.final_logit_softcapping", F32(__builtin_inff())) } },
+    { { "gemma3-window-int-max", HOSTILE_GEMMA3, true }, { SET("gemma3.attention.sliding_window", U32(INT32_MAX)) } },
+    /* what llama.cpp's loader refuses: experts announced without expert tensors, no feed-forward width */
+    { { "experts-without-tensors", HOSTILE_SPM },
+      { SET("llama.expert_count", U32(8)), SET("llama.expert_used_count", U32(2)) } },
+    { { "ff-length-missing", HOSTILE_SPM }, { DROP("llama.feed_forward_length") } },
+    /* names that print as other names (U+200B, bidi overrides, tags) */
+    { { "key-confusable", HOSTILE_SPM }, { SET("general.architecture\u200b", STR("qwen2")) } },
+    { { "name-bidi", HOSTILE_SPM, true }, { SET("general.name", STR("abc\u202edcba\u2066x\u2069\U000e0041\u2028y")) } },
+    { { "tensor-confusable", HOSTILE_SPM }, .tensors = { { "output_norm.weight", "output_norm.weight\ufeff" } } },
     /* tensors */
     { { "missing-output-norm", HOSTILE_SPM }, .tensors = { { "output_norm.weight", NULL } } },
     { { "missing-token-embd", HOSTILE_SPM }, .tensors = { { "token_embd.weight", NULL } } },
@@ -379,7 +398,7 @@ static bool base_override(hostile_base base, scratch *s, const char *key, gguf_w
 static gguf_status rewrite(const hostile_case *c, const gguf_file *f, scratch *s, gguf_writer *w, gguf_error *err)
 {
     bool bpe = c->info.base == HOSTILE_BPE || c->info.base == HOSTILE_VOCAB_BPE;
-    bool tensors = c->info.base == HOSTILE_SPM || c->info.base == HOSTILE_BPE;
+    bool tensors = c->info.base == HOSTILE_SPM || c->info.base == HOSTILE_BPE || c->info.base == HOSTILE_GEMMA3;
     gguf_status st;
     for (size_t i = 0; i < gguf_kv_count(f); i++) {
         const gguf_kv *kv = gguf_kv_at(f, i);
@@ -471,6 +490,8 @@ gguf_status hostile_write_buffer(size_t i, uint8_t **buf, size_t *len, gguf_erro
     fixture_opts o = fixture_default_opts();
     o.n_embd = 32; /* small, so that the fuzzer's mutations land on metadata more than on weights */
     o.n_ff = 64;
+    if (c->info.base == HOSTILE_GEMMA3)
+        o.arch = "gemma3";
     uint8_t *base;
     size_t base_len;
     gguf_status st = fixture_write_buffer(&o, &base, &base_len, err);

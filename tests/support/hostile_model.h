@@ -16,6 +16,7 @@ typedef enum hostile_base {
     HOSTILE_BPE,       /* the same weights with a byte-level BPE vocabulary and merges */
     HOSTILE_VOCAB_SPM, /* metadata only (no tensors): what the tokenizer targets read */
     HOSTILE_VOCAB_BPE,
+    HOSTILE_GEMMA3,    /* the fixture model in gemma3's shape (sliding window, soft-capping), SentencePiece */
 } hostile_base;
 
 typedef struct hostile_case_info {

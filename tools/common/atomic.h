@@ -9,8 +9,11 @@
 typedef int (*atomic_body_fn)(void *user, FILE *fp);
 
 /* Writes path atomically: body fills a temporary file beside it, which is
- * flushed, fsynced and renamed over path. On failure path is untouched, the
- * temporary file removed, and err holds a message. Returns 0 or -1. */
+ * flushed, fsynced and renamed over path (over a link's target when path is a
+ * symbolic link). On failure path is untouched, the temporary file removed,
+ * and err holds a message. Returns 0 or -1. Refused before anything is written
+ * when path is an input the tool registered with output_guard (under any name)
+ * or a directory; an existing pipe or device (/dev/stdout) is written in place. */
 int atomic_write(const char *path, atomic_body_fn body, void *user, char *err, size_t err_len);
 
 #endif

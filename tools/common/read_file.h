@@ -4,8 +4,10 @@
 
 #include <stddef.h>
 
-/* The bytes of path, NUL-terminated (a NUL inside is kept; *len counts every byte), malloc'd. NULL with the
- * reason in why ("cannot read 'P': …", "'P' is larger than …") when it cannot be read whole or passes max bytes. */
+/* The text of path (a file, a pipe or a device; read until its end), NUL-terminated, *len its bytes, malloc'd.
+ * NULL with the reason in why ("cannot read 'P': …", "'P' is larger than …", "'P' holds a NUL byte at byte N")
+ * when it cannot be read whole, passes max bytes (found after max + 1 bytes, not at the end), or is not text
+ * (a NUL byte: every reader after would take the text to end there). */
 char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_t why_len);
 
 #endif

@@ -3,10 +3,12 @@
 #define _GNU_SOURCE /* fopencookie */
 #endif
 #include "term_guard.h"
+#include "gguf.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +56,18 @@ static bool utf8_valid(const unsigned char *s, size_t n)
     return true;
 }
 
+/* A code point as \uXXXX (past U+FFFF: its UTF-16 surrogates, \uD8XX\uDCXX, as JSON writes it, so that the
+ * escape keeps a JSON string valid and decodes to the same text). */
+static size_t put_code_point(char *out, uint32_t cp)
+{
+    if (cp > 0xffff) {
+        cp -= 0x10000;
+        size_t n = put_code_point(out, 0xd800 + (cp >> 10));
+        return n + put_code_point(out + n, 0xdc00 + (cp & 0x3ff));
+    }
+    return (size_t)sprintf(out, "\\u%04x", (unsigned)cp);
+}
+
 /* A control character as \u00XX, or a stray byte as \xNN. */
 static size_t put_hex(char *out, bool code_point, unsigned v)
 {
@@ -75,6 +89,7 @@ static size_t put_hex(char *out, bool code_point, unsigned v)
 static size_t escape_some(const unsigned char *s, size_t len, char *out, size_t *used, bool final)
 {
     size_t o = 0, i = 0;
+    uint32_t cp;
     while (i < len) {
         unsigned char c = s[i];
         size_t n = utf8_len(c);
@@ -94,6 +109,8 @@ static size_t escape_some(const unsigned char *s, size_t len, char *out, size_t 
         } else if (n > 1 && i + n <= len && utf8_valid(s + i, n)) {
             if (n == 2 && c == 0xc2 && s[i + 1] < 0xa0) /* C1 controls U+0080..U+009F */
                 o += put_hex(out + o, true, s[i + 1]);
+            else if (gguf_utf8_next((const char *)s + i, n, &cp) && gguf_codepoint_invisible(cp, false))
+                o += put_code_point(out + o, cp); /* bidi controls, zero-width spaces: shown, not obeyed */
             else {
                 memcpy(out + o, s + i, n);
                 o += n;

@@ -26,7 +26,7 @@ typedef struct diff_summary {
 
 static bool same_shape(const gguf_tensor *a, const gguf_tensor *b)
 {
-    return memcmp(a->ne, b->ne, sizeof a->ne) == 0;
+    return a->n_dims == b->n_dims && memcmp(a->ne, b->ne, sizeof a->ne) == 0;
 }
 
 /* A reading of the pattern, for a human deciding what happened. */
@@ -84,6 +84,8 @@ static int print_json(FILE *out, const gguf_file *fa, const gguf_file *fb, const
             cJSON_AddStringToObject(o, "type_a", gguf_type_traits_of(t->a->type)->name);
         if (t->b)
             cJSON_AddStringToObject(o, "type_b", gguf_type_traits_of(t->b->type)->name);
+        if (t->a && t->b && !same_shape(t->a, t->b))
+            cJSON_AddBoolToObject(o, "shape_changed", true);
         if (t->a && t->b && !t->d.bytes_equal && t->d.comparable) {
             cJSON_AddNumberToObject(o, "values_different", (double)t->d.n_different);
             cJSON_AddNumberToObject(o, "count", (double)t->d.count);
@@ -164,8 +166,9 @@ static void print_text_tensors(FILE *out, const tensor_diff *td, size_t n_td, co
         }
         char cnt[48];
         snprintf(cnt, sizeof cnt, "%.3g%%", 100.0 * (double)t->d.n_different / (double)t->d.count);
-        fprintf(out, "  %-*s  %-13s %12s %11.4g %11.4g %10.3g%s\n", (int)width, name, types, cnt, t->d.max_abs_diff,
-                t->d.rms_diff, t->d.rel_rms, t->d.n_nonfinite_a != t->d.n_nonfinite_b ? "  NaN/Inf differ" : "");
+        fprintf(out, "  %-*s  %-13s %12s %11.4g %11.4g %10.3g%s%s\n", (int)width, name, types, cnt, t->d.max_abs_diff,
+                t->d.rms_diff, t->d.rel_rms, t->d.n_nonfinite_a != t->d.n_nonfinite_b ? "  NaN/Inf differ" : "",
+                same_shape(t->a, t->b) ? "" : "  shapes differ");
     }
 }
 

@@ -1,7 +1,9 @@
-/* gguf-inspect --json: the same content as one JSON document, built with cJSON. */
+/* gguf-inspect --json: the same content as one JSON document: its head built with cJSON, the metadata and
+ * tensors streamed (json_stream.h). */
 #include "format.h"
 #include "json_doc.h"
 #include "json_line.h"
+#include "json_stream.h"
 #include "inspect.h"
 
 #include <cjson/cJSON.h>
@@ -41,62 +43,55 @@ static cJSON *json_scalar(const gguf_value *v)
     }
 }
 
-static cJSON *json_value(const gguf_value *v)
+/* A metadata value written element by element: an array of 64 M values costs one value's memory. */
+static void stream_value(json_stream *js, const gguf_value *v)
 {
-    if (v->type != GGUF_VT_ARRAY)
-        return json_scalar(v);
-    cJSON *arr = cJSON_CreateArray();
-    for (uint64_t i = 0; arr && i < v->count; i++) {
-        cJSON *item;
-        if (v->elem_type == GGUF_VT_STRING)
-            item = json_string(v->v.strs[i]);
-        else if (v->elem_type == GGUF_VT_ARRAY)
-            item = json_value(&v->v.items[i]);
-        else {
-            gguf_value e;
-            gguf_array_scalar(v, i, &e);
-            item = json_scalar(&e);
-        }
-        if (!item || !cJSON_AddItemToArray(arr, item)) {
-            cJSON_Delete(item);
-            cJSON_Delete(arr);
-            return NULL;
-        }
+    if (v->type != GGUF_VT_ARRAY) {
+        json_stream_value(js, json_scalar(v));
+        return;
     }
-    return arr;
-}
-
-static bool add(cJSON *obj, const char *key, cJSON *item)
-{
-    if (!item)
-        return false;
-    if (!cJSON_AddItemToObject(obj, key, item)) {
-        cJSON_Delete(item);
-        return false;
-    }
-    return true;
-}
-
-static bool add_tensors(cJSON *root, const gguf_file *f, const inspect_opts *o)
-{
-    cJSON *list = cJSON_CreateArray();
-    if (!add(root, "tensors", list))
-        return false;
-    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (!inspect_tensor_selected(o, t->name))
+    json_stream_open(js, '[');
+    for (uint64_t i = 0; i < v->count && !js->failed; i++) {
+        if (v->elem_type == GGUF_VT_STRING) {
+            json_stream_value(js, json_string(v->v.strs[i]));
             continue;
-        cJSON *jt = cJSON_CreateObject(), *shape = cJSON_CreateArray();
-        bool ok = jt && shape && cJSON_AddItemToArray(list, jt);
-        ok = ok && add(jt, "name", json_text(t->name, strlen(t->name))) &&
-             add(jt, "type", cJSON_CreateString(gguf_type_traits_of(t->type)->name)) && add(jt, "shape", shape);
-        for (uint32_t d = 0; ok && d < t->n_dims; d++)
-            ok = cJSON_AddItemToArray(shape, json_int(false, t->ne[d], 0));
-        ok = ok && add(jt, "offset", json_int(false, t->offset, 0)) && add(jt, "size", json_int(false, t->size, 0));
-        if (!ok)
-            return false;
+        }
+        if (v->elem_type == GGUF_VT_ARRAY) {
+            stream_value(js, &v->v.items[i]);
+            continue;
+        }
+        gguf_value e;
+        gguf_array_scalar(v, i, &e);
+        switch (e.type) { /* integers as text directly: the common large arrays (token types, ids) */
+        case GGUF_VT_INT8: case GGUF_VT_INT16: case GGUF_VT_INT32: case GGUF_VT_INT64:
+            json_stream_int(js, e.v.i64);
+            break;
+        case GGUF_VT_UINT8: case GGUF_VT_UINT16: case GGUF_VT_UINT32: case GGUF_VT_UINT64:
+            json_stream_uint(js, e.v.u64);
+            break;
+        default: json_stream_value(js, json_scalar(&e));
+        }
     }
-    return true;
+    json_stream_close(js, ']');
+}
+
+static cJSON *tensor_json(const gguf_tensor *t)
+{
+    cJSON *jt = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+    bool ok = jt && shape && cJSON_AddItemToObject(jt, "name", json_text(t->name, strlen(t->name))) &&
+              cJSON_AddItemToObject(jt, "type", cJSON_CreateString(gguf_type_traits_of(t->type)->name)) &&
+              cJSON_AddItemToObject(jt, "shape", shape);
+    if (!ok)
+        cJSON_Delete(shape);
+    for (uint32_t d = 0; ok && d < t->n_dims; d++)
+        ok = cJSON_AddItemToArray(shape, json_int(false, t->ne[d], 0));
+    ok = ok && cJSON_AddItemToObject(jt, "offset", json_int(false, t->offset, 0)) &&
+         cJSON_AddItemToObject(jt, "size", json_int(false, t->size, 0));
+    if (!ok) {
+        cJSON_Delete(jt);
+        return NULL;
+    }
+    return jt;
 }
 
 int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
@@ -114,28 +109,40 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         for (size_t i = 0; i < gguf_shard_count(f); i++)
             cJSON_AddItemToArray(shards, json_text(gguf_shard_path(f, i), strlen(gguf_shard_path(f, i))));
     }
-    bool ok = root && findings && add(root, "gguf_version", json_int(false, gguf_version(f), 0)) &&
-              add(root, "alignment", json_int(false, gguf_alignment(f), 0)) &&
-              add(root, "data_offset", json_int(false, gguf_data_offset(f), 0)) &&
-              add(root, "file_size", json_int(false, gguf_file_size(f), 0));
-    if (ok && !o->tensors_only) {
-        cJSON *meta = cJSON_CreateObject();
-        ok = add(root, "metadata", meta);
-        for (size_t i = 0; ok && i < gguf_kv_count(f); i++)
-            ok = json_add_named(meta, gguf_kv_at(f, i)->key, strlen(gguf_kv_at(f, i)->key), json_value(&gguf_kv_at(f, i)->value));
+    if (root) {
+        cJSON_AddItemToObject(root, "gguf_version", json_int(false, gguf_version(f), 0));
+        cJSON_AddItemToObject(root, "alignment", json_int(false, gguf_alignment(f), 0));
+        cJSON_AddItemToObject(root, "data_offset", json_int(false, gguf_data_offset(f), 0));
+        cJSON_AddItemToObject(root, "file_size", json_int(false, gguf_file_size(f), 0));
     }
-    if (ok && !o->metadata_only)
-        ok = add_tensors(root, f, o);
-    cJSON *warnings = ok ? cJSON_CreateArray() : NULL;
-    ok = ok && add(root, "warnings", warnings);
-    for (size_t i = 0; ok && i < gguf_warning_count(f); i++)
-        ok = cJSON_AddItemToArray(warnings, json_text(gguf_warning_at(f, i)->message, strlen(gguf_warning_at(f, i)->message)));
-    if (!ok) {
-        cJSON_Delete(root);
-        root = NULL;
+    /* the rest, as large as the file makes it, is streamed */
+    json_stream js;
+    json_stream_begin(&js, out, root);
+    if (!o->tensors_only) {
+        json_stream_key(&js, "metadata", 8);
+        json_stream_open(&js, '{');
+        for (size_t i = 0; i < gguf_kv_count(f) && !js.failed; i++) {
+            const gguf_kv *kv = gguf_kv_at(f, i);
+            json_stream_key(&js, kv->key, strlen(kv->key));
+            stream_value(&js, &kv->value);
+        }
+        json_stream_close(&js, '}');
     }
-    if (json_print_line(out, root)) {
-        fprintf(stderr, "gguf-inspect: out of memory building the JSON document\n");
+    if (!o->metadata_only) {
+        json_stream_key(&js, "tensors", 7);
+        json_stream_open(&js, '[');
+        for (size_t i = 0; i < gguf_tensor_count(f) && !js.failed; i++)
+            if (inspect_tensor_selected(o, gguf_tensor_at(f, i)->name))
+                json_stream_value(&js, tensor_json(gguf_tensor_at(f, i)));
+        json_stream_close(&js, ']');
+    }
+    json_stream_key(&js, "warnings", 8);
+    json_stream_open(&js, '[');
+    for (size_t i = 0; i < gguf_warning_count(f); i++)
+        json_stream_value(&js, json_text(gguf_warning_at(f, i)->message, strlen(gguf_warning_at(f, i)->message)));
+    json_stream_close(&js, ']');
+    if (json_stream_end(&js)) {
+        fprintf(stderr, "gguf-inspect: the JSON document could not be written whole (out of memory or output)\n");
         return 2;
     }
     return 0;

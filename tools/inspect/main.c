@@ -2,8 +2,9 @@
 #include "args.h"
 #include "format.h"
 #include "json_doc.h"
+#include "output_guard.h"
 #include "sigbus.h"
-#include "term_guard.h"
+#include "tool.h"
 #include "inspect.h"
 
 #include <fnmatch.h>
@@ -130,12 +131,19 @@ static int inspect_file(const inspect_opts *op)
     int rc;
     gguf_file *f = NULL;
     gguf_error err = { 0 };
+    if (o.json)
+        sigbus_guard_json(o.path);
     if (gguf_open(o.path, &f, &err) != GGUF_OK) {
         int status = report_error("gguf-inspect", o.path, &err);
         if (o.json) /* the document says so too: every file given gets its line */
             json_doc_print_error("gguf-inspect", o.path, status, gguf_status_name(err.code), err.offset, err.subject,
                                  err.message);
         return status;
+    }
+    output_guard_protect_model(f, o.path);
+    if (o.dump && output_guard_refuses("gguf-inspect", "--out", o.out)) {
+        gguf_close(f);
+        return 2;
     }
     if (o.diff) {
         gguf_file *g = NULL;
@@ -163,15 +171,11 @@ static int inspect_file(const inspect_opts *op)
         rc = 0;
     }
     gguf_close(f);
-    if (fflush(stdout) != 0)
-        return 2;
-    return rc;
+    return rc; /* an output that could not be written is tool_finish's to report */
 }
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-inspect"); /* a file that shrinks while read: a message and exit 2 */
     inspect_opts o = { .blocks = 2 };
     int first = 0, last = 0, rc = parse_args(argc, argv, &o, &first, &last);
     if (rc >= 0)
@@ -186,4 +190,10 @@ int main(int argc, char **argv)
         worst = rc > worst ? rc : worst;
     }
     return worst;
+}
+
+int main(int argc, char **argv)
+{
+    tool_start("gguf-inspect");
+    return tool_finish(tool_main(argc, argv));
 }

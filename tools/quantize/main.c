@@ -2,15 +2,14 @@
  * llama-quantize writes for it without an importance matrix. */
 #include "args.h"
 #include "format.h"
-#include "sigbus.h"
-#include "term_guard.h"
+#include "output_guard.h"
+#include "tool.h"
 #include "quant.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
@@ -21,12 +20,6 @@ static const char usage[] =
     "  --version           print the version and exit\n"
     "OUT is written atomically (a temporary file beside it, then a rename); IN is never written.\n"
     "exit status: 0 written, 2 trouble (usage, I/O, a model or tensor this quantizer does not handle)\n";
-
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 static void print_plan(const quant_plan_entry *plan, size_t n, bool each)
 {
@@ -50,10 +43,8 @@ static void print_plan(const quant_plan_entry *plan, size_t n, bool each)
     fprintf(stderr, "\nsize       %.1f MiB -> %.1f MiB of tensor data\n", in_bytes / 1048576.0, out_bytes / 1048576.0);
 }
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-quantize"); /* a file that shrinks while read: a message and exit 2 */
     const char *in = NULL, *out = NULL, *type = NULL;
     int threads = 0;
     bool dry_run = false;
@@ -92,15 +83,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0)\n", type);
         return 2;
     }
-    if (same_file(in, out)) {
-        fprintf(stderr, "gguf-quantize: %s: the output would replace the input; name another file\n", out);
-        return 2;
-    }
     gguf_file *f;
     gguf_error err = { 0 };
     if (gguf_open(in, &f, &err) != GGUF_OK) {
         report_error("gguf-quantize", in, &err);
         return 2; /* a file we cannot read is trouble here, whatever is wrong with it */
+    }
+    output_guard_protect_model(f, in); /* every shard too */
+    output_target target;
+    char why[4400];
+    bool ok = output_guard_check(out, &target, why, sizeof why);
+    if (ok && target.stream) {
+        snprintf(why, sizeof why, "'%s' is a pipe or device: OUT is a file, written atomically", out);
+        ok = false;
+    }
+    if (!ok) {
+        fprintf(stderr, "gguf-quantize: %s\n", why);
+        gguf_close(f);
+        return 2;
     }
     quant_plan_entry *plan;
     size_t n;
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         print_plan(plan, n, dry_run);
         free(plan);
         if (!dry_run)
-            st = quant_model_write(f, ftype, out, threads, &err);
+            st = quant_model_write(f, ftype, target.path, threads, &err);
     }
     if (st)
         report_error("gguf-quantize", st == GGUF_E_IO ? out : in, &err);
@@ -117,4 +117,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "wrote      %s (%s)\n", out, quant_ftype_name(ftype));
     gguf_close(f);
     return st ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    tool_start("gguf-quantize");
+    return tool_finish(tool_main(argc, argv));
 }

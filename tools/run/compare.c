@@ -63,6 +63,12 @@ static int count_explained(const engine_comparison *r, int *carried)
     return derived;
 }
 
+/* 1 when the backends depart, or agree on NaN or Inf (a model that cannot be used either way). */
+static int compare_exit_status(const engine_comparison *r)
+{
+    return r->first_bad >= 0 || r->first_nonfinite >= 0 ? 1 : 0;
+}
+
 static int column_width(engine_op op)
 {
     int n = (int)strlen(engine_op_name(op));
@@ -125,6 +131,14 @@ static void print_text(FILE *out, const run_opts *o, const engine_comparison *r)
                      "differences explained before them: carried from those\n", carried, carried == 1 ? "" : "s",
                 r->tol, ENGINE_CMP_INHERITED);
     explained += carried;
+    if (r->first_bad < 0 && r->first_nonfinite >= 0) {
+        char name[96];
+        point_name(r, &r->points[r->first_nonfinite], name, sizeof name);
+        fprintf(out, "verdict    NON-FINITE: %s and %s agree, but both compute NaN or Inf from %s, position %d, on: "
+                     "the model (or something both backends share) is broken; gguf-verify the file\n",
+                a, b, name, r->first_nonfinite_pos);
+        return;
+    }
     if (r->first_bad < 0) {
         fprintf(out, "verdict    %s and %s agree within %.0e on every op of every layer and on the logits%s\n", a, b,
                 r->tol, explained ? ", or differ only as their inputs do (~)" : "");
@@ -185,13 +199,24 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     side_label(o, 0, a, sizeof a);
     side_label(o, 1, b, sizeof b);
     cJSON *doc = json_doc_new("gguf-run", o->model);
-    char summary[256];
+    char summary[256], nonfinite_at[96] = "";
+    if (r->first_nonfinite >= 0)
+        point_name(r, &r->points[r->first_nonfinite], nonfinite_at, sizeof nonfinite_at);
     if (r->first_bad >= 0)
         snprintf(summary, sizeof summary, "%s and %s depart at layer %d, %s", a, b, r->points[r->first_bad].layer,
                  engine_op_name(r->points[r->first_bad].op));
+    else if (r->first_nonfinite >= 0)
+        snprintf(summary, sizeof summary, "%s and %s agree, but both compute NaN or Inf from %s on", a, b, nonfinite_at);
     else
         snprintf(summary, sizeof summary, "%s and %s agree within %g at every op", a, b, r->tol);
-    cJSON *findings = json_doc_verdict(doc, r->first_bad >= 0 ? 1 : 0, summary);
+    cJSON *findings = json_doc_verdict(doc, compare_exit_status(r), summary);
+    if (r->first_nonfinite >= 0) {
+        char measured[160];
+        snprintf(measured, sizeof measured, "NaN or Inf at %s, position %d", nonfinite_at, r->first_nonfinite_pos);
+        json_doc_finding(findings, "error", "nonfinite", NULL, NULL, measured, "finite activations and logits",
+                         "NaN or Inf in the activations: the logits are garbage and generation repeats one token, "
+                         "on both backends (the file, or something both share): gguf-verify the file");
+    }
     int carried, explained = count_explained(r, &carried);
     explained += carried;
     if (explained) {
@@ -294,7 +319,7 @@ int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_
             goto out;
         }
     }
-    rc = r.first_bad >= 0 ? 1 : 0;
+    rc = compare_exit_status(&r);
 out:
     engine_comparison_free(&r);
     for (int i = 0; i < 2; i++) {

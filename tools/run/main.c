@@ -3,10 +3,11 @@
 #include "color.h"
 #include "format.h"
 #include "sigbus.h"
-#include "term_guard.h"
+#include "tool.h"
 #include "json_doc.h"
 #include "json_line.h"
 #include "npy.h"
+#include "output_guard.h"
 #include "procmem.h"
 #include "quant.h"
 #include "read_file.h"
@@ -14,6 +15,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +84,16 @@ static bool read_prompt_file(const char *path, run_opts *o)
 {
     char why[600];
     size_t len;
-    char *text = read_file_text(path, (size_t)1 << 30, &len, why, sizeof why);
+    /* 64 MiB: ten times the text of the largest context a model has (1 M tokens of a few bytes each) */
+    char *text = read_file_text(path, (size_t)64 << 20, &len, why, sizeof why);
     if (!text) {
         fprintf(stderr, "gguf-run: -f: %s\n", why);
         return false;
     }
-    free(prompt_file_text); /* a NUL inside ends the prompt, as a command-line prompt would */
+    free(prompt_file_text);
     prompt_file_text = text;
     o->prompt = text;
+    o->prompt_file = path;
     return true;
 }
 
@@ -216,11 +220,11 @@ static int parse_args(int argc, char **argv, run_opts *o)
         if (c == 'h') {
             for (const char *const *part = usage; *part; part++)
                 fputs(*part, stdout);
-            exit(0);
+            tool_exit(0);
         }
         if (c == OPT_VERSION) {
             arg_print_version("gguf-run");
-            exit(0);
+            tool_exit(0);
         }
         if (c == '?' || c == ':')
             return arg_getopt_error("gguf-run", c, argv);
@@ -281,6 +285,20 @@ static int engine_error_exit(const char *path, const engine_error *e)
     return status;
 }
 
+/* Trouble (exit 2) once the file is open: the message, and with --json the error document it is owed. */
+static int __attribute__((format(printf, 3, 4))) trouble(const char *path, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gguf-run: %s\n", msg);
+    if (json_wanted)
+        json_doc_print_error("gguf-run", path, 2, code, 0, "", msg);
+    return 2;
+}
+
 static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
 {
     cJSON *doc = json_doc_new("gguf-run", o->model);
@@ -334,10 +352,8 @@ static int fill_logits(void *user, uint64_t at, float *dst, size_t count)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-run"); /* a file that shrinks while read: a message and exit 2 */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
@@ -345,12 +361,24 @@ int main(int argc, char **argv)
     gguf_file *f = NULL;
     gguf_error ge;
     json_wanted = o.json || o.tokenize;
+    if (json_wanted)
+        sigbus_guard_json(o.model);
     if (gguf_open(o.model, &f, &ge) != GGUF_OK) {
         int status = report_error("gguf-run", o.model, &ge);
         if (json_wanted)
             json_doc_print_error("gguf-run", o.model, status, gguf_status_name(ge.code), ge.offset, ge.subject,
                                  ge.message);
         return status;
+    }
+    /* every input by the file it is, so that no output below can replace one of them */
+    output_guard_protect_model(f, o.model);
+    const char *inputs[] = { o.prompt_file, o.against, o.against_logits };
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
+        output_guard_protect_path(inputs[i]);
+    if (output_guard_refuses("gguf-run", "--logits-out", o.logits_out) ||
+        output_guard_refuses("gguf-run", "--trace", o.trace_file) || output_guard_refuses("gguf-run", "--plot", o.plot)) {
+        gguf_close(f);
+        return 2;
     }
     engine_error e;
     engine_vocab *v = NULL;
@@ -387,7 +415,7 @@ int main(int argc, char **argv)
         goto out;
     rc = 2;
     if (n_ids == 0) {
-        fprintf(stderr, "gguf-run: the prompt gives no tokens (and the vocabulary adds no BOS)\n");
+        rc = trouble(o.model, "empty-prompt", "the prompt gives no tokens (and the vocabulary adds no BOS)");
         goto out;
     }
     if (!o.n_threads)
@@ -401,7 +429,8 @@ int main(int argc, char **argv)
     if (!o.n_ctx && n_ctx > hpr.n_ctx_train)
         n_ctx = hpr.n_ctx_train > (int)n_ids ? hpr.n_ctx_train : (int)n_ids;
     if (n_ctx < (int)n_ids) {
-        fprintf(stderr, "gguf-run: the prompt has %zu tokens, more than the context of %d\n", n_ids, n_ctx);
+        rc = trouble(o.model, "context-too-small", "the prompt has %zu tokens, more than the context of %d", n_ids,
+                     n_ctx);
         goto out;
     }
     if (o.compare[0]) {
@@ -411,7 +440,7 @@ int main(int argc, char **argv)
     char why[512];
     be = run_backend_create(o.backend, o.n_threads, o.fault, why, sizeof why);
     if (!be) {
-        fprintf(stderr, "gguf-run: --backend %s: %s\n", o.backend, why);
+        rc = trouble(o.model, "backend", "--backend %s: %s", o.backend, why);
         goto out;
     }
     if (engine_model_load(f, be, &m, &e)) {
@@ -436,7 +465,7 @@ int main(int argc, char **argv)
     if (o.logits_out || o.against_logits)
         prompt_logits = malloc(n_ids * (size_t)hp->n_vocab * sizeof(float));
     if (!trace || ((o.logits_out || o.against_logits) && !prompt_logits)) {
-        fprintf(stderr, "gguf-run: out of memory\n");
+        rc = trouble(o.model, "out-of-memory", "out of memory");
         goto out;
     }
     st = (stream){ .v = v, .echo = !o.json };
@@ -517,4 +546,10 @@ out:
     gguf_close(f);
     cJSON_Delete(o.against_doc);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    tool_start("gguf-run");
+    return tool_finish(tool_main(argc, argv));
 }

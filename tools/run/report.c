@@ -109,6 +109,17 @@ static void rates(const run_result *r, double *pps, double *gps)
     *gps = g->gen_seconds > 0 && n_steps ? n_steps / g->gen_seconds : 0;
 }
 
+/* The smoke verdict's line as the exit status reads it: without --smoke its failures are warnings, and the line
+ * says so instead of "FAIL" beside exit 0. */
+static const char *verdict_line(const run_result *r, char *buf, size_t len)
+{
+    const engine_verdict *v = &r->verdict;
+    if (v->ok || r->o->smoke || strncmp(v->summary, "FAIL:", 5) != 0)
+        return v->summary;
+    snprintf(buf, len, "WARNING (not failed without --smoke):%s", v->summary + 5);
+    return buf;
+}
+
 void run_print_summary(FILE *out, const run_result *r)
 {
     const engine_gen_result *g = &r->gen;
@@ -133,8 +144,9 @@ void run_print_summary(FILE *out, const run_result *r)
                 sp->first_row, sp->first_backend, sp->first_reference);
     }
     fputs("verdict    ", out);
-    color_on(out, r->verdict.ok ? COLOR_GOOD : COLOR_BAD);
-    fputs(r->verdict.summary, out);
+    char line[sizeof r->verdict.summary + 48];
+    color_on(out, r->verdict.ok ? COLOR_GOOD : r->o->smoke ? COLOR_BAD : COLOR_UNSURE);
+    fputs(verdict_line(r, line, sizeof line), out);
     color_off(out);
     fputc('\n', out);
     for (int i = 0; i < r->verdict.n_findings; i++)
@@ -259,7 +271,8 @@ static cJSON *trace_json(const run_result *r)
 static void verdict_json(cJSON *doc, const run_result *r)
 {
     const engine_verdict *v = &r->verdict;
-    cJSON *findings = json_doc_verdict(doc, r->exit_status, v->summary);
+    char line[sizeof v->summary + 48];
+    cJSON *findings = json_doc_verdict(doc, r->exit_status, verdict_line(r, line, sizeof line));
     cJSON_AddBoolToObject(cJSON_GetObjectItem(doc, "verdict"), "ok", v->ok);
     for (int i = 0; i < v->n_findings; i++)
         json_doc_finding(findings, r->o->smoke ? "error" : "warning", engine_symptom_name(v->findings[i].symptom),

@@ -9,6 +9,7 @@
 
 typedef struct run_opts {
     const char *model, *prompt, *backend, *logits_out, *trace_file;
+    const char *prompt_file;  /* -f FILE, else NULL */
     const char *compare[2];   /* --compare A,B: the two backends, else NULL */
     const char *fault;        /* --debug-fault: the deliberate bug, in the run's backend or compare side B */
     const char *chat_template; /* --chat-template NAME: the chat format to use, else NULL (the file's own) */

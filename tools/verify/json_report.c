@@ -2,6 +2,7 @@
 #include "format.h"
 #include "json_doc.h"
 #include "json_line.h"
+#include "json_stream.h"
 #include "stats_json.h"
 #include "verify.h"
 
@@ -49,7 +50,8 @@ static cJSON *structure_json(const verify_result *r)
     return o;
 }
 
-static cJSON *digests_json(const verify_result *r)
+/* The file's digests (model, uuid), before the per-tensor ones. */
+static cJSON *digests_head_json(const verify_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     char hex[65];
@@ -64,18 +66,28 @@ static cJSON *digests_json(const verify_result *r)
             gguf_uuid_format(r->hashes.uuid, hex);
             cJSON_AddStringToObject(o, "uuid", hex);
         }
-        cJSON *tensors = cJSON_AddObjectToObject(o, "tensors");
-        for (size_t i = 0; i < r->hashes.n_tensors; i++) {
-            cJSON *t = cJSON_CreateObject();
-            for (int k = 0; k < GGUF_HASH_KIND_COUNT; k++)
-                if (r->hashes.tensor[i][k].len) {
-                    gguf_digest_hex(&r->hashes.tensor[i][k], hex);
-                    cJSON_AddStringToObject(t, gguf_hash_kind_name((gguf_hash_kind)k), hex);
-                }
-            char *name = utf8_sanitize(gguf_tensor_at(r->f, i)->name, strlen(gguf_tensor_at(r->f, i)->name));
-            cJSON_AddItemToObject(tensors, name ? name : "?", t);
-            free(name);
+    }
+    return o;
+}
+
+static cJSON *tensor_digests_json(const verify_result *r, size_t i)
+{
+    char hex[65];
+    cJSON *t = cJSON_CreateObject();
+    for (int k = 0; t && k < GGUF_HASH_KIND_COUNT; k++)
+        if (r->hashes.tensor[i][k].len) {
+            gguf_digest_hex(&r->hashes.tensor[i][k], hex);
+            cJSON_AddStringToObject(t, gguf_hash_kind_name((gguf_hash_kind)k), hex);
         }
+    return t;
+}
+
+/* What follows the per-tensor digests: the bytes read, --sha256's and --manifest's results. */
+static cJSON *digests_tail_json(const verify_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    char hex[65];
+    if (r->hashed) {
         cJSON_AddNumberToObject(o, "bytes", (double)r->hashes.bytes_hashed);
         cJSON_AddNumberToObject(o, "seconds", r->hash_seconds);
     }
@@ -100,6 +112,21 @@ static cJSON *digests_json(const verify_result *r)
     return o;
 }
 
+static cJSON *role_json(const audit_role_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    json_add_text(o, "role", s->role);
+    cJSON_AddNumberToObject(o, "layers", s->n_layers);
+    cJSON_AddStringToObject(o, "types", s->types);
+    cJSON_AddNumberToObject(o, "rms_min", s->rms_min);
+    cJSON_AddNumberToObject(o, "rms_median", s->rms_median);
+    cJSON_AddNumberToObject(o, "rms_max", s->rms_max);
+    cJSON_AddNumberToObject(o, "mean_median", s->mean_median);
+    cJSON_AddNumberToObject(o, "max_abs_max", s->max_abs_max);
+    cJSON_AddNumberToObject(o, "findings", s->n_findings);
+    return o;
+}
+
 int verify_print_json(FILE *out, const verify_result *r)
 {
     static const char *const verdicts[] = { "OK", "PROBLEMS", "CANNOT CHECK" };
@@ -110,7 +137,6 @@ int verify_print_json(FILE *out, const verify_result *r)
     if (r->trouble[0])
         json_add_text(root, "trouble", r->trouble);
     cJSON_AddItemToObject(root, "structure", structure_json(r));
-    cJSON_AddItemToObject(root, "digests", digests_json(r));
     for (int sev = AUDIT_ERROR; sev >= AUDIT_INFO; sev--) {
         for (size_t i = 0; i < r->integrity.n; i++)
             if ((int)r->integrity.v[i].severity == sev)
@@ -119,26 +145,43 @@ int verify_print_json(FILE *out, const verify_result *r)
             if ((int)r->audit.findings[i].severity == sev)
                 cJSON_AddItemToArray(findings, finding_json(&r->audit.findings[i]));
     }
-    if (r->audited) {
-        cJSON *roles = cJSON_AddArrayToObject(root, "roles");
-        for (size_t i = 0; i < r->audit.n_roles; i++) {
-            const audit_role_summary *s = &r->audit.roles[i];
-            cJSON *o = cJSON_CreateObject();
-            json_add_text(o, "role", s->role);
-            cJSON_AddNumberToObject(o, "layers", s->n_layers);
-            cJSON_AddStringToObject(o, "types", s->types);
-            cJSON_AddNumberToObject(o, "rms_min", s->rms_min);
-            cJSON_AddNumberToObject(o, "rms_median", s->rms_median);
-            cJSON_AddNumberToObject(o, "rms_max", s->rms_max);
-            cJSON_AddNumberToObject(o, "mean_median", s->mean_median);
-            cJSON_AddNumberToObject(o, "max_abs_max", s->max_abs_max);
-            cJSON_AddNumberToObject(o, "findings", s->n_findings);
-            cJSON_AddItemToArray(roles, o);
+    /* the per-tensor parts, as long as the file has tensors, are streamed */
+    json_stream js;
+    json_stream_begin(&js, out, root);
+    json_stream_key(&js, "digests", 7);
+    json_stream_open(&js, '{');
+    json_stream_members(&js, digests_head_json(r));
+    if (r->hashed) {
+        json_stream_key(&js, "tensors", 7);
+        json_stream_open(&js, '{');
+        for (size_t i = 0; i < r->hashes.n_tensors && !js.failed; i++) {
+            const char *name = gguf_tensor_at(r->f, i)->name;
+            json_stream_key(&js, name, strlen(name));
+            json_stream_value(&js, tensor_digests_json(r, i));
         }
-        cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
-        for (size_t i = 0; i < gguf_tensor_count(r->f); i++)
-            cJSON_AddItemToArray(tensors, stats_to_json(gguf_tensor_at(r->f, i), &r->stats[i]));
-        cJSON_AddNumberToObject(root, "audit_seconds", r->audit_seconds);
+        json_stream_close(&js, '}');
     }
-    return json_print_line(out, root) ? 2 : 0; /* one line per file: JSON Lines when several are checked */
+    json_stream_members(&js, digests_tail_json(r));
+    json_stream_close(&js, '}');
+    if (r->audited) {
+        json_stream_key(&js, "roles", 5);
+        json_stream_open(&js, '[');
+        size_t shown = r->audit.n_roles < VERIFY_ROLES_SHOWN ? r->audit.n_roles : VERIFY_ROLES_SHOWN;
+        for (size_t i = 0; i < shown && !js.failed; i++)
+            json_stream_value(&js, role_json(&r->audit.roles[i]));
+        json_stream_close(&js, ']');
+        if (shown < r->audit.n_roles) {
+            json_stream_key(&js, "roles_not_shown", 15);
+            json_stream_uint(&js, r->audit.n_roles - shown);
+        }
+        json_stream_key(&js, "tensors", 7);
+        json_stream_open(&js, '[');
+        for (size_t i = 0; i < gguf_tensor_count(r->f) && !js.failed; i++)
+            json_stream_value(&js, stats_to_json(gguf_tensor_at(r->f, i), &r->stats[i]));
+        json_stream_close(&js, ']');
+        cJSON *tail = cJSON_CreateObject();
+        cJSON_AddNumberToObject(tail, "audit_seconds", r->audit_seconds);
+        json_stream_members(&js, tail);
+    }
+    return json_stream_end(&js) ? 2 : 0; /* one line per file: JSON Lines when several are checked */
 }

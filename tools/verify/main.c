@@ -4,8 +4,9 @@
 #include "color.h"
 #include "json_doc.h"
 #include "format.h"
+#include "output_guard.h"
 #include "sigbus.h"
-#include "term_guard.h"
+#include "tool.h"
 #include "progress.h"
 #include "verify.h"
 
@@ -213,7 +214,19 @@ static int verify_file(const verify_opts *op)
     const verify_opts o = *op;
     int rc = 0;
     verify_result r = { .o = op };
+    if (o.json)
+        sigbus_guard_json(o.path);
     gguf_status s = gguf_open(o.path, &r.f, &r.open_err);
+    output_guard_protect_path(o.path);
+    if (r.f)
+        output_guard_protect_model(r.f, o.path);
+    output_guard_protect_path(o.manifest);
+    if (o.write_manifest && output_guard_refuses("gguf-verify", "--write-manifest", o.write_manifest)) {
+        if (o.json)
+            json_doc_print_error("gguf-verify", o.path, 2, "GGUF_E_IO", 0, "", "--write-manifest would replace an input");
+        gguf_close(r.f);
+        return 2;
+    }
     bool trouble = s == GGUF_E_IO || s == GGUF_E_NOMEM || s == GGUF_E_INVALID_ARG;
     if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0))) {
         int status = report_error("gguf-verify", o.path, &r.open_err);
@@ -227,7 +240,7 @@ static int verify_file(const verify_opts *op)
     if (r.f && manifest_only) {
         rc = print_manifest_only(&o, r.f);
         gguf_close(r.f);
-        return fflush(stdout) == 0 ? rc : 2;
+        return rc;
     }
     /* --write-manifest=F: the manifest's digests come from the verification's one pass */
     bool checked = verify_integrity(&r, o.write_manifest ? manifest_kinds(&o) : 0);
@@ -254,15 +267,13 @@ static int verify_file(const verify_opts *op)
     free(r.stats);
     free(r.integrity.v);
     gguf_close(r.f);
-    if (fflush(stdout) != 0 || rc != 0)
+    if (rc != 0)
         return 2;
     return (int)r.verdict;
 }
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
-    term_guard_install(); /* nothing from the file reaches the terminal as a command */
-    sigbus_guard_install("gguf-verify"); /* a file that shrinks while read: a message and exit 2 */
     verify_opts o = { 0 };
     int first = 0, rc = parse_args(argc, argv, &o, &first);
     if (rc >= 0)
@@ -278,4 +289,10 @@ int main(int argc, char **argv)
         worst = status > worst ? status : worst;
     }
     return worst;
+}
+
+int main(int argc, char **argv)
+{
+    tool_start("gguf-verify");
+    return tool_finish(tool_main(argc, argv));
 }

@@ -106,13 +106,16 @@ static void print_roles(FILE *out, const verify_result *r)
     fprintf(out, "\nroles across layers\n");
     fprintf(out, "  %-22s %6s  %-11s %10s %10s %10s %10s %10s %4s\n", "role", "layers", "types", "RMS min", "median",
             "max", "mean(med)", "max |x|", "finds");
-    for (size_t i = 0; i < a->n_roles; i++) {
+    size_t shown = a->n_roles < VERIFY_ROLES_SHOWN ? a->n_roles : VERIFY_ROLES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
         const audit_role_summary *s = &a->roles[i];
         char layers[16];
         snprintf(layers, sizeof layers, s->n_layers ? "%d" : "-", s->n_layers);
         fprintf(out, "  %-22s %6s  %-11s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", s->role, layers, s->types,
                 s->rms_min, s->rms_median, s->rms_max, s->mean_median, s->max_abs_max, s->n_findings);
     }
+    if (shown < a->n_roles)
+        fprintf(out, "  ... and %zu more roles, not listed (each tensor's statistics: --json)\n", a->n_roles - shown);
 }
 
 void verify_print_text(FILE *out, const verify_result *r)
