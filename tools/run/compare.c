@@ -199,14 +199,15 @@ static int print_json(FILE *out, const run_opts *o, const engine_comparison *r)
     side_label(o, 0, a, sizeof a);
     side_label(o, 1, b, sizeof b);
     cJSON *doc = json_doc_new("gguf-run", o->model);
-    char summary[256], nonfinite_at[96] = "";
+    char summary[400], nonfinite_at[96] = "";
     if (r->first_nonfinite >= 0)
         point_name(r, &r->points[r->first_nonfinite], nonfinite_at, sizeof nonfinite_at);
     if (r->first_bad >= 0)
         snprintf(summary, sizeof summary, "%s and %s depart at layer %d, %s", a, b, r->points[r->first_bad].layer,
                  engine_op_name(r->points[r->first_bad].op));
     else if (r->first_nonfinite >= 0)
-        snprintf(summary, sizeof summary, "%s and %s agree, but both compute NaN or Inf from %s on", a, b, nonfinite_at);
+        snprintf(summary, sizeof summary, "%s and %s agree, but both compute NaN or Inf from %s on", a, b,
+                 nonfinite_at);
     else
         snprintf(summary, sizeof summary, "%s and %s agree within %g at every op", a, b, r->tol);
     cJSON *findings = json_doc_verdict(doc, compare_exit_status(r), summary);
