@@ -13,6 +13,7 @@
 #define GGUFSCOPE_AUDIT_H
 
 #include "gguf.h"
+#include "model.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -82,7 +83,7 @@ audit_class audit_class_of(const gguf_tensor *t);
 /* ---- hyperparameters ------------------------------------------------------ */
 
 typedef struct audit_hparams {
-    gguf_hparams g;              /* the reader engine/ uses too (gguf/hparams.c): sizes (0: unknown), the
+    model_hparams g;              /* the reader engine/ uses too (model/hparams.c): sizes (0: unknown), the
                                   * architecture's description (g.arch, NULL when not described), file type */
     int64_t n_padding_tokens;    /* unused/[PAD…] tokens at the end of the vocabulary */
 } audit_hparams;

@@ -1,4 +1,4 @@
-/* The hyperparameters the rules check shapes against: gguf/'s shared reader
+/* The hyperparameters the rules check shapes against: model/'s reader
  * (the one the engine uses), plus the padding at the end of the vocabulary. */
 #include "audit.h"
 
@@ -40,7 +40,7 @@ void audit_read_hparams(const gguf_file *f, audit_hparams *hp)
 {
     memset(hp, 0, sizeof *hp);
     /* a key of the wrong type or out of range leaves its value unknown (0): no rule holds shapes to it */
-    gguf_hparams_read(f, &hp->g, NULL);
+    model_hparams_read(f, &hp->g, NULL);
     hp->n_padding_tokens = padding_tail(f, hp->g.n_vocab);
 }
 

@@ -101,7 +101,7 @@ static void final_norm_rule(const gguf_file *f, const audit_hparams *hp, const a
     audit_finding *x = finding_add(fs, AUDIT_INFO, "final-norm-large", t->name);
     if (!x)
         return;
-    const gguf_arch *a = hp->g.arch;
+    const model_arch *a = hp->g.arch;
     FSET(x->measured, "mean %.4g (min %.4g, max %.4g)", s->mean, s->min, s->max);
     if (a && a->norm_gains)
         FSET(x->expected, "normal for %s: %s (no sibling layer to compare a final norm with)", a->name, a->norm_gains);

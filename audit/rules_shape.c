@@ -1,6 +1,6 @@
 /* Shapes against the hyperparameters, layers and roles present and absent,
  * vocabulary rows. Expected shapes and required roles come from the
- * architectures' descriptions (gguf/arch.c: llama.cpp's create_tensor per
+ * architectures' descriptions (model/arch.c: llama.cpp's create_tensor per
  * architecture) in GGUF order: ne[0] is the input width of a matrix. */
 #include "rules.h"
 
@@ -8,27 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const gguf_role_info *ri, findings *fs)
+static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const model_role_info *ri, findings *fs)
 {
-    const gguf_hparams *g = &hp->g;
+    const model_hparams *g = &hp->g;
     const char *arch = g->arch_name[0] ? g->arch_name : "this model";
-    int64_t e0 = gguf_hparams_dim(g, ri->ne0), e1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(g, ri->ne1);
+    int64_t e0 = model_hparams_dim(g, ri->ne0), e1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne1);
     if (e0 <= 0 || e1 <= 0)
         return; /* a hyperparameter is unknown: nothing to hold the shape to */
     bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && t->ne[2] == 1 && t->ne[3] == 1;
     if (ok)
         return;
-    bool rows_only = ri->ne1 == GGUF_DIM_VOCAB && (int64_t)t->ne[0] == e0;
+    bool rows_only = ri->ne1 == MODEL_DIM_VOCAB && (int64_t)t->ne[0] == e0;
     audit_finding *x = finding_add(fs, AUDIT_ERROR, rows_only ? "vocab-rows" : "shape", t->name);
     if (!x)
         return;
     FSET(x->measured, "shape [%llu, %llu, %llu, %llu]", (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3]);
-    if (ri->ne1 == GGUF_DIM_NONE)
-        FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, gguf_dim_name(ri->ne0), arch);
+    if (ri->ne1 == MODEL_DIM_NONE)
+        FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, model_dim_name(ri->ne0), arch);
     else
-        FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, gguf_dim_name(ri->ne0),
-             gguf_dim_name(ri->ne1), arch);
+        FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, model_dim_name(ri->ne0),
+             model_dim_name(ri->ne1), arch);
     if (rows_only)
         FSET(x->meaning, "%llu rows for %lld tokens cannot both be right: llama.cpp refuses the file; an engine "
                          "that trusts the vocabulary reads past the matrix, one that trusts the matrix samples "
@@ -38,7 +38,7 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const ggu
                          "and an engine that sizes buffers from the metadata reads past or short of this tensor");
 }
 
-/* Every tensor whose name is a role gguf/arch.c knows is held to that role's
+/* Every tensor whose name is a role model/arch.c knows is held to that role's
  * shape: the global ones (embedding, output, final norm) in any architecture,
  * the per-layer ones in the architectures described there (elsewhere the same
  * names may mean other shapes). */
@@ -47,14 +47,14 @@ static void shape_rules(const gguf_file *f, const audit_hparams *hp, findings *f
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         int64_t layer;
-        gguf_role r = gguf_role_of_name(t->name, &layer);
-        if (r == GGUF_ROLE_COUNT)
+        model_role r = model_role_of_name(t->name, &layer);
+        if (r == MODEL_ROLE_COUNT)
             continue;
-        const gguf_role_info *ri = gguf_role_info_of(r);
-        if (ri->per_layer ? hp->g.arch != NULL : r != GGUF_ROLE_ROPE_FREQS || hp->g.arch != NULL)
+        const model_role_info *ri = model_role_info_of(r);
+        if (ri->per_layer ? hp->g.arch != NULL : r != MODEL_ROLE_ROPE_FREQS || hp->g.arch != NULL)
             check_shape(t, hp, ri, fs);
     }
-    const gguf_hparams *g = &hp->g;
+    const model_hparams *g = &hp->g;
     if (g->n_head > 0 && g->n_head_kv > 0 && g->n_head % g->n_head_kv != 0) {
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "gqa-ratio", NULL);
         if (x) {
@@ -65,19 +65,19 @@ static void shape_rules(const gguf_file *f, const audit_hparams *hp, findings *f
     }
 }
 
-/* The roles a described architecture requires (gguf/arch.c), each present
+/* The roles a described architecture requires (model/arch.c), each present
  * once (global) or in every layer: what llama.cpp's loader insists on and the
  * engine refuses a file without. One finding per role, however many layers. */
 static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
-    const gguf_arch *a = hp->g.arch;
+    const model_arch *a = hp->g.arch;
     const int64_t L = hp->g.n_layer;
     if (!a || gguf_tensor_count(f) == 0)
         return; /* not described, or a vocabulary-only file */
-    for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
-        if (a->need[r] != GGUF_NEED_REQUIRED)
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
+        if (a->need[r] != MODEL_NEED_REQUIRED)
             continue;
-        const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+        const model_role_info *ri = model_role_info_of((model_role)r);
         if (!ri->per_layer) {
             if (gguf_find_tensor(f, ri->name))
                 continue;
@@ -179,9 +179,9 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             present++; /* layers ascend within a group; those past L were reported above */
         /* a described architecture's required roles: required_roles_rule reports them */
         int64_t layer_of_role;
-        gguf_role role = gguf_role_of_name(gguf_tensor_at(f, e[g].index)->name, &layer_of_role);
-        const bool required = hp->g.arch && role != GGUF_ROLE_COUNT &&
-                              hp->g.arch->need[role] == GGUF_NEED_REQUIRED;
+        model_role role = model_role_of_name(gguf_tensor_at(f, e[g].index)->name, &layer_of_role);
+        const bool required = hp->g.arch && role != MODEL_ROLE_COUNT &&
+                              hp->g.arch->need[role] == MODEL_NEED_REQUIRED;
         if (2 * (int64_t)present > L && !required) {
             size_t k = g;
             for (int64_t l = 0; l < L; l++) {

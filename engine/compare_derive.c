@@ -182,9 +182,9 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
     const int heads = is_q ? hp->n_head : hp->n_kv_head, hd = hp->head_dim;
-    const kern_weight *w = &L->w[is_q ? GGUF_ROLE_ATTN_Q : GGUF_ROLE_ATTN_K];
-    const kern_weight *bias = L->has_bias ? &L->w[is_q ? GGUF_ROLE_ATTN_Q_BIAS : GGUF_ROLE_ATTN_K_BIAS] : NULL;
-    const kern_weight *g = &L->w[is_q ? GGUF_ROLE_ATTN_Q_NORM : GGUF_ROLE_ATTN_K_NORM];
+    const kern_weight *w = &L->w[is_q ? MODEL_ROLE_ATTN_Q : MODEL_ROLE_ATTN_K];
+    const kern_weight *bias = L->has_bias ? &L->w[is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS] : NULL;
+    const kern_weight *g = &L->w[is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM];
     kern_backend *rot = s->d.be[s->d.numerics[side]];
     if (!rot || !product(s, side, w, bias, cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd), T, hp->n_embd,
                          out))
@@ -228,12 +228,12 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
     float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
-    if (!own || !gate || !up || !product(s, side, &w[GGUF_ROLE_FFN_GATE], NULL, h, T, E, gate) ||
-        !product(s, side, &w[GGUF_ROLE_FFN_UP], NULL, h, T, E, up))
+    if (!own || !gate || !up || !product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate) ||
+        !product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
         return false;
     for (size_t i = 0; i < (size_t)T * F; i++) {
         const double x = gate[i];
-        out[i] = (float)(hp->act == GGUF_ACT_SILU ? x / (1.0 + exp(-x)) * up[i]
+        out[i] = (float)(hp->act == KERN_ACT_SILU ? x / (1.0 + exp(-x)) * up[i]
                                                   : gelu_up_nearest(gate[i], up[i], own[i]));
     }
     return true;
@@ -265,11 +265,11 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return false;
     switch (op) {
     case ENGINE_OP_ATTN_NORM:
-        return norm_rows(s, &w[GGUF_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+        return norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V:
-        return product(s, side, &w[GGUF_ROLE_ATTN_V], m->layers[il].has_bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL,
+        return product(s, side, &w[MODEL_ROLE_ATTN_V], m->layers[il].has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
     case ENGINE_OP_ATTN: {
         const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, q_dim);
@@ -280,28 +280,28 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return true;
     }
     case ENGINE_OP_ATTN_OUT:
-        return product(s, side, &w[GGUF_ROLE_ATTN_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T,
+        return product(s, side, &w[MODEL_ROLE_ATTN_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T,
                        q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:
-        return norm_rows(s, &w[GGUF_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T, E,
+        return norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T, E,
                          out);
     case ENGINE_OP_FFN_NORM:
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
-                                     GGUF_ROLE_ATTN_POST_NORM),
+                                     MODEL_ROLE_ATTN_POST_NORM),
                         NULL, (size_t)T * E, in) &&
-               norm_rows(s, &w[GGUF_ROLE_FFN_NORM], in, T, E, out);
+               norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
-        return product(s, side, &w[GGUF_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
+        return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
                        T, hp->n_ff, out);
     case ENGINE_OP_FFN_POST_NORM:
-        return norm_rows(s, &w[GGUF_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E, out);
+        return norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E, out);
     case ENGINE_OP_LAYER_OUT:
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
-                                     GGUF_ROLE_ATTN_POST_NORM),
-                        block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, GGUF_ROLE_FFN_POST_NORM),
+                                     MODEL_ROLE_ATTN_POST_NORM),
+                        block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
                         (size_t)T * E, out);
     case ENGINE_OP_RESULT_NORM:
         return norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E,

@@ -2,7 +2,7 @@
  * engine.h — a model = hyperparameters + weights + tokenizer; the forward
  * pass over a backend (kernels/kern.h); sampling; traces; the smoke verdict.
  *
- * Supported architectures: those gguf/arch.c describes (llama, qwen2, qwen3,
+ * Supported architectures: those model/arch.c describes (llama, qwen2, qwen3,
  * gemma3); the forward pass branches on their feature flags, never on a name.
  * The math follows llama.cpp's graphs for them and is held to llama.cpp's
  * outputs by the tests (../shared/golden). Weights stay
@@ -15,6 +15,7 @@
 
 #include "gguf.h"
 #include "kern.h"
+#include "model.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,14 +47,14 @@ bool engine_status_is_file_fault(engine_status s);
 
 typedef struct engine_hparams {
     char arch[64];          /* general.architecture */
-    const gguf_arch *desc;  /* its description (gguf/arch.c): roles and feature flags */
+    const model_arch *desc;  /* its description (model/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */
     kern_rope rope_swa;     /* sliding-window layers (their own base, no scaling) */
     int swa_window;         /* sliding-window layers mask keys this many positions back or more (0: none) */
-    gguf_act act;           /* the FFN gate's activation */
+    kern_act act;           /* the FFN gate's activation */
     float attn_scale;       /* multiplies q.k (1/sqrt(head_dim) unless the architecture says otherwise) */
     float embd_scale;       /* multiplies the token embeddings (gemma: sqrt(n_embd)) */
     float final_softcap;    /* logits = c * tanh(logits / c) when > 0 */
@@ -63,7 +64,7 @@ typedef struct engine_hparams {
     bool post_norms;        /* RMSNorm of the attention and FFN outputs before each residual add */
     /* Where each choice came from, for the start-up report. */
     bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
-    gguf_hparams g;         /* everything the shared reader found */
+    model_hparams g;         /* everything model/'s reader found */
 } engine_hparams;
 
 /* Reads and checks the hyperparameters of a supported architecture. */

@@ -20,19 +20,6 @@ engine_status engine_fail(engine_error *err, engine_status code, uint64_t offset
     return code;
 }
 
-bool engine_is_identifier(const char *s, size_t len)
-{
-    if (len == 0 || len > 64)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
-            return false;
-    }
-    return true;
-}
-
 bool engine_status_is_file_fault(engine_status s)
 {
     return s == ENGINE_E_MODEL || s == ENGINE_E_TOKENIZER;

@@ -1,5 +1,5 @@
 /*
- * The forward pass of the dense decoders gguf/arch.c describes, read top to
+ * The forward pass of the dense decoders model/arch.c describes, read top to
  * bottom like the math (karpathy/llama2.c's habit), on whatever backend the
  * model is bound to. What differs between architectures is a flag or a
  * present tensor, never a name:
@@ -214,24 +214,24 @@ static engine_status attention_block(engine_ctx *c, int il, int T, const engine_
     float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
     float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
 
-    if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
+    if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
                         err)))
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_NORM, il, c->h, T, E, err)))
         return st;
-    const kern_weight *const qkv[3] = { &w[GGUF_ROLE_ATTN_Q], &w[GGUF_ROLE_ATTN_K], &w[GGUF_ROLE_ATTN_V] };
-    const kern_weight *const qkv_bias[3] = { bias ? &w[GGUF_ROLE_ATTN_Q_BIAS] : NULL,
-                                             bias ? &w[GGUF_ROLE_ATTN_K_BIAS] : NULL,
-                                             bias ? &w[GGUF_ROLE_ATTN_V_BIAS] : NULL };
+    const kern_weight *const qkv[3] = { &w[MODEL_ROLE_ATTN_Q], &w[MODEL_ROLE_ATTN_K], &w[MODEL_ROLE_ATTN_V] };
+    const kern_weight *const qkv_bias[3] = { bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
+                                             bias ? &w[MODEL_ROLE_ATTN_K_BIAS] : NULL,
+                                             bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL };
     float *const qkv_out[3] = { c->q, k_new, v_new };
     kern_status ks = matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what);
     if ((st = op_status(c, ks, what, il, err)))  /* what: set by matmuls */
         return st;
-    if (w[GGUF_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
+    if (w[MODEL_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
+        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
                             "attn_q_norm", il, err)))
             return st;
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
+        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
                             k_new), "attn_k_norm", il, err)))
             return st;
     }
@@ -249,7 +249,7 @@ static engine_status attention_block(engine_ctx *c, int il, int T, const engine_
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_ATTN, il, c->att, T, q_dim, err)))
         return st;
-    if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
+    if ((st = op_status(c, be->matmul(be, &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_OUT, il, c->o, T, E, err)))
         return st;
@@ -271,8 +271,8 @@ static engine_status ffn_block(engine_ctx *c, int il, int T, int r0, const engin
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
 
-    if (w[GGUF_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
+    if (w[MODEL_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
+        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
                             "post_attention_norm", il, err)))
             return st;
         if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_POST_NORM, il, c->o, T, E, err)))
@@ -281,27 +281,27 @@ static engine_status ffn_block(engine_ctx *c, int il, int T, int r0, const engin
     if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
         return st;
 
-    if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
+    if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_FFN_NORM, il, c->h, T, E, err)))
         return st;
-    const kern_weight *const gate_up[2] = { &w[GGUF_ROLE_FFN_GATE], &w[GGUF_ROLE_FFN_UP] };
+    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
     const kern_weight *const no_bias[2] = { 0 };
     float *const gate_up_out[2] = { gate, up };
     kern_status ks = matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what);
     if ((st = op_status(c, ks, what, il, err)))
         return st;
     if ((st = op_status(c, be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate),
-                        hp->act == GGUF_ACT_SILU ? "swiglu" : "geglu", il, err)))
+                        hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", il, err)))
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_FFN_ACT, il, c->gate, T, F, err)))
         return st;
-    if ((st = op_status(c, be->matmul(be, &w[GGUF_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
+    if ((st = op_status(c, be->matmul(be, &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
         return st;
     if ((st = probe_rows(c, probe, ENGINE_OP_FFN_OUT, il, c->o, T, E, err)))
         return st;
-    if (w[GGUF_ROLE_FFN_POST_NORM].t) {
-        if ((st = op_status(c, be->rmsnorm(be, &w[GGUF_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
+    if (w[MODEL_ROLE_FFN_POST_NORM].t) {
+        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
                             il, err)))
             return st;
         if ((st = probe_rows(c, probe, ENGINE_OP_FFN_POST_NORM, il, c->o, T, E, err)))

@@ -9,9 +9,6 @@
 bool engine_reserve(void **items, size_t *cap, size_t need, size_t elem);
 
 /* Fills err (when not NULL) and returns code. */
-/* Whether s[0..len) could name an architecture or tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A name that
- * could is "not supported" (trouble); one that could not is a malformed file. */
-bool engine_is_identifier(const char *s, size_t len);
 __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *err, engine_status code,
                                                                 uint64_t offset, const char *subject,
                                                                 const char *fmt, ...);
@@ -19,10 +16,10 @@ __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *er
 /* SplitMix64 (Steele, Lea, Flood): the next 64 random bits of state *x. */
 uint64_t engine_splitmix64(uint64_t *x);
 
-/* One block's weights, indexed by gguf_role (the per-layer roles; the global
+/* One block's weights, indexed by model_role (the per-layer roles; the global
  * roles' slots stay empty): t == NULL for a role this file does not have. */
 typedef struct engine_layer {
-    kern_weight w[GGUF_ROLE_COUNT];
+    kern_weight w[MODEL_ROLE_COUNT];
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
 } engine_layer;

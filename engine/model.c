@@ -1,6 +1,6 @@
 /*
  * Binding a file's tensors to the roles its architecture's entry lists
- * (gguf/arch.c), with every shape checked against the hyperparameters before
+ * (model/arch.c), with every shape checked against the hyperparameters before
  * anything runs. Tensor names: llama.cpp's (token_embd, blk.N.attn_q, ..., output).
  */
 #include "internal.h"
@@ -10,32 +10,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Finds `name`, checks its shape against the role's (gguf/arch.c) and binds it;
+/* Finds `name`, checks its shape against the role's (model/arch.c) and binds it;
  * an absent tensor is an error only when the architecture requires the role. */
-static engine_status bind(engine_model *m, kern_weight *w, const char *name, gguf_role role, const gguf_hparams *dims,
+static engine_status bind(engine_model *m, kern_weight *w, const char *name, model_role role, const model_hparams *dims,
                           engine_error *err)
 {
     const gguf_tensor *t = gguf_find_tensor(m->f, name);
-    const gguf_role_info *ri = gguf_role_info_of(role);
+    const model_role_info *ri = model_role_info_of(role);
     memset(w, 0, sizeof *w);
     if (!t) {
-        if (m->hp.desc->need[role] != GGUF_NEED_REQUIRED)
+        if (m->hp.desc->need[role] != MODEL_NEED_REQUIRED)
             return ENGINE_OK;
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
                            ri->what, m->hp.arch);
     }
-    const int64_t ne0 = gguf_hparams_dim(dims, ri->ne0),
-                  ne1 = ri->ne1 == GGUF_DIM_NONE ? 1 : gguf_hparams_dim(dims, ri->ne1);
-    bool ok = ri->ne1 == GGUF_DIM_NONE ? t->n_elements == (uint64_t)ne0
+    const int64_t ne0 = model_hparams_dim(dims, ri->ne0),
+                  ne1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne1);
+    bool ok = ri->ne1 == MODEL_DIM_NONE ? t->n_elements == (uint64_t)ne0
                                        : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 && t->ne[2] == 1 &&
                                              t->ne[3] == 1;
     if (!ok) {
         char want[160];
-        if (ri->ne1 != GGUF_DIM_NONE)
-            snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1, gguf_dim_name(ri->ne0),
-                     gguf_dim_name(ri->ne1));
+        if (ri->ne1 != MODEL_DIM_NONE)
+            snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1, model_dim_name(ri->ne0),
+                     model_dim_name(ri->ne1));
         else
-            snprintf(want, sizeof want, "[%lld] (%s)", (long long)ne0, gguf_dim_name(ri->ne0));
+            snprintf(want, sizeof want, "[%lld] (%s)", (long long)ne0, model_dim_name(ri->ne0));
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
                            "tensor '%s' has shape [%llu, %llu, %llu, %llu], the hyperparameters of this %s model "
                            "need %s", name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
@@ -53,23 +53,23 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, ggu
     return ENGINE_OK;
 }
 
-static engine_status bind_layer(engine_model *m, int il, const gguf_hparams *dims, engine_error *err)
+static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
-    for (int r = GGUF_ROLE_FIRST_LAYER_ROLE; r < GGUF_ROLE_COUNT; r++) {
-        if (m->hp.desc->need[r] == GGUF_NEED_ABSENT)
+    for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
+        if (m->hp.desc->need[r] == MODEL_NEED_ABSENT)
             continue;
         char name[96];
-        snprintf(name, sizeof name, "blk.%d.%s", il, gguf_role_info_of((gguf_role)r)->name);
-        engine_status s = bind(m, &L->w[r], name, (gguf_role)r, dims, err);
+        snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of((model_role)r)->name);
+        engine_status s = bind(m, &L->w[r], name, (model_role)r, dims, err);
         if (s)
             return s;
     }
     const kern_weight *w = L->w;
-    L->has_bias = w[GGUF_ROLE_ATTN_Q_BIAS].t && w[GGUF_ROLE_ATTN_K_BIAS].t && w[GGUF_ROLE_ATTN_V_BIAS].t;
-    if (!L->has_bias && (w[GGUF_ROLE_ATTN_Q_BIAS].t || w[GGUF_ROLE_ATTN_K_BIAS].t || w[GGUF_ROLE_ATTN_V_BIAS].t))
+    L->has_bias = w[MODEL_ROLE_ATTN_Q_BIAS].t && w[MODEL_ROLE_ATTN_K_BIAS].t && w[MODEL_ROLE_ATTN_V_BIAS].t;
+    if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
-    L->swa = gguf_hparams_layer_is_swa(&m->hp.g, il);
+    L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
     return ENGINE_OK;
 }
 
@@ -81,13 +81,13 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
     for (size_t i = 0; i < gguf_tensor_count(m->f); i++) {
         const gguf_tensor *t = gguf_tensor_at(m->f, i);
         int64_t layer;
-        gguf_role r = gguf_role_of_name(t->name, &layer);
-        if (r != GGUF_ROLE_COUNT && m->hp.desc->need[r] != GGUF_NEED_ABSENT && layer < m->hp.n_layer)
+        model_role r = model_role_of_name(t->name, &layer);
+        if (r != MODEL_ROLE_COUNT && m->hp.desc->need[r] != MODEL_NEED_ABSENT && layer < m->hp.n_layer)
             continue;
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
                            "of tensors)", t->name, m->hp.arch,
-                           r != GGUF_ROLE_COUNT && layer >= m->hp.n_layer ? " of this block_count" : "");
+                           r != MODEL_ROLE_COUNT && layer >= m->hp.n_layer ? " of this block_count" : "");
     }
     return ENGINE_OK;
 }
@@ -100,7 +100,7 @@ static void unbind_all(engine_model *m)
             m->be->unbind(m->be, globals[i]);
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
         kern_weight *w = m->layers[il].w;
-        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             if (w[r].t)
                 m->be->unbind(m->be, &w[r]);
     }
@@ -145,7 +145,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     }
     hp->n_vocab = (int)embd->ne[1];
     /* shapes are checked in the embedding's rows and the n_ff in use */
-    gguf_hparams dims = hp->g;
+    model_hparams dims = hp->g;
     dims.n_vocab = hp->n_vocab;
     dims.n_ff = hp->n_ff;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
@@ -153,9 +153,9 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
-    if ((s = bind(m, &m->tok_embd, "token_embd.weight", GGUF_ROLE_TOKEN_EMBD, &dims, err)) ||
-        (s = bind(m, &m->output_norm, "output_norm.weight", GGUF_ROLE_OUTPUT_NORM, &dims, err)) ||
-        (s = bind(m, &m->output, "output.weight", GGUF_ROLE_OUTPUT, &dims, err)))
+    if ((s = bind(m, &m->tok_embd, "token_embd.weight", MODEL_ROLE_TOKEN_EMBD, &dims, err)) ||
+        (s = bind(m, &m->output_norm, "output_norm.weight", MODEL_ROLE_OUTPUT_NORM, &dims, err)) ||
+        (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, &dims, err)))
         goto fail;
     if (!m->output.t) {
         hp->tied_output = true;
@@ -169,10 +169,10 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         goto fail;
     const kern_weight *w0 = m->layers[0].w;
     hp->qkv_bias = m->layers[0].has_bias;
-    hp->qk_norm = w0[GGUF_ROLE_ATTN_Q_NORM].t && w0[GGUF_ROLE_ATTN_K_NORM].t;
-    hp->post_norms = w0[GGUF_ROLE_ATTN_POST_NORM].t && w0[GGUF_ROLE_FFN_POST_NORM].t;
+    hp->qk_norm = w0[MODEL_ROLE_ATTN_Q_NORM].t && w0[MODEL_ROLE_ATTN_K_NORM].t;
+    hp->post_norms = w0[MODEL_ROLE_ATTN_POST_NORM].t && w0[MODEL_ROLE_FFN_POST_NORM].t;
     const gguf_tensor *ff = gguf_find_tensor(f, "rope_freqs.weight");
-    if (ff && hp->desc->need[GGUF_ROLE_ROPE_FREQS] != GGUF_NEED_ABSENT) {
+    if (ff && hp->desc->need[MODEL_ROLE_ROPE_FREQS] != MODEL_NEED_ABSENT) {
         int64_t half = hp->rope.n_rot / 2;
         m->freq_factors = malloc((size_t)half * sizeof(float));
         if (ff->n_elements != (uint64_t)half || !m->freq_factors ||
@@ -208,7 +208,7 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
     uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
-        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             total += w[r].t ? w[r].t->size : 0;
     }
     return total;
@@ -219,7 +219,7 @@ uint64_t engine_model_layer_products_per_token(const engine_model *m)
     uint64_t total = 0;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
-        for (int r = 0; r < GGUF_ROLE_COUNT; r++)
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1) /* a matrix; gains and biases are vectors */
                 total += w[r].t->ne[0] * w[r].t->ne[1];
     }

@@ -97,7 +97,7 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         v->kind = VOCAB_BPE;
     else {
         uint64_t at = gguf_find_kv(f, "tokenizer.ggml.model")->offset;
-        s = engine_is_identifier(model.ptr, model.len)
+        s = model_is_identifier(model.ptr, model.len)
                 ? engine_fail(err, ENGINE_E_ARCH, at, "tokenizer.ggml.model",
                               "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
                               (int)model.len, model.ptr)
@@ -159,7 +159,7 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         pre = (gguf_str){ "default", 7 };
     else
         v->pre_offset = gguf_find_kv(f, "tokenizer.ggml.pre")->offset;
-    if (!spm && !engine_is_identifier(pre.ptr, pre.len)) {
+    if (!spm && !model_is_identifier(pre.ptr, pre.len)) {
         s = engine_fail(err, ENGINE_E_TOKENIZER, v->pre_offset, "tokenizer.ggml.pre",
                         "tokenizer.ggml.pre '%.*s' is not a pre-tokenizer's name", (int)(pre.len < 64 ? pre.len : 64),
                         pre.ptr);

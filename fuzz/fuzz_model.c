@@ -40,8 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gguf_error gerr;
     if (gguf_open_memory(data, size, &f, &gerr) != GGUF_OK)
         return 0;
-    gguf_hparams ghp;
-    gguf_hparams_read(f, &ghp, &gerr);
+    model_hparams ghp;
+    model_error merr;
+    model_hparams_read(f, &ghp, &merr);
     audit_report r;
     if (audit_model(f, NULL, &r) == AUDIT_OK)
         audit_report_free(&r);

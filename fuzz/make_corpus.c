@@ -17,7 +17,11 @@ static void save2(const char *dir, const char *tag, const uint8_t *head, size_t 
                   size_t len)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%03d-%s.gguf", dir, n_written++, tag);
+    const int n = snprintf(path, sizeof path, "%s/%03d-%s.gguf", dir, n_written++, tag);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "fuzz-make-corpus: the corpus directory's path is too long\n");
+        exit(2);
+    }
     FILE *fp = fopen(path, "wb");
     if (!fp || (head_len && fwrite(head, 1, head_len, fp) != head_len) || fwrite(buf, 1, len, fp) != len) {
         fprintf(stderr, "fuzz-make-corpus: cannot write %s\n", path);

@@ -177,7 +177,7 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
     }
 }
 
-static kern_status f_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+static kern_status f_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                          float *out)
 {
     return inner(b)->glu(inner(b), act, gate, up, n, row, out);

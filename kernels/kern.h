@@ -39,6 +39,9 @@ typedef struct kern_weight {
     void *dev;             /* backend data (device copy); NULL on the CPU */
 } kern_weight;
 
+/* The gate's activation of a gated feed-forward block (GLU). */
+typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH } kern_act;
+
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
     int n_rot;                 /* leading dimensions of each head that rotate (even) */
@@ -123,7 +126,7 @@ struct kern_backend {
                              int pos0, const kern_attn *a, float *out);
     /* out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of `row`
      * values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does). */
-    kern_status (*glu)(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+    kern_status (*glu)(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                        float *out);
     /* x (n) *= s. */
     kern_status (*scale)(kern_backend *b, float *x, size_t n, float s);

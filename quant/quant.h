@@ -161,31 +161,6 @@ bool quant_can_quantize(uint32_t type);
 
 /* ---- whole models, as llama-quantize writes them ---- */
 
-/* File types by llama.h's LLAMA_FTYPE_MOSTLY_* numbers (what general.file_type holds). */
-typedef enum quant_ftype { QUANT_FTYPE_Q8_0 = 7, QUANT_FTYPE_Q4_K_M = 15, QUANT_FTYPE_Q6_K = 18 } quant_ftype;
-/* "Q4_K_M", "Q6_K", "Q8_0" (any case); false for anything else. */
-bool quant_ftype_parse(const char *name, quant_ftype *out);
-const char *quant_ftype_name(quant_ftype ftype);
-
-/* One output tensor: its source and the type it is written in (the source's own: copied as it is). */
-typedef struct quant_plan_entry {
-    const gguf_tensor *src;
-    uint32_t type;
-} quant_plan_entry;
-
-/* The tensors of a quantized llama or qwen2 model in the order and types
- * llama-quantize (no importance matrix) gives them. *out (freed by the
- * caller) points into `in`. Errors name the tensor: another architecture,
- * fused or expert tensors, already quantized sources, rows no block fits. */
-gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_entry **out, size_t *n,
-                             gguf_error *err);
-/* Writes the quantized model to path atomically (temporary file, rename):
- * the source's metadata, general.quantization_version and general.file_type,
- * then the tensors of the plan, on `threads` OpenMP threads (0: all). The
- * result is byte for byte what llama-quantize writes for the same source. */
-gguf_status quant_model_write(const gguf_file *in, quant_ftype ftype, const char *path, int threads,
-                              gguf_error *err);
-
 /* Writes one block of `type` at b decoded field by field (scales, mins,
  * quants, in ggml's names) as text into out (NUL-terminated, cut at cap).
  * Returns the length written. */

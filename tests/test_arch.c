@@ -1,10 +1,11 @@
 /*
- * The architectures' descriptions (gguf/arch.c) and the one hyperparameter
- * reader (gguf/hparams.c): tensor names against gguf-py's own lists,
+ * The architectures' descriptions (model/arch.c) and the one hyperparameter
+ * reader (model/hparams.c): tensor names against gguf-py's own lists,
  * llama.cpp's defaults, the sliding-window pattern and its overrides, and
  * refusals that name the key.
  */
 #include "gguf.h"
+#include "model.h"
 #include "testutil.h"
 
 #include <cJSON.h>
@@ -16,18 +17,18 @@
 
 Test(arch, names_and_roles_round_trip)
 {
-    cr_assert_str_eq(gguf_arch_names(), "llama, qwen2, qwen3, gemma3");
-    cr_assert_eq(gguf_arch_count(), 4);
-    cr_assert_null(gguf_arch_find("llam", 4), "a prefix is not a name");
-    cr_assert_null(gguf_arch_find("llama2", 6));
-    cr_assert_null(gguf_arch_find(NULL, 0));
-    cr_assert_not_null(gguf_arch_find("gemma3", 6));
-    for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
-        const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+    cr_assert_str_eq(model_arch_names(), "llama, qwen2, qwen3, gemma3");
+    cr_assert_eq(model_arch_count(), 4);
+    cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
+    cr_assert_null(model_arch_find("llama2", 6));
+    cr_assert_null(model_arch_find(NULL, 0));
+    cr_assert_not_null(model_arch_find("gemma3", 6));
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
+        const model_role_info *ri = model_role_info_of((model_role)r);
         char name[128];
         snprintf(name, sizeof name, ri->per_layer ? "blk.17.%s" : "%s", ri->name);
         int64_t layer;
-        cr_assert_eq(gguf_role_of_name(name, &layer), (gguf_role)r, "%s", name);
+        cr_assert_eq(model_role_of_name(name, &layer), (model_role)r, "%s", name);
         cr_assert_eq(layer, ri->per_layer ? 17 : -1);
         cr_assert(ri->what && ri->what[0]);
     }
@@ -35,17 +36,17 @@ Test(arch, names_and_roles_round_trip)
     const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkv.weight",
                                 "attn_q.weight", "blk.3.token_embd.weight", "blk.3", "" };
     for (size_t i = 0; i < sizeof not_roles / sizeof not_roles[0]; i++) {
-        cr_assert_eq(gguf_role_of_name(not_roles[i], &layer), GGUF_ROLE_COUNT, "%s", not_roles[i]);
+        cr_assert_eq(model_role_of_name(not_roles[i], &layer), MODEL_ROLE_COUNT, "%s", not_roles[i]);
         cr_assert_eq(layer, -1);
     }
     /* every architecture here is a dense decoder: these roles are always required */
-    const gguf_role always[] = { GGUF_ROLE_TOKEN_EMBD, GGUF_ROLE_OUTPUT_NORM, GGUF_ROLE_ATTN_NORM, GGUF_ROLE_ATTN_Q,
-                                 GGUF_ROLE_ATTN_K, GGUF_ROLE_ATTN_V, GGUF_ROLE_ATTN_OUT, GGUF_ROLE_FFN_NORM,
-                                 GGUF_ROLE_FFN_GATE, GGUF_ROLE_FFN_UP, GGUF_ROLE_FFN_DOWN };
-    for (size_t a = 0; a < gguf_arch_count(); a++)
+    const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_ATTN_NORM, MODEL_ROLE_ATTN_Q,
+                                 MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_FFN_NORM,
+                                 MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN };
+    for (size_t a = 0; a < model_arch_count(); a++)
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
-            cr_assert_eq(gguf_arch_at(a)->need[always[k]], GGUF_NEED_REQUIRED, "%s: %s", gguf_arch_at(a)->name,
-                         gguf_role_info_of(always[k])->name);
+            cr_assert_eq(model_arch_at(a)->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", model_arch_at(a)->name,
+                         model_role_info_of(always[k])->name);
 }
 
 /* Every tensor a description lets a file have is one gguf-py (llama.cpp's converter side) lists for
@@ -59,14 +60,14 @@ Test(arch, every_described_tensor_is_one_gguf_py_lists)
     cr_assert_eq(st, 0, "arch_tensors.py failed (is build/venv set up?): %s", out);
     cJSON *j = cJSON_Parse(out);
     cr_assert(j, "%s", out);
-    for (size_t a = 0; a < gguf_arch_count(); a++) {
-        const gguf_arch *ar = gguf_arch_at(a);
+    for (size_t a = 0; a < model_arch_count(); a++) {
+        const model_arch *ar = model_arch_at(a);
         const cJSON *names = cJSON_GetObjectItem(j, ar->name);
         cr_assert(cJSON_IsArray(names), "gguf-py has no architecture '%s'", ar->name);
-        for (int r = 0; r < GGUF_ROLE_COUNT; r++) {
-            if (ar->need[r] == GGUF_NEED_ABSENT)
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
+            if (ar->need[r] == MODEL_NEED_ABSENT)
                 continue;
-            const gguf_role_info *ri = gguf_role_info_of((gguf_role)r);
+            const model_role_info *ri = model_role_info_of((model_role)r);
             char base[128];
             snprintf(base, sizeof base, ri->per_layer ? "blk.{bid}.%s" : "%s", ri->name);
             *strrchr(base, '.') = '\0'; /* gguf-py names the tensor, .weight / .bias are its parts */
@@ -122,13 +123,14 @@ static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
 Test(arch, llama_cpp_s_defaults_fill_absent_keys)
 {
     const kv_spec kvs[] = { { "general.architecture", 's', "llama" }, { "llama.embedding_length", 'u', "256" },
-                            { "llama.block_count", 'u', "4" },        { "llama.attention.head_count", 'u', "8" } };
+                            { "llama.block_count", 'u', "4" },        { "llama.attention.head_count", 'u', "8" },
+                            { "llama.feed_forward_length", 'u', "512" } };
     tbuf b;
     gguf_file *f = file_with(kvs, N(kvs), &b);
-    gguf_hparams hp;
-    gguf_error e;
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
-    cr_assert_eq(hp.arch, gguf_arch_find("llama", 5));
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.arch, model_arch_find("llama", 5));
     cr_assert_eq(hp.n_head_kv, 8, "head_count_kv defaults to head_count");
     cr_assert_eq(hp.head_dim_k, 32, "key_length defaults to n_embd / n_head");
     cr_assert_eq(hp.head_dim_v, 32);
@@ -137,11 +139,11 @@ Test(arch, llama_cpp_s_defaults_fill_absent_keys)
     cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
     cr_assert(hp.eps_defaulted && hp.rope_base_defaulted && !hp.head_dim_from_key_length && !hp.n_rot_from_key);
     cr_assert_eq(hp.swa_window, 0);
-    cr_assert_not(gguf_hparams_layer_is_swa(&hp, 0));
+    cr_assert_not(model_hparams_layer_is_swa(&hp, 0));
     cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(32.0f), 0);
     cr_assert_float_eq(hp.embd_scale, 1.0f, 0);
     cr_assert_eq(hp.file_type, -1);
-    cr_assert_eq(gguf_hparams_dim(&hp, GGUF_DIM_KV_K), 256);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_KV_K), 256);
     gguf_close(f);
     free(b.p);
 }
@@ -156,15 +158,16 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
                       { "gemma3.attention.key_length", 'u', "256" }, { "gemma3.rope.freq_base", 'f', "1000000" },
                       { "gemma3.attention.sliding_window", 'u', "512" },
                       { "gemma3.final_logit_softcapping", 'f', "30" },
+                      { "gemma3.feed_forward_length", 'u', "2048" },
                       { "gemma3.attention.sliding_window_pattern", 'u', "3" } };
     tbuf b;
     gguf_file *f = file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */
-    gguf_hparams hp;
-    gguf_error e;
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     const bool want6[8] = { 1, 1, 1, 1, 1, 0, 1, 1 };
     for (int il = 0; il < 8; il++)
-        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), want6[il], "layer %d", il);
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), want6[il], "layer %d", il);
     cr_assert_eq(hp.swa_window, 512);
     cr_assert_float_eq(hp.rope_base_swa, 10000.0f, 0, "llama.cpp's default for sliding layers");
     cr_assert_float_eq(hp.rope_base, 1e6f, 0);
@@ -175,32 +178,32 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     free(b.p);
 
     f = file_with(kvs, N(kvs), &b); /* period 3: layers 2 and 5 are global */
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     for (int il = 0; il < 8; il++)
-        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), il % 3 < 2, "layer %d", il);
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), il % 3 < 2, "layer %d", il);
     gguf_close(f);
     free(b.p);
 
     kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,0,1,1,1,1,0" };
     f = file_with(kvs, N(kvs), &b);
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     const bool listed[8] = { 1, 0, 0, 1, 1, 1, 1, 0 };
     for (int il = 0; il < 8; il++)
-        cr_assert_eq(gguf_hparams_layer_is_swa(&hp, il), listed[il], "layer %d", il);
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), listed[il], "layer %d", il);
     gguf_close(f);
     free(b.p);
 
     kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,1" };
     f = file_with(kvs, N(kvs), &b);
-    cr_assert_neq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "3 flags for 8 layers");
+    cr_assert_neq(model_hparams_read(f, &hp, &e), MODEL_OK, "3 flags for 8 layers");
     cr_assert_str_eq(e.subject, "gemma3.attention.sliding_window_pattern");
     cr_assert(strstr(e.message, "3 layers") && strstr(e.message, "8"), "%s", e.message);
     gguf_close(f);
     free(b.p);
 
     kvs[2] = (kv_spec){ "gemma3.block_count", 'u', "62" };
-    f = file_with(kvs, 8, &b);
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "%s", e.message);
+    f = file_with(kvs, 9, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(160.0f), 0, "27B: 1/sqrt(n_embd / n_head)");
     gguf_close(f);
     free(b.p);
@@ -214,9 +217,9 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
                             { "qwen3.attention.layer_norm_rms_epsilon", 'u', "1" } };
     tbuf b;
     gguf_file *f = file_with(kvs, N(kvs), &b);
-    gguf_hparams hp;
-    gguf_error e;
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_E_KEY_TYPE);
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "qwen3.embedding_length", "the first problem: %s", e.message);
     cr_assert_neq(e.offset, 0);
     cr_assert_eq(hp.n_embd, 0);
@@ -227,7 +230,7 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
 
     const kv_spec missing[] = { { "general.architecture", 's', "qwen3" }, { "qwen3.block_count", 'u', "2" } };
     f = file_with(missing, N(missing), &b);
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_E_KEY_NOT_FOUND);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "qwen3.embedding_length");
     cr_assert(strstr(e.message, "incomplete"), "%s", e.message);
     gguf_close(f);
@@ -236,7 +239,7 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
     const kv_spec other[] = { { "general.architecture", 's', "mamba" }, { "mamba.embedding_length", 'u', "64" },
                               { "mamba.block_count", 'u', "2" }, { "mamba.attention.head_count", 'u', "1" } };
     f = file_with(other, N(other), &b);
-    cr_assert_eq(gguf_hparams_read(f, &hp, &e), GGUF_OK, "an undescribed architecture is not an error here");
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "an undescribed architecture: not run");
     cr_assert_null(hp.arch);
     cr_assert_str_eq(hp.arch_name, "mamba");
     cr_assert_eq(hp.n_embd, 64);

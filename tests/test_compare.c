@@ -85,7 +85,7 @@ static kern_status tweaked_matmul_many(kern_backend *b, int n, const kern_weight
     return KERN_OK;
 }
 
-static kern_status tweaked_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+static kern_status tweaked_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                               float *out)
 {
     tweaked_cpu *u = (tweaked_cpu *)b;

@@ -275,8 +275,8 @@ Test(cuda, elementwise_stats_and_argmax)
         cr_assert(sc[t].rms == sg[t].rms || fabsf(sc[t].rms - sg[t].rms) <= 1e-5f * fabsf(sc[t].rms));
     }
     for (int act = 0; act < 2; act++) {
-        cr_assert_eq(cpu->glu(cpu, (gguf_act)act, bb, a + 1000, 1000, 1000, oc), KERN_OK);
-        cr_assert_eq(gpu->glu(gpu, (gguf_act)act, bd, ad + 1000, 1000, 1000, od), KERN_OK, "%s", gpu->last_error(gpu));
+        cr_assert_eq(cpu->glu(cpu, (kern_act)act, bb, a + 1000, 1000, 1000, oc), KERN_OK);
+        cr_assert_eq(gpu->glu(gpu, (kern_act)act, bd, ad + 1000, 1000, 1000, od), KERN_OK, "%s", gpu->last_error(gpu));
         float *og = down(gpu, od, 1000);
         cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f, "%s", act ? "geglu" : "swiglu");
         free(og);

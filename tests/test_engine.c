@@ -72,7 +72,7 @@ static double logit_tol_for(const engine_hparams *hp, kern_numerics numerics)
 {
     if (numerics == KERN_NUMERICS_GGML) /* llama.cpp's own arithmetic: gemma3 too */
         return GGML_LOGIT_TOL;
-    return hp->desc->act == GGUF_ACT_GELU_TANH ? 2e-3 : LOGIT_TOL;
+    return hp->desc->act == MODEL_ACT_GELU_TANH ? 2e-3 : LOGIT_TOL;
 }
 
 /* Runs model on golden `ref` (stem like "tiny-llama-q4_k_m-deq.p0"); the prompt
@@ -133,7 +133,7 @@ static outcome check_against(const char *model_file, const char *own, const char
     engine_gen_result res;
     cr_assert_eq(engine_generate(c, l.v, ids, n, &gp, tr, NULL, NULL, &res, &e), ENGINE_OK, "%s", e.message);
 
-    outcome o = { .rows = n_rows, .int8_activations = int8, .gelu = hp->act == GGUF_ACT_GELU_TANH };
+    outcome o = { .rows = n_rows, .int8_activations = int8, .gelu = hp->act == KERN_ACT_GELU_TANH };
     double max_ref = 0, max_diff = 0;
     double *row_diff = calloc(n_rows, sizeof *row_diff);
     for (size_t r = 0; r < n_rows; r++) {
@@ -183,7 +183,7 @@ static outcome check_against(const char *model_file, const char *own, const char
      * pairs are held to 10%; every other pair to 1e-3. */
     const cJSON *trace = cJSON_GetObjectItem(g, "prompt_trace");
     bool *massive = calloc(n + 1, sizeof *massive);
-    if (hp->act == GGUF_ACT_GELU_TANH) {
+    if (hp->act == KERN_ACT_GELU_TANH) {
         double *col = malloc(n * sizeof *col);
         const cJSON *ly;
         cJSON_ArrayForEach(ly, trace)

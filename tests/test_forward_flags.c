@@ -1,5 +1,5 @@
 /*
- * The forward pass on every architecture gguf/arch.c describes, with models
+ * The forward pass on every architecture model/arch.c describes, with models
  * our writer makes in each one's shape (no shared file needed, so this runs
  * under the sanitizers too): the flags the entry implies are the ones the
  * engine uses, two identical backends agree at every op the model has (the
@@ -66,7 +66,7 @@ Test(forward_flags, each_description_sets_the_engine_s_flags)
         cr_assert_eq(hp->qkv_bias, want[i].bias, "%s", want[i].arch);
         cr_assert_eq(hp->qk_norm, want[i].qk_norm, "%s", want[i].arch);
         cr_assert_eq(hp->post_norms, want[i].post, "%s", want[i].arch);
-        cr_assert_eq(hp->act == GGUF_ACT_GELU_TANH, want[i].gelu, "%s", want[i].arch);
+        cr_assert_eq(hp->act == KERN_ACT_GELU_TANH, want[i].gelu, "%s", want[i].arch);
         cr_assert_eq(hp->rope.neox, want[i].neox, "%s", want[i].arch);
         cr_assert_eq(hp->swa_window == 4, want[i].swa, "%s", want[i].arch);
         cr_assert_eq(hp->final_softcap == 30.0f, want[i].softcap, "%s", want[i].arch);

@@ -104,7 +104,7 @@ Test(ops, geglu_scale_and_softcap)
         g[i] = -12.0f + 24.0f * (float)i / (float)n;
         u[i] = 1.0f;
     }
-    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
+    cr_assert_eq(be->glu(be, KERN_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
     for (size_t i = 0; i < n; i++) {
         const double x = g[i];
         double ref = 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -121,7 +121,7 @@ Test(ops, geglu_scale_and_softcap)
     cr_assert_eq(kern_gelu_ggml(-10.0f), 0.0f);
     cr_assert_eq(kern_gelu_ggml(10.0f), 10.0f);
     cr_assert_eq(kern_gelu_ggml(0.0f), 0.0f);
-    cr_assert_eq(be->glu(be, (gguf_act)7, g, u, n, n, o), KERN_E_UNSUPPORTED);
+    cr_assert_eq(be->glu(be, (kern_act)7, g, u, n, n, o), KERN_E_UNSUPPORTED);
     float x[5] = { -3, 0, 2.5f, 1e30f, -1e30f };
     cr_assert_eq(be->scale(be, x, 3, 2.0f), KERN_OK);
     cr_assert_float_eq(x[0], -6.0f, 0);
@@ -175,7 +175,7 @@ Test(ops, geglu_equals_the_table_lookup_bit_for_bit)
     }
     for (size_t i = 0; i < n; i++)
         u[i] = 0.75f + (float)(i % 13) * 0.125f;
-    cr_assert_eq(be->glu(be, GGUF_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
+    cr_assert_eq(be->glu(be, KERN_ACT_GELU_TANH, g, u, n, n, o), KERN_OK);
     for (size_t i = 0; i < n; i++) {
         const float want = kern_gelu_ggml(g[i]) * u[i];
         cr_assert(memcmp(&want, &o[i], 4) == 0, "geglu(%.9g, %g) = %.9g, the table's %.9g", g[i], u[i], o[i], want);
@@ -259,7 +259,7 @@ Test(ops, rmsnorm_swiglu_add_and_row_stats)
             cr_assert_float_eq(out[t * 5 + i], x[t * 5 + i] / sqrt(ss / 5 + 1e-5) * ((float *)gb)[i], 1e-6);
     }
     float a[3] = { -2, 0, 3 }, b[3] = { 2, 5, -1 }, o[3];
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, a, b, 3, 3, o), KERN_OK);
+    cr_assert_eq(be->glu(be, KERN_ACT_SILU, a, b, 3, 3, o), KERN_OK);
     for (int i = 0; i < 3; i++)
         cr_assert_float_eq(o[i], a[i] / (1 + exp(-a[i])) * b[i], 1e-6);
     cr_assert_eq(be->add(be, a, b, 3), KERN_OK);
@@ -291,7 +291,7 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
     }
     for (int k = 0; k < 2; k++) {
         const size_t len = k ? n : 5631; /* one decode row, then a prompt's worth */
-        cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, len, len, o), KERN_OK);
+        cr_assert_eq(be->glu(be, KERN_ACT_SILU, g, u, len, len, o), KERN_OK);
         for (size_t i = 0; i < len; i++) {
             const double ref = (double)g[i] / (1.0 + exp(-(double)g[i])) * u[i];
             cr_assert_leq(fabs(o[i] - ref), 4 * 0x1p-23 * fabs(ref) + 1e-37, "silu(%.9g) * %.9g = %.9g, exact %.9g", g[i],
@@ -305,7 +305,7 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
         sg[i] = specials[i % 9];
         su[i] = i % 9 == 8 ? NAN : 1.5f;
     }
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, sg, su, 25, 25, so), KERN_OK);
+    cr_assert_eq(be->glu(be, KERN_ACT_SILU, sg, su, 25, 25, so), KERN_OK);
     for (int base = 0; base < 25; base += 9) {
         const float *v = so + base;
         cr_assert(isnan(v[0]), "a NaN gate gives NaN (value %d)", base);
@@ -356,7 +356,7 @@ Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
         g[i] = -100.0f + 200.0f * test_frand(&s);
         u[i] = test_frand(&s) * 4.0f - 2.0f;
     }
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, n, row, o), KERN_OK);
+    cr_assert_eq(be->glu(be, KERN_ACT_SILU, g, u, n, row, o), KERN_OK);
     const bool scalar = strcmp(quant_simd_level(), "scalar") == 0;
     const bool wide = strcmp(quant_simd_level(), "avx512") == 0 && quant_cpu_has_avx512vl() && quant_cpu_has_avx512dq();
     const size_t width = scalar ? 1 : wide ? 16 : 8, body = row / width * width;
@@ -374,7 +374,7 @@ Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
         }
     }
     cr_assert_gt(far, 0, "no gate reached the far-range forms");
-    cr_assert_eq(be->glu(be, GGUF_ACT_SILU, g, u, n, 7, o), KERN_E_SHAPE, "rows must divide n");
+    cr_assert_eq(be->glu(be, KERN_ACT_SILU, g, u, n, 7, o), KERN_E_SHAPE, "rows must divide n");
     free(g);
     free(u);
     free(o);

@@ -1,5 +1,5 @@
 /*
- * Whole-model quantization (quant_model_write, gguf-quantize): the files
+ * Whole-model quantization (quantize_model_write, gguf-quantize): the files
  * llama-quantize wrote for the shared models are reproduced byte for byte
  * from their F32 sources; on a writer-made model the tensor types follow
  * llama.cpp's Q4_K_M rules, the metadata is carried over and the weights
@@ -7,6 +7,7 @@
  * written and the input untouched.
  */
 #include "fixture_model.h"
+#include "model_rules.h"
 #include "quant.h"
 #include "testutil.h"
 
@@ -61,12 +62,12 @@ Test(quantize, shared_models_come_out_as_llama_quantize_wrote_them)
             char *want_path = model_path(name);
             if (!want_path)
                 continue;
-            quant_ftype ftype;
-            cr_assert(quant_ftype_parse(types[t], &ftype));
+            quantize_ftype ftype;
+            cr_assert(quantize_ftype_parse(types[t], &ftype));
             char out[128];
             tmp_path(out, sizeof out, name);
             gguf_error err;
-            cr_assert_eq(quant_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", name, err.message);
+            cr_assert_eq(quantize_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", name, err.message);
             tbuf got = read_whole_file(out), want = read_whole_file(want_path);
             cr_assert_eq(got.len, want.len, "%s: %zu bytes, llama-quantize wrote %zu", name, got.len, want.len);
             size_t i = 0;
@@ -111,7 +112,7 @@ Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
     write_fixture(in, 256, true);
     gguf_file *src = open_path(in);
     gguf_error err;
-    cr_assert_eq(quant_model_write(src, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(quantize_model_write(src, QUANTIZE_FTYPE_Q4_K_M, out, 0, &err), GGUF_OK, "%s", err.message);
     gguf_file *q = open_path(out);
 
     /* metadata: the source's keys in order, then the two llama-quantize sets */
@@ -190,10 +191,10 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     tmp_path(in, sizeof in, "q8out.gguf"); /* output.weight is already Q8_0 */
     write_fixture(in, 256, false);
     gguf_file *f = open_path(in);
-    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "output.weight");
     cr_assert(strstr(err.message, "Q8_0") && strstr(err.message, "F16"), "%s", err.message);
-    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_OK,
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, out, 0, &err), GGUF_OK,
                  "Q8_0 keeps a Q8_0 output as it is: %s", err.message);
     unlink(out);
     gguf_close(f);
@@ -204,7 +205,7 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     f = open_path(in);
     char out96[128];
     tmp_path(out96, sizeof out96, "e96-q4_k_m.gguf");
-    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out96, 0, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out96, 0, &err), GGUF_OK, "%s", err.message);
     gguf_file *q = open_path(out96);
     cr_assert_eq(gguf_find_tensor(q, "blk.1.attn_q.weight")->type, GGML_TYPE_Q5_0);
     cr_assert_eq(gguf_find_tensor(q, "blk.0.attn_v.weight")->type, GGML_TYPE_Q8_0, "a more-bits Q6_K layer");
@@ -216,7 +217,7 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     char *st = model_path("stories260K.gguf");
     if (st) {
         f = open_path(st);
-        cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_BLOCK_MULTIPLE);
+        cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_BLOCK_MULTIPLE);
         cr_assert(strstr(err.message, "172") && err.subject[0], "%s", err.message);
         cr_assert_neq(err.offset, 0, "the tensor's info record is located");
         gguf_close(f);
@@ -233,7 +234,7 @@ Test(quantize, other_architectures_are_refused)
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK);
     char out[128];
     tmp_path(out, sizeof out, "never.gguf");
-    cr_assert_eq(quant_model_write(f, QUANT_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "general.architecture");
     cr_assert(strstr(err.message, "llama, qwen2, qwen3, gemma3"), "%s", err.message);
     cr_assert_eq(files_in_tmp(), 0);
@@ -334,10 +335,10 @@ Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
         sha256_of(in, hex);
         cr_assert_str_eq(hex, cases[i].source, "%s e%u: the writer's fixture changed; llama-quantize's digests are "
                          "of the old one", cases[i].arch, cases[i].embd);
-        quant_ftype ftype;
-        cr_assert(quant_ftype_parse(cases[i].type, &ftype));
+        quantize_ftype ftype;
+        cr_assert(quantize_ftype_parse(cases[i].type, &ftype));
         gguf_file *src = open_path(in);
-        cr_assert_eq(quant_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", cases[i].arch, err.message);
+        cr_assert_eq(quantize_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", cases[i].arch, err.message);
         gguf_close(src);
         sha256_of(out, hex);
         cr_assert_str_eq(hex, cases[i].want, "%s e%u %s differs from llama-quantize's file", cases[i].arch,

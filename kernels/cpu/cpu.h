@@ -95,7 +95,7 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
                         const kern_attn *a, float *out, kern_status *status);
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                           const kern_attn *a, float *out);
-kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                     float *out);
 kern_status cpu_scale(kern_backend *b, float *x, size_t n, float s);
 kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap);

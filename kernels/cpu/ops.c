@@ -415,14 +415,14 @@ static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *o
         out[i] = gelu_lookup(gate[i]) * up[i];
 }
 
-kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row,
+kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                     float *out)
 {
-    if (act != GGUF_ACT_SILU && act != GGUF_ACT_GELU_TANH)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH)
         return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
-    if (act == GGUF_ACT_SILU && cpu_numerics(b) == KERN_NUMERICS_GGML) {
+    if (act == KERN_ACT_SILU && cpu_numerics(b) == KERN_NUMERICS_GGML) {
         /* row by row, as llama.cpp's vector loop and its scalar tail meet each row */
         const int64_t rows = (int64_t)(n / row);
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
@@ -430,7 +430,7 @@ kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const floa
             cpu_silu_mul_ggml(gate + r * row, up + r * row, row, out + r * row);
         return KERN_OK;
     }
-    if (act == GGUF_ACT_GELU_TANH)
+    if (act == KERN_ACT_GELU_TANH)
         pthread_once(&gelu_table_once, gelu_table_fill); /* once here, not per value */
     /* in pieces of 4096 values: a prompt's rows spread over the threads, a decode step's one row stays here */
     enum { PIECE = 4096 };
@@ -438,7 +438,7 @@ kern_status cpu_glu(kern_backend *b, gguf_act act, const float *gate, const floa
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
     for (int64_t p = 0; p < pieces; p++) {
         const size_t i0 = (size_t)p * PIECE, len = n - i0 < PIECE ? n - i0 : PIECE;
-        if (act == GGUF_ACT_SILU)
+        if (act == KERN_ACT_SILU)
             cpu_silu_mul(gate + i0, up + i0, len, out + i0);
         else
             gelu_tanh_mul(gate + i0, up + i0, len, out + i0);

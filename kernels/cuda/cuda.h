@@ -88,7 +88,7 @@ kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, in
 kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                          const kern_attn *a, float *out);
-kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row, float *out);
+kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out);
 kern_status cu_scale(kern_backend *b, float *x, size_t n, float s);
 kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap);
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n);

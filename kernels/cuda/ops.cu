@@ -204,14 +204,14 @@ __global__ void softcap_k(float *x, size_t n, float inv, float cap)
         x[i] = tanhf(x[i] * inv) * cap;
 }
 
-kern_status cu_glu(kern_backend *b, gguf_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
+kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
-    if (act == GGUF_ACT_SILU) {
+    if (act == KERN_ACT_SILU) {
         swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
         if (!CU_LAUNCH_OK(b, "swiglu_k"))
             return cu_status(b);
-    } else if (act == GGUF_ACT_GELU_TANH) {
+    } else if (act == KERN_ACT_GELU_TANH) {
         geglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
         if (!CU_LAUNCH_OK(b, "geglu_k"))
             return cu_status(b);

@@ -1,4 +1,5 @@
 #include "fixture_model.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -140,7 +141,7 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
     if (o->n_vocab < 259 || o->n_vocab > 4096 || o->n_embd % 32 || o->n_ff % 32 || o->n_layer > 40)
         return GGUF_E_INVALID_ARG;
     const char *arch = o->arch ? o->arch : "llama";
-    const gguf_arch *desc = gguf_arch_find(arch, strlen(arch));
+    const model_arch *desc = model_arch_find(arch, strlen(arch));
     if (!desc)
         return GGUF_E_INVALID_ARG;
     fixture_state *st = &fixture_st;
@@ -209,16 +210,16 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
         LAYER("ffn_up.weight", GGML_TYPE_F16, 2, d, ff, ws, 0);
         LAYER("ffn_down.weight", GGML_TYPE_F16, 2, ff, d, 1.0f / sqrtf((float)ff), 0);
         /* what the architecture requires beyond llama (head dim d / 4, kv width d / 2) */
-        if (desc->need[GGUF_ROLE_ATTN_Q_BIAS] == GGUF_NEED_REQUIRED) {
+        if (desc->need[MODEL_ROLE_ATTN_Q_BIAS] == MODEL_NEED_REQUIRED) {
             LAYER("attn_q.bias", GGML_TYPE_F32, 1, d, 1, 0.1f, 0);
             LAYER("attn_k.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
             LAYER("attn_v.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
         }
-        if (desc->need[GGUF_ROLE_ATTN_Q_NORM] == GGUF_NEED_REQUIRED) {
+        if (desc->need[MODEL_ROLE_ATTN_Q_NORM] == MODEL_NEED_REQUIRED) {
             LAYER("attn_q_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
             LAYER("attn_k_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
         }
-        if (desc->need[GGUF_ROLE_ATTN_POST_NORM] == GGUF_NEED_REQUIRED) {
+        if (desc->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED) {
             LAYER("post_attention_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
             LAYER("post_ffw_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
         }

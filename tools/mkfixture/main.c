@@ -1,8 +1,9 @@
 /* gguf-mkfixture OUT.gguf [--arch NAME] [--layers N] [--embd N] [--ff N] [--vocab N] [--version 2|3] [--f16-output]
  * Writes the small fixture model (our own writer) used by the demo and tests, in the shape of any
- * architecture gguf/arch.c describes (llama by default); --f16-output writes output.weight in F16 rather
+ * architecture model/arch.c describes (llama by default); --f16-output writes output.weight in F16 rather
  * than Q8_0 (a source a quantizer takes). */
 #include "fixture_model.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +42,9 @@ int main(int argc, char **argv)
                         "[--version 2|3] [--f16-output]\n");
         return 2;
     }
-    if (o.arch && !gguf_arch_find(o.arch, strlen(o.arch))) {
-        fprintf(stderr, "gguf-mkfixture: architecture '%s' is not one gguf/arch.c describes (%s)\n", o.arch,
-                gguf_arch_names());
+    if (o.arch && !model_arch_find(o.arch, strlen(o.arch))) {
+        fprintf(stderr, "gguf-mkfixture: architecture '%s' is not one model/arch.c describes (%s)\n", o.arch,
+                model_arch_names());
         return 2;
     }
     gguf_error err = { 0 };

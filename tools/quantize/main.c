@@ -4,6 +4,7 @@
 #include "format.h"
 #include "output_guard.h"
 #include "tool.h"
+#include "model_rules.h"
 #include "quant.h"
 
 #include <getopt.h>
@@ -21,7 +22,7 @@ static const char usage[] =
     "OUT is written atomically (a temporary file beside it, then a rename); IN is never written.\n"
     "exit status: 0 written, 2 trouble (usage, I/O, a model or tensor this quantizer does not handle)\n";
 
-static void print_plan(const quant_plan_entry *plan, size_t n, bool each)
+static void print_plan(const quantize_plan_entry *plan, size_t n, bool each)
 {
     uint64_t in_bytes = 0, out_bytes = 0, count[GGML_TYPE_COUNT] = { 0 };
     for (size_t i = 0; i < n; i++) {
@@ -78,8 +79,8 @@ static int tool_main(int argc, char **argv)
     in = argv[optind];
     out = argv[optind + 1];
     type = argv[optind + 2];
-    quant_ftype ftype;
-    if (!quant_ftype_parse(type, &ftype)) {
+    quantize_ftype ftype;
+    if (!quantize_ftype_parse(type, &ftype)) {
         fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0)\n", type);
         return 2;
     }
@@ -102,19 +103,19 @@ static int tool_main(int argc, char **argv)
         gguf_close(f);
         return 2;
     }
-    quant_plan_entry *plan;
+    quantize_plan_entry *plan;
     size_t n;
-    gguf_status st = quant_model_plan(f, ftype, &plan, &n, &err);
+    gguf_status st = quantize_model_plan(f, ftype, &plan, &n, &err);
     if (!st) {
         print_plan(plan, n, dry_run);
         free(plan);
         if (!dry_run)
-            st = quant_model_write(f, ftype, target.path, threads, &err);
+            st = quantize_model_write(f, ftype, target.path, threads, &err);
     }
     if (st)
         report_error("gguf-quantize", st == GGUF_E_IO ? out : in, &err);
     else if (!dry_run)
-        fprintf(stderr, "wrote      %s (%s)\n", out, quant_ftype_name(ftype));
+        fprintf(stderr, "wrote      %s (%s)\n", out, quantize_ftype_name(ftype));
     gguf_close(f);
     return st ? 2 : 0;
 }

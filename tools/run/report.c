@@ -62,7 +62,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->swa_window > 0) {
         int n_swa = 0;
         for (int il = 0; il < hp->n_layer; il++)
-            n_swa += gguf_hparams_layer_is_swa(&hp->g, il);
+            n_swa += model_hparams_layer_is_swa(&hp->g, il);
         fprintf(out, "attention  sliding window of %d positions on %d of %d layers (rope base %g there); "
                      "scores scaled by %g\n",
                 hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base, hp->attn_scale);
@@ -70,7 +70,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; per-head q/k norms: %s; post-norms: %s\n", hp->eps,
             hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no", hp->qk_norm ? "yes" : "no",
             hp->post_norms ? "yes" : "no");
-    fprintf(out, "ffn        %s", hp->act == GGUF_ACT_SILU ? "SwiGLU (SiLU gate)"
+    fprintf(out, "ffn        %s", hp->act == KERN_ACT_SILU ? "SwiGLU (SiLU gate)"
                                                           : "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)");
     if (hp->embd_scale != 1.0f)
         fprintf(out, "; embeddings scaled by %g", hp->embd_scale);

@@ -1,31 +1,37 @@
 /*
  * Whole-model quantization as llama-quantize does it without an importance
- * matrix, for the dense architectures whose description (gguf/arch.c) says so
+ * matrix, for the dense architectures whose description (model/arch.c) says so
  * (llama, qwen2, qwen3, gemma3): the same
  * tensor types (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp),
  * the same tensor order (llama_model_loader's weight_name_comparer), the same
  * metadata and the same bytes in every block (quantize_k.c), so the file is
  * llama.cpp's byte for byte. Files are written atomically by the gguf writer.
  */
-#include "blocks.h"
+#include "model_rules.h"
+#include "model.h"
+#include "quant.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
+/* The K-quants' super-block of 256 values (ggml's QK_K): a row not a multiple of it cannot be a K-quant. */
+enum { QK_K = 256 };
+
 static const struct {
-    quant_ftype ftype;
+    quantize_ftype ftype;
     const char *name;
     uint32_t base_type;
 } FTYPES[] = {
-    { QUANT_FTYPE_Q8_0, "Q8_0", GGML_TYPE_Q8_0 },
-    { QUANT_FTYPE_Q4_K_M, "Q4_K_M", GGML_TYPE_Q4_K },
-    { QUANT_FTYPE_Q6_K, "Q6_K", GGML_TYPE_Q6_K },
+    { QUANTIZE_FTYPE_Q8_0, "Q8_0", GGML_TYPE_Q8_0 },
+    { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGML_TYPE_Q4_K },
+    { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGML_TYPE_Q6_K },
 };
 enum { N_FTYPES = sizeof FTYPES / sizeof FTYPES[0] };
 
-bool quant_ftype_parse(const char *name, quant_ftype *out)
+bool quantize_ftype_parse(const char *name, quantize_ftype *out)
 {
     for (int i = 0; name && i < N_FTYPES; i++) {
         if (strcasecmp(name, FTYPES[i].name) == 0) {
@@ -36,7 +42,7 @@ bool quant_ftype_parse(const char *name, quant_ftype *out)
     return false;
 }
 
-const char *quant_ftype_name(quant_ftype ftype)
+const char *quantize_ftype_name(quantize_ftype ftype)
 {
     for (int i = 0; i < N_FTYPES; i++)
         if (FTYPES[i].ftype == ftype)
@@ -44,7 +50,7 @@ const char *quant_ftype_name(quant_ftype ftype)
     return "?";
 }
 
-static uint32_t base_type(quant_ftype ftype)
+static uint32_t base_type(quantize_ftype ftype)
 {
     for (int i = 0; i < N_FTYPES; i++)
         if (FTYPES[i].ftype == ftype)
@@ -80,7 +86,7 @@ static bool ends_with(const char *s, const char *tail)
 static bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 /* What llama-quantize does with tensor t (counters: attn_v and ffn_down seen so far). */
-static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tied, int n_attn_v, int n_layer,
+static gguf_status choose_type(const gguf_tensor *t, quantize_ftype ftype, bool tied, int n_attn_v, int n_layer,
                                int *i_attn_v, int *i_ffn_down, uint32_t *type, gguf_error *err)
 {
     const char *name = t->name;
@@ -99,11 +105,11 @@ static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tie
     if (is_output) {
         nt = t->ne[0] % QK_K != 0 ? GGML_TYPE_Q8_0 : nt != GGML_TYPE_Q8_0 ? GGML_TYPE_Q6_K : nt;
     } else if (strstr(name, "attn_v.weight")) {
-        if (ftype == QUANT_FTYPE_Q4_K_M && use_more_bits(*i_attn_v, n_attn_v))
+        if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_attn_v, n_attn_v))
             nt = GGML_TYPE_Q6_K;
         ++*i_attn_v;
     } else if (strstr(name, "ffn_down")) {
-        if (ftype == QUANT_FTYPE_Q4_K_M && use_more_bits(*i_ffn_down, n_layer))
+        if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_ffn_down, n_layer))
             nt = GGML_TYPE_Q6_K;
         ++*i_ffn_down;
     }
@@ -122,7 +128,7 @@ static gguf_status choose_type(const gguf_tensor *t, quant_ftype ftype, bool tie
     return GGUF_OK;
 }
 
-gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_entry **out, size_t *n_out,
+gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quantize_plan_entry **out, size_t *n_out,
                              gguf_error *err)
 {
     *out = NULL;
@@ -130,29 +136,26 @@ gguf_status quant_model_plan(const gguf_file *in, quant_ftype ftype, quant_plan_
     if (base_type(ftype) == GGML_TYPE_COUNT)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "unknown file type %d", (int)ftype);
     /* the architectures whose description says llama-quantize's rules for them are reproduced here */
-    gguf_hparams hp;
-    gguf_error hperr;
-    const gguf_status hs = gguf_hparams_read(in, &hp, &hperr);
+    model_hparams hp;
+    model_error hperr;
+    const model_status hs = model_hparams_read(in, &hp, &hperr);
     const gguf_kv *arch_kv = gguf_find_kv(in, "general.architecture");
     if (!hp.arch || !hp.arch->quantize) {
         char names[256] = "";
-        for (size_t i = 0, at = 0; i < gguf_arch_count() && at < sizeof names; i++)
-            if (gguf_arch_at(i)->quantize)
-                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", gguf_arch_at(i)->name);
+        for (size_t i = 0, at = 0; i < model_arch_count() && at < sizeof names; i++)
+            if (model_arch_at(i)->quantize)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", model_arch_at(i)->name);
         return gguf_fail(err, GGUF_E_INVALID_ARG, arch_kv ? arch_kv->offset : 0, "general.architecture",
                          "quantizing is implemented for the architectures %s (llama.cpp's rules for others are not "
                          "reproduced here); this file is '%s'", names, hp.arch_name);
     }
-    if (hs != GGUF_OK) {
-        if (err)
-            *err = hperr;
-        return hs;
-    }
+    if (hs != MODEL_OK)
+        return gguf_fail(err, GGUF_E_INVALID_ARG, hperr.offset, hperr.subject, "%s", hperr.message);
     const int64_t n_layer = hp.n_layer;
     gguf_status st = GGUF_OK;
     const size_t n = gguf_tensor_count(in);
     const gguf_tensor **order = malloc((n ? n : 1) * sizeof *order);
-    quant_plan_entry *plan = malloc((n ? n : 1) * sizeof *plan);
+    quantize_plan_entry *plan = malloc((n ? n : 1) * sizeof *plan);
     if (!order || !plan) {
         free(order);
         free(plan);
@@ -227,12 +230,12 @@ static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len
     return failed ? GGUF_E_INVALID_ARG : GGUF_OK;
 }
 
-gguf_status quant_model_write(const gguf_file *in, quant_ftype ftype, const char *path, int threads,
+gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const char *path, int threads,
                               gguf_error *err)
 {
-    quant_plan_entry *plan;
+    quantize_plan_entry *plan;
     size_t n;
-    gguf_status st = quant_model_plan(in, ftype, &plan, &n, err);
+    gguf_status st = quantize_model_plan(in, ftype, &plan, &n, err);
     if (st)
         return st;
     gguf_writer *w = gguf_writer_create(gguf_version(in));

@@ -1,0 +1,161 @@
+/*
+ * The architectures as data: tensor roles with their shapes, and one entry per
+ * architecture saying which roles it needs and what its forward pass does.
+ * Tensor names are llama.cpp's (gguf-py constants.py, TENSOR_NAMES); the
+ * required/optional split, the rope mode, the activation and the defaults are
+ * those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ */
+#include "model.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const model_role_info roles[MODEL_ROLE_COUNT] = {
+    [MODEL_ROLE_TOKEN_EMBD] = { "token_embd.weight", false, MODEL_DIM_EMBD, MODEL_DIM_VOCAB, false, "token embedding" },
+    [MODEL_ROLE_OUTPUT_NORM] = { "output_norm.weight", false, MODEL_DIM_EMBD, MODEL_DIM_NONE, true, "final norm gains" },
+    [MODEL_ROLE_OUTPUT] = { "output.weight", false, MODEL_DIM_EMBD, MODEL_DIM_VOCAB, false,
+      "output projection (lm_head)" },
+    [MODEL_ROLE_ROPE_FREQS] = { "rope_freqs.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
+                               "rotary frequency divisors (Llama 3.1 scaling)" },
+    [MODEL_ROLE_ATTN_NORM] = { "attn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+      "attention input norm gains" },
+    [MODEL_ROLE_ATTN_Q] = { "attn_q.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q, false, "attention query projection" },
+    [MODEL_ROLE_ATTN_K] = { "attn_k.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_K, false, "attention key projection" },
+    [MODEL_ROLE_ATTN_V] = { "attn_v.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_V, false, "attention value projection" },
+    [MODEL_ROLE_ATTN_Q_BIAS] = { "attn_q.bias", true, MODEL_DIM_Q, MODEL_DIM_NONE, false, "attention query bias" },
+    [MODEL_ROLE_ATTN_K_BIAS] = { "attn_k.bias", true, MODEL_DIM_KV_K, MODEL_DIM_NONE, false, "attention key bias" },
+    [MODEL_ROLE_ATTN_V_BIAS] = { "attn_v.bias", true, MODEL_DIM_KV_V, MODEL_DIM_NONE, false, "attention value bias" },
+    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_HEAD_K, MODEL_DIM_NONE, true,
+                                "per-head query norm gains" },
+    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_HEAD_K, MODEL_DIM_NONE, true,
+                                "per-head key norm gains" },
+    [MODEL_ROLE_ATTN_OUT] = { "attn_output.weight", true, MODEL_DIM_Q_V, MODEL_DIM_EMBD, false,
+      "attention output projection" },
+    [MODEL_ROLE_ATTN_POST_NORM] = { "post_attention_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                   "attention output norm gains" },
+    [MODEL_ROLE_FFN_NORM] = { "ffn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+      "feed-forward input norm gains" },
+    [MODEL_ROLE_FFN_GATE] = { "ffn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false,
+      "feed-forward gate projection" },
+    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false, "feed-forward up projection" },
+    [MODEL_ROLE_FFN_DOWN] = { "ffn_down.weight", true, MODEL_DIM_FF, MODEL_DIM_EMBD, false,
+      "feed-forward down projection" },
+    [MODEL_ROLE_FFN_POST_NORM] = { "post_ffw_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                  "feed-forward output norm gains" },
+};
+
+enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
+
+/* The roles every dense decoder here has: embeddings, final norm, and per layer
+ * a pre-norm attention block and a pre-norm gated feed-forward block. */
+#define DENSE_DECODER_ROLES                                                                                   \
+    [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, \
+    [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R,          \
+    [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
+
+static const model_arch archs[] = {
+    {
+        .name = "llama",
+        .families = "Llama 1/2/3, Mistral 7B, SmolLM, TinyLlama, llama2.c",
+        /* q/k/v biases and rope_freqs are optional in llama.cpp's llama loader */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = false,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "qwen2",
+        .families = "Qwen2, Qwen2.5",
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,
+                  [MODEL_ROLE_ATTN_V_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+        .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
+    },
+    {
+        .name = "qwen3",
+        .families = "Qwen3 (dense)",
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "gemma3",
+        .families = "Gemma 3 (text)",
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .embd_scale_sqrt = true,
+        .swa_period = 6,
+        .final_softcap = true,
+        .attn_scale_embd_layers = 62,
+        .quantize = true,
+        /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
+        .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
+                      "a final norm peaking in the hundreds are gemma-3-270m's trained values",
+    },
+};
+
+const model_role_info *model_role_info_of(model_role r)
+{
+    return (unsigned)r < MODEL_ROLE_COUNT ? &roles[r] : NULL;
+}
+
+model_role model_role_of_name(const char *name, int64_t *layer)
+{
+    *layer = -1;
+    const char *role = name;
+    if (strncmp(name, "blk.", 4) == 0) {
+        char *end;
+        long long l = strtoll(name + 4, &end, 10);
+        if (end == name + 4 || *end != '.' || l < 0 || name[4] == '-' || name[4] == '+')
+            return MODEL_ROLE_COUNT;
+        *layer = l;
+        role = end + 1;
+    }
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+        if (roles[r].per_layer == (*layer >= 0) && strcmp(roles[r].name, role) == 0)
+            return (model_role)r;
+    *layer = -1;
+    return MODEL_ROLE_COUNT;
+}
+
+const model_arch *model_arch_find(const char *name, size_t len)
+{
+    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
+        if (strlen(archs[i].name) == len && memcmp(archs[i].name, name, len) == 0)
+            return &archs[i];
+    return NULL;
+}
+
+size_t model_arch_count(void)
+{
+    return sizeof archs / sizeof archs[0];
+}
+
+const model_arch *model_arch_at(size_t i)
+{
+    return i < model_arch_count() ? &archs[i] : NULL;
+}
+
+static char arch_names[256];
+
+static void list_arch_names(void)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < model_arch_count(); i++)
+        at += (size_t)snprintf(arch_names + at, sizeof arch_names - at, "%s%s", i ? ", " : "", archs[i].name);
+}
+
+const char *model_arch_names(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, list_arch_names);
+    return arch_names;
+}

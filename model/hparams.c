@@ -1,0 +1,380 @@
+/*
+ * The hyperparameters of a model file, from "<arch>.*" metadata, with
+ * llama.cpp's defaults where a key is absent (src/llama-model.cpp,
+ * load_hparams; src/llama-hparams.h for the sliding-window defaults):
+ *   attention.head_count_kv = head_count; attention.key_length =
+ *   embedding_length / head_count; value_length = key_length;
+ *   rope.dimension_count = key_length; rope.freq_base 10000;
+ *   rope.freq_base_swa 10000; layer_norm_rms_epsilon 1e-5.
+ * Every key is read even after a problem, so that the audit sees all it can;
+ * the first problem is what the caller gets back.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct reader {
+    const gguf_file *f;
+    const char *arch;       /* key prefix */
+    gguf_status status;     /* the first problem */
+    gguf_error *err;
+} reader;
+
+static void note(reader *r, gguf_status s, const gguf_error *e)
+{
+    if (r->status != GGUF_OK || s == GGUF_OK)
+        return;
+    r->status = s;
+    if (r->err)
+        *r->err = *e;
+}
+
+/* <arch>.suffix as an integer in [min, max]; *dflt_used when absent (not an error unless required). */
+static int64_t get_int(reader *r, const char *suffix, bool required, int64_t dflt, int64_t min, int64_t max,
+                       bool *dflt_used)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    int64_t v;
+    gguf_error e;
+    gguf_status s = gguf_get_int(r->f, key, min, max, &v, &e);
+    if (s == GGUF_OK)
+        return v;
+    if (s == GGUF_E_KEY_NOT_FOUND && !required) {
+        if (dflt_used)
+            *dflt_used = true;
+        return dflt;
+    }
+    if (s == GGUF_E_KEY_NOT_FOUND)
+        gguf_fail(&e, s, 0, key, "key '%s' is not in the file: the model's hyperparameters are incomplete", key);
+    note(r, s, &e);
+    return 0;
+}
+
+static float get_float(reader *r, const char *suffix, float dflt, bool *dflt_used)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv) {
+        if (dflt_used)
+            *dflt_used = true;
+        return dflt;
+    }
+    if (kv->value.type != GGUF_VT_FLOAT32 && kv->value.type != GGUF_VT_FLOAT64) {
+        gguf_error e;
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is %s, expected a float", key,
+                          gguf_value_type_name(kv->value.type)), &e);
+        return dflt;
+    }
+    return (float)kv->value.v.f64;
+}
+
+/* rope.scaling.type: none, or linear with rope.scaling.factor (what the engine implements). */
+static void rope_scaling(reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", r->arch);
+    gguf_str st;
+    gguf_error e;
+    gguf_status s = gguf_get_str(r->f, key, &st, &e);
+    if (s == GGUF_E_KEY_NOT_FOUND || (s == GGUF_OK && st.len == 4 && memcmp(st.ptr, "none", 4) == 0))
+        return;
+    if (s != GGUF_OK) {
+        note(r, s, &e);
+        return;
+    }
+    if (!(st.len == 6 && memcmp(st.ptr, "linear", 6) == 0)) {
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
+                          "rope scaling '%.*s' is not supported (none and linear are)",
+                          (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
+        return;
+    }
+    float factor = get_float(r, "rope.scaling.factor", 1.0f, NULL);
+    hp->rope_freq_scale = factor > 0.0f ? 1.0f / factor : 1.0f;
+}
+
+/* attention.sliding_window_pattern: a period, or one bool per layer. */
+static void swa_pattern(reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv)
+        return;
+    if (kv->value.type == GGUF_VT_ARRAY && kv->value.elem_type == GGUF_VT_BOOL) {
+        gguf_error e;
+        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer)
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key,
+                              "key '%s' lists %llu layers, block_count is %lld", key,
+                              (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        else {
+            hp->swa_layers = &kv->value;
+            hp->swa_period = 0;
+        }
+        return;
+    }
+    hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
+}
+
+/* Every key, the first problem in err (the values read before and after it kept). */
+static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *err)
+{
+    memset(hp, 0, sizeof *hp);
+    hp->file_type = -1;
+    hp->embd_scale = 1.0f;
+    reader r = { .f = f, .arch = hp->arch_name, .status = GGUF_OK, .err = err };
+    gguf_error e;
+    int64_t ft;
+    if (gguf_get_int(f, "general.file_type", 0, 1 << 20, &ft, NULL) == GGUF_OK)
+        hp->file_type = ft;
+    const gguf_kv *tok = gguf_find_kv(f, "tokenizer.ggml.tokens");
+    if (tok && tok->value.type == GGUF_VT_ARRAY)
+        hp->n_vocab = (int64_t)tok->value.count;
+    gguf_str a;
+    gguf_status s = gguf_get_str(f, "general.architecture", &a, &e);
+    if (s != GGUF_OK) {
+        note(&r, s, &e);
+        return r.status;
+    }
+    size_t n = a.len < sizeof hp->arch_name - 1 ? (size_t)a.len : sizeof hp->arch_name - 1;
+    memcpy(hp->arch_name, a.ptr, n);
+    hp->arch_name[strnlen(hp->arch_name, n)] = '\0'; /* a NUL inside the name ends the prefix there */
+    hp->arch = model_arch_find(a.ptr, (size_t)a.len);
+
+    const int64_t big = INT64_C(1) << 30, dims = 65536;
+    hp->n_embd = get_int(&r, "embedding_length", true, 0, 1, big, NULL);
+    hp->n_layer = get_int(&r, "block_count", true, 0, 1, dims, NULL);
+    hp->n_head = get_int(&r, "attention.head_count", true, 0, 1, dims, NULL);
+    hp->n_head_kv = get_int(&r, "attention.head_count_kv", false, hp->n_head, 1, dims, NULL);
+    hp->n_ff = get_int(&r, "feed_forward_length", false, 0, 0, big, NULL);
+    hp->n_ctx_train = get_int(&r, "context_length", false, 2048, 1, big, NULL);
+    hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
+    hp->n_expert = get_int(&r, "expert_count", false, 0, 0, dims, NULL);
+    hp->n_expert_used = get_int(&r, "expert_used_count", false, 0, 0, dims, NULL);
+    bool no_key_length = false, no_rot = false;
+    const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
+    hp->head_dim_k = get_int(&r, "attention.key_length", false, per_head, 1, dims, &no_key_length);
+    hp->head_dim_from_key_length = !no_key_length;
+    hp->head_dim_v = get_int(&r, "attention.value_length", false, hp->head_dim_k, 1, dims, NULL);
+    hp->n_rot = get_int(&r, "rope.dimension_count", false, hp->head_dim_k, 2, dims, &no_rot);
+    hp->n_rot_from_key = !no_rot;
+    hp->eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps_defaulted);
+    hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
+    hp->rope_freq_scale = 1.0f;
+    rope_scaling(&r, hp);
+    hp->rope_base_swa = hp->rope_base;
+    hp->rope_freq_scale_swa = hp->rope_freq_scale;
+
+    const model_arch *ar = hp->arch;
+    if (ar && ar->swa_period) {
+        hp->swa_window = get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
+        if (hp->swa_window > 0) {
+            hp->swa_period = ar->swa_period;
+            swa_pattern(&r, hp);
+            hp->rope_base_swa = get_float(&r, "rope.freq_base_swa", 10000.0f, NULL);
+            hp->rope_freq_scale_swa = 1.0f;
+        }
+    }
+    if (ar && ar->final_softcap)
+        hp->final_softcap = get_float(&r, "final_logit_softcapping", 0.0f, NULL);
+    if (ar && ar->embd_scale_sqrt && hp->n_embd > 0)
+        hp->embd_scale = sqrtf((float)hp->n_embd);
+    if (ar && ar->attn_scale_embd_layers && hp->n_layer == ar->attn_scale_embd_layers && per_head > 0)
+        hp->attn_scale = 1.0f / sqrtf((float)per_head);
+    else if (hp->head_dim_k > 0)
+        hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);
+    return r.status;
+}
+
+bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
+{
+    if (hp->swa_window <= 0 || il < 0)
+        return false;
+    if (hp->swa_layers) {
+        gguf_value v;
+        return gguf_array_scalar(hp->swa_layers, (uint64_t)il, &v) == GGUF_OK && v.v.b;
+    }
+    /* llama.cpp's set_swa_pattern: period 0 makes every layer sliding */
+    return hp->swa_period == 0 || (uint32_t)(il % hp->swa_period) < hp->swa_period - 1;
+}
+
+int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
+{
+    switch (d) {
+    case MODEL_DIM_EMBD: return hp->n_embd;
+    case MODEL_DIM_VOCAB: return hp->n_vocab;
+    case MODEL_DIM_FF: return hp->n_ff;
+    case MODEL_DIM_Q: return hp->n_head * hp->head_dim_k;
+    case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
+    case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
+    case MODEL_DIM_Q_V: return hp->n_head * hp->head_dim_v;
+    case MODEL_DIM_HEAD_K: return hp->head_dim_k;
+    case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
+    default: return 0;
+    }
+}
+
+const char *model_dim_name(model_dim d)
+{
+    static const char *const names[MODEL_DIM_COUNT] = {
+        [MODEL_DIM_NONE] = "", [MODEL_DIM_EMBD] = "embedding_length", [MODEL_DIM_VOCAB] = "tokens in the vocabulary",
+        [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length",
+        [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
+        [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_HEAD_K] = "key_length",
+        [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2",
+    };
+    return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
+}
+
+static model_status fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
+                         ...) __attribute__((format(printf, 5, 6)));
+
+static model_status fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
+                         ...)
+{
+    if (err) {
+        err->code = code;
+        err->offset = offset;
+        snprintf(err->subject, sizeof err->subject, "%s", subject ? subject : "");
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+bool model_is_identifier(const char *s, size_t len)
+{
+    if (len == 0 || len > 64)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* Where a key starts (0 when the file leaves it to its default): the offset a message names. */
+static uint64_t key_offset(const gguf_file *f, const char *key)
+{
+    const gguf_kv *kv = gguf_find_kv(f, key);
+    return kv ? kv->offset : 0;
+}
+
+/* What llama.cpp's loader refuses or asserts on, and what makes every output NaN or a constant, for an
+ * architecture in the table (src/llama-model.cpp load_hparams; src/models/<arch>.cpp load_arch_tensors). */
+static model_status check(const gguf_file *f, const model_hparams *hp, model_error *err)
+{
+    char key[160];
+    const char *arch = hp->arch_name;
+    if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
+        snprintf(key, sizeof key, "%s.expert_count", arch);
+        if (!gguf_find_tensor(f, "blk.0.ffn_gate_inp.weight"))
+            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
+                        "blk.0.ffn_gate_inp.weight and refuses it)", key, (long long)hp->n_expert);
+        if (hp->n_expert_used < 1 || hp->n_expert_used > hp->n_expert) {
+            snprintf(key, sizeof key, "%s.expert_used_count", arch);
+            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "key '%s' is %lld: it must be 1 to expert_count (%lld); llama.cpp stops on an assertion", key,
+                        (long long)hp->n_expert_used, (long long)hp->n_expert);
+        }
+        return fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                    "a mixture-of-experts %s (%lld experts, %lld used per token) is not run by gguf-run yet", arch,
+                    (long long)hp->n_expert, (long long)hp->n_expert_used);
+    }
+    if (hp->n_ff <= 0) { /* llama.cpp makes ffn_gate (n_embd, n_ff) from it and refuses the file's tensor */
+        snprintf(key, sizeof key, "%s.feed_forward_length", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "key '%s' is %s: llama.cpp sizes the feed-forward tensors by it and refuses the file", key,
+                    gguf_find_kv(f, key) ? "0" : "missing");
+    }
+    if (hp->head_dim_k == 0) {
+        snprintf(key, sizeof key, "%s.attention.head_count", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "no attention.key_length, and %lld heads (key '%s') do not divide embedding_length %lld",
+                    (long long)hp->n_head, key, (long long)hp->n_embd);
+    }
+    if (hp->n_head * hp->head_dim_k > (INT64_C(1) << 30)) { /* a forward pass indexes rows with int */
+        snprintf(key, sizeof key, "%s.attention.head_count", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "%lld heads (key '%s') of %lld values make query rows of more than 2^30 values",
+                    (long long)hp->n_head, key, (long long)hp->head_dim_k);
+    }
+    if (hp->n_head % hp->n_head_kv) {
+        snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "%lld query heads cannot share %lld key/value heads (key '%s') evenly", (long long)hp->n_head,
+                    (long long)hp->n_head_kv, key);
+    }
+    if (hp->head_dim_v != hp->head_dim_k) {
+        snprintf(key, sizeof key, "%s.attention.value_length", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "value length %lld (key '%s') differs from key length %lld: not supported",
+                    (long long)hp->head_dim_v, key, (long long)hp->head_dim_k);
+    }
+    if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {
+        snprintf(key, sizeof key, "%s.rope.dimension_count", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "rotary dimensions %lld (key '%s') do not fit a head of %lld", (long long)hp->n_rot, key,
+                    (long long)hp->head_dim_k);
+    }
+    /* llama.cpp takes these as they come; out of these ranges every output is NaN or a constant (an infinite
+     * epsilon or soft-cap, a scaling factor whose inverse overflows), so the file is refused, naming the key */
+    const struct {
+        const char *suffix;
+        double value, max; /* finite, above 0 (at 0 too where zero_ok), below max */
+        bool zero_ok;
+        const char *range;
+    } ranged[] = {
+        { "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
+          "a small positive number (under 1: an epsilon is added to a mean square, not in place of it)" },
+        { "rope.freq_base", hp->rope_base, HUGE_VAL, false, "a finite positive number" },
+        { "rope.freq_base_swa", hp->rope_base_swa, HUGE_VAL, false, "a finite positive number" },
+        /* the factor as the forward pass sees it: the inverse of its position scale (0 or infinite when the
+         * factor's inverse overflows or vanishes in float) */
+        { "rope.scaling.factor", 1.0 / hp->rope_freq_scale, HUGE_VAL, false,
+          "a positive number whose inverse (the position scale) is finite and above 0" },
+        { "final_logit_softcapping", hp->final_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
+    };
+    for (size_t i = 0; i < sizeof ranged / sizeof ranged[0]; i++) {
+        const double v = ranged[i].value;
+        if (isfinite(v) && (v > 0 || (ranged[i].zero_ok && v == 0)) && v < ranged[i].max)
+            continue;
+        snprintf(key, sizeof key, "%s.%s", arch, ranged[i].suffix);
+        const gguf_kv *kv = gguf_find_kv(f, key); /* the file's own number, as the message shows it */
+        const bool raw = kv && (kv->value.type == GGUF_VT_FLOAT32 || kv->value.type == GGUF_VT_FLOAT64);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key, "key '%s' is %g: it must be %s", key,
+                    raw ? kv->value.v.f64 : v, ranged[i].range);
+    }
+    return MODEL_OK;
+}
+
+model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err)
+{
+    gguf_error ge;
+    const gguf_status gs = read_keys(f, hp, &ge);
+    if (!hp->arch_name[0] && gs != GGUF_OK)
+        return fail(err, MODEL_E_MALFORMED, ge.offset, "general.architecture",
+                    "%s; cannot tell the architecture (supported: %s)", ge.message, model_arch_names());
+    if (!hp->arch) {
+        const gguf_kv *kv = gguf_find_kv(f, "general.architecture");
+        if (!model_is_identifier(kv->value.v.str.ptr, kv->value.v.str.len))
+            return fail(err, MODEL_E_MALFORMED, kv->offset, "general.architecture",
+                        "general.architecture '%s' is not an architecture's name (letters, digits, '_', '-', '.'; "
+                        "supported: %s)", hp->arch_name, model_arch_names());
+        return fail(err, MODEL_E_UNSUPPORTED, kv->offset, "general.architecture",
+                    "architecture '%s' is not supported by gguf-run (supported: %s)", hp->arch_name,
+                    model_arch_names());
+    }
+    if (gs != GGUF_OK)
+        return fail(err, MODEL_E_MALFORMED, ge.offset, ge.subject, "%s", ge.message);
+    return check(f, hp, err);
+}

@@ -1,0 +1,145 @@
+/*
+ * model.h — what a model is, as data: the tensor roles with their shapes, one entry per architecture (which
+ * roles it needs, what its forward pass does), and the one hyperparameter reader with llama.cpp's keys,
+ * defaults and ranges. engine/, audit/ and gguf-quantize read models through it; gguf/ below it knows the file
+ * format only.
+ */
+#ifndef GGUFSCOPE_MODEL_H
+#define GGUFSCOPE_MODEL_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- architectures ------------------------------------------------------ */
+
+/* What each architecture's file holds and what its forward pass does, as data
+ * (gguf-py's constants.py keeps the tensor names the same way; the shapes,
+ * defaults and flags are llama.cpp's, src/models/<arch>.cpp). engine/, audit/
+ * and gguf-quantize read these entries; none of them compares names. Adding
+ * an architecture whose ops exist is one entry in model/arch.c: docs/ARCHITECTURES.md. */
+
+/* A size a tensor's shape is written in. */
+typedef enum model_dim {
+    MODEL_DIM_NONE,      /* a vector has no second dimension */
+    MODEL_DIM_EMBD,      /* embedding_length */
+    MODEL_DIM_VOCAB,     /* tokens in the vocabulary */
+    MODEL_DIM_FF,        /* feed_forward_length */
+    MODEL_DIM_Q,         /* head_count x key_length */
+    MODEL_DIM_KV_K,      /* head_count_kv x key_length */
+    MODEL_DIM_KV_V,      /* head_count_kv x value_length */
+    MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input) */
+    MODEL_DIM_HEAD_K,    /* key_length: per-head q/k norms */
+    MODEL_DIM_ROT_HALF,  /* rope.dimension_count / 2: rope_freqs */
+    MODEL_DIM_COUNT
+} model_dim;
+
+/* Every tensor role any architecture here has; per-layer roles are named blk.N.<name>. */
+typedef enum model_role {
+    MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_OUTPUT, MODEL_ROLE_ROPE_FREQS,
+    MODEL_ROLE_FIRST_LAYER_ROLE,
+    MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
+    MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
+    MODEL_ROLE_ATTN_K_NORM, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_NORM, MODEL_ROLE_FFN_GATE,
+    MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN, MODEL_ROLE_FFN_POST_NORM,
+    MODEL_ROLE_COUNT
+} model_role;
+
+typedef struct model_role_info {
+    const char *name;     /* "token_embd.weight"; per layer without the "blk.N." prefix: "attn_q.weight" */
+    bool per_layer;
+    model_dim ne0, ne1;    /* shape in GGUF order (ne0: a matrix's input width); ne1 NONE for a vector */
+    bool norm;            /* a normalization's gains */
+    const char *what;     /* a few words: "attention query projection" */
+} model_role_info;
+
+const model_role_info *model_role_info_of(model_role r);
+/* The role a tensor name plays ("blk.3.attn_q.weight" -> MODEL_ROLE_ATTN_Q, *layer 3; "output.weight" ->
+ * MODEL_ROLE_OUTPUT, *layer -1); MODEL_ROLE_COUNT when no architecture here has it. */
+model_role model_role_of_name(const char *name, int64_t *layer);
+
+typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
+typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH } model_act;
+
+typedef struct model_arch {
+    const char *name;            /* general.architecture */
+    const char *families;        /* the models that ship as it, for messages */
+    uint8_t need[MODEL_ROLE_COUNT]; /* model_need of each role */
+    bool rope_neox;              /* NEOX rotary (pairs i, i + n_rot/2) rather than NORM (2i, 2i + 1) */
+    model_act act;                /* the FFN's gate activation: act(x Wgate) * (x Wup) */
+    bool embd_scale_sqrt;        /* token embeddings scaled by sqrt(embedding_length) */
+    /* Sliding-window attention, when attention.sliding_window > 0: layer il uses the window when
+     * il % period < period - 1 (attention.sliding_window_pattern overrides the period, or lists the
+     * layers), with rope.freq_base_swa (default 10000) and no rope scaling on those layers. */
+    uint32_t swa_period;         /* 0: the architecture has no sliding window */
+    bool final_softcap;          /* reads final_logit_softcapping: logits = c * tanh(logits / c) */
+    /* q.k is scaled by 1/sqrt(key_length), except in a model of this many layers, which scales by
+     * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
+    uint32_t attn_scale_embd_layers;
+    bool quantize;               /* gguf-quantize knows llama-quantize's rules for it */
+    const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */
+} model_arch;
+
+/* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
+const model_arch *model_arch_find(const char *name, size_t len);
+size_t model_arch_count(void);
+const model_arch *model_arch_at(size_t i);
+/* "llama, qwen2, qwen3, gemma3": for messages. */
+const char *model_arch_names(void);
+
+/* Hyperparameters from "<arch>.*" metadata with llama.cpp's defaults where a
+ * key is absent: the one reader engine/ and audit/ share. */
+typedef struct model_hparams {
+    const model_arch *arch;       /* NULL: no general.architecture, or one not in the table */
+    char arch_name[64];          /* general.architecture as stored (cut to 63 bytes), "" when absent */
+    /* 0 where unknown (absent without a default, or unreadable: then the status says why) */
+    int64_t n_embd, n_layer, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff, n_ctx_train, n_rot;
+    int64_t n_vocab;             /* entries of tokenizer.ggml.tokens, 0 without a vocabulary */
+    int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
+    int64_t n_expert, n_expert_used; /* expert_count, expert_used_count: 0 when absent (a dense model) */
+    int64_t file_type;           /* general.file_type, -1 when absent */
+    float eps;                   /* RMSNorm epsilon */
+    float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
+    float rope_base_swa, rope_freq_scale_swa; /* sliding-window layers */
+    int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
+    uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */
+    const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */
+    float final_softcap;         /* 0: none */
+    float attn_scale;            /* multiplies q.k */
+    float embd_scale;            /* multiplies the token embeddings (1: none) */
+    /* Where values came from, for reports. */
+    bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
+} model_hparams;
+
+typedef enum model_status {
+    MODEL_OK = 0,
+    MODEL_E_MALFORMED,   /* a key missing, of the wrong type or out of range; heads that cannot be shaped; what
+                          * llama.cpp's loader refuses: the file's fault */
+    MODEL_E_UNSUPPORTED, /* an architecture not in the table, or a feature of it not run yet */
+} model_status;
+
+typedef struct model_error {
+    model_status code;
+    uint64_t offset;      /* where the key starts in the file (0: absent, left to its default) */
+    char subject[256];    /* the key */
+    char message[768];
+} model_error;
+
+/* Reads every hyperparameter it can, then checks them as llama.cpp's loader does (and for values after which
+ * every output is NaN or a constant); returns MODEL_OK or the first problem with err filled, the fields read
+ * before and after it still set. An architecture not in the table is MODEL_E_UNSUPPORTED, its generic keys
+ * still read under its name (hp->arch NULL): the audit checks shapes with them. */
+model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err);
+/* Whether s[0..len) could name an architecture or tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A name that could is
+ * "not supported" (trouble); one that could not is a malformed file. */
+bool model_is_identifier(const char *s, size_t len);
+/* Whether layer il uses the sliding window. */
+bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
+/* The value of a shape dimension (0: unknown). */
+int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
+/* What a dimension is, in words ("embedding_length"). */
+const char *model_dim_name(model_dim d);
+
+#endif

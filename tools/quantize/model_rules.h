@@ -1,0 +1,38 @@
+/* gguf-quantize's model rules: which type each tensor of a model gets, in which order, as llama-quantize
+ * (llama.cpp's src/llama-quant.cpp, no importance matrix) chooses them for the architectures model/arch.c marks
+ * `quantize`; the blocks themselves are quant/'s. */
+#ifndef GGUFSCOPE_TOOLS_MODEL_RULES_H
+#define GGUFSCOPE_TOOLS_MODEL_RULES_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* File types by llama.h's LLAMA_FTYPE_MOSTLY_* numbers (what general.file_type holds). */
+typedef enum quantize_ftype { QUANTIZE_FTYPE_Q8_0 = 7, QUANTIZE_FTYPE_Q4_K_M = 15, QUANTIZE_FTYPE_Q6_K = 18 } quantize_ftype;
+/* "Q4_K_M", "Q6_K", "Q8_0" (any case); false for anything else. */
+bool quantize_ftype_parse(const char *name, quantize_ftype *out);
+const char *quantize_ftype_name(quantize_ftype ftype);
+
+/* One output tensor: its source and the type it is written in (the source's own: copied as it is). */
+typedef struct quantize_plan_entry {
+    const gguf_tensor *src;
+    uint32_t type;
+} quantize_plan_entry;
+
+/* The tensors of a quantized llama or qwen2 model in the order and types
+ * llama-quantize (no importance matrix) gives them. *out (freed by the
+ * caller) points into `in`. Errors name the tensor: another architecture,
+ * fused or expert tensors, already quantized sources, rows no block fits. */
+gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quantize_plan_entry **out, size_t *n,
+                             gguf_error *err);
+/* Writes the quantized model to path atomically (temporary file, rename):
+ * the source's metadata, general.quantization_version and general.file_type,
+ * then the tensors of the plan, on `threads` OpenMP threads (0: all). The
+ * result is byte for byte what llama-quantize writes for the same source. */
+gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const char *path, int threads,
+                              gguf_error *err);
+
+#endif
