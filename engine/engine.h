@@ -16,6 +16,7 @@
 #include "gguf.h"
 #include "kern.h"
 #include "model.h"
+#include "tokenizer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,9 +24,8 @@
 
 typedef enum engine_status {
     ENGINE_OK = 0,
-    ENGINE_E_ARCH,       /* an architecture, tokenizer or pre-tokenizer this engine does not support */
+    ENGINE_E_ARCH,       /* an architecture, or a feature of one, this engine does not run */
     ENGINE_E_MODEL,      /* a key or tensor is missing or does not fit the hyperparameters */
-    ENGINE_E_TOKENIZER,  /* no usable vocabulary in the file */
     ENGINE_E_INPUT,      /* bad argument: token id out of range, empty prompt, context full */
     ENGINE_E_NOMEM,
     ENGINE_E_BACKEND,    /* the backend failed (see the message) */
@@ -135,60 +135,6 @@ engine_status engine_forward_argmax(engine_ctx *c, const int32_t *tokens, int T,
  * last token come back, largest first (ids[i] = -1 past the non-NaN ones). */
 engine_status engine_forward_top_k(engine_ctx *c, const int32_t *tokens, int T, int k, int32_t *ids, float *vals,
                                    const engine_probe *probe, engine_error *err);
-
-/* ---- vocabulary and tokenizer ------------------------------------------- */
-
-typedef struct engine_vocab engine_vocab;
-
-typedef enum engine_token_type {
-    ENGINE_TOK_UNDEFINED = 0, ENGINE_TOK_NORMAL = 1, ENGINE_TOK_UNKNOWN = 2, ENGINE_TOK_CONTROL = 3,
-    ENGINE_TOK_USER_DEFINED = 4, ENGINE_TOK_UNUSED = 5, ENGINE_TOK_BYTE = 6,
-} engine_token_type;
-
-/* Reads tokenizer.ggml.* : "llama" (SentencePiece) or "gpt2" (byte-level BPE). */
-engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_error *err);
-void engine_vocab_free(engine_vocab *v);
-int32_t engine_vocab_size(const engine_vocab *v);
-const char *engine_vocab_model(const engine_vocab *v);  /* "llama" or "gpt2" */
-const char *engine_vocab_pre(const engine_vocab *v);    /* pre-tokenizer in use ("qwen2", "default", ...) */
-int32_t engine_vocab_bos(const engine_vocab *v);        /* -1: none */
-int32_t engine_vocab_eos(const engine_vocab *v);
-bool engine_vocab_add_bos(const engine_vocab *v);
-bool engine_vocab_is_eog(const engine_vocab *v, int32_t id);  /* EOS, EOT, EOM, ... */
-engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id);
-/* The token's stored text: a view into the mapping, len bytes, NOT NUL-terminated (any bytes);
- * { NULL, 0 } when out of range. */
-gguf_str engine_vocab_text(const engine_vocab *v, int32_t id);
-/* Number of real tokens: ids past it are padding ([PAD...], unused). */
-int32_t engine_vocab_n_real(const engine_vocab *v);
-
-/* Tokenizes len bytes of text, with BOS when add_special and the vocabulary
- * asks for it. User-defined tokens' text always becomes those tokens; control
- * tokens' text (<|im_start|>, <start_of_turn>) only when parse_special: a chat
- * prompt, or --special. *out is malloc'd. */
-engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
-                              int32_t **out, size_t *n_out, engine_error *err);
-/* Whether SentencePiece adds a space before the text (tokenizer.ggml.add_space_prefix). */
-bool engine_vocab_adds_space_prefix(const engine_vocab *v);
-/* The bytes token id stands for in generated text (control tokens: none).
- * Writes up to cap bytes; returns the full length. */
-size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t cap);
-
-/* ---- chat prompts ------------------------------------------------------------ */
-
-/* The family of a chat template (tokenizer.chat_template, len bytes), as
- * llama.cpp's built-in detection names it ("chatml", "llama3", "gemma", ...),
- * or NULL when no rule matches. A template that is itself a family name names it. */
-const char *engine_chat_detect(const char *tmpl, size_t len);
-/* Whether gguf-run can format that family (llama.cpp knows more than it formats). */
-bool engine_chat_formats(const char *family);
-/* The families that can be formatted, for messages. */
-const char *engine_chat_families(void);
-/* One user message (len bytes) as the family writes it, with the assistant's
- * turn opened, as llama.cpp's llm_chat_apply_template does; *out is malloc'd.
- * Tokenize the result with parse_special so that its markers become the
- * special tokens. ENGINE_E_INPUT for a family it cannot format. */
-engine_status engine_chat_format(const char *family, const char *message, size_t len, char **out, engine_error *err);
 
 /* ---- sampling ------------------------------------------------------------ */
 
@@ -346,7 +292,7 @@ typedef void (*engine_token_fn)(void *user, int32_t token);
 /* Runs the prompt, then samples up to n_predict tokens (stopping after an
  * end-of-generation token), calling on_token for each as it is chosen.
  * trace may be NULL. */
-engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_t *prompt, size_t n_prompt,
+engine_status engine_generate(engine_ctx *c, const tok_vocab *v, const int32_t *prompt, size_t n_prompt,
                               const engine_gen_params *p, engine_trace *trace, engine_token_fn on_token, void *user,
                               engine_gen_result *out, engine_error *err);
 void engine_gen_result_free(engine_gen_result *r);
@@ -380,7 +326,7 @@ const char *engine_symptom_name(engine_symptom s);
 /* Judges a generation from its trace (layer statistics and steps) and tokens. m (may be NULL) lets the
  * padding rule weigh the output rows: a padding id is a failure only when its row is empty, as a trained
  * model's are (a correct engine cannot rank an empty row first), and a note otherwise. */
-void engine_smoke_judge(const engine_trace *t, const engine_vocab *v, const engine_model *m, int n_prompt,
+void engine_smoke_judge(const engine_trace *t, const tok_vocab *v, const engine_model *m, int n_prompt,
                         const int32_t *tokens, size_t n_tokens, engine_verdict *out);
 /* RMS of an output row over the median RMS of the real rows (ids below n_real); NAN when not decodable. */
 double engine_model_output_row_weight(const engine_model *m, int32_t row, int32_t n_real);

@@ -22,12 +22,12 @@ engine_status engine_fail(engine_error *err, engine_status code, uint64_t offset
 
 bool engine_status_is_file_fault(engine_status s)
 {
-    return s == ENGINE_E_MODEL || s == ENGINE_E_TOKENIZER;
+    return s == ENGINE_E_MODEL;
 }
 
 const char *engine_status_name(engine_status s)
 {
-    static const char *const names[] = { "ENGINE_OK", "ENGINE_E_ARCH", "ENGINE_E_MODEL", "ENGINE_E_TOKENIZER",
+    static const char *const names[] = { "ENGINE_OK", "ENGINE_E_ARCH", "ENGINE_E_MODEL",
                                          "ENGINE_E_INPUT", "ENGINE_E_NOMEM", "ENGINE_E_BACKEND" };
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "ENGINE_E_UNKNOWN";
 }

@@ -19,7 +19,7 @@ void engine_gen_result_free(engine_gen_result *r)
     r->n_tokens = 0;
 }
 
-engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_t *prompt, size_t n_prompt,
+engine_status engine_generate(engine_ctx *c, const tok_vocab *v, const int32_t *prompt, size_t n_prompt,
                               const engine_gen_params *p, engine_trace *trace, engine_token_fn on_token, void *user,
                               engine_gen_result *out, engine_error *err)
 {
@@ -71,7 +71,7 @@ engine_status engine_generate(engine_ctx *c, const engine_vocab *v, const int32_
         out->tokens[out->n_tokens++] = tok;
         if (on_token)
             on_token(user, tok);
-        if (engine_vocab_is_eog(v, tok)) {
+        if (tok_vocab_is_eog(v, tok)) {
             out->stopped_at_eog = true;
             break;
         }

@@ -14,7 +14,7 @@
  *   - logits that change by less than 1e-4 of their size for 3 steps in a row
  *     (the model is not reading its input: the seed-000 symptom).
  */
-#include "vocab.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -112,10 +112,10 @@ static double median_margin(const engine_trace *t, size_t from, size_t to)
 enum { CYCLE_MAX = 16, LOOP_PREFIX_MIN = 8, LOOP_SENTENCE_MIN = 4 };
 static const double LOOP_MARGIN_MIN = 1.0; /* logits: the model is sure of each token of its loop */
 
-static void judge_repetition(const engine_trace *t, const engine_vocab *voc, const int32_t *tok, size_t n,
+static void judge_repetition(const engine_trace *t, const tok_vocab *voc, const int32_t *tok, size_t n,
                              engine_verdict *v)
 {
-    if (n && engine_vocab_is_eog(voc, tok[n - 1]))
+    if (n && tok_vocab_is_eog(voc, tok[n - 1]))
         n--;
     size_t need = n / 2 < 32 ? n / 2 : 32;
     need = need < 8 ? 8 : need;
@@ -131,7 +131,7 @@ static void judge_repetition(const engine_trace *t, const engine_vocab *voc, con
         char cyc[200] = "";
         size_t at = 0;
         for (size_t i = 0; i < p && at < sizeof cyc; i++) {
-            const gguf_str txt = engine_vocab_text(voc, tok[n - p + i]);
+            const gguf_str txt = tok_vocab_text(voc, tok[n - p + i]);
             at += (size_t)snprintf(cyc + at, sizeof cyc - at, "%s%d '%.*s'", i ? ", " : "", tok[n - p + i],
                                    txt.ptr ? (int)(txt.len < 20 ? txt.len : 20) : 1, txt.ptr ? txt.ptr : "?");
         }
@@ -161,24 +161,24 @@ static void judge_repetition(const engine_trace *t, const engine_vocab *voc, con
     }
 }
 
-static bool is_padding(const engine_vocab *voc, int32_t id)
+static bool is_padding(const tok_vocab *voc, int32_t id)
 {
-    if (id < 0 || id >= voc->n || voc->type[id] == ENGINE_TOK_UNUSED)
+    if (id < 0 || id >= tok_vocab_size(voc) || tok_vocab_type(voc, id) == TOK_TYPE_UNUSED)
         return true;
-    const gguf_str *s = &voc->text[id];
-    return (s->len >= 4 && !memcmp(s->ptr, "[PAD", 4)) || (s->len == 5 && !memcmp(s->ptr, "<pad>", 5));
+    const gguf_str s = tok_vocab_text(voc, id);
+    return (s.len >= 4 && !memcmp(s.ptr, "[PAD", 4)) || (s.len == 5 && !memcmp(s.ptr, "<pad>", 5));
 }
 
 /* An output row under this fraction of a real row's RMS is empty: the model never meant it to win. */
 static const double EMPTY_ROW = 0.1;
 
-static void judge_padding(const engine_vocab *voc, const engine_model *m, const int32_t *tok, size_t n,
+static void judge_padding(const tok_vocab *voc, const engine_model *m, const int32_t *tok, size_t n,
                           engine_verdict *v)
 {
     for (size_t i = 0; i < n; i++)
         if (is_padding(voc, tok[i])) {
-            const gguf_str txt = engine_vocab_text(voc, tok[i]);
-            double w = m ? engine_model_output_row_weight(m, tok[i], voc->n_real) : NAN;
+            const gguf_str txt = tok_vocab_text(voc, tok[i]);
+            double w = m ? engine_model_output_row_weight(m, tok[i], tok_vocab_n_real(voc)) : NAN;
             char what[160];
             snprintf(what, sizeof what, "generated token %zu is id %d (%s%.*s%s), a padding/unused entry", i, tok[i],
                      txt.ptr ? "'" : "", txt.ptr ? (int)(txt.len < 40 ? txt.len : 40) : 18,
@@ -192,9 +192,9 @@ static void judge_padding(const engine_vocab *voc, const engine_model *m, const 
                 add(v, ENGINE_SYM_PADDING,
                     "%s whose output row is empty (%.2g of a real row's median RMS, under %.1f): a correct engine "
                     "cannot rank it first; one reading the wrong lm_head rows, or sampling past the real "
-                    "vocabulary (ids below %d), does", what, w, EMPTY_ROW, voc->n_real);
+                    "vocabulary (ids below %d), does", what, w, EMPTY_ROW, tok_vocab_n_real(voc));
             else
-                add(v, ENGINE_SYM_PADDING, "%s (the vocabulary's real tokens end at id %d)", what, voc->n_real - 1);
+                add(v, ENGINE_SYM_PADDING, "%s (the vocabulary's real tokens end at id %d)", what, tok_vocab_n_real(voc) - 1);
             return;
         }
 }
@@ -285,7 +285,7 @@ static void judge_flat(const engine_trace *t, engine_verdict *v)
     }
 }
 
-void engine_smoke_judge(const engine_trace *t, const engine_vocab *voc, const engine_model *m, int n_prompt,
+void engine_smoke_judge(const engine_trace *t, const tok_vocab *voc, const engine_model *m, int n_prompt,
                         const int32_t *tokens, size_t n_tokens, engine_verdict *out)
 {
     memset(out, 0, sizeof *out);

@@ -33,6 +33,7 @@ static void forward_two(engine_model *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    tok_error terr;
     static kern_backend *cpu;
     if (!cpu)
         cpu = kern_cpu_create(1);
@@ -47,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (audit_model(f, NULL, &r) == AUDIT_OK)
         audit_report_free(&r);
     engine_error err;
-    engine_vocab *v = NULL;
-    if (engine_vocab_load(f, &v, &err) == ENGINE_OK)
-        engine_vocab_free(v);
+    tok_vocab *v = NULL;
+    if (tok_vocab_load(f, &v, &terr) == TOK_OK)
+        tok_vocab_free(v);
     engine_model *m = NULL;
     if (cpu && engine_model_load(f, cpu, &m, &err) == ENGINE_OK) {
         forward_two(m);

@@ -14,37 +14,37 @@ static volatile size_t sink;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    tok_error terr;
     if (size < 2)
         return 0;
     size_t len = (size_t)data[0] | (size_t)data[1] << 8;
     if (len > size - 2)
         len = size - 2;
     const char *text = (const char *)data + 2;
-    const char *family = engine_chat_detect(text, len);
+    const char *family = tok_chat_detect(text, len);
     sink += family ? 1 : 0;
     gguf_file *f = NULL;
     gguf_error gerr;
     if (gguf_open_memory(data + 2 + len, size - 2 - len, &f, &gerr) != GGUF_OK)
         return 0;
-    engine_vocab *v = NULL;
-    engine_error err;
-    if (engine_vocab_load(f, &v, &err) == ENGINE_OK) {
+    tok_vocab *v = NULL;
+    if (tok_vocab_load(f, &v, &terr) == TOK_OK) {
         for (int special = 0; special < 2; special++) {
             int32_t *ids = NULL;
             size_t n = 0;
-            if (engine_tokenize(v, text, len, special, special, &ids, &n, &err) != ENGINE_OK)
+            if (tok_tokenize(v, text, len, special, special, &ids, &n, &terr) != TOK_OK)
                 continue;
             char piece[64];
             for (size_t i = 0; i < n; i++) {
-                if (ids[i] < 0 || ids[i] >= engine_vocab_size(v))
+                if (ids[i] < 0 || ids[i] >= tok_vocab_size(v))
                     __builtin_trap(); /* every id the tokenizer gives must be a token */
-                sink += engine_token_piece(v, ids[i], piece, sizeof piece);
-                gguf_str t = engine_vocab_text(v, ids[i]);
+                sink += tok_piece(v, ids[i], piece, sizeof piece);
+                gguf_str t = tok_vocab_text(v, ids[i]);
                 sink += t.len;
             }
             free(ids);
         }
-        engine_vocab_free(v);
+        tok_vocab_free(v);
     }
     gguf_close(f);
     return 0;

@@ -77,19 +77,20 @@ Test(backends, lm_head_fault_is_pinpointed_to_the_logits)
 /* Generation with the spot check on: which rows it names. */
 static engine_spot spot_run(const char *fault, char *path, size_t path_len)
 {
+    tok_error te;
     gguf_file *f = open_model("tiny-qwen2-f32.gguf", path, path_len);
     int32_t toks[10];
     tokens_for(f, toks, 10);
     side s = make_side(f, fault, 32, 16);
-    engine_vocab *v;
+    tok_vocab *v;
     engine_error e;
-    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(tok_vocab_load(f, &v, &te), TOK_OK, "%s", te.message);
     engine_gen_params gp = { .n_predict = 5, .sampler = engine_sampler_default(), .spot_rows = ENGINE_SPOT_ROWS };
     engine_gen_result g;
     cr_assert_eq(engine_generate(s.c, v, toks, 10, &gp, NULL, NULL, NULL, &g, &e), ENGINE_OK, "%s", e.message);
     engine_spot out = g.spot;
     engine_gen_result_free(&g);
-    engine_vocab_free(v);
+    tok_vocab_free(v);
     free_side(&s);
     gguf_close(f);
     return out;
@@ -118,14 +119,15 @@ Test(backends, spot_check_names_the_corrupted_rows)
  * Asserts the same tokens; returns how many draws were not the argmax. */
 static int host_and_backend_agree(const char *model, engine_sampler_params sp, int n_predict)
 {
+    tok_error te;
     char path[4096];
     gguf_file *f = open_model(model, path, sizeof path);
     int32_t toks[10];
     tokens_for(f, toks, 10);
     side a = make_side(f, NULL, 64, 16), b = make_side(f, NULL, 64, 16);
-    engine_vocab *v;
+    tok_vocab *v;
     engine_error e;
-    cr_assert_eq(engine_vocab_load(f, &v, &e), ENGINE_OK);
+    cr_assert_eq(tok_vocab_load(f, &v, &te), TOK_OK);
     const engine_hparams *hp = engine_model_hparams(a.m);
     engine_trace *tr = engine_trace_create(hp->n_layer, hp->n_vocab);
     engine_gen_params gp = { .n_predict = n_predict, .sampler = sp };
@@ -143,7 +145,7 @@ static int host_and_backend_agree(const char *model, engine_sampler_params sp, i
     engine_gen_result_free(&ga);
     engine_gen_result_free(&gb);
     engine_trace_free(tr);
-    engine_vocab_free(v);
+    tok_vocab_free(v);
     free_side(&a);
     free_side(&b);
     gguf_close(f);

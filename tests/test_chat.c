@@ -30,22 +30,22 @@ Test(chat, every_format_and_detection_rule_matches_llama_cpp)
         const char *tmpl = cJSON_GetObjectItem(j, "template")->valuestring;
         const char *msg = cJSON_GetObjectItem(j, "message")->valuestring;
         const cJSON *want = cJSON_GetObjectItem(j, "formatted");
-        const char *family = engine_chat_detect(tmpl, strlen(tmpl));
+        const char *family = tok_chat_detect(tmpl, strlen(tmpl));
         if (cJSON_IsNull(want)) {
             cr_assert_null(family, "llama.cpp recognizes no format in '%.60s', we say %s", tmpl, family);
             unknown++;
-        } else if (!engine_chat_formats(family)) {
+        } else if (!tok_chat_formats(family)) {
             /* a family llama.cpp formats and we only recognize: named, refused */
             cr_assert_not_null(family, "llama.cpp formats '%.60s', we do not recognize it", tmpl);
             char *out;
-            engine_error e;
-            cr_assert_eq(engine_chat_format(family, msg, strlen(msg), &out, &e), ENGINE_E_INPUT);
+            tok_error e;
+            cr_assert_eq(tok_chat_format(family, msg, strlen(msg), &out, &e), TOK_E_INPUT);
             cr_assert(strstr(e.message, family) && strstr(e.message, "--chat-template"), "%s", e.message);
             refused++;
         } else {
             char *out;
-            engine_error e;
-            cr_assert_eq(engine_chat_format(family, msg, strlen(msg), &out, &e), ENGINE_OK, "%s", e.message);
+            tok_error e;
+            cr_assert_eq(tok_chat_format(family, msg, strlen(msg), &out, &e), TOK_OK, "%s", e.message);
             cr_assert_str_eq(out, want->valuestring, "'%.60s' (%s)", tmpl, family);
             free(out);
             formatted++;
@@ -62,12 +62,12 @@ Test(chat, every_format_and_detection_rule_matches_llama_cpp)
 Test(chat, unknown_family_names_are_refused)
 {
     char *out = NULL;
-    engine_error e;
-    cr_assert_eq(engine_chat_format("alpaca", "hi", 2, &out, &e), ENGINE_E_INPUT);
+    tok_error e;
+    cr_assert_eq(tok_chat_format("alpaca", "hi", 2, &out, &e), TOK_E_INPUT);
     cr_assert(strstr(e.message, "alpaca") && strstr(e.message, "chatml"), "%s", e.message);
     cr_assert_null(out);
-    cr_assert_not(engine_chat_formats(NULL));
-    cr_assert_null(engine_chat_detect("", 0));
+    cr_assert_not(tok_chat_formats(NULL));
+    cr_assert_null(tok_chat_detect("", 0));
 }
 
 /* SmolLM2's own tokenizer.chat_template (Jinja with a default system prompt that

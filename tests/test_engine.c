@@ -25,24 +25,25 @@ typedef struct loaded {
     gguf_file *f;
     kern_backend *be;
     engine_model *m;
-    engine_vocab *v;
+    tok_vocab *v;
 } loaded;
 
 static bool load(const char *path, kern_numerics numerics, loaded *l)
 {
+    tok_error te;
     gguf_error ge;
     engine_error e;
     memset(l, 0, sizeof *l);
     cr_assert_eq(gguf_open(path, &l->f, &ge), GGUF_OK, "%s: %s", path, ge.message);
     l->be = kern_cpu_create_numerics(2, numerics);
     cr_assert_eq(engine_model_load(l->f, l->be, &l->m, &e), ENGINE_OK, "%s: %s", path, e.message);
-    cr_assert_eq(engine_vocab_load(l->f, &l->v, &e), ENGINE_OK, "%s: %s", path, e.message);
+    cr_assert_eq(tok_vocab_load(l->f, &l->v, &te), TOK_OK, "%s: %s", path, te.message);
     return true;
 }
 
 static void unload(loaded *l)
 {
-    engine_vocab_free(l->v);
+    tok_vocab_free(l->v);
     engine_model_free(l->m);
     l->be->destroy(l->be);
     gguf_close(l->f);
@@ -81,6 +82,7 @@ static double logit_tol_for(const engine_hparams *hp, kern_numerics numerics)
  * One with logit_positions holds only those rows of the prompt's logits. */
 static outcome check_against(const char *model_file, const char *own, const char *ref, kern_numerics numerics)
 {
+    tok_error te;
     char rel[512], path[4096];
     snprintf(rel, sizeof rel, "generate/%s.json", own);
     cJSON *gown = golden_json(rel);
@@ -106,7 +108,7 @@ static outcome check_against(const char *model_file, const char *own, const char
     int32_t *ids;
     size_t n;
     engine_error e;
-    cr_assert_eq(engine_tokenize(l.v, prompt, strlen(prompt), true, chat != NULL, &ids, &n, &e), ENGINE_OK);
+    cr_assert_eq(tok_tokenize(l.v, prompt, strlen(prompt), true, chat != NULL, &ids, &n, &te), TOK_OK);
     const cJSON *gtok = cJSON_GetObjectItem(gown, "prompt_tokens");
     const size_t nw_all = (size_t)cJSON_GetArraySize(gtok);
     int32_t *want = malloc((nw_all + 1) * sizeof *want);
@@ -429,7 +431,7 @@ Test(engine, stories260k_generates_llama_cpp_text_exactly)
         const cJSON *t;
         cJSON_ArrayForEach(t, cJSON_GetObjectItem(g, "greedy_tokens"))
         {
-            at += engine_token_piece(l.v, t->valueint, text + at, sizeof text - 1 - at);
+            at += tok_piece(l.v, t->valueint, text + at, sizeof text - 1 - at);
         }
         text[at] = 0;
         cr_assert_str_eq(text, cJSON_GetObjectItem(g, "greedy_text")->valuestring);

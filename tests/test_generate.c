@@ -73,7 +73,7 @@ Test(sampler, same_seed_same_draws)
 
 typedef struct scene {
     gguf_file *f;
-    engine_vocab *v;
+    tok_vocab *v;
     engine_trace *t;
     int n_layer, n_prompt;
 } scene;
@@ -81,14 +81,14 @@ typedef struct scene {
 /* A trace of n_pos positions over 4 layers whose RMS grows gently, built through the probe. */
 static scene make_scene(int n_prompt, int n_pos, float (*rms)(int layer, int pos))
 {
+    tok_error te;
     scene s = { .n_layer = 4, .n_prompt = n_prompt };
     char *path = model_path("stories260K.gguf");
     if (!path)
         cr_skip_test("stories260K not found (its vocabulary names the tokens): skipped");
     gguf_error ge;
-    engine_error e;
     cr_assert_eq(gguf_open(path, &s.f, &ge), GGUF_OK);
-    cr_assert_eq(engine_vocab_load(s.f, &s.v, &e), ENGINE_OK);
+    cr_assert_eq(tok_vocab_load(s.f, &s.v, &te), TOK_OK);
     free(path);
     s.t = engine_trace_create(s.n_layer, 512);
     engine_probe p = engine_trace_probe(s.t);
@@ -104,7 +104,7 @@ static scene make_scene(int n_prompt, int n_pos, float (*rms)(int layer, int pos
 static void free_scene(scene *s)
 {
     engine_trace_free(s->t);
-    engine_vocab_free(s->v);
+    tok_vocab_free(s->v);
     gguf_close(s->f);
 }
 
@@ -294,6 +294,7 @@ Test(smoke, unsure_loop_is_a_failure)
  * when the row is empty (a trained model's padding), since only a broken engine ranks an empty row first. */
 Test(smoke, padding_id_is_judged_by_its_output_row)
 {
+    tok_error te;
     char *path = model_path("tiny-qwen2-f16.gguf");
     if (!path)
         cr_skip_test("tiny-qwen2-f16 not found: skipped");
@@ -317,18 +318,18 @@ Test(smoke, padding_id_is_judged_by_its_output_row)
     for (int z = 0; z < 2; z++) {
         gguf_file *g;
         engine_error e;
-        engine_vocab *v;
+        tok_vocab *v;
         engine_model *m;
         kern_backend *cpu = kern_cpu_create(1);
         cr_assert_eq(gguf_open(files[z], &g, &ge), GGUF_OK);
-        cr_assert_eq(engine_vocab_load(g, &v, &e), ENGINE_OK);
+        cr_assert_eq(tok_vocab_load(g, &v, &te), TOK_OK);
         cr_assert_eq(engine_model_load(g, cpu, &m, &e), ENGINE_OK, "%s", e.message);
-        cr_assert_lt(engine_vocab_n_real(v), 1000, "id 1000 is padding");
-        double w = engine_model_output_row_weight(m, 1000, engine_vocab_n_real(v));
+        cr_assert_lt(tok_vocab_n_real(v), 1000, "id 1000 is padding");
+        double w = engine_model_output_row_weight(m, 1000, tok_vocab_n_real(v));
         cr_assert(z ? w == 0.0 : w > 0.5 && w < 2.0, "row weight %g", w);
-        engine_trace *t = engine_trace_create(2, engine_vocab_size(v));
+        engine_trace *t = engine_trace_create(2, tok_vocab_size(v));
         int32_t tok[4] = { 100, 101, 1000, 102 };
-        float *l = calloc((size_t)engine_vocab_size(v), sizeof *l);
+        float *l = calloc((size_t)tok_vocab_size(v), sizeof *l);
         for (int i = 0; i < 4; i++) {
             l[tok[i]] = 10.0f;
             cr_assert(engine_trace_step(t, 3 + i, tok[i], l));
@@ -346,7 +347,7 @@ Test(smoke, padding_id_is_judged_by_its_output_row)
         engine_trace_free(t);
         engine_model_free(m);
         cpu->destroy(cpu);
-        engine_vocab_free(v);
+        tok_vocab_free(v);
         gguf_close(g);
     }
     tmp_dir_remove(dir);

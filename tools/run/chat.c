@@ -23,23 +23,23 @@ int run_chat_prompt(const run_opts *o, const gguf_file *f, char **text, const ch
     if (!*family) {
         if (s == GGUF_E_KEY_NOT_FOUND) {
             fprintf(stderr, "gguf-run: %s: the file has no tokenizer.chat_template: choose a format with "
-                            "--chat-template NAME (%s)\n", o->model, engine_chat_families());
+                            "--chat-template NAME (%s)\n", o->model, tok_chat_families());
             return 2;
         }
         if (s != GGUF_OK) {
             fprintf(stderr, "gguf-run: %s: byte %llu: %s\n", o->model, (unsigned long long)ge.offset, ge.message);
             return 2;
         }
-        *family = engine_chat_detect(tmpl.ptr, tmpl.len);
+        *family = tok_chat_detect(tmpl.ptr, tmpl.len);
         if (!*family) {
             fprintf(stderr, "gguf-run: %s: tokenizer.chat_template is not a format gguf-run recognizes", o->model);
             quote_start(&tmpl);
-            fprintf(stderr, ": choose one with --chat-template NAME (%s)\n", engine_chat_families());
+            fprintf(stderr, ": choose one with --chat-template NAME (%s)\n", tok_chat_families());
             return 2;
         }
     }
-    engine_error e;
-    if (engine_chat_format(*family, o->prompt, strlen(o->prompt), text, &e)) {
+    tok_error e;
+    if (tok_chat_format(*family, o->prompt, strlen(o->prompt), text, &e)) {
         fprintf(stderr, "gguf-run: %s: %s\n", o->model, e.message);
         return 2;
     }

@@ -183,9 +183,9 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_CHAT_TEMPLATE:
         o->chat = true;
         o->chat_template = v;
-        if (!engine_chat_formats(v)) {
+        if (!tok_chat_formats(v)) {
             fprintf(stderr, "gguf-run: --chat-template '%s' is not a format gguf-run writes (%s)\n", v,
-                    engine_chat_families());
+                    tok_chat_families());
             return false;
         }
         return true;
@@ -272,17 +272,31 @@ static int parse_args(int argc, char **argv, run_opts *o)
 /* JSON was asked for (--json, --tokenize): errors are documents on stdout too. */
 static bool json_wanted;
 
+/* A refusal's message (with its byte offset when it has one) and, with --json, its document; the exit status. */
+static int refusal_exit(const char *path, int status, const char *code, uint64_t offset, const char *subject,
+                        const char *message)
+{
+    if (offset)
+        fprintf(stderr, "gguf-run: %s: byte %llu: %s\n", path, (unsigned long long)offset, message);
+    else
+        fprintf(stderr, "gguf-run: %s: %s\n", path, message);
+    if (json_wanted)
+        json_doc_print_error("gguf-run", path, status, code, offset, subject, message);
+    return status;
+}
+
 /* Exit status for an engine error: the file's fault (1) or trouble (2). */
 static int engine_error_exit(const char *path, const engine_error *e)
 {
-    if (e->offset)
-        fprintf(stderr, "gguf-run: %s: byte %llu: %s\n", path, (unsigned long long)e->offset, e->message);
-    else
-        fprintf(stderr, "gguf-run: %s: %s\n", path, e->message);
-    int status = engine_status_is_file_fault(e->code) ? 1 : 2;
-    if (json_wanted)
-        json_doc_print_error("gguf-run", path, status, engine_status_name(e->code), e->offset, e->subject, e->message);
-    return status;
+    return refusal_exit(path, engine_status_is_file_fault(e->code) ? 1 : 2, engine_status_name(e->code), e->offset,
+                        e->subject, e->message);
+}
+
+/* The same for the tokenizer's: a malformed vocabulary is the file's fault. */
+static int tok_error_exit(const char *path, const tok_error *e)
+{
+    return refusal_exit(path, e->code == TOK_E_MALFORMED ? 1 : 2, tok_status_name(e->code), e->offset, e->subject,
+                        e->message);
 }
 
 /* Trouble (exit 2) once the file is open: the message, and with --json the error document it is owed. */
@@ -299,7 +313,7 @@ static int __attribute__((format(printf, 3, 4))) trouble(const char *path, const
     return 2;
 }
 
-static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int32_t *ids, size_t n)
+static int print_tokens_json(const run_opts *o, const tok_vocab *v, const int32_t *ids, size_t n)
 {
     cJSON *doc = json_doc_new("gguf-run", o->model);
     json_doc_verdict(doc, 0, "tokenized");
@@ -307,7 +321,7 @@ static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int
     json_add_text(doc, "prompt", o->prompt);
     for (size_t i = 0; i < n; i++) {
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
-        const gguf_str t = engine_vocab_text(v, ids[i]);
+        const gguf_str t = tok_vocab_text(v, ids[i]);
         char *s = utf8_sanitize(t.ptr ? t.ptr : "", t.len);
         cJSON_AddItemToArray(pieces, cJSON_CreateString(s));
         free(s);
@@ -316,7 +330,7 @@ static int print_tokens_json(const run_opts *o, const engine_vocab *v, const int
 }
 
 typedef struct stream {
-    const engine_vocab *v;
+    const tok_vocab *v;
     bool echo;
     char *text;
     size_t len, cap;
@@ -325,7 +339,7 @@ typedef struct stream {
 static void on_token(void *user, int32_t id)
 {
     stream *s = user;
-    size_t n = engine_token_piece(s->v, id, NULL, 0);
+    size_t n = tok_piece(s->v, id, NULL, 0);
     if (s->len + n + 1 > s->cap) {
         size_t cap = (s->len + n + 1) * 2;
         char *p = realloc(s->text, cap);
@@ -334,7 +348,7 @@ static void on_token(void *user, int32_t id)
         s->text = p;
         s->cap = cap;
     }
-    engine_token_piece(s->v, id, s->text + s->len, n);
+    tok_piece(s->v, id, s->text + s->len, n);
     if (s->echo) {
         fwrite(s->text + s->len, 1, n, stdout);
         fflush(stdout);
@@ -381,7 +395,7 @@ static int tool_main(int argc, char **argv)
         return 2;
     }
     engine_error e;
-    engine_vocab *v = NULL;
+    tok_vocab *v = NULL;
     engine_model *m = NULL;
     engine_ctx *c = NULL;
     engine_trace *trace = NULL;
@@ -392,8 +406,9 @@ static int tool_main(int argc, char **argv)
     char *chat_text = NULL;
     run_result r = { .o = &o };
     rc = 2;
-    if (engine_vocab_load(f, &v, &e)) {
-        rc = engine_error_exit(o.model, &e);
+    tok_error te;
+    if (tok_vocab_load(f, &v, &te)) {
+        rc = tok_error_exit(o.model, &te);
         goto out;
     }
     const char *text = o.prompt, *family = NULL;
@@ -403,8 +418,8 @@ static int tool_main(int argc, char **argv)
     if (chat_text)
         text = chat_text;
     size_t n_ids;
-    if (engine_tokenize(v, text, strlen(text), true, o.chat || o.special, &ids, &n_ids, &e)) {
-        rc = engine_error_exit(o.model, &e);
+    if (tok_tokenize(v, text, strlen(text), true, o.chat || o.special, &ids, &n_ids, &te)) {
+        rc = tok_error_exit(o.model, &te);
         goto out;
     }
     if (o.tokenize) {
@@ -542,7 +557,7 @@ out:
     engine_model_free(m);
     if (be)
         be->destroy(be);
-    engine_vocab_free(v);
+    tok_vocab_free(v);
     gguf_close(f);
     cJSON_Delete(o.against_doc);
     return rc;

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap)
+void run_token_label(const tok_vocab *v, int32_t id, char *buf, size_t cap)
 {
     char piece[64];
-    size_t n = engine_token_piece(v, id, piece, sizeof piece - 1);
-    if (engine_vocab_type(v, id) == ENGINE_TOK_CONTROL || n == 0) {
-        const gguf_str t = engine_vocab_text(v, id);
+    size_t n = tok_piece(v, id, piece, sizeof piece - 1);
+    if (tok_vocab_type(v, id) == TOK_TYPE_CONTROL || n == 0) {
+        const gguf_str t = tok_vocab_text(v, id);
         snprintf(buf, cap, "%.*s", t.ptr ? (int)(t.len < 24 ? t.len : 24) : 1, t.ptr ? t.ptr : "?");
         return;
     }
@@ -44,7 +44,7 @@ void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap)
     }
 }
 
-void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,
+void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const tok_vocab *v,
                      const run_opts *o, int n_ctx)
 {
     const engine_hparams *hp = engine_model_hparams(m);
@@ -80,11 +80,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->final_softcap > 0.0f)
         fprintf(out, "; logits soft-capped at %g", hp->final_softcap);
     fprintf(out, "\n");
-    int32_t nt = engine_vocab_size(v), nr = engine_vocab_n_real(v);
-    fprintf(out, "vocab      %s (%s), %d tokens", engine_vocab_model(v), engine_vocab_pre(v), nt);
+    int32_t nt = tok_vocab_size(v), nr = tok_vocab_n_real(v);
+    fprintf(out, "vocab      %s (%s), %d tokens", tok_vocab_model(v), tok_vocab_pre(v), nt);
     if (hp->n_vocab != nt || nr != nt)
         fprintf(out, ", embedding rows %d, real tokens %d (padding %d)", hp->n_vocab, nr, hp->n_vocab - nr);
-    fprintf(out, "; BOS %s\n", engine_vocab_add_bos(v) ? "added" : "not added");
+    fprintf(out, "; BOS %s\n", tok_vocab_add_bos(v) ? "added" : "not added");
     const kern_backend *be = engine_model_backend(m);
     if (be->device)
         fprintf(out, "run        %s backend on %s, context %d, %s\n", o->backend, be->device, n_ctx,
@@ -207,10 +207,10 @@ cJSON *run_json_number(double v)
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-static void add_piece(cJSON *obj, const char *key, const engine_vocab *v, int32_t id)
+static void add_piece(cJSON *obj, const char *key, const tok_vocab *v, int32_t id)
 {
     char buf[256];
-    size_t n = engine_token_piece(v, id, buf, sizeof buf);
+    size_t n = tok_piece(v, id, buf, sizeof buf);
     char *s = utf8_sanitize(buf, n < sizeof buf ? n : sizeof buf);
     cJSON_AddStringToObject(obj, key, s ? s : "");
     free(s);

@@ -33,7 +33,7 @@ typedef struct run_opts {
 typedef struct run_result {
     const run_opts *o;
     const engine_model *model;
-    const engine_vocab *vocab;
+    const tok_vocab *vocab;
     const int32_t *prompt;
     size_t n_prompt;
     engine_gen_result gen;
@@ -80,7 +80,7 @@ int run_compare(const run_opts *o, const gguf_file *f, const int32_t *ids, size_
 int run_chat_prompt(const run_opts *o, const gguf_file *f, char **text, const char **family);
 
 /* Start-up report on stderr: the model and the choices made for it. */
-void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const engine_vocab *v,
+void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const tok_vocab *v,
                      const run_opts *o, int n_ctx);
 /* The end-of-run summary (timings, verdict) on stderr. */
 void run_print_summary(FILE *out, const run_result *r);
@@ -94,6 +94,6 @@ struct cJSON;
 /* A JSON number, or null for NaN/Inf (which JSON cannot hold). */
 struct cJSON *run_json_number(double v);
 /* The piece of a token as text for tables ("'\n'" escaped, control tokens by name). */
-void run_token_label(const engine_vocab *v, int32_t id, char *buf, size_t cap);
+void run_token_label(const tok_vocab *v, int32_t id, char *buf, size_t cap);
 
 #endif

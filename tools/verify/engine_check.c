@@ -6,7 +6,13 @@
 #include "kern.h"
 #include "verify.h"
 
-static void refused(verify_result *r, const engine_error *e)
+/* The engine's and the tokenizer's error records have these fields alike. */
+typedef struct refusal {
+    uint64_t offset;
+    const char *subject, *message;
+} refusal;
+
+static void refused(verify_result *r, const refusal *e)
 {
     audit_finding *x = audit_findings_add(&r->integrity, AUDIT_ERROR, "refused", e->subject);
     if (!x)
@@ -19,7 +25,7 @@ static void refused(verify_result *r, const engine_error *e)
     AUDIT_FSET(x->meaning, "llama.cpp would refuse this file: %.520s", e->message);
 }
 
-static void unsupported(verify_result *r, const engine_error *e)
+static void unsupported(verify_result *r, const refusal *e)
 {
     audit_finding *x = audit_findings_add(&r->integrity, AUDIT_INFO, "not-runnable", e->subject);
     if (!x)
@@ -38,18 +44,23 @@ void verify_engine_check(verify_result *r)
         return;
     engine_error e = { 0 };
     engine_model *m = NULL;
-    engine_vocab *v = NULL;
+    tok_vocab *v = NULL;
     /* a vocabulary-only file (no tensors) is what llama.cpp loads with vocab_only: its vocabulary alone */
     engine_status s = gguf_tensor_count(r->f) ? engine_model_load(r->f, cpu, &m, &e) : ENGINE_OK;
-    if (s == ENGINE_OK)
-        s = engine_vocab_load(r->f, &v, &e);
     if (s != ENGINE_OK && s != ENGINE_E_NOMEM) {
-        if (engine_status_is_file_fault(s))
-            refused(r, &e);
-        else
-            unsupported(r, &e);
+        const refusal why = { e.offset, e.subject, e.message };
+        (engine_status_is_file_fault(s) ? refused : unsupported)(r, &why);
     }
-    engine_vocab_free(v);
+    if (s == ENGINE_OK) {
+        tok_error te = { 0 };
+        tok_status ts = tok_vocab_load(r->f, &v, &te);
+        const refusal why = { te.offset, te.subject, te.message };
+        if (ts == TOK_E_MALFORMED)
+            refused(r, &why);
+        else if (ts == TOK_E_UNSUPPORTED)
+            unsupported(r, &why);
+    }
+    tok_vocab_free(v);
     engine_model_free(m);
     cpu->destroy(cpu);
 }

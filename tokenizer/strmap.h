@@ -1,8 +1,8 @@
 /* A read-mostly hash map from byte strings (not copied: views that outlive
  * the map) to int32 values; open addressing, FNV-1a. For token text -> id
  * and merge pair -> rank. */
-#ifndef GGUFSCOPE_ENGINE_STRMAP_H
-#define GGUFSCOPE_ENGINE_STRMAP_H
+#ifndef GGUFSCOPE_TOKENIZER_STRMAP_H
+#define GGUFSCOPE_TOKENIZER_STRMAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 
 static bool propose(void *user, tok_queue *q, const tok_symbol *sym, int left, int right)
 {
-    const engine_vocab *v = user;
+    const tok_vocab *v = user;
     size_t n = sym[left].n + sym[right].n;
     int32_t id = strmap_get(&v->by_text, sym[left].text, n);  /* symbols are contiguous in the text */
     if (id < 0)
@@ -20,7 +20,7 @@ static bool propose(void *user, tok_queue *q, const tok_symbol *sym, int left, i
     return tok_queue_push(q, (tok_bigram){ .left = left, .right = right, .priority = v->score[id], .size = n });
 }
 
-static bool push_bytes(const engine_vocab *v, const char *s, size_t n, tok_out *out)
+static bool push_bytes(const tok_vocab *v, const char *s, size_t n, tok_out *out)
 {
     for (size_t i = 0; i < n; i++) {
         int32_t id = v->byte_token[(uint8_t)s[i]];
@@ -34,7 +34,7 @@ static bool push_bytes(const engine_vocab *v, const char *s, size_t n, tok_out *
     return true;
 }
 
-bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out)
+bool spm_tokenize(const tok_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out)
 {
     /* " " -> U+2581 (3 bytes), after an optional leading space. */
     size_t spaces = space_prefix ? 1 : 0;

@@ -32,19 +32,19 @@ static uint32_t decode_cp(const unsigned char *s, size_t n, size_t *used)
     return cp;
 }
 
-size_t engine_token_piece(const engine_vocab *v, int32_t id, char *buf, size_t cap)
+size_t tok_piece(const tok_vocab *v, int32_t id, char *buf, size_t cap)
 {
     if (id < 0 || id >= v->n)
         return 0;
     const gguf_str *t = &v->text[id];
-    switch ((engine_token_type)v->type[id]) {
-    case ENGINE_TOK_CONTROL:
+    switch ((tok_type)v->type[id]) {
+    case TOK_TYPE_CONTROL:
         return 0;
-    case ENGINE_TOK_USER_DEFINED:
+    case TOK_TYPE_USER_DEFINED:
         return put(buf, cap, 0, t->ptr, t->len);
-    case ENGINE_TOK_UNKNOWN:
+    case TOK_TYPE_UNKNOWN:
         return put(buf, cap, 0, "\xe2\x96\x85", 3);  /* llama.cpp prints U+2585 for <unk> */
-    case ENGINE_TOK_BYTE:
+    case TOK_TYPE_BYTE:
         if (t->len == 6 && !memcmp(t->ptr, "<0x", 3)) {
             char hex[3] = { t->ptr[3], t->ptr[4], 0 };
             char b = (char)strtol(hex, NULL, 16);

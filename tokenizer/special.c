@@ -16,7 +16,7 @@
 /* Longest text first; among equal lengths the lower id (llama.cpp's std::sort leaves that order open). */
 static int by_length_desc(const void *a, const void *b, void *vocab)
 {
-    const engine_vocab *v = vocab;
+    const tok_vocab *v = vocab;
     const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     const uint64_t lx = v->text[x].len, ly = v->text[y].len;
     if (lx != ly)
@@ -25,13 +25,13 @@ static int by_length_desc(const void *a, const void *b, void *vocab)
 }
 
 /* llama.cpp's cache_special_tokens: control, user-defined and unknown tokens (with some text to find). */
-static bool is_special(const engine_vocab *v, int32_t i)
+static bool is_special(const tok_vocab *v, int32_t i)
 {
     const uint8_t t = v->type[i];
-    return (t == ENGINE_TOK_CONTROL || t == ENGINE_TOK_USER_DEFINED || t == ENGINE_TOK_UNKNOWN) && v->text[i].len;
+    return (t == TOK_TYPE_CONTROL || t == TOK_TYPE_USER_DEFINED || t == TOK_TYPE_UNKNOWN) && v->text[i].len;
 }
 
-bool special_tokens_index(engine_vocab *v)
+bool special_tokens_index(tok_vocab *v)
 {
     v->special = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->special);
     if (!v->special)
@@ -49,13 +49,13 @@ bool special_tokens_index(engine_vocab *v)
 
 static bool push(text_frag **f, size_t *n, size_t *cap, text_frag x)
 {
-    if (!engine_reserve((void **)f, cap, *n + 1, sizeof **f))
+    if (!tok_reserve((void **)f, cap, *n + 1, sizeof **f))
         return false;
     (*f)[(*n)++] = x;
     return true;
 }
 
-bool special_partition(const engine_vocab *v, const char *text, size_t len, bool parse_special, text_frag **out,
+bool special_partition(const tok_vocab *v, const char *text, size_t len, bool parse_special, text_frag **out,
                        size_t *n_out)
 {
     text_frag *cur = NULL, *next = NULL;
@@ -64,7 +64,7 @@ bool special_partition(const engine_vocab *v, const char *text, size_t len, bool
     for (int32_t k = 0; ok && k < v->n_special; k++) {
         const int32_t id = v->special[k];
         const uint8_t type = v->type[id];
-        if (!parse_special && (type == ENGINE_TOK_CONTROL || type == ENGINE_TOK_UNKNOWN))
+        if (!parse_special && (type == TOK_TYPE_CONTROL || type == TOK_TYPE_UNKNOWN))
             continue;
         const gguf_str *s = &v->text[id];
         bool found = false;

@@ -28,13 +28,13 @@ static int32_t key_id(const gguf_file *f, const char *key, int32_t dflt, int32_t
 }
 
 /* An array of n (n < 0: any number of) strings or numbers, or absent (*out NULL); the file's fault otherwise. */
-static engine_status load_array(const gguf_file *f, const char *key, int32_t n, bool strings,
-                                const gguf_value **out, engine_error *err)
+static tok_status load_array(const gguf_file *f, const char *key, int32_t n, bool strings,
+                                const gguf_value **out, tok_error *err)
 {
     const gguf_kv *kv = gguf_find_kv(f, key);
     *out = NULL;
     if (!kv)
-        return ENGINE_OK;
+        return TOK_OK;
     const gguf_value *a = &kv->value;
     bool ok = a->type == GGUF_VT_ARRAY && (strings ? a->elem_type == GGUF_VT_STRING : a->elem_type != GGUF_VT_STRING &&
                                                                                       a->elem_type != GGUF_VT_ARRAY);
@@ -44,18 +44,18 @@ static engine_status load_array(const gguf_file *f, const char *key, int32_t n, 
             snprintf(found, sizeof found, "an array of %s", gguf_value_type_name(a->elem_type));
         else
             snprintf(found, sizeof found, "a single %s", gguf_value_type_name(a->type));
-        return engine_fail(err, ENGINE_E_TOKENIZER, kv->offset, key, "key '%s' should be an array of %s, found %s",
+        return tok_fail(err, TOK_E_MALFORMED, kv->offset, key, "key '%s' should be an array of %s, found %s",
                            key, strings ? "strings" : "numbers", found);
     }
     if (n >= 0 && a->count != (uint64_t)n)
-        return engine_fail(err, ENGINE_E_TOKENIZER, kv->offset, key,
+        return tok_fail(err, TOK_E_MALFORMED, kv->offset, key,
                            "key '%s' has %llu elements where tokenizer.ggml.tokens has %d: one per token expected",
                            key, (unsigned long long)a->count, n);
     *out = a;
-    return ENGINE_OK;
+    return TOK_OK;
 }
 
-void engine_vocab_free(engine_vocab *v)
+void tok_vocab_free(tok_vocab *v)
 {
     if (!v)
         return;
@@ -79,29 +79,29 @@ static bool is_eog_text(const gguf_str *s)
     return false;
 }
 
-engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_error *err)
+tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
 {
     *out = NULL;
     gguf_str model;
     gguf_error ge;
     if (gguf_get_str(f, "tokenizer.ggml.model", &model, &ge) != GGUF_OK)
-        return engine_fail(err, ENGINE_E_TOKENIZER, ge.offset, "tokenizer.ggml.model",
+        return tok_fail(err, TOK_E_MALFORMED, ge.offset, "tokenizer.ggml.model",
                            "%s: the file has no vocabulary to tokenize with", ge.message);
-    engine_vocab *v = calloc(1, sizeof *v);
+    tok_vocab *v = calloc(1, sizeof *v);
     if (!v)
-        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
-    engine_status s = ENGINE_OK;
+        return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
+    tok_status s = TOK_OK;
     if (model.len == 5 && !memcmp(model.ptr, "llama", 5))
         v->kind = VOCAB_SPM;
     else if (model.len == 4 && !memcmp(model.ptr, "gpt2", 4))
         v->kind = VOCAB_BPE;
     else {
         uint64_t at = gguf_find_kv(f, "tokenizer.ggml.model")->offset;
-        s = model_is_identifier(model.ptr, model.len)
-                ? engine_fail(err, ENGINE_E_ARCH, at, "tokenizer.ggml.model",
+        s = tok_is_identifier(model.ptr, model.len)
+                ? tok_fail(err, TOK_E_UNSUPPORTED, at, "tokenizer.ggml.model",
                               "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
                               (int)model.len, model.ptr)
-                : engine_fail(err, ENGINE_E_TOKENIZER, at, "tokenizer.ggml.model",
+                : tok_fail(err, TOK_E_MALFORMED, at, "tokenizer.ggml.model",
                               "tokenizer.ggml.model '%.*s' is not a tokenizer's name (llama = SentencePiece, gpt2 = "
                               "byte-level BPE are)", (int)(model.len < 64 ? model.len : 64), model.ptr);
         goto fail;
@@ -110,12 +110,12 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
     if ((s = load_array(f, "tokenizer.ggml.tokens", -1, true, &tokens, err)))
         goto fail;
     if (!tokens) {
-        s = engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.tokens",
+        s = tok_fail(err, TOK_E_MALFORMED, 0, "tokenizer.ggml.tokens",
                         "key 'tokenizer.ggml.tokens' is not in the file: the vocabulary has no tokens");
         goto fail;
     }
     if (tokens->count == 0 || tokens->count > INT32_MAX) {
-        s = engine_fail(err, ENGINE_E_TOKENIZER, gguf_find_kv(f, "tokenizer.ggml.tokens")->offset,
+        s = tok_fail(err, TOK_E_MALFORMED, gguf_find_kv(f, "tokenizer.ggml.tokens")->offset,
                         "tokenizer.ggml.tokens", "key 'tokenizer.ggml.tokens' holds %llu tokens (1 to %d expected)",
                         (unsigned long long)tokens->count, INT32_MAX);
         goto fail;
@@ -131,7 +131,7 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
     v->eog = calloc((size_t)v->n, 1);
     if (!v->score || !v->type || !v->eog || !strmap_init(&v->by_text, (size_t)v->n) ||
         (merges && !strmap_init(&v->merge_rank, merges->count))) {
-        s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        s = tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
     for (int32_t i = 0; i < v->n; i++) {
@@ -139,10 +139,10 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         v->score[i] = scores && gguf_array_scalar(scores, (uint64_t)i, &x) == GGUF_OK
                           ? (float)(x.type == GGUF_VT_FLOAT32 || x.type == GGUF_VT_FLOAT64 ? x.v.f64 : (double)x.v.i64)
                           : 0.0f;
-        int64_t t = ENGINE_TOK_NORMAL;
+        int64_t t = TOK_TYPE_NORMAL;
         if (types && gguf_array_scalar(types, (uint64_t)i, &x) == GGUF_OK)
             t = x.v.i64;
-        v->type[i] = t >= 0 && t <= ENGINE_TOK_BYTE ? (uint8_t)t : ENGINE_TOK_UNDEFINED;
+        v->type[i] = t >= 0 && t <= TOK_TYPE_BYTE ? (uint8_t)t : TOK_TYPE_UNDEFINED;
         strmap_put(&v->by_text, v->text[i].ptr, v->text[i].len, i);
     }
     for (uint64_t i = 0; merges && i < merges->count; i++)
@@ -159,8 +159,8 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         pre = (gguf_str){ "default", 7 };
     else
         v->pre_offset = gguf_find_kv(f, "tokenizer.ggml.pre")->offset;
-    if (!spm && !model_is_identifier(pre.ptr, pre.len)) {
-        s = engine_fail(err, ENGINE_E_TOKENIZER, v->pre_offset, "tokenizer.ggml.pre",
+    if (!spm && !tok_is_identifier(pre.ptr, pre.len)) {
+        s = tok_fail(err, TOK_E_MALFORMED, v->pre_offset, "tokenizer.ggml.pre",
                         "tokenizer.ggml.pre '%.*s' is not a pre-tokenizer's name", (int)(pre.len < 64 ? pre.len : 64),
                         pre.ptr);
         goto fail;
@@ -180,9 +180,9 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
             v->eog[ids[i]] = 1;
     v->n_real = 0;
     for (int32_t i = 0; i < v->n; i++) {
-        if (v->type[i] == ENGINE_TOK_CONTROL && is_eog_text(&v->text[i]))
+        if (v->type[i] == TOK_TYPE_CONTROL && is_eog_text(&v->text[i]))
             v->eog[i] = 1;
-        if (v->type[i] != ENGINE_TOK_UNUSED)
+        if (v->type[i] != TOK_TYPE_UNUSED)
             v->n_real = i + 1;
     }
     for (int b = 0; b < 256; b++) {
@@ -191,7 +191,7 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
         v->byte_token[b] = strmap_get(&v->by_text, hex, 6);
     }
     if (!special_tokens_index(v)) {
-        s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        s = tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
     if (!spm) {
@@ -200,46 +200,46 @@ engine_status engine_vocab_load(const gguf_file *f, engine_vocab **out, engine_e
             goto fail;
     }
     *out = v;
-    return ENGINE_OK;
+    return TOK_OK;
 fail:
-    engine_vocab_free(v);
+    tok_vocab_free(v);
     return s;
 }
 
-int32_t engine_vocab_size(const engine_vocab *v) { return v->n; }
-const char *engine_vocab_model(const engine_vocab *v) { return v->kind == VOCAB_SPM ? "llama" : "gpt2"; }
-const char *engine_vocab_pre(const engine_vocab *v) { return v->kind == VOCAB_SPM ? "spm" : v->pre; }
-int32_t engine_vocab_bos(const engine_vocab *v) { return v->bos; }
-int32_t engine_vocab_eos(const engine_vocab *v) { return v->eos; }
-bool engine_vocab_add_bos(const engine_vocab *v) { return v->add_bos; }
-bool engine_vocab_adds_space_prefix(const engine_vocab *v) { return v->kind == VOCAB_SPM && v->add_space_prefix; }
-int32_t engine_vocab_n_real(const engine_vocab *v) { return v->n_real; }
+int32_t tok_vocab_size(const tok_vocab *v) { return v->n; }
+const char *tok_vocab_model(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "llama" : "gpt2"; }
+const char *tok_vocab_pre(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "spm" : v->pre; }
+int32_t tok_vocab_bos(const tok_vocab *v) { return v->bos; }
+int32_t tok_vocab_eos(const tok_vocab *v) { return v->eos; }
+bool tok_vocab_add_bos(const tok_vocab *v) { return v->add_bos; }
+bool tok_vocab_adds_space_prefix(const tok_vocab *v) { return v->kind == VOCAB_SPM && v->add_space_prefix; }
+int32_t tok_vocab_n_real(const tok_vocab *v) { return v->n_real; }
 
-bool engine_vocab_is_eog(const engine_vocab *v, int32_t id)
+bool tok_vocab_is_eog(const tok_vocab *v, int32_t id)
 {
     return id >= 0 && id < v->n && v->eog[id];
 }
 
-engine_token_type engine_vocab_type(const engine_vocab *v, int32_t id)
+tok_type tok_vocab_type(const tok_vocab *v, int32_t id)
 {
-    return id >= 0 && id < v->n ? (engine_token_type)v->type[id] : ENGINE_TOK_UNUSED;
+    return id >= 0 && id < v->n ? (tok_type)v->type[id] : TOK_TYPE_UNUSED;
 }
 
-gguf_str engine_vocab_text(const engine_vocab *v, int32_t id)
+gguf_str tok_vocab_text(const tok_vocab *v, int32_t id)
 {
     return id >= 0 && id < v->n ? v->text[id] : (gguf_str){ NULL, 0 };
 }
 
 bool tok_out_push(tok_out *o, int32_t id)
 {
-    if (!engine_reserve((void **)&o->ids, &o->cap, o->n + 1, sizeof *o->ids))
+    if (!tok_reserve((void **)&o->ids, &o->cap, o->n + 1, sizeof *o->ids))
         return false;
     o->ids[o->n++] = id;
     return true;
 }
 
-engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
-                              int32_t **out, size_t *n_out, engine_error *err)
+tok_status tok_tokenize(const tok_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
+                              int32_t **out, size_t *n_out, tok_error *err)
 {
     tok_out o = { 0 };
     text_frag *frags = NULL;
@@ -264,9 +264,9 @@ engine_status engine_tokenize(const engine_vocab *v, const char *text, size_t le
     free(frags);
     if (!ok) {
         free(o.ids);
-        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory while tokenizing");
+        return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory while tokenizing");
     }
     *out = o.ids ? o.ids : malloc(sizeof(int32_t));
     *n_out = o.n;
-    return ENGINE_OK;
+    return TOK_OK;
 }

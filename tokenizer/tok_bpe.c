@@ -40,7 +40,7 @@ static size_t put_utf8(uint32_t cp, char *out)
 }
 
 typedef struct bpe_job {
-    const engine_vocab *v;
+    const tok_vocab *v;
     const char *text;
     tok_out *out;
     char *buf;     /* byte-encoded word (2 bytes per input byte at most) */
@@ -79,7 +79,7 @@ static bool grow(bpe_job *j, size_t need)
 static bool word(void *user, size_t start, size_t len)
 {
     bpe_job *j = user;
-    const engine_vocab *v = j->v;
+    const tok_vocab *v = j->v;
     if (!grow(j, 2 * len + 1))
         return false;
     size_t n = 0;
@@ -111,7 +111,7 @@ static bool word(void *user, size_t start, size_t len)
     return ok;
 }
 
-bool bpe_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out)
+bool bpe_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out)
 {
     bpe_job j = { .v = v, .text = text, .out = out };
     bool ok = pretok_split(v->pretok, text, len, word, &j);

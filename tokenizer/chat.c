@@ -65,7 +65,7 @@ static void list_family_names(void)
                                    families[i].name);
 }
 
-const char *engine_chat_families(void)
+const char *tok_chat_families(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, list_family_names);
@@ -120,7 +120,7 @@ static bool contains(const char *t, size_t len, const char *s)
     return memmem(t, len, s, strlen(s)) != NULL;
 }
 
-const char *engine_chat_detect(const char *tmpl, size_t len)
+const char *tok_chat_detect(const char *tmpl, size_t len)
 {
     /* llama.cpp first takes a template that is itself a family's name */
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
@@ -141,7 +141,7 @@ const char *engine_chat_detect(const char *tmpl, size_t len)
     return NULL;
 }
 
-bool engine_chat_formats(const char *family)
+bool tok_chat_formats(const char *family)
 {
     const chat_family *f = family_named(family);
     return f && f->before;
@@ -156,27 +156,27 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
-engine_status engine_chat_format(const char *family, const char *message, size_t len, char **out, engine_error *err)
+tok_status tok_chat_format(const char *family, const char *message, size_t len, char **out, tok_error *err)
 {
     *out = NULL;
     const chat_family *f = family_named(family);
     if (!f)
-        return engine_fail(err, ENGINE_E_INPUT, 0, "", "chat template '%s' is not one gguf-run knows (%s)", family,
-                           engine_chat_families());
+        return tok_fail(err, TOK_E_INPUT, 0, "", "chat template '%s' is not one gguf-run knows (%s)", family,
+                           tok_chat_families());
     if (!f->before)
-        return engine_fail(err, ENGINE_E_INPUT, 0, "",
+        return tok_fail(err, TOK_E_INPUT, 0, "",
                            "the chat template is llama.cpp's '%s', which gguf-run does not format: choose one with "
-                           "--chat-template NAME (%s)", family, engine_chat_families());
+                           "--chat-template NAME (%s)", family, tok_chat_families());
     if (f->trim)
         trim(&message, &len);
     const size_t a = strlen(f->before), b = strlen(f->after);
     char *s = malloc(a + len + b + 1);
     if (!s)
-        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
     memcpy(s, f->before, a);
     memcpy(s + a, message, len);
     memcpy(s + a + len, f->after, b);
     s[a + len + b] = '\0';
     *out = s;
-    return ENGINE_OK;
+    return TOK_OK;
 }

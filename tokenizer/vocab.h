@@ -1,22 +1,22 @@
-/* Private to engine/: the vocabulary the tokenizers and detokenizer share. */
-#ifndef GGUFSCOPE_ENGINE_VOCAB_H
-#define GGUFSCOPE_ENGINE_VOCAB_H
+/* Private to tokenizer/: the vocabulary the tokenizers and detokenizer share. */
+#ifndef GGUFSCOPE_TOKENIZER_VOCAB_H
+#define GGUFSCOPE_TOKENIZER_VOCAB_H
 
-#include "engine.h"
+#include "internal.h"
 #include "strmap.h"
 
 typedef enum vocab_kind { VOCAB_SPM, VOCAB_BPE } vocab_kind;
 
 enum { BPE_CP_END = 324 };  /* GPT-2's byte code points are below 256 + 68 */
 
-struct engine_vocab {
+struct tok_vocab {
     vocab_kind kind;
     char pre[32];             /* tokenizer.ggml.pre as resolved ("default" when absent) */
     uint64_t pre_offset;      /* its key's byte offset (0: absent) */
     int32_t n;                /* tokens */
     const gguf_str *text;     /* (n) views into the mapping */
     float *score;             /* (n) SentencePiece scores (0 when absent) */
-    uint8_t *type;            /* (n) engine_token_type */
+    uint8_t *type;            /* (n) tok_type */
     strmap by_text;           /* text -> id */
     strmap merge_rank;        /* "left right" -> rank (BPE) */
     int32_t bos, eos, eot, eom, unk;
@@ -32,7 +32,7 @@ struct engine_vocab {
 };
 
 /* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
-engine_status pretok_create(engine_vocab *v, engine_error *err);
+tok_status pretok_create(tok_vocab *v, tok_error *err);
 void pretok_free(void *p);
 /* Splits text into words as llama.cpp's unicode_regex_split does with the
  * same expressions: every match and every gap between matches is a word.
@@ -47,11 +47,11 @@ typedef struct text_frag {
     size_t off, len;
 } text_frag;
 /* Fills v->special; false when out of memory. */
-bool special_tokens_index(engine_vocab *v);
+bool special_tokens_index(tok_vocab *v);
 /* Cuts text into raw pieces and special tokens as llama.cpp does: user-defined
  * tokens always, control tokens when parse_special. *out is malloc'd (NULL
  * and 0 pieces for empty text). False when out of memory. */
-bool special_partition(const engine_vocab *v, const char *text, size_t len, bool parse_special, text_frag **out,
+bool special_partition(const tok_vocab *v, const char *text, size_t len, bool parse_special, text_frag **out,
                        size_t *n_out);
 
 /* Tokenizers: append ids to *out (a growable array). */
@@ -62,8 +62,8 @@ typedef struct tok_out {
 bool tok_out_push(tok_out *o, int32_t id);
 /* space_prefix: a space goes before the text (the vocabulary adds one, and the piece starts the
  * prompt or follows a special token: llama.cpp's is_prev_special). */
-bool spm_tokenize(const engine_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out);
-bool bpe_tokenize(const engine_vocab *v, const char *text, size_t len, tok_out *out);
+bool spm_tokenize(const tok_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out);
+bool bpe_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out);
 
 /* GPT-2's byte <-> printable code point tables (byte-level BPE), filled once per vocabulary. */
 void bpe_byte_tables(uint16_t byte_cp[256], int16_t cp_byte[BPE_CP_END]);

@@ -49,7 +49,7 @@ void pretok_free(void *p)
     free(t);
 }
 
-engine_status pretok_create(engine_vocab *v, engine_error *err)
+tok_status pretok_create(tok_vocab *v, tok_error *err)
 {
     const pre_kind *k = NULL;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !k; i++)
@@ -57,12 +57,12 @@ engine_status pretok_create(engine_vocab *v, engine_error *err)
             if (!strcmp(kinds[i].names[j], v->pre))
                 k = &kinds[i];
     if (!k)
-        return engine_fail(err, ENGINE_E_ARCH, v->pre_offset, "tokenizer.ggml.pre",
+        return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                            "pre-tokenizer '%s' is not supported (default, gpt2, llama3/llama-bpe, qwen2, smollm are)",
                            v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
-        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
     for (int i = 0; i < 4 && k->regex[i]; i++) {
         int code;
         PCRE2_SIZE at;
@@ -72,14 +72,14 @@ engine_status pretok_create(engine_vocab *v, engine_error *err)
             char msg[256];
             pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
             pretok_free(t);
-            return engine_fail(err, ENGINE_E_TOKENIZER, 0, "tokenizer.ggml.pre",
+            return tok_fail(err, TOK_E_MALFORMED, 0, "tokenizer.ggml.pre",
                                "pre-tokenizer regex %d of '%s' does not compile at %zu: %s", i, v->pre, (size_t)at,
                                msg);
         }
         t->n = i + 1;
     }
     v->pretok = t;
-    return ENGINE_OK;
+    return TOK_OK;
 }
 
 typedef struct span {
@@ -95,7 +95,7 @@ static bool spans_push(spans *a, size_t start, size_t len)
 {
     if (!len)
         return true;
-    if (!engine_reserve((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
+    if (!tok_reserve((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
         return false;
     a->s[a->n++] = (span){ start, len };
     return true;

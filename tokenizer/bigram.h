@@ -1,8 +1,8 @@
 /* The symbol chain and the bigram queue both tokenizers merge with
  * (SentencePiece: best score first; BPE: lowest merge rank first; ties go
  * to the leftmost pair, as llama.cpp's llm_bigram comparators do). */
-#ifndef GGUFSCOPE_ENGINE_BIGRAM_H
-#define GGUFSCOPE_ENGINE_BIGRAM_H
+#ifndef GGUFSCOPE_TOKENIZER_BIGRAM_H
+#define GGUFSCOPE_TOKENIZER_BIGRAM_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,87 @@
+/*
+ * tokenizer.h — a model's vocabulary and what is done with it: SentencePiece and byte-level BPE tokenizers with
+ * llama.cpp's pre-tokenizers, special tokens, text of a token, and chat prompts in the families llama.cpp's
+ * built-in detection names. Everything is read from the file's tokenizer.ggml.* keys (gguf/ below); nothing
+ * here prints or exits.
+ */
+#ifndef GGUFSCOPE_TOKENIZER_H
+#define GGUFSCOPE_TOKENIZER_H
+
+#include "gguf.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum tok_status {
+    TOK_OK = 0,
+    TOK_E_MALFORMED,    /* no usable vocabulary in the file (missing, inconsistent or broken keys): its fault */
+    TOK_E_UNSUPPORTED,  /* a tokenizer or pre-tokenizer this layer does not implement */
+    TOK_E_INPUT,        /* bad argument: a chat family it cannot format */
+    TOK_E_NOMEM,
+} tok_status;
+
+typedef struct tok_error {
+    tok_status code;
+    uint64_t offset;      /* byte offset in the file the problem concerns (0: none) */
+    char subject[256];    /* the key */
+    char message[768];
+} tok_error;
+
+const char *tok_status_name(tok_status s);
+
+/* ---- vocabulary and tokenizer ------------------------------------------- */
+
+typedef struct tok_vocab tok_vocab;
+
+typedef enum tok_type {
+    TOK_TYPE_UNDEFINED = 0, TOK_TYPE_NORMAL = 1, TOK_TYPE_UNKNOWN = 2, TOK_TYPE_CONTROL = 3,
+    TOK_TYPE_USER_DEFINED = 4, TOK_TYPE_UNUSED = 5, TOK_TYPE_BYTE = 6,
+} tok_type;
+
+/* Reads tokenizer.ggml.* : "llama" (SentencePiece) or "gpt2" (byte-level BPE). */
+tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err);
+void tok_vocab_free(tok_vocab *v);
+int32_t tok_vocab_size(const tok_vocab *v);
+const char *tok_vocab_model(const tok_vocab *v);  /* "llama" or "gpt2" */
+const char *tok_vocab_pre(const tok_vocab *v);    /* pre-tokenizer in use ("qwen2", "default", ...) */
+int32_t tok_vocab_bos(const tok_vocab *v);        /* -1: none */
+int32_t tok_vocab_eos(const tok_vocab *v);
+bool tok_vocab_add_bos(const tok_vocab *v);
+bool tok_vocab_is_eog(const tok_vocab *v, int32_t id);  /* EOS, EOT, EOM, ... */
+tok_type tok_vocab_type(const tok_vocab *v, int32_t id);
+/* The token's stored text: a view into the mapping, len bytes, NOT NUL-terminated (any bytes);
+ * { NULL, 0 } when out of range. */
+gguf_str tok_vocab_text(const tok_vocab *v, int32_t id);
+/* Number of real tokens: ids past it are padding ([PAD...], unused). */
+int32_t tok_vocab_n_real(const tok_vocab *v);
+
+/* Tokenizes len bytes of text, with BOS when add_special and the vocabulary
+ * asks for it. User-defined tokens' text always becomes those tokens; control
+ * tokens' text (<|im_start|>, <start_of_turn>) only when parse_special: a chat
+ * prompt, or --special. *out is malloc'd. */
+tok_status tok_tokenize(const tok_vocab *v, const char *text, size_t len, bool add_special, bool parse_special,
+                              int32_t **out, size_t *n_out, tok_error *err);
+/* Whether SentencePiece adds a space before the text (tokenizer.ggml.add_space_prefix). */
+bool tok_vocab_adds_space_prefix(const tok_vocab *v);
+/* The bytes token id stands for in generated text (control tokens: none).
+ * Writes up to cap bytes; returns the full length. */
+size_t tok_piece(const tok_vocab *v, int32_t id, char *buf, size_t cap);
+
+/* ---- chat prompts ------------------------------------------------------------ */
+
+/* The family of a chat template (tokenizer.chat_template, len bytes), as
+ * llama.cpp's built-in detection names it ("chatml", "llama3", "gemma", ...),
+ * or NULL when no rule matches. A template that is itself a family name names it. */
+const char *tok_chat_detect(const char *tmpl, size_t len);
+/* Whether gguf-run can format that family (llama.cpp knows more than it formats). */
+bool tok_chat_formats(const char *family);
+/* The families that can be formatted, for messages. */
+const char *tok_chat_families(void);
+/* One user message (len bytes) as the family writes it, with the assistant's
+ * turn opened, as llama.cpp's llm_chat_apply_template does; *out is malloc'd.
+ * Tokenize the result with parse_special so that its markers become the
+ * special tokens. TOK_E_INPUT for a family it cannot format. */
+tok_status tok_chat_format(const char *family, const char *message, size_t len, char **out, tok_error *err);
+
+#endif
