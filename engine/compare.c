@@ -293,9 +293,7 @@ static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
     for (int side = 0; side < 2; side++)
         for (int kv = 0; kv < 2; kv++)
             ok &= (h->kv[side][kv] = calloc(hist ? hist : 1, sizeof(float))) != NULL;
-    h->p = malloc((size_t)(n_pos > 0 ? n_pos : 1) * sizeof(double));
-    h->ref = malloc((size_t)h->q_dim * sizeof(double));
-    if (ok && h->p && h->ref)
+    if (ok)
         return;
     for (int side = 0; side < 2; side++)
         for (int kv = 0; kv < 2; kv++) {
@@ -309,17 +307,16 @@ static void history_free(attn_history *h)
     for (int side = 0; side < 2; side++)
         for (int kv = 0; kv < 2; kv++)
             free(h->kv[side][kv]);
-    free(h->p);
-    free(h->ref);
 }
 
-/* The host backends that re-derive ops: the exact one for every product, and one of each side's numerics for its
- * rotation (a NULL one, out of memory, leaves the ops that need it judged by the tolerance alone). */
+/* The host backends that re-derive ops: the reference for every op's definition (its products are the exact CPU
+ * backend's), and for a side in llama.cpp's numerics that CPU backend for its rotation (a NULL one, out of memory,
+ * leaves the ops that need it judged by the tolerance alone). */
 static void deriving_new(cmp_deriving *d, const kern_backend *a, const kern_backend *b)
 {
     d->numerics[0] = a->numerics;
     d->numerics[1] = b->numerics;
-    d->be[KERN_NUMERICS_EXACT] = kern_cpu_create_numerics(0, KERN_NUMERICS_EXACT);
+    d->be[KERN_NUMERICS_EXACT] = kern_ref_create(0);
     if (a->numerics == KERN_NUMERICS_GGML || b->numerics == KERN_NUMERICS_GGML)
         d->be[KERN_NUMERICS_GGML] = kern_cpu_create_numerics(0, KERN_NUMERICS_GGML);
 }

@@ -7,9 +7,10 @@
  * side in llama.cpp's numerics (cpu:ggml) rounds every product's activations, which moves every op by percents.
  * So the re-derivation follows each side's numerics where they are a definition: a GGML side's activations are
  * rounded to the weight type's activation type (quant_act_quantize) before the host's exact product, and its
- * rotary angles are stepped in f32 as llama.cpp steps them. Everything else is the op's definition, computed on the
- * host: products by the exact CPU backend (weights decoded exactly, sums in f32), norms, attention and SiLU in
- * double, GELU by llama.cpp's f16 table (its definition, which every backend computes). A side whose op is wrong
+ * rotary angles are stepped in f32 as llama.cpp steps them. Everything else is the op's definition as the reference
+ * backend computes it (kern_ref_create: products by the exact CPU backend, norms, attention, SiLU and soft-capping
+ * in double), GELU by llama.cpp's f16 table (its definition, which every backend computes) at the nearest of three
+ * f16 inputs (gelu_up_nearest). A side whose op is wrong
  * (weights, bias, rotary, cache, residual) does not equal its re-derivation, and the comparison names the op and
  * that side.
  */
@@ -26,35 +27,12 @@ static float *room(float **p, size_t *cap, size_t n)
     return cmp_grow((void **)p, cap, n ? n : 1, sizeof(float)) ? *p : NULL;
 }
 
-/* A norm's gains (or any small weight) as n floats. */
-static const float *weight_floats(cmp_deriving *d, const kern_weight *w, int n)
-{
-    float *g = room(&d->gains, &d->cap_gains, (size_t)n);
-    if (!w->t || !g || w->t->ne[0] != (uint64_t)n || quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK)
-        return NULL;
-    return g;
-}
-
-/* x / sqrt(mean(x^2) + eps) * g, as the engine's RMSNorm defines it, in double (out may be x). */
-static void exact_norm(const float *x, const float *g, int n, float eps, float *out)
-{
-    double ss = 0.0;
-    for (int i = 0; i < n; i++)
-        ss += (double)x[i] * x[i];
-    const double scale = 1.0 / sqrt(ss / n + (double)eps);
-    for (int i = 0; i < n; i++)
-        out[i] = (float)(x[i] * scale * g[i]);
-}
-
-/* T rows of n values through exact_norm with the gains of w. */
+/* T rows of n values through the reference's RMSNorm with the gains of w (out may be x). */
 static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
 {
-    const float *g = x ? weight_floats(&s->d, w, n) : NULL;
-    if (!g)
-        return false;
-    for (int t = 0; t < T; t++)
-        exact_norm(x + (size_t)t * n, g, n, s->m->hp.eps, out + (size_t)t * n);
-    return true;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const kern_weight g = { .t = w->t };
+    return ref && x && g.t && ref->rmsnorm(ref, &g, x, T, n, s->m->hp.eps, out) == KERN_OK;
 }
 
 /* The rows x (T, n) as a side's product meets them: a GGML side rounds them to the activation type of the weight's
@@ -133,45 +111,18 @@ static bool add_rows(const float *a, const float *b, const float *c, size_t n, f
     return true;
 }
 
-/* The exact attention of one query row at position pos over the side's own k and v history, as the engine's
- * attention op defines it (grouped heads, the layer's scale and sliding window), in double. */
-static void exact_attention(cmp_state *s, int side, int layer, int pos, const float *q, float *out)
+/* The attention of the chunk's query rows over the side's own k and v history, as the reference defines it (the
+ * layer's grouped heads, scale and sliding window). */
+static bool derive_attention(cmp_state *s, int side, int il, int pos0, int T, float *out)
 {
-    const kern_attn a = engine_layer_attn(s->m, layer);
-    attn_history *h = &s->h;
-    const int hd = a.head_dim, group = a.n_head / a.n_kv_head, n_keys = pos + 1;
-    const int j0 = a.window > 0 && n_keys > a.window ? n_keys - a.window : 0;
-    const float *kh = h->kv[side][0] + (size_t)layer * h->n_pos * h->kv_dim;
-    const float *vh = h->kv[side][1] + (size_t)layer * h->n_pos * h->kv_dim;
-    for (int head = 0; head < a.n_head; head++) {
-        const int off = (head / group) * hd;
-        double m = -INFINITY, l = 0.0;
-        for (int j = j0; j < n_keys; j++) {
-            /* 8 partial sums, which the compiler keeps in vector lanes (one sum is a chain it may not reorder):
-             * a 1392-token gemma-3 prompt's attention took most of a 54 s comparison */
-            double part[8] = { 0 };
-            const float *qh = q + head * hd, *kj = kh + (size_t)j * h->kv_dim + off;
-            int i = 0;
-            for (; i + 8 <= hd; i += 8)
-                for (int l = 0; l < 8; l++)
-                    part[l] += (double)qh[i + l] * kj[i + l];
-            for (; i < hd; i++)
-                part[0] += (double)qh[i] * kj[i];
-            const double dot =
-                ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-            h->p[j] = dot * a.scale;
-            m = h->p[j] > m ? h->p[j] : m;
-        }
-        for (int j = j0; j < n_keys; j++)
-            l += h->p[j] = exp(h->p[j] - m);
-        for (int i = 0; i < hd; i++)
-            h->ref[head * hd + i] = 0.0;
-        for (int j = j0; j < n_keys; j++)
-            for (int i = 0; i < hd; i++)
-                h->ref[head * hd + i] += h->p[j] / l * vh[(size_t)j * h->kv_dim + off + i];
-    }
-    for (int i = 0; i < h->q_dim; i++)
-        out[i] = (float)h->ref[i];
+    const attn_history *h = &s->h;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, h->q_dim);
+    if (!ref || !q || !h->kv[0][0] || pos0 + T > h->n_pos)
+        return false;
+    const size_t layer = (size_t)il * h->n_pos * h->kv_dim;
+    const kern_attn a = engine_layer_attn(s->m, il);
+    return ref->attention(ref, q, h->kv[side][0] + layer, h->kv[side][1] + layer, T, pos0, &a, out) == KERN_OK;
 }
 
 /* q or k: the product with the side's attn_norm rows (+ bias), each head's RMSNorm where the model has one
@@ -217,8 +168,8 @@ static double gelu_up_nearest(float x, double up, float own)
     return best;
 }
 
-/* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU in double or GELU
- * as gelu_up_nearest takes it. */
+/* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU as the reference
+ * defines it or GELU as gelu_up_nearest takes it. */
 static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
@@ -231,11 +182,12 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     if (!own || !gate || !up || !product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate) ||
         !product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
         return false;
-    for (size_t i = 0; i < (size_t)T * F; i++) {
-        const double x = gate[i];
-        out[i] = (float)(hp->act == KERN_ACT_SILU ? x / (1.0 + exp(-x)) * up[i]
-                                                  : gelu_up_nearest(gate[i], up[i], own[i]));
+    if (hp->act == KERN_ACT_SILU) {
+        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
+        return ref->glu(ref, KERN_ACT_SILU, gate, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
     }
+    for (size_t i = 0; i < (size_t)T * F; i++)
+        out[i] = (float)gelu_up_nearest(gate[i], up[i], own[i]);
     return true;
 }
 
@@ -244,12 +196,12 @@ static bool derive_logits(cmp_state *s, int side, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
     const int E = hp->n_embd;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
     if (!product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
                  out))
         return false;
-    for (size_t i = 0; hp->final_softcap > 0.0f && i < (size_t)T * hp->n_vocab; i++)
-        out[i] = (float)(hp->final_softcap * tanh((double)out[i] / hp->final_softcap));
-    return true;
+    return hp->final_softcap <= 0.0f ||
+           ref->softcap(ref, out, (size_t)T * hp->n_vocab, hp->final_softcap) == KERN_OK;
 }
 
 /* One side's T rows of op (layer il) into out. */
@@ -271,14 +223,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_V:
         return product(s, side, &w[MODEL_ROLE_ATTN_V], m->layers[il].has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
-    case ENGINE_OP_ATTN: {
-        const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, q_dim);
-        if (!q || !s->h.kv[0][0] || pos0 + T > s->h.n_pos)
-            return false;
-        for (int t = 0; t < T; t++)
-            exact_attention(s, side, il, pos0 + t, q + (size_t)t * q_dim, out + (size_t)t * q_dim);
-        return true;
-    }
+    case ENGINE_OP_ATTN: return derive_attention(s, side, il, pos0, T, out);
     case ENGINE_OP_ATTN_OUT:
         return product(s, side, &w[MODEL_ROLE_ATTN_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T,
                        q_dim, out);
@@ -331,7 +276,6 @@ void cmp_deriving_free(cmp_deriving *d)
     free(d->in);
     free(d->gate);
     free(d->up);
-    free(d->gains);
     free(d->act);
     free(d->act_f);
     memset(d, 0, sizeof *d);

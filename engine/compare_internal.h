@@ -24,21 +24,20 @@ typedef struct side_rows {
 enum { CMP_HISTORY_MAX = 256 << 20 };
 typedef struct attn_history {
     float *kv[2][2];          /* [side][0: k, 1: v]: (n_layer, n_pos, kv_dim) */
-    double *p;                /* scores of one head: (n_pos) */
-    double *ref;              /* one row of exact attention: (q_dim) */
     int n_pos, kv_dim, q_dim;
 } attn_history;
 
 /* Host backends and room for re-deriving one op of both sides (all the chunk's rows). */
 typedef struct cmp_deriving {
     kern_numerics numerics[2];      /* each side's */
-    kern_backend *be[2];            /* host CPU backends by numerics: [EXACT] multiplies for both sides (their
-                                     * activations rounded first for a GGML side), a side's own rotates */
+    kern_backend *be[2];            /* host backends by numerics: [EXACT] the reference (kern_ref_create), every op's
+                                     * definition for both sides (a GGML side's activations rounded first for its
+                                     * products); a side's own rotates */
     float *out[2];                  /* (T, n): each side's re-derived rows */
-    float *in, *gate, *up, *gains;  /* scratch: an op's input rows, the gated activation's two products, gains */
+    float *in, *gate, *up;          /* scratch: an op's input rows, the gated activation's two products */
     uint8_t *act;                   /* one activation row in its rounded type */
     float *act_f;                   /* (T, n) activation rows as rounded */
-    size_t cap_out[2], cap_in, cap_gate, cap_up, cap_gains, cap_act, cap_act_f;
+    size_t cap_out[2], cap_in, cap_gate, cap_up, cap_act, cap_act_f;
 } cmp_deriving;
 
 typedef struct cmp_state {

@@ -57,6 +57,12 @@ static void f_destroy(kern_backend *b)
     free(b);
 }
 
+/* Every op of kern.h's list goes to the wrapped backend as it is (the faulty ones are set over these below). */
+#define FORWARD(name, params, args)                                                                               \
+    __attribute__((unused)) static kern_status fwd_##name params { return inner(b)->name(inner(b), KERN_ARGS args); }
+KERN_OPS(FORWARD)
+#undef FORWARD
+
 static void f_set_threads(kern_backend *b, int n) { inner(b)->set_threads(inner(b), n); }
 static float *f_alloc(kern_backend *b, size_t n) { return inner(b)->alloc(inner(b), n); }
 static void f_free(kern_backend *b, float *p) { inner(b)->free(inner(b), p); }
@@ -177,39 +183,12 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
     }
 }
 
-static kern_status f_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
-                         float *out)
-{
-    return inner(b)->glu(inner(b), act, gate, up, n, row, out);
-}
-
-static kern_status f_scale(kern_backend *b, float *x, size_t n, float s) { return inner(b)->scale(inner(b), x, n, s); }
-static kern_status f_softcap(kern_backend *b, float *x, size_t n, float cap)
-{
-    return inner(b)->softcap(inner(b), x, n, cap);
-}
-
 static kern_status f_add(kern_backend *b, float *x, const float *y, size_t n)
 {
     kern_status s = inner(b)->add(inner(b), x, y, n);
     if (s || kind_of(b) != FAULT_RESIDUAL_TWICE)
         return s;
     return inner(b)->add(inner(b), x, y, n);
-}
-
-static kern_status f_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
-{
-    return inner(b)->row_stats(inner(b), x, T, n, out);
-}
-
-static kern_status f_argmax(kern_backend *b, const float *x, int n, int32_t *out)
-{
-    return inner(b)->argmax(inner(b), x, n, out);
-}
-
-static kern_status f_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
-{
-    return inner(b)->top_k(inner(b), x, n, k, ids, vals);
 }
 
 static const char *f_last_error(const kern_backend *b)
@@ -311,6 +290,17 @@ static kern_status f_matmul(kern_backend *b, const kern_weight *w, const kern_we
     return bend_rows(in, y, (size_t)T * g.N, bend_logits, &g);
 }
 
+/* The coarse product goes through f_matmul weight by weight, so that a fault in a product (a bias left out, a
+ * Q4_K decoder, the lm_head) is planted whichever path the engine takes. */
+static kern_status f_matmul_many(kern_backend *b, int n, const kern_weight *const ws[],
+                                 const kern_weight *const biases[], const float *x, int T, float *const ys[])
+{
+    kern_status s = KERN_OK;
+    for (int i = 0; i < n && !s; i++)
+        s = f_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
+    return s;
+}
+
 const char *kern_fault_names(void)
 {
     static char names[512];
@@ -348,9 +338,18 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
         .destroy = f_destroy,
         .set_threads = f_set_threads, .alloc = f_alloc,
         .free = f_free, .to_host = f_to_host, .from_host = f_from_host, .bind = f_bind, .unbind = f_unbind,
-        .embed = f_embed, .matmul = f_matmul, .rmsnorm = f_rmsnorm, .rope = f_rope, .attention = f_attention,
-        .glu = f_glu, .scale = f_scale, .softcap = f_softcap, .add = f_add, .row_stats = f_row_stats,
-        .argmax = f_argmax, .top_k = f_top_k, .last_error = f_last_error,
+        .last_error = f_last_error,
     };
+#define FORWARD_SET(name, params, args) b->name = fwd_##name;
+    KERN_OPS(FORWARD_SET)
+#undef FORWARD_SET
+    /* the ops a fault bends */
+    b->embed = f_embed;
+    b->matmul = f_matmul;
+    b->matmul_many = in->matmul_many ? f_matmul_many : NULL;
+    b->rmsnorm = f_rmsnorm;
+    b->rope = f_rope;
+    b->attention = f_attention;
+    b->add = f_add;
     return b;
 }

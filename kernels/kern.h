@@ -74,6 +74,67 @@ typedef enum kern_numerics { KERN_NUMERICS_EXACT, KERN_NUMERICS_GGML } kern_nume
 
 typedef struct kern_backend kern_backend;
 
+/*
+ * The compute ops, declared once. Each entry is X(name, params, args): the op returns a kern_status, its params
+ * start with the backend, and args name the params after it. From this list follow the backend struct's members,
+ * each backend's declarations and table (cpu.h, cuda.h: KERN_OPS(...) with their own X), and the fault wrapper's
+ * forwarding (fault.c), so an op added here reaches all of them; a backend that lacks it no longer links.
+ *
+ *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
+ *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
+ *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)).
+ *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
+ *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys/values
+ *               (pos0 + T, n_kv_head, head_dim) of one layer's cache; out (T, n_head, head_dim). GQA: query head h
+ *               reads kv head h / (n_head / n_kv_head). Scores are q.k * a->scale; with a->window > 0 a query at
+ *               position p sees only the keys at p - window + 1 .. p (sliding-window layers).
+ *   glu         out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of
+ *               `row` values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does).
+ *   scale       x (n) *= s.
+ *   softcap     x (n) = cap * tanh(x / cap): soft-capping of logits.
+ *   add         x (n) += y.
+ *   row_stats   statistics of each of the T rows of x (T, n), into host memory.
+ *   argmax      index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins).
+ *   top_k       the k (1..KERN_TOP_K_MAX) largest of x (n): ids and values into host memory, largest first, ties
+ *               to the lower index, NaN never chosen (fewer than k when x has fewer non-NaN values: ids[i] = -1
+ *               after).
+ */
+#define KERN_OPS(X)                                                                                               \
+    X(embed, (kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out), (w, tokens, T, out)) \
+    X(matmul, (kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, float *y),    \
+      (w, bias, x, T, y))                                                                                         \
+    X(rmsnorm, (kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out),        \
+      (w, x, T, n, eps, out))                                                                                     \
+    X(rope, (kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r),            \
+      (x, T, n_head, head_dim, pos0, r))                                                                          \
+    X(attention, (kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,    \
+                  const kern_attn *a, float *out), (q, k_cache, v_cache, T, pos0, a, out))                        \
+    X(glu, (kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out),  \
+      (act, gate, up, n, row, out))                                                                               \
+    X(scale, (kern_backend *b, float *x, size_t n, float s), (x, n, s))                                           \
+    X(softcap, (kern_backend *b, float *x, size_t n, float cap), (x, n, cap))                                     \
+    X(add, (kern_backend *b, float *x, const float *y, size_t n), (x, y, n))                                      \
+    X(row_stats, (kern_backend *b, const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))            \
+    X(argmax, (kern_backend *b, const float *x, int n, int32_t *out), (x, n, out))                                \
+    X(top_k, (kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))
+
+/*
+ * Coarse ops a backend may implement for speed; NULL where it does not, and the engine composes them from the
+ * fine ops above (and always does when something probes, so traces and comparisons see every intermediate).
+ *
+ *   matmul_many  ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where biases and biases[i] are not
+ *                NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k and v; gate and
+ *                up): one product, x prepared once per type and one team of threads over all their rows.
+ */
+#define KERN_OPS_OPTIONAL(X)                                                                                      \
+    X(matmul_many, (kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],      \
+                    const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))
+
+/* The struct member of an op, and an op's arguments after the backend, unpacked. */
+#define KERN_OP_MEMBER(name, params, args) kern_status(*name) params;
+#define KERN_ARGS(...) __VA_ARGS__
+
+
 enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 3 };
 
 struct kern_backend {
@@ -102,46 +163,10 @@ struct kern_backend {
     kern_status (*bind)(kern_backend *b, kern_weight *w);
     void (*unbind)(kern_backend *b, kern_weight *w);
 
-    /* out (T, ne0) = rows tokens[0..T) of the embedding matrix w. */
-    kern_status (*embed)(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
-    /* y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL. */
-    kern_status (*matmul)(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
-                          float *y);
-    /* Optional (NULL: one matmul per weight). ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where
-     * biases and biases[i] are not NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k
-     * and v; gate and up): one product, x prepared once per type and one team of threads over all their rows. */
-    kern_status (*matmul_many)(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
-                               const float *x, int T, float *const ys[]);
-    /* out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)). */
-    kern_status (*rmsnorm)(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
-                           float *out);
-    /* Rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t. */
-    kern_status (*rope)(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
-    /* Causal attention of q (T, n_head, head_dim) at positions pos0.. over the
-     * keys/values (pos0 + T, n_kv_head, head_dim) of one layer's cache;
-     * out (T, n_head, head_dim). GQA: query head h reads kv head h / (n_head / n_kv_head).
-     * Scores are q.k * a->scale; with a->window > 0 a query at position p sees
-     * only the keys at p - window + 1 .. p (sliding-window layers). */
-    kern_status (*attention)(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
-                             int pos0, const kern_attn *a, float *out);
-    /* out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of `row`
-     * values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does). */
-    kern_status (*glu)(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
-                       float *out);
-    /* x (n) *= s. */
-    kern_status (*scale)(kern_backend *b, float *x, size_t n, float s);
-    /* x (n) = cap * tanh(x / cap): soft-capping of logits. */
-    kern_status (*softcap)(kern_backend *b, float *x, size_t n, float cap);
-    /* x (n) += y. */
-    kern_status (*add)(kern_backend *b, float *x, const float *y, size_t n);
-    /* Statistics of each of the T rows of x (T, n), into host memory. */
-    kern_status (*row_stats)(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
-    /* Index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins). */
-    kern_status (*argmax)(kern_backend *b, const float *x, int n, int32_t *out);
-    /* The k (1..KERN_TOP_K_MAX) largest of x (n): ids and values into host
-     * memory, largest first, ties to the lower index, NaN never chosen
-     * (fewer than k when x has fewer non-NaN values: ids[i] = -1 after). */
-    kern_status (*top_k)(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
+    /* The compute ops (KERN_OPS above: what each computes is said there), then the coarse ones a backend may
+     * leave NULL (KERN_OPS_OPTIONAL). */
+    KERN_OPS(KERN_OP_MEMBER)
+    KERN_OPS_OPTIONAL(KERN_OP_MEMBER)
 
     /* Optional (NULL: none). The ops issued between step_begin and step_end
      * form one decode step that a device may record and replay as a whole
@@ -166,6 +191,12 @@ bool kern_numerics_parse(const char *name, kern_numerics *out);
 /* A CPU backend with the given numerics: named "cpu" (exact) or "cpu:ggml". */
 kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics);
 
+/* The reference backend (kernels/ref): the oracle the tests and --compare's re-derivation hold other backends to.
+ * The exact CPU backend with RMSNorm, attention, the gated activation and soft-capping computed in double and
+ * rounded once, as their definitions read; host memory; n_threads for its products (0: all). NULL when out of
+ * memory. */
+kern_backend *kern_ref_create(int n_threads);
+
 /* The CUDA backend on device `device`: weights uploaded once in their file
  * types, decode by matrix-vector kernels on the quantized blocks, prompts by
  * cuBLAS. NULL when there is no usable device or this build has no CUDA
@@ -181,13 +212,12 @@ bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float 
 bool kern_cuda_gelu_host(float x, float *out);
 
 /* A backend that forwards every op to `inner` but gets one of them wrong on
- * purpose, so that a backend comparison can be shown to find it:
- *   "rope-mode"     rotary with NORM pairs where the model wants NEOX and back
- *   "lm-head-rows"  every logit of a vocabulary row r with r % 7 == 3 is taken
- *                   from row r + 1 (scattered garbage logits, a wrong stride)
- * Takes ownership of inner. NULL for an unknown fault (inner is then destroyed). */
+ * purpose, so that a backend comparison can be shown to find it: the seed
+ * reports' bugs (the bug zoo), named by kern_fault_names and said in a sentence
+ * by kern_fault_bug (fault.c's table is the one list). Takes ownership of
+ * inner. NULL for an unknown fault (inner is then destroyed). */
 kern_backend *kern_fault_wrap(kern_backend *inner, const char *fault);
-/* "rope-mode, lm-head-rows": for messages. */
+/* "rope-mode, lm-head-rows, ...": every fault's name, for messages. */
 const char *kern_fault_names(void);
 /* The bug a fault plants, in a sentence; NULL for an unknown name. */
 const char *kern_fault_bug(const char *fault);

@@ -15,47 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Attention of T queries at positions pos0.. against the cache, in double: every query's softmax over its own keys
- * (all before it, or the last `window`). */
-static void attention_reference(const float *q, const float *k, const float *v, int T, int pos0, const kern_attn *a,
-                                double *out)
-{
-    const int d = a->head_dim, group = a->n_head / a->n_kv_head, kv_dim = a->n_kv_head * d;
-    double *s = malloc((size_t)(pos0 + T) * sizeof(double));
-    for (int t = 0; t < T; t++)
-        for (int h = 0; h < a->n_head; h++) {
-            const float *qv = q + ((size_t)t * a->n_head + h) * d;
-            const int kh = h / group, n_keys = pos0 + t + 1;
-            const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
-            double mx = -INFINITY, sum = 0;
-            for (int j = j0; j < n_keys; j++) {
-                double dot = 0;
-                for (int i = 0; i < d; i++)
-                    dot += (double)qv[i] * k[(size_t)j * kv_dim + (size_t)kh * d + i];
-                s[j] = dot * a->scale;
-                mx = s[j] > mx ? s[j] : mx;
-            }
-            for (int j = j0; j < n_keys; j++)
-                sum += s[j] = exp(s[j] - mx);
-            double *o = out + ((size_t)t * a->n_head + h) * d;
-            for (int i = 0; i < d; i++) {
-                double acc = 0;
-                for (int j = j0; j < n_keys; j++)
-                    acc += s[j] / sum * v[(size_t)j * kv_dim + (size_t)kh * d + i];
-                o[i] = acc;
-            }
-        }
-    free(s);
-}
-
 /* The backend's attention within 1e-5 of the reference, and its output in out. */
 static void check_against_reference(kern_backend *be, const float *q, const float *k, const float *v, int T, int pos0,
                                     const kern_attn *a, float *out)
 {
     const size_t nq = (size_t)T * a->n_head * a->head_dim;
-    double *ref = malloc(nq * sizeof(double));
+    float *ref = malloc(nq * sizeof(float));
+    kern_backend *rb = kern_ref_create(1); /* every query's softmax over its own keys, in double */
+    cr_assert(rb);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, a, out), KERN_OK);
-    attention_reference(q, k, v, T, pos0, a, ref);
+    cr_assert_eq(rb->attention(rb, q, k, v, T, pos0, a, ref), KERN_OK);
+    rb->destroy(rb);
     for (size_t i = 0; i < nq; i++)
         cr_assert_leq(fabs(out[i] - ref[i]), 1e-5, "heads %d/%d x %d, T=%d pos0=%d window %d: out[%zu] = %.7g, reference %.7g",
                       a->n_head, a->n_kv_head, a->head_dim, T, pos0, a->window, i, out[i], ref[i]);

@@ -380,3 +380,52 @@ Test(ops, swiglu_with_ggml_numerics_is_llama_cpps)
     free(o);
     be->destroy(be);
 }
+
+/* The reference backend is the oracle of the tests and of --compare: its ops are held here to their definitions
+ * worked out by hand, not to another backend. One key: the output is that key's value row; two keys of equal
+ * scores: their mean; a window of 1: the query's own value. RMSNorm of (3, 4) with gains 2: (3, 4) * 2 / sqrt(12.5
+ * + eps). SiLU(x) * u = x u / (1 + e^-x); GELU is the table's; soft-capping is cap * tanh(x / cap). */
+Test(ops, the_reference_backend_is_its_definition)
+{
+    kern_backend *ref = kern_ref_create(1);
+    cr_assert(ref);
+    const kern_attn a = { .n_head = 2, .n_kv_head = 1, .head_dim = 2, .scale = 0.5f, .window = 0 };
+    const float q[2 * 2 * 2] = { 1, 0, 0, 1, 1, 0, 0, 1 }, k[2 * 2] = { 1, 1, 1, 1 }, v[2 * 2] = { 2, 4, 6, 8 };
+    float out[8];
+    cr_assert_eq(ref->attention(ref, q, k, v, 1, 0, &a, out), KERN_OK); /* the first position sees one key */
+    for (int h = 0; h < 2; h++)
+        cr_assert(out[h * 2] == 2.0f && out[h * 2 + 1] == 4.0f, "head %d: %g %g", h, out[h * 2], out[h * 2 + 1]);
+    cr_assert_eq(ref->attention(ref, q + 4, k, v, 1, 1, &a, out), KERN_OK); /* equal scores: the mean */
+    for (int h = 0; h < 2; h++)
+        cr_assert(out[h * 2] == 4.0f && out[h * 2 + 1] == 6.0f, "head %d: %g %g", h, out[h * 2], out[h * 2 + 1]);
+    const kern_attn w1 = { .n_head = 2, .n_kv_head = 1, .head_dim = 2, .scale = 0.5f, .window = 1 };
+    cr_assert_eq(ref->attention(ref, q + 4, k, v, 1, 1, &w1, out), KERN_OK); /* a window of one: its own value */
+    cr_assert(out[0] == 6.0f && out[1] == 8.0f, "%g %g", out[0], out[1]);
+
+    uint8_t *gb;
+    gguf_tensor g = test_weight_tensor(GGML_TYPE_F32, 2, 1, &gb);
+    g.n_dims = 1;
+    ((float *)gb)[0] = ((float *)gb)[1] = 2.0f;
+    const kern_weight kg = { .t = &g };
+    const float x[2] = { 3, 4 };
+    float y[2];
+    cr_assert_eq(ref->rmsnorm(ref, &kg, x, 1, 2, 1e-5f, y), KERN_OK);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(y[i], (float)(x[i] * 2.0 / sqrt(12.5 + (double)1e-5f)), "%d: %.9g", i, y[i]);
+    free(gb);
+
+    const float gate[4] = { -3.0f, -0.5f, 0.25f, 7.0f }, up[4] = { 1.5f, -2.0f, 3.0f, 0.5f };
+    float o[4];
+    cr_assert_eq(ref->glu(ref, KERN_ACT_SILU, gate, up, 4, 2, o), KERN_OK);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(o[i], (float)((double)gate[i] * up[i] / (1.0 + exp(-(double)gate[i]))), "%d", i);
+    cr_assert_eq(ref->glu(ref, KERN_ACT_GELU_TANH, gate, up, 4, 4, o), KERN_OK);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(o[i], (float)((double)kern_gelu_ggml(gate[i]) * up[i]), "%d", i);
+    float c[3] = { -100.0f, 0.5f, 30.0f };
+    cr_assert_eq(ref->softcap(ref, c, 3, 30.0f), KERN_OK);
+    cr_assert_eq(c[0], (float)(30.0 * tanh(-100.0 / 30.0)));
+    cr_assert_eq(c[1], (float)(30.0 * tanh(0.5 / 30.0)));
+    cr_assert_eq(c[2], (float)(30.0 * tanh(1.0)));
+    ref->destroy(ref);
+}

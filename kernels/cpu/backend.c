@@ -96,11 +96,10 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         .split_rows_min = numerics == KERN_NUMERICS_GGML ? QUANT_TILED_MIN_TOKENS : 0, .numerics = numerics,
         .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
-        .bind = cpu_bind, .unbind = cpu_unbind, .embed = cpu_embed, .matmul = cpu_matmul,
-        .matmul_many = cpu_matmul_many,
-        .rmsnorm = cpu_rmsnorm, .rope = cpu_rope, .attention = cpu_attention, .glu = cpu_glu,
-        .scale = cpu_scale, .softcap = cpu_softcap,
-        .add = cpu_add, .row_stats = cpu_row_stats, .argmax = cpu_argmax, .top_k = cpu_top_k,
+        .bind = cpu_bind, .unbind = cpu_unbind,
+#define CPU_OP_SET(name, params, args) .name = cpu_##name,
+        KERN_OPS(CPU_OP_SET) KERN_OPS_OPTIONAL(CPU_OP_SET)
+#undef CPU_OP_SET
         .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);

@@ -81,27 +81,15 @@ void cpu_scores_pack_queries(const float *const q[], int M, int d, int W, float 
 void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int64_t ldk, int nj, float *s,
                       int64_t ldm);
 
-kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
-kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
-                       float *y);
-kern_status cpu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
-                            const float *x, int T, float *const ys[]);
-kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
-kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
 /* --numerics ggml: attention in the order of llama.cpp's CPU backend without flash attention, W = cpu_vector_lanes()
  * lanes (attention_ggml.c); false, doing nothing, where that order cannot be had (no AVX2; 16 lanes without
  * AVX512DQ), else *status is the outcome. */
 bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                         const kern_attn *a, float *out, kern_status *status);
-kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
-                          const kern_attn *a, float *out);
-kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
-                    float *out);
-kern_status cpu_scale(kern_backend *b, float *x, size_t n, float s);
-kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap);
-kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n);
-kern_status cpu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
-kern_status cpu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
-kern_status cpu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
+
+/* The ops of kern.h's list as cpu_NAME (the table in backend.c), matmul_many of the optional ones too. */
+#define CPU_OP_DECLARE(name, params, args) kern_status cpu_##name params;
+KERN_OPS(CPU_OP_DECLARE)
+KERN_OPS_OPTIONAL(CPU_OP_DECLARE)
 
 #endif

@@ -229,18 +229,9 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->from_host = cu_from_host;
     b->bind = cu_bind;
     b->unbind = cu_unbind;
-    b->embed = cu_embed;
-    b->matmul = cu_matmul;
-    b->rmsnorm = cu_rmsnorm;
-    b->rope = cu_rope;
-    b->attention = cu_attention;
-    b->glu = cu_glu;
-    b->scale = cu_scale;
-    b->softcap = cu_softcap;
-    b->add = cu_add;
-    b->row_stats = cu_row_stats;
-    b->argmax = cu_argmax;
-    b->top_k = cu_top_k;
+#define CU_OP_SET(name, params, args) b->name = cu_##name;
+    KERN_OPS(CU_OP_SET)
+#undef CU_OP_SET
     b->step_begin = cu_step_begin;
     b->step_end = cu_step_end;
     b->last_error = cu_last_error;

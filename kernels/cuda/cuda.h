@@ -81,20 +81,9 @@ kern_status cu_reserve(kern_backend *b, void **p, size_t *cap, size_t bytes, con
  * place the row-major/column-major translation for cuBLAS is written down. */
 kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, const float *x, float *y);
 
-kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out);
-kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
-                      float *y);
-kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out);
-kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r);
-kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
-                         const kern_attn *a, float *out);
-kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out);
-kern_status cu_scale(kern_backend *b, float *x, size_t n, float s);
-kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap);
-kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n);
-kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out);
-kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out);
-kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals);
+/* The ops of kern.h's list as cu_NAME (the table in backend.cu); none of the optional ones yet. */
+#define CU_OP_DECLARE(name, params, args) kern_status cu_##name params;
+KERN_OPS(CU_OP_DECLARE)
 
 /* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
 enum { CU_MATVEC_MAX_T = 8 };

@@ -1,0 +1,137 @@
+/*
+ * The reference backend: every op as its definition says it, on host memory, where the tests and --compare's
+ * re-derivation hold other backends to it. The ops whose result can move more than their inputs do are computed
+ * in double and rounded once: RMSNorm's sum of squares and scale, attention's scores, softmax and weighted sums,
+ * SiLU, soft-capping. Products, embeddings and rotation are the exact CPU backend's (weights decoded exactly,
+ * activations in f32: the definition of the exact numerics, llama.cpp on f32 weights), and so are the rest: the
+ * reference is that backend with these four ops in their place.
+ */
+#include "kern.h"
+
+#include "quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* out = x / sqrt(mean(x^2) + eps) * g: the mean and the scale in double, each value rounded once. */
+static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
+                               float *out)
+{
+    (void)b;
+    if (!w->t || w->t->ne[0] != (uint64_t)n)
+        return KERN_E_SHAPE;
+    float *g = malloc((size_t)n * sizeof *g);
+    if (!g)
+        return KERN_E_NOMEM;
+    if (quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
+        free(g);
+        return KERN_E_UNSUPPORTED;
+    }
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * n;
+        float *o = out + (size_t)t * n;
+        double ss = 0.0;
+        for (int i = 0; i < n; i++)
+            ss += (double)xr[i] * xr[i];
+        const double scale = 1.0 / sqrt(ss / n + (double)eps);
+        for (int i = 0; i < n; i++)
+            o[i] = (float)(xr[i] * scale * g[i]);
+    }
+    free(g);
+    return KERN_OK;
+}
+
+/* q . k over d values in double: 8 partial sums the compiler keeps in vector lanes (one running sum is a chain it
+ * may not reorder; a long prompt's comparison spends most of its time here), added in a fixed tree. */
+static double dot_double(const float *q, const float *k, int d)
+{
+    double part[8] = { 0 };
+    int i = 0;
+    for (; i + 8 <= d; i += 8)
+        for (int l = 0; l < 8; l++)
+            part[l] += (double)q[i + l] * k[i + l];
+    for (; i < d; i++)
+        part[0] += (double)q[i] * k[i];
+    return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+}
+
+/* Each query's softmax over its own keys (all before it, or the last `window`), in double: scores, their maxima,
+ * e^(s - max), the normalized weights and the weighted sums of the values. */
+static kern_status ref_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
+                                 int pos0, const kern_attn *a, float *out)
+{
+    (void)b;
+    const int d = a->head_dim;
+    if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || d <= 0 || a->window < 0 || pos0 < 0 || T < 0)
+        return KERN_E_SHAPE;
+    const int group = a->n_head / a->n_kv_head;
+    const size_t kv_dim = (size_t)a->n_kv_head * d;
+    double *p = malloc(((size_t)pos0 + (size_t)T + (size_t)d) * sizeof *p), *acc = p + pos0 + T;
+    if (!p)
+        return KERN_E_NOMEM;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < a->n_head; h++) {
+            const float *qh = q + ((size_t)t * a->n_head + h) * d;
+            const size_t off = (size_t)(h / group) * d;
+            const int n_keys = pos0 + t + 1, j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
+            double m = -INFINITY, l = 0.0;
+            for (int j = j0; j < n_keys; j++) {
+                p[j] = dot_double(qh, k_cache + (size_t)j * kv_dim + off, d) * a->scale;
+                m = p[j] > m ? p[j] : m;
+            }
+            for (int j = j0; j < n_keys; j++)
+                l += p[j] = exp(p[j] - m);
+            for (int i = 0; i < d; i++)
+                acc[i] = 0.0;
+            for (int j = j0; j < n_keys; j++)
+                for (int i = 0; i < d; i++)
+                    acc[i] += p[j] / l * v_cache[(size_t)j * kv_dim + off + i];
+            float *o = out + ((size_t)t * a->n_head + h) * d;
+            for (int i = 0; i < d; i++)
+                o[i] = (float)acc[i];
+        }
+    free(p);
+    return KERN_OK;
+}
+
+/* SiLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs and outputs). */
+static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
+                           float *out)
+{
+    (void)b;
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH)
+        return KERN_E_UNSUPPORTED;
+    if (!row || n % row)
+        return KERN_E_SHAPE;
+    for (size_t i = 0; i < n; i++) {
+        const double x = gate[i];
+        out[i] = (float)(act == KERN_ACT_SILU ? x / (1.0 + exp(-x)) * up[i] : (double)kern_gelu_ggml(gate[i]) * up[i]);
+    }
+    return KERN_OK;
+}
+
+/* cap * tanh(x / cap) in double. */
+static kern_status ref_softcap(kern_backend *b, float *x, size_t n, float cap)
+{
+    (void)b;
+    if (!(cap > 0.0f))
+        return KERN_E_SHAPE;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(cap * tanh((double)x[i] / cap));
+    return KERN_OK;
+}
+
+kern_backend *kern_ref_create(int n_threads)
+{
+    kern_backend *b = kern_cpu_create_numerics(n_threads, KERN_NUMERICS_EXACT);
+    if (!b)
+        return NULL;
+    b->name = "ref";
+    b->matmul_many = NULL; /* one product at a time: the plain definition */
+    b->rmsnorm = ref_rmsnorm;
+    b->attention = ref_attention;
+    b->glu = ref_glu;
+    b->softcap = ref_softcap;
+    return b;
+}
