@@ -139,51 +139,93 @@ static engine_status op_status(engine_ctx *c, kern_status ks, const char *what, 
                        *why ? ": " : "", why);
 }
 
-/* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
- * (x prepared once, one team of threads over all the rows), else one matmul each. *what names the weight that
- * failed (names[i]), or all of them (group) when the one product did. */
-static kern_status matmuls(kern_backend *be, int n, const kern_weight *const ws[], const kern_weight *const bs[],
-                           const float *x, int T, float *const ys[], const char *const names[], const char *group,
-                           const char **what)
+/* One forward pass as it runs: every op below runs only while nothing before it failed and keeps the first
+ * failure, so a block reads as its math and the status is looked at once a layer (forward_batch's loop). */
+typedef struct pass {
+    engine_ctx *c;
+    kern_backend *be;
+    const engine_probe *probe;
+    int layer;            /* the layer the next ops belong to, for messages (-1 before the first) */
+    engine_status st;     /* ENGINE_OK until an op fails, then that failure */
+    engine_error *err;
+} pass;
+
+static void check(pass *p, kern_status ks, const char *what)
 {
-    *what = group;
-    if (be->matmul_many)
-        return be->matmul_many(be, n, ws, bs, x, T, ys);
-    for (int i = 0; i < n; i++) {
-        *what = names[i];
-        kern_status s = be->matmul(be, ws[i], bs[i], x, T, ys[i]);
-        if (s)
-            return s;
-    }
-    return KERN_OK;
+    if (ks != KERN_OK)
+        p->st = op_status(p->c, ks, what, p->layer, p->err);
 }
 
-static engine_status probe_rows(engine_ctx *c, const engine_probe *p, engine_op op, int layer, const float *x, int T,
-                                int n, engine_error *err)
-{
-    kern_backend *be = c->be;
-    engine_status st;
-    if (!p || (!p->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
-        return ENGINE_OK;
-    if (p->on_op) {
-        if ((st = op_status(c, be->row_stats(be, x, T, n, c->stats), "row statistics", layer, err)))
-            return st;
-        p->on_op(p->user, op, layer, c->pos, T, c->stats);
+/* run_NAME(p, what, args...): the backend's op NAME (kern.h's list) on its arguments unless an op before it failed;
+ * `what` names it in the message of its own failure. */
+#define RUN(name, params, args)                                                                                   \
+    __attribute__((unused)) static void run_##name(pass *p, const char *what, KERN_ARGS params)                   \
+    {                                                                                                             \
+        if (!p->st)                                                                                               \
+            check(p, p->be->name(p->be, KERN_ARGS args), what);                                                   \
     }
-    if (p->on_values) {
+KERN_OPS(RUN)
+#undef RUN
+
+/* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
+ * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
+static void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[], const float *x,
+                         int T, float *const ys[], const char *const names[], const char *group)
+{
+    if (p->st)
+        return;
+    if (p->be->matmul_many) {
+        check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
+}
+
+/* What a probe sees of op after it ran: its rows' statistics and values (T, n), as the probe asks. */
+static void look(pass *p, engine_op op, const float *x, int T, int n)
+{
+    engine_ctx *c = p->c;
+    const engine_probe *pr = p->probe;
+    if (p->st || !pr || (!pr->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
+        return;
+    if (pr->on_op) {
+        run_row_stats(p, "row statistics", x, T, n, c->stats);
+        if (!p->st)
+            pr->on_op(pr->user, op, p->layer, c->pos, T, c->stats);
+    }
+    if (pr->on_values && !p->st) {
         const size_t need = (size_t)T * n;
         if (need > c->probe_cap) {
             float *grown = realloc(c->probe_host, need * sizeof(float));
-            if (!grown)
-                return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory copying activations for a probe");
+            if (!grown) {
+                p->st = engine_fail(p->err, ENGINE_E_NOMEM, 0, "", "out of memory copying activations for a probe");
+                return;
+            }
             c->probe_host = grown;
             c->probe_cap = need;
         }
-        if ((st = op_status(c, be->to_host(be, c->probe_host, x, need), "copy of activations", layer, err)))
-            return st;
-        p->on_values(p->user, op, layer, c->pos, T, n, c->probe_host);
+        check(p, p->be->to_host(p->be, c->probe_host, x, need), "copy of activations");
+        if (!p->st)
+            pr->on_values(pr->user, op, p->layer, c->pos, T, n, c->probe_host);
     }
-    return ENGINE_OK;
+}
+
+/* The recording of a decode step a device may replay (step_begin .. step_end), when nothing before failed. */
+static void step_begin(pass *p)
+{
+    if (p->st)
+        return;
+    check(p, p->be->step_begin(p->be), "recording the decode step");
+    p->c->recording = !p->st;
+}
+
+static void step_end(pass *p)
+{
+    if (p->st)
+        return;
+    p->c->recording = false;
+    check(p, p->be->step_end(p->be, true), "running the recorded decode step");
 }
 
 /* What comes back of the last row's logits when they stay on the backend:
@@ -196,122 +238,80 @@ typedef struct top_request {
 
 /* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
  * norms and rotation; k and v go into the cache), attention, and its output projection into c->o. */
-static engine_status attention_block(engine_ctx *c, int il, int T, const engine_probe *probe, engine_error *err)
+static void attention_block(pass *p, int il, int T)
 {
+    engine_ctx *c = p->c;
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
-    kern_backend *be = c->be;
     const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
     const int pos0 = c->pos;
-    static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" };
-    const char *what;
-    engine_status st;
     const engine_layer *L = &m->layers[il];
     const kern_weight *w = L->w;
-    const bool bias = L->has_bias;
     const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
     const kern_attn attn = engine_layer_attn(m, il);
     float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
     float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
-
-    if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h), "attn_norm", il,
-                        err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_NORM, il, c->h, T, E, err)))
-        return st;
+    static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" };
     const kern_weight *const qkv[3] = { &w[MODEL_ROLE_ATTN_Q], &w[MODEL_ROLE_ATTN_K], &w[MODEL_ROLE_ATTN_V] };
-    const kern_weight *const qkv_bias[3] = { bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
-                                             bias ? &w[MODEL_ROLE_ATTN_K_BIAS] : NULL,
-                                             bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL };
+    const kern_weight *const qkv_bias[3] = { L->has_bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
+                                             L->has_bias ? &w[MODEL_ROLE_ATTN_K_BIAS] : NULL,
+                                             L->has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL };
     float *const qkv_out[3] = { c->q, k_new, v_new };
-    kern_status ks = matmuls(be, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v", &what);
-    if ((st = op_status(c, ks, what, il, err)))  /* what: set by matmuls */
-        return st;
-    if (w[MODEL_ROLE_ATTN_Q_NORM].t) {  /* qwen3, gemma3: RMSNorm of every head of q and k */
-        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q),
-                            "attn_q_norm", il, err)))
-            return st;
-        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps,
-                            k_new), "attn_k_norm", il, err)))
-            return st;
+    p->layer = il;
+
+    run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
+    look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
+    run_products(p, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
+    if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k */
+        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
-    if ((st = op_status(c, be->rope(be, c->q, T, hp->n_head, hd, pos0, rope), "rope(q)", il, err)))
-        return st;
-    if ((st = op_status(c, be->rope(be, k_new, T, hp->n_kv_head, hd, pos0, rope), "rope(k)", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_Q, il, c->q, T, q_dim, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_K, il, k_new, T, kv_dim, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_V, il, v_new, T, kv_dim, err)))
-        return st;
-    if ((st = op_status(c, be->attention(be, c->q, kc, vc, T, pos0, &attn, c->att), "attention", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN, il, c->att, T, q_dim, err)))
-        return st;
-    if ((st = op_status(c, be->matmul(be, &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o), "attn_output", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_OUT, il, c->o, T, E, err)))
-        return st;
-    return ENGINE_OK;
+    run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
+    run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
+    look(p, ENGINE_OP_Q, c->q, T, q_dim);
+    look(p, ENGINE_OP_K, k_new, T, kv_dim);
+    look(p, ENGINE_OP_V, v_new, T, kv_dim);
+    run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
+    look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
+    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o);
+    look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }
 
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
  * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0. */
-static engine_status ffn_block(engine_ctx *c, int il, int T, int r0, const engine_probe *probe, engine_error *err)
+static void ffn_block(pass *p, int il, int T, int r0)
 {
+    engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
-    kern_backend *be = c->be;
     const int E = hp->n_embd, F = hp->n_ff, Tr = T - r0;
-    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
-    const char *what;
-    engine_status st;
     const kern_weight *w = c->m->layers[il].w;
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
-
-    if (w[MODEL_ROLE_ATTN_POST_NORM].t) {  /* gemma: the block's output is normalized before the residual add */
-        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o),
-                            "post_attention_norm", il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_ATTN_POST_NORM, il, c->o, T, E, err)))
-            return st;
-    }
-    if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
-        return st;
-
-    if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h), "ffn_norm", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_NORM, il, c->h, T, E, err)))
-        return st;
+    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
     const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
     const kern_weight *const no_bias[2] = { 0 };
     float *const gate_up_out[2] = { gate, up };
-    kern_status ks = matmuls(be, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up", &what);
-    if ((st = op_status(c, ks, what, il, err)))
-        return st;
-    if ((st = op_status(c, be->glu(be, hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate),
-                        hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_ACT, il, c->gate, T, F, err)))
-        return st;
-    if ((st = op_status(c, be->matmul(be, &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o), "ffn_down", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_FFN_OUT, il, c->o, T, E, err)))
-        return st;
-    if (w[MODEL_ROLE_FFN_POST_NORM].t) {
-        if ((st = op_status(c, be->rmsnorm(be, &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o), "post_ffw_norm",
-                            il, err)))
-            return st;
-        if ((st = probe_rows(c, probe, ENGINE_OP_FFN_POST_NORM, il, c->o, T, E, err)))
-            return st;
+    p->layer = il;
+
+    if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
+        run_rmsnorm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
+        look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
     }
-    if ((st = op_status(c, be->add(be, x, o, (size_t)Tr * E), "residual add", il, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_LAYER_OUT, il, c->x, T, E, err)))
-        return st;
-    return ENGINE_OK;
+    run_add(p, "residual add", x, o, (size_t)Tr * E);
+    run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
+    look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
+    run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
+    run_glu(p, hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
+    look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
+    look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
+    if (w[MODEL_ROLE_FFN_POST_NORM].t) {
+        run_rmsnorm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
+        look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
+    }
+    run_add(p, "residual add", x, o, (size_t)Tr * E);
+    look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
 /* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
@@ -321,76 +321,56 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 {
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
-    kern_backend *be = c->be;
-    const int E = hp->n_embd;
-    engine_status st;
+    const int E = hp->n_embd, V = hp->n_vocab;
+    pass p = { .c = c, .be = c->be, .probe = probe, .layer = -1, .st = ENGINE_OK, .err = err };
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
-    const bool step = T == 1 && !probe && be->step_begin;
-    if (step) {
-        if ((st = op_status(c, be->step_begin(be), "recording the decode step", -1, err)))
-            return st;
-        c->recording = true;
-    }
+    const bool step = T == 1 && !probe && c->be->step_begin;
+    if (step)
+        step_begin(&p);
     /* The rows that go on past the last layer's attention: only those whose logits are asked for (the last one
      * when none are, for the spot check's final norm), unless a probe shows every row. Nothing else reads the
      * other rows' last hidden states: their keys and values are in the cache by then. llama.cpp's graphs drop
      * the same rows at the same place (inp_out_ids in llama-model.cpp), so its prompts skip that last FFN too. */
     const int keep0 = probe || (all_logits && logits) ? 0 : T - 1;
-    if ((st = op_status(c, be->embed(be, &m->tok_embd, tokens, T, c->x), "token embedding", -1, err)))
-        return st;
-    if (hp->embd_scale != 1.0f &&
-        (st = op_status(c, be->scale(be, c->x, (size_t)T * E, hp->embd_scale), "embedding scale", -1, err)))
-        return st;
-    for (int il = 0; il < hp->n_layer; il++) {
-        if ((st = attention_block(c, il, T, probe, err)))
-            return st;
+    run_embed(&p, "token embedding", &m->tok_embd, tokens, T, c->x);
+    if (hp->embd_scale != 1.0f)
+        run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
+    for (int il = 0; il < hp->n_layer && !p.st; il++) {
+        attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
-        if ((st = ffn_block(c, il, T, il == hp->n_layer - 1 ? keep0 : 0, probe, err)))
-            return st;
+        ffn_block(&p, il, T, il == hp->n_layer - 1 ? keep0 : 0);
     }
-    if ((st = op_status(c, be->rmsnorm(be, &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
-                        c->h + (size_t)keep0 * E), "output_norm", hp->n_layer, err)))
-        return st;
-    if ((st = probe_rows(c, probe, ENGINE_OP_RESULT_NORM, hp->n_layer, c->h, T, E, err)))
-        return st;
+    p.layer = hp->n_layer;
+    run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
+                c->h + (size_t)keep0 * E);
+    look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);
+    if (p.st)
+        return p.st;
     c->pos += T;
     c->last_T = T;
     if (!logits && !top) {
-        if (step) {
-            c->recording = false;
-            if ((st = op_status(c, be->step_end(be, true), "running the recorded decode step", hp->n_layer, err)))
-                return st;
-        }
-        return ENGINE_OK;
+        if (step)
+            step_end(&p);
+        return p.st;
     }
     const int first = all_logits && logits ? 0 : T - 1;
-    for (int r = first, n; r < T; r += n) {
-        n = engine_logit_part(be, T - r);
-        if ((st = op_status(c, be->matmul(be, &m->output, NULL, c->h + (size_t)r * E, n, c->logits), "output",
-                            hp->n_layer, err)))
-            return st;
-        if (hp->final_softcap > 0.0f &&
-            (st = op_status(c, be->softcap(be, c->logits, (size_t)n * hp->n_vocab, hp->final_softcap),
-                            "logit soft-capping", hp->n_layer, err)))
-            return st;
-        if (step) {
-            c->recording = false;
-            if ((st = op_status(c, be->step_end(be, true), "running the recorded decode step", hp->n_layer, err)))
-                return st;
-        }
-        if (logits && (st = op_status(c, be->to_host(be, logits + (size_t)(r - first) * hp->n_vocab, c->logits,
-                                                     (size_t)n * hp->n_vocab),
-                                      "copy of logits", hp->n_layer, err)))
-            return st;
+    for (int r = first, n; r < T && !p.st; r += n) {
+        n = engine_logit_part(c->be, T - r);
+        run_matmul(&p, "output", &m->output, NULL, c->h + (size_t)r * E, n, c->logits);
+        if (hp->final_softcap > 0.0f)
+            run_softcap(&p, "logit soft-capping", c->logits, (size_t)n * V, hp->final_softcap);
+        if (step)
+            step_end(&p);
+        if (logits && !p.st)
+            check(&p, c->be->to_host(c->be, logits + (size_t)(r - first) * V, c->logits, (size_t)n * V),
+                  "copy of logits");
     }
     if (top && top->k == 1)
-        return op_status(c, be->argmax(be, c->logits, hp->n_vocab, top->ids), "argmax of the logits", hp->n_layer,
-                         err);
-    if (top)
-        return op_status(c, be->top_k(be, c->logits, hp->n_vocab, top->k, top->ids, top->vals), "top-k of the logits",
-                         hp->n_layer, err);
-    return ENGINE_OK;
+        run_argmax(&p, "argmax of the logits", c->logits, V, top->ids);
+    else if (top)
+        run_top_k(&p, "top-k of the logits", c->logits, V, top->k, top->ids, top->vals);
+    return p.st;
 }
 
 static engine_status forward(engine_ctx *c, const int32_t *tokens, int T, bool all_logits, float *logits,

@@ -59,7 +59,10 @@ static void f_destroy(kern_backend *b)
 
 /* Every op of kern.h's list goes to the wrapped backend as it is (the faulty ones are set over these below). */
 #define FORWARD(name, params, args)                                                                               \
-    __attribute__((unused)) static kern_status fwd_##name params { return inner(b)->name(inner(b), KERN_ARGS args); }
+    __attribute__((unused)) static kern_status fwd_##name(kern_backend *b, KERN_ARGS params)                      \
+    {                                                                                                             \
+        return inner(b)->name(inner(b), KERN_ARGS args);                                                          \
+    }
 KERN_OPS(FORWARD)
 #undef FORWARD
 

@@ -75,10 +75,11 @@ typedef enum kern_numerics { KERN_NUMERICS_EXACT, KERN_NUMERICS_GGML } kern_nume
 typedef struct kern_backend kern_backend;
 
 /*
- * The compute ops, declared once. Each entry is X(name, params, args): the op returns a kern_status, its params
- * start with the backend, and args name the params after it. From this list follow the backend struct's members,
- * each backend's declarations and table (cpu.h, cuda.h: KERN_OPS(...) with their own X), and the fault wrapper's
- * forwarding (fault.c), so an op added here reaches all of them; a backend that lacks it no longer links.
+ * The compute ops, declared once. Each entry is X(name, params, args): the op returns a kern_status and takes the
+ * backend, then params; args name those params. From this list follow the backend struct's members, each
+ * backend's declarations and table (cpu.h, cuda.h: KERN_OPS(...) with their own X), the fault wrapper's forwarding
+ * (fault.c) and the engine's calls (engine/forward.c), so an op added here reaches all of them; a backend that
+ * lacks it no longer links.
  *
  *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
@@ -99,24 +100,24 @@ typedef struct kern_backend kern_backend;
  *               to the lower index, NaN never chosen (fewer than k when x has fewer non-NaN values: ids[i] = -1
  *               after).
  */
-#define KERN_OPS(X)                                                                                               \
-    X(embed, (kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out), (w, tokens, T, out)) \
-    X(matmul, (kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, float *y),    \
-      (w, bias, x, T, y))                                                                                         \
-    X(rmsnorm, (kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out),        \
-      (w, x, T, n, eps, out))                                                                                     \
-    X(rope, (kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r),            \
-      (x, T, n_head, head_dim, pos0, r))                                                                          \
-    X(attention, (kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,    \
-                  const kern_attn *a, float *out), (q, k_cache, v_cache, T, pos0, a, out))                        \
-    X(glu, (kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out),  \
-      (act, gate, up, n, row, out))                                                                               \
-    X(scale, (kern_backend *b, float *x, size_t n, float s), (x, n, s))                                           \
-    X(softcap, (kern_backend *b, float *x, size_t n, float cap), (x, n, cap))                                     \
-    X(add, (kern_backend *b, float *x, const float *y, size_t n), (x, y, n))                                      \
-    X(row_stats, (kern_backend *b, const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))            \
-    X(argmax, (kern_backend *b, const float *x, int n, int32_t *out), (x, n, out))                                \
-    X(top_k, (kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))
+#define KERN_OPS(X)                                                                                                   \
+    X(embed, (const kern_weight *w, const int32_t *tokens, int T, float *out), (w, tokens, T, out))                   \
+    X(matmul, (const kern_weight *w, const kern_weight *bias, const float *x, int T, float *y),                       \
+      (w, bias, x, T, y))                                                                                             \
+    X(rmsnorm, (const kern_weight *w, const float *x, int T, int n, float eps, float *out),                           \
+      (w, x, T, n, eps, out))                                                                                         \
+    X(rope, (float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r),                                \
+      (x, T, n_head, head_dim, pos0, r))                                                                              \
+    X(attention, (const float *q, const float *k_cache, const float *v_cache, int T, int pos0,                        \
+                  const kern_attn *a, float *out), (q, k_cache, v_cache, T, pos0, a, out))                            \
+    X(glu, (kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out),                      \
+      (act, gate, up, n, row, out))                                                                                   \
+    X(scale, (float *x, size_t n, float s), (x, n, s))                                                                \
+    X(softcap, (float *x, size_t n, float cap), (x, n, cap))                                                          \
+    X(add, (float *x, const float *y, size_t n), (x, y, n))                                                           \
+    X(row_stats, (const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))                                 \
+    X(argmax, (const float *x, int n, int32_t *out), (x, n, out))                                                     \
+    X(top_k, (const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))
 
 /*
  * Coarse ops a backend may implement for speed; NULL where it does not, and the engine composes them from the
@@ -126,13 +127,13 @@ typedef struct kern_backend kern_backend;
  *                NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k and v; gate and
  *                up): one product, x prepared once per type and one team of threads over all their rows.
  */
-#define KERN_OPS_OPTIONAL(X)                                                                                      \
-    X(matmul_many, (kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],      \
+#define KERN_OPS_OPTIONAL(X)                                                                                          \
+    X(matmul_many, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))
 
-/* The struct member of an op, and an op's arguments after the backend, unpacked. */
-#define KERN_OP_MEMBER(name, params, args) kern_status(*name) params;
+/* A parenthesized list unpacked; an op's struct member. */
 #define KERN_ARGS(...) __VA_ARGS__
+#define KERN_OP_MEMBER(name, params, args) kern_status (*name)(kern_backend * b, KERN_ARGS params);
 
 
 enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 3 };

@@ -82,7 +82,7 @@ kern_status cu_reserve(kern_backend *b, void **p, size_t *cap, size_t bytes, con
 kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, const float *x, float *y);
 
 /* The ops of kern.h's list as cu_NAME (the table in backend.cu); none of the optional ones yet. */
-#define CU_OP_DECLARE(name, params, args) kern_status cu_##name params;
+#define CU_OP_DECLARE(name, params, args) kern_status cu_##name(kern_backend *b, KERN_ARGS params);
 KERN_OPS(CU_OP_DECLARE)
 
 /* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
