@@ -14,6 +14,7 @@
  * JSON lines on stdout, one per instruction the CPU has, per-thread and for all threads together.
  * usage: bench-peak [--threads T]
  */
+#include "x86_target.h"
 #include "quant.h"
 
 #include <omp.h>
@@ -39,7 +40,7 @@ static double now(void)
 }
 
 /* The lanes of a 256-bit register added (AVX2 has no reduce instruction). */
-__attribute__((target("avx2"))) static float sum_ymm(__m256 v)
+X86_AVX2 static float sum_ymm(__m256 v)
 {
     float out[8], s = 0;
     _mm256_storeu_ps(out, v);
@@ -48,7 +49,7 @@ __attribute__((target("avx2"))) static float sum_ymm(__m256 v)
     return s;
 }
 
-__attribute__((target("avx2"))) static float sum_ymm_epi32(__m256i v)
+X86_AVX2 static float sum_ymm_epi32(__m256i v)
 {
     int32_t out[8];
     int64_t s = 0;

@@ -8,6 +8,7 @@
  * and mins are added as ggml's AVX2 vec_dot adds them (ggml-cpu/arch/x86/quants.c), so every dot here is bit for
  * bit llama.cpp's on the same blocks.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #include <math.h>
@@ -21,7 +22,7 @@
 #include "simd_hsum.h"
 
 /* Signed weights: |w| times a with w's sign. */
-AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
+X86_AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
 {
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
@@ -35,7 +36,7 @@ AVX2 static inline __m256i pairs_i8(__m256i w, __m256i a)
  * then d_w * d_a scales them once. */
 
 /* The 4 int32 lanes' sum (exact in any order). */
-AVX2 static inline int32_t hsum_i32x4(__m128i v)
+X86_AVX2 static inline int32_t hsum_i32x4(__m128i v)
 {
     v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
     return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1))));
@@ -43,7 +44,7 @@ AVX2 static inline int32_t hsum_i32x4(__m128i v)
 
 /* Q2_K's mins in ggml's 8 lanes: lane k holds m[2k] bsums[2k] + m[2k + 1] bsums[2k + 1], m the scale bytes' high
  * nibbles (one per 16 values). */
-AVX2 static inline __m256i q2k_mins_lanes(const uint8_t *y, const uint8_t *scales)
+X86_AVX2 static inline __m256i q2k_mins_lanes(const uint8_t *y, const uint8_t *scales)
 {
     const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
     return _mm256_madd_epi16(_mm256_cvtepu8_epi16(m), load32(y + 4 + QK_K));
@@ -51,7 +52,7 @@ AVX2 static inline __m256i q2k_mins_lanes(const uint8_t *y, const uint8_t *scale
 
 /* A block's group scales as bytes: 16 of 16 values (Q2_K, Q3_K) or 8 of 32 (Q5_K, IQ4_XS; Q5_K's 8 mins
  * after them), all within int8. */
-AVX2 static INLINE __m128i scale_bytes(kquant_kind k, const uint8_t *b)
+X86_AVX2 static INLINE __m128i scale_bytes(kquant_kind k, const uint8_t *b)
 {
     switch (k) {
     case KQ_Q2_K: return _mm_and_si128(_mm_loadu_si128((const __m128i *)b), _mm_set1_epi8(0x0f));
@@ -72,7 +73,7 @@ AVX2 static INLINE __m128i scale_bytes(kquant_kind k, const uint8_t *b)
 }
 
 /* Chunk c's madd multipliers (8 lanes the scale of its values 0-15, 8 that of 16-31) from scale_bytes. */
-AVX2 static INLINE __m256i chunk_scales(kquant_kind k, __m128i s8, int c)
+X86_AVX2 static INLINE __m256i chunk_scales(kquant_kind k, __m128i s8, int c)
 {
     const bool by_16 = k == KQ_Q2_K || k == KQ_Q3_K || k == KQ_Q6_K;
     const char lo = (char)(by_16 ? 2 * c : c), hi = (char)(by_16 ? 2 * c + 1 : c);
@@ -80,7 +81,7 @@ AVX2 static INLINE __m256i chunk_scales(kquant_kind k, __m128i s8, int c)
         _mm_shuffle_epi8(s8, _mm_setr_epi8(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi)));
 }
 
-AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+X86_AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
                                     float *out)
 {
     static const uint8_t block_bytes[] = { 84, 110, 144, 176, 210, 136 };
@@ -119,7 +120,7 @@ AVX2 static INLINE void kquant_body(kquant_kind k, const uint8_t *b, const uint8
 
 /* A Q4_K block's 8 chunks of quants (chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their high ones), each
  * chunk's scale in every 16-bit lane (sc), and its 8 mins widened to 16 bits. */
-AVX2 static INLINE void q4k_unpack(const uint8_t *b, __m256i q[8], __m256i sc[8], __m128i *mins16)
+X86_AVX2 static INLINE void q4k_unpack(const uint8_t *b, __m256i q[8], __m256i sc[8], __m128i *mins16)
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m128i sm = kq_scale_bytes(b);
@@ -136,7 +137,7 @@ AVX2 static INLINE void q4k_unpack(const uint8_t *b, __m256i q[8], __m256i sc[8]
 }
 
 /* A block's 8 lanes against Q8_K row y: each chunk's pair sums of unsigned quants times its scale (Q4_K, Q2_K). */
-AVX2 static INLINE __m256i q4k_isum(const __m256i q[8], const __m256i sc[8], const uint8_t *y)
+X86_AVX2 static INLINE __m256i q4k_isum(const __m256i q[8], const __m256i sc[8], const uint8_t *y)
 {
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 8; c++)
@@ -148,7 +149,7 @@ AVX2 static INLINE __m256i q4k_isum(const __m256i q[8], const __m256i sc[8], con
  * mins unpacked in registers, each chunk's scale spread to its 16-bit lanes by a byte shuffle, and the mins
  * term in 4 int32 lanes scaled into 4 f32 ones, added after the 8 (bit for bit ggml's vec_dot). The generic
  * body's scalar unpacking of the scales and mins took as many instructions as the products. */
-AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+X86_AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
                                  float *out)
 {
     (void)k;
@@ -177,7 +178,7 @@ AVX2 static INLINE void q4k_body(kquant_kind k, const uint8_t *b, const uint8_t 
 /* llama.cpp's GEMV order for Q4_K, and for Q2_K where its AVX-512 build repacks it (ggml_gemv_q4_K_8x8_q8_K,
  * ggml_gemv_q2_K_8x8_q8_K; act_dot_vnni_k.c's q4k_gemv says what it computes), 8 rows side by side: each row's
  * block integer as the dots form it and its mins' integer, then added across lanes (row_sums.h). */
-AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+X86_AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
                                 float *out)
 {
     enum { ROWS = 8 };
@@ -220,12 +221,12 @@ AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb, in
     memcpy(out, all, (size_t)nr * sizeof(float));
 }
 
-AVX2 void quant_act_gemv_q4_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+X86_AVX2 void quant_act_gemv_q4_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
 {
     kq_gemv(KQ_Q4_K, w, rb, nr, y, n, out);
 }
 
-AVX2 void quant_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+X86_AVX2 void quant_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
 {
     kq_gemv(KQ_Q2_K, w, rb, nr, y, n, out);
 }
@@ -234,7 +235,7 @@ AVX2 void quant_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const voi
  * chunk's 16-bit pair sums times its halves' scales (spread by a byte shuffle), and the -32 taken off once a block
  * as ggml takes it, 32 * (s[2k] bsums[2k] + s[2k + 1] bsums[2k + 1]) off lane k: bit for bit ggml's
  * ggml_vec_dot_q6_K_q8_K. (All exact in 32 bits: a lane's products at most 8 x 4 x 63 x 128 x 128.) */
-AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
+X86_AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n,
                                  float *out)
 {
     (void)k;
@@ -264,7 +265,7 @@ AVX2 static INLINE void q6k_body(kquant_kind k, const uint8_t *b, const uint8_t 
 }
 
 /* The entry points: one row (decode) and four (prompts), per type. */
-#define ACT_ENTRY_POINTS(name, body, kind) ACT_ENTRY_POINTS_AT(avx2, AVX2, name, body, kind)
+#define ACT_ENTRY_POINTS(name, body, kind) ACT_ENTRY_POINTS_AT(avx2, X86_AVX2, name, body, kind)
 ACT_ENTRY_POINTS(q2_k, kquant_body, KQ_Q2_K)
 ACT_ENTRY_POINTS(q3_k, kquant_body, KQ_Q3_K)
 ACT_ENTRY_POINTS(q4_k, q4k_body, KQ_Q4_K)

@@ -15,6 +15,7 @@
  * per block, acc += (d_w * d_a) * lanes in 8-lane registers, block after block, then its 8-lane sum, plus
  * Q4_1/Q5_1's m * s added in block order. So the two levels agree bit for bit (test_act).
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -26,7 +27,6 @@
 #include "row_sums.h"
 #include "simd_hsum.h"
 
-#define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
 /* Where a weight block's parts lie (quant_nibble_forms; Q8_0 is [d][qs:32]), and the offset its quants carry as
  * unsigned bytes: the nibble types' -offset (8, 16, or 0 with a min), 128 for IQ4_NL's levels and Q8_0's
@@ -97,7 +97,7 @@ PREP_ENTRY_POINT(q8_1, LEG_Q4_1)
 
 /* The unsigned quants of block b (lanes 0-1 of the result) and, when `two`, of the block after it (lanes
  * 2-3); a block past the row is never read. */
-VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
+X86_AVX512_VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
 {
     const legacy_form F = form_of(k);
     const uint8_t *b1 = b + F.block_bytes;
@@ -127,7 +127,7 @@ VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
 
 /* ggml's f32 part for block h (0, 1) of pair p of the weight row at b: acc += (d_w * d_a) * lanes, and Q4_1 /
  * Q5_1's m * s. sc: the prepared row's 4 scales of the pair. */
-AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, const float *sc, __m256i lanes,
+X86_AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, const float *sc, __m256i lanes,
                                   __m256 *acc, float *mins)
 {
     const uint8_t *blk = b + h * F.block_bytes;
@@ -138,7 +138,7 @@ AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, 
 
 /* Pair p of the weight row at b (two blocks, or only the first where !two) against nt prepared activation rows
  * at a, a + as, ...: with VNNI both blocks in one vpdpbusd. */
-VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
+X86_AVX512_VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
                                   int64_t np, int64_t p, __m256 *acc, float *mins)
 {
     const legacy_form F = form_of(k);
@@ -157,7 +157,7 @@ VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bool two, con
 /* With AVX2, block by block: unsigned nibbles through maddubs plus the correction, or (Q8_0, IQ4_NL) signed
  * quants with their sign moved onto the activations. Block h of pair p of the prepared row y against the block's
  * quants q (|q| in qabs): ggml's 8 lanes. */
-AVX2 static INLINE __m256i block_lanes_avx2(legacy_kind k, __m256i q, __m256i qabs, const uint8_t *y, int64_t np,
+X86_AVX2 static INLINE __m256i block_lanes_avx2(legacy_kind k, __m256i q, __m256i qabs, const uint8_t *y, int64_t np,
                                             int64_t p, int h)
 {
     const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
@@ -168,7 +168,7 @@ AVX2 static INLINE __m256i block_lanes_avx2(legacy_kind k, __m256i q, __m256i qa
     return !is_signed && form_of(k).offset ? _mm256_add_epi32(lanes, load32(PREP_CORR(y, np, p) + 32 * h)) : lanes;
 }
 
-AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const uint8_t *a, uint64_t as, int nt,
+X86_AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const uint8_t *a, uint64_t as, int nt,
                                    int64_t np, int64_t p, __m256 *acc, float *mins)
 {
     const legacy_form F = form_of(k);
@@ -183,7 +183,7 @@ AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, const
     }
 }
 
-AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
+X86_AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, const uint8_t *a, uint64_t as, int nt,
                                   int64_t np, int64_t p, __m256 *acc, float *mins)
 {
     block_avx2(k, b, 0, a, as, nt, np, p, acc, mins);
@@ -212,8 +212,8 @@ AVX2 static INLINE void pair_avx2(legacy_kind k, const uint8_t *b, bool two, con
         for (int t = 0; t < nt; t++)                                                                            \
             out[t] = quant_hsum8(acc[t]) + mins[t];                                                             \
     }
-DEFINE_LEGACY_BODY(legacy_body_vnni, VNNI, pair_vnni)
-DEFINE_LEGACY_BODY(legacy_body_avx2, AVX2, pair_avx2)
+DEFINE_LEGACY_BODY(legacy_body_vnni, X86_AVX512_VNNI, pair_vnni)
+DEFINE_LEGACY_BODY(legacy_body_avx2, X86_AVX2, pair_avx2)
 
 /*
  * llama.cpp's products of fewer than 4 tokens for the types it repacks (Q4_0 and IQ4_NL: ggml-cpu/repack.cpp,
@@ -227,7 +227,7 @@ DEFINE_LEGACY_BODY(legacy_body_avx2, AVX2, pair_avx2)
  */
 enum { GEMV_ROWS_VNNI = 16, GEMV_ROWS_AVX2 = 8 };
 
-VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+X86_AVX512_VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
                                   float *out)
 {
     const legacy_form F = form_of(k);
@@ -293,7 +293,7 @@ static inline int gemv_lane_of(int r)
     return (r % 2) * 4 + r / 2;
 }
 
-AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
+X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
                                   float *out)
 {
     const legacy_form F = form_of(k);
@@ -352,12 +352,12 @@ AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t rb, 
 }
 
 #define GEMV_ENTRY_POINTS(name, kind)                                                                          \
-    VNNI void quant_act_gemv_##name##_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+    X86_AVX512_VNNI void quant_act_gemv_##name##_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
                                            float *out)                                                         \
     {                                                                                                          \
         gemv_vnni(kind, w, rb, nr, a, n, out);                                                                 \
     }                                                                                                          \
-    AVX2 void quant_act_gemv_##name##_avx2(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+    X86_AVX2 void quant_act_gemv_##name##_avx2(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
                                            float *out)                                                         \
     {                                                                                                          \
         gemv_avx2(kind, w, rb, nr, a, n, out);                                                                 \
@@ -366,8 +366,8 @@ GEMV_ENTRY_POINTS(q4_0, LEG_Q4_0)
 GEMV_ENTRY_POINTS(iq4_nl, LEG_IQ4_NL)
 
 #define ENTRY_POINTS(name, kind)                                                                               \
-    ACT_ENTRY_POINTS_AT(vnni, VNNI, name, legacy_body_vnni, kind)                                              \
-    ACT_ENTRY_POINTS_AT(avx2, AVX2, name, legacy_body_avx2, kind)
+    ACT_ENTRY_POINTS_AT(vnni, X86_AVX512_VNNI, name, legacy_body_vnni, kind)                                              \
+    ACT_ENTRY_POINTS_AT(avx2, X86_AVX2, name, legacy_body_avx2, kind)
 ENTRY_POINTS(q4_0, LEG_Q4_0)
 ENTRY_POINTS(q5_0, LEG_Q5_0)
 ENTRY_POINTS(q8_0, LEG_Q8_0)

@@ -8,6 +8,7 @@
  * AVX2 dot and the float steps after it are the same. Q6_K's -32 comes off the 8 lanes after that, as the AVX2
  * dot (and ggml's) takes it.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -18,23 +19,22 @@
 #include "row_sums.h"
 #include "simd_hsum.h"
 
-#define VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
 /* Two chunks of 32 weight bytes as one register, in the order of 64 consecutive activation bytes. */
-VNNI static inline __m512i pair(__m256i first, __m256i second)
+X86_AVX512_VNNI static inline __m512i pair(__m256i first, __m256i second)
 {
     return _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
 }
 
 /* The 8 lanes of the AVX2 dot's block sum: the two chunks' lanes added. */
-VNNI static inline __m256i fold(__m512i s)
+X86_AVX512_VNNI static inline __m256i fold(__m512i s)
 {
     return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
 }
 
 /* Lane l of chunk pair j's scales: for Q4_K the scale of chunk 2j + l / 8 (lanes 0-7 one chunk, 8-15 the
  * next), for Q6_K that of 16-value group 4j + l / 4; from the block's scales widened to 32 bits. */
-VNNI static inline __m512i spread(__m512i s32, int first, int shift)
+X86_AVX512_VNNI static inline __m512i spread(__m512i s32, int first, int shift)
 {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     return _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_set1_epi32(first), _mm512_srli_epi32(lane, shift)),
@@ -42,7 +42,7 @@ VNNI static inline __m512i spread(__m512i s32, int first, int shift)
 }
 
 /* A block's 16 lanes against Q8_K row y: each chunk pair's 4-product sums times its lanes' scales, the pairs added. */
-VNNI static inline __m512i block_isum(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
+X86_AVX512_VNNI static inline __m512i block_isum(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
 {
     __m512i isum = _mm512_setzero_si512();
     for (int j = 0; j < 4; j++) {
@@ -53,14 +53,14 @@ VNNI static inline __m512i block_isum(const __m512i w[4], const __m512i sc[4], c
 }
 
 /* Those 16 lanes with the halves folded: the AVX2 dot's 8 lanes. */
-VNNI static inline __m256i block_lanes(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
+X86_AVX512_VNNI static inline __m256i block_lanes(const __m512i w[4], const __m512i sc[4], const uint8_t *y)
 {
     return fold(block_isum(w, sc, y));
 }
 
 /* A Q4_K block's quants as 4 registers of two chunks each (chunk 2j: low nibbles of qs[32j..], chunk 2j + 1: their
  * high ones), their scales spread to the lanes (sc), and its 8 mins widened to 16 bits. */
-VNNI static INLINE void q4k_unpack(const uint8_t *b, __m512i w[4], __m512i sc[4], __m128i *mins16)
+X86_AVX512_VNNI static INLINE void q4k_unpack(const uint8_t *b, __m512i w[4], __m512i sc[4], __m128i *mins16)
 {
     const __m128i sm = kq_scale_bytes(b);
     const __m512i s32 = _mm512_cvtepu8_epi32(sm); /* lanes 0-7: the scales */
@@ -73,7 +73,7 @@ VNNI static INLINE void q4k_unpack(const uint8_t *b, __m512i w[4], __m512i sc[4]
 }
 
 /* The mins term as the AVX2 dot (q4k_body there) forms it, in 4 lanes added after the 8. */
-VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
+X86_AVX512_VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
 {
     __m256 acc[ACT_MAX_ROWS];
     __m128 acc_m[ACT_MAX_ROWS];
@@ -102,7 +102,7 @@ VNNI static INLINE void q4k_body(const uint8_t *b, const uint8_t *a, uint64_t as
  * prompts' panels at fewer than 4 tokens, act_gemm_body.h). nr (1..16) rows at w, rb bytes apart, against the Q8_K
  * row y, into out[0..nr): each row's integers as the dot's, then added across lanes into lane r for row r
  * (row_sums.h). Rows past nr repeat the last. */
-VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n, float *out)
+X86_AVX512_VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n, float *out)
 {
     enum { ROWS = 16 };
     const int64_t nb = n / QK_K;
@@ -136,12 +136,12 @@ VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int nr, const ui
     _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), _mm512_sub_ps(acc, accm));
 }
 
-VNNI void quant_act_gemv_q4_k_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
+X86_AVX512_VNNI void quant_act_gemv_q4_k_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
 {
     q4k_gemv(w, rb, nr, a, n, out);
 }
 
-VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
+X86_AVX512_VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as, int nt, int64_t n, float *out)
 {
     __m256 acc[ACT_MAX_ROWS];
     for (int t = 0; t < nt; t++)
@@ -171,11 +171,11 @@ VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, uint64_t as
 }
 
 #define VNNI_ENTRY_POINTS(name, body)                                                                          \
-    VNNI void quant_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out)                  \
+    X86_AVX512_VNNI void quant_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out)                  \
     {                                                                                                          \
         body(w, a, 0, 1, n, out);                                                                              \
     }                                                                                                          \
-    VNNI void quant_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
+    X86_AVX512_VNNI void quant_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
     {                                                                                                          \
         body(w, a, as, 4, n, out);                                                                             \
     }

@@ -1,4 +1,5 @@
 /* The prompt products (act_gemm_body.h) with maddubs, on any AVX2 CPU. */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -7,7 +8,7 @@
 #include "act_unpack_avx2.h"
 
 #define GEMM_VNNI 0
-#define GEMM_TARGET AVX2
+#define GEMM_TARGET X86_AVX2
 #define GEMM_SUFFIX _avx2
 #include "act_gemm_body.h"
 

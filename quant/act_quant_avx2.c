@@ -5,6 +5,7 @@
  * q8_1 do, and packed with saturation (a NaN converts to INT32_MIN and packs
  * to -128, as the scalar to_q8 gives it).
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -13,7 +14,7 @@
 #include "act_unpack_avx2.h"
 
 /* The largest |x| of 32 * nv values; NaNs are passed over, as fmaxf passes them over. */
-AVX2 static inline float amax(const float *x, int nv)
+X86_AVX2 static inline float amax(const float *x, int nv)
 {
     const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 m = _mm256_setzero_ps();
@@ -26,7 +27,7 @@ AVX2 static inline float amax(const float *x, int nv)
 }
 
 /* 32 values times mul, rounded to nearest even, into q; returns the sum of the quants. */
-AVX2 static inline int round32(const float *x, float mul, int8_t *q)
+X86_AVX2 static inline int round32(const float *x, float mul, int8_t *q)
 {
     const __m256 m = _mm256_set1_ps(mul);
     __m256i v[4];
@@ -47,7 +48,7 @@ AVX2 static inline int round32(const float *x, float mul, int8_t *q)
     return _mm_cvtsi128_si32(t);
 }
 
-AVX2 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out)
+X86_AVX2 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out)
 {
     const float m = amax(x, 4);
     *d_out = m / 127.0f;
@@ -55,7 +56,7 @@ AVX2 int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out)
 }
 
 /* The Q8_K block of 256 values: the first value of largest |x| (with its sign), then iscale = -127 / it. */
-AVX2 void quant_act_q8k_block_avx2(const float *x, uint8_t *b)
+X86_AVX2 void quant_act_q8k_block_avx2(const float *x, uint8_t *b)
 {
     const float m = amax(x, 32);
     int8_t *q = (int8_t *)(b + 4);
@@ -91,7 +92,7 @@ AVX2 void quant_act_q8k_block_avx2(const float *x, uint8_t *b)
 
 /* n f32 values rounded to f16 (to nearest even, F16C's conversion: NaN quieted with its top payload bits, as
  * quant_f32_to_f16) into h; the tail of n % 8 by the scalar rule. */
-AVX2 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n)
+X86_AVX2 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -101,7 +102,7 @@ AVX2 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n)
 }
 
 /* n f32 values rounded to bf16 as quant_f32_to_bf16 rounds them (nearest even; a NaN keeps its top bits, quieted). */
-AVX2 void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n)
+X86_AVX2 void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n)
 {
     const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(0x40);
     const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);

@@ -4,25 +4,25 @@
 #ifndef GGUFSCOPE_QUANT_ACT_UNPACK_AVX2_H
 #define GGUFSCOPE_QUANT_ACT_UNPACK_AVX2_H
 
+#include "x86_target.h"
 #include "k23_chunk_avx2.h"
 #include "kq_scales_avx2.h"
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
 
-AVX2 static inline float f16c(const uint8_t *p)
+X86_AVX2 static inline float f16c(const uint8_t *p)
 {
     return _cvtsh_ss(rd16(p));
 }
 
 /* 16 bytes of nibbles: low nibbles as values 0-15, high ones as 16-31 (the legacy and IQ4 block order). */
-AVX2 static inline __m256i nibbles32(const uint8_t *qs)
+X86_AVX2 static inline __m256i nibbles32(const uint8_t *qs)
 {
     const __m128i t = _mm_loadu_si128((const __m128i *)qs);
     return _mm256_and_si256(_mm256_setr_m128i(t, _mm_srli_epi16(t, 4)), _mm256_set1_epi8(0x0f));
 }
 
 /* The 32 bits of qh as 32 bytes of 0x10 (bit set) or 0 (Q5_0 / Q5_1's fifth bit, bit j for value j). */
-AVX2 static inline __m256i fifth_bits(const uint8_t *qh)
+X86_AVX2 static inline __m256i fifth_bits(const uint8_t *qh)
 {
     uint32_t bits;
     memcpy(&bits, qh, 4);
@@ -33,14 +33,14 @@ AVX2 static inline __m256i fifth_bits(const uint8_t *qh)
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-AVX2 static inline __m256i iq4_values(const uint8_t *qs)
+X86_AVX2 static inline __m256i iq4_values(const uint8_t *qs)
 {
     const __m128i kv = _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl);
     return _mm256_shuffle_epi8(_mm256_setr_m128i(kv, kv), nibbles32(qs));
 }
 
 /* Q8_K's d, an f32 at the block's start */
-AVX2 static inline float q8k_d(const uint8_t *y)
+X86_AVX2 static inline float q8k_d(const uint8_t *y)
 {
     float d;
     memcpy(&d, y, 4);
@@ -62,21 +62,21 @@ static inline int32_t q8k_mins_by_32(const uint8_t *y, const uint8_t m[8])
     return s;
 }
 
-AVX2 static inline __m256i load32(const void *p)
+X86_AVX2 static inline __m256i load32(const void *p)
 {
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
 /* Q6_K's -32 in the 8 int32 lanes of ggml's AVX2 dot: lane k holds 32 * (s[2k] bsums[2k] + s[2k + 1] bsums[2k + 1]),
  * s the block's 16 scales (s8), bsums Q8_K row y's (at most 32 * 2 * 128 * 16 * 128 in size). */
-AVX2 static inline __m256i q6k_offsets(const uint8_t *y, __m128i s8)
+X86_AVX2 static inline __m256i q6k_offsets(const uint8_t *y, __m128i s8)
 {
     return _mm256_slli_epi32(_mm256_madd_epi16(load32(y + 4 + QK_K), _mm256_cvtepi8_epi16(s8)), 5);
 }
 
 /* Q8_K row y's 16 bsums added in pairs, 8 int16: bsums[2j] + bsums[2j + 1] in lane j. A pair of bsums is at most
  * 32 * 128 in size, so the 16-bit adds stay exact. */
-AVX2 static inline __m128i q8k_bsum_pairs(const uint8_t *y)
+X86_AVX2 static inline __m128i q8k_bsum_pairs(const uint8_t *y)
 {
     const __m256i bs = load32(y + 4 + QK_K);
     return _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
@@ -84,7 +84,7 @@ AVX2 static inline __m128i q8k_bsum_pairs(const uint8_t *y)
 
 /* Q4_K's mins term of one block against Q8_K row y in the 4 int32 lanes of ggml's AVX2 dot: lane k holds
  * m[2k] * (bsums[4k] + bsums[4k + 1]) + m[2k + 1] * (bsums[4k + 2] + bsums[4k + 3]), m as 8 int16 (mins16). */
-AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
+X86_AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
 {
     return _mm_madd_epi16(mins16, q8k_bsum_pairs(y));
 }
@@ -108,7 +108,7 @@ AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
 typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1 } legacy_kind;
 
 /* Q4_0, Q5_0, Q4_1, Q5_1: the quants as they are stored, unsigned (0..15 or 0..31). */
-AVX2 static INLINE __m256i legacy_nibbles(legacy_kind k, const uint8_t *b)
+X86_AVX2 static INLINE __m256i legacy_nibbles(legacy_kind k, const uint8_t *b)
 {
     switch (k) {
     case LEG_Q5_0: return _mm256_or_si256(nibbles32(b + 6), fifth_bits(b + 2));  /* nibble | bit << 4 */
@@ -118,7 +118,7 @@ AVX2 static INLINE __m256i legacy_nibbles(legacy_kind k, const uint8_t *b)
     }
 }
 
-AVX2 static INLINE __m256i legacy_quants(legacy_kind k, const uint8_t *b)
+X86_AVX2 static INLINE __m256i legacy_quants(legacy_kind k, const uint8_t *b)
 {
     switch (k) {
     case LEG_Q4_0: return _mm256_sub_epi8(legacy_nibbles(k, b), _mm256_set1_epi8(8));   /* nibble - 8 */
@@ -150,7 +150,7 @@ typedef enum kquant_kind { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_IQ4_X
  * IQ4_XS [d][scales_h:u16][scales_l:4][qs:128]: kvalues[nibble]; group scale from 4 + 2 bits, minus 32. */
 /* Q6_K's half h (values 128h ..) as its 4 chunks of 32 quants before the -32, 0..63: ql[l] low, ql[l + 32] low,
  * ql[l] high, ql[l + 32] high nibbles, with qh[l]'s bit pairs 2c, 2c + 1 as bits 4-5 of chunk c. */
-AVX2 static inline void q6k_half_chunks(const uint8_t *b, int h, __m256i q[4])
+X86_AVX2 static inline void q6k_half_chunks(const uint8_t *b, int h, __m256i q[4])
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
     const __m256i l0 = load32(b + 64 * h), l1 = load32(b + 64 * h + 32), hb = load32(b + 128 + 32 * h);
@@ -161,7 +161,7 @@ AVX2 static inline void q6k_half_chunks(const uint8_t *b, int h, __m256i q[4])
         q[c] = _mm256_or_si256(nib[c], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), three), 4));
 }
 
-AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u)
+X86_AVX2 static INLINE void kblock_unpack(kquant_kind k, const uint8_t *b, kblock *u)
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     switch (k) {

@@ -77,7 +77,12 @@ static cpu_bits features(void)
 
 bool quant_cpu_has_avx2(void) { return features().avx2 && features().f16c; }
 bool quant_cpu_has_fma(void) { return features().fma; }
-bool quant_cpu_has_avx512(void) { return features().avx512f && quant_cpu_has_avx2(); }
+/* F with VL, BW and DQ: every AVX-512 CPU since Skylake-X, and the set x86_target.h compiles AVX-512 code for */
+bool quant_cpu_has_avx512(void)
+{
+    return features().avx512f && features().avx512vl && features().avx512bw && features().avx512dq &&
+           quant_cpu_has_avx2();
+}
 bool quant_cpu_has_avx512dq(void) { return features().avx512dq && quant_cpu_has_avx512(); }
 bool quant_cpu_has_avx512vl(void) { return features().avx512vl && quant_cpu_has_avx512(); }
 bool quant_cpu_has_avx512bw(void) { return features().avx512bw && quant_cpu_has_avx512(); }

@@ -3,6 +3,7 @@
 #ifndef GGUFSCOPE_QUANT_KQ_SCALES_AVX2_H
 #define GGUFSCOPE_QUANT_KQ_SCALES_AVX2_H
 
+#include "x86_target.h"
 #include <stdint.h>
 
 /* The 8 scales (bytes 0-7) and 8 mins (bytes 8-15) of two Q4_K blocks, block a
@@ -12,7 +13,7 @@
  * per 256-bit op: one at a time in 128-bit ops the scale work was 5-8% of the
  * AVX-512 dot, and pairing measured +1-4% on 2048- and 5632-value rows. Each load
  * reads 4 bytes past the scales, which are the block's own (Q4_K's qs, Q5_K's qh). */
-__attribute__((target("avx2"))) static inline __m256i kq_scale_bytes_pair(const uint8_t *a, const uint8_t *b)
+X86_AVX2 static inline __m256i kq_scale_bytes_pair(const uint8_t *a, const uint8_t *b)
 {
     const __m256i u = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 4))),
                                               _mm_loadu_si128((const __m128i *)(b + 4)), 1); /* u0 u1 u2 (qs) */
@@ -27,7 +28,7 @@ __attribute__((target("avx2"))) static inline __m256i kq_scale_bytes_pair(const 
 }
 
 /* One block's 8 scales (bytes 0-7) and 8 mins (bytes 8-15): the pair's steps in 128 bits. */
-__attribute__((target("avx2"))) static inline __m128i kq_scale_bytes(const uint8_t *b)
+X86_AVX2 static inline __m128i kq_scale_bytes(const uint8_t *b)
 {
     const __m128i u = _mm_loadu_si128((const __m128i *)(b + 4));
     const __m128i low = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(u, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),

@@ -6,12 +6,12 @@
 #ifndef GGUFSCOPE_QUANT_NIBBLE_LOOKUP_AVX512_H
 #define GGUFSCOPE_QUANT_NIBBLE_LOOKUP_AVX512_H
 
+#include "x86_target.h"
 #include <stdbool.h>
 #include <stdint.h>
 
-#define NIBBLE_AVX512 __attribute__((target("avx512f")))
 
-NIBBLE_AVX512 static inline void quant_lookup32_avx512(const uint8_t *qs, __m512 table, __m512 *lo, __m512 *hi)
+X86_AVX512 static inline void quant_lookup32_avx512(const uint8_t *qs, __m512 table, __m512 *lo, __m512 *hi)
 {
     const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)qs));
     *lo = _mm512_permutexvar_ps(v, table);
@@ -19,13 +19,13 @@ NIBBLE_AVX512 static inline void quant_lookup32_avx512(const uint8_t *qs, __m512
 }
 
 /* The table q + offset for q = 0..15 (Q4_0: -8, Q5_0: -16, the types with a min: 0). */
-NIBBLE_AVX512 static inline __m512 quant_ramp_avx512(float offset)
+X86_AVX512 static inline __m512 quant_ramp_avx512(float offset)
 {
     return _mm512_add_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(offset));
 }
 
 /* The table of IQ4_NL's and IQ4_XS's 16 levels (quant_kvalues_iq4nl). */
-NIBBLE_AVX512 static inline __m512 quant_iq4_table_avx512(void)
+X86_AVX512 static inline __m512 quant_iq4_table_avx512(void)
 {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl)));
 }
@@ -46,13 +46,13 @@ static const quant_nibble_form quant_nibble_forms[] = {
     [QUANT_NIB_IQ4_NL] = { 18, -1, -1, 2, 0.0f, true },
 };
 
-NIBBLE_AVX512 static inline __m512 quant_nibble_table_avx512(quant_nibble_form F)
+X86_AVX512 static inline __m512 quant_nibble_table_avx512(quant_nibble_form F)
 {
     return F.iq4 ? quant_iq4_table_avx512() : quant_ramp_avx512(F.offset);
 }
 
 /* Q5's fifth bits: bit j of qh adds 16 to value j (lo: values 0-15, hi: 16-31). */
-NIBBLE_AVX512 static inline void quant_fifth_bits32_avx512(uint32_t qh, __m512 *lo, __m512 *hi)
+X86_AVX512 static inline void quant_fifth_bits32_avx512(uint32_t qh, __m512 *lo, __m512 *hi)
 {
     const __m512 sixteen = _mm512_set1_ps(16.0f);
     *lo = _mm512_mask_add_ps(*lo, (__mmask16)qh, *lo, sixteen);

@@ -8,20 +8,20 @@
  * index one), then the same multiply and subtract in the same order, so every float is its bit for bit (test_quant
  * checks each against it).
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include "nibble_lookup_avx512.h"
 
-#define AVX512 __attribute__((target("avx512f,avx2,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 
 /* Dword r = the 4 bytes at p + r * rb, for the 16 rows: scalar loads put together in registers, in place of one
  * vpgatherdd (microcoded on AMD's cores). One thread on Zen 5, SmolLM2-shaped Q4_0 rows: the same 0.60 ns per
  * decoded zmm with the rows hot, 2.2 -> 1.8 ns streamed from memory; SmolLM2 Q5_0 pp64 (two per block: d and
  * qh) x1.023 in 5 interleaved rounds, Q4_0 x1.007, gemma-3-270m (mostly Q5_0) x1.008. */
-AVX512 INLINE __m512i rows_dword(const uint8_t *p, uint64_t rb)
+X86_AVX512 INLINE __m512i rows_dword(const uint8_t *p, uint64_t rb)
 {
     __m128i q[4];
     for (int i = 0; i < 4; i++) {
@@ -36,7 +36,7 @@ AVX512 INLINE __m512i rows_dword(const uint8_t *p, uint64_t rb)
  * first permutes take dwords g = 2p and 2p + 1 of 8 rows (Z[0], Z[1] or Z[2], Z[3]) into positions 8h + r (row r's
  * dword 2p + h); the second join the two groups of 8 rows: position r <- position 8p + r % 8 of the first group
  * (r < 8) or of the second. 16 loads and 8 two-source permutes for 16 rows' 16 bytes. */
-AVX512 INLINE void rows_bytes16(const uint8_t *p, uint64_t rb, __m512i dw[4])
+X86_AVX512 INLINE void rows_bytes16(const uint8_t *p, uint64_t rb, __m512i dw[4])
 {
     const __m512i first0 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
     const __m512i first1 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
@@ -61,19 +61,19 @@ AVX512 INLINE void rows_bytes16(const uint8_t *p, uint64_t rb, __m512i dw[4])
 }
 
 /* Byte j (0..15) of the rows_bytes16 form, at the bottom of each lane (the bits above are the next bytes'). */
-AVX512 INLINE __m512i byte_at(const __m512i dw[4], int j)
+X86_AVX512 INLINE __m512i byte_at(const __m512i dw[4], int j)
 {
     return _mm512_srli_epi32(dw[j / 4], 8 * (j % 4));
 }
 
 /* The 16 rows' f16 at bits 16h of each lane as floats. */
-AVX512 INLINE __m512 half_at(__m512i v, int h)
+X86_AVX512 INLINE __m512 half_at(__m512i v, int h)
 {
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h ? _mm512_srli_epi32(v, 16) : v));
 }
 
 /* The integer lanes v as floats scaled by d (d * (float)v, the scalar decoders' block scales). */
-AVX512 INLINE __m512 scaled(__m512 d, __m512i v)
+X86_AVX512 INLINE __m512 scaled(__m512 d, __m512i v)
 {
     return _mm512_mul_ps(d, _mm512_cvtepi32_ps(v));
 }
@@ -83,7 +83,7 @@ AVX512 INLINE __m512 scaled(__m512 d, __m512i v)
  * Inlined into each type's entry, so that its form is a constant and the steps it has no part in (m, qh) leave
  * no tests or register copies behind: 0.58 -> 0.54 ns per decoded zmm (Q4_0, hot rows, one thread), 0.86 -> 0.79
  * for Q5_0. */
-AVX512 INLINE void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel,
+X86_AVX512 INLINE void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel,
                                    quant_nibble_form F)
 {
     const __m512 table = quant_nibble_table_avx512(F), sixteen = _mm512_set1_ps(16.0f);
@@ -115,27 +115,27 @@ AVX512 INLINE void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t k0,
     }
 }
 
-AVX512 void quant_panel16_q4_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q4_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_0]);
 }
 
-AVX512 void quant_panel16_q4_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q4_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
-AVX512 void quant_panel16_q5_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q5_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
-AVX512 void quant_panel16_q5_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q5_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
-AVX512 void quant_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
@@ -143,7 +143,7 @@ AVX512 void quant_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k
 /* The 16 rows' scale and min of group j of a Q4_K / Q5_K block (kq_scale_min's bits, lane-wise) from its header
  * as rows_bytes16 leaves it (bytes 0-3: d, dmin; 4-15: the 12 scale bytes), multiplied out as the scalar decoder
  * does: d * sc and dmin * m. */
-AVX512 INLINE void k45_group(const __m512i h[4], int j, __m512 d, __m512 dmin, __m512 *dl, __m512 *ml)
+X86_AVX512 INLINE void k45_group(const __m512i h[4], int j, __m512 d, __m512 dmin, __m512 *dl, __m512 *ml)
 {
     const __m512i six = _mm512_set1_epi32(63), four = _mm512_set1_epi32(15), two = _mm512_set1_epi32(3);
     __m512i sc, m;
@@ -163,7 +163,7 @@ AVX512 INLINE void k45_group(const __m512i h[4], int j, __m512 d, __m512 dmin, _
 
 /* Q4_K (five false) and Q5_K: 8 groups of 32, group 2c in the low nibbles of qs[32c .. 32c + 32), group 2c + 1 in
  * their high nibbles; Q5_K's fifth bit of value l of group g is bit g of qh[l]. */
-AVX512 INLINE void panel16_k45(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel, bool five)
+X86_AVX512 INLINE void panel16_k45(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel, bool five)
 {
     const uint64_t block_bytes = five ? 176 : 144, qs_at = five ? 48 : 16;
     const __m512 ramp = quant_ramp_avx512(0.0f), sixteen = _mm512_set1_ps(16.0f);
@@ -204,12 +204,12 @@ AVX512 INLINE void panel16_k45(const uint8_t *base, uint64_t rb, int64_t k0, int
     }
 }
 
-AVX512 void quant_panel16_q4_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q4_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k45(base, rb, k0, kc, panel, false);
 }
 
-AVX512 void quant_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k45(base, rb, k0, kc, panel, true);
 }
@@ -218,7 +218,7 @@ AVX512 void quant_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t k0,
  * qh[16 (a % 2) + j] on top (bits 0-1 for a < 2, bits 2-3 after), and value 64 + 16a + j its high nibble with the
  * next two bits up; minus 32, times d * sc[v / 16] (the scalar decoder's order). The value is made a float as two
  * lookups added: the nibble, and 16 x the two bits - 32 (a table whose entries repeat for the bits above). */
-AVX512 void quant_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     const __m512 ramp = quant_ramp_avx512(0.0f);
     const __m512 tops = _mm512_setr_ps(-32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16);
@@ -257,7 +257,7 @@ AVX512 void quant_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t k0,
 
 /* IQ4_XS: group ib of 32 is IQ4_NL's layout (qs[16 ib ..], value j low nibble, 16 + j high) looked up in its
  * levels, times d (ls - 32), ls the group's 4 bits of scales_l and 2 of scales_h. */
-AVX512 void quant_panel16_iq4_xs_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_iq4_xs_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     const __m512 table = quant_iq4_table_avx512();
     const __m512i four = _mm512_set1_epi32(15), two = _mm512_set1_epi32(3), bias = _mm512_set1_epi32(32);
@@ -288,7 +288,7 @@ AVX512 void quant_panel16_iq4_xs_avx512(const void *base, uint64_t rb, int64_t k
  * dl = d (sc & 15), ml = dmin (sc >> 4) from the group's scale byte. Q3_K: dl (q - 4 where the value's hmask bit,
  * bit 4 half + s of hmask[i], is clear), dl = d (sc6 - 32); that bit is put in as bit 2 of the lookup's index
  * (the table's entries repeat for bit 3). */
-AVX512 INLINE void panel16_k23(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel, bool three)
+X86_AVX512 INLINE void panel16_k23(const uint8_t *base, uint64_t rb, int64_t k0, int64_t kc, float *panel, bool three)
 {
     const uint64_t block_bytes = three ? 110 : 84, qs_at = three ? 32 : 16;
     const __m512 table = three ? _mm512_setr_ps(-4, -3, -2, -1, 0, 1, 2, 3, -4, -3, -2, -1, 0, 1, 2, 3)
@@ -345,12 +345,12 @@ AVX512 INLINE void panel16_k23(const uint8_t *base, uint64_t rb, int64_t k0, int
     }
 }
 
-AVX512 void quant_panel16_q2_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q2_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k23(base, rb, k0, kc, panel, false);
 }
 
-AVX512 void quant_panel16_q3_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void quant_panel16_q3_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k23(base, rb, k0, kc, panel, true);
 }

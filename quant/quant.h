@@ -45,7 +45,7 @@ quant_panel16_fn quant_panel16_function(uint32_t type, quant_impl impl);
 /* Name of the SIMD level chosen at run time for QUANT_IMPL_BEST ("avx512", "avx2", "scalar"). */
 const char *quant_simd_level(void);
 /* What the CPU and OS support (CPUID and XCR0, read once; cpu_features.c), whatever GGUFSCOPE_SIMD says.
- * "avx2" means AVX2 with F16C; "avx512" means AVX-512F on top of that. */
+ * "avx2" means AVX2 with F16C; "avx512" means AVX-512 F, VL, BW and DQ on top of that (x86_target.h). */
 bool quant_cpu_has_avx2(void);
 bool quant_cpu_has_fma(void);
 bool quant_cpu_has_avx512(void);

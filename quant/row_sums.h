@@ -5,11 +5,11 @@
  */
 #ifndef GGUFSCOPE_QUANT_ROW_SUMS_H
 #define GGUFSCOPE_QUANT_ROW_SUMS_H
+#include "x86_target.h"
 
-#define ROW_SUMS_VNNI __attribute__((target("avx2,avx512f,avx512vl,avx512bw")))
 
 /* x and y pairwise added: lanes 0-7 x's lanes (0+1), (2+3), ..., lanes 8-15 y's. */
-ROW_SUMS_VNNI static inline __m512i quant_add_pairs(__m512i x, __m512i y)
+X86_AVX512 static inline __m512i quant_add_pairs(__m512i x, __m512i y)
 {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
@@ -18,7 +18,7 @@ ROW_SUMS_VNNI static inline __m512i quant_add_pairs(__m512i x, __m512i y)
 
 /* 16 rows' 16 lanes each, given as the 8 quant_add_pairs of rows 2i and 2i + 1 (v[i]; overwritten: so that a caller
  * holds 8 registers, not 16), into lane r of the result for row r. */
-ROW_SUMS_VNNI static inline __m512i quant_rows16_sum_paired(__m512i v[8])
+X86_AVX512 static inline __m512i quant_rows16_sum_paired(__m512i v[8])
 {
     for (int width = 8; width > 1; width /= 2) /* each step halves the registers and keeps the rows in order */
         for (int i = 0; i < width / 2; i++)
@@ -27,7 +27,7 @@ ROW_SUMS_VNNI static inline __m512i quant_rows16_sum_paired(__m512i v[8])
 }
 
 /* 16 rows' 4 lanes each (v[r]) into lane r of the result. */
-ROW_SUMS_VNNI static inline __m512i quant_rows16_sum4(const __m128i v[16])
+X86_AVX512 static inline __m512i quant_rows16_sum4(const __m128i v[16])
 {
     __m512i q[4];
     for (int i = 0; i < 4; i++) /* rows 4i..4i+3 side by side */
@@ -40,7 +40,7 @@ ROW_SUMS_VNNI static inline __m512i quant_rows16_sum4(const __m128i v[16])
 }
 
 /* 8 rows' 8 lanes each (v[r]) into lane r of the result. */
-__attribute__((target("avx2"))) static inline __m256i quant_rows8_sum(const __m256i v[8])
+X86_AVX2 static inline __m256i quant_rows8_sum(const __m256i v[8])
 {
     const __m256i t0 = _mm256_hadd_epi32(v[0], v[1]), t1 = _mm256_hadd_epi32(v[2], v[3]);
     const __m256i t2 = _mm256_hadd_epi32(v[4], v[5]), t3 = _mm256_hadd_epi32(v[6], v[7]);
@@ -49,7 +49,7 @@ __attribute__((target("avx2"))) static inline __m256i quant_rows8_sum(const __m2
 }
 
 /* The sum of 8 int32 lanes. */
-__attribute__((target("avx2"))) static inline int32_t quant_hsum8_epi32(__m256i v)
+X86_AVX2 static inline int32_t quant_hsum8_epi32(__m256i v)
 {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
@@ -58,7 +58,7 @@ __attribute__((target("avx2"))) static inline int32_t quant_hsum8_epi32(__m256i 
 }
 
 /* 8 rows' 4 lanes each (v[r]) into lane r of the result. */
-__attribute__((target("avx2"))) static inline __m256i quant_rows8_sum4(const __m128i v[8])
+X86_AVX2 static inline __m256i quant_rows8_sum4(const __m128i v[8])
 {
     const __m128i lo = _mm_hadd_epi32(_mm_hadd_epi32(v[0], v[1]), _mm_hadd_epi32(v[2], v[3]));
     const __m128i hi = _mm_hadd_epi32(_mm_hadd_epi32(v[4], v[5]), _mm_hadd_epi32(v[6], v[7]));

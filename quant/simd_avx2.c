@@ -3,33 +3,33 @@
  * its scalar twin computes (same operations, same order, no FMA), so results
  * are bit-identical; the tests hold them to that on random blocks.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 /* A block scale: F16C where that is exact (everything but NaN, which F16C quiets). */
-AVX2 static inline float scale_f16(const uint8_t *p)
+X86_AVX2 static inline float scale_f16(const uint8_t *p)
 {
     const uint16_t h = rd16(p);
     return (h & 0x7c00) == 0x7c00 ? quant_f16_to_f32(h) : _cvtsh_ss(h);
 }
 
 /* Eight bytes at p as eight floats (signed or unsigned bytes). */
-AVX2 static inline __m256 i8x8_to_ps(const void *p)
+X86_AVX2 static inline __m256 i8x8_to_ps(const void *p)
 {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
 
-AVX2 static inline __m256 u8x8_to_ps(__m128i v)
+X86_AVX2 static inline __m256 u8x8_to_ps(__m128i v)
 {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
 }
 
 /* F16C turns signalling NaNs quiet; the scalar path (and numpy) keep the payload as is. */
-AVX2 void quant_deq_f16_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_f16_avx2(const void *src, float *y, int64_t n)
 {
     const uint8_t *p = src;
     const __m256i exp_mask = _mm256_set1_epi32(0x7c00), man_mask = _mm256_set1_epi32(0x3ff);
@@ -52,7 +52,7 @@ AVX2 void quant_deq_f16_avx2(const void *src, float *y, int64_t n)
     quant_deq_f16(p + 2 * i, y + i, n - i);
 }
 
-AVX2 void quant_deq_bf16_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_bf16_avx2(const void *src, float *y, int64_t n)
 {
     const uint8_t *p = src;
     int64_t i = 0;
@@ -65,7 +65,7 @@ AVX2 void quant_deq_bf16_avx2(const void *src, float *y, int64_t n)
     quant_deq_bf16(p + 2 * i, y + i, n - i);
 }
 
-AVX2 void quant_deq_q8_0_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q8_0_avx2(const void *src, float *y, int64_t n)
 {
     for (const uint8_t *b = src; n > 0; n -= 32, b += 34, y += 32) {
         const __m256 d = _mm256_set1_ps(scale_f16(b));
@@ -74,7 +74,7 @@ AVX2 void quant_deq_q8_0_avx2(const void *src, float *y, int64_t n)
     }
 }
 
-AVX2 void quant_deq_q4_0_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q4_0_avx2(const void *src, float *y, int64_t n)
 {
     const __m128i m4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
     for (const uint8_t *b = src; n > 0; n -= 32, b += 18, y += 32) {
@@ -90,7 +90,7 @@ AVX2 void quant_deq_q4_0_avx2(const void *src, float *y, int64_t n)
 }
 
 /* y[0..32) = d * q - m for 32 unsigned byte values in v (scalar order: mul, then sub). */
-AVX2 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
+X86_AVX2 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
 {
     const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
     const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
@@ -101,7 +101,7 @@ AVX2 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
 }
 
 /* y[0..32) = ds[k/16] * q for 32 signed byte values q (two scales of 16). */
-AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
+X86_AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
 {
     const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
     const __m256 a = _mm256_set1_ps(ds0), c = _mm256_set1_ps(ds1);
@@ -111,7 +111,7 @@ AVX2 static inline void q6_store_32(float *y, __m256i q, float ds0, float ds1)
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(c, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
 }
 
-#define SIMD_TARGET AVX2
+#define SIMD_TARGET X86_AVX2
 #define SIMD_NAME(base) base##_avx2
 #include "simd_kquants.inc"
 

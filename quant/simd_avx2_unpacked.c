@@ -10,6 +10,7 @@
  * Block scales go through F16C, which quiets a signalling NaN the scalar conversion keeps: every use of a
  * scale here is an arithmetic operation, which quiets it there too, so the bits still agree.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,7 +20,7 @@
 #include "act_unpack_avx2.h"
 
 /* 16 values held as signed bytes, times s: two vectors of 8. */
-AVX2 static INLINE void times16(__m128i v, __m256 s, __m256 out[2])
+X86_AVX2 static INLINE void times16(__m128i v, __m256 s, __m256 out[2])
 {
     out[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)), s);
     out[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8))), s);
@@ -29,7 +30,7 @@ AVX2 static INLINE void times16(__m128i v, __m256 s, __m256 out[2])
  * NULL: none). */
 typedef enum min_sign { MIN_NONE, MIN_ADDED, MIN_SUBTRACTED } min_sign;
 
-AVX2 static INLINE void store32(float *y, __m256i v, float s_lo, float s_hi, min_sign sign, const float mins[2])
+X86_AVX2 static INLINE void store32(float *y, __m256i v, float s_lo, float s_hi, min_sign sign, const float mins[2])
 {
     const __m128i half[2] = { _mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1) };
     const float s[2] = { s_lo, s_hi };
@@ -47,7 +48,7 @@ AVX2 static INLINE void store32(float *y, __m256i v, float s_lo, float s_hi, min
 
 /* The 32-value types: v * d, then + m for Q4_1 and Q5_1 (added, as the scalar decoder adds it: subtracting -m
  * would flip a NaN min's sign). */
-AVX2 static INLINE void deq_legacy(legacy_kind k, int block_bytes, const uint8_t *b, float *y, int64_t n)
+X86_AVX2 static INLINE void deq_legacy(legacy_kind k, int block_bytes, const uint8_t *b, float *y, int64_t n)
 {
     const bool has_min = k == LEG_Q4_1 || k == LEG_Q5_1;
     for (; n > 0; n -= 32, b += block_bytes, y += 32) {
@@ -56,22 +57,22 @@ AVX2 static INLINE void deq_legacy(legacy_kind k, int block_bytes, const uint8_t
     }
 }
 
-AVX2 void quant_deq_q4_1_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q4_1_avx2(const void *src, float *y, int64_t n)
 {
     deq_legacy(LEG_Q4_1, 20, src, y, n);
 }
 
-AVX2 void quant_deq_q5_0_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q5_0_avx2(const void *src, float *y, int64_t n)
 {
     deq_legacy(LEG_Q5_0, 22, src, y, n);
 }
 
-AVX2 void quant_deq_q5_1_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q5_1_avx2(const void *src, float *y, int64_t n)
 {
     deq_legacy(LEG_Q5_1, 24, src, y, n);
 }
 
-AVX2 void quant_deq_iq4_nl_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_iq4_nl_avx2(const void *src, float *y, int64_t n)
 {
     deq_legacy(LEG_IQ4_NL, 18, src, y, n);
 }
@@ -79,7 +80,7 @@ AVX2 void quant_deq_iq4_nl_avx2(const void *src, float *y, int64_t n)
 /* The K-layout types: chunk c of kblock_unpack holds values 32c..32c+32, groups of 16 (Q2_K, Q3_K) or one group
  * of 32 (IQ4_XS, s_lo == s_hi); the group scale is d * scale, the scalar decoder's dl, and Q2_K's min
  * dmin * (scale byte >> 4). */
-AVX2 static INLINE void deq_kblocks(kquant_kind k, int block_bytes, const uint8_t *b, float *y, int64_t n)
+X86_AVX2 static INLINE void deq_kblocks(kquant_kind k, int block_bytes, const uint8_t *b, float *y, int64_t n)
 {
     for (; n > 0; n -= QK_K, b += block_bytes) {
         kblock u;
@@ -96,17 +97,17 @@ AVX2 static INLINE void deq_kblocks(kquant_kind k, int block_bytes, const uint8_
     }
 }
 
-AVX2 void quant_deq_q2_k_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q2_k_avx2(const void *src, float *y, int64_t n)
 {
     deq_kblocks(KQ_Q2_K, 84, src, y, n);
 }
 
-AVX2 void quant_deq_q3_k_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_q3_k_avx2(const void *src, float *y, int64_t n)
 {
     deq_kblocks(KQ_Q3_K, 110, src, y, n);
 }
 
-AVX2 void quant_deq_iq4_xs_avx2(const void *src, float *y, int64_t n)
+X86_AVX2 void quant_deq_iq4_xs_avx2(const void *src, float *y, int64_t n)
 {
     deq_kblocks(KQ_IQ4_XS, 136, src, y, n);
 }

@@ -5,6 +5,7 @@
  * float work is widened. The fused Q4_K/Q6_K dots further down use FMA and
  * agree with dequantize-then-dot to f32 rounding instead.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,21 +15,20 @@
 #include "prefetch_ahead.h"
 #include "nibble_lookup_avx512.h"
 
-#define AVX512 __attribute__((target("avx512f,avx2,f16c")))
 
-AVX512 static inline float scale_f16(const uint8_t *p)
+X86_AVX512 static inline float scale_f16(const uint8_t *p)
 {
     const uint16_t h = rd16(p);
     return (h & 0x7c00) == 0x7c00 ? quant_f16_to_f32(h) : _cvtsh_ss(h);
 }
 
 /* 16 signed bytes -> 16 floats scaled by d */
-AVX512 static inline void store_i8x16(float *y, __m128i q, __m512 d)
+X86_AVX512 static inline void store_i8x16(float *y, __m128i q, __m512 d)
 {
     _mm512_storeu_ps(y, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d));
 }
 
-AVX512 void quant_deq_f16_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_f16_avx512(const void *src, float *y, int64_t n)
 {
     const uint8_t *p = src;
     const __m512i exp_mask = _mm512_set1_epi32(0x7c00), man_mask = _mm512_set1_epi32(0x3ff);
@@ -52,7 +52,7 @@ AVX512 void quant_deq_f16_avx512(const void *src, float *y, int64_t n)
     quant_deq_f16(p + 2 * i, y + i, n - i);
 }
 
-AVX512 void quant_deq_q8_0_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_q8_0_avx512(const void *src, float *y, int64_t n)
 {
     for (const uint8_t *b = src; n > 0; n -= 32, b += 34, y += 32) {
         const __m512 d = _mm512_set1_ps(scale_f16(b));
@@ -61,7 +61,7 @@ AVX512 void quant_deq_q8_0_avx512(const void *src, float *y, int64_t n)
     }
 }
 
-AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
 {
     const __m128i m4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
     for (const uint8_t *b = src; n > 0; n -= 32, b += 18, y += 32) {
@@ -76,7 +76,7 @@ AVX512 void quant_deq_q4_0_avx512(const void *src, float *y, int64_t n)
  * decoder's operations in its order: (value) * d, then + m for the types with a min. The values are small
  * integers (or kvalues), exact in f32 before and after the fifth bit's + 16, so the results are the scalar
  * decoder's bits. */
-AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, quant_nibble_form F)
+X86_AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, quant_nibble_form F)
 {
     const __m512 table = quant_nibble_table_avx512(F);
     for (; n > 0; n -= 32, b += F.block_bytes, y += 32) {
@@ -97,28 +97,28 @@ AVX512 static inline void deq_nibbles(const uint8_t *b, float *y, int64_t n, qua
     }
 }
 
-AVX512 void quant_deq_q4_1_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_q4_1_avx512(const void *src, float *y, int64_t n)
 {
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
-AVX512 void quant_deq_q5_0_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_q5_0_avx512(const void *src, float *y, int64_t n)
 {
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
-AVX512 void quant_deq_q5_1_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_q5_1_avx512(const void *src, float *y, int64_t n)
 {
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
-AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_iq4_nl_avx512(const void *src, float *y, int64_t n)
 {
     deq_nibbles(src, y, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
 /* IQ4_XS: sub-block ib of 32 is IQ4_NL's layout with the scale d (ls - 32), computed as the scalar decoder does. */
-AVX512 void quant_deq_iq4_xs_avx512(const void *src, float *y, int64_t n)
+X86_AVX512 void quant_deq_iq4_xs_avx512(const void *src, float *y, int64_t n)
 {
     const __m512 table = quant_iq4_table_avx512();
     for (const uint8_t *b = src; n > 0; n -= QK_K, b += 136) {
@@ -136,7 +136,7 @@ AVX512 void quant_deq_iq4_xs_avx512(const void *src, float *y, int64_t n)
 }
 
 /* y[0..32) = d * q - m for 32 unsigned byte values in v (scalar order: mul, then sub). */
-AVX512 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
+X86_AVX512 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
 {
     const __m512 vd = _mm512_set1_ps(d), vm = _mm512_set1_ps(m);
     const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(v)));
@@ -146,13 +146,13 @@ AVX512 static inline void scale_sub_32(float *y, __m256i v, float d, float m)
 }
 
 /* y[0..16) = a * q, y[16..32) = c * q for 32 signed bytes q */
-AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
+X86_AVX512 static inline void q6_store_32(float *y, __m256i q, float a, float c)
 {
     store_i8x16(y, _mm256_castsi256_si128(q), _mm512_set1_ps(a));
     store_i8x16(y + 16, _mm256_extracti128_si256(q, 1), _mm512_set1_ps(c));
 }
 
-#define SIMD_TARGET AVX512
+#define SIMD_TARGET X86_AVX512
 #define SIMD_NAME(base) base##_avx512
 #include "simd_kquants.inc"
 
@@ -176,10 +176,9 @@ static inline float pow2_neg(int k)
     return 1.0f / (float)(1u << k);
 }
 
-#define AVX512DQ __attribute__((target("avx512f,avx512dq,avx2,fma,f16c")))
 
 /* sums[k] = x[g k] + ... + x[g k + g - 1], g = 16 or 32: the group sums the prepared x carries after its n values. */
-AVX512DQ static void group_sums(const float *x, int64_t n, int g, float *sums)
+X86_AVX512 static void group_sums(const float *x, int64_t n, int g, float *sums)
 {
     for (int64_t k = 0; k < n / g; k++) {
         __m512 v = _mm512_loadu_ps(x + g * k);
@@ -192,7 +191,7 @@ AVX512DQ static void group_sums(const float *x, int64_t n, int g, float *sums)
 /* scale * [lo[j], lo[4 + j], ..., lo[28 + j], hi[j], hi[4 + j], ..., hi[28 + j]]: x read at stride 4 from two
  * runs of 32, the gather both preparations below are made of (the scalar loops they replace cost ~1% of a
  * decode step on the 1.1B shape, with the other thread waiting). */
-AVX512DQ static inline __m512 stride4_pick(const float *lo, const float *hi, int j, float scale)
+X86_AVX512 static inline __m512 stride4_pick(const float *lo, const float *hi, int j, float scale)
 {
     const __m512i idx = _mm512_add_epi32(_mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28),
                                          _mm512_set1_epi32(j));
@@ -213,7 +212,7 @@ AVX512DQ static inline __m512 stride4_pick(const float *lo, const float *hi, int
  */
 /* x in that order, field s scaled by 2^-(shift s) (Q4_K's nibbles: shift 4; Q5_K's bytes below: fields 2k, 2k + 1
  * both byte k, so shift(s) = 8 (s / 2)). */
-AVX512DQ static void prep_k_fields(const float *x, float *xp, int64_t n, bool bytes)
+X86_AVX512 static void prep_k_fields(const float *x, float *xp, int64_t n, bool bytes)
 {
     for (int64_t b = 0; b < n; b += QK_K)
         for (int load = 0; load < 2; load++)
@@ -225,11 +224,11 @@ AVX512DQ static void prep_k_fields(const float *x, float *xp, int64_t n, bool by
     group_sums(x, n, 32, xp + n);
 }
 
-AVX512DQ void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, false); }
-AVX512DQ void quant_dot_prep_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, true); }
+X86_AVX512 void quant_dot_prep_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, false); }
+X86_AVX512 void quant_dot_prep_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, true); }
 
 /* For blocks a and b: lanes 0-7 d sc_k, lanes 8-15 dmin m_k (d and dmin are the blocks' first two halves). */
-AVX512DQ static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m512 *ga, __m512 *gb)
+X86_AVX512 static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m512 *ga, __m512 *gb)
 {
     const __m512i halves = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     const __m512 dd = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_insert_epi32(_mm_cvtsi32_si128((int)rd32(a)), (int)rd32(b), 1)));
@@ -251,7 +250,7 @@ AVX512DQ static inline void q4_k_scales(const uint8_t *a, const uint8_t *b, __m5
  * vectors, bit 4 of each byte its fifth bit; byte k of lane l in the low vector is nibble 2k of Q4_K's form, so x
  * is Q4_K's order with the byte form's scales, and the groups and scales stay as they are.
  */
-AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint8_t *b, const float *xp, const float *sums,
+X86_AVX512 static inline __attribute__((always_inline)) void q4_k_block(const uint8_t *b, const float *xp, const float *sums,
                                                                        __m512 g, int64_t row, bool five, __m512 acc[3])
 {
     const __m512i halves_by_2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
@@ -294,7 +293,7 @@ AVX512DQ static inline __attribute__((always_inline)) void q4_k_block(const uint
 }
 
 /* Q4_K (five false) or Q5_K rows, two blocks a step (their scales unpacked together) and an odd block out. */
-AVX512DQ static inline float dot_k(const uint8_t *b, const float *xp, int64_t n, bool five)
+X86_AVX512 static inline float dot_k(const uint8_t *b, const float *xp, int64_t n, bool five)
 {
     const int bytes = five ? 176 : 144;
     const float *sums = xp + n;
@@ -314,8 +313,8 @@ AVX512DQ static inline float dot_k(const uint8_t *b, const float *xp, int64_t n,
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - _mm512_reduce_add_ps(acc[2]);
 }
 
-AVX512DQ float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, false); }
-AVX512DQ float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, true); }
+X86_AVX512 float quant_dot_q4_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, false); }
+X86_AVX512 float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n) { return dot_k(src, xp, n, true); }
 #undef Q4_FIELD
 #undef Q5_FIELD
 
@@ -334,7 +333,7 @@ AVX512DQ float quant_dot_q5_k_avx512(const void *src, const float *xp, int64_t n
  *   sum d sc_g (q - 32) x = d sc_g (A_g - 32 S_g).
  * Block layout: ggml-common.h block_q6_K (ql[128], qh[64], scales[16], d).
  */
-AVX512DQ void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
+X86_AVX512 void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
 {
     for (int64_t c = 0; c < n; c += 64)
         for (int j = 0; j < 4; j++)
@@ -345,7 +344,7 @@ AVX512DQ void quant_dot_prep_q6_k(const float *x, float *xp, int64_t n)
 /* Byte j of every lane of v (six bits of it) as the float q 2^(8j). */
 #define Q6_FIELD(v, j) _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(0x3f << (8 * (j)))))
 
-AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n)
 {
     const __m512i group = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     const __m512i low_nibbles = _mm512_set1_epi8(0x0f), upper_by_2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
@@ -396,7 +395,7 @@ AVX512DQ float quant_dot_q6_k_avx512(const void *src, const float *xp, int64_t n
  * making v = q + 4 h, and its -4 meets the group sums: sum_g d sc_g (A_g - 4 S_g). Q2_K's mins likewise:
  * sum_g (d sc_g A_g - dmin m_g S_g).
  */
-AVX512DQ void quant_dot_prep_q23_k(const float *x, float *xp, int64_t n)
+X86_AVX512 void quant_dot_prep_q23_k(const float *x, float *xp, int64_t n)
 {
     for (int64_t b = 0; b < n; b += QK_K)
         for (int s = 0; s < 4; s++)
@@ -407,7 +406,7 @@ AVX512DQ void quant_dot_prep_q23_k(const float *x, float *xp, int64_t n)
 }
 
 /* The chunk's 64 values (v: bits under mask in each byte) times its 64 floats of xp, lane-wise, one chain. */
-AVX512DQ static inline __m512 q23_chunk(__m512i v, const float *xc, int mask)
+X86_AVX512 static inline __m512 q23_chunk(__m512i v, const float *xc, int mask)
 {
     __m512 a = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(mask))), _mm512_loadu_ps(xc));
     for (int k = 1; k < 4; k++)
@@ -417,7 +416,7 @@ AVX512DQ static inline __m512 q23_chunk(__m512i v, const float *xc, int mask)
 }
 
 /* Q2_K (three false) or Q3_K rows. */
-AVX512DQ static inline __attribute__((always_inline)) float dot_q23_k(const uint8_t *b, const float *xp, int64_t n,
+X86_AVX512 static inline __attribute__((always_inline)) float dot_q23_k(const uint8_t *b, const float *xp, int64_t n,
                                                                         bool three)
 {
     const __m512i group = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8, 9, 9, 9, 9);
@@ -466,7 +465,7 @@ AVX512DQ static inline __attribute__((always_inline)) float dot_q23_k(const uint
     return _mm512_reduce_add_ps(_mm512_add_ps(tot0, tot1)) - (three ? 4.0f * off : off);
 }
 
-AVX512DQ float quant_dot_q2_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, false); }
-AVX512DQ float quant_dot_q3_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, true); }
+X86_AVX512 float quant_dot_q2_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, false); }
+X86_AVX512 float quant_dot_q3_k_avx512(const void *src, const float *xp, int64_t n) { return dot_q23_k(src, xp, n, true); }
 
 #endif

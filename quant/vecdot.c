@@ -5,22 +5,22 @@
  * Block layouts as in the decoders (ggml-common.h); sums are f32 in a
  * different order than "dequantize, then dot", so results agree to rounding.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include "prefetch_ahead.h"
 #include "simd_hsum.h"
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 /* A block's f16 scale through F16C: the software conversion's call was 29% of a SmolLM2 (Q4_1) token. */
-AVX2 static inline float f16c(const uint8_t *p)
+X86_AVX2 static inline float f16c(const uint8_t *p)
 {
     return _cvtsh_ss(rd16(p));
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes. */
-AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
+X86_AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps();
@@ -37,7 +37,7 @@ AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 }
 
 /* BF16: the top half of an f32, so each value widens to 32 bits and shifts up 16 (no rounding). */
-AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
+X86_AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     /* 32 values and four accumulators an iteration, as the F16 row dot (kernels/cpu/dot.c): with 16 and two,

@@ -11,6 +11,7 @@
  * Sums are f32, per block (d applied once per block with an FMA), in two interleaved accumulators; they
  * agree with dequantize-then-dot to f32 rounding (test_quant holds every fused dot to that).
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -18,15 +19,14 @@
 #include "nibble_lookup_avx512.h"
 #include "prefetch_ahead.h"
 
-#define AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
-AVX512 static inline float f16c(const uint8_t *p)
+X86_AVX512 static inline float f16c(const uint8_t *p)
 {
     return _cvtsh_ss(rd16(p));
 }
 
 /* One block's sum(value x) before d, and, for types with a min, sum(x) scaled by m into *macc. */
-AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, quant_nibble_form F,
+X86_AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, quant_nibble_form F,
                                          __m512 *macc)
 {
     __m512 lo, hi;
@@ -39,7 +39,7 @@ AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m51
     return _mm512_fmadd_ps(hi, x1, _mm512_mul_ps(lo, x0));
 }
 
-AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, quant_nibble_form F)
+X86_AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, quant_nibble_form F)
 {
     const __m512 table = quant_nibble_table_avx512(F);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
@@ -55,34 +55,34 @@ AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t 
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), macc));
 }
 
-AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_0]);
 }
 
-AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
-AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
-AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
-AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
 /* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble
  * layout with the scale d (ls - 32), ls 6 bits (low 4 from scales_l, high 2 from scales_h). */
-AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     const __m512 table = quant_iq4_table_avx512();
@@ -111,14 +111,14 @@ AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes, widened 16 at a time; sum(q x) before d. */
-AVX512 static inline __m512 q8_block(const uint8_t *b, const float *x)
+X86_AVX512 static inline __m512 q8_block(const uint8_t *b, const float *x)
 {
     const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2))));
     const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))));
     return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
 }
 
-AVX512 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;

@@ -22,6 +22,7 @@
  *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i,
  * folded into the first multiply-add (offsets) or one more (mins) instead of summing x in every row.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
@@ -30,7 +31,6 @@
 #include "kq_scales_avx2.h"
 #include "prefetch_ahead.h"
 #include "simd_hsum.h"
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 /* x scale of field s in each form: the inverse of the factor the field converts with (a table: ldexpf per
  * value made the rearrangement, which runs before the product's threads start, 6 us for 2048 values). */
@@ -72,7 +72,7 @@ void quant_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n) { prep_pair
 void quant_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -127.0f); }
 
 /* The 16 bytes at a in the low half, those at b (NULL: zeros, a lone last block) in the high half. */
-AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
+X86_AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
 {
     const __m128i lo = _mm_loadu_si128((const __m128i *)a);
     return b ? _mm256_inserti128_si256(_mm256_castsi128_si256(lo), _mm_loadu_si128((const __m128i *)b), 1)
@@ -80,7 +80,7 @@ AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
 }
 
 /* Two f16 at a and b (NULL: zero) as 4 lanes each. */
-AVX2 static inline __m256 pair_f16(const uint8_t *a, const uint8_t *b)
+X86_AVX2 static inline __m256 pair_f16(const uint8_t *a, const uint8_t *b)
 {
     const uint32_t h = (uint32_t)rd16(a) | (b ? (uint32_t)rd16(b) << 16 : 0);
     const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h));
@@ -89,7 +89,7 @@ AVX2 static inline __m256 pair_f16(const uint8_t *a, const uint8_t *b)
 
 /* The 64 nibble-form values of v times xp (its 64 floats) in two chains of multiply-adds (one chain 8 deep
  * measured 4-7% slower): *even, fields 0, 2, 4, 6 added to s; *odd, fields 1, 3, 5, 7. */
-AVX2 static inline void nibble_chains(__m256i v, const float *xp, __m256 s, __m256 *even, __m256 *odd)
+X86_AVX2 static inline void nibble_chains(__m256i v, const float *xp, __m256 s, __m256 *even, __m256 *odd)
 {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 28)), _mm256_loadu_ps(xp + 56));
 #pragma GCC unroll 7
@@ -104,7 +104,7 @@ AVX2 static inline void nibble_chains(__m256i v, const float *xp, __m256 s, __m2
 }
 
 /* s + the pair's 64 values in the nibble form times xp. */
-AVX2 static inline __m256 fields_nibbles(__m256i v, const float *xp, __m256 s)
+X86_AVX2 static inline __m256 fields_nibbles(__m256i v, const float *xp, __m256 s)
 {
     __m256 even, odd;
     nibble_chains(v, xp, s, &even, &odd);
@@ -114,7 +114,7 @@ AVX2 static inline __m256 fields_nibbles(__m256i v, const float *xp, __m256 s)
 /* The byte-form values (lo: fields 0, 2, 4, 6 as bytes 0-3 of each lane; hi: fields 1, 3, 5, 7; every byte below
  * 2^7) times xp in two chains of multiply-adds, 4 deep each (one chain 8 deep measured 5% slower): *even, lo's
  * fields added to s; *odd, hi's. */
-AVX2 static inline void byte_chains(__m256i lo, __m256i hi, const float *xp, __m256 s, __m256 *even, __m256 *odd)
+X86_AVX2 static inline void byte_chains(__m256i lo, __m256i hi, const float *xp, __m256 s, __m256 *even, __m256 *odd)
 {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(hi, 24)), _mm256_loadu_ps(xp + 56));
     s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(lo, 24)), _mm256_loadu_ps(xp + 48), s);
@@ -128,7 +128,7 @@ AVX2 static inline void byte_chains(__m256i lo, __m256i hi, const float *xp, __m
 }
 
 /* s + the byte-form values times xp (both chains of byte_chains added). */
-AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, __m256 s)
+X86_AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, __m256 s)
 {
     __m256 even, odd;
     byte_chains(lo, hi, xp, s, &even, &odd);
@@ -136,7 +136,7 @@ AVX2 static inline __m256 fields_bytes(__m256i lo, __m256i hi, const float *xp, 
 }
 
 /* The low nibbles of every byte of v, and the high ones shifted down. */
-AVX2 static inline void split_nibbles(__m256i v, __m256i *lo, __m256i *hi)
+X86_AVX2 static inline void split_nibbles(__m256i v, __m256i *lo, __m256i *hi)
 {
     const __m256i mask = _mm256_set1_epi8(0x0f);
     *lo = _mm256_and_si256(v, mask);
@@ -148,7 +148,7 @@ AVX2 static inline void split_nibbles(__m256i v, __m256i *lo, __m256i *hi)
  * (hi), value 4 (l & 3) + k (+ 16) of its block, whose fifth bit is that bit of its 32-bit qh. Each byte
  * copies the qh byte holding its bit (byte (l & 3) / 2, + 2 for hi) and tests it.
  */
-AVX2 static inline void fifth_bits(const uint8_t *qh_a, const uint8_t *qh_b, __m256i *lo, __m256i *hi)
+X86_AVX2 static inline void fifth_bits(const uint8_t *qh_a, const uint8_t *qh_b, __m256i *lo, __m256i *hi)
 {
     const __m128i a = _mm_cvtsi32_si128((int)rd32(qh_a)), b = _mm_cvtsi32_si128(qh_b ? (int)rd32(qh_b) : 0);
     const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
@@ -169,7 +169,7 @@ typedef struct pair_layout {
     bool levels;
 } pair_layout;
 
-AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n, pair_layout L)
+X86_AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n, pair_layout L)
 {
     const float *lane_sums = xp + pairs_span(n);
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_add_epi8(
@@ -200,27 +200,27 @@ AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n,
     return quant_hsum8(_mm256_add_ps(acc, macc));
 }
 
-AVX2 float quant_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, false });
 }
 
-AVX2 float quant_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 20, 2, -1, 4, false });
 }
 
-AVX2 float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 22, -1, 2, 6, false });
 }
 
-AVX2 float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 24, 2, 4, 8, false });
 }
 
-AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, true });
 }
@@ -230,7 +230,7 @@ AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
  * has the 6-bit scale ls_j (low 4 bits: nibble j of scales_l; high 2: bits 2j, 2j + 1 of scales_h) and
  * values d (ls_j - 32) kvalues[q]. Sub-blocks 2p and 2p + 1 are a pair, read in one load.
  */
-AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
 {
     const uint8_t *b = src;
     const float *lane_sums = xp + pairs_span(n);
@@ -298,7 +298,7 @@ void quant_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n) { prep_k_f
  * of the pair's scale bytes (sb) and its 8 group sums of x. The scales go through memory so that each group's
  * multiply-add takes its scale by a broadcast load (a load port) rather than a lane permute and its index vector
  * (three vector ops a group as GCC compiled it). */
-AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const float *group_sums, float scales[8],
+X86_AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const float *group_sums, float scales[8],
                                           __m256 *mins)
 {
     const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128((int)rd32(b))); /* d, dmin */
@@ -309,7 +309,7 @@ AVX2 static inline void q4_k_block_scales(const uint8_t *b, __m128i sb, const fl
 }
 
 /* The block's 256 values (its qs at b + 16) times its part of xp, each group scaled by scales[g]. */
-AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
+X86_AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
 {
     for (int j = 0; j < 4; j++, xp += 64) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 16 + 32 * j));
@@ -328,7 +328,7 @@ AVX2 static inline void q4_k_block(const uint8_t *b, const float *xp, const floa
  * its group, whose fifth bit sits in qh[4 l + k]: byte k of lane l of qh's 32 bytes, at bit 2j (low) or 2j + 1
  * (high). x is read in Q4_K's order, scaled for the byte form.
  */
-AVX2 static inline void q5_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
+X86_AVX2 static inline void q5_k_block(const uint8_t *b, const float *xp, const float scales[8], __m256 acc[2])
 {
     const __m256i low = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     __m256i h = _mm256_loadu_si256((const __m256i *)(b + 16)); /* shifted by 2 a step: groups 2j, 2j + 1 at bits 0, 1 */
@@ -346,7 +346,7 @@ AVX2 static inline void q5_k_block(const uint8_t *b, const float *xp, const floa
 
 /* Q4_K (block_bytes 144) or Q5_K (176), two blocks a step: their scales and mins unpacked together in SIMD
  * (kq_scales_avx2.h), where one group pair at a time in scalar code was half the instructions of the loop. */
-AVX2 static inline float dot_k_fields(const uint8_t *b, const float *xp, int64_t n, int block_bytes)
+X86_AVX2 static inline float dot_k_fields(const uint8_t *b, const float *xp, int64_t n, int block_bytes)
 {
     const float *group_sums = xp + n;
     _Alignas(32) float scales[16];
@@ -367,8 +367,8 @@ AVX2 static inline float dot_k_fields(const uint8_t *b, const float *xp, int64_t
     return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(acc[0], acc[1]), mins));
 }
 
-AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 144); }
-AVX2 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 176); }
+X86_AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 144); }
+X86_AVX2 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 176); }
 
 /*
  * Q6_K (ggml-common.h block_q6_K: ql[128], qh[64], scales[16] int8, d f16; y = d sc_g (q - 32), 16-value groups g)
@@ -396,7 +396,7 @@ void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
 
 /* The chunk's 32 values (their low 6 bits; v) times its 32 floats of xp, lane-wise, in one chain of four: the
  * block's eight chunks are independent chains, so two per chunk only added an add. */
-AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
+X86_AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
 {
     __m256 a = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f))), _mm256_loadu_ps(xp));
     a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f00))), _mm256_loadu_ps(xp + 8), a);
@@ -404,7 +404,7 @@ AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f000000))), _mm256_loadu_ps(xp + 24), a);
 }
 
-AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i low = _mm256_set1_epi8(0x0f);
@@ -454,7 +454,7 @@ AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
  */
 /* The f16 at f times the 16 small integers v (bytes; sign-extended where is_signed) as floats, 8 a vector: a
  * block's group scales (d sc_g) or mins, kept in registers. */
-AVX2 static inline void scaled16(__m128i v, bool is_signed, const uint8_t *f, __m256 out[2])
+X86_AVX2 static inline void scaled16(__m128i v, bool is_signed, const uint8_t *f, __m256 out[2])
 {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(rd16(f)));
     const __m128i hi = _mm_srli_si128(v, 8);
@@ -462,7 +462,7 @@ AVX2 static inline void scaled16(__m128i v, bool is_signed, const uint8_t *f, __
     out[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(hi) : _mm256_cvtepu8_epi32(hi)), d);
 }
 
-AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3);
@@ -490,7 +490,7 @@ AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
 }
 
 /* Bit c of every byte of hm at bit 2 (the result's other bits as they fall): the count is c's, not a constant. */
-AVX2 static inline __m256i hbit_at_2(__m256i hm, int c)
+X86_AVX2 static inline __m256i hbit_at_2(__m256i hm, int c)
 {
     return c < 2 ? _mm256_sll_epi16(hm, _mm_cvtsi32_si128(2 - c)) : _mm256_srl_epi16(hm, _mm_cvtsi32_si128(c - 2));
 }
@@ -500,7 +500,7 @@ AVX2 static inline __m256i hbit_at_2(__m256i hm, int c)
  * with h that bit: the chunk's bytes are made the 3-bit v = q + 4 h (0..7), and the -4 meets the group sums:
  * sum_g d sc_g (A_g - 4 S_g), A_g = sum v x.
  */
-AVX2 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);

@@ -20,13 +20,13 @@
  * by the rearrangement too:
  *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i.
  */
+#include "x86_target.h"
 #include "blocks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include "prefetch_ahead.h"
 
-#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx2,fma,f16c")))
 
 static int64_t quads_span(int64_t n)
 {
@@ -54,7 +54,7 @@ typedef struct quad_layout {
 } quad_layout;
 
 /* The f16 at each of the quad's (up to) 4 blocks, offset `at` in each, 4 lanes apiece; blocks past nb read 0. */
-AVX512 static inline __attribute__((always_inline)) __m512 quad_f16(const uint8_t *b, int block_bytes, int at, int nb)
+X86_AVX512 static inline __attribute__((always_inline)) __m512 quad_f16(const uint8_t *b, int block_bytes, int at, int nb)
 {
     uint64_t h = 0;
     for (int k = 0; k < nb; k++)
@@ -65,7 +65,7 @@ AVX512 static inline __attribute__((always_inline)) __m512 quad_f16(const uint8_
 }
 
 /* The quad's nibbles: block k's 16 bytes of qs in lanes 4k..4k+3 (zeros past nb). */
-AVX512 static inline __attribute__((always_inline)) __m512i quad_load(const uint8_t *b, int block_bytes, int qs_at, int nb)
+X86_AVX512 static inline __attribute__((always_inline)) __m512i quad_load(const uint8_t *b, int block_bytes, int qs_at, int nb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(b + qs_at)));
     if (nb == 4) {
@@ -82,7 +82,7 @@ AVX512 static inline __attribute__((always_inline)) __m512i quad_load(const uint
 
 /* s + the quad's 128 values times xp, in two chains of multiply-adds (fields 0, 2, 4, 6 and 1, 3, 5, 7): the
  * nibble form from v; the byte form from lo (fields 0, 2, 4, 6 as bytes 0-3 of each lane) and hi (1, 3, 5, 7) */
-AVX512 static inline __attribute__((always_inline)) __m512 quad_nibbles(__m512i v, const float *xp, __m512 s)
+X86_AVX512 static inline __attribute__((always_inline)) __m512 quad_nibbles(__m512i v, const float *xp, __m512 s)
 {
     __m512 t = _mm512_setzero_ps();
 #pragma GCC unroll 8
@@ -96,7 +96,7 @@ AVX512 static inline __attribute__((always_inline)) __m512 quad_nibbles(__m512i 
     return _mm512_add_ps(s, t);
 }
 
-AVX512 static inline __attribute__((always_inline)) __m512 quad_bytes(__m512i lo, __m512i hi, const float *xp,
+X86_AVX512 static inline __attribute__((always_inline)) __m512 quad_bytes(__m512i lo, __m512i hi, const float *xp,
                                                                         __m512 s)
 {
     __m512 t = _mm512_setzero_ps();
@@ -111,7 +111,7 @@ AVX512 static inline __attribute__((always_inline)) __m512 quad_bytes(__m512i lo
 
 /* Q5's fifth bits of the quad's nb blocks as two byte masks of the register: byte 16 b + j of lo is value j of
  * block b (bit j of its qh), of hi value 16 + j (bit 16 + j) */
-AVX512 static inline __attribute__((always_inline)) void quad_fifth_bits(const uint8_t *b, quad_layout L, int nb,
+X86_AVX512 static inline __attribute__((always_inline)) void quad_fifth_bits(const uint8_t *b, quad_layout L, int nb,
                                                                           __mmask64 *lo, __mmask64 *hi)
 {
     uint64_t l = 0, h = 0;
@@ -123,7 +123,7 @@ AVX512 static inline __attribute__((always_inline)) void quad_fifth_bits(const u
 }
 
 /* acc (macc) += the quad of nb blocks at b: d times its fields' sums (m times its lane sums) */
-AVX512 static inline __attribute__((always_inline)) void quad_step(const uint8_t *b, const float *xp,
+X86_AVX512 static inline __attribute__((always_inline)) void quad_step(const uint8_t *b, const float *xp,
                                                                     const float *lane_sums, quad_layout L, int nb,
                                                                     __m512 *acc, __m512 *macc)
 {
@@ -146,7 +146,7 @@ AVX512 static inline __attribute__((always_inline)) void quad_step(const uint8_t
 }
 
 /* One row: the offset through the lane sums where the type has no min, else the lane sums times m */
-AVX512 static inline __attribute__((always_inline)) float dot_quads(const uint8_t *b, const float *xp, int64_t n,
+X86_AVX512 static inline __attribute__((always_inline)) float dot_quads(const uint8_t *b, const float *xp, int64_t n,
                                                                      quad_layout L)
 {
     const float *lane_sums = xp + quads_span(n);
@@ -161,22 +161,22 @@ AVX512 static inline __attribute__((always_inline)) float dot_quads(const uint8_
     return _mm512_reduce_add_ps(_mm512_add_ps(acc, macc));
 }
 
-AVX512 float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 18, -1, -1, 2 });
 }
 
-AVX512 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 20, 2, -1, 4 });
 }
 
-AVX512 float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 22, -1, 2, 6 });
 }
 
-AVX512 float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 24, 2, 4, 8 });
 }

@@ -21,6 +21,7 @@
  * as before, read every key and value row once per query: a 512-token prompt of
  * a Qwen3-0.6B-shaped model spent 45 % of its time there.
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "dot.h"
 
@@ -46,7 +47,7 @@ enum { MAX_GROUP = 64 };
 
 #if X86
 /* acc_a / acc_b += p * the value vector's two halves */
-__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+X86_AVX2 static inline __attribute__((always_inline)) void
 pv_step(const float *p, __m256 v0, __m256 v1, __m256 *acc_a, __m256 *acc_b)
 {
     const __m256 pm = _mm256_broadcast_ss(p);
@@ -58,7 +59,7 @@ pv_step(const float *p, __m256 v0, __m256 v1, __m256 *acc_a, __m256 *acc_b)
  * are named variables, not an array: with an array GCC 12 kept a copy of every accumulator on the stack, stored
  * at every key (12 stores beside the 12 multiply-adds; the AVX2 value tiles ran at ~40 % of the FMA's rate,
  * 6.4 % of a Qwen3-0.6B-shape pp512 on the AVX2 path). */
-__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) void
+X86_AVX2 static inline __attribute__((always_inline)) void
 pv_tile(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
@@ -87,7 +88,7 @@ pv_tile(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t ldv
 }
 
 #define PV_TILE(mq)                                                                                                \
-    __attribute__((target("avx2,fma"))) static void pv_tile_##mq(const float *p, size_t sm, size_t sj, int nj,  \
+    X86_AVX2 static void pv_tile_##mq(const float *p, size_t sm, size_t sj, int nj,  \
                                                                  const float *v, size_t ldv, float *o, size_t ldo) \
     {                                                                                                              \
         pv_tile(p, sm, sj, nj, v, ldv, mq, o, ldo);                                                                \
@@ -104,7 +105,7 @@ static const pv_tile_fn pv_tiles[PV_QUERIES + 1] = { NULL,     pv_tile_1, pv_til
 
 /* The same in 512-bit registers: 12 queries x 32 dims, 24 accumulators; each output value the same chain of
  * multiply-adds over the keys as in the AVX2 tile. */
-__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+X86_AVX512 static inline __attribute__((always_inline)) void
 pv_tile_zmm(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t ldv, int MQ, float *o, size_t ldo)
 {
     __m512 acc[PV_QUERIES_ZMM][2];
@@ -125,7 +126,7 @@ pv_tile_zmm(const float *p, size_t sm, size_t sj, int nj, const float *v, size_t
 }
 
 #define PV_TILE_ZMM(mq)                                                                                            \
-    __attribute__((target("avx512f"))) static void pv_tile_zmm_##mq(const float *p, size_t sm, size_t sj, int nj, \
+    X86_AVX512 static void pv_tile_zmm_##mq(const float *p, size_t sm, size_t sj, int nj, \
                                                                    const float *v, size_t ldv, float *o,         \
                                                                    size_t ldo)                                   \
     {                                                                                                              \

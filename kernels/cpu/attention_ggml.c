@@ -18,6 +18,7 @@
  * repository): the scores, probabilities and outputs of SmolLM2 and gemma-3 are bit for bit its, natively
  * and with an AVX2-only build under GGUFSCOPE_SIMD=avx2.
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "quant.h"
 
@@ -32,17 +33,16 @@
 
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma")))
 
 /* e^(x[i] - mx) for W lanes by ggml_v_expf, written back; their sum as the softmax's lanes give it */
-GGML_EXP_AVX512 static float exp_chunk16(float *x, float mx)
+X86_AVX512 static float exp_chunk16(float *x, float mx)
 {
     const __m512 e = ggml_exp16(_mm512_sub_ps(_mm512_loadu_ps(x), _mm512_set1_ps(mx)));
     _mm512_storeu_ps(x, e);
     return ggml_lanes_sum(x, 16, GGML_LANES_HSUM);
 }
 
-AVX2 static float exp_chunk8(float *x, float mx)
+X86_AVX2 static float exp_chunk8(float *x, float mx)
 {
     const __m256 e = ggml_exp8(_mm256_sub_ps(_mm256_loadu_ps(x), _mm256_set1_ps(mx)));
     _mm256_storeu_ps(x, e);
@@ -50,7 +50,7 @@ AVX2 static float exp_chunk8(float *x, float mx)
 }
 
 /* acc[0..d) += v[0..d) * p, each a fused multiply-add (d a multiple of 8, or the rest one at a time) */
-AVX2 static void axpy_fused(float *acc, const float *v, float p, int d)
+X86_AVX2 static void axpy_fused(float *acc, const float *v, float p, int d)
 {
     const __m256 pm = _mm256_set1_ps(p);
     int c = 0;
@@ -61,7 +61,7 @@ AVX2 static void axpy_fused(float *acc, const float *v, float p, int d)
 }
 
 /* a[0..d) += b[0..d), elementwise */
-AVX2 static void add_rows(float *a, const float *b, int d)
+X86_AVX2 static void add_rows(float *a, const float *b, int d)
 {
     int c = 0;
     for (; c + 8 <= d; c += 8)

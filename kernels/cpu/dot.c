@@ -5,6 +5,7 @@
  * the order differs from a sequential sum by rounding only (the engine is
  * held to llama.cpp with a tolerance, not bit for bit).
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "dot.h"
 #include "kern.h"
@@ -16,7 +17,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define X86 1
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
 #else
 #define X86 0
 #endif
@@ -54,7 +54,7 @@ static inline float row_at(const void *w, int64_t j, bool f16)
 }
 
 #if X86
-AVX2 static inline float hsum8(__m256 v)
+X86_AVX2 static inline float hsum8(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -67,7 +67,7 @@ AVX2 static inline float hsum8(__m256 v)
  * eight hsum8 take 40 instructions. The dot tiles' reductions were as many instructions as their multiply-adds
  * for attention's 64-value heads. Lanes come out as [in0, in2, in4, in6, in1, in3, in5, in7]; the inputs are
  * taken in the order that makes that v[0..8). */
-AVX2 static void hsum8x8(const __m256 v[8], float out[8])
+X86_AVX2 static void hsum8x8(const __m256 v[8], float out[8])
 {
     const __m256 a = v[0], b = v[4], c = v[1], d = v[5], e = v[2], f = v[6], g = v[3], h = v[7];
     /* lane i of each half: x_i + x_{i+4} */
@@ -82,7 +82,7 @@ AVX2 static void hsum8x8(const __m256 v[8], float out[8])
     _mm256_storeu_ps(out, _mm256_add_ps(_mm256_shuffle_ps(abcd, efgh, 0x88), _mm256_shuffle_ps(abcd, efgh, 0xdd)));
 }
 
-AVX2 static float dot_avx2(const float *a, const float *b, int64_t n)
+X86_AVX2 static float dot_avx2(const float *a, const float *b, int64_t n)
 {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     int64_t i = 0;
@@ -115,7 +115,7 @@ static void add_tails(const float *sums, const float *const w[], int R, const fl
 /* Rows w0, w1 x tokens x0..x2: the six dots of dot_avx2, each accumulated in its order (chunks of 8 alternating
  * between two accumulators, their sum reduced, the tail added value by value), so each result is bit for bit
  * what dot_avx2 gives for that pair, into out[r * 3 + t]. 12 accumulators, 10 loads per 12 FMAs. */
-AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const x[3], int64_t n, float out[6])
+X86_AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const x[3], int64_t n, float out[6])
 {
     __m256 s0[2][3], s1[2][3];
     for (int r = 0; r < 2; r++)
@@ -154,7 +154,7 @@ AVX2 static void dot_pairs_2x3_avx2(const float *const w[2], const float *const 
  * At 6 tokens 24 accumulators, 10 loads per 24 FMAs; fewer tokens are a grid's last column (attention's 16
  * queries of a Qwen3-shaped block are 6 + 6 + 4, one query of a generation step is 1): through the AVX2 tiles
  * and dot_avx2 those took 2.6 % of a Qwen3-0.6B-shape pp512, as long as the 4 x 6 tiles' 3.4 %. */
-__attribute__((target("avx512f,avx2,fma"))) static inline __attribute__((always_inline)) void
+X86_AVX512 static inline __attribute__((always_inline)) void
 dot_pairs_4xT_avx512(const float *const w[4], const float *const x[], const int T, int64_t n, float *out)
 {
     __m512 acc[4][6];
@@ -192,7 +192,7 @@ dot_pairs_4xT_avx512(const float *const w[4], const float *const x[], const int 
 }
 
 #define DOT_PAIRS_4X(T)                                                                                             \
-    __attribute__((target("avx512f,avx2,fma"))) static void dot_pairs_4x##T##_avx512(                               \
+    X86_AVX512 static void dot_pairs_4x##T##_avx512(                               \
         const float *const w[4], const float *const x[], int64_t n, float *out)                                     \
     {                                                                                                               \
         dot_pairs_4xT_avx512(w, x, T, n, out);                                                                      \
@@ -216,7 +216,7 @@ static const dot_pairs_4x_fn dot_pairs_4x[7] = { NULL,
 /* 8 values of row w at i: f32 as they lie, or f16 widened by F16C (f16 is a constant where inlined). F16 rows
  * read in place skip their decode to an f32 scratch, 6-7 % of a Qwen3-0.6B-shape F16 prompt on AVX2; the
  * conversion does not compete with the multiply-adds for their pipes. */
-AVX2 static inline __attribute__((always_inline)) __m256 row8(const void *w, int64_t i, bool f16)
+X86_AVX2 static inline __attribute__((always_inline)) __m256 row8(const void *w, int64_t i, bool f16)
 {
     return f16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + i)))
                : _mm256_loadu_ps((const float *)w + i);
@@ -231,7 +231,7 @@ AVX2 static inline __attribute__((always_inline)) __m256 row8(const void *w, int
  * the tokens were tiled. nt and f16 are constants where this is inlined, and
  * the loops over nt unroll into registers.
  */
-AVX2 static inline __attribute__((always_inline)) void dot_4xn_body(const void *const w[4], bool f16, const float *x,
+X86_AVX2 static inline __attribute__((always_inline)) void dot_4xn_body(const void *const w[4], bool f16, const float *x,
                                                                int nt, int64_t n, float *out, int64_t ldo)
 {
     __m256 acc[4][4];
@@ -297,7 +297,7 @@ bool cpu_have_avx512vl(void)
  * taking them one at a time reads one sequential stream, which the hardware
  * prefetcher follows across row ends; 4 rows at once are 4 short streams
  * (measured on 896-value rows: 35 GB/s against 22). */
-AVX2 static float dot_f16_1x1_avx2(const uint16_t *w, const float *x, int64_t n)
+X86_AVX2 static float dot_f16_1x1_avx2(const uint16_t *w, const float *x, int64_t n)
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t i = 0;
@@ -322,7 +322,7 @@ AVX2 static float dot_f16_1x1_avx2(const uint16_t *w, const float *x, int64_t n)
  * F16 weights reads each weight byte once and writes nothing. Used for long
  * rows, where x no longer sits in L1 beside the weights and reading it once
  * per 4 rows wins over the single stream. */
-AVX2 static void dot_f16_4x1_avx2(const uint16_t *const w[4], const float *x, int64_t n, float *o)
+X86_AVX2 static void dot_f16_4x1_avx2(const uint16_t *const w[4], const float *x, int64_t n, float *o)
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     int64_t i = 0;

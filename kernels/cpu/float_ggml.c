@@ -22,6 +22,7 @@
  * AVX2 tile), each row's 16 (8, 32 bf16) values loaded once per tile step; a single token, and rows tinyBLAS
  * declines, row by row.
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "quant.h"
 
@@ -31,9 +32,6 @@
 #include "ggml_sums.h"
 
 #include <immintrin.h>
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
-#define AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
-#define AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16,avx2,fma,f16c")))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* A prompt's tiles: 4 rows x up to 6 (AVX-512) or 2 (AVX2) tokens. One token takes one row at a time (its
@@ -43,14 +41,14 @@
 enum { TILE_ROWS = 4, TILE_TOKENS_ZMM = 6, TILE_TOKENS_YMM = 3 };
 
 /* an accumulator's lanes summed as tinyBLAS's hsum does */
-AVX512 static ALWAYS_INLINE float sum16(__m512 v)
+X86_AVX512 static ALWAYS_INLINE float sum16(__m512 v)
 {
     float lanes[16];
     _mm512_storeu_ps(lanes, v);
     return ggml_lanes_sum(lanes, 16, GGML_LANES_HSUM);
 }
 
-AVX2 static ALWAYS_INLINE float sum8(__m256 v)
+X86_AVX2 static ALWAYS_INLINE float sum8(__m256 v)
 {
     float lanes[8];
     _mm256_storeu_ps(lanes, v);
@@ -62,7 +60,7 @@ typedef enum weight_kind { W_F16, W_BF16, W_F32 } weight_kind;
 
 /* Values i.. of a row, 16 (8) of them as f32: F16 by F16C, BF16 by moving the bits up (bf16 is the top half of an
  * f32), F32 as they lie */
-AVX512 static ALWAYS_INLINE __m512 load16(const void *row, int64_t i, weight_kind k)
+X86_AVX512 static ALWAYS_INLINE __m512 load16(const void *row, int64_t i, weight_kind k)
 {
     if (k == W_F32)
         return _mm512_loadu_ps((const float *)row + i);
@@ -70,7 +68,7 @@ AVX512 static ALWAYS_INLINE __m512 load16(const void *row, int64_t i, weight_kin
     return k == W_BF16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
 }
 
-AVX2 static ALWAYS_INLINE __m256 load8(const void *row, int64_t i, weight_kind k)
+X86_AVX2 static ALWAYS_INLINE __m256 load8(const void *row, int64_t i, weight_kind k)
 {
     if (k == W_F32)
         return _mm256_loadu_ps((const float *)row + i);
@@ -89,7 +87,7 @@ static float half_to_float(uint16_t h, bool bf16)
 }
 
 /* rows w[0..3] x tokens x, x + n, ... (NT of them, a constant where inlined): out[t * ldo + r] for r < nr */
-AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
+X86_AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
                                           int64_t n, float *out, int64_t ldo, weight_kind kind)
 {
     __m512 acc[TILE_ROWS][TILE_TOKENS_ZMM];
@@ -111,7 +109,7 @@ AVX512 static ALWAYS_INLINE void tile_zmm(const uint16_t *const w[TILE_ROWS], in
             out[t * ldo + r] = sum16(acc[r][t]);
 }
 
-AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
+X86_AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int R, int nr, const float *x, int NT,
                                         int64_t n, float *out, int64_t ldo, weight_kind kind)
 {
     __m256 acc[TILE_ROWS][TILE_TOKENS_YMM];
@@ -134,13 +132,13 @@ AVX2 static ALWAYS_INLINE void tile_ymm(const uint16_t *const w[TILE_ROWS], int 
 }
 
 /* 32 bf16 values as vdpbf16ps reads them */
-AVX512_BF16 static ALWAYS_INLINE __m512bh pairs32(const uint16_t *p)
+X86_AVX512_BF16 static ALWAYS_INLINE __m512bh pairs32(const uint16_t *p)
 {
     return (__m512bh)_mm512_loadu_si512(p);
 }
 
 /* AVX512-BF16 builds' tinyBLAS for BF16: vdpbf16ps, 32 values a step, the pairs (2l, 2l + 1) into lane l */
-AVX512_BF16 static ALWAYS_INLINE void tile_dp(const uint16_t *const w[TILE_ROWS], int R, int nr, const uint16_t *x,
+X86_AVX512_BF16 static ALWAYS_INLINE void tile_dp(const uint16_t *const w[TILE_ROWS], int R, int nr, const uint16_t *x,
                                               int NT, int64_t n, float *out, int64_t ldo)
 {
     __m512 acc[TILE_ROWS][TILE_TOKENS_ZMM];
@@ -164,7 +162,7 @@ AVX512_BF16 static ALWAYS_INLINE void tile_dp(const uint16_t *const w[TILE_ROWS]
 
 /* ggml_vec_dot_f16 of a row and one token (f16-rounded x): four accumulators of W lanes over 4 W values a step,
  * folded and summed over lanes, then the rest one f32 product at a time added in double, the total rounded to float */
-AVX512 static float dot_f16_zmm(const uint16_t *w, const float *x, int64_t n)
+X86_AVX512 static float dot_f16_zmm(const uint16_t *w, const float *x, int64_t n)
 {
     const int64_t np = n / 64 * 64;
     float acc[GGML_DOT_ACCUMULATORS][GGML_MAX_LANES];
@@ -182,7 +180,7 @@ AVX512 static float dot_f16_zmm(const uint16_t *w, const float *x, int64_t n)
     return (float)sum;
 }
 
-AVX2 static float dot_f16_ymm(const uint16_t *w, const float *x, int64_t n)
+X86_AVX2 static float dot_f16_ymm(const uint16_t *w, const float *x, int64_t n)
 {
     const int64_t np = n / 32 * 32;
     float acc[GGML_DOT_ACCUMULATORS][GGML_MAX_LANES];
@@ -203,7 +201,7 @@ AVX2 static float dot_f16_ymm(const uint16_t *w, const float *x, int64_t n)
 /* ggml_vec_dot_bf16 where the build has AVX512-BF16: two vdpbf16ps accumulators, 64 values a step (x as bf16 rows,
  * xh), each summed over its lanes and the two added in double; then the rest one f32 product at a time in double.
  * One row at a time: four rows side by side, four streams, generated SmolLM2 BF16 at half the speed (as F16, above). */
-AVX512_BF16 static float dot_bf16_dp(const uint16_t *w, const uint16_t *xh, const float *x, int64_t n)
+X86_AVX512_BF16 static float dot_bf16_dp(const uint16_t *w, const uint16_t *xh, const float *x, int64_t n)
 {
     __m512 c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps();
     int64_t i = 0;
@@ -220,7 +218,7 @@ AVX512_BF16 static float dot_bf16_dp(const uint16_t *w, const uint16_t *xh, cons
 
 /* ggml_vec_dot_bf16 on AVX-512F without BF16: two accumulators of 16 lanes, 32 values a step (its multiply and add,
  * written apart, fused by GCC), each summed over lanes and added in double; then the rest in double */
-AVX512 static float dot_bf16_zmm(const uint16_t *w, const float *x, int64_t n)
+X86_AVX512 static float dot_bf16_zmm(const uint16_t *w, const float *x, int64_t n)
 {
     __m512 c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps();
     int64_t i = 0;
@@ -237,7 +235,7 @@ AVX512 static float dot_bf16_zmm(const uint16_t *w, const float *x, int64_t n)
 
 /* ggml_vec_dot_bf16 on AVX2: four accumulators of 8 lanes, 32 values a step (fused by GCC), (c1 + c3) + (c2 + c4),
  * its lanes summed as the softmax's (the halves, movehl, movehdup); then the rest in double */
-AVX2 static float dot_bf16_ymm(const uint16_t *w, const float *x, int64_t n)
+X86_AVX2 static float dot_bf16_ymm(const uint16_t *w, const float *x, int64_t n)
 {
     __m256 c[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
     int64_t i = 0;
@@ -270,19 +268,19 @@ typedef void (*float_tile_fn)(const uint16_t *const w[TILE_ROWS], int nr, const 
 #define TILES_ZMM(kind, attr, call)                                                                                \
     TILE(kind, attr, 4, 1, call) TILE(kind, attr, 4, 2, call) TILE(kind, attr, 4, 3, call)                        \
     TILE(kind, attr, 4, 4, call) TILE(kind, attr, 4, 5, call) TILE(kind, attr, 4, 6, call)
-TILES_ZMM(zmm_f16, AVX512, F16)
-TILES_ZMM(zmm_bf16, AVX512, BF16)
-TILES_ZMM(zmm_f32, AVX512, F32)
-TILES_ZMM(dp, AVX512_BF16, tile_dp)
-TILE(ymm_f16, AVX2, 4, 1, F16_YMM)
-TILE(ymm_f16, AVX2, 4, 2, F16_YMM)
-TILE(ymm_f16, AVX2, 4, 3, F16_YMM)
-TILE(ymm_bf16, AVX2, 4, 1, BF16_YMM)
-TILE(ymm_bf16, AVX2, 4, 2, BF16_YMM)
-TILE(ymm_bf16, AVX2, 4, 3, BF16_YMM)
-TILE(ymm_f32, AVX2, 4, 1, F32_YMM)
-TILE(ymm_f32, AVX2, 4, 2, F32_YMM)
-TILE(ymm_f32, AVX2, 4, 3, F32_YMM)
+TILES_ZMM(zmm_f16, X86_AVX512, F16)
+TILES_ZMM(zmm_bf16, X86_AVX512, BF16)
+TILES_ZMM(zmm_f32, X86_AVX512, F32)
+TILES_ZMM(dp, X86_AVX512_BF16, tile_dp)
+TILE(ymm_f16, X86_AVX2, 4, 1, F16_YMM)
+TILE(ymm_f16, X86_AVX2, 4, 2, F16_YMM)
+TILE(ymm_f16, X86_AVX2, 4, 3, F16_YMM)
+TILE(ymm_bf16, X86_AVX2, 4, 1, BF16_YMM)
+TILE(ymm_bf16, X86_AVX2, 4, 2, BF16_YMM)
+TILE(ymm_bf16, X86_AVX2, 4, 3, BF16_YMM)
+TILE(ymm_f32, X86_AVX2, 4, 1, F32_YMM)
+TILE(ymm_f32, X86_AVX2, 4, 2, F32_YMM)
+TILE(ymm_f32, X86_AVX2, 4, 3, F32_YMM)
 _Static_assert(TILE_ROWS == 4 && TILE_TOKENS_ZMM == 6 && TILE_TOKENS_YMM == 3, "the tile tables name these sizes");
 #define ZMM_TABLE(kind) { NULL, tile_##kind##_4_1, tile_##kind##_4_2, tile_##kind##_4_3, tile_##kind##_4_4, \
                           tile_##kind##_4_5, tile_##kind##_4_6 }
@@ -296,7 +294,7 @@ static const float_tile_fn tiles_zmm_f32[TILE_TOKENS_ZMM + 1] = ZMM_TABLE(zmm_f3
 static const float_tile_fn tiles_ymm_f32[TILE_TOKENS_YMM + 1] = YMM_TABLE(ymm_f32);
 /* ggml_vec_dot_f32 of n values: its four accumulators as pairs of 8-lane halves (W = 16) or single ones, folded
  * and summed over lanes in registers in ggml_sums.h's orders, the leftovers added one product at a time */
-AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
+X86_AVX2 float cpu_dot_f32_ggml(const float *x, const float *y, int n, int W)
 {
     const int step = GGML_DOT_ACCUMULATORS * W, np = n / step * step, halves = W / 8;
     __m256 acc[GGML_DOT_ACCUMULATORS][2];

@@ -15,6 +15,7 @@
  * x is packed once per product (cpu_gemm_pack_x) and shared by every thread; each thread packs its own
  * 16-row panels from its rows (decoded to f32, or F16/BF16 rows widened as they are packed).
  */
+#include "x86_target.h"
 #include "gemm.h"
 
 #include "cpu.h"
@@ -25,7 +26,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define X86 1
-#define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #else
 #define X86 0
 #endif
@@ -66,7 +66,7 @@ size_t cpu_gemm_x_words(int T, int64_t words)
 
 #if X86
 /* r[0..16), 16 rows of 16 values each, transposed in registers: u[j] is column j (r is overwritten). */
-AVX512 static inline __attribute__((always_inline)) void transpose16_cols(__m512 r[16], __m512 u[16])
+X86_AVX512 static inline __attribute__((always_inline)) void transpose16_cols(__m512 r[16], __m512 u[16])
 {
     __m512 t[16];
     /* 2x2 blocks of 1, then of 2 floats within each 128-bit lane, then the lanes themselves */
@@ -94,7 +94,7 @@ AVX512 static inline __attribute__((always_inline)) void transpose16_cols(__m512
 }
 
 /* r[0..16), 16 rows of 16 values each, transposed into out[j * ld .. j * ld + 15] for j < 16 (r is overwritten). */
-AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512 r[16], float *out, int64_t ld)
+X86_AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512 r[16], float *out, int64_t ld)
 {
     __m512 u[16];
     transpose16_cols(r, u);
@@ -103,7 +103,7 @@ AVX512 static inline __attribute__((always_inline)) void transpose16_regs(__m512
 }
 
 /* 16 rows x 16 words starting at word k of rows[], transposed into panel[k .. k+15][16]. */
-AVX512 static void transpose16(const void *const rows[16], int64_t k, float *panel)
+X86_AVX512 static void transpose16(const void *const rows[16], int64_t k, float *panel)
 {
     __m512 r[16];
     for (int i = 0; i < 16; i++)
@@ -112,7 +112,7 @@ AVX512 static void transpose16(const void *const rows[16], int64_t k, float *pan
 }
 
 /* The same from 16 rows of F16, widened by F16C as they are loaded. */
-AVX512 static void pack_rows_f16(const uint16_t *const rows[16], int64_t n, float *panel)
+X86_AVX512 static void pack_rows_f16(const uint16_t *const rows[16], int64_t n, float *panel)
 {
     for (int64_t k = 0; k < n; k += 16) {
         __m512 r[16];
@@ -126,7 +126,7 @@ AVX512 static void pack_rows_f16(const uint16_t *const rows[16], int64_t n, floa
  * its two f32 columns, since a bf16 is the top half of an f32: the even value moved up, the odd one with the low
  * half cleared. Half the shuffles a value of widening first and transposing f32 (perf, SmolLM2 BF16 pp64: the
  * packing 7.6 % of the time before). */
-AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, float *panel)
+X86_AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, float *panel)
 {
     const __m512i high_half = _mm512_set1_epi32((int)0xffff0000u);
     int64_t k = 0;
@@ -151,7 +151,7 @@ AVX512 static void pack_rows_bf16(const uint16_t *const rows[16], int64_t n, flo
 }
 
 /* 8 tokens' words [k, k + 8) (r[0..8), one token each) transposed into out[j * ld .. j * ld + 7] for j < 8 */
-AVX512 static inline __attribute__((always_inline)) void transpose8_regs(const __m256 r[8], float *out, int64_t ld)
+X86_AVX512 static inline __attribute__((always_inline)) void transpose8_regs(const __m256 r[8], float *out, int64_t ld)
 {
     __m256 t[8], u[8];
     for (int i = 0; i < 8; i += 2) {
@@ -173,7 +173,7 @@ AVX512 static inline __attribute__((always_inline)) void transpose8_regs(const _
 
 /* Words [k, k + 16) of 8 of a tile's tokens [t, t + 8), as pack_x16 packs them (padding past nt as zeros): two
  * 8 x 8 transposes, stored in place (through pack_x16's square they cost a 16 x 16 one and masked copies) */
-AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int nt, int np, int t, int64_t k, float *xp)
+X86_AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int nt, int np, int t, int64_t k, float *xp)
 {
     for (int h = 0; h < 16; h += 8) {
         __m256 r[8];
@@ -187,7 +187,7 @@ AVX512 static void pack_x8(const unsigned char *x, int64_t words, int t0, int nt
 /* Words [k, k + 16) of a tile's tokens [t, t + tn) (the tile's first token is row t0 of x, rows of `words` words;
  * tokens at or past nt are padding, zeros), transposed into the tile's xp[(k + j) * np + t ..] for j < 16: 16 tokens
  * in place, fewer through a square on the stack. */
-AVX512 static void pack_x16(const unsigned char *x, int64_t words, int t0, int nt, int np, int t, int tn, int64_t k,
+X86_AVX512 static void pack_x16(const unsigned char *x, int64_t words, int t0, int nt, int np, int t, int tn, int64_t k,
                             float *xp)
 {
     __m512 r[16];
@@ -277,7 +277,7 @@ void cpu_gemm_pack_rows(const void *const rows[], int nr, int64_t words, float *
 
 #if X86
 /* The multiply-adds of one step of k: the panel's 16 rows (w) times one token's word (at x) into acc. */
-AVX512 static inline __attribute__((always_inline)) __m512 f32_step(__m512 acc, __m512 w, const float *x)
+X86_AVX512 static inline __attribute__((always_inline)) __m512 f32_step(__m512 acc, __m512 w, const float *x)
 {
     return _mm512_fmadd_ps(w, _mm512_set1_ps(*x), acc);
 }
@@ -323,7 +323,7 @@ static inline __attribute__((always_inline)) void stream_step(stream_ahead *s)
         _Pragma("GCC unroll 24") for (int t = 0; t < NT; t++) if (t < nt)                                    \
             _mm512_mask_storeu_ps(y + t * ldo, rows, acc[t]);                                                \
     }
-DEFINE_TILE(tile_f32, AVX512, f32_step)
+DEFINE_TILE(tile_f32, X86_AVX512, f32_step)
 
 typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int64_t, __mmask16, stream_ahead *);
 
@@ -336,7 +336,7 @@ typedef void (*tile_fn)(const float *, const float *, int64_t, int, float *, int
 #define TILE_FNS(KIND, ATTR)                                                                                 \
     TILE_FN(KIND, ATTR, 4) TILE_FN(KIND, ATTR, 8) TILE_FN(KIND, ATTR, 12) TILE_FN(KIND, ATTR, 16)             \
     TILE_FN(KIND, ATTR, 20) TILE_FN(KIND, ATTR, 24)
-TILE_FNS(tile_f32, AVX512)
+TILE_FNS(tile_f32, X86_AVX512)
 
 /* By padded tile size in quads of tokens. */
 static const tile_fn by_quads[TILE / PAD + 1] = { NULL,       tile_f32_4,  tile_f32_8, tile_f32_12,

@@ -10,11 +10,10 @@
 #ifndef GGUFSCOPE_KERN_CPU_GGML_EXP_H
 #define GGUFSCOPE_KERN_CPU_GGML_EXP_H
 
+#include "x86_target.h"
 #include <immintrin.h>
 #include <math.h>
 
-#define GGML_EXP_AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define GGML_EXP_AVX2 __attribute__((target("avx2,fma")))
 
 /* ggml_v_expf's shared start: n = x / ln 2 rounded through the 1.5 * 2^23 shifter (z keeps n in its low bits),
  * b = x - n ln 2 with ln 2 split in two, and its polynomial without the constant term (c1 b + c2 b^2 + ...) */
@@ -28,7 +27,7 @@
 #define GGML_EXP_C4 0x1.573e2ep-5f
 #define GGML_EXP_C5 0x1.0e4020p-7f
 
-GGML_EXP_AVX512 static inline __m512 ggml_exp16(__m512 x)
+X86_AVX512 static inline __m512 ggml_exp16(__m512 x)
 {
     const __m512 shifter = _mm512_set1_ps(GGML_EXP_SHIFTER);
     const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(GGML_EXP_LOG2E), shifter);
@@ -51,7 +50,7 @@ GGML_EXP_AVX512 static inline __m512 ggml_exp16(__m512 x)
     return _mm512_mask_blend_ps(far, res, limit);
 }
 
-GGML_EXP_AVX2 static inline __m256 ggml_exp8(__m256 x)
+X86_AVX2 static inline __m256 ggml_exp8(__m256 x)
 {
     const __m256 shifter = _mm256_set1_ps(GGML_EXP_SHIFTER);
     const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(GGML_EXP_LOG2E), shifter);

@@ -6,6 +6,7 @@
  * x * x rounded to f32, then summed in ggml_float): with the squares exact
  * in double, one of gemma3's q heads came out an ulp from llama.cpp's.
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "row_stats.h"
 
@@ -14,8 +15,6 @@
 #include <math.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
-#define AVX2 __attribute__((target("avx2")))
-#define AVX2_FMA __attribute__((target("avx2,fma")))
 #endif
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,7 +37,7 @@ enum { ELEMENTWISE_PARALLEL_MIN = 16384 };
 /* The sums of squares of 4 * chains rows (chains <= 4; row r at x + r n): four rows a vector of doubles, one lane a
  * row, four values of each transposed into place at a time. Every float squared in double is exact, so each lane
  * adds the same terms in the same order as the scalar chain. */
-AVX2 static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
+X86_AVX2 static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
 {
     __m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
     int i = 0;
@@ -64,7 +63,7 @@ AVX2 static void sum_squares_avx2(const float *x, int chains, int n, double *ss)
 }
 
 /* o[i] = x[i] * scale * g[i], in that order: 8 lanes at a time (the scalar loop is left to GCC's SSE2) */
-AVX2 static void scale_row_avx2(const float *x, float scale, const float *g, int n, float *o)
+X86_AVX2 static void scale_row_avx2(const float *x, float scale, const float *g, int n, float *o)
 {
     const __m256 vs = _mm256_set1_ps(scale);
     int i = 0;
@@ -184,7 +183,7 @@ static void rope_pairs_scalar(float *v, const float *cs, int i, int half, bool n
 #if defined(__x86_64__)
 /* The cosines and sines of 8 pairs' angles (cs = [c0, s0, c1, s1, ...]) in two vectors, in order: the shuffle
  * leaves their 64-bit units 0, 2, 1, 3 */
-AVX2 static inline void neox_angles(const float *cs, __m256 *c, __m256 *sn)
+X86_AVX2 static inline void neox_angles(const float *cs, __m256 *c, __m256 *sn)
 {
     const __m256 p0 = _mm256_loadu_ps(cs), p1 = _mm256_loadu_ps(cs + 8);
     *c = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p0, p1, 0x88)), 0xd8));
@@ -193,7 +192,7 @@ AVX2 static inline void neox_angles(const float *cs, __m256 *c, __m256 *sn)
 
 /* The pairs the AVX2 path rotates, from the first; the caller finishes the rest. Scalar, with the heads in the
  * inner loop (a stride of head_dim), the rotation was 1.4 % of a SmolLM2 pp64. */
-AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
+X86_AVX2 static int rope_pairs_avx2(float *v, const float *cs, int half, bool neox)
 {
     int i = 0;
     if (!neox) {
@@ -232,7 +231,7 @@ static void rope_pairs_ggml_scalar(float *v, const float *cs, int i, int half, b
 }
 
 #if defined(__x86_64__)
-AVX2_FMA static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bool neox)
+X86_AVX2 static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bool neox)
 {
     int i = 0;
     if (!neox) {
@@ -384,7 +383,7 @@ float kern_gelu_ggml(float x)
 /* Eight at a time where all eight lie inside (-10, 10): F16C's round-to-nearest-even is quant_f32_to_f16's
  * rounding for every finite value in that range, and the table is read by a gather. Other groups (NaN, the
  * ends) take the scalar lookup. The scalar conversion was a third of gemma's GeGLU time in a prompt. */
-__attribute__((target("avx2,f16c"))) static size_t gelu_tanh_mul_avx2(const float *gate, const float *up, size_t n,
+X86_AVX2 static size_t gelu_tanh_mul_avx2(const float *gate, const float *up, size_t n,
                                                                       float *out)
 {
     const __m256 lo = _mm256_set1_ps(-10.0f), hi = _mm256_set1_ps(10.0f);

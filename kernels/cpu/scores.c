@@ -13,6 +13,7 @@
  * i = 0 .. d-1 from s = 0, the same float in every lane and at both widths. Without AVX2 cpu_score_lanes is 0
  * and attention keeps its query-major path (attention.c).
  */
+#include "x86_target.h"
 #include "cpu.h"
 
 #include <stddef.h>
@@ -36,7 +37,7 @@ int cpu_score_lanes(void)
 #if X86
 /* rows r[0..8) as columns: out[i] holds value i of each of the 8 rows (the unpack / shuffle / lane-swap
  * transpose, pure data movement) */
-__attribute__((target("avx2"))) static inline void transpose8(__m256 r[8])
+X86_AVX2 static inline void transpose8(__m256 r[8])
 {
     __m256 t[8], u[8];
     for (int p = 0; p < 4; p++) {
@@ -55,7 +56,7 @@ __attribute__((target("avx2"))) static inline void transpose8(__m256 r[8])
 }
 
 /* 8 queries' values [0, d8) (d8 a multiple of 8) into their 8 lanes of qt rows of stride W; queries past M are 0 */
-__attribute__((target("avx2"))) static void pack8(const float *const q[], int m0, int M, int d8, int W, float *dst)
+X86_AVX2 static void pack8(const float *const q[], int m0, int M, int d8, int W, float *dst)
 {
     for (int i0 = 0; i0 < d8; i0 += 8) {
         __m256 r[8];
@@ -95,7 +96,7 @@ void cpu_scores_pack_queries(const float *const q[], int M, int d, int W, float 
 #if X86
 /* One chunk's scores against keys [0, nj), KEYS at a time (the last pass repeats its last key into the lanes
  * past nj and stores only the first). */
-__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void scores_zmm(const float *qt, int d, const float *k,
+X86_AVX512 static void scores_zmm(const float *qt, int d, const float *k,
                                                                           int64_t ldk, int nj, float *s, int64_t ldm)
 {
     for (int j0 = 0; j0 < nj; j0 += KEYS) {
@@ -118,7 +119,7 @@ __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void scores_zmm(cons
     }
 }
 
-__attribute__((target("avx2,fma"))) static void scores_ymm(const float *qt, int d, const float *k, int64_t ldk,
+X86_AVX2 static void scores_ymm(const float *qt, int d, const float *k, int64_t ldk,
                                                          int nj, float *s, int64_t ldm)
 {
     for (int j0 = 0; j0 < nj; j0 += KEYS) {

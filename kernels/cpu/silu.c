@@ -16,6 +16,7 @@
  * operand and the division keeps it); a -inf gate gives -inf (libm's form:
  * -inf / inf = NaN), non-finite either way for the smoke verdict.
  */
+#include "x86_target.h"
 #include "cpu.h"
 #include "quant.h"
 
@@ -24,9 +25,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include "ggml_exp.h"
-#define AVX2 __attribute__((target("avx2,fma")))
 
-AVX2 static inline __m256 exp_avx2(__m256 x)
+X86_AVX2 static inline __m256 exp_avx2(__m256 x)
 {
     const __m256 ln2_hi = _mm256_set1_ps(0.693145751953125f), ln2_lo = _mm256_set1_ps(1.42860682030941723e-6f);
     /* max/min return their second operand when either is NaN, so x goes second */
@@ -48,7 +48,7 @@ AVX2 static inline __m256 exp_avx2(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(two_k));
 }
 
-AVX2 static size_t silu_mul_avx2(const float *gate, const float *up, size_t n, float *out)
+X86_AVX2 static size_t silu_mul_avx2(const float *gate, const float *up, size_t n, float *out)
 {
     const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
     size_t i = 0;
@@ -60,12 +60,11 @@ AVX2 static size_t silu_mul_avx2(const float *gate, const float *up, size_t n, f
     return i;
 }
 
-#define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 /* exp_avx2's operations, 16 lanes at a time: each lane's result is bit for bit the AVX2 one (the same IEEE
  * operations in the same order; roundscale with 0 fraction bits is vroundps's nearest-even). Half the
  * instructions per value: SmolLM2 Q4_0 pp64's SwiGLU 1.1 -> 0.8 % (perf); 0.38 -> 0.24 ns a value hot. */
-AVX512 static inline __m512 exp_avx512(__m512 x)
+X86_AVX512 static inline __m512 exp_avx512(__m512 x)
 {
     const __m512 ln2_hi = _mm512_set1_ps(0.693145751953125f), ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f);
     x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.0f), x));
@@ -80,7 +79,7 @@ AVX512 static inline __m512 exp_avx512(__m512 x)
     return _mm512_mul_ps(p, _mm512_castsi512_ps(two_k));
 }
 
-AVX512 static size_t silu_mul_avx512(const float *gate, const float *up, size_t n, float *out)
+X86_AVX512 static size_t silu_mul_avx512(const float *gate, const float *up, size_t n, float *out)
 {
     const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
     size_t i = 0;
@@ -100,7 +99,7 @@ AVX512 static size_t silu_mul_avx512(const float *gate, const float *up, size_t 
  * CPU has no AVX-512); the values a row's vector loop leaves (the row length modulo the width) go through libm's
  * expf, as ggml_silu_f32 does.
  */
-AVX512 static size_t silu_mul_ggml16(const float *gate, const float *up, size_t n, float *out)
+X86_AVX512 static size_t silu_mul_ggml16(const float *gate, const float *up, size_t n, float *out)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -112,7 +111,7 @@ AVX512 static size_t silu_mul_ggml16(const float *gate, const float *up, size_t 
     return i;
 }
 
-AVX2 static size_t silu_mul_ggml8(const float *gate, const float *up, size_t n, float *out)
+X86_AVX2 static size_t silu_mul_ggml8(const float *gate, const float *up, size_t n, float *out)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {

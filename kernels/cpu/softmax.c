@@ -22,6 +22,7 @@
  * a normal double. NaN stays NaN (max/min return their second operand when one is NaN, so x goes second);
  * -inf gives 0, as expf does.
  */
+#include "x86_target.h"
 #include "cpu.h"
 
 #include <math.h>
@@ -50,11 +51,9 @@ float kern_expf(float x)
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
 
 /* e^u for |u| <= 0.35, 4 lanes */
-AVX2 static inline __m256d exp_small_pd4(__m256d u)
+X86_AVX2 static inline __m256d exp_small_pd4(__m256d u)
 {
     __m256d p = _mm256_set1_pd(inv_factorial[0]);
     for (size_t i = 1; i < N_COEFS; i++)
@@ -64,7 +63,7 @@ AVX2 static inline __m256d exp_small_pd4(__m256d u)
 }
 
 /* e^x for 4 floats, clamped, in double; 2^k built in the exponent field (k + 1023 within 1 .. 2046 here) */
-AVX2 static inline __m128 exp_ps4(__m128 x)
+X86_AVX2 static inline __m128 exp_ps4(__m128 x)
 {
     const __m256d z = _mm256_mul_pd(_mm256_cvtps_pd(x), _mm256_set1_pd(LOG2E));
     const __m256d k = _mm256_round_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -76,7 +75,7 @@ AVX2 static inline __m128 exp_ps4(__m128 x)
 }
 
 /* e^v for 8 floats, clamped to [EXP_LO, EXP_HI] first (v goes second, so a NaN stays NaN); the halves in e[0..2) */
-AVX2 static inline void exp_clamped8(__m256 v, __m128 e[2])
+X86_AVX2 static inline void exp_clamped8(__m256 v, __m128 e[2])
 {
     v = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), v));
     e[0] = exp_ps4(_mm256_castps256_ps128(v));
@@ -84,7 +83,7 @@ AVX2 static inline void exp_clamped8(__m256 v, __m128 e[2])
 }
 
 /* dst[0..8) <- e^(src[j] - mx) (mx in every lane of m), their sum in double added to *acc's lanes */
-AVX2 static inline void exp8(const float *src, float *dst, __m256 m, __m256d *acc)
+X86_AVX2 static inline void exp8(const float *src, float *dst, __m256 m, __m256d *acc)
 {
     __m128 e[2];
     exp_clamped8(_mm256_sub_ps(_mm256_loadu_ps(src), m), e);
@@ -94,7 +93,7 @@ AVX2 static inline void exp8(const float *src, float *dst, __m256 m, __m256d *ac
 }
 
 /* x[i] <- e^(x[i] - mx) for i < n; the sum of the new values in double, added to *sum */
-AVX2 static int exp_shifted_avx2(float *x, int n, float mx, double *sum)
+X86_AVX2 static int exp_shifted_avx2(float *x, int n, float mx, double *sum)
 {
     const __m256 m = _mm256_set1_ps(mx);
     __m256d acc = _mm256_setzero_pd();
@@ -117,7 +116,7 @@ AVX2 static int exp_shifted_avx2(float *x, int n, float mx, double *sum)
 }
 
 /* The same 16 floats at a time with AVX-512, 2^k applied by vscalefpd */
-AVX512 static inline __m256 exp_ps8(__m256 x)
+X86_AVX512 static inline __m256 exp_ps8(__m256 x)
 {
     const __m512d z = _mm512_mul_pd(_mm512_cvtps_pd(x), _mm512_set1_pd(LOG2E));
     const __m512d k = _mm512_roundscale_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -130,14 +129,14 @@ AVX512 static inline __m256 exp_ps8(__m256 x)
     return _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
 }
 
-AVX512 static inline __m256 upper8(__m512 v)
+X86_AVX512 static inline __m256 upper8(__m512 v)
 {
     return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
 /* e^v for 16 floats, clamped to [EXP_LO, EXP_HI] first (v goes second, so a NaN stays NaN): the halves in e[0..2),
  * and all 16 as one vector */
-AVX512 static inline __m512 exp_clamped16(__m512 v, __m256 e[2])
+X86_AVX512 static inline __m512 exp_clamped16(__m512 v, __m256 e[2])
 {
     v = _mm512_min_ps(_mm512_set1_ps(EXP_HI), _mm512_max_ps(_mm512_set1_ps(EXP_LO), v));
     e[0] = exp_ps8(_mm512_castps512_ps256(v));
@@ -148,7 +147,7 @@ AVX512 static inline __m512 exp_clamped16(__m512 v, __m256 e[2])
 
 /* x[j] <- e^(x[j] - mx) for the lanes j < 16 of `lanes` (the others neither read nor written), their sum in double
  * added to *acc's lanes: the missing lanes are -inf, whose e^x is 0 and adds nothing */
-AVX512 static inline void exp16(float *x, __mmask16 lanes, __m512 m, __m512d *acc)
+X86_AVX512 static inline void exp16(float *x, __mmask16 lanes, __m512 m, __m512d *acc)
 {
     __m256 e[2];
     const __m512 all = exp_clamped16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), lanes, x), m), e);
@@ -156,7 +155,7 @@ AVX512 static inline void exp16(float *x, __mmask16 lanes, __m512 m, __m512d *ac
     *acc = _mm512_add_pd(*acc, _mm512_add_pd(_mm512_cvtps_pd(e[0]), _mm512_cvtps_pd(e[1])));
 }
 
-AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
+X86_AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
 {
     const __m512 m = _mm512_set1_ps(mx);
     __m512d acc = _mm512_setzero_pd();
@@ -172,7 +171,7 @@ AVX512 static int exp_shifted_avx512(float *x, int n, float mx, double *sum)
 /* The softmax down 16 lanes of key-major scores (cpu_softmax_lanes): lane m's keys [lo[m], hi[m]). Each lane's max,
  * e^x and double sum as the scalar loop forms them for one query (the sum over its keys in order; keys outside
  * its span add +0, which changes no double sum). */
-AVX512 static void softmax_lanes16(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
+X86_AVX512 static void softmax_lanes16(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
 {
     const __m512i lov = _mm512_loadu_si512(lo), hiv = _mm512_loadu_si512(hi);
     const __mmask16 busy = _mm512_cmplt_epi32_mask(lov, hiv);
@@ -206,7 +205,7 @@ AVX512 static void softmax_lanes16(float *s, int64_t ldm, int nj, const int *lo,
 }
 
 /* The same for 8 lanes with AVX2 */
-AVX2 static void softmax_lanes8(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
+X86_AVX2 static void softmax_lanes8(float *s, int64_t ldm, int nj, const int *lo, const int *hi, float scale)
 {
     const __m256i lov = _mm256_loadu_si256((const __m256i *)lo), hiv = _mm256_loadu_si256((const __m256i *)hi);
     const __m256 busy = _mm256_castsi256_ps(_mm256_cmpgt_epi32(hiv, lov));
@@ -247,7 +246,7 @@ AVX2 static void softmax_lanes8(float *s, int64_t ldm, int nj, const int *lo, co
 }
 
 /* x[i] *= s for i < n rounded down to 8; the largest result (NaN ignored, as the scalar comparison does) */
-AVX2 static int scale_max_avx2(float *x, int n, float s, float *mx)
+X86_AVX2 static int scale_max_avx2(float *x, int n, float s, float *mx)
 {
     const __m256 sv = _mm256_set1_ps(s);
     __m256 m = _mm256_set1_ps(-INFINITY);
