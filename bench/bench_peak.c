@@ -63,7 +63,7 @@ X86_AVX2 static float sum_ymm_epi32(__m256i v)
  * *sink gets the sum of REDUCE(acc) over the chains, which depends on every chain, so none is optimized away.
  * SETUP declares the operands STEP uses. */
 #define CHAIN_KERNEL(NAME, ISA, VEC, CHAINS_N, SETUP, INIT, STEP, REDUCE)                                  \
-    __attribute__((target(ISA))) static void NAME(long iters, float *sink)                                  \
+    ISA static void NAME(long iters, float *sink)                                  \
     {                                                                                                       \
         SETUP;                                                                                              \
         VEC a[CHAINS_N];                                                                                    \
@@ -78,22 +78,22 @@ X86_AVX2 static float sum_ymm_epi32(__m256i v)
         *sink = s;                                                                                          \
     }
 
-CHAIN_KERNEL(fma_zmm, "avx512f", __m512, CHAINS,
+CHAIN_KERNEL(fma_zmm, X86_AVX512, __m512, CHAINS,
              const __m512 x = _mm512_set1_ps(0.999999f); const __m512 y = _mm512_set1_ps(1e-7f),
              _mm512_set1_ps(1.0f + (float)i), _mm512_fmadd_ps(a[i], x, y), _mm512_reduce_add_ps(a[i]))
-CHAIN_KERNEL(fma_ymm, "avx2,fma", __m256, YMM_CHAINS,
+CHAIN_KERNEL(fma_ymm, X86_AVX2, __m256, YMM_CHAINS,
              const __m256 x = _mm256_set1_ps(0.999999f); const __m256 y = _mm256_set1_ps(1e-7f),
              _mm256_set1_ps(1.0f + (float)i), _mm256_fmadd_ps(a[i], x, y), sum_ymm(a[i]))
-CHAIN_KERNEL(bf16_zmm, "avx512f,avx512bf16", __m512, CHAINS,
+CHAIN_KERNEL(bf16_zmm, X86_AVX512_BF16, __m512, CHAINS,
              const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80);
              const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3300),
              _mm512_set1_ps((float)i), _mm512_dpbf16_ps(a[i], x, y), _mm512_reduce_add_ps(a[i]))
-CHAIN_KERNEL(int8_zmm, "avx512f,avx512vnni", __m512i, CHAINS,
+CHAIN_KERNEL(int8_zmm, X86_AVX512_VNNI, __m512i, CHAINS,
              const __m512i x = _mm512_set1_epi8(1); const __m512i y = _mm512_set1_epi8(1),
              _mm512_set1_epi32(i), _mm512_dpbusd_epi32(a[i], x, y), (float)_mm512_reduce_add_epi32(a[i]))
 /* AVX2 has no fused int8 dot: llama.cpp's kernels take u8 x s8 pairs to i16 (maddubs), i16 pairs to i32
  * (madd with ones) and add. */
-CHAIN_KERNEL(int8_ymm, "avx2", __m256i, YMM_CHAINS,
+CHAIN_KERNEL(int8_ymm, X86_AVX2, __m256i, YMM_CHAINS,
              const __m256i x = _mm256_set1_epi8(1); const __m256i y = _mm256_set1_epi8(1);
              const __m256i ones = _mm256_set1_epi16(1),
              _mm256_set1_epi32(i), _mm256_add_epi32(a[i], _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), ones)),

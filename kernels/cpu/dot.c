@@ -260,24 +260,24 @@ X86_AVX2 static inline __attribute__((always_inline)) void dot_4xn_body(const vo
 
 typedef void (*dot_tile_fn)(const void *const w[4], const float *x, int64_t n, float *out, int64_t ldo);
 
-/* NAME_f32 / NAME_f16: the body for NT tokens with rows of either type, compiled for ISA. */
+/* NAME_f32 / NAME_f16: the body for NT tokens with rows of either type, compiled for the set isa (x86_target.h). */
 #define DEFINE_DOT_TILES(name, isa, nt)                                                                     \
-    __attribute__((target(isa))) static void name##_f32(const void *const w[4], const float *x, int64_t n, \
+    isa static void name##_f32(const void *const w[4], const float *x, int64_t n, \
                                                            float *out, int64_t ldo)                          \
     {                                                                                                         \
         dot_4xn_body(w, false, x, nt, n, out, ldo);                                                           \
     }                                                                                                         \
-    __attribute__((target(isa))) static void name##_f16(const void *const w[4], const float *x, int64_t n, \
+    isa static void name##_f16(const void *const w[4], const float *x, int64_t n, \
                                                            float *out, int64_t ldo)                          \
     {                                                                                                         \
         dot_4xn_body(w, true, x, nt, n, out, ldo);                                                            \
     }
 
 /* 4 x 3: 12 accumulators, 3 token vectors and one row vector, all 16 AVX2 registers */
-DEFINE_DOT_TILES(dot_4x3, "avx2,fma,f16c", 3)
-DEFINE_DOT_TILES(dot_4x2, "avx2,fma,f16c", 2)
-DEFINE_DOT_TILES(dot_4x1, "avx2,fma,f16c", 1)
-DEFINE_DOT_TILES(dot_4x4_avx512, "avx512f,avx512vl,avx2,fma,f16c", 4)
+DEFINE_DOT_TILES(dot_4x3, X86_AVX2, 3)
+DEFINE_DOT_TILES(dot_4x2, X86_AVX2, 2)
+DEFINE_DOT_TILES(dot_4x1, X86_AVX2, 1)
+DEFINE_DOT_TILES(dot_4x4_avx512, X86_AVX512, 4)
 
 int cpu_vector_lanes(void)
 {
