@@ -91,18 +91,6 @@ X86_AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
 
 #define INLINE __attribute__((always_inline)) inline
 
-/* A dot's two entry points at one level: one activation row (decode) and four (prompts), through a body taking
- * nt rows (nt a constant where inlined). */
-#define ACT_ENTRY_POINTS_AT(level, ATTR, name, body, kind)                                                     \
-    ATTR void quant_act_dot_##name##_##level(const void *w, const void *a, int64_t n, float *out)               \
-    {                                                                                                          \
-        body(kind, w, a, 0, 1, n, out);                                                                        \
-    }                                                                                                          \
-    ATTR void quant_act_dot4_##name##_##level(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
-    {                                                                                                          \
-        body(kind, w, a, as, 4, n, out);                                                                       \
-    }
-
 /* ---- 32-value blocks against Q8_0 [d:f16][qs:32] or Q8_1 [d:f16][s:f16][qs:32] ----
  * The weight quants of one block as 32 bytes: signed (|w| <= 128), or unsigned with the Q4_1/Q5_1 min. */
 typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1 } legacy_kind;

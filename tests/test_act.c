@@ -2,6 +2,7 @@
  * Q8_K, f16, bf16), the integer dots that multiply them with weight rows, and the prompt products over
  * 8-row panels, each held to the decoded product or to the dots. */
 #include "quant.h"
+#include "row_kernels.h"
 #include "random_blocks.h"
 
 #include <criterion/criterion.h>
@@ -71,7 +72,7 @@ Test(act, activations_round_to_q8_k_as_ggml_does)
 
 /* nt activation rows (xa, arb bytes apart) as kernel k reads them: the rows themselves, or the rows its prep
  * rewrote (into a buffer for the caller to free, *stride bytes apart). */
-static const uint8_t *act_rows_for(const quant_act_kernel *k, const uint8_t *xa, uint64_t arb, int nt, int64_t n,
+static const uint8_t *act_rows_for(const cpu_act_kernel *k, const uint8_t *xa, uint64_t arb, int nt, int64_t n,
                                    uint8_t **owned, uint64_t *stride)
 {
     *owned = NULL, *stride = arb;
@@ -85,7 +86,7 @@ static const uint8_t *act_rows_for(const quant_act_kernel *k, const uint8_t *xa,
 }
 
 /* One weight row . one activation row through kernel k. */
-static float act_dot(const quant_act_kernel *k, const uint8_t *w, const uint8_t *xa, int64_t n)
+static float act_dot(const cpu_act_kernel *k, const uint8_t *w, const uint8_t *xa, int64_t n)
 {
     uint8_t *owned;
     uint64_t stride;
@@ -132,7 +133,7 @@ static void block_integers(uint32_t type, const uint8_t *block, const uint8_t *a
     }
 }
 
-/* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from QUANT_TILED_MIN_TOKENS tokens
+/* llama.cpp's tiled K-quant product of one row (ggml-cpu/tiled/tiled-kernel.cpp, from CPU_TILED_MIN_TOKENS tokens
  * on) stated in scalar code: per block r = fma(-dmin, m, s * d) and acc = fma(r, d_a, acc), block after block, with
  * s and m the block's integers (block_integers). */
 static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
@@ -185,7 +186,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
             ref += quant_act_sum_correction(type, raw, xa, (int64_t)n);
             float avx2_got = 0;
             for (size_t p = 0; p < 3; p++) {
-                quant_act_kernel k = quant_act_dot_function(type, impls[p]);
+                cpu_act_kernel k = cpu_act_dot_function(type, impls[p]);
                 cr_assert_not_null(k.dot, "%s has no integer dot", tt->name);
                 const float got = act_dot(&k, raw, xa, (int64_t)n);
                 cr_assert(isfinite(ref), "%s: random blocks gave a non-finite reference", tt->name);
@@ -219,7 +220,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
     cr_assert_eq(checked, 12);
     if (strcmp(quant_simd_level(), "scalar") != 0)
         cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
-    cr_assert_null(quant_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
+    cr_assert_null(cpu_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
     cr_assert_eq(quant_act_type(GGML_TYPE_F16), GGML_TYPE_F16);
     cr_assert_eq(quant_act_type(GGML_TYPE_Q4_1), GGML_TYPE_Q8_1);
     cr_assert_eq(quant_act_type(GGML_TYPE_IQ2_XXS), GGML_TYPE_Q8_K);
@@ -313,9 +314,9 @@ Test(act, panel_products_equal_the_integer_dots)
     const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
                                GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
-    if (!quant_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST, 9).pack) {
+    if (!cpu_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST, 9).pack) {
         cr_log_warn("no panel products at SIMD level %s: skipped", quant_simd_level());
-        cr_assert_null(quant_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST, 9).multiply);
+        cr_assert_null(cpu_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST, 9).multiply);
         return;
     }
     int checked = 0;
@@ -339,13 +340,13 @@ Test(act, panel_products_equal_the_integer_dots)
             cr_assert_eq(quant_act_quantize(at, x, xa + t * arb, n), QUANT_OK);
             cr_assert_eq(quant_act_sums16(at, xa + t * arb, n, sums + t * (n / 16)), QUANT_OK);
         }
-        const quant_act_kernel dot = quant_act_dot_function(type, QUANT_IMPL_SCALAR);
+        const cpu_act_kernel dot = cpu_act_dot_function(type, QUANT_IMPL_SCALAR);
         float *wd = malloc((size_t)n * sizeof(float)), *xd = malloc((size_t)n * sizeof(float)), first[9 * R];
         /* QUANT_IMPL_AVX2 is the maddubs form; BEST is the VNNI one where the CPU has AVX-512 VNNI */
         const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
         for (int p = 0; p < 2; p++) {
-            /* each count of tokens asks for its own product: from QUANT_TILED_MIN_TOKENS on, the tiled kinds */
-            const int rows = quant_act_gemm_function(type, impls[p], 1).rows;
+            /* each count of tokens asks for its own product: from CPU_TILED_MIN_TOKENS on, the tiled kinds */
+            const int rows = cpu_act_gemm_function(type, impls[p], 1).rows;
             cr_assert(rows == 8 || rows == 16, "%s: a panel of %d rows", tt->name, rows);
             /* all rows, then (a matrix's last panel) 13 with 16-row panels, and 5: with 16, only the first half */
             const int row_counts[] = { rows, 13, 5 };
@@ -354,7 +355,7 @@ Test(act, panel_products_equal_the_integer_dots)
                     const int nr = row_counts[rc];
                     if (nr > rows)
                         break;
-                    const quant_act_gemm g = quant_act_gemm_function(type, impls[p], nt);
+                    const cpu_act_gemm g = cpu_act_gemm_function(type, impls[p], nt);
                     cr_assert_not_null(g.pack, "%s has no panel product for %d tokens", tt->name, nt);
                     cr_assert_eq(g.rows, rows);
                     void *panel = malloc(g.panel_bytes(n));
@@ -380,7 +381,7 @@ Test(act, panel_products_equal_the_integer_dots)
                                           tt->name, p, nr, nt, r, t, y[t * R + r], want);
                         }
                 }
-            /* the types llama.cpp multiplies with vec_dot below QUANT_TILED_MIN_TOKENS tokens (7 here): bit for bit the
+            /* the types llama.cpp multiplies with vec_dot below CPU_TILED_MIN_TOKENS tokens (7 here): bit for bit the
              * AVX2 1-row dot, which adds as vec_dot does; from there on the 256-value ones follow the tiled kernel's
              * statement above (9 tokens, the last call's). Q2_K where llama.cpp does not repack it: an AVX2 build. */
             const bool repacked_q2_k =
@@ -388,12 +389,12 @@ Test(act, panel_products_equal_the_integer_dots)
             const bool tiled = tt->block_size == 256 && type != GGML_TYPE_Q4_K && !repacked_q2_k;
             const bool vec_dot = tiled || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 ||
                                  type == GGML_TYPE_Q5_1;
-            const quant_act_gemm g7 = quant_act_gemm_function(type, impls[p], 7),
-                                 g9 = quant_act_gemm_function(type, impls[p], 9);
+            const cpu_act_gemm g7 = cpu_act_gemm_function(type, impls[p], 7),
+                                 g9 = cpu_act_gemm_function(type, impls[p], 9);
             cr_assert(g9.llama_cpp_order, "%s: llama.cpp's order from 9 tokens", tt->name);
             cr_assert_eq(g7.llama_cpp_order, type != GGML_TYPE_Q2_K || repacked_q2_k, "%s: 7 tokens", tt->name);
             if (vec_dot && g7.llama_cpp_order) {
-                const quant_act_kernel d2 = quant_act_dot_function(type, QUANT_IMPL_AVX2);
+                const cpu_act_kernel d2 = cpu_act_dot_function(type, QUANT_IMPL_AVX2);
                 void *panel = malloc(g7.panel_bytes(n));
                 float few[7 * R];
                 g7.pack(w, rb, 5, n, panel);
@@ -424,7 +425,7 @@ Test(act, panel_products_equal_the_integer_dots)
         checked++;
     }
     cr_assert_eq(checked, 12);
-    cr_assert_null(quant_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST, 9).pack,
+    cr_assert_null(cpu_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST, 9).pack,
                    "F16 multiplies its rounded values");
 }
 
@@ -473,7 +474,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
 {
     const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q2_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
-    if (!quant_act_dot_function(GGML_TYPE_Q4_0, QUANT_IMPL_AVX2).gemv) {
+    if (!cpu_act_dot_function(GGML_TYPE_Q4_0, QUANT_IMPL_AVX2).gemv) {
         cr_log_warn("no GEMV forms on this CPU (no AVX2): skipped");
         return;
     }
@@ -482,7 +483,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
         for (int p = 0; p < 2; p++) {
             const uint32_t type = types[ti], at = quant_act_type(type);
             const gguf_type_traits *tt = gguf_type_traits_of(type);
-            const quant_act_kernel k = quant_act_dot_function(type, impls[p]);
+            const cpu_act_kernel k = cpu_act_dot_function(type, impls[p]);
             const bool avx512 = impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
             if (type == GGML_TYPE_Q2_K && !avx512) {
                 cr_assert_null(k.gemv, "Q2_K impl %d: vec_dot's order, as llama.cpp's AVX2 build", p);
@@ -524,7 +525,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
             checked++;
         }
     cr_assert_eq(checked, strcmp(quant_simd_level(), "avx512") ? 6 : 7);
-    cr_assert_null(quant_act_dot_function(GGML_TYPE_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
+    cr_assert_null(cpu_act_dot_function(GGML_TYPE_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
 }
 
 /* The quantizers on random rows with ties, at whatever SIMD level runs: byte for byte the rules above

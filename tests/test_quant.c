@@ -3,6 +3,7 @@
  * and quantizers equal to the reference. */
 #include "fixture_model.h"
 #include "quant.h"
+#include "row_kernels.h"
 #include "random_blocks.h"
 #include "testutil.h"
 
@@ -453,7 +454,7 @@ Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
 {
     int compared = 0;
     for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
-        quant_panel16_fn panel16 = quant_panel16_function(type, QUANT_IMPL_BEST);
+        cpu_panel16_fn panel16 = cpu_panel16_function(type, QUANT_IMPL_BEST);
         if (!panel16)
             continue;
         const gguf_type_traits *tt = gguf_type_traits_of(type);
@@ -494,7 +495,7 @@ Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
 
 /* Every fused dot, at every level the CPU has, against the scalar decoder's values summed in
  * double: within f32 rounding of the sum of |w x| (the x rearrangement some kernels read is
- * exercised through quant_dot_prep_floats like the matrix-vector path does). */
+ * exercised through cpu_dot_prep_floats like the matrix-vector path does). */
 Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
 {
     const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
@@ -505,14 +506,14 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         for (size_t p = 0; p < 2; p++) {
             const uint32_t type = types[k];
-            quant_dot_kernel dk = quant_dot_function(type, impls[p]);
+            cpu_dot_kernel dk = cpu_dot_function(type, impls[p]);
             if (!dk.dot)
                 continue;
             const gguf_type_traits *tt = gguf_type_traits_of(type);
             /* BF16's blocks are single values: 203 of them reach its 32-value loop, its 8-value one and its tail */
             const size_t n_blocks = tt->block_size == 1 ? 203 : 24, n = n_blocks * tt->block_size;
             uint8_t *raw = malloc(n_blocks * tt->type_size);
-            float *w = malloc(n * 4), *x = malloc(n * 4), *xp = malloc((size_t)quant_dot_prep_floats((int64_t)n) * 4);
+            float *w = malloc(n * 4), *x = malloc(n * 4), *xp = malloc((size_t)cpu_dot_prep_floats((int64_t)n) * 4);
             for (int row = 0; row < 16; row++) {
                 for (size_t i = 0; i < n_blocks; i++)
                     test_random_block(type, raw + i * tt->type_size, tt->type_size);

@@ -1,6 +1,7 @@
 /* The CPU backend's table: host memory, weights read in place from the mapping. */
 #include "cpu.h"
 #include "quant.h"
+#include "row_kernels.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -93,7 +94,7 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
     }
     *b = (kern_backend){
         .name = numerics == KERN_NUMERICS_GGML ? "cpu:ggml" : "cpu", .ctx = c,
-        .split_rows_min = numerics == KERN_NUMERICS_GGML ? QUANT_TILED_MIN_TOKENS : 0, .numerics = numerics,
+        .split_rows_min = numerics == KERN_NUMERICS_GGML ? CPU_TILED_MIN_TOKENS : 0, .numerics = numerics,
         .destroy = cpu_destroy, .set_threads = cpu_set_threads,
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind,

@@ -13,7 +13,7 @@
  *
  * With --numerics ggml (cpu_numerics) the activations are first rounded as
  * llama.cpp's CPU backend rounds them for the weight type (quant/act_quant.c):
- * into Q8_0/Q8_1/Q8_K blocks that integer dots read (quant/act_dot*.c), or,
+ * into Q8_0/Q8_1/Q8_K blocks that integer dots read (act_dot.c, x86/act_dot*.c), or,
  * for types without one, into the values those blocks or f16/bf16 hold,
  * which the path above then multiplies; F32, F16 and BF16 rows meet those
  * values in llama.cpp's own order (float_ggml.c).
@@ -91,7 +91,7 @@ typedef struct row_work {
     size_t scratch_floats; /* what scratch holds */
     float *panel;   /* the same rows packed for the GEMM: ROW_BLOCK x n words, for any share of the product */
     const float *xg;
-    quant_panel16_fn panel16; /* decodes 16 rows straight into the panel, or NULL */
+    cpu_panel16_fn panel16; /* decodes 16 rows straight into the panel, or NULL */
 } row_work;
 
 /* wk's scratch, holding at least `floats` (allocated on first need, replaced when a share of the product needs
@@ -155,7 +155,7 @@ static bool pack_decoded(const gguf_tensor *t, quant_row_fn deq, const uint8_t *
 
 /* Rows [r0, r0 + nr) against all T tokens, into y (T, ld), fetching the next block's bytes meanwhile; false when
  * a scratch allocation fails. */
-static bool row_block(const gguf_tensor *t, quant_row_fn deq, quant_dot_fn fused, uint64_t rb, int64_t r0, int nr,
+static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, uint64_t rb, int64_t r0, int nr,
                       const float *x, int T, row_work *wk, float *y, int64_t ld, block_span next)
 {
     const int64_t n = (int64_t)t->ne[0];
@@ -234,11 +234,11 @@ typedef struct share {
     const kern_weight *bias;
     float *y;
     quant_row_fn deq;
-    quant_panel16_fn panel16; /* its rows decoded straight into the GEMM's panel, or NULL */
+    cpu_panel16_fn panel16; /* its rows decoded straight into the GEMM's panel, or NULL */
     uint64_t rb;
     int64_t n_blocks, first_block; /* its row blocks, and the first one's index in the whole product */
     rounded_acts ra;
-    quant_dot_kernel fused; /* one token: a fused kernel decodes each row in registers */
+    cpu_dot_kernel fused; /* one token: a fused kernel decodes each row in registers */
     float *xp;              /* x rearranged once for the fused kernel, or NULL */
     const float *xd;        /* what the rows are multiplied with */
     float *xg;              /* xd packed for the GEMM, or NULL (no GEMM) */
@@ -264,7 +264,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     const gguf_tensor *t = w->t;
     *s = (share){ .t = t, .bias = bias, .y = y, .rb = row_bytes(t) };
     s->deq = quant_row_function(t->type, QUANT_IMPL_BEST);
-    s->panel16 = quant_panel16_function(t->type, QUANT_IMPL_BEST);
+    s->panel16 = cpu_panel16_function(t->type, QUANT_IMPL_BEST);
     if (!s->deq)
         return KERN_E_UNSUPPORTED;
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
@@ -290,9 +290,9 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
         }
         const float *xr = s->ra.xf ? s->ra.xf : x;
         if (T == 1 && !s->ra.dot.dot && !s->float_ggml)
-            s->fused = quant_dot_function(t->type, QUANT_IMPL_BEST);
+            s->fused = cpu_dot_function(t->type, QUANT_IMPL_BEST);
         if (s->fused.prep) {
-            if (!(s->xp = alloc_floats64((size_t)quant_dot_prep_floats(n))))
+            if (!(s->xp = alloc_floats64((size_t)cpu_dot_prep_floats(n))))
                 return KERN_E_NOMEM;
             s->fused.prep(xr, s->xp, n);
         }

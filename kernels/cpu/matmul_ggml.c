@@ -1,14 +1,14 @@
 /*
  * --numerics ggml's side of the matrix products: activations rounded as llama.cpp's CPU backend rounds them for
  * each weight type (quant/act_quant.c), and the integer products that read them: 1- and 4-row dots, or panels
- * of 8 or 16 rows for prompts (quant/act_dot*.c, act_gemm*.c). matmul.c schedules them.
+ * of 8 or 16 rows for prompts (act_dot.c, x86/act_dot*.c, x86/act_gemm*.c). matmul.c schedules them.
  */
 #include "gemm.h"
 #include "matmul_parts.h"
 
 /* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld):
  * 4 tokens at a time where the kernel takes 4 (each weight block unpacked once for the four). */
-void cpu_act_rows(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t r0, int nr,
+void cpu_act_rows(const gguf_tensor *t, cpu_act_kernel k, uint64_t rb, int64_t r0, int nr,
                   const uint8_t *xq, uint64_t arb, int T, float *y, int64_t ld)
 {
     const int64_t n = (int64_t)t->ne[0];
@@ -36,7 +36,7 @@ void cpu_act_rows(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t
 
 /* Rows [r0, r0 + nr) against all T rows of quantized activations through panels packed into *panel
  * (allocated on first need; false when that fails), into y (T, ld), fetching the next block's bytes meanwhile. */
-bool cpu_act_panel_rows(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
+bool cpu_act_panel_rows(const gguf_tensor *t, const cpu_act_gemm *g, uint64_t rb, int64_t r0, int nr,
                         const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
                         int64_t ld, block_span next)
 {
@@ -69,12 +69,12 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
         return KERN_OK;
     if (!(r->arb = quant_act_row_bytes(at, n)))
         return KERN_E_SHAPE;
-    r->dot = quant_act_dot_function(t->type, QUANT_IMPL_BEST);
+    r->dot = cpu_act_dot_function(t->type, QUANT_IMPL_BEST);
     if (r->dot.dot && T >= PANEL_MIN_TOKENS) {
         /* only where llama.cpp adds the blocks in the panel's order: --numerics ggml is there to reproduce it */
-        r->gemm = quant_act_gemm_function(t->type, QUANT_IMPL_BEST, T);
+        r->gemm = cpu_act_gemm_function(t->type, QUANT_IMPL_BEST, T);
         if (!r->gemm.llama_cpp_order)
-            r->gemm = (quant_act_gemm){ 0 };
+            r->gemm = (cpu_act_gemm){ 0 };
     }
     bool ok = (r->xq = malloc((size_t)r->arb * (size_t)T)) != NULL;
     if (ok && r->gemm.pack)

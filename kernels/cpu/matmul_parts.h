@@ -6,10 +6,11 @@
 
 #include "cpu.h"
 #include "quant.h"
+#include "row_kernels.h"
 
 #include <stdlib.h>
 
-/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs panels of 8 or 16 rows (quant_act_gemm);
+/* PANEL_MIN_TOKENS: from this many tokens on, --numerics ggml packs panels of 8 or 16 rows (cpu_act_gemm);
  * below it the 1- and 4-row dots read the weights as they lie. */
 /* GEMM_MIN_TOKENS: from this many tokens on, rows decoded to f32 are multiplied as a GEMM (gemm.c) where
  * the CPU has AVX-512; below it, and on AVX2, by the 4-row dot kernels (dot.c). */
@@ -63,8 +64,8 @@ static inline void next_rows_fetch(next_rows *nx)
  * with a panel product (*gemm), each row's sums of 16 (*sums); else *xf, the f32 values the rounded activations
  * hold (and for BF16 the bf16 rows too, *xq). All NULL for F32 weights, which ggml multiplies with x as it is. */
 typedef struct rounded_acts {
-    quant_act_kernel dot;
-    quant_act_gemm gemm;
+    cpu_act_kernel dot;
+    cpu_act_gemm gemm;
     uint8_t *xq;
     uint64_t arb;
     int16_t *sums;
@@ -78,11 +79,11 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
 void cpu_rounded_acts_free(rounded_acts *r);
 /* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld):
  * 4 tokens at a time where the kernel takes 4 (each weight block unpacked once for the four). */
-void cpu_act_rows(const gguf_tensor *t, quant_act_kernel k, uint64_t rb, int64_t r0, int nr,
+void cpu_act_rows(const gguf_tensor *t, cpu_act_kernel k, uint64_t rb, int64_t r0, int nr,
                   const uint8_t *xq, uint64_t arb, int T, float *y, int64_t ld);
 /* Rows [r0, r0 + nr) against all T rows of quantized activations through panels packed into *panel
  * (allocated on first need; false when that fails), into y (T, ld), fetching the next block's bytes meanwhile. */
-bool cpu_act_panel_rows(const gguf_tensor *t, const quant_act_gemm *g, uint64_t rb, int64_t r0, int nr,
+bool cpu_act_panel_rows(const gguf_tensor *t, const cpu_act_gemm *g, uint64_t rb, int64_t r0, int nr,
                         const uint8_t *xq, uint64_t arb, const int16_t *sums, int T, uint8_t **panel, float *y,
                         int64_t ld, block_span next);
 

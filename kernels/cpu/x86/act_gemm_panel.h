@@ -59,7 +59,7 @@ typedef struct row_block {
     float d, dm;
 } row_block;
 
-/* G_*_TILED: the 256-value types as llama.cpp's tiled kernel multiplies them (from QUANT_TILED_MIN_TOKENS
+/* G_*_TILED: the 256-value types as llama.cpp's tiled kernel multiplies them (from CPU_TILED_MIN_TOKENS
  * tokens), whose f32 steps come once per block: any order of the block's integers gives them, so these panels
  * take the ORDER_ROWS form (4 tokens a weight load, one vpdpbusd per 4 values with VNNI). */
 typedef enum gemm_type { G_Q4_0, G_Q5_0, G_Q8_0, G_IQ4_NL, G_Q4_1, G_Q5_1, G_Q2_K, G_Q3_K, G_Q4_K, G_Q5_K, G_Q6_K,

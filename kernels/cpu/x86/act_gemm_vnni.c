@@ -1,6 +1,6 @@
 /* The prompt products (act_gemm_body.h) with AVX-512 VNNI's vpdpbusd: 16-row panels in 512-bit registers, or 256-bit ones (AVX-512VL's 32 of them). */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -9,7 +9,7 @@
  * dot (and ggml's) takes it.
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -136,7 +136,7 @@ X86_AVX512_VNNI static INLINE void q4k_gemv(const uint8_t *w, uint64_t rb, int n
     _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), _mm512_sub_ps(acc, accm));
 }
 
-X86_AVX512_VNNI void quant_act_gemv_q4_k_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
+X86_AVX512_VNNI void cpu_act_gemv_q4_k_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
 {
     q4k_gemv(w, rb, nr, a, n, out);
 }
@@ -171,11 +171,11 @@ X86_AVX512_VNNI static INLINE void q6k_body(const uint8_t *b, const uint8_t *a, 
 }
 
 #define VNNI_ENTRY_POINTS(name, body)                                                                          \
-    X86_AVX512_VNNI void quant_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out)                  \
+    X86_AVX512_VNNI void cpu_act_dot_##name##_vnni(const void *w, const void *a, int64_t n, float *out)                  \
     {                                                                                                          \
         body(w, a, 0, 1, n, out);                                                                              \
     }                                                                                                          \
-    X86_AVX512_VNNI void quant_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
+    X86_AVX512_VNNI void cpu_act_dot4_##name##_vnni(const void *w, const void *a, uint64_t as, int64_t n, float out[4]) \
     {                                                                                                          \
         body(w, a, as, 4, n, out);                                                                             \
     }

@@ -9,7 +9,7 @@
  * checks each against it).
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -115,27 +115,27 @@ X86_AVX512 INLINE void panel16_nibbles(const uint8_t *base, uint64_t rb, int64_t
     }
 }
 
-X86_AVX512 void quant_panel16_q4_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q4_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_0]);
 }
 
-X86_AVX512 void quant_panel16_q4_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q4_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q4_1]);
 }
 
-X86_AVX512 void quant_panel16_q5_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q5_0_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_0]);
 }
 
-X86_AVX512 void quant_panel16_q5_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q5_1_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_Q5_1]);
 }
 
-X86_AVX512 void quant_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_iq4_nl_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_nibbles(base, rb, k0, kc, panel, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
@@ -204,12 +204,12 @@ X86_AVX512 INLINE void panel16_k45(const uint8_t *base, uint64_t rb, int64_t k0,
     }
 }
 
-X86_AVX512 void quant_panel16_q4_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q4_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k45(base, rb, k0, kc, panel, false);
 }
 
-X86_AVX512 void quant_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k45(base, rb, k0, kc, panel, true);
 }
@@ -218,7 +218,7 @@ X86_AVX512 void quant_panel16_q5_k_avx512(const void *base, uint64_t rb, int64_t
  * qh[16 (a % 2) + j] on top (bits 0-1 for a < 2, bits 2-3 after), and value 64 + 16a + j its high nibble with the
  * next two bits up; minus 32, times d * sc[v / 16] (the scalar decoder's order). The value is made a float as two
  * lookups added: the nibble, and 16 x the two bits - 32 (a table whose entries repeat for the bits above). */
-X86_AVX512 void quant_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     const __m512 ramp = quant_ramp_avx512(0.0f);
     const __m512 tops = _mm512_setr_ps(-32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16, -32, -16, 0, 16);
@@ -257,7 +257,7 @@ X86_AVX512 void quant_panel16_q6_k_avx512(const void *base, uint64_t rb, int64_t
 
 /* IQ4_XS: group ib of 32 is IQ4_NL's layout (qs[16 ib ..], value j low nibble, 16 + j high) looked up in its
  * levels, times d (ls - 32), ls the group's 4 bits of scales_l and 2 of scales_h. */
-X86_AVX512 void quant_panel16_iq4_xs_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_iq4_xs_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     const __m512 table = quant_iq4_table_avx512();
     const __m512i four = _mm512_set1_epi32(15), two = _mm512_set1_epi32(3), bias = _mm512_set1_epi32(32);
@@ -345,12 +345,12 @@ X86_AVX512 INLINE void panel16_k23(const uint8_t *base, uint64_t rb, int64_t k0,
     }
 }
 
-X86_AVX512 void quant_panel16_q2_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q2_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k23(base, rb, k0, kc, panel, false);
 }
 
-X86_AVX512 void quant_panel16_q3_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
+X86_AVX512 void cpu_panel16_q3_k_avx512(const void *base, uint64_t rb, int64_t k0, int64_t kc, float *panel)
 {
     panel16_k23(base, rb, k0, kc, panel, true);
 }

@@ -6,7 +6,7 @@
  * different order than "dequantize, then dot", so results agree to rounding.
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -20,7 +20,7 @@ X86_AVX2 static inline float f16c(const uint8_t *p)
 }
 
 /* Q8_0: per 32 values an f16 scale and 32 signed bytes. */
-X86_AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
+X86_AVX2 float cpu_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m256 acc = _mm256_setzero_ps();
@@ -37,7 +37,7 @@ X86_AVX2 float quant_dot_q8_0_avx2(const void *src, const float *x, int64_t n)
 }
 
 /* BF16: the top half of an f32, so each value widens to 32 bits and shifts up 16 (no rounding). */
-X86_AVX2 float quant_dot_bf16_avx2(const void *src, const float *x, int64_t n)
+X86_AVX2 float cpu_dot_bf16_avx2(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     /* 32 values and four accumulators an iteration, as the F16 row dot (kernels/cpu/dot.c): with 16 and two,

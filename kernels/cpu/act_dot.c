@@ -14,7 +14,7 @@
  * m_w * s_a, with Q8_1's s rounded to f16 as ggml stores it: that rounding is
  * the reason these types need integer dots at all.
  */
-#include "blocks.h"
+#include "x86/x86.h"
 
 typedef enum min_kind {
     MIN_NONE,     /* d * q only */
@@ -114,7 +114,7 @@ SCALAR_ENTRY_POINT(q5_k, GGML_TYPE_Q5_K)
 SCALAR_ENTRY_POINT(q6_k, GGML_TYPE_Q6_K)
 SCALAR_ENTRY_POINT(iq4_xs, GGML_TYPE_IQ4_XS)
 
-static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
+static const cpu_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
     [GGML_TYPE_Q4_0] = scalar_q4_0, [GGML_TYPE_Q4_1] = scalar_q4_1,     [GGML_TYPE_Q5_0] = scalar_q5_0,
     [GGML_TYPE_Q5_1] = scalar_q5_1, [GGML_TYPE_Q8_0] = scalar_q8_0,     [GGML_TYPE_IQ4_NL] = scalar_iq4_nl,
     [GGML_TYPE_Q2_K] = scalar_q2_k, [GGML_TYPE_Q3_K] = scalar_q3_k,     [GGML_TYPE_Q4_K] = scalar_q4_k,
@@ -124,30 +124,30 @@ static const quant_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
 #if defined(__x86_64__)
 /* The 32-value types read activation rows their prep rewrote (act_dot_legacy.c); the K- and I-quants read them
  * as quantized. */
-#define AVX2_KERNEL(name) { .dot = quant_act_dot_##name##_avx2, .dot4 = quant_act_dot4_##name##_avx2 }
+#define AVX2_KERNEL(name) { .dot = cpu_act_dot_##name##_avx2, .dot4 = cpu_act_dot4_##name##_avx2 }
 #define PREPPED_KERNEL(name, level, form) \
-    { .dot = quant_act_dot_##name##_##level, .dot4 = quant_act_dot4_##name##_##level, .prep = quant_act_prep_##form,  \
-      .prep_bytes = quant_act_prep_bytes_legacy }
+    { .dot = cpu_act_dot_##name##_##level, .dot4 = cpu_act_dot4_##name##_##level, .prep = cpu_act_prep_##form,  \
+      .prep_bytes = cpu_act_prep_bytes_legacy }
 #define LEGACY_KERNELS(level)                                                                                       \
     [GGML_TYPE_Q4_0] = PREPPED_KERNEL(q4_0, level, q8_0_offset8),                                                   \
     [GGML_TYPE_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
     [GGML_TYPE_Q8_0] = PREPPED_KERNEL(q8_0, level, q8_0_offset128),                                                 \
     [GGML_TYPE_IQ4_NL] = PREPPED_KERNEL(iq4_nl, level, q8_0_offset128),                                             \
     [GGML_TYPE_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGML_TYPE_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1)
-static const quant_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
+static const cpu_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
     LEGACY_KERNELS(avx2),
     [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
     [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
-#define VNNI_KERNEL(name) { .dot = quant_act_dot_##name##_vnni, .dot4 = quant_act_dot4_##name##_vnni }
-static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
+#define VNNI_KERNEL(name) { .dot = cpu_act_dot_##name##_vnni, .dot4 = cpu_act_dot4_##name##_vnni }
+static const cpu_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
     LEGACY_KERNELS(vnni), [GGML_TYPE_Q4_K] = VNNI_KERNEL(q4_k), [GGML_TYPE_Q6_K] = VNNI_KERNEL(q6_k),
 };
 #endif
 
 #if defined(__x86_64__)
 #define GEMM_AT(name, level)                                                                                   \
-    { quant_act_panel_bytes_##name##_##level, quant_act_pack_##name##_##level, quant_act_gemm_##name##_##level, false, 0 }
+    { cpu_act_panel_bytes_##name##_##level, cpu_act_pack_##name##_##level, cpu_act_gemm_##name##_##level, false, 0 }
 #define GEMM_TABLE(level)                                                                                         \
     {                                                                                                             \
         [GGML_TYPE_Q4_0] = GEMM_AT(q4_0, level), [GGML_TYPE_Q4_1] = GEMM_AT(q4_1, level),                         \
@@ -157,17 +157,17 @@ static const quant_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
         [GGML_TYPE_Q4_K] = GEMM_AT(q4_k, level), [GGML_TYPE_Q5_K] = GEMM_AT(q5_k, level),                         \
         [GGML_TYPE_Q6_K] = GEMM_AT(q6_k, level), [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs, level),                     \
     }
-static const quant_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
-static const quant_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
-/* From QUANT_TILED_MIN_TOKENS tokens: the types llama.cpp's tiled kernel takes, in its steps */
+static const cpu_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
+static const cpu_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
+/* From CPU_TILED_MIN_TOKENS tokens: the types llama.cpp's tiled kernel takes, in its steps */
 #define TILED_TABLE(level)                                                                                        \
     {                                                                                                             \
         [GGML_TYPE_Q2_K] = GEMM_AT(q2_k_tiled, level), [GGML_TYPE_Q3_K] = GEMM_AT(q3_k_tiled, level),             \
         [GGML_TYPE_Q5_K] = GEMM_AT(q5_k_tiled, level), [GGML_TYPE_Q6_K] = GEMM_AT(q6_k_tiled, level),             \
         [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs_tiled, level),                                                        \
     }
-static const quant_act_gemm avx2_tiled[GGML_TYPE_COUNT] = TILED_TABLE(avx2);
-static const quant_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
+static const cpu_act_gemm avx2_tiled[GGML_TYPE_COUNT] = TILED_TABLE(avx2);
+static const cpu_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
 
 /* Whether llama.cpp's x86 CPU backend, as built for this level, repacks the type into 8-row blocks at load
  * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL with AVX2; Q2_K where the build has
@@ -183,19 +183,19 @@ static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
 #endif
 
 /* How llama.cpp's x86 CPU backend adds a prompt's products of the type up: in the panel's row order for the types
- * it repacks; through vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1, and below QUANT_TILED_MIN_TOKENS tokens the
+ * it repacks; through vec_dot or tinyBLAS (Q8_0, Q5_0, Q4_1, Q5_1, and below CPU_TILED_MIN_TOKENS tokens the
  * 256-value types it does not repack) in their 8 partial sums (act_gemm_body.h's ORDER_GROUPS); from
- * QUANT_TILED_MIN_TOKENS tokens the 256-value ones it does not repack through its tiled kernel (the TILED kinds). */
-quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl, int tokens)
+ * CPU_TILED_MIN_TOKENS tokens the 256-value ones it does not repack through its tiled kernel (the TILED kinds). */
+cpu_act_gemm cpu_act_gemm_function(uint32_t weight_type, quant_impl impl, int tokens)
 {
 #if defined(__x86_64__)
     if (weight_type < GGML_TYPE_COUNT && quant_use_avx2(impl)) {
         /* GGUFSCOPE_SIMD=avx2 measures the AVX2 form on a VNNI CPU */
         const bool vnni = quant_use_vnni(impl), repacked = llama_cpp_repacks(weight_type, impl);
-        const bool tiled = !repacked && tokens >= QUANT_TILED_MIN_TOKENS && avx2_tiled[weight_type].pack;
-        quant_act_gemm g = tiled ? (vnni ? vnni_tiled : avx2_tiled)[weight_type]
+        const bool tiled = !repacked && tokens >= CPU_TILED_MIN_TOKENS && avx2_tiled[weight_type].pack;
+        cpu_act_gemm g = tiled ? (vnni ? vnni_tiled : avx2_tiled)[weight_type]
                                  : (vnni ? vnni_gemms : avx2_gemms)[weight_type];
-        /* Q2_K not repacked takes vec_dot below QUANT_TILED_MIN_TOKENS tokens, whose order its panel does not keep */
+        /* Q2_K not repacked takes vec_dot below CPU_TILED_MIN_TOKENS tokens, whose order its panel does not keep */
         g.llama_cpp_order = g.pack && !(weight_type == GGML_TYPE_Q2_K && !repacked && !tiled);
         g.rows = vnni ? 16 : 8; /* act_gemm_body.h's PANEL_OF */
         return g;
@@ -205,7 +205,7 @@ quant_act_gemm quant_act_gemm_function(uint32_t weight_type, quant_impl impl, in
     (void)impl;
     (void)tokens;
 #endif
-    return (quant_act_gemm){ NULL, NULL, NULL, false, 0 };
+    return (cpu_act_gemm){ NULL, NULL, NULL, false, 0 };
 }
 
 #if defined(__x86_64__)
@@ -214,27 +214,27 @@ static const struct {
     void (*vnni)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
     void (*avx2)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
 } gemvs[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = { quant_act_gemv_q4_0_vnni, quant_act_gemv_q4_0_avx2 },
-    [GGML_TYPE_IQ4_NL] = { quant_act_gemv_iq4_nl_vnni, quant_act_gemv_iq4_nl_avx2 },
-    [GGML_TYPE_Q4_K] = { quant_act_gemv_q4_k_vnni, quant_act_gemv_q4_k_avx2 },
-    [GGML_TYPE_Q2_K] = { NULL, quant_act_gemv_q2_k_avx2 },
+    [GGML_TYPE_Q4_0] = { cpu_act_gemv_q4_0_vnni, cpu_act_gemv_q4_0_avx2 },
+    [GGML_TYPE_IQ4_NL] = { cpu_act_gemv_iq4_nl_vnni, cpu_act_gemv_iq4_nl_avx2 },
+    [GGML_TYPE_Q4_K] = { cpu_act_gemv_q4_k_vnni, cpu_act_gemv_q4_k_avx2 },
+    [GGML_TYPE_Q2_K] = { NULL, cpu_act_gemv_q2_k_avx2 },
 };
 #endif
 
-quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
+cpu_act_kernel cpu_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
     if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
-        return (quant_act_kernel){ 0 };
+        return (cpu_act_kernel){ 0 };
 #if defined(__x86_64__)
     const bool gemv = llama_cpp_repacks(weight_type, impl);
     if (quant_use_vnni(impl) && vnni_fns[weight_type].dot) {
-        quant_act_kernel k = vnni_fns[weight_type];
+        cpu_act_kernel k = vnni_fns[weight_type];
         if (gemv && gemvs[weight_type].vnni)
             k.gemv = gemvs[weight_type].vnni, k.gemv_rows = 16;
         return k;
     }
     if (quant_use_avx2(impl) && avx2_fns[weight_type].dot) {
-        quant_act_kernel k = avx2_fns[weight_type];
+        cpu_act_kernel k = avx2_fns[weight_type];
         if (gemv && gemvs[weight_type].avx2)
             k.gemv = gemvs[weight_type].avx2, k.gemv_rows = 8;
         return k;
@@ -242,5 +242,5 @@ quant_act_kernel quant_act_dot_function(uint32_t weight_type, quant_impl impl)
 #else
     (void)impl;
 #endif
-    return (quant_act_kernel){ .dot = scalar_fns[weight_type] };
+    return (cpu_act_kernel){ .dot = scalar_fns[weight_type] };
 }

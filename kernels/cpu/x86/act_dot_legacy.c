@@ -16,7 +16,7 @@
  * Q4_1/Q5_1's m * s added in block order. So the two levels agree bit for bit (test_act).
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -61,7 +61,7 @@ static int64_t pairs_of(int64_t n)
     return (n / 32 + 1) / 2;
 }
 
-uint64_t quant_act_prep_bytes_legacy(int64_t n)
+uint64_t cpu_act_prep_bytes_legacy(int64_t n)
 {
     return (uint64_t)pairs_of(n) * (64 + 64 + 16);
 }
@@ -70,7 +70,7 @@ static void prep_legacy(const legacy_form F, const uint8_t *a, uint8_t *dst, int
 {
     const int64_t nb = n / 32, np = pairs_of(n);
     const int qa = F.with_min ? 4 : 2, ab = F.with_min ? 36 : 34;
-    memset(dst, 0, quant_act_prep_bytes_legacy(n));
+    memset(dst, 0, cpu_act_prep_bytes_legacy(n));
     for (int64_t i = 0; i < nb; i++, a += ab) {
         const int64_t p = i / 2, h = i % 2;
         const int8_t *q = (const int8_t *)(a + qa);
@@ -86,7 +86,7 @@ static void prep_legacy(const legacy_form F, const uint8_t *a, uint8_t *dst, int
 }
 
 #define PREP_ENTRY_POINT(name, kind)                                                  \
-    void quant_act_prep_##name(const void *a, void *dst, int64_t n)                   \
+    void cpu_act_prep_##name(const void *a, void *dst, int64_t n)                   \
     {                                                                                 \
         prep_legacy(form_of(kind), a, dst, n);                                        \
     }
@@ -352,12 +352,12 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
 }
 
 #define GEMV_ENTRY_POINTS(name, kind)                                                                          \
-    X86_AVX512_VNNI void quant_act_gemv_##name##_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+    X86_AVX512_VNNI void cpu_act_gemv_##name##_vnni(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
                                            float *out)                                                         \
     {                                                                                                          \
         gemv_vnni(kind, w, rb, nr, a, n, out);                                                                 \
     }                                                                                                          \
-    X86_AVX2 void quant_act_gemv_##name##_avx2(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
+    X86_AVX2 void cpu_act_gemv_##name##_avx2(const void *w, uint64_t rb, int nr, const void *a, int64_t n,        \
                                            float *out)                                                         \
     {                                                                                                          \
         gemv_avx2(kind, w, rb, nr, a, n, out);                                                                 \

@@ -54,7 +54,7 @@ GEMM_TARGET static INLINE __m256i group_acts(gemm_kind k, const uint8_t *q, __m2
     return k.sign ? _mm256_sign_epi8(x, w) : x;
 }
 
-/* From QUANT_TILED_MIN_TOKENS tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled
+/* From CPU_TILED_MIN_TOKENS tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled
  * K-quant kernel (ggml-cpu/tiled/tiled-kernel.cpp), which adds a row's blocks otherwise than vec_dot: each block's
  * whole integer (scales applied, Q6_K's -32 and Q3_K's -4 taken off) times d_w, less dmin times the mins' integer
  * (one fused step: this function), then times d_a and added to the sum in one fused step (the caller; its
@@ -252,7 +252,7 @@ GEMM_TARGET static INLINE void gemm_tokens_groups(gemm_kind k, const uint8_t *pa
 }
 
 #if GEMM_VNNI
-/* ORDER_GROUPS for 256-value blocks (Q3_K, Q5_K, Q6_K, IQ4_XS; scaled; prompts of fewer than QUANT_TILED_MIN_TOKENS
+/* ORDER_GROUPS for 256-value blocks (Q3_K, Q5_K, Q6_K, IQ4_XS; scaled; prompts of fewer than CPU_TILED_MIN_TOKENS
  * tokens, vec_dot's order: from there on the G_*_TILED kinds take them) with VNNI, on 16-row panels: lane r of
  * a 512-bit register is row r, so each instruction meets 16 rows where the 8-lane form met 8 (x1.6-1.8 on
  * Qwen3-0.6B-shape IQ4_XS / Q6_K prompts). The same integers and lane sums as gemm_tokens_groups, with group j
@@ -556,18 +556,18 @@ GEMM_TARGET static INLINE void gemm_panel(gemm_kind k, const uint8_t *panel, con
 /* The panel's rows: 16 with VNNI (ORDER_ROWS kinds in zmm, ORDER_GROUPS ones as two 8-row panels), else 8. */
 #define PANEL_OF (GEMM_VNNI ? 16 : 8)
 #define GEMM_ENTRY_POINTS(name, g)                                                                              \
-    uint64_t GEMM_FN(quant_act_panel_bytes_##name)(int64_t n)                                                  \
+    uint64_t GEMM_FN(cpu_act_panel_bytes_##name)(int64_t n)                                                  \
     {                                                                                                          \
         /* 16-row panels (wide_panel), or PANEL_OF / 8 panels of 8 rows */                                     \
         return wide_panel(kinds[g]) ? (uint64_t)(n / kinds[g].sb) * block_panel_bytes(kinds[g], WIDE_ROWS)     \
                                                          : (uint64_t)(PANEL_OF / 8) * (uint64_t)(n / kinds[g].sb) *  \
                                                                block_panel_bytes(kinds[g], PANEL_ROWS);        \
     }                                                                                                          \
-    GEMM_TARGET void GEMM_FN(quant_act_pack_##name)(const void *w, uint64_t rb, int nr, int64_t n, void *panel) \
+    GEMM_TARGET void GEMM_FN(cpu_act_pack_##name)(const void *w, uint64_t rb, int nr, int64_t n, void *panel) \
     {                                                                                                          \
         pack_panel(g, kinds[g], w, rb, nr, n, panel);                                                          \
     }                                                                                                          \
-    GEMM_TARGET void GEMM_FN(quant_act_gemm_##name)(const void *panel, const void *a, uint64_t as,              \
+    GEMM_TARGET void GEMM_FN(cpu_act_gemm_##name)(const void *panel, const void *a, uint64_t as,              \
                                                     const int16_t *sums, int T, int64_t n, float *y, int64_t ld, \
                                                     int nr)                                                    \
     {                                                                                                          \

@@ -9,7 +9,7 @@
  * bit llama.cpp's on the same blocks.
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #include <math.h>
 
@@ -221,12 +221,12 @@ X86_AVX2 static INLINE void kq_gemv(kquant_kind k, const uint8_t *w, uint64_t rb
     memcpy(out, all, (size_t)nr * sizeof(float));
 }
 
-X86_AVX2 void quant_act_gemv_q4_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+X86_AVX2 void cpu_act_gemv_q4_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
 {
     kq_gemv(KQ_Q4_K, w, rb, nr, y, n, out);
 }
 
-X86_AVX2 void quant_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
+X86_AVX2 void cpu_act_gemv_q2_k_avx2(const void *w, uint64_t rb, int nr, const void *y, int64_t n, float *out)
 {
     kq_gemv(KQ_Q2_K, w, rb, nr, y, n, out);
 }

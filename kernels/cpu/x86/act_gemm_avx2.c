@@ -1,6 +1,6 @@
 /* The prompt products (act_gemm_body.h) with maddubs, on any AVX2 CPU. */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -23,7 +23,7 @@
  * folded into the first multiply-add (offsets) or one more (mins) instead of summing x in every row.
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -39,13 +39,13 @@ static const float byte_scales[8] = { 1.0f, 1.0f, 0x1p-8f, 0x1p-8f, 0x1p-16f, 0x
 
 static int64_t pairs_span(int64_t n)
 {
-    return quant_fields_span(n, 8);
+    return cpu_fields_span(n, 8);
 }
 
-void quant_prep_fields(const float *x, float *xp, int64_t n, int lanes, const float scale[8], float offset)
+void cpu_prep_fields(const float *x, float *xp, int64_t n, int lanes, const float scale[8], float offset)
 {
     const int64_t group = 8 * (int64_t)lanes;
-    float *lane_sums = xp + quant_fields_span(n, lanes);
+    float *lane_sums = xp + cpu_fields_span(n, lanes);
     for (int64_t p = 0; group * p < n; p++) {
         float sums[16] = { 0 };
         for (int s = 0; s < 8; s++)
@@ -62,14 +62,14 @@ void quant_prep_fields(const float *x, float *xp, int64_t n, int lanes, const fl
 
 static void prep_pairs(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
-    quant_prep_fields(x, xp, n, 8, byte_form ? byte_scales : nibble_scales, offset);
+    cpu_prep_fields(x, xp, n, 8, byte_form ? byte_scales : nibble_scales, offset);
 }
 
-void quant_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, -8.0f); }
-void quant_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, 1.0f); }
-void quant_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -16.0f); }
-void quant_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, 1.0f); }
-void quant_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -127.0f); }
+void cpu_dot_prep_pairs_q4_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, -8.0f); }
+void cpu_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, false, 1.0f); }
+void cpu_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -16.0f); }
+void cpu_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, 1.0f); }
+void cpu_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -127.0f); }
 
 /* The 16 bytes at a in the low half, those at b (NULL: zeros, a lone last block) in the high half. */
 X86_AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
@@ -200,27 +200,27 @@ X86_AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_
     return quant_hsum8(_mm256_add_ps(acc, macc));
 }
 
-X86_AVX2 float quant_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, false });
 }
 
-X86_AVX2 float quant_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 20, 2, -1, 4, false });
 }
 
-X86_AVX2 float quant_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 22, -1, 2, 6, false });
 }
 
-X86_AVX2 float quant_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 24, 2, 4, 8, false });
 }
 
-X86_AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
 {
     return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, true });
 }
@@ -230,7 +230,7 @@ X86_AVX2 float quant_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n
  * has the 6-bit scale ls_j (low 4 bits: nibble j of scales_l; high 2: bits 2j, 2j + 1 of scales_h) and
  * values d (ls_j - 32) kvalues[q]. Sub-blocks 2p and 2p + 1 are a pair, read in one load.
  */
-X86_AVX2 float quant_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n)
 {
     const uint8_t *b = src;
     const float *lane_sums = xp + pairs_span(n);
@@ -291,8 +291,8 @@ static void prep_k_fields(const float *x, float *xp, int64_t n, const float scal
     group_sums(x, n, 32, xp + n);
 }
 
-void quant_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, nibble_scales); }
-void quant_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, byte_scales); }
+void cpu_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, nibble_scales); }
+void cpu_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n) { prep_k_fields(x, xp, n, byte_scales); }
 
 /* d sc_g of block b's 8 groups into scales[0..7] and the block's sum of dmin m_g S_g into *mins, from its half
  * of the pair's scale bytes (sb) and its 8 group sums of x. The scales go through memory so that each group's
@@ -367,8 +367,8 @@ X86_AVX2 static inline float dot_k_fields(const uint8_t *b, const float *xp, int
     return quant_hsum8(_mm256_sub_ps(_mm256_add_ps(acc[0], acc[1]), mins));
 }
 
-X86_AVX2 float quant_dot_q4_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 144); }
-X86_AVX2 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 176); }
+X86_AVX2 float cpu_dot_q4_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 144); }
+X86_AVX2 float cpu_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) { return dot_k_fields(src, xp, n, 176); }
 
 /*
  * Q6_K (ggml-common.h block_q6_K: ql[128], qh[64], scales[16] int8, d f16; y = d sc_g (q - 32), 16-value groups g)
@@ -385,7 +385,7 @@ X86_AVX2 float quant_dot_q5_k_avx2(const void *src, const float *xp, int64_t n) 
 /* every field masked in place, the top one too: 6 bits never reach the sign */
 static const float q6_scales[4] = { 1.0f, 0x1p-8f, 0x1p-16f, 0x1p-24f };
 
-void quant_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
+void cpu_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n)
 {
     for (int64_t c = 0; c < n; c += 32)
         for (int f = 0; f < 4; f++)
@@ -404,7 +404,7 @@ X86_AVX2 static inline __m256 q6_chunk(__m256i v, const float *xp)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0x3f000000))), _mm256_loadu_ps(xp + 24), a);
 }
 
-X86_AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i low = _mm256_set1_epi8(0x0f);
@@ -443,7 +443,7 @@ X86_AVX2 float quant_dot_q6_k_avx2(const void *src, const float *xp, int64_t n)
 
 
 /*
- * Q2_K and Q3_K in Q6_K's chunks (x prepared by quant_dot_prep_fields_q6_k): each 32 bytes of 2-bit quants hold
+ * Q2_K and Q3_K in Q6_K's chunks (x prepared by cpu_dot_prep_fields_q6_k): each 32 bytes of 2-bit quants hold
  * four chunks of 32 values, chunk s at bits 2s of every byte (ggml-common.h block_q2_K / block_q3_K; value i of
  * the chunk is byte i, lanes 0-3 its first 16-value group and lanes 4-7 its second, as in Q6_K). A chunk's values
  * are shifted down to the bottom of each byte and go through q6_chunk's byte fields: where the bytes had been
@@ -462,7 +462,7 @@ X86_AVX2 static inline void scaled16(__m128i v, bool is_signed, const uint8_t *f
     out[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(hi) : _mm256_cvtepu8_epi32(hi)), d);
 }
 
-X86_AVX2 float quant_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q2_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3);
@@ -500,7 +500,7 @@ X86_AVX2 static inline __m256i hbit_at_2(__m256i hm, int c)
  * with h that bit: the chunk's bytes are made the 3-bit v = q + 4 h (0..7), and the -4 meets the group sums:
  * sum_g d sc_g (A_g - 4 S_g), A_g = sum v x.
  */
-X86_AVX2 float quant_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
+X86_AVX2 float cpu_dot_q3_k_avx2(const void *src, const float *xp, int64_t n)
 {
     const float *sums = xp + n;
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);

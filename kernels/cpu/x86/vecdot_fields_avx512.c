@@ -21,7 +21,7 @@
  *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i.
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -30,23 +30,23 @@
 
 static int64_t quads_span(int64_t n)
 {
-    return quant_fields_span(n, 16);
+    return cpu_fields_span(n, 16);
 }
 
-/* x in the quads' order (quant_prep_fields, 16 lanes): field s times 2^-k, k = 4 s (nibble form) or 8 (s / 2) (byte
+/* x in the quads' order (cpu_prep_fields, 16 lanes): field s times 2^-k, k = 4 s (nibble form) or 8 (s / 2) (byte
  * form); unsigned conversions leave no field shifted down, so every field has its own power (the AVX2 pairs'
  * tables differ in their top fields) */
 static void prep_quads(const float *x, float *xp, int64_t n, bool byte_form, float offset)
 {
     static const float nibble_scales[8] = { 1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 0x1p-28f };
     static const float byte_scales[8] = { 1.0f, 1.0f, 0x1p-8f, 0x1p-8f, 0x1p-16f, 0x1p-16f, 0x1p-24f, 0x1p-24f };
-    quant_prep_fields(x, xp, n, 16, byte_form ? byte_scales : nibble_scales, offset);
+    cpu_prep_fields(x, xp, n, 16, byte_form ? byte_scales : nibble_scales, offset);
 }
 
-void quant_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, -8.0f); }
-void quant_dot_prep_quads_q4_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, 1.0f); }
-void quant_dot_prep_quads_q5_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, -16.0f); }
-void quant_dot_prep_quads_q5_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, 1.0f); }
+void cpu_dot_prep_quads_q4_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, -8.0f); }
+void cpu_dot_prep_quads_q4_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, false, 1.0f); }
+void cpu_dot_prep_quads_q5_0(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, -16.0f); }
+void cpu_dot_prep_quads_q5_1(const float *x, float *xp, int64_t n) { prep_quads(x, xp, n, true, 1.0f); }
 
 /* Where a block's parts lie (m, qh: -1 for none; d at 0) and its form. */
 typedef struct quad_layout {
@@ -161,22 +161,22 @@ X86_AVX512 static inline __attribute__((always_inline)) float dot_quads(const ui
     return _mm512_reduce_add_ps(_mm512_add_ps(acc, macc));
 }
 
-X86_AVX512 float quant_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float cpu_dot_quads_q4_0_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 18, -1, -1, 2 });
 }
 
-X86_AVX512 float quant_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float cpu_dot_quads_q4_1_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 20, 2, -1, 4 });
 }
 
-X86_AVX512 float quant_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float cpu_dot_quads_q5_0_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 22, -1, 2, 6 });
 }
 
-X86_AVX512 float quant_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n)
+X86_AVX512 float cpu_dot_quads_q5_1_avx512(const void *src, const float *xp, int64_t n)
 {
     return dot_quads(src, xp, n, (quad_layout){ 24, 2, 4, 8 });
 }

@@ -1,6 +1,6 @@
 /*
- * Fused dots of the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q8_0) and IQ4_XS on AVX-512F:
- * one row against f32 x, 16 lanes at a time.
+ * Fused dots of IQ4_NL, Q8_0 and IQ4_XS at the AVX-512 level: one row against f32 x, 16 lanes at a time (Q4_0,
+ * Q4_1, Q5_0 and Q5_1 take the field form there: vecdot_fields_avx512.c).
  *
  * A 4-bit index becomes its float in one table lookup (nibble_lookup_avx512.h); the table carries the
  * type's offset (Q4_0: q - 8, Q5_0: q - 16, IQ4_NL/IQ4_XS: kvalues_iq4nl), so no sum of x is needed for
@@ -12,7 +12,7 @@
  * agree with dequantize-then-dot to f32 rounding (test_quant holds every fused dot to that).
  */
 #include "x86_target.h"
-#include "blocks.h"
+#include "x86.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -25,7 +25,7 @@ X86_AVX512 static inline float f16c(const uint8_t *p)
     return _cvtsh_ss(rd16(p));
 }
 
-/* One block's sum(value x) before d, and, for types with a min, sum(x) scaled by m into *macc. */
+/* One block's sum(value x) before d, and, for a type with a min, sum(x) scaled by m into *macc. */
 X86_AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, __m512 table, quant_nibble_form F,
                                          __m512 *macc)
 {
@@ -55,34 +55,14 @@ X86_AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int6
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), macc));
 }
 
-X86_AVX512 float quant_dot_q4_0_avx512(const void *src, const float *x, int64_t n)
-{
-    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_0]);
-}
-
-X86_AVX512 float quant_dot_q4_1_avx512(const void *src, const float *x, int64_t n)
-{
-    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q4_1]);
-}
-
-X86_AVX512 float quant_dot_q5_0_avx512(const void *src, const float *x, int64_t n)
-{
-    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_0]);
-}
-
-X86_AVX512 float quant_dot_q5_1_avx512(const void *src, const float *x, int64_t n)
-{
-    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_Q5_1]);
-}
-
-X86_AVX512 float quant_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float cpu_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 {
     return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
 }
 
 /* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble
  * layout with the scale d (ls - 32), ls 6 bits (low 4 from scales_l, high 2 from scales_h). */
-X86_AVX512 float quant_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float cpu_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     const __m512 table = quant_iq4_table_avx512();
@@ -118,7 +98,7 @@ X86_AVX512 static inline __m512 q8_block(const uint8_t *b, const float *x)
     return _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
 }
 
-X86_AVX512 float quant_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
+X86_AVX512 float cpu_dot_q8_0_avx512(const void *src, const float *x, int64_t n)
 {
     const uint8_t *b = src;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
