@@ -24,20 +24,8 @@
 
 uint32_t quant_act_type(uint32_t weight_type)
 {
-    switch (weight_type) {
-    case GGML_TYPE_F32: return GGML_TYPE_F32;
-    case GGML_TYPE_F16: return GGML_TYPE_F16;
-    case GGML_TYPE_BF16: return GGML_TYPE_BF16;
-    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q8_0: case GGML_TYPE_IQ4_NL: case GGML_TYPE_MXFP4:
-        return GGML_TYPE_Q8_0;
-    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: return GGML_TYPE_Q8_1;
-    case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
-    case GGML_TYPE_IQ2_XXS: case GGML_TYPE_IQ2_XS: case GGML_TYPE_IQ2_S: case GGML_TYPE_IQ3_XXS:
-    case GGML_TYPE_IQ3_S: case GGML_TYPE_IQ1_S: case GGML_TYPE_IQ1_M: case GGML_TYPE_IQ4_XS:
-    case GGML_TYPE_TQ1_0: case GGML_TYPE_TQ2_0:
-        return GGML_TYPE_Q8_K;
-    default: return GGML_TYPE_COUNT;
-    }
+    const quant_type_row *r = quant_type_row_of(weight_type);
+    return r->has_act ? r->act_type : GGML_TYPE_COUNT;
 }
 
 uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n)

@@ -53,9 +53,47 @@ int quant_act_q8_block_avx2(const float *x, int8_t q[32], float *d_out);
 void quant_act_q8k_block_avx2(const float *x, uint8_t *b);
 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n);
 void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n);
-/* Reference quantizers (quantize_k.c): n values (a multiple of 256) into n / 256 blocks at dst. */
-void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n);
-void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n);
+/* Reference quantizers, n values into n / block blocks at dst, as ggml's reference quantizers round
+ * (quantize.c: F32, F16, BF16, Q8_0, Q5_0, Q4_0; quantize_k.c: Q4_K, Q6_K). */
+#define QUANT_QUANTIZE_DECL(name) void quant_quantize_##name(const float *x, uint8_t *dst, int64_t n)
+QUANT_QUANTIZE_DECL(f32); QUANT_QUANTIZE_DECL(f16); QUANT_QUANTIZE_DECL(bf16); QUANT_QUANTIZE_DECL(q8_0);
+QUANT_QUANTIZE_DECL(q5_0); QUANT_QUANTIZE_DECL(q4_0); QUANT_QUANTIZE_DECL(q4_k); QUANT_QUANTIZE_DECL(q6_k);
+
+/* One block of a type decoded field by field as text (describe.c), appended to t. */
+typedef struct quant_text {
+    char *p;
+    size_t cap, len;
+} quant_text;
+#define QUANT_DESCRIBE_DECL(name) void quant_describe_##name(quant_text *t, const uint8_t *b)
+QUANT_DESCRIBE_DECL(q4_0); QUANT_DESCRIBE_DECL(q4_1); QUANT_DESCRIBE_DECL(q5_0); QUANT_DESCRIBE_DECL(q5_1);
+QUANT_DESCRIBE_DECL(q8_0); QUANT_DESCRIBE_DECL(iq4_nl); QUANT_DESCRIBE_DECL(mxfp4); QUANT_DESCRIBE_DECL(q2_k);
+QUANT_DESCRIBE_DECL(q3_k); QUANT_DESCRIBE_DECL(q4_k); QUANT_DESCRIBE_DECL(q5_k); QUANT_DESCRIBE_DECL(q6_k);
+QUANT_DESCRIBE_DECL(iq4_xs);
+
+/* A scale field of a block: where it is, how it is stored, its name in ggml and whether ggml's quantizer can write
+ * it negative (scales.c reads them). */
+typedef enum quant_scale_encoding { QUANT_ENC_F16, QUANT_ENC_F32, QUANT_ENC_E8M0, QUANT_ENC_IQ1M } quant_scale_encoding;
+typedef struct quant_scale_field {
+    uint16_t offset;
+    uint8_t encoding;        /* quant_scale_encoding */
+    bool never_negative;
+    const char *name;
+} quant_scale_field;
+
+/* Everything quant/ knows of a weight type beyond gguf/'s block size and bytes, one row a type (type_table.c):
+ * adding a type that is only read touches its row and its decoder. */
+typedef struct quant_type_row {
+    quant_row_fn decode[3];  /* scalar, AVX2, AVX-512 forms of the row decoder (NULL: the level below's) */
+    void (*quantize)(const float *x, uint8_t *dst, int64_t n); /* NULL: not written here */
+    bool has_act;            /* llama.cpp's CPU backend multiplies it: */
+    uint32_t act_type;       /* with activations rounded to this type (quant_act_type) */
+    int n_scales;
+    quant_scale_field scale[2];
+    void (*describe)(quant_text *t, const uint8_t *b); /* NULL: raw bytes */
+} quant_type_row;
+
+/* The row of a type: an empty one (every field NULL or 0) for a type quant/ does not know. */
+const quant_type_row *quant_type_row_of(uint32_t type);
 
 /* The 16 IQ4_NL / IQ4_XS levels (ggml's kvalues_iq4nl). */
 extern const int8_t quant_kvalues_iq4nl[16];

@@ -5,10 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-typedef struct text {
-    char *p;
-    size_t cap, len;
-} text;
+typedef quant_text text;
 
 __attribute__((format(printf, 2, 3))) static void put(text *t, const char *fmt, ...)
 {
@@ -60,56 +57,118 @@ static void kq_scales_field(text *t, const uint8_t *scales)
     put(t, "]   (6-bit scale/min per 32 values, unpacked from 12 bytes)\n");
 }
 
+/* One function a type with fields to show (type_table.c's rows name them). */
+void quant_describe_q4_0(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    nibbles_field(t, "q (-8)", b + 2, 16);
+}
+
+void quant_describe_q4_1(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    f16_field(t, "m", b + 2);
+    nibbles_field(t, "q", b + 4, 16);
+}
+
+void quant_describe_q5_0(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    put(t, "  %-8s = 0x%08x (5th bit of element j = bit j)\n", "qh", rd32(b + 2));
+    nibbles_field(t, "q low", b + 6, 16);
+}
+
+void quant_describe_q5_1(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    f16_field(t, "m", b + 2);
+    put(t, "  %-8s = 0x%08x (5th bit of element j = bit j)\n", "qh", rd32(b + 4));
+    nibbles_field(t, "q low", b + 8, 16);
+}
+
+void quant_describe_q8_0(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    bytes_field(t, "qs", b + 2, 32, true, false);
+}
+
+void quant_describe_iq4_nl(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    nibbles_field(t, "idx", b + 2, 16);
+}
+
+void quant_describe_mxfp4(text *t, const uint8_t *b)
+{
+    put(t, "  %-8s = %u (scale 2^%d)\n", "e", b[0], (int)b[0] - 127);
+    nibbles_field(t, "idx", b + 1, 16);
+}
+
+void quant_describe_q2_k(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b + 80);
+    f16_field(t, "dmin", b + 82);
+    bytes_field(t, "scales", b, 16, false, true);
+    put(t, "           (per 16 values: low nibble = scale, high nibble = min)\n");
+    bytes_field(t, "qs", b + 16, 64, false, true);
+}
+
+void quant_describe_q3_k(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b + 108);
+    bytes_field(t, "scales", b + 96, 12, false, true);
+    bytes_field(t, "hmask", b, 32, false, true);
+    bytes_field(t, "qs", b + 32, 64, false, true);
+}
+
+void quant_describe_q4_k(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    f16_field(t, "dmin", b + 2);
+    kq_scales_field(t, b + 4);
+    bytes_field(t, "qs", b + 16, 128, false, true);
+}
+
+void quant_describe_q5_k(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    f16_field(t, "dmin", b + 2);
+    kq_scales_field(t, b + 4);
+    bytes_field(t, "qh", b + 16, 32, false, true);
+    bytes_field(t, "qs", b + 48, 128, false, true);
+}
+
+void quant_describe_q6_k(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b + 208);
+    bytes_field(t, "scales", b + 192, 16, true, false);
+    bytes_field(t, "ql", b, 128, false, true);
+    bytes_field(t, "qh", b + 128, 64, false, true);
+}
+
+void quant_describe_iq4_xs(text *t, const uint8_t *b)
+{
+    f16_field(t, "d", b);
+    put(t, "  %-8s = 0x%04x\n", "scales_h", rd16(b + 2));
+    bytes_field(t, "scales_l", b + 4, 4, false, true);
+    bytes_field(t, "qs", b + 8, 128, false, true);
+}
+
 size_t quant_describe_block(uint32_t type, const uint8_t *b, char *out, size_t cap)
 {
     text t = { out, cap, 0 };
     if (cap == 0)
         return 0;
     out[0] = '\0';
-    switch (type) {
-    case GGML_TYPE_Q4_0: f16_field(&t, "d", b); nibbles_field(&t, "q (-8)", b + 2, 16); break;
-    case GGML_TYPE_Q4_1: f16_field(&t, "d", b); f16_field(&t, "m", b + 2); nibbles_field(&t, "q", b + 4, 16); break;
-    case GGML_TYPE_Q5_0:
-        f16_field(&t, "d", b); put(&t, "  %-8s = 0x%08x (5th bit of element j = bit j)\n", "qh", rd32(b + 2));
-        nibbles_field(&t, "q low", b + 6, 16); break;
-    case GGML_TYPE_Q5_1:
-        f16_field(&t, "d", b); f16_field(&t, "m", b + 2);
-        put(&t, "  %-8s = 0x%08x (5th bit of element j = bit j)\n", "qh", rd32(b + 4));
-        nibbles_field(&t, "q low", b + 8, 16); break;
-    case GGML_TYPE_Q8_0: f16_field(&t, "d", b); bytes_field(&t, "qs", b + 2, 32, true, false); break;
-    case GGML_TYPE_IQ4_NL: f16_field(&t, "d", b); nibbles_field(&t, "idx", b + 2, 16); break;
-    case GGML_TYPE_MXFP4:
-        put(&t, "  %-8s = %u (scale 2^%d)\n", "e", b[0], (int)b[0] - 127);
-        nibbles_field(&t, "idx", b + 1, 16); break;
-    case GGML_TYPE_Q2_K:
-        f16_field(&t, "d", b + 80); f16_field(&t, "dmin", b + 82);
-        bytes_field(&t, "scales", b, 16, false, true);
-        put(&t, "           (per 16 values: low nibble = scale, high nibble = min)\n");
-        bytes_field(&t, "qs", b + 16, 64, false, true); break;
-    case GGML_TYPE_Q3_K:
-        f16_field(&t, "d", b + 108); bytes_field(&t, "scales", b + 96, 12, false, true);
-        bytes_field(&t, "hmask", b, 32, false, true); bytes_field(&t, "qs", b + 32, 64, false, true); break;
-    case GGML_TYPE_Q4_K:
-        f16_field(&t, "d", b); f16_field(&t, "dmin", b + 2); kq_scales_field(&t, b + 4);
-        bytes_field(&t, "qs", b + 16, 128, false, true); break;
-    case GGML_TYPE_Q5_K:
-        f16_field(&t, "d", b); f16_field(&t, "dmin", b + 2); kq_scales_field(&t, b + 4);
-        bytes_field(&t, "qh", b + 16, 32, false, true); bytes_field(&t, "qs", b + 48, 128, false, true); break;
-    case GGML_TYPE_Q6_K:
-        f16_field(&t, "d", b + 208); bytes_field(&t, "scales", b + 192, 16, true, false);
-        bytes_field(&t, "ql", b, 128, false, true); bytes_field(&t, "qh", b + 128, 64, false, true); break;
-    case GGML_TYPE_IQ4_XS:
-        f16_field(&t, "d", b); put(&t, "  %-8s = 0x%04x\n", "scales_h", rd16(b + 2));
-        bytes_field(&t, "scales_l", b + 4, 4, false, true); bytes_field(&t, "qs", b + 8, 128, false, true); break;
-    default: {
-        const gguf_type_traits *tt = gguf_type_traits_of(type);
-        if (tt->state != GGUF_TYPE_OK || tt->block_size == 1) {
-            put(&t, "  (%s has no block structure to decode)\n", tt->name);
-            break;
-        }
+    const quant_type_row *r = quant_type_row_of(type);
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    if (r->describe)
+        r->describe(&t, b);
+    else if (tt->state != GGUF_TYPE_OK || tt->block_size == 1)
+        put(&t, "  (%s has no block structure to decode)\n", tt->name);
+    else {
         put(&t, "  (no field-by-field view for %s yet; raw bytes)\n", tt->name);
         bytes_field(&t, "bytes", b, (int)tt->type_size, false, true);
-    }
     }
     return t.len;
 }

@@ -1,52 +1,10 @@
-/* Type -> row decoder table, f16 output, and threaded whole-tensor rows. */
+/* The row decoder of a type at the SIMD level asked for (type_table.c's row), f16 output, and threaded
+ * whole-tensor rows. */
 #include "blocks.h"
 
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
-#endif
-
-static const quant_row_fn scalar_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_F32] = quant_deq_f32,       [GGML_TYPE_F16] = quant_deq_f16,
-    [GGML_TYPE_BF16] = quant_deq_bf16,     [GGML_TYPE_Q4_0] = quant_deq_q4_0,
-    [GGML_TYPE_Q4_1] = quant_deq_q4_1,     [GGML_TYPE_Q5_0] = quant_deq_q5_0,
-    [GGML_TYPE_Q5_1] = quant_deq_q5_1,     [GGML_TYPE_Q8_0] = quant_deq_q8_0,
-    [GGML_TYPE_Q8_1] = quant_deq_q8_1,     [GGML_TYPE_Q2_K] = quant_deq_q2_k,
-    [GGML_TYPE_Q3_K] = quant_deq_q3_k,     [GGML_TYPE_Q4_K] = quant_deq_q4_k,
-    [GGML_TYPE_Q5_K] = quant_deq_q5_k,     [GGML_TYPE_Q6_K] = quant_deq_q6_k,
-    [GGML_TYPE_Q8_K] = quant_deq_q8_k,     [GGML_TYPE_IQ2_XXS] = quant_deq_iq2_xxs,
-    [GGML_TYPE_IQ2_XS] = quant_deq_iq2_xs, [GGML_TYPE_IQ2_S] = quant_deq_iq2_s,
-    [GGML_TYPE_IQ3_XXS] = quant_deq_iq3_xxs, [GGML_TYPE_IQ3_S] = quant_deq_iq3_s,
-    [GGML_TYPE_IQ1_S] = quant_deq_iq1_s,   [GGML_TYPE_IQ1_M] = quant_deq_iq1_m,
-    [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl, [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs,
-    [GGML_TYPE_TQ1_0] = quant_deq_tq1_0,   [GGML_TYPE_TQ2_0] = quant_deq_tq2_0,
-    [GGML_TYPE_MXFP4] = quant_deq_mxfp4,
-};
-
-#if defined(__x86_64__) || defined(__i386__)
-static const quant_row_fn avx2_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_F16] = quant_deq_f16_avx2,   [GGML_TYPE_BF16] = quant_deq_bf16_avx2,
-    [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx2, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx2,
-    [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx2, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx2,
-    [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx2,
-    [GGML_TYPE_Q4_1] = quant_deq_q4_1_avx2, [GGML_TYPE_Q5_0] = quant_deq_q5_0_avx2,
-    [GGML_TYPE_Q5_1] = quant_deq_q5_1_avx2, [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl_avx2,
-    [GGML_TYPE_Q2_K] = quant_deq_q2_k_avx2, [GGML_TYPE_Q3_K] = quant_deq_q3_k_avx2,
-    [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs_avx2,
-};
-/* BF16 has none: its AVX2 path measured faster (64 vs 51 GB/s, docs/BENCHMARKS.md). */
-static const quant_row_fn avx512_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_F16] = quant_deq_f16_avx512,
-    [GGML_TYPE_Q8_0] = quant_deq_q8_0_avx512, [GGML_TYPE_Q4_0] = quant_deq_q4_0_avx512,
-    [GGML_TYPE_Q4_K] = quant_deq_q4_k_avx512, [GGML_TYPE_Q5_K] = quant_deq_q5_k_avx512,
-    [GGML_TYPE_Q6_K] = quant_deq_q6_k_avx512,
-    [GGML_TYPE_Q4_1] = quant_deq_q4_1_avx512, [GGML_TYPE_Q5_0] = quant_deq_q5_0_avx512,
-    [GGML_TYPE_Q5_1] = quant_deq_q5_1_avx512, [GGML_TYPE_IQ4_NL] = quant_deq_iq4_nl_avx512,
-    [GGML_TYPE_IQ4_XS] = quant_deq_iq4_xs_avx512,
-};
-#else
-static const quant_row_fn avx2_fns[GGML_TYPE_COUNT];
-static const quant_row_fn avx512_fns[GGML_TYPE_COUNT];
 #endif
 
 typedef enum level { LEVEL_SCALAR, LEVEL_AVX2, LEVEL_AVX512 } level;
@@ -88,7 +46,7 @@ bool quant_use_vnni(quant_impl impl)
 
 bool quant_can_dequantize(uint32_t type)
 {
-    return type < GGML_TYPE_COUNT && scalar_fns[type] != NULL;
+    return quant_type_row_of(type)->decode[LEVEL_SCALAR] != NULL;
 }
 
 const char *quant_simd_level(void)
@@ -99,15 +57,15 @@ const char *quant_simd_level(void)
 
 quant_row_fn quant_row_function(uint32_t type, quant_impl impl)
 {
-    if (!quant_can_dequantize(type))
+    const quant_row_fn *fns = quant_type_row_of(type)->decode;
+    if (!fns[LEVEL_SCALAR])
         return NULL;
-    if (impl != QUANT_IMPL_BEST)
-        return impl == QUANT_IMPL_AVX2 && quant_cpu_has_avx2() && avx2_fns[type] ? avx2_fns[type] : scalar_fns[type];
-    if (simd_level() >= LEVEL_AVX512 && avx512_fns[type])
-        return avx512_fns[type];
-    if (simd_level() >= LEVEL_AVX2 && avx2_fns[type])
-        return avx2_fns[type];
-    return scalar_fns[type];
+    /* the best form at or below the level asked for: AVX2 alone where that is asked, else the CPU's level */
+    level at = impl == QUANT_IMPL_BEST ? simd_level() : impl == QUANT_IMPL_AVX2 && quant_cpu_has_avx2() ? LEVEL_AVX2
+                                                                                                      : LEVEL_SCALAR;
+    while (at > LEVEL_SCALAR && !fns[at])
+        at--;
+    return fns[at];
 }
 
 static quant_status check_row(uint32_t type, const void *src, const void *dst, int64_t n)

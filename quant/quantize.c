@@ -7,7 +7,7 @@
 static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 
 /* Q8_0: d = max|x| / 127, q = round(x / d) (halves away from zero). */
-static void quantize_q8_0(const float *x, uint8_t *b, int64_t n)
+void quant_quantize_q8_0(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= 32, x += 32, b += 34) {
         float amax = 0.0f;
@@ -35,7 +35,7 @@ static float signed_absmax32(const float *x)
 
 /* Q4_0: d = (the value of largest magnitude, with its sign) / -8, so that
  * value maps to -8 exactly; q = min(15, trunc(x / d + 8.5)). */
-static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
+void quant_quantize_q4_0(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= 32, x += 32, b += 18) {
         const float d = signed_absmax32(x) / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -53,7 +53,7 @@ static void quantize_q4_0(const float *x, uint8_t *b, int64_t n)
  * q = min(31, trunc(x / d + 16.5)); the low 4 bits of value j and j + 16 share byte j of qs,
  * the fifth bit of value j is bit j of qh (little-endian u32, after d).
  *   block (22 bytes): | d (f16) | qh (4 bytes: bit j = q[j] >> 4) | qs[16]: q[j] & 15 | (q[j+16] & 15) << 4 | */
-static void quantize_q5_0(const float *x, uint8_t *b, int64_t n)
+void quant_quantize_q5_0(const float *x, uint8_t *b, int64_t n)
 {
     for (; n > 0; n -= 32, x += 32, b += 22) {
         const float d = signed_absmax32(x) / -16.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -70,10 +70,23 @@ static void quantize_q5_0(const float *x, uint8_t *b, int64_t n)
     }
 }
 
+void quant_quantize_f32(const float *x, uint8_t *b, int64_t n) { memcpy(b, x, (size_t)n * sizeof *x); }
+
+void quant_quantize_f16(const float *x, uint8_t *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        put16(b + 2 * i, quant_f32_to_f16(x[i]));
+}
+
+void quant_quantize_bf16(const float *x, uint8_t *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        put16(b + 2 * i, quant_f32_to_bf16(x[i]));
+}
+
 bool quant_can_quantize(uint32_t type)
 {
-    return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 ||
-           type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K || type == GGML_TYPE_F32;
+    return quant_type_row_of(type)->quantize != NULL;
 }
 
 quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n)
@@ -84,16 +97,6 @@ quant_status quant_quantize_row(uint32_t type, const float *src, void *dst, int6
         return QUANT_E_INVALID_ARG;
     if (n % gguf_type_traits_of(type)->block_size != 0)
         return QUANT_E_SHAPE;
-    uint8_t *out = dst;
-    switch (type) {
-    case GGML_TYPE_F32: memcpy(dst, src, (size_t)n * 4); break;
-    case GGML_TYPE_F16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_f16(src[i])); break;
-    case GGML_TYPE_BF16: for (int64_t i = 0; i < n; i++) put16(out + 2 * i, quant_f32_to_bf16(src[i])); break;
-    case GGML_TYPE_Q8_0: quantize_q8_0(src, out, n); break;
-    case GGML_TYPE_Q5_0: quantize_q5_0(src, out, n); break;
-    case GGML_TYPE_Q4_K: quant_quantize_q4_k(src, out, n); break;
-    case GGML_TYPE_Q6_K: quant_quantize_q6_k(src, out, n); break;
-    default: quantize_q4_0(src, out, n); break;
-    }
+    quant_type_row_of(type)->quantize(src, dst, n);
     return QUANT_OK;
 }
