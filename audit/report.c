@@ -162,7 +162,7 @@ static audit_status summarize_roles(const gguf_file *f, const audit_stats *stats
         return AUDIT_E_NOMEM;
     }
     for (size_t i = 0; i < r->n_findings; i++) {
-        const gguf_tensor *t = r->findings[i].tensor[0] ? gguf_find_tensor(f, r->findings[i].tensor) : NULL;
+        const gguf_tensor *t = r->findings[i].tensor[0] ? gguf_tensor_by_name(f, r->findings[i].tensor) : NULL;
         if (t)
             n_found[t - gguf_tensor_at(f, 0)]++;
     }

@@ -10,7 +10,7 @@
 
 static void tied_rule(const gguf_file *f, findings *fs)
 {
-    if (!gguf_find_tensor(f, "token_embd.weight") || gguf_find_tensor(f, "output.weight"))
+    if (!gguf_tensor_by_name(f, "token_embd.weight") || gguf_tensor_by_name(f, "output.weight"))
         return;
     audit_finding *x = finding_add(fs, AUDIT_INFO, "tied-embeddings", "token_embd.weight");
     if (!x)
@@ -25,7 +25,7 @@ static void padding_rule(const gguf_file *f, const audit_hparams *hp, findings *
 {
     if (hp->n_padding_tokens <= 0)
         return;
-    const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
+    const gguf_tensor *emb = gguf_tensor_by_name(f, "token_embd.weight");
     audit_finding *x = finding_add(fs, AUDIT_INFO, "vocab-padding", NULL);
     if (!x)
         return;
@@ -59,11 +59,11 @@ static void file_type_rule(const gguf_file *f, const audit_hparams *hp, findings
     const char *ftype = audit_file_type_name(hp->g.file_type);
     if (!ftype)
         return;
-    uint64_t by_type[GGML_TYPE_COUNT] = { 0 }, n_matrices = 0, n_other = 0;
+    uint64_t by_type[GGUF_TENSOR_COUNT] = { 0 }, n_matrices = 0, n_other = 0;
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         /* the embedding and output matrices get their own types in every llama.cpp mix */
-        if (audit_class_of(t) != AUDIT_CLASS_MATRIX || t->type >= GGML_TYPE_COUNT)
+        if (audit_class_of(t) != AUDIT_CLASS_MATRIX || t->type >= GGUF_TENSOR_COUNT)
             continue;
         by_type[t->type]++;
         n_matrices++;
@@ -75,7 +75,7 @@ static void file_type_rule(const gguf_file *f, const audit_hparams *hp, findings
     if (!x)
         return;
     char mix[200] = "";
-    for (int t = 0; t < GGML_TYPE_COUNT; t++)
+    for (int t = 0; t < GGUF_TENSOR_COUNT; t++)
         if (by_type[t]) {
             size_t used = strlen(mix);
             snprintf(mix + used, sizeof mix - used, "%s%llu %s", used ? ", " : "", (unsigned long long)by_type[t],
@@ -92,7 +92,7 @@ static void file_type_rule(const gguf_file *f, const audit_hparams *hp, findings
 
 static void final_norm_rule(const gguf_file *f, const audit_hparams *hp, const audit_stats *stats, findings *fs)
 {
-    const gguf_tensor *t = gguf_find_tensor(f, "output_norm.weight");
+    const gguf_tensor *t = gguf_tensor_by_name(f, "output_norm.weight");
     if (!t || !stats)
         return;
     const audit_stats *s = &stats[t - gguf_tensor_at(f, 0)];

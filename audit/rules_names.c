@@ -86,7 +86,7 @@ static void tensor_rules(const gguf_file *f, findings *fs)
             continue;
         char *shown = visible_form(name);
         int64_t layer;
-        if (shown && (gguf_find_tensor(f, shown) || model_role_of_name(shown, &layer) != MODEL_ROLE_COUNT))
+        if (shown && (gguf_tensor_by_name(f, shown) || model_role_of_name(shown, &layer) != MODEL_ROLE_COUNT))
             confusable(fs, "tensor", name, shown);
         free(shown);
     }

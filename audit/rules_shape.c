@@ -79,7 +79,7 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
             continue;
         const model_role_info *ri = model_role_info_of((model_role)r);
         if (!ri->per_layer) {
-            if (gguf_find_tensor(f, ri->name))
+            if (gguf_tensor_by_name(f, ri->name))
                 continue;
             audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-tensor", ri->name);
             if (x) {
@@ -95,7 +95,7 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
         char name[128];
         for (int64_t l = 0; l < L; l++) {
             snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, ri->name);
-            if (!gguf_find_tensor(f, name) && missing++ == 0)
+            if (!gguf_tensor_by_name(f, name) && missing++ == 0)
                 first = l;
         }
         if (!missing)

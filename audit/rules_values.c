@@ -153,7 +153,7 @@ static void range_rules(const gguf_tensor *t, const audit_stats *s, findings *fs
         FSET(x->meaning, "a few weights dwarf the rest, as a flipped exponent bit does; the activations they "
                          "touch explode");
     }
-    if (s->max_abs > F16_MAX && t->type != GGML_TYPE_F16 &&
+    if (s->max_abs > F16_MAX && t->type != GGUF_TENSOR_F16 &&
         (x = finding_add(fs, AUDIT_WARNING, "past-f16-range", t->name))) {
         FSET(x->measured, "max |x| = %.6g", s->max_abs);
         FSET(x->expected, "|x| <= 65504, the largest f16");

@@ -36,8 +36,8 @@ static void make_data(uint32_t type, uint8_t *dst, uint64_t n_values)
         dst[i] = (uint8_t)x;
     }
     if (tt->block_size == 1) {
-        for (uint64_t i = 0; i < n_values && (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16); i++) {
-            uint16_t h = type == GGML_TYPE_F16 ? quant_f32_to_f16((float)(i % 1000) * 1e-3f)
+        for (uint64_t i = 0; i < n_values && (type == GGUF_TENSOR_F16 || type == GGUF_TENSOR_BF16); i++) {
+            uint16_t h = type == GGUF_TENSOR_F16 ? quant_f32_to_f16((float)(i % 1000) * 1e-3f)
                                                : quant_f32_to_bf16((float)(i % 1000) * 1e-3f);
             memcpy(dst + 2 * i, &h, 2);
         }
@@ -142,8 +142,9 @@ int main(int argc, char **argv)
         free(b);
     }
     const int64_t cache_n = 16384; /* 64 KiB of f32 output */
-    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
-        if (!quant_can_dequantize(type) || type == GGML_TYPE_F32 || type == GGML_TYPE_Q8_1 || type == GGML_TYPE_Q8_K)
+    for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
+        if (!quant_can_dequantize(type) || type == GGUF_TENSOR_F32 || type == GGUF_TENSOR_Q8_1 ||
+            type == GGUF_TENSOR_Q8_K)
             continue;
         const gguf_type_traits *tt = gguf_type_traits_of(type);
         if (only && !strstr(only, tt->name))

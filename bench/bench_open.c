@@ -56,7 +56,7 @@ static int make_file(const char *path)
     uint64_t ne[2] = { 32, 2 };
     for (int i = 0; i < N_TENSORS; i++) {
         snprintf(name, sizeof name, "blk.%d.t%d.weight", i / 100, i % 100);
-        if (gguf_writer_add_tensor_fill(w, name, GGML_TYPE_F16, 2, ne, zero_fill, NULL, &err) != GGUF_OK) {
+        if (gguf_writer_add_tensor_fill(w, name, GGUF_TENSOR_F16, 2, ne, zero_fill, NULL, &err) != GGUF_OK) {
             fprintf(stderr, "bench-open: %s\n", err.message);
             return 2;
         }

@@ -42,7 +42,7 @@ static const float *as_multiplied(cmp_state *s, int side, const gguf_tensor *w, 
 {
     cmp_deriving *d = &s->d;
     const uint32_t act = quant_act_type(w->type);
-    if (d->numerics[side] != KERN_NUMERICS_GGML || act == GGML_TYPE_COUNT || act == GGML_TYPE_F32)
+    if (d->numerics[side] != KERN_NUMERICS_GGML || act == GGUF_TENSOR_COUNT || act == GGUF_TENSOR_F32)
         return x;
     const uint64_t rb = quant_act_row_bytes(act, n);
     float *xr = room(&d->act_f, &d->cap_act_f, (size_t)T * n);
@@ -68,9 +68,9 @@ static bool product(cmp_state *s, int side, const kern_weight *w, const kern_wei
     const kern_weight wh = { .t = t }, bh = { .t = bias ? bias->t : NULL };
     if (!xr || be->matmul(be, &wh, bh.t ? &bh : NULL, xr, T, y) != KERN_OK)
         return false;
-    if (xr == x || quant_act_type(t->type) != GGML_TYPE_Q8_1)
+    if (xr == x || quant_act_type(t->type) != GGUF_TENSOR_Q8_1)
         return true;
-    const size_t rows = (size_t)t->ne[1], wb = t->size / rows, ab = quant_act_row_bytes(GGML_TYPE_Q8_1, n);
+    const size_t rows = (size_t)t->ne[1], wb = t->size / rows, ab = quant_act_row_bytes(GGUF_TENSOR_Q8_1, n);
     for (int i = 0; i < T; i++)
         for (size_t r = 0; r < rows; r++)
             y[i * rows + r] += (float)quant_act_sum_correction(t->type, t->data + r * wb, s->d.act + i * ab, n);

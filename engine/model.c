@@ -15,7 +15,7 @@
 static engine_status bind(engine_model *m, kern_weight *w, const char *name, model_role role, const model_hparams *dims,
                           engine_error *err)
 {
-    const gguf_tensor *t = gguf_find_tensor(m->f, name);
+    const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
     const model_role_info *ri = model_role_info_of(role);
     memset(w, 0, sizeof *w);
     if (!t) {
@@ -128,7 +128,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     if (s)
         goto fail;
     engine_hparams *hp = &m->hp;
-    const gguf_tensor *embd = gguf_find_tensor(f, "token_embd.weight");
+    const gguf_tensor *embd = gguf_tensor_by_name(f, "token_embd.weight");
     if (!embd) {
         s = gguf_tensor_count(f) == 0
                 ? engine_fail(err, ENGINE_E_MODEL, 0, "token_embd.weight",
@@ -171,7 +171,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     hp->qkv_bias = m->layers[0].has_bias;
     hp->qk_norm = w0[MODEL_ROLE_ATTN_Q_NORM].t && w0[MODEL_ROLE_ATTN_K_NORM].t;
     hp->post_norms = w0[MODEL_ROLE_ATTN_POST_NORM].t && w0[MODEL_ROLE_FFN_POST_NORM].t;
-    const gguf_tensor *ff = gguf_find_tensor(f, "rope_freqs.weight");
+    const gguf_tensor *ff = gguf_tensor_by_name(f, "rope_freqs.weight");
     if (ff && hp->desc->need[MODEL_ROLE_ROPE_FREQS] != MODEL_NEED_ABSENT) {
         int64_t half = hp->rope.n_rot / 2;
         m->freq_factors = malloc((size_t)half * sizeof(float));

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (gguf_find_tensor(f, t->name) != t || !t->data)
+        if (gguf_tensor_by_name(f, t->name) != t || !t->data)
             __builtin_trap();
         sink += t->data[0] + t->data[t->size - 1];
     }

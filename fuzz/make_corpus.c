@@ -102,8 +102,8 @@ static void all_types(const char *dir)
     gguf_writer_add(w, "test.nested", &nested, NULL);
     static float data[64];
     uint64_t ne[2] = { 32, 2 };
-    gguf_writer_add_tensor(w, "a", GGML_TYPE_F32, 2, ne, data, NULL);
-    gguf_writer_add_tensor(w, "b", GGML_TYPE_Q8_0, 1, ne, data, NULL);
+    gguf_writer_add_tensor(w, "a", GGUF_TENSOR_F32, 2, ne, data, NULL);
+    gguf_writer_add_tensor(w, "b", GGUF_TENSOR_Q8_0, 1, ne, data, NULL);
     uint8_t *buf;
     size_t len;
     if (gguf_writer_write_buffer(w, &buf, &len, NULL) == GGUF_OK) {

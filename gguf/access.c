@@ -23,7 +23,7 @@ const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key)
 size_t gguf_tensor_count(const gguf_file *f) { return f->n_tensors; }
 const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i) { return i < f->n_tensors ? &f->tensors[i] : NULL; }
 
-const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name)
+const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name)
 {
     if (!name || f->n_tensors == 0)
         return NULL;

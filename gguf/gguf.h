@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define GGUF_MAGIC_BYTES "GGUF"
-#define GGUF_DEFAULT_ALIGNMENT 32u
+#define GGUF_ALIGNMENT_DEFAULT 32u
 #define GGUF_MAX_DIMS 4
 #define GGUF_MAX_ARRAY_DEPTH 8        /* nested arrays deeper than this are refused */
 #define GGUF_LLAMA_CPP_MAX_NAME 63    /* llama.cpp's GGML_MAX_NAME (64) minus the NUL */
@@ -115,16 +115,16 @@ typedef struct gguf_type_traits {
 } gguf_type_traits;
 
 enum {
-    GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2, GGML_TYPE_Q4_1 = 3,
-    GGML_TYPE_Q5_0 = 6, GGML_TYPE_Q5_1 = 7, GGML_TYPE_Q8_0 = 8, GGML_TYPE_Q8_1 = 9,
-    GGML_TYPE_Q2_K = 10, GGML_TYPE_Q3_K = 11, GGML_TYPE_Q4_K = 12, GGML_TYPE_Q5_K = 13,
-    GGML_TYPE_Q6_K = 14, GGML_TYPE_Q8_K = 15, GGML_TYPE_IQ2_XXS = 16, GGML_TYPE_IQ2_XS = 17,
-    GGML_TYPE_IQ3_XXS = 18, GGML_TYPE_IQ1_S = 19, GGML_TYPE_IQ4_NL = 20, GGML_TYPE_IQ3_S = 21,
-    GGML_TYPE_IQ2_S = 22, GGML_TYPE_IQ4_XS = 23, GGML_TYPE_I8 = 24, GGML_TYPE_I16 = 25,
-    GGML_TYPE_I32 = 26, GGML_TYPE_I64 = 27, GGML_TYPE_F64 = 28, GGML_TYPE_IQ1_M = 29,
-    GGML_TYPE_BF16 = 30, GGML_TYPE_TQ1_0 = 34, GGML_TYPE_TQ2_0 = 35, GGML_TYPE_MXFP4 = 39,
-    GGML_TYPE_NVFP4 = 40, GGML_TYPE_Q1_0 = 41,
-    GGML_TYPE_COUNT = 42
+    GGUF_TENSOR_F32 = 0, GGUF_TENSOR_F16 = 1, GGUF_TENSOR_Q4_0 = 2, GGUF_TENSOR_Q4_1 = 3,
+    GGUF_TENSOR_Q5_0 = 6, GGUF_TENSOR_Q5_1 = 7, GGUF_TENSOR_Q8_0 = 8, GGUF_TENSOR_Q8_1 = 9,
+    GGUF_TENSOR_Q2_K = 10, GGUF_TENSOR_Q3_K = 11, GGUF_TENSOR_Q4_K = 12, GGUF_TENSOR_Q5_K = 13,
+    GGUF_TENSOR_Q6_K = 14, GGUF_TENSOR_Q8_K = 15, GGUF_TENSOR_IQ2_XXS = 16, GGUF_TENSOR_IQ2_XS = 17,
+    GGUF_TENSOR_IQ3_XXS = 18, GGUF_TENSOR_IQ1_S = 19, GGUF_TENSOR_IQ4_NL = 20, GGUF_TENSOR_IQ3_S = 21,
+    GGUF_TENSOR_IQ2_S = 22, GGUF_TENSOR_IQ4_XS = 23, GGUF_TENSOR_I8 = 24, GGUF_TENSOR_I16 = 25,
+    GGUF_TENSOR_I32 = 26, GGUF_TENSOR_I64 = 27, GGUF_TENSOR_F64 = 28, GGUF_TENSOR_IQ1_M = 29,
+    GGUF_TENSOR_BF16 = 30, GGUF_TENSOR_TQ1_0 = 34, GGUF_TENSOR_TQ2_0 = 35, GGUF_TENSOR_MXFP4 = 39,
+    GGUF_TENSOR_NVFP4 = 40, GGUF_TENSOR_Q1_0 = 41,
+    GGUF_TENSOR_COUNT = 42
 };
 
 /* A byte count for humans ("4.20 MiB", "512 B") into buf. */
@@ -234,7 +234,7 @@ const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key); /* O(1), NULL 
 
 size_t gguf_tensor_count(const gguf_file *f);
 const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i); /* file (info) order */
-const gguf_tensor *gguf_find_tensor(const gguf_file *f, const char *name); /* O(1) */
+const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name); /* O(1) */
 
 size_t gguf_warning_count(const gguf_file *f);
 const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);

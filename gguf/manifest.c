@@ -334,7 +334,7 @@ static void actual_of(const gguf_file *f, const gguf_hashes *h, const entry *e, 
             gguf_digest_hex(&h->model[e->kind], out);
         return;
     }
-    *t = gguf_find_tensor(f, e->tensor);
+    *t = gguf_tensor_by_name(f, e->tensor);
     if (*t && h->tensor[*t - f->tensors][e->kind].len)
         gguf_digest_hex(&h->tensor[*t - f->tensors][e->kind], out);
 }

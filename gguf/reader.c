@@ -230,7 +230,7 @@ static gguf_status parse_kv(gguf_file *f, gguf_cursor *c, size_t i, gguf_error *
 
 static gguf_status check_alignment(gguf_file *f, gguf_error *err)
 {
-    f->alignment = GGUF_DEFAULT_ALIGNMENT;
+    f->alignment = GGUF_ALIGNMENT_DEFAULT;
     long i = gguf_index_find(&f->kv_index, &f->kvs[0].key, sizeof *f->kvs, "general.alignment");
     if (i < 0)
         return GGUF_OK;

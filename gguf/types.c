@@ -17,7 +17,7 @@
 #define OK(n, b, s)      { n, b, s, GGUF_TYPE_OK, (b) > 1 }
 #define REMOVED(n, b, s) { n, b, s, GGUF_TYPE_REMOVED, (b) > 1 }
 
-static const gguf_type_traits type_table[GGML_TYPE_COUNT] = {
+static const gguf_type_traits type_table[GGUF_TENSOR_COUNT] = {
     [0]  = OK("F32", 1, 4),
     [1]  = OK("F16", 1, 2),
     [2]  = OK("Q4_0", 32, 18),
@@ -66,7 +66,7 @@ static const gguf_type_traits unknown_type = { "unknown", 0, 0, GGUF_TYPE_UNKNOW
 
 const gguf_type_traits *gguf_type_traits_of(uint32_t type_id)
 {
-    if (type_id >= GGML_TYPE_COUNT || type_table[type_id].name == NULL)
+    if (type_id >= GGUF_TENSOR_COUNT || type_table[type_id].name == NULL)
         return &unknown_type;
     return &type_table[type_id];
 }
@@ -75,7 +75,7 @@ int gguf_type_from_name(const char *name)
 {
     if (!name)
         return -1;
-    for (int id = 0; id < GGML_TYPE_COUNT; id++) {
+    for (int id = 0; id < GGUF_TENSOR_COUNT; id++) {
         const char *n = type_table[id].name;
         if (!n || strlen(n) != strlen(name))
             continue;

@@ -47,7 +47,7 @@ gguf_writer *gguf_writer_create(uint32_t version)
     gguf_writer *w = calloc(1, sizeof *w);
     if (w) {
         w->version = version;
-        w->alignment = GGUF_DEFAULT_ALIGNMENT;
+        w->alignment = GGUF_ALIGNMENT_DEFAULT;
     }
     return w;
 }

@@ -114,7 +114,7 @@ static kern_status f_rmsnorm(kern_backend *b, const kern_weight *w, const float 
 {
     kern_status s = inner(b)->rmsnorm(inner(b), w, x, T, n, eps, out);
     if (s || kind_of(b) != FAULT_NORM_SKIP || !w->t || !strstr(w->t->name, ".attn_norm.weight") ||
-        w->t->type != GGML_TYPE_F32)
+        w->t->type != GGUF_TENSOR_F32)
         return s;
     return bend_rows(inner(b), out, (size_t)T * (size_t)n, divide_by_gains, (void *)w);
 }
@@ -259,7 +259,7 @@ static kern_status q4k_wrong_scales(kern_backend *in, const kern_weight *w, cons
         for (size_t blk = 0; blk < per_row; blk += block)
             for (int j = 0; j < 8; j++)
                 bytes[blk + 4 + j] &= 0x3f; /* scales[0..7]: their top 2 bits are the high bits of sub-blocks 4-7 */
-        if (quant_dequantize_row(GGML_TYPE_Q4_K, bytes, row, (int64_t)K) != QUANT_OK) {
+        if (quant_dequantize_row(GGUF_TENSOR_Q4_K, bytes, row, (int64_t)K) != QUANT_OK) {
             s = KERN_E_UNSUPPORTED;
             break;
         }
@@ -284,7 +284,7 @@ static kern_status f_matmul(kern_backend *b, const kern_weight *w, const kern_we
     fault_kind k = kind_of(b);
     if (k == FAULT_NO_QKV_BIAS && bias)
         bias = NULL;
-    if (k == FAULT_Q4K_SCALES && w->t && w->t->type == GGML_TYPE_Q4_K)
+    if (k == FAULT_Q4K_SCALES && w->t && w->t->type == GGUF_TENSOR_Q4_K)
         return q4k_wrong_scales(in, w, bias, x, T, y);
     kern_status s = in->matmul(in, w, bias, x, T, y);
     if (s || !is_lm_head(w) || (k != FAULT_LM_HEAD_ROWS && k != FAULT_LM_HEAD_TRANSPOSED && k != FAULT_PADDING_LOGITS))

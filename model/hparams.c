@@ -276,7 +276,7 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
     const char *arch = hp->arch_name;
     if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
-        if (!gguf_find_tensor(f, "blk.0.ffn_gate_inp.weight"))
+        if (!gguf_tensor_by_name(f, "blk.0.ffn_gate_inp.weight"))
             return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
                         "blk.0.ffn_gate_inp.weight and refuses it)", key, (long long)hp->n_expert);

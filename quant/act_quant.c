@@ -25,7 +25,7 @@
 uint32_t quant_act_type(uint32_t weight_type)
 {
     const quant_type_row *r = quant_type_row_of(weight_type);
-    return r->has_act ? r->act_type : GGML_TYPE_COUNT;
+    return r->has_act ? r->act_type : GGUF_TENSOR_COUNT;
 }
 
 uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n)
@@ -136,12 +136,12 @@ static void round_halves(uint32_t type, const float *x, uint8_t *b, int64_t n)
 {
 #if defined(__x86_64__)
     if (quant_use_avx2(QUANT_IMPL_BEST) && ((uintptr_t)b & 1) == 0) {
-        (type == GGML_TYPE_F16 ? quant_act_f16_row_avx2 : quant_act_bf16_row_avx2)(x, (uint16_t *)(void *)b, n);
+        (type == GGUF_TENSOR_F16 ? quant_act_f16_row_avx2 : quant_act_bf16_row_avx2)(x, (uint16_t *)(void *)b, n);
         return;
     }
 #endif
     for (int64_t i = 0; i < n; i++) {
-        uint16_t h = type == GGML_TYPE_F16 ? quant_f32_to_f16(x[i]) : quant_f32_to_bf16(x[i]);
+        uint16_t h = type == GGUF_TENSOR_F16 ? quant_f32_to_f16(x[i]) : quant_f32_to_bf16(x[i]);
         memcpy(b + 2 * i, &h, 2);
     }
 }
@@ -149,17 +149,17 @@ static void round_halves(uint32_t type, const float *x, uint8_t *b, int64_t n)
 quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, int64_t n)
 {
     if (!quant_act_row_bytes(act_type, n))
-        return act_type < GGML_TYPE_COUNT && gguf_type_traits_of(act_type) ? QUANT_E_SHAPE : QUANT_E_UNSUPPORTED;
+        return act_type < GGUF_TENSOR_COUNT && gguf_type_traits_of(act_type) ? QUANT_E_SHAPE : QUANT_E_UNSUPPORTED;
     uint8_t *b = dst;
     switch (act_type) {
-    case GGML_TYPE_F32: memcpy(dst, x, (size_t)n * sizeof(float)); break;
-    case GGML_TYPE_F16:
-    case GGML_TYPE_BF16:
+    case GGUF_TENSOR_F32: memcpy(dst, x, (size_t)n * sizeof(float)); break;
+    case GGUF_TENSOR_F16:
+    case GGUF_TENSOR_BF16:
         round_halves(act_type, x, b, n);
         break;
-    case GGML_TYPE_Q8_0: quantize_q8_0(x, b, n); break;
-    case GGML_TYPE_Q8_1: quantize_q8_1(x, b, n); break;
-    case GGML_TYPE_Q8_K: quantize_q8_k(x, b, n); break;
+    case GGUF_TENSOR_Q8_0: quantize_q8_0(x, b, n); break;
+    case GGUF_TENSOR_Q8_1: quantize_q8_1(x, b, n); break;
+    case GGUF_TENSOR_Q8_K: quantize_q8_k(x, b, n); break;
     default: return QUANT_E_UNSUPPORTED;
     }
     return QUANT_OK;
@@ -167,15 +167,15 @@ quant_status quant_act_quantize(uint32_t act_type, const float *x, void *dst, in
 
 quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16_t *sums)
 {
-    if (act_type != GGML_TYPE_Q8_0 && act_type != GGML_TYPE_Q8_1 && act_type != GGML_TYPE_Q8_K)
+    if (act_type != GGUF_TENSOR_Q8_0 && act_type != GGUF_TENSOR_Q8_1 && act_type != GGUF_TENSOR_Q8_K)
         return QUANT_E_UNSUPPORTED;
     if (!quant_act_row_bytes(act_type, n))
         return QUANT_E_SHAPE;
     const gguf_type_traits *tr = gguf_type_traits_of(act_type);
-    const int bv = (int)tr->block_size, at = act_type == GGML_TYPE_Q8_0 ? 2 : 4;
+    const int bv = (int)tr->block_size, at = act_type == GGUF_TENSOR_Q8_0 ? 2 : 4;
     const uint8_t *b = a;
     for (int64_t i = 0; i < n; i += bv, b += tr->type_size) {
-        if (act_type == GGML_TYPE_Q8_K) { /* its bsums, as stored */
+        if (act_type == GGUF_TENSOR_Q8_K) { /* its bsums, as stored */
             memcpy(sums + i / 16, b + 4 + QK_K, QK_K / 16 * sizeof(int16_t));
             continue;
         }
@@ -193,7 +193,7 @@ quant_status quant_act_sums16(uint32_t act_type, const void *a, int64_t n, int16
 double quant_act_sum_correction(uint32_t weight_type, const void *w, const void *a, int64_t n)
 {
     /* Q4_1 [d:f16][m:f16][qs:16], Q5_1 [d:f16][m:f16][qh:4][qs:16]; Q8_1 [d:f16][s:f16][qs:32] (ggml-common.h) */
-    const size_t wb = weight_type == GGML_TYPE_Q4_1 ? 20 : weight_type == GGML_TYPE_Q5_1 ? 24 : 0;
+    const size_t wb = weight_type == GGUF_TENSOR_Q4_1 ? 20 : weight_type == GGUF_TENSOR_Q5_1 ? 24 : 0;
     if (!wb || n % 32)
         return 0.0;
     const uint8_t *wp = w, *ap = a;

@@ -72,7 +72,7 @@ quant_status quant_dequantize_rows(const gguf_tensor *t, uint64_t row0, uint64_t
  * Q8_0, IQ4_NL and MXFP4, Q8_1 for Q4_1 and Q5_1, Q8_K for the K- and I-quants,
  * F16 for F16, BF16 for BF16, F32 for F32. These reproduce that rounding and
  * the integer dot products that follow it. */
-/* The activation type for weights of weight_type; GGML_TYPE_COUNT when ggml has none. */
+/* The activation type for weights of weight_type; GGUF_TENSOR_COUNT when ggml has none. */
 uint32_t quant_act_type(uint32_t weight_type);
 /* Bytes of n activations in act_type; 0 when n is not a whole number of its blocks. */
 uint64_t quant_act_row_bytes(uint32_t act_type, int64_t n);

@@ -29,10 +29,10 @@ Test(access, lookup_finds_every_key_and_tensor_and_nothing_else)
     for (size_t i = 0; i < gguf_kv_count(f); i++)
         cr_assert_eq(gguf_find_kv(f, gguf_kv_at(f, i)->key), gguf_kv_at(f, i));
     for (size_t i = 0; i < gguf_tensor_count(f); i++)
-        cr_assert_eq(gguf_find_tensor(f, gguf_tensor_at(f, i)->name), gguf_tensor_at(f, i));
+        cr_assert_eq(gguf_tensor_by_name(f, gguf_tensor_at(f, i)->name), gguf_tensor_at(f, i));
     cr_assert_null(gguf_find_kv(f, "k.a"));
     cr_assert_null(gguf_find_kv(f, "k.aaa"));
-    cr_assert_null(gguf_find_tensor(f, "t"));
+    cr_assert_null(gguf_tensor_by_name(f, "t"));
     cr_assert_null(gguf_kv_at(f, gguf_kv_count(f)));
     cr_assert_null(gguf_tensor_at(f, gguf_tensor_count(f)));
 }
@@ -95,14 +95,14 @@ Test(access, lenient_integer_getter_checks_range)
 
 Test(access, type_table_names_and_lookup)
 {
-    cr_assert_eq(gguf_type_from_name("q4_k"), GGML_TYPE_Q4_K);
-    cr_assert_eq(gguf_type_from_name("IQ2_XXS"), GGML_TYPE_IQ2_XXS);
+    cr_assert_eq(gguf_type_from_name("q4_k"), GGUF_TENSOR_Q4_K);
+    cr_assert_eq(gguf_type_from_name("IQ2_XXS"), GGUF_TENSOR_IQ2_XXS);
     cr_assert_eq(gguf_type_from_name("Q4_KK"), -1);
     cr_assert_eq(gguf_type_traits_of(4)->state, GGUF_TYPE_REMOVED);
     cr_assert_eq(gguf_type_traits_of(5)->state, GGUF_TYPE_REMOVED);
-    cr_assert_eq(gguf_type_traits_of(GGML_TYPE_COUNT)->state, GGUF_TYPE_UNKNOWN);
+    cr_assert_eq(gguf_type_traits_of(GGUF_TENSOR_COUNT)->state, GGUF_TYPE_UNKNOWN);
     cr_assert_eq(gguf_type_traits_of(UINT32_MAX)->state, GGUF_TYPE_UNKNOWN);
-    for (uint32_t t = 0; t < GGML_TYPE_COUNT; t++) {
+    for (uint32_t t = 0; t < GGUF_TENSOR_COUNT; t++) {
         const gguf_type_traits *tt = gguf_type_traits_of(t);
         if (tt->state == GGUF_TYPE_UNKNOWN)
             continue;
@@ -181,7 +181,7 @@ Test(files, failed_write_keeps_the_old_file_and_leaves_nothing)
     fclose(fp);
     gguf_writer *w = gguf_writer_create(3);
     uint64_t ne[1] = { 100000 };
-    gguf_writer_add_tensor_fill(w, "t", GGML_TYPE_F32, 1, ne, failing_fill, NULL, NULL);
+    gguf_writer_add_tensor_fill(w, "t", GGUF_TENSOR_F32, 1, ne, failing_fill, NULL, NULL);
     gguf_error err;
     cr_assert_neq(gguf_writer_write_file(w, path, &err), GGUF_OK);
     gguf_writer_free(w);

@@ -16,7 +16,7 @@ Test(act, activations_round_to_q8_0_and_q8_1_as_ggml_cpu_does)
 {
     float x[32] = { 127.0f, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.49f, -127.0f };
     uint8_t b[36];
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 32), QUANT_OK);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_Q8_0, x, b, 32), QUANT_OK);
     const int8_t *q = (const int8_t *)(b + 2);
     const int8_t want[8] = { 127, 2, 4, -2, 0, 0, 1, -127 };
     for (int j = 0; j < 8; j++)
@@ -24,17 +24,17 @@ Test(act, activations_round_to_q8_0_and_q8_1_as_ggml_cpu_does)
     uint16_t d;
     memcpy(&d, b, 2);
     cr_assert_eq(quant_f16_to_f32(d), 1.0f);
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_1, x, b, 32), QUANT_OK);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_Q8_1, x, b, 32), QUANT_OK);
     uint16_t s;
     memcpy(&s, b + 2, 2);
     cr_assert_eq(quant_f16_to_f32(s), 127.0f + 2 + 4 - 2 + 1 - 127, "s = d * sum(q)");
     cr_assert_eq(memcmp(b + 4, want, 8), 0);
     /* a zero block quantizes to zeros with d 0, not NaN */
     float z[32] = { 0 };
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, z, b, 32), QUANT_OK);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_Q8_0, z, b, 32), QUANT_OK);
     for (int j = 0; j < 34; j++)
         cr_assert_eq(b[j], 0);
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_0, x, b, 31), QUANT_E_SHAPE);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_Q8_0, x, b, 31), QUANT_E_SHAPE);
 }
 
 /* Q8_K as ggml's reference: the value of largest magnitude m (with its sign) maps to -127, so d = -m / 127
@@ -47,7 +47,7 @@ Test(act, activations_round_to_q8_k_as_ggml_does)
     x[5] = 127.0f; /* the largest, positive: iscale = -1 */
     x[6] = 2.5f;   /* a tie: to even */
     uint8_t b[292];
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_Q8_K, x, b, 256), QUANT_OK);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_Q8_K, x, b, 256), QUANT_OK);
     float d;
     memcpy(&d, b, 4);
     cr_assert_eq(d, -1.0f);
@@ -66,7 +66,7 @@ Test(act, activations_round_to_q8_k_as_ggml_does)
     }
     /* and it decodes to d * q */
     float back[256];
-    cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q8_K, b, back, 256), QUANT_OK);
+    cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q8_K, b, back, 256), QUANT_OK);
     cr_assert_eq(back[5], 127.0f);
 }
 
@@ -106,8 +106,11 @@ static void block_integers(uint32_t type, const uint8_t *block, const uint8_t *a
 {
     const gguf_type_traits *tt = gguf_type_traits_of(type);
     /* where each block's f16 d and dmin are (ggml's block_q2_K .. block_iq4_xs); -1: no dmin */
-    const int d_at = type == GGML_TYPE_Q2_K ? 80 : type == GGML_TYPE_Q3_K ? 108 : type == GGML_TYPE_Q6_K ? 208 : 0;
-    const int dmin_at = type == GGML_TYPE_Q2_K ? 82 : type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K ? 2 : -1;
+    const int d_at = type == GGUF_TENSOR_Q2_K   ? 80
+                     : type == GGUF_TENSOR_Q3_K ? 108
+                     : type == GGUF_TENSOR_Q6_K ? 208
+                                                : 0;
+    const int dmin_at = type == GGUF_TENSOR_Q2_K ? 82 : type == GGUF_TENSOR_Q4_K || type == GGUF_TENSOR_Q5_K ? 2 : -1;
     float wd[256];
     uint8_t blk[256];
     uint16_t h;
@@ -156,9 +159,9 @@ static float tiled_reference(uint32_t type, const uint8_t *w, const uint8_t *xa,
  * s as Q8_1 stores it (f16), where the decoded product would have m * d * sum(q). */
 Test(act, integer_dots_equal_the_decoded_product_at_every_level)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
-                               GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                               GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
+    const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1,
+                               GGUF_TENSOR_Q8_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q2_K, GGUF_TENSOR_Q3_K,
+                               GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS };
     const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
@@ -220,16 +223,16 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
     cr_assert_eq(checked, 12);
     if (strcmp(quant_simd_level(), "scalar") != 0)
         cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
-    cr_assert_null(cpu_act_dot_function(GGML_TYPE_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
-    cr_assert_eq(quant_act_type(GGML_TYPE_F16), GGML_TYPE_F16);
-    cr_assert_eq(quant_act_type(GGML_TYPE_Q4_1), GGML_TYPE_Q8_1);
-    cr_assert_eq(quant_act_type(GGML_TYPE_IQ2_XXS), GGML_TYPE_Q8_K);
+    cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
+    cr_assert_eq(quant_act_type(GGUF_TENSOR_F16), GGUF_TENSOR_F16);
+    cr_assert_eq(quant_act_type(GGUF_TENSOR_Q4_1), GGUF_TENSOR_Q8_1);
+    cr_assert_eq(quant_act_type(GGUF_TENSOR_IQ2_XXS), GGUF_TENSOR_Q8_K);
 }
 
 /* Each activation row's sums of 16 quants: Q8_K's bsums as stored, Q8_0 / Q8_1 summed. */
 Test(act, sums_of_16_are_the_quants_sums)
 {
-    const uint32_t types[] = { GGML_TYPE_Q8_0, GGML_TYPE_Q8_1, GGML_TYPE_Q8_K };
+    const uint32_t types[] = { GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q8_1, GGUF_TENSOR_Q8_K };
     const int64_t n = 512;
     float x[512];
     for (int i = 0; i < n; i++)
@@ -246,7 +249,7 @@ Test(act, sums_of_16_are_the_quants_sums)
             /* the quants themselves: the decoded values divided by the block's d */
             const uint8_t *blk = q + (uint64_t)(16 * g / (int)tr->block_size) * tr->type_size;
             float d;
-            if (types[k] == GGML_TYPE_Q8_K)
+            if (types[k] == GGUF_TENSOR_Q8_K)
                 memcpy(&d, blk, 4);
             else {
                 uint16_t h;
@@ -261,8 +264,8 @@ Test(act, sums_of_16_are_the_quants_sums)
         free(q);
     }
     int16_t s[2];
-    cr_assert_eq(quant_act_sums16(GGML_TYPE_F16, x, 32, s), QUANT_E_UNSUPPORTED);
-    cr_assert_eq(quant_act_sums16(GGML_TYPE_Q8_0, x, 48, s), QUANT_E_SHAPE);
+    cr_assert_eq(quant_act_sums16(GGUF_TENSOR_F16, x, 32, s), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_act_sums16(GGUF_TENSOR_Q8_0, x, 48, s), QUANT_E_SHAPE);
 }
 
 /* F16 and BF16 rounding of activations (vectors where the CPU has them) equals the scalar rule bit for bit on
@@ -288,11 +291,11 @@ Test(act, f16_and_bf16_rounding_equals_the_scalar_rule)
     const uint32_t bf16_ties[] = { 0x3f807fff, 0x3f808000, 0x3f818000, 0x3f808001 };
     const uint16_t known_bf16[] = { 0x3f80, 0x3f80, 0x3f82, 0x3f81 };
     memcpy(x + 200, bf16_ties, sizeof bf16_ties);
-    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16 };
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(quant_act_quantize(types[k], x, got, N), QUANT_OK);
         for (int i = 0; i < N; i++) {
-            const uint16_t want = types[k] == GGML_TYPE_F16 ? quant_f32_to_f16(x[i]) : quant_f32_to_bf16(x[i]);
+            const uint16_t want = types[k] == GGUF_TENSOR_F16 ? quant_f32_to_f16(x[i]) : quant_f32_to_bf16(x[i]);
             uint32_t bits;
             memcpy(&bits, &x[i], 4);
             cr_assert_eq(got[i], want, "%s value %d (bits %08x): %04x, the scalar rule %04x",
@@ -301,7 +304,7 @@ Test(act, f16_and_bf16_rounding_equals_the_scalar_rule)
     }
     for (size_t i = 0; i < sizeof known_f16 / sizeof known_f16[0]; i++)
         cr_assert_eq(quant_f32_to_f16(known[i]), known_f16[i], "f16 of %a", (double)known[i]);
-    cr_assert_eq(quant_act_quantize(GGML_TYPE_BF16, x, got, N), QUANT_OK);
+    cr_assert_eq(quant_act_quantize(GGUF_TENSOR_BF16, x, got, N), QUANT_OK);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(got[200 + i], known_bf16[i], "bf16 of bits %08x: %04x", (unsigned)bf16_ties[i], got[200 + i]);
     cr_assert_eq(quant_f32_to_f16(NAN) & 0x7e00, 0x7e00, "a NaN stays a quiet NaN");
@@ -311,12 +314,12 @@ Test(act, f16_and_bf16_rounding_equals_the_scalar_rule)
  * 1..9 activation rows (every remainder of the 4-token step), equal to each row's integer dot up to the f32 order of adding blocks. */
 Test(act, panel_products_equal_the_integer_dots)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,
-                               GGML_TYPE_IQ4_NL, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                               GGML_TYPE_Q6_K, GGML_TYPE_IQ4_XS };
-    if (!cpu_act_gemm_function(GGML_TYPE_Q4_0, QUANT_IMPL_BEST, 9).pack) {
+    const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1,
+                               GGUF_TENSOR_Q8_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q2_K, GGUF_TENSOR_Q3_K,
+                               GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS };
+    if (!cpu_act_gemm_function(GGUF_TENSOR_Q4_0, QUANT_IMPL_BEST, 9).pack) {
         cr_log_warn("no panel products at SIMD level %s: skipped", quant_simd_level());
-        cr_assert_null(cpu_act_gemm_function(GGML_TYPE_Q4_K, QUANT_IMPL_BEST, 9).multiply);
+        cr_assert_null(cpu_act_gemm_function(GGUF_TENSOR_Q4_K, QUANT_IMPL_BEST, 9).multiply);
         return;
     }
     int checked = 0;
@@ -385,14 +388,14 @@ Test(act, panel_products_equal_the_integer_dots)
              * AVX2 1-row dot, which adds as vec_dot does; from there on the 256-value ones follow the tiled kernel's
              * statement above (9 tokens, the last call's). Q2_K where llama.cpp does not repack it: an AVX2 build. */
             const bool repacked_q2_k =
-                type == GGML_TYPE_Q2_K && impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
-            const bool tiled = tt->block_size == 256 && type != GGML_TYPE_Q4_K && !repacked_q2_k;
-            const bool vec_dot = tiled || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q4_1 ||
-                                 type == GGML_TYPE_Q5_1;
+                type == GGUF_TENSOR_Q2_K && impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
+            const bool tiled = tt->block_size == 256 && type != GGUF_TENSOR_Q4_K && !repacked_q2_k;
+            const bool vec_dot = tiled || type == GGUF_TENSOR_Q8_0 || type == GGUF_TENSOR_Q5_0 ||
+                                 type == GGUF_TENSOR_Q4_1 || type == GGUF_TENSOR_Q5_1;
             const cpu_act_gemm g7 = cpu_act_gemm_function(type, impls[p], 7),
                                  g9 = cpu_act_gemm_function(type, impls[p], 9);
             cr_assert(g9.llama_cpp_order, "%s: llama.cpp's order from 9 tokens", tt->name);
-            cr_assert_eq(g7.llama_cpp_order, type != GGML_TYPE_Q2_K || repacked_q2_k, "%s: 7 tokens", tt->name);
+            cr_assert_eq(g7.llama_cpp_order, type != GGUF_TENSOR_Q2_K || repacked_q2_k, "%s: 7 tokens", tt->name);
             if (vec_dot && g7.llama_cpp_order) {
                 const cpu_act_kernel d2 = cpu_act_dot_function(type, QUANT_IMPL_AVX2);
                 void *panel = malloc(g7.panel_bytes(n));
@@ -425,7 +428,7 @@ Test(act, panel_products_equal_the_integer_dots)
         checked++;
     }
     cr_assert_eq(checked, 12);
-    cr_assert_null(cpu_act_gemm_function(GGML_TYPE_F16, QUANT_IMPL_BEST, 9).pack,
+    cr_assert_null(cpu_act_gemm_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST, 9).pack,
                    "F16 multiplies its rounded values");
 }
 
@@ -437,7 +440,7 @@ Test(act, panel_products_equal_the_integer_dots)
 static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
 {
     float acc = 0.0f, accm = 0.0f;
-    if (type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q2_K) {
+    if (type == GGUF_TENSOR_Q4_K || type == GGUF_TENSOR_Q2_K) {
         for (int64_t b = 0; b < n / 256; b++) {
             const uint8_t *ab = xa + (size_t)b * 292;
             int64_t s, m;
@@ -472,9 +475,9 @@ static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, 
  * nothing past nr written. */
 Test(act, repacked_types_take_llama_cpps_gemv_order)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q2_K };
+    const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q2_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
-    if (!cpu_act_dot_function(GGML_TYPE_Q4_0, QUANT_IMPL_AVX2).gemv) {
+    if (!cpu_act_dot_function(GGUF_TENSOR_Q4_0, QUANT_IMPL_AVX2).gemv) {
         cr_log_warn("no GEMV forms on this CPU (no AVX2): skipped");
         return;
     }
@@ -485,7 +488,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
             const gguf_type_traits *tt = gguf_type_traits_of(type);
             const cpu_act_kernel k = cpu_act_dot_function(type, impls[p]);
             const bool avx512 = impls[p] == QUANT_IMPL_BEST && !strcmp(quant_simd_level(), "avx512");
-            if (type == GGML_TYPE_Q2_K && !avx512) {
+            if (type == GGUF_TENSOR_Q2_K && !avx512) {
                 cr_assert_null(k.gemv, "Q2_K impl %d: vec_dot's order, as llama.cpp's AVX2 build", p);
                 continue;
             }
@@ -525,7 +528,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
             checked++;
         }
     cr_assert_eq(checked, strcmp(quant_simd_level(), "avx512") ? 6 : 7);
-    cr_assert_null(cpu_act_dot_function(GGML_TYPE_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
+    cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
 }
 
 /* The quantizers on random rows with ties, at whatever SIMD level runs: byte for byte the rules above
@@ -543,9 +546,9 @@ Test(act, quantizers_follow_the_rules_on_random_rows)
         if (row % 4 == 0)
             x[17] = row % 8 ? 127.0f : -127.0f;
         for (int kind = 0; kind < 3; kind++) {
-            const uint32_t at = kind == 0 ? GGML_TYPE_Q8_0 : kind == 1 ? GGML_TYPE_Q8_1 : GGML_TYPE_Q8_K;
+            const uint32_t at = kind == 0 ? GGUF_TENSOR_Q8_0 : kind == 1 ? GGUF_TENSOR_Q8_1 : GGUF_TENSOR_Q8_K;
             memset(want, 0, sizeof want);
-            if (at == GGML_TYPE_Q8_K) {
+            if (at == GGUF_TENSOR_Q8_K) {
                 float m = 0.0f, signed_max = 0.0f;
                 for (int j = 0; j < 256; j++)
                     if (fabsf(x[j]) > m)
@@ -567,7 +570,7 @@ Test(act, quantizers_follow_the_rules_on_random_rows)
                 for (int j = 0; j < 32; j++)
                     m = fmaxf(m, fabsf(x[j]));
                 const float id = m != 0.0f ? 127.0f / m : 0.0f, d = m / 127.0f;
-                const int qa = at == GGML_TYPE_Q8_0 ? 2 : 4;
+                const int qa = at == GGUF_TENSOR_Q8_0 ? 2 : 4;
                 int sum = 0;
                 for (int j = 0; j < 32; j++) {
                     const int q = (int)rintf(x[j] * id);
@@ -576,17 +579,17 @@ Test(act, quantizers_follow_the_rules_on_random_rows)
                 }
                 uint16_t h = quant_f32_to_f16(d);
                 memcpy(want, &h, 2);
-                if (at == GGML_TYPE_Q8_1) {
+                if (at == GGUF_TENSOR_Q8_1) {
                     h = quant_f32_to_f16(d * (float)sum);
                     memcpy(want + 2, &h, 2);
                 }
             }
-            const int64_t len = at == GGML_TYPE_Q8_K ? 256 : 32; /* the first block of each */
+            const int64_t len = at == GGUF_TENSOR_Q8_K ? 256 : 32; /* the first block of each */
             cr_assert_eq(quant_act_quantize(at, x, got, len), QUANT_OK);
             const uint64_t bytes = quant_act_row_bytes(at, len);
             for (uint64_t j = 0; j < bytes; j++)
                 cr_assert_eq(got[j], want[j], "row %d, %s byte %llu: %d, the rule gives %d (SIMD %s)", row,
-                             at == GGML_TYPE_Q8_0 ? "Q8_0" : at == GGML_TYPE_Q8_1 ? "Q8_1" : "Q8_K",
+                             at == GGUF_TENSOR_Q8_0 ? "Q8_0" : at == GGUF_TENSOR_Q8_1 ? "Q8_1" : "Q8_K",
                              (unsigned long long)j, got[j], want[j], quant_simd_level());
         }
     }

@@ -37,7 +37,7 @@ static void compare_with_numpy(const char *model)
         cJSON *ref = cJSON_Parse(line);
         cr_assert(ref);
         const char *name = cJSON_GetObjectItem(ref, "name")->valuestring;
-        const gguf_tensor *t = gguf_find_tensor(f, name);
+        const gguf_tensor *t = gguf_tensor_by_name(f, name);
         cr_assert(t, "%s", name);
         audit_stats s;
         cr_assert_eq(audit_tensor_stats(t, 0, &s), AUDIT_OK);
@@ -132,11 +132,11 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
     gguf_writer_add(w, "tokenizer.ggml.tokens", &tv, NULL);
     uint64_t emb[2] = { E, NV }, nrm[1] = { E }, sq[2] = { E, E }, kv[2] = { E, d == WRONG_K_SHAPE ? E : E / 2 };
     uint64_t up[2] = { E, FF }, down[2] = { FF, E };
-    gguf_writer_add_tensor(w, "token_embd.weight", GGML_TYPE_F32, 2, emb, weights, NULL);
-    gguf_writer_add_tensor(w, "output_norm.weight", GGML_TYPE_F32, 1, nrm, ones, NULL);
-    gguf_writer_add_tensor(w, "output.weight", GGML_TYPE_F32, 2, emb, weights + 5000, NULL);
+    gguf_writer_add_tensor(w, "token_embd.weight", GGUF_TENSOR_F32, 2, emb, weights, NULL);
+    gguf_writer_add_tensor(w, "output_norm.weight", GGUF_TENSOR_F32, 1, nrm, ones, NULL);
+    gguf_writer_add_tensor(w, "output.weight", GGUF_TENSOR_F32, 2, emb, weights + 5000, NULL);
     /* Q8_0 quantization of the same kind of weights for the ffn_up matrices */
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q8_0, weights + 9000, q8, E * FF), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q8_0, weights + 9000, q8, E * FF), QUANT_OK);
     if (d == NEG_Q8_SCALE)
         q8[5 * 34 + 1] |= 0x80; /* sign bit of block 5's f16 d */
     for (int l = 0; l < (d == EXTRA_LAYER ? L + 1 : L); l++) {
@@ -147,23 +147,23 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
 #define ADD(role, type, nd, ne, data)                                                                              \
     snprintf(n, sizeof n, "blk.%d." role, l);                                                                      \
     gguf_writer_add_tensor(w, n, type, nd, ne, data, NULL)
-        ADD("attn_norm.weight", GGML_TYPE_F32, 1, nrm, ones);
+        ADD("attn_norm.weight", GGUF_TENSOR_F32, 1, nrm, ones);
         if (d == F16_AS_BF16) { /* F16 bytes under the type BF16: what a converter that mixes them up writes */
-            cr_assert_eq(quant_quantize_row(GGML_TYPE_F16, base, f16_q[l], E * E), QUANT_OK);
-            ADD("attn_q.weight", GGML_TYPE_BF16, 2, sq, f16_q[l]);
+            cr_assert_eq(quant_quantize_row(GGUF_TENSOR_F16, base, f16_q[l], E * E), QUANT_OK);
+            ADD("attn_q.weight", GGUF_TENSOR_BF16, 2, sq, f16_q[l]);
         } else {
-            ADD("attn_q.weight", GGML_TYPE_F32, 2, sq, base);
+            ADD("attn_q.weight", GGUF_TENSOR_F32, 2, sq, base);
         }
-        ADD("attn_k.weight", GGML_TYPE_F32, 2, kv, base + 11);
+        ADD("attn_k.weight", GGUF_TENSOR_F32, 2, kv, base + 11);
         uint64_t v_ne[2] = { E, E / 2 };
-        ADD("attn_v.weight", GGML_TYPE_F32, 2, v_ne, base + 23);
-        ADD("attn_output.weight", GGML_TYPE_F32, 2, sq, base + 37);
-        ADD("ffn_norm.weight", GGML_TYPE_F32, 1, nrm, ones);
-        ADD("ffn_gate.weight", GGML_TYPE_F32, 2, up, base + 41);
+        ADD("attn_v.weight", GGUF_TENSOR_F32, 2, v_ne, base + 23);
+        ADD("attn_output.weight", GGUF_TENSOR_F32, 2, sq, base + 37);
+        ADD("ffn_norm.weight", GGUF_TENSOR_F32, 1, nrm, ones);
+        ADD("ffn_gate.weight", GGUF_TENSOR_F32, 2, up, base + 41);
         if (!(d == DROP_FFN_UP_2 && l == 2)) {
-            ADD("ffn_up.weight", GGML_TYPE_Q8_0, 2, up, q8);
+            ADD("ffn_up.weight", GGUF_TENSOR_Q8_0, 2, up, q8);
         }
-        ADD("ffn_down.weight", GGML_TYPE_F32, 2, down, base + 53);
+        ADD("ffn_down.weight", GGUF_TENSOR_F32, 2, down, base + 53);
 #undef ADD
     }
     size_t len;
@@ -275,7 +275,7 @@ Test(audit, negative_q8_0_scale_is_named_with_its_block)
     uint8_t *buf;
     gguf_file *f = tiny_llama(NEG_Q8_SCALE, &buf);
     audit_stats s;
-    audit_tensor_stats(gguf_find_tensor(f, "blk.3.ffn_up.weight"), 0, &s);
+    audit_tensor_stats(gguf_tensor_by_name(f, "blk.3.ffn_up.weight"), 0, &s);
     cr_expect_eq(s.n_scales, 1);
     cr_expect_eq(s.scale[0].n_negative, 1);
     cr_expect_eq(s.scale[0].first_negative, 5);
@@ -317,20 +317,20 @@ Test(audit, compare_tensors_measures_differences)
     uint8_t *b1, *b2;
     gguf_file *f = tiny_llama(NONE, &b1), *g = tiny_llama(NEG_Q8_SCALE, &b2);
     audit_diff d;
-    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.attn_q.weight"),
-                                       gguf_find_tensor(g, "blk.0.attn_q.weight"), 0, &d), AUDIT_OK);
+    cr_assert_eq(audit_compare_tensors(gguf_tensor_by_name(f, "blk.0.attn_q.weight"),
+                                       gguf_tensor_by_name(g, "blk.0.attn_q.weight"), 0, &d), AUDIT_OK);
     cr_expect(d.bytes_equal && d.comparable);
     cr_expect_eq(d.n_different, 0);
     cr_expect_eq(d.max_abs_diff, 0.0);
-    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.ffn_up.weight"),
-                                       gguf_find_tensor(g, "blk.0.ffn_up.weight"), 0, &d), AUDIT_OK);
+    cr_assert_eq(audit_compare_tensors(gguf_tensor_by_name(f, "blk.0.ffn_up.weight"),
+                                       gguf_tensor_by_name(g, "blk.0.ffn_up.weight"), 0, &d), AUDIT_OK);
     cr_expect(!d.bytes_equal);
     cr_expect(d.n_different > 0 && d.n_different <= 32, "only block 5 differs: %llu", (unsigned long long)d.n_different);
     cr_expect_geq(d.max_abs_index, 5 * 32);
     cr_expect_lt(d.max_abs_index, 6 * 32);
     /* a Q8_0 tensor against the F32 of another role: comparable by value, not by bytes */
-    cr_assert_eq(audit_compare_tensors(gguf_find_tensor(f, "blk.0.ffn_up.weight"),
-                                       gguf_find_tensor(f, "blk.0.ffn_gate.weight"), 0, &d), AUDIT_OK);
+    cr_assert_eq(audit_compare_tensors(gguf_tensor_by_name(f, "blk.0.ffn_up.weight"),
+                                       gguf_tensor_by_name(f, "blk.0.ffn_gate.weight"), 0, &d), AUDIT_OK);
     cr_expect(d.comparable && !d.bytes_equal);
     cr_expect_gt(d.rel_rms, 0.0);
     gguf_close(f), gguf_close(g);

@@ -216,10 +216,10 @@ Test(backends, cuda_block_decoders_match_quant)
 {
     if (!kern_cuda_built())
         cr_skip_test("this build has no CUDA backend (nvcc was not found): nothing to check");
-    static const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
-                                      GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                      GGML_TYPE_Q6_K, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_IQ4_NL,
-                                      GGML_TYPE_IQ4_XS };
+    static const uint32_t types[] = { GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q4_0,
+                                      GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_Q8_0,
+                                      GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q2_K,
+                                      GGUF_TENSOR_Q3_K, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_IQ4_XS };
     /* Our own quantizer where it has the type (every value a block can hold shows up across 8 rows of noise). */
     const int64_t k = 2048;
     float *src = malloc((size_t)k * sizeof(float));

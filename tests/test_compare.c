@@ -196,7 +196,7 @@ Test(compare, a_norm_that_its_input_explains_is_no_divergence)
     for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         const size_t n = strlen(t->name), k = strlen("post_ffw_norm.weight");
-        if (n >= k && strcmp(t->name + n - k, "post_ffw_norm.weight") == 0 && t->type == GGML_TYPE_F32) {
+        if (n >= k && strcmp(t->name + n - k, "post_ffw_norm.weight") == 0 && t->type == GGUF_TENSOR_F32) {
             const float big = 8.0f;
             memcpy(buf + (t->data - buf), &big, sizeof big);
             patched++;

@@ -133,10 +133,10 @@ static void check_matmul(kern_backend *gpu, kern_backend *cpu, uint32_t type, in
 Test(cuda, matmul_every_type_decode_and_prompt, .timeout = 120)
 {
     kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
-    static const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
-                                      GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                      GGML_TYPE_Q6_K, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_IQ4_NL,
-                                      GGML_TYPE_IQ4_XS };
+    static const uint32_t types[] = { GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q4_0,
+                                      GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_Q8_0,
+                                      GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q2_K,
+                                      GGUF_TENSOR_Q3_K, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_IQ4_XS };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         if (!quant_can_quantize(types[i]))
             continue;
@@ -160,9 +160,10 @@ Test(cuda, matmul_on_ggmls_blocks_of_every_type, .timeout = 120)
     gguf_file *f;
     gguf_error ge;
     cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s", ge.message);
-    static const uint32_t read[] = { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
-                                     GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
-                                     GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS };
+    static const uint32_t read[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_1,
+                                     GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q2_K,
+                                     GGUF_TENSOR_Q3_K, GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K,
+                                     GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_IQ4_XS };
     int checked = 0;
     for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
@@ -192,7 +193,7 @@ Test(cuda, gemm_layout_on_odd_shapes)
     for (size_t i = 0; i < 4; i++) {
         float *w = noise((size_t)(shapes[i][0] * shapes[i][1]), 5, 1.0f);
         gguf_tensor t = { .name = "w", .n_dims = 2, .ne = { (uint64_t)shapes[i][0], (uint64_t)shapes[i][1], 1, 1 },
-                          .type = GGML_TYPE_F32, .size = (uint64_t)(shapes[i][0] * shapes[i][1] * 4),
+                          .type = GGUF_TENSOR_F32, .size = (uint64_t)(shapes[i][0] * shapes[i][1] * 4),
                           .n_elements = (uint64_t)(shapes[i][0] * shapes[i][1]), .data = (const uint8_t *)w };
         kern_weight wc = { .t = &t }, wg = { .t = &t };
         cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);

@@ -101,7 +101,7 @@ static outcome check_against(const char *model_file, const char *own, const char
     bool int8 = false;
     for (uint64_t i = 0; i < gguf_tensor_count(l.f); i++) {
         const uint32_t at = quant_act_type(gguf_tensor_at(l.f, i)->type);
-        int8 |= at == GGML_TYPE_Q8_0 || at == GGML_TYPE_Q8_1 || at == GGML_TYPE_Q8_K;
+        int8 |= at == GGUF_TENSOR_Q8_0 || at == GGUF_TENSOR_Q8_1 || at == GGUF_TENSOR_Q8_K;
     }
     const cJSON *chat = cJSON_GetObjectItem(g, "chat_text");
     const char *prompt = chat ? chat->valuestring : cJSON_GetObjectItem(g, "prompt")->valuestring;

@@ -305,10 +305,10 @@ Test(smoke, padding_id_is_judged_by_its_output_row)
     gguf_file *f;
     gguf_error ge;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &ge), GGUF_OK);
-    const gguf_tensor *out = gguf_find_tensor(f, "output.weight");
+    const gguf_tensor *out = gguf_tensor_by_name(f, "output.weight");
     if (!out) /* tied: the embedding rows are the output rows */
-        out = gguf_find_tensor(f, "token_embd.weight");
-    cr_assert(out && out->type == GGML_TYPE_F16, "the output rows are F16 here");
+        out = gguf_tensor_by_name(f, "token_embd.weight");
+    cr_assert(out && out->type == GGUF_TENSOR_F16, "the output rows are F16 here");
     const size_t row_bytes = (size_t)out->ne[0] * 2, at = (size_t)(out->data - b.p);
     memset(b.p + at + 1000 * row_bytes, 0, row_bytes); /* id 1000 is [PAD1000] */
     gguf_close(f);

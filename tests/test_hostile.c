@@ -424,7 +424,7 @@ Test(hostile, reports_stay_the_size_of_what_they_say)
     for (int i = 0; i < N_TENSORS; i++) {
         char name[32];
         snprintf(name, sizeof name, "t%d", i);
-        cr_assert_eq(gguf_writer_add_tensor(w, name, GGML_TYPE_F32, 1, ne, &one, NULL), GGUF_OK);
+        cr_assert_eq(gguf_writer_add_tensor(w, name, GGUF_TENSOR_F32, 1, ne, &one, NULL), GGUF_OK);
     }
     cr_assert_eq(gguf_writer_write_file(w, many, NULL), GGUF_OK);
     gguf_writer_free(w);

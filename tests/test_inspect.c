@@ -232,7 +232,7 @@ Test(inspect, values_grid_and_raw_blocks)
     /* row 2, col 30 of the fixture: q = round(value * 127) in a block whose scale is ws/127 */
     gguf_file *f;
     cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, "output.weight");
+    const gguf_tensor *t = gguf_tensor_by_name(f, "output.weight");
     const uint8_t *blk = t->data + 2 * (64 / 32 * 34) + 34; /* row 2, block 1 (cols 32-63) */
     uint16_t dh;
     memcpy(&dh, blk, 2);
@@ -337,8 +337,8 @@ Test(inspect, diff_names_the_changed_tensor_and_reads_the_pattern)
     tbuf b = read_whole_file(path);
     gguf_file *f;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, "blk.1.attn_norm.weight");
-    cr_assert_eq(t->type, GGML_TYPE_F32);
+    const gguf_tensor *t = gguf_tensor_by_name(f, "blk.1.attn_norm.weight");
+    cr_assert_eq(t->type, GGUF_TENSOR_F32);
     uint8_t *d = b.p + (t->data - b.p);
     float v;
     memcpy(&v, d + 4 * 9, 4);
@@ -382,7 +382,7 @@ Test(inspect, diff_sees_types_and_shapes_not_only_bytes)
     for (int k = 0; k < 2; k++) {
         tbuf b = read_whole_file(path);
         if (k == 0) { /* blk.1.attn_norm.weight: F32 relabelled I32, 4 bytes a value either way */
-            put_u32le(b.p + tensor_type_offset(&b, "blk.1.attn_norm.weight"), GGML_TYPE_I32);
+            put_u32le(b.p + tensor_type_offset(&b, "blk.1.attn_norm.weight"), GGUF_TENSOR_I32);
         } else { /* token_embd.weight's two dimensions swapped */
             uint64_t d0 = tensor_dim_offset(&b, "token_embd.weight", 0), d1 = tensor_dim_offset(&b, "token_embd.weight", 1);
             uint64_t n0 = get_u64le(b.p + d0), n1 = get_u64le(b.p + d1);

@@ -28,8 +28,8 @@ static void check_matmul_rounded(kern_backend *be, const gguf_tensor *t, int T, 
     uint32_t s = 7;
     for (int64_t i = 0; i < T * n; i++) {
         x[i] = test_frand(&s);
-        xr[i] = x_type == GGML_TYPE_F16    ? quant_f16_to_f32(quant_f32_to_f16(x[i]))
-                : x_type == GGML_TYPE_BF16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i]))
+        xr[i] = x_type == GGUF_TENSOR_F16    ? quant_f16_to_f32(quant_f32_to_f16(x[i]))
+                : x_type == GGUF_TENSOR_BF16 ? quant_bf16_to_f32(quant_f32_to_bf16(x[i]))
                                            : x[i];
     }
     kern_weight kw = { .t = t };
@@ -54,22 +54,22 @@ static void check_matmul_rounded(kern_backend *be, const gguf_tensor *t, int T, 
 
 static void check_matmul(kern_backend *be, const gguf_tensor *t, int T, const char *what)
 {
-    check_matmul_rounded(be, t, T, GGML_TYPE_F32, what);
+    check_matmul_rounded(be, t, T, GGUF_TENSOR_F32, what);
 }
 
 
 Test(kernels, matmul_every_tail_for_writer_made_types)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-                               GGML_TYPE_Q5_0 };
+    const uint32_t types[] = { GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0,
+                               GGUF_TENSOR_Q5_0 };
     /* 576 values: prompt rows are decoded 256 at a time for the GEMM, so two whole runs and a 64-value one */
     const int64_t shapes[][2] = { { 64, 1 }, { 96, 37 }, { 160, 17 }, { 32, 5 }, { 576, 19 } };
     const int Ts[] = { 1, 2, 3, 17, 33 };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             int64_t n = shapes[s][0];
-            if (types[k] == GGML_TYPE_F32 || types[k] == GGML_TYPE_F16 || types[k] == GGML_TYPE_BF16)
+            if (types[k] == GGUF_TENSOR_F32 || types[k] == GGUF_TENSOR_F16 || types[k] == GGUF_TENSOR_BF16)
                 n += 3;  /* row length not a multiple of 8 */
             uint8_t *buf;
             gguf_tensor t = test_weight_tensor(types[k], n, shapes[s][1], &buf);
@@ -91,7 +91,7 @@ Test(kernels, matmul_every_tail_for_writer_made_types)
 Test(kernels, half_rows_multiply_in_place)
 {
     kern_backend *be = kern_cpu_create(2);
-    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16 };
     const int64_t lengths[] = { 160, 176 };
     const int Ts[] = { 2, 7, 8, 17, 33 };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
@@ -111,7 +111,7 @@ Test(kernels, half_rows_multiply_in_place)
 Test(kernels, ggml_numerics_multiply_half_types_with_x_rounded_alike)
 {
     kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
-    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16 };
+    const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16 };
     const int64_t shapes[][2] = { { 98, 37 }, { 99, 16 }, { 256, 21 } };
     const int Ts[] = { 1, 5, 8, 13, 33 };
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
@@ -144,12 +144,12 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
     const int64_t lengths[] = { 576, 520, 172 }, rows = 37;
     const int Ts[] = { 1, 2, 5, 6, 13 };
     int held = 0;
-    const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32 };
+    const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_F32 };
     for (size_t ki = 0; ki < sizeof types / sizeof types[0]; ki++)
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         const int64_t n = lengths[li];
         const uint32_t type = types[ki];
-        const bool bf16 = type == GGML_TYPE_BF16, f32 = type == GGML_TYPE_F32;
+        const bool bf16 = type == GGUF_TENSOR_BF16, f32 = type == GGUF_TENSOR_F32;
         uint8_t *buf;
         gguf_tensor t = test_weight_tensor(type, n, rows, &buf);
         kern_weight kw = { .t = &t };
@@ -204,9 +204,9 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
  * different row lengths are refused. */
 Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
 {
-    const uint32_t sets[][3] = { { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, GGML_TYPE_Q8_0 },
-                                 { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_Q4_K },
-                                 { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_F32 } };
+    const uint32_t sets[][3] = { { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q8_0 },
+                                 { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q4_K },
+                                 { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_F32 } };
     const int64_t rows[3] = { 37, 16, 21 };
     const int Ts[] = { 1, 5, 8, 33 };
     const int64_t n = 512;
@@ -221,7 +221,7 @@ Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
                 kw[i] = (kern_weight){ .t = &t[i] };
                 cr_assert_eq(be->bind(be, &kw[i]), KERN_OK);
             }
-            gguf_tensor bt = test_weight_tensor(GGML_TYPE_F32, rows[1], 1, &bias_buf);
+            gguf_tensor bt = test_weight_tensor(GGUF_TENSOR_F32, rows[1], 1, &bias_buf);
             kern_weight bias = { .t = &bt };
             cr_assert_eq(be->bind(be, &bias), KERN_OK);
             const kern_weight *const ws[3] = { &kw[0], &kw[1], &kw[2] }, *const bs[3] = { NULL, &bias, NULL };
@@ -251,7 +251,8 @@ Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
             free(bias_buf);
         }
         uint8_t *a, *b2;
-        gguf_tensor ta = test_weight_tensor(GGML_TYPE_Q8_0, 64, 4, &a), tb = test_weight_tensor(GGML_TYPE_Q8_0, 96, 4, &b2);
+        gguf_tensor ta = test_weight_tensor(GGUF_TENSOR_Q8_0, 64, 4, &a);
+        gguf_tensor tb = test_weight_tensor(GGUF_TENSOR_Q8_0, 96, 4, &b2);
         kern_weight wa = { .t = &ta }, wb = { .t = &tb };
         const kern_weight *const mixed[2] = { &wa, &wb };
         float x[96] = { 0 }, ya[4], yb[4];
@@ -280,7 +281,7 @@ Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
     kern_backend *be = kern_cpu_create(2);
     enum { SMALL = 7, SMALL_GEMM = 9, BIG = 40, N = 160, ROWS = 37 };
     uint8_t *buf;
-    gguf_tensor t = test_weight_tensor(GGML_TYPE_F32, N, ROWS, &buf);
+    gguf_tensor t = test_weight_tensor(GGUF_TENSOR_F32, N, ROWS, &buf);
     kern_weight kw = { .t = &t };
     cr_assert_eq(be->bind(be, &kw), KERN_OK);
     static float x[BIG * N], batch[BIG * ROWS], part[SMALL_GEMM * ROWS];
@@ -337,7 +338,7 @@ Test(kernels, matmul_adds_the_bias)
 {
     kern_backend *be = kern_cpu_create(1);
     uint8_t *wb, *bb;
-    gguf_tensor t = test_weight_tensor(GGML_TYPE_F32, 32, 3, &wb), b = test_weight_tensor(GGML_TYPE_F32, 3, 1, &bb);
+    gguf_tensor t = test_weight_tensor(GGUF_TENSOR_F32, 32, 3, &wb), b = test_weight_tensor(GGUF_TENSOR_F32, 3, 1, &bb);
     b.n_dims = 1;
     float x[32] = { 0 }, y[3];
     kern_weight kw = { .t = &t }, kb = { .t = &b };
@@ -353,7 +354,7 @@ Test(kernels, embed_rejects_out_of_range_tokens)
 {
     kern_backend *be = kern_cpu_create(1);
     uint8_t *buf;
-    gguf_tensor t = test_weight_tensor(GGML_TYPE_Q8_0, 32, 4, &buf);
+    gguf_tensor t = test_weight_tensor(GGUF_TENSOR_Q8_0, 32, 4, &buf);
     kern_weight kw = { .t = &t };
     float out[32];
     int32_t bad = 4, good = 3;

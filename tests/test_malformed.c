@@ -241,7 +241,7 @@ Test(malformed, truncated_data_names_tensor_and_missing_bytes)
 {
     gguf_file *f;
     gguf_open_memory(base.p, base.len, &f, NULL);
-    uint64_t tq_start = gguf_data_offset(f) + gguf_find_tensor(f, "tq")->offset;
+    uint64_t tq_start = gguf_data_offset(f) + gguf_tensor_by_name(f, "tq")->offset;
     gguf_close(f);
     base.len -= 50;
     gguf_error e = expect(&base, GGUF_E_DATA_PAST_END, tq_start, "tq");
@@ -365,7 +365,7 @@ Test(malformed, long_tensor_name_is_a_warning)
     name[70] = '\0';
     static float data[32];
     uint64_t ne[1] = { 32 };
-    cr_assert_eq(gguf_writer_add_tensor(w, name, GGML_TYPE_F32, 1, ne, data, NULL), GGUF_OK);
+    cr_assert_eq(gguf_writer_add_tensor(w, name, GGUF_TENSOR_F32, 1, ne, data, NULL), GGUF_OK);
     tbuf b;
     cr_assert_eq(gguf_writer_write_buffer(w, &b.p, &b.len, NULL), GGUF_OK);
     gguf_writer_free(w);

@@ -197,7 +197,7 @@ Test(ops, rmsnorm_rows_do_not_depend_on_the_batch)
     kern_backend *be = kern_cpu_create(2);
     enum { N = 577, MAX_T = 40 };
     uint8_t *gb;
-    gguf_tensor g = test_weight_tensor(GGML_TYPE_F32, N, 1, &gb);
+    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &gb);
     g.n_dims = 1;
     kern_weight kg = { .t = &g };
     const float *gv = (const float *)gb;
@@ -246,7 +246,7 @@ Test(ops, rmsnorm_swiglu_add_and_row_stats)
 {
     kern_backend *be = kern_cpu_create(1);
     uint8_t *gb;
-    gguf_tensor g = test_weight_tensor(GGML_TYPE_F32, 5, 1, &gb);
+    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, 5, 1, &gb);
     g.n_dims = 1;
     float x[10] = { 1, 2, 3, 4, 5, -1, 0, 0, 0, 1 }, out[10];
     kern_weight kg = { .t = &g };
@@ -403,7 +403,7 @@ Test(ops, the_reference_backend_is_its_definition)
     cr_assert(out[0] == 6.0f && out[1] == 8.0f, "%g %g", out[0], out[1]);
 
     uint8_t *gb;
-    gguf_tensor g = test_weight_tensor(GGML_TYPE_F32, 2, 1, &gb);
+    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, 2, 1, &gb);
     g.n_dims = 1;
     ((float *)gb)[0] = ((float *)gb)[1] = 2.0f;
     const kern_weight kg = { .t = &g };

@@ -271,8 +271,8 @@ static void nan_output_norm(tbuf *b)
 {
     gguf_file *f;
     cr_assert_eq(gguf_open_memory(b->p, b->len, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, "output_norm.weight");
-    cr_assert(t && t->type == GGML_TYPE_F32);
+    const gguf_tensor *t = gguf_tensor_by_name(f, "output_norm.weight");
+    cr_assert(t && t->type == GGUF_TENSOR_F32);
     const size_t at = (size_t)(t->data - b->p);
     for (size_t i = 0; i < t->size; i += sizeof(float))
         memcpy(b->p + at + i, &(float){ __builtin_nanf("") }, sizeof(float));

@@ -48,7 +48,7 @@ static void py(const char *args)
 Test(quant, random_blocks_of_every_type_match_the_gguf_package, .timeout = 300)
 {
     int tested = 0;
-    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+    for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
         if (!quant_can_dequantize(type))
             continue;
         const gguf_type_traits *tt = gguf_type_traits_of(type);
@@ -104,7 +104,7 @@ Test(quant, ggml_test_vectors_bit_exact, .timeout = 120)
             continue;
         char want_name[64];
         snprintf(want_name, sizeof want_name, "deq.%s", q->name + 2);
-        const gguf_tensor *want = gguf_find_tensor(f, want_name);
+        const gguf_tensor *want = gguf_tensor_by_name(f, want_name);
         cr_assert_not_null(want, "%s has no %s", q->name, want_name);
         cr_assert_eq(want->n_elements, q->n_elements);
         float *ours = malloc(q->n_elements * sizeof(float));
@@ -232,7 +232,7 @@ Test(quant, bf16_is_exact_both_ways)
 
 Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout = 120)
 {
-    static const uint32_t types[] = { GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    static const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0 };
     const size_t n = 32 * 512;
     float *x = malloc(n * sizeof(float)), *back = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) /* blocks of very different magnitudes, and some exact ties */
@@ -264,13 +264,13 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
             /* bounds: half a step of the type (Q4_0's extreme can be clamped a full step),
              * plus the f16 rounding of the scale: relative 2^-11 when d is normal, up to
              * 2^-25 absolute per unit of q when it is subnormal */
-            const float step = types[k] == GGML_TYPE_Q8_0 ? amax / 127 : types[k] == GGML_TYPE_Q4_0 ? amax / 8 : 0;
+            const float step = types[k] == GGUF_TENSOR_Q8_0 ? amax / 127 : types[k] == GGUF_TENSOR_Q4_0 ? amax / 8 : 0;
             for (int j = 0; j < 32; j++) {
                 const float v = x[b * 32 + j], err = fabsf(back[b * 32 + j] - v);
-                const float qmax = types[k] == GGML_TYPE_Q8_0 ? 127.0f : 8.0f;
-                const float bound = step > 0 ? step * (types[k] == GGML_TYPE_Q4_0 ? 1.0f : 0.5f) + amax * 2e-3f +
+                const float qmax = types[k] == GGUF_TENSOR_Q8_0 ? 127.0f : 8.0f;
+                const float bound = step > 0 ? step * (types[k] == GGUF_TENSOR_Q4_0 ? 1.0f : 0.5f) + amax * 2e-3f +
                                                    qmax * ldexpf(1.0f, -25)
-                                             : fabsf(v) * (types[k] == GGML_TYPE_F16 ? 1e-3f : 4e-3f) + 1e-7f;
+                                             : fabsf(v) * (types[k] == GGUF_TENSOR_F16 ? 1e-3f : 4e-3f) + 1e-7f;
                 cr_assert_leq(err, bound, "%s: %g -> %g", tt->name, v, back[b * 32 + j]);
             }
         }
@@ -293,14 +293,14 @@ Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     gguf_file *f;
     gguf_error err;
     cr_assert_eq(gguf_open(path, &f, &err), GGUF_OK, "%s", err.message);
-    const gguf_tensor *src = gguf_find_tensor(f, "src.f32");
+    const gguf_tensor *src = gguf_tensor_by_name(f, "src.f32");
     cr_assert_not_null(src);
     static const struct { const char *name; uint32_t type; } want[] = {
-        { "q.q4_K", GGML_TYPE_Q4_K }, { "q.q6_K", GGML_TYPE_Q6_K }, { "q.q8_0", GGML_TYPE_Q8_0 },
-        { "q.q5_0", GGML_TYPE_Q5_0 }, { "q.q4_0", GGML_TYPE_Q4_0 },
+        { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q6_K", GGUF_TENSOR_Q6_K }, { "q.q8_0", GGUF_TENSOR_Q8_0 },
+        { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        const gguf_tensor *q = gguf_find_tensor(f, want[k].name);
+        const gguf_tensor *q = gguf_tensor_by_name(f, want[k].name);
         cr_assert_not_null(q);
         uint8_t *ours = malloc(q->size);
         cr_assert_eq(quant_quantize_row(want[k].type, (const float *)src->data, ours, (int64_t)src->n_elements),
@@ -332,7 +332,7 @@ Test(quant, k_quantizers_handle_degenerate_blocks)
     for (int b = 3; b < 7; b++)                      /* blocks 3-6: tiny to large magnitudes */
         for (int i = 256 * b; i < 256 * (b + 1); i++)
             x[i] *= ldexpf(1.0f, b == 3 ? -30 : b == 4 ? -12 : b == 5 ? 8 : 20);
-    static const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
+    static const uint32_t types[] = { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q6_K };
     for (size_t k = 0; k < 2; k++) {
         const gguf_type_traits *tt = gguf_type_traits_of(types[k]);
         uint8_t q[8 * 210];
@@ -350,7 +350,7 @@ Test(quant, k_quantizers_handle_degenerate_blocks)
                 x2 += (double)x[i] * x[i];
             }
             const double rel = sqrt(e2 / x2);
-            cr_assert_lt(rel, types[k] == GGML_TYPE_Q4_K ? 0.12 : 0.03, "%s block %d: relative rms error %.4f",
+            cr_assert_lt(rel, types[k] == GGUF_TENSOR_Q4_K ? 0.12 : 0.03, "%s block %d: relative rms error %.4f",
                          tt->name, b, rel);
         }
         cr_assert(fabsf(back[600] - 1000.0f) < 1000.0f * 0.07f, "%s: the outlier survives (%g)", tt->name,
@@ -358,8 +358,8 @@ Test(quant, k_quantizers_handle_degenerate_blocks)
     }
     x[5] = NAN; /* garbage in, no crash and no undefined behaviour (the sanitizer build runs this) */
     uint8_t q[8 * 210];
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, x, q, N), QUANT_OK);
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q6_K, x, q, N), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, x, q, N), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q6_K, x, q, N), QUANT_OK);
 }
 
 /* ---- API edges ---- */
@@ -368,14 +368,14 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
 {
     uint8_t block[64] = { 0 };
     float out[256];
-    cr_assert_eq(quant_dequantize_row(GGML_TYPE_NVFP4, block, out, 64), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_NVFP4, block, out, 64), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
-    cr_assert_eq(quant_dequantize_row(GGML_TYPE_Q4_0, block, out, 31), QUANT_E_SHAPE);
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q5_K, out, block, 256), QUANT_E_UNSUPPORTED);
-    cr_assert_eq(quant_quantize_row(GGML_TYPE_Q4_K, out, block, 32), QUANT_E_SHAPE,
+    cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q4_0, block, out, 31), QUANT_E_SHAPE);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q5_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, out, block, 32), QUANT_E_SHAPE,
                  "K-quants take whole 256-value blocks");
-    cr_assert_null(quant_row_function(GGML_TYPE_NVFP4, QUANT_IMPL_SCALAR));
+    cr_assert_null(quant_row_function(GGUF_TENSOR_NVFP4, QUANT_IMPL_SCALAR));
 }
 
 Test(quant, threaded_rows_and_f16_output_equal_the_row_function)
@@ -385,7 +385,7 @@ Test(quant, threaded_rows_and_f16_output_equal_the_row_function)
     cr_assert_eq(fixture_write_buffer(&o, &b.p, &b.len, NULL), GGUF_OK);
     gguf_file *f;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, "output.weight"); /* Q8_0, 64 x 288 */
+    const gguf_tensor *t = gguf_tensor_by_name(f, "output.weight"); /* Q8_0, 64 x 288 */
     const uint64_t rows = t->n_elements / t->ne[0];
     float *all = malloc(t->n_elements * 4), *one = malloc(t->ne[0] * 4);
     uint16_t *h = malloc(t->ne[0] * 2);
@@ -410,7 +410,7 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
 {
     cr_log_info("SIMD level: %s", quant_simd_level());
     int compared = 0;
-    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+    for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
         quant_row_fn ref = quant_row_function(type, QUANT_IMPL_SCALAR);
         quant_row_fn paths[2] = { quant_row_function(type, QUANT_IMPL_AVX2), quant_row_function(type, QUANT_IMPL_BEST) };
         for (int p = 0; p < 2; p++) {
@@ -453,7 +453,7 @@ Test(quant, simd_paths_equal_scalar_bit_for_bit)
 Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
 {
     int compared = 0;
-    for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+    for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
         cpu_panel16_fn panel16 = cpu_panel16_function(type, QUANT_IMPL_BEST);
         if (!panel16)
             continue;
@@ -498,10 +498,10 @@ Test(quant, panel_decoders_equal_the_scalar_rows_bit_for_bit)
  * exercised through cpu_dot_prep_floats like the matrix-vector path does). */
 Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
 {
-    const uint32_t types[] = { GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-                               GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
-                               GGML_TYPE_BF16, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K };
-    const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+    const uint32_t types[] = { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0,
+                               GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_IQ4_NL,
+                               GGUF_TENSOR_IQ4_XS, GGUF_TENSOR_BF16, GGUF_TENSOR_Q2_K,
+                               GGUF_TENSOR_Q3_K }; const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         for (size_t p = 0; p < 2; p++) {
@@ -517,7 +517,8 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             for (int row = 0; row < 16; row++) {
                 for (size_t i = 0; i < n_blocks; i++)
                     test_random_block(type, raw + i * tt->type_size, tt->type_size);
-                if (type == GGML_TYPE_BF16) /* weights of a weight's size: any mantissa and sign, exponents 2^-17..2^12 */
+                /* BF16: weights of a weight's size, any mantissa and sign, exponents 2^-17..2^12 */
+                if (type == GGUF_TENSOR_BF16)
                     for (size_t i = 0; i < n_blocks; i++) {
                         uint16_t v = (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
                         v = (uint16_t)((v & 0x807f) | (uint16_t)(110 + test_rnd() % 30) << 7);

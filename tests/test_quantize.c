@@ -139,7 +139,7 @@ Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
     cr_assert_str_eq(gguf_tensor_at(q, 3)->name, "blk.0.attn_k.weight");
 
     for (size_t i = 0; i < gguf_tensor_count(q); i++) {
-        const gguf_tensor *t = gguf_tensor_at(q, i), *s = gguf_find_tensor(src, t->name);
+        const gguf_tensor *t = gguf_tensor_at(q, i), *s = gguf_tensor_by_name(src, t->name);
         cr_assert_not_null(s, "%s is not in the source", t->name);
         if (i > 3) {
             const char *prev = gguf_tensor_at(q, i - 1)->name;
@@ -151,11 +151,11 @@ Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
         if (s->n_dims == 1)
             want = s->type;
         else if (strcmp(t->name, "output.weight") == 0)
-            want = GGML_TYPE_Q6_K;
+            want = GGUF_TENSOR_Q6_K;
         else if (strstr(t->name, "attn_v") || strstr(t->name, "ffn_down"))
-            want = more_bits_layer(atoi(t->name + 4)) ? GGML_TYPE_Q6_K : GGML_TYPE_Q4_K;
+            want = more_bits_layer(atoi(t->name + 4)) ? GGUF_TENSOR_Q6_K : GGUF_TENSOR_Q4_K;
         else
-            want = GGML_TYPE_Q4_K;
+            want = GGUF_TENSOR_Q4_K;
         cr_assert_eq(t->type, want, "%s: %s, llama.cpp's rule gives %s", t->name, gguf_type_traits_of(t->type)->name,
                      gguf_type_traits_of(want)->name);
         if (t->type == s->type) {
@@ -173,7 +173,7 @@ Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
             x2 += (double)a[j] * a[j];
         }
         const double rel = sqrt(e2 / x2);
-        cr_assert_lt(rel, t->type == GGML_TYPE_Q4_K ? 0.12 : 0.03, "%s: relative rms error %.4f", t->name, rel);
+        cr_assert_lt(rel, t->type == GGUF_TENSOR_Q4_K ? 0.12 : 0.03, "%s: relative rms error %.4f", t->name, rel);
         cr_assert_gt(rel, 0.0, "%s was quantized, not copied", t->name);
         free(a);
         free(b);
@@ -207,8 +207,8 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     tmp_path(out96, sizeof out96, "e96-q4_k_m.gguf");
     cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out96, 0, &err), GGUF_OK, "%s", err.message);
     gguf_file *q = open_path(out96);
-    cr_assert_eq(gguf_find_tensor(q, "blk.1.attn_q.weight")->type, GGML_TYPE_Q5_0);
-    cr_assert_eq(gguf_find_tensor(q, "blk.0.attn_v.weight")->type, GGML_TYPE_Q8_0, "a more-bits Q6_K layer");
+    cr_assert_eq(gguf_tensor_by_name(q, "blk.1.attn_q.weight")->type, GGUF_TENSOR_Q5_0);
+    cr_assert_eq(gguf_tensor_by_name(q, "blk.0.attn_v.weight")->type, GGUF_TENSOR_Q8_0, "a more-bits Q6_K layer");
     gguf_close(q);
     unlink(out96);
     gguf_close(f);
@@ -263,7 +263,7 @@ Test(quantize, the_tool_writes_its_output_and_never_its_input)
     cr_assert_eq(st, 0, "%s", text);
     free(text);
     gguf_file *q = open_path(out);
-    cr_assert_eq(gguf_find_tensor(q, "blk.0.attn_q.weight")->type, GGML_TYPE_Q8_0);
+    cr_assert_eq(gguf_tensor_by_name(q, "blk.0.attn_q.weight")->type, GGUF_TENSOR_Q8_0);
     gguf_close(q);
 
     snprintf(args, sizeof args, "'%s' '%s' Q4_K_M 2>&1", in, in);

@@ -222,10 +222,10 @@ Test(roundtrip, every_storable_type_many_shapes_and_alignments)
         gguf_writer *w = gguf_writer_create(3);
         if (alignments[ai] != 32)
             cr_assert_eq(gguf_writer_add_u32(w, "general.alignment", alignments[ai], NULL), GGUF_OK);
-        uint8_t *datas[GGML_TYPE_COUNT * 4] = { 0 };
-        uint64_t shapes[GGML_TYPE_COUNT * 4][4];
+        uint8_t *datas[GGUF_TENSOR_COUNT * 4] = { 0 };
+        uint64_t shapes[GGUF_TENSOR_COUNT * 4][4];
         int n = 0;
-        for (uint32_t type = 0; type < GGML_TYPE_COUNT; type++) {
+        for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
             const gguf_type_traits *tt = gguf_type_traits_of(type);
             if (tt->state != GGUF_TYPE_OK)
                 continue;
@@ -249,7 +249,7 @@ Test(roundtrip, every_storable_type_many_shapes_and_alignments)
         cr_assert_eq(gguf_data_offset(f) % alignments[ai], 0);
         for (int i = 0; i < n; i++) {
             const gguf_tensor *t = gguf_tensor_at(f, (size_t)i);
-            cr_assert_eq(gguf_find_tensor(f, t->name), t);
+            cr_assert_eq(gguf_tensor_by_name(f, t->name), t);
             cr_assert_eq(t->offset % alignments[ai], 0);
             uint32_t nd = (uint32_t)(i % 4) + 1;
             cr_assert_eq(t->n_dims, nd);
@@ -278,10 +278,10 @@ Test(roundtrip, fill_callback_across_chunk_boundaries)
 {
     gguf_writer *w = gguf_writer_create(3);
     uint64_t ne[2] = { 1000, 100 }; /* 400 000 bytes: several 64 KiB chunks */
-    cr_assert_eq(gguf_writer_add_tensor_fill(w, "big", GGML_TYPE_F32, 2, ne, fill_index, NULL, NULL), GGUF_OK);
+    cr_assert_eq(gguf_writer_add_tensor_fill(w, "big", GGUF_TENSOR_F32, 2, ne, fill_index, NULL, NULL), GGUF_OK);
     tbuf b;
     gguf_file *f = reopen(w, &b);
-    const gguf_tensor *t = gguf_find_tensor(f, "big");
+    const gguf_tensor *t = gguf_tensor_by_name(f, "big");
     cr_assert_eq(t->size, 400000);
     for (uint64_t i = 0; i < t->size; i++)
         cr_assert_eq(t->data[i], (uint8_t)(i * 31u), "byte %llu", (unsigned long long)i);
@@ -296,12 +296,12 @@ Test(roundtrip, writer_refuses_what_readers_would_reject)
     static float d[64];
     uint64_t bad0[1] = { 48 }, zero[2] = { 32, 0 }, ok[1] = { 32 };
     gguf_error err;
-    cr_assert_eq(gguf_writer_add_tensor(w, "q", GGML_TYPE_Q8_0, 1, bad0, d, &err), GGUF_E_BLOCK_MULTIPLE);
-    cr_assert_eq(gguf_writer_add_tensor(w, "z", GGML_TYPE_F32, 2, zero, d, &err), GGUF_E_ZERO_DIM);
+    cr_assert_eq(gguf_writer_add_tensor(w, "q", GGUF_TENSOR_Q8_0, 1, bad0, d, &err), GGUF_E_BLOCK_MULTIPLE);
+    cr_assert_eq(gguf_writer_add_tensor(w, "z", GGUF_TENSOR_F32, 2, zero, d, &err), GGUF_E_ZERO_DIM);
     cr_assert_eq(gguf_writer_add_tensor(w, "r", 4, 1, ok, d, &err), GGUF_E_UNKNOWN_TYPE);
-    cr_assert_eq(gguf_writer_add_tensor(w, "", GGML_TYPE_F32, 1, ok, d, &err), GGUF_E_INVALID_ARG);
-    cr_assert_eq(gguf_writer_add_tensor(w, "a", GGML_TYPE_F32, 1, ok, d, &err), GGUF_OK);
-    cr_assert_eq(gguf_writer_add_tensor(w, "a", GGML_TYPE_F32, 1, ok, d, &err), GGUF_E_DUPLICATE_NAME);
+    cr_assert_eq(gguf_writer_add_tensor(w, "", GGUF_TENSOR_F32, 1, ok, d, &err), GGUF_E_INVALID_ARG);
+    cr_assert_eq(gguf_writer_add_tensor(w, "a", GGUF_TENSOR_F32, 1, ok, d, &err), GGUF_OK);
+    cr_assert_eq(gguf_writer_add_tensor(w, "a", GGUF_TENSOR_F32, 1, ok, d, &err), GGUF_E_DUPLICATE_NAME);
     cr_assert_eq(gguf_writer_add_u32(w, "k", 1, &err), GGUF_OK);
     cr_assert_eq(gguf_writer_add_u32(w, "k", 2, &err), GGUF_E_DUPLICATE_KEY);
     cr_assert_eq(gguf_writer_add_u32(w, "general.alignment", 64, &err), GGUF_E_ALIGNMENT, "after a tensor");

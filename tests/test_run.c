@@ -136,8 +136,8 @@ static char *broken_copy(const char *name, const char *tensor, void (*fn)(float 
     gguf_file *f;
     gguf_error ge;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &ge), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, tensor);
-    cr_assert(t && t->type == GGML_TYPE_F32);
+    const gguf_tensor *t = gguf_tensor_by_name(f, tensor);
+    cr_assert(t && t->type == GGUF_TENSOR_F32);
     uint64_t at = gguf_data_offset(f) + t->offset, n = t->n_elements;
     gguf_close(f);
     float *v = malloc(n * sizeof(float));

@@ -87,7 +87,7 @@ Test(split, shards_open_as_the_whole_model)
     cr_assert_eq(gguf_tensor_count(b), gguf_tensor_count(a));
     uint32_t last_shard = 0;
     for (size_t i = 0; i < gguf_tensor_count(a); i++) {
-        const gguf_tensor *x = gguf_tensor_at(a, i), *y = gguf_find_tensor(b, x->name);
+        const gguf_tensor *x = gguf_tensor_at(a, i), *y = gguf_tensor_by_name(b, x->name);
         cr_assert(y, "tensor %s not found in the split model", x->name);
         cr_assert_eq(y->size, x->size);
         cr_assert(!memcmp(x->data, y->data, x->size), "tensor %s: bytes differ", x->name);

@@ -82,7 +82,7 @@ static void write_patched(const char *model, const char *tensor, patch_fn patch,
     cr_assert(b.len > 0);
     gguf_file *f;
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, tensor);
+    const gguf_tensor *t = gguf_tensor_by_name(f, tensor);
     cr_assert(t, "%s has no tensor %s", model, tensor);
     patch(b.p + (t->data - b.p), t);
     cr_assert(write_whole_file(out, b.p, b.len));

@@ -29,13 +29,13 @@ typedef struct act_dot_layout {
     min_kind min;
 } act_dot_layout;
 
-static const act_dot_layout layouts[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_Q4_1] = { true, 0, 2, MIN_Q8_1_S },
-    [GGML_TYPE_Q5_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_Q5_1] = { true, 0, 2, MIN_Q8_1_S },
-    [GGML_TYPE_Q8_0] = { true, 0, 0, MIN_NONE },       [GGML_TYPE_IQ4_NL] = { true, 0, 0, MIN_NONE },
-    [GGML_TYPE_Q2_K] = { true, 80, 82, MIN_GROUPED },  [GGML_TYPE_Q3_K] = { true, 108, 0, MIN_NONE },
-    [GGML_TYPE_Q4_K] = { true, 0, 2, MIN_GROUPED },    [GGML_TYPE_Q5_K] = { true, 0, 2, MIN_GROUPED },
-    [GGML_TYPE_Q6_K] = { true, 208, 0, MIN_NONE },     [GGML_TYPE_IQ4_XS] = { true, 0, 0, MIN_NONE },
+static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
+    [GGUF_TENSOR_Q4_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_Q4_1] = { true, 0, 2, MIN_Q8_1_S },
+    [GGUF_TENSOR_Q5_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_Q5_1] = { true, 0, 2, MIN_Q8_1_S },
+    [GGUF_TENSOR_Q8_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_IQ4_NL] = { true, 0, 0, MIN_NONE },
+    [GGUF_TENSOR_Q2_K] = { true, 80, 82, MIN_GROUPED },  [GGUF_TENSOR_Q3_K] = { true, 108, 0, MIN_NONE },
+    [GGUF_TENSOR_Q4_K] = { true, 0, 2, MIN_GROUPED },    [GGUF_TENSOR_Q5_K] = { true, 0, 2, MIN_GROUPED },
+    [GGUF_TENSOR_Q6_K] = { true, 208, 0, MIN_NONE },     [GGUF_TENSOR_IQ4_XS] = { true, 0, 0, MIN_NONE },
 };
 
 enum { F16_ONE = 0x3c00, F16_ZERO = 0 };
@@ -69,12 +69,12 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
         /* Q8_0 [d:f16][qs], Q8_1 [d:f16][s:f16][qs], Q8_K [d:f32][qs][bsums] */
         float da;
         const int8_t *qa;
-        if (at == GGML_TYPE_Q8_K) {
+        if (at == GGUF_TENSOR_Q8_K) {
             memcpy(&da, ab, 4);
             qa = (const int8_t *)(ab + 4);
         } else {
             da = rdf16(ab);
-            qa = (const int8_t *)(ab + (at == GGML_TYPE_Q8_1 ? 4 : 2));
+            qa = (const int8_t *)(ab + (at == GGUF_TENSOR_Q8_1 ? 4 : 2));
         }
         int32_t unit[QK_K];
         decode_with(deq, wb, wt->type_size, bs, L, F16_ONE, F16_ZERO, unit);
@@ -101,24 +101,24 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
     {                                                                          \
         *out = act_dot_scalar(TYPE, w, a, n);                                  \
     }
-SCALAR_ENTRY_POINT(q4_0, GGML_TYPE_Q4_0)
-SCALAR_ENTRY_POINT(q4_1, GGML_TYPE_Q4_1)
-SCALAR_ENTRY_POINT(q5_0, GGML_TYPE_Q5_0)
-SCALAR_ENTRY_POINT(q5_1, GGML_TYPE_Q5_1)
-SCALAR_ENTRY_POINT(q8_0, GGML_TYPE_Q8_0)
-SCALAR_ENTRY_POINT(iq4_nl, GGML_TYPE_IQ4_NL)
-SCALAR_ENTRY_POINT(q2_k, GGML_TYPE_Q2_K)
-SCALAR_ENTRY_POINT(q3_k, GGML_TYPE_Q3_K)
-SCALAR_ENTRY_POINT(q4_k, GGML_TYPE_Q4_K)
-SCALAR_ENTRY_POINT(q5_k, GGML_TYPE_Q5_K)
-SCALAR_ENTRY_POINT(q6_k, GGML_TYPE_Q6_K)
-SCALAR_ENTRY_POINT(iq4_xs, GGML_TYPE_IQ4_XS)
+SCALAR_ENTRY_POINT(q4_0, GGUF_TENSOR_Q4_0)
+SCALAR_ENTRY_POINT(q4_1, GGUF_TENSOR_Q4_1)
+SCALAR_ENTRY_POINT(q5_0, GGUF_TENSOR_Q5_0)
+SCALAR_ENTRY_POINT(q5_1, GGUF_TENSOR_Q5_1)
+SCALAR_ENTRY_POINT(q8_0, GGUF_TENSOR_Q8_0)
+SCALAR_ENTRY_POINT(iq4_nl, GGUF_TENSOR_IQ4_NL)
+SCALAR_ENTRY_POINT(q2_k, GGUF_TENSOR_Q2_K)
+SCALAR_ENTRY_POINT(q3_k, GGUF_TENSOR_Q3_K)
+SCALAR_ENTRY_POINT(q4_k, GGUF_TENSOR_Q4_K)
+SCALAR_ENTRY_POINT(q5_k, GGUF_TENSOR_Q5_K)
+SCALAR_ENTRY_POINT(q6_k, GGUF_TENSOR_Q6_K)
+SCALAR_ENTRY_POINT(iq4_xs, GGUF_TENSOR_IQ4_XS)
 
-static const cpu_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = scalar_q4_0, [GGML_TYPE_Q4_1] = scalar_q4_1,     [GGML_TYPE_Q5_0] = scalar_q5_0,
-    [GGML_TYPE_Q5_1] = scalar_q5_1, [GGML_TYPE_Q8_0] = scalar_q8_0,     [GGML_TYPE_IQ4_NL] = scalar_iq4_nl,
-    [GGML_TYPE_Q2_K] = scalar_q2_k, [GGML_TYPE_Q3_K] = scalar_q3_k,     [GGML_TYPE_Q4_K] = scalar_q4_k,
-    [GGML_TYPE_Q5_K] = scalar_q5_k, [GGML_TYPE_Q6_K] = scalar_q6_k,     [GGML_TYPE_IQ4_XS] = scalar_iq4_xs,
+static const cpu_act_dot_fn scalar_fns[GGUF_TENSOR_COUNT] = {
+    [GGUF_TENSOR_Q4_0] = scalar_q4_0, [GGUF_TENSOR_Q4_1] = scalar_q4_1,     [GGUF_TENSOR_Q5_0] = scalar_q5_0,
+    [GGUF_TENSOR_Q5_1] = scalar_q5_1, [GGUF_TENSOR_Q8_0] = scalar_q8_0,     [GGUF_TENSOR_IQ4_NL] = scalar_iq4_nl,
+    [GGUF_TENSOR_Q2_K] = scalar_q2_k, [GGUF_TENSOR_Q3_K] = scalar_q3_k,     [GGUF_TENSOR_Q4_K] = scalar_q4_k,
+    [GGUF_TENSOR_Q5_K] = scalar_q5_k, [GGUF_TENSOR_Q6_K] = scalar_q6_k,     [GGUF_TENSOR_IQ4_XS] = scalar_iq4_xs,
 };
 
 #if defined(__x86_64__)
@@ -129,19 +129,20 @@ static const cpu_act_dot_fn scalar_fns[GGML_TYPE_COUNT] = {
     { .dot = cpu_act_dot_##name##_##level, .dot4 = cpu_act_dot4_##name##_##level, .prep = cpu_act_prep_##form,  \
       .prep_bytes = cpu_act_prep_bytes_legacy }
 #define LEGACY_KERNELS(level)                                                                                       \
-    [GGML_TYPE_Q4_0] = PREPPED_KERNEL(q4_0, level, q8_0_offset8),                                                   \
-    [GGML_TYPE_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
-    [GGML_TYPE_Q8_0] = PREPPED_KERNEL(q8_0, level, q8_0_offset128),                                                 \
-    [GGML_TYPE_IQ4_NL] = PREPPED_KERNEL(iq4_nl, level, q8_0_offset128),                                             \
-    [GGML_TYPE_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGML_TYPE_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1)
-static const cpu_act_kernel avx2_fns[GGML_TYPE_COUNT] = {
+    [GGUF_TENSOR_Q4_0] = PREPPED_KERNEL(q4_0, level, q8_0_offset8),                                                   \
+    [GGUF_TENSOR_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
+    [GGUF_TENSOR_Q8_0] = PREPPED_KERNEL(q8_0, level, q8_0_offset128),                                                 \
+    [GGUF_TENSOR_IQ4_NL] = PREPPED_KERNEL(iq4_nl, level, q8_0_offset128),                                             \
+    [GGUF_TENSOR_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGUF_TENSOR_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1)
+static const cpu_act_kernel avx2_fns[GGUF_TENSOR_COUNT] = {
     LEGACY_KERNELS(avx2),
-    [GGML_TYPE_Q2_K] = AVX2_KERNEL(q2_k), [GGML_TYPE_Q3_K] = AVX2_KERNEL(q3_k), [GGML_TYPE_Q4_K] = AVX2_KERNEL(q4_k),
-    [GGML_TYPE_Q5_K] = AVX2_KERNEL(q5_k), [GGML_TYPE_Q6_K] = AVX2_KERNEL(q6_k), [GGML_TYPE_IQ4_XS] = AVX2_KERNEL(iq4_xs),
+    [GGUF_TENSOR_Q2_K] = AVX2_KERNEL(q2_k), [GGUF_TENSOR_Q3_K] = AVX2_KERNEL(q3_k),
+    [GGUF_TENSOR_Q4_K] = AVX2_KERNEL(q4_k), [GGUF_TENSOR_Q5_K] = AVX2_KERNEL(q5_k),
+    [GGUF_TENSOR_Q6_K] = AVX2_KERNEL(q6_k), [GGUF_TENSOR_IQ4_XS] = AVX2_KERNEL(iq4_xs),
 };
 #define VNNI_KERNEL(name) { .dot = cpu_act_dot_##name##_vnni, .dot4 = cpu_act_dot4_##name##_vnni }
-static const cpu_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
-    LEGACY_KERNELS(vnni), [GGML_TYPE_Q4_K] = VNNI_KERNEL(q4_k), [GGML_TYPE_Q6_K] = VNNI_KERNEL(q6_k),
+static const cpu_act_kernel vnni_fns[GGUF_TENSOR_COUNT] = {
+    LEGACY_KERNELS(vnni), [GGUF_TENSOR_Q4_K] = VNNI_KERNEL(q4_k), [GGUF_TENSOR_Q6_K] = VNNI_KERNEL(q6_k),
 };
 #endif
 
@@ -150,24 +151,24 @@ static const cpu_act_kernel vnni_fns[GGML_TYPE_COUNT] = {
     { cpu_act_panel_bytes_##name##_##level, cpu_act_pack_##name##_##level, cpu_act_gemm_##name##_##level, false, 0 }
 #define GEMM_TABLE(level)                                                                                         \
     {                                                                                                             \
-        [GGML_TYPE_Q4_0] = GEMM_AT(q4_0, level), [GGML_TYPE_Q4_1] = GEMM_AT(q4_1, level),                         \
-        [GGML_TYPE_Q5_0] = GEMM_AT(q5_0, level), [GGML_TYPE_Q5_1] = GEMM_AT(q5_1, level),                         \
-        [GGML_TYPE_Q8_0] = GEMM_AT(q8_0, level), [GGML_TYPE_IQ4_NL] = GEMM_AT(iq4_nl, level),                     \
-        [GGML_TYPE_Q2_K] = GEMM_AT(q2_k, level), [GGML_TYPE_Q3_K] = GEMM_AT(q3_k, level),                         \
-        [GGML_TYPE_Q4_K] = GEMM_AT(q4_k, level), [GGML_TYPE_Q5_K] = GEMM_AT(q5_k, level),                         \
-        [GGML_TYPE_Q6_K] = GEMM_AT(q6_k, level), [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs, level),                     \
+        [GGUF_TENSOR_Q4_0] = GEMM_AT(q4_0, level), [GGUF_TENSOR_Q4_1] = GEMM_AT(q4_1, level),                         \
+        [GGUF_TENSOR_Q5_0] = GEMM_AT(q5_0, level), [GGUF_TENSOR_Q5_1] = GEMM_AT(q5_1, level),                         \
+        [GGUF_TENSOR_Q8_0] = GEMM_AT(q8_0, level), [GGUF_TENSOR_IQ4_NL] = GEMM_AT(iq4_nl, level),                     \
+        [GGUF_TENSOR_Q2_K] = GEMM_AT(q2_k, level), [GGUF_TENSOR_Q3_K] = GEMM_AT(q3_k, level),                         \
+        [GGUF_TENSOR_Q4_K] = GEMM_AT(q4_k, level), [GGUF_TENSOR_Q5_K] = GEMM_AT(q5_k, level),                         \
+        [GGUF_TENSOR_Q6_K] = GEMM_AT(q6_k, level), [GGUF_TENSOR_IQ4_XS] = GEMM_AT(iq4_xs, level),                     \
     }
-static const cpu_act_gemm avx2_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(avx2);
-static const cpu_act_gemm vnni_gemms[GGML_TYPE_COUNT] = GEMM_TABLE(vnni);
+static const cpu_act_gemm avx2_gemms[GGUF_TENSOR_COUNT] = GEMM_TABLE(avx2);
+static const cpu_act_gemm vnni_gemms[GGUF_TENSOR_COUNT] = GEMM_TABLE(vnni);
 /* From CPU_TILED_MIN_TOKENS tokens: the types llama.cpp's tiled kernel takes, in its steps */
 #define TILED_TABLE(level)                                                                                        \
     {                                                                                                             \
-        [GGML_TYPE_Q2_K] = GEMM_AT(q2_k_tiled, level), [GGML_TYPE_Q3_K] = GEMM_AT(q3_k_tiled, level),             \
-        [GGML_TYPE_Q5_K] = GEMM_AT(q5_k_tiled, level), [GGML_TYPE_Q6_K] = GEMM_AT(q6_k_tiled, level),             \
-        [GGML_TYPE_IQ4_XS] = GEMM_AT(iq4_xs_tiled, level),                                                        \
+        [GGUF_TENSOR_Q2_K] = GEMM_AT(q2_k_tiled, level), [GGUF_TENSOR_Q3_K] = GEMM_AT(q3_k_tiled, level),             \
+        [GGUF_TENSOR_Q5_K] = GEMM_AT(q5_k_tiled, level), [GGUF_TENSOR_Q6_K] = GEMM_AT(q6_k_tiled, level),             \
+        [GGUF_TENSOR_IQ4_XS] = GEMM_AT(iq4_xs_tiled, level),                                                        \
     }
-static const cpu_act_gemm avx2_tiled[GGML_TYPE_COUNT] = TILED_TABLE(avx2);
-static const cpu_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
+static const cpu_act_gemm avx2_tiled[GGUF_TENSOR_COUNT] = TILED_TABLE(avx2);
+static const cpu_act_gemm vnni_tiled[GGUF_TENSOR_COUNT] = TILED_TABLE(vnni);
 
 /* Whether llama.cpp's x86 CPU backend, as built for this level, repacks the type into 8-row blocks at load
  * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL with AVX2; Q2_K where the build has
@@ -175,8 +176,8 @@ static const cpu_act_gemm vnni_tiled[GGML_TYPE_COUNT] = TILED_TABLE(vnni);
 static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
 {
     switch (type) {
-    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_IQ4_NL: return true;
-    case GGML_TYPE_Q2_K: return quant_use_avx512(impl);
+    case GGUF_TENSOR_Q4_0: case GGUF_TENSOR_Q4_K: case GGUF_TENSOR_IQ4_NL: return true;
+    case GGUF_TENSOR_Q2_K: return quant_use_avx512(impl);
     default: return false;
     }
 }
@@ -189,14 +190,14 @@ static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
 cpu_act_gemm cpu_act_gemm_function(uint32_t weight_type, quant_impl impl, int tokens)
 {
 #if defined(__x86_64__)
-    if (weight_type < GGML_TYPE_COUNT && quant_use_avx2(impl)) {
+    if (weight_type < GGUF_TENSOR_COUNT && quant_use_avx2(impl)) {
         /* GGUFSCOPE_SIMD=avx2 measures the AVX2 form on a VNNI CPU */
         const bool vnni = quant_use_vnni(impl), repacked = llama_cpp_repacks(weight_type, impl);
         const bool tiled = !repacked && tokens >= CPU_TILED_MIN_TOKENS && avx2_tiled[weight_type].pack;
         cpu_act_gemm g = tiled ? (vnni ? vnni_tiled : avx2_tiled)[weight_type]
                                  : (vnni ? vnni_gemms : avx2_gemms)[weight_type];
         /* Q2_K not repacked takes vec_dot below CPU_TILED_MIN_TOKENS tokens, whose order its panel does not keep */
-        g.llama_cpp_order = g.pack && !(weight_type == GGML_TYPE_Q2_K && !repacked && !tiled);
+        g.llama_cpp_order = g.pack && !(weight_type == GGUF_TENSOR_Q2_K && !repacked && !tiled);
         g.rows = vnni ? 16 : 8; /* act_gemm_body.h's PANEL_OF */
         return g;
     }
@@ -213,17 +214,17 @@ cpu_act_gemm cpu_act_gemm_function(uint32_t weight_type, quant_impl impl, int to
 static const struct {
     void (*vnni)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
     void (*avx2)(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out);
-} gemvs[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = { cpu_act_gemv_q4_0_vnni, cpu_act_gemv_q4_0_avx2 },
-    [GGML_TYPE_IQ4_NL] = { cpu_act_gemv_iq4_nl_vnni, cpu_act_gemv_iq4_nl_avx2 },
-    [GGML_TYPE_Q4_K] = { cpu_act_gemv_q4_k_vnni, cpu_act_gemv_q4_k_avx2 },
-    [GGML_TYPE_Q2_K] = { NULL, cpu_act_gemv_q2_k_avx2 },
+} gemvs[GGUF_TENSOR_COUNT] = {
+    [GGUF_TENSOR_Q4_0] = { cpu_act_gemv_q4_0_vnni, cpu_act_gemv_q4_0_avx2 },
+    [GGUF_TENSOR_IQ4_NL] = { cpu_act_gemv_iq4_nl_vnni, cpu_act_gemv_iq4_nl_avx2 },
+    [GGUF_TENSOR_Q4_K] = { cpu_act_gemv_q4_k_vnni, cpu_act_gemv_q4_k_avx2 },
+    [GGUF_TENSOR_Q2_K] = { NULL, cpu_act_gemv_q2_k_avx2 },
 };
 #endif
 
 cpu_act_kernel cpu_act_dot_function(uint32_t weight_type, quant_impl impl)
 {
-    if (weight_type >= GGML_TYPE_COUNT || !layouts[weight_type].present)
+    if (weight_type >= GGUF_TENSOR_COUNT || !layouts[weight_type].present)
         return (cpu_act_kernel){ 0 };
 #if defined(__x86_64__)
     const bool gemv = llama_cpp_repacks(weight_type, impl);

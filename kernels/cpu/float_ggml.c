@@ -338,7 +338,7 @@ void cpu_float_rows_ggml(const uint8_t *base, uint64_t rb, int nr, uint32_t type
                          int T, int64_t n, float *y, int64_t ld)
 {
 #if defined(__x86_64__)
-    const weight_kind kind = type == GGML_TYPE_F32 ? W_F32 : type == GGML_TYPE_BF16 ? W_BF16 : W_F16;
+    const weight_kind kind = type == GGUF_TENSOR_F32 ? W_F32 : type == GGUF_TENSOR_BF16 ? W_BF16 : W_F16;
     const bool zmm = cpu_vector_lanes() == 16, dp = kind == W_BF16 && zmm && xh && quant_cpu_has_avx512bf16();
     if (T == 1 || n % (dp ? 32 : cpu_vector_lanes())) { /* tinyBLAS declines: ggml_vec_dot_f16 / _bf16 / _f32 */
         float (*const dots[][2])(const uint16_t *, const float *, int64_t) = {

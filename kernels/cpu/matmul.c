@@ -53,7 +53,7 @@ kern_status cpu_vector(const kern_weight *w, int64_t n, const float **out, float
     *owned = NULL;
     if ((int64_t)t->n_elements != n)
         return KERN_E_SHAPE;
-    if (t->type == GGML_TYPE_F32 && aligned(t->data, sizeof(float))) {
+    if (t->type == GGUF_TENSOR_F32 && aligned(t->data, sizeof(float))) {
         *out = (const float *)t->data;
         return KERN_OK;
     }
@@ -160,7 +160,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, 
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint8_t *base = t->data + (uint64_t)r0 * rb;
-    if (T == 1 && t->type == GGML_TYPE_F16 && aligned(base, 2)) {
+    if (T == 1 && t->type == GGUF_TENSOR_F16 && aligned(base, 2)) {
         for (int r = 0; r < nr; r += 4) {
             const uint16_t *w[4];
             int k = nr - r < 4 ? nr - r : 4;
@@ -176,19 +176,19 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, 
         return true;
     }
     const void *rows[ROW_BLOCK];
-    const bool direct = t->type == GGML_TYPE_F32 && aligned(base, sizeof(float));
+    const bool direct = t->type == GGUF_TENSOR_F32 && aligned(base, sizeof(float));
     if (wk->xg) {
         if (!wk->panel && !(wk->panel = alloc_floats64((size_t)ROW_BLOCK * (size_t)n)))
             return false;
         /* F16 and BF16 rows widen into the panel as they are transposed: no f32 copy of them written and read
          * back (Qwen3-0.6B-shape F16 prompts, where decode and pack were a fifth of the time) */
         bool packed = false;
-        const bool half = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16;
+        const bool half = t->type == GGUF_TENSOR_F16 || t->type == GGUF_TENSOR_BF16;
         if (half && aligned(base, 2)) {
             const uint16_t *h[ROW_BLOCK];
             for (int r = 0; r < nr; r++)
                 h[r] = (const uint16_t *)(base + (uint64_t)r * rb);
-            packed = cpu_gemm_pack_rows_half(h, t->type == GGML_TYPE_BF16, nr, n, wk->panel);
+            packed = cpu_gemm_pack_rows_half(h, t->type == GGUF_TENSOR_BF16, nr, n, wk->panel);
         }
         if (!packed && direct) {
             if (!block_rows(deq, base, rb, nr, n, true, wk, rows))
@@ -201,7 +201,7 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, 
         return true;
     }
     /* F16 rows meet the dot tiles as they lie, widened in registers */
-    const bool f16_rows = t->type == GGML_TYPE_F16 && aligned(base, 2);
+    const bool f16_rows = t->type == GGUF_TENSOR_F16 && aligned(base, 2);
     if (f16_rows)
         for (int r = 0; r < nr; r++)
             rows[r] = base + (uint64_t)r * rb;
@@ -270,9 +270,9 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     if (t->ne[2] != 1 || t->ne[3] != 1 || (i > 0 && t->ne[0] != all[0].t->ne[0]))
         return KERN_E_SHAPE;
     const int64_t n = (int64_t)t->ne[0];
-    const bool floats = t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_BF16 || t->type == GGML_TYPE_F32;
+    const bool floats = t->type == GGUF_TENSOR_F16 || t->type == GGUF_TENSOR_BF16 || t->type == GGUF_TENSOR_F32;
     s->float_ggml = floats && cpu_numerics(b) == KERN_NUMERICS_GGML && cpu_vector_lanes() > 0 &&
-                    aligned(t->data, t->type == GGML_TYPE_F32 ? 4 : 2);
+                    aligned(t->data, t->type == GGUF_TENSOR_F32 ? 4 : 2);
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;

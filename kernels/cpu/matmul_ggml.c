@@ -65,7 +65,7 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
     const int64_t n = (int64_t)t->ne[0];
     const uint32_t at = quant_act_type(t->type);
     *r = (rounded_acts){ 0 };
-    if (at == GGML_TYPE_F32 || at == GGML_TYPE_COUNT)
+    if (at == GGUF_TENSOR_F32 || at == GGUF_TENSOR_COUNT)
         return KERN_OK;
     if (!(r->arb = quant_act_row_bytes(at, n)))
         return KERN_E_SHAPE;
@@ -94,7 +94,7 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
         if (r->xf)
             quant_dequantize_row(at, q, r->xf + (int64_t)tok * n, n);
     }
-    if (r->xf && at != GGML_TYPE_BF16) { /* bf16 rows stay beside their values: vdpbf16ps reads them */
+    if (r->xf && at != GGUF_TENSOR_BF16) { /* bf16 rows stay beside their values: vdpbf16ps reads them */
         free(r->xq);
         r->xq = NULL;
     }

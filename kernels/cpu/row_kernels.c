@@ -15,40 +15,40 @@ typedef struct type_kernels {
 /* K-quants read x rearranged into fields (Q2_K and Q3_K take Q6_K's at AVX2, a form of their own at AVX-512), the
  * 32-value 4- and 5-bit types in pairs (AVX2) or as fields of four blocks a register (AVX-512), IQ4_XS the IQ4_NL
  * pairs (AVX2); Q8_0, BF16 (AVX2) and IQ4_NL, IQ4_XS, Q8_0 (AVX-512) read x as it is. */
-static const type_kernels kernels[GGML_TYPE_COUNT] = {
-    [GGML_TYPE_Q4_0] = { { cpu_dot_q4_0_avx2, cpu_dot_prep_pairs_q4_0 },
+static const type_kernels kernels[GGUF_TENSOR_COUNT] = {
+    [GGUF_TENSOR_Q4_0] = { { cpu_dot_q4_0_avx2, cpu_dot_prep_pairs_q4_0 },
                          { cpu_dot_quads_q4_0_avx512, cpu_dot_prep_quads_q4_0 }, cpu_panel16_q4_0_avx512 },
-    [GGML_TYPE_Q4_1] = { { cpu_dot_q4_1_avx2, cpu_dot_prep_pairs_q4_1 },
+    [GGUF_TENSOR_Q4_1] = { { cpu_dot_q4_1_avx2, cpu_dot_prep_pairs_q4_1 },
                          { cpu_dot_quads_q4_1_avx512, cpu_dot_prep_quads_q4_1 }, cpu_panel16_q4_1_avx512 },
-    [GGML_TYPE_Q5_0] = { { cpu_dot_q5_0_avx2, cpu_dot_prep_pairs_q5_0 },
+    [GGUF_TENSOR_Q5_0] = { { cpu_dot_q5_0_avx2, cpu_dot_prep_pairs_q5_0 },
                          { cpu_dot_quads_q5_0_avx512, cpu_dot_prep_quads_q5_0 }, cpu_panel16_q5_0_avx512 },
-    [GGML_TYPE_Q5_1] = { { cpu_dot_q5_1_avx2, cpu_dot_prep_pairs_q5_1 },
+    [GGUF_TENSOR_Q5_1] = { { cpu_dot_q5_1_avx2, cpu_dot_prep_pairs_q5_1 },
                          { cpu_dot_quads_q5_1_avx512, cpu_dot_prep_quads_q5_1 }, cpu_panel16_q5_1_avx512 },
-    [GGML_TYPE_Q8_0] = { { cpu_dot_q8_0_avx2, NULL }, { cpu_dot_q8_0_avx512, NULL }, NULL },
-    [GGML_TYPE_IQ4_NL] = { { cpu_dot_iq4_nl_avx2, cpu_dot_prep_pairs_iq4 }, { cpu_dot_iq4_nl_avx512, NULL },
+    [GGUF_TENSOR_Q8_0] = { { cpu_dot_q8_0_avx2, NULL }, { cpu_dot_q8_0_avx512, NULL }, NULL },
+    [GGUF_TENSOR_IQ4_NL] = { { cpu_dot_iq4_nl_avx2, cpu_dot_prep_pairs_iq4 }, { cpu_dot_iq4_nl_avx512, NULL },
                            cpu_panel16_iq4_nl_avx512 },
-    [GGML_TYPE_IQ4_XS] = { { cpu_dot_iq4_xs_avx2, cpu_dot_prep_pairs_iq4 }, { cpu_dot_iq4_xs_avx512, NULL },
+    [GGUF_TENSOR_IQ4_XS] = { { cpu_dot_iq4_xs_avx2, cpu_dot_prep_pairs_iq4 }, { cpu_dot_iq4_xs_avx512, NULL },
                            cpu_panel16_iq4_xs_avx512 },
-    [GGML_TYPE_Q2_K] = { { cpu_dot_q2_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q2_k_avx512, cpu_dot_prep_q23_k },
+    [GGUF_TENSOR_Q2_K] = { { cpu_dot_q2_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q2_k_avx512, cpu_dot_prep_q23_k },
                          cpu_panel16_q2_k_avx512 },
-    [GGML_TYPE_Q3_K] = { { cpu_dot_q3_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q3_k_avx512, cpu_dot_prep_q23_k },
+    [GGUF_TENSOR_Q3_K] = { { cpu_dot_q3_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q3_k_avx512, cpu_dot_prep_q23_k },
                          cpu_panel16_q3_k_avx512 },
-    [GGML_TYPE_Q4_K] = { { cpu_dot_q4_k_avx2, cpu_dot_prep_fields_q4_k }, { cpu_dot_q4_k_avx512, cpu_dot_prep_q4_k },
+    [GGUF_TENSOR_Q4_K] = { { cpu_dot_q4_k_avx2, cpu_dot_prep_fields_q4_k }, { cpu_dot_q4_k_avx512, cpu_dot_prep_q4_k },
                          cpu_panel16_q4_k_avx512 },
-    [GGML_TYPE_Q5_K] = { { cpu_dot_q5_k_avx2, cpu_dot_prep_fields_q5_k }, { cpu_dot_q5_k_avx512, cpu_dot_prep_q5_k },
+    [GGUF_TENSOR_Q5_K] = { { cpu_dot_q5_k_avx2, cpu_dot_prep_fields_q5_k }, { cpu_dot_q5_k_avx512, cpu_dot_prep_q5_k },
                          cpu_panel16_q5_k_avx512 },
-    [GGML_TYPE_Q6_K] = { { cpu_dot_q6_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q6_k_avx512, cpu_dot_prep_q6_k },
+    [GGUF_TENSOR_Q6_K] = { { cpu_dot_q6_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q6_k_avx512, cpu_dot_prep_q6_k },
                          cpu_panel16_q6_k_avx512 },
-    [GGML_TYPE_BF16] = { { cpu_dot_bf16_avx2, NULL }, { NULL, NULL }, NULL },
+    [GGUF_TENSOR_BF16] = { { cpu_dot_bf16_avx2, NULL }, { NULL, NULL }, NULL },
 };
 #else
-static const type_kernels kernels[GGML_TYPE_COUNT];
+static const type_kernels kernels[GGUF_TENSOR_COUNT];
 #endif
 
 static const type_kernels *of(uint32_t type)
 {
     static const type_kernels none;
-    return type < GGML_TYPE_COUNT ? &kernels[type] : &none;
+    return type < GGUF_TENSOR_COUNT ? &kernels[type] : &none;
 }
 
 cpu_panel16_fn cpu_panel16_function(uint32_t type, quant_impl impl)

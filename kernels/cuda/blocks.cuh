@@ -85,21 +85,21 @@ KC_HD void kc_scale_min(int j, const uint8_t *q, int *sc, int *m)
 
 /* Values per block and bytes per block of the types this backend reads. */
 template <uint32_t T> struct kc_traits;
-template <> struct kc_traits<GGML_TYPE_F32> { static const int qk = 1, bytes = 4; };
-template <> struct kc_traits<GGML_TYPE_F16> { static const int qk = 1, bytes = 2; };
-template <> struct kc_traits<GGML_TYPE_BF16> { static const int qk = 1, bytes = 2; };
-template <> struct kc_traits<GGML_TYPE_Q4_0> { static const int qk = 32, bytes = 18; };
-template <> struct kc_traits<GGML_TYPE_Q4_1> { static const int qk = 32, bytes = 20; };
-template <> struct kc_traits<GGML_TYPE_Q5_0> { static const int qk = 32, bytes = 22; };
-template <> struct kc_traits<GGML_TYPE_Q5_1> { static const int qk = 32, bytes = 24; };
-template <> struct kc_traits<GGML_TYPE_Q8_0> { static const int qk = 32, bytes = 34; };
-template <> struct kc_traits<GGML_TYPE_Q4_K> { static const int qk = 256, bytes = 144; };
-template <> struct kc_traits<GGML_TYPE_Q5_K> { static const int qk = 256, bytes = 176; };
-template <> struct kc_traits<GGML_TYPE_Q6_K> { static const int qk = 256, bytes = 210; };
-template <> struct kc_traits<GGML_TYPE_Q2_K> { static const int qk = 256, bytes = 84; };
-template <> struct kc_traits<GGML_TYPE_Q3_K> { static const int qk = 256, bytes = 110; };
-template <> struct kc_traits<GGML_TYPE_IQ4_NL> { static const int qk = 32, bytes = 18; };
-template <> struct kc_traits<GGML_TYPE_IQ4_XS> { static const int qk = 256, bytes = 136; };
+template <> struct kc_traits<GGUF_TENSOR_F32> { static const int qk = 1, bytes = 4; };
+template <> struct kc_traits<GGUF_TENSOR_F16> { static const int qk = 1, bytes = 2; };
+template <> struct kc_traits<GGUF_TENSOR_BF16> { static const int qk = 1, bytes = 2; };
+template <> struct kc_traits<GGUF_TENSOR_Q4_0> { static const int qk = 32, bytes = 18; };
+template <> struct kc_traits<GGUF_TENSOR_Q4_1> { static const int qk = 32, bytes = 20; };
+template <> struct kc_traits<GGUF_TENSOR_Q5_0> { static const int qk = 32, bytes = 22; };
+template <> struct kc_traits<GGUF_TENSOR_Q5_1> { static const int qk = 32, bytes = 24; };
+template <> struct kc_traits<GGUF_TENSOR_Q8_0> { static const int qk = 32, bytes = 34; };
+template <> struct kc_traits<GGUF_TENSOR_Q4_K> { static const int qk = 256, bytes = 144; };
+template <> struct kc_traits<GGUF_TENSOR_Q5_K> { static const int qk = 256, bytes = 176; };
+template <> struct kc_traits<GGUF_TENSOR_Q6_K> { static const int qk = 256, bytes = 210; };
+template <> struct kc_traits<GGUF_TENSOR_Q2_K> { static const int qk = 256, bytes = 84; };
+template <> struct kc_traits<GGUF_TENSOR_Q3_K> { static const int qk = 256, bytes = 110; };
+template <> struct kc_traits<GGUF_TENSOR_IQ4_NL> { static const int qk = 32, bytes = 18; };
+template <> struct kc_traits<GGUF_TENSOR_IQ4_XS> { static const int qk = 256, bytes = 136; };
 
 /* Values 8i .. 8i+7 of a row. For the float types the caller guarantees the
  * row length is a multiple of 8 (else it uses kc_decode1). */
@@ -107,7 +107,7 @@ template <uint32_t T> KC_HD void decode8(const uint8_t *row, int64_t i, float v[
 
 /* Float rows start 16-byte aligned when their length is a multiple of 8 (the
  * device copies and host buffers are): one or two 16-byte loads per lane. */
-template <> KC_HD void decode8<GGML_TYPE_F32>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_F32>(const uint8_t *row, int64_t i, float v[8])
 {
     const float4 *p = (const float4 *)row + 2 * i;
     const float4 a = p[0], b = p[1];
@@ -124,12 +124,12 @@ template <bool BF16> KC_HD void kc_unpack8(uint4 u, float v[8])
     }
 }
 
-template <> KC_HD void decode8<GGML_TYPE_F16>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_F16>(const uint8_t *row, int64_t i, float v[8])
 {
     kc_unpack8<false>(((const uint4 *)row)[i], v);
 }
 
-template <> KC_HD void decode8<GGML_TYPE_BF16>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_BF16>(const uint8_t *row, int64_t i, float v[8])
 {
     kc_unpack8<true>(((const uint4 *)row)[i], v);
 }
@@ -141,7 +141,7 @@ KC_HD int kc_nib(const uint8_t *qs, int c, int k)
     return c < 2 ? qs[8 * c + k] & 0xf : qs[8 * (c - 2) + k] >> 4;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q4_0>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q4_0>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 18;
     const int c = (int)(i & 3);
@@ -150,7 +150,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q4_0>(const uint8_t *row, int64_t i, fl
         v[k] = (float)(kc_nib(b + 2, c, k) - 8) * d;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q4_1>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q4_1>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 20;
     const int c = (int)(i & 3);
@@ -159,7 +159,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q4_1>(const uint8_t *row, int64_t i, fl
         v[k] = (float)kc_nib(b + 4, c, k) * d + m;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q5_0>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q5_0>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 22;
     const int c = (int)(i & 3);
@@ -172,7 +172,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q5_0>(const uint8_t *row, int64_t i, fl
     }
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q5_1>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q5_1>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 24;
     const int c = (int)(i & 3);
@@ -185,7 +185,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q5_1>(const uint8_t *row, int64_t i, fl
     }
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q8_0>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q8_0>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 34;
     const float d = kc_f16_at(b);
@@ -217,7 +217,7 @@ KC_HD kc_kq_at kc_kq_locate(const uint8_t *b, int64_t i)
     return a;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q4_K>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q4_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 144;
     const kc_kq_at a = kc_kq_locate(b, i);
@@ -226,7 +226,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q4_K>(const uint8_t *row, int64_t i, fl
         v[k] = a.d * (float)(a.hi ? qs[k] >> 4 : qs[k] & 0xf) - a.mn;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q5_K>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q5_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 176;
     const kc_kq_at a = kc_kq_locate(b, i);
@@ -241,7 +241,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q5_K>(const uint8_t *row, int64_t i, fl
 /* Q6_K: offset o in half n = o / 128; quarter qq = (o % 128) / 32 of it takes
  * ql[64n + l (+32 for odd qq)] (low nibble for qq < 2, high after), two bits
  * 2qq of qh[32n + l], and scale 8n + l/16 + 2qq. */
-template <> KC_HD void decode8<GGML_TYPE_Q6_K>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q6_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 210;
     const int o = (int)(i & 31) * 8, n = o >> 7, r = o & 127, qq = r >> 5, l = r & 31;
@@ -275,7 +275,7 @@ KC_HD kc_plane_at kc_plane_locate(int64_t i)
     return a;
 }
 
-template <> KC_HD void decode8<GGML_TYPE_Q2_K>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q2_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 84;
     const kc_plane_at a = kc_plane_locate(i);
@@ -288,7 +288,7 @@ template <> KC_HD void decode8<GGML_TYPE_Q2_K>(const uint8_t *row, int64_t i, fl
 /* Q3_K's scale j: low nibble from byte j (j < 8) or the high nibble of byte j-8, top two bits from
  * byte 8 + j%4 at bit 2(j/4) (ggml's make_q3_k scale packing). The third bit of value l of a half is
  * bit 4h+s of hmask[l]: hmask is shared by both halves. */
-template <> KC_HD void decode8<GGML_TYPE_Q3_K>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_Q3_K>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 110;
     const kc_plane_at a = kc_plane_locate(i);
@@ -309,7 +309,7 @@ KC_HD float kc_iq4nl_level(int n)
     return (float)(int8_t)((n < 8 ? lo : hi) >> (8 * (n & 7)));
 }
 
-template <> KC_HD void decode8<GGML_TYPE_IQ4_NL>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_IQ4_NL>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 2) * 18;
     const int c = (int)(i & 3);
@@ -320,7 +320,7 @@ template <> KC_HD void decode8<GGML_TYPE_IQ4_NL>(const uint8_t *row, int64_t i, 
 
 /* IQ4_XS: sub-block ib = o / 32 is an IQ4_NL block's nibbles with the 6-bit scale ls: low nibble
  * ib % 2 of scales_l[ib / 2], top two bits 2ib of scales_h. */
-template <> KC_HD void decode8<GGML_TYPE_IQ4_XS>(const uint8_t *row, int64_t i, float v[8])
+template <> KC_HD void decode8<GGUF_TENSOR_IQ4_XS>(const uint8_t *row, int64_t i, float v[8])
 {
     const uint8_t *b = row + (i >> 5) * 136;
     const int ib = (int)(i & 31) >> 2, c = (int)(i & 3);
@@ -334,13 +334,13 @@ template <> KC_HD void decode8<GGML_TYPE_IQ4_XS>(const uint8_t *row, int64_t i, 
 KC_HD float kc_decode1(uint32_t type, const uint8_t *row, int64_t i)
 {
     switch (type) {
-    case GGML_TYPE_F32: {
+    case GGUF_TENSOR_F32: {
         float f;
         memcpy(&f, row + 4 * i, 4);
         return f;
     }
-    case GGML_TYPE_F16: return kc_f16(kc_u16(row + 2 * i));
-    case GGML_TYPE_BF16: return kc_bf16(kc_u16(row + 2 * i));
+    case GGUF_TENSOR_F16: return kc_f16(kc_u16(row + 2 * i));
+    case GGUF_TENSOR_BF16: return kc_bf16(kc_u16(row + 2 * i));
     default: return 0.0f;
     }
 }
@@ -349,21 +349,21 @@ KC_HD float kc_decode1(uint32_t type, const uint8_t *row, int64_t i)
 template <typename F> static inline bool kc_dispatch(uint32_t type, F &&f)
 {
     switch (type) {
-    case GGML_TYPE_F32: f.template operator()<GGML_TYPE_F32>(); return true;
-    case GGML_TYPE_F16: f.template operator()<GGML_TYPE_F16>(); return true;
-    case GGML_TYPE_BF16: f.template operator()<GGML_TYPE_BF16>(); return true;
-    case GGML_TYPE_Q4_0: f.template operator()<GGML_TYPE_Q4_0>(); return true;
-    case GGML_TYPE_Q4_1: f.template operator()<GGML_TYPE_Q4_1>(); return true;
-    case GGML_TYPE_Q5_0: f.template operator()<GGML_TYPE_Q5_0>(); return true;
-    case GGML_TYPE_Q5_1: f.template operator()<GGML_TYPE_Q5_1>(); return true;
-    case GGML_TYPE_Q8_0: f.template operator()<GGML_TYPE_Q8_0>(); return true;
-    case GGML_TYPE_Q4_K: f.template operator()<GGML_TYPE_Q4_K>(); return true;
-    case GGML_TYPE_Q5_K: f.template operator()<GGML_TYPE_Q5_K>(); return true;
-    case GGML_TYPE_Q6_K: f.template operator()<GGML_TYPE_Q6_K>(); return true;
-    case GGML_TYPE_Q2_K: f.template operator()<GGML_TYPE_Q2_K>(); return true;
-    case GGML_TYPE_Q3_K: f.template operator()<GGML_TYPE_Q3_K>(); return true;
-    case GGML_TYPE_IQ4_NL: f.template operator()<GGML_TYPE_IQ4_NL>(); return true;
-    case GGML_TYPE_IQ4_XS: f.template operator()<GGML_TYPE_IQ4_XS>(); return true;
+    case GGUF_TENSOR_F32: f.template operator()<GGUF_TENSOR_F32>(); return true;
+    case GGUF_TENSOR_F16: f.template operator()<GGUF_TENSOR_F16>(); return true;
+    case GGUF_TENSOR_BF16: f.template operator()<GGUF_TENSOR_BF16>(); return true;
+    case GGUF_TENSOR_Q4_0: f.template operator()<GGUF_TENSOR_Q4_0>(); return true;
+    case GGUF_TENSOR_Q4_1: f.template operator()<GGUF_TENSOR_Q4_1>(); return true;
+    case GGUF_TENSOR_Q5_0: f.template operator()<GGUF_TENSOR_Q5_0>(); return true;
+    case GGUF_TENSOR_Q5_1: f.template operator()<GGUF_TENSOR_Q5_1>(); return true;
+    case GGUF_TENSOR_Q8_0: f.template operator()<GGUF_TENSOR_Q8_0>(); return true;
+    case GGUF_TENSOR_Q4_K: f.template operator()<GGUF_TENSOR_Q4_K>(); return true;
+    case GGUF_TENSOR_Q5_K: f.template operator()<GGUF_TENSOR_Q5_K>(); return true;
+    case GGUF_TENSOR_Q6_K: f.template operator()<GGUF_TENSOR_Q6_K>(); return true;
+    case GGUF_TENSOR_Q2_K: f.template operator()<GGUF_TENSOR_Q2_K>(); return true;
+    case GGUF_TENSOR_Q3_K: f.template operator()<GGUF_TENSOR_Q3_K>(); return true;
+    case GGUF_TENSOR_IQ4_NL: f.template operator()<GGUF_TENSOR_IQ4_NL>(); return true;
+    case GGUF_TENSOR_IQ4_XS: f.template operator()<GGUF_TENSOR_IQ4_XS>(); return true;
     default: return false;
     }
 }

@@ -46,7 +46,7 @@ kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *
     const int N = (int)cw->ne1, K = (int)cw->ne0;
     const size_t elems = (size_t)N * K;
     kern_status s;
-    if (cw->type == GGML_TYPE_F32) {
+    if (cw->type == GGUF_TENSOR_F32) {
         s = cu_gemm_rows(b, N, T, K, (const float *)cw->data, x, y);
     } else if (!(s = cu_reserve(b, (void **)&c->w32, &c->w32_cap, elems * sizeof(float), "a decoded weight")) &&
                !(s = cu_dequant_f32(b, cw, c->w32))) {

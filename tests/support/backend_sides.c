@@ -62,7 +62,7 @@ void tokens_for(const gguf_file *f, int32_t *out, size_t n)
     engine_hparams hp;
     engine_error e;
     cr_assert_eq(engine_hparams_read(f, &hp, &e), ENGINE_OK);
-    const gguf_tensor *t = gguf_find_tensor(f, "token_embd.weight");
+    const gguf_tensor *t = gguf_tensor_by_name(f, "token_embd.weight");
     for (size_t i = 0; i < n; i++)
         out[i] = prompt[i] % (int32_t)t->ne[1];
 }

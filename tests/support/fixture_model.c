@@ -52,12 +52,12 @@ typedef struct tensor_src {
 static size_t element_bytes(const tensor_src *t, uint64_t e, uint8_t out[64])
 {
     switch (t->type) {
-    case GGML_TYPE_F32: {
+    case GGUF_TENSOR_F32: {
         float v = t->offset + fixture_value(t->seed, e, t->scale);
         memcpy(out, &v, 4);
         return 4;
     }
-    case GGML_TYPE_F16: {
+    case GGUF_TENSOR_F16: {
         uint16_t h = to_half(t->offset + fixture_value(t->seed, e, t->scale));
         memcpy(out, &h, 2);
         return 2;
@@ -194,41 +194,41 @@ gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error 
 
     uint32_t d = o->n_embd, ff = o->n_ff, kv = o->n_embd / 2;
     float ws = 1.0f / sqrtf((float)d);
-    ADD(add(w, st, "token_embd.weight", GGML_TYPE_F16, 2, d, o->n_vocab, 0.5f, 0, err));
+    ADD(add(w, st, "token_embd.weight", GGUF_TENSOR_F16, 2, d, o->n_vocab, 0.5f, 0, err));
     char name[64];
     for (uint32_t l = 0; l < o->n_layer; l++) {
 #define LAYER(suffix, type, nd, a, b, sc, off)                                   \
         snprintf(name, sizeof name, "blk.%u." suffix, l);                       \
         ADD(add(w, st, name, type, nd, a, b, sc, off, err))
-        LAYER("attn_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
-        LAYER("attn_q.weight", GGML_TYPE_F16, 2, d, d, ws, 0);
-        LAYER("attn_k.weight", GGML_TYPE_F16, 2, d, kv, ws, 0);
-        LAYER("attn_v.weight", GGML_TYPE_F16, 2, d, kv, ws, 0);
-        LAYER("attn_output.weight", GGML_TYPE_F16, 2, d, d, ws, 0);
-        LAYER("ffn_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
-        LAYER("ffn_gate.weight", GGML_TYPE_F16, 2, d, ff, ws, 0);
-        LAYER("ffn_up.weight", GGML_TYPE_F16, 2, d, ff, ws, 0);
-        LAYER("ffn_down.weight", GGML_TYPE_F16, 2, ff, d, 1.0f / sqrtf((float)ff), 0);
+        LAYER("attn_norm.weight", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 1.0f);
+        LAYER("attn_q.weight", GGUF_TENSOR_F16, 2, d, d, ws, 0);
+        LAYER("attn_k.weight", GGUF_TENSOR_F16, 2, d, kv, ws, 0);
+        LAYER("attn_v.weight", GGUF_TENSOR_F16, 2, d, kv, ws, 0);
+        LAYER("attn_output.weight", GGUF_TENSOR_F16, 2, d, d, ws, 0);
+        LAYER("ffn_norm.weight", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 1.0f);
+        LAYER("ffn_gate.weight", GGUF_TENSOR_F16, 2, d, ff, ws, 0);
+        LAYER("ffn_up.weight", GGUF_TENSOR_F16, 2, d, ff, ws, 0);
+        LAYER("ffn_down.weight", GGUF_TENSOR_F16, 2, ff, d, 1.0f / sqrtf((float)ff), 0);
         /* what the architecture requires beyond llama (head dim d / 4, kv width d / 2) */
         if (desc->need[MODEL_ROLE_ATTN_Q_BIAS] == MODEL_NEED_REQUIRED) {
-            LAYER("attn_q.bias", GGML_TYPE_F32, 1, d, 1, 0.1f, 0);
-            LAYER("attn_k.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
-            LAYER("attn_v.bias", GGML_TYPE_F32, 1, kv, 1, 0.1f, 0);
+            LAYER("attn_q.bias", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 0);
+            LAYER("attn_k.bias", GGUF_TENSOR_F32, 1, kv, 1, 0.1f, 0);
+            LAYER("attn_v.bias", GGUF_TENSOR_F32, 1, kv, 1, 0.1f, 0);
         }
         if (desc->need[MODEL_ROLE_ATTN_Q_NORM] == MODEL_NEED_REQUIRED) {
-            LAYER("attn_q_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
-            LAYER("attn_k_norm.weight", GGML_TYPE_F32, 1, d / 4, 1, 0.1f, 1.0f);
+            LAYER("attn_q_norm.weight", GGUF_TENSOR_F32, 1, d / 4, 1, 0.1f, 1.0f);
+            LAYER("attn_k_norm.weight", GGUF_TENSOR_F32, 1, d / 4, 1, 0.1f, 1.0f);
         }
         if (desc->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED) {
-            LAYER("post_attention_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
-            LAYER("post_ffw_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f);
+            LAYER("post_attention_norm.weight", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 1.0f);
+            LAYER("post_ffw_norm.weight", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 1.0f);
         }
 #undef LAYER
     }
-    ADD(add(w, st, "output_norm.weight", GGML_TYPE_F32, 1, d, 1, 0.1f, 1.0f, err));
+    ADD(add(w, st, "output_norm.weight", GGUF_TENSOR_F32, 1, d, 1, 0.1f, 1.0f, err));
     if (o->rope_freqs) /* divisors in [1, 7]: a Llama 3.1 file's lie between 1 and its scaling factor */
-        ADD(add(w, st, "rope_freqs.weight", GGML_TYPE_F32, 1, o->rope_freqs, 1, 3.0f, 4.0f, err));
-    ADD(add(w, st, "output.weight", o->f16_output ? GGML_TYPE_F16 : GGML_TYPE_Q8_0, 2, d, o->n_vocab, ws, 0, err));
+        ADD(add(w, st, "rope_freqs.weight", GGUF_TENSOR_F32, 1, o->rope_freqs, 1, 3.0f, 4.0f, err));
+    ADD(add(w, st, "output.weight", o->f16_output ? GGUF_TENSOR_F16 : GGUF_TENSOR_Q8_0, 2, d, o->n_vocab, ws, 0, err));
 #undef ADD
     return s;
 }

@@ -27,23 +27,23 @@ static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static void set_scales(uint32_t type, uint8_t *b)
 {
     switch (type) {
-    case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_F32: break; /* all bit patterns */
-    case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_1: case GGML_TYPE_Q8_1: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
+    case GGUF_TENSOR_F16: case GGUF_TENSOR_BF16: case GGUF_TENSOR_F32: break; /* all bit patterns */
+    case GGUF_TENSOR_Q4_1: case GGUF_TENSOR_Q5_1: case GGUF_TENSOR_Q8_1: case GGUF_TENSOR_Q4_K: case GGUF_TENSOR_Q5_K:
         put16(b, test_rand_scale(true));
         put16(b + 2, test_rand_scale(true));
         break;
-    case GGML_TYPE_Q2_K: put16(b + 80, test_rand_scale(true)); put16(b + 82, test_rand_scale(true)); break;
-    case GGML_TYPE_Q3_K: put16(b + 108, test_rand_scale(true)); break;
-    case GGML_TYPE_Q6_K: put16(b + 208, test_rand_scale(true)); break;
-    case GGML_TYPE_TQ1_0: put16(b + 52, test_rand_scale(true)); break;
-    case GGML_TYPE_TQ2_0: put16(b + 64, test_rand_scale(true)); break;
-    case GGML_TYPE_Q8_K: {
+    case GGUF_TENSOR_Q2_K: put16(b + 80, test_rand_scale(true)); put16(b + 82, test_rand_scale(true)); break;
+    case GGUF_TENSOR_Q3_K: put16(b + 108, test_rand_scale(true)); break;
+    case GGUF_TENSOR_Q6_K: put16(b + 208, test_rand_scale(true)); break;
+    case GGUF_TENSOR_TQ1_0: put16(b + 52, test_rand_scale(true)); break;
+    case GGUF_TENSOR_TQ2_0: put16(b + 64, test_rand_scale(true)); break;
+    case GGUF_TENSOR_Q8_K: {
         float d = ldexpf((float)(test_rnd() % 1000 + 1), -(int)(test_rnd() % 20) - 10);
         memcpy(b, &d, 4);
         break;
     }
-    case GGML_TYPE_MXFP4: b[0] = (uint8_t)(110 + test_rnd() % 30); break;
-    case GGML_TYPE_IQ1_M: { /* the f16 scale lives in the top nibble of the four scale words */
+    case GGUF_TENSOR_MXFP4: b[0] = (uint8_t)(110 + test_rnd() % 30); break;
+    case GGUF_TENSOR_IQ1_M: { /* the f16 scale lives in the top nibble of the four scale words */
         uint16_t d = test_rand_scale(true);
         for (int k = 0; k < 4; k++) {
             uint16_t w;

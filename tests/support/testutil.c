@@ -25,9 +25,9 @@ tbuf base_file(void)
     for (int i = 0; i < 64; i++)
         f32[i] = (float)i * 0.25f - 8.0f;
     uint64_t ne2[2] = { 32, 2 }, ne1[1] = { 64 };
-    gguf_writer_add_tensor(w, "ta", GGML_TYPE_F32, 2, ne2, f32, NULL);
-    gguf_writer_add_tensor(w, "tb", GGML_TYPE_F32, 2, ne2, f32, NULL);
-    gguf_writer_add_tensor(w, "tq", GGML_TYPE_Q8_0, 1, ne1, q8, NULL);
+    gguf_writer_add_tensor(w, "ta", GGUF_TENSOR_F32, 2, ne2, f32, NULL);
+    gguf_writer_add_tensor(w, "tb", GGUF_TENSOR_F32, 2, ne2, f32, NULL);
+    gguf_writer_add_tensor(w, "tq", GGUF_TENSOR_Q8_0, 1, ne1, q8, NULL);
     tbuf b = { 0 };
     if (gguf_writer_write_buffer(w, &b.p, &b.len, NULL) != GGUF_OK)
         abort();
@@ -92,7 +92,7 @@ uint64_t kv_value_offset(const tbuf *b, const char *key) { return kv_type_offset
 uint64_t tensor_info_offset(const tbuf *b, const char *name)
 {
     gguf_file *f = open_valid(b);
-    const gguf_tensor *t = gguf_find_tensor(f, name);
+    const gguf_tensor *t = gguf_tensor_by_name(f, name);
     uint64_t o = t ? t->info_offset : 0;
     gguf_close(f);
     return o;
@@ -101,7 +101,7 @@ uint64_t tensor_info_offset(const tbuf *b, const char *name)
 static uint32_t tensor_ndims(const tbuf *b, const char *name)
 {
     gguf_file *f = open_valid(b);
-    uint32_t n = gguf_find_tensor(f, name)->n_dims;
+    uint32_t n = gguf_tensor_by_name(f, name)->n_dims;
     gguf_close(f);
     return n;
 }

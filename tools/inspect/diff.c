@@ -189,7 +189,7 @@ int inspect_print_diff(FILE *out, const gguf_file *fa, const gguf_file *fb, cons
     for (size_t i = 0; i < na; i++) {
         tensor_diff *t = &td[n_td++];
         t->a = gguf_tensor_at(fa, i);
-        t->b = gguf_find_tensor(fb, t->a->name);
+        t->b = gguf_tensor_by_name(fb, t->a->name);
         if (!t->b) {
             s.only_a++;
             continue;
@@ -212,7 +212,7 @@ int inspect_print_diff(FILE *out, const gguf_file *fa, const gguf_file *fb, cons
         s.max_rel = fmax(s.max_rel, t->d.rel_rms);
     }
     for (size_t i = 0; i < nb; i++)
-        if (!gguf_find_tensor(fa, gguf_tensor_at(fb, i)->name)) {
+        if (!gguf_tensor_by_name(fa, gguf_tensor_at(fb, i)->name)) {
             td[n_td++].b = gguf_tensor_at(fb, i);
             s.only_b++;
         }

@@ -27,7 +27,7 @@ static int64_t arch_int(const gguf_file *f, const char *suffix)
 static void print_summary(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
     char buf[256], size[32], arch[64];
-    uint64_t params = 0, bytes_by_type[GGML_TYPE_COUNT] = { 0 }, count_by_type[GGML_TYPE_COUNT] = { 0 };
+    uint64_t params = 0, bytes_by_type[GGUF_TENSOR_COUNT] = { 0 }, count_by_type[GGUF_TENSOR_COUNT] = { 0 };
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         params += t->n_elements;
@@ -45,7 +45,7 @@ static void print_summary(FILE *out, const gguf_file *f, const inspect_opts *o)
     for (size_t i = 0; gguf_shard_count(f) > 1 && i < gguf_shard_count(f); i++) /* a split model, opened whole */
         fprintf(out, "%-16s %zu of %zu: %s\n", i ? "" : "shards", i + 1, gguf_shard_count(f), gguf_shard_path(f, i));
     bool first = true;
-    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+    for (int t = 0; t < GGUF_TENSOR_COUNT; t++) {
         if (!count_by_type[t])
             continue;
         gguf_format_size(bytes_by_type[t], size, sizeof size);

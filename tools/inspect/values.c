@@ -37,7 +37,7 @@ bool inspect_parse_range(const char *s, uint64_t limit, uint64_t def_count, uint
 
 static const gguf_tensor *find(const gguf_file *f, const inspect_opts *o, const char *name)
 {
-    const gguf_tensor *t = gguf_find_tensor(f, name);
+    const gguf_tensor *t = gguf_tensor_by_name(f, name);
     if (!t)
         fprintf(stderr, "gguf-inspect: %s: no tensor named '%s' (list them with --tensors-only)\n", o->path, name);
     else if (!quant_can_dequantize(t->type))

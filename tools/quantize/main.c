@@ -24,21 +24,21 @@ static const char usage[] =
 
 static void print_plan(const quantize_plan_entry *plan, size_t n, bool each)
 {
-    uint64_t in_bytes = 0, out_bytes = 0, count[GGML_TYPE_COUNT] = { 0 };
+    uint64_t in_bytes = 0, out_bytes = 0, count[GGUF_TENSOR_COUNT] = { 0 };
     for (size_t i = 0; i < n; i++) {
         const gguf_tensor *t = plan[i].src;
         const gguf_type_traits *tt = gguf_type_traits_of(plan[i].type);
         const uint64_t bytes = t->n_elements / tt->block_size * tt->type_size;
         in_bytes += t->size;
         out_bytes += bytes;
-        if (plan[i].type < GGML_TYPE_COUNT)
+        if (plan[i].type < GGUF_TENSOR_COUNT)
             count[plan[i].type]++;
         if (each)
             fprintf(stderr, "%-32s %-6s -> %-6s %10.2f MiB\n", t->name, gguf_type_traits_of(t->type)->name, tt->name,
                     bytes / 1048576.0);
     }
     fprintf(stderr, "tensors   ");
-    for (uint32_t ty = 0; ty < GGML_TYPE_COUNT; ty++)
+    for (uint32_t ty = 0; ty < GGUF_TENSOR_COUNT; ty++)
         if (count[ty])
             fprintf(stderr, " %llu %s", (unsigned long long)count[ty], gguf_type_traits_of(ty)->name);
     fprintf(stderr, "\nsize       %.1f MiB -> %.1f MiB of tensor data\n", in_bytes / 1048576.0, out_bytes / 1048576.0);

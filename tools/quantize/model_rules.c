@@ -25,9 +25,9 @@ static const struct {
     const char *name;
     uint32_t base_type;
 } FTYPES[] = {
-    { QUANTIZE_FTYPE_Q8_0, "Q8_0", GGML_TYPE_Q8_0 },
-    { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGML_TYPE_Q4_K },
-    { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGML_TYPE_Q6_K },
+    { QUANTIZE_FTYPE_Q8_0, "Q8_0", GGUF_TENSOR_Q8_0 },
+    { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGUF_TENSOR_Q4_K },
+    { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
 };
 enum { N_FTYPES = sizeof FTYPES / sizeof FTYPES[0] };
 
@@ -55,7 +55,7 @@ static uint32_t base_type(quantize_ftype ftype)
     for (int i = 0; i < N_FTYPES; i++)
         if (FTYPES[i].ftype == ftype)
             return FTYPES[i].base_type;
-    return GGML_TYPE_COUNT;
+    return GGUF_TENSOR_COUNT;
 }
 
 /* The layer of "blk.N.…", -1 for tensors outside the blocks. */
@@ -103,21 +103,21 @@ static gguf_status choose_type(const gguf_tensor *t, quantize_ftype ftype, bool 
     uint32_t nt = base_type(ftype);
     const bool is_output = strcmp(name, "output.weight") == 0 || (tied && strcmp(name, "token_embd.weight") == 0);
     if (is_output) {
-        nt = t->ne[0] % QK_K != 0 ? GGML_TYPE_Q8_0 : nt != GGML_TYPE_Q8_0 ? GGML_TYPE_Q6_K : nt;
+        nt = t->ne[0] % QK_K != 0 ? GGUF_TENSOR_Q8_0 : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K : nt;
     } else if (strstr(name, "attn_v.weight")) {
         if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_attn_v, n_attn_v))
-            nt = GGML_TYPE_Q6_K;
+            nt = GGUF_TENSOR_Q6_K;
         ++*i_attn_v;
     } else if (strstr(name, "ffn_down")) {
         if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_ffn_down, n_layer))
-            nt = GGML_TYPE_Q6_K;
+            nt = GGUF_TENSOR_Q6_K;
         ++*i_ffn_down;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
         /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size */
-        const uint32_t fallback = nt == GGML_TYPE_Q4_K ? GGML_TYPE_Q5_0 : nt == GGML_TYPE_Q6_K ? GGML_TYPE_Q8_0
-                                                                                             : GGML_TYPE_COUNT;
-        if (fallback == GGML_TYPE_COUNT || t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
+        const uint32_t fallback = nt == GGUF_TENSOR_Q4_K ? GGUF_TENSOR_Q5_0 : nt == GGUF_TENSOR_Q6_K ? GGUF_TENSOR_Q8_0
+                                                                                             : GGUF_TENSOR_COUNT;
+        if (fallback == GGUF_TENSOR_COUNT || t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
             return gguf_fail(err, GGUF_E_BLOCK_MULTIPLE, t->info_offset, name,
                              "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback for "
                              "them is one this quantizer does not write",
@@ -133,7 +133,7 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quant
 {
     *out = NULL;
     *n_out = 0;
-    if (base_type(ftype) == GGML_TYPE_COUNT)
+    if (base_type(ftype) == GGUF_TENSOR_COUNT)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "unknown file type %d", (int)ftype);
     /* the architectures whose description says llama-quantize's rules for them are reproduced here */
     model_hparams hp;
@@ -177,8 +177,8 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quant
         if (!st && plan[i].type != t->type && !quant_can_quantize(plan[i].type))
             st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name, "tensor '%s': cannot write %s", t->name,
                            gguf_type_traits_of(plan[i].type)->name);
-        if (!st && plan[i].type != t->type && t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16 &&
-            t->type != GGML_TYPE_BF16)
+        if (!st && plan[i].type != t->type && t->type != GGUF_TENSOR_F32 && t->type != GGUF_TENSOR_F16 &&
+            t->type != GGUF_TENSOR_BF16)
             st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
                            "tensor '%s' is %s: start from an F32, F16 or BF16 file (quantizing quantized weights again "
                            "compounds their rounding)",
