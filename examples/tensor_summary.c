@@ -1,8 +1,8 @@
 /* An example program built against an installed ggufscope: opens a GGUF file with the library, prints its
  * architecture and each tensor's name, type and shape, and the first values of the first tensor the
  * library can dequantize. Build it with pkg-config (examples/Makefile) or CMake (examples/CMakeLists.txt). */
-#include <gguf.h>
-#include <quant.h>
+#include <ggufscope/gguf.h>
+#include <ggufscope/quant.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,8 +21,18 @@ echo "$a" | head -1 | grep -q '^architecture '
 echo "$a" | grep -q ' row 0: '
 # the headers compile as C++ too (extern "C")
 if command -v c++ >/dev/null; then
-  printf '#include <gguf.h>\n#include <quant.h>\n#include <audit.h>\nint main() { return gguf_tensor_count(nullptr) ? 1 : 0; }\n' \
+  printf '#include <ggufscope/gguf.h>\n#include <ggufscope/model.h>\n#include <ggufscope/quant.h>\n#include <ggufscope/audit.h>\nint main() { return gguf_tensor_count(nullptr) ? 1 : 0; }\n' \
     > "$prefix/cxx.cpp"
-  c++ -fsyntax-only -I"$prefix/include/ggufscope" "$prefix/cxx.cpp"
+  c++ -fsyntax-only -I"$prefix/include" "$prefix/cxx.cpp"
 fi
+# beside ggml: our headers with the names ggml's headers define, in one program
+cc -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "$source/tests/data/beside_ggml.c"
+# the library exports its API only: every symbol prefixed (gguf_, model_, quant_, audit_, ggufscope_), none of them
+# a name ggml's libraries export (tests/data/ggml_exported_names.txt, from its installed gguf.h and ggml.h)
+lib=$(ls "$prefix"/lib*/libggufscope.so | head -1)
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}')
+stray=$(echo "$exported" | grep -vE '^(gguf_|model_|quant_|audit_|ggufscope_)' || true)
+test -z "$stray" || { echo "exported without a prefix: $stray" >&2; exit 1; }
+clash=$(echo "$exported" | grep -xFf "$source/tests/data/ggml_exported_names.txt" || true)
+test -z "$clash" || { echo "exported under a name ggml exports: $clash" >&2; exit 1; }
 echo "installed library, pkg-config and CMake package: OK"

@@ -13,6 +13,8 @@
 #ifndef GGUFSCOPE_GGUF_H
 #define GGUFSCOPE_GGUF_H
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +71,9 @@ typedef enum gguf_status {
 } gguf_status;
 
 /* Short stable identifier of a status ("GGUF_E_OVERLAP"), for logs and JSON. */
-const char *gguf_status_name(gguf_status s);
+GGUFSCOPE_API const char *gguf_status_name(gguf_status s);
+/* The version of the installed library ("0.1.0"). */
+GGUFSCOPE_API const char *ggufscope_library_version(void);
 
 typedef struct gguf_error {
     gguf_status code;
@@ -81,7 +85,8 @@ typedef struct gguf_error {
 /* Fills err (when not NULL) with code, offset, subject and the formatted
  * message, and returns code: how every layer that reports in gguf_error's
  * terms (the reader, the writer, quant's model writer) sets one. */
-gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const char *subject, const char *fmt, ...)
+GGUFSCOPE_API gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const char *subject,
+                                    const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* Things the GGUF spec allows but llama.cpp refuses: reported, not fatal. */
@@ -128,12 +133,12 @@ enum {
 };
 
 /* A byte count for humans ("4.20 MiB", "512 B") into buf. */
-void gguf_format_size(uint64_t bytes, char *buf, size_t n);
+GGUFSCOPE_API void gguf_format_size(uint64_t bytes, char *buf, size_t n);
 
 /* Traits of a type id. Never NULL: ids past the table give an UNKNOWN record. */
-const gguf_type_traits *gguf_type_traits_of(uint32_t type_id);
+GGUFSCOPE_API const gguf_type_traits *gguf_type_traits_of(uint32_t type_id);
 /* Type id for a ggml name ("q4_k" or "Q4_K"), or -1. */
-int gguf_type_from_name(const char *name);
+GGUFSCOPE_API int gguf_type_from_name(const char *name);
 
 /* ---- metadata values --------------------------------------------------- */
 
@@ -146,9 +151,9 @@ typedef enum gguf_value_type {
 } gguf_value_type;
 
 /* "u32", "string", "array", …; "?" for an invalid id. */
-const char *gguf_value_type_name(uint32_t vt);
+GGUFSCOPE_API const char *gguf_value_type_name(uint32_t vt);
 /* Bytes of one scalar element in the file; 0 for string and array. */
-size_t gguf_value_type_size(uint32_t vt);
+GGUFSCOPE_API size_t gguf_value_type_size(uint32_t vt);
 
 /* A string inside the mapping: not NUL-terminated, may hold any bytes. */
 typedef struct gguf_str {
@@ -174,7 +179,7 @@ typedef struct gguf_value {
 
 /* Element i of an array of scalars as a scalar value (type = elem_type).
  * Returns GGUF_E_INVALID_ARG when arr is not such an array or i is out of range. */
-gguf_status gguf_array_scalar(const gguf_value *arr, uint64_t i, gguf_value *out);
+GGUFSCOPE_API gguf_status gguf_array_scalar(const gguf_value *arr, uint64_t i, gguf_value *out);
 
 typedef struct gguf_kv {
     const char *key;       /* NUL-terminated copy */
@@ -203,54 +208,54 @@ typedef struct gguf_file gguf_file;
 
 /* Opens path read-only with mmap and validates everything. On failure returns
  * the status, fills err and sets *out to NULL. The file is never written. */
-gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
 /* The file and byte offset a mapped address belongs to, for a SIGBUS handler (a file that shrank while
  * mapped): async-signal-safe. False when addr is in no file gguf_open mapped. */
-bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
+GGUFSCOPE_API bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
 
 /* A model split by llama.cpp's gguf-split: gguf_open given the first shard (PREFIX-00001-of-0000N.gguf)
  * opens the others and serves every shard's tensors as one model (the metadata is the first shard's). A
  * missing shard, another model's, or a tensor in two shards is GGUF_E_SPLIT naming it. */
-size_t gguf_shard_count(const gguf_file *f);          /* 1 for a file on its own */
-const char *gguf_shard_path(const gguf_file *f, size_t i); /* NULL for a file on its own */
+GGUFSCOPE_API size_t gguf_shard_count(const gguf_file *f);          /* 1 for a file on its own */
+GGUFSCOPE_API const char *gguf_shard_path(const gguf_file *f, size_t i); /* NULL for a file on its own */
 /* The device and inode shard i (0: the first, or the file on its own) had when opened; false for a file
  * opened from memory. Tools use it so that nothing they write replaces a file they read. */
-bool gguf_shard_identity(const gguf_file *f, size_t i, uint64_t *dev, uint64_t *ino);
+GGUFSCOPE_API bool gguf_shard_identity(const gguf_file *f, size_t i, uint64_t *dev, uint64_t *ino);
 
 /* Same over a caller-owned buffer, which must outlive the gguf_file. */
-gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);
 
-void gguf_close(gguf_file *f);
+GGUFSCOPE_API void gguf_close(gguf_file *f);
 
-uint32_t gguf_version(const gguf_file *f);
-uint32_t gguf_alignment(const gguf_file *f);
-uint64_t gguf_data_offset(const gguf_file *f);   /* start of the data section in the file */
-uint64_t gguf_file_size(const gguf_file *f);
-const uint8_t *gguf_file_bytes(const gguf_file *f); /* the whole mapping */
+GGUFSCOPE_API uint32_t gguf_version(const gguf_file *f);
+GGUFSCOPE_API uint32_t gguf_alignment(const gguf_file *f);
+GGUFSCOPE_API uint64_t gguf_data_offset(const gguf_file *f);   /* start of the data section in the file */
+GGUFSCOPE_API uint64_t gguf_file_size(const gguf_file *f);
+GGUFSCOPE_API const uint8_t *gguf_file_bytes(const gguf_file *f); /* the whole mapping */
 
-size_t gguf_kv_count(const gguf_file *f);
-const gguf_kv *gguf_kv_at(const gguf_file *f, size_t i);     /* file order */
-const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key); /* O(1), NULL if absent */
+GGUFSCOPE_API size_t gguf_kv_count(const gguf_file *f);
+GGUFSCOPE_API const gguf_kv *gguf_kv_at(const gguf_file *f, size_t i);     /* file order */
+GGUFSCOPE_API const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key); /* O(1), NULL if absent */
 
-size_t gguf_tensor_count(const gguf_file *f);
-const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i); /* file (info) order */
-const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name); /* O(1) */
+GGUFSCOPE_API size_t gguf_tensor_count(const gguf_file *f);
+GGUFSCOPE_API const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i); /* file (info) order */
+GGUFSCOPE_API const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name); /* O(1) */
 
-size_t gguf_warning_count(const gguf_file *f);
-const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);
+GGUFSCOPE_API size_t gguf_warning_count(const gguf_file *f);
+GGUFSCOPE_API const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);
 
 /* Typed getters. Strict: the stored type must be exactly the one asked for
  * ("key 'llama.block_count' is a string, expected u32"). */
-gguf_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, gguf_error *err);
-gguf_status gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out, gguf_error *err);
-gguf_status gguf_get_i32(const gguf_file *f, const char *key, int32_t *out, gguf_error *err);
-gguf_status gguf_get_f32(const gguf_file *f, const char *key, float *out, gguf_error *err);
-gguf_status gguf_get_bool(const gguf_file *f, const char *key, bool *out, gguf_error *err);
-gguf_status gguf_get_str(const gguf_file *f, const char *key, gguf_str *out, gguf_error *err);
-gguf_status gguf_get_array(const gguf_file *f, const char *key, const gguf_value **out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_i32(const gguf_file *f, const char *key, int32_t *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_f32(const gguf_file *f, const char *key, float *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_bool(const gguf_file *f, const char *key, bool *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_str(const gguf_file *f, const char *key, gguf_str *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_get_array(const gguf_file *f, const char *key, const gguf_value **out, gguf_error *err);
 /* Lenient integer getter for hyperparameters: any integer type whose value
  * fits in [min, max] (converters disagree on u32 vs i32 vs u64). */
-gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t min, int64_t max,
+GGUFSCOPE_API gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t min, int64_t max,
                          int64_t *out, gguf_error *err);
 
 /* ---- data section coverage ---------------------------------------------- */
@@ -280,7 +285,7 @@ typedef struct gguf_coverage {
 } gguf_coverage;
 
 /* Fills out for an opened file. Returns GGUF_E_NOMEM or GGUF_OK. */
-gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_error *err);
 
 /* ---- digests ------------------------------------------------------------ */
 
@@ -294,12 +299,13 @@ typedef enum gguf_hash_kind {
 
 #define GGUF_HASH_BIT(k) (1u << (k))
 /* The three kinds llama-gguf-hash --all writes. */
-#define GGUF_HASH_LLAMA_ALL (GGUF_HASH_BIT(GGUF_HASH_XXH64) | GGUF_HASH_BIT(GGUF_HASH_SHA1) | GGUF_HASH_BIT(GGUF_HASH_SHA256))
+#define GGUF_HASH_LLAMA_ALL                                                                                    \
+    (GGUF_HASH_BIT(GGUF_HASH_XXH64) | GGUF_HASH_BIT(GGUF_HASH_SHA1) | GGUF_HASH_BIT(GGUF_HASH_SHA256))
 
 /* "xxh64", "sha1", "sha256", "crc32". */
-const char *gguf_hash_kind_name(gguf_hash_kind k);
+GGUFSCOPE_API const char *gguf_hash_kind_name(gguf_hash_kind k);
 /* Kind for a name, or -1. */
-int gguf_hash_kind_from_name(const char *name);
+GGUFSCOPE_API int gguf_hash_kind_from_name(const char *name);
 
 /* A digest as its canonical bytes (xxh64 and crc32 big-endian, as printed). */
 typedef struct gguf_digest {
@@ -308,7 +314,7 @@ typedef struct gguf_digest {
 } gguf_digest;
 
 /* Lowercase hex into out (at least 65 bytes). */
-void gguf_digest_hex(const gguf_digest *d, char *out);
+GGUFSCOPE_API void gguf_digest_hex(const gguf_digest *d, char *out);
 
 typedef void (*gguf_progress_fn)(void *user, uint64_t done, uint64_t total);
 
@@ -335,15 +341,16 @@ typedef struct gguf_hashes {
 /* Hashes an opened file by streaming windows of the mapping through every
  * requested digest, the digests of a window spread over threads; memory use
  * does not grow with the file. Release with gguf_hashes_free. */
-gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, gguf_hashes *out, gguf_error *err);
-void gguf_hashes_free(gguf_hashes *h);
+GGUFSCOPE_API gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, gguf_hashes *out,
+                                         gguf_error *err);
+GGUFSCOPE_API void gguf_hashes_free(gguf_hashes *h);
 
 /* sha256 of the file at path read sequentially, for files gguf_open refuses
  * (a truncated download still has a sha256 to compare); *size gets its bytes. */
-gguf_status gguf_file_sha256_path(const char *path, gguf_digest *out, uint64_t *size, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_file_sha256_path(const char *path, gguf_digest *out, uint64_t *size, gguf_error *err);
 
 /* "4f5222ad-081f-54c4-83cc-f7ecccc3d7a5" into out (at least 37 bytes). */
-void gguf_uuid_format(const uint8_t uuid[16], char *out);
+GGUFSCOPE_API void gguf_uuid_format(const uint8_t uuid[16], char *out);
 
 /* ---- manifests (llama-gguf-hash's format) -------------------------------- */
 
@@ -352,7 +359,7 @@ void gguf_uuid_format(const uint8_t uuid[16], char *out);
  * kind, then the model lines, then the uuid line when present); label is the
  * file name as the user gave it. kinds outside h are skipped. Returns a
  * malloc'd string, NULL when out of memory. */
-char *gguf_manifest_format(const gguf_file *f, const gguf_hashes *h, unsigned kinds, bool uuid,
+GGUFSCOPE_API char *gguf_manifest_format(const gguf_file *f, const gguf_hashes *h, unsigned kinds, bool uuid,
                            const char *label);
 
 typedef struct gguf_manifest gguf_manifest;
@@ -360,13 +367,14 @@ typedef struct gguf_manifest gguf_manifest;
 /* Parses manifest text written by llama-gguf-hash or by us. Lines of kinds we
  * do not know are skipped (counted); a line that is not "<kind> <hex> <name>"
  * or whose hex does not fit its kind is GGUF_E_INVALID_ARG naming the line. */
-gguf_status gguf_manifest_parse(const char *text, size_t len, gguf_manifest **out, gguf_error *err);
-void gguf_manifest_free(gguf_manifest *m);
+GGUFSCOPE_API gguf_status gguf_manifest_parse(const char *text, size_t len, gguf_manifest **out, gguf_error *err);
+GGUFSCOPE_API void gguf_manifest_free(gguf_manifest *m);
 /* What a check of this manifest needs computed. */
-void gguf_manifest_needs(const gguf_manifest *m, unsigned *tensor_kinds, unsigned *model_kinds, bool *uuid);
-size_t gguf_manifest_skipped_lines(const gguf_manifest *m);
+GGUFSCOPE_API void gguf_manifest_needs(const gguf_manifest *m, unsigned *tensor_kinds, unsigned *model_kinds,
+                                       bool *uuid);
+GGUFSCOPE_API size_t gguf_manifest_skipped_lines(const gguf_manifest *m);
 /* The file label the manifest's lines carry ("" when it has no model line). */
-const char *gguf_manifest_label(const gguf_manifest *m);
+GGUFSCOPE_API const char *gguf_manifest_label(const gguf_manifest *m);
 
 typedef enum gguf_check_state {
     GGUF_CHECK_OK,
@@ -392,24 +400,24 @@ typedef struct gguf_check_report {
 
 /* Checks hashes h of file f against m, matching tensors by name whatever file
  * name the manifest carries. Release with gguf_check_report_free. */
-gguf_status gguf_manifest_check(const gguf_manifest *m, const gguf_file *f, const gguf_hashes *h,
+GGUFSCOPE_API gguf_status gguf_manifest_check(const gguf_manifest *m, const gguf_file *f, const gguf_hashes *h,
                                 gguf_check_report *out, gguf_error *err);
-void gguf_check_report_free(gguf_check_report *r);
+GGUFSCOPE_API void gguf_check_report_free(gguf_check_report *r);
 
 /* True when two metadata values are equal (type, count and every element). */
-bool gguf_value_equal(const gguf_value *a, const gguf_value *b);
+GGUFSCOPE_API bool gguf_value_equal(const gguf_value *a, const gguf_value *b);
 
 /* ---- strings as text ---------------------------------------------------- */
 
 /* The code point of the UTF-8 sequence at str[0..len) into *cp; its length, or 0 when it is not one valid
  * sequence (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF). */
-size_t gguf_utf8_next(const char *str, size_t len, uint32_t *cp);
+GGUFSCOPE_API size_t gguf_utf8_next(const char *str, size_t len, uint32_t *cp);
 /* Whether a code point displays as nothing yet changes how the text around it reads or compares: bidi
  * embeddings, overrides, isolates and marks (Trojan Source, CVE-2021-42574), zero-width spaces, word joiners,
  * the soft hyphen, line and paragraph separators, the byte-order mark, tag characters; with joiners, also the
  * zero-width joiner and non-joiner (which Persian, Indic scripts and emoji need in text, so a terminal shows
  * them, but which make two names compare apart while they look alike). */
-bool gguf_codepoint_invisible(uint32_t cp, bool joiners);
+GGUFSCOPE_API bool gguf_codepoint_invisible(uint32_t cp, bool joiners);
 
 /* ---- writer ------------------------------------------------------------- */
 
@@ -419,8 +427,8 @@ typedef struct gguf_writer gguf_writer;
 typedef gguf_status (*gguf_fill_fn)(void *user, uint8_t *dst, uint64_t at, size_t len);
 
 /* version 2 or 3. Returns NULL when out of memory. */
-gguf_writer *gguf_writer_create(uint32_t version);
-void gguf_writer_free(gguf_writer *w);
+GGUFSCOPE_API gguf_writer *gguf_writer_create(uint32_t version);
+GGUFSCOPE_API void gguf_writer_free(gguf_writer *w);
 
 /* A value to write; arrays point at caller memory that must live until the write. */
 typedef struct gguf_wvalue {
@@ -438,30 +446,31 @@ typedef struct gguf_wvalue {
 
 /* Adds a key. Setting general.alignment (u32) also sets the alignment the
  * writer pads to. Keys are written in the order they are added. */
-gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *value, gguf_error *err);
-gguf_status gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err);
-gguf_status gguf_writer_add_f32(gguf_writer *w, const char *key, float v, gguf_error *err);
-gguf_status gguf_writer_add_str(gguf_writer *w, const char *key, const char *v, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *value, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_add_f32(gguf_writer *w, const char *key, float v, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_add_str(gguf_writer *w, const char *key, const char *v, gguf_error *err);
 /* Adds a value read from a file (gguf_kv.value), written exactly as it was
  * read: strings of any bytes, arrays of any depth. The file must stay open
  * until the write. */
-gguf_status gguf_writer_add_copy(gguf_writer *w, const char *key, const gguf_value *value, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_add_copy(gguf_writer *w, const char *key, const gguf_value *value,
+                                               gguf_error *err);
 
 /* Adds a tensor whose data is taken from `data` (size implied by type and
  * dims; the memory must live until the write) or produced by fill. */
-gguf_status gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+GGUFSCOPE_API gguf_status gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                                    const uint64_t *ne, const void *data, gguf_error *err);
-gguf_status gguf_writer_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+GGUFSCOPE_API gguf_status gguf_writer_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                                         const uint64_t *ne, gguf_fill_fn fill, void *user, gguf_error *err);
 
 /* Total file size the writer will produce. */
-uint64_t gguf_writer_size(const gguf_writer *w);
+GGUFSCOPE_API uint64_t gguf_writer_size(const gguf_writer *w);
 
 /* Writes atomically: a temporary file beside path, fsync, rename over path,
  * fsync of the directory. On failure path is untouched and nothing is left behind. */
-gguf_status gguf_writer_write_file(gguf_writer *w, const char *path, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_write_file(gguf_writer *w, const char *path, gguf_error *err);
 /* Writes into a malloc'd buffer the caller frees. */
-gguf_status gguf_writer_write_buffer(gguf_writer *w, uint8_t **out, size_t *len, gguf_error *err);
+GGUFSCOPE_API gguf_status gguf_writer_write_buffer(gguf_writer *w, uint8_t **out, size_t *len, gguf_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,15 @@
 
 #include "gguf.h"
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- architectures ------------------------------------------------------ */
 
@@ -55,10 +61,10 @@ typedef struct model_role_info {
     const char *what;     /* a few words: "attention query projection" */
 } model_role_info;
 
-const model_role_info *model_role_info_of(model_role r);
+GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
 /* The role a tensor name plays ("blk.3.attn_q.weight" -> MODEL_ROLE_ATTN_Q, *layer 3; "output.weight" ->
  * MODEL_ROLE_OUTPUT, *layer -1); MODEL_ROLE_COUNT when no architecture here has it. */
-model_role model_role_of_name(const char *name, int64_t *layer);
+GGUFSCOPE_API model_role model_role_of_name(const char *name, int64_t *layer);
 
 typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
 typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH } model_act;
@@ -83,11 +89,11 @@ typedef struct model_arch {
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
-const model_arch *model_arch_find(const char *name, size_t len);
-size_t model_arch_count(void);
-const model_arch *model_arch_at(size_t i);
+GGUFSCOPE_API const model_arch *model_arch_find(const char *name, size_t len);
+GGUFSCOPE_API size_t model_arch_count(void);
+GGUFSCOPE_API const model_arch *model_arch_at(size_t i);
 /* "llama, qwen2, qwen3, gemma3": for messages. */
-const char *model_arch_names(void);
+GGUFSCOPE_API const char *model_arch_names(void);
 
 /* Hyperparameters from "<arch>.*" metadata with llama.cpp's defaults where a
  * key is absent: the one reader engine/ and audit/ share. */
@@ -131,15 +137,19 @@ typedef struct model_error {
  * every output is NaN or a constant); returns MODEL_OK or the first problem with err filled, the fields read
  * before and after it still set. An architecture not in the table is MODEL_E_UNSUPPORTED, its generic keys
  * still read under its name (hp->arch NULL): the audit checks shapes with them. */
-model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err);
+GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err);
 /* Whether s[0..len) could name an architecture or tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A name that could is
  * "not supported" (trouble); one that could not is a malformed file. */
-bool model_is_identifier(const char *s, size_t len);
+GGUFSCOPE_API bool model_is_identifier(const char *s, size_t len);
 /* Whether layer il uses the sliding window. */
-bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
+GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
-int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
+GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
 /* What a dimension is, in words ("embedding_length"). */
-const char *model_dim_name(model_dim d);
+GGUFSCOPE_API const char *model_dim_name(model_dim d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

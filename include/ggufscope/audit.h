@@ -15,6 +15,8 @@
 #include "gguf.h"
 #include "model.h"
 
+#include "export.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,11 +60,11 @@ typedef struct audit_stats {
 } audit_stats;
 
 /* Statistics of one tensor over n_threads OpenMP threads (0: all). */
-audit_status audit_tensor_stats(const gguf_tensor *t, int n_threads, audit_stats *out);
+GGUFSCOPE_API audit_status audit_tensor_stats(const gguf_tensor *t, int n_threads, audit_stats *out);
 
 /* Statistics of every tensor of f into out (n_tensors entries, info order).
  * progress (may be NULL) is called on the calling thread with bytes done. */
-audit_status audit_file_stats(const gguf_file *f, int n_threads, gguf_progress_fn progress, void *user,
+GGUFSCOPE_API audit_status audit_file_stats(const gguf_file *f, int n_threads, gguf_progress_fn progress, void *user,
                               audit_stats *out);
 
 /* ---- names and roles ------------------------------------------------------ */
@@ -77,8 +79,8 @@ typedef enum audit_class {
 } audit_class;
 
 /* "blk.12.attn_q.weight" -> 12 and *role = "attn_q.weight"; other names -> -1 and *role = name. */
-int audit_layer_of(const char *name, const char **role);
-audit_class audit_class_of(const gguf_tensor *t);
+GGUFSCOPE_API int audit_layer_of(const char *name, const char **role);
+GGUFSCOPE_API audit_class audit_class_of(const gguf_tensor *t);
 
 /* ---- hyperparameters ------------------------------------------------------ */
 
@@ -88,9 +90,9 @@ typedef struct audit_hparams {
     int64_t n_padding_tokens;    /* unused/[PAD…] tokens at the end of the vocabulary */
 } audit_hparams;
 
-void audit_read_hparams(const gguf_file *f, audit_hparams *out);
+GGUFSCOPE_API void audit_read_hparams(const gguf_file *f, audit_hparams *out);
 /* llama.cpp's name of a general.file_type value ("Q4_K_M"), or NULL. */
-const char *audit_file_type_name(int64_t file_type);
+GGUFSCOPE_API const char *audit_file_type_name(int64_t file_type);
 
 /* ---- findings ------------------------------------------------------------- */
 
@@ -131,9 +133,10 @@ typedef struct audit_findings {
 
 /* A new finding, zeroed but for what is given (layer -1); NULL when out of memory. Past
  * AUDIT_SAME_CODE_MAX findings of one code, a scratch finding that is only counted. */
-audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code, const char *tensor);
+GGUFSCOPE_API audit_finding *audit_findings_add(audit_findings *l, audit_severity sev, const char *code,
+                                                const char *tensor);
 /* Appends one finding per code that went past the cap ("and N more like it") and frees the counts. */
-void audit_findings_close(audit_findings *l);
+GGUFSCOPE_API void audit_findings_close(audit_findings *l);
 
 /* snprintf into one of a finding's fixed-size text fields. */
 #define AUDIT_FSET(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
@@ -157,12 +160,12 @@ typedef struct audit_report {
     size_t n_roles;
 } audit_report;
 
-const char *audit_severity_name(audit_severity s); /* "error", "warning", "info" */
+GGUFSCOPE_API const char *audit_severity_name(audit_severity s); /* "error", "warning", "info" */
 
 /* Runs every rule over f. stats (one per tensor, from audit_file_stats) may
  * be NULL: then only the metadata and shape rules run. */
-audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_report *out);
-void audit_report_free(audit_report *r);
+GGUFSCOPE_API audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_report *out);
+GGUFSCOPE_API void audit_report_free(audit_report *r);
 
 /* ---- comparing two tensors ------------------------------------------------ */
 
@@ -177,7 +180,8 @@ typedef struct audit_diff {
     double rel_rms;              /* rms_diff / rms_a (0 when rms_a is 0) */
 } audit_diff;
 
-audit_status audit_compare_tensors(const gguf_tensor *a, const gguf_tensor *b, int n_threads, audit_diff *out);
+GGUFSCOPE_API audit_status audit_compare_tensors(const gguf_tensor *a, const gguf_tensor *b, int n_threads,
+                                                 audit_diff *out);
 
 #ifdef __cplusplus
 }
