@@ -171,7 +171,7 @@ Test(outputs, a_fifo_as_the_model_does_not_hang)
     snprintf(fifo, sizeof fifo, "%s/fifo.gguf", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize" };
-    static const char *const extra[] = { "", "--sha256 " "0000000000000000000000000000000000000000000000000000000000000000",
+    static const char *const extra[] = { "", "--sha256 0000000000000000000000000000000000000000000000000000000000000000",
                                          "-p hi -n 1", "%s/never-written.gguf Q8_0" };
     for (int t = 0; t < 4; t++) {
         char more[400], cmd[1200];
