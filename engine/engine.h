@@ -34,8 +34,8 @@ typedef enum engine_status {
 typedef struct engine_error {
     engine_status code;
     uint64_t offset;      /* byte offset in the file the problem concerns (0: none) */
-    char subject[256];    /* key or tensor name */
-    char message[768];
+    char subject[GGUF_ERROR_SUBJECT_SIZE];    /* key or tensor name */
+    char message[GGUF_ERROR_MESSAGE_SIZE];
 } engine_error;
 
 const char *engine_status_name(engine_status s);

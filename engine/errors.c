@@ -11,10 +11,9 @@ engine_status engine_fail(engine_error *err, engine_status code, uint64_t offset
     if (err) {
         err->code = code;
         err->offset = offset;
-        snprintf(err->subject, sizeof err->subject, "%s", subject ? subject : "");
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        gguf_error_textv(err->subject, err->message, subject, fmt, ap);
         va_end(ap);
     }
     return code;

@@ -4,9 +4,6 @@
 
 #include "engine.h"
 
-/* Makes room for `need` items of elem bytes in *items (capacity *cap,
- * doubled as it grows); false when out of memory, *items unchanged. */
-bool engine_reserve(void **items, size_t *cap, size_t need, size_t elem);
 
 /* Fills err (when not NULL) and returns code. */
 __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *err, engine_status code,

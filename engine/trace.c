@@ -83,7 +83,7 @@ engine_probe engine_trace_probe(engine_trace *t)
 
 bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits)
 {
-    if (!engine_reserve((void **)&t->steps, &t->cap_steps, t->n_steps + 1, sizeof *t->steps))
+    if (!gguf_reserve((void **)&t->steps, &t->cap_steps, t->n_steps + 1, sizeof *t->steps))
         return false;
     engine_step *s = &t->steps[t->n_steps++];
     memset(s, 0, sizeof *s);

@@ -1,8 +1,29 @@
-/* Arena allocator and name index used by the reader. */
+/* Memory: the reader's arena allocator and name index, and the growable array every layer uses. */
 #include "internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+bool gguf_reserve(void **items, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            return false;
+        c *= 2;
+    }
+    if (elem && c > SIZE_MAX / elem)
+        return false;
+    void *p = realloc(*items, c * elem);
+    if (!p)
+        return false;
+    *items = p;
+    *cap = c;
+    return true;
+}
 
 struct gguf_arena_chunk {
     gguf_arena_chunk *next;

@@ -53,13 +53,19 @@ gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const 
     if (err) {
         err->code = code;
         err->offset = offset;
-        snprintf(err->subject, sizeof err->subject, "%s", subject ? subject : "");
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        gguf_error_textv(err->subject, err->message, subject, fmt, ap);
         va_end(ap);
     }
     return code;
+}
+
+void gguf_error_textv(char subject[GGUF_ERROR_SUBJECT_SIZE], char message[GGUF_ERROR_MESSAGE_SIZE], const char *subj,
+                      const char *fmt, va_list ap)
+{
+    snprintf(subject, GGUF_ERROR_SUBJECT_SIZE, "%s", subj ? subj : "");
+    vsnprintf(message, GGUF_ERROR_MESSAGE_SIZE, fmt, ap);
 }
 
 void gguf_format_size(uint64_t bytes, char *buf, size_t n)

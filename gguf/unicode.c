@@ -1,4 +1,4 @@
-/* Strings from a file as text: UTF-8 sequences and the code points that display as nothing. */
+/* Strings from a file as text: UTF-8 sequences, the code points that display as nothing, and names. */
 #include "gguf.h"
 
 size_t gguf_utf8_next(const char *str, size_t len, uint32_t *cp)
@@ -31,4 +31,17 @@ bool gguf_codepoint_invisible(uint32_t cp, bool joiners)
     return cp == 0x00ad || cp == 0x034f || cp == 0x061c || cp == 0x180e || cp == 0x200b ||
            (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
            (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+bool gguf_is_identifier(const char *s, size_t len)
+{
+    if (len == 0 || len > 64)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        const char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
+            return false;
+    }
+    return true;
 }

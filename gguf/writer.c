@@ -65,19 +65,6 @@ void gguf_writer_free(gguf_writer *w)
     free(w);
 }
 
-static bool grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = nc;
-    return true;
-}
-
 gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *value, gguf_error *err)
 {
     if (!w || !key || !value || !*key)
@@ -94,7 +81,7 @@ gguf_status gguf_writer_add(gguf_writer *w, const char *key, const gguf_wvalue *
                              "general.alignment must be a u32 power of two, set before any tensor");
         w->alignment = (uint32_t)a;
     }
-    if (!grow((void **)&w->kvs, &w->cap_kv, w->n_kv, sizeof *w->kvs))
+    if (!gguf_reserve((void **)&w->kvs, &w->cap_kv, w->n_kv + 1, sizeof *w->kvs))
         return gguf_fail(err, GGUF_E_NOMEM, 0, key, "out of memory");
     char *k = strdup(key);
     if (!k)
@@ -161,7 +148,7 @@ static gguf_status add_tensor(gguf_writer *w, const char *name, uint32_t type, u
         !gguf_align_up(end, w->alignment, &end))
         return gguf_fail(err, GGUF_E_SIZE_OVERFLOW, 0, name, "tensor '%s' is too large", name);
     t.offset = w->data_bytes;
-    if (!grow((void **)&w->tensors, &w->cap_tensors, w->n_tensors, sizeof *w->tensors) ||
+    if (!gguf_reserve((void **)&w->tensors, &w->cap_tensors, w->n_tensors + 1, sizeof *w->tensors) ||
         !(t.name = strdup(name)))
         return gguf_fail(err, GGUF_E_NOMEM, 0, name, "out of memory");
     w->tensors[w->n_tensors++] = t;

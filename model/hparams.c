@@ -239,26 +239,12 @@ static model_status fail(model_error *err, model_status code, uint64_t offset, c
     if (err) {
         err->code = code;
         err->offset = offset;
-        snprintf(err->subject, sizeof err->subject, "%s", subject ? subject : "");
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        gguf_error_textv(err->subject, err->message, subject, fmt, ap);
         va_end(ap);
     }
     return code;
-}
-
-bool model_is_identifier(const char *s, size_t len)
-{
-    if (len == 0 || len > 64)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
-            return false;
-    }
-    return true;
 }
 
 /* Where a key starts (0 when the file leaves it to its default): the offset a message names. */
@@ -366,7 +352,7 @@ model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_err
                     "%s; cannot tell the architecture (supported: %s)", ge.message, model_arch_names());
     if (!hp->arch) {
         const gguf_kv *kv = gguf_find_kv(f, "general.architecture");
-        if (!model_is_identifier(kv->value.v.str.ptr, kv->value.v.str.len))
+        if (!gguf_is_identifier(kv->value.v.str.ptr, kv->value.v.str.len))
             return fail(err, MODEL_E_MALFORMED, kv->offset, "general.architecture",
                         "general.architecture '%s' is not an architecture's name (letters, digits, '_', '-', '.'; "
                         "supported: %s)", hp->arch_name, model_arch_names());

@@ -11,7 +11,7 @@ static bool before(const tok_bigram *a, const tok_bigram *b)
 
 bool tok_queue_push(tok_queue *q, tok_bigram b)
 {
-    if (!tok_reserve((void **)&q->items, &q->cap, q->n + 1, sizeof *q->items))
+    if (!gguf_reserve((void **)&q->items, &q->cap, q->n + 1, sizeof *q->items))
         return false;
     size_t i = q->n++;
     while (i > 0 && before(&b, &q->items[(i - 1) / 2])) {

@@ -95,7 +95,7 @@ static bool spans_push(spans *a, size_t start, size_t len)
 {
     if (!len)
         return true;
-    if (!tok_reserve((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
+    if (!gguf_reserve((void **)&a->s, &a->cap, a->n + 1, sizeof *a->s))
         return false;
     a->s[a->n++] = (span){ start, len };
     return true;

@@ -49,7 +49,7 @@ bool special_tokens_index(tok_vocab *v)
 
 static bool push(text_frag **f, size_t *n, size_t *cap, text_frag x)
 {
-    if (!tok_reserve((void **)f, cap, *n + 1, sizeof **f))
+    if (!gguf_reserve((void **)f, cap, *n + 1, sizeof **f))
         return false;
     (*f)[(*n)++] = x;
     return true;

@@ -24,8 +24,8 @@ typedef enum tok_status {
 typedef struct tok_error {
     tok_status code;
     uint64_t offset;      /* byte offset in the file the problem concerns (0: none) */
-    char subject[256];    /* the key */
-    char message[768];
+    char subject[GGUF_ERROR_SUBJECT_SIZE];    /* the key */
+    char message[GGUF_ERROR_MESSAGE_SIZE];
 } tok_error;
 
 const char *tok_status_name(tok_status s);

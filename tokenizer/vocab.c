@@ -97,7 +97,7 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         v->kind = VOCAB_BPE;
     else {
         uint64_t at = gguf_find_kv(f, "tokenizer.ggml.model")->offset;
-        s = tok_is_identifier(model.ptr, model.len)
+        s = gguf_is_identifier(model.ptr, model.len)
                 ? tok_fail(err, TOK_E_UNSUPPORTED, at, "tokenizer.ggml.model",
                               "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
                               (int)model.len, model.ptr)
@@ -159,7 +159,7 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         pre = (gguf_str){ "default", 7 };
     else
         v->pre_offset = gguf_find_kv(f, "tokenizer.ggml.pre")->offset;
-    if (!spm && !tok_is_identifier(pre.ptr, pre.len)) {
+    if (!spm && !gguf_is_identifier(pre.ptr, pre.len)) {
         s = tok_fail(err, TOK_E_MALFORMED, v->pre_offset, "tokenizer.ggml.pre",
                         "tokenizer.ggml.pre '%.*s' is not a pre-tokenizer's name", (int)(pre.len < 64 ? pre.len : 64),
                         pre.ptr);
@@ -232,7 +232,7 @@ gguf_str tok_vocab_text(const tok_vocab *v, int32_t id)
 
 bool tok_out_push(tok_out *o, int32_t id)
 {
-    if (!tok_reserve((void **)&o->ids, &o->cap, o->n + 1, sizeof *o->ids))
+    if (!gguf_reserve((void **)&o->ids, &o->cap, o->n + 1, sizeof *o->ids))
         return false;
     o->ids[o->n++] = id;
     return true;

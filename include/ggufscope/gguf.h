@@ -15,6 +15,7 @@
 
 #include "export.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,11 +76,15 @@ GGUFSCOPE_API const char *gguf_status_name(gguf_status s);
 /* The version of the installed library ("0.1.0"). */
 GGUFSCOPE_API const char *ggufscope_library_version(void);
 
+/* Every layer's error record carries its subject and message in these sizes (gguf_error_textv fills them). */
+#define GGUF_ERROR_SUBJECT_SIZE 256
+#define GGUF_ERROR_MESSAGE_SIZE 768
+
 typedef struct gguf_error {
     gguf_status code;
     uint64_t offset;        /* byte offset in the file the problem concerns */
-    char subject[256];      /* key or tensor name, "" when none */
-    char message[768];      /* one or two sentences: what is wrong and what it means */
+    char subject[GGUF_ERROR_SUBJECT_SIZE];      /* key or tensor name, "" when none */
+    char message[GGUF_ERROR_MESSAGE_SIZE];      /* one or two sentences: what is wrong and what it means */
 } gguf_error;
 
 /* Fills err (when not NULL) with code, offset, subject and the formatted
@@ -88,6 +93,18 @@ typedef struct gguf_error {
 GGUFSCOPE_API gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t offset, const char *subject,
                                     const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* The text half of an error record, for the layers above whose records share gguf_error's subject and
+ * message sizes (model_error, the tokenizer's and the engine's): subject copied ("" for NULL), message
+ * formatted, both truncated to fit. */
+GGUFSCOPE_API void gguf_error_textv(char subject[GGUF_ERROR_SUBJECT_SIZE], char message[GGUF_ERROR_MESSAGE_SIZE],
+                                    const char *subj, const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* Grows *items (of *cap elements of elem bytes) to hold at least need, doubling; false (nothing changed)
+ * when memory or size_t runs out. The one growable array every layer uses. */
+GGUFSCOPE_API bool gguf_reserve(void **items, size_t *cap, size_t need, size_t elem);
+/* Whether s[0..len) could name an architecture, tokenizer or pre-tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A
+ * name that could is "not supported" (trouble); one that could not is a malformed file. */
+GGUFSCOPE_API bool gguf_is_identifier(const char *s, size_t len);
 
 /* Things the GGUF spec allows but llama.cpp refuses: reported, not fatal. */
 typedef enum gguf_warning_kind {
@@ -99,7 +116,7 @@ typedef enum gguf_warning_kind {
 typedef struct gguf_warning {
     gguf_warning_kind kind;
     uint64_t offset;
-    char subject[256];
+    char subject[GGUF_ERROR_SUBJECT_SIZE];
     char message[512];   /* starts with "llama.cpp would refuse this file because" */
 } gguf_warning;
 

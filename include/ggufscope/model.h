@@ -129,8 +129,8 @@ typedef enum model_status {
 typedef struct model_error {
     model_status code;
     uint64_t offset;      /* where the key starts in the file (0: absent, left to its default) */
-    char subject[256];    /* the key */
-    char message[768];
+    char subject[GGUF_ERROR_SUBJECT_SIZE];    /* the key */
+    char message[GGUF_ERROR_MESSAGE_SIZE];
 } model_error;
 
 /* Reads every hyperparameter it can, then checks them as llama.cpp's loader does (and for values after which
@@ -138,9 +138,6 @@ typedef struct model_error {
  * before and after it still set. An architecture not in the table is MODEL_E_UNSUPPORTED, its generic keys
  * still read under its name (hp->arch NULL): the audit checks shapes with them. */
 GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err);
-/* Whether s[0..len) could name an architecture or tokenizer: 1 to 64 of [A-Za-z0-9_.-]. A name that could is
- * "not supported" (trouble); one that could not is a malformed file. */
-GGUFSCOPE_API bool model_is_identifier(const char *s, size_t len);
 /* Whether layer il uses the sliding window. */
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
