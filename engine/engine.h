@@ -305,6 +305,7 @@ typedef enum engine_symptom {
     ENGINE_SYM_PADDING,       /* a padding/unused token was generated */
     ENGINE_SYM_RMS,           /* hidden-state RMS far outside what the prompt positions show */
     ENGINE_SYM_FLAT_LOGITS,   /* logits nearly identical from step to step */
+    ENGINE_SYM_LM_HEAD,       /* the spot check found logits the file's lm_head rows do not give */
     ENGINE_SYM_COUNT
 } engine_symptom;
 
@@ -323,11 +324,14 @@ typedef struct engine_verdict {
 } engine_verdict;
 
 const char *engine_symptom_name(engine_symptom s);
+/* The code of the note a symptom's rule leaves when what it saw is what healthy models do too. */
+const char *engine_note_name(engine_symptom s);
 /* Judges a generation from its trace (layer statistics and steps) and tokens. m (may be NULL) lets the
  * padding rule weigh the output rows: a padding id is a failure only when its row is empty, as a trained
- * model's are (a correct engine cannot rank an empty row first), and a note otherwise. */
-void engine_smoke_judge(const engine_trace *t, const tok_vocab *v, const engine_model *m, int n_prompt,
-                        const int32_t *tokens, size_t n_tokens, engine_verdict *out);
+ * model's are (a correct engine cannot rank an empty row first), and a note otherwise. spot (may be NULL, or
+ * with no checks) is the lm_head spot check's record of the same generation. */
+void engine_smoke_judge(const engine_trace *t, const tok_vocab *v, const engine_model *m, const engine_spot *spot,
+                        int n_prompt, const int32_t *tokens, size_t n_tokens, engine_verdict *out);
 /* RMS of an output row over the median RMS of the real rows (ids below n_real); NAN when not decodable. */
 double engine_model_output_row_weight(const engine_model *m, int32_t row, int32_t n_real);
 

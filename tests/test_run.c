@@ -153,16 +153,22 @@ static void one_nan(float *v, uint64_t n) { (void)n; v[3] = NAN; }
 static void zero_all(float *v, uint64_t n) { memset(v, 0, n * sizeof(float)); }
 static void times_1e4(float *v, uint64_t n) { for (uint64_t i = 0; i < n; i++) v[i] *= 1e4f; }
 
-static const cJSON *smoke_finding(const char *path, const char *symptom, int *status, cJSON **doc)
+/* The verdict's finding (or note) with this code. */
+static const cJSON *verdict_item(const cJSON *doc, const char *code)
 {
-    *doc = run_json(path, "-p 'Once upon a time' -n 24 --smoke", status);
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(cJSON_GetObjectItem(*doc, "verdict"), "findings"))
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "verdict"), "findings"))
     {
-        if (!strcmp(cJSON_GetObjectItem(f, "code")->valuestring, symptom))
+        if (!strcmp(cJSON_GetObjectItem(f, "code")->valuestring, code))
             return f;
     }
     return NULL;
+}
+
+static const cJSON *smoke_finding(const char *path, const char *symptom, int *status, cJSON **doc)
+{
+    *doc = run_json(path, "-p 'Once upon a time' -n 24 --smoke", status);
+    return verdict_item(*doc, symptom);
 }
 
 Test(run, smoke_passes_the_healthy_model)
@@ -196,8 +202,8 @@ Test(run, smoke_names_output_that_ignores_its_input)
     const cJSON *f = smoke_finding(p, "flat_logits", &st, &j);
     cr_assert_eq(st, 1);
     cr_assert(f, "%s", cJSON_PrintUnformatted(j));
-    cJSON_Delete(j);
-    cr_assert(smoke_finding(p, "repetition", &st, &j), "one token forever");
+    /* one token forever, every logit equal: a loop of ties, reported (a note: the flat logits are the finding) */
+    cr_assert(verdict_item(j, "repetition") || verdict_item(j, "greedy_loop"), "one token forever");
     cJSON_Delete(j);
     free(p);
 }

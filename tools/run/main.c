@@ -50,7 +50,8 @@ static const char *const usage[] = {
     "                        both match: ~); exit 1 naming the first divergence and the side that is wrong\n"
     "  --tolerance X         --compare, --against: relative difference that counts as a divergence (default 1e-3)\n"
     "  --spot-check[=N]      recompute N lm_head rows (default 64) on the CPU from the file after every forward\n"
-    "                        pass and exit 1 naming rows that differ (on by default with --backend cuda)\n"
+    "                        pass and exit 1 naming rows that differ (on by default with --backend cuda and\n"
+    "                        with --smoke)\n"
     "  --no-spot-check       turn that off\n"
     "  --debug-fault NAME    break one op on purpose in the run's backend (--compare: in B) to see that the\n"
     "                        checks find it, the seed reports' bugs: rope-mode, lm-head-rows, stuck-embedding,\n"
@@ -264,8 +265,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         }
         o->backend = "cpu:ggml";
     }
+    /* on by default where the logits come from elsewhere than the CPU's own kernels, and as part of --smoke's
+     * evidence: 64 rows a pass, a fraction of a percent of the lm_head */
     if (o->spot_rows < 0)
-        o->spot_rows = !strcmp(o->backend, "cuda") ? ENGINE_SPOT_ROWS : 0;
+        o->spot_rows = !strcmp(o->backend, "cuda") || o->smoke ? ENGINE_SPOT_ROWS : 0;
     return 0;
 }
 
@@ -501,7 +504,7 @@ static int tool_main(int argc, char **argv)
     r.bytes_per_token = engine_model_bytes_per_token(m);
     r.ctx_bytes = engine_ctx_bytes(c);
     r.private_bytes = procmem_private_bytes();
-    engine_smoke_judge(trace, v, m, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
+    engine_smoke_judge(trace, v, m, &r.gen.spot, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
     rc = 0;
     if (o.logits_out) {
         char msg[512];

@@ -280,7 +280,7 @@ static void verdict_json(cJSON *doc, const run_result *r)
                          "the engine or the weights misbehave in the way the code names");
     for (int i = 0; i < v->n_notes; i++)
         json_doc_finding(findings, "info",
-                         v->notes[i].symptom == ENGINE_SYM_REPETITION ? "greedy_loop" : "padding_ranked_by_model",
+                         engine_note_name(v->notes[i].symptom),
                          NULL, NULL, v->notes[i].message, "healthy generation (docs: the smoke rules)",
                          "odd-looking, but what a healthy model does too: not counted against the run");
 }
