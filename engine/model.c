@@ -41,6 +41,9 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
                            "need %s", name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
                            (unsigned long long)t->ne[2], (unsigned long long)t->ne[3], m->hp.arch, want);
     }
+    if (!t->data) /* only from gguf_open_partial */
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
+                           "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
     kern_status ks = m->be->bind(m->be, w);
     if (ks == KERN_E_UNSUPPORTED)
@@ -175,7 +178,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     if (ff && hp->desc->need[MODEL_ROLE_ROPE_FREQS] != MODEL_NEED_ABSENT) {
         int64_t half = hp->rope.n_rot / 2;
         m->freq_factors = malloc((size_t)half * sizeof(float));
-        if (ff->n_elements != (uint64_t)half || !m->freq_factors ||
+        if (ff->n_elements != (uint64_t)half || !m->freq_factors || !ff->data ||
             quant_dequantize_row(ff->type, ff->data, m->freq_factors, half) != QUANT_OK) {
             s = engine_fail(err, ENGINE_E_MODEL, ff->info_offset, "rope_freqs.weight",
                             "rope_freqs.weight has %llu values, rotary needs %lld factors",

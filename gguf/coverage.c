@@ -23,6 +23,22 @@ static uint64_t count_nonzero(const uint8_t *p, uint64_t n)
     return c;
 }
 
+/* A second GGUF header where the file should end: at the end of the last tensor's data (a writer that does
+ * not pad the last tensor) or of its padding. */
+static void find_appended(const gguf_file *f, uint64_t data_end, uint64_t padded_end, gguf_coverage *out)
+{
+    const uint64_t at[2] = { padded_end, data_end };
+    for (int i = 0; i < 2; i++) {
+        const uint64_t a = at[i];
+        if (a == 0 || a + 4 > f->size || memcmp(f->bytes + a, "GGUF", 4) != 0)
+            continue;
+        out->appended_gguf_offset = a;
+        const uint64_t after = f->size - a;
+        out->appended_is_copy = after <= a && memcmp(f->bytes, f->bytes + a, (size_t)after) == 0;
+        return;
+    }
+}
+
 gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -39,7 +55,13 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
     }
     qsort(v, n_own, sizeof *v, by_start);
     uint64_t pos = f->data_offset; /* end of the previous tensor's padding */
+    uint64_t last_end = 0;         /* end of the furthest tensor data */
     for (size_t i = 0; i < n_own; i++) {
+        if (v[i].end > f->size) { /* a truncated file: what is there of this tensor, and nothing after it */
+            out->partial_tensors += v[i].start < f->size;
+            out->partial_bytes += v[i].start < f->size ? f->size - v[i].start : 0;
+            continue;
+        }
         if (v[i].start > pos) {
             if (out->n_gaps < GGUF_COVERAGE_MAX_GAPS)
                 out->gaps[out->n_gaps] = (gguf_gap){ pos, v[i].start - pos, v[i].name };
@@ -47,6 +69,8 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
             out->gap_bytes += v[i].start - pos;
         }
         out->tensor_bytes += v[i].end - v[i].start;
+        out->complete_tensors++;
+        last_end = v[i].end > last_end ? v[i].end : last_end;
         /* Padding runs to the next multiple of the alignment, counted from the
          * data section's start, and never past the end of the file. */
         uint64_t rel_end = v[i].end - f->data_offset, padded;
@@ -61,9 +85,12 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
         out->padding_nonzero += count_nonzero(f->bytes + v[i].end, pad_end - v[i].end);
         pos = pad_end;
     }
-    if (f->size > pos) {
+    out->complete_bytes = out->tensor_bytes;
+    out->missing_bytes = f->missing_bytes;
+    if (f->size > pos && !f->missing_bytes) {
         out->trailing_offset = pos;
         out->trailing_bytes = f->size - pos;
+        find_appended(f, last_end ? last_end : f->data_offset, pos, out);
     }
     free(v);
     return GGUF_OK;

@@ -40,6 +40,10 @@ static const char *const status_names[GGUF_STATUS_COUNT] = {
     [GGUF_E_KEY_TYPE] = "GGUF_E_KEY_TYPE",
     [GGUF_E_TENSOR_NOT_FOUND] = "GGUF_E_TENSOR_NOT_FOUND",
     [GGUF_E_SPLIT] = "GGUF_E_SPLIT",
+    [GGUF_E_EMPTY_FILE] = "GGUF_E_EMPTY_FILE",
+    [GGUF_E_LFS_POINTER] = "GGUF_E_LFS_POINTER",
+    [GGUF_E_WEB_PAGE] = "GGUF_E_WEB_PAGE",
+    [GGUF_E_FOREIGN_FORMAT] = "GGUF_E_FOREIGN_FORMAT",
 };
 
 const char *gguf_status_name(gguf_status s)

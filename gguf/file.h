@@ -18,6 +18,9 @@ struct gguf_file {
     uint32_t version;
     uint32_t alignment;
     uint64_t data_offset;
+    bool allow_partial;     /* gguf_open_partial: a data section that ends early is recorded, not refused */
+    uint64_t missing_bytes; /* what the tensors need past the end of the file: 0 for a whole file */
+    gguf_error truncation;  /* what gguf_open says of a file missing bytes */
 
     gguf_kv *kvs;           /* (n_kv) in file order */
     size_t n_kv;
@@ -37,8 +40,13 @@ struct gguf_file {
     size_t n_own_tensors;   /* tensors of this file (all of tensors[] unless split) */
 };
 
-/* Opens one file, split or not, without looking for shards (split.c's shards themselves). */
-gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err);
+/* Opens one file, split or not, without looking for shards (split.c's shards themselves); partial: as
+ * gguf_open_partial. */
+gguf_status gguf_open_one(const char *path, bool partial, gguf_file **out, gguf_error *err);
+
+/* The error for a file whose first bytes are not GGUF's magic: what the bytes are instead (an LFS pointer,
+ * a web page, an archive, another model format), with what to do (foreign.c). */
+gguf_status gguf_foreign_file(const uint8_t *bytes, uint64_t size, gguf_error *err);
 /* After the first shard is parsed: opens and joins the others (split.c). */
 gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err);
 

@@ -249,15 +249,17 @@ gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, ggu
     bool ok = tasks && per_thread && out->tensor;
     uint64_t data_bytes = 0;
     for (size_t i = 0; i < f->n_tensors; i++)
-        data_bytes += f->tensors[i].size;
+        data_bytes += f->tensors[i].data ? f->tensors[i].size : 0;
+    /* a truncated file: the tensors that are whole get their digests; the model's, over all of them, none */
+    const bool whole = f->missing_bytes == 0;
 
     size_t n = 0;
-    for (int k = 0; ok && k < GGUF_HASH_KIND_COUNT; k++)
+    for (int k = 0; ok && whole && k < GGUF_HASH_KIND_COUNT; k++)
         if (req->model_kinds & GGUF_HASH_BIT(k)) {
             tasks[n] = (task){ .type = TASK_MODEL, .bytes = data_bytes };
             ok = stream_init(&tasks[n++].st, (gguf_hash_kind)k, false);
         }
-    if (ok && req->uuid) {
+    if (ok && whole && req->uuid) {
         tasks[n] = (task){ .type = TASK_MODEL, .bytes = data_bytes };
         ok = stream_init(&tasks[n++].st, GGUF_HASH_SHA1, true);
     }
@@ -266,7 +268,8 @@ gguf_status gguf_hash_file(const gguf_file *f, const gguf_hash_request *req, ggu
         ok = stream_init(&tasks[n++].st, GGUF_HASH_SHA256, false);
     }
     for (size_t i = 0; ok && req->tensor_kinds && i < f->n_tensors; i++)
-        tasks[n++] = (task){ .type = TASK_TENSOR, .tensor = i, .bytes = f->tensors[i].size };
+        if (f->tensors[i].data)
+            tasks[n++] = (task){ .type = TASK_TENSOR, .tensor = i, .bytes = f->tensors[i].size };
     for (int t = 0; ok && req->tensor_kinds && t < nt; t++)
         for (int k = 0; ok && k < GGUF_HASH_KIND_COUNT; k++)
             if (req->tensor_kinds & GGUF_HASH_BIT(k))

@@ -368,6 +368,8 @@ gguf_status gguf_manifest_check(const gguf_manifest *m, const gguf_file *f, cons
         }
         if (e->tensor && !t)
             it->state = GGUF_CHECK_MISSING, out->n_missing++;
+        else if (e->tensor ? !t->data : f->missing_bytes != 0)
+            it->state = GGUF_CHECK_INCOMPLETE, out->n_incomplete++;
         else if (strcmp(it->expected, it->actual) == 0)
             it->state = GGUF_CHECK_OK, out->n_ok++;
         else

@@ -34,7 +34,7 @@ gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, ggu
     return finish_open(f, out, err);
 }
 
-gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
+gguf_status gguf_open_one(const char *path, bool partial, gguf_file **out, gguf_error *err)
 {
     if (!path || !out)
         return gguf_fail(err, GGUF_E_INVALID_ARG, 0, "", "gguf_open: NULL argument");
@@ -62,6 +62,7 @@ gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
     f->bytes = empty;
     f->size = (uint64_t)st.st_size;
     f->has_identity = true;
+    f->allow_partial = partial;
     f->dev = (uint64_t)st.st_dev;
     f->ino = (uint64_t)st.st_ino;
     if (st.st_size > 0) {
@@ -86,9 +87,9 @@ gguf_status gguf_open_one(const char *path, gguf_file **out, gguf_error *err)
     return finish_open(f, out, err);
 }
 
-gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
+static gguf_status open_model(const char *path, bool partial, gguf_file **out, gguf_error *err)
 {
-    gguf_status s = gguf_open_one(path, out, err);
+    gguf_status s = gguf_open_one(path, partial, out, err);
     if (s != GGUF_OK)
         return s;
     (*out)->n_own_tensors = (*out)->n_tensors;
@@ -98,6 +99,23 @@ gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
         *out = NULL;
     }
     return s;
+}
+
+gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err)
+{
+    return open_model(path, false, out, err);
+}
+
+gguf_status gguf_open_partial(const char *path, gguf_file **out, gguf_error *err)
+{
+    return open_model(path, true, out, err);
+}
+
+uint64_t gguf_missing_bytes(const gguf_file *f, gguf_error *why)
+{
+    if (f->missing_bytes && why)
+        *why = f->truncation;
+    return f->missing_bytes;
 }
 
 void gguf_close(gguf_file *f)

@@ -251,17 +251,11 @@ static gguf_status check_magic_version(gguf_file *f, gguf_cursor *c, gguf_error 
 {
     static const char magic[4] = { 'G', 'G', 'U', 'F' };
     if (f->size < 4 || memcmp(f->bytes, magic, 4) != 0) {
-        if (f->size < 4 && memcmp(f->bytes, magic, f->size) == 0)
+        if (f->size && f->size < 4 && memcmp(f->bytes, magic, f->size) == 0)
             return gguf_fail(err, GGUF_E_TRUNCATED, 0, "",
                              "the file is %llu bytes long: too short to hold a GGUF header (truncated file?)",
                              (unsigned long long)f->size);
-        char shown[4 * 4 + 1] = "";
-        for (uint64_t i = 0; i < 4 && i < f->size; i++)
-            snprintf(shown + 4 * i, 5, "\\x%02x", f->bytes[i]);
-        bool legacy = f->size >= 4 && (memcmp(f->bytes, "tjgg", 4) == 0 || memcmp(f->bytes, "lmgg", 4) == 0 ||
-                                       memcmp(f->bytes, "fmgg", 4) == 0);
-        return gguf_fail(err, GGUF_E_BAD_MAGIC, 0, "", "not a GGUF file: it starts with %s, expected \"GGUF\"%s",
-                         shown, legacy ? " (this is a pre-GGUF GGML/GGJT file: convert it with llama.cpp)" : "");
+        return gguf_foreign_file(f->bytes, f->size, err);
     }
     c->pos = 4;
     uint32_t v;

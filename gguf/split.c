@@ -73,7 +73,7 @@ gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
         snprintf(shard, sizeof shard, "%s-%05d-of-%05d.gguf", prefix, (int)i + 1, (int)count);
         f->shard_paths[i] = gguf_arena_strndup(&f->arena, shard, strlen(shard));
         gguf_error e;
-        gguf_status s = gguf_open_one(shard, &f->shards[i], &e);
+        gguf_status s = gguf_open_one(shard, false, &f->shards[i], &e);
         if (s == GGUF_E_IO)
             return gguf_fail(err, GGUF_E_SPLIT, 0, shard, "split model: shard %lld of %lld is missing: %s",
                              (long long)i + 1, (long long)count, e.message);

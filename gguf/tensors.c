@@ -119,10 +119,12 @@ static gguf_status check_bounds(gguf_file *f, gguf_error *err)
     char past[32], missing[32];
     gguf_format_size(end - f->size, past, sizeof past);
     gguf_format_size(max_end - f->size, missing, sizeof missing);
-    return gguf_fail(err, GGUF_E_DATA_PAST_END, f->data_offset + first_bad->offset, first_bad->name,
+    f->missing_bytes = max_end - f->size;
+    gguf_status s = gguf_fail(f->allow_partial ? &f->truncation : err, GGUF_E_DATA_PAST_END, f->data_offset + first_bad->offset, first_bad->name,
                      "tensor '%s' ends %s past the end of the file; the file is %llu bytes but its tensors "
                      "need %llu (%s missing): the file is truncated (download incomplete?)", first_bad->name,
                      past, (unsigned long long)f->size, (unsigned long long)max_end, missing);
+    return f->allow_partial ? GGUF_OK : s; /* its tensors past the end keep data NULL */
 }
 
 typedef struct span {
@@ -184,7 +186,8 @@ static gguf_status check_layout(gguf_file *f, gguf_error *err)
                              "%llu (a %llu-byte gap before it; the GGUF spec allows this)", t->name,
                              (unsigned long long)t->offset, (unsigned long long)expected,
                              (unsigned long long)(t->offset - expected));
-        gguf_align_up(t->offset + t->size, f->alignment, &expected); /* bounded: end <= file size */
+        if (!gguf_align_up(t->offset + t->size, f->alignment, &expected)) /* only past a truncated file's end */
+            break;
     }
     return GGUF_OK;
 }

@@ -8,7 +8,7 @@
 
 static bool is_truncation(gguf_status s)
 {
-    return s == GGUF_E_TRUNCATED || s == GGUF_E_STRING_LENGTH || s == GGUF_E_DATA_PAST_END ||
+    return s == GGUF_E_EMPTY_FILE || s == GGUF_E_TRUNCATED || s == GGUF_E_STRING_LENGTH || s == GGUF_E_DATA_PAST_END ||
            s == GGUF_E_TENSOR_COUNT || s == GGUF_E_KV_COUNT || s == GGUF_E_ARRAY_COUNT;
 }
 

@@ -264,7 +264,7 @@ Test(verify, flipped_exponent_bit_is_named)
     expect_named("exponent flip", "extreme-values", "blk.2.attn_k.weight");
 }
 
-Test(verify, truncated_copy_is_a_structure_error)
+Test(verify, truncated_copy_says_how_much_is_missing)
 {
     char *p = need_model("stories260K.gguf");
     tbuf b = read_whole_file(p);
@@ -272,10 +272,14 @@ Test(verify, truncated_copy_is_a_structure_error)
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
     cr_expect_eq(st, 1);
-    const cJSON *f = find(doc, "structure", NULL);
+    /* a truncated download opens partially: the finding says how much is missing, naming the first tensor cut */
+    const cJSON *f = find(doc, "truncated", NULL);
     cr_assert(f);
-    cr_expect(strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "GGUF_E_DATA_PAST_END"), "%s",
+    cr_expect(strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "4.88 KiB missing"), "%s",
               cJSON_GetObjectItem(f, "measured")->valuestring);
+    cr_expect(cJSON_GetObjectItem(f, "tensor")->valuestring[0], "the first incomplete tensor is named");
+    const cJSON *s = cJSON_GetObjectItem(doc, "structure");
+    cr_expect_eq(cJSON_GetObjectItem(s, "missing_bytes")->valuedouble, 5000);
     cJSON_Delete(doc);
     tbuf_free(&b);
     free(p);
@@ -492,7 +496,7 @@ Test(verify, truncated_download_still_gets_its_sha256_compared)
     int st;
     cJSON *doc = verify_json(tmp_path, extra, &st);
     cr_expect_eq(st, 1);
-    cr_expect(find(doc, "structure", NULL));
+    cr_expect(find(doc, "truncated", NULL));
     cr_expect(find(doc, "sha256-mismatch", NULL));
     cJSON_Delete(doc);
     tbuf_free(&b), free(p);

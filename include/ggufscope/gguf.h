@@ -68,6 +68,11 @@ typedef enum gguf_status {
     GGUF_E_KEY_TYPE,         /* typed getter on a value of another type */
     GGUF_E_TENSOR_NOT_FOUND,
     GGUF_E_SPLIT,            /* a split model's shard is missing, extra, another model's, or inconsistent */
+    /* files that are not GGUF, named for what they are (a failed download, an archive, another format) */
+    GGUF_E_EMPTY_FILE,       /* 0 bytes */
+    GGUF_E_LFS_POINTER,      /* a git LFS pointer: the clone never fetched the model */
+    GGUF_E_WEB_PAGE,         /* an HTML, XML or JSON page saved in place of the file */
+    GGUF_E_FOREIGN_FORMAT,   /* an archive, safetensors, a pickle */
     GGUF_STATUS_COUNT
 } gguf_status;
 
@@ -216,7 +221,8 @@ typedef struct gguf_tensor {
     uint64_t n_elements;
     uint64_t info_offset;        /* byte offset of this tensor's info record in the file */
     uint32_t shard;              /* a split model: the shard (from 0) holding it, offsets being that file's */
-    const uint8_t *data;         /* view into the mapping (or buffer); never copied */
+    const uint8_t *data;         /* view into the mapping (or buffer); never copied. NULL only in a truncated
+                                    file opened by gguf_open_partial, for a tensor whose bytes are not all there */
 } gguf_tensor;
 
 /* ---- an opened file ----------------------------------------------------- */
@@ -226,6 +232,14 @@ typedef struct gguf_file gguf_file;
 /* Opens path read-only with mmap and validates everything. On failure returns
  * the status, fills err and sets *out to NULL. The file is never written. */
 GGUFSCOPE_API gguf_status gguf_open(const char *path, gguf_file **out, gguf_error *err);
+/* gguf_open for a file that may be a truncated download: one whose metadata and tensor table are whole but
+ * whose data section ends early still opens, so that a tool can show what it holds and which tensors are
+ * complete (their data is set; the others' is NULL). gguf_missing_bytes says whether it is whole. A split
+ * model's other shards must be whole. */
+GGUFSCOPE_API gguf_status gguf_open_partial(const char *path, gguf_file **out, gguf_error *err);
+/* The bytes the tensors need past the end of the file: 0 for a whole file; otherwise why (when not NULL)
+ * gets the error gguf_open gives for it (GGUF_E_DATA_PAST_END naming the first incomplete tensor). */
+GGUFSCOPE_API uint64_t gguf_missing_bytes(const gguf_file *f, gguf_error *why);
 /* The file and byte offset a mapped address belongs to, for a SIGBUS handler (a file that shrank while
  * mapped): async-signal-safe. False when addr is in no file gguf_open mapped. */
 GGUFSCOPE_API bool gguf_mapping_lookup(const void *addr, const char **path, uint64_t *offset);
@@ -299,6 +313,14 @@ typedef struct gguf_coverage {
     uint64_t trailing_offset;    /* where the trailing bytes start */
     size_t n_gaps;               /* all gaps; the first GGUF_COVERAGE_MAX_GAPS are listed */
     gguf_gap gaps[GGUF_COVERAGE_MAX_GAPS];
+    /* A GGUF header where the file should have ended (at the end of the last tensor's data or of its
+     * padding): a file appended to itself (a download resumed from the start) or to another. */
+    uint64_t appended_gguf_offset; /* 0: none */
+    bool appended_is_copy;       /* what follows repeats the file's own first bytes */
+    /* A truncated file (gguf_open_partial): the tensors whose bytes are all there, the one cut short and
+     * its bytes present, and the bytes the tensors need past the end (gguf_missing_bytes). */
+    size_t complete_tensors, partial_tensors;
+    uint64_t complete_bytes, partial_bytes, missing_bytes;
 } gguf_coverage;
 
 /* Fills out for an opened file. Returns GGUF_E_NOMEM or GGUF_OK. */
@@ -398,6 +420,8 @@ typedef enum gguf_check_state {
     GGUF_CHECK_MISMATCH,
     GGUF_CHECK_MISSING,          /* in the manifest, not in the file */
     GGUF_CHECK_EXTRA,            /* in the file, not in the manifest (only when it lists tensors) */
+    GGUF_CHECK_INCOMPLETE,       /* a truncated file lacks some of the tensor's (or, for a model line, the
+                                    model's) bytes: not checked */
 } gguf_check_state;
 
 typedef struct gguf_check_item {
@@ -411,7 +435,7 @@ typedef struct gguf_check_item {
 typedef struct gguf_check_report {
     gguf_check_item *items;      /* manifest order, then EXTRA tensors in file order */
     size_t n_items;
-    size_t n_ok, n_mismatch, n_missing, n_extra;
+    size_t n_ok, n_mismatch, n_missing, n_extra, n_incomplete;
     size_t n_tensors_checked;    /* distinct tensors matched by name */
 } gguf_check_report;
 

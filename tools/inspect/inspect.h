@@ -38,10 +38,14 @@ int inspect_print_stats(FILE *out, const gguf_file *f, const inspect_opts *o);
 /* --diff: returns 0 when identical, 1 when different, 2 on trouble. */
 int inspect_print_diff(FILE *out, const gguf_file *a, const gguf_file *b, const inspect_opts *o);
 
+/* The bytes of t a truncated file holds (t->size for a complete tensor). */
+uint64_t inspect_tensor_bytes_present(const gguf_file *f, const gguf_tensor *t);
+
 /* Whether tensor name passes the --tensors filter. */
 bool inspect_tensor_selected(const inspect_opts *o, const char *name);
 
-void inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o);
+/* Returns the exit status: 1 for a truncated file (listed all the same), else 0. */
+int inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o);
 /* Returns 0, or 2 when the JSON document could not be built (out of memory). */
 int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o);
 /* Prints the value of o->key raw; returns the exit status. */

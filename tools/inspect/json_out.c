@@ -75,7 +75,7 @@ static void stream_value(json_stream *js, const gguf_value *v)
     json_stream_close(js, ']');
 }
 
-static cJSON *tensor_json(const gguf_tensor *t)
+static cJSON *tensor_json(const gguf_file *f, const gguf_tensor *t)
 {
     cJSON *jt = cJSON_CreateObject(), *shape = cJSON_CreateArray();
     bool ok = jt && shape && cJSON_AddItemToObject(jt, "name", json_text(t->name, strlen(t->name))) &&
@@ -87,6 +87,9 @@ static cJSON *tensor_json(const gguf_tensor *t)
         ok = cJSON_AddItemToArray(shape, json_int(false, t->ne[d], 0));
     ok = ok && cJSON_AddItemToObject(jt, "offset", json_int(false, t->offset, 0)) &&
          cJSON_AddItemToObject(jt, "size", json_int(false, t->size, 0));
+    if (ok && !t->data) /* a truncated file: the bytes of it that are there */
+        ok = cJSON_AddItemToObject(jt, "complete", cJSON_CreateFalse()) &&
+             cJSON_AddItemToObject(jt, "bytes_present", json_int(false, inspect_tensor_bytes_present(f, t), 0));
     if (!ok) {
         cJSON_Delete(jt);
         return NULL;
@@ -97,7 +100,16 @@ static cJSON *tensor_json(const gguf_tensor *t)
 int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
     cJSON *root = json_doc_new("gguf-inspect", o->path);
-    cJSON *findings = root ? json_doc_verdict(root, 0, gguf_warning_count(f) ? "read, with warnings" : "read") : NULL;
+    gguf_error why;
+    const uint64_t missing = gguf_missing_bytes(f, &why);
+    cJSON *findings = root ? json_doc_verdict(root, missing ? 1 : 0,
+                                              missing                  ? "truncated: some tensor data is missing"
+                                              : gguf_warning_count(f) ? "read, with warnings"
+                                                                      : "read")
+                           : NULL;
+    if (findings && missing)
+        json_doc_finding(findings, "error", gguf_status_name(why.code), "tensor", why.subject, why.message,
+                         "every tensor's bytes in the file", "an incomplete download: resume it");
     for (size_t i = 0; findings && i < gguf_warning_count(f); i++) { /* the reader's warnings are the findings */
         char at[32];
         snprintf(at, sizeof at, "byte %llu", (unsigned long long)gguf_warning_at(f, i)->offset);
@@ -114,6 +126,8 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         cJSON_AddItemToObject(root, "alignment", json_int(false, gguf_alignment(f), 0));
         cJSON_AddItemToObject(root, "data_offset", json_int(false, gguf_data_offset(f), 0));
         cJSON_AddItemToObject(root, "file_size", json_int(false, gguf_file_size(f), 0));
+        if (missing)
+            cJSON_AddItemToObject(root, "missing_bytes", json_int(false, missing, 0));
     }
     /* the rest, as large as the file makes it, is streamed */
     json_stream js;
@@ -133,7 +147,7 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         json_stream_open(&js, '[');
         for (size_t i = 0; i < gguf_tensor_count(f) && !js.failed; i++)
             if (inspect_tensor_selected(o, gguf_tensor_at(f, i)->name))
-                json_stream_value(&js, tensor_json(gguf_tensor_at(f, i)));
+                json_stream_value(&js, tensor_json(f, gguf_tensor_at(f, i)));
         json_stream_close(&js, ']');
     }
     json_stream_key(&js, "warnings", 8);
@@ -145,5 +159,5 @@ int inspect_print_json(FILE *out, const gguf_file *f, const inspect_opts *o)
         fprintf(stderr, "gguf-inspect: the JSON document could not be written whole (out of memory or output)\n");
         return 2;
     }
-    return 0;
+    return missing ? 1 : 0;
 }

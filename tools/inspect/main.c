@@ -133,7 +133,10 @@ static int inspect_file(const inspect_opts *op)
     gguf_error err = { 0 };
     if (o.json)
         sigbus_guard_json(o.path);
-    if (gguf_open(o.path, &f, &err) != GGUF_OK) {
+    /* listing a truncated download shows what it holds and which tensors are complete; reading values needs
+     * them all */
+    const bool listing = !o.diff && !o.stats && !o.values && !o.dump && !o.raw;
+    if ((listing ? gguf_open_partial : gguf_open)(o.path, &f, &err) != GGUF_OK) {
         int status = report_error("gguf-inspect", o.path, &err);
         if (o.json) /* the document says so too: every file given gets its line */
             json_doc_print_error("gguf-inspect", o.path, status, gguf_status_name(err.code), err.offset, err.subject,
@@ -141,6 +144,8 @@ static int inspect_file(const inspect_opts *op)
         return status;
     }
     output_guard_protect_model(f, o.path);
+    if (gguf_missing_bytes(f, &err)) /* said first, then listed */
+        report_error("gguf-inspect", o.path, &err);
     if (o.dump && output_guard_refuses("gguf-inspect", "--out", o.out)) {
         gguf_close(f);
         return 2;
@@ -166,10 +171,8 @@ static int inspect_file(const inspect_opts *op)
         rc = inspect_print_raw(stdout, f, &o);
     else if (o.json)
         rc = inspect_print_json(stdout, f, &o);
-    else {
-        inspect_print_text(stdout, f, &o);
-        rc = 0;
-    }
+    else
+        rc = inspect_print_text(stdout, f, &o);
     gguf_close(f);
     return rc; /* an output that could not be written is tool_finish's to report */
 }

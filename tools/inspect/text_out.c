@@ -42,6 +42,15 @@ static void print_summary(FILE *out, const gguf_file *f, const inspect_opts *o)
     fmt_count(params, buf, sizeof buf);
     fprintf(out, "%-16s %s (%" PRIu64 ")\n", "parameters", buf, params);
     fprintf(out, "%-16s %zu\n", "tensors", gguf_tensor_count(f));
+    const uint64_t missing = gguf_missing_bytes(f, NULL);
+    if (missing) {
+        size_t complete = 0;
+        for (size_t i = 0; i < gguf_tensor_count(f); i++)
+            complete += gguf_tensor_at(f, i)->data != NULL;
+        gguf_format_size(missing, size, sizeof size);
+        fprintf(out, "%-16s TRUNCATED: %s (%" PRIu64 " bytes) of tensor data missing; %zu of %zu tensors complete\n",
+                "", size, missing, complete, gguf_tensor_count(f));
+    }
     for (size_t i = 0; gguf_shard_count(f) > 1 && i < gguf_shard_count(f); i++) /* a split model, opened whole */
         fprintf(out, "%-16s %zu of %zu: %s\n", i ? "" : "shards", i + 1, gguf_shard_count(f), gguf_shard_path(f, i));
     bool first = true;
@@ -128,12 +137,25 @@ static void print_tensors(FILE *out, const gguf_file *f, const inspect_opts *o)
         char shape[96], size[32];
         shape_string(t, shape, sizeof shape);
         gguf_format_size(t->size, size, sizeof size);
-        fprintf(out, "  %-*s  %-8s  %-24s  %10s  %12" PRIu64 "\n", (int)width, t->name,
+        fprintf(out, "  %-*s  %-8s  %-24s  %10s  %12" PRIu64, (int)width, t->name,
                 gguf_type_traits_of(t->type)->name, shape, size, t->offset);
+        const uint64_t present = inspect_tensor_bytes_present(f, t);
+        if (!t->data && present)
+            fprintf(out, "  INCOMPLETE: %" PRIu64 " of %" PRIu64 " bytes\n", present, t->size);
+        else
+            fputs(t->data ? "\n" : "  MISSING\n", out);
     }
 }
 
-void inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o)
+uint64_t inspect_tensor_bytes_present(const gguf_file *f, const gguf_tensor *t)
+{
+    if (t->data)
+        return t->size;
+    const uint64_t start = gguf_data_offset(f) + t->offset; /* incomplete tensors are the file's own */
+    return gguf_file_size(f) > start ? gguf_file_size(f) - start : 0;
+}
+
+int inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
     if (!o->tensors_only) {
         print_summary(out, f, o);
@@ -147,6 +169,7 @@ void inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o)
         const gguf_warning *w = gguf_warning_at(f, i);
         fprintf(out, "  byte %" PRIu64 ": %s\n", w->offset, w->message);
     }
+    return gguf_missing_bytes(f, NULL) ? 1 : 0;
 }
 
 /* Raw element or scalar, no quoting or cutting: what a shell script wants. */
@@ -181,5 +204,5 @@ int inspect_print_key(FILE *out, const gguf_file *f, const inspect_opts *o)
         return 2;
     }
     print_raw(out, &kv->value);
-    return 0;
+    return gguf_missing_bytes(f, NULL) ? 1 : 0;
 }

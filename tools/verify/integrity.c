@@ -26,11 +26,45 @@ static void warnings_to_findings(verify_result *r)
     }
 }
 
+/* A truncated download: how much is there, which tensors are whole, and what to do. */
+static void truncation_finding(verify_result *r)
+{
+    const gguf_coverage *c = &r->cov;
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_ERROR, "truncated", r->open_err.subject);
+    if (!x)
+        return;
+    const uint64_t need = r->file_size + r->missing_bytes;
+    const size_t n = gguf_tensor_count(r->f), absent = n - c->complete_tensors - c->partial_tensors;
+    char have[32], needed[32], missing[32];
+    gguf_format_size(r->file_size, have, sizeof have);
+    gguf_format_size(need, needed, sizeof needed);
+    gguf_format_size(r->missing_bytes, missing, sizeof missing);
+    FSET(x->measured, "the file is %s (%llu bytes) of the %s its tensor table needs: %s missing (%.1f %%); "
+                      "%zu of %zu tensors complete, %zu cut short (%llu bytes of it present), %zu absent",
+         have, (unsigned long long)r->file_size, needed, missing, 100.0 * (double)r->missing_bytes / (double)need,
+         c->complete_tensors, n, c->partial_tensors, (unsigned long long)c->partial_bytes, absent);
+    FSET(x->expected, "%llu bytes", (unsigned long long)need);
+    FSET(x->meaning, "an incomplete download or copy (the first missing tensor is '%.200s'); llama.cpp refuses "
+                     "it. Resume the download (huggingface-cli download resumes; curl -C -; wget -c) and verify "
+                     "again%s", r->open_err.subject,
+         r->o->manifest ? "" : "; a manifest (--manifest) says whether the tensors present are intact");
+}
+
 static void coverage_findings(verify_result *r)
 {
     const gguf_coverage *c = &r->cov;
     audit_finding *x;
-    if (c->trailing_bytes && (x = audit_findings_add(&r->integrity, AUDIT_WARNING, "trailing-bytes", NULL))) {
+    if (c->appended_gguf_offset && (x = audit_findings_add(&r->integrity, AUDIT_ERROR, "appended-file", NULL))) {
+        FSET(x->measured, "a second GGUF header at byte %llu, where this file's data ends: %llu more bytes%s",
+             (unsigned long long)c->appended_gguf_offset, (unsigned long long)(r->file_size - c->appended_gguf_offset),
+             c->appended_is_copy ? ", a copy of the file's own first bytes" : ", another file");
+        FSET(x->expected, "the file ends at byte %llu", (unsigned long long)c->appended_gguf_offset);
+        FSET(x->meaning, "%s; the model's own bytes may be intact (its tensors' digests tell). "
+                         "'truncate -s %llu FILE' cuts it back",
+             c->appended_is_copy ? "a download resumed from the start appended the file to itself"
+                                 : "another GGUF file was appended to this one",
+             (unsigned long long)c->appended_gguf_offset);
+    } else if (c->trailing_bytes && (x = audit_findings_add(&r->integrity, AUDIT_WARNING, "trailing-bytes", NULL))) {
         FSET(x->measured, "%llu bytes from byte %llu to the end of the file belong to no tensor",
              (unsigned long long)c->trailing_bytes, (unsigned long long)c->trailing_offset);
         FSET(x->expected, "the file ends with the last tensor's data and its alignment padding");
@@ -99,6 +133,37 @@ static void manifest_findings(verify_result *r)
     }
 }
 
+/* A truncated file checked against a manifest: whether what arrived is intact, so that a resumed download can
+ * be trusted. */
+static void present_tensors_finding(verify_result *r)
+{
+    const gguf_check_report *c = &r->check;
+    size_t intact = 0, bad = 0, incomplete = 0;
+    const char *last = NULL;
+    for (size_t i = 0; i < c->n_items; i++) { /* a tensor's lines are adjacent in a manifest */
+        const gguf_check_item *it = &c->items[i];
+        if (!it->tensor || (last && strcmp(last, it->tensor) == 0))
+            continue;
+        last = it->tensor;
+        size_t j = i;
+        gguf_check_state worst = GGUF_CHECK_OK;
+        for (; j < c->n_items && c->items[j].tensor && strcmp(c->items[j].tensor, it->tensor) == 0; j++)
+            if (c->items[j].state != GGUF_CHECK_OK)
+                worst = c->items[j].state;
+        intact += worst == GGUF_CHECK_OK;
+        bad += worst == GGUF_CHECK_MISMATCH;
+        incomplete += worst == GGUF_CHECK_INCOMPLETE;
+    }
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_INFO, "present-tensors", NULL);
+    if (!x)
+        return;
+    FSET(x->measured, "%zu of the %zu complete tensors the manifest lists match it, %zu differ; %zu not all in the "
+                      "file (not checked)", intact, intact + bad, bad, incomplete);
+    FSET(x->expected, "every complete tensor intact");
+    FSET(x->meaning, "%s", bad ? "some bytes that arrived are wrong: download the file again from the start"
+                               : "what arrived is intact: resuming the download is safe");
+}
+
 static bool valid_sha256_text(const char *s)
 {
     if (strlen(s) != 64)
@@ -164,6 +229,8 @@ bool verify_integrity(verify_result *r, unsigned extra_kinds)
     }
     warnings_to_findings(r);
     coverage_findings(r);
+    if (r->missing_bytes)
+        truncation_finding(r);
 
     unsigned tk = (o->hashes ? o->hashes : GGUF_HASH_BIT(GGUF_HASH_XXH64)) | extra_kinds, mk = tk;
     bool uuid = o->uuid;
@@ -212,6 +279,8 @@ bool verify_integrity(verify_result *r, unsigned extra_kinds)
         }
         r->manifest_checked = true;
         manifest_findings(r);
+        if (r->missing_bytes)
+            present_tensors_finding(r);
     }
     return true;
 }

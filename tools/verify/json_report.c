@@ -47,6 +47,10 @@ static cJSON *structure_json(const verify_result *r)
     cJSON_AddNumberToObject(o, "padding_nonzero", (double)c->padding_nonzero);
     cJSON_AddNumberToObject(o, "gap_bytes", (double)c->gap_bytes);
     cJSON_AddNumberToObject(o, "trailing_bytes", (double)c->trailing_bytes);
+    cJSON_AddNumberToObject(o, "missing_bytes", (double)c->missing_bytes);
+    cJSON_AddNumberToObject(o, "complete_tensors", (double)c->complete_tensors);
+    cJSON_AddNumberToObject(o, "partial_tensors", (double)c->partial_tensors);
+    cJSON_AddNumberToObject(o, "appended_gguf_offset", (double)c->appended_gguf_offset);
     return o;
 }
 
@@ -108,6 +112,7 @@ static cJSON *digests_tail_json(const verify_result *r)
         cJSON_AddNumberToObject(m, "mismatched", (double)c->n_mismatch);
         cJSON_AddNumberToObject(m, "missing", (double)c->n_missing);
         cJSON_AddNumberToObject(m, "extra", (double)c->n_extra);
+        cJSON_AddNumberToObject(m, "incomplete", (double)c->n_incomplete);
     }
     return o;
 }

@@ -216,7 +216,10 @@ static int verify_file(const verify_opts *op)
     verify_result r = { .o = op };
     if (o.json)
         sigbus_guard_json(o.path);
-    gguf_status s = gguf_open(o.path, &r.f, &r.open_err);
+    /* a truncated download opens, so that the report can say what is there and which tensors are intact */
+    gguf_status s = gguf_open_partial(o.path, &r.f, &r.open_err);
+    if (r.f)
+        r.missing_bytes = gguf_missing_bytes(r.f, &r.open_err);
     output_guard_protect_path(o.path);
     if (r.f)
         output_guard_protect_model(r.f, o.path);
@@ -237,6 +240,11 @@ static int verify_file(const verify_opts *op)
     }
     bool manifest_only = (o.write_manifest && strcmp(o.write_manifest, "-") == 0) ||
                          (o.uuid && !o.write_manifest && !o.manifest && !o.sha256 && !o.json);
+    if (r.missing_bytes && (manifest_only || o.write_manifest)) { /* no manifest of an incomplete model */
+        int status = report_error("gguf-verify", o.path, &r.open_err);
+        gguf_close(r.f);
+        return status;
+    }
     if (r.f && manifest_only) {
         rc = print_manifest_only(&o, r.f);
         gguf_close(r.f);
@@ -250,7 +258,7 @@ static int verify_file(const verify_opts *op)
     if (checked && r.hashed && o.write_manifest)
         rc = emit_manifest(&o, r.f, &r.hashes);
     if (rc == 0) {
-        if (checked && r.f && !o.no_audit)
+        if (checked && r.f && !o.no_audit && !r.missing_bytes) /* a truncated file's weights are not all there */
             run_audit(&r);
         r.verdict = decide(&r);
         if (o.json)

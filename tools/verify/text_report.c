@@ -81,7 +81,7 @@ static void print_digests(FILE *out, const verify_result *r)
         }
         char sz[32];
         gguf_format_size(r->hashes.bytes_hashed, sz, sizeof sz);
-        fprintf(out, "           %s read in %.3f s (%.2f GB/s)\n", sz, r->hash_seconds,
+        fprintf(out, "%s  %s read in %.3f s (%.2f GB/s)\n", lead, sz, r->hash_seconds,
                 r->hash_seconds > 0 ? (double)r->hashes.bytes_hashed / r->hash_seconds / 1e9 : 0.0);
     }
     if (r->sha256_checked) {
@@ -93,6 +93,8 @@ static void print_digests(FILE *out, const verify_result *r)
         fprintf(out, "manifest   %s: %zu tensors matched by name; %zu digests OK, %zu mismatched, %zu missing, "
                      "%zu extra tensors\n",
                 r->o->manifest, c->n_tensors_checked, c->n_ok, c->n_mismatch, c->n_missing, c->n_extra);
+        if (c->n_incomplete)
+            fprintf(out, "           %zu digests not checked: their bytes are not all in the file\n", c->n_incomplete);
         if (gguf_manifest_skipped_lines(r->manifest))
             fprintf(out, "           (%zu lines of other kinds skipped)\n", gguf_manifest_skipped_lines(r->manifest));
     }
@@ -128,7 +130,9 @@ void verify_print_text(FILE *out, const verify_result *r)
         fprintf(out, "CANNOT CHECK: %s", r->trouble);
     else
         fprintf(out, "%s: %zu error%s, %zu warning%s, %zu note%s%s", verdict_name(r->verdict), e, e == 1 ? "" : "s",
-                w, w == 1 ? "" : "s", n, n == 1 ? "" : "s", r->audited ? "" : r->f ? " (weights not audited)" : "");
+                w, w == 1 ? "" : "s", n, n == 1 ? "" : "s",
+                r->audited ? "" : r->missing_bytes ? " (weights not audited: the file is truncated)"
+                                : r->f ? " (weights not audited)" : "");
     color_off(out);
     fputc('\n', out);
     fputc('\n', out);

@@ -26,7 +26,8 @@ typedef enum verdict { VERDICT_OK = 0, VERDICT_PROBLEMS = 1, VERDICT_CANNOT_CHEC
 typedef struct verify_result {
     const verify_opts *o;
     gguf_file *f;                /* NULL when the file could not be opened */
-    gguf_error open_err;
+    gguf_error open_err;         /* why it could not be opened, or why it is truncated */
+    uint64_t missing_bytes;      /* a truncated file (opened with gguf_open_partial): what it lacks */
     uint64_t file_size;
     gguf_coverage cov;
     gguf_hashes hashes;
