@@ -13,37 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How one family writes a single user message and opens the reply. */
+/* How one family writes a single user message and opens the reply, and what ends a turn. */
 typedef struct chat_family {
     const char *name;           /* llama.cpp's name for it (--chat-template NAME) */
     const char *before, *after; /* around the message; NULL: recognised but not formatted here */
     bool trim;                  /* the message is trimmed of surrounding whitespace first */
+    const char *end_of_turn;    /* the text after a reply (llama-chat.cpp's formats); NULL: not known here */
 } chat_family;
 
 static const chat_family families[] = {
-    { "chatml", "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", false },
+    { "chatml", "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", false, "<|im_end|>" },
     { "llama3", "<|start_header_id|>user<|end_header_id|>\n\n",
-      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", true },
-    { "gemma", "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n", true },
-    { "llama2", "[INST] ", " [/INST]", false },
-    { "llama2-sys", "[INST] ", " [/INST]", false },
-    { "llama2-sys-bos", "[INST] ", " [/INST]", false },
-    { "llama2-sys-strip", "[INST] ", " [/INST]", true },
-    { "mistral-v1", " [INST] ", " [/INST]", false },
-    { "mistral-v3", "[INST] ", "[/INST]", false },
-    { "mistral-v3-tekken", "[INST]", "[/INST]", false },
-    { "mistral-v7", "[INST] ", "[/INST]", false },
-    { "mistral-v7-tekken", "[INST]", "[/INST]", false },
-    { "phi3", "<|user|>\n", "<|end|>\n<|assistant|>\n", false },
-    { "zephyr", "<|user|>\n", "<|endoftext|>\n<|assistant|>\n", false },
+      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n", true, "<|eot_id|>" },
+    { "gemma", "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n", true, "<end_of_turn>" },
+    { "llama2", "[INST] ", " [/INST]", false, "</s>" },
+    { "llama2-sys", "[INST] ", " [/INST]", false, "</s>" },
+    { "llama2-sys-bos", "[INST] ", " [/INST]", false, "</s>" },
+    { "llama2-sys-strip", "[INST] ", " [/INST]", true, "</s>" },
+    { "mistral-v1", " [INST] ", " [/INST]", false, "</s>" },
+    { "mistral-v3", "[INST] ", "[/INST]", false, "</s>" },
+    { "mistral-v3-tekken", "[INST]", "[/INST]", false, "</s>" },
+    { "mistral-v7", "[INST] ", "[/INST]", false, "</s>" },
+    { "mistral-v7-tekken", "[INST]", "[/INST]", false, "</s>" },
+    { "phi3", "<|user|>\n", "<|end|>\n<|assistant|>\n", false, "<|end|>" },
+    { "zephyr", "<|user|>\n", "<|endoftext|>\n<|assistant|>\n", false, "<|endoftext|>" },
     /* recognised, not formatted */
-    { "phi4", NULL, NULL, false },           { "smolvlm", NULL, NULL, false },
-    { "chatglm4", NULL, NULL, false },       { "exaone-moe", NULL, NULL, false },
-    { "falcon3", NULL, NULL, false },        { "glmedge", NULL, NULL, false },
-    { "monarch", NULL, NULL, false },        { "orion", NULL, NULL, false },
-    { "openchat", NULL, NULL, false },       { "vicuna", NULL, NULL, false },
-    { "vicuna-orca", NULL, NULL, false },    { "deepseek", NULL, NULL, false },
-    { "command-r", NULL, NULL, false },
+    { "phi4", NULL, NULL, false, "<|im_end|>" }, { "smolvlm", NULL, NULL, false, "<end_of_utterance>" },
+    { "chatglm4", NULL, NULL, false, NULL },     { "exaone-moe", NULL, NULL, false, NULL },
+    { "falcon3", NULL, NULL, false, NULL },      { "glmedge", NULL, NULL, false, NULL },
+    { "monarch", NULL, NULL, false, NULL },      { "orion", NULL, NULL, false, NULL },
+    { "openchat", NULL, NULL, false, NULL },     { "vicuna", NULL, NULL, false, NULL },
+    { "vicuna-orca", NULL, NULL, false, NULL },  { "deepseek", NULL, NULL, false, NULL },
+    { "command-r", NULL, NULL, false, NULL },
 };
 
 static const chat_family *family_named(const char *name)
@@ -52,6 +53,12 @@ static const chat_family *family_named(const char *name)
         if (strcmp(families[i].name, name) == 0)
             return &families[i];
     return NULL;
+}
+
+const char *tok_chat_end_of_turn(const char *family)
+{
+    const chat_family *c = family_named(family);
+    return c ? c->end_of_turn : NULL;
 }
 
 static char family_names[512];

@@ -34,6 +34,31 @@ static const pre_kind kinds[] = {
     { { "smollm" }, { "\\p{N}", GPT2_RE } },
 };
 
+/* Every tokenizer.ggml.pre value llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load, as vendored
+ * by llama-cpp-python 0.3.36); it refuses any other ("unknown pre-tokenizer type"), so such a file is malformed,
+ * while one of these we do not run is merely not supported here. */
+static const char *const llama_cpp_names[] = {
+    "a.x-4.0", "afmoe", "bailingmoe", "bailingmoe2", "bloom", "chameleon", "chatglm-bpe", "codeshell",
+    "cohere2moe", "command-r", "dbrx", "deepseek-coder", "deepseek-llm", "deepseek-r1-qwen", "deepseek-v3",
+    "default", "exaone", "exaone-moe", "exaone4", "f2llmv2", "falcon", "falcon-h1", "falcon3", "gemma4",
+    "gigachat", "glm4", "glm5", "gpt-2", "gpt-4o", "gpt3-finnish", "granite-docling", "granite-embed-multi-311m",
+    "granite-embed-multi-97m", "grok-2", "hunyuan", "hunyuan-dense", "hy_v4", "jais", "jais-2", "jina-de",
+    "jina-es", "jina-v1-en", "jina-v2-code", "jina-v2-de", "jina-v2-es", "jina-v5-nano", "joyai-llm", "kanana2",
+    "kimi-k2", "kormo", "laguna", "lfm2", "llada-moe", "llama-bpe", "llama-v3", "llama3", "llama4", "megrez",
+    "mellum", "mellum2", "midm-2.0", "minerva-7b", "minicpm5", "minimax-m2", "modern-bert", "mpt", "olmo", "phi-2",
+    "pixtral", "poro-chat", "qwen2", "qwen35", "refact", "roberta-bpe", "sarvam-moe", "seed-coder", "smaug-bpe",
+    "smollm", "solar-open", "spark2_5", "stablelm2", "starcoder", "superbpe", "talkie", "tekken", "tiny_aya",
+    "trillion", "ufakzeka", "viking", "whitespace", "youtu",
+};
+
+static bool llama_cpp_knows(const char *name)
+{
+    for (size_t i = 0; i < sizeof llama_cpp_names / sizeof *llama_cpp_names; i++)
+        if (!strcmp(llama_cpp_names[i], name))
+            return true;
+    return false;
+}
+
 typedef struct pretok {
     pcre2_code *re[4];
     int n;
@@ -56,10 +81,16 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
         for (int j = 0; j < 4 && kinds[i].names[j]; j++)
             if (!strcmp(kinds[i].names[j], v->pre))
                 k = &kinds[i];
+    if (!k && !llama_cpp_knows(v->pre))
+        return tok_fail(err, TOK_E_MALFORMED, v->pre_offset, "tokenizer.ggml.pre",
+                        "tokenizer.ggml.pre is '%s', a pre-tokenizer llama.cpp does not know: it refuses the file "
+                        "(\"unknown pre-tokenizer type\"). Set the one the model was trained with: "
+                        "gguf-new-metadata IN.gguf OUT.gguf --pre-tokenizer NAME (gguf-py; llama.cpp's "
+                        "convert_hf_to_gguf.py names it from the tokenizer)", v->pre);
     if (!k)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
-                           "pre-tokenizer '%s' is not supported (default, gpt2, llama3/llama-bpe, qwen2, smollm are)",
-                           v->pre);
+                        "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt2, "
+                        "llama3/llama-bpe, qwen2, smollm are)", v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");

@@ -55,6 +55,14 @@ tok_type tok_vocab_type(const tok_vocab *v, int32_t id);
 gguf_str tok_vocab_text(const tok_vocab *v, int32_t id);
 /* Number of real tokens: ids past it are padding ([PAD...], unused). */
 int32_t tok_vocab_n_real(const tok_vocab *v);
+/* Whether llama.cpp makes a token of this text end generation whatever its type ("<|im_end|>", "</s>", ...). */
+bool tok_is_eog_text(const char *text, size_t len);
+/* The token whose stored text is text[0..len), or -1. */
+int32_t tok_vocab_id_of(const tok_vocab *v, const char *text, size_t len);
+/* The id llama.cpp uses for a special-token key (tokenizer.ggml.eos_token_id, ...) when the file's value is
+ * past the vocabulary: its default for the tokenizer model ("llama" or "gpt2"), -1 for none. What the vocabulary
+ * here uses too. */
+int32_t tok_special_default(const char *tokenizer_model, const char *key, int32_t n_vocab);
 
 /* Tokenizes len bytes of text, with BOS when add_special and the vocabulary
  * asks for it. User-defined tokens' text always becomes those tokens; control
@@ -74,6 +82,9 @@ size_t tok_piece(const tok_vocab *v, int32_t id, char *buf, size_t cap);
  * llama.cpp's built-in detection names it ("chatml", "llama3", "gemma", ...),
  * or NULL when no rule matches. A template that is itself a family name names it. */
 const char *tok_chat_detect(const char *tmpl, size_t len);
+/* The text that ends a turn in that family's prompts ("<|im_end|>", "<end_of_turn>", "</s>"), or NULL when not
+ * known here. */
+const char *tok_chat_end_of_turn(const char *family);
 /* Whether gguf-run can format that family (llama.cpp knows more than it formats). */
 bool tok_chat_formats(const char *family);
 /* The families that can be formatted, for messages. */

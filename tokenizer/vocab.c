@@ -19,12 +19,44 @@ static bool key_bool(const gguf_file *f, const char *key, bool dflt)
 
 /* A special token's id, or the default when the key is absent; -1 ("none") for an id that is not a token
  * of this vocabulary, the default included (SentencePiece's EOS 2 in a vocabulary of two tokens). */
-static int32_t key_id(const gguf_file *f, const char *key, int32_t dflt, int32_t n)
+/* The ids llama.cpp starts from before it reads a special-token key (llama_vocab::impl::load): SentencePiece
+ * bos 1, eos 2, unk 0; byte-level BPE bos and eos 11; the rest none. A key whose id is past the vocabulary
+ * leaves that default in place ("bad special token ... using default id"), and a default past the vocabulary
+ * is none. */
+typedef struct special_default {
+    const char *key;
+    int32_t spm, bpe;
+} special_default;
+
+static const special_default special_defaults[] = {
+    { "tokenizer.ggml.bos_token_id", 1, 11 },      { "tokenizer.ggml.eos_token_id", 2, 11 },
+    { "tokenizer.ggml.unknown_token_id", 0, -1 },  { "tokenizer.ggml.eot_token_id", -1, -1 },
+    { "tokenizer.ggml.eom_token_id", -1, -1 },     { "tokenizer.ggml.seperator_token_id", -1, -1 },
+    { "tokenizer.ggml.padding_token_id", -1, -1 },
+};
+
+int32_t tok_special_default(const char *tokenizer_model, const char *key, int32_t n_vocab)
+{
+    for (size_t i = 0; i < sizeof special_defaults / sizeof *special_defaults; i++)
+        if (!strcmp(special_defaults[i].key, key)) {
+            const int32_t id = strcmp(tokenizer_model, "llama") == 0 ? special_defaults[i].spm
+                                                                      : special_defaults[i].bpe;
+            return id < n_vocab ? id : -1;
+        }
+    return -1;
+}
+
+/* A special token's id: the key's when it names a token; llama.cpp's default past the vocabulary; dflt when
+ * absent (for byte-level BPE we keep "none" where llama.cpp would pick 11, a token a BPE file's own keys
+ * never name). Negative values mean none. */
+static int32_t key_id(const gguf_file *f, const char *model, const char *key, int32_t dflt, int32_t n)
 {
     int64_t v;
     if (gguf_get_int(f, key, INT64_MIN, INT64_MAX, &v, NULL) != GGUF_OK)
         v = dflt;
-    return v >= 0 && v < n ? (int32_t)v : -1;  /* 0xFFFFFFFF and friends mean "none" */
+    else if (v >= n)
+        v = tok_special_default(model, key, n);
+    return v >= 0 && v < n ? (int32_t)v : -1;
 }
 
 /* An array of n (n < 0: any number of) strings or numbers, or absent (*out NULL); the file's fault otherwise. */
@@ -69,12 +101,18 @@ void tok_vocab_free(tok_vocab *v)
     free(v);
 }
 
-static bool is_eog_text(const gguf_str *s)
+/* The texts llama.cpp makes end-of-generation tokens whatever their type (llama_vocab::impl::load, "maintain a
+ * list of tokens that cause end-of-generation", as vendored by llama-cpp-python 0.3.36). */
+bool tok_is_eog_text(const char *text, size_t len)
 {
-    static const char *const names[] = { "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>",
-                                         "<end_of_turn>", "<|end|>", "</s>" };
+    static const char *const names[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+        "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+        "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+        "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>" /* DeepSeek */, "[e~[",
+    };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (s->len == strlen(names[i]) && !memcmp(s->ptr, names[i], s->len))
+        if (len == strlen(names[i]) && !memcmp(text, names[i], len))
             return true;
     return false;
 }
@@ -149,11 +187,12 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         strmap_put(&v->merge_rank, merges->v.strs[i].ptr, merges->v.strs[i].len, (int32_t)i);
 
     bool spm = v->kind == VOCAB_SPM;
-    v->bos = key_id(f, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, v->n);
-    v->eos = key_id(f, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, v->n);
-    v->unk = key_id(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, v->n);
-    v->eot = key_id(f, "tokenizer.ggml.eot_token_id", -1, v->n);
-    v->eom = key_id(f, "tokenizer.ggml.eom_token_id", -1, v->n);
+    const char *tm = tok_vocab_model(v);
+    v->bos = key_id(f, tm, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, v->n);
+    v->eos = key_id(f, tm, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, v->n);
+    v->unk = key_id(f, tm, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, v->n);
+    v->eot = key_id(f, tm, "tokenizer.ggml.eot_token_id", -1, v->n);
+    v->eom = key_id(f, tm, "tokenizer.ggml.eom_token_id", -1, v->n);
     gguf_str pre = { "default", 7 };
     if (gguf_get_str(f, "tokenizer.ggml.pre", &pre, NULL) != GGUF_OK)
         pre = (gguf_str){ "default", 7 };
@@ -180,7 +219,7 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
             v->eog[ids[i]] = 1;
     v->n_real = 0;
     for (int32_t i = 0; i < v->n; i++) {
-        if (v->type[i] == TOK_TYPE_CONTROL && is_eog_text(&v->text[i]))
+        if (tok_is_eog_text(v->text[i].ptr, (size_t)v->text[i].len))
             v->eog[i] = 1;
         if (v->type[i] != TOK_TYPE_UNUSED)
             v->n_real = i + 1;
@@ -207,6 +246,7 @@ fail:
 }
 
 int32_t tok_vocab_size(const tok_vocab *v) { return v->n; }
+int32_t tok_vocab_id_of(const tok_vocab *v, const char *text, size_t len) { return strmap_get(&v->by_text, text, len); }
 const char *tok_vocab_model(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "llama" : "gpt2"; }
 const char *tok_vocab_pre(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "spm" : v->pre; }
 int32_t tok_vocab_bos(const tok_vocab *v) { return v->bos; }

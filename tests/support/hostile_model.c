@@ -60,6 +60,7 @@ typedef struct hostile_case {
 #define I32(x) { .type = GGUF_VT_INT32, .v.i64 = (x) }
 #define F32(x) { .type = GGUF_VT_FLOAT32, .v.f64 = (x) }
 #define STR(x) { .type = GGUF_VT_STRING, .v.str = (x) }
+#define BOOL(x) { .type = GGUF_VT_BOOL, .v.b = (x) }
 #define SET(k, val) { .key = (k), .v = val }
 #define DROP(k) { .key = (k), .drop = true }
 
@@ -207,6 +208,15 @@ static const hostile_case cases[] = {
     { { "vocab-tokens-escapes", HOSTILE_VOCAB_SPM, true }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKENS_ESCAPES },
     { { "vocab-token-1mb", HOSTILE_VOCAB_SPM }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKEN_1MB },
     { { "vocab-merges-unknown", HOSTILE_VOCAB_BPE }, .rt_key = "tokenizer.ggml.merges", .rt = RT_MERGES_UNKNOWN },
+    /* metadata with which a good model loads, then prints gibberish or never stops (test_generation_metadata) */
+    { { "bpe-without-pre", HOSTILE_BPE, true }, { DROP("tokenizer.ggml.pre") } },
+    { { "eos-past-vocab-bpe", HOSTILE_BPE }, { SET("tokenizer.ggml.eos_token_id", U32(49200)) } },
+    { { "eos-ordinary-word", HOSTILE_SPM, true }, { SET("tokenizer.ggml.eos_token_id", U32(270)) } },
+    { { "gemma-bos-off", HOSTILE_GEMMA3 }, { SET("tokenizer.ggml.add_bos_token", BOOL(false)) } },
+    { { "instruct-without-template", HOSTILE_SPM, true }, { SET("general.name", STR("Tiny-Chat 1B Instruct")) } },
+    { { "template-end-not-a-token", HOSTILE_SPM, true },
+      { SET("tokenizer.chat_template",
+            STR("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}")) } },
 };
 
 size_t hostile_case_count(void) { return sizeof cases / sizeof cases[0]; }

@@ -252,8 +252,10 @@ static int verify_file(const verify_opts *op)
     }
     /* --write-manifest=F: the manifest's digests come from the verification's one pass */
     bool checked = verify_integrity(&r, o.write_manifest ? manifest_kinds(&o) : 0);
-    if (checked)
+    if (checked) {
         verify_engine_check(&r);
+        verify_generation_check(&r);
+    }
     audit_findings_close(&r.integrity);
     if (checked && r.hashed && o.write_manifest)
         rc = emit_manifest(&o, r.f, &r.hashes);

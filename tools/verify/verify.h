@@ -55,6 +55,10 @@ bool verify_integrity(verify_result *r, unsigned extra_kinds);
  * malformed, a note when it cannot run it (engine_check.c). */
 void verify_engine_check(verify_result *r);
 
+/* The metadata that breaks generation though the file loads: pre-tokenizer, special-token ids, the chat
+ * template's end of turn, BOS, a missing template (generation_check.c). */
+void verify_generation_check(verify_result *r);
+
 /* The role table's rows, at most: a model has a few dozen roles; a file of a million oddly named tensors has a
  * role each, and the report stays the size of what it says (the rest counted, not listed). */
 enum { VERIFY_ROLES_SHOWN = 256 };
