@@ -24,6 +24,13 @@
 /* Norm gains of the first and last layer: trained models put them far from the rest (SmolLM2-135M's
  * layer-0 attn_norm sits at 0.12x the median of 30 layers), so up to 64x they are a note, beyond a warning. */
 #define NORM_EDGE_WARN_LOG2 6.0
+/* An error, not a warning: the RMS of a layer this far out cannot be a healthy model's. On every healthy file
+ * we have (the shared models, both real ones, the 0.5B/0.6B shapes, the MoE files) no tensor's RMS passes
+ * robust z 7.7 (SmolLM2's layer-0 attn_norm; 4.4 in inner layers), and none passes z 6 and the warning's ratio
+ * together (docs/gguf-verify.md, "Severities"); a norm scaled by 16 sits at z 57-80, a layer replaced by noise
+ * at 10x its siblings' RMS at z 19. */
+#define ERROR_Z 15.0
+#define ERROR_EXTRA_LOG2 1.0 /* and twice the warning's ratio */
 /* log2 units below which layers count as equal (noise in random-weight files). */
 #define SPREAD_FLOOR 0.05
 
@@ -98,9 +105,12 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
             if (fabs(z) <= Z_LIMIT || fabs(v[i] - med) < need)
                 continue;
             const gguf_tensor *t = gguf_tensor_at(f, g[i].index);
-            const bool edge_norm = edge && audit_class_of(t) == AUDIT_CLASS_NORM &&
-                                   fabs(v[i] - med) < NORM_EDGE_WARN_LOG2;
-            audit_finding *x = finding_add(fs, edge_norm ? AUDIT_INFO : AUDIT_WARNING,
+            const double dist = fabs(v[i] - med);
+            const bool norm_edge = edge && audit_class_of(t) == AUDIT_CLASS_NORM,
+                       edge_norm = norm_edge && dist < NORM_EDGE_WARN_LOG2;
+            const double warn_at = norm_edge ? NORM_EDGE_WARN_LOG2 : need;
+            const bool broken = metrics[m].get == get_rms && fabs(z) >= ERROR_Z && dist >= warn_at + ERROR_EXTRA_LOG2;
+            audit_finding *x = finding_add(fs, edge_norm ? AUDIT_INFO : broken ? AUDIT_ERROR : AUDIT_WARNING,
                                            edge_norm ? "edge-layer-norm" : "sibling-outlier", t->name);
             if (!x)
                 continue;
@@ -119,8 +129,8 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
                 FSET(x->meaning, "common in trained models: the first and last blocks scale their input unlike the "
                                  "rest; not a sign of damage at this distance");
             } else {
-                FSET(x->expected, "within %.0fx of the median over layers (robust z within %.0f)", exp2(need),
-                     Z_LIMIT);
+                FSET(x->expected, "within %.0fx of the median over layers (robust z within %.0f)%s", exp2(need),
+                     Z_LIMIT, broken ? "; no healthy model's tensor is past z 8" : "");
                 FSET(x->meaning, "%s", meaning_for(audit_class_of(t)));
             }
             flagged[i] = true;

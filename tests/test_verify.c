@@ -179,12 +179,30 @@ static void times_16(uint8_t *d, const gguf_tensor *t)
     for (uint64_t i = 0; i < t->n_elements; i++)
         put_f32(d + 4 * i, 16.0f * get_f32(d + 4 * i));
 }
+static void times_5(uint8_t *d, const gguf_tensor *t)
+{
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        put_f32(d + 4 * i, 5.0f * get_f32(d + 4 * i));
+}
 static void uniform_noise(uint8_t *d, const gguf_tensor *t)
 {
     uint32_t s = 12345;
     for (uint64_t i = 0; i < t->n_elements; i++) {
         s = s * 1664525u + 1013904223u;
         put_f32(d + 4 * i, (float)(s >> 8) / 16777216.0f * 4.0f - 2.0f);
+    }
+}
+/* The tensor replaced by uniform noise at 10 times its own RMS. */
+static void noise_10x(uint8_t *d, const gguf_tensor *t)
+{
+    double ss = 0;
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        ss += (double)get_f32(d + 4 * i) * get_f32(d + 4 * i);
+    const float a = (float)(10.0 * sqrt(ss / (double)t->n_elements) * sqrt(3.0));
+    uint32_t s = 4242;
+    for (uint64_t i = 0; i < t->n_elements; i++) {
+        s = s * 1664525u + 1013904223u;
+        put_f32(d + 4 * i, a * ((float)(s >> 8) / 8388608.0f - 1.0f));
     }
 }
 static void random_bytes(uint8_t *d, const gguf_tensor *t)
@@ -223,21 +241,43 @@ Test(verify, zeroed_matrix_is_named)
     expect_named("zeroed matrix", "zero-matrix", "blk.2.ffn_up.weight");
 }
 
-Test(verify, norm_scaled_by_16_is_named_against_its_siblings)
+/* Severity from evidence: x16 puts the norm at robust z ~57 and 16x its siblings, where no healthy file's
+ * tensor goes (z 8.5 at most): an error without --strict. */
+Test(verify, norm_scaled_by_16_is_an_error_against_its_siblings)
 {
     write_patched("stories260K.gguf", "blk.2.attn_norm.weight", times_16, tmp_path);
     expect_named("norm x16", "sibling-outlier", "blk.2.attn_norm.weight");
+    int st;
+    cJSON *doc = verify_json(tmp_path, NULL, &st);
+    cr_expect_eq(st, 1, "an error fails the file");
+    const cJSON *f = find(doc, "sibling-outlier", "blk.2.attn_norm.weight");
+    cr_expect(f && !strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, "error"));
+    cJSON_Delete(doc);
 }
 
-/* Without --strict a warning lists the oddity and still exits 0: a healthy trained model has such layers. */
+Test(verify, ffn_replaced_by_noise_at_10x_is_an_error)
+{
+    write_patched("stories260K.gguf", "blk.3.ffn_down.weight", noise_10x, tmp_path);
+    int st;
+    cJSON *doc = verify_json(tmp_path, NULL, &st);
+    cr_expect_eq(st, 1);
+    const cJSON *f = find(doc, "sibling-outlier", "blk.3.ffn_down.weight");
+    cr_expect(f && !strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, "error"), "%s",
+              f ? cJSON_GetObjectItem(f, "measured")->valuestring : "no finding");
+    cJSON_Delete(doc);
+}
+
+/* Without --strict a warning lists the oddity and still exits 0 (the verdict reads WARNINGS): plausible but
+ * unusual, as x5 on one norm is (5x its siblings, under the error's 8x). */
 Test(verify, warnings_exit_0_unless_strict)
 {
-    write_patched("stories260K.gguf", "blk.2.attn_norm.weight", times_16, tmp_path);
+    write_patched("stories260K.gguf", "blk.2.attn_norm.weight", times_5, tmp_path);
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
     cr_expect_eq(st, 0, "a warning alone exits 0");
     const cJSON *v = cJSON_GetObjectItem(doc, "verdict");
     cr_expect_str_eq(cJSON_GetObjectItem(v, "status")->valuestring, "ok");
+    cr_expect_str_eq(cJSON_GetObjectItem(v, "summary")->valuestring, "WARNINGS");
     cr_expect(find(doc, "sibling-outlier", "blk.2.attn_norm.weight"), "the warning is still listed");
     cr_expect_eq(count_findings(doc, "error"), 0);
     cJSON_Delete(doc);

@@ -193,6 +193,23 @@ static bool run_audit(verify_result *r)
     return true;
 }
 
+size_t verify_count(const verify_result *r, audit_severity sev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->integrity.n; i++)
+        n += r->integrity.v[i].severity == sev;
+    if (r->audited)
+        n += sev == AUDIT_ERROR ? r->audit.n_errors : sev == AUDIT_WARNING ? r->audit.n_warnings : r->audit.n_infos;
+    return n;
+}
+
+const char *verify_verdict_name(const verify_result *r)
+{
+    if (r->verdict == VERDICT_OK) /* warnings alone exit 0, but the verdict never reads OK next to one */
+        return verify_count(r, AUDIT_WARNING) ? "WARNINGS" : "OK";
+    return r->verdict == VERDICT_PROBLEMS ? "PROBLEMS" : "CANNOT CHECK";
+}
+
 static verdict decide(const verify_result *r)
 {
     if (r->trouble[0])

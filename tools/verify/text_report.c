@@ -6,21 +6,6 @@
 
 #include <string.h>
 
-static const char *verdict_name(verdict v)
-{
-    return v == VERDICT_OK ? "OK" : v == VERDICT_PROBLEMS ? "PROBLEMS" : "CANNOT CHECK";
-}
-
-static size_t count(const verify_result *r, audit_severity sev)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->integrity.n; i++)
-        n += r->integrity.v[i].severity == sev;
-    if (r->audited)
-        n += sev == AUDIT_ERROR ? r->audit.n_errors : sev == AUDIT_WARNING ? r->audit.n_warnings : r->audit.n_infos;
-    return n;
-}
-
 static void print_finding(FILE *out, const audit_finding *x)
 {
     fprintf(out, "  %-7s %s%s[%s]\n", audit_severity_name(x->severity), x->tensor, x->tensor[0] ? "  " : "", x->code);
@@ -31,7 +16,7 @@ static void print_finding(FILE *out, const audit_finding *x)
 
 static void print_findings(FILE *out, const verify_result *r, audit_severity sev, const char *title)
 {
-    size_t n = count(r, sev);
+    size_t n = verify_count(r, sev);
     if (n == 0)
         return;
     fprintf(out, "\n%s (%zu)\n", title, n);
@@ -122,14 +107,14 @@ static void print_roles(FILE *out, const verify_result *r)
 
 void verify_print_text(FILE *out, const verify_result *r)
 {
-    size_t e = count(r, AUDIT_ERROR), w = count(r, AUDIT_WARNING), n = count(r, AUDIT_INFO);
+    size_t e = verify_count(r, AUDIT_ERROR), w = verify_count(r, AUDIT_WARNING), n = verify_count(r, AUDIT_INFO);
     fprintf(out, "gguf-verify %s\n", r->o->path);
     fputs("verdict    ", out);
     color_on(out, r->verdict == VERDICT_OK ? COLOR_GOOD : r->verdict == VERDICT_PROBLEMS ? COLOR_BAD : COLOR_UNSURE);
     if (r->verdict == VERDICT_CANNOT_CHECK)
         fprintf(out, "CANNOT CHECK: %s", r->trouble);
     else
-        fprintf(out, "%s: %zu error%s, %zu warning%s, %zu note%s%s", verdict_name(r->verdict), e, e == 1 ? "" : "s",
+        fprintf(out, "%s: %zu error%s, %zu warning%s, %zu note%s%s", verify_verdict_name(r), e, e == 1 ? "" : "s",
                 w, w == 1 ? "" : "s", n, n == 1 ? "" : "s",
                 r->audited ? "" : r->missing_bytes ? " (weights not audited: the file is truncated)"
                                 : r->f ? " (weights not audited)" : "");

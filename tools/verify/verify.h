@@ -63,6 +63,11 @@ void verify_generation_check(verify_result *r);
  * role each, and the report stays the size of what it says (the rest counted, not listed). */
 enum { VERIFY_ROLES_SHOWN = 256 };
 
+/* Findings of a severity, the integrity's and the audit's. */
+size_t verify_count(const verify_result *r, audit_severity sev);
+/* The verdict's word: OK, WARNINGS (warnings alone: exit 0 unless --strict), PROBLEMS, CANNOT CHECK. */
+const char *verify_verdict_name(const verify_result *r);
+
 void verify_print_text(FILE *out, const verify_result *r);
 int verify_print_json(FILE *out, const verify_result *r);
 
