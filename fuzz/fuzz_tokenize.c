@@ -2,7 +2,8 @@
  * of text (cut at the input's end), then a GGUF image whose tokenizer.ggml.* keys are loaded
  * (SentencePiece, or byte-level BPE with any pre-tokenizer). The text is tokenized with and
  * without special-token parsing, every token is turned back into text, and the text is also
- * read as a chat template (what tokenizer.chat_template would hold). */
+ * read as a chat template (what tokenizer.chat_template would hold): its family detected and its
+ * safety scanned. */
 #include "engine.h"
 #include "gguf.h"
 
@@ -23,6 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data + 2;
     const char *family = tok_chat_detect(text, len);
     sink += family ? 1 : 0;
+    tok_template_issue issues[4];
+    sink += tok_template_scan(text, len, issues, 4);
     gguf_file *f = NULL;
     gguf_error gerr;
     if (gguf_open_memory(data + 2 + len, size - 2 - len, &f, &gerr) != GGUF_OK)

@@ -95,4 +95,23 @@ const char *tok_chat_families(void);
  * special tokens. TOK_E_INPUT for a family it cannot format. */
 tok_status tok_chat_format(const char *family, const char *message, size_t len, char **out, tok_error *err);
 
+/* ---- chat template safety ---------------------------------------------------- */
+
+typedef enum tok_template_severity {
+    TOK_TEMPLATE_NOTE,     /* text a trained template adds by design: a default system prompt, tool instructions */
+    TOK_TEMPLATE_INJECTED, /* words in the conversation no message supplied, a branch on a message's words */
+    TOK_TEMPLATE_CODE,     /* a path to the renderer's internals: Python attributes, gadgets, unbounded work */
+} tok_template_severity;
+
+typedef struct tok_template_issue {
+    int line;                      /* 1-based, in the template */
+    tok_template_severity severity;
+    const char *code;              /* "template-dunder", "template-injected-text", ... */
+    char excerpt[96];              /* the construct, printable ASCII, cut short */
+} tok_template_issue;
+
+/* Reads a chat template without running it (template_scan.c says what it looks for); fills up to cap issues in
+ * template order and returns how many it found in all. */
+size_t tok_template_scan(const char *tmpl, size_t len, tok_template_issue *out, size_t cap);
+
 #endif

@@ -217,6 +217,11 @@ static const hostile_case cases[] = {
     { { "template-end-not-a-token", HOSTILE_SPM, true },
       { SET("tokenizer.chat_template",
             STR("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}")) } },
+    /* a chatml-looking template that reaches Python's internals when rendered (test_template_scan) */
+    { { "template-ssti", HOSTILE_SPM },
+      { SET("tokenizer.chat_template",
+            STR("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\n"
+                "{{ cycler.__init__.__globals__.os.popen('id').read() }}")) } },
 };
 
 size_t hostile_case_count(void) { return sizeof cases / sizeof cases[0]; }

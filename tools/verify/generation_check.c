@@ -217,10 +217,54 @@ static void instruct_without_template(verify_result *r)
     }
 }
 
+/* The chat template read for what it could do to an engine that renders it (tokenizer/template_scan.c). */
+static void template_safety(verify_result *r)
+{
+    gguf_str t;
+    if (!string_key(r->f, "tokenizer.chat_template", &t))
+        return;
+    enum { SHOWN = 12 };
+    tok_template_issue found[SHOWN];
+    const size_t n = tok_template_scan(t.ptr, (size_t)t.len, found, SHOWN);
+    static const audit_severity sev[] = { [TOK_TEMPLATE_NOTE] = AUDIT_INFO, [TOK_TEMPLATE_INJECTED] = AUDIT_WARNING,
+                                          [TOK_TEMPLATE_CODE] = AUDIT_ERROR };
+    for (size_t i = 0; i < n && i < SHOWN; i++) {
+        const tok_template_issue *x = &found[i];
+        audit_finding *f = audit_findings_add(&r->integrity, sev[x->severity], x->code, "tokenizer.chat_template");
+        if (!f)
+            return;
+        FSET(f->measured, "line %d: %s%s", x->line, x->excerpt,
+             i + 1 == SHOWN && n > SHOWN ? " (and more: the first ones are listed)" : "");
+        switch (x->severity) {
+        case TOK_TEMPLATE_CODE:
+            FSET(f->expected, "a template of messages, roles and markers only");
+            FSET(f->meaning, "an engine that renders this template with Jinja runs code through it (server-side "
+                             "template injection: Python internals, gadget objects, unbounded work); do not render "
+                             "it: replace it (gguf-new-metadata IN.gguf OUT.gguf --chat-template-config "
+                             "tokenizer_config.json from a source you trust)");
+            break;
+        case TOK_TEMPLATE_INJECTED:
+            FSET(f->expected, "text the messages supply, and markers");
+            FSET(f->meaning, "%s", strcmp(x->code, "template-branches-on-content") == 0
+                                       ? "the template decides what to render from the words of a message: it can "
+                                         "change the conversation when the user writes them"
+                                       : "words no message supplied are put in every conversation: the model "
+                                         "follows instructions the user never wrote (compare the model's published "
+                                         "template)");
+            break;
+        default:
+            FSET(f->expected, "text the messages supply, and markers");
+            FSET(f->meaning, "a default system prompt or tool instructions, added only when the conversation has "
+                             "none: what trained templates do");
+        }
+    }
+}
+
 void verify_generation_check(verify_result *r)
 {
     if (!r->f)
         return;
+    template_safety(r);
     tok_vocab *v = NULL;
     tok_error te;
     if (tok_vocab_load(r->f, &v, &te) != TOK_OK) /* no vocabulary to judge: engine_check.c says why */
