@@ -155,3 +155,13 @@ Test(generation_metadata, the_real_models_get_none_of_these)
     if (!seen)
         cr_skip_test("the real models are not fetched (make models): skipped");
 }
+
+Test(generation_metadata, end_of_generation_texts_are_llama_cpps_whatever_their_type)
+{
+    static const char *const eog[] = { "<|im_end|>", "<end_of_turn>", "</s>", "<|eot_id|>", "<eos>",
+                                       "<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>" /* DeepSeek, as bytes */ };
+    for (size_t i = 0; i < sizeof eog / sizeof *eog; i++)
+        cr_expect(tok_is_eog_text(eog[i], strlen(eog[i])), "%zu", i);
+    cr_expect_not(tok_is_eog_text("<|im_start|>", 12));
+    cr_expect_not(tok_is_eog_text("</s", 3), "whole texts only");
+}

@@ -109,7 +109,7 @@ bool tok_is_eog_text(const char *text, size_t len)
         "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
         "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
         "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-        "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>" /* DeepSeek */, "[e~[",
+        "<\uff5cend\u2581of\u2581sentence\uff5c>" /* DeepSeek */, "[e~[",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (len == strlen(names[i]) && !memcmp(text, names[i], len))
