@@ -41,7 +41,8 @@ static const char *write_case(const char *name)
 
 static const char *const codes[] = { "pre-tokenizer-missing", "special-token-out-of-range", "special-token-ordinary",
                                      "end-of-turn-missing",   "end-of-turn-by-text",        "bos-off",
-                                     "no-chat-template",      "refused" };
+                                     "no-chat-template",      "refused",                    "template-unrecognised",
+                                     "bos-twice" };
 
 /* gguf-verify --json of case `name`: exactly one finding of this file's kinds, code `code` with `severity`
  * whose meaning holds `says`; the exit status is `status`. */
@@ -128,6 +129,16 @@ Test(generation_metadata, an_instruct_model_without_its_template_is_a_warning)
 Test(generation_metadata, a_template_whose_end_of_turn_is_not_a_token_is_a_warning)
 {
     expect_finding("template-end-not-a-token", "end-of-turn-missing", "warning", "'<|im_end|>'", 0);
+}
+
+Test(generation_metadata, a_template_llama_cpps_detection_does_not_know_is_a_note)
+{
+    expect_finding("template-unrecognised", "template-unrecognised", "info", "--chat-template NAME", 0);
+}
+
+Test(generation_metadata, bos_from_template_and_flag_is_a_note)
+{
+    expect_finding("template-bos-twice", "bos-twice", "info", "two BOS", 0);
 }
 
 Test(generation_metadata, the_real_models_get_none_of_these)

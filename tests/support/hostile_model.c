@@ -217,6 +217,11 @@ static const hostile_case cases[] = {
     { { "template-end-not-a-token", HOSTILE_SPM, true },
       { SET("tokenizer.chat_template",
             STR("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}")) } },
+    { { "template-unrecognised", HOSTILE_SPM, true },
+      { SET("tokenizer.chat_template", STR("{% for m in messages %}### {{ m.role }}: {{ m.content }}\n{% endfor %}")) } },
+    { { "template-bos-twice", HOSTILE_SPM, true },
+      { SET("tokenizer.chat_template",
+            STR("{{ bos_token }}{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}")) } },
     /* a chatml-looking template that reaches Python's internals when rendered (test_template_scan) */
     { { "template-ssti", HOSTILE_SPM },
       { SET("tokenizer.chat_template",

@@ -2,7 +2,8 @@
  * loader reads it (src/llama-vocab.cpp, llama_vocab::impl::load): a byte-level BPE file without its
  * pre-tokenizer, special-token ids past the vocabulary (llama.cpp silently uses a default instead), an end of
  * generation that is an ordinary word, a chat template whose end-of-turn text is not a token or not one the
- * metadata names, a family trained with BOS told not to add it, an instruct model without its template. Each
+ * metadata names, or that llama.cpp's built-in detection does not know, BOS from both the template and the
+ * flag, a family trained with BOS told not to add it, an instruct model without its template. Each
  * finding says what llama.cpp does with the file and the gguf-py command that fixes it. What llama.cpp's loader
  * refuses outright is engine_check.c's (the tokenizer refuses it the same way). */
 #include "tokenizer.h"
@@ -126,10 +127,17 @@ static void end_of_turn(verify_result *r, const tok_vocab *v)
     if (!string_key(r->f, "tokenizer.chat_template", &tmpl))
         return;
     const char *family = tok_chat_detect(tmpl.ptr, (size_t)tmpl.len), *eot = family ? tok_chat_end_of_turn(family) : NULL;
+    audit_finding *x;
+    if (!family && (x = audit_findings_add(&r->integrity, AUDIT_INFO, "template-unrecognised", "tokenizer.chat_template"))) {
+        FSET(x->measured, "none of the families llama.cpp's built-in detection knows (llama_chat_detect_template)");
+        FSET(x->expected, "a template llama_chat_apply_template can format");
+        FSET(x->meaning, "llama-cli and llama-server render it with their Jinja runtime; llama_chat_apply_template "
+                         "(the C API, simple chat programs, bindings) cannot, and gguf-run --chat needs "
+                         "--chat-template NAME");
+    }
     if (!eot)
         return;
     const int32_t id = tok_vocab_id_of(v, eot, strlen(eot));
-    audit_finding *x;
     if (id < 0) {
         if (!(x = audit_findings_add(&r->integrity, AUDIT_WARNING, "end-of-turn-missing", "tokenizer.chat_template")))
             return;
@@ -155,6 +163,28 @@ static void end_of_turn(verify_result *r, const tok_vocab *v)
     FSET(x->meaning, "llama.cpp and gguf-run stop there by recognising its text; an engine that stops only at the "
                      "EOS id writes past every reply. To name it: gguf-new-metadata IN.gguf OUT.gguf "
                      "--special-token eot \"%s\"", eot);
+}
+
+/* A template that writes BOS itself, in a file that asks for BOS too. */
+static void bos_twice(verify_result *r, const tok_vocab *v)
+{
+    gguf_str t;
+    if (!tok_vocab_add_bos(v) || !string_key(r->f, "tokenizer.chat_template", &t))
+        return;
+    size_t i = 0;
+    while (i < t.len && (isspace((unsigned char)t.ptr[i]) || t.ptr[i] == '{' || t.ptr[i] == '-' || t.ptr[i] == '%'))
+        i++;
+    static const char lead[] = "bos_token";
+    if (t.len - i < sizeof lead - 1 || memcmp(t.ptr + i, lead, sizeof lead - 1) != 0)
+        return;
+    audit_finding *x = audit_findings_add(&r->integrity, AUDIT_INFO, "bos-twice", "tokenizer.chat_template");
+    if (!x)
+        return;
+    FSET(x->measured, "the template starts with bos_token and tokenizer.ggml.add_bos_token asks for BOS too");
+    FSET(x->expected, "one BOS at the start of a chat prompt");
+    FSET(x->meaning, "llama.cpp strips the rendered BOS before it tokenizes (common/chat.cpp); an engine that "
+                     "renders the template and tokenizes with special tokens on starts with two BOS, which some "
+                     "models answer worse");
 }
 
 static void bos_off(verify_result *r, const tok_vocab *v)
@@ -273,6 +303,7 @@ void verify_generation_check(verify_result *r)
     special_ids(r, v);
     end_of_turn(r, v);
     bos_off(r, v);
+    bos_twice(r, v);
     instruct_without_template(r);
     tok_vocab_free(v);
 }
