@@ -102,3 +102,23 @@ bool gguf_tensor_nbytes(uint32_t type, const uint64_t ne[GGUF_MAX_DIMS], uint64_
     *out = n;
     return true;
 }
+
+void gguf_excerpt(const void *p, size_t n, char *out, size_t cap)
+{
+    const unsigned char *b = p;
+    size_t o = 0, i = 0;
+    bool space = false;
+    for (; i < n && o + 2 + 4 <= cap; i++) { /* room for a space and a character, then "..." and the NUL */
+        if (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+            space = o > 0;
+            continue;
+        }
+        if (space)
+            out[o++] = ' ';
+        space = false;
+        out[o++] = b[i] >= 0x20 && b[i] < 0x7f ? (char)b[i] : '?';
+    }
+    if (i < n)
+        memcpy(out + o, "...", 3), o += 3;
+    out[o] = 0;
+}

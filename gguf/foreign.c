@@ -12,26 +12,7 @@
 
 enum { SNIFF_BYTES = 4096, QUOTE_CHARS = 80 };
 
-/* The bytes [p, p+n) as printable ASCII, whitespace runs as one space, at most QUOTE_CHARS. */
-static void quote(const uint8_t *p, size_t n, char out[QUOTE_CHARS + 4])
-{
-    size_t o = 0;
-    bool space = false;
-    for (size_t i = 0; i < n && o < QUOTE_CHARS; i++) {
-        const uint8_t c = p[i];
-        if (isspace(c)) {
-            space = o > 0;
-            continue;
-        }
-        if (space)
-            out[o++] = ' ';
-        space = false;
-        out[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-    }
-    if (o >= QUOTE_CHARS)
-        memcpy(out + o, "...", 3), o += 3;
-    out[o] = 0;
-}
+static void quote(const uint8_t *p, size_t n, char out[QUOTE_CHARS + 4]) { gguf_excerpt(p, n, out, QUOTE_CHARS + 4); }
 
 /* The first occurrence of needle (ASCII, any case) in [p, p+n), or NULL. */
 static const uint8_t *find_nocase(const uint8_t *p, size_t n, const char *needle)

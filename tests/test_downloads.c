@@ -326,3 +326,31 @@ Test(downloads, a_file_appended_to_itself_is_an_error_naming_where_it_ends)
     free(out);
     tbuf_free(&twice);
 }
+
+/* The fuzzer's find (fuzz-open and fuzz-tokenize, 2026-12-02): a quoted text whose space and next character
+ * both landed on the last free byte wrote past the quote's buffer. Every length and spacing, every size. */
+Test(downloads, quoted_text_never_passes_its_buffer)
+{
+    char text[300], out[128];
+    for (size_t cap = 8; cap <= sizeof out; cap++)
+        for (size_t k = 0; k < 200; k++) {
+            memset(text, 'a', sizeof text);
+            for (size_t s = k % 3; s < sizeof text; s += 2 + k % 5)
+                text[s] = s % 7 ? ' ' : '\x1b';
+            memset(out, 0x55, sizeof out);
+            gguf_excerpt(text, k, out, cap);
+            const size_t len = strlen(out);
+            cr_assert_lt(len, cap, "cap %zu, length %zu", cap, k);
+            for (size_t i = cap; i < sizeof out; i++)
+                cr_assert_eq((unsigned char)out[i], 0x55, "cap %zu, length %zu: byte %zu written", cap, k, i);
+            for (size_t i = 0; i < len; i++)
+                cr_assert(out[i] >= 0x20 && out[i] < 0x7f);
+        }
+    for (size_t k = 60; k < 120; k++) { /* through the reader: a JSON page of spaced words */
+        char page[200] = "[";
+        for (size_t i = 1; i < k; i++)
+            page[i] = i % 2 ? 'x' : ' ';
+        gguf_error e;
+        cr_assert_eq(open_text(page, k, &e), GGUF_E_WEB_PAGE);
+    }
+}

@@ -54,22 +54,7 @@ static void add(scan *s, size_t at, tok_template_severity sev, const char *code,
         x->line = line_of(s, at);
         x->severity = sev;
         x->code = code;
-        size_t o = 0;
-        bool space = false;
-        for (size_t i = 0; i < n && o < sizeof x->excerpt - 4; i++) {
-            const unsigned char c = (unsigned char)p[i];
-            if (isspace(c)) {
-                space = o > 0;
-                continue;
-            }
-            if (space)
-                x->excerpt[o++] = ' ';
-            space = false;
-            x->excerpt[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-        }
-        if (o >= sizeof x->excerpt - 4)
-            memcpy(x->excerpt + o, "...", 3), o += 3;
-        x->excerpt[o] = 0;
+        gguf_excerpt(p, n, x->excerpt, sizeof x->excerpt);
     }
     s->n++;
 }

@@ -104,6 +104,10 @@ GGUFSCOPE_API gguf_status gguf_fail(gguf_error *err, gguf_status code, uint64_t 
 GGUFSCOPE_API void gguf_error_textv(char subject[GGUF_ERROR_SUBJECT_SIZE], char message[GGUF_ERROR_MESSAGE_SIZE],
                                     const char *subj, const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
+/* Bytes [p, p+n) from a file as text for a message: printable ASCII, whitespace runs as one space, any other
+ * byte '?', cut with "..." to fit out (cap >= 8 bytes, NUL included). */
+GGUFSCOPE_API void gguf_excerpt(const void *p, size_t n, char *out, size_t cap);
+
 /* Grows *items (of *cap elements of elem bytes) to hold at least need, doubling; false (nothing changed)
  * when memory or size_t runs out. The one growable array every layer uses. */
 GGUFSCOPE_API bool gguf_reserve(void **items, size_t *cap, size_t need, size_t elem);
