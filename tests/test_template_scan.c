@@ -171,3 +171,22 @@ Test(template_scan, the_real_models_templates_have_no_error_or_warning)
     if (!seen)
         cr_skip_test("the real models are not fetched (make models): skipped");
 }
+
+/* A template is untrusted and may be megabytes: the scan stays linear in it (a condition of 60 000 string
+ * literals, 60 000 nested blocks). */
+Test(template_scan, hostile_sizes_scan_in_linear_time, .timeout = 20)
+{
+    const size_t n = 60000;
+    char *t = malloc(12 * n + 64);
+    size_t at = (size_t)sprintf(t, "{%% if content == ");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(t + at, "'a '");
+    sprintf(t + at, " %%}");
+    tok_template_issue is[4];
+    cr_expect_eq(tok_template_scan(t, strlen(t), is, 4), 1, "one branch finding for the one condition");
+    at = 0;
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)sprintf(t + at, "{%% if a %%}");
+    cr_expect_eq(tok_template_scan(t, at, is, 4), 0);
+    free(t);
+}

@@ -180,7 +180,9 @@ static void scan_tag(scan *s, size_t b, size_t e, bool output)
         }
         /* a branch on the words of a message: "if 'ignore previous' in message['content']"; single words are
          * structure ('text' in content, content.type == 'image') */
-        if ((word_is(word, wl, "if") || word_is(word, wl, "elif")) && contains(t + k, e - k, "content")) {
+        const bool compares = contains(t + k, e - k, " in ") || contains(t + k, e - k, "startswith") ||
+                              contains(t + k, e - k, "==") || contains(t + k, e - k, "endswith");
+        if ((word_is(word, wl, "if") || word_is(word, wl, "elif")) && compares && contains(t + k, e - k, "content")) {
             for (size_t i = k; i < e; i++)
                 if (t[i] == '\'' || t[i] == '"') {
                     const char q = t[i];
@@ -197,8 +199,7 @@ static void scan_tag(scan *s, size_t b, size_t e, bool output)
                         space |= t[c] == ' ';
                     }
                     letters &= space;
-                    if (!markup && letters && (contains(t + k, e - k, " in ") || contains(t + k, e - k, "startswith") ||
-                                               contains(t + k, e - k, "==") || contains(t + k, e - k, "endswith"))) {
+                    if (!markup && letters) {
                         add(s, i, TOK_TEMPLATE_INJECTED, "template-branches-on-content", t + kw, e - kw);
                         break; /* one finding a condition */
                     }
