@@ -85,7 +85,6 @@ gguf_status gguf_data_coverage(const gguf_file *f, gguf_coverage *out, gguf_erro
         out->padding_nonzero += count_nonzero(f->bytes + v[i].end, pad_end - v[i].end);
         pos = pad_end;
     }
-    out->complete_bytes = out->tensor_bytes;
     out->missing_bytes = f->missing_bytes;
     if (f->size > pos && !f->missing_bytes) {
         out->trailing_offset = pos;

@@ -12,8 +12,6 @@
 
 enum { SNIFF_BYTES = 4096, QUOTE_CHARS = 80 };
 
-static void quote(const uint8_t *p, size_t n, char out[QUOTE_CHARS + 4]) { gguf_excerpt(p, n, out, QUOTE_CHARS + 4); }
-
 /* The first occurrence of needle (ASCII, any case) in [p, p+n), or NULL. */
 static const uint8_t *find_nocase(const uint8_t *p, size_t n, const char *needle)
 {
@@ -37,7 +35,7 @@ static bool element_text(const uint8_t *p, size_t n, const char *tag, char out[Q
     if (!gt)
         return false;
     const uint8_t *b = find_nocase(gt + 1, (size_t)(p + n - gt - 1), close);
-    quote(gt + 1, b ? (size_t)(b - gt - 1) : (size_t)(p + n - gt - 1), out);
+    gguf_excerpt(gt + 1, b ? (size_t)(b - gt - 1) : (size_t)(p + n - gt - 1), out, QUOTE_CHARS + 4);
     return out[0] != 0;
 }
 
@@ -54,7 +52,7 @@ static gguf_status lfs_pointer(const uint8_t *p, size_t n, uint64_t size, gguf_e
         const uint8_t *hex = o + 12, *end = hex;
         while (end < p + n && isxdigit(*end) && end - hex < 64)
             end++;
-        quote(hex, (size_t)(end - hex), oid);
+        gguf_excerpt(hex, (size_t)(end - hex), oid, sizeof oid);
     }
     return gguf_fail(err, GGUF_E_LFS_POINTER, 0, "",
                      "this is a git LFS pointer (%llu bytes of text), not the model: the repository was cloned "
@@ -87,11 +85,11 @@ static gguf_status json_page(const uint8_t *p, size_t n, gguf_error *err)
         if (!q)
             continue;
         const uint8_t *e = memchr(q + 1, '"', (size_t)(p + n - q - 1));
-        quote(q + 1, e ? (size_t)(e - q - 1) : (size_t)(p + n - q - 1), text);
+        gguf_excerpt(q + 1, e ? (size_t)(e - q - 1) : (size_t)(p + n - q - 1), text, sizeof text);
         snprintf(what, sizeof what, "%.*s: \"%s\"", (int)(strlen(members[m]) - 2), members[m] + 1, text);
     }
     if (!what[0]) {
-        quote(p, n, text);
+        gguf_excerpt(p, n, text, sizeof text);
         snprintf(what, sizeof what, "it begins \"%s\"", text);
     }
     return web_page("a JSON document", what, err);
@@ -105,13 +103,13 @@ static gguf_status markup_page(const uint8_t *p, size_t n, gguf_error *err)
         if (element_text(p, n, "Code", text))
             snprintf(what, sizeof what, "error code \"%s\"", text);
         else
-            quote(p, n, text), snprintf(what, sizeof what, "it begins \"%s\"", text);
+            gguf_excerpt(p, n, text, sizeof text), snprintf(what, sizeof what, "it begins \"%s\"", text);
         return web_page("an XML document", what, err);
     }
     if (element_text(p, n, "title", text))
         snprintf(what, sizeof what, "titled \"%s\"", text);
     else
-        quote(p, n, text), snprintf(what, sizeof what, "it begins \"%s\"", text);
+        gguf_excerpt(p, n, text, sizeof text), snprintf(what, sizeof what, "it begins \"%s\"", text);
     return web_page("an HTML page", what, err);
 }
 

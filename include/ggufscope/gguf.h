@@ -323,8 +323,8 @@ typedef struct gguf_coverage {
     bool appended_is_copy;       /* what follows repeats the file's own first bytes */
     /* A truncated file (gguf_open_partial): the tensors whose bytes are all there, the one cut short and
      * its bytes present, and the bytes the tensors need past the end (gguf_missing_bytes). */
-    size_t complete_tensors, partial_tensors;
-    uint64_t complete_bytes, partial_bytes, missing_bytes;
+    size_t complete_tensors, partial_tensors;   /* the complete ones' bytes are tensor_bytes */
+    uint64_t partial_bytes, missing_bytes;
 } gguf_coverage;
 
 /* Fills out for an opened file. Returns GGUF_E_NOMEM or GGUF_OK. */
