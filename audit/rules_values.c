@@ -5,8 +5,9 @@
 #include <string.h>
 
 #define F16_MAX 65504.0
-/* A norm whose mean magnitude is below this multiplies its input by ~0. */
-#define NORM_NEAR_ZERO 1e-3
+/* A norm whose mean magnitude is below this multiplies its input by ~0. Trained norms go as low as 1.06e-3
+ * (SmolLM2-135M's layer-0 attn_norm), so the line sits ten times under that. */
+#define NORM_NEAR_ZERO 1e-4
 
 static void where(const gguf_tensor *t, uint64_t element, char *buf, size_t cap)
 {
@@ -41,8 +42,9 @@ static void scale_rules(const gguf_tensor *t, const audit_stats *s, findings *fs
             FSET(x->meaning, "every value of such a block decodes to NaN/Inf; one such weight turns every "
                              "activation it touches into NaN and generation into a single repeated token");
         }
+        /* An error: no healthy file here holds one, and no ggml quantizer can write one. */
         if (c->n_negative && c->never_negative &&
-            (x = finding_add(fs, AUDIT_WARNING, "scale-negative", t->name))) {
+            (x = finding_add(fs, AUDIT_ERROR, "scale-negative", t->name))) {
             FSET(x->measured, "%llu negative '%s' of %llu %s blocks; first in block %llu",
                  (unsigned long long)c->n_negative, c->name, (unsigned long long)c->count, type,
                  (unsigned long long)c->first_negative);
@@ -50,12 +52,15 @@ static void scale_rules(const gguf_tensor *t, const audit_stats *s, findings *fs
             FSET(x->meaning, "the block's values are sign-flipped: the bytes were altered after quantization "
                              "or written by a tool that lays %s out differently", type);
         }
-        if (c->n_huge && (x = finding_add(fs, AUDIT_WARNING, "scale-huge", t->name))) {
+        double spread_log2 = c->max_abs > 0 ? log2(c->max_abs) - c->median_log2 : 0;
+        audit_severity sev = spread_log2 >= AUDIT_HUGE_SCALE_ERROR_LOG2 ? AUDIT_ERROR : AUDIT_WARNING;
+        if (c->n_huge && (x = finding_add(fs, sev, "scale-huge", t->name))) {
             FSET(x->measured, "%llu '%s' scales at least 2^%d times the median |%s| (about 2^%d); largest %.6g "
                               "in block %llu", (unsigned long long)c->n_huge, c->name, AUDIT_HUGE_SCALE_LOG2,
                  c->name, c->median_log2, c->max_abs, (unsigned long long)c->max_abs_block);
-            FSET(x->expected, "block scales within 2^%d of each other, as quantizing one weight matrix gives",
-                 AUDIT_HUGE_SCALE_LOG2);
+            FSET(x->expected, "block scales within 2^%d of each other, as quantizing one weight matrix gives "
+                              "(healthy files: 2^5.2 at most; an error from 2^%d, a flipped exponent bit's size)",
+                 AUDIT_HUGE_SCALE_LOG2, AUDIT_HUGE_SCALE_ERROR_LOG2);
             FSET(x->meaning, "those blocks decode to values orders of magnitude above the rest: an altered scale "
                              "byte, and activations through this matrix blow up");
         }
@@ -125,7 +130,9 @@ static void norm_rule(const gguf_tensor *t, const audit_stats *s, findings *fs)
     if (s->max_abs == 0.0 || s->n_nan + s->n_pinf + s->n_ninf)
         return; /* zero-norm and nonfinite say it better */
     audit_finding *x;
-    if (s->mean <= 0.0 && (x = finding_add(fs, AUDIT_WARNING, "norm-negative-mean", t->name))) {
+    /* An error: every healthy file's norms average above 0 (1.06e-3 at the least); a mean at or below 0 is a
+     * sign-flipped tensor or gemma's w-1 stored without the +1 that GGUF converters add. */
+    if (s->mean <= 0.0 && (x = finding_add(fs, AUDIT_ERROR, "norm-negative-mean", t->name))) {
         FSET(x->measured, "mean %.6g (min %.6g, max %.6g)", s->mean, s->min, s->max);
         FSET(x->expected, "a positive mean: norm weights scale each channel, trained ones sit around 0.1-10");
         FSET(x->meaning, "the normalized activations are mostly sign-flipped: a corrupted or mislabeled tensor "
@@ -139,17 +146,21 @@ static void norm_rule(const gguf_tensor *t, const audit_stats *s, findings *fs)
     }
 }
 
-static void range_rules(const gguf_tensor *t, const audit_stats *s, findings *fs)
+static void range_rules(const gguf_tensor *t, audit_class cls, const audit_stats *s, findings *fs)
 {
+    /* Norms and biases are left at warnings: their spread is the model's character (gemma's norms: 2^8.3). */
+    bool matrix = cls == AUDIT_CLASS_MATRIX || cls == AUDIT_CLASS_EMBEDDING || cls == AUDIT_CLASS_OUTPUT;
+    double spread_log2 = s->max_abs > 0 ? log2(s->max_abs) - s->median_log2 : 0;
+    audit_severity sev = matrix && spread_log2 >= AUDIT_EXTREME_ERROR_LOG2 ? AUDIT_ERROR : AUDIT_WARNING;
     audit_finding *x;
-    if (s->n_extreme && (x = finding_add(fs, AUDIT_WARNING, "extreme-values", t->name))) {
+    if (s->n_extreme && (x = finding_add(fs, sev, "extreme-values", t->name))) {
         char at[96];
         where(t, s->max_abs_index, at, sizeof at);
         FSET(x->measured, "%llu of %llu values are at least 2^%d times the median magnitude (about 2^%d = %.3g); "
                           "max |x| = %.6g at %s", (unsigned long long)s->n_extreme, (unsigned long long)s->count,
              AUDIT_EXTREME_LOG2, s->median_log2, ldexp(1.0, s->median_log2), s->max_abs, at);
-        FSET(x->expected, "max |x| within 2^%d of the median magnitude (trained weights stay under 2^9)",
-             AUDIT_EXTREME_LOG2);
+        FSET(x->expected, "max |x| within 2^%d of the median magnitude (trained weights stay under 2^9; in a "
+                          "weight matrix 2^%d is an error)", AUDIT_EXTREME_LOG2, AUDIT_EXTREME_ERROR_LOG2);
         FSET(x->meaning, "a few weights dwarf the rest, as a flipped exponent bit does; the activations they "
                          "touch explode");
     }
@@ -176,6 +187,6 @@ void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs)
         magnitude_rule(t, cls, s, fs);
         if (cls == AUDIT_CLASS_NORM)
             norm_rule(t, s, fs);
-        range_rules(t, s, fs);
+        range_rules(t, cls, s, fs);
     }
 }

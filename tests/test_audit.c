@@ -96,7 +96,8 @@ Test(audit, stats_are_deterministic_and_agree_across_thread_counts)
 /* ---- a tiny llama written here, with one defect at a time ----------------- */
 
 enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_GQA, NEG_Q8_SCALE, ZERO_LAYER_1,
-              F16_AS_BF16 };
+              F16_AS_BF16, FLIPPED_Q8_SCALE_EXPONENT, Q8_SCALE_TIMES_2K, NEGATED_NORM, WEIGHT_TIMES_2_17,
+              WEIGHT_TIMES_2_13 };
 
 #define E 32
 #define L 4
@@ -106,6 +107,7 @@ enum defect { NONE, DROP_FFN_UP_2, EXTRA_LAYER, WRONG_K_SHAPE, SHORT_VOCAB, BAD_
 static float weights[1 << 16];
 static uint8_t q8[(E * FF / 32) * 34];
 static uint16_t f16_q[L + 1][E * E]; /* each layer's attn_q in F16, for the relabelled-type defect */
+static float edited_q[E * E], negated[E];  /* layer 1's attn_q with one weight scaled; a sign-flipped norm */
 
 static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
 {
@@ -139,6 +141,17 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q8_0, weights + 9000, q8, E * FF), QUANT_OK);
     if (d == NEG_Q8_SCALE)
         q8[5 * 34 + 1] |= 0x80; /* sign bit of block 5's f16 d */
+    if (d == FLIPPED_Q8_SCALE_EXPONENT)
+        q8[5 * 34 + 1] ^= 0x40; /* the top exponent bit of block 5's f16 d: x2^16 */
+    if (d == Q8_SCALE_TIMES_2K) {
+        uint16_t h = (uint16_t)(q8[5 * 34] | q8[5 * 34 + 1] << 8);
+        h = (uint16_t)(h + (11u << 10)); /* exponent + 11: 2^11 times, inside the warning band */
+        q8[5 * 34] = (uint8_t)h, q8[5 * 34 + 1] = (uint8_t)(h >> 8);
+    }
+    memcpy(edited_q, weights + 300, sizeof edited_q);
+    edited_q[7] *= d == WEIGHT_TIMES_2_17 ? 131072.0f : d == WEIGHT_TIMES_2_13 ? 8192.0f : 1.0f;
+    for (int i = 0; i < E; i++)
+        negated[i] = -ones[i];
     for (int l = 0; l < (d == EXTRA_LAYER ? L + 1 : L); l++) {
         if (d == ZERO_LAYER_1 && l == 1)
             continue;
@@ -152,13 +165,13 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
             cr_assert_eq(quant_quantize_row(GGUF_TENSOR_F16, base, f16_q[l], E * E), QUANT_OK);
             ADD("attn_q.weight", GGUF_TENSOR_BF16, 2, sq, f16_q[l]);
         } else {
-            ADD("attn_q.weight", GGUF_TENSOR_F32, 2, sq, base);
+            ADD("attn_q.weight", GGUF_TENSOR_F32, 2, sq, l == 1 ? edited_q : base);
         }
         ADD("attn_k.weight", GGUF_TENSOR_F32, 2, kv, base + 11);
         uint64_t v_ne[2] = { E, E / 2 };
         ADD("attn_v.weight", GGUF_TENSOR_F32, 2, v_ne, base + 23);
         ADD("attn_output.weight", GGUF_TENSOR_F32, 2, sq, base + 37);
-        ADD("ffn_norm.weight", GGUF_TENSOR_F32, 1, nrm, ones);
+        ADD("ffn_norm.weight", GGUF_TENSOR_F32, 1, nrm, d == NEGATED_NORM && l == 2 ? negated : ones);
         ADD("ffn_gate.weight", GGUF_TENSOR_F32, 2, up, base + 41);
         if (!(d == DROP_FFN_UP_2 && l == 2)) {
             ADD("ffn_up.weight", GGUF_TENSOR_Q8_0, 2, up, q8);
@@ -271,7 +284,7 @@ Test(audit, embedding_rows_vs_vocabulary_is_an_error)
 Test(audit, gqa_ratio_is_an_error) { expect_finding(BAD_GQA, "gqa-ratio", NULL, AUDIT_ERROR); }
 Test(audit, negative_q8_0_scale_is_named_with_its_block)
 {
-    expect_finding(NEG_Q8_SCALE, "scale-negative", "blk.0.ffn_up.weight", AUDIT_WARNING);
+    expect_finding(NEG_Q8_SCALE, "scale-negative", "blk.0.ffn_up.weight", AUDIT_ERROR);
     uint8_t *buf;
     gguf_file *f = tiny_llama(NEG_Q8_SCALE, &buf);
     audit_stats s;
@@ -281,6 +294,26 @@ Test(audit, negative_q8_0_scale_is_named_with_its_block)
     cr_expect_eq(s.scale[0].first_negative, 5);
     gguf_close(f);
     free(buf);
+}
+
+/* Severity from evidence (docs/gguf-verify.md, "Severities"): past what training makes is an error, the band
+ * between the warning line and that stays a warning. */
+Test(audit, flipped_scale_exponent_is_an_error)
+{
+    expect_finding(FLIPPED_Q8_SCALE_EXPONENT, "scale-huge", "blk.0.ffn_up.weight", AUDIT_ERROR);
+}
+Test(audit, scale_2k_times_its_median_is_a_warning)
+{
+    expect_finding(Q8_SCALE_TIMES_2K, "scale-huge", "blk.0.ffn_up.weight", AUDIT_WARNING);
+}
+Test(audit, sign_flipped_norm_is_an_error) { expect_finding(NEGATED_NORM, "norm-negative-mean", "blk.2.ffn_norm.weight", AUDIT_ERROR); }
+Test(audit, weight_2_17_times_the_median_is_an_error)
+{
+    expect_finding(WEIGHT_TIMES_2_17, "extreme-values", "blk.1.attn_q.weight", AUDIT_ERROR);
+}
+Test(audit, weight_2_13_times_the_median_is_a_warning)
+{
+    expect_finding(WEIGHT_TIMES_2_13, "extreme-values", "blk.1.attn_q.weight", AUDIT_WARNING);
 }
 
 Test(audit, scale_fields_follow_ggml_block_layouts)

@@ -29,9 +29,15 @@ typedef enum audit_status { AUDIT_OK = 0, AUDIT_E_NOMEM, AUDIT_E_INVALID_ARG } a
 
 /* Values at least 2^AUDIT_EXTREME_LOG2 times a tensor's median magnitude are
  * "extreme"; scales 2^AUDIT_HUGE_SCALE_LOG2 times the median scale "huge".
- * Gaussian weights stay below 2^4 of their median, trained ones below 2^9. */
+ * Gaussian weights stay below 2^4 of their median, trained ones below 2^9
+ * (every healthy file here: matrices 2^7.2, block scales 2^5.2; the "super
+ * weights" reported in Llama-class models about 2^8). A weight matrix past
+ * 2^AUDIT_EXTREME_ERROR_LOG2, or a block scale past 2^AUDIT_HUGE_SCALE_ERROR_LOG2,
+ * is what a flipped top exponent bit makes, not training: an error. */
 #define AUDIT_EXTREME_LOG2 12
 #define AUDIT_HUGE_SCALE_LOG2 10
+#define AUDIT_EXTREME_ERROR_LOG2 16
+#define AUDIT_HUGE_SCALE_ERROR_LOG2 14
 #define AUDIT_NONE UINT64_MAX
 
 /* ---- statistics ---------------------------------------------------------- */
