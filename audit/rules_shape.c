@@ -12,10 +12,11 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const mod
 {
     const model_hparams *g = &hp->g;
     const char *arch = g->arch_name[0] ? g->arch_name : "this model";
-    int64_t e0 = model_hparams_dim(g, ri->ne0), e1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne1);
-    if (e0 <= 0 || e1 <= 0)
+    int64_t e0 = model_hparams_dim(g, ri->ne0), e1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne1),
+            e2 = ri->ne2 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne2);
+    if (e0 <= 0 || e1 <= 0 || e2 <= 0)
         return; /* a hyperparameter is unknown: nothing to hold the shape to */
-    bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && t->ne[2] == 1 && t->ne[3] == 1;
+    bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && (int64_t)t->ne[2] == e2 && t->ne[3] == 1;
     if (ok)
         return;
     bool rows_only = ri->ne1 == MODEL_DIM_VOCAB && (int64_t)t->ne[0] == e0;
@@ -24,7 +25,10 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const mod
         return;
     FSET(x->measured, "shape [%llu, %llu, %llu, %llu]", (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
          (unsigned long long)t->ne[2], (unsigned long long)t->ne[3]);
-    if (ri->ne1 == MODEL_DIM_NONE)
+    if (ri->ne2 != MODEL_DIM_NONE)
+        FSET(x->expected, "[%lld, %lld, %lld] (%s, %s, %s of %s)", (long long)e0, (long long)e1, (long long)e2,
+             model_dim_name(ri->ne0), model_dim_name(ri->ne1), model_dim_name(ri->ne2), arch);
+    else if (ri->ne1 == MODEL_DIM_NONE)
         FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, model_dim_name(ri->ne0), arch);
     else
         FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, model_dim_name(ri->ne0),
@@ -75,7 +79,7 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
     if (!a || gguf_tensor_count(f) == 0)
         return; /* not described, or a vocabulary-only file */
     for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
-        if (a->need[r] != MODEL_NEED_REQUIRED)
+        if (model_role_need(&hp->g, (model_role)r) != MODEL_NEED_REQUIRED)
             continue;
         const model_role_info *ri = model_role_info_of((model_role)r);
         if (!ri->per_layer) {
@@ -180,8 +184,7 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
         /* a described architecture's required roles: required_roles_rule reports them */
         int64_t layer_of_role;
         model_role role = model_role_of_name(gguf_tensor_at(f, e[g].index)->name, &layer_of_role);
-        const bool required = hp->g.arch && role != MODEL_ROLE_COUNT &&
-                              hp->g.arch->need[role] == MODEL_NEED_REQUIRED;
+        const bool required = role != MODEL_ROLE_COUNT && model_role_need(&hp->g, role) == MODEL_NEED_REQUIRED;
         if (2 * (int64_t)present > L && !required) {
             size_t k = g;
             for (int64_t l = 0; l < L; l++) {

@@ -62,6 +62,10 @@ typedef struct engine_hparams {
     bool qkv_bias;          /* attn_{q,k,v}.bias present */
     bool qk_norm;           /* per-head RMSNorm of q and k before rotary */
     bool post_norms;        /* RMSNorm of the attention and FFN outputs before each residual add */
+    /* A mixture of experts (n_expert > 0): softmax over the router's logits, the top n_expert_used experts, whose
+     * probabilities are renormalised to sum 1 when moe_renormalise; a shared expert where the file has one. */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+    bool moe_renormalise;
     /* Where each choice came from, for the start-up report. */
     bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
     model_hparams g;         /* everything model/'s reader found */

@@ -20,6 +20,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,16 @@ void engine_ctx_free(engine_ctx *c)
 {
     if (!c)
         return;
-    float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits };
+    float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
+                      c->router, c->moe_tmp };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
     free(c->stats);
+    free(c->router_host);
+    free(c->route_probs);
+    free(c->route_weights);
+    free(c->route_ids);
     free(c->probe_host);
     free(c);
 }
@@ -55,16 +61,19 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
      * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
     const size_t B = (size_t)c->max_batch;
-    size_t kv_dim, q_dim, kv, x_n, q_n, ff_n, logit_n;
+    size_t kv_dim, q_dim, kv, x_n, q_n, ff_n, logit_n, router_n;
+    int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
+    ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
     bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) ||
                     __builtin_mul_overflow(kv, kv_dim, &kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) ||
-                    __builtin_mul_overflow(B, q_dim, &q_n) || __builtin_mul_overflow(B, (size_t)hp->n_ff, &ff_n) ||
+                    __builtin_mul_overflow(B, q_dim, &q_n) || __builtin_mul_overflow(B, (size_t)ff_widest, &ff_n) ||
+                    __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &router_n) ||
                     __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &logit_n);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
     if (overflow || kv > float_max || x_n > float_max || q_n > float_max || ff_n > float_max ||
-        logit_n > float_max) {
+        logit_n > float_max || router_n > float_max) {
         engine_ctx_free(c);
         return engine_fail(err, ENGINE_E_INPUT, 0, "",
                            "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
@@ -77,9 +86,12 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     } want[] = {
         { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, x_n }, { &c->h, x_n },
         { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
-        { &c->up, ff_n }, { &c->logits, logit_n },
+        { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, hp->n_expert ? router_n : 0 },
+        { &c->moe_tmp, hp->n_expert ? x_n : 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!want[i].n)
+            continue; /* a dense model has no router */
         *want[i].p = c->be->alloc(c->be, want[i].n);
         c->bytes += want[i].n * sizeof(float);
         if (!*want[i].p) {
@@ -90,7 +102,13 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         }
     }
     c->stats = calloc(B, sizeof *c->stats);
-    if (!c->stats) {
+    if (hp->n_expert) {
+        c->router_host = malloc(router_n * sizeof(float));
+        c->route_probs = malloc((size_t)hp->n_expert * sizeof(float));
+        c->route_weights = malloc((size_t)hp->n_expert_used * sizeof(float));
+        c->route_ids = malloc((size_t)hp->n_expert_used * sizeof(int));
+    }
+    if (!c->stats || (hp->n_expert && (!c->router_host || !c->route_probs || !c->route_weights || !c->route_ids))) {
         engine_ctx_free(c);
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }
@@ -277,6 +295,63 @@ static void attention_block(pass *p, int il, int T)
     look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }
 
+/* One gated feed-forward block (gate, up, down) on the Tr rows of h into out, its width F; gate and up are
+ * scratch. A mixture of experts runs each chosen expert and the shared expert through it. */
+static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd, int F, int Tr,
+                      const float *h, float *out, const char *names)
+{
+    engine_ctx *c = p->c;
+    const kern_weight *const gate_up[2] = { wg, wu };
+    const kern_weight *const no_bias[2] = { 0 };
+    float *const gate_up_out[2] = { c->gate, c->up };
+    static const char *const gate_up_names[2] = { "expert gate", "expert up" };
+    run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, names);
+    run_glu(p, "swiglu", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    run_matmul(p, "expert down", wd, NULL, c->gate, Tr, out);
+}
+
+/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits come to the host, each token goes
+ * through the experts engine_route picks for it, each output scaled by its weight and summed in the order
+ * chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is one. Only
+ * the chosen experts' rows are read. */
+static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const kern_weight *w = L->w;
+    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], NULL, h, Tr, c->router);
+    if (!p->st)
+        check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp), "copy of the router's logits");
+    for (int t = 0; t < Tr && !p->st; t++) {
+        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_renormalise, c->route_probs, c->route_ids,
+                     c->route_weights);
+        float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const int e = c->route_ids[j];
+            float *dst = j == 0 ? ot : tmp;
+            gated_ffn(p, &L->experts[0][e], &L->experts[1][e], &L->experts[2][e], hp->n_ff_exp, 1,
+                      h + (size_t)t * E, dst, "ffn_gate_exps, ffn_up_exps");
+            run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
+            if (j > 0)
+                run_add(p, "sum of the experts", ot, dst, (size_t)E);
+        }
+    }
+    if (!w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t)
+        return;
+    /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp) */
+    run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
+    if (!p->st)
+        check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
+    gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP],
+              hp->n_ff_shexp, Tr, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
+    for (int t = 0; t < Tr && !p->st; t++)
+        run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
+                  1.0f / (1.0f + expf(-c->router_host[t])));
+    run_add(p, "shared expert", o, c->moe_tmp, (size_t)Tr * E);
+}
+
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
  * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0. */
@@ -301,10 +376,14 @@ static void ffn_block(pass *p, int il, int T, int r0)
     run_add(p, "residual add", x, o, (size_t)Tr * E);
     run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
     look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
-    run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
-    run_glu(p, hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
-    look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
+    if (hp->n_expert) {
+        experts_block(p, il, Tr, h, o);
+    } else {
+        run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
+        run_glu(p, hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
+        look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+        run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
+    }
     look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
     if (w[MODEL_ROLE_FFN_POST_NORM].t) {
         run_rmsnorm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
@@ -325,7 +404,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     pass p = { .c = c, .be = c->be, .probe = probe, .layer = -1, .st = ENGINE_OK, .err = err };
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
-    const bool step = T == 1 && !probe && c->be->step_begin;
+    const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert; /* routing reads the host */
     if (step)
         step_begin(&p);
     /* The rows that go on past the last layer's attention: only those whose logits are asked for (the last one

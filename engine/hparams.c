@@ -38,6 +38,11 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->head_dim = (int)g->head_dim_k;
     hp->n_ff = (int)g->n_ff;
     hp->n_ctx_train = (int)g->n_ctx_train;
+    hp->n_expert = (int)g->n_expert;
+    hp->n_expert_used = (int)g->n_expert_used;
+    hp->n_ff_exp = (int)g->n_ff_exp;
+    hp->n_ff_shexp = (int)g->n_ff_shexp;
+    hp->moe_renormalise = g->arch->moe_renormalise;
     hp->eps = g->eps;
     hp->eps_defaulted = g->eps_defaulted;
     hp->base_defaulted = g->rope_base_defaulted;

@@ -19,6 +19,7 @@ typedef struct engine_layer {
     kern_weight w[MODEL_ROLE_COUNT];
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
+    kern_weight *experts[3]; /* a mixture of experts: gate, up and down of each expert (n_expert each) */
 } engine_layer;
 
 struct engine_model {
@@ -27,6 +28,8 @@ struct engine_model {
     engine_hparams hp;
     kern_weight tok_embd, output_norm, output;
     engine_layer *layers;  /* (n_layer) */
+    gguf_tensor *expert_views;    /* (n_layer, 3, n_expert) each expert of the 3-D tensors as a matrix, or NULL */
+    kern_weight *expert_weights;  /* the same, bound */
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
 };
 
@@ -37,6 +40,11 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
     return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0 };
 }
+
+/* One token's experts (route.c): probs (n_expert) is scratch, ids and weights (n_used) the experts chosen, most
+ * probable first, and what their outputs are multiplied by. */
+void engine_route(const float *logits, int n_expert, int n_used, bool renormalise, float *probs, int *ids,
+                  float *weights);
 
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 
@@ -60,7 +68,12 @@ struct engine_ctx {
     int n_ctx, max_batch, pos;
     float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim) */
     float *x, *h, *q, *att, *o;   /* (max_batch, n_embd or n_head * head_dim) */
-    float *gate, *up;             /* (max_batch, n_ff) */
+    float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp) */
+    float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
+    float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */
+    float *router_host;           /* (max_batch, n_expert + 1), host */
+    float *route_probs, *route_weights; /* (n_expert), (n_expert_used): one token's routing, host */
+    int *route_ids;               /* (n_expert_used), host */
     float *logits;                /* (engine_logit_rows, n_vocab) */
     kern_row_stats *stats;        /* (max_batch), host */
     float *probe_host;            /* activations copied for a probe's on_values, host */

@@ -19,19 +19,23 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     const model_role_info *ri = model_role_info_of(role);
     memset(w, 0, sizeof *w);
     if (!t) {
-        if (m->hp.desc->need[role] != MODEL_NEED_REQUIRED)
+        if (model_role_need(&m->hp.g, role) != MODEL_NEED_REQUIRED)
             return ENGINE_OK;
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
                            ri->what, m->hp.arch);
     }
     const int64_t ne0 = model_hparams_dim(dims, ri->ne0),
-                  ne1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne1);
+                  ne1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne1),
+                  ne2 = ri->ne2 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne2);
     bool ok = ri->ne1 == MODEL_DIM_NONE ? t->n_elements == (uint64_t)ne0
-                                       : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 && t->ne[2] == 1 &&
-                                             t->ne[3] == 1;
+                                       : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 &&
+                                             t->ne[2] == (uint64_t)ne2 && t->ne[3] == 1;
     if (!ok) {
-        char want[160];
-        if (ri->ne1 != MODEL_DIM_NONE)
+        char want[200];
+        if (ri->ne2 != MODEL_DIM_NONE)
+            snprintf(want, sizeof want, "[%lld, %lld, %lld] (%s, %s, %s)", (long long)ne0, (long long)ne1,
+                     (long long)ne2, model_dim_name(ri->ne0), model_dim_name(ri->ne1), model_dim_name(ri->ne2));
+        else if (ri->ne1 != MODEL_DIM_NONE)
             snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1, model_dim_name(ri->ne0),
                      model_dim_name(ri->ne1));
         else
@@ -45,6 +49,8 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
+    if (ri->ne2 != MODEL_DIM_NONE)
+        return ENGINE_OK; /* the experts' tensor: each expert is bound as a matrix of its own (bind_experts) */
     kern_status ks = m->be->bind(m->be, w);
     if (ks == KERN_E_UNSUPPORTED)
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
@@ -56,11 +62,51 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     return ENGINE_OK;
 }
 
+/* Expert e of a 3-D experts' tensor, as a matrix of its own: the same bytes from e's offset. */
+static gguf_tensor expert_view(const gguf_tensor *t, int64_t e)
+{
+    gguf_tensor v = *t;
+    v.n_dims = 2;
+    v.ne[2] = 1;
+    v.size = t->size / t->ne[2];
+    v.n_elements = t->n_elements / t->ne[2];
+    v.offset = t->offset + (uint64_t)e * v.size;
+    v.data = t->data + (uint64_t)e * v.size;
+    return v;
+}
+
+/* Each expert of layer il's gate, up and down tensors bound as a matrix: a token's forward pass reads only the
+ * rows of the experts its router picks. */
+static engine_status bind_experts(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    const int n = m->hp.n_expert;
+    static const model_role roles[3] = { MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS, MODEL_ROLE_FFN_DOWN_EXPS };
+    for (int k = 0; k < 3; k++) {
+        const gguf_tensor *t = L->w[roles[k]].t;
+        for (int e = 0; e < n; e++) {
+            const size_t at = ((size_t)il * 3 + (size_t)k) * (size_t)n + (size_t)e;
+            m->expert_views[at] = expert_view(t, e);
+            kern_weight *w = &m->expert_weights[at];
+            w->t = &m->expert_views[at];
+            kern_status ks = m->be->bind(m->be, w);
+            if (ks != KERN_OK) {
+                w->t = NULL;
+                return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset,
+                                   t->name, "binding expert %d of '%s' (%s) on %s failed: %s", e, t->name,
+                                   gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
+            }
+        }
+        L->experts[k] = &m->expert_weights[((size_t)il * 3 + (size_t)k) * (size_t)n];
+    }
+    return ENGINE_OK;
+}
+
 static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
-        if (m->hp.desc->need[r] == MODEL_NEED_ABSENT)
+        if (model_role_need(&m->hp.g, (model_role)r) == MODEL_NEED_ABSENT)
             continue;
         char name[96];
         snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of((model_role)r)->name);
@@ -73,7 +119,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
-    return ENGINE_OK;
+    return m->hp.n_expert > 0 ? bind_experts(m, il, err) : ENGINE_OK;
 }
 
 /* Every tensor of the file must be one the architecture reads: llama.cpp refuses
@@ -85,7 +131,7 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
         const gguf_tensor *t = gguf_tensor_at(m->f, i);
         int64_t layer;
         model_role r = model_role_of_name(t->name, &layer);
-        if (r != MODEL_ROLE_COUNT && m->hp.desc->need[r] != MODEL_NEED_ABSENT && layer < m->hp.n_layer)
+        if (r != MODEL_ROLE_COUNT && model_role_need(&m->hp.g, r) != MODEL_NEED_ABSENT && layer < m->hp.n_layer)
             continue;
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
@@ -104,9 +150,13 @@ static void unbind_all(engine_model *m)
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
         kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-            if (w[r].t)
+            if (w[r].t && model_role_info_of((model_role)r)->ne2 == MODEL_DIM_NONE)
                 m->be->unbind(m->be, &w[r]);
     }
+    const size_t n_experts = m->expert_weights ? (size_t)m->hp.n_layer * 3 * (size_t)m->hp.n_expert : 0;
+    for (size_t i = 0; i < n_experts; i++)
+        if (m->expert_weights[i].t)
+            m->be->unbind(m->be, &m->expert_weights[i]);
 }
 
 void engine_model_free(engine_model *m)
@@ -115,6 +165,8 @@ void engine_model_free(engine_model *m)
         return;
     unbind_all(m);
     free(m->layers);
+    free(m->expert_views);
+    free(m->expert_weights);
     free(m->freq_factors);
     free(m);
 }
@@ -152,7 +204,12 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     dims.n_vocab = hp->n_vocab;
     dims.n_ff = hp->n_ff;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
-    if (!m->layers) {
+    if (hp->n_expert > 0) {
+        const size_t n = (size_t)hp->n_layer * 3 * (size_t)hp->n_expert;
+        m->expert_views = calloc(n, sizeof *m->expert_views);
+        m->expert_weights = calloc(n, sizeof *m->expert_weights);
+    }
+    if (!m->layers || (hp->n_expert > 0 && (!m->expert_views || !m->expert_weights))) {
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
@@ -212,7 +269,8 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-            total += w[r].t ? w[r].t->size : 0;
+            if (w[r].t) /* of the experts' tensors, only the experts a token is routed to */
+                total += w[r].t->size / w[r].t->ne[2] * (w[r].t->ne[2] > 1 ? (uint64_t)m->hp.n_expert_used : 1);
     }
     return total;
 }
@@ -224,7 +282,7 @@ uint64_t engine_model_layer_products_per_token(const engine_model *m)
         const kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1) /* a matrix; gains and biases are vectors */
-                total += w[r].t->ne[0] * w[r].t->ne[1];
+                total += w[r].t->ne[0] * w[r].t->ne[1] * (w[r].t->ne[2] > 1 ? (uint64_t)m->hp.n_expert_used : 1);
     }
     return total;
 }

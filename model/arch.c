@@ -38,33 +38,62 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_FFN_NORM] = { "ffn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
       "feed-forward input norm gains" },
     [MODEL_ROLE_FFN_GATE] = { "ffn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false,
-      "feed-forward gate projection" },
-    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false, "feed-forward up projection" },
+      "feed-forward gate projection", .form = MODEL_FFN_DENSE },
+    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false, "feed-forward up projection",
+                            .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_FFN_DOWN] = { "ffn_down.weight", true, MODEL_DIM_FF, MODEL_DIM_EMBD, false,
-      "feed-forward down projection" },
+      "feed-forward down projection", .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_FFN_POST_NORM] = { "post_ffw_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
                                   "feed-forward output norm gains" },
+    [MODEL_ROLE_FFN_GATE_INP] = { "ffn_gate_inp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
+                                 "expert router", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_GATE_EXPS] = { "ffn_gate_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP, false,
+                                  "experts' gate projections", MODEL_DIM_EXPERT, MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_UP_EXPS] = { "ffn_up_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP, false,
+                                "experts' up projections", MODEL_DIM_EXPERT, MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_DOWN_EXPS] = { "ffn_down_exps.weight", true, MODEL_DIM_FF_EXP, MODEL_DIM_EMBD, false,
+                                  "experts' down projections", MODEL_DIM_EXPERT, MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_GATE_INP_SHEXP] = { "ffn_gate_inp_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
+                                       "shared expert's gate (a sigmoid of its dot product)", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_GATE_SHEXP] = { "ffn_gate_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_SHEXP, false,
+                                   "shared expert's gate projection", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_UP_SHEXP] = { "ffn_up_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_SHEXP, false,
+                                 "shared expert's up projection", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_DOWN_SHEXP] = { "ffn_down_shexp.weight", true, MODEL_DIM_FF_SHEXP, MODEL_DIM_EMBD, false,
+                                   "shared expert's down projection", .form = MODEL_FFN_MOE },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 
-/* The roles every dense decoder here has: embeddings, final norm, and per layer
- * a pre-norm attention block and a pre-norm gated feed-forward block. */
-#define DENSE_DECODER_ROLES                                                                                   \
+/* The roles every decoder here has: embeddings, final norm, and per layer a pre-norm attention block and the
+ * norm before its feed-forward block; a dense one's feed-forward block is gated. */
+#define DECODER_ROLES                                                                                         \
     [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, \
     [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R,          \
-    [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
+    [MODEL_ROLE_FFN_NORM] = R
+#define DENSE_DECODER_ROLES                                                                                   \
+    DECODER_ROLES, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
+
+/* A file of the architecture with expert_count > 0 has these in place of ffn_gate/up/down (model_role_need). */
+#define EXPERT_ROLES                                                                                          \
+    [MODEL_ROLE_FFN_GATE_INP] = R, [MODEL_ROLE_FFN_GATE_EXPS] = R, [MODEL_ROLE_FFN_UP_EXPS] = R,               \
+    [MODEL_ROLE_FFN_DOWN_EXPS] = R
+#define SHARED_EXPERT_ROLES                                                                                   \
+    [MODEL_ROLE_FFN_GATE_INP_SHEXP] = R, [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R,       \
+    [MODEL_ROLE_FFN_DOWN_SHEXP] = R
 
 static const model_arch archs[] = {
     {
         .name = "llama",
-        .families = "Llama 1/2/3, Mistral 7B, SmolLM, TinyLlama, llama2.c",
-        /* q/k/v biases and rope_freqs are optional in llama.cpp's llama loader */
-        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+        .families = "Llama 1/2/3, Mistral 7B, Mixtral, SmolLM, TinyLlama, llama2.c",
+        /* q/k/v biases and rope_freqs are optional in llama.cpp's llama loader; Mixtral is llama with experts */
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
                   [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .rope_neox = false,
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .moe = true,
+        .moe_renormalise = true,
     },
     {
         .name = "qwen2",
@@ -85,6 +114,27 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "qwen2moe",
+        .families = "Qwen1.5-MoE, Qwen2-MoE (57B-A14B)",
+        /* routed experts whose weights are not renormalised, plus a shared expert gated by a sigmoid */
+        .need = { DECODER_ROLES, EXPERT_ROLES, SHARED_EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R,
+                  [MODEL_ROLE_ATTN_K_BIAS] = R, [MODEL_ROLE_ATTN_V_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_ff_split = true,
+    },
+    {
+        .name = "qwen3moe",
+        .families = "Qwen3-MoE (30B-A3B, 235B-A22B)",
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_ff_split = true,
+    },
+    {
         .name = "gemma3",
         .families = "Gemma 3 (text)",
         .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
@@ -101,6 +151,16 @@ static const model_arch archs[] = {
                       "a final norm peaking in the hundreds are gemma-3-270m's trained values",
     },
 };
+
+model_need model_role_need(const model_hparams *hp, model_role r)
+{
+    if (!hp->arch || (unsigned)r >= MODEL_ROLE_COUNT)
+        return MODEL_NEED_ABSENT;
+    const model_ffn_form form = roles[r].form;
+    if ((form == MODEL_FFN_DENSE && hp->n_expert > 0) || (form == MODEL_FFN_MOE && hp->n_expert == 0))
+        return MODEL_NEED_ABSENT;
+    return (model_need)hp->arch->need[r];
+}
 
 const model_role_info *model_role_info_of(model_role r)
 {

@@ -155,6 +155,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
     hp->n_expert = get_int(&r, "expert_count", false, 0, 0, dims, NULL);
     hp->n_expert_used = get_int(&r, "expert_used_count", false, 0, 0, dims, NULL);
+    if (hp->n_expert > 0) { /* widths as llama.cpp's loaders default them (src/models/qwen2moe.cpp, llama.cpp) */
+        const model_arch *ma = hp->arch;
+        int64_t split = ma && ma->moe_ff_split && hp->n_expert_used > 0 ? hp->n_ff / hp->n_expert_used : hp->n_ff;
+        hp->n_ff_exp = get_int(&r, "expert_feed_forward_length", false, split, 0, big, NULL);
+        hp->n_ff_shexp = get_int(&r, "expert_shared_feed_forward_length", false, hp->n_ff, 0, big, NULL);
+    }
     bool no_key_length = false, no_rot = false;
     const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
     hp->head_dim_k = get_int(&r, "attention.key_length", false, per_head, 1, dims, &no_key_length);
@@ -214,6 +220,9 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_Q_V: return hp->n_head * hp->head_dim_v;
     case MODEL_DIM_HEAD_K: return hp->head_dim_k;
     case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
+    case MODEL_DIM_EXPERT: return hp->n_expert;
+    case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
+    case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
     default: return 0;
     }
 }
@@ -225,7 +234,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length",
         [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
         [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_HEAD_K] = "key_length",
-        [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2",
+        [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
+        [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }
@@ -272,11 +282,24 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
                         "key '%s' is %lld: it must be 1 to expert_count (%lld); llama.cpp stops on an assertion", key,
                         (long long)hp->n_expert_used, (long long)hp->n_expert);
         }
-        return fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
-                    "a mixture-of-experts %s (%lld experts, %lld used per token) is not run by gguf-run yet", arch,
-                    (long long)hp->n_expert, (long long)hp->n_expert_used);
+        if (!hp->arch->moe)
+            return fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "a mixture-of-experts %s (%lld experts, %lld used per token) is not run by gguf-run yet",
+                        arch, (long long)hp->n_expert, (long long)hp->n_expert_used);
+        if (hp->n_ff_exp <= 0) {
+            snprintf(key, sizeof key, "%s.expert_feed_forward_length", arch);
+            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "the experts are 0 values wide (key '%s', or feed_forward_length / expert_used_count): "
+                        "llama.cpp refuses the expert tensors", key);
+        }
+    } else if (hp->arch->need[MODEL_ROLE_FFN_GATE_INP] && !hp->arch->need[MODEL_ROLE_FFN_GATE]) {
+        /* an architecture that is only ever a mixture of experts */
+        snprintf(key, sizeof key, "%s.expert_count", arch);
+        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "a %s model needs key '%s' > 0 (it has no dense feed-forward block); llama.cpp refuses it", arch,
+                    key);
     }
-    if (hp->n_ff <= 0) { /* llama.cpp makes ffn_gate (n_embd, n_ff) from it and refuses the file's tensor */
+    if (hp->n_expert == 0 && hp->n_ff <= 0) { /* llama.cpp sizes ffn_gate (n_embd, n_ff) by it and refuses the file */
         snprintf(key, sizeof key, "%s.feed_forward_length", arch);
         return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "key '%s' is %s: llama.cpp sizes the feed-forward tensors by it and refuses the file", key,

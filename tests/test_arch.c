@@ -17,8 +17,8 @@
 
 Test(arch, names_and_roles_round_trip)
 {
-    cr_assert_str_eq(model_arch_names(), "llama, qwen2, qwen3, gemma3");
-    cr_assert_eq(model_arch_count(), 4);
+    cr_assert_str_eq(model_arch_names(), "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma3");
+    cr_assert_eq(model_arch_count(), 6);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -39,14 +39,44 @@ Test(arch, names_and_roles_round_trip)
         cr_assert_eq(model_role_of_name(not_roles[i], &layer), MODEL_ROLE_COUNT, "%s", not_roles[i]);
         cr_assert_eq(layer, -1);
     }
-    /* every architecture here is a dense decoder: these roles are always required */
+    /* every architecture here is a decoder: these roles are always required; its feed-forward block is dense, or
+     * experts where it is a mixture (or either, by expert_count: llama) */
     const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_ATTN_NORM, MODEL_ROLE_ATTN_Q,
-                                 MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_FFN_NORM,
-                                 MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN };
-    for (size_t a = 0; a < model_arch_count(); a++)
+                                 MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_FFN_NORM };
+    const model_role dense[] = { MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN },
+                     experts[] = { MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS,
+                                   MODEL_ROLE_FFN_DOWN_EXPS };
+    for (size_t a = 0; a < model_arch_count(); a++) {
+        const model_arch *ar = model_arch_at(a);
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
-            cr_assert_eq(model_arch_at(a)->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", model_arch_at(a)->name,
+            cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);
+        const bool has_dense = ar->need[MODEL_ROLE_FFN_GATE] != MODEL_NEED_ABSENT;
+        cr_assert(has_dense || ar->moe, "%s has neither a dense feed-forward block nor experts", ar->name);
+        for (size_t k = 0; k < 3; k++)
+            cr_assert_eq(ar->need[dense[k]], has_dense ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT, "%s", ar->name);
+        for (size_t k = 0; k < 4; k++)
+            cr_assert_eq(ar->need[experts[k]], ar->moe ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT, "%s", ar->name);
+    }
+}
+
+/* A file's roles follow its expert_count: a llama with experts (Mixtral) needs the router and experts in place of
+ * the dense block; without, the dense block; and the per-file need is what the architecture lists otherwise. */
+Test(arch, expert_count_picks_the_feed_forward_form)
+{
+    model_hparams hp = { .arch = model_arch_find("llama", 5) };
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE_INP), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q_BIAS), MODEL_NEED_OPTIONAL);
+    hp.n_expert = 8;
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_DOWN_EXPS), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE_SHEXP), MODEL_NEED_ABSENT, "Mixtral has no shared expert");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_NORM), MODEL_NEED_REQUIRED);
+    hp.arch = model_arch_find("qwen2moe", 8);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_UP_SHEXP), MODEL_NEED_REQUIRED);
+    hp.arch = NULL;
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_NORM), MODEL_NEED_ABSENT);
 }
 
 /* Every tensor a description lets a file have is one gguf-py (llama.cpp's converter side) lists for
@@ -54,7 +84,8 @@ Test(arch, names_and_roles_round_trip)
 Test(arch, every_described_tensor_is_one_gguf_py_lists)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py %s 2>&1", venv_python(), "llama qwen2 qwen3 gemma3");
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py %s 2>&1", venv_python(),
+             "llama qwen2 qwen3 qwen2moe qwen3moe gemma3");
     int st;
     char *out = run_capture(cmd, &st);
     cr_assert_eq(st, 0, "arch_tensors.py failed (is build/venv set up?): %s", out);

@@ -255,7 +255,8 @@ Test(run, unsupported_architecture_lists_the_supported_ones)
     snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
     char *out = run_tool("gguf-run", args, &st);
     cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "'mamba' is not supported") && strstr(out, "llama, qwen2, qwen3, gemma3"), "%s", out);
+    cr_assert(strstr(out, "'mamba' is not supported") && strstr(out, "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma3"),
+              "%s", out);
     free(out);
     free(p);
 }

@@ -39,6 +39,9 @@ typedef enum model_dim {
     MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input) */
     MODEL_DIM_HEAD_K,    /* key_length: per-head q/k norms */
     MODEL_DIM_ROT_HALF,  /* rope.dimension_count / 2: rope_freqs */
+    MODEL_DIM_EXPERT,    /* expert_count */
+    MODEL_DIM_FF_EXP,    /* one expert's feed-forward width */
+    MODEL_DIM_FF_SHEXP,  /* the shared expert's feed-forward width */
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -50,8 +53,15 @@ typedef enum model_role {
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
     MODEL_ROLE_ATTN_K_NORM, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_NORM, MODEL_ROLE_FFN_GATE,
     MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN, MODEL_ROLE_FFN_POST_NORM,
+    /* mixture of experts: the router, the experts' 3-D tensors (experts outermost), the shared expert */
+    MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS, MODEL_ROLE_FFN_DOWN_EXPS,
+    MODEL_ROLE_FFN_GATE_INP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP, MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_DOWN_SHEXP,
     MODEL_ROLE_COUNT
 } model_role;
+
+/* Which feed-forward form a role belongs to: a file with <arch>.expert_count > 0 has the experts' roles in place
+ * of the dense ones (llama.cpp's loaders branch on n_expert the same way). */
+typedef enum model_ffn_form { MODEL_FFN_ANY = 0, MODEL_FFN_DENSE, MODEL_FFN_MOE } model_ffn_form;
 
 typedef struct model_role_info {
     const char *name;     /* "token_embd.weight"; per layer without the "blk.N." prefix: "attn_q.weight" */
@@ -59,6 +69,8 @@ typedef struct model_role_info {
     model_dim ne0, ne1;    /* shape in GGUF order (ne0: a matrix's input width); ne1 NONE for a vector */
     bool norm;            /* a normalization's gains */
     const char *what;     /* a few words: "attention query projection" */
+    model_dim ne2;        /* the experts' axis of a 3-D tensor; NONE otherwise */
+    model_ffn_form form;
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
@@ -86,6 +98,11 @@ typedef struct model_arch {
     uint32_t attn_scale_embd_layers;
     bool quantize;               /* gguf-quantize knows llama-quantize's rules for it */
     const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */
+    /* Mixture of experts (files with expert_count > 0): softmax over the router's logits, the top
+     * expert_used_count experts, their probabilities renormalised to sum 1 when moe_renormalise (llama.cpp's
+     * build_moe_ffn norm_w); without expert_feed_forward_length an expert is feed_forward_length wide, or that
+     * divided by expert_used_count when moe_ff_split. */
+    bool moe, moe_renormalise, moe_ff_split;
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
@@ -105,6 +122,7 @@ typedef struct model_hparams {
     int64_t n_vocab;             /* entries of tokenizer.ggml.tokens, 0 without a vocabulary */
     int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
     int64_t n_expert, n_expert_used; /* expert_count, expert_used_count: 0 when absent (a dense model) */
+    int64_t n_ff_exp, n_ff_shexp;    /* one expert's and the shared expert's widths (0 in a dense model) */
     int64_t file_type;           /* general.file_type, -1 when absent */
     float eps;                   /* RMSNorm epsilon */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
@@ -144,6 +162,10 @@ GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t i
 GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
 /* What a dimension is, in words ("embedding_length"). */
 GGUFSCOPE_API const char *model_dim_name(model_dim d);
+/* How much a file of these hyperparameters needs role r: its architecture's need, ABSENT for the dense feed-forward
+ * roles when the file has experts and for the experts' roles when it has none (MODEL_NEED_ABSENT without an
+ * architecture). */
+GGUFSCOPE_API model_need model_role_need(const model_hparams *hp, model_role r);
 
 #ifdef __cplusplus
 }
