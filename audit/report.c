@@ -208,6 +208,7 @@ audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_rep
     if (stats) {
         rules_values(f, stats, &fs);
         rules_siblings(f, stats, &fs);
+        rules_experts(f, stats, &fs);
     }
     rules_meta(f, &out->hp, stats, &fs);
     audit_findings_close(&fs);

@@ -34,6 +34,9 @@ void rules_meta(const gguf_file *f, const audit_hparams *hp, const audit_stats *
 void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs);
 /* Each per-layer tensor against the same role in the other layers. */
 void rules_siblings(const gguf_file *f, const audit_stats *stats, findings *fs);
+/* Each expert of a mixture-of-experts tensor against its layer's other experts; constant experts. Reads the
+ * experts' data again (stats holds each tensor whole). */
+void rules_experts(const gguf_file *f, const audit_stats *stats, findings *fs);
 
 /* Keys and tensor names that are not ASCII, and those that display as another name. */
 void rules_names(const gguf_file *f, const audit_hparams *hp, findings *fs);

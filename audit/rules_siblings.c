@@ -1,4 +1,5 @@
-/* Each per-layer tensor against the same role in the other layers.
+/* Each per-layer tensor against the same role in the other layers, and each expert of a mixture-of-experts
+ * tensor against the other experts of its layer.
  *
  * Per role (attn_q.weight, ffn_norm.weight, …) and statistic, over layers:
  * the median and the MAD (median absolute deviation), and for each layer the
@@ -35,8 +36,10 @@
 #define SPREAD_FLOOR 0.05
 
 typedef struct member {
-    size_t index;
+    size_t index;            /* the tensor's */
     int layer;
+    int expert;              /* -1: the tensor is compared with its layer siblings; else one expert of it */
+    const audit_stats *s;
 } member;
 
 typedef struct metric {
@@ -69,8 +72,8 @@ static const char *meaning_for(audit_class cls)
     }
 }
 
-static void check_group(const gguf_file *f, const audit_stats *stats, const member *g, size_t n, int n_layers,
-                        findings *fs)
+/* The members of g (n of them: one role's layers, or one tensor's experts) against their median. */
+static void check_group(const gguf_file *f, const member *g, size_t n, int n_layers, findings *fs)
 {
     double *v = malloc(n * sizeof *v), *dev = malloc(n * sizeof *dev), *sorted = malloc(n * sizeof *sorted);
     bool *flagged = calloc(n, sizeof *flagged); /* one finding per tensor: its RMS one explains a max |x| one */
@@ -82,7 +85,7 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
     for (size_t m = 0; m < sizeof metrics / sizeof metrics[0]; m++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            double x = metrics[m].get(&stats[g[i].index]);
+            double x = metrics[m].get(g[i].s);
             v[i] = x > 0 && isfinite(x) ? log2(x) : NAN;
             if (!isnan(v[i]))
                 sorted[k++] = v[i];
@@ -100,7 +103,7 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
             if (isnan(v[i]) || flagged[i])
                 continue;
             double z = (v[i] - med) / spread;
-            bool edge = g[i].layer == 0 || g[i].layer == n_layers - 1;
+            const bool experts = g[i].expert >= 0, edge = !experts && (g[i].layer == 0 || g[i].layer == n_layers - 1);
             double need = edge ? metrics[m].edge_log2 : metrics[m].min_log2;
             if (fabs(z) <= Z_LIMIT || fabs(v[i] - med) < need)
                 continue;
@@ -120,18 +123,27 @@ static void check_group(const gguf_file *f, const audit_stats *stats, const memb
                     lo = fmin(lo, exp2(v[j]));
                     hi = fmax(hi, exp2(v[j]));
                 }
-            FSET(x->measured, "%s %.4g in layer %d, %.1fx the median %.4g of %zu layers (others %.4g-%.4g); "
-                              "robust z %.0f", metrics[m].name, exp2(v[i]), g[i].layer, exp2(v[i] - med),
-                 exp2(med), k, lo, hi, z);
+            char who[48];
+            if (experts)
+                snprintf(who, sizeof who, "expert %d of layer %d", g[i].expert, g[i].layer);
+            else
+                snprintf(who, sizeof who, "layer %d", g[i].layer);
+            FSET(x->measured, "%s %.4g in %s, %.1fx the median %.4g of %zu %s (others %.4g-%.4g); robust z %.0f",
+                 metrics[m].name, exp2(v[i]), who, exp2(v[i] - med), exp2(med), k, experts ? "experts" : "layers", lo,
+                 hi, z);
             if (edge_norm) {
                 FSET(x->expected, "norm gains of the first and last layer within %.0fx of the median over layers",
                      exp2(NORM_EDGE_WARN_LOG2));
                 FSET(x->meaning, "common in trained models: the first and last blocks scale their input unlike the "
                                  "rest; not a sign of damage at this distance");
             } else {
-                FSET(x->expected, "within %.0fx of the median over layers (robust z within %.0f)%s", exp2(need),
-                     Z_LIMIT, broken ? "; no healthy model's tensor is past z 8" : "");
-                FSET(x->meaning, "%s", meaning_for(audit_class_of(t)));
+                FSET(x->expected, "within %.0fx of the median over %s (robust z within %.0f)%s", exp2(need),
+                     experts ? "the layer's experts" : "layers", Z_LIMIT,
+                     broken ? "; no healthy model's tensor is past z 8" : "");
+                FSET(x->meaning, "%s", experts ? "this expert's weights are unlike its layer's other experts': "
+                                                 "replaced, rescaled or corrupted data, and every token routed to it "
+                                                 "gets that expert's distorted output"
+                                               : meaning_for(audit_class_of(t)));
             }
             flagged[i] = true;
         }
@@ -156,10 +168,55 @@ void rules_siblings(const gguf_file *f, const audit_stats *stats, findings *fs)
         size_t b = role_group_end(e, n, a), m = 0;
         for (size_t i = a; i < b; i++)
             if (stats[e[i].index].supported)
-                g[m++] = (member){ e[i].index, e[i].layer };
+                g[m++] = (member){ e[i].index, e[i].layer, -1, &stats[e[i].index] };
         if (m >= MIN_SIBLINGS)
-            check_group(f, stats, g, m, n_layers, fs);
+            check_group(f, g, m, n_layers, fs);
         a = b;
     }
     free(e), free(g);
+}
+
+static void constant_expert(const gguf_tensor *t, int layer, uint64_t e, const audit_stats *s, findings *fs)
+{
+    audit_finding *x = finding_add(fs, AUDIT_ERROR, s->max_abs == 0.0 ? "zero-expert" : "constant-expert", t->name);
+    if (!x)
+        return;
+    FSET(x->measured, "expert %llu of layer %d: all %llu values are %.6g", (unsigned long long)e, layer,
+         (unsigned long long)s->count, s->mean);
+    FSET(x->expected, "varying values, as in the layer's other experts");
+    FSET(x->meaning, "every token the router sends to this expert gets %s from it: a zeroed or never-written region",
+         s->max_abs == 0.0 ? "nothing" : "the same direction");
+}
+
+void rules_experts(const gguf_file *f, const audit_stats *stats, findings *fs)
+{
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        int64_t layer;
+        const model_role r = model_role_of_name(t->name, &layer);
+        if (r == MODEL_ROLE_COUNT || model_role_info_of(r)->ne2 == MODEL_DIM_NONE || !stats[i].supported ||
+            t->n_dims != 3 || t->ne[2] < MIN_SIBLINGS || !t->data || t->ne[2] > INT32_MAX)
+            continue;
+        const uint64_t n = t->ne[2];
+        audit_stats *es = malloc(n * sizeof *es);
+        member *g = malloc(n * sizeof *g);
+        if (!es || !g) {
+            free(es), free(g);
+            fs->failed = true;
+            return;
+        }
+        size_t m = 0;
+        for (uint64_t e = 0; e < n; e++) {
+            gguf_tensor v = gguf_tensor_slice(t, e);
+            if (audit_tensor_stats(&v, 0, &es[e]) != AUDIT_OK || !es[e].supported)
+                continue;
+            if (es[e].count > es[e].n_nan + es[e].n_pinf + es[e].n_ninf + 1 && es[e].std == 0.0)
+                constant_expert(t, (int)layer, e, &es[e], fs);
+            else
+                g[m++] = (member){ i, (int)layer, (int)e, &es[e] };
+        }
+        if (m >= MIN_SIBLINGS)
+            check_group(f, g, m, 0, fs);
+        free(es), free(g);
+    }
 }

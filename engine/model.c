@@ -36,8 +36,8 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
             snprintf(want, sizeof want, "[%lld, %lld, %lld] (%s, %s, %s)", (long long)ne0, (long long)ne1,
                      (long long)ne2, model_dim_name(ri->ne0), model_dim_name(ri->ne1), model_dim_name(ri->ne2));
         else if (ri->ne1 != MODEL_DIM_NONE)
-            snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1, model_dim_name(ri->ne0),
-                     model_dim_name(ri->ne1));
+            snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1,
+                     model_dim_name(ri->ne0), model_dim_name(ri->ne1));
         else
             snprintf(want, sizeof want, "[%lld] (%s)", (long long)ne0, model_dim_name(ri->ne0));
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
@@ -62,19 +62,6 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     return ENGINE_OK;
 }
 
-/* Expert e of a 3-D experts' tensor, as a matrix of its own: the same bytes from e's offset. */
-static gguf_tensor expert_view(const gguf_tensor *t, int64_t e)
-{
-    gguf_tensor v = *t;
-    v.n_dims = 2;
-    v.ne[2] = 1;
-    v.size = t->size / t->ne[2];
-    v.n_elements = t->n_elements / t->ne[2];
-    v.offset = t->offset + (uint64_t)e * v.size;
-    v.data = t->data + (uint64_t)e * v.size;
-    return v;
-}
-
 /* Each expert of layer il's gate, up and down tensors bound as a matrix: a token's forward pass reads only the
  * rows of the experts its router picks. */
 static engine_status bind_experts(engine_model *m, int il, engine_error *err)
@@ -86,7 +73,7 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
         const gguf_tensor *t = L->w[roles[k]].t;
         for (int e = 0; e < n; e++) {
             const size_t at = ((size_t)il * 3 + (size_t)k) * (size_t)n + (size_t)e;
-            m->expert_views[at] = expert_view(t, e);
+            m->expert_views[at] = gguf_tensor_slice(t, (uint64_t)e);
             kern_weight *w = &m->expert_weights[at];
             w->t = &m->expert_views[at];
             kern_status ks = m->be->bind(m->be, w);

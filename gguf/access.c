@@ -31,6 +31,19 @@ const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name)
     return i < 0 ? NULL : &f->tensors[i];
 }
 
+gguf_tensor gguf_tensor_slice(const gguf_tensor *t, uint64_t i)
+{
+    gguf_tensor v = *t;
+    const uint32_t outer = t->n_dims - 1;
+    v.ne[outer] = 1;
+    v.n_dims = outer;
+    v.size = t->size / t->ne[outer];
+    v.n_elements = t->n_elements / t->ne[outer];
+    v.offset = t->offset + i * v.size;
+    v.data = t->data ? t->data + i * v.size : NULL;
+    return v;
+}
+
 size_t gguf_warning_count(const gguf_file *f) { return f->n_warnings; }
 const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i) { return i < f->n_warnings ? &f->warnings[i] : NULL; }
 

@@ -277,3 +277,50 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
     gguf_close(f);
     free(b.p);
 }
+
+/* Experts' widths as llama.cpp's loaders default them: expert_feed_forward_length, else feed_forward_length /
+ * expert_used_count (qwen2moe, qwen3moe) or feed_forward_length itself (Mixtral's llama); the shared expert's
+ * expert_shared_feed_forward_length, else feed_forward_length. An architecture that is only ever a mixture of
+ * experts without expert_count is refused naming the key. */
+Test(arch, expert_widths_and_counts)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3moe" }, { "qwen3moe.embedding_length", 'u', "256" },
+                      { "qwen3moe.block_count", 'u', "2" },            { "qwen3moe.attention.head_count", 'u', "4" },
+                      { "qwen3moe.feed_forward_length", 'u', "512" },  { "qwen3moe.expert_count", 'u', "8" },
+                      { "qwen3moe.expert_used_count", 'u', "2" },      { "qwen3moe.expert_feed_forward_length", 'u', "96" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs) - 1, &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the widths are read all the same */
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
+    cr_assert(strstr(e.message, "no expert tensors"), "%s", e.message);
+    cr_assert_eq(hp.n_ff_exp, 256, "feed_forward_length / expert_used_count");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_EXPERT), 8);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.n_ff_exp, 96, "the key when present");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_FF_EXP), 96);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, 5, &b); /* no expert_count */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
+    cr_assert(strstr(e.message, "needs key"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    kv_spec mixtral[] = { { "general.architecture", 's', "llama" },   { "llama.embedding_length", 'u', "256" },
+                          { "llama.block_count", 'u', "2" },           { "llama.attention.head_count", 'u', "4" },
+                          { "llama.feed_forward_length", 'u', "384" }, { "llama.expert_count", 'u', "4" },
+                          { "llama.expert_used_count", 'u', "2" } };
+    f = file_with(mixtral, N(mixtral), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.n_ff_exp, 384, "Mixtral's experts are feed_forward_length wide");
+    gguf_close(f);
+    free(b.p);
+}

@@ -306,7 +306,10 @@ Test(audit, scale_2k_times_its_median_is_a_warning)
 {
     expect_finding(Q8_SCALE_TIMES_2K, "scale-huge", "blk.0.ffn_up.weight", AUDIT_WARNING);
 }
-Test(audit, sign_flipped_norm_is_an_error) { expect_finding(NEGATED_NORM, "norm-negative-mean", "blk.2.ffn_norm.weight", AUDIT_ERROR); }
+Test(audit, sign_flipped_norm_is_an_error)
+{
+    expect_finding(NEGATED_NORM, "norm-negative-mean", "blk.2.ffn_norm.weight", AUDIT_ERROR);
+}
 Test(audit, weight_2_17_times_the_median_is_an_error)
 {
     expect_finding(WEIGHT_TIMES_2_17, "extreme-values", "blk.1.attn_q.weight", AUDIT_ERROR);

@@ -4,6 +4,7 @@
  * is never written. */
 #include "suite_helpers.h"
 #include "testutil.h"
+#include "verify_doc.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -25,72 +26,6 @@ static void setup(void)
 static void teardown(void) { unlink(tmp_path); }
 TestSuite(verify, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Runs gguf-verify --json on path with extra args; returns the document. */
-static cJSON *verify_json(const char *path, const char *extra, int *status)
-{
-    char args[1024];
-    snprintf(args, sizeof args, "'%s' --json %s", path, extra ? extra : "");
-    char *out = run_tool("gguf-verify", args, status);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert(doc, "gguf-verify --json printed no JSON:\n%s", out);
-    free(out);
-    return doc;
-}
-
-/* The verdict's findings (docs/JSON.md). */
-static cJSON *findings_of(const cJSON *doc)
-{
-    return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "verdict"), "findings");
-}
-
-static int count_findings(const cJSON *doc, const char *severity)
-{
-    int n = 0;
-    const cJSON *f;
-    cJSON_ArrayForEach(f, findings_of(doc))
-        n += strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, severity) == 0;
-    return n;
-}
-
-/* The first finding with this code on this tensor (code or tensor NULL: any). */
-static const cJSON *find(const cJSON *doc, const char *code, const char *tensor)
-{
-    const cJSON *f;
-    cJSON_ArrayForEach(f, findings_of(doc))
-    {
-        if (code && strcmp(cJSON_GetObjectItem(f, "code")->valuestring, code) != 0)
-            continue;
-        if (tensor && strcmp(cJSON_GetObjectItem(f, "tensor")->valuestring, tensor) != 0)
-            continue;
-        return f;
-    }
-    return NULL;
-}
-
-static char *findings_text(const cJSON *doc)
-{
-    return cJSON_Print(findings_of(doc));
-}
-
-/* A copy of a model with one tensor's bytes changed by patch(). */
-typedef void (*patch_fn)(uint8_t *data, const gguf_tensor *t);
-
-static void write_patched(const char *model, const char *tensor, patch_fn patch, const char *out)
-{
-    char *src = need_model(model);
-    tbuf b = read_whole_file(src);
-    cr_assert(b.len > 0);
-    gguf_file *f;
-    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, NULL), GGUF_OK);
-    const gguf_tensor *t = gguf_tensor_by_name(f, tensor);
-    cr_assert(t, "%s has no tensor %s", model, tensor);
-    patch(b.p + (t->data - b.p), t);
-    cr_assert(write_whole_file(out, b.p, b.len));
-    gguf_close(f);
-    tbuf_free(&b);
-    free(src);
-}
-
 /* Without --strict: exit 1 (an error, not a warning) and the finding named on the tensor. */
 static void expect_named(const char *what, const char *code, const char *tensor)
 {
@@ -98,7 +33,7 @@ static void expect_named(const char *what, const char *code, const char *tensor)
     cJSON *doc = verify_json(tmp_path, NULL, &st); /* no --strict: a corruption is an error, not a warning */
     char *txt = findings_text(doc);
     cr_expect_eq(st, 1, "%s: exit %d, expected 1; findings:\n%s", what, st, txt);
-    const cJSON *f = find(doc, code, tensor);
+    const cJSON *f = find_finding(doc, code, tensor);
     cr_expect(f, "%s: no '%s' finding on %s; findings:\n%s", what, code ? code : "(any)", tensor, txt);
     if (f)
         cr_expect_neq(strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, "info"), 0);
@@ -140,9 +75,9 @@ Test(verify, qwen2_traits_are_explained_not_flagged)
     int st;
     cJSON *doc = verify_json(p, NULL, &st);
     cr_expect_eq(st, 0);
-    cr_expect(find(doc, "final-norm-large", "output_norm.weight"));
-    cr_expect(find(doc, "tied-embeddings", "token_embd.weight"));
-    const cJSON *pad = find(doc, "vocab-padding", NULL);
+    cr_expect(find_finding(doc, "final-norm-large", "output_norm.weight"));
+    cr_expect(find_finding(doc, "tied-embeddings", "token_embd.weight"));
+    const cJSON *pad = find_finding(doc, "vocab-padding", NULL);
     cr_assert(pad);
     cr_expect(strstr(cJSON_GetObjectItem(pad, "measured")->valuestring, "1024 rows, 959 real tokens"), "%s",
               cJSON_GetObjectItem(pad, "measured")->valuestring);
@@ -152,7 +87,7 @@ Test(verify, qwen2_traits_are_explained_not_flagged)
     p = need_model("stories260K-q4_0mix.gguf");
     doc = verify_json(p, NULL, &st);
     cr_expect_eq(st, 0);
-    cr_expect(find(doc, "file-type", NULL));
+    cr_expect(find_finding(doc, "file-type", NULL));
     cJSON_Delete(doc);
     free(p);
 }
@@ -228,7 +163,7 @@ Test(verify, inf_block_scale_is_named_with_its_block)
     expect_named("Inf scale", "scale-nonfinite", "blk.2.attn_q.weight");
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
-    const cJSON *f = find(doc, "scale-nonfinite", "blk.2.attn_q.weight");
+    const cJSON *f = find_finding(doc, "scale-nonfinite", "blk.2.attn_q.weight");
     cr_assert(f);
     cr_expect(strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "first in block 3"), "%s",
               cJSON_GetObjectItem(f, "measured")->valuestring);
@@ -250,7 +185,7 @@ Test(verify, norm_scaled_by_16_is_an_error_against_its_siblings)
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
     cr_expect_eq(st, 1, "an error fails the file");
-    const cJSON *f = find(doc, "sibling-outlier", "blk.2.attn_norm.weight");
+    const cJSON *f = find_finding(doc, "sibling-outlier", "blk.2.attn_norm.weight");
     cr_expect(f && !strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, "error"));
     cJSON_Delete(doc);
 }
@@ -261,7 +196,7 @@ Test(verify, ffn_replaced_by_noise_at_10x_is_an_error)
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
     cr_expect_eq(st, 1);
-    const cJSON *f = find(doc, "sibling-outlier", "blk.3.ffn_down.weight");
+    const cJSON *f = find_finding(doc, "sibling-outlier", "blk.3.ffn_down.weight");
     cr_expect(f && !strcmp(cJSON_GetObjectItem(f, "severity")->valuestring, "error"), "%s",
               f ? cJSON_GetObjectItem(f, "measured")->valuestring : "no finding");
     cJSON_Delete(doc);
@@ -278,7 +213,7 @@ Test(verify, warnings_exit_0_unless_strict)
     const cJSON *v = cJSON_GetObjectItem(doc, "verdict");
     cr_expect_str_eq(cJSON_GetObjectItem(v, "status")->valuestring, "ok");
     cr_expect_str_eq(cJSON_GetObjectItem(v, "summary")->valuestring, "WARNINGS");
-    cr_expect(find(doc, "sibling-outlier", "blk.2.attn_norm.weight"), "the warning is still listed");
+    cr_expect(find_finding(doc, "sibling-outlier", "blk.2.attn_norm.weight"), "the warning is still listed");
     cr_expect_eq(count_findings(doc, "error"), 0);
     cJSON_Delete(doc);
     doc = verify_json(tmp_path, "--strict", &st);
@@ -313,7 +248,7 @@ Test(verify, truncated_copy_says_how_much_is_missing)
     cJSON *doc = verify_json(tmp_path, NULL, &st);
     cr_expect_eq(st, 1);
     /* a truncated download opens partially: the finding says how much is missing, naming the first tensor cut */
-    const cJSON *f = find(doc, "truncated", NULL);
+    const cJSON *f = find_finding(doc, "truncated", NULL);
     cr_assert(f);
     cr_expect(strstr(cJSON_GetObjectItem(f, "measured")->valuestring, "4.88 KiB missing"), "%s",
               cJSON_GetObjectItem(f, "measured")->valuestring);
@@ -462,9 +397,9 @@ Test(verify, manifest_names_missing_and_extra_tensors)
     int st;
     cJSON *doc = verify_json(p, extra, &st);
     cr_expect_eq(st, 1);
-    cr_expect(find(doc, "tensor-missing", "blk.9.attn_k.weight"));
-    cr_expect(find(doc, "tensor-extra", "blk.0.attn_k.weight"));
-    cr_expect_null(find(doc, "checksum-mismatch", NULL));
+    cr_expect(find_finding(doc, "tensor-missing", "blk.9.attn_k.weight"));
+    cr_expect(find_finding(doc, "tensor-extra", "blk.0.attn_k.weight"));
+    cr_expect_null(find_finding(doc, "checksum-mismatch", NULL));
     cJSON_Delete(doc);
     unlink(man);
     free(text), tbuf_free(&m), free(p), free(gm);
@@ -520,7 +455,7 @@ Test(verify, sha256_agrees_with_sha256sum)
     snprintf(extra, sizeof extra, "--sha256 %s --no-audit", hex);
     doc = verify_json(p, extra, &st);
     cr_expect_eq(st, 1);
-    cr_expect(find(doc, "sha256-mismatch", NULL));
+    cr_expect(find_finding(doc, "sha256-mismatch", NULL));
     cJSON_Delete(doc);
     free(p);
 }
@@ -536,8 +471,8 @@ Test(verify, truncated_download_still_gets_its_sha256_compared)
     int st;
     cJSON *doc = verify_json(tmp_path, extra, &st);
     cr_expect_eq(st, 1);
-    cr_expect(find(doc, "truncated", NULL));
-    cr_expect(find(doc, "sha256-mismatch", NULL));
+    cr_expect(find_finding(doc, "truncated", NULL));
+    cr_expect(find_finding(doc, "sha256-mismatch", NULL));
     cJSON_Delete(doc);
     tbuf_free(&b), free(p);
 }

@@ -275,6 +275,9 @@ GGUFSCOPE_API const gguf_kv *gguf_find_kv(const gguf_file *f, const char *key); 
 GGUFSCOPE_API size_t gguf_tensor_count(const gguf_file *f);
 GGUFSCOPE_API const gguf_tensor *gguf_tensor_at(const gguf_file *f, size_t i); /* file (info) order */
 GGUFSCOPE_API const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const char *name); /* O(1) */
+/* Slice i of t's outermost dimension (an expert of a 3-D experts' tensor) as a tensor of its own: the same name,
+ * type and bytes from the slice's offset, one dimension fewer. i < t->ne[t->n_dims - 1], t->n_dims >= 2. */
+GGUFSCOPE_API gguf_tensor gguf_tensor_slice(const gguf_tensor *t, uint64_t i);
 
 GGUFSCOPE_API size_t gguf_warning_count(const gguf_file *f);
 GGUFSCOPE_API const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);

@@ -72,6 +72,13 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             hp->post_norms ? "yes" : "no");
     fprintf(out, "ffn        %s", hp->act == KERN_ACT_SILU ? "SwiGLU (SiLU gate)"
                                                           : "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)");
+    if (hp->n_expert > 0) {
+        char bytes[32];
+        gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
+        fprintf(out, "; experts %d, %d used per token (softmax, %s), each %d wide%s; %s of weights read per token",
+                hp->n_expert, hp->n_expert_used, hp->moe_renormalise ? "renormalised" : "not renormalised",
+                hp->n_ff_exp, model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_SHEXP) ? " + a shared expert" : "", bytes);
+    }
     if (hp->embd_scale != 1.0f)
         fprintf(out, "; embeddings scaled by %g", hp->embd_scale);
     fprintf(out, "\n");
