@@ -56,8 +56,9 @@ static void scale_rules(const gguf_tensor *t, const audit_stats *s, findings *fs
         audit_severity sev = spread_log2 >= AUDIT_HUGE_SCALE_ERROR_LOG2 ? AUDIT_ERROR : AUDIT_WARNING;
         if (c->n_huge && (x = finding_add(fs, sev, "scale-huge", t->name))) {
             FSET(x->measured, "%llu '%s' scales at least 2^%d times the median |%s| (about 2^%d); largest %.6g "
-                              "in block %llu", (unsigned long long)c->n_huge, c->name, AUDIT_HUGE_SCALE_LOG2,
-                 c->name, c->median_log2, c->max_abs, (unsigned long long)c->max_abs_block);
+                              "in block %llu, 2^%.1f times the median", (unsigned long long)c->n_huge, c->name,
+                 AUDIT_HUGE_SCALE_LOG2, c->name, c->median_log2, c->max_abs, (unsigned long long)c->max_abs_block,
+                 spread_log2);
             FSET(x->expected, "block scales within 2^%d of each other, as quantizing one weight matrix gives "
                               "(healthy files: 2^5.2 at most; an error from 2^%d, a flipped exponent bit's size)",
                  AUDIT_HUGE_SCALE_LOG2, AUDIT_HUGE_SCALE_ERROR_LOG2);
@@ -157,8 +158,9 @@ static void range_rules(const gguf_tensor *t, audit_class cls, const audit_stats
         char at[96];
         where(t, s->max_abs_index, at, sizeof at);
         FSET(x->measured, "%llu of %llu values are at least 2^%d times the median magnitude (about 2^%d = %.3g); "
-                          "max |x| = %.6g at %s", (unsigned long long)s->n_extreme, (unsigned long long)s->count,
-             AUDIT_EXTREME_LOG2, s->median_log2, ldexp(1.0, s->median_log2), s->max_abs, at);
+                          "max |x| = %.6g at %s, 2^%.1f times the median", (unsigned long long)s->n_extreme,
+             (unsigned long long)s->count, AUDIT_EXTREME_LOG2, s->median_log2, ldexp(1.0, s->median_log2), s->max_abs,
+             at, spread_log2);
         FSET(x->expected, "max |x| within 2^%d of the median magnitude (trained weights stay under 2^9; in a "
                           "weight matrix 2^%d is an error)", AUDIT_EXTREME_LOG2, AUDIT_EXTREME_ERROR_LOG2);
         FSET(x->meaning, "a few weights dwarf the rest, as a flipped exponent bit does; the activations they "
