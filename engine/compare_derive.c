@@ -101,13 +101,14 @@ static const float *block_output(const cmp_state *s, int side, int il, engine_op
     return cmp_side_rows(s, side, s->m->layers[il].w[role].t ? post : plain, il, E);
 }
 
-/* out = a + b (+ c), each T * E, added in double. */
-static bool add_rows(const float *a, const float *b, const float *c, size_t n, float *out)
+/* out = a + s b (+ s c), each T * E, added in double: the residual and its blocks' outputs, each scaled by the
+ * model's residual scale s (granite; 1 elsewhere). */
+static bool add_rows(const float *a, const float *b, const float *c, float s, size_t n, float *out)
 {
     if (!a || !b)
         return false;
     for (size_t i = 0; i < n; i++)
-        out[i] = (float)((double)a[i] + b[i] + (c ? (double)c[i] : 0.0));
+        out[i] = (float)((double)a[i] + (double)(s * b[i]) + (c ? (double)(s * c[i]) : 0.0));
     return true;
 }
 
@@ -200,6 +201,8 @@ static bool derive_logits(cmp_state *s, int side, int T, float *out)
     if (!product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
                  out))
         return false;
+    if (hp->logit_scale != 1.0f && ref->scale(ref, out, (size_t)T * hp->n_vocab, hp->logit_scale) != KERN_OK)
+        return false;
     return hp->final_softcap <= 0.0f ||
            ref->softcap(ref, out, (size_t)T * hp->n_vocab, hp->final_softcap) == KERN_OK;
 }
@@ -234,7 +237,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
-                        NULL, (size_t)T * E, in) &&
+                        NULL, hp->residual_scale, (size_t)T * E, in) &&
                norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
@@ -247,7 +250,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
-                        (size_t)T * E, out);
+                        hp->residual_scale, (size_t)T * E, out);
     case ENGINE_OP_RESULT_NORM:
         return norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E,
                          out);

@@ -56,7 +56,10 @@ typedef struct engine_hparams {
     int swa_window;         /* sliding-window layers mask keys this many positions back or more (0: none) */
     kern_act act;           /* the FFN gate's activation */
     float attn_scale;       /* multiplies q.k (1/sqrt(head_dim) unless the architecture says otherwise) */
-    float embd_scale;       /* multiplies the token embeddings (gemma: sqrt(n_embd)) */
+    float embd_scale;       /* multiplies the token embeddings (gemma: sqrt(n_embd); granite: embedding_scale) */
+    float residual_scale;   /* multiplies each block's output before its residual add (granite; 1: none) */
+    float logit_scale;      /* multiplies the logits before any soft-capping (granite: 1 / logit_scale; 1: none) */
+    bool qk_norm_full;      /* the q and k norms span whole rows, not each head (olmo2) */
     float final_softcap;    /* logits = c * tanh(logits / c) when > 0 */
     bool tied_output;       /* no output.weight: logits use token_embd */
     bool qkv_bias;          /* attn_{q,k,v}.bias present */

@@ -4,19 +4,19 @@
  * model is bound to. What differs between architectures is a flag or a
  * present tensor, never a name:
  *
- *   x = embd[tokens] (* sqrt(n_embd): gemma)
- *   per layer:  h = rmsnorm(x) * attn_norm
- *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)
- *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3)
+ *   x = embd[tokens] (* sqrt(n_embd): gemma; * embedding_scale: granite)
+ *   per layer:  h = rmsnorm(x) * attn_norm                (h = x without attn_norm: olmo2)
+ *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)   (the rows of one fused Wqkv: phi3)
+ *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3; over the whole row: olmo2)
  *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
- *               a = attention(q, K, V; scale, window) Wo   (a = rmsnorm(a) * post_attention_norm: gemma)
- *               x += a
- *               h = rmsnorm(x) * ffn_norm
- *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU or tanh-GELU
- *                                                          (f = rmsnorm(f) * post_ffw_norm: gemma)
- *               x += f                                     <- l_out (the traced residual)
+ *               a = attention(q, K, V; scale, window) Wo   (a = rmsnorm(a) * post_attention_norm: gemma, olmo2)
+ *               x += a                                     (a * residual_scale: granite)
+ *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2)
+ *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU or tanh-GELU   (or the chosen experts': MoE)
+ *                                                          (f = rmsnorm(f) * post_ffw_norm: gemma, olmo2)
+ *               x += f                                     <- l_out (the traced residual; f * residual_scale)
  *   logits = (rmsnorm(x) * output_norm) Wout               <- result_norm before Wout
- *            (logits = c * tanh(logits / c) with final soft-capping)
+ *            (* 1 / logit_scale: granite; c * tanh(logits / c) with final soft-capping)
  */
 #include "internal.h"
 
@@ -277,10 +277,17 @@ static void attention_block(pass *p, int il, int T)
     float *const qkv_out[3] = { c->q, k_new, v_new };
     p->layer = il;
 
-    run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
-    look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
-    run_products(p, 3, qkv, qkv_bias, c->h, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
-    if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k */
+    const float *in = c->x; /* olmo2 has no norm before its blocks */
+    if (w[MODEL_ROLE_ATTN_NORM].t) {
+        run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
+        look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
+        in = c->h;
+    }
+    run_products(p, 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
+    if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
+        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
+        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
+    } else if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
@@ -373,13 +380,19 @@ static void ffn_block(pass *p, int il, int T, int r0)
         run_rmsnorm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
         look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
     }
+    if (hp->residual_scale != 1.0f)
+        run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
     run_add(p, "residual add", x, o, (size_t)Tr * E);
-    run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
-    look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
+    const float *in = x; /* olmo2 has no norm before its blocks */
+    if (w[MODEL_ROLE_FFN_NORM].t) {
+        run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
+        look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
+        in = h;
+    }
     if (hp->n_expert) {
-        experts_block(p, il, Tr, h, o);
+        experts_block(p, il, Tr, in, o);
     } else {
-        run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
+        run_products(p, 2, gate_up, no_bias, in, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
         run_glu(p, hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
         look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
         run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
@@ -389,6 +402,8 @@ static void ffn_block(pass *p, int il, int T, int r0)
         run_rmsnorm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
         look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
     }
+    if (hp->residual_scale != 1.0f)
+        run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
     run_add(p, "residual add", x, o, (size_t)Tr * E);
     look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
@@ -437,6 +452,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     for (int r = first, n; r < T && !p.st; r += n) {
         n = engine_logit_part(c->be, T - r);
         run_matmul(&p, "output", &m->output, NULL, c->h + (size_t)r * E, n, c->logits);
+        if (hp->logit_scale != 1.0f)
+            run_scale(&p, "logit scale", c->logits, (size_t)n * V, hp->logit_scale);
         if (hp->final_softcap > 0.0f)
             run_softcap(&p, "logit soft-capping", c->logits, (size_t)n * V, hp->final_softcap);
         if (step)

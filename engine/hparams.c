@@ -51,6 +51,9 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->act = kern_act_of(g->arch->act);
     hp->attn_scale = g->attn_scale;
     hp->embd_scale = g->embd_scale;
+    hp->residual_scale = g->residual_scale;
+    hp->logit_scale = g->logit_scale;
+    hp->qk_norm_full = g->arch->qk_norm_full;
     hp->final_softcap = g->final_softcap;
     hp->swa_window = g->swa_window > 0 ? (int)g->swa_window : 0;
     hp->rope = (kern_rope){ .n_rot = (int)g->n_rot, .neox = g->arch->rope_neox, .base = g->rope_base,

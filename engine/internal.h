@@ -20,6 +20,7 @@ typedef struct engine_layer {
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
     kern_weight *experts[3]; /* a mixture of experts: gate, up and down of each expert (n_expert each) */
+    gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
 } engine_layer;
 
 struct engine_model {

@@ -49,8 +49,9 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
-    if (ri->ne2 != MODEL_DIM_NONE)
-        return ENGINE_OK; /* the experts' tensor: each expert is bound as a matrix of its own (bind_experts) */
+    if (ri->ne2 != MODEL_DIM_NONE || role == MODEL_ROLE_ATTN_QKV ||
+        (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
+        return ENGINE_OK; /* an experts' or a fused tensor: its parts are bound (bind_experts, bind_fused) */
     kern_status ks = m->be->bind(m->be, w);
     if (ks == KERN_E_UNSUPPORTED)
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
@@ -89,6 +90,58 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
+/* Binds the rows of a fused tensor as the role it holds; the fused tensor itself is never bound. */
+static engine_status bind_part(engine_model *m, engine_layer *L, int part, const gguf_tensor *fused, uint64_t r0,
+                               uint64_t n, model_role as, engine_error *err)
+{
+    L->split[part] = gguf_tensor_rows(fused, r0, n);
+    kern_weight *w = &L->w[as];
+    w->t = &L->split[part];
+    kern_status ks = m->be->bind(m->be, w);
+    if (ks == KERN_OK)
+        return ENGINE_OK;
+    w->t = NULL;
+    return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, fused->info_offset,
+                       fused->name, "binding the %s rows of '%s' (%s) on %s failed: %s",
+                       model_role_info_of(as)->name, fused->name, gguf_type_traits_of(fused->type)->name,
+                       m->be->name, kern_status_name(ks));
+}
+
+/* A fused attn_qkv's rows bound as attn_q, attn_k and attn_v; a fused ffn_up's as ffn_gate and ffn_up (phi3: the
+ * gate's rows first, as ggml_swiglu reads one fused row). Either way the forward pass sees separate matrices. */
+static engine_status bind_fused(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    const engine_hparams *hp = &m->hp;
+    const uint64_t q = (uint64_t)hp->n_head * hp->head_dim, kv = (uint64_t)hp->n_kv_head * hp->head_dim,
+                   ff = (uint64_t)hp->n_ff;
+    const gguf_tensor *qkv = L->w[MODEL_ROLE_ATTN_QKV].t, *up = L->w[MODEL_ROLE_FFN_UP].t;
+    engine_status s = ENGINE_OK;
+    if (qkv) {
+        if (L->w[MODEL_ROLE_ATTN_Q].t || L->w[MODEL_ROLE_ATTN_K].t || L->w[MODEL_ROLE_ATTN_V].t)
+            return engine_fail(err, ENGINE_E_MODEL, qkv->info_offset, qkv->name,
+                               "layer %d has both '%s' and separate q/k/v projections", il, qkv->name);
+        L->w[MODEL_ROLE_ATTN_QKV].t = NULL;
+        if ((s = bind_part(m, L, 0, qkv, 0, q, MODEL_ROLE_ATTN_Q, err)) ||
+            (s = bind_part(m, L, 1, qkv, q, kv, MODEL_ROLE_ATTN_K, err)) ||
+            (s = bind_part(m, L, 2, qkv, q + kv, kv, MODEL_ROLE_ATTN_V, err)))
+            return s;
+    } else if (!L->w[MODEL_ROLE_ATTN_Q].t || !L->w[MODEL_ROLE_ATTN_K].t || !L->w[MODEL_ROLE_ATTN_V].t) {
+        char name[64];
+        snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", il);
+        return engine_fail(err, ENGINE_E_MODEL, 0, name,
+                           "layer %d has neither 'attn_qkv.weight' nor all of attn_q, attn_k and attn_v: a %s model "
+                           "needs one or the other", il, hp->arch);
+    }
+    if (up && hp->desc->gate_up_fused) {
+        L->w[MODEL_ROLE_FFN_UP].t = NULL;
+        if ((s = bind_part(m, L, 3, up, 0, ff, MODEL_ROLE_FFN_GATE, err)) ||
+            (s = bind_part(m, L, 4, up, ff, ff, MODEL_ROLE_FFN_UP, err)))
+            return s;
+    }
+    return ENGINE_OK;
+}
+
 static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
@@ -106,6 +159,9 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
+    engine_status s = bind_fused(m, il, err);
+    if (s)
+        return s;
     return m->hp.n_expert > 0 ? bind_experts(m, il, err) : ENGINE_OK;
 }
 

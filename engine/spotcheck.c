@@ -59,8 +59,9 @@ engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, 
         double ref = 0.0;
         for (int i = 0; i < E; i++)
             ref += (double)row[i] * h[i];
+        ref *= m->hp.logit_scale; /* granite's logit scale, then the final soft-capping, as the forward pass does */
         const double cap = m->hp.final_softcap;
-        if (cap > 0.0)  /* the model's final soft-capping, as the forward pass applies it */
+        if (cap > 0.0)
             ref = cap * tanh(ref / cap);
         float rel = (float)(fabs(ref - logits[r]) / scale);
         if (isnan(rel))

@@ -44,6 +44,18 @@ gguf_tensor gguf_tensor_slice(const gguf_tensor *t, uint64_t i)
     return v;
 }
 
+gguf_tensor gguf_tensor_rows(const gguf_tensor *t, uint64_t r0, uint64_t n)
+{
+    gguf_tensor v = *t;
+    const uint64_t row_bytes = t->size / t->ne[1];
+    v.ne[1] = n;
+    v.size = n * row_bytes;
+    v.n_elements = n * t->ne[0];
+    v.offset = t->offset + r0 * row_bytes;
+    v.data = t->data ? t->data + r0 * row_bytes : NULL;
+    return v;
+}
+
 size_t gguf_warning_count(const gguf_file *f) { return f->n_warnings; }
 const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i) { return i < f->n_warnings ? &f->warnings[i] : NULL; }
 

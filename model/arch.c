@@ -27,10 +27,10 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_Q_BIAS] = { "attn_q.bias", true, MODEL_DIM_Q, MODEL_DIM_NONE, false, "attention query bias" },
     [MODEL_ROLE_ATTN_K_BIAS] = { "attn_k.bias", true, MODEL_DIM_KV_K, MODEL_DIM_NONE, false, "attention key bias" },
     [MODEL_ROLE_ATTN_V_BIAS] = { "attn_v.bias", true, MODEL_DIM_KV_V, MODEL_DIM_NONE, false, "attention value bias" },
-    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_HEAD_K, MODEL_DIM_NONE, true,
-                                "per-head query norm gains" },
-    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_HEAD_K, MODEL_DIM_NONE, true,
-                                "per-head key norm gains" },
+    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_QK_NORM_Q, MODEL_DIM_NONE, true,
+                                "query norm gains" },
+    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_QK_NORM_K, MODEL_DIM_NONE, true,
+                                "key norm gains" },
     [MODEL_ROLE_ATTN_OUT] = { "attn_output.weight", true, MODEL_DIM_Q_V, MODEL_DIM_EMBD, false,
       "attention output projection" },
     [MODEL_ROLE_ATTN_POST_NORM] = { "post_attention_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
@@ -39,8 +39,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
       "feed-forward input norm gains" },
     [MODEL_ROLE_FFN_GATE] = { "ffn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false,
       "feed-forward gate projection", .form = MODEL_FFN_DENSE },
-    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false, "feed-forward up projection",
-                            .form = MODEL_FFN_DENSE },
+    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_UP, false,
+                            "feed-forward up projection", .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_FFN_DOWN] = { "ffn_down.weight", true, MODEL_DIM_FF, MODEL_DIM_EMBD, false,
       "feed-forward down projection", .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_FFN_POST_NORM] = { "post_ffw_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
@@ -61,16 +61,18 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                  "shared expert's up projection", .form = MODEL_FFN_MOE },
     [MODEL_ROLE_FFN_DOWN_SHEXP] = { "ffn_down_shexp.weight", true, MODEL_DIM_FF_SHEXP, MODEL_DIM_EMBD, false,
                                    "shared expert's down projection", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_ATTN_QKV] = { "attn_qkv.weight", true, MODEL_DIM_EMBD, MODEL_DIM_QKV, false,
+                             "fused query, key and value projections" },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 
 /* The roles every decoder here has: embeddings, final norm, and per layer a pre-norm attention block and the
  * norm before its feed-forward block; a dense one's feed-forward block is gated. */
+#define GLOBAL_ROLES [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R, [MODEL_ROLE_OUTPUT] = O
 #define DECODER_ROLES                                                                                         \
-    [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, \
-    [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R,          \
-    [MODEL_ROLE_FFN_NORM] = R
+    GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,                  \
+    [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R
 #define DENSE_DECODER_ROLES                                                                                   \
     DECODER_ROLES, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
 
@@ -133,6 +135,37 @@ static const model_arch archs[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_ff_split = true,
+    },
+    {
+        .name = "phi3",
+        .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
+        /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up;
+         * rope_factors_long/short (128k context) are not read yet, so such files are refused as stray tensors */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = O, [MODEL_ROLE_ATTN_K] = O,
+                  [MODEL_ROLE_ATTN_V] = O, [MODEL_ROLE_ATTN_QKV] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
+    },
+    {
+        .name = "granite",
+        .families = "IBM Granite 3.x (dense)",
+        .need = { DENSE_DECODER_ROLES },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+    },
+    {
+        .name = "olmo2",
+        .families = "OLMo 2",
+        /* no norm before the blocks: each block's output is normalized (post-norms), q and k over their whole rows */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
     },
     {
         .name = "gemma3",

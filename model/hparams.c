@@ -126,6 +126,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     memset(hp, 0, sizeof *hp);
     hp->file_type = -1;
     hp->embd_scale = 1.0f;
+    hp->residual_scale = 1.0f;
+    hp->logit_scale = 1.0f;
     reader r = { .f = f, .arch = hp->arch_name, .status = GGUF_OK, .err = err };
     gguf_error e;
     int64_t ft;
@@ -193,6 +195,16 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->attn_scale = 1.0f / sqrtf((float)per_head);
     else if (hp->head_dim_k > 0)
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);
+    if (ar && ar->multipliers) { /* llama.cpp's granite loader: 0 (absent) leaves each one out; logit_scale required */
+        const float embd = get_float(&r, "embedding_scale", 0.0f, NULL), res = get_float(&r, "residual_scale", 0.0f, NULL),
+                    attn = get_float(&r, "attention.scale", 0.0f, NULL);
+        hp->embd_scale = embd != 0.0f ? embd : 1.0f;
+        hp->residual_scale = res != 0.0f ? res : 1.0f;
+        hp->attn_scale = attn != 0.0f ? attn : hp->attn_scale;
+        bool absent;
+        const float logit = get_float(&r, "logit_scale", 0.0f, &absent);
+        hp->logit_scale = absent || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
+    }
     return r.status;
 }
 
@@ -218,7 +230,11 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
     case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
     case MODEL_DIM_Q_V: return hp->n_head * hp->head_dim_v;
-    case MODEL_DIM_HEAD_K: return hp->head_dim_k;
+    case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QK_NORM_K:
+        return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QKV: return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
+    case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
     case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
     case MODEL_DIM_EXPERT: return hp->n_expert;
     case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
@@ -233,7 +249,10 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_NONE] = "", [MODEL_DIM_EMBD] = "embedding_length", [MODEL_DIM_VOCAB] = "tokens in the vocabulary",
         [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length",
         [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
-        [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_HEAD_K] = "key_length",
+        [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_QK_NORM_Q] = "key_length (or head_count x key_length)",
+        [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
+        [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length",
+        [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
     };
@@ -352,6 +371,11 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
         { "rope.scaling.factor", 1.0 / hp->rope_freq_scale, HUGE_VAL, false,
           "a positive number whose inverse (the position scale) is finite and above 0" },
         { "final_logit_softcapping", hp->final_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
+        /* the multipliers as the forward pass sees them (granite's keys; 1 where an architecture has none) */
+        { "logit_scale", hp->logit_scale, HUGE_VAL, false, "a positive number whose inverse is finite" },
+        { "residual_scale", hp->residual_scale, HUGE_VAL, false, "a finite positive number" },
+        { "embedding_scale", hp->embd_scale, HUGE_VAL, false, "a finite positive number" },
+        { "attention.scale", hp->attn_scale, HUGE_VAL, false, "a finite positive number" },
     };
     for (size_t i = 0; i < sizeof ranged / sizeof ranged[0]; i++) {
         const double v = ranged[i].value;

@@ -17,8 +17,8 @@
 
 Test(arch, names_and_roles_round_trip)
 {
-    cr_assert_str_eq(model_arch_names(), "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma3");
-    cr_assert_eq(model_arch_count(), 6);
+    cr_assert_str_eq(model_arch_names(), "llama, qwen2, qwen3, qwen2moe, qwen3moe, phi3, granite, olmo2, gemma3");
+    cr_assert_eq(model_arch_count(), 9);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -33,16 +33,16 @@ Test(arch, names_and_roles_round_trip)
         cr_assert(ri->what && ri->what[0]);
     }
     int64_t layer;
-    const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkv.weight",
+    const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkvz.weight",
                                 "attn_q.weight", "blk.3.token_embd.weight", "blk.3", "" };
     for (size_t i = 0; i < sizeof not_roles / sizeof not_roles[0]; i++) {
         cr_assert_eq(model_role_of_name(not_roles[i], &layer), MODEL_ROLE_COUNT, "%s", not_roles[i]);
         cr_assert_eq(layer, -1);
     }
-    /* every architecture here is a decoder: these roles are always required; its feed-forward block is dense, or
-     * experts where it is a mixture (or either, by expert_count: llama) */
-    const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_ATTN_NORM, MODEL_ROLE_ATTN_Q,
-                                 MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V, MODEL_ROLE_ATTN_OUT, MODEL_ROLE_FFN_NORM };
+    /* every architecture here is a decoder: these roles are always required (q, k and v, or the fused attn_qkv:
+     * phi3); its feed-forward block is dense (gate and up fused: phi3), or experts where it is a mixture (or either,
+     * by expert_count: llama) */
+    const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_ATTN_OUT };
     const model_role dense[] = { MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN },
                      experts[] = { MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS,
                                    MODEL_ROLE_FFN_DOWN_EXPS };
@@ -51,10 +51,19 @@ Test(arch, names_and_roles_round_trip)
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
             cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);
-        const bool has_dense = ar->need[MODEL_ROLE_FFN_GATE] != MODEL_NEED_ABSENT;
+        const bool fused_qkv = ar->need[MODEL_ROLE_ATTN_QKV] != MODEL_NEED_ABSENT;
+        for (int r = MODEL_ROLE_ATTN_Q; r <= MODEL_ROLE_ATTN_V; r++)
+            cr_assert_eq(ar->need[r], fused_qkv ? MODEL_NEED_OPTIONAL : MODEL_NEED_REQUIRED, "%s", ar->name);
+        const bool has_dense = ar->need[MODEL_ROLE_FFN_DOWN] != MODEL_NEED_ABSENT;
         cr_assert(has_dense || ar->moe, "%s has neither a dense feed-forward block nor experts", ar->name);
         for (size_t k = 0; k < 3; k++)
-            cr_assert_eq(ar->need[dense[k]], has_dense ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT, "%s", ar->name);
+            cr_assert_eq(ar->need[dense[k]],
+                         !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE && ar->gate_up_fused) ? MODEL_NEED_ABSENT
+                                                                                               : MODEL_NEED_REQUIRED,
+                         "%s: %s", ar->name, model_role_info_of(dense[k])->name);
+        /* a norm before each block, or after it (olmo2's post-norms only) */
+        cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
+                      ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED, "%s", ar->name);
         for (size_t k = 0; k < 4; k++)
             cr_assert_eq(ar->need[experts[k]], ar->moe ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT, "%s", ar->name);
     }
@@ -84,8 +93,10 @@ Test(arch, expert_count_picks_the_feed_forward_form)
 Test(arch, every_described_tensor_is_one_gguf_py_lists)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py %s 2>&1", venv_python(),
-             "llama qwen2 qwen3 qwen2moe qwen3moe gemma3");
+    char names[512] = "";
+    for (size_t a = 0; a < model_arch_count(); a++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), " %s", model_arch_at(a)->name);
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py%s 2>&1", venv_python(), names);
     int st;
     char *out = run_capture(cmd, &st);
     cr_assert_eq(st, 0, "arch_tensors.py failed (is build/venv set up?): %s", out);

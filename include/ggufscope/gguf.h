@@ -278,6 +278,8 @@ GGUFSCOPE_API const gguf_tensor *gguf_tensor_by_name(const gguf_file *f, const c
 /* Slice i of t's outermost dimension (an expert of a 3-D experts' tensor) as a tensor of its own: the same name,
  * type and bytes from the slice's offset, one dimension fewer. i < t->ne[t->n_dims - 1], t->n_dims >= 2. */
 GGUFSCOPE_API gguf_tensor gguf_tensor_slice(const gguf_tensor *t, uint64_t i);
+/* Rows [r0, r0 + n) of a 2-D tensor as a tensor of their own (a fused q/k/v matrix's k rows). r0 + n <= ne[1]. */
+GGUFSCOPE_API gguf_tensor gguf_tensor_rows(const gguf_tensor *t, uint64_t r0, uint64_t n);
 
 GGUFSCOPE_API size_t gguf_warning_count(const gguf_file *f);
 GGUFSCOPE_API const gguf_warning *gguf_warning_at(const gguf_file *f, size_t i);

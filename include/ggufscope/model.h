@@ -37,7 +37,10 @@ typedef enum model_dim {
     MODEL_DIM_KV_K,      /* head_count_kv x key_length */
     MODEL_DIM_KV_V,      /* head_count_kv x value_length */
     MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input) */
-    MODEL_DIM_HEAD_K,    /* key_length: per-head q/k norms */
+    MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full) */
+    MODEL_DIM_QK_NORM_K, /* k's norm: key_length, or head_count_kv x key_length */
+    MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length */
+    MODEL_DIM_FF_UP,     /* ffn_up's rows: feed_forward_length, twice that where gate and up are fused */
     MODEL_DIM_ROT_HALF,  /* rope.dimension_count / 2: rope_freqs */
     MODEL_DIM_EXPERT,    /* expert_count */
     MODEL_DIM_FF_EXP,    /* one expert's feed-forward width */
@@ -56,6 +59,7 @@ typedef enum model_role {
     /* mixture of experts: the router, the experts' 3-D tensors (experts outermost), the shared expert */
     MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS, MODEL_ROLE_FFN_DOWN_EXPS,
     MODEL_ROLE_FFN_GATE_INP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP, MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_DOWN_SHEXP,
+    MODEL_ROLE_ATTN_QKV,   /* q, k and v in one matrix, rows in that order (phi3) */
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -103,6 +107,11 @@ typedef struct model_arch {
      * build_moe_ffn norm_w); without expert_feed_forward_length an expert is feed_forward_length wide, or that
      * divided by expert_used_count when moe_ff_split. */
     bool moe, moe_renormalise, moe_ff_split;
+    bool qk_norm_full;           /* q/k norms over the whole q and k rows, not per head (olmo2) */
+    bool gate_up_fused;          /* ffn_up holds the gate's rows, then the up rows (phi3) */
+    /* Multipliers read from the file (granite): embedding_scale on the embeddings, residual_scale on each block's
+     * output before its residual add, attention.scale in place of 1/sqrt(key_length), logits / logit_scale. */
+    bool multipliers;
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
@@ -133,6 +142,8 @@ typedef struct model_hparams {
     float final_softcap;         /* 0: none */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
+    float residual_scale;        /* multiplies each block's output before the residual add (1: none) */
+    float logit_scale;           /* multiplies the logits (1: none): granite's 1 / logit_scale */
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;
