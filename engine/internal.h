@@ -39,7 +39,8 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {
     const engine_hparams *hp = &m->hp;
     return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim,
-                        .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0 };
+                        .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
+                        .softcap = hp->g.attn_softcap };
 }
 
 /* One token's experts (route.c): probs (n_expert) is scratch, ids and weights (n_used) the experts chosen, most

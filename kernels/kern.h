@@ -56,6 +56,7 @@ typedef struct kern_attn {
     int n_head, n_kv_head, head_dim;
     float scale;   /* multiplies q.k: 1/sqrt(head_dim) in most models */
     int window;    /* > 0: a query sees only the last `window` positions (itself included); 0: all before it */
+    float softcap; /* > 0: each scaled score s becomes softcap * tanh(s / softcap) before the softmax (gemma2) */
 } kern_attn;
 
 /* Per-row statistics of activations (for traces and verdicts). */
@@ -87,8 +88,9 @@ typedef struct kern_backend kern_backend;
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
  *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys/values
  *               (pos0 + T, n_kv_head, head_dim) of one layer's cache; out (T, n_head, head_dim). GQA: query head h
- *               reads kv head h / (n_head / n_kv_head). Scores are q.k * a->scale; with a->window > 0 a query at
- *               position p sees only the keys at p - window + 1 .. p (sliding-window layers).
+ *               reads kv head h / (n_head / n_kv_head). Scores are q.k * a->scale (then a->softcap *
+ *               tanh(score / a->softcap) where a->softcap > 0); with a->window > 0 a query at position p sees only
+ *               the keys at p - window + 1 .. p (sliding-window layers).
  *   glu         out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of
  *               `row` values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does).
  *   scale       x (n) *= s.

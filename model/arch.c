@@ -69,12 +69,14 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 
 /* The roles every decoder here has: embeddings, final norm, and per layer a pre-norm attention block and the
  * norm before its feed-forward block; a dense one's feed-forward block is gated. */
-#define GLOBAL_ROLES [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R, [MODEL_ROLE_OUTPUT] = O
-#define DECODER_ROLES                                                                                         \
-    GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,                  \
-    [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R
-#define DENSE_DECODER_ROLES                                                                                   \
-    DECODER_ROLES, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
+#define TIED_GLOBAL_ROLES [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM] = R
+#define GLOBAL_ROLES TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = O
+#define ATTENTION_ROLES                                                                                       \
+    [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R,      \
+    [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R
+#define DENSE_FFN_ROLES [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R
+#define DECODER_ROLES GLOBAL_ROLES, ATTENTION_ROLES
+#define DENSE_DECODER_ROLES DECODER_ROLES, DENSE_FFN_ROLES
 
 /* A file of the architecture with expert_count > 0 has these in place of ffn_gate/up/down (model_role_need). */
 #define EXPERT_ROLES                                                                                          \
@@ -166,6 +168,27 @@ static const model_arch archs[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .qk_norm_full = true,
+    },
+    {
+        .name = "gemma2",
+        .families = "Gemma 2",
+        /* its output projection is always the token embedding */
+        .need = { TIED_GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ATTN_POST_NORM] = R,
+                  [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .embd_scale_sqrt = true,
+        /* llama.cpp's gemma2 loader: every other layer slides (window 4096 unless the file says), with the global
+         * rope; attention and final soft-capping at 50 and 30 unless the file says; the 27B (46 layers) scales q.k
+         * by 1/sqrt(n_embd / n_head) */
+        .swa_period = 2,
+        .swa_window_default = 4096,
+        .swa_rope_global = true,
+        .final_softcap = true,
+        .final_softcap_default = 30.0f,
+        .attn_softcap_default = 50.0f,
+        .attn_scale_embd_layers = 46,
+        .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
     },
     {
         .name = "gemma3",

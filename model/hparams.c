@@ -179,16 +179,19 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
 
     const model_arch *ar = hp->arch;
     if (ar && ar->swa_period) {
-        hp->swa_window = get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
+        hp->swa_window = get_int(&r, "attention.sliding_window", false, ar->swa_window_default, 0, INT32_MAX, NULL);
         if (hp->swa_window > 0) {
             hp->swa_period = ar->swa_period;
             swa_pattern(&r, hp);
-            hp->rope_base_swa = get_float(&r, "rope.freq_base_swa", 10000.0f, NULL);
-            hp->rope_freq_scale_swa = 1.0f;
+            hp->rope_base_swa = get_float(&r, "rope.freq_base_swa", ar->swa_rope_global ? hp->rope_base : 10000.0f,
+                                          NULL);
+            hp->rope_freq_scale_swa = ar->swa_rope_global ? hp->rope_freq_scale : 1.0f;
         }
     }
     if (ar && ar->final_softcap)
-        hp->final_softcap = get_float(&r, "final_logit_softcapping", 0.0f, NULL);
+        hp->final_softcap = get_float(&r, "final_logit_softcapping", ar->final_softcap_default, NULL);
+    if (ar && ar->attn_softcap_default > 0.0f)
+        hp->attn_softcap = get_float(&r, "attn_logit_softcapping", ar->attn_softcap_default, NULL);
     if (ar && ar->embd_scale_sqrt && hp->n_embd > 0)
         hp->embd_scale = sqrtf((float)hp->n_embd);
     if (ar && ar->attn_scale_embd_layers && hp->n_layer == ar->attn_scale_embd_layers && per_head > 0)
@@ -371,6 +374,7 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
         { "rope.scaling.factor", 1.0 / hp->rope_freq_scale, HUGE_VAL, false,
           "a positive number whose inverse (the position scale) is finite and above 0" },
         { "final_logit_softcapping", hp->final_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
+        { "attn_logit_softcapping", hp->attn_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
         /* the multipliers as the forward pass sees them (granite's keys; 1 where an architecture has none) */
         { "logit_scale", hp->logit_scale, HUGE_VAL, false, "a positive number whose inverse is finite" },
         { "residual_scale", hp->residual_scale, HUGE_VAL, false, "a finite positive number" },

@@ -47,17 +47,43 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[2] = { { H, KV, d, 1.0f / sqrtf((float)d), 0 }, { H, KV, d, 0.37f, 3 } };
-    for (int c = 0; c < 2; c++)
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0 }, { H, KV, d, 0.37f, 3, 0 },
+                                 { H, KV, d, 0.37f, 3, 0.5f } };
+    for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0 }, w100 = { H, KV, d, 0.25f, 100 };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0 }, w100 = { H, KV, d, 0.25f, 100, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0 };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
+}
+
+/* Soft-capped scores (gemma2) on every backend here against the definition written out: one head, one query over
+ * three keys whose scaled scores are 6, -4 and 1, capped at 2: 2 tanh(3), 2 tanh(-2), 2 tanh(0.5). */
+Test(attention, soft_capping_follows_its_definition)
+{
+    const float q[2] = { 2.0f, 0.0f }, k[6] = { 3.0f, 0.0f, -2.0f, 0.0f, 0.5f, 0.0f };
+    const float v[6] = { 1.0f, 0.0f, 0.0f, 1.0f, 0.5f, 0.5f };
+    const kern_attn a = { .n_head = 1, .n_kv_head = 1, .head_dim = 2, .scale = 1.0f, .window = 0, .softcap = 2.0f };
+    double s[3], sum = 0, want[2] = { 0, 0 };
+    for (int j = 0; j < 3; j++)
+        sum += s[j] = exp(2.0 * tanh(q[0] * k[2 * j] / 2.0));
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 2; i++)
+            want[i] += s[j] / sum * v[2 * j + i];
+    kern_backend *bes[3] = { kern_cpu_create_numerics(1, KERN_NUMERICS_EXACT),
+                             kern_cpu_create_numerics(1, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    for (int b = 0; b < 3; b++) {
+        float out[2];
+        cr_assert_eq(bes[b]->attention(bes[b], q, k, v, 1, 2, &a, out), KERN_OK); /* the query at position 2 */
+        for (int i = 0; i < 2; i++)
+            cr_expect_leq(fabs(out[i] - want[i]), 2e-6, "backend %d: out[%d] %.7g, the definition's %.7g", b, i,
+                          out[i], want[i]);
+        bes[b]->destroy(bes[b]);
+    }
 }
 
 Test(attention, causal_gqa_and_sliding_window)
@@ -78,10 +104,13 @@ Test(attention, matches_a_double_reference_for_every_block_shape)
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 5, 30, 0 }, { 17, 3, 0 },  /* T, pos0, window */
                              { 19, 0, 5 }, { 1, 38, 5 }, { 21, 10, 11 }, { 8, 29, 3 } };
     for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (size_t c = 0; c < 2 * sizeof cases / sizeof cases[0]; c++) {
+            /* every case twice: the second time with the scores soft-capped (gemma2) at 0.8 */
+            const size_t cs = c % (sizeof cases / sizeof cases[0]);
             const kern_attn a = { .n_head = heads[hs][0], .n_kv_head = heads[hs][1], .head_dim = heads[hs][2],
-                                  .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[c][2] };
-            const int T = cases[c][0], pos0 = cases[c][1], n_ctx = pos0 + T;
+                                  .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[cs][2],
+                                  .softcap = c == cs ? 0.0f : 0.8f };
+            const int T = cases[cs][0], pos0 = cases[cs][1], n_ctx = pos0 + T;
             const size_t nq = (size_t)T * a.n_head * a.head_dim, nkv = (size_t)n_ctx * a.n_kv_head * a.head_dim;
             float *q = malloc(nq * sizeof(float)), *k = malloc(nkv * sizeof(float)), *v = malloc(nkv * sizeof(float));
             float *o = malloc(nq * sizeof(float));

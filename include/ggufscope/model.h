@@ -97,6 +97,12 @@ typedef struct model_arch {
      * layers), with rope.freq_base_swa (default 10000) and no rope scaling on those layers. */
     uint32_t swa_period;         /* 0: the architecture has no sliding window */
     bool final_softcap;          /* reads final_logit_softcapping: logits = c * tanh(logits / c) */
+    float final_softcap_default; /* its value when the key is absent (0: none) */
+    /* > 0: attention scores are soft-capped, s = c * tanh(s / c), c = attn_logit_softcapping or this (gemma2) */
+    float attn_softcap_default;
+    uint32_t swa_window_default; /* attention.sliding_window when the key is absent (0: no window) */
+    bool swa_rope_global;        /* sliding-window layers keep the global rope base and scale unless
+                                  * rope.freq_base_swa says otherwise (gemma2), rather than 10000 and no scaling */
     /* q.k is scaled by 1/sqrt(key_length), except in a model of this many layers, which scales by
      * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
     uint32_t attn_scale_embd_layers;
@@ -140,6 +146,7 @@ typedef struct model_hparams {
     uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */
     const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */
     float final_softcap;         /* 0: none */
+    float attn_softcap;          /* attention scores' soft-cap; 0: none */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
     float residual_scale;        /* multiplies each block's output before the residual add (1: none) */

@@ -201,6 +201,20 @@ typedef struct attn_layout {
     size_t ldp;
 } attn_layout;
 
+/* gemma2's soft-capping of the scores (rows x cols, rows ld apart): each scaled score s becomes c tanh(s / c), after
+ * which the softmax scales by 1. Returns the scale the softmax is to apply. */
+static float cap_scores(float *p, int rows, int cols, size_t ld, const kern_attn *a)
+{
+    if (a->softcap <= 0.0f)
+        return a->scale;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            float *s = p + (size_t)r * ld + c;
+            *s = a->softcap * tanhf(*s * a->scale / a->softcap);
+        }
+    return 1.0f;
+}
+
 /* Row m of a block is token t0 + m / group, head kh * group + m % group. Keys [jlo, jhi) cover every query of the
  * block; row m's own are [j0(m), n_keys(m)), the rest of its row is zero after the softmax. */
 static void attend_block(const float *q, const float *k_cache, const float *v_cache, int t0, int nt, int kh, int pos0,
@@ -230,15 +244,17 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
             lo[m] = hi[m] = 0; /* lanes with no query: no keys */
         cpu_scores_pack_queries(q_row, M, d, W, s->q);
         cpu_scores_lanes(s->q, M, d, W, keys, (int64_t)kv_dim, nj, s->p, lay->Mp);
-        cpu_softmax_lanes(s->p, lay->Mp, nj, Mp, lo, hi, a->scale);
+        const float scale = cap_scores(s->p, nj, lay->Mp, (size_t)lay->Mp, a);
+        cpu_softmax_lanes(s->p, lay->Mp, nj, Mp, lo, hi, scale);
         weighted_sums(s->p, 1, (size_t)lay->Mp, M, nj, values, kv_dim, d, o_row);
         return;
     }
     for (int m = 0; m < M; m++)
         memcpy(s->q + (size_t)m * d, q_row[m], (size_t)d * sizeof(float));
     cpu_dot_grid(keys, (int64_t)kv_dim, nj, s->q, d, M, d, s->p, (int64_t)lay->ldp);
+    const float scale = cap_scores(s->p, M, nj, lay->ldp, a);
     for (int m = 0; m < M; m++)
-        cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, a->scale);
+        cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, scale);
     weighted_sums(s->p, lay->ldp, 1, M, nj, values, kv_dim, d, o_row);
 }
 

@@ -99,7 +99,7 @@ static void lanes_sums(float *acc, int d, int W, bool prompt, float *out)
 /* One query's attention over cells [lo, hi) of one KV head (keys and values at cell 0, rows ld floats apart).
  * p: hi - lo + 2 W floats; acc: GGML_DOT_ACCUMULATORS W d floats. prompt: a call of two tokens or more (tinyBLAS). */
 static void attend_row(const float *q, const float *keys, const float *values, size_t ld, int d, int lo, int hi,
-                       float scale, bool prompt, int W, float *p, float *acc, float *out)
+                       float scale, float softcap, bool prompt, int W, float *p, float *acc, float *out)
 {
     /* p[k] is cell c0 + k: the chunks of W lanes start at multiples of W, as over ggml's whole padded row */
     const int c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
@@ -108,6 +108,8 @@ static void attend_row(const float *q, const float *keys, const float *values, s
         float w = -INFINITY;
         if (c >= lo && c < hi) {
             w = cpu_dot_f32_ggml(keys + (size_t)c * ld, q, d, W) * scale;
+            if (softcap > 0.0f) /* llama.cpp's build_attn_mha: scale by 1/c, tanh, scale by c */
+                w = tanhf(w * (1.0f / softcap)) * softcap;
             mx = w > mx ? w : mx;
         }
         p[c - c0] = w;
@@ -151,7 +153,7 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
             const int t = row / n_head, h = row % n_head, kh = h / group, hi = pos0 + t + 1;
             const int lo = a->window > 0 && hi > a->window ? hi - a->window : 0;
             attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * d, ld, d, lo, hi,
-                       a->scale, T >= 2, W, p, acc, out + (size_t)row * d);
+                       a->scale, a->softcap, T >= 2, W, p, acc, out + (size_t)row * d);
         }
         free(p);
         free(acc);

@@ -15,7 +15,7 @@ enum { ATT_WARPS = 4, ATT_MAX_D = 256, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_head, int n_kv, int hd, float scale,
-            int window, float *out)
+            float softcap, int window, float *out)
 {
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -42,6 +42,8 @@ attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_he
         for (int o = 16; o > 0; o >>= 1)
             s += __shfl_xor_sync(0xffffffffu, s, o);
         s *= scale;
+        if (softcap > 0.0f)
+            s = softcap * tanhf(s / softcap);
         const float m_new = fmaxf(m, s), corr = expf(m - m_new), p = expf(s - m_new);
         l = l * corr + p;
 #pragma unroll
@@ -87,7 +89,7 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
         return KERN_E_SHAPE;
     dim3 grid(a->n_head, T);
     attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, a->n_head, a->n_kv_head,
-                                                              a->head_dim, a->scale, a->window, out);
+                                                              a->head_dim, a->scale, a->softcap, a->window, out);
     if (!CU_LAUNCH_OK(b, "attention_k"))
         return cu_status(b);
     return KERN_OK;

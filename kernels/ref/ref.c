@@ -78,6 +78,8 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
             double m = -INFINITY, l = 0.0;
             for (int j = j0; j < n_keys; j++) {
                 p[j] = dot_double(qh, k_cache + (size_t)j * kv_dim + off, d) * a->scale;
+                if (a->softcap > 0.0f)
+                    p[j] = a->softcap * tanh(p[j] / a->softcap);
                 m = p[j] > m ? p[j] : m;
             }
             for (int j = j0; j < n_keys; j++)

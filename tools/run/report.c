@@ -59,13 +59,18 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
             hp->rope.n_rot, hp->head_dim, hp->rope.freq_scale != 1.0f ? ", linear scaling" : "",
             hp->freq_factors ? ", rope_freqs factors" : "");
-    if (hp->swa_window > 0) {
+    if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f) {
         int n_swa = 0;
         for (int il = 0; il < hp->n_layer; il++)
             n_swa += model_hparams_layer_is_swa(&hp->g, il);
-        fprintf(out, "attention  sliding window of %d positions on %d of %d layers (rope base %g there); "
-                     "scores scaled by %g\n",
-                hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base, hp->attn_scale);
+        fprintf(out, "attention  ");
+        if (hp->swa_window > 0)
+            fprintf(out, "sliding window of %d positions on %d of %d layers (rope base %g there); ", hp->swa_window,
+                    n_swa, hp->n_layer, hp->rope_swa.base);
+        fprintf(out, "scores scaled by %g", hp->attn_scale);
+        if (hp->g.attn_softcap > 0.0f)
+            fprintf(out, ", soft-capped at %g", hp->g.attn_softcap);
+        fprintf(out, "\n");
     }
     fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; per-head q/k norms: %s; post-norms: %s\n", hp->eps,
             hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no", hp->qk_norm ? "yes" : "no",
