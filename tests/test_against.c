@@ -255,3 +255,157 @@ Test(against, compare_plot_shows_both_backends)
     free(parsed);
     free(m);
 }
+
+/* Runs gguf-run MODEL --against TRACE (the numpy reference's, tests/py/reference_trace.py with extra arguments
+ * `how`) on stories260K's "Once upon a time"; its stdout, the exit status in *st. */
+static char *against_reference(const char *how, const char *extra, int *st)
+{
+    char *m = need_model("stories260K.gguf");
+    char ref[1024], path[128], cmd[4096];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    snprintf(path, sizeof path, "%s/reference.json", tmp_dir);
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 %s 2>&1", venv_python(), m,
+             path, how);
+    char *out = run_capture(cmd, st);
+    cr_assert_eq(*st, 0, "reference_trace.py: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' -p 'Once upon a time' --against '%s' -n 0 -q %s 2>/dev/null", m, path, extra);
+    out = run_tool("gguf-run", cmd, st);
+    free(m);
+    return out;
+}
+
+/* The ways a dump numbers its layers: transformers' hidden_states as they come (the embeddings at 0, the last
+ * after the final norm) agree as they are; hidden_states[1:], hidden_states[:-1] and 1-based ids are each
+ * recognised, said, and agree once re-indexed. */
+Test(against, layer_numbering_conventions_are_recognised)
+{
+    static const struct {
+        const char *convention, *says;
+    } cases[] = {
+        { "--convention hf", "transformers' hidden_states as they come" },
+        { "--convention hf-tail", "their last entry is after the final norm" },
+        { "--convention embeddings-first", "their entry 0 is the embeddings" },
+        { "--convention one-based", "their ids count from 1" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st;
+        char *out = against_reference(cases[i].convention, "", &st);
+        cr_expect_eq(st, 0, "%s: %s", cases[i].convention, out);
+        cr_expect(strstr(out, "indexing") && strstr(out, cases[i].says), "%s: %s", cases[i].convention, out);
+        cr_expect(strstr(out, "verdict    AGREE"), "%s: %s", cases[i].convention, out);
+        free(out);
+    }
+    /* the goldens' own numbering: nothing to say about it */
+    int st;
+    char *out = against_reference("", "", &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(!strstr(out, "indexing"), "%s", out);
+    cr_expect(strstr(out, "statistics compared: rms, mean, min, max"), "%s", out);
+    free(out);
+}
+
+/* What the header and the greedy line say: the statistics their trace lacks, "not compared (-n 0)". */
+Test(against, the_report_says_what_was_compared)
+{
+    int st;
+    char *out = against_reference("--stats rms,max", "", &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "statistics compared: rms, max (theirs has no mean, min)"), "%s", out);
+    free(out);
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json");
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' --against '%s' -n 0 -q 2>/dev/null", m, g);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect(strstr(out, "greedy     not compared (-n 0): theirs has 64 generated tokens"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' --against '%s' -n 3 -q 2>/dev/null", m, g);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect(strstr(out, "3 of their 64 generated tokens compared"), "%s", out);
+    free(out);
+    /* -q: nothing on stderr but trouble */
+    snprintf(args, sizeof args, "'%s' --against '%s' -n 2 -q 2>&1 >/dev/null", m, g);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0);
+    cr_expect_str_eq(out, "", "-q printed: %s", out);
+    free(out);
+    free(m), free(g);
+}
+
+/* Layer ids that are neither ours nor transformers' are refused, naming them (exit 2), never skipped. */
+Test(against, unknown_layer_ids_are_refused_by_name)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json");
+    static const char *const ids[] = { "\"layer_3\"", "9", "2.5" };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        tbuf b = read_whole_file(g);
+        char *text = strndup((const char *)b.p, b.len);
+        cJSON *d = cJSON_Parse(text);
+        cJSON *L = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "prompt_trace"), 3);
+        cJSON_ReplaceItemInObject(L, "layer", cJSON_Parse(ids[i]));
+        char path[128], args[2048];
+        snprintf(path, sizeof path, "%s/theirs.json", tmp_dir);
+        char *doc = cJSON_PrintUnformatted(d);
+        cr_assert(write_whole_file(path, (const uint8_t *)doc, strlen(doc)));
+        snprintf(args, sizeof args, "'%s' --against '%s' -n 0 -q 2>/dev/null", m, path);
+        int st;
+        char *out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 2, "%s: %s", ids[i], out);
+        cr_expect(strstr(out, "verdict    CANNOT COMPARE") && strstr(out, "entry 3 has layer id"), "%s: %s", ids[i],
+                  out);
+        free(out), free(doc), free(text);
+        cJSON_Delete(d);
+        tbuf_free(&b);
+    }
+    free(m), free(g);
+}
+
+/* transformers' logits as they come: (1, n, V), float16 or float64 too; and the one final verdict's word follows
+ * the exit status when the layers depart but the logits agree. */
+Test(against, logits_as_transformers_writes_them_and_one_final_verdict)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json"),
+         *npy = generate_golden("stories260K.p0.prompt_logits.npy");
+    char cmd[4096], theirs[128], edited[128];
+    int st;
+    snprintf(theirs, sizeof theirs, "%s/logits.npy", tmp_dir);
+    static const char *const forms[] = { "a[None].astype(np.float16)", "a.astype(np.float64)", "a[None]" };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' -c \"import numpy as np; a = np.load('%s'); np.save('%s', %s)\" 2>&1",
+                 venv_python(), npy, theirs, forms[i]);
+        free(run_capture(cmd, &st));
+        cr_assert_eq(st, 0);
+        snprintf(cmd, sizeof cmd, "'%s' --against '%s' --against-logits '%s' -n 0 -q 2>/dev/null", m, g, theirs);
+        char *out = run_tool("gguf-run", cmd, &st);
+        cr_expect_eq(st, 0, "%s: %s", forms[i], out);
+        cr_expect(strstr(out, "verdict    AGREE: every layer and the logits agree"), "%s: %s", forms[i], out);
+        free(out);
+    }
+    snprintf(edited, sizeof edited, "%s/theirs.json", tmp_dir);
+    edit_golden(g, edited, "rms", 2, 3, 1.05);
+    snprintf(cmd, sizeof cmd, "'%s' --against '%s' --against-logits '%s' -n 0 -q 2>/dev/null", m, edited, npy);
+    char *out = run_tool("gguf-run", cmd, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    const char *last = strstr(out, "verdict");
+    cr_expect(last && strstr(last, "verdict    DEPART: theirs departs first at layer 2, prompt position 3, though "
+                                   "the logits agree"), "%s", out);
+    free(out);
+    free(m), free(g), free(npy);
+}
+
+/* --tokens-from runs their prompt tokens when the texts would tokenize differently (here: no prompt at all). */
+Test(against, tokens_from_runs_their_tokens)
+{
+    char *m = need_model("stories260K.gguf"), *g = generate_golden("stories260K.p0.json");
+    char args[2048];
+    snprintf(args, sizeof args, "'%s' --against '%s' --tokens-from -p 'Something else entirely' -n 0 -q 2>/dev/null",
+             m, g);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "verdict    AGREE"), "%s", out);
+    free(out);
+    free(m), free(g);
+}

@@ -162,7 +162,7 @@ Test(cli, colour_only_where_it_belongs)
     static const struct { const char *tool, *args; bool coloured; } cases[] = {
         { "gguf-verify", "--color=always", true },   { "gguf-verify", "", false },
         { "gguf-verify", "--color=never", false },   { "gguf-verify", "--color=always --json", false },
-        { "gguf-run", "-p hi -n 2 -q --color 2>&1", true }, { "gguf-run", "-p hi -n 2 -q 2>&1", false },
+        { "gguf-run", "-p hi -n 2 --color 2>&1", true }, { "gguf-run", "-p hi -n 2 2>&1", false },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[1024];

@@ -13,8 +13,11 @@ typedef int (*npy_fill_fn)(void *user, uint64_t at, float *dst, size_t count);
 int npy_write_f32(const char *path, const uint64_t *shape, int ndim, npy_fill_fn fill, void *user, size_t chunk,
                   char *err, size_t err_len);
 
-/* Reads a 2-D little-endian f32 array in C order (.npy format 1.x or 2.x, as numpy.save writes it) into a malloc'd
- * buffer; NULL with the reason in err (not .npy, another dtype or shape, truncated). */
-float *npy_read_f32_2d(const char *path, uint64_t *rows, uint64_t *cols, char *err, size_t err_len);
+enum { NPY_MAX_DIMS = 4 };
+
+/* Reads a little-endian float array in C order (.npy format 1.x or 2.x, as numpy.save writes it) of f16, f32, f64
+ * or bfloat16 (ml_dtypes' '<V2') values, up to NPY_MAX_DIMS dimensions, into a malloc'd f32 buffer with its shape;
+ * NULL with the reason in err (not .npy, another dtype, truncated). */
+float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim, char *err, size_t err_len);
 
 #endif

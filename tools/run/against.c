@@ -1,6 +1,9 @@
 /* gguf-run --against THEIRS.json: another engine's trace, in the schema of llama.cpp's goldens
- * (../shared/golden/README.md; docs/TRACE.md), held to ours on the same tokens. It names the first layer and
- * prompt position where theirs departs beyond --tolerance with both sides' numbers, then the whole grid. */
+ * (../shared/golden/README.md; docs/TRACE.md), held to ours on the same tokens. Their layer ids are read as they
+ * come (ours, 0 to n_layer - 1 and "result_norm"; or transformers' hidden_states, 0 the embeddings to n_layer
+ * after the final norm), an off-by-one in them is recognised and said, and the first layer and prompt position
+ * where theirs departs beyond the tolerance is named with both sides' numbers, then the whole grid; the final
+ * verdict line's word matches the exit status. */
 #include "json_line.h"
 #include "npy.h"
 #include "read_file.h"
@@ -31,9 +34,10 @@ int run_against_load(run_opts *o, char *why, size_t why_len)
                  o->against);
         return 2;
     }
-    if (!o->prompt) {
+    if (!o->prompt && !o->tokens_from_against) {
         if (!cJSON_IsString(prompt)) {
-            snprintf(why, why_len, "'%s' has no prompt: give it with -p", o->against);
+            snprintf(why, why_len, "'%s' has no prompt: give it with -p, or run their tokens with --tokens-from",
+                     o->against);
             return 2;
         }
         o->prompt = prompt->valuestring;
@@ -41,6 +45,35 @@ int run_against_load(run_opts *o, char *why, size_t why_len)
     const cJSON *greedy = cJSON_GetObjectItem(d, "greedy_tokens");
     if (!o->n_predict_given)
         o->n_predict = cJSON_IsArray(greedy) ? cJSON_GetArraySize(greedy) : 0;
+    return 0;
+}
+
+int run_against_their_tokens(const run_opts *o, int32_t **ids, size_t *n, int n_vocab, char *why, size_t why_len)
+{
+    const cJSON *tokens = cJSON_GetObjectItem(o->against_doc, "prompt_tokens");
+    const int count = cJSON_GetArraySize(tokens);
+    if (count < 1) {
+        snprintf(why, why_len, "'%s' has no prompt tokens", o->against);
+        return 2;
+    }
+    *ids = malloc((size_t)count * sizeof **ids);
+    if (!*ids) {
+        snprintf(why, why_len, "out of memory");
+        return 2;
+    }
+    for (int i = 0; i < count; i++) {
+        const cJSON *t = cJSON_GetArrayItem(tokens, i);
+        if (!cJSON_IsNumber(t) || t->valuedouble != (double)(int32_t)t->valuedouble || t->valueint < 0 ||
+            t->valueint >= n_vocab) {
+            snprintf(why, why_len, "'%s': prompt token %d is not an id of this model's vocabulary (0..%d)",
+                     o->against, i, n_vocab - 1);
+            free(*ids);
+            *ids = NULL;
+            return 2;
+        }
+        (*ids)[i] = t->valueint;
+    }
+    *n = (size_t)count;
     return 0;
 }
 
@@ -61,7 +94,7 @@ int run_against_tokens(const run_opts *o, const int32_t *ids, size_t n)
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, " %d", ids[i]);
     fprintf(stderr, "\n(a tokenizer difference: check BOS, the pre-tokenizer, special tokens; gguf-run --tokenize "
-                    "shows ours with their text)\n");
+                    "shows ours with their text; --tokens-from runs their tokens as they are)\n");
     return 2;
 }
 
@@ -72,151 +105,392 @@ static double their(const cJSON *layer, const char *k, int p)
     return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
-/* How far ours is from theirs at one position: the largest of the four statistics' differences, rms and mean
- * relative to their RMS (the scale of the residual, so that a mean near 0 does not blow up), min and max
- * relative to their own size (at least the RMS): an extreme is one value, and in a model with outlier channels
- * (the real gemma-3-270m: a max of 166 over an RMS of 7.2) measuring it against the RMS magnified its last
- * digits 23 times, so that a correct engine departed from llama.cpp's golden at 4.5e-3 "of the RMS" where its
- * RMS was 1.8e-4 away and the max itself 2e-4. */
+static const char *const stat_names[4] = { "rms", "mean", "min", "max" };
+
+/* How far ours is from theirs at one position: the largest of the statistics' differences (those their trace
+ * has), rms and mean relative to their RMS (the scale of the residual, so that a mean near 0 does not blow up),
+ * min and max relative to their own size (at least the RMS): an extreme is one value, and in a model with outlier
+ * channels (the real gemma-3-270m: a max of 166 over an RMS of 7.2) measuring it against the RMS magnified its
+ * last digits 23 times, so that a correct engine departed from llama.cpp's golden at 4.5e-3 "of the RMS" where
+ * its RMS was 1.8e-4 away and the max itself 2e-4. */
 static double departure(const kern_row_stats *s, const cJSON *layer, int p, const char **worst)
 {
-    static const char *const names[4] = { "rms", "mean", "min", "max" };
     double ours[4] = { s->rms, s->mean, s->min, s->max }, rms = fabs(their(layer, "rms", p)), d = 0.0;
     if (!(rms > 0.0))
         rms = 1e-30;
-    *worst = names[0];
+    *worst = stat_names[0];
     for (int k = 0; k < 4; k++) {
-        const double t = their(layer, names[k], p), scale = k >= 2 && fabs(t) > rms ? fabs(t) : rms;
+        const double t = their(layer, stat_names[k], p), scale = k >= 2 && fabs(t) > rms ? fabs(t) : rms;
+        if (isnan(t) && k > 0)
+            continue; /* a statistic their trace does not have */
         double x = isfinite(t) && isfinite(ours[k]) ? fabs(ours[k] - t) / scale : isfinite(t) ? INFINITY : 0.0;
         if (x > d) {
             d = x;
-            *worst = names[k];
+            *worst = stat_names[k];
         }
     }
     return d;
 }
 
-static int layer_index(const cJSON *layer, int n_layer)
+/* Their trace's entries: each one's layer id (RESULT_NORM for "result_norm") and the entry of ours it is held
+ * to (SKIP: not compared, as transformers' embeddings entry). */
+enum { RESULT_NORM = -1, SKIP = -2 };
+
+typedef struct entries {
+    int n;
+    const cJSON **layer;
+    int *id;
+    int *ours;     /* our trace index: 0..n_layer - 1, n_layer the final norm; SKIP */
+} entries;
+
+/* What one mapping of their entries onto ours gives. */
+typedef struct outcome {
+    int first_entry, first_il, first_pos, n_compared, n_departed;
+    double first_d;
+    const char *first_what;
+} outcome;
+
+static outcome evaluate(const entries *e, const int *ours, const run_opts *o, const run_result *r)
 {
-    const cJSON *l = cJSON_GetObjectItem(layer, "layer");
-    if (cJSON_IsNumber(l))
-        return l->valueint >= 0 && l->valueint < n_layer ? l->valueint : -1;
-    return cJSON_IsString(l) && !strcmp(l->valuestring, "result_norm") ? n_layer : -1;
+    outcome out = { .first_entry = -1, .first_il = -1, .first_pos = -1, .first_what = "rms" };
+    const int n_pos = (int)r->n_prompt;
+    for (int i = 0; i < e->n; i++) {
+        const int il = ours[i];
+        if (il == SKIP)
+            continue;
+        for (int p = 0; p < n_pos; p++) {
+            const kern_row_stats *s = engine_trace_at(r->trace, il, p);
+            if (!s || !isfinite(their(e->layer[i], "rms", p)))
+                continue;
+            const char *what;
+            const double d = departure(s, e->layer[i], p, &what);
+            out.n_compared++;
+            if (d <= o->tolerance)
+                continue;
+            out.n_departed++;
+            if (out.first_il < 0 || il < out.first_il || (il == out.first_il && p < out.first_pos)) {
+                out.first_entry = i, out.first_il = il, out.first_pos = p, out.first_d = d, out.first_what = what;
+            }
+        }
+    }
+    return out;
 }
 
-int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos)
+/* Reads their entries' layer ids; 2 with the reason when one is neither a layer number nor "result_norm". */
+static int read_entries(const run_opts *o, entries *e, int n_layer, char *why, size_t why_len)
 {
     const cJSON *trace = cJSON_GetObjectItem(o->against_doc, "prompt_trace");
-    const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
-    int first_il = -1, first_pos = -1, n_compared = 0, n_departed = 0;
-    const cJSON *first_layer = NULL;
-    double first_d = 0.0;
-    const char *first_what = "rms";
-    fprintf(out, "against    %s: %d traced outputs (layers, final norm) at %d prompt positions, tolerance %g "
-                 "(rms and mean relative to their RMS, min and max to their size)\n",
-            o->against, cJSON_GetArraySize(trace), n_pos, o->tolerance);
-    fprintf(out, "  %-12s %10s %6s %12s %12s\n", "layer", "worst rel", "at pos", "ours rms", "theirs rms");
-    const cJSON *layer;
-    cJSON_ArrayForEach(layer, trace)
-    {
-        int il = layer_index(layer, n_layer);
-        if (il < 0)
+    e->n = cJSON_GetArraySize(trace);
+    e->layer = calloc((size_t)e->n + 1, sizeof *e->layer);
+    e->id = calloc((size_t)e->n + 1, sizeof *e->id);
+    e->ours = calloc((size_t)e->n + 1, sizeof *e->ours);
+    if (!e->layer || !e->id || !e->ours) {
+        snprintf(why, why_len, "out of memory");
+        return 2;
+    }
+    for (int i = 0; i < e->n; i++) {
+        const cJSON *layer = cJSON_GetArrayItem(trace, i), *l = cJSON_GetObjectItem(layer, "layer");
+        e->layer[i] = layer;
+        if (cJSON_IsString(l) && !strcmp(l->valuestring, "result_norm")) {
+            e->id[i] = RESULT_NORM;
+        } else if (cJSON_IsNumber(l) && l->valuedouble == (double)(int)l->valuedouble && l->valueint >= 0 &&
+                   l->valueint <= n_layer) {
+            e->id[i] = l->valueint;
+        } else {
+            char shown[64] = "(none)";
+            if (cJSON_IsString(l)) { /* shown quoted, printable ASCII only, cut at 40 bytes */
+                size_t k = 0;
+                shown[k++] = '"';
+                for (const char *c = l->valuestring; *c && k < 41; c++)
+                    shown[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+                shown[k++] = '"';
+                shown[k] = '\0';
+            } else if (cJSON_IsNumber(l))
+                snprintf(shown, sizeof shown, "%g", l->valuedouble);
+            snprintf(why, why_len, "their prompt_trace entry %d has layer id %s: this model has layers 0 to %d and "
+                     "\"result_norm\" (transformers' hidden_states as they come: 0 to %d)", i, shown, n_layer - 1,
+                     n_layer);
+            return 2;
+        }
+        if (!cJSON_IsArray(cJSON_GetObjectItem(layer, "rms"))) {
+            snprintf(why, why_len, "their prompt_trace entry %d (layer %d) has no rms array: rms is the one "
+                     "statistic every trace must hold (docs/TRACE.md)", i, e->id[i]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static void entries_free(entries *e)
+{
+    free(e->layer), free(e->id), free(e->ours);
+}
+
+/* Their entries onto ours: their ids as ours; transformers' hidden_states as they come (ids 0..n_layer: 0 the
+ * embeddings, k the output of our layer k - 1, n_layer after the final norm); 1-based ids. Then, when that
+ * departs, the off-by-ones a dump makes (embeddings counted as layer 0; hidden_states[1:], whose last entry is
+ * after the final norm; one layer late): one that agrees everywhere is taken and said. *how: NULL, or what was
+ * taken, for the report. */
+static void map_entries(entries *e, int n_layer, const run_opts *o, const run_result *r, const char **how)
+{
+    int max_id = -1, min_id = n_layer + 1;
+    bool has_result_norm = false;
+    for (int i = 0; i < e->n; i++) {
+        has_result_norm |= e->id[i] == RESULT_NORM;
+        if (e->id[i] >= 0) {
+            max_id = e->id[i] > max_id ? e->id[i] : max_id;
+            min_id = e->id[i] < min_id ? e->id[i] : min_id;
+        }
+    }
+    *how = NULL;
+    int *alt = malloc(((size_t)e->n + 1) * sizeof *alt);
+    if (!alt) {
+        for (int i = 0; i < e->n; i++)
+            e->ours[i] = e->id[i] == RESULT_NORM ? n_layer : e->id[i] < n_layer ? e->id[i] : SKIP;
+        return;
+    }
+    if (max_id == n_layer && !has_result_norm) {
+        /* one id past our last layer: transformers' numbering, from the embeddings (0) or from 1 */
+        for (int i = 0; i < e->n; i++)
+            e->ours[i] = e->id[i] == 0 ? SKIP : e->id[i] - 1;
+        if (min_id == 0) {
+            for (int i = 0; i < e->n; i++)
+                e->ours[i] = e->id[i] == n_layer ? n_layer : e->ours[i];
+            *how = "their ids 0..n_layer are transformers' hidden_states as they come: entry 0 the embeddings (not "
+                   "compared), entry k our layer k - 1's output, the last entry after the final norm";
+        } else {
+            /* 1-based: their last entry is our last layer's output, or after the final norm: the closer one */
+            for (int i = 0; i < e->n; i++)
+                alt[i] = e->id[i] == n_layer ? n_layer : e->ours[i];
+            const outcome plain = evaluate(e, e->ours, o, r), normed = evaluate(e, alt, o, r);
+            if (normed.n_departed < plain.n_departed) {
+                memcpy(e->ours, alt, (size_t)e->n * sizeof *alt);
+                *how = "their ids count from 1, and their last entry is after the final norm (transformers' "
+                       "hidden_states[1:]): entry k compared with our layer k - 1, the last with our final norm";
+            } else {
+                *how = "their ids count from 1: entry k compared with our layer k - 1";
+            }
+        }
+        free(alt);
+        return;
+    }
+    for (int i = 0; i < e->n; i++)
+        e->ours[i] = e->id[i] == RESULT_NORM ? n_layer : e->id[i];
+    const outcome plain = evaluate(e, e->ours, o, r);
+    if (plain.n_departed == 0) {
+        free(alt);
+        return;
+    }
+    static const char *const says[3] = {
+        "their layer k matches our layer k - 1 at every position: their entry 0 is the embeddings (transformers' "
+        "hidden_states[0]), so their ids are one too high; compared that way",
+        "their last layer matches our final norm, not our last layer's output: their last entry is after the "
+        "final norm (transformers' hidden_states[-1]); compared that way",
+        "their layer k matches our layer k + 1 at every position: their ids are one too low; compared that way",
+    };
+    for (int shift = 0; shift < 3; shift++) {
+        for (int i = 0; i < e->n; i++) {
+            const int id = e->id[i];
+            if (id == RESULT_NORM)
+                alt[i] = n_layer;
+            else if (shift == 0)
+                alt[i] = id == 0 ? SKIP : id - 1;
+            else if (shift == 1)
+                alt[i] = id == max_id && !has_result_norm ? n_layer : id;
+            else
+                alt[i] = id + 1 < n_layer ? id + 1 : !has_result_norm && id + 1 == n_layer ? n_layer : SKIP;
+        }
+        const outcome o2 = evaluate(e, alt, o, r);
+        if (o2.n_departed == 0 && o2.n_compared > 0) {
+            memcpy(e->ours, alt, (size_t)e->n * sizeof *alt);
+            *how = says[shift];
+            break;
+        }
+    }
+    free(alt);
+}
+
+/* The statistics their trace has, for the header ("rms, mean, min, max"; "rms only: no mean, min, max"). */
+static void stats_compared(const entries *e, char *buf, size_t cap)
+{
+    bool has[4] = { true, true, true, true };
+    for (int i = 0; i < e->n; i++)
+        for (int k = 1; k < 4; k++)
+            has[k] &= cJSON_IsArray(cJSON_GetObjectItem(e->layer[i], stat_names[k]));
+    size_t at = (size_t)snprintf(buf, cap, "rms");
+    for (int k = 1; k < 4; k++)
+        if (has[k] && at < cap)
+            at += (size_t)snprintf(buf + at, cap - at, ", %s", stat_names[k]);
+    if (!has[1] || !has[2] || !has[3]) {
+        at += (size_t)snprintf(buf + at, cap - at, " (theirs has no");
+        for (int k = 1, first = 1; k < 4 && at < cap; k++)
+            if (!has[k]) {
+                at += (size_t)snprintf(buf + at, cap - at, "%s %s", first ? "" : ",", stat_names[k]);
+                first = 0;
+            }
+        if (at < cap)
+            snprintf(buf + at, cap - at, ")");
+    }
+}
+
+static void entry_name(int il, int n_layer, char *buf, size_t cap)
+{
+    if (il == SKIP)
+        snprintf(buf, cap, "embeddings");
+    else if (il == n_layer)
+        snprintf(buf, cap, "result_norm");
+    else
+        snprintf(buf, cap, "%d", il);
+}
+
+/* Their generated tokens against ours: how many were compared, and where they part (with our top-1 margin there,
+ * for a near-tie). Returns the first index that departs without a near-tie, or -1. */
+static int greedy_report(FILE *out, const run_opts *o, const run_result *r)
+{
+    const cJSON *greedy = cJSON_GetObjectItem(o->against_doc, "greedy_tokens");
+    if (!cJSON_IsArray(greedy))
+        return -1;
+    const int theirs = cJSON_GetArraySize(greedy), ours = (int)r->gen.n_tokens;
+    const int n = theirs < ours ? theirs : ours;
+    if (o->n_predict == 0) {
+        fprintf(out, "greedy     not compared (-n 0): theirs has %d generated tokens\n", theirs);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (cJSON_GetArrayItem(greedy, i)->valueint == r->gen.tokens[i])
             continue;
+        const engine_step *s = (size_t)i < engine_trace_n_steps(r->trace) ? engine_trace_step_at(r->trace, (size_t)i)
+                                                                          : NULL;
+        const bool tie = s && s->margin < 1e-3f * fabsf(s->top_logit[0]);
+        fprintf(out, "greedy     theirs departs at generated token %d of the %d compared: theirs %d, ours %d (our "
+                     "top-1 margin there %.3g logits: %s)\n", i, n, cJSON_GetArrayItem(greedy, i)->valueint,
+                r->gen.tokens[i], s ? s->margin : NAN, tie ? "a near-tie, both can be right" : "no near-tie: one "
+                                                                                              "engine is wrong");
+        return tie ? -1 : i;
+    }
+    if (n == theirs && n == ours)
+        fprintf(out, "greedy     the %d generated tokens agree\n", n);
+    else
+        fprintf(out, "greedy     %d of their %d generated tokens compared (we generated %d): they agree\n", n, theirs,
+                ours);
+    return -1;
+}
+
+int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_against_result *res)
+{
+    const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
+    char why[400];
+    entries e = { 0 };
+    *res = (run_against_result){ .mark_layer = -1, .mark_pos = -1, .rc = 2 };
+    if (read_entries(o, &e, n_layer, why, sizeof why)) {
+        fprintf(out, "verdict    CANNOT COMPARE: %s\n", why);
+        entries_free(&e);
+        return 2;
+    }
+    const char *how;
+    map_entries(&e, n_layer, o, r, &how);
+    const outcome oc = evaluate(&e, e.ours, o, r);
+    char compared[160];
+    stats_compared(&e, compared, sizeof compared);
+    fprintf(out, "against    %s: %d traced outputs at %d prompt positions, tolerance %g%s (rms and mean relative to "
+                 "their RMS, min and max to their size); statistics compared: %s\n",
+            o->against, e.n, n_pos, o->tolerance, o->tolerance_why ? o->tolerance_why : "", compared);
+    if (how)
+        fprintf(out, "indexing   %s\n", how);
+    fprintf(out, "  %-12s %10s %6s %12s %12s\n", "layer", "worst rel", "at pos", "ours rms", "theirs rms");
+    for (int i = 0; i < e.n; i++) {
+        const int il = e.ours[i];
+        char name[24];
+        entry_name(il, n_layer, name, sizeof name);
+        if (il == SKIP) {
+            fprintf(out, "  %-12s %10s\n", name, "not compared");
+            continue;
+        }
         double worst = 0.0;
         int worst_pos = 0, over = 0;
         for (int p = 0; p < n_pos; p++) {
             const kern_row_stats *s = engine_trace_at(r->trace, il, p);
-            if (!s || !isfinite(their(layer, "rms", p)))
+            if (!s || !isfinite(their(e.layer[i], "rms", p)))
                 continue;
             const char *what;
-            double d = departure(s, layer, p, &what);
-            n_compared++;
-            if (d > o->tolerance) {
-                over++;
-                if (first_il < 0 || il < first_il || (il == first_il && p < first_pos)) {
-                    first_il = il, first_pos = p, first_d = d, first_layer = layer, first_what = what;
-                }
-            }
-            if (d > worst) {
-                worst = d;
-                worst_pos = p;
-            }
+            const double d = departure(s, e.layer[i], p, &what);
+            over += d > o->tolerance;
+            if (d > worst)
+                worst = d, worst_pos = p;
         }
-        n_departed += over;
-        char name[24];
-        snprintf(name, sizeof name, il == n_layer ? "result_norm" : "%d", il);
         const kern_row_stats *s = engine_trace_at(r->trace, il, worst_pos);
         fprintf(out, "  %-12s %10.3g %6d %12.6g %12.6g%s\n", name, worst, worst_pos, s ? s->rms : NAN,
-                their(layer, "rms", worst_pos), over ? "  <- departs" : "");
+                their(e.layer[i], "rms", worst_pos), over ? "  <- departs" : "");
     }
-    /* the generated tokens, when theirs are given: the decode-only bugs (a stuck embedding, K/V at the wrong
-     * position) leave the prompt alone and show here */
-    const cJSON *greedy = cJSON_GetObjectItem(o->against_doc, "greedy_tokens");
-    int greedy_at = -1;
-    for (int i = 0; cJSON_IsArray(greedy) && i < cJSON_GetArraySize(greedy) && (size_t)i < r->gen.n_tokens; i++)
-        if (cJSON_GetArrayItem(greedy, i)->valueint != r->gen.tokens[i]) {
-            greedy_at = i;
-            break;
-        }
-    if (greedy_at >= 0) {
-        const engine_step *s = (size_t)greedy_at < engine_trace_n_steps(r->trace) ? engine_trace_step_at(r->trace, (size_t)greedy_at) : NULL;
-        fprintf(out, "greedy     theirs departs at generated token %d: theirs %d, ours %d (our top-1 margin there %.3g "
-                     "logits: %s)\n", greedy_at, cJSON_GetArrayItem(greedy, greedy_at)->valueint, r->gen.tokens[greedy_at],
-                s ? s->margin : NAN, s && s->margin < 1e-3f * fabsf(s->top_logit[0]) ? "a near-tie, both can be right"
-                                                                                  : "no near-tie: one engine is wrong");
-    } else if (cJSON_IsArray(greedy))
-        fprintf(out, "greedy     the %d generated tokens agree\n", cJSON_GetArraySize(greedy));
-    bool greedy_departs = greedy_at >= 0 && (size_t)greedy_at < engine_trace_n_steps(r->trace) &&
-                          !(engine_trace_step_at(r->trace, (size_t)greedy_at)->margin <
-                            1e-3f * fabsf(engine_trace_step_at(r->trace, (size_t)greedy_at)->top_logit[0]));
-    if (!n_compared) {
-        fprintf(out, "verdict    CANNOT COMPARE: their trace holds no layer of this model\n");
+    /* the generated tokens: the decode-only bugs (a stuck embedding, K/V at the wrong position) leave the prompt
+     * alone and show here */
+    const int greedy_at = greedy_report(out, o, r);
+    const char *head = o->against_logits ? "layers    " : "verdict   ";
+    if (!oc.n_compared) {
+        fprintf(out, "%s CANNOT COMPARE: their trace holds no layer of this model\n", head);
+        entries_free(&e);
         return 2;
     }
-    /* with --against-logits the logits' line comes last and holds the verdict; this one says what the layers do */
-    const char *head = o->against_logits ? "layers    " : "verdict   ";
-    *mark_layer = first_il;
-    *mark_pos = first_pos;
-    if (first_il < 0 && greedy_departs) {
-        fprintf(out, "%s DEPART: the prompt's layers agree within %g, the generated tokens do not from token "
-                     "%d: look after the last layer (the lm_head, the sampler) and at the decode steps (a new token's "
-                     "embedding, the KV cache, positions)\n",
-                head, o->tolerance, greedy_at);
-        return 1;
+    res->mark_layer = oc.first_il;
+    res->mark_pos = oc.first_pos;
+    if (oc.first_il < 0 && greedy_at >= 0) {
+        fprintf(out, "%s DEPART: the prompt's layers agree within %g, the generated tokens do not from token %d: look "
+                     "after the last layer (the lm_head, the sampler) and at the decode steps (a new token's "
+                     "embedding, the KV cache, positions)\n", head, o->tolerance, greedy_at);
+        snprintf(res->summary, sizeof res->summary, "the generated tokens depart from token %d", greedy_at);
+        entries_free(&e);
+        return res->rc = 1;
     }
-    if (first_il < 0) {
-        fprintf(out, "%s AGREE: every layer at every prompt position within %g\n", head, o->tolerance);
-        return 0;
+    if (oc.first_il < 0) {
+        fprintf(out, "%s AGREE: every layer at every prompt position within %g%s\n", head, o->tolerance,
+                how ? " (their layers re-indexed: see indexing)" : "");
+        snprintf(res->summary, sizeof res->summary, "every layer agrees");
+        entries_free(&e);
+        return res->rc = 0;
     }
-    const kern_row_stats *s = engine_trace_at(r->trace, first_il, first_pos);
+    const kern_row_stats *s = engine_trace_at(r->trace, oc.first_il, oc.first_pos);
+    const cJSON *L = e.layer[oc.first_entry];
     char name[24];
-    snprintf(name, sizeof name, first_il == n_layer ? "the final norm" : "layer %d", first_il);
+    snprintf(name, sizeof name, oc.first_il == n_layer ? "the final norm" : "layer %d", oc.first_il);
     fprintf(out, "%s DEPART: theirs departs first at %s, prompt position %d (token %d): %s differs by %.3g "
                  "of their %s\n           ours   rms %.6g mean %.6g min %.6g max %.6g\n           theirs rms "
                  "%.6g mean %.6g min %.6g max %.6g\n           %d of %d layer-positions depart; %s\n",
-            head, name, first_pos, r->prompt[first_pos], first_what, first_d,
-            strcmp(first_what, "min") && strcmp(first_what, "max") ? "RMS" : "value (or RMS, the larger)", s->rms,
-            s->mean, s->min, s->max,
-            their(first_layer, "rms", first_pos), their(first_layer, "mean", first_pos),
-            their(first_layer, "min", first_pos), their(first_layer, "max", first_pos), n_departed, n_compared,
-            first_il == 0 ? "it departs from the first layer on: look at the embedding lookup and layer 0's ops"
-            : first_il == n_layer ? "every layer agrees: look at the final norm"
-                                  : "the layers before it agree: look at this layer's ops first");
-    return 1;
+            head, name, oc.first_pos, r->prompt[oc.first_pos], oc.first_what, oc.first_d,
+            strcmp(oc.first_what, "min") && strcmp(oc.first_what, "max") ? "RMS" : "value (or RMS, the larger)", s->rms,
+            s->mean, s->min, s->max, their(L, "rms", oc.first_pos), their(L, "mean", oc.first_pos),
+            their(L, "min", oc.first_pos), their(L, "max", oc.first_pos), oc.n_departed, oc.n_compared,
+            oc.first_il == 0 ? "it departs from the first layer on: look at the embedding lookup and layer 0's ops"
+            : oc.first_il == n_layer ? "every layer agrees: look at the final norm"
+                                     : "the layers before it agree: look at this layer's ops first");
+    snprintf(res->summary, sizeof res->summary, "theirs departs first at %s, prompt position %d", name,
+             oc.first_pos);
+    entries_free(&e);
+    return res->rc = 1;
 }
 
-int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab)
+int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab,
+                       const run_against_result *layers)
 {
     char why[600];
-    uint64_t rows, cols;
-    float *theirs = npy_read_f32_2d(o->against_logits, &rows, &cols, why, sizeof why);
+    uint64_t shape[NPY_MAX_DIMS];
+    int ndim = 0;
+    float *theirs = npy_read_floats(o->against_logits, shape, &ndim, why, sizeof why);
     if (!theirs) {
-        fprintf(stderr, "gguf-run: --against-logits: %s\n", why);
+        fprintf(out, "verdict    CANNOT COMPARE: --against-logits: %s\n", why);
         return 2;
     }
-    if (rows != n_prompt || cols != (uint64_t)n_vocab) {
-        fprintf(stderr, "gguf-run: --against-logits: %s holds %llu x %llu logits, the prompt gives %zu x %d\n",
-                o->against_logits, (unsigned long long)rows, (unsigned long long)cols, n_prompt, n_vocab);
+    /* (n_prompt, n_vocab), with leading axes of 1 dropped: transformers' (batch 1, n, V); a single position's (V) */
+    int lead = 0;
+    while (lead < ndim - 2 && shape[lead] == 1)
+        lead++;
+    const uint64_t rows = ndim - lead == 1 ? 1 : shape[lead], cols = shape[ndim - 1];
+    if (ndim - lead > 2 || rows != n_prompt || cols != (uint64_t)n_vocab) {
+        char got[96] = "";
+        for (int d = 0; d < ndim; d++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? " x " : "",
+                     (unsigned long long)shape[d]);
+        fprintf(out, "verdict    CANNOT COMPARE: --against-logits %s holds %s logits; the prompt gives %zu x %d (a "
+                     "leading batch axis of 1 is dropped)\n", o->against_logits, got, n_prompt, n_vocab);
         free(theirs);
         return 2;
     }
@@ -242,12 +516,23 @@ int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n
             first = (int)i;
     }
     free(theirs);
-    fprintf(out, "logits     %s: largest difference %.3g of max |logit| at prompt position %d; argmax differs at %zu of "
-                 "%zu positions\n", o->against_logits, worst, worst_row, argmax_differ, n_prompt);
-    if (first >= 0)
-        fprintf(out, "verdict    DEPART: the logits depart first at prompt position %d (beyond %g of max |logit|)\n", first,
+    fprintf(out, "logits     %s: largest difference %.3g of max |logit| at prompt position %d; argmax differs at "
+                 "%zu of %zu positions: %s\n", o->against_logits, worst, worst_row, argmax_differ, n_prompt,
+            first >= 0 ? "DEPART" : "AGREE");
+    /* the one final verdict, over the layers (when --against ran) and the logits */
+    const bool layers_depart = layers && layers->rc == 1;
+    if (first >= 0 && layers_depart)
+        fprintf(out, "verdict    DEPART: %s; the logits depart first at prompt position %d (beyond %g of max "
+                     "|logit|)\n", layers->summary, first, o->tolerance);
+    else if (first >= 0)
+        fprintf(out, "verdict    DEPART: %sthe logits depart first at prompt position %d (beyond %g of max |logit|): "
+                     "look after the last layer (the output norm, the lm_head, soft-capping)\n",
+                layers ? "every layer agrees, but " : "", first, o->tolerance);
+    else if (layers_depart)
+        fprintf(out, "verdict    DEPART: %s, though the logits agree within %g of max |logit|\n", layers->summary,
                 o->tolerance);
     else
-        fprintf(out, "verdict    the logits agree within %g of max |logit| at every prompt position\n", o->tolerance);
-    return first >= 0 ? 1 : 0;
+        fprintf(out, "verdict    AGREE: %sthe logits agree within %g of max |logit| at every prompt position\n",
+                layers ? "every layer and " : "", o->tolerance);
+    return first >= 0 || layers_depart ? 1 : 0;
 }

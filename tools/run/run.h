@@ -27,6 +27,9 @@ typedef struct run_opts {
     kern_numerics numerics;   /* --numerics: how the CPU backend rounds activations */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
+    bool tokens_from_against; /* --tokens-from: run their prompt_tokens as they are */
+    bool tolerance_given;     /* --tolerance was given (else --against may take the architecture's) */
+    const char *tolerance_why; /* why the tolerance is not the default, for the report (NULL: it is) */
 } run_opts;
 
 /* Everything a finished run produced, for the reports. */
@@ -50,9 +53,20 @@ typedef struct run_result {
  * are ours (else prints both: exit 2); compares the traces, printing the grid; returns 0 agree, 1 departs. */
 int run_against_load(run_opts *o, char *why, size_t why_len);
 int run_against_tokens(const run_opts *o, const int32_t *ids, size_t n);
-int run_against_report(FILE *out, const run_opts *o, const run_result *r, int *mark_layer, int *mark_pos);
-/* --against-logits: their prompt logits against ours (n_prompt x n_vocab); 0 agree, 1 depart, 2 unusable. */
-int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab);
+/* --tokens-from: their prompt_tokens as ids of an n_vocab vocabulary (malloc'd); 2 with the reason when unusable. */
+int run_against_their_tokens(const run_opts *o, int32_t **ids, size_t *n, int n_vocab, char *why, size_t why_len);
+/* What the layers' comparison found: its exit status, the first departure (for --plot), in words. */
+typedef struct run_against_result {
+    int rc, mark_layer, mark_pos;
+    char summary[160];
+} run_against_result;
+/* The layers' report; its last line is the verdict unless --against-logits follows. 0 agree, 1 depart, 2 cannot. */
+int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_against_result *res);
+/* --against-logits: their prompt logits against ours ((n_prompt, n_vocab), a leading batch axis of 1 dropped; f16,
+ * bf16, f32 or f64), then the final verdict over them and the layers (NULL when --against did not run). 0 agree,
+ * 1 depart, 2 unusable. */
+int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab,
+                       const run_against_result *layers);
 /* --plot F.svg (plot.c): RMS after every layer across the prompt positions, theirs dashed when given (their
  * prompt_trace), the first departure ringed (mark_layer -1: none); written atomically. */
 int run_write_plot(const char *path, const run_result *r, const struct cJSON *theirs_trace, int mark_layer,
