@@ -188,6 +188,11 @@ void engine_trace_free(engine_trace *t);
 engine_probe engine_trace_probe(engine_trace *t);
 /* Records the logits that chose `token` at position pos. */
 bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits);
+/* Keeps the residual itself after each layer (and the final norm's output) for positions 0 .. n_pos - 1, not only
+ * its statistics: (n_layer + 1) x n_pos x n_embd floats. False when out of memory. Call before the run. */
+bool engine_trace_keep_values(engine_trace *t, int n_pos, int n_embd);
+/* Layer il's kept values (il = n_layer: the final norm's), n_pos x n_embd; NULL when not kept. */
+const float *engine_trace_values(const engine_trace *t, int il);
 int engine_trace_layers(const engine_trace *t);      /* n_layer + 1 (the last is result_norm) */
 int engine_trace_positions(const engine_trace *t);
 /* Statistics of layer il (n_layer: the final norm) at position pos, NULL when not recorded. */

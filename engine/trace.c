@@ -18,6 +18,10 @@ struct engine_trace {
     size_t n_steps, cap_steps;
     float *prev;             /* the previous step's logits */
     bool have_prev;
+    /* engine_trace_keep_values: the residual itself after each layer and the final norm, for the first keep_pos
+     * positions: (n_layer + 1, keep_pos, n_embd) */
+    float *values;
+    int keep_pos, n_embd;
 };
 
 engine_trace *engine_trace_create(int n_layer, int32_t n_vocab)
@@ -39,6 +43,7 @@ void engine_trace_free(engine_trace *t)
 {
     if (t) {
         free(t->rows);
+        free(t->values);
         free(t->steps);
         free(t->prev);
         free(t);
@@ -76,9 +81,36 @@ static void on_op(void *user, engine_op op, int layer, int pos0, int T, const ke
         t->n_pos = pos0 + T;
 }
 
+static void on_values(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x)
+{
+    engine_trace *t = user;
+    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM) || layer < 0 || layer > t->n_layer ||
+        n != t->n_embd || pos0 >= t->keep_pos)
+        return;
+    const int rows = pos0 + T <= t->keep_pos ? T : t->keep_pos - pos0;
+    memcpy(t->values + ((size_t)layer * t->keep_pos + (size_t)pos0) * (size_t)n, x, (size_t)rows * n * sizeof *x);
+}
+
 engine_probe engine_trace_probe(engine_trace *t)
 {
-    return (engine_probe){ .on_op = on_op, .user = t, .all_ops = false };
+    return (engine_probe){ .on_op = on_op, .on_values = t->values ? on_values : NULL, .user = t, .all_ops = false };
+}
+
+bool engine_trace_keep_values(engine_trace *t, int n_pos, int n_embd)
+{
+    free(t->values);
+    t->values = n_pos > 0 && n_embd > 0 ? calloc((size_t)(t->n_layer + 1) * (size_t)n_pos * (size_t)n_embd,
+                                                 sizeof *t->values)
+                                        : NULL;
+    t->keep_pos = t->values ? n_pos : 0;
+    t->n_embd = n_embd;
+    return t->values != NULL;
+}
+
+const float *engine_trace_values(const engine_trace *t, int il)
+{
+    return t->values && il >= 0 && il <= t->n_layer ? t->values + (size_t)il * t->keep_pos * (size_t)t->n_embd
+                                                     : NULL;
 }
 
 bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *logits)

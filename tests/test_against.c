@@ -164,8 +164,8 @@ Test(against, against_names_prompt_and_decode_faults)
     char *m = need_model("tiny-llama-f32.gguf");
     static const struct { const char *fault, *says; } cases[] = {
         { "norm-skip", "departs first at layer 0, prompt position 0" },
-        { "kv-pos", "the prompt's layers agree within" },
-        { "stuck-embedding", "the prompt's layers agree within" },
+        { "kv-pos", "the prompt's layers agree, the generated tokens depart from token" },
+        { "stuck-embedding", "the prompt's layers agree, the generated tokens depart from token" },
     };
     char args[2048], path[128];
     snprintf(path, sizeof path, "%s/faulty.json", tmp_dir);
@@ -408,4 +408,103 @@ Test(against, tokens_from_runs_their_tokens)
     cr_expect(strstr(out, "verdict    AGREE"), "%s", out);
     free(out);
     free(m), free(g);
+}
+
+/* Whole tensors: our --trace-full as numpy reads it (names, shapes, the values of --trace's statistics), held
+ * against ourselves as .npz and .safetensors; the numpy reference's hidden_states as transformers stacks them
+ * (float32, then float16 with its rounding allowed) agree. */
+Test(against, whole_tensors_round_trip_and_agree)
+{
+    char *m = need_model("stories260K.gguf");
+    char npz[128], st_path[128], args[4096];
+    int st;
+    snprintf(npz, sizeof npz, "%s/ours.npz", tmp_dir);
+    snprintf(st_path, sizeof st_path, "%s/ours.safetensors", tmp_dir);
+    for (int i = 0; i < 2; i++) {
+        const char *f = i ? st_path : npz;
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --trace-full='%s' -q 2>&1", m, f);
+        char *out = run_tool("gguf-run", args, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        free(out);
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, f);
+        out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 0, "%s", out);
+        cr_expect(strstr(out, "6 arrays of 5 x 64") && strstr(out, "verdict    AGREE: every layer, value by value"),
+                  "%s", out);
+        free(out);
+    }
+    /* numpy reads ours: l_out-0..4 and result_norm, 5 x 64 float32 */
+    snprintf(args, sizeof args, "'%s' -c \"import numpy as np; d = np.load('%s'); print(sorted(d.keys()), "
+             "d['l_out-2'].shape, d['l_out-2'].dtype)\" 2>&1", venv_python(), npz);
+    char *out = run_capture(args, &st);
+    cr_expect_str_eq(out, "['l_out-0', 'l_out-1', 'l_out-2', 'l_out-3', 'l_out-4', 'result_norm'] (5, 64) float32\n");
+    free(out);
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    char full[128], json[128];
+    snprintf(full, sizeof full, "%s/hf.npz", tmp_dir);
+    snprintf(json, sizeof json, "%s/hf.json", tmp_dir);
+    snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 --full '%s' 2>&1 && "
+             "'%s' -c \"import numpy as np; d = np.load('%s'); np.savez_compressed('%s', "
+             "hidden_states=d['hidden_states'].astype(np.float16))\" 2>&1", venv_python(), m, json, full,
+             venv_python(), full, npz);
+    out = run_capture(args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, i ? npz : full);
+        out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 0, "%s", out);
+        cr_expect(strstr(out, "numbered as transformers' hidden_states") && strstr(out, "verdict    AGREE"), "%s",
+                  out);
+        if (i)
+            cr_expect(strstr(out, "stored as float16 or bfloat16"), "%s", out);
+        free(out);
+    }
+    free(m);
+}
+
+/* Ten bugs edited into the numpy reference (tests/py/reference_trace.py BUGS), dumped whole as transformers'
+ * hidden_states: each named at the layer and prompt position where it first shows. transformers' stack has no
+ * entry for the last layer's output (its last entry is after the final norm), so a bug there shows at the final
+ * norm. Two of them are what the statistics cannot place: channels swapped after layer 2 (the statistics blame
+ * layer 3) and one bad block of layer 3's ffn_down. */
+Test(against, whole_tensors_name_each_bug_where_it_first_shows)
+{
+    char *m = need_model("stories260K.gguf");
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    static const struct {
+        const char *bug, *where;
+        int pos;
+    } bugs[] = {
+        { "channel-swap", "layer 2", 0 },       { "bad-block", "layer 3", 0 },
+        { "no-causal-mask", "layer 0", 0 },     { "embedding-row", "layer 0", 1 },
+        { "q-scale", "layer 2", 1 },            { "gate-up-swapped", "layer 1", 0 },
+        { "norm-scaled", "the final norm", 0 }, { "v-scaled", "layer 2", 0 },
+        { "output-norm", "the final norm", 0 }, { "eps", "layer 0", 0 },
+    };
+    char full[128], json[128], args[4096], want[96];
+    snprintf(full, sizeof full, "%s/bug.npz", tmp_dir);
+    snprintf(json, sizeof json, "%s/bug.json", tmp_dir);
+    for (size_t i = 0; i < sizeof bugs / sizeof bugs[0]; i++) {
+        int st;
+        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 --full '%s' --bug %s "
+                 "2>&1", venv_python(), m, json, full, bugs[i].bug);
+        char *out = run_capture(args, &st);
+        cr_assert_eq(st, 0, "%s: %s", bugs[i].bug, out);
+        free(out);
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, full);
+        out = run_tool("gguf-run", args, &st);
+        snprintf(want, sizeof want, "verdict    DEPART: theirs departs first at %s, prompt position %d,", bugs[i].where,
+                 bugs[i].pos);
+        cr_expect_eq(st, 1, "%s: %s", bugs[i].bug, out);
+        cr_expect(strstr(out, want), "%s: want '%s' in\n%s", bugs[i].bug, want, out);
+        free(out);
+    }
+    free(m);
 }

@@ -3,6 +3,7 @@
  * then the raw little-endian data (numpy/lib/format.py documents it). */
 #include "npy.h"
 #include "atomic.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -77,7 +78,7 @@ static npy_elem elem_of(const char *header, size_t *size)
     return NPY_OTHER;
 }
 
-static float half_to_float(uint16_t h)
+float npy_half_to_float(uint16_t h)
 {
     const uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
     float f;
@@ -98,7 +99,7 @@ static float elem_to_float(const unsigned char *p, npy_elem e)
 {
     float f;
     switch (e) {
-    case NPY_F16: return half_to_float((uint16_t)(p[0] | p[1] << 8));
+    case NPY_F16: return npy_half_to_float((uint16_t)(p[0] | p[1] << 8));
     case NPY_BF16: {
         const uint32_t b = (uint32_t)(p[0] | p[1] << 8) << 16;
         memcpy(&f, &b, 4);
@@ -113,41 +114,34 @@ static float elem_to_float(const unsigned char *p, npy_elem e)
     }
 }
 
-float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim, char *err, size_t err_len)
+float *npy_parse_floats(const unsigned char *buf, size_t len, const char *name, uint64_t shape[NPY_MAX_DIMS],
+                        int *ndim, char *err, size_t err_len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        snprintf(err, err_len, "cannot read '%s': %s", path, strerror(errno));
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0 || (buf[6] != 1 && buf[6] != 2 && buf[6] != 3)) {
+        snprintf(err, err_len, "'%s' is not a .npy array", name);
         return NULL;
     }
-    unsigned char pre[12];
-    float *data = NULL;
-    char *header = NULL;
-    unsigned char *raw = NULL;
-    size_t n = fread(pre, 1, sizeof pre, fp);
-    if (n < 10 || memcmp(pre, "\x93NUMPY", 6) != 0 || (pre[6] != 1 && pre[6] != 2)) {
-        snprintf(err, err_len, "'%s' is not a .npy file", path);
-        goto done;
-    }
     /* version 1: a u16 header length after the version; 2 and 3: a u32 */
-    const size_t skip = pre[6] == 1 ? 10 : 12;
-    const size_t hlen = pre[6] == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
-                                    : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-    header = hlen < (1u << 20) ? malloc(hlen + 1) : NULL;
-    if (!header || fseek(fp, (long)skip, SEEK_SET) != 0 || fread(header, 1, hlen, fp) != hlen) {
-        snprintf(err, err_len, "'%s': its header cannot be read", path);
-        goto done;
+    const size_t skip = buf[6] == 1 ? 10 : 12;
+    const size_t hlen = buf[6] == 1 || len < 12 ? (size_t)buf[8] | (size_t)buf[9] << 8
+                                                : (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 |
+                                                      (size_t)buf[11] << 24;
+    if (skip > len || hlen > len - skip || hlen >= (1u << 20)) {
+        snprintf(err, err_len, "'%s': its header runs past its end", name);
+        return NULL;
     }
-    header[hlen] = '\0';
-    for (size_t i = 0; i < hlen; i++) /* the header is shown in messages: printable ASCII only */
-        header[i] = header[i] >= 0x20 && header[i] < 0x7f ? header[i] : '?';
+    char header[(1u << 12) + 1];
+    const size_t shown = hlen < sizeof header - 1 ? hlen : sizeof header - 1;
+    for (size_t i = 0; i < shown; i++) /* the header is shown in messages: printable ASCII only */
+        header[i] = buf[skip + i] >= 0x20 && buf[skip + i] < 0x7f ? (char)buf[skip + i] : '?';
+    header[shown] = '\0';
     size_t esize = 0;
     const npy_elem e = elem_of(header, &esize);
     const char *sh = strstr(header, "'shape': (");
     if (e == NPY_OTHER || !strstr(header, "'fortran_order': False") || !sh) {
         snprintf(err, err_len, "'%s' is not a little-endian float array (f16, bf16, f32 or f64) in C order: %.200s",
-                 path, header);
-        goto done;
+                 name, header);
+        return NULL;
     }
     /* the shape tuple: "(a, b, c)" or "(a,)" */
     const char *q = sh + strlen("'shape': (");
@@ -158,8 +152,8 @@ float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim
         unsigned long long v = strtoull(q, &end, 10);
         if (end == q || d == NPY_MAX_DIMS || v == 0 || v > (1ull << 34) || total > (1ull << 34) / v) {
             snprintf(err, err_len, "'%s': a shape of up to %d dimensions of at most 2^34 values in all is read: %.200s",
-                     path, NPY_MAX_DIMS, header);
-            goto done;
+                     name, NPY_MAX_DIMS, header);
+            return NULL;
         }
         shape[d++] = v;
         total *= v;
@@ -168,24 +162,44 @@ float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim
             q++;
     }
     if (d == 0) {
-        snprintf(err, err_len, "'%s' holds a scalar, not an array", path);
-        goto done;
+        snprintf(err, err_len, "'%s' holds a scalar, not an array", name);
+        return NULL;
     }
-    raw = malloc(total * esize);
-    data = raw ? malloc(total * sizeof *data) : NULL;
-    if (!data || fread(raw, esize, total, fp) != total) {
-        free(data);
-        data = NULL;
-        snprintf(err, err_len, "'%s': %llu values announced, fewer present (or out of memory)", path,
-                 (unsigned long long)total);
-        goto done;
+    const unsigned char *raw = buf + skip + hlen;
+    if (total > (len - skip - hlen) / esize) {
+        snprintf(err, err_len, "'%s': %llu values announced, fewer present", name, (unsigned long long)total);
+        return NULL;
+    }
+    float *data = malloc(total * sizeof *data);
+    if (!data) {
+        snprintf(err, err_len, "'%s': out of memory for %llu values", name, (unsigned long long)total);
+        return NULL;
     }
     for (uint64_t i = 0; i < total; i++)
         data[i] = elem_to_float(raw + i * esize, e);
     *ndim = d;
-done:
-    free(raw);
-    free(header);
-    fclose(fp);
+    return data;
+}
+
+float npy_rounding(const unsigned char *buf, size_t len)
+{
+    char header[257];
+    const size_t n = len > 10 + 256 ? 256 : len > 10 ? len - 10 : 0;
+    for (size_t i = 0; i < n; i++)
+        header[i] = buf[10 + i] >= 0x20 && buf[10 + i] < 0x7f ? (char)buf[10 + i] : '?';
+    header[n] = '\0';
+    size_t esize;
+    const npy_elem e = elem_of(header, &esize);
+    return e == NPY_F16 ? 0x1p-11f : e == NPY_BF16 ? 0x1p-8f : 0.0f;
+}
+
+float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim, char *err, size_t err_len)
+{
+    size_t len;
+    unsigned char *buf = read_file_bytes(path, (size_t)1 << 36, &len, err, err_len);
+    if (!buf)
+        return NULL;
+    float *data = npy_parse_floats(buf, len, path, shape, ndim, err, err_len);
+    free(buf);
     return data;
 }

@@ -19,5 +19,12 @@ enum { NPY_MAX_DIMS = 4 };
  * or bfloat16 (ml_dtypes' '<V2') values, up to NPY_MAX_DIMS dimensions, into a malloc'd f32 buffer with its shape;
  * NULL with the reason in err (not .npy, another dtype, truncated). */
 float *npy_read_floats(const char *path, uint64_t shape[NPY_MAX_DIMS], int *ndim, char *err, size_t err_len);
+/* The same from the bytes of one (a member of an .npz); name for messages. */
+float *npy_parse_floats(const unsigned char *buf, size_t len, const char *name, uint64_t shape[NPY_MAX_DIMS],
+                        int *ndim, char *err, size_t err_len);
+/* The relative rounding step of the element type in an .npy's bytes: 2^-11 float16, 2^-8 bfloat16, else 0. */
+float npy_rounding(const unsigned char *buf, size_t len);
+/* A float16 value (its bits) as a float: for readers of other containers. */
+float npy_half_to_float(uint16_t h);
 
 #endif

@@ -2,6 +2,7 @@
 #include "read_file.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static int open_input(const char *path, char *why, size_t why_len)
     return fd;
 }
 
-char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_t why_len)
+static char *read_whole(const char *path, size_t max, bool text, size_t *len, char *why, size_t why_len)
 {
     int fd = open_input(path, why, why_len);
     if (fd < 0)
@@ -67,7 +68,7 @@ char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_
         if (got == 0)
             break;
         /* text only: a NUL would silently end the text for everything that reads it after */
-        const char *nul = memchr(buf + n, '\0', (size_t)got);
+        const char *nul = text ? memchr(buf + n, '\0', (size_t)got) : NULL;
         if (nul) {
             snprintf(why, why_len, "'%s' holds a NUL byte at byte %zu: not text", path, (size_t)(nul - buf));
             free(buf);
@@ -90,4 +91,14 @@ char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_
     buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_t why_len)
+{
+    return read_whole(path, max, true, len, why, why_len);
+}
+
+unsigned char *read_file_bytes(const char *path, size_t max, size_t *len, char *why, size_t why_len)
+{
+    return (unsigned char *)read_whole(path, max, false, len, why, why_len);
 }

@@ -9,5 +9,7 @@
  * when it cannot be read whole, passes max bytes (found after max + 1 bytes, not at the end), or is not text
  * (a NUL byte: every reader after would take the text to end there). */
 char *read_file_text(const char *path, size_t max, size_t *len, char *why, size_t why_len);
+/* The same for a binary file: any bytes (a NUL after them all the same). */
+unsigned char *read_file_bytes(const char *path, size_t max, size_t *len, char *why, size_t why_len);
 
 #endif

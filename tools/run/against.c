@@ -11,12 +11,30 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int run_against_load(run_opts *o, char *why, size_t why_len)
 {
+    /* a dump of whole tensors rather than a trace: an .npz, a .safetensors file or a folder */
+    const size_t plen = strlen(o->against);
+    struct stat st;
+    if ((plen > 4 && !strcmp(o->against + plen - 4, ".npz")) ||
+        (plen > 12 && !strcmp(o->against + plen - 12, ".safetensors")) ||
+        (stat(o->against, &st) == 0 && S_ISDIR(st.st_mode))) {
+        o->against_full = o->against;
+        o->against = NULL;
+        if (!o->prompt) {
+            snprintf(why, why_len, "'%s' holds tensors, not their prompt: give it with -p", o->against_full);
+            return 2;
+        }
+        if (!o->n_predict_given)
+            o->n_predict = 0;
+        return 0;
+    }
     size_t len;
     char *text = read_file_text(o->against, (size_t)1 << 30, &len, why, why_len);
     if (!text)
@@ -381,11 +399,11 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
     char why[400];
     entries e = { 0 };
-    *res = (run_against_result){ .mark_layer = -1, .mark_pos = -1, .rc = 2 };
     if (read_entries(o, &e, n_layer, why, sizeof why)) {
-        fprintf(out, "verdict    CANNOT COMPARE: %s\n", why);
+        fprintf(out, "layers     CANNOT COMPARE: %s\n", why);
+        run_against_merge(res, 2, -1, -1, why);
         entries_free(&e);
-        return 2;
+        return res->layers_rc = 2;
     }
     const char *how;
     map_entries(&e, n_layer, o, r, &how);
@@ -425,28 +443,24 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     /* the generated tokens: the decode-only bugs (a stuck embedding, K/V at the wrong position) leave the prompt
      * alone and show here */
     const int greedy_at = greedy_report(out, o, r);
-    const char *head = o->against_logits ? "layers    " : "verdict   ";
+    const char *head = "layers    ";
     if (!oc.n_compared) {
         fprintf(out, "%s CANNOT COMPARE: their trace holds no layer of this model\n", head);
+        run_against_merge(res, 2, -1, -1, "their trace holds no layer of this model");
         entries_free(&e);
-        return 2;
+        return res->layers_rc = 2;
     }
-    res->mark_layer = oc.first_il;
-    res->mark_pos = oc.first_pos;
-    if (oc.first_il < 0 && greedy_at >= 0) {
-        fprintf(out, "%s DEPART: the prompt's layers agree within %g, the generated tokens do not from token %d: look "
-                     "after the last layer (the lm_head, the sampler) and at the decode steps (a new token's "
-                     "embedding, the KV cache, positions)\n", head, o->tolerance, greedy_at);
-        snprintf(res->summary, sizeof res->summary, "the generated tokens depart from token %d", greedy_at);
-        entries_free(&e);
-        return res->rc = 1;
+    if (greedy_at >= 0) {
+        char s[200];
+        snprintf(s, sizeof s, "the prompt's layers agree, the generated tokens depart from token %d: look after the "
+                 "last layer (the lm_head, the sampler) and at the decode steps (the KV cache, positions)", greedy_at);
+        run_against_merge(res, 1, n_layer + 2, -1, s);
     }
     if (oc.first_il < 0) {
         fprintf(out, "%s AGREE: every layer at every prompt position within %g%s\n", head, o->tolerance,
                 how ? " (their layers re-indexed: see indexing)" : "");
-        snprintf(res->summary, sizeof res->summary, "every layer agrees");
         entries_free(&e);
-        return res->rc = 0;
+        return res->layers_rc = greedy_at >= 0 ? 1 : 0;
     }
     const kern_row_stats *s = engine_trace_at(r->trace, oc.first_il, oc.first_pos);
     const cJSON *L = e.layer[oc.first_entry];
@@ -462,22 +476,24 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
             oc.first_il == 0 ? "it departs from the first layer on: look at the embedding lookup and layer 0's ops"
             : oc.first_il == n_layer ? "every layer agrees: look at the final norm"
                                      : "the layers before it agree: look at this layer's ops first");
-    snprintf(res->summary, sizeof res->summary, "theirs departs first at %s, prompt position %d", name,
-             oc.first_pos);
+    char said[160];
+    snprintf(said, sizeof said, "theirs departs first at %s, prompt position %d", name, oc.first_pos);
+    run_against_merge(res, 1, oc.first_il, oc.first_pos, said);
     entries_free(&e);
-    return res->rc = 1;
+    return res->layers_rc = 1;
 }
 
 int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab,
-                       const run_against_result *layers)
+                       run_against_result *res)
 {
     char why[600];
     uint64_t shape[NPY_MAX_DIMS];
     int ndim = 0;
     float *theirs = npy_read_floats(o->against_logits, shape, &ndim, why, sizeof why);
     if (!theirs) {
-        fprintf(out, "verdict    CANNOT COMPARE: --against-logits: %s\n", why);
-        return 2;
+        fprintf(out, "logits     CANNOT COMPARE: %s\n", why);
+        run_against_merge(res, 2, -1, -1, why);
+        return res->logits_rc = 2;
     }
     /* (n_prompt, n_vocab), with leading axes of 1 dropped: transformers' (batch 1, n, V); a single position's (V) */
     int lead = 0;
@@ -489,10 +505,12 @@ int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n
         for (int d = 0; d < ndim; d++)
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? " x " : "",
                      (unsigned long long)shape[d]);
-        fprintf(out, "verdict    CANNOT COMPARE: --against-logits %s holds %s logits; the prompt gives %zu x %d (a "
-                     "leading batch axis of 1 is dropped)\n", o->against_logits, got, n_prompt, n_vocab);
+        snprintf(why, sizeof why, "--against-logits %s holds %s logits; the prompt gives %zu x %d (a leading batch "
+                 "axis of 1 is dropped)", o->against_logits, got, n_prompt, n_vocab);
+        fprintf(out, "logits     CANNOT COMPARE: %s\n", why);
+        run_against_merge(res, 2, -1, -1, why);
         free(theirs);
-        return 2;
+        return res->logits_rc = 2;
     }
     /* per prompt position: max |ours - theirs| over max |theirs| (the goldens' measure), and the argmax */
     int first = -1, worst_row = 0;
@@ -519,20 +537,37 @@ int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n
     fprintf(out, "logits     %s: largest difference %.3g of max |logit| at prompt position %d; argmax differs at "
                  "%zu of %zu positions: %s\n", o->against_logits, worst, worst_row, argmax_differ, n_prompt,
             first >= 0 ? "DEPART" : "AGREE");
-    /* the one final verdict, over the layers (when --against ran) and the logits */
-    const bool layers_depart = layers && layers->rc == 1;
-    if (first >= 0 && layers_depart)
-        fprintf(out, "verdict    DEPART: %s; the logits depart first at prompt position %d (beyond %g of max "
-                     "|logit|)\n", layers->summary, first, o->tolerance);
-    else if (first >= 0)
-        fprintf(out, "verdict    DEPART: %sthe logits depart first at prompt position %d (beyond %g of max |logit|): "
-                     "look after the last layer (the output norm, the lm_head, soft-capping)\n",
-                layers ? "every layer agrees, but " : "", first, o->tolerance);
-    else if (layers_depart)
-        fprintf(out, "verdict    DEPART: %s, though the logits agree within %g of max |logit|\n", layers->summary,
+    if (first < 0)
+        return res->logits_rc = 0;
+    char s[200];
+    snprintf(s, sizeof s, "the logits depart first at prompt position %d (beyond %g of max |logit|): look after the "
+             "last layer (the output norm, the lm_head, soft-capping)", first, o->tolerance);
+    run_against_merge(res, 1, INT32_MAX, first, s);
+    return res->logits_rc = 1;
+}
+
+void run_against_verdict(FILE *out, const run_opts *o, const run_against_result *res)
+{
+    if (res->rc == 2) {
+        fprintf(out, "verdict    CANNOT COMPARE: %s\n", res->summary);
+        return;
+    }
+    if (res->rc == 1) {
+        const bool logits_alone = res->logits_rc == 0;
+        fprintf(out, "verdict    DEPART: %s%s%s\n", res->summary, logits_alone ? ", though the logits agree" : "",
+                res->logits_rc == 1 && strncmp(res->summary, "the logits", 10) ? "; the logits depart too" : "");
+        return;
+    }
+    const char *parts = res->layers_rc == 0 && res->full_rc == 0 ? "every layer, value by value, and its statistics"
+                        : res->full_rc == 0                      ? "every layer, value by value,"
+                        : res->layers_rc == 0                    ? "every layer at every prompt position"
+                                                                 : "";
+    if (res->logits_rc == 0 && parts[0])
+        fprintf(out, "verdict    AGREE: %s and the logits agree within %g\n",
+                res->layers_rc == 0 && res->full_rc < 0 ? "every layer" : parts, o->tolerance);
+    else if (res->logits_rc == 0)
+        fprintf(out, "verdict    AGREE: the logits agree within %g of max |logit| at every prompt position\n",
                 o->tolerance);
     else
-        fprintf(out, "verdict    AGREE: %sthe logits agree within %g of max |logit| at every prompt position\n",
-                layers ? "every layer and " : "", o->tolerance);
-    return first >= 0 || layers_depart ? 1 : 0;
+        fprintf(out, "verdict    AGREE: %s within %g\n", parts, o->tolerance);
 }

@@ -67,6 +67,10 @@ static const char *const usage[] = {
     "  --against-logits F.npy  also hold our prompt logits to theirs ((n_prompt, n_vocab), a leading batch axis\n"
     "                        of 1 dropped; float16, bfloat16, float32 or float64, numpy.save)\n"
     "  --tokens-from         with --against: run their prompt_tokens as they are (when the tokenizers differ)\n"
+    "  --against DUMP        (an .npz, a .safetensors file or a folder of .npy) their hidden states whole, held\n"
+    "                        element by element: l_out-N / layer.N / N and result_norm, or transformers'\n"
+    "                        hidden_states (stacked, or hidden_states.K); a batch axis of 1 dropped\n"
+    "  --trace-full F        write ours whole (l_out-N, result_norm) as F.npz or F.safetensors\n"
     "  --plot F.svg          the residual's RMS after every layer across the prompt positions as a picture\n"
     "                        (with --against: theirs dashed, the first departure ringed)\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
@@ -107,6 +111,7 @@ enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
     OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT, OPT_AGAINST_LOGITS, OPT_TOKENS_FROM,
+    OPT_TRACE_FULL,
     OPT_NUMERICS,
 };
 
@@ -134,6 +139,7 @@ static const struct option long_options[] = {
     { "plot", required_argument, NULL, OPT_PLOT },   { "numerics", required_argument, NULL, OPT_NUMERICS },
     { "against-logits", required_argument, NULL, OPT_AGAINST_LOGITS },
     { "tokens-from", no_argument, NULL, OPT_TOKENS_FROM },
+    { "trace-full", required_argument, NULL, OPT_TRACE_FULL },
     { NULL, 0, NULL, 0 },
 };
 
@@ -208,6 +214,7 @@ static bool take_option(int c, char **argv, run_opts *o)
         return true;
     case OPT_AGAINST_LOGITS: o->against_logits = v; return true;
     case OPT_TOKENS_FROM: o->tokens_from_against = true; return true;
+    case OPT_TRACE_FULL: o->trace_full = v; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
             fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
@@ -401,11 +408,12 @@ static int tool_main(int argc, char **argv)
     }
     /* every input by the file it is, so that no output below can replace one of them */
     output_guard_protect_model(f, o.model);
-    const char *inputs[] = { o.prompt_file, o.against, o.against_logits };
+    const char *inputs[] = { o.prompt_file, o.against, o.against_logits, o.against_full };
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
         output_guard_protect_path(inputs[i]);
     if (output_guard_refuses("gguf-run", "--logits-out", o.logits_out) ||
-        output_guard_refuses("gguf-run", "--trace", o.trace_file) || output_guard_refuses("gguf-run", "--plot", o.plot)) {
+        output_guard_refuses("gguf-run", "--trace", o.trace_file) || output_guard_refuses("gguf-run", "--plot", o.plot) ||
+        output_guard_refuses("gguf-run", "--trace-full", o.trace_full)) {
         gguf_close(f);
         return 2;
     }
@@ -484,7 +492,7 @@ static int tool_main(int argc, char **argv)
         goto out;
     }
     const engine_hparams *hp = engine_model_hparams(m);
-    if (o.against && !o.tolerance_given && hp->act == KERN_ACT_GELU_TANH) {
+    if ((o.against || o.against_full) && !o.tolerance_given && hp->act == KERN_ACT_GELU_TANH) {
         /* measured on gemma-3-270m against transformers: 1.7e-3 at the final norm for a correct f32 engine */
         o.tolerance = 3e-3f;
         o.tolerance_why = " (gemma's GeGLU: llama.cpp's GELU, which ours follows, rounds through an f16 table, and "
@@ -506,7 +514,8 @@ static int tool_main(int argc, char **argv)
     trace = engine_trace_create(hp->n_layer, hp->n_vocab);
     if (o.logits_out || o.against_logits)
         prompt_logits = malloc(n_ids * (size_t)hp->n_vocab * sizeof(float));
-    if (!trace || ((o.logits_out || o.against_logits) && !prompt_logits)) {
+    const bool keep = (o.against_full || o.trace_full) && !engine_trace_keep_values(trace, (int)n_ids, hp->n_embd);
+    if (!trace || keep || ((o.logits_out || o.against_logits) && !prompt_logits)) {
         rc = trouble(o.model, "out-of-memory", "out of memory");
         goto out;
     }
@@ -552,11 +561,26 @@ static int tool_main(int argc, char **argv)
         rc = 1;
     if (rc == 0 && r.gen.spot.mismatches)
         rc = 1;  /* the backend's logits are wrong in places: nothing it generated can be trusted */
-    run_against_result ar = { .rc = 0, .mark_layer = -1, .mark_pos = -1 };
-    if (rc == 0 && o.against)
-        rc = run_against_report(stdout, &o, &r, &ar);
-    if ((rc == 0 || rc == 1) && o.against_logits)
-        rc = run_against_logits(stdout, &o, prompt_logits, n_ids, hp->n_vocab, o.against ? &ar : NULL);
+    if (o.trace_full) {
+        char msg[512];
+        if (run_write_trace_full(o.trace_full, &r, msg, sizeof msg)) {
+            fprintf(stderr, "gguf-run: --trace-full: %s\n", msg);
+            rc = 2;
+        }
+    }
+    run_against_result ar = { .mark_layer = -1, .mark_pos = -1, .layers_rc = -1, .full_rc = -1, .logits_rc = -1 };
+    if (rc == 0 && (o.against || o.against_full || o.against_logits)) {
+        if (o.against)
+            run_against_report(stdout, &o, &r, &ar);
+        if (o.against_full)
+            ar.full_rc = run_against_full(stdout, &o, &r, &ar);
+        if (o.against_logits)
+            run_against_logits(stdout, &o, prompt_logits, n_ids, hp->n_vocab, &ar);
+        run_against_verdict(stdout, &o, &ar);
+        rc = ar.rc;
+        if (ar.mark_layer > hp->n_layer)
+            ar.mark_layer = -1, ar.mark_pos = -1; /* after the layers: nothing to ring in the picture */
+    }
     if (o.plot) {
         char msg[512];
         if (run_write_plot(o.plot, &r, o.against_doc ? cJSON_GetObjectItem(o.against_doc, "prompt_trace") : NULL,

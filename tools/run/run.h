@@ -24,6 +24,8 @@ typedef struct run_opts {
     const char *against;      /* --against THEIRS.json: another engine's trace to hold ours to */
     const char *plot;         /* --plot F.svg */
     const char *against_logits; /* --against-logits THEIRS.npy: their prompt logits (n_prompt, n_vocab) */
+    const char *against_full; /* --against DUMP (.npz, .safetensors, a folder of .npy): their hidden states whole */
+    const char *trace_full;   /* --trace-full=F.npz|.safetensors: ours whole */
     kern_numerics numerics;   /* --numerics: how the CPU backend rounds activations */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
@@ -55,18 +57,27 @@ int run_against_load(run_opts *o, char *why, size_t why_len);
 int run_against_tokens(const run_opts *o, const int32_t *ids, size_t n);
 /* --tokens-from: their prompt_tokens as ids of an n_vocab vocabulary (malloc'd); 2 with the reason when unusable. */
 int run_against_their_tokens(const run_opts *o, int32_t **ids, size_t *n, int n_vocab, char *why, size_t why_len);
-/* What the layers' comparison found: its exit status, the first departure (for --plot), in words. */
+/* What the comparisons found together: the exit status (0 agree, 1 depart, 2 cannot compare), the first departure
+ * (the earliest layer; for --plot) in words, and what each part said (-1: not run). */
 typedef struct run_against_result {
     int rc, mark_layer, mark_pos;
-    char summary[160];
+    int layers_rc, full_rc, logits_rc;
+    char summary[200];
 } run_against_result;
-/* The layers' report; its last line is the verdict unless --against-logits follows. 0 agree, 1 depart, 2 cannot. */
+/* Folds one part's finding into res: a departure at an earlier layer (or one after none) becomes the summary. */
+void run_against_merge(run_against_result *res, int rc, int layer, int pos, const char *summary);
+/* The layers' statistics (--against THEIRS.json), into res. */
 int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_against_result *res);
+/* Their hidden states whole (--against DUMP), element by element against ours (kept by the trace), into res. */
+int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_against_result *res);
 /* --against-logits: their prompt logits against ours ((n_prompt, n_vocab), a leading batch axis of 1 dropped; f16,
- * bf16, f32 or f64), then the final verdict over them and the layers (NULL when --against did not run). 0 agree,
- * 1 depart, 2 unusable. */
+ * bf16, f32 or f64), into res. */
 int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab,
-                       const run_against_result *layers);
+                       run_against_result *res);
+/* The one final verdict line over every part that ran; its word matches res->rc. */
+void run_against_verdict(FILE *out, const run_opts *o, const run_against_result *res);
+/* --trace-full: ours whole (l_out-N, result_norm: n_prompt x n_embd each) as .npz or .safetensors. */
+int run_write_trace_full(const char *path, const run_result *r, char *why, size_t why_len);
 /* --plot F.svg (plot.c): RMS after every layer across the prompt positions, theirs dashed when given (their
  * prompt_trace), the first departure ringed (mark_layer -1: none); written atomically. */
 int run_write_plot(const char *path, const run_result *r, const struct cJSON *theirs_trace, int mark_layer,

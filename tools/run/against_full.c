@@ -1,0 +1,219 @@
+/* gguf-run --against DUMP (an .npz, a .safetensors file or a folder of .npy): another engine's hidden states
+ * whole, held to ours element by element, which sees what per-row statistics cannot (two channels swapped, one
+ * block of weights read with the wrong scale); and --trace-full, ours written the same way. Array names, as
+ * engines write them: llama.cpp's cb_eval names (l_out-N, result_norm), layer.N / layers.N / N, and transformers'
+ * hidden_states (stacked, or hidden_states.K / hidden_states_K: K = 0 the embeddings, K our layer K - 1, the last
+ * after the final norm). A batch axis of 1 is dropped. */
+#include "run.h"
+#include "tensor_dump.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One of their arrays as (n_pos, n_embd) rows, held to our trace entry il (0..n_layer-1, n_layer: the final norm). */
+typedef struct their_rows {
+    const char *name;
+    const float *x;
+    int il;
+    float rounding;     /* their type's relative step (float16, bfloat16), allowed on top of the tolerance */
+} their_rows;
+
+/* "PREFIX<digits>" -> the number; -1 otherwise. */
+static long numbered(const char *name, const char *prefix)
+{
+    const size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) || !name[n])
+        return -1;
+    char *end;
+    const long v = strtol(name + n, &end, 10);
+    return *end || v < 0 || name[n] == '+' || name[n] == '-' ? -1 : v;
+}
+
+/* Where array a belongs among ours: *il and *hf (numbered as transformers' hidden_states); false when its name is
+ * none of the conventions. */
+static bool place(const char *name, long *k, bool *hf)
+{
+    static const char *const ours[] = { "l_out-", "layer.", "layers.", "" };
+    static const char *const theirs[] = { "hidden_states.", "hidden_states_" };
+    *hf = false;
+    for (size_t i = 0; i < sizeof theirs / sizeof theirs[0]; i++)
+        if ((*k = numbered(name, theirs[i])) >= 0)
+            return *hf = true;
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+        if ((*k = numbered(name, ours[i])) >= 0)
+            return true;
+    return false;
+}
+
+/* The rows of a: (n_pos, n_embd) after leading axes of 1 (or, stacked, (count, n_pos, n_embd)). */
+static bool rows_of(const dump_array *a, int stacked, uint64_t n_pos, uint64_t n_embd, uint64_t *count)
+{
+    int lead = 0;
+    while (lead < a->ndim - 2 - stacked && a->shape[lead] == 1)
+        lead++;
+    const int left = a->ndim - lead;
+    *count = stacked ? a->shape[lead] : 1;
+    if (stacked && left == 4 && a->shape[lead + 1] == 1) /* (count, 1, n, E): transformers' stack of (1, n, E) */
+        return a->shape[lead + 2] == n_pos && a->shape[lead + 3] == n_embd;
+    return left == 2 + stacked && a->shape[a->ndim - 2] == n_pos && a->shape[a->ndim - 1] == n_embd;
+}
+
+static void merge(run_against_result *res, int rc, int layer, int pos, const char *summary)
+{
+    if (rc == 0 || res->rc == 2)
+        return;
+    if (rc == 2 || res->rc == 0 || (layer >= 0 && (res->mark_layer < 0 || layer < res->mark_layer))) {
+        const size_t n = strlen(summary) < sizeof res->summary - 1 ? strlen(summary) : sizeof res->summary - 1;
+        memcpy(res->summary, summary, n); /* a reason from a file's name may be cut */
+        res->summary[n] = '\0';
+        res->mark_layer = layer;
+        res->mark_pos = pos;
+    }
+    res->rc = rc > res->rc ? rc : res->rc;
+}
+
+int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_against_result *res)
+{
+    const int n_layer = engine_trace_layers(r->trace) - 1, n_pos = (int)r->n_prompt;
+    const int n_embd = engine_model_hparams(r->model)->n_embd;
+    char why[600];
+    tensor_dump d;
+    if (tensor_dump_read(o->against_full, &d, why, sizeof why)) {
+        fprintf(out, "full       CANNOT COMPARE: %s\n", why);
+        merge(res, 2, -1, -1, why);
+        return 2;
+    }
+    their_rows *rows = calloc(d.n * (size_t)(n_layer + 2) + 1, sizeof *rows);
+    size_t n_rows = 0;
+    char skipped[300] = "";
+    bool hf_seen = false, rounded = false;
+    for (size_t i = 0; rows && i < d.n; i++) {
+        const dump_array *a = &d.a[i];
+        uint64_t count;
+        if (!strcmp(a->name, "hidden_states") && rows_of(a, 1, (uint64_t)n_pos, (uint64_t)n_embd, &count)) {
+            /* transformers' stack: n_layer + 1 entries, the embeddings first, the last after the final norm */
+            hf_seen = true;
+            rounded |= a->rounding > 0.0f;
+            for (uint64_t k = 1; k < count && k <= (uint64_t)n_layer; k++)
+                rows[n_rows++] = (their_rows){ a->name, a->data + k * (uint64_t)n_pos * (uint64_t)n_embd,
+                                               k == (uint64_t)n_layer ? n_layer : (int)k - 1, a->rounding };
+            continue;
+        }
+        long k = -1;
+        bool hf = false;
+        const bool named = !strcmp(a->name, "result_norm") || place(a->name, &k, &hf);
+        if (!named || !rows_of(a, 0, (uint64_t)n_pos, (uint64_t)n_embd, &count) ||
+            (!strcmp(a->name, "result_norm") ? false : hf ? (k < 1 || k > n_layer) : k >= n_layer)) {
+            if (strlen(skipped) + strlen(a->name) + 3 < sizeof skipped)
+                snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s", skipped[0] ? ", " : "",
+                         a->name);
+            continue;
+        }
+        hf_seen |= hf;
+        const int il = !strcmp(a->name, "result_norm") ? n_layer : hf ? (k == n_layer ? n_layer : (int)k - 1) : (int)k;
+        rows[n_rows++] = (their_rows){ a->name, a->data, il, a->rounding };
+        rounded |= a->rounding > 0.0f;
+    }
+    fprintf(out, "full       %s: %zu arrays of %d x %d held element by element (max |ours - theirs| over their RMS, "
+                 "per position), tolerance %g%s\n", o->against_full, n_rows, n_pos, n_embd, o->tolerance,
+            hf_seen ? "; numbered as transformers' hidden_states (0 the embeddings, the last after the final norm)"
+                    : "");
+    if (rounded)
+        fprintf(out, "           theirs was stored as float16 or bfloat16: its rounding (2^-11 or 2^-8 of each value) "
+                     "is allowed on top of the tolerance\n");
+    if (skipped[0])
+        fprintf(out, "           not compared (not a layer's residual of %d x %d, by name or shape): %s\n", n_pos,
+                n_embd, skipped);
+    int first_il = -1, first_pos = -1, first_ch = -1;
+    double first_d = 0.0, first_ours = 0.0, first_theirs = 0.0;
+    const char *first_name = NULL;
+    fprintf(out, "  %-12s %10s %6s %8s\n", "layer", "worst rel", "at pos", "channel");
+    for (int il = 0; il <= n_layer; il++)
+        for (size_t i = 0; i < n_rows; i++) {
+            if (rows[i].il != il)
+                continue;
+            const float *ours = engine_trace_values(r->trace, il);
+            double worst = 0.0;
+            int wpos = 0, wch = 0;
+            bool departs = false;
+            for (int p = 0; ours && p < n_pos; p++) {
+                const float *a = ours + (size_t)p * n_embd, *b = rows[i].x + (size_t)p * n_embd;
+                double ss = 0.0, mx = 0.0;
+                int ch = 0;
+                for (int c = 0; c < n_embd; c++) {
+                    ss += (double)b[c] * b[c];
+                    const double diff = fmax(0.0, fabs((double)a[c] - b[c]) - rows[i].rounding * fabs((double)b[c]));
+                    if (diff > mx || isnan(diff))
+                        mx = isnan(diff) ? INFINITY : diff, ch = c;
+                }
+                const double rms = sqrt(ss / n_embd), rel = mx / (rms > 0.0 ? rms : 1e-30);
+                if (rel > worst)
+                    worst = rel, wpos = p, wch = ch;
+                if (rel > o->tolerance) {
+                    departs = true;
+                    if (first_il < 0 || il < first_il || (il == first_il && p < first_pos)) {
+                        first_il = il, first_pos = p, first_ch = ch, first_d = rel, first_name = rows[i].name;
+                        first_ours = a[ch], first_theirs = b[ch];
+                    }
+                }
+            }
+            char name[24];
+            snprintf(name, sizeof name, il == n_layer ? "result_norm" : "%d", il);
+            fprintf(out, "  %-12s %10.3g %6d %8d%s\n", name, worst, wpos, wch, departs ? "  <- departs" : "");
+        }
+    free(rows);
+    if (!n_rows) {
+        snprintf(why, sizeof why, "%s holds no layer's residual of %d positions x %d", o->against_full, n_pos, n_embd);
+        fprintf(out, "full       CANNOT COMPARE: %s\n", why);
+        tensor_dump_free(&d);
+        merge(res, 2, -1, -1, why);
+        return 2;
+    }
+    if (first_il < 0) {
+        fprintf(out, "full       AGREE: every value of every layer compared within %g of its row's RMS\n", o->tolerance);
+        tensor_dump_free(&d);
+        return 0;
+    }
+    char where[32], summary[sizeof res->summary];
+    snprintf(where, sizeof where, first_il == n_layer ? "the final norm" : "layer %d", first_il);
+    fprintf(out, "full       DEPART: theirs departs first at %s, prompt position %d (token %d), channel %d ('%s'): ours "
+                 "%.6g, theirs %.6g, %.3g of their RMS there\n",
+            where, first_pos, r->prompt[first_pos], first_ch, first_name, first_ours, first_theirs, first_d);
+    snprintf(summary, sizeof summary, "theirs departs first at %s, prompt position %d, channel %d (whole tensors)",
+             where, first_pos, first_ch);
+    merge(res, 1, first_il, first_pos, summary);
+    tensor_dump_free(&d);
+    return 1;
+}
+
+void run_against_merge(run_against_result *res, int rc, int layer, int pos, const char *summary)
+{
+    merge(res, rc, layer, pos, summary);
+}
+
+int run_write_trace_full(const char *path, const run_result *r, char *why, size_t why_len)
+{
+    const int n_layer = engine_trace_layers(r->trace) - 1, n_embd = engine_model_hparams(r->model)->n_embd;
+    dump_array *a = calloc((size_t)n_layer + 1, sizeof *a);
+    char (*names)[32] = calloc((size_t)n_layer + 1, sizeof *names);
+    int rc = 2;
+    if (!a || !names) {
+        snprintf(why, why_len, "out of memory");
+        goto done;
+    }
+    for (int il = 0; il <= n_layer; il++) {
+        snprintf(names[il], sizeof names[il], il == n_layer ? "result_norm" : "l_out-%d", il);
+        a[il] = (dump_array){ .name = names[il], .ndim = 2, .shape = { r->n_prompt, (uint64_t)n_embd },
+                              .data = (float *)engine_trace_values(r->trace, il) };
+        if (!a[il].data) {
+            snprintf(why, why_len, "the run kept no values of layer %d", il);
+            goto done;
+        }
+    }
+    rc = tensor_dump_write(path, a, (size_t)n_layer + 1, why, why_len);
+done:
+    free(a), free(names);
+    return rc;
+}
