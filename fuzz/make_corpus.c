@@ -2,9 +2,12 @@
  *   open/      for fuzz-open: valid files made by our writer (versions 2 and 3, several
  *              alignments, every value type) and malformed variants (truncations, patched fields);
  *   model/     for fuzz-model: every hostile model class (hostile_model.c);
- *   tokenize/  for fuzz-tokenize: each vocabulary-only hostile class after a text to tokenize. */
+ *   tokenize/  for fuzz-tokenize: each vocabulary-only hostile class after a text to tokenize;
+ *   dump/      for fuzz-dump: tensor dumps as engines write them (our .npz and .safetensors, numpy's
+ *              savez_compressed with its zip64 extras), whole and cut short. */
 #include "fixture_model.h"
 #include "hostile_model.h"
+#include "tensor_dump.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,59 @@ static void save2(const char *dir, const char *tag, const uint8_t *head, size_t 
 static void save(const char *dir, const char *tag, const uint8_t *buf, size_t len)
 {
     save2(dir, tag, NULL, 0, buf, len);
+}
+
+/* numpy.savez_compressed of {'l_out-0': float16 (2, 3), 'hidden_states': float32 (2, 1, 2, 3)}: deflated members
+ * behind local headers with zip64 extras, as numpy writes every .npz. */
+static const uint8_t numpy_npz[] = {
+    80, 75, 3, 4, 45, 0, 0, 0, 8, 0, 0, 0, 33, 0, 206, 60, 99, 175, 255, 255, 255, 255, 255, 255,
+    255, 255, 11, 0, 20, 0, 108, 95, 111, 117, 116, 45, 48, 46, 110, 112, 121, 1, 0, 16, 0, 140, 0, 0,
+    0, 0, 0, 0, 0, 82, 0, 0, 0, 0, 0, 0, 0, 155, 236, 23, 234, 27, 16, 201, 200, 80, 198, 80,
+    173, 158, 146, 90, 156, 92, 164, 110, 165, 160, 110, 147, 102, 164, 174, 163, 160, 158, 150, 95, 84, 82, 148, 152,
+    23, 159, 95, 148, 146, 10, 18, 119, 75, 204, 41, 78, 5, 138, 23, 103, 36, 22, 164, 2, 249, 26, 70, 58,
+    10, 198, 154, 58, 10, 181, 10, 100, 3, 46, 6, 6, 6, 27, 6, 7, 6, 39, 6, 23, 6, 87, 0, 80,
+    75, 3, 4, 45, 0, 0, 0, 8, 0, 0, 0, 33, 0, 138, 48, 249, 248, 255, 255, 255, 255, 255, 255, 255,
+    255, 17, 0, 20, 0, 104, 105, 100, 100, 101, 110, 95, 115, 116, 97, 116, 101, 115, 46, 110, 112, 121, 1, 0,
+    16, 0, 176, 0, 0, 0, 0, 0, 0, 0, 81, 0, 0, 0, 0, 0, 0, 0, 155, 236, 23, 234, 27, 16,
+    201, 200, 80, 198, 80, 173, 158, 146, 90, 156, 92, 164, 110, 165, 160, 110, 147, 102, 162, 174, 163, 160, 158, 150,
+    95, 84, 82, 148, 152, 23, 159, 95, 148, 146, 10, 18, 119, 75, 204, 41, 78, 5, 138, 23, 103, 36, 22, 164,
+    2, 249, 26, 70, 58, 10, 134, 58, 10, 64, 210, 88, 83, 71, 161, 86, 129, 12, 192, 197, 192, 208, 96, 79,
+    10, 6, 0, 80, 75, 1, 2, 45, 3, 45, 0, 0, 0, 8, 0, 0, 0, 33, 0, 206, 60, 99, 175, 82,
+    0, 0, 0, 140, 0, 0, 0, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 1, 0, 0, 0,
+    0, 108, 95, 111, 117, 116, 45, 48, 46, 110, 112, 121, 80, 75, 1, 2, 45, 3, 45, 0, 0, 0, 8, 0,
+    0, 0, 33, 0, 138, 48, 249, 248, 81, 0, 0, 0, 176, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 128, 1, 143, 0, 0, 0, 104, 105, 100, 100, 101, 110, 95, 115, 116, 97, 116, 101, 115, 46,
+    110, 112, 121, 80, 75, 5, 6, 0, 0, 0, 0, 2, 0, 2, 0, 120, 0, 0, 0, 35, 1, 0, 0, 0,
+    0,
+};
+
+static void dumps(const char *root)
+{
+    char dir[4096], path[4200], why[600];
+    snprintf(dir, sizeof dir, "%s/dump", root);
+    mkdir(dir, 0755);
+    static float values[2 * 5 * 8];
+    for (int i = 0; i < 2 * 5 * 8; i++)
+        values[i] = (float)i * 0.25f - 3.0f;
+    char n0[] = "l_out-0", n1[] = "result_norm";
+    const dump_array a[2] = { { .name = n0, .ndim = 2, .shape = { 5, 8 }, .data = values },
+                              { .name = n1, .ndim = 3, .shape = { 1, 5, 8 }, .data = values + 40 } };
+    const char *const names[2] = { "ours.npz", "ours.safetensors" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (tensor_dump_write(path, a, 2, why, sizeof why)) {
+            fprintf(stderr, "fuzz-make-corpus: %s\n", why);
+            exit(2);
+        }
+        FILE *fp = fopen(path, "rb");
+        uint8_t buf[4096];
+        const size_t len = fp ? fread(buf, 1, sizeof buf, fp) : 0;
+        if (fp)
+            fclose(fp);
+        save(dir, "dump-cut", buf, len / 2);
+    }
+    save(dir, "numpy-npz", numpy_npz, sizeof numpy_npz);
+    save(dir, "numpy-npz-cut", numpy_npz, sizeof numpy_npz - 30);
 }
 
 /* Texts the tokenizer seeds carry: words, specials' spellings, escapes, scripts, digits, blanks. */
@@ -127,6 +183,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/open", root);
     mkdir(dir, 0755);
     model_and_tokenize(root);
+    dumps(root);
     all_types(dir);
     fixture_opts variants[3] = { fixture_default_opts(), fixture_default_opts(), fixture_default_opts() };
     variants[0].n_layer = 1;
@@ -156,6 +213,6 @@ int main(int argc, char **argv)
         }
         free(buf);
     }
-    printf("fuzz-make-corpus: %d files in %s/{open,model,tokenize}\n", n_written, root);
+    printf("fuzz-make-corpus: %d files in %s/{open,model,tokenize,dump}\n", n_written, root);
     return 0;
 }

@@ -121,6 +121,11 @@ static int read_npz(const char *path, const unsigned char *z, size_t len, tensor
                      method);
             return 2;
         }
+        if ((uint64_t)usize > 1032 * (uint64_t)csize + 64) { /* deflate's largest ratio: no allocation on a claim */
+            snprintf(why, why_len, "'%s': member %u claims %u bytes from %u compressed, more than deflate can give",
+                     path, k, usize, csize);
+            return 2;
+        }
         unsigned char *out = malloc(usize ? usize : 1);
         z_stream s = { 0 };
         int zr = out ? inflateInit2(&s, -MAX_WBITS) : Z_MEM_ERROR;
@@ -257,30 +262,42 @@ static int read_folder(const char *path, tensor_dump *d, char *why, size_t why_l
     return rc;
 }
 
+int tensor_dump_parse(const unsigned char *b, size_t len, const char *name, tensor_dump *d, char *why,
+                      size_t why_len)
+{
+    memset(d, 0, sizeof *d);
+    int rc;
+    if (len >= 4 && u32le(b) == 0x04034b50u)
+        rc = read_npz(name, b, len, d, why, why_len);
+    else if (len >= 9 && b[8] == '{')
+        rc = read_safetensors(name, b, len, d, why, why_len);
+    else if (len >= 6 && !memcmp(b, "\x93NUMPY", 6))
+        rc = add_npy(d, "0", 1, b, len, why, why_len);
+    else {
+        snprintf(why, why_len, "'%s' is neither an .npz, a .safetensors file, an .npy file nor a folder of them", name);
+        rc = 2;
+    }
+    if (rc)
+        tensor_dump_free(d);
+    return rc;
+}
+
 int tensor_dump_read(const char *path, tensor_dump *d, char *why, size_t why_len)
 {
     memset(d, 0, sizeof *d);
     struct stat st;
-    int rc;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = read_folder(path, d, why, why_len);
-    } else {
-        size_t len;
-        unsigned char *b = read_file_bytes(path, (size_t)1 << MAX_DUMP_BYTES_LOG2, &len, why, why_len);
-        if (!b)
-            return 2;
-        if (len >= 4 && u32le(b) == 0x04034b50u)
-            rc = read_npz(path, b, len, d, why, why_len);
-        else if (len >= 9 && b[8] == '{')
-            rc = read_safetensors(path, b, len, d, why, why_len);
-        else {
-            snprintf(why, why_len, "'%s' is neither an .npz, a .safetensors file nor a folder of .npy files", path);
-            rc = 2;
-        }
-        free(b);
+        const int rc = read_folder(path, d, why, why_len);
+        if (rc)
+            tensor_dump_free(d);
+        return rc;
     }
-    if (rc)
-        tensor_dump_free(d);
+    size_t len;
+    unsigned char *b = read_file_bytes(path, (size_t)1 << MAX_DUMP_BYTES_LOG2, &len, why, why_len);
+    if (!b)
+        return 2;
+    const int rc = tensor_dump_parse(b, len, path, d, why, why_len);
+    free(b);
     return rc;
 }
 

@@ -25,6 +25,9 @@ typedef struct tensor_dump {
 
 /* 0, or 2 with the reason in why (a damaged or foreign file, another dtype, out of memory). */
 int tensor_dump_read(const char *path, tensor_dump *d, char *why, size_t why_len);
+/* The same from a file's bytes (an .npz, a .safetensors or one .npy, named "0"); name for messages. */
+int tensor_dump_parse(const unsigned char *b, size_t len, const char *name, tensor_dump *d, char *why,
+                      size_t why_len);
 void tensor_dump_free(tensor_dump *d);
 const dump_array *tensor_dump_find(const tensor_dump *d, const char *name);
 /* Writes the n arrays to path atomically (.npz: stored members; .safetensors: F32); 0, or 2 with why. */
