@@ -508,3 +508,43 @@ Test(against, whole_tensors_name_each_bug_where_it_first_shows)
     }
     free(m);
 }
+
+/* A correct engine against another on a long gemma prompt, with the default options: gemma-3-270m's 1392-token
+ * prompt against llama.cpp's -deq golden (statistics), and against our own whole dump of it. Its positions carrying
+ * massive activations part from llama.cpp's by percents (the GELU table's steps), which the stated gemma
+ * tolerance holds; the whole-tensor comparison costs about what the statistics do (docs/TRACE.md). */
+Test(against_long, a_long_gemma_prompt_agrees_with_the_default_options, .timeout = 900)
+{
+    char *m = model_path("gemma-3-270m-q4_k_m.gguf");
+    if (!m)
+        cr_skip_test("the real gemma-3-270m is not in %s (make models fetches it): skipped", real_models_dir());
+    char *g = generate_golden("gemma-3-270m-q4_k_m-deq.long0.json");
+    char tmp[64], args[4096], npz[128];
+    cr_assert(tmp_dir_make(tmp, "against-long"));
+    snprintf(npz, sizeof npz, "%s/long.npz", tmp);
+    snprintf(args, sizeof args, "'%s' --against '%s' --tokens-from -n 0 --trace-full='%s' -q 2>/dev/null", m, g, npz);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "verdict    AGREE") && strstr(out, "tolerance 0.005 (gemma's GeGLU"), "%s", out);
+    free(out);
+    /* our own whole dump of it, read back: the stats trace and the dump together, one verdict */
+    tbuf b = read_whole_file(g);
+    cr_assert(b.p);
+    char *text = strndup((const char *)b.p, b.len);
+    cJSON *d = cJSON_Parse(text);
+    char prompt_file[128];
+    snprintf(prompt_file, sizeof prompt_file, "%s/long.txt", tmp);
+    const char *prompt = cJSON_GetObjectItem(d, "prompt")->valuestring;
+    cr_assert(write_whole_file(prompt_file, (const uint8_t *)prompt, strlen(prompt)));
+    snprintf(args, sizeof args, "'%s' -f '%s' --against '%s' -n 0 -q 2>/dev/null", m, prompt_file, npz);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "1392 x 640") || strstr(out, "x 640 held"), "%s", out);
+    cr_expect(strstr(out, "verdict    AGREE: every layer, value by value"), "%s", out);
+    free(out), free(text);
+    cJSON_Delete(d);
+    tbuf_free(&b);
+    free(m), free(g);
+    cr_assert(tmp_dir_remove(tmp));
+}

@@ -339,13 +339,16 @@ static uint64_t values_of(const dump_array *a)
     return n;
 }
 
-static bool put16(FILE *fp, uint32_t v) { return fputc((int)(v & 0xff), fp) != EOF && fputc((int)(v >> 8 & 0xff), fp) != EOF; }
+static bool put16(FILE *fp, uint32_t v)
+{
+    return fputc((int)(v & 0xff), fp) != EOF && fputc((int)(v >> 8 & 0xff), fp) != EOF;
+}
 static bool put32(FILE *fp, uint32_t v) { return put16(fp, v & 0xffff) && put16(fp, v >> 16); }
 
 static int write_npz(FILE *fp, const writing *w)
 {
-    uint32_t *crc = calloc(w->n + 1, sizeof *crc), *offs = calloc(w->n + 1, sizeof *offs), *sizes =
-                                                                                                calloc(w->n + 1, sizeof *sizes);
+    uint32_t *crc = calloc(w->n + 1, sizeof *crc), *offs = calloc(w->n + 1, sizeof *offs);
+    uint32_t *sizes = calloc(w->n + 1, sizeof *sizes);
     bool ok = crc && offs && sizes;
     uint64_t at = 0;
     for (size_t i = 0; ok && i < w->n; i++) {

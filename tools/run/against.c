@@ -168,10 +168,67 @@ typedef struct outcome {
     const char *first_what;
 } outcome;
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void run_mark_massive(const run_opts *o, const double *rms, int n_pos, bool *massive)
+{
+    if (o->massive_tolerance <= 0.0f || n_pos < 3)
+        return;
+    double *s = malloc((size_t)n_pos * sizeof *s);
+    if (!s)
+        return;
+    memcpy(s, rms, (size_t)n_pos * sizeof *s);
+    qsort(s, (size_t)n_pos, sizeof *s, cmp_double);
+    const double median = s[n_pos / 2];
+    free(s);
+    for (int p = 0; p < n_pos; p++)
+        if (rms[p] > 4.0 * median) {
+            massive[p] = true;
+            if (p + 1 < n_pos)
+                massive[p + 1] = true; /* the position after one carries its effect */
+        }
+}
+
+/* The positions carrying massive activations in any of their entries (run_mark_massive), or NULL: none marked. */
+static bool *massive_positions(const run_opts *o, const entries *e, int n_pos)
+{
+    if (o->massive_tolerance <= 0.0f)
+        return NULL;
+    bool *massive = calloc((size_t)n_pos + 1, sizeof *massive);
+    double *rms = malloc(((size_t)n_pos + 1) * sizeof *rms);
+    for (int i = 0; massive && rms && i < e->n; i++) {
+        for (int p = 0; p < n_pos; p++)
+            rms[p] = fabs(their(e->layer[i], "rms", p));
+        run_mark_massive(o, rms, n_pos, massive);
+    }
+    free(rms);
+    return massive;
+}
+
+/* Position p's departure and tolerance: the four statistics against the tolerance, or at a massive-activation
+ * position (gemma) the RMS alone against the looser one. */
+static double judged(const run_opts *o, const bool *massive, const kern_row_stats *s, const cJSON *layer, int p,
+                     const char **what, double *tol)
+{
+    if (massive && massive[p]) {
+        const double t = fabs(their(layer, "rms", p));
+        *what = "rms";
+        *tol = fmax(o->tolerance, o->massive_tolerance);
+        return fabs(s->rms - t) / (t > 0.0 ? t : 1e-30);
+    }
+    *tol = o->tolerance;
+    return departure(s, layer, p, what);
+}
+
 static outcome evaluate(const entries *e, const int *ours, const run_opts *o, const run_result *r)
 {
     outcome out = { .first_entry = -1, .first_il = -1, .first_pos = -1, .first_what = "rms" };
     const int n_pos = (int)r->n_prompt;
+    bool *massive = massive_positions(o, e, n_pos);
     for (int i = 0; i < e->n; i++) {
         const int il = ours[i];
         if (il == SKIP)
@@ -181,9 +238,10 @@ static outcome evaluate(const entries *e, const int *ours, const run_opts *o, co
             if (!s || !isfinite(their(e->layer[i], "rms", p)))
                 continue;
             const char *what;
-            const double d = departure(s, e->layer[i], p, &what);
+            double tol;
+            const double d = judged(o, massive, s, e->layer[i], p, &what, &tol);
             out.n_compared++;
-            if (d <= o->tolerance)
+            if (d <= tol)
                 continue;
             out.n_departed++;
             if (out.first_il < 0 || il < out.first_il || (il == out.first_il && p < out.first_pos)) {
@@ -191,6 +249,7 @@ static outcome evaluate(const entries *e, const int *ours, const run_opts *o, co
             }
         }
     }
+    free(massive);
     return out;
 }
 
@@ -408,6 +467,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     const char *how;
     map_entries(&e, n_layer, o, r, &how);
     const outcome oc = evaluate(&e, e.ours, o, r);
+    bool *massive = massive_positions(o, &e, n_pos);
     char compared[160];
     stats_compared(&e, compared, sizeof compared);
     fprintf(out, "against    %s: %d traced outputs at %d prompt positions, tolerance %g%s (rms and mean relative to "
@@ -431,8 +491,9 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
             if (!s || !isfinite(their(e.layer[i], "rms", p)))
                 continue;
             const char *what;
-            const double d = departure(s, e.layer[i], p, &what);
-            over += d > o->tolerance;
+            double tol;
+            const double d = judged(o, massive, s, e.layer[i], p, &what, &tol);
+            over += d > tol;
             if (d > worst)
                 worst = d, worst_pos = p;
         }
@@ -447,6 +508,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     if (!oc.n_compared) {
         fprintf(out, "%s CANNOT COMPARE: their trace holds no layer of this model\n", head);
         run_against_merge(res, 2, -1, -1, "their trace holds no layer of this model");
+        free(massive);
         entries_free(&e);
         return res->layers_rc = 2;
     }
@@ -459,6 +521,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     if (oc.first_il < 0) {
         fprintf(out, "%s AGREE: every layer at every prompt position within %g%s\n", head, o->tolerance,
                 how ? " (their layers re-indexed: see indexing)" : "");
+        free(massive);
         entries_free(&e);
         return res->layers_rc = greedy_at >= 0 ? 1 : 0;
     }
@@ -479,6 +542,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
     char said[160];
     snprintf(said, sizeof said, "theirs departs first at %s, prompt position %d", name, oc.first_pos);
     run_against_merge(res, 1, oc.first_il, oc.first_pos, said);
+    free(massive);
     entries_free(&e);
     return res->layers_rc = 1;
 }

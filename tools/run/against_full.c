@@ -117,7 +117,8 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
         rounded |= a->rounding > 0.0f;
     }
     fprintf(out, "full       %s: %zu arrays of %d x %d held element by element (max |ours - theirs| over their RMS, "
-                 "per position), tolerance %g%s\n", o->against_full, n_rows, n_pos, n_embd, o->tolerance,
+                 "per position), tolerance %g%s%s\n", o->against_full, n_rows, n_pos, n_embd, o->tolerance,
+            o->massive_tolerance > 0.0f ? " (the RMS to 0.1 at massive activations)" : "",
             hf_seen ? "; numbered as transformers' hidden_states (0 the embeddings, the last after the final norm)"
                     : "");
     if (rounded)
@@ -126,6 +127,19 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     if (skipped[0])
         fprintf(out, "           not compared (not a layer's residual of %d x %d, by name or shape): %s\n", n_pos,
                 n_embd, skipped);
+    /* the positions carrying massive activations in any of their arrays (gemma: held by their RMS alone) */
+    bool *massive = o->massive_tolerance > 0.0f ? calloc((size_t)n_pos + 1, sizeof *massive) : NULL;
+    double *row_rms = massive ? malloc(((size_t)n_pos + 1) * sizeof *row_rms) : NULL;
+    for (size_t i = 0; row_rms && i < n_rows; i++) {
+        for (int p = 0; p < n_pos; p++) {
+            double ss = 0.0;
+            for (int c = 0; c < n_embd; c++)
+                ss += (double)rows[i].x[(size_t)p * n_embd + c] * rows[i].x[(size_t)p * n_embd + c];
+            row_rms[p] = sqrt(ss / n_embd);
+        }
+        run_mark_massive(o, row_rms, n_pos, massive);
+    }
+    free(row_rms);
     int first_il = -1, first_pos = -1, first_ch = -1;
     double first_d = 0.0, first_ours = 0.0, first_theirs = 0.0;
     const char *first_name = NULL;
@@ -139,6 +153,8 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
             int wpos = 0, wch = 0;
             bool departs = false;
             for (int p = 0; ours && p < n_pos; p++) {
+                const bool loose = massive && massive[p];
+                const double tol = loose ? fmax(o->tolerance, o->massive_tolerance) : o->tolerance;
                 const float *a = ours + (size_t)p * n_embd, *b = rows[i].x + (size_t)p * n_embd;
                 double ss = 0.0, mx = 0.0;
                 int ch = 0;
@@ -148,10 +164,16 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
                     if (diff > mx || isnan(diff))
                         mx = isnan(diff) ? INFINITY : diff, ch = c;
                 }
-                const double rms = sqrt(ss / n_embd), rel = mx / (rms > 0.0 ? rms : 1e-30);
+                double rel = mx / (sqrt(ss / n_embd) > 0.0 ? sqrt(ss / n_embd) : 1e-30);
+                if (loose) { /* a massive-activation position (gemma): its RMS alone */
+                    double so = 0.0;
+                    for (int c = 0; c < n_embd; c++)
+                        so += (double)a[c] * a[c];
+                    rel = fabs(sqrt(so / n_embd) - sqrt(ss / n_embd)) / (ss > 0.0 ? sqrt(ss / n_embd) : 1e-30);
+                }
                 if (rel > worst)
                     worst = rel, wpos = p, wch = ch;
-                if (rel > o->tolerance) {
+                if (rel > tol) {
                     departs = true;
                     if (first_il < 0 || il < first_il || (il == first_il && p < first_pos)) {
                         first_il = il, first_pos = p, first_ch = ch, first_d = rel, first_name = rows[i].name;
@@ -164,6 +186,7 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
             fprintf(out, "  %-12s %10.3g %6d %8d%s\n", name, worst, wpos, wch, departs ? "  <- departs" : "");
         }
     free(rows);
+    free(massive);
     if (!n_rows) {
         snprintf(why, sizeof why, "%s holds no layer's residual of %d positions x %d", o->against_full, n_pos, n_embd);
         fprintf(out, "full       CANNOT COMPARE: %s\n", why);
@@ -172,14 +195,15 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
         return 2;
     }
     if (first_il < 0) {
-        fprintf(out, "full       AGREE: every value of every layer compared within %g of its row's RMS\n", o->tolerance);
+        fprintf(out, "full       AGREE: every value of every layer compared within %g of its row's RMS\n",
+                o->tolerance);
         tensor_dump_free(&d);
         return 0;
     }
     char where[32], summary[sizeof res->summary];
     snprintf(where, sizeof where, first_il == n_layer ? "the final norm" : "layer %d", first_il);
-    fprintf(out, "full       DEPART: theirs departs first at %s, prompt position %d (token %d), channel %d ('%s'): ours "
-                 "%.6g, theirs %.6g, %.3g of their RMS there\n",
+    fprintf(out, "full       DEPART: theirs departs first at %s, prompt position %d (token %d), channel %d ('%s'): "
+                 "ours %.6g, theirs %.6g, %.3g of their RMS there\n",
             where, first_pos, r->prompt[first_pos], first_ch, first_name, first_ours, first_theirs, first_d);
     snprintf(summary, sizeof summary, "theirs departs first at %s, prompt position %d, channel %d (whole tensors)",
              where, first_pos, first_ch);

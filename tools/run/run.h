@@ -32,6 +32,7 @@ typedef struct run_opts {
     bool tokens_from_against; /* --tokens-from: run their prompt_tokens as they are */
     bool tolerance_given;     /* --tolerance was given (else --against may take the architecture's) */
     const char *tolerance_why; /* why the tolerance is not the default, for the report (NULL: it is) */
+    float massive_tolerance;  /* > 0: the tolerance at positions carrying massive activations (gemma) */
 } run_opts;
 
 /* Everything a finished run produced, for the reports. */
@@ -74,6 +75,10 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
  * bf16, f32 or f64), into res. */
 int run_against_logits(FILE *out, const run_opts *o, const float *ours, size_t n_prompt, int n_vocab,
                        run_against_result *res);
+/* Marks in massive[0..n_pos) the positions whose row RMS (rms) is over 4 times the layer's median, and the
+ * position after each, where o->massive_tolerance > 0 (gemma: its GELU table's steps magnify the order of
+ * summation there; those positions are held by their RMS alone, to that tolerance). */
+void run_mark_massive(const run_opts *o, const double *rms, int n_pos, bool *massive);
 /* The one final verdict line over every part that ran; its word matches res->rc. */
 void run_against_verdict(FILE *out, const run_opts *o, const run_against_result *res);
 /* --trace-full: ours whole (l_out-N, result_norm: n_prompt x n_embd each) as .npz or .safetensors. */
