@@ -51,7 +51,7 @@ test-sanitize: deps venv models
 
 # libFuzzer on every target (the header parser, model loading, the tokenizers) for FUZZ_SECONDS each,
 # starting from the writer-made corpora; FUZZ_RUNS=N runs N executions per target instead.
-FUZZ_TARGETS := open model tokenize
+FUZZ_TARGETS := open model tokenize dump
 FUZZ_RUNS ?=
 fuzz: deps
 	@CC=clang cmake -S . -B $(BUILD)/fuzz -DGGUFSCOPE_WERROR=$(WERROR) -DGGUFSCOPE_FUZZ=ON -DGGUFSCOPE_TESTS=OFF -DGGUFSCOPE_CUDA=OFF >/dev/null

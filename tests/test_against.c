@@ -548,3 +548,42 @@ Test(against_long, a_long_gemma_prompt_agrees_with_the_default_options, .timeout
     free(m), free(g);
     cr_assert(tmp_dir_remove(tmp));
 }
+
+/* scripts/hf-trace.py's writing half (write_outputs: numpy only), fed the numpy reference's hidden states as
+ * transformers orders them and llama.cpp's prompt logits: its JSON, .npz and logits read by --against as they are,
+ * the numbering said, one AGREE over all three. */
+Test(against, the_transformers_script_writes_what_against_reads)
+{
+    char *m = need_model("stories260K.gguf"), *npy = generate_golden("stories260K.p0.prompt_logits.npy");
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+    char cmd[8192], full[128], json[128], npz[128], hjson[128], logits[128];
+    snprintf(full, sizeof full, "%s/ref.npz", tmp_dir);
+    snprintf(json, sizeof json, "%s/ref.json", tmp_dir);
+    snprintf(npz, sizeof npz, "%s/hf.npz", tmp_dir);
+    snprintf(hjson, sizeof hjson, "%s/hf.json", tmp_dir);
+    snprintf(logits, sizeof logits, "%s/hf-logits.npy", tmp_dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 --full '%s' 2>&1 && '%s' -c \"import "
+             "importlib.util as u, numpy as np; s = u.spec_from_file_location('h', 'scripts/hf-trace.py'); h = "
+             "u.module_from_spec(s); s.loader.exec_module(h); hs = np.load('%s')['hidden_states']; "
+             "h.write_outputs(list(hs), [1, 403, 407, 261, 378], 'Once upon a time', '%s', '%s', np.load('%s'), '%s')\" "
+             "2>&1", venv_python(), m, json, full, venv_python(), full, npz, hjson, npy, logits);
+    int st;
+    char *out = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    for (int i = 0; i < 2; i++) { /* the statistics, then the tensors whole */
+        snprintf(cmd, sizeof cmd, "'%s' -p 'Once upon a time' --against '%s' --against-logits '%s' -n 0 -q 2>/dev/null",
+                 m, i ? npz : hjson, logits);
+        out = run_tool("gguf-run", cmd, &st);
+        cr_expect_eq(st, 0, "%s", out);
+        cr_expect(strstr(out, i ? "numbered as transformers' hidden_states" : "transformers' hidden_states as they come"),
+                  "%s", out);
+        cr_expect(strstr(out, "verdict    AGREE") && strstr(out, "the logits agree"), "%s", out);
+        free(out);
+    }
+    free(m), free(npy);
+}
