@@ -2,6 +2,7 @@
 """Dumps a Hugging Face transformers model's forward pass in what `gguf-run --against` reads.
 
     hf-trace.py MODEL PROMPT OUT.npz [--gguf FILE] [--json OUT.json] [--logits OUT.npy] [--tokens 1,2,3]
+                [--bug channel-swap:L | --bug ffn-down-block:L]
 
 MODEL is a transformers model folder or hub id; with --gguf FILE it is the folder holding the GGUF file, which
 transformers dequantizes (it needs the `gguf` package). Written:
@@ -15,6 +16,10 @@ transformers dequantizes (it needs the `gguf` package). Written:
 
 The prompt is tokenized by the model's tokenizer (BOS as it adds it) unless --tokens gives the ids; the ids are
 in the JSON, so `--tokens-from` runs them as they are when the two tokenizers disagree.
+
+--bug plants one of two bugs the per-row statistics cannot place, to see --against find it: channel-swap:L swaps
+residual channels 3 and 7 after layer L (a forward hook); ffn-down-block:L doubles one 32-weight block of layer
+L's down projection (row 5, columns 32-63).
 
 `write_outputs` holds everything after the forward pass and needs numpy only: the tests call it with another
 engine's arrays (tests/test_against.c). Needs torch and transformers for the forward pass itself.
@@ -53,13 +58,27 @@ def main():
     ap.add_argument('--json')
     ap.add_argument('--logits')
     ap.add_argument('--tokens', help='comma-separated ids to run instead of the tokenizer\'s')
+    ap.add_argument('--bug', help='channel-swap:L or ffn-down-block:L')
     a = ap.parse_args()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     extra = {'gguf_file': a.gguf} if a.gguf else {}
-    model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype=torch.float32, **extra)
+    model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32, **extra)
     model.eval()
+    if a.bug:
+        kind, layer = a.bug.split(':')
+        block = model.model.layers[int(layer)]
+        if kind == 'channel-swap':
+            def swap(module, inputs, output):
+                h = output[0] if isinstance(output, tuple) else output
+                h[..., [3, 7]] = h[..., [7, 3]]
+            block.register_forward_hook(swap)
+        elif kind == 'ffn-down-block':
+            with torch.no_grad():
+                block.mlp.down_proj.weight[5, 32:64] *= 2.0
+        else:
+            ap.error('unknown bug ' + kind)
     if a.tokens:
         ids = [int(t) for t in a.tokens.split(',')]
     else:
