@@ -31,6 +31,15 @@ static char *generate_golden(const char *name)
     return p;
 }
 
+/* ../shared/tools/reference_forward.py, the numpy engine tests/py/reference_trace.py runs, or the test skipped. */
+static void need_reference(void)
+{
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
+}
+
 /* Polylines, dashed polylines and circles in an SVG, as Python's XML parser reads it ("12 6 1\n"); the test
  * fails when it is not well-formed XML. malloc'd. */
 static char *svg_counts(const char *svg)
@@ -190,10 +199,7 @@ Test(against, against_names_prompt_and_decode_faults)
 Test(against, against_the_numpy_reference_and_its_edited_bug)
 {
     char *m = need_model("stories260K.gguf");
-    char ref[1024];
-    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
-    if (access(ref, R_OK) != 0)
-        cr_skip_test("%s not found: skipped", ref);
+    need_reference();
     char path[128], cmd[4096];
     snprintf(path, sizeof path, "%s/reference.json", tmp_dir);
     const char *variants[2] = { "", "--rope-base 1000000" };
@@ -439,10 +445,7 @@ Test(against, whole_tensors_round_trip_and_agree)
     char *out = run_capture(args, &st);
     cr_expect_str_eq(out, "['l_out-0', 'l_out-1', 'l_out-2', 'l_out-3', 'l_out-4', 'result_norm'] (5, 64) float32\n");
     free(out);
-    char ref[1024];
-    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
-    if (access(ref, R_OK) != 0)
-        cr_skip_test("%s not found: skipped", ref);
+    need_reference();
     char full[128], json[128];
     snprintf(full, sizeof full, "%s/hf.npz", tmp_dir);
     snprintf(json, sizeof json, "%s/hf.json", tmp_dir);
@@ -474,10 +477,7 @@ Test(against, whole_tensors_round_trip_and_agree)
 Test(against, whole_tensors_name_each_bug_where_it_first_shows)
 {
     char *m = need_model("stories260K.gguf");
-    char ref[1024];
-    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
-    if (access(ref, R_OK) != 0)
-        cr_skip_test("%s not found: skipped", ref);
+    need_reference();
     static const struct {
         const char *bug, *where;
         int pos;
@@ -555,10 +555,7 @@ Test(against_long, a_long_gemma_prompt_agrees_with_the_default_options, .timeout
 Test(against, the_transformers_script_writes_what_against_reads)
 {
     char *m = need_model("stories260K.gguf"), *npy = generate_golden("stories260K.p0.prompt_logits.npy");
-    char ref[1024];
-    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
-    if (access(ref, R_OK) != 0)
-        cr_skip_test("%s not found: skipped", ref);
+    need_reference();
     char cmd[8192], full[128], json[128], npz[128], hjson[128], logits[128];
     snprintf(full, sizeof full, "%s/ref.npz", tmp_dir);
     snprintf(json, sizeof json, "%s/ref.json", tmp_dir);

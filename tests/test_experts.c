@@ -60,24 +60,26 @@ static const cJSON *expect_error(const cJSON *doc, int st, const char *code, con
     return f;
 }
 
-Test(experts, a_zeroed_expert_is_named_with_its_index)
+/* The qwen3moe file with tensor patched: gguf-verify names the error `code` on it, saying `says`. */
+static void expect_patched_error(const char *tensor, patch_fn patch, const char *code, const char *says)
 {
-    write_patched(QWEN3MOE, "blk.1.ffn_up_exps.weight", zero_expert_5, tmp_path);
+    write_patched(QWEN3MOE, tensor, patch, tmp_path);
     int st;
     cJSON *doc = verify_json(tmp_path, NULL, &st);
-    expect_error(doc, st, "zero-expert", "blk.1.ffn_up_exps.weight", "expert 5 of layer 1");
+    expect_error(doc, st, code, tensor, says);
     cJSON_Delete(doc);
+}
+
+Test(experts, a_zeroed_expert_is_named_with_its_index)
+{
+    expect_patched_error("blk.1.ffn_up_exps.weight", zero_expert_5, "zero-expert", "expert 5 of layer 1");
 }
 
 /* The whole tensor's statistics move by a fraction (one expert of 8) and its siblings in other layers hide it;
  * against the layer's other experts it stands 16 times out. */
 Test(experts, a_rescaled_expert_stands_out_from_its_layer)
 {
-    write_patched(QWEN3MOE, "blk.2.ffn_gate_exps.weight", expert_3_times_16, tmp_path);
-    int st;
-    cJSON *doc = verify_json(tmp_path, NULL, &st);
-    expect_error(doc, st, "sibling-outlier", "blk.2.ffn_gate_exps.weight", "expert 3 of layer 2");
-    cJSON_Delete(doc);
+    expect_patched_error("blk.2.ffn_gate_exps.weight", expert_3_times_16, "sibling-outlier", "expert 3 of layer 2");
 }
 
 Test(experts, healthy_mixtures_of_experts_are_clean)

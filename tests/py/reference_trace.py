@@ -70,32 +70,25 @@ def edit_weights(bug, hp, W):
         ref.np.triu = lambda m, k=0: np.zeros_like(triu(m, k))  # the mask reference_forward builds is all zeros
 
 
+def take(args, flag, default=None):
+    """The value after flag in args (both removed), or default."""
+    if flag not in args:
+        return default
+    i = args.index(flag)
+    value = args[i + 1]
+    del args[i:i + 2]
+    return value
+
+
 def main():
     args = [a for a in sys.argv[1:]]
-    base, convention, keep = None, 'ours', ['rms', 'mean', 'min', 'max']
-    if '--rope-base' in args:
-        i = args.index('--rope-base')
-        base = float(args[i + 1])
-        del args[i:i + 2]
-    if '--convention' in args:
-        i = args.index('--convention')
-        convention = args[i + 1]
-        del args[i:i + 2]
-    if '--stats' in args:
-        i = args.index('--stats')
-        keep = args[i + 1].split(',')
-        del args[i:i + 2]
-    full, bug = None, None
-    if '--full' in args:
-        i = args.index('--full')
-        full = args[i + 1]
-        del args[i:i + 2]
-    if '--bug' in args:
-        i = args.index('--bug')
-        bug = args[i + 1]
-        del args[i:i + 2]
-        if bug not in BUGS:
-            sys.exit('unknown bug ' + bug)
+    base = take(args, '--rope-base')
+    base = float(base) if base is not None else None
+    convention = take(args, '--convention', 'ours')
+    keep = take(args, '--stats', 'rms,mean,min,max').split(',')
+    full, bug = take(args, '--full'), take(args, '--bug')
+    if bug is not None and bug not in BUGS:
+        sys.exit('unknown bug ' + bug)
     model, out, tokens = args[0], args[1], [int(t) for t in args[2:]]
     hp, W = ref.load(model)
     if base is not None:
