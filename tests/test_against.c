@@ -584,3 +584,50 @@ Test(against, the_transformers_script_writes_what_against_reads)
     }
     free(m), free(npy);
 }
+
+/* A clean engine in transformers' convention agrees with the default options on each of the dense four: the numpy
+ * reference (float64) dumped as transformers' hidden_states, statistics and whole, for the shared llama, qwen2 and
+ * qwen3 files and a gemma3 written here by gguf-mkfixture. */
+Test(against, the_numpy_reference_in_transformers_convention_agrees_on_every_architecture)
+{
+    need_reference();
+    char g3[128], mk[1024];
+    snprintf(g3, sizeof g3, "%s/gemma3.gguf", tmp_dir);
+    snprintf(mk, sizeof mk, "'%s' --arch gemma3 --layers 4 --embd 128 --ff 256 --vocab 300", g3);
+    int st;
+    free(run_tool("gguf-mkfixture", mk, &st));
+    cr_assert_eq(st, 0);
+    char *models[4] = { need_model("tiny-llama-f32.gguf"), need_model("tiny-qwen2-f32.gguf"),
+                        need_model("tiny-qwen3-f32.gguf"), strdup(g3) };
+    for (int i = 0; i < 4; i++) {
+        char args[4096], json[128], npz[128];
+        snprintf(json, sizeof json, "%s/hf.json", tmp_dir);
+        snprintf(npz, sizeof npz, "%s/hf.npz", tmp_dir);
+        /* their tokens are ours (the tokenizer is not what is compared here) */
+        snprintf(args, sizeof args, "'%s' -p 'Hello world the cat' --tokenize", models[i]);
+        char *ids = run_tool("gguf-run", args, &st);
+        cJSON *doc = cJSON_Parse(ids);
+        const cJSON *tokens = cJSON_IsArray(doc) ? doc : cJSON_GetObjectItem(doc, "tokens");
+        cr_assert(cJSON_IsArray(tokens), "%s", ids);
+        char list[1024] = "";
+        const cJSON *t;
+        cJSON_ArrayForEach(t, tokens)
+            snprintf(list + strlen(list), sizeof list - strlen(list), " %d", t->valueint);
+        cJSON_Delete(doc);
+        free(ids);
+        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s'%s --convention hf --full '%s' 2>&1",
+                 venv_python(), models[i], json, list, npz);
+        char *out = run_capture(args, &st);
+        cr_assert_eq(st, 0, "%s: %s", models[i], out);
+        free(out);
+        for (int k = 0; k < 2; k++) {
+            snprintf(args, sizeof args, "'%s' -p 'Hello world the cat' --against '%s' -n 0 -q 2>/dev/null", models[i],
+                     k ? npz : json);
+            out = run_tool("gguf-run", args, &st);
+            cr_expect_eq(st, 0, "%s: %s", models[i], out);
+            cr_expect(strstr(out, "verdict    AGREE"), "%s: %s", models[i], out);
+            free(out);
+        }
+        free(models[i]);
+    }
+}
