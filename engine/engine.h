@@ -193,6 +193,11 @@ bool engine_trace_step(engine_trace *t, int pos, int32_t token, const float *log
 bool engine_trace_keep_values(engine_trace *t, int n_pos, int n_embd);
 /* Layer il's kept values (il = n_layer: the final norm's), n_pos x n_embd; NULL when not kept. */
 const float *engine_trace_values(const engine_trace *t, int il);
+/* Keeps op's output too, in every layer, for the positions engine_trace_keep_values keeps (rows of width values);
+ * the run then probes every op. False when out of memory or called before engine_trace_keep_values. */
+bool engine_trace_keep_op(engine_trace *t, engine_op op, int width);
+/* Op's kept values in layer il (LAYER_OUT and RESULT_NORM: engine_trace_values), n_pos x width; NULL when none. */
+const float *engine_trace_op_values(const engine_trace *t, engine_op op, int il);
 int engine_trace_layers(const engine_trace *t);      /* n_layer + 1 (the last is result_norm) */
 int engine_trace_positions(const engine_trace *t);
 /* Statistics of layer il (n_layer: the final norm) at position pos, NULL when not recorded. */

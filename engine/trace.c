@@ -22,6 +22,9 @@ struct engine_trace {
      * positions: (n_layer + 1, keep_pos, n_embd) */
     float *values;
     int keep_pos, n_embd;
+    float *op_values[ENGINE_OP_COUNT]; /* engine_trace_keep_op: (n_layer, keep_pos, op_width) */
+    int op_width[ENGINE_OP_COUNT];
+    bool any_op;
 };
 
 engine_trace *engine_trace_create(int n_layer, int32_t n_vocab)
@@ -44,6 +47,8 @@ void engine_trace_free(engine_trace *t)
     if (t) {
         free(t->rows);
         free(t->values);
+        for (int op = 0; op < ENGINE_OP_COUNT; op++)
+            free(t->op_values[op]);
         free(t->steps);
         free(t->prev);
         free(t);
@@ -84,16 +89,24 @@ static void on_op(void *user, engine_op op, int layer, int pos0, int T, const ke
 static void on_values(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x)
 {
     engine_trace *t = user;
-    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM) || layer < 0 || layer > t->n_layer ||
-        n != t->n_embd || pos0 >= t->keep_pos)
+    if (layer < 0 || layer > t->n_layer || pos0 >= t->keep_pos)
         return;
     const int rows = pos0 + T <= t->keep_pos ? T : t->keep_pos - pos0;
-    memcpy(t->values + ((size_t)layer * t->keep_pos + (size_t)pos0) * (size_t)n, x, (size_t)rows * n * sizeof *x);
+    if (op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM) {
+        if (n == t->n_embd)
+            memcpy(t->values + ((size_t)layer * t->keep_pos + (size_t)pos0) * (size_t)n, x,
+                   (size_t)rows * n * sizeof *x);
+        return;
+    }
+    if (op < ENGINE_OP_COUNT && t->op_values[op] && n == t->op_width[op] && layer < t->n_layer)
+        memcpy(t->op_values[op] + ((size_t)layer * t->keep_pos + (size_t)pos0) * (size_t)n, x,
+               (size_t)rows * n * sizeof *x);
 }
 
 engine_probe engine_trace_probe(engine_trace *t)
 {
-    return (engine_probe){ .on_op = on_op, .on_values = t->values ? on_values : NULL, .user = t, .all_ops = false };
+    return (engine_probe){ .on_op = on_op, .on_values = t->values ? on_values : NULL, .user = t,
+                           .all_ops = t->any_op };
 }
 
 bool engine_trace_keep_values(engine_trace *t, int n_pos, int n_embd)
@@ -105,6 +118,26 @@ bool engine_trace_keep_values(engine_trace *t, int n_pos, int n_embd)
     t->keep_pos = t->values ? n_pos : 0;
     t->n_embd = n_embd;
     return t->values != NULL;
+}
+
+bool engine_trace_keep_op(engine_trace *t, engine_op op, int width)
+{
+    if (!t->values || op >= ENGINE_OP_COUNT || op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM || width < 1)
+        return false;
+    free(t->op_values[op]);
+    t->op_values[op] = calloc((size_t)t->n_layer * (size_t)t->keep_pos * (size_t)width, sizeof(float));
+    t->op_width[op] = width;
+    t->any_op |= t->op_values[op] != NULL;
+    return t->op_values[op] != NULL;
+}
+
+const float *engine_trace_op_values(const engine_trace *t, engine_op op, int il)
+{
+    if (op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM)
+        return engine_trace_values(t, il);
+    return op < ENGINE_OP_COUNT && t->op_values[op] && il >= 0 && il < t->n_layer
+               ? t->op_values[op] + (size_t)il * t->keep_pos * (size_t)t->op_width[op]
+               : NULL;
 }
 
 const float *engine_trace_values(const engine_trace *t, int il)

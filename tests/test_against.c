@@ -631,3 +631,43 @@ Test(against, the_numpy_reference_in_transformers_convention_agrees_on_every_arc
         free(models[i]);
     }
 }
+
+/* Per op: a dump with llama.cpp's op names (ours, --trace-full-ops, here with a bug-zoo fault in it) names the
+ * first op that differs inside the first layer that does, and the position where it first shows. */
+Test(against, whole_tensors_per_op_name_the_first_differing_op)
+{
+    char *m = need_model("stories260K.gguf");
+    static const struct {
+        const char *fault, *says;
+    } cases[] = {
+        { "norm-skip", "layer 0, op attn_norm, prompt position 0," },
+        { "rope-mode", "layer 0, op q, prompt position 1," },
+        { "attn-scale", "layer 0, op attn, prompt position 1," },
+        { "gqa-map", "layer 0, op attn, prompt position 0," },
+        { "residual-twice", "layer 0, op ffn_norm, prompt position 0," },
+    };
+    char npz[128], args[4096];
+    snprintf(npz, sizeof npz, "%s/ops.npz", tmp_dir);
+    int st;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --debug-fault %s --trace-full='%s' "
+                 "--trace-full-ops -q >/dev/null 2>&1", m, cases[i].fault, npz);
+        free(run_tool("gguf-run", args, &st));
+        cr_assert_eq(st, 0, "%s", cases[i].fault);
+        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --against '%s' -q 2>/dev/null", m, npz);
+        char *out = run_tool("gguf-run", args, &st);
+        cr_expect_eq(st, 1, "%s: %s", cases[i].fault, out);
+        cr_expect(strstr(out, cases[i].says), "%s: want '%s' in\n%s", cases[i].fault, cases[i].says, out);
+        free(out);
+    }
+    /* without a fault: every op agrees, 46 arrays (9 per layer and the final norm) */
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --trace-full='%s' --trace-full-ops -q >/dev/null 2>&1",
+             m, npz);
+    free(run_tool("gguf-run", args, &st));
+    snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --against '%s' -q 2>/dev/null", m, npz);
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "46 arrays") && strstr(out, "verdict    AGREE"), "%s", out);
+    free(out);
+    free(m);
+}

@@ -12,6 +12,7 @@
 #include "quant.h"
 #include "read_file.h"
 #include "run.h"
+#include "tensor_dump.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -71,6 +72,8 @@ static const char *const usage[] = {
     "                        element by element: l_out-N / layer.N / N and result_norm, or transformers'\n"
     "                        hidden_states (stacked, or hidden_states.K); a batch axis of 1 dropped\n"
     "  --trace-full F        write ours whole (l_out-N, result_norm) as F.npz or F.safetensors\n"
+    "  --trace-full-ops      with --trace-full: every op too, under llama.cpp's names (attn_norm-N, Qcur-N,\n"
+    "                        Kcur-N, Vcur-N, kqv_out-N, attn_out-N, ffn_norm-N, ffn_out-N)\n"
     "  --plot F.svg          the residual's RMS after every layer across the prompt positions as a picture\n"
     "                        (with --against: theirs dashed, the first departure ringed)\n"
     "  --tokenize            print the prompt's token ids as JSON and exit\n"
@@ -111,7 +114,7 @@ enum {
     OPT_TEMP = 256, OPT_TOP_K, OPT_TOP_P, OPT_MIN_P, OPT_BACKEND, OPT_COMPARE, OPT_TOLERANCE, OPT_SPOT_CHECK,
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
     OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT, OPT_AGAINST_LOGITS, OPT_TOKENS_FROM,
-    OPT_TRACE_FULL,
+    OPT_TRACE_FULL, OPT_TRACE_FULL_OPS,
     OPT_NUMERICS,
 };
 
@@ -140,6 +143,7 @@ static const struct option long_options[] = {
     { "against-logits", required_argument, NULL, OPT_AGAINST_LOGITS },
     { "tokens-from", no_argument, NULL, OPT_TOKENS_FROM },
     { "trace-full", required_argument, NULL, OPT_TRACE_FULL },
+    { "trace-full-ops", no_argument, NULL, OPT_TRACE_FULL_OPS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -215,6 +219,7 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_AGAINST_LOGITS: o->against_logits = v; return true;
     case OPT_TOKENS_FROM: o->tokens_from_against = true; return true;
     case OPT_TRACE_FULL: o->trace_full = v; return true;
+    case OPT_TRACE_FULL_OPS: o->trace_full_ops = true; return true;
     case OPT_COLOR:
         if (!color_parse(v ? v : "always", &o->color)) {
             fprintf(stderr, "gguf-run: --color takes auto, always or never, got '%s'\n", v);
@@ -520,6 +525,8 @@ static int tool_main(int argc, char **argv)
     if (o.logits_out || o.against_logits)
         prompt_logits = malloc(n_ids * (size_t)hp->n_vocab * sizeof(float));
     const bool keep = (o.against_full || o.trace_full) && !engine_trace_keep_values(trace, (int)n_ids, hp->n_embd);
+    if (trace && !keep)
+        run_against_full_prepare(&o, trace, hp);
     if (!trace || keep || ((o.logits_out || o.against_logits) && !prompt_logits)) {
         rc = trouble(o.model, "out-of-memory", "out of memory");
         goto out;
@@ -614,6 +621,9 @@ out:
     tok_vocab_free(v);
     gguf_close(f);
     cJSON_Delete(o.against_doc);
+    if (o.against_dump)
+        tensor_dump_free(o.against_dump);
+    free(o.against_dump);
     return rc;
 }
 

@@ -26,6 +26,9 @@ typedef struct run_opts {
     const char *against_logits; /* --against-logits THEIRS.npy: their prompt logits (n_prompt, n_vocab) */
     const char *against_full; /* --against DUMP (.npz, .safetensors, a folder of .npy): their hidden states whole */
     const char *trace_full;   /* --trace-full=F.npz|.safetensors: ours whole */
+    bool trace_full_ops;      /* --trace-full-ops: every op's output too, under llama.cpp's names */
+    struct tensor_dump *against_dump; /* the dump --against names, read before the run (NULL: unreadable) */
+    char against_dump_why[600];
     kern_numerics numerics;   /* --numerics: how the CPU backend rounds activations */
     struct cJSON *against_doc; /* it, parsed */
     bool n_predict_given;     /* -n was given (else --against takes their greedy length) */
@@ -69,6 +72,9 @@ typedef struct run_against_result {
 void run_against_merge(run_against_result *res, int rc, int layer, int pos, const char *summary);
 /* The layers' statistics (--against THEIRS.json), into res. */
 int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_against_result *res);
+/* Reads --against's dump and has the trace keep every op it names (whole tensors of ours to compare with), and
+ * --trace-full-ops's; before the run. A dump that cannot be read is said by run_against_full. */
+void run_against_full_prepare(run_opts *o, engine_trace *trace, const engine_hparams *hp);
 /* Their hidden states whole (--against DUMP), element by element against ours (kept by the trace), into res. */
 int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_against_result *res);
 /* --against-logits: their prompt logits against ours ((n_prompt, n_vocab), a leading batch axis of 1 dropped; f16,
