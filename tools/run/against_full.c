@@ -94,20 +94,6 @@ static bool rows_of(const dump_array *a, int stacked, uint64_t n_pos, uint64_t n
     return left == 2 + stacked && a->shape[a->ndim - 2] == n_pos && a->shape[a->ndim - 1] == n_embd;
 }
 
-static void merge(run_against_result *res, int rc, int layer, int pos, const char *summary)
-{
-    if (rc == 0 || res->rc == 2)
-        return;
-    if (rc == 2 || res->rc == 0 || (layer >= 0 && (res->mark_layer < 0 || layer < res->mark_layer))) {
-        const size_t n = strlen(summary) < sizeof res->summary - 1 ? strlen(summary) : sizeof res->summary - 1;
-        memcpy(res->summary, summary, n); /* a reason from a file's name may be cut */
-        res->summary[n] = '\0';
-        res->mark_layer = layer;
-        res->mark_pos = pos;
-    }
-    res->rc = rc > res->rc ? rc : res->rc;
-}
-
 void run_against_full_prepare(run_opts *o, engine_trace *trace, const engine_hparams *hp)
 {
     if (o->trace_full_ops)
@@ -142,7 +128,7 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     char why[600];
     if (!o->against_dump) {
         fprintf(out, "full       CANNOT COMPARE: %s\n", o->against_dump_why);
-        merge(res, 2, -1, -1, o->against_dump_why);
+        run_against_merge(res, 2, -1, -1, o->against_dump_why);
         return 2;
     }
     const tensor_dump d = *o->against_dump;
@@ -263,7 +249,7 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     if (!n_rows) {
         snprintf(why, sizeof why, "%s holds no layer's residual of %d positions x %d", o->against_full, n_pos, n_embd);
         fprintf(out, "full       CANNOT COMPARE: %s\n", why);
-        merge(res, 2, -1, -1, why);
+        run_against_merge(res, 2, -1, -1, why);
         return 2;
     }
     if (first_il < 0) {
@@ -283,13 +269,8 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
             where, first_pos, r->prompt[first_pos], first_ch, first_name, first_ours, first_theirs, first_d);
     snprintf(summary, sizeof summary, "theirs departs first at %s, prompt position %d, channel %d (whole tensors)",
              where, first_pos, first_ch);
-    merge(res, 1, first_il, first_pos, summary);
+    run_against_merge(res, 1, first_il, first_pos, summary);
     return 1;
-}
-
-void run_against_merge(run_against_result *res, int rc, int layer, int pos, const char *summary)
-{
-    merge(res, rc, layer, pos, summary);
 }
 
 int run_write_trace_full(const char *path, const run_result *r, char *why, size_t why_len)
