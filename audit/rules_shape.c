@@ -12,10 +12,10 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const mod
 {
     const model_hparams *g = &hp->g;
     const char *arch = g->arch_name[0] ? g->arch_name : "this model";
-    int64_t e0 = model_hparams_dim(g, ri->ne0), e1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne1),
-            e2 = ri->ne2 == MODEL_DIM_NONE ? 1 : model_hparams_dim(g, ri->ne2);
-    if (e0 <= 0 || e1 <= 0 || e2 <= 0)
+    int64_t ne[3];
+    if (!model_role_shape(g, ri, ne))
         return; /* a hyperparameter is unknown: nothing to hold the shape to */
+    const int64_t e0 = ne[0], e1 = ne[1], e2 = ne[2];
     bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && (int64_t)t->ne[2] == e2 && t->ne[3] == 1;
     if (ok)
         return;

@@ -24,9 +24,9 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
                            ri->what, m->hp.arch);
     }
-    const int64_t ne0 = model_hparams_dim(dims, ri->ne0),
-                  ne1 = ri->ne1 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne1),
-                  ne2 = ri->ne2 == MODEL_DIM_NONE ? 1 : model_hparams_dim(dims, ri->ne2);
+    int64_t ne[3];
+    model_role_shape(dims, ri, ne);
+    const int64_t ne0 = ne[0], ne1 = ne[1], ne2 = ne[2];
     bool ok = ri->ne1 == MODEL_DIM_NONE ? t->n_elements == (uint64_t)ne0
                                        : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 &&
                                              t->ne[2] == (uint64_t)ne2 && t->ne[3] == 1;

@@ -246,6 +246,17 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     }
 }
 
+bool model_role_shape(const model_hparams *hp, const model_role_info *ri, int64_t ne[3])
+{
+    const model_dim dims[3] = { ri->ne0, ri->ne1, ri->ne2 };
+    bool known = true;
+    for (int k = 0; k < 3; k++) {
+        ne[k] = k > 0 && dims[k] == MODEL_DIM_NONE ? 1 : model_hparams_dim(hp, dims[k]);
+        known &= ne[k] > 0;
+    }
+    return known;
+}
+
 const char *model_dim_name(model_dim d)
 {
     static const char *const names[MODEL_DIM_COUNT] = {

@@ -178,6 +178,9 @@ GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams 
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
 GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
+/* The shape role ri's tensor has under these hyperparameters, GGUF order (1 for a dimension the role does not have);
+ * false when one of them is unknown (0). */
+GGUFSCOPE_API bool model_role_shape(const model_hparams *hp, const model_role_info *ri, int64_t ne[3]);
 /* What a dimension is, in words ("embedding_length"). */
 GGUFSCOPE_API const char *model_dim_name(model_dim d);
 /* How much a file of these hyperparameters needs role r: its architecture's need, ABSENT for the dense feed-forward
