@@ -192,6 +192,69 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     return true;
 }
 
+/* One gated block (gate, up, down with their biases where given) of one row h (E values) into out (E): the products
+ * in the side's numerics, the activation as the reference defines it (SiLU or gpt-oss's in double). */
+static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], const kern_weight *const bias[3], int F,
+                        const float *h, float *out)
+{
+    cmp_deriving *d = &s->d;
+    const int E = s->m->hp.n_embd;
+    kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
+    float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
+    return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH && product(s, side, w[0], bias[0], h, 1, E, gate) &&
+           product(s, side, w[1], bias[1], h, 1, E, up) &&
+           ref->glu(ref, s->m->hp.act, gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
+           product(s, side, w[2], bias[2], gate, 1, F, out);
+}
+
+/* A mixture of experts' output from the side's ffn_norm rows, as the forward pass defines it: the router's logits
+ * (its bias), the experts engine_route picks, each chosen expert's output times its weight summed in order, the
+ * shared expert times the sigmoid of its gate. Routing is re-derived too: a side whose router logits sit near a tie
+ * may pick another expert, which shows as a difference here (rare; the logits' own difference is small). */
+static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
+{
+    const engine_model *m = s->m;
+    const engine_hparams *hp = &m->hp;
+    const engine_layer *L = &m->layers[il];
+    const kern_weight *w = L->w;
+    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
+    float logits[1024], probs[1024], weights[1024], sh = 0.0f, *tmp = malloc((size_t)E * sizeof(float));
+    int ids[1024];
+    bool ok = h && tmp && n_exp <= 1024;
+    for (int t = 0; ok && t < T; t++) {
+        const float *ht = h + (size_t)t * E;
+        float *ot = out + (size_t)t * E;
+        ok = product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
+                     w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL, ht, 1, E, logits);
+        if (ok)
+            engine_route(logits, n_exp, k, hp->moe_gating, hp->moe_renormalise, probs, ids, weights);
+        for (int j = 0; ok && j < k; j++) {
+            const int e = ids[j];
+            const kern_weight *const ew[3] = { &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
+                                               &L->experts[ENGINE_EXPERT_DOWN][e] };
+            const kern_weight *eb[3];
+            for (int part = 0; part < 3; part++)
+                eb[part] = L->experts[ENGINE_EXPERT_GATE_BIAS + part] ? &L->experts[ENGINE_EXPERT_GATE_BIAS + part][e]
+                                                                      : NULL;
+            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, ht, j == 0 ? ot : tmp);
+            for (int i = 0; ok && i < E; i++)
+                ot[i] = j == 0 ? ot[i] * weights[0] : ot[i] + tmp[i] * weights[j];
+        }
+        if (ok && w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t) {
+            const kern_weight *const sw[3] = { &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP],
+                                               &w[MODEL_ROLE_FFN_DOWN_SHEXP] };
+            const kern_weight *const no_bias[3] = { 0 };
+            ok = product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh) &&
+                 gated_block(s, side, sw, no_bias, hp->n_ff_shexp, ht, tmp);
+            for (int i = 0; ok && i < E; i++)
+                ot[i] += tmp[i] * (1.0f / (1.0f + expf(-sh)));
+        }
+    }
+    free(tmp);
+    return ok;
+}
+
 /* The logits: the output projection of the side's final-norm rows, soft-capped where the model caps them. */
 static bool derive_logits(cmp_state *s, int side, int T, float *out)
 {
@@ -228,8 +291,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
     case ENGINE_OP_ATTN: return derive_attention(s, side, il, pos0, T, out);
     case ENGINE_OP_ATTN_OUT:
-        return product(s, side, &w[MODEL_ROLE_ATTN_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T,
-                       q_dim, out);
+        return product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
+                       cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:
         return norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T, E,
                          out);
@@ -241,6 +304,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
+        if (hp->n_expert > 0)
+            return derive_experts(s, side, il, T, out);
         return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
                        T, hp->n_ff, out);
     case ENGINE_OP_FFN_POST_NORM:

@@ -69,6 +69,7 @@ typedef struct engine_hparams {
      * probabilities are renormalised to sum 1 when moe_renormalise; a shared expert where the file has one. */
     int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
     bool moe_renormalise;
+    model_moe_gating moe_gating; /* softmax then top k, or top k then softmax (gpt-oss) */
     /* Where each choice came from, for the start-up report. */
     bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
     model_hparams g;         /* everything model/'s reader found */

@@ -9,10 +9,13 @@
  *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)   (the rows of one fused Wqkv: phi3)
  *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3; over the whole row: olmo2)
  *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
- *               a = attention(q, K, V; scale, window) Wo   (a = rmsnorm(a) * post_attention_norm: gemma, olmo2)
+ *               a = attention(q, K, V; scale, window; a sink logit per head: gpt-oss) Wo (+bo)
+ *                                                          (a = rmsnorm(a) * post_attention_norm: gemma, olmo2)
  *               x += a                                     (a * residual_scale: granite)
- *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2)
- *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU or tanh-GELU   (or the chosen experts': MoE)
+ *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2; gpt-oss calls it
+ *                                                           post_attention_norm)
+ *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU, tanh-GELU or gpt-oss's clamped SwiGLU
+ *                                                          (or the chosen experts', with their biases: MoE)
  *                                                          (f = rmsnorm(f) * post_ffw_norm: gemma, olmo2)
  *               x += f                                     <- l_out (the traced residual; f * residual_scale)
  *   logits = (rmsnorm(x) * output_norm) Wout               <- result_norm before Wout
@@ -298,29 +301,31 @@ static void attention_block(pass *p, int il, int T)
     look(p, ENGINE_OP_V, v_new, T, kv_dim);
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
     look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
-    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o);
+    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
+               c->att, T, c->o);
     look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }
 
-/* One gated feed-forward block (gate, up, down) on the Tr rows of h into out, its width F; gate and up are
- * scratch. A mixture of experts runs each chosen expert and the shared expert through it. */
-static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd, int F, int Tr,
-                      const float *h, float *out, const char *names)
+/* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
+ * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
+ * through it. */
+static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd,
+                      const kern_weight *const bias[3], int F, int Tr, const float *h, float *out, const char *names)
 {
     engine_ctx *c = p->c;
     const kern_weight *const gate_up[2] = { wg, wu };
-    const kern_weight *const no_bias[2] = { 0 };
+    const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
     static const char *const gate_up_names[2] = { "expert gate", "expert up" };
-    run_products(p, 2, gate_up, no_bias, h, Tr, gate_up_out, gate_up_names, names);
-    run_glu(p, "swiglu", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
-    run_matmul(p, "expert down", wd, NULL, c->gate, Tr, out);
+    run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
+    run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
 }
 
-/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits come to the host, each token goes
- * through the experts engine_route picks for it, each output scaled by its weight and summed in the order
- * chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is one. Only
- * the chosen experts' rows are read. */
+/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
+ * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
+ * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is
+ * one. Only the chosen experts' rows are read. */
 static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
 {
     engine_ctx *c = p->c;
@@ -328,18 +333,25 @@ static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
     const engine_layer *L = &c->m->layers[il];
     const kern_weight *w = L->w;
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
-    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], NULL, h, Tr, c->router);
+    const kern_weight *router_bias = w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL;
+    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, h, Tr, c->router);
     if (!p->st)
         check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp), "copy of the router's logits");
     for (int t = 0; t < Tr && !p->st; t++) {
-        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_renormalise, c->route_probs, c->route_ids,
-                     c->route_weights);
+        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
+                     c->route_probs, c->route_ids, c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
         for (int j = 0; j < k; j++) {
             const int e = c->route_ids[j];
             float *dst = j == 0 ? ot : tmp;
-            gated_ffn(p, &L->experts[0][e], &L->experts[1][e], &L->experts[2][e], hp->n_ff_exp, 1,
-                      h + (size_t)t * E, dst, "ffn_gate_exps, ffn_up_exps");
+            const kern_weight *const bias[3] = {
+                L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
+                L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
+                L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
+            };
+            gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
+                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, h + (size_t)t * E, dst,
+                      "ffn_gate_exps, ffn_up_exps");
             run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
             if (j > 0)
                 run_add(p, "sum of the experts", ot, dst, (size_t)E);
@@ -351,7 +363,8 @@ static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
     run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
     if (!p->st)
         check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
-    gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP],
+    const kern_weight *const no_bias[3] = { 0 };
+    gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
               hp->n_ff_shexp, Tr, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
     for (int t = 0; t < Tr && !p->st; t++)
         run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
@@ -393,7 +406,7 @@ static void ffn_block(pass *p, int il, int T, int r0)
         experts_block(p, il, Tr, in, o);
     } else {
         run_products(p, 2, gate_up, no_bias, in, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
-        run_glu(p, hp->act == KERN_ACT_SILU ? "swiglu" : "geglu", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
+        run_glu(p, "gated activation", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
         look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
         run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
     }

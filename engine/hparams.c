@@ -3,6 +3,7 @@
  * ints and kernel settings the forward pass uses.
  */
 #include "internal.h"
+#include "rope_yarn.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,8 @@ const char *engine_supported_archs(void)
 /* model/'s activation, as the kernels name it */
 static kern_act kern_act_of(model_act a)
 {
-    static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH };
+    static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH,
+                                     [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI };
     return acts[a];
 }
 
@@ -56,10 +58,17 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->qk_norm_full = g->arch->qk_norm_full;
     hp->final_softcap = g->final_softcap;
     hp->swa_window = g->swa_window > 0 ? (int)g->swa_window : 0;
+    hp->moe_gating = g->arch->moe_gating;
     hp->rope = (kern_rope){ .n_rot = (int)g->n_rot, .neox = g->arch->rope_neox, .base = g->rope_base,
-                            .freq_scale = g->rope_freq_scale };
+                            .freq_scale = g->rope_freq_scale, .ext_factor = g->yarn_ext_factor,
+                            .attn_factor = g->yarn_attn_factor };
     hp->rope_swa = hp->rope;
     hp->rope_swa.base = g->rope_base_swa;
     hp->rope_swa.freq_scale = g->rope_freq_scale_swa;
+    /* YaRN's ramp per rope: llama.cpp computes it from each layer's own base (ggml_rope_ext's freq_base) */
+    kern_rope *ropes[2] = { &hp->rope, &hp->rope_swa };
+    for (int i = 0; i < 2; i++)
+        rope_yarn_corr_dims(ropes[i]->n_rot, (int)g->n_ctx_orig_yarn, ropes[i]->base, g->yarn_beta_fast,
+                            g->yarn_beta_slow, &ropes[i]->corr_lo, &ropes[i]->corr_hi);
     return ENGINE_OK;
 }

@@ -19,7 +19,9 @@ typedef struct engine_layer {
     kern_weight w[MODEL_ROLE_COUNT];
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
-    kern_weight *experts[3]; /* a mixture of experts: gate, up and down of each expert (n_expert each) */
+    /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
+     * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
+    kern_weight *experts[6];
     gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
 } engine_layer;
 
@@ -29,10 +31,15 @@ struct engine_model {
     engine_hparams hp;
     kern_weight tok_embd, output_norm, output;
     engine_layer *layers;  /* (n_layer) */
-    gguf_tensor *expert_views;    /* (n_layer, 3, n_expert) each expert of the 3-D tensors as a matrix, or NULL */
+    gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the
+                                   * experts' biases as a row, or NULL */
     kern_weight *expert_weights;  /* the same, bound */
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
 };
+
+/* The experts' parts of a layer (engine_layer.experts), each a role of model/arch.c. */
+enum { ENGINE_EXPERT_GATE, ENGINE_EXPERT_UP, ENGINE_EXPERT_DOWN, ENGINE_EXPERT_GATE_BIAS, ENGINE_EXPERT_UP_BIAS,
+       ENGINE_EXPERT_DOWN_BIAS, ENGINE_EXPERT_PARTS };
 
 /* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
@@ -40,13 +47,15 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
     const engine_hparams *hp = &m->hp;
     return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
-                        .softcap = hp->g.attn_softcap };
+                        .softcap = hp->g.attn_softcap,
+                        .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
+                                                                          : NULL };
 }
 
 /* One token's experts (route.c): probs (n_expert) is scratch, ids and weights (n_used) the experts chosen, most
  * probable first, and what their outputs are multiplied by. */
-void engine_route(const float *logits, int n_expert, int n_used, bool renormalise, float *probs, int *ids,
-                  float *weights);
+void engine_route(const float *logits, int n_expert, int n_used, model_moe_gating gating, bool renormalise,
+                  float *probs, int *ids, float *weights);
 
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 

@@ -49,7 +49,7 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
-    if (ri->ne2 != MODEL_DIM_NONE || role == MODEL_ROLE_ATTN_QKV ||
+    if (ri->ne2 != MODEL_DIM_NONE || ri->expert_rows || role == MODEL_ROLE_ATTN_QKV ||
         (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
         return ENGINE_OK; /* an experts' or a fused tensor: its parts are bound (bind_experts, bind_fused) */
     kern_status ks = m->be->bind(m->be, w);
@@ -63,18 +63,26 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     return ENGINE_OK;
 }
 
-/* Each expert of layer il's gate, up and down tensors bound as a matrix: a token's forward pass reads only the
- * rows of the experts its router picks. */
+/* Each expert of layer il's gate, up and down tensors bound as a matrix, and its row of each of their biases
+ * (gpt-oss) as a vector: a token's forward pass reads only the rows of the experts its router picks. */
 static engine_status bind_experts(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
     const int n = m->hp.n_expert;
-    static const model_role roles[3] = { MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS, MODEL_ROLE_FFN_DOWN_EXPS };
-    for (int k = 0; k < 3; k++) {
+    static const model_role roles[ENGINE_EXPERT_PARTS] = {
+        [ENGINE_EXPERT_GATE] = MODEL_ROLE_FFN_GATE_EXPS, [ENGINE_EXPERT_UP] = MODEL_ROLE_FFN_UP_EXPS,
+        [ENGINE_EXPERT_DOWN] = MODEL_ROLE_FFN_DOWN_EXPS, [ENGINE_EXPERT_GATE_BIAS] = MODEL_ROLE_FFN_GATE_EXPS_BIAS,
+        [ENGINE_EXPERT_UP_BIAS] = MODEL_ROLE_FFN_UP_EXPS_BIAS, [ENGINE_EXPERT_DOWN_BIAS] = MODEL_ROLE_FFN_DOWN_EXPS_BIAS,
+    };
+    for (int k = 0; k < ENGINE_EXPERT_PARTS; k++) {
         const gguf_tensor *t = L->w[roles[k]].t;
+        L->experts[k] = NULL;
+        if (!t)
+            continue; /* biases the file does not have */
+        const bool rows = model_role_info_of(roles[k])->expert_rows;
         for (int e = 0; e < n; e++) {
-            const size_t at = ((size_t)il * 3 + (size_t)k) * (size_t)n + (size_t)e;
-            m->expert_views[at] = gguf_tensor_slice(t, (uint64_t)e);
+            const size_t at = ((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n + (size_t)e;
+            m->expert_views[at] = rows ? gguf_tensor_rows(t, (uint64_t)e, 1) : gguf_tensor_slice(t, (uint64_t)e);
             kern_weight *w = &m->expert_weights[at];
             w->t = &m->expert_views[at];
             kern_status ks = m->be->bind(m->be, w);
@@ -85,7 +93,7 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
                                    gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
             }
         }
-        L->experts[k] = &m->expert_weights[((size_t)il * 3 + (size_t)k) * (size_t)n];
+        L->experts[k] = &m->expert_weights[((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n];
     }
     return ENGINE_OK;
 }
@@ -159,6 +167,15 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
+    if (m->hp.desc->ffn_norm_is_post_attention) { /* gpt-oss: its post_attention_norm is the experts' input norm */
+        L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_POST_NORM];
+        L->w[MODEL_ROLE_ATTN_POST_NORM] = (kern_weight){ 0 };
+    }
+    const kern_weight *sinks = &L->w[MODEL_ROLE_ATTN_SINKS];
+    if (sinks->t && sinks->t->type != GGUF_TENSOR_F32) /* llama.cpp's soft_max_ext asserts F32 sinks */
+        return engine_fail(err, ENGINE_E_MODEL, sinks->t->info_offset, sinks->t->name,
+                           "tensor '%s' is %s: attention sinks must be F32 (llama.cpp asserts it)", sinks->t->name,
+                           gguf_type_traits_of(sinks->t->type)->name);
     engine_status s = bind_fused(m, il, err);
     if (s)
         return s;
@@ -193,10 +210,12 @@ static void unbind_all(engine_model *m)
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
         kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-            if (w[r].t && model_role_info_of((model_role)r)->ne2 == MODEL_DIM_NONE)
+            if (w[r].t && model_role_info_of((model_role)r)->ne2 == MODEL_DIM_NONE &&
+                !model_role_info_of((model_role)r)->expert_rows)
                 m->be->unbind(m->be, &w[r]);
     }
-    const size_t n_experts = m->expert_weights ? (size_t)m->hp.n_layer * 3 * (size_t)m->hp.n_expert : 0;
+    const size_t n_experts =
+        m->expert_weights ? (size_t)m->hp.n_layer * ENGINE_EXPERT_PARTS * (size_t)m->hp.n_expert : 0;
     for (size_t i = 0; i < n_experts; i++)
         if (m->expert_weights[i].t)
             m->be->unbind(m->be, &m->expert_weights[i]);
@@ -248,7 +267,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     dims.n_ff = hp->n_ff;
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (hp->n_expert > 0) {
-        const size_t n = (size_t)hp->n_layer * 3 * (size_t)hp->n_expert;
+        const size_t n = (size_t)hp->n_layer * ENGINE_EXPERT_PARTS * (size_t)hp->n_expert;
         m->expert_views = calloc(n, sizeof *m->expert_views);
         m->expert_weights = calloc(n, sizeof *m->expert_weights);
     }
@@ -311,9 +330,13 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
     uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size;
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
-        for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-            if (w[r].t) /* of the experts' tensors, only the experts a token is routed to */
-                total += w[r].t->size / w[r].t->ne[2] * (w[r].t->ne[2] > 1 ? (uint64_t)m->hp.n_expert_used : 1);
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
+            if (!w[r].t)
+                continue;
+            /* of the experts' tensors and biases, only the experts a token is routed to */
+            const uint64_t experts = model_role_info_of((model_role)r)->expert_rows ? w[r].t->ne[1] : w[r].t->ne[2];
+            total += w[r].t->size / experts * (experts > 1 ? (uint64_t)m->hp.n_expert_used : 1);
+        }
     }
     return total;
 }
@@ -324,7 +347,8 @@ uint64_t engine_model_layer_products_per_token(const engine_model *m)
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-            if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1) /* a matrix; gains and biases are vectors */
+            /* a matrix; gains and biases are vectors (the experts' biases a vector per expert) */
+            if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1 && !model_role_info_of((model_role)r)->expert_rows)
                 total += w[r].t->ne[0] * w[r].t->ne[1] * (w[r].t->ne[2] > 1 ? (uint64_t)m->hp.n_expert_used : 1);
     }
     return total;

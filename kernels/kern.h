@@ -40,7 +40,7 @@ typedef struct kern_weight {
 } kern_weight;
 
 /* The gate's activation of a gated feed-forward block (GLU). */
-typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH } kern_act;
+typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI } kern_act;
 
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
@@ -49,6 +49,10 @@ typedef struct kern_rope {
     float base;                /* theta_base: 10000, 1e6 for Qwen2 */
     float freq_scale;          /* 1 / linear scaling factor */
     const float *freq_factors; /* (n_rot/2) divisors of each frequency (Llama 3.1 rope_freqs), or NULL */
+    /* YaRN (rope_yarn.h): ext_factor 0 leaves the angles interpolated (pos * freq_scale * ...); above 0, pair i's
+     * angle blends towards the unscaled one by ramp(i) * ext_factor, ramp 1 below corr_lo and 0 above corr_hi,
+     * and cosines and sines are scaled by attn_factor (1 + 0.1 ln(1 / freq_scale)); without YaRN by attn_factor */
+    float ext_factor, attn_factor, corr_lo, corr_hi;
 } kern_rope;
 
 /* The shape and masking of one attention op. */
@@ -57,6 +61,9 @@ typedef struct kern_attn {
     float scale;   /* multiplies q.k: 1/sqrt(head_dim) in most models */
     int window;    /* > 0: a query sees only the last `window` positions (itself included); 0: all before it */
     float softcap; /* > 0: each scaled score s becomes softcap * tanh(s / softcap) before the softmax (gemma2) */
+    /* F32 (n_head) or NULL: head h's sink is a logit every query's softmax includes but no value answers to, so
+     * the weights sum to less than 1 (gpt-oss; ggml_soft_max_add_sinks) */
+    const kern_weight *sinks;
 } kern_attn;
 
 /* Per-row statistics of activations (for traces and verdicts). */

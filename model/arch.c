@@ -71,6 +71,19 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                    "shared expert's down projection", .form = MODEL_FFN_MOE },
     [MODEL_ROLE_ATTN_QKV] = { "attn_qkv.weight", true, MODEL_DIM_EMBD, MODEL_DIM_QKV, false,
                              "fused query, key and value projections", MODEL_DIM_NONE, MODEL_FFN_ANY },
+    [MODEL_ROLE_ATTN_OUT_BIAS] = { "attn_output.bias", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
+                                  "attention output bias", MODEL_DIM_NONE, MODEL_FFN_ANY },
+    [MODEL_ROLE_ATTN_SINKS] = { "attn_sinks.weight", true, MODEL_DIM_HEAD, MODEL_DIM_NONE, false,
+                               "attention sinks (a logit per head that takes part in the softmax)", MODEL_DIM_NONE,
+                               MODEL_FFN_ANY },
+    [MODEL_ROLE_FFN_GATE_INP_BIAS] = { "ffn_gate_inp.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
+                                      "expert router bias", .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_GATE_EXPS_BIAS] = { "ffn_gate_exps.bias", true, MODEL_DIM_FF_EXP, MODEL_DIM_EXPERT, false,
+                                       "experts' gate biases", .form = MODEL_FFN_MOE, .expert_rows = true },
+    [MODEL_ROLE_FFN_UP_EXPS_BIAS] = { "ffn_up_exps.bias", true, MODEL_DIM_FF_EXP, MODEL_DIM_EXPERT, false,
+                                     "experts' up biases", .form = MODEL_FFN_MOE, .expert_rows = true },
+    [MODEL_ROLE_FFN_DOWN_EXPS_BIAS] = { "ffn_down_exps.bias", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
+                                       "experts' down biases", .form = MODEL_FFN_MOE, .expert_rows = true },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
@@ -145,6 +158,26 @@ static const model_arch archs[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_ff_split = true,
+    },
+    {
+        .name = "gpt-oss",
+        .families = "OpenAI gpt-oss (20b, 120b)",
+        /* llama.cpp's openai-moe loader (src/models/openai-moe.cpp): biases on q/k/v/o, the router and every expert,
+         * a sink per head, post_attention_norm before the experts; every other layer slides with the global rope
+         * (YaRN in the released files); the top k router logits are softmaxed (SOFTMAX_WEIGHT) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R, [MODEL_ROLE_ATTN_V_BIAS] = R,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_ATTN_SINKS] = R, [MODEL_ROLE_ATTN_POST_NORM] = R,
+                  EXPERT_ROLES, [MODEL_ROLE_FFN_GATE_INP_BIAS] = R, [MODEL_ROLE_FFN_GATE_EXPS_BIAS] = R,
+                  [MODEL_ROLE_FFN_UP_EXPS_BIAS] = R, [MODEL_ROLE_FFN_DOWN_EXPS_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SWIGLU_OAI,
+        .swa_period = 2,
+        .swa_rope_global = true,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
+        .ffn_norm_is_post_attention = true,
     },
     {
         .name = "phi3",

@@ -73,28 +73,54 @@ static float get_float(reader *r, const char *suffix, float dflt, bool *dflt_use
     return (float)kv->value.v.f64;
 }
 
-/* rope.scaling.type: none, or linear with rope.scaling.factor (what the engine implements). */
+/* rope.scaling.type: none, linear, or yarn, with rope.scaling.factor; YaRN's settings as llama.cpp's context derives
+ * them (src/llama-context.cpp: ext_factor 1, the magnitude correction get_mscale(factor, 1) cancelled by the
+ * 1 + 0.1 ln(factor) that ggml's rope_yarn multiplies in again, times rope.scaling.attn_factor; beta_fast 32 and
+ * beta_slow 1, which llama.cpp does not read from files), each in f32 as there. */
 static void rope_scaling(reader *r, model_hparams *hp)
 {
+    hp->rope_scaling = MODEL_ROPE_SCALING_LINEAR; /* llama.cpp's default: a factor alone scales linearly */
+    hp->yarn_beta_fast = 32.0f;
+    hp->yarn_beta_slow = 1.0f;
+    hp->yarn_attn_factor = 1.0f;
+    hp->n_ctx_orig_yarn = get_int(r, "rope.scaling.original_context_length", false, hp->n_ctx_train, 1,
+                                  INT64_C(1) << 30, NULL);
     char key[160];
     snprintf(key, sizeof key, "%s.rope.scaling.type", r->arch);
     gguf_str st;
     gguf_error e;
     gguf_status s = gguf_get_str(r->f, key, &st, &e);
-    if (s == GGUF_E_KEY_NOT_FOUND || (s == GGUF_OK && st.len == 4 && memcmp(st.ptr, "none", 4) == 0))
-        return;
-    if (s != GGUF_OK) {
+    static const struct {
+        const char *name;
+        model_rope_scaling kind;
+    } kinds[] = { { "none", MODEL_ROPE_SCALING_NONE }, { "linear", MODEL_ROPE_SCALING_LINEAR },
+                  { "yarn", MODEL_ROPE_SCALING_YARN } };
+    if (s == GGUF_OK) {
+        size_t k = 0;
+        while (k < sizeof kinds / sizeof kinds[0] && !(st.len == strlen(kinds[k].name) &&
+                                                        memcmp(st.ptr, kinds[k].name, st.len) == 0))
+            k++;
+        if (k == sizeof kinds / sizeof kinds[0]) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
+                              "rope scaling '%.*s' is not supported (none, linear and yarn are)",
+                              (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
+            return;
+        }
+        hp->rope_scaling = kinds[k].kind;
+    } else if (s != GGUF_E_KEY_NOT_FOUND) {
         note(r, s, &e);
         return;
     }
-    if (!(st.len == 6 && memcmp(st.ptr, "linear", 6) == 0)) {
-        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
-                          "rope scaling '%.*s' is not supported (none and linear are)",
-                          (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
-        return;
+    const float factor = get_float(r, "rope.scaling.factor", 0.0f, NULL);
+    if (hp->rope_scaling != MODEL_ROPE_SCALING_NONE) /* llama.cpp: "never scale if scaling type is none" */
+        hp->rope_freq_scale = factor != 0.0f ? 1.0f / factor : 1.0f;
+    if (hp->rope_scaling == MODEL_ROPE_SCALING_YARN) {
+        hp->yarn_ext_factor = 1.0f;
+        const float f = 1.0f / hp->rope_freq_scale;
+        const float mscale = f <= 1.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
+        hp->yarn_attn_factor = mscale * (1.0f / (1.0f + 0.1f * logf(f)));
     }
-    float factor = get_float(r, "rope.scaling.factor", 1.0f, NULL);
-    hp->rope_freq_scale = factor > 0.0f ? 1.0f / factor : 1.0f;
+    hp->yarn_attn_factor *= get_float(r, "rope.scaling.attn_factor", 1.0f, NULL);
 }
 
 /* attention.sliding_window_pattern: a period, or one bool per layer. */
@@ -242,6 +268,7 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_EXPERT: return hp->n_expert;
     case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
     case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
+    case MODEL_DIM_HEAD: return hp->n_head;
     default: return 0;
     }
 }
@@ -269,6 +296,7 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
+        [MODEL_DIM_HEAD] = "head_count",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

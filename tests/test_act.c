@@ -161,7 +161,8 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
 {
     const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1,
                                GGUF_TENSOR_Q8_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q2_K, GGUF_TENSOR_Q3_K,
-                               GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS };
+                               GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS,
+                               GGUF_TENSOR_MXFP4 };
     const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
@@ -220,9 +221,9 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
         free(raw), free(xa), free(w), free(x), free(xd);
         checked++;
     }
-    cr_assert_eq(checked, 12);
+    cr_assert_eq(checked, 13);
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing");
+        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing"); /* every type but MXFP4 (scalar only) */
     cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
     cr_assert_eq(quant_act_type(GGUF_TENSOR_F16), GGUF_TENSOR_F16);
     cr_assert_eq(quant_act_type(GGUF_TENSOR_Q4_1), GGUF_TENSOR_Q8_1);

@@ -47,16 +47,16 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0 }, { H, KV, d, 0.37f, 3, 0 },
-                                 { H, KV, d, 0.37f, 3, 0.5f } };
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL }, { H, KV, d, 0.37f, 3, 0, NULL },
+                                 { H, KV, d, 0.37f, 3, 0.5f, NULL } };
     for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0, 0 }, w100 = { H, KV, d, 0.25f, 100, 0 };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL }, w100 = { H, KV, d, 0.25f, 100, 0, NULL };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0, 0 };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
 }
@@ -86,6 +86,44 @@ Test(attention, soft_capping_follows_its_definition)
     }
 }
 
+/* Attention sinks (gpt-oss) on every backend here against the definition written out (OpenAI's gpt-oss reference,
+ * llama.cpp's ggml_soft_max_add_sinks): head h's sink s_h is one more logit in its softmax, answered by no value,
+ * so out = sum_j e^(x_j) v_j / (sum_j e^(x_j) + e^(s_h)). Two query heads share one KV head, with sinks 1.5 and
+ * -30 (next to nothing), and a third case with a sink far above every score (the output shrinks towards 0). */
+Test(attention, sinks_follow_their_definition)
+{
+    const float q[4] = { 2.0f, 0.0f, 0.5f, 1.0f }, k[6] = { 3.0f, 0.0f, -2.0f, 1.0f, 0.5f, 0.0f };
+    const float v[6] = { 1.0f, 0.0f, 0.0f, 1.0f, 0.5f, 0.5f };
+    const float sink_values[3][2] = { { 1.5f, -30.0f }, { 40.0f, 0.0f }, { -1.0f, 2.0f } };
+    kern_backend *bes[3] = { kern_cpu_create_numerics(1, KERN_NUMERICS_EXACT),
+                             kern_cpu_create_numerics(1, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    for (int c = 0; c < 3; c++) {
+        gguf_tensor st = { .name = "blk.0.attn_sinks.weight", .n_dims = 1, .ne = { 2, 1, 1, 1 },
+                           .type = GGUF_TENSOR_F32, .size = 8, .n_elements = 2,
+                           .data = (const uint8_t *)sink_values[c] };
+        const kern_weight sinks = { .t = &st };
+        const kern_attn a = { .n_head = 2, .n_kv_head = 1, .head_dim = 2, .scale = 0.5f, .sinks = &sinks };
+        for (int b = 0; b < 3; b++) {
+            float out[4];
+            cr_assert_eq(bes[b]->attention(bes[b], q, k, v, 1, 2, &a, out), KERN_OK); /* the query at position 2 */
+            for (int h = 0; h < 2; h++) {
+                double e[3], sum = exp(sink_values[c][h]), want[2] = { 0, 0 };
+                for (int j = 0; j < 3; j++)
+                    sum += e[j] = exp(0.5 * (q[2 * h] * k[2 * j] + q[2 * h + 1] * k[2 * j + 1]));
+                for (int j = 0; j < 3; j++)
+                    for (int i = 0; i < 2; i++)
+                        want[i] += e[j] / sum * v[2 * j + i];
+                for (int i = 0; i < 2; i++)
+                    cr_expect_leq(fabs(out[2 * h + i] - want[i]), 2e-6 + 2e-6 * fabs(want[i]),
+                                  "case %d backend %d head %d: out[%d] %.7g, the definition's %.7g", c, b, h, i,
+                                  out[2 * h + i], want[i]);
+            }
+        }
+    }
+    for (int b = 0; b < 3; b++)
+        bes[b]->destroy(bes[b]);
+}
+
 Test(attention, causal_gqa_and_sliding_window)
 {
     attention_causal_gqa(16);
@@ -104,12 +142,20 @@ Test(attention, matches_a_double_reference_for_every_block_shape)
     const int cases[][3] = { { 19, 0, 0 }, { 1, 38, 0 }, { 5, 30, 0 }, { 17, 3, 0 },  /* T, pos0, window */
                              { 19, 0, 5 }, { 1, 38, 5 }, { 21, 10, 11 }, { 8, 29, 3 } };
     for (size_t hs = 0; hs < sizeof heads / sizeof heads[0]; hs++)
-        for (size_t c = 0; c < 2 * sizeof cases / sizeof cases[0]; c++) {
-            /* every case twice: the second time with the scores soft-capped (gemma2) at 0.8 */
-            const size_t cs = c % (sizeof cases / sizeof cases[0]);
+        for (size_t c = 0; c < 3 * sizeof cases / sizeof cases[0]; c++) {
+            /* every case three times: the second time with the scores soft-capped (gemma2) at 0.8, the third with a
+             * sink per head (gpt-oss) */
+            const size_t n_cases = sizeof cases / sizeof cases[0], cs = c % n_cases;
+            float sink_values[16];
+            for (int h = 0; h < 16; h++)
+                sink_values[h] = 0.3f * (float)(h % 5) - 0.5f;
+            gguf_tensor st = { .name = "attn_sinks.weight", .n_dims = 1, .ne = { (uint64_t)heads[hs][0], 1, 1, 1 },
+                               .type = GGUF_TENSOR_F32, .size = 4 * (uint64_t)heads[hs][0],
+                               .n_elements = (uint64_t)heads[hs][0], .data = (const uint8_t *)sink_values };
+            const kern_weight sinks = { .t = &st };
             const kern_attn a = { .n_head = heads[hs][0], .n_kv_head = heads[hs][1], .head_dim = heads[hs][2],
                                   .scale = 1.0f / sqrtf((float)heads[hs][2]), .window = cases[cs][2],
-                                  .softcap = c == cs ? 0.0f : 0.8f };
+                                  .softcap = c / n_cases == 1 ? 0.8f : 0.0f, .sinks = c / n_cases == 2 ? &sinks : NULL };
             const int T = cases[cs][0], pos0 = cases[cs][1], n_ctx = pos0 + T;
             const size_t nq = (size_t)T * a.n_head * a.head_dim, nkv = (size_t)n_ctx * a.n_kv_head * a.head_dim;
             float *q = malloc(nq * sizeof(float)), *k = malloc(nkv * sizeof(float)), *v = malloc(nkv * sizeof(float));

@@ -290,6 +290,7 @@ Test(compare, a_gated_activation_that_its_input_explains_is_no_divergence)
  * by percents: against the exact CPU that is no divergence, since each side equals every op re-derived on the host
  * from its own inputs in its own numerics (a GGML side's activations rounded as llama.cpp rounds them, Q8_1's f16
  * sums and GELU's f16 table included) to 1e-5. Every shared quantized model (each type the shared files hold), the
+ * mixtures of experts (routing and each chosen expert re-derived; gpt-oss's MXFP4 experts, biases and sinks), the
  * writer's gemma3 fixture (GeGLU, post-norms, q/k norms), and the real models where they are present. */
 Test(compare, llama_cpp_numerics_are_explained_op_by_op)
 {
@@ -298,6 +299,8 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         "tiny-llama-q8_0.gguf", "tiny-qwen2-q4_0.gguf", "tiny-qwen2-q4_k_m.gguf", "tiny-qwen3-q4_k_m.gguf",
         "tiny-qwen3-q8_0.gguf", "stories260K-q5_1mix.gguf", "stories260K-iq4_nlmix.gguf", "stories260K-q5_0mix.gguf",
         "stories260K-bf16.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
+        "moe/tiny-qwen3moe-q4_k_m.gguf", "moe/tiny-qwen2moe-q4_k_m.gguf", "moe/tiny-mixtral-q4_k_m.gguf",
+        "moe/tiny-gptoss-mxfp4.gguf",
         NULL, /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;

@@ -185,6 +185,30 @@ Test(cuda, matmul_on_ggmls_blocks_of_every_type, .timeout = 120)
     cpu->destroy(cpu);
 }
 
+/* MXFP4 (gpt-oss's experts, written by llama-quantize): one expert's matrix of the shared file, as the engine binds
+ * it (gguf_tensor_slice), against the CPU's decode. */
+Test(cuda, matmul_on_mxfp4_experts, .timeout = 60)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    char *path = model_path("moe/tiny-gptoss-mxfp4.gguf");
+    if (!path)
+        cr_skip_test("moe/tiny-gptoss-mxfp4.gguf is not in ../shared/models");
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s", ge.message);
+    const gguf_tensor *t = gguf_tensor_by_name(f, "blk.1.ffn_down_exps.weight");
+    cr_assert(t && t->type == GGUF_TENSOR_MXFP4);
+    for (uint64_t e = 0; e < t->ne[2]; e += 3) {
+        const gguf_tensor one = gguf_tensor_slice(t, e);
+        check_tensor_matmul(gpu, cpu, &one, 1);
+        check_tensor_matmul(gpu, cpu, &one, 9);
+    }
+    gguf_close(f);
+    free(path);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
 Test(cuda, gemm_layout_on_odd_shapes)
 {
     /* F32 goes through cuBLAS without any rounding: a layout mistake cannot hide in a tolerance. */
@@ -223,7 +247,7 @@ Test(cuda, rope_both_modes_and_attention_gqa)
         factors[i] = 1.0f + (float)i / 8.0f;
     for (int mode = 0; mode < 2; mode++) {
         kern_rope r = { .n_rot = hd, .neox = mode == 1, .base = mode ? 1e6f : 1e4f, .freq_scale = 1.0f,
-                        .freq_factors = mode ? factors : NULL };
+                        .freq_factors = mode ? factors : NULL, .attn_factor = 1.0f };
         const int T = 7, pos0 = 5;
         const size_t n = (size_t)T * n_head * hd;
         float *x = noise(n, 21, 1.0f), *xd = up(gpu, x, n);

@@ -6,35 +6,42 @@
 #include "engine.h"
 #include "golden.h"
 #include "testutil.h"
+#include "vocab.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static tok_vocab *open_vocab(const char *name, gguf_file **f)
+static tok_vocab *open_vocab_at(const char *path, const char *name, gguf_file **f)
 {
-    char file[128];
-    snprintf(file, sizeof file, "%s.gguf", name);
-    char *path = model_path(file);
-    if (!path)
-        return NULL;
     gguf_error ge;
     tok_error e;
     tok_vocab *v = NULL;
     cr_assert_eq(gguf_open(path, f, &ge), GGUF_OK);
     cr_assert_eq(tok_vocab_load(*f, &v, &e), TOK_OK, "%s: %s", name, e.message);
+    return v;
+}
+
+static tok_vocab *open_vocab(const char *name, gguf_file **f)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s.gguf", name);
+    char *path = model_path(file);
+    tok_vocab *v = path ? open_vocab_at(path, name, f) : NULL;
     free(path);
     return v;
 }
 
-static void check_vocab(const char *name)
+/* Every string of golden/tokenize/<name>.jsonl through the vocabulary of the file at model (NULL: the shared or
+ * real model <name>.gguf). */
+static void check_vocab_of(const char *name, const char *model)
 {
     char path[8192];
     snprintf(path, sizeof path, "%s/tokenize/%s.jsonl", golden_dir(), name);
     tbuf b = read_whole_file(path);
     gguf_file *f = NULL;
-    tok_vocab *v = b.p ? open_vocab(name, &f) : NULL;
+    tok_vocab *v = !b.p ? NULL : model ? open_vocab_at(model, name, &f) : open_vocab(name, &f);
     if (!v) {
         tbuf_free(&b);
         cr_skip_test("%s or its tokenize golden not found: skipped", name);
@@ -73,7 +80,90 @@ static void check_vocab(const char *name)
     tbuf_free(&b);
 }
 
+static void check_vocab(const char *name)
+{
+    check_vocab_of(name, NULL);
+}
+
+/* A vocabulary of a file ../shared/tools/synth_arch.py writes (written here, checked by its sha256). */
+static void check_synth_vocab(const char *preset)
+{
+    char dir[128], path[256], name[64], why[200];
+    cr_assert(tmp_dir_make(dir, "synth-vocab"));
+    snprintf(path, sizeof path, "%s/%s-f32.gguf", dir, preset);
+    snprintf(name, sizeof name, "%s-f32", preset);
+    const int w = synth_arch_write(preset, path, why);
+    if (w == 0) {
+        tmp_dir_remove(dir);
+        cr_skip_test("../shared/tools/synth_arch.py or build/venv not found: skipped");
+    }
+    cr_assert_eq(w, 1, "%s", why);
+    check_vocab_of(name, path);
+    cr_assert(tmp_dir_remove(dir));
+}
+
 Test(tokenizer, stories260k_spm) { check_vocab("stories260K"); }
+/* o200k's pre-tokenizer (gpt-4o: letter classes by case, digits by threes) on gpt-oss's synthetic vocabulary */
+Test(tokenizer, gptoss_gpt4o_pretokenizer, .timeout = 60) { check_synth_vocab("tiny-gptoss"); }
+/* The gpt-4o pre-tokenizer's words against the o200k expression of gpt-oss's tokenizer.json (\p{Lu}\p{Lt}\p{Lm}\p{Lo}
+ * \p{M} letter classes, which llama.cpp rewrites), as Python's regex module splits these strings (computed with it,
+ * regex 2026.11.19): CamelCase and acronyms apart, contractions kept on their word in either case, digits by threes,
+ * "/" closing a punctuation run, newlines. The synthetic vocabulary's 700 merges cannot tell these splits from
+ * llama3's, so the words are checked themselves. */
+typedef struct split_ctx {
+    const char *text;
+    struct {
+        char w[16][24];
+        int n;
+    } ws;
+} split_ctx;
+
+static bool keep_word(void *user, size_t start, size_t len)
+{
+    split_ctx *c = user;
+    if (c->ws.n >= 16 || len >= 24)
+        return false;
+    memcpy(c->ws.w[c->ws.n], c->text + start, len);
+    c->ws.w[c->ws.n][len] = 0;
+    c->ws.n++;
+    return true;
+}
+
+Test(tokenizer, gpt4o_pretokenizer_words)
+{
+    gguf_file *f = NULL;
+    char *path = model_path("moe/tiny-gptoss-mxfp4.gguf");
+    if (!path)
+        cr_skip_test("moe/tiny-gptoss-mxfp4.gguf not found: skipped");
+    tok_vocab *v = open_vocab_at(path, "tiny-gptoss-mxfp4", &f);
+    free(path);
+    cr_assert_str_eq(tok_vocab_pre(v), "gpt-4o");
+    static const struct {
+        const char *text, *words[12];
+    } cases[] = {
+        { "HelloWorld don't STOP'S 1234567 a/b//\n",
+          { "Hello", "World", " don't", " STOP'S", " ", "123", "456", "7", " a", "/b", "//\n" } },
+        { "XMLHttpRequest isn't \xc3\x89" "coleNormale", { "XMLHttp", "Request", " isn't", " \xc3\x89" "cole", "Normale" } },
+        { "path/to/file.txt\n\n  end", { "path", "/to", "/file", ".txt", "\n\n", " ", " end" } },
+        { "CamelCaseABC 42ms", { "Camel", "Case", "ABC", " ", "42", "ms" } },
+        { "We'LL see", { "We'LL", " see" } },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        split_ctx c = { .text = cases[i].text };
+        cr_assert(pretok_split(v->pretok, c.text, strlen(c.text), keep_word, &c));
+        int n = 0;
+        while (n < 12 && cases[i].words[n])
+            n++;
+        cr_expect_eq(c.ws.n, n, "'%s': %d words, o200k's %d", c.text, c.ws.n, n);
+        for (int j = 0; j < n && j < c.ws.n; j++)
+            cr_expect_str_eq(c.ws.w[j], cases[i].words[j], "'%s' word %d", c.text, j);
+    }
+    tok_vocab_free(v);
+    gguf_close(f);
+}
+
+/* phi3's SentencePiece vocabulary with its control tokens */
+Test(tokenizer, phi3_spm_with_control_tokens, .timeout = 60) { check_synth_vocab("tiny-phi3"); }
 Test(tokenizer, llama2_spm_32000) { check_vocab("llama-2-tiny-random"); }
 Test(tokenizer, synthetic_spm) { check_vocab("tiny-llama-f32"); }
 Test(tokenizer, qwen2_byte_level_bpe) { check_vocab("tiny-qwen2-f32"); }

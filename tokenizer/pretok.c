@@ -32,6 +32,13 @@ static const pre_kind kinds[] = {
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
         "\\s+(?!\\S)|\\s+" } },
     { { "smollm" }, { "\\p{N}", GPT2_RE } },
+    /* o200k (gpt-oss, Llama 4): a word is an optional non-letter, then "upper" letters and "lower" ones (or the
+     * reverse), each class a letter that is not ASCII a-z (resp. A-Z), as llama.cpp rewrites tokenizer.json's
+     * \p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M} classes for its regex engine; digits by threes; "/" ends punctuation runs */
+    { { "gpt-4o", "llama4", "kanana2", "talkie" },
+      { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" CONTRACTIONS_CI "?|"
+        "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" CONTRACTIONS_CI "?|"
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" } },
 };
 
 /* Every tokenizer.ggml.pre value llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load, as vendored
@@ -90,7 +97,7 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
     if (!k)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                         "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt2, "
-                        "llama3/llama-bpe, qwen2, smollm are)", v->pre);
+                        "llama3/llama-bpe, qwen2, smollm, gpt-4o/llama4 are)", v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");

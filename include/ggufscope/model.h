@@ -45,6 +45,7 @@ typedef enum model_dim {
     MODEL_DIM_EXPERT,    /* expert_count */
     MODEL_DIM_FF_EXP,    /* one expert's feed-forward width */
     MODEL_DIM_FF_SHEXP,  /* the shared expert's feed-forward width */
+    MODEL_DIM_HEAD,      /* head_count: one value per query head (attention sinks) */
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -60,6 +61,10 @@ typedef enum model_role {
     MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS, MODEL_ROLE_FFN_DOWN_EXPS,
     MODEL_ROLE_FFN_GATE_INP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP, MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_DOWN_SHEXP,
     MODEL_ROLE_ATTN_QKV,   /* q, k and v in one matrix, rows in that order (phi3) */
+    /* gpt-oss: the attention output's bias, one attention-sink logit per head, the router's bias and one bias per
+     * expert for its gate, up and down projections (row e of each is expert e's) */
+    MODEL_ROLE_ATTN_OUT_BIAS, MODEL_ROLE_ATTN_SINKS, MODEL_ROLE_FFN_GATE_INP_BIAS, MODEL_ROLE_FFN_GATE_EXPS_BIAS,
+    MODEL_ROLE_FFN_UP_EXPS_BIAS, MODEL_ROLE_FFN_DOWN_EXPS_BIAS,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -75,6 +80,7 @@ typedef struct model_role_info {
     const char *what;     /* a few words: "attention query projection" */
     model_dim ne2;        /* the experts' axis of a 3-D tensor; NONE otherwise */
     model_ffn_form form;
+    bool expert_rows;     /* one row per expert (ne1 = expert_count): the experts' biases */
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
@@ -83,7 +89,19 @@ GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
 GGUFSCOPE_API model_role model_role_of_name(const char *name, int64_t *layer);
 
 typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
-typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH } model_act;
+/* The FFN's gated activation: SiLU(gate) * up, tanh-GELU(gate) * up, or gpt-oss's clamped form
+ * (gate' = min(gate, 7), up' = clamp(up, -7, 7), gate' * sigmoid(1.702 gate') * (up' + 1): ggml_swiglu_oai). */
+typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_OAI } model_act;
+
+/* How a mixture of experts weighs the experts its router picks (llama.cpp's expert_gating_func):
+ * SOFTMAX: softmax over all the router's logits, the top k of those probabilities;
+ * SOFTMAX_WEIGHT: the top k logits, then a softmax over those k (gpt-oss). */
+typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT } model_moe_gating;
+
+/* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
+ * the interpolated and the original angle, and a magnitude correction). */
+typedef enum model_rope_scaling { MODEL_ROPE_SCALING_NONE, MODEL_ROPE_SCALING_LINEAR, MODEL_ROPE_SCALING_YARN }
+    model_rope_scaling;
 
 typedef struct model_arch {
     const char *name;            /* general.architecture */
@@ -113,6 +131,10 @@ typedef struct model_arch {
      * build_moe_ffn norm_w); without expert_feed_forward_length an expert is feed_forward_length wide, or that
      * divided by expert_used_count when moe_ff_split. */
     bool moe, moe_renormalise, moe_ff_split;
+    model_moe_gating moe_gating;
+    /* post_attention_norm is the norm before the feed-forward block, not one of the attention's output (gpt-oss:
+     * llama.cpp names it so and applies it to the residual stream) */
+    bool ffn_norm_is_post_attention;
     bool qk_norm_full;           /* q/k norms over the whole q and k rows, not per head (olmo2) */
     bool gate_up_fused;          /* ffn_up holds the gate's rows, then the up rows (phi3) */
     /* Multipliers read from the file (granite): embedding_scale on the embeddings, residual_scale on each block's
@@ -141,6 +163,12 @@ typedef struct model_hparams {
     int64_t file_type;           /* general.file_type, -1 when absent */
     float eps;                   /* RMSNorm epsilon */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
+    model_rope_scaling rope_scaling;
+    /* YaRN as llama.cpp's context sets it up (src/llama-context.cpp): ext_factor 1 with YaRN, else 0; attn_factor
+     * its magnitude correction (rope.scaling.attn_factor, times get_mscale(factor) / (1 + 0.1 ln factor) with
+     * YaRN); beta_fast/slow 32 and 1; n_ctx_orig rope.scaling.original_context_length, or context_length */
+    float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow;
+    int64_t n_ctx_orig_yarn;
     float rope_base_swa, rope_freq_scale_swa; /* sliding-window layers */
     int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
     uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */

@@ -24,9 +24,10 @@ typedef enum min_kind {
 
 typedef struct act_dot_layout {
     bool present;
-    uint8_t d_off;    /* byte offset of the f16 scale d in the weight block */
+    uint8_t d_off;    /* byte offset of the scale d in the weight block */
     uint8_t min_off;  /* of the f16 min (m or dmin), when min != MIN_NONE */
     min_kind min;
+    bool e8m0;        /* d is one E8M0 byte (2^(e - 128), MXFP4: ggml_e8m0_to_fp32_half), not an f16 */
 } act_dot_layout;
 
 static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
@@ -36,7 +37,18 @@ static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q2_K] = { true, 80, 82, MIN_GROUPED },  [GGUF_TENSOR_Q3_K] = { true, 108, 0, MIN_NONE },
     [GGUF_TENSOR_Q4_K] = { true, 0, 2, MIN_GROUPED },    [GGUF_TENSOR_Q5_K] = { true, 0, 2, MIN_GROUPED },
     [GGUF_TENSOR_Q6_K] = { true, 208, 0, MIN_NONE },     [GGUF_TENSOR_IQ4_XS] = { true, 0, 0, MIN_NONE },
+    /* ggml_vec_dot_mxfp4_q8_0: the doubled E2M1 levels times Q8_0's quants, the block by e8m0_half(e) * d_a */
+    [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, .e8m0 = true },
 };
+
+/* 2^(e - 128) as an f32 (subnormal for e < 2): ggml's GGML_E8M0_TO_FP32_HALF */
+static float e8m0_half(uint8_t e)
+{
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 
 enum { F16_ONE = 0x3c00, F16_ZERO = 0 };
 
@@ -47,7 +59,10 @@ static void decode_with(quant_row_fn deq, const uint8_t *blk, size_t size, int b
     uint8_t copy[256];
     float v[QK_K];
     memcpy(copy, blk, size);
-    memcpy(copy + L->d_off, &d, 2);
+    if (L->e8m0)
+        copy[L->d_off] = d == F16_ONE ? 128 : 0; /* 2^0, or the smallest scale (the min is never asked of it) */
+    else
+        memcpy(copy + L->d_off, &d, 2);
     if (L->min != MIN_NONE)
         memcpy(copy + L->min_off, &m, 2);
     deq(copy, v, block);
@@ -81,7 +96,7 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
         int64_t sumi = 0;
         for (int j = 0; j < bs; j++)
             sumi += (int64_t)unit[j] * qa[j];
-        sum += rdf16(wb + L->d_off) * da * (float)sumi;
+        sum += (L->e8m0 ? e8m0_half(wb[L->d_off]) : rdf16(wb + L->d_off)) * da * (float)sumi;
         if (L->min == MIN_Q8_1_S) {
             sum += rdf16(wb + L->min_off) * rdf16(ab + 2);
         } else if (L->min == MIN_GROUPED) {
@@ -113,12 +128,14 @@ SCALAR_ENTRY_POINT(q4_k, GGUF_TENSOR_Q4_K)
 SCALAR_ENTRY_POINT(q5_k, GGUF_TENSOR_Q5_K)
 SCALAR_ENTRY_POINT(q6_k, GGUF_TENSOR_Q6_K)
 SCALAR_ENTRY_POINT(iq4_xs, GGUF_TENSOR_IQ4_XS)
+SCALAR_ENTRY_POINT(mxfp4, GGUF_TENSOR_MXFP4)
 
 static const cpu_act_dot_fn scalar_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q4_0] = scalar_q4_0, [GGUF_TENSOR_Q4_1] = scalar_q4_1,     [GGUF_TENSOR_Q5_0] = scalar_q5_0,
     [GGUF_TENSOR_Q5_1] = scalar_q5_1, [GGUF_TENSOR_Q8_0] = scalar_q8_0,     [GGUF_TENSOR_IQ4_NL] = scalar_iq4_nl,
     [GGUF_TENSOR_Q2_K] = scalar_q2_k, [GGUF_TENSOR_Q3_K] = scalar_q3_k,     [GGUF_TENSOR_Q4_K] = scalar_q4_k,
     [GGUF_TENSOR_Q5_K] = scalar_q5_k, [GGUF_TENSOR_Q6_K] = scalar_q6_k,     [GGUF_TENSOR_IQ4_XS] = scalar_iq4_xs,
+    [GGUF_TENSOR_MXFP4] = scalar_mxfp4,
 };
 
 #if defined(__x86_64__)

@@ -253,8 +253,10 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
         memcpy(s->q + (size_t)m * d, q_row[m], (size_t)d * sizeof(float));
     cpu_dot_grid(keys, (int64_t)kv_dim, nj, s->q, d, M, d, s->p, (int64_t)lay->ldp);
     const float scale = cap_scores(s->p, M, nj, lay->ldp, a);
+    const float *sinks = a->sinks ? (const float *)a->sinks->t->data : NULL;
     for (int m = 0; m < M; m++)
-        cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, scale);
+        cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, scale,
+                           sinks ? sinks[kh * group + m % group] : -INFINITY);
     weighted_sums(s->p, lay->ldp, 1, M, nj, values, kv_dim, d, o_row);
 }
 
@@ -263,6 +265,8 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
 {
     const int n_head = a->n_head, n_kv_head = a->n_kv_head, head_dim = a->head_dim;
     if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP)
+        return KERN_E_SHAPE;
+    if (a->sinks && (a->sinks->t->type != GGUF_TENSOR_F32 || a->sinks->t->n_elements != (uint64_t)n_head))
         return KERN_E_SHAPE;
     kern_status ggml_status;
     if (cpu_numerics(b) == KERN_NUMERICS_GGML &&
@@ -274,7 +278,7 @@ kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache,
     const int keys_max = a->window > 0 && a->window < n_ctx - Q_BLOCK ? a->window + Q_BLOCK : n_ctx; /* no overflow */
     /* --numerics ggml without AVX2 (llama.cpp's order needs its vector lanes) keeps kern_dot_f32's order for every
      * score */
-    const bool lanes = T >= Q_BLOCK && cpu_numerics(b) != KERN_NUMERICS_GGML;
+    const bool lanes = T >= Q_BLOCK && cpu_numerics(b) != KERN_NUMERICS_GGML && !a->sinks; /* a sink per lane: not yet */
     attn_layout lay = { .lanes = lanes ? cpu_score_lanes() : 0, .ldp = ((size_t)keys_max + 7) / 8 * 8 };
     lay.Mp = lay.lanes ? (M_max + lay.lanes - 1) / lay.lanes * lay.lanes : 0;
     const size_t q_floats = (size_t)(lay.lanes ? lay.Mp : M_max) * (size_t)head_dim;

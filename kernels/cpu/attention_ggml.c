@@ -99,7 +99,7 @@ static void lanes_sums(float *acc, int d, int W, bool prompt, float *out)
 /* One query's attention over cells [lo, hi) of one KV head (keys and values at cell 0, rows ld floats apart).
  * p: hi - lo + 2 W floats; acc: GGML_DOT_ACCUMULATORS W d floats. prompt: a call of two tokens or more (tinyBLAS). */
 static void attend_row(const float *q, const float *keys, const float *values, size_t ld, int d, int lo, int hi,
-                       float scale, float softcap, bool prompt, int W, float *p, float *acc, float *out)
+                       float scale, float softcap, float sink, bool prompt, int W, float *p, float *acc, float *out)
 {
     /* p[k] is cell c0 + k: the chunks of W lanes start at multiples of W, as over ggml's whole padded row */
     const int c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
@@ -114,9 +114,13 @@ static void attend_row(const float *q, const float *keys, const float *values, s
         }
         p[c - c0] = w;
     }
+    /* ggml_soft_max_add_sinks: the head's sink joins the max, and its e^(sink - max) (libm's expf) the sum */
+    mx = sink > mx ? sink : mx;
     double sum = 0.0;
     for (int c = c0; c < c1; c += W)
         sum += W == 16 ? exp_chunk16(p + (c - c0), mx) : exp_chunk8(p + (c - c0), mx);
+    if (sink > -INFINITY)
+        sum += (double)expf(sink - mx);
     const float inv = (float)(1.0 / sum);
     /* the weighted values: lane (tinyBLAS) or accumulator-and-lane (vec_dot) of each key, then their sums */
     const int slots = prompt ? W : GGML_DOT_ACCUMULATORS * W;
@@ -152,8 +156,9 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
                 continue;
             const int t = row / n_head, h = row % n_head, kh = h / group, hi = pos0 + t + 1;
             const int lo = a->window > 0 && hi > a->window ? hi - a->window : 0;
+            const float sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;
             attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * d, ld, d, lo, hi,
-                       a->scale, a->softcap, T >= 2, W, p, acc, out + (size_t)row * d);
+                       a->scale, a->softcap, sink, T >= 2, W, p, acc, out + (size_t)row * d);
         }
         free(p);
         free(acc);

@@ -10,7 +10,7 @@ typedef struct cpu_rope_angles {
     float *cs;              /* the pairs, then a copy of the frequency factors where there are any */
     size_t cap;             /* floats cs holds */
     int pos0, T, n_rot;
-    float base, freq_scale;
+    float base, freq_scale, ext_factor, attn_factor, corr_lo, corr_hi;
     bool factors;
 } cpu_rope_angles;
 
@@ -62,8 +62,9 @@ void *cpu_buffer_alloc(size_t bytes);
 void cpu_buffer_free(void *p);
 
 /* p[lo, hi) <- the softmax of p[j] * scale over that span (scaled in f32, e^(s - max) by kern_expf's arithmetic,
- * vectorized, summed in double, each times the f32 reciprocal of the sum); p[0, lo) and p[hi, n) <- 0. */
-void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale);
+ * vectorized, summed in double, each times the f32 reciprocal of the sum); p[0, lo) and p[hi, n) <- 0. A finite
+ * sink is one more logit in the softmax (in the max and the sum) with no place in p: -INFINITY for none. */
+void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale, float sink);
 
 /* Softmax down the lanes of key-major scores s[j * ldm + m] (j < nj; m < lanes, a multiple of a nonzero
  * cpu_score_lanes()): lane m over its keys [lo[m], hi[m]) in cpu_softmax_scaled's arithmetic (scaled in f32,

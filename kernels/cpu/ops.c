@@ -9,6 +9,8 @@
 #include "x86_target.h"
 #include "cpu.h"
 #include "row_stats.h"
+#include "rope_yarn.h"
+#include "act_oai.h"
 
 #include "quant.h"
 
@@ -136,7 +138,8 @@ static bool same_angles(const cpu_rope_angles *a, int pos0, int T, const kern_ro
 {
     const size_t pairs = (size_t)T * (size_t)(r->n_rot / 2);
     return a->cs && a->pos0 == pos0 && a->T == T && a->n_rot == r->n_rot && a->base == r->base &&
-           a->freq_scale == r->freq_scale && a->factors == (r->freq_factors != NULL) &&
+           a->freq_scale == r->freq_scale && a->ext_factor == r->ext_factor && a->attn_factor == r->attn_factor &&
+           a->corr_lo == r->corr_lo && a->corr_hi == r->corr_hi && a->factors == (r->freq_factors != NULL) &&
            (!a->factors || !memcmp(a->cs + 2 * pairs, r->freq_factors, (size_t)(r->n_rot / 2) * sizeof(float)));
 }
 
@@ -254,34 +257,44 @@ X86_AVX2 static int rope_pairs_ggml_avx2(float *v, const float *cs, int half, bo
 }
 #endif
 
-/* --numerics ggml: llama.cpp's angles for one position (ggml_rope_cache_init and rope_yarn without YaRN's ramp):
- * theta starts at the position and is multiplied by powf(base, -2 / n_rot) from pair to pair, all in f32, each
- * divided by its frequency factor and times freq_scale, then libm's cosf and sinf. Our exact angles (each in
- * double) differ from these in the last bit now and then. */
+/* --numerics ggml: llama.cpp's angles for one position (ggml_rope_cache_init and rope_yarn): theta starts at the
+ * position and is multiplied by powf(base, -2 / n_rot) from pair to pair, all in f32, each divided by its frequency
+ * factor, interpolated (times freq_scale) and, with YaRN, blended back towards itself (GCC fuses the blend's first
+ * product with its sum, as in the rotation below), then libm's cosf and sinf times the magnitude. Our exact angles
+ * (each in double) differ from these in the last bit now and then. */
 static void ggml_angles(float *ct, int pos, int half, const kern_rope *r)
 {
     const float theta_scale = powf(r->base, -2.0f / (float)r->n_rot);
+    const float mscale = r->ext_factor != 0.0f ? r->attn_factor * (1.0f + 0.1f * logf(1.0f / r->freq_scale))
+                                               : r->attn_factor;
     float theta = (float)pos;
     for (int i = 0; i < half; i++) {
-        const float t = r->freq_scale * (r->freq_factors ? theta / r->freq_factors[i] : theta);
-        ct[2 * i] = cosf(t), ct[2 * i + 1] = sinf(t);
+        const float extrap = r->freq_factors ? theta / r->freq_factors[i] : theta, interp = r->freq_scale * extrap;
+        float t = interp;
+        if (r->ext_factor != 0.0f) {
+            const float mix = rope_yarn_ramp(r->corr_lo, r->corr_hi, i) * r->ext_factor;
+            t = fmaf(interp, 1.0f - mix, extrap * mix);
+        }
+        ct[2 * i] = cosf(t) * mscale, ct[2 * i + 1] = sinf(t) * mscale;
         theta *= theta_scale;
     }
 }
 
-/* One head's rotation in our form or llama.cpp's (ggml): the vector path's pairs, then the rest one at a time */
-/* Our angles for one position: each pos * freq_scale * base^(-2i / n_rot) (power[i]) / factor_i in double, its
- * cosine and sine rounded once to float. */
+/* Our angles for one position: pos * base^(-2i / n_rot) (power[i]) / factor_i in double, interpolated and blended
+ * as YaRN says (rope_yarn.h), its cosine and sine times the magnitude rounded once to float. */
 static void exact_angles(float *ct, int pos, int half, const kern_rope *r, const double *power)
 {
+    const double mscale = rope_yarn_mscale(r->freq_scale, r->ext_factor, r->attn_factor);
     for (int i = 0; i < half; i++) {
-        double theta = (double)pos * r->freq_scale * power[i];
+        double theta = (double)pos * power[i];
         if (r->freq_factors)
             theta /= r->freq_factors[i];
-        ct[2 * i] = (float)cos(theta), ct[2 * i + 1] = (float)sin(theta);
+        theta = rope_yarn_theta(theta, r->freq_scale, r->ext_factor, r->corr_lo, r->corr_hi, i);
+        ct[2 * i] = (float)(cos(theta) * mscale), ct[2 * i + 1] = (float)(sin(theta) * mscale);
     }
 }
 
+/* One head's rotation in our form or llama.cpp's (ggml): the vector path's pairs, then the rest one at a time */
 static void rope_pairs(float *v, const float *cs, int half, bool neox, bool avx2, bool ggml)
 {
     int i = 0;
@@ -331,7 +344,9 @@ kern_status cpu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim,
         if (r->freq_factors)
             memcpy(cs + (size_t)T * half * 2, r->freq_factors, (size_t)half * sizeof(float));
         *a = (cpu_rope_angles){ .cs = cs, .cap = a->cap, .pos0 = pos0, .T = T, .n_rot = r->n_rot, .base = r->base,
-                                .freq_scale = r->freq_scale, .factors = r->freq_factors != NULL };
+                                .freq_scale = r->freq_scale, .ext_factor = r->ext_factor,
+                                .attn_factor = r->attn_factor, .corr_lo = r->corr_lo, .corr_hi = r->corr_hi,
+                                .factors = r->freq_factors != NULL };
     }
     free(power);
     return KERN_OK;
@@ -417,10 +432,16 @@ static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *o
 kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                     float *out)
 {
-    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI)
         return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
+    if (act == KERN_ACT_SWIGLU_OAI) { /* ggml's scalar loop, in both numerics */
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
+        for (size_t i = 0; i < n; i++)
+            out[i] = act_oai(gate[i], up[i]);
+        return KERN_OK;
+    }
     if (act == KERN_ACT_SILU && cpu_numerics(b) == KERN_NUMERICS_GGML) {
         /* row by row, as llama.cpp's vector loop and its scalar tail meet each row */
         const int64_t rows = (int64_t)(n / row);

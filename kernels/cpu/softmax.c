@@ -282,7 +282,7 @@ static double exp_shifted(float *x, int n, float mx)
     return sum;
 }
 
-void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale)
+void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale, float sink)
 {
     float *x = p + lo;
     const int len = hi - lo;
@@ -296,7 +296,11 @@ void cpu_softmax_scaled(float *p, int lo, int hi, int n, float scale)
         x[i] *= scale;
         mx = x[i] > mx ? x[i] : mx;
     }
-    const float inv = (float)(1.0 / exp_shifted(x, len, mx));
+    mx = sink > mx ? sink : mx;
+    double sum = exp_shifted(x, len, mx);
+    if (sink > -INFINITY)
+        sum += kern_expf(sink - mx);
+    const float inv = (float)(1.0 / sum);
     for (int j = 0; j < lo; j++)
         p[j] = 0.0f;
     for (int j = 0; j < len; j++)

@@ -6,6 +6,7 @@
  * warps' partial results are merged at the end. A lane holds head dimensions
  * lane, lane + 32, ... so head_dim may be anything up to ATT_MAX_D.
  *   q (T, n_head, d), K/V cache (pos0 + T, n_kv, d) -> out (T, n_head, d)
+ * A head's sink (gpt-oss) joins the merge: one more logit in the max and the denominator.
  */
 #include "cuda.h"
 
@@ -15,7 +16,7 @@ enum { ATT_WARPS = 4, ATT_MAX_D = 256, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_head, int n_kv, int hd, float scale,
-            float softcap, int window, float *out)
+            float softcap, int window, const float *sinks, float *out)
 {
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -65,7 +66,9 @@ attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_he
             sacc[warp][d] = acc[r];
     }
     __syncthreads();
-    float M = -INFINITY;
+    /* a sink is one more logit in the softmax with no value: in the max and the denominator only */
+    const float sink = sinks ? sinks[h] : -INFINITY;
+    float M = sink;
     for (int w = 0; w < ATT_WARPS; w++)
         M = fmaxf(M, sm[w]);
     float *o = out + ((size_t)t * n_head + h) * hd;
@@ -78,6 +81,8 @@ attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_he
             num += sacc[w][d] * f;
             den += sl[w] * f;
         }
+        if (sinks)
+            den += expf(sink - M);
         o[d] = num / den;
     }
 }
@@ -87,9 +92,13 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
 {
     if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || a->head_dim > ATT_MAX_D || a->head_dim < 1 || a->window < 0)
         return KERN_E_SHAPE;
+    const cu_weight *sw = a->sinks ? (const cu_weight *)a->sinks->dev : NULL;
+    if (a->sinks && (!sw || !sw->vec || sw->ne0 * sw->ne1 != a->n_head))
+        return KERN_E_SHAPE;
     dim3 grid(a->n_head, T);
     attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, a->n_head, a->n_kv_head,
-                                                              a->head_dim, a->scale, a->softcap, a->window, out);
+                                                              a->head_dim, a->scale, a->softcap, a->window,
+                                                              sw ? sw->vec : NULL, out);
     if (!CU_LAUNCH_OK(b, "attention_k"))
         return cu_status(b);
     return KERN_OK;

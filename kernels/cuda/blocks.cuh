@@ -100,6 +100,7 @@ template <> struct kc_traits<GGUF_TENSOR_Q2_K> { static const int qk = 256, byte
 template <> struct kc_traits<GGUF_TENSOR_Q3_K> { static const int qk = 256, bytes = 110; };
 template <> struct kc_traits<GGUF_TENSOR_IQ4_NL> { static const int qk = 32, bytes = 18; };
 template <> struct kc_traits<GGUF_TENSOR_IQ4_XS> { static const int qk = 256, bytes = 136; };
+template <> struct kc_traits<GGUF_TENSOR_MXFP4> { static const int qk = 32, bytes = 17; };
 
 /* Values 8i .. 8i+7 of a row. For the float types the caller guarantees the
  * row length is a multiple of 8 (else it uses kc_decode1). */
@@ -330,6 +331,32 @@ template <> KC_HD void decode8<GGUF_TENSOR_IQ4_XS>(const uint8_t *row, int64_t i
         v[k] = dl * kc_iq4nl_level(kc_nib(b + 8 + 16 * ib, c, k));
 }
 
+/* MXFP4's 16 levels, E2M1 doubled (ggml-common.h's kvalues_mxfp4), packed as kc_iq4nl_level's. */
+KC_HD float kc_mxfp4_level(int n)
+{
+    const uint64_t lo = 0x0c08060403020100ull, hi = 0xf4f8fafcfdfeff00ull;
+    return (float)(int8_t)((n < 8 ? lo : hi) >> (8 * (n & 7)));
+}
+
+/* 2^(e - 128) as ggml's ggml_e8m0_to_fp32_half makes it (subnormal for e < 2), which halves the doubled levels. */
+KC_HD float kc_e8m0_half(uint8_t e)
+{
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* MXFP4 [e:e8m0][qs:16]: Q4_0's nibble order. */
+template <> KC_HD void decode8<GGUF_TENSOR_MXFP4>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 2) * 17;
+    const int c = (int)(i & 3);
+    const float d = kc_e8m0_half(b[0]);
+    for (int k = 0; k < 8; k++)
+        v[k] = kc_mxfp4_level(kc_nib(b + 1, c, k)) * d;
+}
+
 /* One value of a float-typed row: for rows whose length is not a multiple of 8. */
 KC_HD float kc_decode1(uint32_t type, const uint8_t *row, int64_t i)
 {
@@ -364,6 +391,7 @@ template <typename F> static inline bool kc_dispatch(uint32_t type, F &&f)
     case GGUF_TENSOR_Q3_K: f.template operator()<GGUF_TENSOR_Q3_K>(); return true;
     case GGUF_TENSOR_IQ4_NL: f.template operator()<GGUF_TENSOR_IQ4_NL>(); return true;
     case GGUF_TENSOR_IQ4_XS: f.template operator()<GGUF_TENSOR_IQ4_XS>(); return true;
+    case GGUF_TENSOR_MXFP4: f.template operator()<GGUF_TENSOR_MXFP4>(); return true;
     default: return false;
     }
 }

@@ -10,6 +10,8 @@
 #include "blocks.cuh"
 #include "cuda.h"
 #include "row_stats.h"
+#include "rope_yarn.h"
+#include "act_oai.h"
 
 #include <math.h>
 
@@ -128,20 +130,23 @@ kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, in
 enum { ROPE_MAX_HALF = 256 };
 typedef struct rope_args {
     int n_rot, neox, has_factors;
-    float base, freq_scale;
+    float base, freq_scale, ext_factor, attn_factor, corr_lo, corr_hi;
     float factors[ROPE_MAX_HALF];
 } rope_args;
 
-/* theta_i = pos * freq_scale * base^(-2i / n_rot) / factor_i, in double as on the CPU. */
+/* theta_i = pos * base^(-2i / n_rot) / factor_i, interpolated by freq_scale (and blended as YaRN says), in double
+ * as on the CPU. */
 __global__ void rope_rows(float *x, int n_head, int head_dim, int pos0, rope_args a)
 {
     const int half = a.n_rot / 2, t = blockIdx.y;
     for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_head * half; k += gridDim.x * blockDim.x) {
         const int h = k / half, i = k % half;
-        double theta = (double)(pos0 + t) * a.freq_scale * pow((double)a.base, -2.0 * i / a.n_rot);
+        double theta = (double)(pos0 + t) * pow((double)a.base, -2.0 * i / a.n_rot);
         if (a.has_factors)
             theta /= a.factors[i];
-        const float c = (float)cos(theta), s = (float)sin(theta);
+        theta = rope_yarn_theta(theta, a.freq_scale, a.ext_factor, a.corr_lo, a.corr_hi, i);
+        const double mscale = rope_yarn_mscale(a.freq_scale, a.ext_factor, a.attn_factor);
+        const float c = (float)(cos(theta) * mscale), s = (float)(sin(theta) * mscale);
         float *v = x + ((size_t)t * n_head + h) * head_dim;
         const int p = a.neox ? i : 2 * i, q = a.neox ? i + half : 2 * i + 1;
         const float x0 = v[p], x1 = v[q];
@@ -160,6 +165,10 @@ kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, 
     a.neox = r->neox;
     a.base = r->base;
     a.freq_scale = r->freq_scale;
+    a.ext_factor = r->ext_factor;
+    a.attn_factor = r->attn_factor;
+    a.corr_lo = r->corr_lo;
+    a.corr_hi = r->corr_hi;
     a.has_factors = r->freq_factors != NULL;
     for (int i = 0; a.has_factors && i < half; i++)
         a.factors[i] = r->freq_factors[i];
@@ -183,6 +192,12 @@ __global__ void geglu_k(const float *gate, const float *up, size_t n, float *out
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         out[i] = kc_gelu_ggml(gate[i]) * up[i];
+}
+
+__global__ void swiglu_oai_k(const float *gate, const float *up, size_t n, float *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = act_oai(gate[i], up[i]);
 }
 
 __global__ void add_k(float *x, const float *y, size_t n)
@@ -214,6 +229,10 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
     } else if (act == KERN_ACT_GELU_TANH) {
         geglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
         if (!CU_LAUNCH_OK(b, "geglu_k"))
+            return cu_status(b);
+    } else if (act == KERN_ACT_SWIGLU_OAI) {
+        swiglu_oai_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
+        if (!CU_LAUNCH_OK(b, "swiglu_oai_k"))
             return cu_status(b);
     } else {
         return KERN_E_UNSUPPORTED;

@@ -7,6 +7,7 @@
  * reference is that backend with these four ops in their place.
  */
 #include "kern.h"
+#include "act_oai.h"
 
 #include "quant.h"
 
@@ -56,14 +57,15 @@ static double dot_double(const float *q, const float *k, int d)
     return ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
 }
 
-/* Each query's softmax over its own keys (all before it, or the last `window`), in double: scores, their maxima,
- * e^(s - max), the normalized weights and the weighted sums of the values. */
+/* Each query's softmax over its own keys (all before it, or the last `window`) and its head's sink where there is
+ * one, in double: scores, their maxima, e^(s - max), the normalized weights and the weighted sums of the values. */
 static kern_status ref_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
                                  int pos0, const kern_attn *a, float *out)
 {
     (void)b;
     const int d = a->head_dim;
-    if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || d <= 0 || a->window < 0 || pos0 < 0 || T < 0)
+    if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || d <= 0 || a->window < 0 || pos0 < 0 || T < 0 ||
+        (a->sinks && (a->sinks->t->type != GGUF_TENSOR_F32 || a->sinks->t->n_elements != (uint64_t)a->n_head)))
         return KERN_E_SHAPE;
     const int group = a->n_head / a->n_kv_head;
     const size_t kv_dim = (size_t)a->n_kv_head * d;
@@ -82,8 +84,11 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
                     p[j] = a->softcap * tanh(p[j] / a->softcap);
                 m = p[j] > m ? p[j] : m;
             }
+            const double sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;
+            m = sink > m ? sink : m;
             for (int j = j0; j < n_keys; j++)
                 l += p[j] = exp(p[j] - m);
+            l += exp(sink - m); /* the sink: a logit in the sum with no value (0 without one) */
             for (int i = 0; i < d; i++)
                 acc[i] = 0.0;
             for (int j = j0; j < n_keys; j++)
@@ -97,18 +102,21 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
     return KERN_OK;
 }
 
-/* SiLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs and outputs). */
+/* SiLU and gpt-oss's clamped SwiGLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs
+ * and outputs). */
 static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                            float *out)
 {
     (void)b;
-    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI)
         return KERN_E_UNSUPPORTED;
     if (!row || n % row)
         return KERN_E_SHAPE;
     for (size_t i = 0; i < n; i++) {
         const double x = gate[i];
-        out[i] = (float)(act == KERN_ACT_SILU ? x / (1.0 + exp(-x)) * up[i] : (double)kern_gelu_ggml(gate[i]) * up[i]);
+        out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * up[i]
+                         : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])
+                                                      : (double)kern_gelu_ggml(gate[i]) * up[i]);
     }
     return KERN_OK;
 }

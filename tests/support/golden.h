@@ -15,4 +15,11 @@ float *npy_read_f32(const char *path, uint64_t *rows, uint64_t *cols);
 /* Fills out[0..n) from a JSON array of integers; returns how many there were. */
 size_t json_ints(const cJSON *arr, int32_t *out, size_t n);
 
+/* Writes ../shared/tools/synth_arch.py's preset to path with build/venv's Python and checks the file is the golden
+ * README's (sha256, from synth_arch_sha256): 1 written and checked, 0 when the script or the venv is not there
+ * (skip), -1 when it ran but failed or wrote another file (a failure; why in *why, 200 bytes). */
+int synth_arch_write(const char *preset, const char *path, char *why);
+/* The golden README's sha256 of a preset's f32 file, or NULL for a preset it does not list. */
+const char *synth_arch_sha256(const char *preset);
+
 #endif

@@ -55,11 +55,18 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
             hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
             hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
+    char scaling[160] = "";
+    if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN)
+        snprintf(scaling, sizeof scaling, ", YaRN x%g from %lld positions (ramp over pairs %g-%g, magnitude %.4g)",
+                 1.0 / hp->rope.freq_scale, (long long)hp->g.n_ctx_orig_yarn, hp->rope.corr_lo, hp->rope.corr_hi,
+                 hp->rope.attn_factor * (1.0 + 0.1 * log(1.0 / hp->rope.freq_scale)));
+    else if (hp->rope.freq_scale != 1.0f)
+        snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s\n",
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
-            hp->rope.n_rot, hp->head_dim, hp->rope.freq_scale != 1.0f ? ", linear scaling" : "",
-            hp->freq_factors ? ", rope_freqs factors" : "");
-    if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f) {
+            hp->rope.n_rot, hp->head_dim, scaling, hp->freq_factors ? ", rope_freqs factors" : "");
+    const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
+    if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;
         for (int il = 0; il < hp->n_layer; il++)
             n_swa += model_hparams_layer_is_swa(&hp->g, il);
@@ -70,19 +77,29 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "scores scaled by %g", hp->attn_scale);
         if (hp->g.attn_softcap > 0.0f)
             fprintf(out, ", soft-capped at %g", hp->g.attn_softcap);
+        if (sinks)
+            fprintf(out, "; a sink logit per head in each softmax");
         fprintf(out, "\n");
     }
     fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; per-head q/k norms: %s; post-norms: %s\n", hp->eps,
             hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no", hp->qk_norm ? "yes" : "no",
             hp->post_norms ? "yes" : "no");
-    fprintf(out, "ffn        %s", hp->act == KERN_ACT_SILU ? "SwiGLU (SiLU gate)"
-                                                          : "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)");
+    static const char *const act_names[] = {
+        [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
+        [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
+        [KERN_ACT_SWIGLU_OAI] = "gpt-oss's clamped SwiGLU (gate <= 7, up in [-7, 7], x sigmoid(1.702 x) (up + 1))",
+    };
+    fprintf(out, "ffn        %s", act_names[hp->act]);
     if (hp->n_expert > 0) {
         char bytes[32];
         gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
-        fprintf(out, "; experts %d, %d used per token (softmax, %s), each %d wide%s; %s of weights read per token",
-                hp->n_expert, hp->n_expert_used, hp->moe_renormalise ? "renormalised" : "not renormalised",
-                hp->n_ff_exp, model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_SHEXP) ? " + a shared expert" : "", bytes);
+        const char *gating = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? "the top logits, then their softmax"
+                             : hp->moe_renormalise                        ? "softmax, renormalised"
+                                                                          : "softmax, not renormalised";
+        fprintf(out, "; experts %d, %d used per token (%s), each %d wide%s%s; %s of weights read per token",
+                hp->n_expert, hp->n_expert_used, gating, hp->n_ff_exp,
+                model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_SHEXP) ? " + a shared expert" : "",
+                model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_EXPS_BIAS) ? ", with biases" : "", bytes);
     }
     if (hp->embd_scale != 1.0f)
         fprintf(out, "; embeddings scaled by %g", hp->embd_scale);
