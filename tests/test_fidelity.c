@@ -287,3 +287,49 @@ Test(fidelity, refuses_what_cannot_be_compared)
     }
     free(f32), free(qwen);
 }
+
+/* Provenance: llama-quantize's Q4_K_M, Q6_K, Q8_0 and Q4_0 of the shared F32 tiny-llama (made by llama.cpp, not
+ * by us) read identical to our re-quantization of every tensor; a copy of the Q4_K_M with one byte of one block of
+ * blk.1.ffn_down.weight changed exits 1 naming that tensor, its block, and no other tensor. */
+Test(fidelity, provenance_names_an_altered_block)
+{
+    char *f32 = need_model("tiny-llama-f32.gguf");
+    static const char *const quants[] = { "tiny-llama-q4_k_m.gguf", "tiny-llama-q6_k.gguf", "tiny-llama-q8_0.gguf",
+                                          "tiny-llama-q4_0.gguf" };
+    char args[8192];
+    int st;
+    for (size_t i = 0; i < 4; i++) {
+        char *q = need_model(quants[i]);
+        snprintf(args, sizeof args, "'%s' '%s' --provenance --json", f32, q);
+        char *out = run_tool("gguf-fidelity", args, &st);
+        cr_assert_eq(st, 0, "%s: %s", quants[i], out);
+        cJSON *j = cJSON_Parse(out);
+        cr_assert(j, "%s", out);
+        cr_assert_eq(cJSON_GetObjectItem(j, "identical")->valueint, 39, "%s: %s", quants[i], out);
+        cJSON_Delete(j);
+        free(out), free(q);
+    }
+    /* the altered copy: byte 40 of block 7 of blk.1.ffn_down.weight (Q6_K in a Q4_K_M mix, 210-byte blocks) */
+    char *q = need_model("tiny-llama-q4_k_m.gguf"), copy[160];
+    snprintf(copy, sizeof copy, "%s/altered.gguf", tmp_dir);
+    tbuf b = read_whole_file(q);
+    gguf_file *f;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(q, &f, &ge), GGUF_OK);
+    const gguf_tensor *t = gguf_tensor_by_name(f, "blk.1.ffn_down.weight");
+    const uint32_t block = gguf_type_traits_of(t->type)->type_size;
+    const size_t off = (size_t)gguf_data_offset(f) + (size_t)t->offset + 7 * (size_t)block + 40;
+    gguf_close(f);
+    b.p[off] ^= 0x5a;
+    FILE *fp = fopen(copy, "wb");
+    cr_assert_eq(fwrite(b.p, 1, b.len, fp), b.len);
+    fclose(fp);
+    tbuf_free(&b);
+    snprintf(args, sizeof args, "'%s' '%s' --provenance", f32, copy);
+    char *out = run_tool("gguf-fidelity", args, &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "38 identical to the quantizer's, 1 differ"), "%s", out);
+    cr_assert(strstr(out, "blk.1.ffn_down.weight") && strstr(out, "1 of ") && strstr(out, "(the first: block 7)"),
+              "%s", out);
+    free(out), free(q), free(f32);
+}

@@ -8,6 +8,7 @@
 #include "logits_file.h"
 #include "output_guard.h"
 #include "progress.h"
+#include "provenance.h"
 #include "read_file.h"
 #include "sigbus.h"
 #include "tool.h"
@@ -36,6 +37,10 @@ static const char *const usage =
     "                        --kl-divergence-base file: llama-perplexity --kl-divergence reads it)\n"
     "  --base-logits F       take the base from such a file (made by llama-perplexity or by this tool)\n"
     "                        instead of running BASE: then every positional file is a QUANT\n"
+    "  --provenance          also say whether each QUANT's bytes are what the quantizer makes of BASE: every\n"
+    "                        tensor of a type ours writes as ggml's reference quantizers do (F16, BF16, Q8_0,\n"
+    "                        Q4_0, Q4_K, Q6_K) quantized again and compared block by block (without -f: only\n"
+    "                        this); exit 1 when a tensor differs\n"
     "  --json                JSON Lines on stdout: one line per chunk and model, one summary per model\n"
     "  -q, --quiet           no per-chunk lines\n"
     "  --version             print the version and exit\n"
@@ -48,7 +53,7 @@ typedef struct opts {
     const char *base, *quants[MAX_QUANTS], *text_path, *kl_base_out, *base_logits;
     int n_quants, n_ctx, chunks, n_threads;
     kern_numerics numerics;
-    bool json, quiet, ctx_given;
+    bool json, quiet, ctx_given, provenance;
 } opts;
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -56,14 +61,15 @@ static int parse_args(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     o->n_ctx = 512;
     o->chunks = -1;
-    enum { OPT_CHUNKS = 256, OPT_NUMERICS, OPT_KL_BASE, OPT_BASE_LOGITS, OPT_JSON, OPT_VERSION };
+    enum { OPT_CHUNKS = 256, OPT_NUMERICS, OPT_KL_BASE, OPT_BASE_LOGITS, OPT_JSON, OPT_VERSION, OPT_PROVENANCE };
     static const struct option longs[] = {
         { "file", required_argument, 0, 'f' },          { "ctx-size", required_argument, 0, 'c' },
         { "threads", required_argument, 0, 't' },       { "chunks", required_argument, 0, OPT_CHUNKS },
         { "numerics", required_argument, 0, OPT_NUMERICS }, { "kl-divergence-base", required_argument, 0, OPT_KL_BASE },
         { "base-logits", required_argument, 0, OPT_BASE_LOGITS }, { "json", no_argument, 0, OPT_JSON },
         { "quiet", no_argument, 0, 'q' },               { "help", no_argument, 0, 'h' },
-        { "version", no_argument, 0, OPT_VERSION },     { 0, 0, 0, 0 },
+        { "version", no_argument, 0, OPT_VERSION },     { "provenance", no_argument, 0, OPT_PROVENANCE },
+        { 0, 0, 0, 0 },
     };
     const char *prog = "gguf-fidelity";
     long long v;
@@ -97,6 +103,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_KL_BASE: o->kl_base_out = optarg; break;
         case OPT_BASE_LOGITS: o->base_logits = optarg; break;
         case OPT_JSON: o->json = true; break;
+        case OPT_PROVENANCE: o->provenance = true; break;
         case 'q': o->quiet = true; break;
         case 'h': fputs(usage, stdout); tool_exit(0);
         case OPT_VERSION: arg_print_version(prog); tool_exit(0);
@@ -122,8 +129,12 @@ static int parse_args(int argc, char **argv, opts *o)
         fprintf(stderr, "gguf-fidelity: no QUANT model given: what should be held to the base?\n%s", usage);
         return 2;
     }
-    if (!o->text_path && !o->base_logits) {
+    if (!o->text_path && !o->base_logits && !o->provenance) {
         fprintf(stderr, "gguf-fidelity: -f TEXT is needed (the text to evaluate on)\n");
+        return 2;
+    }
+    if (o->provenance && o->base_logits) {
+        fprintf(stderr, "gguf-fidelity: --provenance needs the BASE model itself, not --base-logits\n");
         return 2;
     }
     if (o->base_logits && o->kl_base_out) {
@@ -380,6 +391,65 @@ static void print_summary(const job *j, const model *q)
     printf("Same top p: %6.3f ± %5.3f %%\n", 100 * s.same_top.value, 100 * s.same_top.unc);
 }
 
+/* --provenance for one quantization: 0 every checked tensor is the quantizer's, 1 some are not, 2 trouble. */
+static int print_provenance(const opts *o, const model *base, const model *q)
+{
+    prov_report r;
+    if (!provenance_check(base->f, q->f, o->n_threads, &r)) {
+        provenance_free(&r);
+        return trouble(2, "out of memory re-quantizing %s", q->path);
+    }
+    static const char *const kinds[] = { [PROV_IDENTICAL] = "identical", [PROV_DIFFERS] = "differs",
+                                         [PROV_NOT_CHECKED] = "not checked", [PROV_SHAPE] = "another shape" };
+    if (o->json) {
+        cJSON *d = cJSON_CreateObject(), *list = cJSON_CreateArray();
+        cJSON_AddStringToObject(d, "kind", "provenance");
+        json_add_text(d, "model", q->path);
+        json_add_text(d, "base", base->path);
+        cJSON_AddNumberToObject(d, "tensors", (double)r.n);
+        cJSON_AddNumberToObject(d, "identical", (double)r.identical);
+        cJSON_AddNumberToObject(d, "differing", (double)r.differing);
+        cJSON_AddNumberToObject(d, "not_checked", (double)r.not_checked);
+        for (uint64_t i = 0; i < r.n; i++) {
+            const prov_tensor *p = &r.tensors[i];
+            if (p->kind != PROV_DIFFERS && p->kind != PROV_SHAPE)
+                continue;
+            cJSON *t = cJSON_CreateObject();
+            json_add_text(t, "name", p->t->name);
+            cJSON_AddStringToObject(t, "type", gguf_type_traits_of(p->t->type)->name);
+            cJSON_AddStringToObject(t, "result", kinds[p->kind]);
+            cJSON_AddNumberToObject(t, "blocks", (double)p->blocks);
+            cJSON_AddNumberToObject(t, "blocks_differing", (double)p->blocks_differing);
+            cJSON_AddNumberToObject(t, "first_block", (double)p->first_block);
+            cJSON_AddNumberToObject(t, "worst_over_block_rms", p->worst);
+            cJSON_AddItemToArray(list, t);
+        }
+        cJSON_AddItemToObject(d, "differing_tensors", list);
+        json_print_line(stdout, d);
+    } else {
+        printf("\nprovenance %s from %s: %llu tensors, %llu identical to the quantizer's, %llu differ, %llu not checked\n",
+               q->path, base->path, (unsigned long long)r.n, (unsigned long long)r.identical,
+               (unsigned long long)r.differing, (unsigned long long)r.not_checked);
+        for (uint64_t i = 0; i < r.n; i++) {
+            const prov_tensor *p = &r.tensors[i];
+            if (p->kind == PROV_SHAPE)
+                printf("  %-32s %-7s another shape than the base's tensor of that name\n", p->t->name,
+                       gguf_type_traits_of(p->t->type)->name);
+            else if (p->kind == PROV_DIFFERS)
+                printf("  %-32s %-7s %llu of %llu blocks differ from the quantizer's (the first: block %llu), by up "
+                       "to %.3g of a block's RMS\n", p->t->name, gguf_type_traits_of(p->t->type)->name,
+                       (unsigned long long)p->blocks_differing, (unsigned long long)p->blocks,
+                       (unsigned long long)p->first_block, p->worst);
+        }
+        if (r.differing && r.differing * 2 > r.n - r.not_checked)
+            printf("  most tensors differ: the file was made with an importance matrix or by another quantizer, not "
+                   "altered in places\n");
+    }
+    const int rc = r.differing ? 1 : 0;
+    provenance_free(&r);
+    return rc;
+}
+
 /* The text's tokens as llama-perplexity takes them (BOS first where the vocabulary adds one). */
 static int tokenize_text(const model *md, const char *text, size_t len, int32_t **ids, size_t *n)
 {
@@ -437,6 +507,15 @@ static int tool_main(int argc, char **argv)
                             "quantization of the same model keeps its vocabulary", ref->path, quants[q].path);
             goto out;
         }
+    }
+    if (o.provenance && !o.text_path) { /* provenance alone */
+        int worst = 0;
+        for (int q = 0; q < o.n_quants; q++) {
+            const int p = print_provenance(&o, &base, &quants[q]);
+            worst = p > worst ? p : worst;
+        }
+        rc = worst;
+        goto out;
     }
     int n_vocab = tok_vocab_size(ref->v), n_chunk;
     if (o.base_logits) {
@@ -502,6 +581,10 @@ static int tool_main(int argc, char **argv)
     for (int q = 0; q < o.n_quants; q++)
         print_summary(&j, &quants[q]);
     rc = 0;
+    for (int q = 0; o.provenance && q < o.n_quants; q++) {
+        const int p = print_provenance(&o, &base, &quants[q]);
+        rc = p > rc ? p : rc;
+    }
 out:
     model_free(&base);
     for (int q = 0; q < o.n_quants; q++)
