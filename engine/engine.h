@@ -88,6 +88,10 @@ typedef struct engine_model engine_model;
 engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_model **out, engine_error *err);
 void engine_model_free(engine_model *m);
 const engine_hparams *engine_model_hparams(const engine_model *m);
+/* Binds t in place of the model's tensor of the same name and shape (another type allowed: a quantized tensor
+ * restored to its base's precision); t must outlive the model. A tensor bound in parts (fused, experts') is refused
+ * (ENGINE_E_INPUT). The next forward pass uses it. */
+engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t, engine_error *err);
 kern_backend *engine_model_backend(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);

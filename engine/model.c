@@ -315,6 +315,47 @@ fail:
     return s;
 }
 
+engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t, engine_error *err)
+{
+    /* the slot bound whole to a tensor of that name (the file's, or one put there before): a fused tensor's parts
+     * are views of it (in split[]), the experts' tensors and biases are held but bound expert by expert */
+    const gguf_tensor *own = gguf_tensor_by_name(m->f, t->name);
+    kern_weight *slot = NULL;
+    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output };
+    for (size_t i = 0; i < 3 && own && !slot; i++)
+        if (globals[i]->t && !strcmp(globals[i]->t->name, t->name))
+            slot = globals[i];
+    for (int il = 0; il < m->hp.n_layer && own && !slot; il++) {
+        engine_layer *L = &m->layers[il];
+        for (int r = 0; r < MODEL_ROLE_COUNT && !slot; r++) {
+            const model_role_info *ri = model_role_info_of((model_role)r);
+            const gguf_tensor *b = L->w[r].t;
+            const bool view = b >= L->split && b < L->split + sizeof L->split / sizeof L->split[0];
+            if (b && !view && !strcmp(b->name, t->name) && ri->ne2 == MODEL_DIM_NONE && !ri->expert_rows)
+                slot = &L->w[r];
+        }
+    }
+    if (!slot)
+        return engine_fail(err, ENGINE_E_INPUT, 0, t->name,
+                           "tensor '%s' is not one this model binds whole (absent, fused, or an experts' tensor)",
+                           t->name);
+    if (own->n_dims != t->n_dims || memcmp(own->ne, t->ne, sizeof own->ne))
+        return engine_fail(err, ENGINE_E_INPUT, t->info_offset, t->name,
+                           "tensor '%s' has another shape than the one it replaces", t->name);
+    kern_weight fresh = { .t = t };
+    kern_status ks = m->be->bind(m->be, &fresh);
+    if (ks != KERN_OK)
+        return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset, t->name,
+                           "binding '%s' (%s) on %s failed: %s", t->name, gguf_type_traits_of(t->type)->name,
+                           m->be->name, kern_status_name(ks));
+    const bool tied = m->hp.tied_output && slot == &m->tok_embd;
+    m->be->unbind(m->be, slot);
+    *slot = fresh;
+    if (tied)
+        m->output = fresh;
+    return ENGINE_OK;
+}
+
 const engine_hparams *engine_model_hparams(const engine_model *m)
 {
     return &m->hp;

@@ -14,6 +14,7 @@
 #include "tool.h"
 
 #include "engine.h"
+#include "fidelity.h"
 
 #include <cJSON.h>
 #include <getopt.h>
@@ -41,27 +42,27 @@ static const char *const usage =
     "                        tensor of a type ours writes as ggml's reference quantizers do (F16, BF16, Q8_0,\n"
     "                        Q4_0, Q4_K, Q6_K) quantized again and compared block by block (without -f: only\n"
     "                        this); exit 1 when a tensor differs\n"
+    "  --attribute[=N]       name the N tensors (default 3) that cost each QUANT the most KLD: candidates ranked\n"
+    "                        by their products' error on the base's activations, the first 4N each restored to\n"
+    "                        the base's weights and the KLD measured again; the N that recover the most, their\n"
+    "                        bytes at Q8_0, and llama-quantize --tensor-type overrides for them\n"
+    "  --attribute-chunks N  chunks the attribution measures on (default 2)\n"
+    "  --restore T1,T2,...   put these tensors back to BASE's weights in every QUANT before measuring\n"
     "  --json                JSON Lines on stdout: one line per chunk and model, one summary per model\n"
     "  -q, --quiet           no per-chunk lines\n"
     "  --version             print the version and exit\n"
     "exit status: 0 measured, 1 a model file has a problem, 2 trouble (usage, I/O, vocabularies that differ,\n"
     "a text too short)\n";
 
-enum { MAX_QUANTS = 8 };
-
-typedef struct opts {
-    const char *base, *quants[MAX_QUANTS], *text_path, *kl_base_out, *base_logits;
-    int n_quants, n_ctx, chunks, n_threads;
-    kern_numerics numerics;
-    bool json, quiet, ctx_given, provenance;
-} opts;
 
 static int parse_args(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
     o->n_ctx = 512;
     o->chunks = -1;
-    enum { OPT_CHUNKS = 256, OPT_NUMERICS, OPT_KL_BASE, OPT_BASE_LOGITS, OPT_JSON, OPT_VERSION, OPT_PROVENANCE };
+    o->attribute_chunks = 2;
+    enum { OPT_CHUNKS = 256, OPT_NUMERICS, OPT_KL_BASE, OPT_BASE_LOGITS, OPT_JSON, OPT_VERSION, OPT_PROVENANCE,
+           OPT_ATTRIBUTE, OPT_ATTRIBUTE_CHUNKS, OPT_RESTORE };
     static const struct option longs[] = {
         { "file", required_argument, 0, 'f' },          { "ctx-size", required_argument, 0, 'c' },
         { "threads", required_argument, 0, 't' },       { "chunks", required_argument, 0, OPT_CHUNKS },
@@ -69,7 +70,8 @@ static int parse_args(int argc, char **argv, opts *o)
         { "base-logits", required_argument, 0, OPT_BASE_LOGITS }, { "json", no_argument, 0, OPT_JSON },
         { "quiet", no_argument, 0, 'q' },               { "help", no_argument, 0, 'h' },
         { "version", no_argument, 0, OPT_VERSION },     { "provenance", no_argument, 0, OPT_PROVENANCE },
-        { 0, 0, 0, 0 },
+        { "attribute", optional_argument, 0, OPT_ATTRIBUTE }, { "attribute-chunks", required_argument, 0, OPT_ATTRIBUTE_CHUNKS },
+        { "restore", required_argument, 0, OPT_RESTORE }, { 0, 0, 0, 0 },
     };
     const char *prog = "gguf-fidelity";
     long long v;
@@ -104,6 +106,26 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_BASE_LOGITS: o->base_logits = optarg; break;
         case OPT_JSON: o->json = true; break;
         case OPT_PROVENANCE: o->provenance = true; break;
+        case OPT_ATTRIBUTE:
+            o->attribute = 3;
+            if (optarg && !arg_int(prog, "--attribute", optarg, 1, 64, &v))
+                return 2;
+            o->attribute = optarg ? (int)v : 3;
+            break;
+        case OPT_ATTRIBUTE_CHUNKS:
+            if (!arg_int(prog, arg_flag(argv), optarg, 1, 1 << 20, &v))
+                return 2;
+            o->attribute_chunks = (int)v;
+            break;
+        case OPT_RESTORE:
+            for (char *save = NULL, *name = strtok_r(optarg, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+                if (o->n_restore == MAX_RESTORE) {
+                    fprintf(stderr, "gguf-fidelity: --restore: at most %d tensors\n", MAX_RESTORE);
+                    return 2;
+                }
+                o->restore[o->n_restore++] = name;
+            }
+            break;
         case 'q': o->quiet = true; break;
         case 'h': fputs(usage, stdout); tool_exit(0);
         case OPT_VERSION: arg_print_version(prog); tool_exit(0);
@@ -133,8 +155,9 @@ static int parse_args(int argc, char **argv, opts *o)
         fprintf(stderr, "gguf-fidelity: -f TEXT is needed (the text to evaluate on)\n");
         return 2;
     }
-    if (o->provenance && o->base_logits) {
-        fprintf(stderr, "gguf-fidelity: --provenance needs the BASE model itself, not --base-logits\n");
+    if ((o->provenance || o->attribute || o->n_restore) && o->base_logits) {
+        fprintf(stderr, "gguf-fidelity: --provenance, --attribute and --restore need the BASE model itself, not "
+                        "--base-logits\n");
         return 2;
     }
     if (o->base_logits && o->kl_base_out) {
@@ -146,17 +169,6 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* One model: its file, vocabulary, backend, weights and context. */
-typedef struct model {
-    const char *path;
-    gguf_file *f;
-    tok_vocab *v;
-    kern_backend *be;
-    engine_model *m;
-    engine_ctx *c;
-    kld_acc acc;
-    double seconds;
-} model;
 
 static void model_free(model *md)
 {
@@ -169,7 +181,7 @@ static void model_free(model *md)
     kld_free(&md->acc);
 }
 
-static int __attribute__((format(printf, 2, 3))) trouble(int status, const char *fmt, ...)
+int fid_trouble(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -191,7 +203,7 @@ static int model_open(model *md, const char *path)
     output_guard_protect_model(md->f, path);
     tok_error te;
     if (tok_vocab_load(md->f, &md->v, &te))
-        return trouble(te.code == TOK_E_MALFORMED ? 1 : 2, "%s: %s", path, te.message);
+        return fid_trouble(te.code == TOK_E_MALFORMED ? 1 : 2, "%s: %s", path, te.message);
     return 0;
 }
 
@@ -200,36 +212,32 @@ static int model_load(model *md, const opts *o, int max_batch)
     engine_error e;
     md->be = kern_cpu_create_numerics(o->n_threads, o->numerics);
     if (!md->be)
-        return trouble(2, "out of memory");
+        return fid_trouble(2, "out of memory");
     if (engine_model_load(md->f, md->be, &md->m, &e) || engine_ctx_create(md->m, o->n_ctx, max_batch, &md->c, &e))
-        return trouble(engine_status_is_file_fault(e.code) ? 1 : 2, "%s: %s", md->path, e.message);
+        return fid_trouble(engine_status_is_file_fault(e.code) ? 1 : 2, "%s: %s", md->path, e.message);
     if (engine_model_hparams(md->m)->n_vocab < tok_vocab_size(md->v))
-        return trouble(1, "%s: %d embedding rows for a %d-token vocabulary", md->path,
+        return fid_trouble(1, "%s: %d embedding rows for a %d-token vocabulary", md->path,
                        engine_model_hparams(md->m)->n_vocab, tok_vocab_size(md->v));
     return 0;
 }
 
-/* The logits of every position of one chunk. */
-static int run_chunk(model *md, const int32_t *chunk, int n_ctx, float *logits)
+int fid_run_chunk(model *md, const int32_t *chunk, int n_ctx, float *logits)
 {
     engine_error e;
     const double t0 = monotonic_seconds();
     if (engine_ctx_rewind(md->c, 0, &e) || engine_forward(md->c, chunk, n_ctx, true, logits, NULL, &e))
-        return trouble(2, "%s: %s", md->path, e.message);
+        return fid_trouble(2, "%s: %s", md->path, e.message);
     md->seconds += monotonic_seconds() - t0;
     return 0;
 }
 
-typedef struct job {
-    const opts *o;
-    model *base, *quants;
-    logits_file *base_file;  /* --base-logits */
-    const int32_t *tokens;   /* n_chunk x n_ctx */
-    int n_chunk, n_vocab;
-    bool add_bos;
-    int32_t bos;
-    int status;
-} job;
+
+void fid_chunk_tokens(const job *j, int i, int32_t *chunk)
+{
+    memcpy(chunk, j->tokens + (size_t)i * j->o->n_ctx, (size_t)j->o->n_ctx * sizeof *chunk);
+    if (j->add_bos)
+        chunk[0] = j->bos; /* llama-perplexity: each chunk starts with BOS where the vocabulary adds one */
+}
 
 static void print_chunk(const job *j, int chunk, const model *q)
 {
@@ -268,11 +276,11 @@ static int evaluate(job *j, FILE *out)
     int rc = 0;
     char why[600];
     if (!logits || !rows || !chunk) {
-        rc = trouble(2, "out of memory for a chunk of %d positions of %d logits", n_ctx, V);
+        rc = fid_trouble(2, "out of memory for a chunk of %d positions of %d logits", n_ctx, V);
         goto done;
     }
     if (out && !logits_file_write_header(out, (uint32_t)n_ctx, V, j->n_chunk, j->tokens)) {
-        rc = trouble(2, "--kl-divergence-base: writing failed");
+        rc = fid_trouble(2, "--kl-divergence-base: writing failed");
         goto done;
     }
     const double t0 = monotonic_seconds();
@@ -281,31 +289,29 @@ static int evaluate(job *j, FILE *out)
                "              Δp RMS            Same top p\n");
     for (int i = 0; i < j->n_chunk && !rc; i++) {
         const int32_t *toks = j->tokens + (size_t)i * n_ctx;
-        memcpy(chunk, toks, (size_t)n_ctx * sizeof *chunk);
-        if (j->add_bos)
-            chunk[0] = j->bos; /* llama-perplexity: each chunk starts with BOS where the vocabulary adds one */
+        fid_chunk_tokens(j, i, chunk);
         if (j->base_file) {
             if (!logits_file_read_chunk(j->base_file, rows, why, sizeof why)) {
-                rc = trouble(2, "--base-logits: %s", why);
+                rc = fid_trouble(2, "--base-logits: %s", why);
                 break;
             }
         } else {
-            if ((rc = run_chunk(j->base, chunk, n_ctx, logits)))
+            if ((rc = fid_run_chunk(j->base, chunk, n_ctx, logits)))
                 break;
             for (int p = first; p < n_ctx - 1; p++)
                 kld_store_row(logits + (size_t)p * V, V, toks[p + 1], rows + (size_t)(p - first) * row);
             if (out && !logits_file_write_chunk(out, rows, n_ctx, V)) {
-                rc = trouble(2, "--kl-divergence-base: writing failed");
+                rc = fid_trouble(2, "--kl-divergence-base: writing failed");
                 break;
             }
         }
         for (int q = 0; q < o->n_quants && !rc; q++) {
             model *md = &j->quants[q];
-            if ((rc = run_chunk(md, chunk, n_ctx, logits)))
+            if ((rc = fid_run_chunk(md, chunk, n_ctx, logits)))
                 break;
             for (int p = first; p < n_ctx - 1 && !rc; p++)
                 if (!kld_add(&md->acc, logits + (size_t)p * V, V, rows + (size_t)(p - first) * row, toks[p + 1]))
-                    rc = trouble(2, "out of memory");
+                    rc = fid_trouble(2, "out of memory");
             print_chunk(j, i, md);
         }
         if (i == 0 && !o->json && !o->quiet) {
@@ -397,7 +403,7 @@ static int print_provenance(const opts *o, const model *base, const model *q)
     prov_report r;
     if (!provenance_check(base->f, q->f, o->n_threads, &r)) {
         provenance_free(&r);
-        return trouble(2, "out of memory re-quantizing %s", q->path);
+        return fid_trouble(2, "out of memory re-quantizing %s", q->path);
     }
     static const char *const kinds[] = { [PROV_IDENTICAL] = "identical", [PROV_DIFFERS] = "differs",
                                          [PROV_NOT_CHECKED] = "not checked", [PROV_SHAPE] = "another shape" };
@@ -455,7 +461,7 @@ static int tokenize_text(const model *md, const char *text, size_t len, int32_t 
 {
     tok_error te;
     if (tok_tokenize(md->v, text, len, true, false, ids, n, &te))
-        return trouble(te.code == TOK_E_MALFORMED ? 1 : 2, "%s: %s", md->path, te.message);
+        return fid_trouble(te.code == TOK_E_MALFORMED ? 1 : 2, "%s: %s", md->path, te.message);
     return 0;
 }
 
@@ -486,7 +492,7 @@ static int tool_main(int argc, char **argv)
     const model *ref = o.base ? &base : &quants[0]; /* whose vocabulary tokenizes */
     if (o.text_path) {
         if (!(text = read_file_text(o.text_path, (size_t)1 << 30, &len, why, sizeof why))) {
-            rc = trouble(2, "-f: %s", why);
+            rc = fid_trouble(2, "-f: %s", why);
             goto out;
         }
         if ((rc = tokenize_text(ref, text, len, &tokens, &n_tokens)))
@@ -503,7 +509,7 @@ static int tool_main(int argc, char **argv)
                           tok_vocab_size(quants[q].v) == tok_vocab_size(ref->v);
         free(ids);
         if (!same) {
-            rc = trouble(2, "%s and %s tokenize the text differently (or their vocabularies differ in size): a "
+            rc = fid_trouble(2, "%s and %s tokenize the text differently (or their vocabularies differ in size): a "
                             "quantization of the same model keeps its vocabulary", ref->path, quants[q].path);
             goto out;
         }
@@ -520,14 +526,14 @@ static int tool_main(int argc, char **argv)
     int n_vocab = tok_vocab_size(ref->v), n_chunk;
     if (o.base_logits) {
         if (!logits_file_open(&lf, o.base_logits, why, sizeof why)) {
-            rc = trouble(2, "--base-logits: %s", why);
+            rc = fid_trouble(2, "--base-logits: %s", why);
             goto out;
         }
         if (o.ctx_given && (int)lf.n_ctx != o.n_ctx)
             fprintf(stderr, "gguf-fidelity: %s was made with a context of %u: using it\n", o.base_logits, lf.n_ctx);
         o.n_ctx = (int)lf.n_ctx;
         if (lf.n_vocab != n_vocab) {
-            rc = trouble(2, "--base-logits: %s holds %d-token distributions, %s's vocabulary has %d", o.base_logits,
+            rc = fid_trouble(2, "--base-logits: %s holds %d-token distributions, %s's vocabulary has %d", o.base_logits,
                          lf.n_vocab, ref->path, n_vocab);
             goto out;
         }
@@ -538,7 +544,7 @@ static int tool_main(int argc, char **argv)
                     o.base_logits);
     } else {
         if (n_tokens < 2 * (size_t)o.n_ctx) {
-            rc = trouble(2, "%s: the text gives %zu tokens; a context of %d needs at least %d (as llama-perplexity)",
+            rc = fid_trouble(2, "%s: the text gives %zu tokens; a context of %d needs at least %d (as llama-perplexity)",
                          o.text_path, n_tokens, o.n_ctx, 2 * o.n_ctx);
             goto out;
         }
@@ -551,12 +557,25 @@ static int tool_main(int argc, char **argv)
         if ((rc = model_load(&quants[q], &o, o.n_ctx)))
             goto out;
     rc = 2;
+    for (int q = 0; q < o.n_quants; q++)
+        for (int r = 0; r < o.n_restore; r++) {
+            const gguf_tensor *t = gguf_tensor_by_name(base.f, o.restore[r]);
+            engine_error e;
+            if (!t) {
+                rc = fid_trouble(2, "--restore: %s has no tensor '%s'", base.path, o.restore[r]);
+                goto out;
+            }
+            if (engine_model_replace_weight(quants[q].m, t, &e)) {
+                rc = fid_trouble(2, "--restore: %s: %s", quants[q].path, e.message);
+                goto out;
+            }
+        }
     if (engine_model_hparams(quants[0].m)->n_vocab != n_vocab)
         n_vocab = engine_model_hparams(quants[0].m)->n_vocab; /* padded vocabularies: the logits' width */
     for (int q = 0; q < o.n_quants; q++)
         if (engine_model_hparams(quants[q].m)->n_vocab != n_vocab ||
             (o.base && engine_model_hparams(base.m)->n_vocab != n_vocab)) {
-            rc = trouble(2, "%s has %d embedding rows, another model %d: not quantizations of one model",
+            rc = fid_trouble(2, "%s has %d embedding rows, another model %d: not quantizations of one model",
                          quants[q].path, engine_model_hparams(quants[q].m)->n_vocab, n_vocab);
             goto out;
         }
@@ -570,7 +589,7 @@ static int tool_main(int argc, char **argv)
     if (o.kl_base_out) {
         char err[600];
         if (atomic_write(o.kl_base_out, write_base_then_evaluate, &j, err, sizeof err) && !j.status) {
-            rc = trouble(2, "--kl-divergence-base: %s", err);
+            rc = fid_trouble(2, "--kl-divergence-base: %s", err);
             goto out;
         }
     } else {
@@ -581,6 +600,9 @@ static int tool_main(int argc, char **argv)
     for (int q = 0; q < o.n_quants; q++)
         print_summary(&j, &quants[q]);
     rc = 0;
+    for (int q = 0; o.attribute && q < o.n_quants; q++)
+        if ((rc = fid_attribute(&j, &quants[q])))
+            goto out;
     for (int q = 0; o.provenance && q < o.n_quants; q++) {
         const int p = print_provenance(&o, &base, &quants[q]);
         rc = p > rc ? p : rc;
