@@ -409,3 +409,75 @@ Test(fidelity, attributed_tensors_recover_more_than_random_ones)
     }
     free(f32);
 }
+
+/* The real SmolLM2 against llama-perplexity (its figures made here: tests/data/llama_perplexity_smollm2.json says
+ * how): the base is the Q4_1 file dequantized to F32 by gguf-py, the quantizations our gguf-quantize's Q4_K_M and
+ * Q6_K (the same bytes as llama-quantize's, checked by sha256), the text the GPL-3 and Apache-2.0 licenses, 19
+ * chunks of 512. Under --numerics ggml, PPL and mean KLD within 1 % of llama-perplexity's (run with an F32 K/V
+ * cache: its default F16 cache and flash attention move the smallest KLDs by up to 4 %, docs/gguf-fidelity.md), the
+ * same top token within 0.5 points. */
+TestSuite(fidelity_real, .timeout = 900);
+
+Test(fidelity_real, smollm2_requantizations_match_llama_perplexity)
+{
+    char *real = model_path("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if (!real)
+        cr_skip_test("the real SmolLM2 is not fetched (scripts/fetch-real-models.sh): skipped");
+    if (access("/usr/share/common-licenses/GPL-3", R_OK) || access("/usr/share/common-licenses/Apache-2.0", R_OK))
+        cr_skip_test("no license texts in /usr/share/common-licenses: skipped");
+    tbuf doc_text = read_whole_file("tests/data/llama_perplexity_smollm2.json");
+    cJSON *doc = cJSON_Parse((const char *)doc_text.p);
+    cr_assert(doc);
+    char dir[64], cmd[8192], base[128], text[128], q4[128], q6[128];
+    cr_assert(tmp_dir_make(dir, "fidelity-real"));
+    snprintf(base, sizeof base, "%s/base.gguf", dir);
+    snprintf(text, sizeof text, "%s/text.txt", dir);
+    snprintf(q4, sizeof q4, "%s/q4_k_m.gguf", dir);
+    snprintf(q6, sizeof q6, "%s/q6_k.gguf", dir);
+    snprintf(cmd, sizeof cmd,
+             "cat /usr/share/common-licenses/GPL-3 /usr/share/common-licenses/Apache-2.0 > '%s' && "
+             "'%s' tests/py/dequantize_to_f32.py '%s' '%s' && sha256sum '%s'", text, venv_python(), real, base, base);
+    int st;
+    char *out = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(!strncmp(out, cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "base"), "sha256")->valuestring, 64),
+              "the F32 base is not the one llama-perplexity measured: %s", out);
+    free(out);
+    static const char *const types[] = { "Q4_K_M", "Q6_K" };
+    const char *paths[] = { q4, q6 };
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' '%s' %s -t 2 >/dev/null 2>&1 && sha256sum '%s'", base, paths[i], types[i],
+                 paths[i]);
+        char *q = run_tool("gguf-quantize", cmd, &st);
+        cr_assert_eq(st, 0, "%s", q);
+        cr_assert(!strncmp(q, cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "quants"), types[i])->valuestring, 64),
+                  "%s is not llama-quantize's bytes: %s", types[i], q);
+        free(q);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' -f '%s' -c 512 -t 2 --numerics ggml --json", base, q4, q6, text);
+    out = run_tool("gguf-fidelity", cmd, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    for (int i = 0; i < 2; i++) {
+        cJSON *s = summary_of(out, i ? "q6_k.gguf" : "q4_k_m.gguf");
+        const cJSON *want = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "f32_cache"), types[i]);
+        const double ppl = cJSON_GetObjectItem(want, "ppl")->valuedouble, kld = cJSON_GetObjectItem(want, "kld")->valuedouble,
+                     top = cJSON_GetObjectItem(want, "same_top_percent")->valuedouble,
+                     ppl_base = cJSON_GetObjectItem(want, "ppl_base")->valuedouble;
+        cr_log_info("%s: PPL %.6f (llama-perplexity %.6f), KLD %.6f (%.6f), same top %.3f%% (%.3f%%)", types[i],
+                    field(s, "ppl"), ppl, field(s, "kld"), kld, 100 * field(s, "same_top"), top);
+        cr_expect_leq(fabs(field(s, "ppl") / ppl - 1), 0.01, "%s: PPL %g, llama-perplexity's %g", types[i],
+                      field(s, "ppl"), ppl);
+        cr_expect_leq(fabs(field(s, "ppl_base") / ppl_base - 1), 0.01, "%s: PPL(base) %g, llama-perplexity's %g",
+                      types[i], field(s, "ppl_base"), ppl_base);
+        cr_expect_leq(fabs(field(s, "kld") / kld - 1), 0.01, "%s: KLD %g, llama-perplexity's %g", types[i],
+                      field(s, "kld"), kld);
+        cr_expect_leq(fabs(100 * field(s, "same_top") - top), 0.5, "%s: same top %g%%, llama-perplexity's %g%%",
+                      types[i], 100 * field(s, "same_top"), top);
+        cJSON_Delete(s);
+    }
+    free(out);
+    cJSON_Delete(doc);
+    tbuf_free(&doc_text);
+    free(real);
+    cr_assert(tmp_dir_remove(dir));
+}

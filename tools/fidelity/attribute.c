@@ -127,10 +127,9 @@ static int measure(const job *j, model *q, const uint16_t *rows, float *logits, 
         const int32_t *toks = j->tokens + (size_t)i * n_ctx;
         if ((rc = fid_run_chunk(q, chunk, n_ctx, logits)))
             break;
-        for (int p = first; p < n_ctx - 1 && !rc; p++)
-            if (!kld_add(&acc, logits + (size_t)p * V, V, rows + ((size_t)i * scored + (size_t)(p - first)) * row,
-                         toks[p + 1]))
-                rc = fid_trouble(2, "out of memory");
+        if (!kld_add_rows(&acc, logits, V, rows + (size_t)i * scored * row, toks + first + 1, scored,
+                          j->o->n_threads))
+            rc = fid_trouble(2, "out of memory");
     }
     *kld = acc.count ? acc.sum_kld / (double)acc.count : 0;
     kld_free(&acc);
@@ -207,8 +206,8 @@ int fid_attribute(const job *j, model *q)
             break;
         }
         const int32_t *toks = j->tokens + (size_t)i * n_ctx;
-        for (int p = first; p < n_ctx - 1; p++)
-            kld_store_row(logits + (size_t)p * V, V, toks[p + 1], rows + ((size_t)i * scored + (size_t)(p - first)) * row);
+        kld_store_rows(logits + (size_t)first * V, V, toks + first + 1, scored, rows + (size_t)i * scored * row,
+                       o->n_threads);
     }
     if (rc || cap.failed) {
         rc = rc ? rc : fid_trouble(2, "out of memory keeping activations");

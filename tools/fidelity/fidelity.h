@@ -44,7 +44,8 @@ typedef struct job {
 
 /* "gguf-fidelity: MESSAGE" on stderr; returns status. */
 int fid_trouble(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The logits of every position of one chunk (the model's context rewound first). */
+/* The logits of positions n_ctx / 2 .. n_ctx - 1 of one chunk ((n_ctx - n_ctx / 2) x n_vocab), the model's context
+ * rewound first. */
 int fid_run_chunk(model *md, const int32_t *chunk, int n_ctx, float *logits);
 /* Chunk i's tokens as the models take it (BOS first where the vocabulary adds one) into chunk (n_ctx). */
 void fid_chunk_tokens(const job *j, int i, int32_t *chunk);

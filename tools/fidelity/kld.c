@@ -71,7 +71,14 @@ static bool keep(kld_acc *a, float kld, float p_diff)
     return true;
 }
 
-bool kld_add(kld_acc *a, const float *logits, int n_vocab, const uint16_t *base, int tok)
+/* One position's figures, before they are added up. */
+typedef struct kld_point {
+    float nll, nll_base, p_diff;
+    double kld;
+    bool same_top;
+} kld_point;
+
+static kld_point point_of(const float *logits, int n_vocab, const uint16_t *base, int tok)
 {
     float max_logit = logits[0];
     int imax = 0;
@@ -89,8 +96,9 @@ bool kld_add(kld_acc *a, const float *logits, int n_vocab, const uint16_t *base,
     memcpy(&min_log_prob, base + 2, 4);
     const uint16_t *q = base + 4;
 
-    const float nll = max_logit + log_sum_exp - logits[tok];
-    const float nll_base = -(scale * q[tok] + min_log_prob);
+    kld_point pt;
+    pt.nll = max_logit + log_sum_exp - logits[tok];
+    pt.nll_base = -(scale * q[tok] + min_log_prob);
     max_logit += log_sum_exp;
     double kld = 0.0;
     int imax_base = -1;
@@ -104,24 +112,63 @@ bool kld_add(kld_acc *a, const float *logits, int n_vocab, const uint16_t *base,
         if (p_log_base > -16.f)
             kld += expf(p_log_base) * (p_log_base - logits[i] + max_logit);
     }
-    const float p_diff = expf(-nll) - expf(-nll_base);
-    if (!keep(a, (float)kld, p_diff))
+    pt.kld = kld;
+    pt.p_diff = expf(-pt.nll) - expf(-pt.nll_base);
+    pt.same_top = imax == imax_base;
+    return pt;
+}
+
+static bool accumulate(kld_acc *a, const kld_point *pt)
+{
+    if (!keep(a, (float)pt->kld, pt->p_diff))
         return false;
+    const float nll = pt->nll, nll_base = pt->nll_base, p_diff = pt->p_diff;
     a->sum_nll += nll;
     a->sum_nll2 += nll * nll;
     a->sum_nll_base += nll_base;
     a->sum_nll_base2 += nll_base * nll_base;
     a->sum_nll_nll_base += nll * nll_base;
-    a->sum_kld += kld;
-    a->sum_kld2 += kld * kld;
+    a->sum_kld += pt->kld;
+    a->sum_kld2 += pt->kld * pt->kld;
     a->sum_p_diff += p_diff;
     const double p_diff2 = p_diff * p_diff; /* the product in f32, as there */
     a->sum_p_diff2 += p_diff2;
     a->sum_p_diff4 += p_diff2 * p_diff2;
     a->max_p_diff = fabsf(p_diff) > a->max_p_diff ? fabsf(p_diff) : a->max_p_diff;
-    a->n_same_top += imax == imax_base;
+    a->n_same_top += pt->same_top;
     a->count++;
     return true;
+}
+
+bool kld_add(kld_acc *a, const float *logits, int n_vocab, const uint16_t *base, int tok)
+{
+    const kld_point pt = point_of(logits, n_vocab, base, tok);
+    return accumulate(a, &pt);
+}
+
+bool kld_add_rows(kld_acc *a, const float *logits, int n_vocab, const uint16_t *rows, const int32_t *targets, int n,
+                  int n_threads)
+{
+    kld_point *pts = malloc((size_t)(n > 0 ? n : 1) * sizeof *pts);
+    if (!pts)
+        return false;
+    const size_t row = kld_row_u16(n_vocab);
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+    for (int p = 0; p < n; p++)
+        pts[p] = point_of(logits + (size_t)p * n_vocab, n_vocab, rows + (size_t)p * row, targets[p]);
+    bool ok = true;
+    for (int p = 0; p < n && ok; p++)
+        ok = accumulate(a, &pts[p]);
+    free(pts);
+    return ok;
+}
+
+void kld_store_rows(const float *logits, int n_vocab, const int32_t *targets, int n, uint16_t *rows, int n_threads)
+{
+    const size_t row = kld_row_u16(n_vocab);
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+    for (int p = 0; p < n; p++)
+        kld_store_row(logits + (size_t)p * n_vocab, n_vocab, targets[p], rows + (size_t)p * row);
 }
 
 void kld_free(kld_acc *a)

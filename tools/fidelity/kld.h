@@ -29,6 +29,12 @@ typedef struct kld_acc {
 /* Adds one position: the quantized model's logits against the base's stored row, tok the right token. false when
  * out of memory. */
 bool kld_add(kld_acc *a, const float *logits, int n_vocab, const uint16_t *base, int tok);
+/* n positions at once (logits n x n_vocab, their stored base rows, the right tokens), each position's figures
+ * computed in parallel and added in order: the sums are those of n kld_add calls. */
+bool kld_add_rows(kld_acc *a, const float *logits, int n_vocab, const uint16_t *rows, const int32_t *targets, int n,
+                  int n_threads);
+/* kld_store_row for n positions, in parallel. */
+void kld_store_rows(const float *logits, int n_vocab, const int32_t *targets, int n, uint16_t *rows, int n_threads);
 void kld_free(kld_acc *a);
 
 /* A mean and its uncertainty as llama-perplexity estimates them (0 below 11 values). */
