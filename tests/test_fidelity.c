@@ -309,7 +309,7 @@ Test(fidelity, provenance_names_an_altered_block)
         cJSON_Delete(j);
         free(out), free(q);
     }
-    /* the altered copy: byte 40 of block 7 of blk.1.ffn_down.weight (Q6_K in a Q4_K_M mix, 210-byte blocks) */
+    /* the altered copy: byte 40 of block 7 of blk.1.ffn_down.weight (Q4_K in this Q4_K_M) */
     char *q = need_model("tiny-llama-q4_k_m.gguf"), copy[160];
     snprintf(copy, sizeof copy, "%s/altered.gguf", tmp_dir);
     tbuf b = read_whole_file(q);
