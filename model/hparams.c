@@ -230,7 +230,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->embd_scale = embd != 0.0f ? embd : 1.0f;
         hp->residual_scale = res != 0.0f ? res : 1.0f;
         hp->attn_scale = attn != 0.0f ? attn : hp->attn_scale;
-        bool absent;
+        bool absent = false; /* get_float sets it only when the key is absent */
         const float logit = get_float(&r, "logit_scale", 0.0f, &absent);
         hp->logit_scale = absent || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
     }

@@ -12,7 +12,7 @@
 
 TestSuite(cli, .timeout = 120);
 
-static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize" };
+static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize", "gguf-fidelity" };
 
 Test(cli, version_everywhere)
 {
@@ -55,6 +55,7 @@ Test(cli, numbers_are_strict)
         { "gguf-run", "-p x --ctx-size 1e9", "--ctx-size needs an integer from 1 to" },
         { "gguf-verify", "--threads abc", "--threads needs an integer from 1 to 4096, got 'abc'" },
         { "gguf-inspect", "--raw token_embd.weight --blocks abc", "--blocks needs an integer from 1 to" },
+        { "gguf-fidelity", "x.gguf -f x -c 2", "-c needs an integer from 4 to" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_refusal(m, cases[i].tool, cases[i].args, cases[i].says, NULL);
@@ -72,6 +73,7 @@ Test(cli, missing_values_and_unknown_options)
         { "gguf-verify", "--manifest", "gguf-verify: --manifest needs a value" },
         { "gguf-inspect", "--key", "gguf-inspect: --key needs a value" },
         { "gguf-quantize", "--threads", "gguf-quantize: --threads needs a value" },
+        { "gguf-fidelity", "--chunks", "gguf-fidelity: --chunks needs a value" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_refusal(m, cases[i].tool, cases[i].args, cases[i].says, "--help");

@@ -170,10 +170,10 @@ Test(outputs, a_fifo_as_the_model_does_not_hang)
     char fifo[300];
     snprintf(fifo, sizeof fifo, "%s/fifo.gguf", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
-    static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize" };
+    static const char *const tools[] = { "gguf-inspect", "gguf-verify", "gguf-run", "gguf-quantize", "gguf-fidelity" };
     static const char *const extra[] = { "", "--sha256 0000000000000000000000000000000000000000000000000000000000000000",
-                                         "-p hi -n 1", "%s/never-written.gguf Q8_0" };
-    for (int t = 0; t < 4; t++) {
+                                         "-p hi -n 1", "%s/never-written.gguf Q8_0", "%s/fifo.gguf --provenance" };
+    for (int t = 0; t < 5; t++) {
         char more[400], cmd[1200];
         snprintf(more, sizeof more, extra[t], dir);
         snprintf(cmd, sizeof cmd, "timeout 20 '%s/%s' '%s' %s 2>&1", bin_dir(), tools[t], fifo, more);
