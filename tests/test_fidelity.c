@@ -187,7 +187,7 @@ static cJSON *summary_of(const char *out, const char *model)
     char *copy = strdup(out);
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
-        const cJSON *kind = cJSON_GetObjectItem(j, "kind"), *m = cJSON_GetObjectItem(j, "model");
+        const cJSON *kind = cJSON_GetObjectItem(j, "kind"), *m = cJSON_GetObjectItem(j, "file");
         const size_t ml = strlen(model);
         if (j && cJSON_IsString(kind) && !strcmp(kind->valuestring, "summary") && cJSON_IsString(m) &&
             strlen(m->valuestring) >= ml && !strcmp(m->valuestring + strlen(m->valuestring) - ml, model))

@@ -12,6 +12,7 @@
  * the most, and the llama-quantize --tensor-type overrides that would do it.
  */
 #include "fidelity.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "quant.h"
 
@@ -259,9 +260,12 @@ int fid_attribute(const job *j, model *q)
     if (rc)
         goto done;
     if (o->json) {
-        cJSON *d = cJSON_CreateObject(), *list = cJSON_CreateArray();
+        cJSON *d = json_doc_new("gguf-fidelity", q->path), *list = cJSON_CreateArray();
+        char line[200];
+        snprintf(line, sizeof line, "the %d tensors named, restored to the base's weights, recover %.1f%% of the KLD",
+                 top, kld0 > 0 ? 100 * (kld0 - kld_top) / kld0 : 0.0);
+        json_doc_verdict(d, 0, line);
         cJSON_AddStringToObject(d, "kind", "attribution");
-        json_add_text(d, "model", q->path);
         cJSON_AddNumberToObject(d, "chunks", n_chunks);
         cJSON_AddNumberToObject(d, "kld", kld0);
         cJSON_AddNumberToObject(d, "candidates", n_cand);

@@ -32,12 +32,18 @@ bool logits_file_open(logits_file *lf, const char *path, char *why, size_t why_l
         return false;
     }
     lf->row_u16 = kld_row_u16(lf->n_vocab);
-    const uint64_t n_tok = (uint64_t)lf->n_chunk * lf->n_ctx;
-    const uint64_t need = 20 + 4 * n_tok + 2 * (uint64_t)lf->n_chunk * logits_file_scored((int)lf->n_ctx) * lf->row_u16;
-    if (fstat(fileno(lf->fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < need) {
-        snprintf(why, why_len, "'%s' is %llu bytes; its header (%d chunks of %u tokens, %d-token vocabulary) says "
-                 "%llu: it is truncated", path, (unsigned long long)st.st_size, lf->n_chunk, lf->n_ctx, lf->n_vocab,
-                 (unsigned long long)need);
+    const uint64_t n_tok = (uint64_t)lf->n_chunk * lf->n_ctx; /* below 2^55 */
+    uint64_t rows_u16, need;
+    const bool huge = __builtin_mul_overflow((uint64_t)lf->n_chunk * (uint64_t)logits_file_scored((int)lf->n_ctx),
+                                             (uint64_t)lf->row_u16, &rows_u16) ||
+                      __builtin_mul_overflow(rows_u16, 2, &need) || __builtin_add_overflow(need, 20 + 4 * n_tok, &need);
+    if (huge || (fstat(fileno(lf->fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < need)) {
+        char size[64] = "more than 2^64";
+        if (!huge)
+            snprintf(size, sizeof size, "%llu (the file has %llu)", (unsigned long long)need,
+                     (unsigned long long)st.st_size);
+        snprintf(why, why_len, "'%s': its header (%d chunks of %u tokens, %d-token vocabulary) says %s bytes: it is "
+                 "truncated", path, lf->n_chunk, lf->n_ctx, lf->n_vocab, size);
         return false;
     }
     lf->tokens = malloc(n_tok * sizeof *lf->tokens);

@@ -3,6 +3,7 @@
 #include "args.h"
 #include "atomic.h"
 #include "format.h"
+#include "json_doc.h"
 #include "json_line.h"
 #include "kld.h"
 #include "logits_file.h"
@@ -261,9 +262,8 @@ static void print_chunk(const job *j, int chunk, const model *q)
     if (!kld_summarize(&q->acc, &s))
         return;
     if (j->o->json) {
-        cJSON *d = cJSON_CreateObject();
+        cJSON *d = json_doc_new("gguf-fidelity", q->path);
         cJSON_AddStringToObject(d, "kind", "chunk");
-        json_add_text(d, "model", q->path);
         cJSON_AddNumberToObject(d, "chunk", chunk + 1);
         cJSON_AddNumberToObject(d, "ppl", s.ppl.value);
         cJSON_AddNumberToObject(d, "ln_ppl_ratio", s.ln_ratio.value);
@@ -359,9 +359,12 @@ static void print_summary(const job *j, const model *q)
         return;
     }
     if (j->o->json) {
-        cJSON *d = cJSON_CreateObject();
+        cJSON *d = json_doc_new("gguf-fidelity", q->path);
+        char line[200];
+        snprintf(line, sizeof line, "mean KLD %.6f, PPL(Q)/PPL(base) %.4f, same top token %.2f%% over %zu positions",
+                 s.kld.value, s.ppl_ratio.value, 100 * s.same_top.value, q->acc.count);
+        json_doc_verdict(d, 0, line);
         cJSON_AddStringToObject(d, "kind", "summary");
-        json_add_text(d, "model", q->path);
         if (j->base)
             json_add_text(d, "base", j->base->path);
         cJSON_AddNumberToObject(d, "positions", (double)q->acc.count);
@@ -422,9 +425,26 @@ static int print_provenance(const opts *o, const model *base, const model *q)
     static const char *const kinds[] = { [PROV_IDENTICAL] = "identical", [PROV_DIFFERS] = "differs",
                                          [PROV_NOT_CHECKED] = "not checked", [PROV_SHAPE] = "another shape" };
     if (o->json) {
-        cJSON *d = cJSON_CreateObject(), *list = cJSON_CreateArray();
+        cJSON *d = json_doc_new("gguf-fidelity", q->path), *list = cJSON_CreateArray();
+        char line[200];
+        snprintf(line, sizeof line, "%llu tensors identical to the quantizer's, %llu differ, %llu not checked",
+                 (unsigned long long)r.identical, (unsigned long long)r.differing, (unsigned long long)r.not_checked);
+        cJSON *findings = json_doc_verdict(d, r.differing ? 1 : 0, line);
+        for (uint64_t i = 0; i < r.n; i++) {
+            const prov_tensor *p = &r.tensors[i];
+            if (p->kind != PROV_DIFFERS && p->kind != PROV_SHAPE)
+                continue;
+            char measured[200];
+            snprintf(measured, sizeof measured, "%llu of %llu blocks differ (the first: block %llu), by up to %.3g of a "
+                     "block's RMS", (unsigned long long)p->blocks_differing, (unsigned long long)p->blocks,
+                     (unsigned long long)p->first_block, p->worst);
+            json_doc_finding(findings, "error", "provenance-differs", "tensor", p->t->name,
+                             p->kind == PROV_SHAPE ? "another shape than the base's tensor" : measured,
+                             "the bytes the quantizer makes of the base's tensor",
+                             "this tensor was not made from this base by ggml's reference quantizer (altered, another "
+                             "base, or an importance matrix)");
+        }
         cJSON_AddStringToObject(d, "kind", "provenance");
-        json_add_text(d, "model", q->path);
         json_add_text(d, "base", base->path);
         cJSON_AddNumberToObject(d, "tensors", (double)r.n);
         cJSON_AddNumberToObject(d, "identical", (double)r.identical);
