@@ -50,6 +50,12 @@ int fid_run_chunk(model *md, const int32_t *chunk, int n_ctx, float *logits);
 /* Chunk i's tokens as the models take it (BOS first where the vocabulary adds one) into chunk (n_ctx). */
 void fid_chunk_tokens(const job *j, int i, int32_t *chunk);
 
+/* The reports (report.c): after a chunk, a quantization's summary, its provenance (0 identical, 1 some tensor
+ * differs, 2 trouble). */
+void fid_print_chunk(const job *j, int chunk, const model *q);
+void fid_print_summary(const job *j, const model *q);
+int fid_print_provenance(const opts *o, const model *base, const model *q);
+
 /* --attribute for quantization q: which of its tensors cost the KLD, confirmed by restoring them. 0 or 2. */
 int fid_attribute(const job *j, model *q);
 
