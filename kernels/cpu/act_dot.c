@@ -30,15 +30,17 @@ typedef struct act_dot_layout {
     bool e8m0;        /* d is one E8M0 byte (2^(e - 128), MXFP4: ggml_e8m0_to_fp32_half), not an f16 */
 } act_dot_layout;
 
+/* a type whose scale d is an f16 at byte d_off (its min, where it has one, at m_off) */
+#define F16_SCALED(d_off, m_off, kind) { true, d_off, m_off, kind, false }
 static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
-    [GGUF_TENSOR_Q4_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_Q4_1] = { true, 0, 2, MIN_Q8_1_S },
-    [GGUF_TENSOR_Q5_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_Q5_1] = { true, 0, 2, MIN_Q8_1_S },
-    [GGUF_TENSOR_Q8_0] = { true, 0, 0, MIN_NONE },       [GGUF_TENSOR_IQ4_NL] = { true, 0, 0, MIN_NONE },
-    [GGUF_TENSOR_Q2_K] = { true, 80, 82, MIN_GROUPED },  [GGUF_TENSOR_Q3_K] = { true, 108, 0, MIN_NONE },
-    [GGUF_TENSOR_Q4_K] = { true, 0, 2, MIN_GROUPED },    [GGUF_TENSOR_Q5_K] = { true, 0, 2, MIN_GROUPED },
-    [GGUF_TENSOR_Q6_K] = { true, 208, 0, MIN_NONE },     [GGUF_TENSOR_IQ4_XS] = { true, 0, 0, MIN_NONE },
+    [GGUF_TENSOR_Q4_0] = F16_SCALED(0, 0, MIN_NONE),       [GGUF_TENSOR_Q4_1] = F16_SCALED(0, 2, MIN_Q8_1_S),
+    [GGUF_TENSOR_Q5_0] = F16_SCALED(0, 0, MIN_NONE),       [GGUF_TENSOR_Q5_1] = F16_SCALED(0, 2, MIN_Q8_1_S),
+    [GGUF_TENSOR_Q8_0] = F16_SCALED(0, 0, MIN_NONE),       [GGUF_TENSOR_IQ4_NL] = F16_SCALED(0, 0, MIN_NONE),
+    [GGUF_TENSOR_Q2_K] = F16_SCALED(80, 82, MIN_GROUPED),  [GGUF_TENSOR_Q3_K] = F16_SCALED(108, 0, MIN_NONE),
+    [GGUF_TENSOR_Q4_K] = F16_SCALED(0, 2, MIN_GROUPED),    [GGUF_TENSOR_Q5_K] = F16_SCALED(0, 2, MIN_GROUPED),
+    [GGUF_TENSOR_Q6_K] = F16_SCALED(208, 0, MIN_NONE),     [GGUF_TENSOR_IQ4_XS] = F16_SCALED(0, 0, MIN_NONE),
     /* ggml_vec_dot_mxfp4_q8_0: the doubled E2M1 levels times Q8_0's quants, the block by e8m0_half(e) * d_a */
-    [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, .e8m0 = true },
+    [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, true },
 };
 
 /* 2^(e - 128) as an f32 (subnormal for e < 2): ggml's GGML_E8M0_TO_FP32_HALF */
