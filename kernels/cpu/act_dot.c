@@ -43,15 +43,6 @@ static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, true },
 };
 
-/* 2^(e - 128) as an f32 (subnormal for e < 2): ggml's GGML_E8M0_TO_FP32_HALF */
-static float e8m0_half(uint8_t e)
-{
-    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 enum { F16_ONE = 0x3c00, F16_ZERO = 0 };
 
 /* The block's decode with its scale and min fields replaced, as integers. */
@@ -70,6 +61,15 @@ static void decode_with(quant_row_fn deq, const uint8_t *blk, size_t size, int b
     deq(copy, v, block);
     for (int j = 0; j < block; j++)
         out[j] = (int32_t)v[j];
+}
+
+/* An MXFP4 block's scale halved, as ggml's GGML_E8M0_TO_FP32_HALF (its levels are E2M1 doubled): quant/'s decode
+ * of the e field times 0.5, exact down to e = 0 (2^-128 is an f32 subnormal). */
+static float e8m0_half(const uint8_t *block)
+{
+    float e[2];
+    quant_block_scales(GGUF_TENSOR_MXFP4, block, e);
+    return 0.5f * e[0];
 }
 
 static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t n)
@@ -98,7 +98,7 @@ static float act_dot_scalar(uint32_t type, const void *w, const void *a, int64_t
         int64_t sumi = 0;
         for (int j = 0; j < bs; j++)
             sumi += (int64_t)unit[j] * qa[j];
-        sum += (L->e8m0 ? e8m0_half(wb[L->d_off]) : rdf16(wb + L->d_off)) * da * (float)sumi;
+        sum += (L->e8m0 ? e8m0_half(wb) : rdf16(wb + L->d_off)) * da * (float)sumi;
         if (L->min == MIN_Q8_1_S) {
             sum += rdf16(wb + L->min_off) * rdf16(ab + 2);
         } else if (L->min == MIN_GROUPED) {

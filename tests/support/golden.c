@@ -73,17 +73,25 @@ size_t json_ints(const cJSON *arr, int32_t *out, size_t n)
 
 /* sha256 of the f32 files synth_arch.py writes (../shared/golden/README.md, gguf 0.19.0, numpy 2.x) */
 static const struct {
-    const char *preset, *sha256;
+    const char *preset, *arch, *sha256;
 } synth_arch_files[] = {
-    { "tiny-qwen3moe", "9bea966091e44f9b43c2ad45def917f391862d592fabffda60c72a91a63ae3ad" },
-    { "tiny-qwen2moe", "a03b4ab96228907b478032eff4f26f652ab208912511f07b8865274e80645710" },
-    { "tiny-mixtral", "31c045bb5a75dc584b77827d883979c4771931c0436646a04dd232af3bf80ec2" },
-    { "tiny-gptoss", "a92f5b7f3222a887f63fb4c0b651b4197fd3b19a0180d26d109690315779bf4e" },
-    { "tiny-phi3", "8fd0633b202421d03990094ffe59433cc5bb79a84889b5aa475d5db861aa7433" },
-    { "tiny-gemma2", "b5c80b1f87520a0f754249f8b75ea9091b8282bdfafafa1856c7950b80a648bb" },
-    { "tiny-granite", "768732cd41d6c7c17ab4cfbe66794f74e5e26b13d2442ea9418778b3c533fab3" },
-    { "tiny-olmo2", "49861529ea59d1bebc864c899fd799ea1c140d92bb3a379d428a95cac4159756" },
+    { "tiny-qwen3moe", "qwen3moe", "9bea966091e44f9b43c2ad45def917f391862d592fabffda60c72a91a63ae3ad" },
+    { "tiny-qwen2moe", "qwen2moe", "a03b4ab96228907b478032eff4f26f652ab208912511f07b8865274e80645710" },
+    { "tiny-mixtral", "llama", "31c045bb5a75dc584b77827d883979c4771931c0436646a04dd232af3bf80ec2" },
+    { "tiny-gptoss", "gpt-oss", "a92f5b7f3222a887f63fb4c0b651b4197fd3b19a0180d26d109690315779bf4e" },
+    { "tiny-phi3", "phi3", "8fd0633b202421d03990094ffe59433cc5bb79a84889b5aa475d5db861aa7433" },
+    { "tiny-gemma2", "gemma2", "b5c80b1f87520a0f754249f8b75ea9091b8282bdfafafa1856c7950b80a648bb" },
+    { "tiny-granite", "granite", "768732cd41d6c7c17ab4cfbe66794f74e5e26b13d2442ea9418778b3c533fab3" },
+    { "tiny-olmo2", "olmo2", "49861529ea59d1bebc864c899fd799ea1c140d92bb3a379d428a95cac4159756" },
 };
+
+const char *synth_arch_preset(size_t i, const char **arch)
+{
+    if (i >= sizeof synth_arch_files / sizeof synth_arch_files[0])
+        return NULL;
+    *arch = synth_arch_files[i].arch;
+    return synth_arch_files[i].preset;
+}
 
 const char *synth_arch_sha256(const char *preset)
 {

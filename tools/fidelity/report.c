@@ -31,9 +31,9 @@ void fid_print_chunk(const job *j, int chunk, const model *q)
     fflush(stdout);
 }
 
-static void print_value(const char *name, kld_value v, double times, const char *unit)
+static void print_value(const char *name, kld_value v)
 {
-    printf("%-30s: %10.6f ± %10.6f%s\n", name, v.value * times, v.unc * times, unit);
+    printf("%-30s: %10.6f ± %10.6f\n", name, v.value, v.unc);
 }
 
 void fid_print_summary(const job *j, const model *q)
@@ -81,12 +81,12 @@ void fid_print_summary(const job *j, const model *q)
     printf("\n%s against %s: %zu positions, %.1f s\n", q->path, j->base ? j->base->path : j->o->base_logits,
            q->acc.count, q->seconds);
     printf("====== Perplexity statistics ======\n");
-    print_value("Mean PPL(Q)", s.ppl, 1, "");
-    print_value("Mean PPL(base)", s.ppl_base, 1, "");
+    print_value("Mean PPL(Q)", s.ppl);
+    print_value("Mean PPL(base)", s.ppl_base);
     printf("%-30s: %6.2f%%\n", "Cor(ln(PPL(Q)), ln(PPL(base)))", 100.0 * s.cor);
-    print_value("Mean ln(PPL(Q)/PPL(base))", s.ln_ratio, 1, "");
-    print_value("Mean PPL(Q)/PPL(base)", s.ppl_ratio, 1, "");
-    print_value("Mean PPL(Q)-PPL(base)", s.ppl_diff, 1, "");
+    print_value("Mean ln(PPL(Q)/PPL(base))", s.ln_ratio);
+    print_value("Mean PPL(Q)/PPL(base)", s.ppl_ratio);
+    print_value("Mean PPL(Q)-PPL(base)", s.ppl_diff);
     printf("\n====== KL divergence statistics ======\n");
     printf("Mean    KLD: %10.6f ± %10.6f\n", s.kld.value, s.kld.unc);
     for (int i = 0; s.percentiles && i < 11; i++)
