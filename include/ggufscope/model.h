@@ -216,6 +216,54 @@ GGUFSCOPE_API const char *model_dim_name(model_dim d);
  * architecture). */
 GGUFSCOPE_API model_need model_role_need(const model_hparams *hp, model_role r);
 
+/* ---- memory: what llama.cpp allocates to run a file --------------------- */
+
+/* The settings that decide it, with llama.cpp's option names and defaults (common/arg.cpp). */
+typedef struct model_memory_params {
+    int64_t n_ctx;            /* -c: 0 is the model's context_length */
+    int64_t n_batch;          /* -b: 2048 */
+    int64_t n_ubatch;         /* -ub: 512 */
+    int64_t n_seq;            /* -np: 1 */
+    uint32_t type_k, type_v;  /* -ctk / -ctv as GGUF type ids: F16 */
+    int flash_attn;           /* -fa: -1 auto (on: the CPU backend supports it), 0 off, 1 on */
+    bool no_repack;           /* --no-repack: no CPU_REPACK copies */
+    bool no_mmap;             /* --no-mmap: weights read into an allocated buffer instead of mapped */
+    bool cpu_avx2, cpu_avx512;/* the CPU llama.cpp's CPU backend runs on (model_memory_params_default: this one) */
+} model_memory_params;
+
+/* The defaults above, the CPU features those of the running machine. */
+GGUFSCOPE_API model_memory_params model_memory_params_default(void);
+
+/* The buffers llama.cpp's CPU build prints when it loads the file and makes a context ("CPU_Mapped model
+ * buffer size", "CPU_REPACK model buffer size", "CPU KV buffer size", "CPU output buffer size", "CPU compute
+ * buffer size"), each in bytes, and what decided them. */
+typedef struct model_memory {
+    uint64_t weights_mapped;    /* the file range the CPU's plain weights span (mmap), or their bytes (--no-mmap) */
+    uint64_t weights_repacked;  /* the weights the CPU backend re-lays out for its kernels (a copy) */
+    size_t n_repacked;          /* how many tensors */
+    uint64_t weights_file;      /* all tensor data in the file */
+    uint64_t kv_bytes;          /* K and V over all layers and streams */
+    uint64_t kv_k, kv_v;
+    int64_t kv_cells;           /* cells of a full-attention layer (n_ctx padded to 256) */
+    int64_t kv_cells_swa;       /* cells of a sliding-window layer (0: none) */
+    int64_t n_layer_full, n_layer_swa;
+    uint64_t output;            /* the logits buffer at context creation */
+    uint64_t compute;           /* the graph's scratch for the worst-case batch */
+    int64_t n_tokens;           /* that batch: min(n_ubatch, n_ctx) */
+    bool flash_attn;
+    int64_t n_ctx;              /* after padding */
+    uint64_t total;             /* everything above that takes memory: mapped + repacked + KV + output + compute */
+} model_memory;
+
+/* Fills out for file f with hyperparameters hp. MODEL_E_UNSUPPORTED (err says why) for an architecture not in
+ * the table or a cache type llama.cpp cannot hold. */
+GGUFSCOPE_API model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp,
+                                                 const model_memory_params *p, model_memory *out, model_error *err);
+/* The largest context (a multiple of 256, at most context_length) whose total fits in budget bytes, 0 when not
+ * even 256 does. */
+GGUFSCOPE_API int64_t model_memory_fit(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
+                                       uint64_t budget);
+
 #ifdef __cplusplus
 }
 #endif

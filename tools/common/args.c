@@ -93,3 +93,55 @@ void arg_print_version(const char *prog)
 {
     printf("%s %s (git %s)\n", prog, GGUFSCOPE_VERSION, GGUFSCOPE_GIT);
 }
+
+bool arg_bytes(const char *prog, const char *flag, const char *val, uint64_t *out)
+{
+    /* "8G", "8GiB", "8GB", "512M", "1.5T", or plain bytes; binary units (llama.cpp's --fit-target is MiB) */
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(val, &end);
+    static const char units[] = "BKMGT";
+    double mult = 1;
+    if (end && *end) {
+        const char *u = strchr(units, end[0] >= 'a' ? end[0] - 32 : end[0]);
+        if (u && end[0]) {
+            for (long i = 0; i < u - units; i++)
+                mult *= 1024;
+            end++;
+            if (*end == 'i')
+                end++;
+            if (*end == 'B' || *end == 'b')
+                end++;
+        }
+    }
+    if (end == val || !end || *end || errno || !(x >= 0) || x * mult >= 1.8e19) {
+        fprintf(stderr, "%s: %s needs a size in bytes (e.g. 8G, 512MiB, 1073741824), got '%s'\n", prog, flag, val);
+        return false;
+    }
+    *out = (uint64_t)(x * mult);
+    return true;
+}
+
+void arg_llama_aliases(int argc, char **argv, const char *const (*pairs)[2], size_t n)
+{
+    /* getopt_long reads "-ctk" as -c with the value "tk": llama.cpp's multi-letter short options become their
+     * long forms before it runs ("-ctk=q8_0" too) */
+    static char buf[16][96];
+    size_t used = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        for (size_t k = 0; k < n; k++) {
+            size_t len = strlen(pairs[k][0]);
+            if (strncmp(argv[i], pairs[k][0], len) != 0)
+                continue;
+            if (argv[i][len] == '\0')
+                argv[i] = (char *)pairs[k][1];
+            else if (argv[i][len] == '=' && used < 16) {
+                snprintf(buf[used], sizeof buf[used], "%s%s", pairs[k][1], argv[i] + len);
+                argv[i] = buf[used++];
+            }
+            break;
+        }
+    }
+}

@@ -4,6 +4,7 @@
 #define GGUFSCOPE_TOOLS_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Each parser takes the whole string or nothing; on failure it prints
@@ -11,6 +12,12 @@
 bool arg_int(const char *prog, const char *flag, const char *val, long long min, long long max, long long *out);
 bool arg_u64(const char *prog, const char *flag, const char *val, uint64_t *out);
 bool arg_float(const char *prog, const char *flag, const char *val, double min, double max, double *out);
+
+/* A size: "8G", "8GiB", "512M" (binary units) or plain bytes. */
+bool arg_bytes(const char *prog, const char *flag, const char *val, uint64_t *out);
+/* Rewrites llama.cpp's multi-letter short options in argv (pairs: {"-ctk", "--cache-type-k"}) to their long
+ * forms, "-ctk=q8_0" included, so that getopt_long takes them as llama.cpp users type them. */
+void arg_llama_aliases(int argc, char **argv, const char *const (*pairs)[2], size_t n);
 
 /* The flag getopt_long just handled, as the user typed it ("-t", "--threads"), for messages. */
 const char *arg_flag(char **argv);

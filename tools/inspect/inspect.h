@@ -3,6 +3,7 @@
 #define GGUFSCOPE_INSPECT_H
 
 #include "gguf.h"
+#include "model.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,10 @@ typedef struct inspect_opts {
     bool stats;           /* --stats [GLOB]: statistics per tensor */
     bool diff;            /* --diff: compare path with other */
     const char *other;    /* the second file of --diff */
+    bool memory;          /* --memory: llama.cpp's buffers for this file */
+    model_memory_params mem; /* -c, -b, -ub, -ctk, -ctv, -fa, -np, --no-repack, --no-mmap */
+    bool fit_set;         /* --fit BYTES: the largest context that fits */
+    uint64_t fit;
 } inspect_opts;
 
 /* "A:B" within [0, limit) (either side may be empty; none given: the first def_count). */
@@ -43,6 +48,10 @@ uint64_t inspect_tensor_bytes_present(const gguf_file *f, const gguf_tensor *t);
 
 /* Whether tensor name passes the --tensors filter. */
 bool inspect_tensor_selected(const inspect_opts *o, const char *name);
+
+/* --memory [--fit]: returns 0, 1 (hyperparameters that give no shapes) or 2 (an architecture or cache type the
+ * estimate does not know). */
+int inspect_print_memory(FILE *out, const gguf_file *f, const inspect_opts *o);
 
 /* Returns the exit status: 1 for a truncated file (listed all the same), else 0. */
 int inspect_print_text(FILE *out, const gguf_file *f, const inspect_opts *o);

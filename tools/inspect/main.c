@@ -28,6 +28,11 @@ static const char usage[] =
     "  --stats[=GLOB]     statistics of every (matching) tensor's dequantized values and block scales\n"
     "  --diff OTHER       compare with OTHER tensor by tensor and key by key (also: --diff A B);\n"
     "                     exit 0 identical, 1 different\n"
+    "  --memory           the buffers llama.cpp's CPU build allocates for this file (weights mapped and\n"
+    "                     repacked, KV cache, output, compute), with llama.cpp's options:\n"
+    "                     -c N (0: the model's context), -b N, -ub N, -ctk/-ctv TYPE, -fa on|off|auto,\n"
+    "                     -np N, --no-repack, --no-mmap\n"
+    "  --fit BYTES        with --memory: the largest context whose total fits (8G, 512MiB, ...)\n"
     "  --version          print the version and exit\n"
     "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble (a file that changed while read)\n";
 
@@ -38,7 +43,14 @@ bool inspect_tensor_selected(const inspect_opts *o, const char *name)
 
 enum {
     OPT_JSON = 256, OPT_FULL, OPT_METADATA_ONLY, OPT_TENSORS_ONLY, OPT_KEY, OPT_TENSORS, OPT_VALUES, OPT_ROWS,
-    OPT_COLS, OPT_DUMP, OPT_OUT, OPT_RAW, OPT_BLOCKS, OPT_STATS, OPT_DIFF, OPT_VERSION,
+    OPT_COLS, OPT_DUMP, OPT_OUT, OPT_RAW, OPT_BLOCKS, OPT_STATS, OPT_DIFF, OPT_VERSION, OPT_MEMORY, OPT_UBATCH,
+    OPT_CTK, OPT_CTV, OPT_FA, OPT_PARALLEL, OPT_NO_REPACK, OPT_NO_MMAP, OPT_FIT,
+};
+
+/* llama.cpp's multi-letter short options (common/arg.cpp) */
+static const char *const llama_aliases[][2] = {
+    { "-ub", "--ubatch-size" }, { "-ctk", "--cache-type-k" }, { "-ctv", "--cache-type-v" },
+    { "-fa", "--flash-attn" },  { "-np", "--parallel" },      { "-nr", "--no-repack" },
 };
 
 static const struct option long_options[] = {
@@ -51,8 +63,28 @@ static const struct option long_options[] = {
     { "out", required_argument, NULL, OPT_OUT },       { "raw", required_argument, NULL, OPT_RAW },
     { "blocks", required_argument, NULL, OPT_BLOCKS }, { "stats", optional_argument, NULL, OPT_STATS },
     { "diff", no_argument, NULL, OPT_DIFF },           { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, OPT_VERSION },     { NULL, 0, NULL, 0 },
+    { "version", no_argument, NULL, OPT_VERSION },     { "memory", no_argument, NULL, OPT_MEMORY },
+    { "ctx-size", required_argument, NULL, 'c' },      { "batch-size", required_argument, NULL, 'b' },
+    { "ubatch-size", required_argument, NULL, OPT_UBATCH }, { "cache-type-k", required_argument, NULL, OPT_CTK },
+    { "cache-type-v", required_argument, NULL, OPT_CTV }, { "flash-attn", required_argument, NULL, OPT_FA },
+    { "parallel", required_argument, NULL, OPT_PARALLEL }, { "no-repack", no_argument, NULL, OPT_NO_REPACK },
+    { "no-mmap", no_argument, NULL, OPT_NO_MMAP },     { "fit", required_argument, NULL, OPT_FIT },
+    { NULL, 0, NULL, 0 },
 };
+
+/* A cache type llama.cpp accepts for -ctk/-ctv (common/arg.cpp's kv_cache_types). */
+static bool cache_type(const char *flag, const char *v, uint32_t *out)
+{
+    static const char *const ok[] = { "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1" };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(v, ok[i]) == 0) {
+            *out = (uint32_t)gguf_type_from_name(v);
+            return true;
+        }
+    fprintf(stderr, "gguf-inspect: %s needs one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1; got '%s'\n",
+            flag, v);
+    return false;
+}
 
 /* Fills o and the files (argv[*first..*last)); returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, inspect_opts *o, int *first, int *last)
@@ -60,8 +92,38 @@ static int parse_args(int argc, char **argv, inspect_opts *o, int *first, int *l
     int c;
     long long n;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+    arg_llama_aliases(argc, argv, llama_aliases, sizeof llama_aliases / sizeof llama_aliases[0]);
+    while ((c = getopt_long(argc, argv, ":hc:b:", long_options, NULL)) != -1) {
         switch (c) {
+        case OPT_MEMORY: o->memory = true; break;
+        case 'c':
+        case 'b':
+        case OPT_UBATCH:
+        case OPT_PARALLEL:
+            if (!arg_int("gguf-inspect", arg_flag(argv), optarg, c == 'c' ? 0 : 1, 1 << 30, &n))
+                return 2;
+            *(c == 'c' ? &o->mem.n_ctx : c == 'b' ? &o->mem.n_batch : c == OPT_UBATCH ? &o->mem.n_ubatch
+                                                                                       : &o->mem.n_seq) = n;
+            break;
+        case OPT_CTK:
+        case OPT_CTV:
+            if (!cache_type(arg_flag(argv), optarg, c == OPT_CTK ? &o->mem.type_k : &o->mem.type_v))
+                return 2;
+            break;
+        case OPT_FA:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
+                fprintf(stderr, "gguf-inspect: %s needs on, off or auto, got '%s'\n", arg_flag(argv), optarg);
+                return 2;
+            }
+            o->mem.flash_attn = optarg[1] == 'n' ? 1 : optarg[1] == 'f' ? 0 : -1;
+            break;
+        case OPT_NO_REPACK: o->mem.no_repack = true; break;
+        case OPT_NO_MMAP: o->mem.no_mmap = true; break;
+        case OPT_FIT:
+            if (!arg_bytes("gguf-inspect", arg_flag(argv), optarg, &o->fit))
+                return 2;
+            o->fit_set = true;
+            break;
         case OPT_JSON: o->json = true; break;
         case OPT_FULL: o->full = true; break;
         case OPT_METADATA_ONLY: o->metadata_only = true; break;
@@ -117,6 +179,10 @@ static int parse_args(int argc, char **argv, inspect_opts *o, int *first, int *l
         fprintf(stderr, "gguf-inspect: --dump needs --out FILE.npy\n");
         return 2;
     }
+    if (o->fit_set && !o->memory) {
+        fprintf(stderr, "gguf-inspect: --fit answers with --memory (gguf-inspect FILE --memory --fit 8G)\n");
+        return 2;
+    }
     if (o->metadata_only && o->tensors_only) {
         fprintf(stderr, "gguf-inspect: --metadata-only and --tensors-only exclude each other\n");
         return 2;
@@ -159,7 +225,9 @@ static int inspect_file(const inspect_opts *op)
         }
         rc = inspect_print_diff(stdout, f, g, &o);
         gguf_close(g);
-    } else if (o.stats)
+    } else if (o.memory)
+        rc = inspect_print_memory(stdout, f, &o);
+    else if (o.stats)
         rc = inspect_print_stats(stdout, f, &o);
     else if (o.key)
         rc = inspect_print_key(stdout, f, &o);
@@ -179,7 +247,7 @@ static int inspect_file(const inspect_opts *op)
 
 static int tool_main(int argc, char **argv)
 {
-    inspect_opts o = { .blocks = 2 };
+    inspect_opts o = { .blocks = 2, .mem = model_memory_params_default() };
     int first = 0, last = 0, rc = parse_args(argc, argv, &o, &first, &last);
     if (rc >= 0)
         return rc;

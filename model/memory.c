@@ -1,0 +1,221 @@
+/*
+ * What llama.cpp allocates to run a file on the CPU, buffer by buffer, from the header alone: the same sums its
+ * loader and context make, so that "will it fit?" is answered before anything is read or downloaded.
+ *
+ * Facts, from llama.cpp's sources (src/ and ggml/src/, as vendored by llama-cpp-python 0.3.36):
+ * - Weights (llama-model.cpp, load_tensors): each weight goes to the first buffer type of the CPU's list whose
+ *   backend supports the op that reads it. The list is CPU_REPACK, then CPU. CPU_REPACK takes 2-D matrices read
+ *   by MUL_MAT (3-D experts by MUL_MAT_ID) of the types ggml-cpu/repack.cpp re-lays out on this CPU (AVX2: Q4_0,
+ *   Q4_K, IQ4_NL, MXFP4; AVX-512 also Q2_K) when their row count is a multiple of 8; the token embedding is read
+ *   by GET_ROWS and stays. Repacked tensors are copies, each padded to the buffer's 32-byte alignment. The plain
+ *   ones stay in the mapping: "CPU_Mapped" is the file range from the first such tensor's start to the last's
+ *   end (llama_model_loader::get_mapping_range), repacked tensors inside that range included.
+ * - KV cache (llama-context.cpp, llama-kv-cache*.cpp): n_ctx padded to 256; one K and one V row of
+ *   n_head_kv x head_dim per cell and layer, in the cache types; a sliding-window layer holds
+ *   pad256(min(n_ctx, n_swa x n_seq + n_ubatch)) cells (the iSWA cache, swa_full off).
+ * - Output (llama_context::output_reserve): n_vocab floats per sequence at creation.
+ * - Compute: model_memory_compute (memory_compute.c).
+ */
+#include "model.h"
+#include "memory_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define KV_PAD 256u          /* llama-context.cpp: cparams.n_ctx = GGML_PAD(n_ctx, 256) */
+#define REPACK_ALIGN 32u     /* the CPU buffer's alignment (ggml-cpu: TENSOR_ALIGNMENT) */
+
+static uint64_t pad(uint64_t x, uint64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+model_memory_params model_memory_params_default(void)
+{
+    model_memory_params p = {
+        .n_batch = 2048, .n_ubatch = 512, .n_seq = 1, .type_k = GGUF_TENSOR_F16, .type_v = GGUF_TENSOR_F16,
+        .flash_attn = -1,
+    };
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    p.cpu_avx2 = __builtin_cpu_supports("avx2");
+    p.cpu_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
+    return p;
+}
+
+static model_status fail(model_error *err, model_status code, const char *subject, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static model_status fail(model_error *err, model_status code, const char *subject, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        err->offset = 0;
+        gguf_error_textv(err->subject, err->message, subject, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* The types ggml-cpu/repack.cpp re-lays out on an x86 CPU with these features. */
+static bool repack_type(uint32_t type, const model_memory_params *p)
+{
+    switch (type) {
+    case GGUF_TENSOR_Q4_0: case GGUF_TENSOR_Q4_K: case GGUF_TENSOR_IQ4_NL: case GGUF_TENSOR_MXFP4:
+        return p->cpu_avx2;
+    case GGUF_TENSOR_Q2_K: return p->cpu_avx512;
+    default: return false;
+    }
+}
+
+/* Whether llama.cpp's CPU backend puts t in its CPU_REPACK buffer. */
+static bool is_repacked(const gguf_tensor *t, const model_memory_params *p)
+{
+    if (p->no_repack || !repack_type(t->type, p) || t->ne[1] % 8 != 0)
+        return false;
+    int64_t layer;
+    model_role r = model_role_of_name(t->name, &layer);
+    if (r == MODEL_ROLE_COUNT || r == MODEL_ROLE_TOKEN_EMBD)
+        return false;
+    const model_role_info *ri = model_role_info_of(r);
+    if (ri->ne1 == MODEL_DIM_NONE || ri->expert_rows)
+        return false; /* vectors and the experts' bias rows are read by MUL, ADD or ADD_ID */
+    /* MUL_MAT takes a 2-D matrix, MUL_MAT_ID a 3-D stack of experts */
+    return ri->ne2 == MODEL_DIM_NONE ? t->n_dims == 2 : t->n_dims == 3;
+}
+
+static void weights(const gguf_file *f, const model_memory_params *p, model_memory *m)
+{
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        m->weights_file += t->size;
+        if (is_repacked(t, p)) {
+            m->weights_repacked += pad(t->size, REPACK_ALIGN);
+            m->n_repacked++;
+        } else if (p->no_mmap)
+            m->weights_mapped += pad(t->size, REPACK_ALIGN); /* read into a CPU buffer of the same alignment */
+    }
+    if (p->no_mmap)
+        return;
+    /* one mapping per shard, each spanning its plain tensors (offsets are the shard's own) */
+    for (size_t s = 0; s < gguf_shard_count(f); s++) {
+        uint64_t first = UINT64_MAX, last = 0;
+        for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+            const gguf_tensor *t = gguf_tensor_at(f, i);
+            if (t->shard != s || is_repacked(t, p))
+                continue;
+            first = t->offset < first ? t->offset : first;
+            last = t->offset + t->size > last ? t->offset + t->size : last;
+        }
+        if (first != UINT64_MAX)
+            m->weights_mapped += last - first;
+    }
+}
+
+/* Bytes of n elements of a cache type (row-wise: n a multiple of its block). */
+static uint64_t row_bytes(uint32_t type, uint64_t n)
+{
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    return n / tt->block_size * tt->type_size;
+}
+
+/* llama.cpp stores a cache row per head, so a quantized cache type needs head dimensions its block divides */
+static model_status cache_type_ok(uint32_t type, const char *which, int64_t head_dim, model_error *err)
+{
+    const gguf_type_traits *tt = gguf_type_traits_of(type);
+    if (tt->state != GGUF_TYPE_OK || type == GGUF_TENSOR_Q8_K || (type >= GGUF_TENSOR_I8 && type <= GGUF_TENSOR_I64))
+        return fail(err, MODEL_E_UNSUPPORTED, which, "%s cannot be a cache type", tt->name ? tt->name : "?");
+    if (head_dim % (int64_t)tt->block_size)
+        return fail(err, MODEL_E_UNSUPPORTED, which, "a %s cache needs heads of a multiple of %u values; this model's "
+                    "are %lld", tt->name, tt->block_size, (long long)head_dim);
+    return MODEL_OK;
+}
+
+static model_status kv_cache(const model_hparams *hp, const model_memory_params *p, model_memory *m, model_error *err)
+{
+    const uint64_t k_width = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
+    const uint64_t v_width = (uint64_t)(hp->n_head_kv * hp->head_dim_v);
+    model_status s = cache_type_ok(p->type_k, "-ctk", hp->head_dim_k, err);
+    if (s == MODEL_OK)
+        s = cache_type_ok(p->type_v, "-ctv", hp->head_dim_v, err);
+    if (s != MODEL_OK)
+        return s;
+    m->kv_cells = m->n_ctx;
+    if (hp->swa_window > 0) {
+        uint64_t swa = (uint64_t)hp->swa_window * (uint64_t)p->n_seq + (uint64_t)p->n_ubatch;
+        m->kv_cells_swa = (int64_t)pad(swa < (uint64_t)m->n_ctx ? swa : (uint64_t)m->n_ctx, KV_PAD);
+    }
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        bool swa = model_hparams_layer_is_swa(hp, il);
+        uint64_t cells = (uint64_t)(swa ? m->kv_cells_swa : m->kv_cells);
+        if (swa)
+            m->n_layer_swa++;
+        else
+            m->n_layer_full++;
+        m->kv_k += row_bytes(p->type_k, k_width) * cells;
+        m->kv_v += row_bytes(p->type_v, v_width) * cells;
+    }
+    m->kv_bytes = m->kv_k + m->kv_v;
+    return MODEL_OK;
+}
+
+model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
+                                   model_memory *out, model_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!hp->arch)
+        return fail(err, MODEL_E_UNSUPPORTED, "general.architecture",
+                    "architecture '%s' is not one whose graph this estimate knows (%s)", hp->arch_name,
+                    model_arch_names());
+    if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head_kv <= 0 || hp->head_dim_k <= 0)
+        return fail(err, MODEL_E_MALFORMED, "", "the hyperparameters do not give the layers' shapes");
+    if (p->n_ubatch <= 0 || p->n_batch <= 0 || p->n_seq <= 0)
+        return fail(err, MODEL_E_UNSUPPORTED, "-ub", "batch sizes and sequences must be at least 1");
+    int64_t n_ctx = p->n_ctx > 0 ? p->n_ctx : hp->n_ctx_train;
+    if (n_ctx <= 0)
+        return fail(err, MODEL_E_MALFORMED, "context_length", "no context length: give -c");
+    out->n_ctx = (int64_t)pad((uint64_t)n_ctx, KV_PAD);
+    /* llama_context: -ub is at most -b; the worst-case graph is one ubatch of min(n_ubatch, n_ctx) tokens */
+    int64_t n_ubatch = p->n_ubatch < p->n_batch ? p->n_ubatch : p->n_batch;
+    out->n_tokens = n_ubatch < out->n_ctx ? n_ubatch : out->n_ctx;
+    model_memory_params q = *p;
+    q.n_ubatch = n_ubatch;
+    /* auto turns flash attention on when the backend that holds the cache supports it: the CPU does; a quantized
+     * V cache needs it */
+    out->flash_attn = p->flash_attn != 0;
+    if (!out->flash_attn && gguf_type_traits_of(p->type_v)->quantized)
+        return fail(err, MODEL_E_UNSUPPORTED, "-ctv", "a quantized V cache needs flash attention (-fa on)");
+    weights(f, &q, out);
+    model_status s = kv_cache(hp, &q, out, err);
+    if (s != MODEL_OK)
+        return s;
+    int64_t n_vocab = hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size;
+    out->output = (uint64_t)n_vocab * (uint64_t)p->n_seq * sizeof(float);
+    /* n_ff_shexp defaults to n_ff; only a file with a shared expert runs one */
+    model_hparams shape = *hp;
+    if (!gguf_tensor_by_name(f, "blk.0.ffn_up_shexp.weight"))
+        shape.n_ff_shexp = 0;
+    out->compute = model_memory_compute(&shape, &q, out);
+    out->total = out->weights_mapped + out->weights_repacked + out->kv_bytes + out->output + out->compute;
+    return MODEL_OK;
+}
+
+int64_t model_memory_fit(const gguf_file *f, const model_hparams *hp, const model_memory_params *p, uint64_t budget)
+{
+    /* the total grows with the context: bisect over multiples of 256 */
+    int64_t lo = 0, hi = (hp->n_ctx_train + KV_PAD - 1) / KV_PAD;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        model_memory_params q = *p;
+        q.n_ctx = mid * KV_PAD;
+        model_memory m;
+        if (model_memory_estimate(f, hp, &q, &m, NULL) == MODEL_OK && m.total <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo * KV_PAD;
+}

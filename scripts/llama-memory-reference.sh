@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The buffers llama.cpp's CPU build allocates for each file given, at contexts 512, 4096 and the model's maximum
+# (-c 0), with the default F16 cache and flash attention on auto, then at 4096 with a q8_0 cache and with
+# flash attention off: one tab-separated line per buffer llama.cpp printed
+#   file  ctx  ctk  fa  buffer  MiB
+# (buffer: CPU_Mapped, CPU_REPACK, KV, output, compute). tests/data/llama_cpp_memory.tsv was made by it; the
+# memory test holds gguf-inspect --memory to those figures.
+#   usage: scripts/llama-memory-reference.sh LLAMA_BIN_DIR FILE... > out.tsv
+set -euo pipefail
+bin=$1; shift
+run() { # file ctx ctk fa
+  local out
+  out=$("$bin/llama-completion" -m "$1" -c "$2" -ctk "$3" -ctv "$3" -fa "$4" -n 1 -p hi -t 2 --no-warmup -fit off -v \
+        -no-cnv 2>&1 </dev/null) || { echo "llama-completion failed on $1 -c $2 -ctk $3 -fa $4" >&2; return 0; }
+  local name; name=$(basename "$1")
+  printf '%s\n' "$out" | sed -n \
+    -e 's/.*load_tensors: *\([A-Za-z_]*\) model buffer size = *\([0-9.]*\) MiB.*/\1\t\2/p' \
+    -e 's/.*llama_kv_cache: *CPU KV buffer size = *\([0-9.]*\) MiB.*/KV\t\1/p' \
+    -e 's/.*CPU *output buffer size = *\([0-9.]*\) MiB.*/output\t\1/p' \
+    -e 's/.*CPU compute buffer size = *\([0-9.]*\) MiB.*/compute\t\1/p' |
+    while IFS=$'\t' read -r buf mib; do printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$2" "$3" "$4" "$buf" "$mib"; done
+}
+for f in "$@"; do
+  for c in 512 4096 0; do run "$f" "$c" f16 auto; done
+  run "$f" 4096 q8_0 auto
+  run "$f" 4096 f16 off
+done

@@ -1,0 +1,234 @@
+/*
+ * gguf-inspect --memory against the buffers llama.cpp's CPU build printed for the same files, contexts, cache
+ * types and flash-attention settings (tests/data/llama_cpp_memory.tsv, made by scripts/llama-memory-reference.sh):
+ * every shared model, the two real ones, the four quantized mixtures and the eight synthetic architectures
+ * (written at test time by synth_arch.py), at contexts 512, 4096 and the model's maximum.
+ *
+ * Held to: the weights (mapped and repacked), the KV cache and the output buffer to llama.cpp's printed figure
+ * (its two decimals of MiB); the compute buffer within 2 % where one phase's tensors decide it (the real models'
+ * logits, the scores without flash attention); the total within 1 % on the real models. The compute model does
+ * not replay ggml-alloc's placement, so where a tiny model's peak is inside a layer it stays under llama.cpp's
+ * figure by up to a quarter of the compute buffer (holes the allocator leaves); that bound is asserted too.
+ */
+#include "golden.h"
+#include "model.h"
+#include "testutil.h"
+
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmp_dir[64];
+static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "memory")); }
+static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
+TestSuite(memory, .init = setup, .fini = teardown, .timeout = 300);
+
+enum { B_MAPPED, B_REPACK, B_KV, B_OUTPUT, B_COMPUTE, B_COUNT };
+static const char *const buffer_names[B_COUNT] = { "CPU_Mapped", "CPU_REPACK", "KV", "output", "compute" };
+
+typedef struct row {
+    char file[96], ctk[8], fa[8];
+    long ctx;
+    double mib[B_COUNT]; /* llama.cpp prints the KV cache of an iSWA model as two buffers: summed */
+} row;
+
+static size_t read_rows(row *rows, size_t cap)
+{
+    FILE *fp = fopen("tests/data/llama_cpp_memory.tsv", "r");
+    cr_assert(fp, "tests/data/llama_cpp_memory.tsv is missing");
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, fp)) {
+        if (line[0] == '#')
+            continue;
+        char file[96], ctk[8], fa[8], buf[16];
+        long ctx;
+        double mib;
+        cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %15s %lf", file, &ctx, ctk, fa, buf, &mib), 6, "bad line: %s", line);
+        if (n == 0 || strcmp(rows[n - 1].file, file) || rows[n - 1].ctx != ctx || strcmp(rows[n - 1].ctk, ctk) ||
+            strcmp(rows[n - 1].fa, fa)) {
+            cr_assert_lt(n, cap);
+            memset(&rows[n], 0, sizeof rows[n]);
+            snprintf(rows[n].file, sizeof rows[n].file, "%s", file);
+            snprintf(rows[n].ctk, sizeof rows[n].ctk, "%s", ctk);
+            snprintf(rows[n].fa, sizeof rows[n].fa, "%s", fa);
+            rows[n++].ctx = ctx;
+        }
+        for (int b = 0; b < B_COUNT; b++)
+            if (strcmp(buf, buffer_names[b]) == 0)
+                rows[n - 1].mib[b] += mib;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* The file a row names: a shared model, a mixture, a real one, or a synthetic architecture written here. */
+static char *find_file(const char *name)
+{
+    char path[512];
+    if (snprintf(path, sizeof path, "%s/moe/%s", models_dir(), name) < (int)sizeof path && access(path, R_OK) == 0)
+        return strdup(path);
+    char *p = model_path(name);
+    if (p)
+        return p;
+    char preset[64];
+    size_t len = strlen(name);
+    if (strncmp(name, "tiny-", 5) != 0 || len < 10 || strcmp(name + len - 9, "-f32.gguf") != 0)
+        return NULL;
+    snprintf(preset, sizeof preset, "%.*s", (int)(len - 9), name);
+    if (snprintf(path, sizeof path, "%s/%s", tmp_dir, name) >= (int)sizeof path)
+        return NULL;
+    if (access(path, R_OK) == 0)
+        return strdup(path);
+    char why[200] = "";
+    int w = synth_arch_write(preset, path, why);
+    cr_assert_geq(w, 0, "%s: %s", preset, why);
+    return w == 1 ? strdup(path) : NULL;
+}
+
+static double mib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0);
+}
+
+Test(memory, buffers_match_llama_cpp)
+{
+    static row rows[512];
+    size_t n = read_rows(rows, 512), checked = 0, files_missing = 0;
+    double worst_compute_phase = 0, worst_compute_layer = 0, worst_total_tiny = 0;
+    for (size_t i = 0; i < n; i++) {
+        const row *r = &rows[i];
+        char *path = find_file(r->file);
+        if (!path) {
+            files_missing++;
+            continue;
+        }
+        gguf_file *f = NULL;
+        gguf_error e;
+        cr_assert_eq(gguf_open(path, &f, &e), GGUF_OK, "%s: %s", path, e.message);
+        model_hparams hp;
+        model_error me;
+        cr_assert_eq(model_hparams_read(f, &hp, &me), MODEL_OK, "%s: %s", path, me.message);
+        model_memory_params p = model_memory_params_default();
+        p.cpu_avx2 = p.cpu_avx512 = true; /* the CPU the reference ran on, whatever this one is */
+        p.n_ctx = r->ctx;
+        p.type_k = p.type_v = (uint32_t)gguf_type_from_name(r->ctk);
+        p.flash_attn = strcmp(r->fa, "off") == 0 ? 0 : -1;
+        model_memory m;
+        cr_assert_eq(model_memory_estimate(f, &hp, &p, &m, &me), MODEL_OK, "%s: %s", path, me.message);
+        const double ours[B_COUNT] = { mib(m.weights_mapped), mib(m.weights_repacked), mib(m.kv_bytes),
+                                       mib(m.output), mib(m.compute) };
+        const bool real = strstr(path, real_models_dir()) == path;
+        /* printed with two decimals: each figure is within 0.005 MiB of what llama.cpp allocated */
+        for (int b = B_MAPPED; b <= B_OUTPUT; b++)
+            cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + 0.001 * r->mib[b], "%s -c %ld -ctk %s -fa %s: %s %.4f MiB, "
+                          "llama.cpp %.2f", r->file, r->ctx, r->ctk, r->fa, buffer_names[b], ours[b], r->mib[b]);
+        double ce = (ours[B_COMPUTE] - r->mib[B_COMPUTE]) / r->mib[B_COMPUTE];
+        double total = 0, total_ref = 0;
+        for (int b = 0; b < B_COUNT; b++) {
+            total += ours[b];
+            total_ref += r->mib[b];
+        }
+        double te = (total - total_ref) / total_ref;
+        if (real || strcmp(r->fa, "off") == 0) {
+            cr_expect_leq(fabs(ce), 0.025, "%s -c %ld -ctk %s -fa %s: compute %.2f MiB, llama.cpp %.2f", r->file,
+                          r->ctx, r->ctk, r->fa, ours[B_COMPUTE], r->mib[B_COMPUTE]);
+            worst_compute_phase = fmax(worst_compute_phase, fabs(ce));
+        } else {
+            cr_expect(ce <= 0.025 && ce >= -0.27, "%s -c %ld -ctk %s -fa %s: compute %.2f MiB, llama.cpp %.2f", r->file,
+                      r->ctx, r->ctk, r->fa, ours[B_COMPUTE], r->mib[B_COMPUTE]);
+            worst_compute_layer = fmax(worst_compute_layer, fabs(ce));
+        }
+        if (real)
+            cr_expect_leq(fabs(te), 0.01, "%s -c %ld: total %.2f MiB, llama.cpp %.2f", r->file, r->ctx, total, total_ref);
+        else
+            worst_total_tiny = fmax(worst_total_tiny, fabs(te));
+        checked++;
+        gguf_close(f);
+        free(path);
+    }
+    cr_assert_gt(checked, 0, "none of the files in tests/data/llama_cpp_memory.tsv is here");
+    cr_log_info("memory: %zu settings checked (%zu skipped: file absent); compute off by at most %.1f %% where one phase "
+                "decides it, %.1f %% inside a tiny model's layer; tiny models' totals within %.1f %%", checked,
+                files_missing, 100 * worst_compute_phase, 100 * worst_compute_layer, 100 * worst_total_tiny);
+}
+
+/* --fit: the largest multiple of 256 whose total fits, so the budget of context C's total gives C and a byte less
+ * gives less. */
+Test(memory, fit_is_the_largest_context_within_the_budget)
+{
+    char *path = model_path("tiny-llama-f32.gguf");
+    if (!path)
+        cr_skip("tiny-llama-f32.gguf is not in the shared models");
+    gguf_file *f = NULL;
+    cr_assert_eq(gguf_open(path, &f, NULL), GGUF_OK);
+    model_hparams hp;
+    cr_assert_eq(model_hparams_read(f, &hp, NULL), MODEL_OK);
+    model_memory_params p = model_memory_params_default();
+    for (int64_t c = 256; c <= hp.n_ctx_train; c *= 2) {
+        p.n_ctx = c;
+        model_memory m;
+        cr_assert_eq(model_memory_estimate(f, &hp, &p, &m, NULL), MODEL_OK);
+        cr_expect_eq(model_memory_fit(f, &hp, &p, m.total), c, "budget %llu", (unsigned long long)m.total);
+        cr_expect_lt(model_memory_fit(f, &hp, &p, m.total - 1), c);
+    }
+    cr_expect_eq(model_memory_fit(f, &hp, &p, 1024), 0, "1 KiB holds no context");
+    gguf_close(f);
+    free(path);
+}
+
+/* What a user types: llama.cpp's option spellings, the two outputs, and the mistakes. */
+Test(memory, cli)
+{
+    char *path = model_path("tiny-llama-q4_0.gguf");
+    if (!path)
+        cr_skip("tiny-llama-q4_0.gguf is not in the shared models");
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' --memory -c 4096 -ctk q8_0 -ctv=q8_0 -fa on -ub 256", path);
+    char *out = run_tool("gguf-inspect", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "-c 4096 -b 2048 -ub 256 -ctk q8_0 -ctv q8_0 -fa on"), "%s", out);
+    /* 4 layers x 4096 cells x 128 K values in q8_0 (34 bytes per 32) and as many V: 4.25 MiB, llama.cpp's figure */
+    cr_expect(strstr(out, "KV cache                 4.25 MiB"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' --memory --json --fit 64MiB", path);
+    out = run_tool("gguf-inspect", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cJSON *doc = cJSON_Parse(out);
+    cr_assert(doc, "%s", out);
+    const cJSON *mem = cJSON_GetObjectItem(doc, "memory"), *fit = cJSON_GetObjectItem(doc, "fit");
+    cr_assert(mem && fit, "%s", out);
+    cr_expect_eq(cJSON_GetObjectItem(mem, "n_ctx")->valuedouble, 2048, "-c 0 (default) is the model's 2048");
+    cr_expect_eq(cJSON_GetObjectItem(fit, "budget")->valuedouble, 64.0 * 1024 * 1024);
+    cr_expect_eq(cJSON_GetObjectItem(fit, "n_ctx")->valuedouble, 2048, "64 MiB holds all 2048 trained positions");
+    cJSON_Delete(doc);
+    free(out);
+    /* weights 3.45 MiB, compute ~7 MiB, 2 KiB of cache per position: 12 MiB holds some positions, not all */
+    snprintf(args, sizeof args, "'%s' --memory --fit 12M", path);
+    out = run_tool("gguf-inspect", args, &st);
+    long fit_ctx = 0;
+    const char *fl = strstr(out, "fit: -c ");
+    cr_assert(st == 0 && fl && sscanf(fl, "fit: -c %ld", &fit_ctx) == 1, "%s", out);
+    cr_expect(fit_ctx > 0 && fit_ctx < 2048 && fit_ctx % 256 == 0, "%s", out);
+    free(out);
+    static const struct { const char *args, *says; } bad[] = {
+        { "--memory -ctk q3_k", "needs one of f32, f16" },
+        { "--memory -fa maybe", "needs on, off or auto" },
+        { "--fit 1G", "--fit answers with --memory" },
+        { "--memory --fit lots", "needs a size in bytes" },
+        { "--memory -ctv q8_0 -fa off", "a quantized V cache needs flash attention" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "'%s' %s 2>&1", path, bad[i].args);
+        out = run_tool("gguf-inspect", args, &st);
+        cr_expect_eq(st, 2, "%s: %s", bad[i].args, out);
+        cr_expect(strstr(out, bad[i].says), "%s: %s", bad[i].args, out);
+        free(out);
+    }
+    free(path);
+}
