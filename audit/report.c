@@ -187,6 +187,7 @@ static audit_status summarize_roles(const gguf_file *f, const audit_stats *stats
             mean[m] = stats[i].mean;
             m++;
         }
+        s->n_measured = (int)m;
         s->rms_median = median_of(rms, m);
         s->mean_median = median_of(mean, m);
         g = e;

@@ -284,8 +284,8 @@ audit_status audit_tensor_stats(const gguf_tensor *t, int n_threads, audit_stats
     if (!t)
         return AUDIT_E_INVALID_ARG;
     quant_row_fn fn = quant_row_function(t->type, QUANT_IMPL_BEST);
-    if (!fn)
-        return AUDIT_OK; /* supported stays false */
+    if (!fn || !t->data)
+        return AUDIT_OK; /* supported stays false: a type quant/ cannot decode, or bytes not there (not fetched) */
     out->supported = true;
     out->count = t->n_elements;
     const gguf_type_traits *tt = gguf_type_traits_of(t->type);

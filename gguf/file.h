@@ -38,6 +38,9 @@ struct gguf_file {
     const char **shard_paths;
     size_t n_shards;        /* 0: a file on its own */
     size_t n_own_tensors;   /* tensors of this file (all of tensors[] unless split) */
+    /* gguf_open_io: the reader, and the bytes read through it into map (a sparse mapping of the file's size) */
+    const gguf_io *io;
+    uint64_t io_bytes;
 };
 
 /* Opens one file, split or not, without looking for shards (split.c's shards themselves); partial: as

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libcriterion-dev libxxhash-dev zlib1g-dev libssl-dev
-      libcjson-dev libpcre2-dev clang libclang-rt-dev)
+      libcjson-dev libpcre2-dev clang libclang-rt-dev libcurl4-openssl-dev nginx-light)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -155,6 +155,7 @@ typedef struct audit_role_summary {
     double mean_median, max_abs_max;
     int n_findings;
     size_t first_tensor;         /* index of its first tensor (roles are listed in that order) */
+    int n_measured;              /* tensors whose values were decoded (0: the figures above are not measurements) */
 } audit_role_summary;
 
 typedef struct audit_report {

@@ -260,6 +260,29 @@ GGUFSCOPE_API bool gguf_shard_identity(const gguf_file *f, size_t i, uint64_t *d
 /* Same over a caller-owned buffer, which must outlive the gguf_file. */
 GGUFSCOPE_API gguf_status gguf_open_memory(const void *data, size_t size, gguf_file **out, gguf_error *err);
 
+/* ---- files read through a callback (a remote file read by range requests) ----------------------------- */
+
+typedef struct gguf_io {
+    /* Reads bytes [offset, offset + n) of the file into buf: GGUF_OK, or a status with err filled (GGUF_E_IO for
+     * a transfer that failed or a file that changed between reads). */
+    gguf_status (*read)(void *user, uint64_t offset, void *buf, size_t n, gguf_error *err);
+    void *user;
+    uint64_t size;       /* the file's size in bytes */
+} gguf_io;
+
+/* Opens a file through io reading only its header: the prefix is read in growing steps until the metadata and
+ * tensor table parse (at most a quarter more than the header, plus 64 KiB, is read), then validated against the
+ * whole size as gguf_open does. Tensor data is not read: every tensor's data is NULL until gguf_io_fetch_tensor.
+ * A header over 256 MiB is refused (GGUF_E_IO). io must outlive the file. */
+GGUFSCOPE_API gguf_status gguf_open_io(const gguf_io *io, gguf_file **out, gguf_error *err);
+/* Reads tensor i's bytes through the file's io and sets its data; GGUF_E_INVALID_ARG for a file not opened by
+ * gguf_open_io. */
+GGUFSCOPE_API gguf_status gguf_io_fetch_tensor(gguf_file *f, size_t i, gguf_error *err);
+/* Bytes read through the io so far (0 for other files). */
+GGUFSCOPE_API uint64_t gguf_io_bytes_read(const gguf_file *f);
+/* Tensors whose data is not there: not yet fetched through an io, or cut off in a truncated file. */
+GGUFSCOPE_API size_t gguf_tensors_absent(const gguf_file *f);
+
 GGUFSCOPE_API void gguf_close(gguf_file *f);
 
 GGUFSCOPE_API uint32_t gguf_version(const gguf_file *f);

@@ -87,7 +87,7 @@ static cJSON *tensor_json(const gguf_file *f, const gguf_tensor *t)
         ok = cJSON_AddItemToArray(shape, json_int(false, t->ne[d], 0));
     ok = ok && cJSON_AddItemToObject(jt, "offset", json_int(false, t->offset, 0)) &&
          cJSON_AddItemToObject(jt, "size", json_int(false, t->size, 0));
-    if (ok && !t->data) /* a truncated file: the bytes of it that are there */
+    if (ok && inspect_tensor_bytes_present(f, t) != t->size) /* a truncated file: the bytes of it that are there */
         ok = cJSON_AddItemToObject(jt, "complete", cJSON_CreateFalse()) &&
              cJSON_AddItemToObject(jt, "bytes_present", json_int(false, inspect_tensor_bytes_present(f, t), 0));
     if (!ok) {

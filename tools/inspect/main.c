@@ -4,6 +4,7 @@
 #include "json_doc.h"
 #include "output_guard.h"
 #include "sigbus.h"
+#include "source.h"
 #include "tool.h"
 #include "inspect.h"
 
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: gguf-inspect FILE... [options]    (several files: one after another, one JSON line each;\n"
+    "usage: gguf-inspect FILE|URL... [options] (several files: one after another, one JSON line each;\n"
     "                                          the exit status is the worst one's)\n"
     "  --json             one JSON document (metadata arrays in full)\n"
     "  --full             do not cut long arrays and strings\n"
@@ -34,6 +35,8 @@ static const char usage[] =
     "                     -np N, --no-repack, --no-mmap\n"
     "  --fit BYTES        with --memory: the largest context whose total fits (8G, 512MiB, ...)\n"
     "  --version          print the version and exit\n"
+    "a URL (http:// or https://) is read by range requests: the header for a listing, --key and --memory; the\n"
+    "tensors an option reads besides (HF_TOKEN, when set, is sent as a bearer token)\n"
     "exit status: 0 file read, 1 the file is malformed, 2 usage or I/O trouble (a file that changed while read)\n";
 
 bool inspect_tensor_selected(const inspect_opts *o, const char *name)
@@ -190,41 +193,62 @@ static int parse_args(int argc, char **argv, inspect_opts *o, int *first, int *l
     return -1;
 }
 
+/* The tensors an option reads, fetched when the file is remote (a listing and --memory need none). */
+static gguf_status fetch_needed(source *src, const inspect_opts *o, gguf_error *err)
+{
+    const char *one = o->values ? o->values : o->dump ? o->dump : o->raw;
+    if (one)
+        return gguf_tensor_by_name(src->f, one) ? source_fetch(src, one, err) : GGUF_OK;
+    if (o->stats || o->diff)
+        return source_fetch(src, o->stats ? o->glob : NULL, err);
+    return GGUF_OK;
+}
+
 /* Inspects o->path as the options say; returns its exit status. */
 static int inspect_file(const inspect_opts *op)
 {
-    const inspect_opts o = *op;
+    inspect_opts o = *op;
     int rc;
-    gguf_file *f = NULL;
     gguf_error err = { 0 };
     if (o.json)
         sigbus_guard_json(o.path);
     /* listing a truncated download shows what it holds and which tensors are complete; reading values needs
      * them all */
     const bool listing = !o.diff && !o.stats && !o.values && !o.dump && !o.raw;
-    if ((listing ? gguf_open_partial : gguf_open)(o.path, &f, &err) != GGUF_OK) {
+    static source src; /* one file at a time; its label outlives the file for the messages */
+    gguf_status st = source_open(&src, o.path, listing, &err);
+    o.path = src.label; /* a URL is shown without its credentials */
+    if (st == GGUF_OK)
+        st = fetch_needed(&src, &o, &err);
+    if (st != GGUF_OK) {
+        source_report("gguf-inspect", &src);
+        source_close(&src);
         int status = report_error("gguf-inspect", o.path, &err);
         if (o.json) /* the document says so too: every file given gets its line */
             json_doc_print_error("gguf-inspect", o.path, status, gguf_status_name(err.code), err.offset, err.subject,
                                  err.message);
         return status;
     }
+    gguf_file *f = src.f;
     output_guard_protect_model(f, o.path);
     if (gguf_missing_bytes(f, &err)) /* said first, then listed */
         report_error("gguf-inspect", o.path, &err);
     if (o.dump && output_guard_refuses("gguf-inspect", "--out", o.out)) {
-        gguf_close(f);
+        source_close(&src);
         return 2;
     }
     if (o.diff) {
-        gguf_file *g = NULL;
-        if (gguf_open(o.other, &g, &err) != GGUF_OK) {
-            gguf_close(f);
-            int bad = report_error("gguf-inspect", o.other, &err);
+        static source other;
+        if (source_open(&other, o.other, false, &err) != GGUF_OK ||
+            source_fetch(&other, NULL, &err) != GGUF_OK) {
+            source_close(&src);
+            int bad = report_error("gguf-inspect", other.label, &err);
+            source_close(&other);
             return bad == 1 ? 2 : bad; /* a malformed B cannot be compared: trouble, as cmp says */
         }
-        rc = inspect_print_diff(stdout, f, g, &o);
-        gguf_close(g);
+        rc = inspect_print_diff(stdout, f, other.f, &o);
+        source_report("gguf-inspect", &other);
+        source_close(&other);
     } else if (o.memory)
         rc = inspect_print_memory(stdout, f, &o);
     else if (o.stats)
@@ -241,7 +265,8 @@ static int inspect_file(const inspect_opts *op)
         rc = inspect_print_json(stdout, f, &o);
     else
         rc = inspect_print_text(stdout, f, &o);
-    gguf_close(f);
+    source_report("gguf-inspect", &src);
+    source_close(&src);
     return rc; /* an output that could not be written is tool_finish's to report */
 }
 

@@ -140,16 +140,16 @@ static void print_tensors(FILE *out, const gguf_file *f, const inspect_opts *o)
         fprintf(out, "  %-*s  %-8s  %-24s  %10s  %12" PRIu64, (int)width, t->name,
                 gguf_type_traits_of(t->type)->name, shape, size, t->offset);
         const uint64_t present = inspect_tensor_bytes_present(f, t);
-        if (!t->data && present)
+        if (present != t->size && present)
             fprintf(out, "  INCOMPLETE: %" PRIu64 " of %" PRIu64 " bytes\n", present, t->size);
         else
-            fputs(t->data ? "\n" : "  MISSING\n", out);
+            fputs(present == t->size ? "\n" : "  MISSING\n", out);
     }
 }
 
 uint64_t inspect_tensor_bytes_present(const gguf_file *f, const gguf_tensor *t)
 {
-    if (t->data)
+    if (t->data || !gguf_missing_bytes(f, NULL)) /* a whole file (a remote one's tensors are there, not read) */
         return t->size;
     const uint64_t start = gguf_data_offset(f) + t->offset; /* incomplete tensors are the file's own */
     return gguf_file_size(f) > start ? gguf_file_size(f) - start : 0;

@@ -47,8 +47,10 @@ void verify_engine_check(verify_result *r)
     tok_vocab *v = NULL;
     /* a vocabulary-only file (no tensors) is what llama.cpp loads with vocab_only: its vocabulary alone */
     /* a truncated file: its structure finding says llama.cpp refuses it; what is left to say is its vocabulary */
-    engine_status s = gguf_tensor_count(r->f) && !gguf_missing_bytes(r->f, NULL) ? engine_model_load(r->f, cpu, &m, &e)
-                                                                                 : ENGINE_OK;
+    /* a remote file read in part: the tensors not fetched are not there to bind */
+    engine_status s = gguf_tensor_count(r->f) && !gguf_missing_bytes(r->f, NULL) && !gguf_tensors_absent(r->f)
+                          ? engine_model_load(r->f, cpu, &m, &e)
+                          : ENGINE_OK;
     if (s != ENGINE_OK && s != ENGINE_E_NOMEM) {
         const refusal why = { e.offset, e.subject, e.message };
         (engine_status_is_file_fault(s) ? refused : unsupported)(r, &why);

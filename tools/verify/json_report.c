@@ -129,6 +129,7 @@ static cJSON *role_json(const audit_role_summary *s)
     cJSON_AddNumberToObject(o, "mean_median", s->mean_median);
     cJSON_AddNumberToObject(o, "max_abs_max", s->max_abs_max);
     cJSON_AddNumberToObject(o, "findings", s->n_findings);
+    cJSON_AddNumberToObject(o, "measured", s->n_measured);
     return o;
 }
 
@@ -141,6 +142,12 @@ int verify_print_json(FILE *out, const verify_result *r)
     if (r->trouble[0])
         json_add_text(root, "trouble", r->trouble);
     cJSON_AddItemToObject(root, "structure", structure_json(r));
+    if (r->remote) {
+        cJSON *rem = cJSON_AddObjectToObject(root, "remote");
+        cJSON_AddNumberToObject(rem, "tensors_read", (double)r->remote_fetched);
+        cJSON_AddNumberToObject(rem, "tensors_not_read", (double)r->remote_unread);
+        cJSON_AddNumberToObject(rem, "bytes_not_read", (double)r->remote_unread_bytes);
+    }
     for (int sev = AUDIT_ERROR; sev >= AUDIT_INFO; sev--) {
         for (size_t i = 0; i < r->integrity.n; i++)
             if ((int)r->integrity.v[i].severity == sev)

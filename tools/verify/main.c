@@ -6,6 +6,7 @@
 #include "format.h"
 #include "output_guard.h"
 #include "sigbus.h"
+#include "source.h"
 #include "tool.h"
 #include "progress.h"
 #include "verify.h"
@@ -15,7 +16,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: gguf-verify FILE... [options]     (several files: one report each, JSON Lines with --json;\n"
+    "usage: gguf-verify FILE|URL... [options] (several files: one report each, JSON Lines with --json;\n"
     "                                          the exit status is the worst one's)\n"
     "  --manifest M        check tensor digests against a llama-gguf-hash manifest (by tensor name)\n"
     "  --sha256 HEX        check the whole file's sha256 (as Hugging Face shows it)\n"
@@ -29,6 +30,8 @@ static const char usage[] =
     "  --json              one JSON document per file, one line each\n"
     "  --color[=WHEN]      colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version           print the version and exit\n"
+    "a URL (http:// or https://) is read by range requests: its header and one-dimensional tensors (norms,\n"
+    "biases) are checked, the matrices are not read (the report says how much was not checked)\n"
     "exit status: 0 OK (notes and warnings only), 1 the model has a problem (llama.cpp would refuse it, corrupt, odd weights),\n"
     "2 cannot check (usage, I/O, a file that changed while being read)\n";
 
@@ -225,16 +228,51 @@ static verdict decide(const verify_result *r)
     return VERDICT_OK;
 }
 
+/* A remote file: its one-dimensional tensors (norm gains, biases), the cheap checks that catch a corrupted
+ * download's most telling tensors; the matrices are left unread, and counted for the report. */
+static gguf_status fetch_cheap_tensors(verify_result *r, gguf_error *err)
+{
+    for (size_t i = 0; i < gguf_tensor_count(r->f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(r->f, i);
+        if (t->n_dims != 1) {
+            r->remote_unread++;
+            r->remote_unread_bytes += t->size;
+            continue;
+        }
+        gguf_status s = gguf_io_fetch_tensor(r->f, i, err);
+        if (s != GGUF_OK)
+            return s;
+        r->remote_fetched++;
+    }
+    return GGUF_OK;
+}
+
 /* Verifies o->path: prints its report and returns its exit status. */
 static int verify_file(const verify_opts *op)
 {
-    const verify_opts o = *op;
+    verify_opts o = *op;
     int rc = 0;
     verify_result r = { .o = op };
     if (o.json)
         sigbus_guard_json(o.path);
     /* a truncated download opens, so that the report can say what is there and which tensors are intact */
-    gguf_status s = gguf_open_partial(o.path, &r.f, &r.open_err);
+    static source src; /* one file at a time; its label (a URL without credentials) outlives it */
+    gguf_status s = source_open(&src, o.path, true, &r.open_err);
+    o.path = src.label;
+    r.o = &o;
+    r.f = src.f;
+    r.remote = src.http != NULL;
+    if (r.remote && (o.manifest || o.sha256 || o.write_manifest || o.uuid)) {
+        fprintf(stderr, "gguf-verify: %s: digests need every byte of the file: download it, then verify it\n", o.path);
+        source_close(&src);
+        return 2;
+    }
+    if (r.f && r.remote && fetch_cheap_tensors(&r, &r.open_err) != GGUF_OK) {
+        s = r.open_err.code;
+        source_report("gguf-verify", &src);
+        source_close(&src);
+        r.f = NULL;
+    }
     if (r.f)
         r.missing_bytes = gguf_missing_bytes(r.f, &r.open_err);
     output_guard_protect_path(o.path);
@@ -244,11 +282,13 @@ static int verify_file(const verify_opts *op)
     if (o.write_manifest && output_guard_refuses("gguf-verify", "--write-manifest", o.write_manifest)) {
         if (o.json)
             json_doc_print_error("gguf-verify", o.path, 2, "GGUF_E_IO", 0, "", "--write-manifest would replace an input");
-        gguf_close(r.f);
+        source_close(&src);
         return 2;
     }
     bool trouble = s == GGUF_E_IO || s == GGUF_E_NOMEM || s == GGUF_E_INVALID_ARG;
     if (s != GGUF_OK && (trouble || (o.write_manifest && strcmp(o.write_manifest, "-") == 0))) {
+        source_report("gguf-verify", &src);
+        source_close(&src);
         int status = report_error("gguf-verify", o.path, &r.open_err);
         if (o.json) /* the document says so too: every file given gets its line */
             json_doc_print_error("gguf-verify", o.path, 2, gguf_status_name(s), r.open_err.offset,
@@ -259,12 +299,12 @@ static int verify_file(const verify_opts *op)
                          (o.uuid && !o.write_manifest && !o.manifest && !o.sha256 && !o.json);
     if (r.missing_bytes && (manifest_only || o.write_manifest)) { /* no manifest of an incomplete model */
         int status = report_error("gguf-verify", o.path, &r.open_err);
-        gguf_close(r.f);
+        source_close(&src);
         return status;
     }
     if (r.f && manifest_only) {
         rc = print_manifest_only(&o, r.f);
-        gguf_close(r.f);
+        source_close(&src);
         return rc;
     }
     /* --write-manifest=F: the manifest's digests come from the verification's one pass */
@@ -293,7 +333,8 @@ static int verify_file(const verify_opts *op)
     audit_report_free(&r.audit);
     free(r.stats);
     free(r.integrity.v);
-    gguf_close(r.f);
+    source_report("gguf-verify", &src);
+    source_close(&src);
     if (rc != 0)
         return 2;
     return (int)r.verdict;

@@ -98,8 +98,12 @@ static void print_roles(FILE *out, const verify_result *r)
         const audit_role_summary *s = &a->roles[i];
         char layers[16];
         snprintf(layers, sizeof layers, s->n_layers ? "%d" : "-", s->n_layers);
-        fprintf(out, "  %-22s %6s  %-11s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", s->role, layers, s->types,
-                s->rms_min, s->rms_median, s->rms_max, s->mean_median, s->max_abs_max, s->n_findings);
+        if (s->n_measured == 0) /* a type not decoded, or bytes not read (a remote file's matrices) */
+            fprintf(out, "  %-22s %6s  %-11s %10s %10s %10s %10s %10s %4d\n", s->role, layers, s->types, "-", "-", "-",
+                    "-", "-", s->n_findings);
+        else
+            fprintf(out, "  %-22s %6s  %-11s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", s->role, layers, s->types,
+                    s->rms_min, s->rms_median, s->rms_max, s->mean_median, s->max_abs_max, s->n_findings);
     }
     if (shown < a->n_roles)
         fprintf(out, "  ... and %zu more roles, not listed (each tensor's statistics: --json)\n", a->n_roles - shown);
@@ -116,13 +120,21 @@ void verify_print_text(FILE *out, const verify_result *r)
     else
         fprintf(out, "%s: %zu error%s, %zu warning%s, %zu note%s%s", verify_verdict_name(r), e, e == 1 ? "" : "s",
                 w, w == 1 ? "" : "s", n, n == 1 ? "" : "s",
-                r->audited ? "" : r->missing_bytes ? " (weights not audited: the file is truncated)"
+                r->audited ? (r->remote ? " (matrices not read: remote)" : "")
+                : r->missing_bytes ? " (weights not audited: the file is truncated)"
                                 : r->f ? " (weights not audited)" : "");
     color_off(out);
     fputc('\n', out);
     fputc('\n', out);
     print_structure(out, r);
     print_digests(out, r);
+    if (r->remote) {
+        char unread[32];
+        gguf_format_size(r->remote_unread_bytes, unread, sizeof unread);
+        fprintf(out, "remote     header and %zu one-dimensional tensors (norms, biases) read; not read, so not checked: "
+                "%zu tensors' values (%s) and any digest: download the file for those\n", r->remote_fetched,
+                r->remote_unread, unread);
+    }
     if (r->audited) {
         uint64_t values = 0;
         for (size_t i = 0; i < gguf_tensor_count(r->f); i++)

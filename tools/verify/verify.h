@@ -45,6 +45,11 @@ typedef struct verify_result {
     audit_findings integrity;    /* structure, coverage, checksums */
     verdict verdict;
     char trouble[1400];           /* why the file cannot be checked */
+    /* a URL: read by range requests, its header and its one-dimensional tensors only */
+    bool remote;
+    uint64_t remote_read, remote_size, remote_unread_bytes;
+    unsigned remote_requests;
+    size_t remote_fetched, remote_unread;
 } verify_result;
 
 /* Structure, coverage, sha256 and manifest findings; returns false on trouble (fills r->trouble).

@@ -1,0 +1,27 @@
+/* A file argument as the tools take it: a local path (mapped) or an http(s):// URL read by range requests (its
+ * header, then only the tensors a task fetches). */
+#ifndef GGUFSCOPE_TOOLS_SOURCE_H
+#define GGUFSCOPE_TOOLS_SOURCE_H
+
+#include "gguf.h"
+#include "http.h"
+
+#include <stdbool.h>
+
+typedef struct source {
+    gguf_file *f;
+    http_file *http;     /* NULL for a local file */
+    gguf_io io;          /* f reads through it: a source is not moved while open */
+    char label[1024];    /* what messages call it: the path, or the URL without credentials (kept after close) */
+} source;
+
+/* Opens arg into s (gguf_open, or gguf_open_partial when partial; a URL through gguf_open_io). On failure s->f is
+ * NULL, err says why and s->label is still set for the message. */
+gguf_status source_open(source *s, const char *arg, bool partial, gguf_error *err);
+void source_close(source *s);
+/* Fetches the tensors whose names match glob (NULL: all), a remote file's only; GGUF_OK for a local one. */
+gguf_status source_fetch(source *s, const char *glob, gguf_error *err);
+/* For a remote file, "TOOL: read N bytes of M (K requests) from URL" on stderr. */
+void source_report(const char *tool, const source *s);
+
+#endif
