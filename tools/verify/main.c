@@ -22,6 +22,9 @@ static const char usage[] =
     "  --sha256 HEX        check the whole file's sha256 (as Hugging Face shows it)\n"
     "  --write-manifest[=F] print a manifest (llama-gguf-hash --all lines) and exit; =F writes F\n"
     "                      atomically and goes on to verify\n"
+    "  --repair-from URL   with --manifest: re-read the tensors that do not match it (or a truncated file\n"
+    "                      lacks) from URL, the same file on a server, into a copy (--repair-to FILE, default\n"
+    "                      FILE.repaired.gguf), written atomically and checked against the manifest\n"
     "  --uuid              add llama-gguf-hash's UUIDv5 line (alone: print it and exit)\n"
     "  --hashes LIST       digests to compute: xxh64,sha1,sha256,crc32\n"
     "  --no-audit          integrity only: skip the statistical audit of the weights\n"
@@ -51,7 +54,7 @@ static bool parse_hashes(const char *list, unsigned *out)
 
 enum {
     OPT_MANIFEST = 256, OPT_SHA256, OPT_WRITE_MANIFEST, OPT_UUID, OPT_HASHES, OPT_NO_AUDIT, OPT_JSON, OPT_VERSION,
-    OPT_COLOR, OPT_STRICT,
+    OPT_COLOR, OPT_STRICT, OPT_REPAIR_FROM, OPT_REPAIR_TO,
 };
 
 static const struct option long_options[] = {
@@ -67,6 +70,8 @@ static const struct option long_options[] = {
     { "version", no_argument, NULL, OPT_VERSION },
     { "color", optional_argument, NULL, OPT_COLOR },
     { "strict", no_argument, NULL, OPT_STRICT },
+    { "repair-from", required_argument, NULL, OPT_REPAIR_FROM },
+    { "repair-to", required_argument, NULL, OPT_REPAIR_TO },
     { NULL, 0, NULL, 0 },
 };
 
@@ -82,6 +87,8 @@ static int parse_args(int argc, char **argv, verify_opts *o, int *first)
         case OPT_SHA256: o->sha256 = optarg; break;
         case OPT_WRITE_MANIFEST: o->write_manifest = optarg && optarg[0] ? optarg : "-"; break;
         case OPT_UUID: o->uuid = true; break;
+        case OPT_REPAIR_FROM: o->repair_from = optarg; break;
+        case OPT_REPAIR_TO: o->repair_to = optarg; break;
         case OPT_HASHES:
             if (!parse_hashes(optarg, &o->hashes)) {
                 fprintf(stderr, "gguf-verify: --hashes takes a list of xxh64, sha1, sha256, crc32, got '%s'\n",
@@ -111,6 +118,14 @@ static int parse_args(int argc, char **argv, verify_opts *o, int *first)
     *first = optind;
     if (optind == argc) {
         fprintf(stderr, "gguf-verify: no file given (see gguf-verify --help)\n");
+        return 2;
+    }
+    if ((o->repair_from || o->repair_to) && !o->manifest) {
+        fprintf(stderr, "gguf-verify: --repair-from needs --manifest: the digests say which tensors to re-read\n");
+        return 2;
+    }
+    if (o->repair_to && !o->repair_from) {
+        fprintf(stderr, "gguf-verify: --repair-to names the copy --repair-from writes\n");
         return 2;
     }
     bool one_file = o->manifest || o->sha256 || (o->write_manifest && strcmp(o->write_manifest, "-") != 0);
@@ -247,11 +262,28 @@ static gguf_status fetch_cheap_tensors(verify_result *r, gguf_error *err)
     return GGUF_OK;
 }
 
+/* --repair-from: the copy's name (FILE.repaired.gguf unless --repair-to), refused when it is an input. */
+static int repair_file(verify_result *r, const verify_opts *o)
+{
+    char def[4096];
+    const char *out = o->repair_to;
+    if (!out) {
+        size_t n = strlen(r->o->path);
+        if (n > 5 && strcmp(r->o->path + n - 5, ".gguf") == 0)
+            n -= 5;
+        snprintf(def, sizeof def, "%.*s.repaired.gguf", (int)n, r->o->path);
+        out = def;
+    }
+    if (output_guard_refuses("gguf-verify", "--repair-to", out))
+        return 2;
+    return verify_repair(r, o->repair_from, out, o->json ? stderr : stdout);
+}
+
 /* Verifies o->path: prints its report and returns its exit status. */
 static int verify_file(const verify_opts *op)
 {
     verify_opts o = *op;
-    int rc = 0;
+    int rc = 0, repaired = -1;
     verify_result r = { .o = op };
     if (o.json)
         sigbus_guard_json(o.path);
@@ -326,6 +358,8 @@ static int verify_file(const verify_opts *op)
             verify_print_text(stdout, &r);
         if (r.trouble[0])
             fprintf(stderr, "gguf-verify: %s: cannot check: %s\n", o.path, r.trouble);
+        if (o.repair_from && !r.trouble[0] && !r.remote)
+            repaired = repair_file(&r, &o);
     }
     gguf_manifest_free(r.manifest);
     gguf_check_report_free(&r.check);
@@ -337,7 +371,7 @@ static int verify_file(const verify_opts *op)
     source_close(&src);
     if (rc != 0)
         return 2;
-    return (int)r.verdict;
+    return repaired >= 0 ? repaired : (int)r.verdict;
 }
 
 static int tool_main(int argc, char **argv)

@@ -13,6 +13,8 @@ typedef struct verify_opts {
     const char *manifest;        /* --manifest FILE */
     const char *sha256;          /* --sha256 HEX */
     const char *write_manifest;  /* --write-manifest[=FILE]: "-" is stdout */
+    const char *repair_from;     /* --repair-from URL */
+    const char *repair_to;       /* --repair-to FILE (default: FILE.repaired.gguf beside it) */
     bool uuid;                   /* --uuid */
     unsigned hashes;             /* --hashes LIST; 0: the default for the task */
     bool no_audit, json;
@@ -74,6 +76,10 @@ size_t verify_count(const verify_result *r, audit_severity sev);
 const char *verify_verdict_name(const verify_result *r);
 
 void verify_print_text(FILE *out, const verify_result *r);
+/* --repair-from: re-reads from url the tensors the manifest check found damaged (or a truncated file lacks) into
+ * a copy written atomically to out, then checks that copy against the manifest; a line on report. Returns 0 when
+ * the copy matches, 1 when it still does not, 2 when it could not be made (said on stderr). */
+int verify_repair(verify_result *r, const char *url, const char *out, FILE *report);
 int verify_print_json(FILE *out, const verify_result *r);
 
 #endif
