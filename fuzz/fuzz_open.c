@@ -1,9 +1,51 @@
 /* libFuzzer target: open a GGUF image from memory and walk every key,
- * array element and tensor, touching the first and last data byte. */
+ * array element and tensor, touching the first and last data byte; and open the same bytes through a reader
+ * callback (gguf_open_io, as a remote file is read), which must give the same verdict and, tensor by tensor
+ * fetched, the same bytes. */
 #include "gguf.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+typedef struct image {
+    const uint8_t *p;
+    size_t n;
+} image;
+
+static gguf_status read_image(void *user, uint64_t offset, void *buf, size_t n, gguf_error *err)
+{
+    const image *im = user;
+    if (offset > im->n || n > im->n - offset)
+        __builtin_trap(); /* gguf_open_io reads only inside the file */
+    memcpy(buf, im->p + offset, n);
+    (void)err;
+    return GGUF_OK;
+}
+
+/* The io path against the memory path's verdict m (its file mf when it opened). */
+static void check_io(const uint8_t *data, size_t size, gguf_status m, const gguf_file *mf)
+{
+    image im = { data, size };
+    gguf_io io = { read_image, &im, size };
+    gguf_file *f = NULL;
+    gguf_error err;
+    gguf_status s = gguf_open_io(&io, &f, &err);
+    if ((s == GGUF_OK) != (m == GGUF_OK) || (s != GGUF_OK && size && s != m))
+        __builtin_trap();
+    if (s != GGUF_OK)
+        return;
+    if (gguf_tensor_count(f) != gguf_tensor_count(mf) || gguf_io_bytes_read(f) > size)
+        __builtin_trap();
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        if (gguf_io_fetch_tensor(f, i, &err) != GGUF_OK)
+            __builtin_trap();
+        const gguf_tensor *a = gguf_tensor_at(f, i), *b = gguf_tensor_at(mf, i);
+        if (a->size != b->size || memcmp(a->data, b->data, a->size) != 0)
+            __builtin_trap();
+    }
+    gguf_close(f);
+}
 
 static volatile uint64_t sink;
 
@@ -31,7 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gguf_file *f = NULL;
     gguf_error err;
-    if (gguf_open_memory(data, size, &f, &err) != GGUF_OK)
+    gguf_status m = gguf_open_memory(data, size, &f, &err);
+    check_io(data, size, m, f);
+    if (m != GGUF_OK)
         return 0;
     for (size_t i = 0; i < gguf_kv_count(f); i++) {
         const gguf_kv *kv = gguf_kv_at(f, i);

@@ -28,11 +28,11 @@ static gguf_status io_read(gguf_file *f, uint8_t *base, uint64_t from, uint64_t 
 }
 
 /* Parses f as a file of f->size bytes over base; on failure f's parse state is released for a retry. */
-static gguf_status parse_as(gguf_file *f, uint8_t *base, uint64_t size, gguf_error *err)
+static gguf_status parse_as(gguf_file *f, uint8_t *base, uint64_t size, bool partial, gguf_error *err)
 {
     f->bytes = base;
     f->size = size;
-    f->allow_partial = true;
+    f->allow_partial = partial;
     return gguf_parse(f, err);
 }
 
@@ -70,14 +70,15 @@ gguf_status gguf_open_io(const gguf_io *io, gguf_file **out, gguf_error *err)
     f->map_len = (size_t)io->size;
     f->io = io;
     uint8_t *base = m;
-    /* read a prefix, growing by a quarter (at least 64 KiB) until the header parses within it */
+    /* read a prefix, growing by a quarter (at least 64 KiB) until the header parses within it; a prefix's data
+     * section is cut short, so it is parsed as gguf_open_partial would */
     uint64_t have = 0, want = io->size < IO_FIRST_READ ? io->size : IO_FIRST_READ;
     gguf_status s;
     for (;;) {
         if ((s = io_read(f, base, have, want, err)) != GGUF_OK)
             break;
         have = want;
-        s = parse_as(f, base, have, err);
+        s = parse_as(f, base, have, true, err);
         if (s == GGUF_OK || !needs_more(s) || have == io->size)
             break;
         reset_parse(f);
@@ -89,16 +90,17 @@ gguf_status gguf_open_io(const gguf_io *io, gguf_file **out, gguf_error *err)
         uint64_t step = have / 4 > IO_FIRST_READ ? have / 4 : IO_FIRST_READ;
         want = io->size - have < step ? io->size : have + step;
     }
-    if (s == GGUF_OK && have < io->size) {
-        /* the header is whole: now validate the layout against the file's real size, as gguf_open does */
+    /* The header is all read (or a problem was met inside it): the verdict is gguf_open's on the whole file, from
+     * the bytes read. Every check before the problem passed on the shorter prefix, so it stops at the same place,
+     * and layout checks (past the end, overlaps) run on the file's real size. */
+    if (s == GGUF_OK || (s != GGUF_E_IO && s != GGUF_E_NOMEM)) {
         reset_parse(f);
-        s = parse_as(f, base, io->size, err);
+        s = parse_as(f, base, io->size, false, err);
     }
     if (s != GGUF_OK) {
         gguf_close(f);
         return s;
     }
-    f->allow_partial = false;
     for (size_t i = 0; i < f->n_tensors; i++) {
         gguf_tensor *t = &f->tensors[i];
         /* a tensor inside the prefix already read is there; the others wait for gguf_io_fetch_tensor */
