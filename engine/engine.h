@@ -132,6 +132,23 @@ int engine_ctx_pos(const engine_ctx *c);   /* positions filled so far */
 engine_status engine_ctx_rewind(engine_ctx *c, int pos, engine_error *err);
 int engine_ctx_size(const engine_ctx *c);
 uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
+/* What engine_ctx_create(m, n_ctx, max_batch) allocates, without allocating it: the K and V caches (each one buffer
+ * of n_layer x n_ctx rows of kv_row_bytes: the pages of positions never reached are not touched) and the
+ * activations, each a buffer of rows (a batch's, or the logits' scratch) of row_bytes. */
+enum { ENGINE_CTX_ACT_BUFFERS = 10 };
+typedef struct engine_ctx_memory {
+    uint64_t kv_bytes, kv_bytes_per_position;
+    int n_layer, n_ctx, max_batch;
+    uint64_t kv_row_bytes;
+    uint64_t activation_bytes;
+    struct {
+        uint64_t rows, row_bytes;
+        bool batch_rows;          /* one row per token of a batch (the logits' scratch is always used whole) */
+    } act[ENGINE_CTX_ACT_BUFFERS];
+    int n_act;
+} engine_ctx_memory;
+engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batch, engine_ctx_memory *out,
+                                  engine_error *err);
 
 /* Runs tokens[0..T) at the next positions. logits (host memory): the logits
  * of every row (T, n_vocab) when all_logits, else of the last row (n_vocab);

@@ -48,6 +48,72 @@ void engine_ctx_free(engine_ctx *c)
     free(c);
 }
 
+/* Elements of each buffer a context of n_ctx positions and batches of B holds. */
+typedef struct ctx_sizes {
+    size_t kv, x, q, ff, logit, router;
+} ctx_sizes;
+
+static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ctx_sizes *z, engine_error *err)
+{
+    const engine_hparams *hp = &m->hp;
+    /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
+     * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
+    size_t kv_dim, q_dim;
+    int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
+    ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
+    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &z->kv) ||
+                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
+                    __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
+                    __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &z->router) ||
+                    __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &z->logit);
+    const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
+    if (overflow || z->kv > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
+        z->logit > float_max || z->router > float_max)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "",
+                           "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
+                           "values per position) needs more memory than can be addressed", n_ctx, hp->n_layer,
+                           hp->n_kv_head, hp->head_dim);
+    if (!hp->n_expert)
+        z->router = 0; /* a dense model has no router */
+    return ENGINE_OK;
+}
+
+engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batch, engine_ctx_memory *out,
+                                  engine_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n_ctx < 1 || max_batch < 1)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "context %d / batch %d must be positive", n_ctx, max_batch);
+    ctx_sizes z = { 0 };
+    engine_status s = ctx_sizes_of(m, n_ctx, (size_t)(max_batch < n_ctx ? max_batch : n_ctx), &z, err);
+    if (s != ENGINE_OK)
+        return s;
+    const engine_hparams *hp = &m->hp;
+    const uint64_t B = (uint64_t)(max_batch < n_ctx ? max_batch : n_ctx), f = sizeof(float);
+    out->n_layer = hp->n_layer;
+    out->n_ctx = n_ctx;
+    out->max_batch = (int)B;
+    out->kv_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim * f;
+    out->kv_bytes = 2 * (uint64_t)z.kv * f;
+    out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
+    /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe */
+    const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0 };
+    const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
+    for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
+        if (!rows_of[i])
+            continue;
+        const bool logits = i == 7;
+        out->act[out->n_act].rows = logits ? logit_rows : B;
+        out->act[out->n_act].row_bytes = rows_of[i] / (logits ? logit_rows : B) * f;
+        out->act[out->n_act].batch_rows = !logits;
+        out->activation_bytes += rows_of[i] * f;
+        out->n_act++;
+    }
+    return ENGINE_OK;
+}
+
 engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engine_ctx **out, engine_error *err)
 {
     *out = NULL;
@@ -61,36 +127,22 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     c->be = m->be;
     c->n_ctx = n_ctx;
     c->max_batch = max_batch < n_ctx ? max_batch : n_ctx;
-    /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
-     * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
     const size_t B = (size_t)c->max_batch;
-    size_t kv_dim, q_dim, kv, x_n, q_n, ff_n, logit_n, router_n;
-    int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
-    ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
-    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &kv) ||
-                    __builtin_mul_overflow(kv, kv_dim, &kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &x_n) ||
-                    __builtin_mul_overflow(B, q_dim, &q_n) || __builtin_mul_overflow(B, (size_t)ff_widest, &ff_n) ||
-                    __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &router_n) ||
-                    __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &logit_n);
-    const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
-    if (overflow || kv > float_max || x_n > float_max || q_n > float_max || ff_n > float_max ||
-        logit_n > float_max || router_n > float_max) {
+    ctx_sizes z = { 0 };
+    engine_status zs = ctx_sizes_of(m, n_ctx, B, &z, err);
+    if (zs != ENGINE_OK) {
         engine_ctx_free(c);
-        return engine_fail(err, ENGINE_E_INPUT, 0, "",
-                           "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
-                           "values per position) needs more memory than can be addressed", n_ctx, hp->n_layer,
-                           hp->n_kv_head, hp->head_dim);
+        return zs;
     }
+    const size_t kv = z.kv, x_n = z.x, q_n = z.q, ff_n = z.ff, logit_n = z.logit, router_n = z.router;
     struct {
         float **p;
         size_t n;
     } want[] = {
         { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, x_n }, { &c->h, x_n },
         { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
-        { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, hp->n_expert ? router_n : 0 },
-        { &c->moe_tmp, hp->n_expert ? x_n : 0 },
+        { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
+        { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (!want[i].n)

@@ -232,3 +232,55 @@ Test(memory, cli)
     }
     free(path);
 }
+
+/* gguf-run's own use beside its estimate (the private memory measured with the model loaded, plus the pages its
+ * context commits for the positions reached), on the real SmolLM2: a short prompt in a large context (the caches'
+ * first pages of every layer) and a long prompt (most of them). Within 10 %. */
+Test(memory, gguf_run_uses_what_it_estimates)
+{
+    if (getenv("ASAN_OPTIONS"))
+        cr_skip("under AddressSanitizer the process's memory is its shadow's: nothing to hold an estimate to");
+    char *path = model_path("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if (!path)
+        cr_skip("the real SmolLM2 is not here (make models fetches it)");
+    char prompt[256], args[1024];
+    snprintf(prompt, sizeof prompt, "%s/prompt.txt", tmp_dir);
+    FILE *fp = fopen(prompt, "w");
+    cr_assert(fp);
+    for (int i = 0; i < 80; i++) /* about 1500 tokens */
+        fprintf(fp, "The %d-th line of a long prompt says where the river turns and why. ", i);
+    fclose(fp);
+    static const struct { const char *opts; } runs[] = { { "-p Hi -c 8192" }, { "-f PROMPT -c 2048" } };
+    for (size_t i = 0; i < 2; i++) {
+        char opts[512];
+        snprintf(opts, sizeof opts, "%s", runs[i].opts);
+        char *at = strstr(opts, "PROMPT");
+        if (at) {
+            char rest[256];
+            snprintf(rest, sizeof rest, "%s", at + 6);
+            snprintf(at, sizeof opts - (size_t)(at - opts), "'%s'%s", prompt, rest);
+        }
+        snprintf(args, sizeof args, "'%s' %s -n 4 -t 2 --json", path, opts);
+        int st;
+        char *out = run_tool("gguf-run", args, &st);
+        cJSON *doc = cJSON_Parse(out);
+        cr_assert(st == 0 && doc, "%s", out);
+        const cJSON *mem = cJSON_GetObjectItem(doc, "memory");
+        double used = cJSON_GetObjectItem(mem, "private_bytes")->valuedouble;
+        double est = cJSON_GetObjectItem(mem, "estimated_bytes")->valuedouble;
+        int positions = cJSON_GetObjectItem(mem, "positions")->valueint;
+        cr_expect(fabs(used - est) <= 0.10 * est, "%s: %.1f MiB private, estimated %.1f MiB for %d positions", opts,
+                  used / 1048576, est / 1048576, positions);
+        cr_log_info("gguf-run %s: %.1f MiB private, estimated %.1f MiB for %d positions", opts, used / 1048576,
+                    est / 1048576, positions);
+        cJSON_Delete(doc);
+        free(out);
+    }
+    /* --dry-run says both without running */
+    snprintf(args, sizeof args, "'%s' -p Hi -c 4096 --dry-run 2>/dev/null", path);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_expect(st == 0 && strstr(out, "gguf-run   -c 4096:") && strstr(out, "KV cache                90.00 MiB"), "%s", out);
+    free(out);
+    free(path);
+}

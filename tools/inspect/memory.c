@@ -1,6 +1,7 @@
 /* gguf-inspect --memory: the buffers llama.cpp's CPU build would allocate for this file (model_memory_estimate),
  * as text or JSON, and with --fit the largest context a budget holds. */
 #include "json_doc.h"
+#include "memory_report.h"
 #include "model.h"
 #include "inspect.h"
 
@@ -8,77 +9,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-static double mib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0);
-}
-
-static const char *type_name(uint32_t t)
-{
-    static char buf[2][16];
-    static int k;
-    const char *n = gguf_type_traits_of(t)->name;
-    char *o = buf[k++ & 1];
-    size_t i = 0;
-    for (; n && n[i] && i < sizeof buf[0] - 1; i++)
-        o[i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] + 32 : n[i]); /* llama.cpp writes cache types lowercase */
-    o[i] = '\0';
-    return o;
-}
-
-static void print_text(FILE *out, const model_hparams *hp, const model_memory_params *p, const model_memory *m)
-{
-    fprintf(out, "memory: what llama.cpp's CPU build allocates for -c %lld -b %lld -ub %lld -ctk %s -ctv %s -fa %s%s%s\n",
-            (long long)m->n_ctx, (long long)p->n_batch, (long long)p->n_ubatch, type_name(p->type_k),
-            type_name(p->type_v), m->flash_attn ? "on" : "off", p->no_repack ? " --no-repack" : "",
-            p->no_mmap ? " --no-mmap" : "");
-    fprintf(out, "  %-18s %10.2f MiB  %s\n", "CPU_Mapped", mib(m->weights_mapped),
-            p->no_mmap ? "(the plain weights, read into memory)"
-                       : "(the file range the plain weights span; mapped, so pages are shared and reclaimable)");
-    fprintf(out, "  %-18s %10.2f MiB  (%zu tensors re-laid out for this CPU's kernels: a copy)\n", "CPU_REPACK",
-            mib(m->weights_repacked), m->n_repacked);
-    if (m->n_layer_swa > 0)
-        fprintf(out, "  %-18s %10.2f MiB  (%lld cells x %lld full layers, %lld cells x %lld sliding-window layers; "
-                "K %.2f MiB, V %.2f MiB)\n", "KV cache", mib(m->kv_bytes), (long long)m->kv_cells,
-                (long long)m->n_layer_full, (long long)m->kv_cells_swa, (long long)m->n_layer_swa, mib(m->kv_k),
-                mib(m->kv_v));
-    else
-        fprintf(out, "  %-18s %10.2f MiB  (%lld cells x %lld layers; K %.2f MiB, V %.2f MiB)\n", "KV cache",
-                mib(m->kv_bytes), (long long)m->kv_cells, (long long)m->n_layer_full, mib(m->kv_k), mib(m->kv_v));
-    fprintf(out, "  %-18s %10.2f MiB  (the logits of %lld sequence%s)\n", "output", mib(m->output),
-            (long long)p->n_seq, p->n_seq == 1 ? "" : "s");
-    fprintf(out, "  %-18s %10.2f MiB  (the graph's scratch for a batch of %lld tokens)\n", "compute", mib(m->compute),
-            (long long)m->n_tokens);
-    fprintf(out, "  %-18s %10.2f MiB\n", "total", mib(m->total));
-    if (m->n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0)
-        fprintf(out, "  note: -c %lld is past the %lld positions the model was trained for\n", (long long)m->n_ctx,
-                (long long)hp->n_ctx_train);
-}
-
-static cJSON *json_memory(const model_memory_params *p, const model_memory *m)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "n_ctx", (double)m->n_ctx);
-    cJSON_AddNumberToObject(o, "n_batch", (double)p->n_batch);
-    cJSON_AddNumberToObject(o, "n_ubatch", (double)p->n_ubatch);
-    cJSON_AddNumberToObject(o, "n_tokens", (double)m->n_tokens);
-    cJSON_AddStringToObject(o, "cache_type_k", type_name(p->type_k));
-    cJSON_AddStringToObject(o, "cache_type_v", type_name(p->type_v));
-    cJSON_AddBoolToObject(o, "flash_attn", m->flash_attn);
-    cJSON_AddNumberToObject(o, "weights_mapped", (double)m->weights_mapped);
-    cJSON_AddNumberToObject(o, "weights_repacked", (double)m->weights_repacked);
-    cJSON_AddNumberToObject(o, "n_repacked", (double)m->n_repacked);
-    cJSON_AddNumberToObject(o, "kv", (double)m->kv_bytes);
-    cJSON_AddNumberToObject(o, "kv_k", (double)m->kv_k);
-    cJSON_AddNumberToObject(o, "kv_v", (double)m->kv_v);
-    cJSON_AddNumberToObject(o, "kv_cells", (double)m->kv_cells);
-    cJSON_AddNumberToObject(o, "kv_cells_swa", (double)m->kv_cells_swa);
-    cJSON_AddNumberToObject(o, "output", (double)m->output);
-    cJSON_AddNumberToObject(o, "compute", (double)m->compute);
-    cJSON_AddNumberToObject(o, "total", (double)m->total);
-    return o;
-}
 
 int inspect_print_memory(FILE *out, const gguf_file *f, const inspect_opts *o)
 {
@@ -101,7 +31,7 @@ int inspect_print_memory(FILE *out, const gguf_file *f, const inspect_opts *o)
     if (o->json) {
         cJSON *doc = json_doc_new("gguf-inspect", o->path);
         json_doc_verdict(doc, 0, "memory estimated");
-        cJSON_AddItemToObject(doc, "memory", json_memory(&o->mem, &m));
+        cJSON_AddItemToObject(doc, "memory", memory_report_json(&o->mem, &m));
         if (o->fit_set) {
             cJSON *fo = cJSON_AddObjectToObject(doc, "fit");
             cJSON_AddNumberToObject(fo, "budget", (double)o->fit);
@@ -115,17 +45,18 @@ int inspect_print_memory(FILE *out, const gguf_file *f, const inspect_opts *o)
         free(text);
         return 0;
     }
-    print_text(out, &hp, &o->mem, &m);
+    memory_report_text(out, &hp, &o->mem, &m);
     if (o->fit_set) {
         if (fit == 0)
-            fprintf(out, "fit: not even -c 256 fits in %.2f MiB\n", mib(o->fit));
+            fprintf(out, "fit: not even -c 256 fits in %.2f MiB\n", (double)o->fit / 1048576.0);
         else {
             model_memory_params q = o->mem;
             q.n_ctx = fit;
             model_memory at;
             model_memory_estimate(f, &hp, &q, &at, NULL);
-            fprintf(out, "fit: -c %lld fits in %.2f MiB (total %.2f MiB)%s\n", (long long)fit, mib(o->fit),
-                    mib(at.total), fit >= hp.n_ctx_train ? ": the model's whole context" : "");
+            fprintf(out, "fit: -c %lld fits in %.2f MiB (total %.2f MiB)%s\n", (long long)fit,
+                    (double)o->fit / 1048576.0, (double)at.total / 1048576.0,
+                    fit >= hp.n_ctx_train ? ": the model's whole context" : "");
         }
     }
     return 0;

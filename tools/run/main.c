@@ -82,6 +82,8 @@ static const char *const usage[] = {
     "                        candidates: a table on stdout, or JSON in F\n"
     "  --smoke               judge the output: exit 1 with the diagnosis when it looks broken\n"
     "  --json                one JSON document on stdout instead of streamed text\n"
+    "  --dry-run             load the model, say the memory the run would hold (ours, and llama.cpp's CPU buffers\n"
+    "                        for the same -c), and stop\n"
     "  -q, --quiet           no start-up report and no closing summary (--smoke's verdict still prints)\n"
     "  --color[=WHEN]        colour the verdict: auto (on a terminal, unless NO_COLOR is set), always, never\n"
     "  --version             print the version and exit\n"
@@ -115,7 +117,7 @@ enum {
     OPT_NO_SPOT_CHECK, OPT_DEBUG_FAULT, OPT_LOGITS_OUT, OPT_TRACE, OPT_TOKENIZE, OPT_SMOKE, OPT_JSON, OPT_CHAT,
     OPT_CHAT_TEMPLATE, OPT_SPECIAL, OPT_VERSION, OPT_COLOR, OPT_AGAINST, OPT_PLOT, OPT_AGAINST_LOGITS, OPT_TOKENS_FROM,
     OPT_TRACE_FULL, OPT_TRACE_FULL_OPS,
-    OPT_NUMERICS,
+    OPT_NUMERICS, OPT_DRY_RUN,
 };
 
 /* llama.cpp's names where the meaning is the same (-m, -p, -f, -n, -t, -c, -s, --temp, --top-k ...). */
@@ -135,6 +137,7 @@ static const struct option long_options[] = {
     { "logits-out", required_argument, NULL, OPT_LOGITS_OUT }, { "trace", optional_argument, NULL, OPT_TRACE },
     { "tokenize", no_argument, NULL, OPT_TOKENIZE }, { "smoke", no_argument, NULL, OPT_SMOKE },
     { "json", no_argument, NULL, OPT_JSON },         { "chat", no_argument, NULL, OPT_CHAT },
+    { "dry-run", no_argument, NULL, OPT_DRY_RUN },
     { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
     { "special", no_argument, NULL, OPT_SPECIAL },   { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, OPT_VERSION },
@@ -197,6 +200,7 @@ static bool take_option(int c, char **argv, run_opts *o)
     case OPT_TOKENIZE: o->tokenize = true; return true;
     case OPT_SMOKE: o->smoke = true; return true;
     case OPT_JSON: o->json = true; return true;
+    case OPT_DRY_RUN: o->dry_run = true; return true;
     case OPT_CHAT: o->chat = true; return true;
     case OPT_CHAT_TEMPLATE:
         o->chat = true;
@@ -517,7 +521,16 @@ static int tool_main(int argc, char **argv)
             fprintf(stderr, "\"\n");
         }
     }
-    if (engine_ctx_create(m, n_ctx, 256, &c, &e)) {
+    run_memory rmem;
+    if (run_memory_measure(&rmem, m, n_ctx, &e)) {
+        rc = engine_error_exit(o.model, &e);
+        goto out;
+    }
+    if (o.dry_run) {
+        rc = run_memory_dry_run(stdout, f, &rmem);
+        goto out;
+    }
+    if (engine_ctx_create(m, n_ctx, RUN_MAX_BATCH, &c, &e)) {
         rc = engine_error_exit(o.model, &e);
         goto out;
     }
@@ -549,6 +562,11 @@ static int tool_main(int argc, char **argv)
     r.bytes_per_token = engine_model_bytes_per_token(m);
     r.ctx_bytes = engine_ctx_bytes(c);
     r.private_bytes = procmem_private_bytes();
+    const int batch = (int)n_ids < RUN_MAX_BATCH ? (int)n_ids : RUN_MAX_BATCH; /* the prompt's batches */
+    r.expected_bytes = run_memory_expected(&rmem, engine_ctx_pos(c), batch);
+    r.expected_full_bytes = run_memory_expected(&rmem, n_ctx, RUN_MAX_BATCH);
+    r.positions = engine_ctx_pos(c);
+    r.n_ctx = n_ctx;
     engine_smoke_judge(trace, v, m, &r.gen.spot, (int)n_ids, r.gen.tokens, r.gen.n_tokens, &r.verdict);
     rc = 0;
     if (o.logits_out) {

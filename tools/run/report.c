@@ -157,8 +157,10 @@ void run_print_summary(FILE *out, const run_result *r)
     fprintf(out, "\nprompt     %zu tokens in %.3f s: %.1f tokens/s\n", r->n_prompt, g->prompt_seconds, pps);
     fprintf(out, "generation %zu tokens in %.3f s: %.2f tokens/s, %.2f GB/s of weights%s\n", g->n_tokens,
             g->gen_seconds, gps, gps * r->bytes_per_token / 1e9, g->stopped_at_eog ? " (stopped at end of text)" : "");
-    fprintf(out, "memory     %.1f MiB private (KV cache and activations %.1f MiB); weights stay in the mapping\n",
-            r->private_bytes / 1048576.0, r->ctx_bytes / 1048576.0);
+    fprintf(out, "memory     %.1f MiB private (estimated %.1f MiB for the %d positions used, %.1f MiB with all %d; "
+            "KV cache and activations %.1f MiB allocated); weights stay in the mapping\n", r->private_bytes / 1048576.0,
+            r->expected_bytes / 1048576.0, r->positions, r->expected_full_bytes / 1048576.0, r->n_ctx,
+            r->ctx_bytes / 1048576.0);
     const engine_spot *sp = &g->spot;
     if (sp->checks && !sp->mismatches)
         fprintf(out, "spot check %d lm_head rows over %d forward passes match the CPU (largest difference %.2g of max |logit|)\n",
@@ -340,6 +342,10 @@ int run_print_json(FILE *out, const run_result *r)
     cJSON_AddNumberToObject(tm, "gen_weight_gb_per_second", gps * r->bytes_per_token / 1e9);
     cJSON *mem = cJSON_AddObjectToObject(doc, "memory");
     cJSON_AddNumberToObject(mem, "private_bytes", (double)r->private_bytes);
+    cJSON_AddNumberToObject(mem, "estimated_bytes", (double)r->expected_bytes);
+    cJSON_AddNumberToObject(mem, "estimated_full_context_bytes", (double)r->expected_full_bytes);
+    cJSON_AddNumberToObject(mem, "positions", r->positions);
+    cJSON_AddNumberToObject(mem, "n_ctx", r->n_ctx);
     cJSON_AddNumberToObject(mem, "context_bytes", (double)r->ctx_bytes);
     if (g->spot.checks) {
         cJSON *sp = cJSON_AddObjectToObject(doc, "spot_check");

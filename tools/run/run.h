@@ -18,6 +18,7 @@ typedef struct run_opts {
     float tolerance;          /* --compare: relative difference that counts as a divergence */
     engine_sampler_params sampler;
     bool json, tokenize, trace, smoke, quiet;
+    bool dry_run;             /* --dry-run: load, say what the run would hold, stop */
     bool chat;                /* --chat: the prompt is one user message in the model's chat format */
     bool special;             /* --special: special-token text in a plain prompt becomes the token */
     color_mode color;         /* --color */
@@ -38,6 +39,22 @@ typedef struct run_opts {
     float massive_tolerance;  /* > 0: the tolerance at positions carrying massive activations (gemma) */
 } run_opts;
 
+/* The batch gguf-run's contexts are made for. */
+#define RUN_MAX_BATCH 256
+
+/* What a run will hold (memory.c). */
+typedef struct run_memory {
+    uint64_t loaded;          /* private bytes with the model and vocabulary loaded, before the context */
+    engine_ctx_memory ctx;    /* what the context will allocate */
+    int n_ctx;
+} run_memory;
+engine_status run_memory_measure(run_memory *rm, const engine_model *m, int n_ctx, engine_error *e);
+/* The private bytes expected once `positions` have been used with batches of at most `batch` tokens: the pages
+ * the context's buffers commit for them, as the CPU backend allocates them. */
+uint64_t run_memory_expected(const run_memory *rm, int positions, int batch);
+/* --dry-run: ours, then llama.cpp's CPU buffers for the same context; returns the exit status. */
+int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm);
+
 /* Everything a finished run produced, for the reports. */
 typedef struct run_result {
     const run_opts *o;
@@ -52,6 +69,9 @@ typedef struct run_result {
     uint64_t bytes_per_token;
     uint64_t ctx_bytes;        /* KV cache + activations */
     uint64_t private_bytes;    /* resident anonymous memory at the end */
+    uint64_t expected_bytes;   /* run_memory_expected for the positions the run reached (0: not estimated) */
+    uint64_t expected_full_bytes; /* ... and for a full context */
+    int positions, n_ctx;      /* the positions the run reached, of its context's */
     int exit_status;           /* what the run exits with (the JSON document says it too) */
 } run_result;
 
