@@ -232,12 +232,14 @@ Test(cli, one_json_schema_for_every_tool)
 #define CASE(t, st, ...) (cases[n].tool = (t), cases[n].status = (st), snprintf(cases[n++].args, 1024, __VA_ARGS__))
     CASE("gguf-inspect", 0, "'%s' --json", m);
     CASE("gguf-inspect", 0, "'%s' --stats='blk.0.*' --json", m);
+    CASE("gguf-inspect", 0, "'%s' --memory --fit 1G --json", m);
     CASE("gguf-inspect", 1, "'%s' --diff '%s' --json", m, f16);
     CASE("gguf-inspect", 2, "/nonexistent.gguf --json");
     CASE("gguf-verify", 0, "'%s' --json", m);
     CASE("gguf-verify", 2, "/nonexistent.gguf --json");
     CASE("gguf-run", 0, "'%s' -p 'Once upon' -n 4 --json", m);
     CASE("gguf-run", 0, "'%s' -p 'Once upon' --tokenize", m);
+    CASE("gguf-run", 0, "'%s' -p 'Once upon' --dry-run --json", m);
     CASE("gguf-run", 0, "'%s' -p 'Once upon' -n 2 --compare cpu,cpu --json", m);
     CASE("gguf-run", 2, "/nonexistent.gguf -p x --json");
     if (bad) {

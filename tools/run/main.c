@@ -527,7 +527,7 @@ static int tool_main(int argc, char **argv)
         goto out;
     }
     if (o.dry_run) {
-        rc = run_memory_dry_run(stdout, f, &rmem);
+        rc = run_memory_dry_run(stdout, f, &rmem, o.model, o.json);
         goto out;
     }
     if (engine_ctx_create(m, n_ctx, RUN_MAX_BATCH, &c, &e)) {

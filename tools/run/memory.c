@@ -2,11 +2,13 @@
  * beside that estimate. The estimate is the private memory measured once the model and vocabulary are loaded (the
  * weights stay in the mapping: shared, reclaimable pages) plus the context engine_ctx_create allocates: activations,
  * and the K/V caches' pages for the positions a run reaches (pages of positions never reached are not touched). */
+#include "json_doc.h"
 #include "memory_report.h"
 #include "procmem.h"
 #include "run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double mib(uint64_t b)
@@ -69,18 +71,39 @@ uint64_t run_memory_expected(const run_memory *rm, int positions, int batch)
     return total;
 }
 
-int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm)
+int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm, const char *label, bool json)
 {
-    fprintf(out, "gguf-run   -c %d: %.1f MiB private with the model loaded, then KV cache %.1f MiB (%.1f KiB a "
-            "position) and activations %.1f MiB: %.1f MiB when every position is used\n", rm->n_ctx, mib(rm->loaded),
-            mib(rm->ctx.kv_bytes), rm->ctx.kv_bytes_per_position / 1024.0, mib(rm->ctx.activation_bytes),
-            mib(run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch)));
     model_hparams hp;
     model_memory_params p = model_memory_params_default();
     p.n_ctx = rm->n_ctx;
     model_memory mm;
     model_error me = { 0 };
-    if (model_hparams_read(f, &hp, &me) == MODEL_OK && model_memory_estimate(f, &hp, &p, &mm, &me) == MODEL_OK)
+    const bool llama = model_hparams_read(f, &hp, &me) == MODEL_OK && model_memory_estimate(f, &hp, &p, &mm, &me) == MODEL_OK;
+    if (json) {
+        cJSON *doc = json_doc_new("gguf-run", label);
+        json_doc_verdict(doc, 0, "dry run: memory estimated, nothing run");
+        cJSON *o = cJSON_AddObjectToObject(doc, "dry_run");
+        cJSON_AddNumberToObject(o, "n_ctx", rm->n_ctx);
+        cJSON_AddNumberToObject(o, "loaded_bytes", (double)rm->loaded);
+        cJSON_AddNumberToObject(o, "kv_bytes", (double)rm->ctx.kv_bytes);
+        cJSON_AddNumberToObject(o, "activation_bytes", (double)rm->ctx.activation_bytes);
+        cJSON_AddNumberToObject(o, "estimated_full_context_bytes",
+                                (double)run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch));
+        if (llama)
+            cJSON_AddItemToObject(doc, "llama_cpp", memory_report_json(&p, &mm));
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        if (!text)
+            return 2;
+        fprintf(out, "%s\n", text);
+        free(text);
+        return 0;
+    }
+    fprintf(out, "gguf-run   -c %d: %.1f MiB private with the model loaded, then KV cache %.1f MiB (%.1f KiB a "
+            "position) and activations %.1f MiB: %.1f MiB when every position is used\n", rm->n_ctx, mib(rm->loaded),
+            mib(rm->ctx.kv_bytes), rm->ctx.kv_bytes_per_position / 1024.0, mib(rm->ctx.activation_bytes),
+            mib(run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch)));
+    if (llama)
         memory_report_text(out, &hp, &p, &mm);
     else
         fprintf(out, "llama.cpp  no estimate: %s\n", me.message);

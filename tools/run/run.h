@@ -53,7 +53,7 @@ engine_status run_memory_measure(run_memory *rm, const engine_model *m, int n_ct
  * the context's buffers commit for them, as the CPU backend allocates them. */
 uint64_t run_memory_expected(const run_memory *rm, int positions, int batch);
 /* --dry-run: ours, then llama.cpp's CPU buffers for the same context; returns the exit status. */
-int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm);
+int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm, const char *label, bool json);
 
 /* Everything a finished run produced, for the reports. */
 typedef struct run_result {
