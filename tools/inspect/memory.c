@@ -1,6 +1,7 @@
 /* gguf-inspect --memory: the buffers llama.cpp's CPU build would allocate for this file (model_memory_estimate),
  * as text or JSON, and with --fit the largest context a budget holds. */
 #include "json_doc.h"
+#include "json_line.h"
 #include "memory_report.h"
 #include "model.h"
 #include "inspect.h"
@@ -37,13 +38,7 @@ int inspect_print_memory(FILE *out, const gguf_file *f, const inspect_opts *o)
             cJSON_AddNumberToObject(fo, "budget", (double)o->fit);
             cJSON_AddNumberToObject(fo, "n_ctx", (double)fit);
         }
-        char *text = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        if (!text)
-            return 2;
-        fprintf(out, "%s\n", text);
-        free(text);
-        return 0;
+        return json_print_line(out, doc) == 0 ? 0 : 2;
     }
     memory_report_text(out, &hp, &o->mem, &m);
     if (o->fit_set) {

@@ -3,6 +3,7 @@
  * weights stay in the mapping: shared, reclaimable pages) plus the context engine_ctx_create allocates: activations,
  * and the K/V caches' pages for the positions a run reaches (pages of positions never reached are not touched). */
 #include "json_doc.h"
+#include "json_line.h"
 #include "memory_report.h"
 #include "procmem.h"
 #include "run.h"
@@ -91,13 +92,7 @@ int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm, cons
                                 (double)run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch));
         if (llama)
             cJSON_AddItemToObject(doc, "llama_cpp", memory_report_json(&p, &mm));
-        char *text = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        if (!text)
-            return 2;
-        fprintf(out, "%s\n", text);
-        free(text);
-        return 0;
+        return json_print_line(out, doc) == 0 ? 0 : 2;
     }
     fprintf(out, "gguf-run   -c %d: %.1f MiB private with the model loaded, then KV cache %.1f MiB (%.1f KiB a "
             "position) and activations %.1f MiB: %.1f MiB when every position is used\n", rm->n_ctx, mib(rm->loaded),
