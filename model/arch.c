@@ -148,6 +148,7 @@ static const model_arch archs[] = {
         .act = MODEL_ACT_SILU,
         .moe = true,
         .moe_ff_split = true,
+        .quantize = true,
     },
     {
         .name = "qwen3moe",
@@ -158,6 +159,7 @@ static const model_arch archs[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_ff_split = true,
+        .quantize = true,
     },
     {
         .name = "gpt-oss",
@@ -178,6 +180,7 @@ static const model_arch archs[] = {
         .moe = true,
         .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
         .ffn_norm_is_post_attention = true,
+        .quantize = true,
     },
     {
         .name = "phi3",
@@ -190,6 +193,7 @@ static const model_arch archs[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .gate_up_fused = true,
+        .quantize = true,
     },
     {
         .name = "granite",
@@ -197,6 +201,7 @@ static const model_arch archs[] = {
         .need = { DENSE_DECODER_ROLES },
         .act = MODEL_ACT_SILU,
         .multipliers = true,
+        .quantize = true,
     },
     {
         .name = "olmo2",
@@ -209,6 +214,7 @@ static const model_arch archs[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .qk_norm_full = true,
+        .quantize = true,
     },
     {
         .name = "gemma2",
@@ -230,6 +236,7 @@ static const model_arch archs[] = {
         .attn_softcap_default = 50.0f,
         .attn_scale_embd_layers = 46,
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
+        .quantize = true,
     },
     {
         .name = "gemma3",

@@ -1,6 +1,6 @@
 /*
- * f32 -> Q4_K and Q6_K, choosing every scale and every quant as ggml's
- * reference quantizers do (quantize_row_q4_K_ref and quantize_row_q6_K_ref in
+ * f32 -> Q4_K, Q5_K and Q6_K, choosing every scale and every quant as ggml's
+ * reference quantizers do (quantize_row_q4_K_ref, _q5_K_ref and quantize_row_q6_K_ref in
  * ggml/src/ggml-quants.c: what llama-quantize runs when it has no importance
  * matrix), so that a tensor we quantize holds the bytes llama.cpp's would.
  * That only holds if every float operation happens in the same order with
@@ -143,15 +143,13 @@ static float fit_symmetric_scale(int n, int nmax, const float *x, int8_t *L)
 }
 
 /*
- * Q4_K block (144 bytes; ggml-common.h block_q4_K):
- *   d (f16) | dmin (f16) | scales[12]: 6-bit scale s_j and min m_j of each 32-value group
- *   j, packed as kq_scale_min (blocks.h) draws | qs[128]
- * qs[32 c + l] holds value 64 c + l in its low nibble and 64 c + 32 + l in its high one.
- * Value = d s_j q - dmin m_j.
+ * The scales, mins and quants Q4_K and Q5_K share: each 32-value group j fitted as d s_j q - dmin m_j with
+ * q in [0, nmax] (weights av|x| + |x|, as the reference), the 6-bit s_j and m_j packed into head[4..16) as
+ * kq_scale_min (blocks.h) draws them, d and dmin (f16) into head[0..4), then every quant chosen again against the
+ * rounded scales. rmin and nstep are the fit's search (Q4_K: -1, 20 steps; Q5_K: -0.5, 15).
  */
-static void quantize_q4_k_block(const float *x, uint8_t *b)
+static void k_scales_and_quants(const float *x, int nmax, float rmin, int nstep, uint8_t *head, uint8_t L[QK_K])
 {
-    uint8_t L[QK_K];
     float scales[8], mins[8], w[32];
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; j++) {
@@ -162,7 +160,7 @@ static void quantize_q4_k_block(const float *x, uint8_t *b)
         const float av_x = sqrtf(sum_x2 / 32);
         for (int l = 0; l < 32; l++)
             w[l] = av_x + fabsf(xj[l]);
-        scales[j] = fit_scale_and_min(32, 15, xj, w, L + 32 * j, &mins[j], -1.0f, 0.1f, 20);
+        scales[j] = fit_scale_and_min(32, nmax, xj, w, L + 32 * j, &mins[j], rmin, 0.1f, nstep);
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -170,7 +168,7 @@ static void quantize_q4_k_block(const float *x, uint8_t *b)
     }
     const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
     const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-    uint8_t *sc = b + 4;
+    uint8_t *sc = head + 4;
     memset(sc, 0, 12);
     for (int j = 0; j < 8; j++) {
         /* the reference stores the rounded value in a byte before clamping */
@@ -186,8 +184,8 @@ static void quantize_q4_k_block(const float *x, uint8_t *b)
         }
     }
     const uint16_t d16 = quant_f32_to_f16(max_scale / 63.0f), dmin16 = quant_f32_to_f16(max_min / 63.0f);
-    memcpy(b, &d16, 2);
-    memcpy(b + 2, &dmin16, 2);
+    memcpy(head, &d16, 2);
+    memcpy(head + 2, &dmin16, 2);
     const float d = quant_f16_to_f32(d16), dmin = quant_f16_to_f32(dmin16);
     for (int j = 0; j < 8; j++) {
         uint8_t s6, m6;
@@ -197,12 +195,43 @@ static void quantize_q4_k_block(const float *x, uint8_t *b)
             continue;
         const float mj = dmin * m6;
         for (int l = 0; l < 32; l++)
-            L[32 * j + l] = (uint8_t)clamp_int(nearest_int((x[32 * j + l] + mj) / dj), 0, 15);
+            L[32 * j + l] = (uint8_t)clamp_int(nearest_int((x[32 * j + l] + mj) / dj), 0, nmax);
     }
+}
+
+/*
+ * Q4_K block (144 bytes; ggml-common.h block_q4_K):
+ *   d (f16) | dmin (f16) | scales[12] | qs[128]
+ * qs[32 c + l] holds value 64 c + l in its low nibble and 64 c + 32 + l in its high one.
+ * Value = d s_j q - dmin m_j.
+ */
+static void quantize_q4_k_block(const float *x, uint8_t *b)
+{
+    uint8_t L[QK_K];
+    k_scales_and_quants(x, 15, -1.0f, 20, b, L);
     uint8_t *qs = b + 16;
     for (int c = 0; c < 4; c++)
         for (int l = 0; l < 32; l++)
             qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + 32 + l] << 4);
+}
+
+/*
+ * Q5_K block (176 bytes; block_q5_K): d (f16) | dmin (f16) | scales[12] | qh[32] | qs[128]
+ * Q4_K's layout for the low four bits of each 5-bit quant; bit 4 of value 64 c + l is bit 2c of qh[l], of value
+ * 64 c + 32 + l bit 2c + 1.
+ */
+static void quantize_q5_k_block(const float *x, uint8_t *b)
+{
+    uint8_t L[QK_K];
+    k_scales_and_quants(x, 31, -0.5f, 15, b, L);
+    uint8_t *qh = b + 16, *qs = b + 48;
+    memset(qh, 0, 32);
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) {
+            const uint8_t lo = L[64 * c + l], hi = L[64 * c + 32 + l];
+            qh[l] |= (uint8_t)((lo >> 4) << (2 * c) | (hi >> 4) << (2 * c + 1));
+            qs[32 * c + l] = (uint8_t)((lo & 0xf) | (hi & 0xf) << 4);
+        }
 }
 
 /*
@@ -260,6 +289,12 @@ void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n)
 {
     for (int64_t i = 0; i < n; i += QK_K)
         quantize_q4_k_block(x + i, dst + i / QK_K * 144);
+}
+
+void quant_quantize_q5_k(const float *x, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += QK_K)
+        quantize_q5_k_block(x + i, dst + i / QK_K * 176);
 }
 
 void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n)

@@ -53,7 +53,7 @@ static const quant_type_row rows[GGUF_TENSOR_COUNT] = {
                            .scale = { { 0, QUANT_ENC_F16, true, "d" }, { 2, QUANT_ENC_F16, true, "dmin" } },
                            .describe = quant_describe_q4_k },
     [GGUF_TENSOR_Q5_K] = { .decode = { quant_deq_q5_k, X86(quant_deq_q5_k_avx2), X86(quant_deq_q5_k_avx512) },
-                           ACT(Q8_K), .n_scales = 2,
+                           .quantize = quant_quantize_q5_k, ACT(Q8_K), .n_scales = 2,
                            .scale = { { 0, QUANT_ENC_F16, true, "d" }, { 2, QUANT_ENC_F16, true, "dmin" } },
                            .describe = quant_describe_q5_k },
     [GGUF_TENSOR_Q6_K] = { .decode = { quant_deq_q6_k, X86(quant_deq_q6_k_avx2), X86(quant_deq_q6_k_avx512) },

@@ -283,7 +283,7 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
     free(back);
 }
 
-/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q6_K, q.q8_0, q.q5_0, q.q4_0): our quantizers
+/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q5_K, q.q6_K, q.q8_0, q.q5_0, q.q4_0): our quantizers
  * must choose the same scales, mins and quants in every block, byte for byte. */
 Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
 {
@@ -296,7 +296,8 @@ Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     const gguf_tensor *src = gguf_tensor_by_name(f, "src.f32");
     cr_assert_not_null(src);
     static const struct { const char *name; uint32_t type; } want[] = {
-        { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q6_K", GGUF_TENSOR_Q6_K }, { "q.q8_0", GGUF_TENSOR_Q8_0 },
+        { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q5_K", GGUF_TENSOR_Q5_K }, { "q.q6_K", GGUF_TENSOR_Q6_K },
+        { "q.q8_0", GGUF_TENSOR_Q8_0 },
         { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
@@ -372,7 +373,7 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
     cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q4_0, block, out, 31), QUANT_E_SHAPE);
-    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q5_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q3_K, out, block, 256), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, out, block, 32), QUANT_E_SHAPE,
                  "K-quants take whole 256-value blocks");
     cr_assert_null(quant_row_function(GGUF_TENSOR_NVFP4, QUANT_IMPL_SCALAR));

@@ -1,7 +1,6 @@
 /*
  * Whole-model quantization as llama-quantize does it without an importance
- * matrix, for the dense architectures whose description (model/arch.c) says so
- * (llama, qwen2, qwen3, gemma3): the same
+ * matrix, for the architectures whose description (model/arch.c) says so: the same
  * tensor types (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp),
  * the same tensor order (llama_model_loader's weight_name_comparer), the same
  * metadata and the same bytes in every block (quantize_k.c), so the file is
@@ -85,43 +84,89 @@ static bool ends_with(const char *s, const char *tail)
 /* Q4_K_M's "more bits" layers: the first and last eighth, and every third one between. */
 static bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
-/* What llama-quantize does with tensor t (counters: attn_v and ffn_down seen so far). */
-static gguf_status choose_type(const gguf_tensor *t, quantize_ftype ftype, bool tied, int n_attn_v, int n_layer,
-                               int *i_attn_v, int *i_ffn_down, uint32_t *type, gguf_error *err)
+/* llama-quantize's broad tensor categories (tensor_get_category), by the first substring of the name that
+ * matches, in this order. */
+typedef enum category {
+    CAT_OUTPUT, CAT_TOKEN_EMBD, CAT_ATTN_QKV, CAT_ATTN_KV_B, CAT_ATTN_V, CAT_ATTN_K, CAT_ATTN_Q, CAT_ATTN_OUTPUT,
+    CAT_FFN_UP, CAT_FFN_GATE, CAT_FFN_DOWN, CAT_OTHER
+} category;
+
+static category category_of(const char *name)
+{
+    if (strcmp(name, "output.weight") == 0)
+        return CAT_OUTPUT;
+    if (strcmp(name, "token_embd.weight") == 0)
+        return CAT_TOKEN_EMBD;
+    static const struct { const char *part; category c; } parts[] = {
+        { "attn_qkv.weight", CAT_ATTN_QKV }, { "attn_kv_b.weight", CAT_ATTN_KV_B }, { "attn_v.weight", CAT_ATTN_V },
+        { "attn_k.weight", CAT_ATTN_K },     { "attn_q.weight", CAT_ATTN_Q },       { "attn_output.weight", CAT_ATTN_OUTPUT },
+        { "ffn_up", CAT_FFN_UP },            { "ffn_gate", CAT_FFN_GATE },          { "ffn_down", CAT_FFN_DOWN },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr(name, parts[i].part))
+            return parts[i].c;
+    return CAT_OTHER;
+}
+
+/* Where the attention's value rows are, alone or fused (llama-quantize's category_is_attn_v). */
+static bool is_attn_v_like(category c) { return c == CAT_ATTN_V || c == CAT_ATTN_QKV || c == CAT_ATTN_KV_B; }
+
+/* The model-wide facts and running counters llama-quantize's choice reads (its quantize_state_impl). */
+typedef struct rules_state {
+    quantize_ftype ftype;
+    bool tied;                 /* no output.weight: token_embd is the output too */
+    int64_t n_expert, n_layer;
+    int n_attn_v, i_attn_v, i_ffn_down;
+} rules_state;
+
+/* What llama-quantize does with tensor t (llama_tensor_get_type without an importance matrix or overrides). */
+static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *type, gguf_error *err)
 {
     const char *name = t->name;
-    /* kept as they are: 1-D tensors, anything not named *weight, the norms */
-    if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight")) {
+    /* kept as they are (tensor_allows_quantization): 1-D tensors, anything not named *weight, the norms, the
+     * experts' router */
+    if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
+        strstr(name, "ffn_gate_inp.weight")) {
         *type = t->type;
         return GGUF_OK;
     }
-    if (strstr(name, "attn_qkv.weight") || strstr(name, "ffn_gate_inp.weight") || t->n_dims > 2)
-        return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
-                         "tensor '%s': fused QKV and expert tensors are not supported (llama.cpp gives them "
-                         "other types)",
-                         name);
-    uint32_t nt = base_type(ftype);
-    const bool is_output = strcmp(name, "output.weight") == 0 || (tied && strcmp(name, "token_embd.weight") == 0);
-    if (is_output) {
-        nt = t->ne[0] % QK_K != 0 ? GGUF_TENSOR_Q8_0 : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K : nt;
-    } else if (strstr(name, "attn_v.weight")) {
-        if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_attn_v, n_attn_v))
+    const category cat = category_of(name);
+    const bool q4_k_m = rs->ftype == QUANTIZE_FTYPE_Q4_K_M, eight_experts = rs->n_expert == 8;
+    uint32_t nt = base_type(rs->ftype);
+    if (cat == CAT_OUTPUT || (rs->tied && cat == CAT_TOKEN_EMBD)) {
+        nt = t->ne[0] % gguf_type_traits_of(nt)->block_size != 0 ? GGUF_TENSOR_Q8_0
+             : nt != GGUF_TENSOR_Q8_0                            ? GGUF_TENSOR_Q6_K
+                                                                 : nt;
+    } else if (is_attn_v_like(cat)) {
+        if (q4_k_m && use_more_bits(rs->i_attn_v, rs->n_attn_v))
             nt = GGUF_TENSOR_Q6_K;
-        ++*i_attn_v;
-    } else if (strstr(name, "ffn_down")) {
-        if (ftype == QUANTIZE_FTYPE_Q4_K_M && use_more_bits(*i_ffn_down, n_layer))
+        if (eight_experts) /* "for the 8-expert model, bumping this to Q8_0 trades just ~128MB" */
+            nt = GGUF_TENSOR_Q8_0;
+        ++rs->i_attn_v;
+    } else if (cat == CAT_ATTN_K) {
+        if (eight_experts)
+            nt = GGUF_TENSOR_Q8_0;
+    } else if (cat == CAT_FFN_DOWN) {
+        /* with experts the layer is read from the name (an expert's ffn_down and the shared one's count once) */
+        int layer = rs->i_ffn_down;
+        if (rs->n_expert > 1 && (layer = layer_of(name)) < 0)
+            return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
+                             "tensor '%s': no layer in its name, which llama-quantize needs for an expert's tensor", name);
+        if (q4_k_m && use_more_bits(layer, (int)rs->n_layer))
             nt = GGUF_TENSOR_Q6_K;
-        ++*i_ffn_down;
+        ++rs->i_ffn_down;
+    } else if (cat == CAT_ATTN_OUTPUT) {
+        if (eight_experts && q4_k_m)
+            nt = GGUF_TENSOR_Q5_K;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
-        /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size */
-        const uint32_t fallback = nt == GGUF_TENSOR_Q4_K ? GGUF_TENSOR_Q5_0 : nt == GGUF_TENSOR_Q6_K ? GGUF_TENSOR_Q8_0
-                                                                                             : GGUF_TENSOR_COUNT;
-        if (fallback == GGUF_TENSOR_COUNT || t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
-            return gguf_fail(err, GGUF_E_BLOCK_MULTIPLE, t->info_offset, name,
-                             "tensor '%s': rows of %llu values are not whole %s blocks, and llama.cpp's fallback for "
-                             "them is one this quantizer does not write",
-                             name, (unsigned long long)t->ne[0], gguf_type_traits_of(nt)->name);
+        /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size, else F16 */
+        uint32_t fallback = nt == GGUF_TENSOR_Q4_K ? GGUF_TENSOR_Q5_0
+                            : nt == GGUF_TENSOR_Q5_K ? GGUF_TENSOR_Q5_1
+                            : nt == GGUF_TENSOR_Q6_K ? GGUF_TENSOR_Q8_0
+                                                     : nt;
+        if (t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
+            fallback = GGUF_TENSOR_F16;
         nt = fallback;
     }
     *type = nt;
@@ -161,21 +206,20 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quant
         free(plan);
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
     }
-    int n_attn_v = 0;
-    bool tied = true;
+    rules_state rs = { .ftype = ftype, .tied = true, .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
         order[i] = gguf_tensor_at(in, i);
-        n_attn_v += strstr(order[i]->name, "attn_v.weight") != NULL;
-        tied &= strcmp(order[i]->name, "output.weight") != 0;
+        rs.n_attn_v += is_attn_v_like(category_of(order[i]->name));
+        rs.tied &= strcmp(order[i]->name, "output.weight") != 0;
     }
     qsort(order, n, sizeof *order, loader_order);
-    int i_attn_v = 0, i_ffn_down = 0;
     for (size_t i = 0; i < n && !st; i++) {
         const gguf_tensor *t = order[i];
         plan[i].src = t;
-        st = choose_type(t, ftype, tied, n_attn_v, (int)n_layer, &i_attn_v, &i_ffn_down, &plan[i].type, err);
+        st = choose_type(t, &rs, &plan[i].type, err);
         if (!st && plan[i].type != t->type && !quant_can_quantize(plan[i].type))
-            st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name, "tensor '%s': cannot write %s", t->name,
+            st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
+                           "tensor '%s': llama-quantize gives it %s, which this quantizer does not write", t->name,
                            gguf_type_traits_of(plan[i].type)->name);
         if (!st && plan[i].type != t->type && t->type != GGUF_TENSOR_F32 && t->type != GGUF_TENSOR_F16 &&
             t->type != GGUF_TENSOR_BF16)
