@@ -118,10 +118,9 @@ void quant_deq_iq4_nl(const void *src, float *y, int64_t n)
 }
 
 /* E2M1 values doubled (OCP microscaling spec); the scale below halves them back. */
-static const int8_t kvalues_mxfp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
+const int8_t quant_kvalues_mxfp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
 
-/* 2^(e-127) / 2 as an f32, as ggml's ggml_e8m0_to_fp32_half: subnormal for e < 2. */
-static float e8m0_half(uint8_t e)
+float quant_e8m0_half(uint8_t e)
 {
     uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
     float f;
@@ -132,11 +131,11 @@ static float e8m0_half(uint8_t e)
 void quant_deq_mxfp4(const void *src, float *y, int64_t n)
 {
     for (const uint8_t *b = src; n > 0; n -= 32, b += 17, y += 32) {
-        const float d = e8m0_half(b[0]);
+        const float d = quant_e8m0_half(b[0]);
         const uint8_t *qs = b + 1;
         for (int j = 0; j < 16; j++) {
-            y[j] = (float)kvalues_mxfp4[qs[j] & 0xf] * d;
-            y[j + 16] = (float)kvalues_mxfp4[qs[j] >> 4] * d;
+            y[j] = (float)quant_kvalues_mxfp4[qs[j] & 0xf] * d;
+            y[j + 16] = (float)quant_kvalues_mxfp4[qs[j] >> 4] * d;
         }
     }
 }

@@ -49,6 +49,40 @@ void quant_quantize_q4_0(const float *x, uint8_t *b, int64_t n)
     }
 }
 
+/* MXFP4: e = floor(log2(max |x|)) - 2 + 127 as an E8M0 exponent (0 for an all-zero block), so that the largest
+ * value lands near the top of E2M1's range (6 = 12 halves), each value the nearest of the 16 (the first on a tie);
+ * ggml's quantize_row_mxfp4_ref.
+ *   block (17 bytes): | e | qs[16]: q[j] | q[j + 16] << 4 | */
+static int nearest_mxfp4(float x, float d)
+{
+    int best = 0;
+    float best_err = fabsf((float)quant_kvalues_mxfp4[0] * d - x);
+    for (int i = 1; i < 16; i++) {
+        const float err = fabsf((float)quant_kvalues_mxfp4[i] * d - x);
+        if (err < best_err) {
+            best = i;
+            best_err = err;
+        }
+    }
+    return best;
+}
+
+void quant_quantize_mxfp4(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 17) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++)
+            if (amax < fabsf(x[j]))
+                amax = fabsf(x[j]);
+        /* through int: ggml's float-to-byte conversion wraps the way x86's does for a tiny block's negative value */
+        const uint8_t e = amax > 0.0f ? (uint8_t)(int)(floorf(log2f(amax)) - 2 + 127) : 0;
+        const float d = quant_e8m0_half(e);
+        b[0] = e;
+        for (int j = 0; j < 16; j++)
+            b[1 + j] = (uint8_t)(nearest_mxfp4(x[j], d) | nearest_mxfp4(x[j + 16], d) << 4);
+    }
+}
+
 /* Q5_0: as Q4_0 with 5 bits, d = (the value of largest magnitude, signed) / -16 and
  * q = min(31, trunc(x / d + 16.5)); the low 4 bits of value j and j + 16 share byte j of qs,
  * the fifth bit of value j is bit j of qh (little-endian u32, after d).

@@ -86,7 +86,7 @@ static const quant_type_row rows[GGUF_TENSOR_COUNT] = {
                             .scale = { { 52, QUANT_ENC_F16, true, "d" } } },
     [GGUF_TENSOR_TQ2_0] = { .decode = { quant_deq_tq2_0 }, ACT(Q8_K), .n_scales = 1,
                             .scale = { { 64, QUANT_ENC_F16, true, "d" } } },
-    [GGUF_TENSOR_MXFP4] = { .decode = { quant_deq_mxfp4 }, ACT(Q8_0), .n_scales = 1,
+    [GGUF_TENSOR_MXFP4] = { .decode = { quant_deq_mxfp4 }, .quantize = quant_quantize_mxfp4, ACT(Q8_0), .n_scales = 1,
                             .scale = { { 0, QUANT_ENC_E8M0, true, "e" } }, .describe = quant_describe_mxfp4 },
 };
 

@@ -14,8 +14,8 @@
 
 static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
-    "  TYPE                Q4_K_M, Q6_K or Q8_0 (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of some\n"
-    "                      layers and the output in Q6_K)\n"
+    "  TYPE                Q4_K_M, Q6_K, Q8_0 or MXFP4_MOE (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of\n"
+    "                      some layers and the output in Q6_K; MXFP4_MOE puts the experts in MXFP4, the rest in Q8_0)\n"
     "  -t, --threads N     threads (default: all)\n"
     "  --dry-run           print the plan (each tensor's type) and write nothing\n"
     "  --version           print the version and exit\n"
@@ -81,7 +81,7 @@ static int tool_main(int argc, char **argv)
     type = argv[optind + 2];
     quantize_ftype ftype;
     if (!quantize_ftype_parse(type, &ftype)) {
-        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0)\n", type);
+        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0, MXFP4_MOE)\n", type);
         return 2;
     }
     gguf_file *f;

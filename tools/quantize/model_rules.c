@@ -27,6 +27,7 @@ static const struct {
     { QUANTIZE_FTYPE_Q8_0, "Q8_0", GGUF_TENSOR_Q8_0 },
     { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGUF_TENSOR_Q4_K },
     { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
+    { QUANTIZE_FTYPE_MXFP4_MOE, "MXFP4_MOE", GGUF_TENSOR_MXFP4 },
 };
 enum { N_FTYPES = sizeof FTYPES / sizeof FTYPES[0] };
 
@@ -134,9 +135,12 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     const bool q4_k_m = rs->ftype == QUANTIZE_FTYPE_Q4_K_M, eight_experts = rs->n_expert == 8;
     uint32_t nt = base_type(rs->ftype);
     if (cat == CAT_OUTPUT || (rs->tied && cat == CAT_TOKEN_EMBD)) {
-        nt = t->ne[0] % gguf_type_traits_of(nt)->block_size != 0 ? GGUF_TENSOR_Q8_0
-             : nt != GGUF_TENSOR_Q8_0                            ? GGUF_TENSOR_Q6_K
-                                                                 : nt;
+        nt = rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE || t->ne[0] % gguf_type_traits_of(nt)->block_size != 0
+                 ? GGUF_TENSOR_Q8_0
+             : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K
+                                      : nt;
+    } else if (rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE) {
+        nt = t->n_dims == 3 && t->ne[2] > 1 ? GGUF_TENSOR_MXFP4 : GGUF_TENSOR_Q8_0; /* experts, and the rest */
     } else if (is_attn_v_like(cat)) {
         if (q4_k_m && use_more_bits(rs->i_attn_v, rs->n_attn_v))
             nt = GGUF_TENSOR_Q6_K;
