@@ -95,6 +95,9 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
 kern_backend *engine_model_backend(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);
+/* The rotary frequency divisors a context of n_ctx positions uses (Llama 3.1's rope_freqs, or LongRoPE's long or
+ * short ones as llama.cpp picks them), NULL for none; *what (when not NULL) says which, for reports. */
+const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const char **what);
 /* Multiply-adds of the layers' matrix products per token (every layer's weight matrices once; the output matrix,
  * which a prompt multiplies for its last token only, and attention's scores are left out). */
 uint64_t engine_model_layer_products_per_token(const engine_model *m);

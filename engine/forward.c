@@ -127,6 +127,8 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     c->be = m->be;
     c->n_ctx = n_ctx;
     c->max_batch = max_batch < n_ctx ? max_batch : n_ctx;
+    if (m->rope_long || m->rope_short) /* the model's rotation follows the last context made */
+        m->hp.rope.freq_factors = m->hp.rope_swa.freq_factors = engine_rope_factors_for(m, n_ctx, NULL);
     const size_t B = (size_t)c->max_batch;
     ctx_sizes z = { 0 };
     engine_status zs = ctx_sizes_of(m, n_ctx, B, &z, err);

@@ -201,6 +201,42 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
     return ENGINE_OK;
 }
 
+/* A 1-D tensor of n_rot / 2 frequency divisors (role r) into *out as f32, when the file has it and the architecture
+ * reads it. */
+static engine_status load_factors(engine_model *m, model_role r, float **out, engine_error *err)
+{
+    const char *name = model_role_info_of(r)->name;
+    const gguf_tensor *ff = gguf_tensor_by_name(m->f, name);
+    if (!ff || m->hp.desc->need[r] == MODEL_NEED_ABSENT)
+        return ENGINE_OK;
+    const int64_t half = m->hp.rope.n_rot / 2;
+    *out = malloc((size_t)(half > 0 ? half : 1) * sizeof(float));
+    if (ff->n_elements != (uint64_t)half || !*out || !ff->data ||
+        quant_dequantize_row(ff->type, ff->data, *out, half) != QUANT_OK)
+        return engine_fail(err, ENGINE_E_MODEL, ff->info_offset, name, "%s has %llu values, rotary needs %lld factors",
+                           name, (unsigned long long)ff->n_elements, (long long)half);
+    return ENGINE_OK;
+}
+
+const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const char **what)
+{
+    const char *w = NULL;
+    const float *f = m->freq_factors;
+    if (f)
+        w = "rope_freqs factors";
+    else if (m->rope_long || m->rope_short) {
+        /* as llama_model::get_rope_factors: the long divisors when the context, padded to 256 as llama.cpp's is,
+         * is past the original one */
+        const bool longer = (int64_t)(n_ctx + 255) / 256 * 256 > m->hp.g.n_ctx_orig_yarn;
+        f = longer && m->rope_long ? m->rope_long : m->rope_short ? m->rope_short : m->rope_long;
+        w = f == m->rope_long ? "LongRoPE long factors (the context is past the original)"
+                              : "LongRoPE short factors (the context is within the original)";
+    }
+    if (what)
+        *what = w;
+    return f;
+}
+
 static void unbind_all(engine_model *m)
 {
     kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output };
@@ -230,6 +266,8 @@ void engine_model_free(engine_model *m)
     free(m->expert_views);
     free(m->expert_weights);
     free(m->freq_factors);
+    free(m->rope_long);
+    free(m->rope_short);
     free(m);
 }
 
@@ -293,21 +331,16 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     hp->qkv_bias = m->layers[0].has_bias;
     hp->qk_norm = w0[MODEL_ROLE_ATTN_Q_NORM].t && w0[MODEL_ROLE_ATTN_K_NORM].t;
     hp->post_norms = w0[MODEL_ROLE_ATTN_POST_NORM].t && w0[MODEL_ROLE_FFN_POST_NORM].t;
-    const gguf_tensor *ff = gguf_tensor_by_name(f, "rope_freqs.weight");
-    if (ff && hp->desc->need[MODEL_ROLE_ROPE_FREQS] != MODEL_NEED_ABSENT) {
-        int64_t half = hp->rope.n_rot / 2;
-        m->freq_factors = malloc((size_t)half * sizeof(float));
-        if (ff->n_elements != (uint64_t)half || !m->freq_factors || !ff->data ||
-            quant_dequantize_row(ff->type, ff->data, m->freq_factors, half) != QUANT_OK) {
-            s = engine_fail(err, ENGINE_E_MODEL, ff->info_offset, "rope_freqs.weight",
-                            "rope_freqs.weight has %llu values, rotary needs %lld factors",
-                            (unsigned long long)ff->n_elements, (long long)half);
+    /* rotary frequency divisors: Llama 3.1's rope_freqs for every context, or LongRoPE's pair, of which
+     * engine_ctx_create picks one by the context's size */
+    static const model_role factor_roles[3] = { MODEL_ROLE_ROPE_FREQS, MODEL_ROLE_ROPE_FACTORS_LONG,
+                                                MODEL_ROLE_ROPE_FACTORS_SHORT };
+    float **factors[3] = { &m->freq_factors, &m->rope_long, &m->rope_short };
+    for (int k = 0; k < 3; k++)
+        if ((s = load_factors(m, factor_roles[k], factors[k], err)))
             goto fail;
-        }
-        hp->rope.freq_factors = m->freq_factors;
-        hp->rope_swa.freq_factors = m->freq_factors;
-        hp->freq_factors = true;
-    }
+    hp->rope.freq_factors = hp->rope_swa.freq_factors = m->freq_factors ? m->freq_factors : m->rope_short;
+    hp->freq_factors = m->freq_factors || m->rope_long || m->rope_short;
     *out = m;
     return ENGINE_OK;
 fail:

@@ -21,6 +21,12 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
       "output projection (lm_head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ROPE_FREQS] = { "rope_freqs.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
                                "rotary frequency divisors (Llama 3.1 scaling)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_ROPE_FACTORS_LONG] = { "rope_factors_long.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
+                                       "LongRoPE frequency divisors past the original context", MODEL_DIM_NONE,
+                                       .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_ROPE_FACTORS_SHORT] = { "rope_factors_short.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
+                                        "LongRoPE frequency divisors within the original context", MODEL_DIM_NONE,
+                                        .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_NORM] = { "attn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
       "attention input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_Q] = { "attn_q.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q, false,
@@ -185,9 +191,10 @@ static const model_arch archs[] = {
     {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
-        /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up;
-         * rope_factors_long/short (128k context) are not read yet, so such files are refused as stray tensors */
-        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = O, [MODEL_ROLE_ATTN_K] = O,
+        /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k
+         * files' LongRoPE divisors, long past rope.scaling.original_context_length, short within it */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FACTORS_LONG] = O, [MODEL_ROLE_ROPE_FACTORS_SHORT] = O,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = O, [MODEL_ROLE_ATTN_K] = O,
                   [MODEL_ROLE_ATTN_V] = O, [MODEL_ROLE_ATTN_QKV] = O, [MODEL_ROLE_ATTN_OUT] = R,
                   [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
         .rope_neox = true,

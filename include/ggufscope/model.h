@@ -52,6 +52,9 @@ typedef enum model_dim {
 /* Every tensor role any architecture here has; per-layer roles are named blk.N.<name>. */
 typedef enum model_role {
     MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_OUTPUT, MODEL_ROLE_ROPE_FREQS,
+    /* LongRoPE (phi3's 128k files): frequency divisors for contexts past rope.scaling.original_context_length, and
+     * for those within it */
+    MODEL_ROLE_ROPE_FACTORS_LONG, MODEL_ROLE_ROPE_FACTORS_SHORT,
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,

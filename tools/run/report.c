@@ -62,9 +62,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                  hp->rope.attn_factor * (1.0 + 0.1 * log(1.0 / hp->rope.freq_scale)));
     else if (hp->rope.freq_scale != 1.0f)
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
-    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s\n",
+    const char *factors = NULL;
+    engine_rope_factors_for(m, n_ctx, &factors);
+    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s\n",
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
-            hp->rope.n_rot, hp->head_dim, scaling, hp->freq_factors ? ", rope_freqs factors" : "");
+            hp->rope.n_rot, hp->head_dim, scaling, factors ? ", " : "", factors ? factors : "");
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;
