@@ -118,14 +118,18 @@ gguf_status gguf_io_fetch_tensor(gguf_file *f, size_t i, gguf_error *err)
     gguf_tensor *t = &f->tensors[i];
     if (t->data)
         return GGUF_OK;
-    uint64_t from = f->data_offset + t->offset;
-    gguf_status s = io_read(f, f->map, from, from + t->size, err);
+    gguf_file *g = t->shard ? f->shards[t->shard] : f; /* a split model's tensor is read from its own shard */
+    if (!g->io)
+        return gguf_fail(err, GGUF_E_INVALID_ARG, 0, t->name, "gguf_io_fetch_tensor: shard %u not opened through an io",
+                         t->shard);
+    uint64_t from = g->data_offset + t->offset;
+    gguf_status s = io_read(g, g->map, from, from + t->size, err);
     if (s != GGUF_OK) {
         if (err)
             snprintf(err->subject, sizeof err->subject, "%s", t->name);
         return s;
     }
-    t->data = (const uint8_t *)f->map + from;
+    t->data = (const uint8_t *)g->map + from;
     return GGUF_OK;
 }
 

@@ -38,7 +38,29 @@ static uint64_t key_offset(const gguf_file *f, const char *key)
     return kv ? kv->offset : 0;
 }
 
-gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
+/* Opens the shard named name into *out (a path, or a URL through the caller's opener). */
+typedef gguf_status (*shard_open_fn)(void *user, const char *name, gguf_file **out, gguf_error *err);
+
+static gguf_status open_local_shard(void *user, const char *name, gguf_file **out, gguf_error *err)
+{
+    (void)user;
+    return gguf_open_one(name, false, out, err);
+}
+
+typedef struct io_opener {
+    gguf_io_opener fn;
+    void *user;
+} io_opener;
+
+static gguf_status open_io_shard(void *user, const char *name, gguf_file **out, gguf_error *err)
+{
+    const io_opener *o = user;
+    const gguf_io *io = NULL;
+    gguf_status s = o->fn(o->user, name, &io, err);
+    return s != GGUF_OK ? s : gguf_open_io(io, out, err);
+}
+
+static gguf_status attach(gguf_file *f, const char *path, shard_open_fn open_shard, void *user, gguf_error *err)
 {
     int64_t count = split_key(f, "split.count", 65535), no = split_key(f, "split.no", 65535);
     if (count == -1 || count == 1)
@@ -73,7 +95,7 @@ gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
         snprintf(shard, sizeof shard, "%s-%05d-of-%05d.gguf", prefix, (int)i + 1, (int)count);
         f->shard_paths[i] = gguf_arena_strndup(&f->arena, shard, strlen(shard));
         gguf_error e;
-        gguf_status s = gguf_open_one(shard, false, &f->shards[i], &e);
+        gguf_status s = open_shard(user, shard, &f->shards[i], &e);
         if (s == GGUF_E_IO)
             return gguf_fail(err, GGUF_E_SPLIT, 0, shard, "split model: shard %lld of %lld is missing: %s",
                              (long long)i + 1, (long long)count, e.message);
@@ -121,6 +143,27 @@ gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
                              all[prev].shard + 1, all[i].shard + 1, f->shard_paths[all[i].shard]);
     }
     return GGUF_OK;
+}
+
+gguf_status gguf_split_attach(gguf_file *f, const char *path, gguf_error *err)
+{
+    return attach(f, path, open_local_shard, NULL, err);
+}
+
+gguf_status gguf_open_io_split(const gguf_io *io, const char *name, gguf_io_opener opener, void *user,
+                               gguf_file **out, gguf_error *err)
+{
+    gguf_status s = gguf_open_io(io, out, err);
+    if (s != GGUF_OK)
+        return s;
+    (*out)->n_own_tensors = (*out)->n_tensors;
+    io_opener o = { opener, user };
+    s = attach(*out, name, open_io_shard, &o, err);
+    if (s != GGUF_OK) {
+        gguf_close(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 size_t gguf_shard_count(const gguf_file *f)

@@ -7,6 +7,7 @@
  * nginx does not cut its own bodies), a file replaced between requests. Credentials in a URL never reach output.
  */
 #include "http.h"
+#include "split_writer.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -138,15 +139,28 @@ TestSuite(remote, .init = start_nginx, .fini = stop_nginx, .timeout = 120);
                     "against");                                                                                    \
     } while (0)
 
-/* the command's stdout, URL and path made the same, for comparison */
+/* every `from` in s (a malloc'd string) replaced by the shorter `to` */
+static void replace_all(char *s, const char *from, const char *to)
+{
+    char *p;
+    const size_t n = strlen(from), m = strlen(to);
+    while ((p = strstr(s, from)) != NULL) {
+        memmove(p + m, p + n, strlen(p + n) + 1);
+        memcpy(p, to, m);
+    }
+}
+
+/* the command's stdout, URL and path made the same, for comparison: the file as given is FILE, the server's root
+ * and the folder it serves WWW */
 static char *run_on(const char *tool, const char *file, const char *opts, int *st)
 {
-    char args[1024];
+    char args[1024], www[128];
     snprintf(args, sizeof args, "'%s' %s 2>/dev/null", file, opts);
     char *out = run_tool(tool, args, st);
-    const char *p;
-    while ((p = strstr(out, file)) != NULL) /* the name as given -> FILE */
-        memmove((char *)p + 4, p + strlen(file), strlen(p + strlen(file)) + 1), memcpy((char *)p, "FILE", 4);
+    replace_all(out, file, "FILE");
+    snprintf(www, sizeof www, "%s/www", tmp_dir);
+    replace_all(out, www, "WWW");
+    replace_all(out, base, "WWW");
     return out;
 }
 
@@ -389,4 +403,45 @@ Test(remote, repair_reads_only_the_damaged_tensors)
     free(out);
     free(b.p), free(orig.p), free(rep.p), free(still.p);
     gguf_close(f);
+}
+
+/* A split model on the server (three shards in gguf-split's layout, of tiny-llama-q4_0): its first shard's URL reads as
+ * the whole model, the shards' URLs made from it (a query string kept), with the local split's listing, memory and
+ * verdict; a missing shard is named. */
+Test(remote, a_split_model_reads_as_one)
+{
+    NEED_NGINX();
+    char whole[256], prefix[256], local[300], url[300], why[600];
+    snprintf(whole, sizeof whole, "%s/www/tiny-llama-q4_0.gguf", tmp_dir);
+    if (access(whole, R_OK) != 0)
+        cr_skip("tiny-llama-q4_0.gguf is not in the shared models");
+    snprintf(prefix, sizeof prefix, "%s/www/part", tmp_dir);
+    cr_assert(split_write(whole, prefix, 3, SPLIT_FAULT_NONE, -1, why, sizeof why), "%s", why);
+    snprintf(local, sizeof local, "%s-00001-of-00003.gguf", prefix);
+    snprintf(url, sizeof url, "%s/part-00001-of-00003.gguf", base);
+    static const char *const opts[] = { "--metadata-only", "--memory -c 2048", "--json" };
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        int s1, s2;
+        char *a = run_on("gguf-inspect", local, opts[k], &s1), *b = run_on("gguf-inspect", url, opts[k], &s2);
+        cr_expect(s1 == 0 && s2 == 0, "%s: %d %d", opts[k], s1, s2);
+        cr_expect_str_eq(b, a, "%s", opts[k]);
+        free(a), free(b);
+    }
+    char args[700];
+    int st;
+    snprintf(args, sizeof args, "'%s?download=true' --memory 2>&1 >/dev/null", url);
+    char *out = run_tool("gguf-inspect", args, &st);
+    cr_expect(st == 0 && strstr(out, "over 3 shards"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' 2>/dev/null", url);
+    out = run_tool("gguf-verify", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    free(out);
+    char second[300];
+    snprintf(second, sizeof second, "%s-00002-of-00003.gguf", prefix);
+    cr_assert_eq(unlink(second), 0);
+    snprintf(args, sizeof args, "'%s' --metadata-only 2>&1", url);
+    out = run_tool("gguf-inspect", args, &st);
+    cr_expect(st != 0 && strstr(out, "part-00002-of-00003.gguf") && strstr(out, "HTTP 404"), "%s", out);
+    free(out);
 }

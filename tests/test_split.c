@@ -1,9 +1,9 @@
-/* Split models: shards written here in llama.cpp's gguf-split layout (tools/gguf-split: every shard has
- * split.no (u16, from 0), split.count (u16) and split.tensors.count (i32, the total); only the first has the
- * metadata; names PREFIX-00001-of-0000N.gguf) from a writer-made model. Opened as one they hold the model's
+/* Split models: shards written here in llama.cpp's gguf-split layout (support/split_writer.h) from a writer-made
+ * model. Opened as one they hold the model's
  * tensors byte for byte, and every tool reads them as the whole model; a missing, foreign or inconsistent
  * shard is an error naming it. */
 #include "fixture_model.h"
+#include "split_writer.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -18,42 +18,11 @@ static char dir[128], whole[256], prefix[256];
 
 enum { SHARDS = 3 };
 
-typedef enum fault { FAULT_NONE, FAULT_COUNT, FAULT_DUPLICATE, FAULT_NO } fault;
-
 /* Writes whole's tensors into SHARDS shards of PREFIX; `bad` (a shard index) gets the fault. */
-static void write_shards(fault what, int bad)
+static void write_shards(split_fault what, int bad)
 {
-    tbuf b = read_whole_file(whole);
-    gguf_file *f;
-    gguf_error err;
-    cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK, "%s", err.message);
-    size_t n = gguf_tensor_count(f), per = (n + SHARDS - 1) / SHARDS;
-    for (int s = 0; s < SHARDS; s++) {
-        gguf_writer *w = gguf_writer_create(3);
-        if (s == 0)
-            for (size_t i = 0; i < gguf_kv_count(f); i++)
-                cr_assert_eq(gguf_writer_add_copy(w, gguf_kv_at(f, i)->key, &gguf_kv_at(f, i)->value, &err), GGUF_OK);
-        gguf_wvalue no = { .type = GGUF_VT_UINT16, .v.u64 = (uint64_t)s + (what == FAULT_NO && s == bad) };
-        gguf_wvalue count = { .type = GGUF_VT_UINT16, .v.u64 = SHARDS + (what == FAULT_COUNT && s == bad) };
-        gguf_wvalue total = { .type = GGUF_VT_INT32, .v.i64 = (int64_t)n + (what == FAULT_DUPLICATE) };
-        gguf_writer_add(w, "split.no", &no, &err);
-        gguf_writer_add(w, "split.count", &count, &err);
-        gguf_writer_add(w, "split.tensors.count", &total, &err);
-        for (size_t i = s * per; i < n && i < (s + 1) * per; i++) {
-            const gguf_tensor *t = gguf_tensor_at(f, i);
-            cr_assert_eq(gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, &err), GGUF_OK);
-        }
-        if (what == FAULT_DUPLICATE && s == bad) { /* the first tensor again, in another shard */
-            const gguf_tensor *t = gguf_tensor_at(f, 0);
-            cr_assert_eq(gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, &err), GGUF_OK);
-        }
-        char path[400];
-        snprintf(path, sizeof path, "%s-%05d-of-%05d.gguf", prefix, s + 1, SHARDS);
-        cr_assert_eq(gguf_writer_write_file(w, path, &err), GGUF_OK, "%s", err.message);
-        gguf_writer_free(w);
-    }
-    gguf_close(f);
-    tbuf_free(&b);
+    char why[600];
+    cr_assert(split_write(whole, prefix, SHARDS, what, bad, why, sizeof why), "%s", why);
 }
 
 static void shard_path(int s, char *out, size_t len)
@@ -75,7 +44,7 @@ TestSuite(split, .init = setup, .fini = teardown, .timeout = 120);
 
 Test(split, shards_open_as_the_whole_model)
 {
-    write_shards(FAULT_NONE, -1);
+    write_shards(SPLIT_FAULT_NONE, -1);
     char first[400];
     shard_path(0, first, sizeof first);
     gguf_file *a, *b;
@@ -103,7 +72,7 @@ Test(split, shards_open_as_the_whole_model)
 /* The tools on the first shard: the same tensors, digests and generated tokens as on the whole file. */
 Test(split, every_tool_reads_the_split_model)
 {
-    write_shards(FAULT_NONE, -1);
+    write_shards(SPLIT_FAULT_NONE, -1);
     char first[400], args[1024];
     shard_path(0, first, sizeof first);
     int sa, sb;
@@ -146,11 +115,11 @@ Test(split, bad_shards_are_named)
 {
     char first[400], bad[400];
     shard_path(0, first, sizeof first);
-    static const struct { fault what; int shard; const char *says; gguf_status code; } cases[] = {
-        { FAULT_COUNT, 2, "belongs to a split of 4 shards", GGUF_E_SPLIT },
-        { FAULT_NO, 1, "split.no is 2 where shard 1 was expected", GGUF_E_SPLIT },
-        { FAULT_DUPLICATE, 2, "is in shard 1 and again in shard 3", GGUF_E_DUPLICATE_NAME },
-        { FAULT_NONE, 1, "is missing", GGUF_E_SPLIT }, /* shard 2 deleted below */
+    static const struct { split_fault what; int shard; const char *says; gguf_status code; } cases[] = {
+        { SPLIT_FAULT_COUNT, 2, "belongs to a split of 4 shards", GGUF_E_SPLIT },
+        { SPLIT_FAULT_NO, 1, "split.no is 2 where shard 1 was expected", GGUF_E_SPLIT },
+        { SPLIT_FAULT_DUPLICATE, 2, "is in shard 1 and again in shard 3", GGUF_E_DUPLICATE_NAME },
+        { SPLIT_FAULT_NONE, 1, "is missing", GGUF_E_SPLIT }, /* shard 2 deleted below */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_shards(cases[i].what, cases[i].shard);
@@ -161,7 +130,7 @@ Test(split, bad_shards_are_named)
         gguf_error err;
         cr_assert_eq(gguf_open(first, &f, &err), cases[i].code, "case %zu: %s", i, err.message);
         cr_assert(strstr(err.message, cases[i].says), "case %zu: %s", i, err.message);
-        cr_assert(strstr(err.message, bad) || strstr(err.subject, bad) || cases[i].what == FAULT_DUPLICATE,
+        cr_assert(strstr(err.message, bad) || strstr(err.subject, bad) || cases[i].what == SPLIT_FAULT_DUPLICATE,
                   "case %zu names the shard: %s", i, err.message);
         char args[512];
         snprintf(args, sizeof args, "'%s' 2>&1", first);
@@ -171,7 +140,7 @@ Test(split, bad_shards_are_named)
         free(out);
     }
     /* a later shard given first, and a first shard whose name does not follow the pattern */
-    write_shards(FAULT_NONE, -1);
+    write_shards(SPLIT_FAULT_NONE, -1);
     shard_path(1, bad, sizeof bad);
     gguf_file *f;
     gguf_error err;
@@ -188,7 +157,7 @@ Test(split, bad_shards_are_named)
  * output option aimed at the third shard exits 2 before writing, and the shard keeps its bytes. */
 Test(split, no_output_replaces_a_shard)
 {
-    write_shards(FAULT_NONE, -1);
+    write_shards(SPLIT_FAULT_NONE, -1);
     char first[400], last[400], link[400];
     shard_path(0, first, sizeof first);
     shard_path(SHARDS - 1, last, sizeof last);
@@ -225,7 +194,7 @@ Test(split, no_output_replaces_a_shard)
  * waits for a writer that never comes. */
 Test(split, a_fifo_for_a_shard_does_not_hang)
 {
-    write_shards(FAULT_NONE, -1);
+    write_shards(SPLIT_FAULT_NONE, -1);
     char first[400], middle[400];
     shard_path(0, first, sizeof first);
     shard_path(1, middle, sizeof middle);

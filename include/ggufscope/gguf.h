@@ -275,6 +275,13 @@ typedef struct gguf_io {
  * whole size as gguf_open does. Tensor data is not read: every tensor's data is NULL until gguf_io_fetch_tensor.
  * A header over 256 MiB is refused (GGUF_E_IO). io must outlive the file. */
 GGUFSCOPE_API gguf_status gguf_open_io(const gguf_io *io, gguf_file **out, gguf_error *err);
+/* Gives the io of the file named name (a split model's other shard: the first's name with its number), to outlive
+ * the model. */
+typedef gguf_status (*gguf_io_opener)(void *user, const char *name, const gguf_io **io, gguf_error *err);
+/* gguf_open_io for a model that may be split: name is the first shard's (PREFIX-00001-of-0000N.gguf), and each
+ * other shard is opened through the io opener gives for its name, and joined as gguf_open joins local shards. */
+GGUFSCOPE_API gguf_status gguf_open_io_split(const gguf_io *io, const char *name, gguf_io_opener opener, void *user,
+                                             gguf_file **out, gguf_error *err);
 /* Reads tensor i's bytes through the file's io and sets its data; GGUF_E_INVALID_ARG for a file not opened by
  * gguf_open_io. */
 GGUFSCOPE_API gguf_status gguf_io_fetch_tensor(gguf_file *f, size_t i, gguf_error *err);

@@ -8,14 +8,20 @@
 
 #include <stdbool.h>
 
+typedef struct remote_shard remote_shard;
+
 typedef struct source {
     gguf_file *f;
     http_file *http;     /* NULL for a local file */
     gguf_io io;          /* f reads through it: a source is not moved while open */
+    remote_shard **shards; /* a remote split model's other shards, each read through its own connection */
+    size_t n_shards;
+    const char *arg;     /* the URL as given (credentials included): the shards' URLs are made from it */
     char label[1024];    /* what messages call it: the path, or the URL without credentials (kept after close) */
 } source;
 
-/* Opens arg into s (gguf_open, or gguf_open_partial when partial; a URL through gguf_open_io). On failure s->f is
+/* Opens arg into s (gguf_open, or gguf_open_partial when partial; a URL through gguf_open_io_split: a split
+ * model's other shards are the same URL with their numbers). On failure s->f is
  * NULL, err says why and s->label is still set for the message. */
 gguf_status source_open(source *s, const char *arg, bool partial, gguf_error *err);
 void source_close(source *s);
