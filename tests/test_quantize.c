@@ -68,7 +68,7 @@ Test(quantize, shared_models_come_out_as_llama_quantize_wrote_them)
             char out[128];
             tmp_path(out, sizeof out, name);
             gguf_error err;
-            cr_assert_eq(quantize_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", name, err.message);
+            cr_assert_eq(quantize_model_write(src, ftype, NULL, out, 2, &err), GGUF_OK, "%s: %s", name, err.message);
             tbuf got = read_whole_file(out), want = read_whole_file(want_path);
             cr_assert_eq(got.len, want.len, "%s: %zu bytes, llama-quantize wrote %zu", name, got.len, want.len);
             size_t i = 0;
@@ -113,7 +113,7 @@ Test(quantize, q4_k_m_of_a_writer_made_model_follows_llama_cpp_s_rules)
     write_fixture(in, 256, true);
     gguf_file *src = open_path(in);
     gguf_error err;
-    cr_assert_eq(quantize_model_write(src, QUANTIZE_FTYPE_Q4_K_M, out, 0, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(quantize_model_write(src, QUANTIZE_FTYPE_Q4_K_M, NULL, out, 0, &err), GGUF_OK, "%s", err.message);
     gguf_file *q = open_path(out);
 
     /* metadata: the source's keys in order, then the two llama-quantize sets */
@@ -192,10 +192,10 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     tmp_path(in, sizeof in, "q8out.gguf"); /* output.weight is already Q8_0 */
     write_fixture(in, 256, false);
     gguf_file *f = open_path(in);
-    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, NULL, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "output.weight");
     cr_assert(strstr(err.message, "Q8_0") && strstr(err.message, "F16"), "%s", err.message);
-    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, out, 0, &err), GGUF_OK,
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, NULL, out, 0, &err), GGUF_OK,
                  "Q8_0 keeps a Q8_0 output as it is: %s", err.message);
     unlink(out);
     gguf_close(f);
@@ -206,7 +206,7 @@ Test(quantize, what_it_cannot_write_is_refused_naming_the_tensor)
     f = open_path(in);
     char out96[128];
     tmp_path(out96, sizeof out96, "e96-q4_k_m.gguf");
-    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, out96, 0, &err), GGUF_OK, "%s", err.message);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q4_K_M, NULL, out96, 0, &err), GGUF_OK, "%s", err.message);
     gguf_file *q = open_path(out96);
     cr_assert_eq(gguf_tensor_by_name(q, "blk.1.attn_q.weight")->type, GGUF_TENSOR_Q5_0);
     cr_assert_eq(gguf_tensor_by_name(q, "blk.0.attn_v.weight")->type, GGUF_TENSOR_Q8_0, "a more-bits Q6_K layer");
@@ -225,7 +225,7 @@ Test(quantize, other_architectures_are_refused)
     cr_assert_eq(gguf_open_memory(b.p, b.len, &f, &err), GGUF_OK);
     char out[128];
     tmp_path(out, sizeof out, "never.gguf");
-    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, out, 0, &err), GGUF_E_INVALID_ARG);
+    cr_assert_eq(quantize_model_write(f, QUANTIZE_FTYPE_Q8_0, NULL, out, 0, &err), GGUF_E_INVALID_ARG);
     cr_assert_str_eq(err.subject, "general.architecture");
     cr_assert(strstr(err.message, "llama, qwen2, qwen3") && strstr(err.message, "qwen3moe") &&
                   strstr(err.message, "gemma3"),
@@ -331,7 +331,7 @@ Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
         quantize_ftype ftype;
         cr_assert(quantize_ftype_parse(cases[i].type, &ftype));
         gguf_file *src = open_path(in);
-        cr_assert_eq(quantize_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s: %s", cases[i].arch, err.message);
+        cr_assert_eq(quantize_model_write(src, ftype, NULL, out, 2, &err), GGUF_OK, "%s: %s", cases[i].arch, err.message);
         gguf_close(src);
         sha256_of(out, hex);
         cr_assert_str_eq(hex, cases[i].want, "%s e%u %s differs from llama-quantize's file", cases[i].arch,
@@ -379,7 +379,7 @@ Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
         tmp_path(out, sizeof out, "q.gguf");
         gguf_file *src = open_path(in);
         gguf_error err;
-        cr_assert_eq(quantize_model_write(src, ftype, out, 2, &err), GGUF_OK, "%s %s: %s", source, type, err.message);
+        cr_assert_eq(quantize_model_write(src, ftype, NULL, out, 2, &err), GGUF_OK, "%s %s: %s", source, type, err.message);
         gguf_close(src);
         sha256_of(out, hex);
         cr_expect_str_eq(hex, want, "%s %s differs from llama-quantize's file", source, type);
@@ -388,4 +388,44 @@ Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
     }
     fclose(fp);
     cr_assert_geq(checked, 28, "%zu of the table's files checked", checked);
+}
+
+/* llama-quantize's --tensor-type NAME=TYPE: the sha256 of what it wrote with each override (made here like
+ * tests/data/llama_quantize_sha256.tsv). A manual type skips the mix's rules and their counters: overriding blk.1's
+ * attn_v moves Q4_K_M's "more bits" layers of the others (blk.2 stays Q4_K), which llama-quantize's file shows. */
+Test(quantize, tensor_type_overrides_come_out_as_llama_quantize_writes_them)
+{
+    char *llama = model_path("tiny-llama-f32.gguf");
+    if (!llama)
+        cr_skip("tiny-llama-f32.gguf is not in the shared models");
+    static const struct { const char *spec, *want; } cases[] = {
+        { "blk\\.1\\.attn_v\\.weight=q8_0", "46eb19d4c4ac86c7a1a1019631e794955c44b5b8af3b7e84a88f33d15055ae0f" },
+        { "ffn_down=Q5_0", "0df2f669efc92c99652cac25479223eaf38d1eaae3fc48b9ce131702f3a21140" },
+        { "attn_(q|k)=q6_k", "15462016575afc4a0cd56bb6841992fe2a71fa56253030447ecd548de0356e1a" },
+        { "token_embd=f16", "496e9103b06819b2944219b83405ae3618c4b2ce4c7e1027f041a593801d8edf" },
+    };
+    char out[160], hex[65], args[1024];
+    tmp_path(out, sizeof out, "o.gguf");
+    sha256_of(llama, hex);
+    cr_assert_str_eq(hex, "8fee805ff27b2e9a4d8b4d921d59bcdeabab707d609d087c4dc0a7f3780f1238", "the source changed");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "'%s' '%s' Q4_K_M --tensor-type '%s' 2>&1", llama, out, cases[i].spec);
+        int st;
+        char *log = run_tool("gguf-quantize", args, &st);
+        cr_assert_eq(st, 0, "%s", log);
+        free(log);
+        sha256_of(out, hex);
+        cr_expect_str_eq(hex, cases[i].want, "--tensor-type %s differs from llama-quantize's file", cases[i].spec);
+        unlink(out);
+    }
+    static const char *const bad[] = { "attn_v", "=q8_0", "attn_v=q3_k", "attn_(v=q8_0" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "'%s' '%s' Q4_K_M --tensor-type '%s' 2>&1", llama, out, bad[i]);
+        int st;
+        char *log = run_tool("gguf-quantize", args, &st);
+        cr_expect(st == 2 && strstr(log, "--tensor-type"), "%s: %s", bad[i], log);
+        free(log);
+    }
+    cr_expect_eq(access(out, F_OK), -1, "nothing written for a refused override");
+    free(llama);
 }

@@ -307,7 +307,7 @@ int fid_attribute(const job *j, model *q)
     }
     printf("  the %d marked < restored together: KLD %.6f (recovers %.1f%%)\n", top, kld_top,
            kld0 > 0 ? 100 * (kld0 - kld_top) / kld0 : 0.0);
-    printf("  llama-quantize overrides for them:");
+    printf("  llama-quantize and gguf-quantize overrides for them:");
     for (int i = 0; i < top; i++) {
         char pat[256];
         uint32_t up;

@@ -16,6 +16,9 @@ static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
     "  TYPE                Q4_K_M, Q6_K, Q8_0 or MXFP4_MOE (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of\n"
     "                      some layers and the output in Q6_K; MXFP4_MOE puts the experts in MXFP4, the rest in Q8_0)\n"
+    "  --tensor-type NAME=TYPE  llama-quantize's override: TYPE for the tensors whose name the regular expression\n"
+    "                      NAME matches (repeatable; the first match wins; e.g. 'blk\\.12\\.attn_v\\.weight=q8_0',\n"
+    "                      as gguf-fidelity --attribute suggests)\n"
     "  -t, --threads N     threads (default: all)\n"
     "  --dry-run           print the plan (each tensor's type) and write nothing\n"
     "  --version           print the version and exit\n"
@@ -44,14 +47,19 @@ static void print_plan(const quantize_plan_entry *plan, size_t n, bool each)
     fprintf(stderr, "\nsize       %.1f MiB -> %.1f MiB of tensor data\n", in_bytes / 1048576.0, out_bytes / 1048576.0);
 }
 
+/* --tensor-type's overrides, freed by main whatever tool_main returns */
+static quantize_overrides *ov;
+
 static int tool_main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *type = NULL;
     int threads = 0;
     bool dry_run = false;
-    enum { OPT_DRY_RUN = 256, OPT_VERSION };
+    enum { OPT_DRY_RUN = 256, OPT_VERSION, OPT_TENSOR_TYPE };
+    char bad[600];
     static const struct option long_options[] = {
         { "threads", required_argument, NULL, 't' }, { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "tensor-type", required_argument, NULL, OPT_TENSOR_TYPE },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
@@ -66,6 +74,12 @@ static int tool_main(int argc, char **argv)
             threads = (int)n_threads;
             break;
         case OPT_DRY_RUN: dry_run = true; break;
+        case OPT_TENSOR_TYPE:
+            if (!quantize_overrides_add(&ov, optarg, bad, sizeof bad)) {
+                fprintf(stderr, "gguf-quantize: %s\n", bad);
+                return 2;
+            }
+            break;
         case 'h': fputs(usage, stdout); return 0;
         case OPT_VERSION: arg_print_version("gguf-quantize"); return 0;
         default: return arg_getopt_error("gguf-quantize", c, argv);
@@ -105,12 +119,12 @@ static int tool_main(int argc, char **argv)
     }
     quantize_plan_entry *plan;
     size_t n;
-    gguf_status st = quantize_model_plan(f, ftype, &plan, &n, &err);
+    gguf_status st = quantize_model_plan(f, ftype, ov, &plan, &n, &err);
     if (!st) {
         print_plan(plan, n, dry_run);
         free(plan);
         if (!dry_run)
-            st = quantize_model_write(f, ftype, target.path, threads, &err);
+            st = quantize_model_write(f, ftype, ov, target.path, threads, &err);
     }
     if (st)
         report_error("gguf-quantize", st == GGUF_E_IO ? out : in, &err);
@@ -123,5 +137,7 @@ static int tool_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     tool_start("gguf-quantize");
-    return tool_finish(tool_main(argc, argv));
+    int rc = tool_main(argc, argv);
+    quantize_overrides_free(ov);
+    return tool_finish(rc);
 }

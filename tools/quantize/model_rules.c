@@ -115,6 +115,7 @@ static bool is_attn_v_like(category c) { return c == CAT_ATTN_V || c == CAT_ATTN
 /* The model-wide facts and running counters llama-quantize's choice reads (its quantize_state_impl). */
 typedef struct rules_state {
     quantize_ftype ftype;
+    const quantize_overrides *ov;
     bool tied;                 /* no output.weight: token_embd is the output too */
     int64_t n_expert, n_layer;
     int n_attn_v, i_attn_v, i_ffn_down;
@@ -134,7 +135,10 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     const category cat = category_of(name);
     const bool q4_k_m = rs->ftype == QUANTIZE_FTYPE_Q4_K_M, eight_experts = rs->n_expert == 8;
     uint32_t nt = base_type(rs->ftype);
-    if (cat == CAT_OUTPUT || (rs->tied && cat == CAT_TOKEN_EMBD)) {
+    const uint32_t manual = quantize_overrides_type(rs->ov, name);
+    if (manual != GGUF_TENSOR_COUNT) /* the mix's rules skipped, their counters too, as llama-quantize does */
+        nt = manual;
+    else if (cat == CAT_OUTPUT || (rs->tied && cat == CAT_TOKEN_EMBD)) {
         nt = rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE || t->ne[0] % gguf_type_traits_of(nt)->block_size != 0
                  ? GGUF_TENSOR_Q8_0
              : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K
@@ -177,8 +181,8 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     return GGUF_OK;
 }
 
-gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quantize_plan_entry **out, size_t *n_out,
-                             gguf_error *err)
+gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const quantize_overrides *ov,
+                                quantize_plan_entry **out, size_t *n_out, gguf_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -210,7 +214,7 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quant
         free(plan);
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
     }
-    rules_state rs = { .ftype = ftype, .tied = true, .n_expert = hp.n_expert, .n_layer = n_layer };
+    rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
         order[i] = gguf_tensor_at(in, i);
         rs.n_attn_v += is_attn_v_like(category_of(order[i]->name));
@@ -278,12 +282,12 @@ static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len
     return failed ? GGUF_E_INVALID_ARG : GGUF_OK;
 }
 
-gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const char *path, int threads,
-                              gguf_error *err)
+gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const quantize_overrides *ov,
+                                 const char *path, int threads, gguf_error *err)
 {
     quantize_plan_entry *plan;
     size_t n;
-    gguf_status st = quantize_model_plan(in, ftype, &plan, &n, err);
+    gguf_status st = quantize_model_plan(in, ftype, ov, &plan, &n, err);
     if (st)
         return st;
     gguf_writer *w = gguf_writer_create(gguf_version(in));

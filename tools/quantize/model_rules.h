@@ -5,6 +5,7 @@
 #define GGUFSCOPE_TOOLS_MODEL_RULES_H
 
 #include "gguf.h"
+#include "overrides.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,17 +26,16 @@ typedef struct quantize_plan_entry {
     uint32_t type;
 } quantize_plan_entry;
 
-/* The tensors of a quantized llama or qwen2 model in the order and types
- * llama-quantize (no importance matrix) gives them. *out (freed by the
- * caller) points into `in`. Errors name the tensor: another architecture,
- * fused or expert tensors, already quantized sources, rows no block fits. */
-gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, quantize_plan_entry **out, size_t *n,
-                             gguf_error *err);
+/* The tensors of a quantized model in the order and types llama-quantize (no importance matrix; ov: its
+ * --tensor-type overrides, or NULL) gives them. *out (freed by the caller) points into `in`. Errors name the
+ * tensor: another architecture, already quantized sources, a type this quantizer does not write. */
+gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const quantize_overrides *ov,
+                                quantize_plan_entry **out, size_t *n, gguf_error *err);
 /* Writes the quantized model to path atomically (temporary file, rename):
  * the source's metadata, general.quantization_version and general.file_type,
  * then the tensors of the plan, on `threads` OpenMP threads (0: all). The
  * result is byte for byte what llama-quantize writes for the same source. */
-gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const char *path, int threads,
-                              gguf_error *err);
+gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, const quantize_overrides *ov,
+                                 const char *path, int threads, gguf_error *err);
 
 #endif
