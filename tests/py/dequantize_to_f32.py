@@ -5,34 +5,20 @@ made by a reference that is not ours. Usage: dequantize_to_f32.py IN.gguf OUT.gg
 import sys
 
 import numpy as np
-from gguf import GGUFReader, GGUFWriter, GGUFValueType, LlamaFileType
+from gguf import GGUFReader, GGUFValueType, LlamaFileType
 from gguf.quants import dequantize
+
+from gguf_copy import numpy_shape, write_out, writer_with_metadata
 
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     r = GGUFReader(src)
-    arch = r.get_field("general.architecture").contents()
-    w = GGUFWriter(dst, arch)
-    for name, field in r.fields.items():
-        if name.startswith("GGUF.") or name == "general.architecture":
-            continue
-        if name == "general.file_type":
-            w.add_uint32(name, int(LlamaFileType.ALL_F32))
-            continue
-        vt = field.types[0]
-        if vt == GGUFValueType.ARRAY:
-            w.add_array(name, field.contents())
-        else:
-            w.add_key_value(name, field.contents(), vt)
+    w = writer_with_metadata(r, dst, replace={"general.file_type": (int(LlamaFileType.ALL_F32), GGUFValueType.UINT32)})
     for t in r.tensors:
         data = dequantize(t.data, t.tensor_type).astype(np.float32)
-        # gguf-py's shapes are GGUF order (ne0 first); numpy's are the reverse
-        w.add_tensor(t.name, data.reshape(list(reversed([int(x) for x in t.shape]))))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+        w.add_tensor(t.name, data.reshape(numpy_shape(t)))
+    write_out(w)
 
 
 if __name__ == "__main__":

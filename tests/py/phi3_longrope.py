@@ -9,23 +9,17 @@ import math
 import sys
 
 import numpy as np
-from gguf import GGUFReader, GGUFValueType, GGUFWriter
+from gguf import GGUFReader
+
+from gguf_copy import numpy_shape, write_out, writer_with_metadata
 
 
 def main():
     src, dst, orig = sys.argv[1], sys.argv[2], int(sys.argv[3])
     r = GGUFReader(src)
     arch = r.get_field("general.architecture").contents()
-    w = GGUFWriter(dst, arch)
+    w = writer_with_metadata(r, dst)
     n_ctx = int(r.get_field(f"{arch}.context_length").contents())
-    for name, field in r.fields.items():
-        if name.startswith("GGUF.") or name == "general.architecture":
-            continue
-        vt = field.types[0]
-        if vt == GGUFValueType.ARRAY:
-            w.add_array(name, field.contents())
-        else:
-            w.add_key_value(name, field.contents(), vt)
     w.add_uint32(f"{arch}.rope.scaling.original_context_length", orig)
     w.add_float32(f"{arch}.rope.scaling.attn_factor",
                   math.sqrt(1 + math.log(n_ctx / orig) / math.log(orig)) if n_ctx > orig else 1.0)
@@ -35,12 +29,8 @@ def main():
     w.add_tensor("rope_factors_long.weight", (1.0 + 0.75 * half).astype(np.float32))
     w.add_tensor("rope_factors_short.weight", (1.0 + 0.06 * half).astype(np.float32))
     for t in r.tensors:
-        w.add_tensor(t.name, np.array(t.data).reshape(list(reversed([int(x) for x in t.shape]))),
-                     raw_dtype=t.tensor_type)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+        w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+    write_out(w)
 
 
 if __name__ == "__main__":
