@@ -64,7 +64,8 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &z->kv) ||
-                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) || __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
+                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) ||
+                    __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
                     __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &z->router) ||
                     __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &z->logit);

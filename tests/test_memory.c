@@ -48,7 +48,8 @@ static size_t read_rows(row *rows, size_t cap)
         char file[96], ctk[8], fa[8], buf[16];
         long ctx;
         double mib;
-        cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %15s %lf", file, &ctx, ctk, fa, buf, &mib), 6, "bad line: %s", line);
+        cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %15s %lf", file, &ctx, ctk, fa, buf, &mib), 6, "bad line: %s",
+                     line);
         if (n == 0 || strcmp(rows[n - 1].file, file) || rows[n - 1].ctx != ctx || strcmp(rows[n - 1].ctk, ctk) ||
             strcmp(rows[n - 1].fa, fa)) {
             cr_assert_lt(n, cap);
@@ -125,8 +126,9 @@ Test(memory, buffers_match_llama_cpp)
         const bool real = strstr(path, real_models_dir()) == path;
         /* printed with two decimals: each figure is within 0.005 MiB of what llama.cpp allocated */
         for (int b = B_MAPPED; b <= B_OUTPUT; b++)
-            cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + 0.001 * r->mib[b], "%s -c %ld -ctk %s -fa %s: %s %.4f MiB, "
-                          "llama.cpp %.2f", r->file, r->ctx, r->ctk, r->fa, buffer_names[b], ours[b], r->mib[b]);
+            cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + 0.001 * r->mib[b],
+                          "%s -c %ld -ctk %s -fa %s: %s %.4f MiB, llama.cpp %.2f", r->file, r->ctx, r->ctk, r->fa,
+                          buffer_names[b], ours[b], r->mib[b]);
         double ce = (ours[B_COMPUTE] - r->mib[B_COMPUTE]) / r->mib[B_COMPUTE];
         double total = 0, total_ref = 0;
         for (int b = 0; b < B_COUNT; b++) {
@@ -144,7 +146,8 @@ Test(memory, buffers_match_llama_cpp)
             worst_compute_layer = fmax(worst_compute_layer, fabs(ce));
         }
         if (real)
-            cr_expect_leq(fabs(te), 0.01, "%s -c %ld: total %.2f MiB, llama.cpp %.2f", r->file, r->ctx, total, total_ref);
+            cr_expect_leq(fabs(te), 0.01, "%s -c %ld: total %.2f MiB, llama.cpp %.2f", r->file, r->ctx, total,
+                          total_ref);
         else
             worst_total_tiny = fmax(worst_total_tiny, fabs(te));
         checked++;
@@ -152,8 +155,8 @@ Test(memory, buffers_match_llama_cpp)
         free(path);
     }
     cr_assert_gt(checked, 0, "none of the files in tests/data/llama_cpp_memory.tsv is here");
-    cr_log_info("memory: %zu settings checked (%zu skipped: file absent); compute off by at most %.1f %% where one phase "
-                "decides it, %.1f %% inside a tiny model's layer; tiny models' totals within %.1f %%", checked,
+    cr_log_info("memory: %zu settings checked (%zu skipped: file absent); compute off by at most %.1f %% where one "
+                "phase decides it, %.1f %% inside a tiny model's layer; tiny models' totals within %.1f %%", checked,
                 files_missing, 100 * worst_compute_phase, 100 * worst_compute_layer, 100 * worst_total_tiny);
 }
 
@@ -280,7 +283,8 @@ Test(memory, gguf_run_uses_what_it_estimates)
     snprintf(args, sizeof args, "'%s' -p Hi -c 4096 --dry-run 2>/dev/null", path);
     int st;
     char *out = run_tool("gguf-run", args, &st);
-    cr_expect(st == 0 && strstr(out, "gguf-run   -c 4096:") && strstr(out, "KV cache                90.00 MiB"), "%s", out);
+    cr_expect(st == 0 && strstr(out, "gguf-run   -c 4096:") && strstr(out, "KV cache                90.00 MiB"), "%s",
+              out);
     free(out);
     free(path);
 }

@@ -379,7 +379,8 @@ Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
         tmp_path(out, sizeof out, "q.gguf");
         gguf_file *src = open_path(in);
         gguf_error err;
-        cr_assert_eq(quantize_model_write(src, ftype, NULL, out, 2, &err), GGUF_OK, "%s %s: %s", source, type, err.message);
+        cr_assert_eq(quantize_model_write(src, ftype, NULL, out, 2, &err), GGUF_OK, "%s %s: %s", source, type,
+                     err.message);
         gguf_close(src);
         sha256_of(out, hex);
         cr_expect_str_eq(hex, want, "%s %s differs from llama-quantize's file", source, type);

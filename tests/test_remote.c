@@ -36,7 +36,8 @@ static int free_port(void)
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t len = sizeof a;
-    cr_assert(s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0);
+    cr_assert(s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
+              getsockname(s, (struct sockaddr *)&a, &len) == 0);
     close(s);
     return ntohs(a.sin_port);
 }
@@ -183,7 +184,8 @@ Test(remote, inspect_and_memory_equal_the_local_file)
 {
     NEED_NGINX();
     static const char *const names[] = { "tiny-llama-q4_0.gguf", "tiny-qwen3-q4_k_m.gguf", "gemma-3-270m-q4_k_m.gguf" };
-    static const char *const opts[] = { "", "--json", "--memory -c 4096", "--memory --json --fit 1G", "--key general.architecture" };
+    static const char *const opts[] = { "", "--json", "--memory -c 4096", "--memory --json --fit 1G",
+                                        "--key general.architecture" };
     size_t compared = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char local[256], url[256];
@@ -397,7 +399,8 @@ Test(remote, repair_reads_only_the_damaged_tensors)
     tbuf still = read_whole_file(bad);
     cr_expect(still.len == b.len && memcmp(still.p, b.p, b.len) == 0, "the checked file is not written");
     /* the copy may not replace the file being checked */
-    snprintf(args, sizeof args, "'%s' --manifest '%s' --repair-from '%s' --repair-to '%s' 2>&1", bad, manifest, url, bad);
+    snprintf(args, sizeof args, "'%s' --manifest '%s' --repair-from '%s' --repair-to '%s' 2>&1", bad, manifest, url,
+             bad);
     out = run_tool("gguf-verify", args, &st);
     cr_expect_eq(st, 2, "%s", out);
     free(out);

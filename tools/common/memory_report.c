@@ -22,7 +22,8 @@ static const char *type_name(uint32_t t)
 
 void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_params *p, const model_memory *m)
 {
-    fprintf(out, "memory: what llama.cpp's CPU build allocates for -c %lld -b %lld -ub %lld -ctk %s -ctv %s -fa %s%s%s\n",
+    fprintf(out,
+            "memory: what llama.cpp's CPU build allocates for -c %lld -b %lld -ub %lld -ctk %s -ctv %s -fa %s%s%s\n",
             (long long)m->n_ctx, (long long)p->n_batch, (long long)p->n_ubatch, type_name(p->type_k),
             type_name(p->type_v), m->flash_attn ? "on" : "off", p->no_repack ? " --no-repack" : "",
             p->no_mmap ? " --no-mmap" : "");

@@ -99,9 +99,11 @@ static category category_of(const char *name)
     if (strcmp(name, "token_embd.weight") == 0)
         return CAT_TOKEN_EMBD;
     static const struct { const char *part; category c; } parts[] = {
-        { "attn_qkv.weight", CAT_ATTN_QKV }, { "attn_kv_b.weight", CAT_ATTN_KV_B }, { "attn_v.weight", CAT_ATTN_V },
-        { "attn_k.weight", CAT_ATTN_K },     { "attn_q.weight", CAT_ATTN_Q },       { "attn_output.weight", CAT_ATTN_OUTPUT },
-        { "ffn_up", CAT_FFN_UP },            { "ffn_gate", CAT_FFN_GATE },          { "ffn_down", CAT_FFN_DOWN },
+        { "attn_qkv.weight", CAT_ATTN_QKV }, { "attn_kv_b.weight", CAT_ATTN_KV_B },
+        { "attn_v.weight", CAT_ATTN_V },     { "attn_k.weight", CAT_ATTN_K },
+        { "attn_q.weight", CAT_ATTN_Q },     { "attn_output.weight", CAT_ATTN_OUTPUT },
+        { "ffn_up", CAT_FFN_UP },            { "ffn_gate", CAT_FFN_GATE },
+        { "ffn_down", CAT_FFN_DOWN },
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (strstr(name, parts[i].part))
@@ -159,7 +161,8 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
         int layer = rs->i_ffn_down;
         if (rs->n_expert > 1 && (layer = layer_of(name)) < 0)
             return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
-                             "tensor '%s': no layer in its name, which llama-quantize needs for an expert's tensor", name);
+                             "tensor '%s': no layer in its name, which llama-quantize needs for an expert's tensor",
+                             name);
         if (q4_k_m && use_more_bits(layer, (int)rs->n_layer))
             nt = GGUF_TENSOR_Q6_K;
         ++rs->i_ffn_down;

@@ -79,7 +79,8 @@ int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm, cons
     p.n_ctx = rm->n_ctx;
     model_memory mm;
     model_error me = { 0 };
-    const bool llama = model_hparams_read(f, &hp, &me) == MODEL_OK && model_memory_estimate(f, &hp, &p, &mm, &me) == MODEL_OK;
+    const bool llama =
+        model_hparams_read(f, &hp, &me) == MODEL_OK && model_memory_estimate(f, &hp, &p, &mm, &me) == MODEL_OK;
     if (json) {
         cJSON *doc = json_doc_new("gguf-run", label);
         json_doc_verdict(doc, 0, "dry run: memory estimated, nothing run");
