@@ -10,6 +10,7 @@
  * the first problem is what the caller gets back.
  */
 #include "model.h"
+#include "model_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -301,11 +302,8 @@ const char *model_dim_name(model_dim d)
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }
 
-static model_status fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
-                         ...) __attribute__((format(printf, 5, 6)));
-
-static model_status fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
-                         ...)
+model_status model_fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
+                        ...)
 {
     if (err) {
         err->code = code;
@@ -334,65 +332,65 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
     if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
         if (!gguf_tensor_by_name(f, "blk.0.ffn_gate_inp.weight"))
-            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
                         "blk.0.ffn_gate_inp.weight and refuses it)", key, (long long)hp->n_expert);
         if (hp->n_expert_used < 1 || hp->n_expert_used > hp->n_expert) {
             snprintf(key, sizeof key, "%s.expert_used_count", arch);
-            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "key '%s' is %lld: it must be 1 to expert_count (%lld); llama.cpp stops on an assertion", key,
                         (long long)hp->n_expert_used, (long long)hp->n_expert);
         }
         if (!hp->arch->moe)
-            return fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
                         "a mixture-of-experts %s (%lld experts, %lld used per token) is not run by gguf-run yet",
                         arch, (long long)hp->n_expert, (long long)hp->n_expert_used);
         if (hp->n_ff_exp <= 0) {
             snprintf(key, sizeof key, "%s.expert_feed_forward_length", arch);
-            return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "the experts are 0 values wide (key '%s', or feed_forward_length / expert_used_count): "
                         "llama.cpp refuses the expert tensors", key);
         }
     } else if (hp->arch->need[MODEL_ROLE_FFN_GATE_INP] && !hp->arch->need[MODEL_ROLE_FFN_GATE]) {
         /* an architecture that is only ever a mixture of experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "a %s model needs key '%s' > 0 (it has no dense feed-forward block); llama.cpp refuses it", arch,
                     key);
     }
     if (hp->n_expert == 0 && hp->n_ff <= 0) { /* llama.cpp sizes ffn_gate (n_embd, n_ff) by it and refuses the file */
         snprintf(key, sizeof key, "%s.feed_forward_length", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "key '%s' is %s: llama.cpp sizes the feed-forward tensors by it and refuses the file", key,
                     gguf_find_kv(f, key) ? "0" : "missing");
     }
     if (hp->head_dim_k == 0) {
         snprintf(key, sizeof key, "%s.attention.head_count", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "no attention.key_length, and %lld heads (key '%s') do not divide embedding_length %lld",
                     (long long)hp->n_head, key, (long long)hp->n_embd);
     }
     if (hp->n_head * hp->head_dim_k > (INT64_C(1) << 30)) { /* a forward pass indexes rows with int */
         snprintf(key, sizeof key, "%s.attention.head_count", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "%lld heads (key '%s') of %lld values make query rows of more than 2^30 values",
                     (long long)hp->n_head, key, (long long)hp->head_dim_k);
     }
     if (hp->n_head % hp->n_head_kv) {
         snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "%lld query heads cannot share %lld key/value heads (key '%s') evenly", (long long)hp->n_head,
                     (long long)hp->n_head_kv, key);
     }
     if (hp->head_dim_v != hp->head_dim_k) {
         snprintf(key, sizeof key, "%s.attention.value_length", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "value length %lld (key '%s') differs from key length %lld: not supported",
                     (long long)hp->head_dim_v, key, (long long)hp->head_dim_k);
     }
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {
         snprintf(key, sizeof key, "%s.rope.dimension_count", arch);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "rotary dimensions %lld (key '%s') do not fit a head of %lld", (long long)hp->n_rot, key,
                     (long long)hp->head_dim_k);
     }
@@ -427,7 +425,7 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
         snprintf(key, sizeof key, "%s.%s", arch, ranged[i].suffix);
         const gguf_kv *kv = gguf_find_kv(f, key); /* the file's own number, as the message shows it */
         const bool raw = kv && (kv->value.type == GGUF_VT_FLOAT32 || kv->value.type == GGUF_VT_FLOAT64);
-        return fail(err, MODEL_E_MALFORMED, key_offset(f, key), key, "key '%s' is %g: it must be %s", key,
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key, "key '%s' is %g: it must be %s", key,
                     raw ? kv->value.v.f64 : v, ranged[i].range);
     }
     return MODEL_OK;
@@ -438,19 +436,19 @@ model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_err
     gguf_error ge;
     const gguf_status gs = read_keys(f, hp, &ge);
     if (!hp->arch_name[0] && gs != GGUF_OK)
-        return fail(err, MODEL_E_MALFORMED, ge.offset, "general.architecture",
+        return model_fail(err, MODEL_E_MALFORMED, ge.offset, "general.architecture",
                     "%s; cannot tell the architecture (supported: %s)", ge.message, model_arch_names());
     if (!hp->arch) {
         const gguf_kv *kv = gguf_find_kv(f, "general.architecture");
         if (!gguf_is_identifier(kv->value.v.str.ptr, kv->value.v.str.len))
-            return fail(err, MODEL_E_MALFORMED, kv->offset, "general.architecture",
+            return model_fail(err, MODEL_E_MALFORMED, kv->offset, "general.architecture",
                         "general.architecture '%s' is not an architecture's name (letters, digits, '_', '-', '.'; "
                         "supported: %s)", hp->arch_name, model_arch_names());
-        return fail(err, MODEL_E_UNSUPPORTED, kv->offset, "general.architecture",
+        return model_fail(err, MODEL_E_UNSUPPORTED, kv->offset, "general.architecture",
                     "architecture '%s' is not supported by gguf-run (supported: %s)", hp->arch_name,
                     model_arch_names());
     }
     if (gs != GGUF_OK)
-        return fail(err, MODEL_E_MALFORMED, ge.offset, ge.subject, "%s", ge.message);
+        return model_fail(err, MODEL_E_MALFORMED, ge.offset, ge.subject, "%s", ge.message);
     return check(f, hp, err);
 }

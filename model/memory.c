@@ -18,9 +18,10 @@
  */
 #include "model.h"
 #include "memory_internal.h"
+#include "model_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KV_PAD 256u          /* llama-context.cpp: cparams.n_ctx = GGML_PAD(n_ctx, 256) */
@@ -43,21 +44,6 @@ model_memory_params model_memory_params_default(void)
     p.cpu_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
 #endif
     return p;
-}
-
-static model_status fail(model_error *err, model_status code, const char *subject, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static model_status fail(model_error *err, model_status code, const char *subject, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        err->offset = 0;
-        gguf_error_textv(err->subject, err->message, subject, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* The types ggml-cpu/repack.cpp re-lays out on an x86 CPU with these features. */
@@ -89,6 +75,11 @@ static bool is_repacked(const gguf_tensor *t, const model_memory_params *p)
 
 static void weights(const gguf_file *f, const model_memory_params *p, model_memory *m)
 {
+    /* one mapping per shard, each spanning its plain tensors (offsets are the shard's own) */
+    const size_t n_shards = gguf_shard_count(f);
+    uint64_t *first = malloc(n_shards * sizeof *first), *last = calloc(n_shards, sizeof *last);
+    for (size_t s = 0; first && s < n_shards; s++)
+        first[s] = UINT64_MAX;
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         m->weights_file += t->size;
@@ -97,22 +88,16 @@ static void weights(const gguf_file *f, const model_memory_params *p, model_memo
             m->n_repacked++;
         } else if (p->no_mmap)
             m->weights_mapped += pad(t->size, REPACK_ALIGN); /* read into a CPU buffer of the same alignment */
-    }
-    if (p->no_mmap)
-        return;
-    /* one mapping per shard, each spanning its plain tensors (offsets are the shard's own) */
-    for (size_t s = 0; s < gguf_shard_count(f); s++) {
-        uint64_t first = UINT64_MAX, last = 0;
-        for (size_t i = 0; i < gguf_tensor_count(f); i++) {
-            const gguf_tensor *t = gguf_tensor_at(f, i);
-            if (t->shard != s || is_repacked(t, p))
-                continue;
-            first = t->offset < first ? t->offset : first;
-            last = t->offset + t->size > last ? t->offset + t->size : last;
+        else if (first && last) {
+            first[t->shard] = t->offset < first[t->shard] ? t->offset : first[t->shard];
+            last[t->shard] = t->offset + t->size > last[t->shard] ? t->offset + t->size : last[t->shard];
         }
-        if (first != UINT64_MAX)
-            m->weights_mapped += last - first;
     }
+    for (size_t s = 0; first && last && !p->no_mmap && s < n_shards; s++)
+        if (first[s] != UINT64_MAX)
+            m->weights_mapped += last[s] - first[s];
+    free(first);
+    free(last);
 }
 
 /* Bytes of n elements of a cache type (row-wise: n a multiple of its block). */
@@ -127,10 +112,11 @@ static model_status cache_type_ok(uint32_t type, const char *which, int64_t head
 {
     const gguf_type_traits *tt = gguf_type_traits_of(type);
     if (tt->state != GGUF_TYPE_OK || type == GGUF_TENSOR_Q8_K || (type >= GGUF_TENSOR_I8 && type <= GGUF_TENSOR_I64))
-        return fail(err, MODEL_E_UNSUPPORTED, which, "%s cannot be a cache type", tt->name ? tt->name : "?");
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, which, "%s cannot be a cache type", tt->name ? tt->name : "?");
     if (head_dim % (int64_t)tt->block_size)
-        return fail(err, MODEL_E_UNSUPPORTED, which, "a %s cache needs heads of a multiple of %u values; this model's "
-                    "are %lld", tt->name, tt->block_size, (long long)head_dim);
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, which,
+                          "a %s cache needs heads of a multiple of %u values; this model's are %lld", tt->name,
+                          tt->block_size, (long long)head_dim);
     return MODEL_OK;
 }
 
@@ -167,16 +153,16 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
 {
     memset(out, 0, sizeof *out);
     if (!hp->arch)
-        return fail(err, MODEL_E_UNSUPPORTED, "general.architecture",
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "general.architecture",
                     "architecture '%s' is not one whose graph this estimate knows (%s)", hp->arch_name,
                     model_arch_names());
     if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head_kv <= 0 || hp->head_dim_k <= 0)
-        return fail(err, MODEL_E_MALFORMED, "", "the hyperparameters do not give the layers' shapes");
+        return model_fail(err, MODEL_E_MALFORMED, 0, "", "the hyperparameters do not give the layers' shapes");
     if (p->n_ubatch <= 0 || p->n_batch <= 0 || p->n_seq <= 0)
-        return fail(err, MODEL_E_UNSUPPORTED, "-ub", "batch sizes and sequences must be at least 1");
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ub", "batch sizes and sequences must be at least 1");
     int64_t n_ctx = p->n_ctx > 0 ? p->n_ctx : hp->n_ctx_train;
     if (n_ctx <= 0)
-        return fail(err, MODEL_E_MALFORMED, "context_length", "no context length: give -c");
+        return model_fail(err, MODEL_E_MALFORMED, 0, "context_length", "no context length: give -c");
     out->n_ctx = (int64_t)pad((uint64_t)n_ctx, KV_PAD);
     /* llama_context: -ub is at most -b; the worst-case graph is one ubatch of min(n_ubatch, n_ctx) tokens */
     int64_t n_ubatch = p->n_ubatch < p->n_batch ? p->n_ubatch : p->n_batch;
@@ -187,7 +173,7 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
      * V cache needs it */
     out->flash_attn = p->flash_attn != 0;
     if (!out->flash_attn && gguf_type_traits_of(p->type_v)->quantized)
-        return fail(err, MODEL_E_UNSUPPORTED, "-ctv", "a quantized V cache needs flash attention (-fa on)");
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ctv", "a quantized V cache needs flash attention (-fa on)");
     weights(f, &q, out);
     model_status s = kv_cache(hp, &q, out, err);
     if (s != MODEL_OK)
@@ -198,7 +184,7 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
     model_hparams shape = *hp;
     if (!gguf_tensor_by_name(f, "blk.0.ffn_up_shexp.weight"))
         shape.n_ff_shexp = 0;
-    out->compute = model_memory_compute(&shape, &q, out);
+    out->compute = model_memory_compute(&shape, out);
     out->total = out->weights_mapped + out->weights_repacked + out->kv_bytes + out->output + out->compute;
     return MODEL_OK;
 }

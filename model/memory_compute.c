@@ -20,7 +20,7 @@ static uint64_t max2(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-uint64_t model_memory_compute(const model_hparams *hp, const model_memory_params *p, const model_memory *m)
+uint64_t model_memory_compute(const model_hparams *hp, const model_memory *m)
 {
     const uint64_t T = (uint64_t)m->n_tokens, f32 = 4;
     const uint64_t E = (uint64_t)hp->n_embd;
@@ -34,7 +34,6 @@ uint64_t model_memory_compute(const model_hparams *hp, const model_memory_params
         uint64_t routed = (uint64_t)(hp->n_ff_exp > 0 ? hp->n_ff_exp : hp->n_ff) * (uint64_t)hp->n_expert_used;
         F = max2(routed, (uint64_t)hp->n_ff_shexp);
     }
-    (void)p;
     /* masks: n_kv x T per cache, f16 for flash attention, f32 otherwise */
     const uint64_t mask_elem = m->flash_attn ? 2 : 4;
     uint64_t masks = (uint64_t)m->kv_cells * T * mask_elem;

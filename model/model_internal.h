@@ -1,0 +1,11 @@
+/* What model/'s files share and the public header does not say. */
+#ifndef GGUFSCOPE_MODEL_INTERNAL_H
+#define GGUFSCOPE_MODEL_INTERNAL_H
+
+#include "model.h"
+
+/* Fills err (when not NULL) with code, offset, subject and the formatted message; returns code. */
+model_status model_fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+
+#endif
