@@ -364,7 +364,7 @@ engine_status engine_compare(engine_ctx *ca, engine_ctx *cb, const int32_t *prom
                 : k == n_points - 2 ? ENGINE_OP_RESULT_NORM
                                     : (engine_op)(k % OPS_PER_LAYER);
         p->layer = k >= n_points - 2 ? n_layer : k / OPS_PER_LAYER;
-        p->rel_prompt = p->rel_decode = -1.0f;
+        p->rel_prompt = p->rel_decode = p->rel_worst = -1.0f; /* never compared */
         p->worst_pos = -1;
         p->first_seq = -1;
         p->first_pos = -1;

@@ -79,19 +79,28 @@ static bool product(cmp_state *s, int side, const kern_weight *w, const kern_wei
 
 /* The residual stream entering layer il: the previous layer's output, or for the first layer the chunk's
  * embeddings, looked up and scaled by the host backend as the forward pass does it. */
-static const float *residual_in(cmp_state *s, int side, int il, int T, float *scratch)
+/* The token embeddings as the model scales them, from the host's exact backend. */
+static const float *host_embeddings(cmp_state *s, int T, float *out)
 {
     const engine_model *m = s->m;
-    const int E = m->hp.n_embd;
-    if (il > 0)
-        return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
     kern_backend *be = s->d.be[KERN_NUMERICS_EXACT];
     const kern_weight emb = { .t = m->tok_embd.t };
-    if (!be || !emb.t || !s->toks || be->embed(be, &emb, s->toks, T, scratch) != KERN_OK)
+    if (!be || !emb.t || !s->toks || be->embed(be, &emb, s->toks, T, out) != KERN_OK)
         return NULL;
-    if (m->hp.embd_scale != 1.0f && be->scale(be, scratch, (size_t)T * E, m->hp.embd_scale) != KERN_OK)
+    if (m->hp.embd_scale != 1.0f && be->scale(be, out, (size_t)T * m->hp.n_embd, m->hp.embd_scale) != KERN_OK)
         return NULL;
-    return scratch;
+    return out;
+}
+
+/* The residual entering layer il on one side: the previous layer's output, or the side's own embeddings (the host's
+ * when the side showed none). */
+static const float *residual_in(cmp_state *s, int side, int il, int T, float *scratch)
+{
+    const int E = s->m->hp.n_embd;
+    if (il > 0)
+        return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
+    const float *embd = cmp_side_rows(s, side, ENGINE_OP_EMBD, 0, E);
+    return embd ? embd : host_embeddings(s, T, scratch);
 }
 
 /* What the attention (or FFN) block adds to the residual: its post-norm's rows where the model has one. */
@@ -282,6 +291,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     if (!in)
         return false;
     switch (op) {
+    case ENGINE_OP_EMBD: return host_embeddings(s, T, out) != NULL;
     case ENGINE_OP_ATTN_NORM:
         return norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
     case ENGINE_OP_Q:

@@ -104,6 +104,8 @@ uint64_t engine_model_layer_products_per_token(const engine_model *m);
 
 /* What a probe sees: per-row statistics of one activation after one op. */
 typedef enum engine_op {
+    ENGINE_OP_EMBD,         /* the residual entering layer 0: the token embeddings as the model scales them (layer 0
+                             * only; llama.cpp's inp_embd, or inp_scaled where the model scales them) */
     ENGINE_OP_ATTN_NORM, ENGINE_OP_Q, ENGINE_OP_K, ENGINE_OP_V, ENGINE_OP_ATTN, ENGINE_OP_ATTN_OUT,
     ENGINE_OP_ATTN_POST_NORM, /* models with post-norms only (gemma): the normalized attention output */
     ENGINE_OP_FFN_NORM, ENGINE_OP_FFN_ACT, ENGINE_OP_FFN_OUT,

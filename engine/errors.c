@@ -34,7 +34,7 @@ const char *engine_status_name(engine_status s)
 const char *engine_op_name(engine_op op)
 {
     static const char *const names[ENGINE_OP_COUNT] = {
-        "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_post_norm", "ffn_norm", "ffn_act", "ffn_out",
+        "inp_embd", "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_post_norm", "ffn_norm", "ffn_act", "ffn_out",
         "ffn_post_norm", "l_out", "result_norm",
     };
     return (unsigned)op < ENGINE_OP_COUNT ? names[op] : op == ENGINE_OP_COUNT ? "logits" : "?";

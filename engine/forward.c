@@ -498,6 +498,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     run_embed(&p, "token embedding", &m->tok_embd, tokens, T, c->x);
     if (hp->embd_scale != 1.0f)
         run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
+    p.layer = 0;
+    look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
         attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */

@@ -86,6 +86,12 @@ static void on_op(void *user, engine_op op, int layer, int pos0, int T, const ke
         t->n_pos = pos0 + T;
 }
 
+/* The layers an op runs in: the embeddings enter layer 0 only. */
+static int op_layers(const engine_trace *t, engine_op op)
+{
+    return op == ENGINE_OP_EMBD ? 1 : t->n_layer;
+}
+
 static void on_values(void *user, engine_op op, int layer, int pos0, int T, int n, const float *x)
 {
     engine_trace *t = user;
@@ -98,7 +104,7 @@ static void on_values(void *user, engine_op op, int layer, int pos0, int T, int 
                    (size_t)rows * n * sizeof *x);
         return;
     }
-    if (op < ENGINE_OP_COUNT && t->op_values[op] && n == t->op_width[op] && layer < t->n_layer)
+    if (op < ENGINE_OP_COUNT && t->op_values[op] && n == t->op_width[op] && layer < op_layers(t, op))
         memcpy(t->op_values[op] + ((size_t)layer * t->keep_pos + (size_t)pos0) * (size_t)n, x,
                (size_t)rows * n * sizeof *x);
 }
@@ -125,7 +131,7 @@ bool engine_trace_keep_op(engine_trace *t, engine_op op, int width)
     if (!t->values || op >= ENGINE_OP_COUNT || op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM || width < 1)
         return false;
     free(t->op_values[op]);
-    t->op_values[op] = calloc((size_t)t->n_layer * (size_t)t->keep_pos * (size_t)width, sizeof(float));
+    t->op_values[op] = calloc((size_t)op_layers(t, op) * (size_t)t->keep_pos * (size_t)width, sizeof(float));
     t->op_width[op] = width;
     t->any_op |= t->op_values[op] != NULL;
     return t->op_values[op] != NULL;
@@ -135,7 +141,7 @@ const float *engine_trace_op_values(const engine_trace *t, engine_op op, int il)
 {
     if (op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM)
         return engine_trace_values(t, il);
-    return op < ENGINE_OP_COUNT && t->op_values[op] && il >= 0 && il < t->n_layer
+    return op < ENGINE_OP_COUNT && t->op_values[op] && il >= 0 && il < op_layers(t, op)
                ? t->op_values[op] + (size_t)il * t->keep_pos * (size_t)t->op_width[op]
                : NULL;
 }

@@ -469,42 +469,54 @@ Test(against, whole_tensors_round_trip_and_agree)
     free(m);
 }
 
-/* Ten bugs edited into the numpy reference (tests/py/reference_trace.py BUGS), dumped whole as transformers'
- * hidden_states: each named at the layer and prompt position where it first shows. transformers' stack has no
- * entry for the last layer's output (its last entry is after the final norm), so a bug there shows at the final
- * norm. Two of them are what the statistics cannot place: channels swapped after layer 2 (the statistics blame
- * layer 3) and one bad block of layer 3's ffn_down. */
+/* Ten bugs edited into the numpy reference (tests/py/reference_trace.py BUGS), dumped whole two ways: as
+ * transformers' hidden_states, each named at the layer (or the embeddings, entry 0) and prompt position where it
+ * first shows; and per op under llama.cpp's cb_eval names, each named at its layer, op and position. transformers'
+ * stack has no entry for the last layer's output (its last entry is after the final norm), so a bug there shows at
+ * the final norm; per op it is named in its layer. Two of them are what the statistics cannot place: channels
+ * swapped after layer 2 (the statistics blame layer 3; per op: layer 2's ops agree, its output does not) and one
+ * bad block of layer 3's ffn_down. The op shows a bug where it is made: q scaled departs at position 0, its
+ * attention only from position 1 (one key at position 0). */
 Test(against, whole_tensors_name_each_bug_where_it_first_shows)
 {
     char *m = need_model("stories260K.gguf");
     need_reference();
     static const struct {
-        const char *bug, *where;
-        int pos;
+        const char *bug, *layer, *op;
+        int layer_pos, op_pos;
     } bugs[] = {
-        { "channel-swap", "layer 2", 0 },       { "bad-block", "layer 3", 0 },
-        { "no-causal-mask", "layer 0", 0 },     { "embedding-row", "layer 0", 1 },
-        { "q-scale", "layer 2", 1 },            { "gate-up-swapped", "layer 1", 0 },
-        { "norm-scaled", "the final norm", 0 }, { "v-scaled", "layer 2", 0 },
-        { "output-norm", "the final norm", 0 }, { "eps", "layer 0", 0 },
+        { "channel-swap", "layer 2", "layer 2, op l_out", 0, 0 },
+        { "bad-block", "layer 3", "layer 3, op ffn_out", 0, 0 },
+        { "no-causal-mask", "layer 0", "layer 0, op attn", 0, 0 },
+        { "embedding-row", "the token embeddings", "the token embeddings", 1, 1 },
+        { "q-scale", "layer 2", "layer 2, op q", 1, 0 },
+        { "gate-up-swapped", "layer 1", "layer 1, op ffn_out", 0, 0 },
+        { "norm-scaled", "the final norm", "layer 4, op attn_norm", 0, 0 },
+        { "v-scaled", "layer 2", "layer 2, op v", 0, 0 },
+        { "output-norm", "the final norm", "the final norm", 0, 0 },
+        { "eps", "layer 0", "layer 0, op attn_norm", 0, 0 },
     };
-    char full[128], json[128], args[4096], want[96];
+    char full[128], ops[128], json[128], args[4096], want[96];
     snprintf(full, sizeof full, "%s/bug.npz", tmp_dir);
+    snprintf(ops, sizeof ops, "%s/bug-ops.npz", tmp_dir);
     snprintf(json, sizeof json, "%s/bug.json", tmp_dir);
     for (size_t i = 0; i < sizeof bugs / sizeof bugs[0]; i++) {
         int st;
-        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 --full '%s' --bug %s "
-                 "2>&1", venv_python(), m, json, full, bugs[i].bug);
+        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s' 1 403 407 261 378 --full '%s' "
+                 "--ops '%s' --bug %s 2>&1", venv_python(), m, json, full, ops, bugs[i].bug);
         char *out = run_capture(args, &st);
         cr_assert_eq(st, 0, "%s: %s", bugs[i].bug, out);
         free(out);
-        snprintf(args, sizeof args, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m, full);
-        out = run_tool("gguf-run", args, &st);
-        snprintf(want, sizeof want, "verdict    DEPART: theirs departs first at %s, prompt position %d,", bugs[i].where,
-                 bugs[i].pos);
-        cr_expect_eq(st, 1, "%s: %s", bugs[i].bug, out);
-        cr_expect(strstr(out, want), "%s: want '%s' in\n%s", bugs[i].bug, want, out);
-        free(out);
+        for (int per_op = 0; per_op < 2; per_op++) {
+            snprintf(args, sizeof args, "'%s' -p 'Once upon a time' --against '%s' -q 2>/dev/null", m,
+                     per_op ? ops : full);
+            out = run_tool("gguf-run", args, &st);
+            snprintf(want, sizeof want, "verdict    DEPART: theirs departs first at %s, prompt position %d,",
+                     per_op ? bugs[i].op : bugs[i].layer, per_op ? bugs[i].op_pos : bugs[i].layer_pos);
+            cr_expect_eq(st, 1, "%s: %s", bugs[i].bug, out);
+            cr_expect(strstr(out, want), "%s: want '%s' in\n%s", bugs[i].bug, want, out);
+            free(out);
+        }
     }
     free(m);
 }
@@ -586,8 +598,9 @@ Test(against, the_transformers_script_writes_what_against_reads)
 }
 
 /* A clean engine in transformers' convention agrees with the default options on each of the dense four: the numpy
- * reference (float64) dumped as transformers' hidden_states, statistics and whole, for the shared llama, qwen2 and
- * qwen3 files and a gemma3 written here by gguf-mkfixture. */
+ * reference (float64) dumped as transformers' hidden_states (statistics and whole, the embeddings included) and per
+ * op under llama.cpp's names (inp_embd before gemma's scale), for the shared llama, qwen2 and qwen3 files and a
+ * gemma3 written here by gguf-mkfixture. */
 Test(against, the_numpy_reference_in_transformers_convention_agrees_on_every_architecture)
 {
     need_reference();
@@ -600,9 +613,10 @@ Test(against, the_numpy_reference_in_transformers_convention_agrees_on_every_arc
     char *models[4] = { need_model("tiny-llama-f32.gguf"), need_model("tiny-qwen2-f32.gguf"),
                         need_model("tiny-qwen3-f32.gguf"), strdup(g3) };
     for (int i = 0; i < 4; i++) {
-        char args[4096], json[128], npz[128];
+        char args[4096], json[128], npz[128], ops[128];
         snprintf(json, sizeof json, "%s/hf.json", tmp_dir);
         snprintf(npz, sizeof npz, "%s/hf.npz", tmp_dir);
+        snprintf(ops, sizeof ops, "%s/ops.npz", tmp_dir);
         /* their tokens are ours (the tokenizer is not what is compared here) */
         snprintf(args, sizeof args, "'%s' -p 'Hello world the cat' --tokenize", models[i]);
         char *ids = run_tool("gguf-run", args, &st);
@@ -615,14 +629,14 @@ Test(against, the_numpy_reference_in_transformers_convention_agrees_on_every_arc
             snprintf(list + strlen(list), sizeof list - strlen(list), " %d", t->valueint);
         cJSON_Delete(doc);
         free(ids);
-        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s'%s --convention hf --full '%s' 2>&1",
-                 venv_python(), models[i], json, list, npz);
+        snprintf(args, sizeof args, "'%s' tests/py/reference_trace.py '%s' '%s'%s --convention hf --full '%s' "
+                 "--ops '%s' 2>&1", venv_python(), models[i], json, list, npz, ops);
         char *out = run_capture(args, &st);
         cr_assert_eq(st, 0, "%s: %s", models[i], out);
         free(out);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             snprintf(args, sizeof args, "'%s' -p 'Hello world the cat' --against '%s' -n 0 -q 2>/dev/null", models[i],
-                     k ? npz : json);
+                     k == 2 ? ops : k ? npz : json);
             out = run_tool("gguf-run", args, &st);
             cr_expect_eq(st, 0, "%s: %s", models[i], out);
             cr_expect(strstr(out, "verdict    AGREE"), "%s: %s", models[i], out);
@@ -660,14 +674,14 @@ Test(against, whole_tensors_per_op_name_the_first_differing_op)
         cr_expect(strstr(out, cases[i].says), "%s: want '%s' in\n%s", cases[i].fault, cases[i].says, out);
         free(out);
     }
-    /* without a fault: every op agrees, 46 arrays (9 per layer and the final norm) */
+    /* without a fault: every op agrees, 47 arrays (the embeddings, 9 per layer and the final norm) */
     snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --trace-full='%s' --trace-full-ops -q >/dev/null 2>&1",
              m, npz);
     free(run_tool("gguf-run", args, &st));
     snprintf(args, sizeof args, "'%s' -p 'Once upon a time' -n 0 --against '%s' -q 2>/dev/null", m, npz);
     char *out = run_tool("gguf-run", args, &st);
     cr_expect_eq(st, 0, "%s", out);
-    cr_expect(strstr(out, "46 arrays") && strstr(out, "verdict    AGREE"), "%s", out);
+    cr_expect(strstr(out, "47 arrays") && strstr(out, "verdict    AGREE"), "%s", out);
     free(out);
     free(m);
 }

@@ -394,7 +394,7 @@ Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
     } zoo[] = {
         { "rope-mode", "tiny-qwen2-f32.gguf", 0, ENGINE_OP_Q, false },
         { "lm-head-rows", "tiny-llama-f16.gguf", -1, ENGINE_OP_COUNT, false },
-        { "stuck-embedding", "tiny-llama-f32.gguf", 0, ENGINE_OP_ATTN_NORM, true },
+        { "stuck-embedding", "tiny-llama-f32.gguf", 0, ENGINE_OP_EMBD, true },
         { "no-qkv-bias", "tiny-qwen2-f32.gguf", 0, ENGINE_OP_Q, false },
         { "lm-head-transposed", "tiny-llama-f16.gguf", -1, ENGINE_OP_COUNT, false },
         { "q4k-scales", "tiny-llama-q4_k_m.gguf", 0, ENGINE_OP_Q, false },

@@ -29,8 +29,8 @@ Test(run_backends, compare_json_names_the_injected_fault)
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "agree")));
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(c, "first_divergence")));
     cr_assert_eq(cJSON_GetObjectItem(c, "decode_steps")->valueint, 4);
-    /* 2 layers x 10 ops + result_norm + logits */
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "points")), 22);
+    /* the embeddings + 2 layers x 10 ops + result_norm + logits */
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "points")), 23);
     cJSON_Delete(j);
 
     j = run_json(p, "-p 'hello there' -n 4 --compare cpu,cpu --debug-fault rope-mode", &st);

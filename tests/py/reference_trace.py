@@ -16,12 +16,17 @@ embeddings, R[n] what enters the final norm) and N the final norm's output:
 --stats keeps only these statistics (rms, mean, min, max).
 --full F.npz also writes the residuals whole, as transformers' hidden_states: one (n_layer + 1, 1, n, n_embd)
 float32 array, R[0], ..., R[n - 1], N.
+--ops F.npz writes every op whole under llama.cpp's cb_eval names (as llama-eval-callback prints them), float32
+(n, width): inp_embd (the lookup, before gemma's scale), and per layer N attn_norm-N, Qcur-N and Kcur-N (after
+rotary), Vcur-N, kqv_out-N (the attention before its output projection), attn_out-N (after it), ffn_norm-N, ffn_out-N
+(after ffn_down), l_out-N; then result_norm.
 --bug NAME edits a bug into their engine (BUGS below: the layer and prompt position where it first shows, for
 stories260K's "Once upon a time", tokens 1 403 407 261 378).
 
 The residual after layer il is what enters layer il+1's attn_norm (and the output norm after the last layer);
-result_norm is the output norm's result. They are recorded by wrapping the reference's rmsnorm, which its
-forward pass calls through the module's global name."""
+result_norm is the output norm's result. They are recorded by wrapping the reference's rmsnorm and rope, which its
+forward pass calls through the module's global names, and the weights it multiplies by (x @ W.T) whose inputs or
+outputs are ops: attn_v, attn_output, ffn_down."""
 import json
 import os
 import sys
@@ -70,6 +75,29 @@ def edit_weights(bug, hp, W):
         ref.np.triu = lambda m, k=0: np.zeros_like(triu(m, k))  # the mask reference_forward builds is all zeros
 
 
+class _Product:
+    """W.T for a recorded weight: x @ W.T computed as reference_forward computes it, then shown to on(x, y)."""
+    __array_ufunc__ = None  # numpy leaves x @ this to __rmatmul__
+
+    def __init__(self, w, on):
+        self.w, self.on = w, on
+
+    def __rmatmul__(self, x):
+        y = x @ self.w.T
+        self.on(x, y)
+        return y
+
+
+class _Recorded:
+    """A weight whose products are recorded: reference_forward only ever multiplies by its .T."""
+    def __init__(self, w, on):
+        self.w, self.on = w, on
+
+    @property
+    def T(self):
+        return _Product(self.w, self.on)
+
+
 def take(args, flag, default=None):
     """The value after flag in args (both removed), or default."""
     if flag not in args:
@@ -86,7 +114,7 @@ def main():
     base = float(base) if base is not None else None
     convention = take(args, '--convention', 'ours')
     keep = take(args, '--stats', 'rms,mean,min,max').split(',')
-    full, bug = take(args, '--full'), take(args, '--bug')
+    full, ops_path, bug = take(args, '--full'), take(args, '--ops'), take(args, '--bug')
     if bug is not None and bug not in BUGS:
         sys.exit('unknown bug ' + bug)
     model, out, tokens = args[0], args[1], [int(t) for t in args[2:]]
@@ -96,31 +124,62 @@ def main():
     if bug:
         W = {k: np.array(v) for k, v in W.items()}  # writable copies
         edit_weights(bug, hp, W)
-    layer_of = {id(W['blk.%d.attn_norm.weight' % il]): il for il in range(hp['n_layer'])}
+    n = hp['n_layer']
+    layer_of = {id(W['blk.%d.attn_norm.weight' % il]): il for il in range(n)}
+    ffn_norm_of = {id(W['blk.%d.ffn_norm.weight' % il]): il for il in range(n)}
     final = id(W['output_norm.weight'])
-    residual_in, result = {}, {}
-    plain = ref.rmsnorm
+    residual_in, result, ops = {}, {}, {'inp_embd': W['token_embd.weight'][tokens]}
+    at = {'layer': 0, 'ropes': 0}  # the layer running, and how many rope calls it made (q, then k)
+    plain_norm, plain_rope = ref.rmsnorm, ref.rope
 
     def recording(x, w, eps):
         if bug == 'channel-swap' and id(w) in layer_of and layer_of[id(w)] == 3:
             x[:, [3, 7]] = x[:, [7, 3]]  # in place: the caller's residual, so layer 2's output and all after
-        y = plain(x, w, eps)
+        y = plain_norm(x, w, eps)
         if id(w) in layer_of:
-            residual_in[layer_of[id(w)]] = np.array(x, dtype=np.float64)
+            il = at['layer'] = layer_of[id(w)]
+            at['ropes'] = 0
+            residual_in[il] = np.array(x, dtype=np.float64)
+            ops['attn_norm-%d' % il] = y
+        elif id(w) in ffn_norm_of:
+            ops['ffn_norm-%d' % ffn_norm_of[id(w)]] = y
         elif id(w) == final:
-            residual_in[hp['n_layer']] = np.array(x, dtype=np.float64)
+            residual_in[n] = np.array(x, dtype=np.float64)
             result['norm'] = np.array(y, dtype=np.float64)
         return y
 
-    ref.rmsnorm = recording
-    ref.forward(hp, W, np.array(tokens))
+    def recording_rope(x, pos, base, neox):
+        y = plain_rope(x, pos, base, neox)
+        ops['%s-%d' % ('Kcur' if at['ropes'] else 'Qcur', at['layer'])] = y.reshape(len(y), -1)
+        at['ropes'] += 1
+        return y
+
+    def product(name, il):
+        """A weight of layer il whose product's input or output is an op."""
+        key = 'blk.%d.%s.weight' % (il, name)
+
+        def on(x, y):
+            if name == 'attn_v':
+                bias = W.get('blk.%d.attn_v.bias' % il)
+                ops['Vcur-%d' % il] = y if bias is None else y + bias
+            elif name == 'attn_output':
+                ops['kqv_out-%d' % il], ops['attn_out-%d' % il] = x, y
+            else:
+                ops['ffn_out-%d' % il] = y
+        return _Recorded(W[key], on)
+
+    run_W = dict(W)
+    for il in range(n):
+        for name in ('attn_v', 'attn_output', 'ffn_down'):
+            run_W['blk.%d.%s.weight' % (il, name)] = product(name, il)
+    ref.rmsnorm, ref.rope = recording, recording_rope
+    ref.forward(hp, run_W, np.array(tokens))
 
     def stats(x):
         all_ = {'rms': np.sqrt((x * x).mean(axis=1)).tolist(), 'mean': x.mean(axis=1).tolist(),
                 'min': x.min(axis=1).tolist(), 'max': x.max(axis=1).tolist()}
         return {k: all_[k] for k in keep}
 
-    n = hp['n_layer']
     R, N = [residual_in[k] for k in range(n + 1)], result['norm']
     if convention == 'ours':
         trace = [dict(layer=il, **stats(R[il + 1])) for il in range(n)]
@@ -138,6 +197,11 @@ def main():
     if full:
         stack = np.stack([R[k] for k in range(n)] + [N]).astype(np.float32)[:, None]
         np.savez(full, hidden_states=stack)
+    if ops_path:
+        for il in range(n):
+            ops['l_out-%d' % il] = R[il + 1]
+        ops['result_norm'] = N
+        np.savez(ops_path, **{k: np.asarray(v, dtype=np.float32) for k, v in ops.items()})
     json.dump({'prompt_tokens': tokens, 'n_layer': hp['n_layer'], 'prompt_trace': trace}, open(out, 'w'))
 
 

@@ -21,6 +21,7 @@ typedef struct their_rows {
     engine_op op;
     int width;
     float rounding;     /* their type's relative step (float16, bfloat16), allowed on top of the tolerance */
+    float scale;        /* theirs times this is ours: llama.cpp's inp_embd before the model's embedding scale */
 } their_rows;
 
 /* llama.cpp's cb_eval names of the ops (src/models/llama.cpp and the others: "attn_norm", "Qcur" after rotary,
@@ -45,6 +46,18 @@ static int op_width(const engine_hparams *hp, engine_op op)
     }
 }
 
+/* Names without a layer: the embeddings (llama.cpp's inp_embd is the lookup before gemma's and granite's scale,
+ * cb'd apart as inp_scaled: src/models/gemma3.cpp) and the final norm. */
+static const struct {
+    const char *name;
+    engine_op op;
+    bool unscaled;
+} whole_names[] = {
+    { "inp_embd", ENGINE_OP_EMBD, true },
+    { "inp_scaled", ENGINE_OP_EMBD, false },
+    { "result_norm", ENGINE_OP_RESULT_NORM, false },
+};
+
 /* "PREFIX<digits>" -> the number; -1 otherwise. */
 static long numbered(const char *name, const char *prefix)
 {
@@ -56,14 +69,20 @@ static long numbered(const char *name, const char *prefix)
     return *end || v < 0 || name[n] == '+' || name[n] == '-' ? -1 : v;
 }
 
-/* Where array a belongs among ours: its number *k, *op and *hf (numbered as transformers' hidden_states); false
- * when its name is none of the conventions. */
-static bool place(const char *name, long *k, engine_op *op, bool *hf)
+/* Where array a belongs among ours: its number *k (-1 for names without one), *op, *hf (numbered as transformers'
+ * hidden_states) and *unscaled (the embeddings before the model's scale); false when its name is none of the
+ * conventions. */
+static bool place(const char *name, long *k, engine_op *op, bool *hf, bool *unscaled)
 {
     static const char *const ours[] = { "layer.", "layers.", "" };
     static const char *const theirs[] = { "hidden_states.", "hidden_states_" };
-    *hf = false;
+    *hf = *unscaled = false;
     *op = ENGINE_OP_LAYER_OUT;
+    for (size_t i = 0; i < sizeof whole_names / sizeof whole_names[0]; i++)
+        if (!strcmp(name, whole_names[i].name)) {
+            *k = -1, *op = whole_names[i].op, *unscaled = whole_names[i].unscaled;
+            return true;
+        }
     for (size_t i = 0; i < sizeof theirs / sizeof theirs[0]; i++)
         if ((*k = numbered(name, theirs[i])) >= 0)
             return *hf = true;
@@ -96,9 +115,11 @@ static bool rows_of(const dump_array *a, int stacked, uint64_t n_pos, uint64_t n
 
 void run_against_full_prepare(run_opts *o, engine_trace *trace, const engine_hparams *hp)
 {
-    if (o->trace_full_ops)
+    if (o->trace_full_ops) {
+        engine_trace_keep_op(trace, ENGINE_OP_EMBD, hp->n_embd);
         for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
             engine_trace_keep_op(trace, op_names[i].op, op_width(hp, op_names[i].op));
+    }
     if (!o->against_full)
         return;
     tensor_dump *d = malloc(sizeof *d);
@@ -114,8 +135,12 @@ void run_against_full_prepare(run_opts *o, engine_trace *trace, const engine_hpa
     for (size_t i = 0; i < d->n; i++) {
         long k;
         engine_op op;
-        bool hf;
-        if (place(d->a[i].name, &k, &op, &hf) && op != ENGINE_OP_LAYER_OUT)
+        bool hf, unscaled;
+        if (!strcmp(d->a[i].name, "hidden_states") || (place(d->a[i].name, &k, &op, &hf, &unscaled) && hf && !k))
+            op = ENGINE_OP_EMBD; /* transformers' entry 0 */
+        else if (!place(d->a[i].name, &k, &op, &hf, &unscaled))
+            continue;
+        if (op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM)
             engine_trace_keep_op(trace, op, op_width(hp, op));
     }
 }
@@ -135,7 +160,7 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     their_rows *rows = calloc(d.n * (size_t)(n_layer + 2) + 1, sizeof *rows);
     size_t n_rows = 0;
     char skipped[300] = "";
-    bool hf_seen = false, rounded = false;
+    bool hf_seen = false, rounded = false, per_op = false; /* per_op: ops inside the layers too */
     for (size_t i = 0; rows && i < d.n; i++) {
         const dump_array *a = &d.a[i];
         uint64_t count;
@@ -143,30 +168,39 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
             /* transformers' stack: n_layer + 1 entries, the embeddings first, the last after the final norm */
             hf_seen = true;
             rounded |= a->rounding > 0.0f;
-            for (uint64_t k = 1; k < count && k <= (uint64_t)n_layer; k++)
+            for (uint64_t k = 0; k < count && k <= (uint64_t)n_layer; k++)
                 rows[n_rows++] = (their_rows){ a->name, a->data + k * (uint64_t)n_pos * (uint64_t)n_embd,
-                                               k == (uint64_t)n_layer ? n_layer : (int)k - 1,
-                                               k == (uint64_t)n_layer ? ENGINE_OP_RESULT_NORM : ENGINE_OP_LAYER_OUT,
-                                               n_embd, a->rounding };
+                                               k == (uint64_t)n_layer ? n_layer : k ? (int)k - 1 : 0,
+                                               k == (uint64_t)n_layer ? ENGINE_OP_RESULT_NORM
+                                               : k                    ? ENGINE_OP_LAYER_OUT
+                                                                      : ENGINE_OP_EMBD,
+                                               n_embd, a->rounding, 1.0f };
             continue;
         }
         long k = -1;
-        bool hf = false;
-        engine_op op = ENGINE_OP_RESULT_NORM;
-        const bool named = !strcmp(a->name, "result_norm") || place(a->name, &k, &op, &hf);
+        bool hf = false, unscaled = false;
+        engine_op op = ENGINE_OP_LAYER_OUT;
+        const bool named = place(a->name, &k, &op, &hf, &unscaled);
+        if (hf && k == 0)
+            op = ENGINE_OP_EMBD;
         const int width = op_width(hp, op);
         if (!named || !rows_of(a, 0, (uint64_t)n_pos, (uint64_t)width, &count) ||
-            (!strcmp(a->name, "result_norm") ? false : hf ? (k < 1 || k > n_layer) : k >= n_layer)) {
+            (k < 0 ? false : hf ? k > n_layer : k >= n_layer)) {
             if (strlen(skipped) + strlen(a->name) + 3 < sizeof skipped)
                 snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "%s%s", skipped[0] ? ", " : "",
                          a->name);
             continue;
         }
         hf_seen |= hf;
-        const int il = !strcmp(a->name, "result_norm") ? n_layer : hf ? (k == n_layer ? n_layer : (int)k - 1) : (int)k;
+        const int il = op == ENGINE_OP_RESULT_NORM ? n_layer
+                       : op == ENGINE_OP_EMBD      ? 0
+                       : hf                        ? (k == n_layer ? n_layer : (int)k - 1)
+                                                   : (int)k;
         if (il == n_layer)
             op = ENGINE_OP_RESULT_NORM;
-        rows[n_rows++] = (their_rows){ a->name, a->data, il, op, width, a->rounding };
+        per_op |= op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM && op != ENGINE_OP_EMBD;
+        rows[n_rows++] = (their_rows){ a->name, a->data, il, op, width, a->rounding,
+                                       unscaled ? hp->embd_scale : 1.0f };
         rounded |= a->rounding > 0.0f;
     }
     fprintf(out, "full       %s: %zu arrays of %d x %d held element by element (max |ours - theirs| over their RMS, "
@@ -214,9 +248,10 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
                 const float *a = ours + (size_t)p * w, *b = rows[i].x + (size_t)p * w;
                 double ss = 0.0, mx = 0.0;
                 int ch = 0;
+                const double bs = rows[i].scale;
                 for (int c = 0; c < w; c++) {
-                    ss += (double)b[c] * b[c];
-                    const double diff = fmax(0.0, fabs((double)a[c] - b[c]) - rows[i].rounding * fabs((double)b[c]));
+                    ss += bs * b[c] * bs * b[c];
+                    const double diff = fmax(0.0, fabs(a[c] - bs * b[c]) - rows[i].rounding * fabs(bs * b[c]));
                     if (diff > mx || isnan(diff))
                         mx = isnan(diff) ? INFINITY : diff, ch = c;
                 }
@@ -235,7 +270,7 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
                                                                             (opi == (int)first_op && p < first_pos)))) {
                         first_il = il, first_pos = p, first_ch = ch, first_d = rel, first_name = rows[i].name;
                         first_op = rows[i].op;
-                        first_ours = a[ch], first_theirs = b[ch];
+                        first_ours = a[ch], first_theirs = bs * b[ch];
                     }
                 }
             }
@@ -260,7 +295,9 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     char where[48], summary[sizeof res->summary];
     if (first_il == n_layer)
         snprintf(where, sizeof where, "the final norm");
-    else if (first_op == ENGINE_OP_LAYER_OUT)
+    else if (first_op == ENGINE_OP_EMBD)
+        snprintf(where, sizeof where, "the token embeddings");
+    else if (first_op == ENGINE_OP_LAYER_OUT && !per_op)
         snprintf(where, sizeof where, "layer %d", first_il);
     else
         snprintf(where, sizeof where, "layer %d, op %s", first_il, engine_op_name(first_op));
@@ -277,7 +314,7 @@ int run_write_trace_full(const char *path, const run_result *r, char *why, size_
 {
     const engine_hparams *hp = engine_model_hparams(r->model);
     const int n_layer = engine_trace_layers(r->trace) - 1, n_ops = (int)(sizeof op_names / sizeof op_names[0]);
-    const size_t cap = (size_t)n_layer * (size_t)n_ops + 1;
+    const size_t cap = (size_t)n_layer * (size_t)n_ops + 2;
     dump_array *a = calloc(cap, sizeof *a);
     char (*names)[32] = calloc(cap, sizeof *names);
     size_t n = 0;
@@ -286,7 +323,15 @@ int run_write_trace_full(const char *path, const run_result *r, char *why, size_
         snprintf(why, why_len, "out of memory");
         goto done;
     }
-    /* every kept op of every layer (l_out-N always), then the final norm */
+    /* the embeddings when kept (as llama.cpp names them: inp_scaled after a scale), every kept op of every layer
+     * (l_out-N always), then the final norm */
+    const float *embd = engine_trace_op_values(r->trace, ENGINE_OP_EMBD, 0);
+    if (embd) {
+        snprintf(names[n], sizeof names[n], "%s", hp->embd_scale != 1.0f ? "inp_scaled" : "inp_embd");
+        a[n] = (dump_array){ .name = names[n], .ndim = 2, .shape = { r->n_prompt, (uint64_t)hp->n_embd },
+                             .data = (float *)embd };
+        n++;
+    }
     for (int il = 0; il < n_layer; il++)
         for (int i = 0; i < n_ops; i++) {
             const float *x = engine_trace_op_values(r->trace, op_names[i].op, il);
