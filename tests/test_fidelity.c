@@ -410,6 +410,75 @@ Test(fidelity, attributed_tensors_recover_more_than_random_ones)
     free(f32);
 }
 
+/* --plot draws what the attribution measured: every candidate a cell titled with its name, the measured ones (the
+ * JSON's "measured") outlined, the bars led by the largest recovery with its figure; a second QUANT its own file;
+ * refused without --attribute and onto a file the run reads. */
+Test(fidelity, plot_draws_the_attribution)
+{
+    const char *text = text_path();
+    if (!text)
+        cr_skip_test("no license text in /usr/share/common-licenses: skipped");
+    char *f32 = need_model("tiny-llama-f32.gguf"), *q4k = need_model("tiny-llama-q4_k_m.gguf"),
+         *q40 = need_model("tiny-llama-q4_0.gguf");
+    char args[8192], svg[128], svg2[128];
+    int st;
+    snprintf(svg, sizeof svg, "%s/attr.svg", tmp_dir);
+    snprintf(svg2, sizeof svg2, "%s/attr-2.svg", tmp_dir);
+    snprintf(args, sizeof args, "'%s' '%s' '%s' -f '%s' -c 128 --chunks 2 --attribute=3 --json -t 2 --plot '%s'", f32,
+             q4k, q40, text, svg);
+    char *out = run_tool("gguf-fidelity", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cJSON *a = NULL;
+    for (char *save = NULL, *line = strtok_r(out, "\n", &save); line && !a; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *kind = j ? cJSON_GetObjectItem(j, "kind") : NULL;
+        if (cJSON_IsString(kind) && !strcmp(kind->valuestring, "attribution"))
+            a = j;
+        else
+            cJSON_Delete(j);
+    }
+    cr_assert(a, "no attribution line");
+    tbuf b = read_whole_file(svg);
+    cr_assert(b.p, "%s not written", svg);
+    char *doc = strndup((const char *)b.p, b.len);
+    free(b.p);
+    cr_expect(!strncmp(doc, "<svg ", 5) && strstr(doc, "</svg>\n"), "not an SVG document");
+    const cJSON *list = cJSON_GetObjectItem(a, "tensors"), *t;
+    int outlined = 0;
+    for (const char *p = doc; (p = strstr(p, "stroke=\"black\"")); p++)
+        outlined++;
+    cr_expect_eq(outlined, cJSON_GetObjectItem(a, "measured")->valueint, "%d cells outlined", outlined);
+    cJSON_ArrayForEach(t, list) {
+        char want[160];
+        snprintf(want, sizeof want, "<title>%s: product error", cJSON_GetObjectItem(t, "name")->valuestring);
+        cr_expect(strstr(doc, want), "no cell for %s", want);
+    }
+    /* the bars, largest recovery first: the first bar's figure is the JSON's first tensor's */
+    char first[64];
+    snprintf(first, sizeof first, ">%.6f (",
+             cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "kld_recovered")->valuedouble);
+    const char *bars = strstr(doc, "KLD recovered by restoring");
+    const char *hit = bars ? strstr(bars, first) : NULL, *end = bars ? strstr(bars, "%)</text>") : NULL;
+    cr_expect(hit && end && hit < end && end - hit < 40, "the first bar's figure is not %s", first);
+    free(doc);
+    cJSON_Delete(a);
+    free(out);
+    cr_expect_eq(access(svg2, F_OK), 0, "the second QUANT's plot %s is missing", svg2);
+    /* refusals: no attribution to draw; the plot over the quantization the run reads */
+    snprintf(args, sizeof args, "'%s' '%s' -f '%s' -c 128 --chunks 1 --plot '%s' 2>&1", f32, q4k, text, svg);
+    free(run_tool("gguf-fidelity", args, &st));
+    cr_expect_eq(st, 2);
+    tbuf before = read_whole_file(q4k);
+    snprintf(args, sizeof args, "'%s' '%s' -f '%s' -c 128 --chunks 1 --attribute --plot '%s' 2>&1", f32, q4k, text,
+             q4k);
+    out = run_tool("gguf-fidelity", args, &st);
+    cr_expect_eq(st, 2, "%s", out);
+    tbuf after = read_whole_file(q4k);
+    cr_expect(before.len == after.len && !memcmp(before.p, after.p, before.len), "the quantization was replaced");
+    free(before.p), free(after.p), free(out);
+    free(f32), free(q4k), free(q40);
+}
+
 /* The real SmolLM2 against llama-perplexity (its figures made here: tests/data/llama_perplexity_smollm2.json says
  * how): the base is the Q4_1 file dequantized to F32 by gguf-py, the quantizations our gguf-quantize's Q4_K_M and
  * Q6_K (the same bytes as llama-quantize's, checked by sha256), the text the GPL-3 and Apache-2.0 licenses, 19

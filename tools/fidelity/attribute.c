@@ -179,7 +179,41 @@ static void name_pattern(const char *name, char *out, size_t cap)
     out[at] = 0;
 }
 
-int fid_attribute(const job *j, model *q)
+/* --plot's file for QUANT number q_index: F.svg for the first, F-2.svg ... after it. */
+static void plot_path(const char *plot, int q_index, char *out, size_t cap)
+{
+    const char *ext = strrchr(plot, '.');
+    if (!q_index)
+        snprintf(out, cap, "%s", plot);
+    else if (ext && !strchr(ext, '/'))
+        snprintf(out, cap, "%.*s-%d%s", (int)(ext - plot), plot, q_index + 1, ext);
+    else
+        snprintf(out, cap, "%s-%d", plot, q_index + 1);
+}
+
+/* The candidates drawn (--plot). */
+static int draw(const opts *o, const model *q, int q_index, const candidate *cands, int n_cand, int n_layer,
+                double kld0)
+{
+    fid_score *s = calloc((size_t)n_cand + 1, sizeof *s);
+    if (!s)
+        return fid_trouble(2, "out of memory for the plot");
+    for (int i = 0; i < n_cand; i++) {
+        int64_t layer;
+        model_role_of_name(cands[i].q->name, &layer);
+        s[i] = (fid_score){ cands[i].q->name, layer >= 0 && layer < n_layer ? (int)layer : -1, cands[i].err,
+                            kld0 - cands[i].kld, cands[i].measured };
+    }
+    char path[4096], why[600];
+    plot_path(o->plot, q_index, path, sizeof path);
+    const int rc = fid_write_plot(path, q->path, s, n_cand, n_layer, kld0, why, sizeof why)
+                       ? fid_trouble(2, "--plot %s: %s", path, why)
+                       : 0;
+    free(s);
+    return rc;
+}
+
+int fid_attribute(const job *j, model *q, int q_index)
 {
     const opts *o = j->o;
     const int n_ctx = o->n_ctx, scored = logits_file_scored(n_ctx), V = j->n_vocab, first = n_ctx / 2;
@@ -257,6 +291,8 @@ int fid_attribute(const job *j, model *q)
         rc = measure(j, q, rows, logits, chunk, n_chunks, &kld_top);
     for (int i = 0; i < top && !rc; i++)
         rc = replace(q, cands[i].q);
+    if (!rc && o->plot)
+        rc = draw(o, q, q_index, cands, n_cand, hp->n_layer, kld0);
     if (rc)
         goto done;
     if (o->json) {

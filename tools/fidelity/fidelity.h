@@ -12,6 +12,7 @@ enum { MAX_QUANTS = 8, MAX_RESTORE = 64 };
 typedef struct opts {
     const char *base, *quants[MAX_QUANTS], *text_path, *kl_base_out, *base_logits;
     const char *restore[MAX_RESTORE]; /* --restore: tensors put back to the base's weights in every QUANT */
+    const char *plot;                 /* --plot F.svg: the attribution drawn (F-2.svg ... for later QUANTs) */
     int n_quants, n_ctx, chunks, n_threads, n_restore;
     int attribute;                    /* --attribute=N: name the N tensors that cost the most KLD (0: off) */
     int attribute_chunks;             /* chunks the attribution measures on */
@@ -56,7 +57,22 @@ void fid_print_chunk(const job *j, int chunk, const model *q);
 void fid_print_summary(const job *j, const model *q);
 int fid_print_provenance(const opts *o, const model *base, const model *q);
 
-/* --attribute for quantization q: which of its tensors cost the KLD, confirmed by restoring them. 0 or 2. */
-int fid_attribute(const job *j, model *q);
+/* --attribute for quantization q: which of its tensors cost the KLD, confirmed by restoring them (q_index: which
+ * QUANT, for --plot's file name). 0 or 2. */
+int fid_attribute(const job *j, model *q, int q_index);
+
+/* One quantized tensor as the attribution saw it (plot.c). */
+typedef struct fid_score {
+    const char *name;
+    int layer;          /* -1: outside the layers (token_embd, output) */
+    double err;         /* its product's error on the base's activations */
+    double recovered;   /* the KLD restoring it recovers (measured only) */
+    bool measured;
+} fid_score;
+
+/* The attribution of quantization quant as an SVG: product error per layer and role, the measured recoveries
+ * (kld: the quantization's KLD). 0, or -1 with err set. */
+int fid_write_plot(const char *path, const char *quant, const fid_score *s, int n, int n_layer, double kld, char *err,
+                   size_t err_len);
 
 #endif

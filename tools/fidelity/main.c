@@ -45,6 +45,8 @@ static const char *const usage =
     "                        bytes at Q8_0, and llama-quantize --tensor-type overrides for them\n"
     "  --attribute-chunks N  chunks the attribution measures on (default 2)\n"
     "  --restore T1,T2,...   put these tensors back to BASE's weights in every QUANT before measuring\n"
+    "  --plot F.svg          draw the attribution: product error per layer and tensor role, the measured\n"
+    "                        tensors' KLD recovered (later QUANTs: F-2.svg, F-3.svg ...)\n"
     "  --json                JSON Lines on stdout: one line per chunk and model, one summary per model\n"
     "  -q, --quiet           no per-chunk lines\n"
     "  --version             print the version and exit\n"
@@ -59,7 +61,7 @@ static int parse_args(int argc, char **argv, opts *o)
     o->chunks = -1;
     o->attribute_chunks = 2;
     enum { OPT_CHUNKS = 256, OPT_NUMERICS, OPT_KL_BASE, OPT_BASE_LOGITS, OPT_JSON, OPT_VERSION, OPT_PROVENANCE,
-           OPT_ATTRIBUTE, OPT_ATTRIBUTE_CHUNKS, OPT_RESTORE };
+           OPT_ATTRIBUTE, OPT_ATTRIBUTE_CHUNKS, OPT_RESTORE, OPT_PLOT };
     static const struct option longs[] = {
         { "file", required_argument, 0, 'f' },          { "ctx-size", required_argument, 0, 'c' },
         { "threads", required_argument, 0, 't' },       { "chunks", required_argument, 0, OPT_CHUNKS },
@@ -68,7 +70,8 @@ static int parse_args(int argc, char **argv, opts *o)
         { "quiet", no_argument, 0, 'q' },               { "help", no_argument, 0, 'h' },
         { "version", no_argument, 0, OPT_VERSION },     { "provenance", no_argument, 0, OPT_PROVENANCE },
         { "attribute", optional_argument, 0, OPT_ATTRIBUTE }, { "attribute-chunks", required_argument, 0, OPT_ATTRIBUTE_CHUNKS },
-        { "restore", required_argument, 0, OPT_RESTORE }, { 0, 0, 0, 0 },
+        { "restore", required_argument, 0, OPT_RESTORE }, { "plot", required_argument, 0, OPT_PLOT },
+        { 0, 0, 0, 0 },
     };
     const char *prog = "gguf-fidelity";
     long long v;
@@ -100,6 +103,7 @@ static int parse_args(int argc, char **argv, opts *o)
             }
             break;
         case OPT_KL_BASE: o->kl_base_out = optarg; break;
+        case OPT_PLOT: o->plot = optarg; break;
         case OPT_BASE_LOGITS: o->base_logits = optarg; break;
         case OPT_JSON: o->json = true; break;
         case OPT_PROVENANCE: o->provenance = true; break;
@@ -159,6 +163,10 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (o->base_logits && o->kl_base_out) {
         fprintf(stderr, "gguf-fidelity: --base-logits and --kl-divergence-base: the base is read, not run\n");
+        return 2;
+    }
+    if (o->plot && !o->attribute) {
+        fprintf(stderr, "gguf-fidelity: --plot draws the attribution: give --attribute too\n");
         return 2;
     }
     if (!o->n_threads)
@@ -349,7 +357,8 @@ static int tool_main(int argc, char **argv)
         if ((rc = model_open(&quants[q], o.quants[q])))
             goto out;
     rc = 2;
-    if (output_guard_refuses("gguf-fidelity", "--kl-divergence-base", o.kl_base_out))
+    if (output_guard_refuses("gguf-fidelity", "--kl-divergence-base", o.kl_base_out) ||
+        output_guard_refuses("gguf-fidelity", "--plot", o.plot))
         goto out;
     const model *ref = o.base ? &base : &quants[0]; /* whose vocabulary tokenizes */
     if (o.text_path) {
@@ -470,7 +479,7 @@ static int tool_main(int argc, char **argv)
     }
     rc = 0;
     for (int q = 0; o.attribute && q < o.n_quants; q++)
-        if ((rc = fid_attribute(&j, &quants[q])))
+        if ((rc = fid_attribute(&j, &quants[q], q)))
             goto out;
     for (int q = 0; o.provenance && q < o.n_quants; q++) {
         const int p = fid_print_provenance(&o, &base, &quants[q]);
