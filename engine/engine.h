@@ -92,6 +92,10 @@ const engine_hparams *engine_model_hparams(const engine_model *m);
  * restored to its base's precision); t must outlive the model. A tensor bound in parts (fused, experts') is refused
  * (ENGINE_E_INPUT). The next forward pass uses it. */
 engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t, engine_error *err);
+/* on: after each layer of a forward pass its weights' pages in the file's mapping go back to the page cache (the
+ * output's and the embeddings' after the logits), so the process holds about one layer's weights at a time and
+ * every pass faults them in again from the cache: for a tool that runs two models in one process. */
+void engine_model_release_weights(engine_model *m, bool on);
 kern_backend *engine_model_backend(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);

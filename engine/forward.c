@@ -258,6 +258,13 @@ static void run_products(pass *p, int n, const kern_weight *const ws[], const ke
         run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
 }
 
+/* Layer il's weights out of the resident set once the layer ran (engine_model_release_weights). */
+static void release_layer(const engine_model *m, int il)
+{
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+        gguf_tensor_release(m->f, m->layers[il].w[r].t);
+}
+
 /* What a probe sees of op after it ran: its rows' statistics and values (T, n), as the probe asks. */
 static void look(pass *p, engine_op op, const float *x, int T, int n)
 {
@@ -504,6 +511,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
         ffn_block(&p, il, T, il == hp->n_layer - 1 ? keep0 : 0);
+        if (m->release_weights)
+            release_layer(m, il);
     }
     p.layer = hp->n_layer;
     run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
@@ -536,6 +545,10 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         run_argmax(&p, "argmax of the logits", c->logits, V, top->ids);
     else if (top)
         run_top_k(&p, "top-k of the logits", c->logits, V, top->k, top->ids, top->vals);
+    if (m->release_weights) {
+        gguf_tensor_release(m->f, m->output.t);
+        gguf_tensor_release(m->f, m->tok_embd.t);
+    }
     return p.st;
 }
 

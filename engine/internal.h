@@ -36,6 +36,7 @@ struct engine_model {
     kern_weight *expert_weights;  /* the same, bound */
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
     float *rope_long, *rope_short; /* (n_rot / 2) LongRoPE divisors (phi3 128k), or NULL */
+    bool release_weights;  /* engine_model_release_weights */
 };
 
 /* The experts' parts of a layer (engine_layer.experts), each a role of model/arch.c. */

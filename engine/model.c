@@ -348,6 +348,11 @@ fail:
     return s;
 }
 
+void engine_model_release_weights(engine_model *m, bool on)
+{
+    m->release_weights = on;
+}
+
 engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t, engine_error *err)
 {
     /* the slot bound whole to a tensor of that name (the file's, or one put there before): a fused tensor's parts

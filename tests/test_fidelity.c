@@ -484,7 +484,8 @@ Test(fidelity, plot_draws_the_attribution)
  * Q6_K (the same bytes as llama-quantize's, checked by sha256), the text the GPL-3 and Apache-2.0 licenses, 19
  * chunks of 512. Under --numerics ggml, PPL and mean KLD within 1 % of llama-perplexity's (run with an F32 K/V
  * cache: its default F16 cache and flash attention move the smallest KLDs by up to 4 %, docs/gguf-fidelity.md), the
- * same top token within 0.5 points. */
+ * same top token within 0.5 points; and the peak resident memory of both models' run below llama-perplexity's second
+ * pass (its RSS there committed beside its figures). */
 TestSuite(fidelity_real, .timeout = 900);
 
 Test(fidelity_real, smollm2_requantizations_match_llama_perplexity)
@@ -542,6 +543,12 @@ Test(fidelity_real, smollm2_requantizations_match_llama_perplexity)
                       field(s, "kld"), kld);
         cr_expect_leq(fabs(100 * field(s, "same_top") - top), 0.5, "%s: same top %g%%, llama-perplexity's %g%%",
                       types[i], 100 * field(s, "same_top"), top);
+        /* both models in one process, yet below llama-perplexity's second pass alone: a layer at a time */
+        const double peak = cJSON_GetObjectItem(s, "peak_resident_bytes")->valuedouble,
+                     second = 1024.0 * cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "peak_resident_kb"),
+                                                           "second_pass")->valuedouble;
+        cr_log_info("peak resident %.0f MB (llama-perplexity's second pass %.0f MB)", peak / 1e6, second / 1e6);
+        cr_expect_lt(peak, second, "peak resident %.0f bytes, llama-perplexity's second pass %.0f", peak, second);
         cJSON_Delete(s);
     }
     free(out);

@@ -297,6 +297,10 @@ GGUFSCOPE_API uint32_t gguf_alignment(const gguf_file *f);
 GGUFSCOPE_API uint64_t gguf_data_offset(const gguf_file *f);   /* start of the data section in the file */
 GGUFSCOPE_API uint64_t gguf_file_size(const gguf_file *f);
 GGUFSCOPE_API const uint8_t *gguf_file_bytes(const gguf_file *f); /* the whole mapping */
+/* Hands the whole pages of t's bytes in f's file mapping (or its shard's) back to the page cache: the process's
+ * resident set drops them, and their next read faults them in again from the cache. Nothing for memory images and
+ * remote files. */
+GGUFSCOPE_API void gguf_tensor_release(const gguf_file *f, const gguf_tensor *t);
 
 GGUFSCOPE_API size_t gguf_kv_count(const gguf_file *f);
 GGUFSCOPE_API const gguf_kv *gguf_kv_at(const gguf_file *f, size_t i);     /* file order */

@@ -234,6 +234,9 @@ static int model_load(model *md, const opts *o, int max_batch)
     if (engine_model_hparams(md->m)->n_vocab < tok_vocab_size(md->v))
         return fid_trouble(1, "%s: %d embedding rows for a %d-token vocabulary", md->path,
                        engine_model_hparams(md->m)->n_vocab, tok_vocab_size(md->v));
+    /* the models take turns chunk by chunk: each one's weights leave the resident set layer by layer as its pass
+     * goes, so the process holds about one layer of one model (the page cache keeps them for the next pass) */
+    engine_model_release_weights(md->m, true);
     return 0;
 }
 
@@ -473,7 +476,7 @@ static int tool_main(int argc, char **argv)
     if (!o.json) {
         const uint64_t priv = procmem_private_bytes(), peak = procmem_peak_bytes();
         fprintf(stderr, "gguf-fidelity: %s%.1f s for the base; memory: %.0f MiB private (logits, caches, figures), "
-                        "%.0f MiB peak resident with the mapped weights of every model\n",
+                        "%.0f MiB peak resident with the weights (a layer at a time)\n",
                 j.base ? "" : "(the base read from its file) ", j.base ? j.base->seconds : 0.0, priv / 1048576.0,
                 peak / 1048576.0);
     }

@@ -1,5 +1,6 @@
 /* gguf-fidelity's reports: a chunk's line, a quantization's summary (llama-perplexity's blocks of figures), its
  * provenance; as text or as JSON Lines in the tools' envelope (docs/JSON.md). */
+#include "procmem.h"
 #include "fidelity.h"
 #include "json_doc.h"
 #include "json_line.h"
@@ -54,6 +55,9 @@ void fid_print_summary(const job *j, const model *q)
             json_add_text(d, "base", j->base->path);
         cJSON_AddNumberToObject(d, "positions", (double)q->acc.count);
         cJSON_AddNumberToObject(d, "seconds", q->seconds);
+        /* the process's, when the evaluation of every model is done */
+        cJSON_AddNumberToObject(d, "private_bytes", (double)procmem_private_bytes());
+        cJSON_AddNumberToObject(d, "peak_resident_bytes", (double)procmem_peak_bytes());
         const struct {
             const char *name;
             kld_value v;
