@@ -39,6 +39,9 @@ typedef struct run_opts {
     float massive_tolerance;  /* > 0: the tolerance at positions carrying massive activations (gemma) */
 } run_opts;
 
+/* The command line into o (options.c): 0, or the exit status after a message (--help and --version exit). */
+int run_parse_args(int argc, char **argv, run_opts *o);
+
 /* The batch gguf-run's contexts are made for. */
 #define RUN_MAX_BATCH 256
 
