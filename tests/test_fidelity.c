@@ -443,6 +443,11 @@ Test(fidelity, plot_draws_the_attribution)
     char *doc = strndup((const char *)b.p, b.len);
     free(b.p);
     cr_expect(!strncmp(doc, "<svg ", 5) && strstr(doc, "</svg>\n"), "not an SVG document");
+    snprintf(args, sizeof args, "'%s' -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s' 2>&1",
+             venv_python(), svg);
+    char *xml = run_capture(args, &st);
+    cr_expect_eq(st, 0, "the SVG is not well-formed XML: %s", xml);
+    free(xml);
     const cJSON *list = cJSON_GetObjectItem(a, "tensors"), *t;
     int outlined = 0;
     for (const char *p = doc; (p = strstr(p, "stroke=\"black\"")); p++)

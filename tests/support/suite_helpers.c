@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 char *need_model(const char *name)
 {
@@ -25,6 +26,25 @@ cJSON *need_golden(const char *stem)
     if (!g)
         cr_skip_test("golden %s not found: skipped", stem);
     return g;
+}
+
+char *generate_golden(const char *name)
+{
+    char *p = malloc(1024);
+    snprintf(p, 1024, "%s/generate/%s", golden_dir(), name);
+    if (access(p, R_OK) != 0) {
+        free(p);
+        cr_skip_test("golden %s not found: skipped", name);
+    }
+    return p;
+}
+
+void need_reference(void)
+{
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/../tools/reference_forward.py", models_dir());
+    if (access(ref, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", ref);
 }
 
 cJSON *run_json(const char *model, const char *extra, int *status)

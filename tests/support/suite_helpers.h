@@ -11,6 +11,10 @@
 char *need_model(const char *name);
 /* golden generate/STEM.json, or the test skipped when it is not there. */
 cJSON *need_golden(const char *stem);
+/* generate/NAME of the goldens (any file: .json, .npy), or the test skipped when it is not there; malloc'd. */
+char *generate_golden(const char *name);
+/* ../shared/tools/reference_forward.py (the numpy engine tests/py/reference_trace.py runs), or the test skipped. */
+void need_reference(void);
 /* gguf-run MODEL --json -q EXTRA: its JSON (asserted to be some), its exit status in *status. */
 cJSON *run_json(const char *model, const char *extra, int *status);
 /* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */
