@@ -1,0 +1,120 @@
+/*
+ * The architectures past the dense four against llama.cpp: the mixture-of-experts files in ../shared/models/moe,
+ * the synthetic presets of ../shared/tools/synth_arch.py written at test time (sha256-checked), and phi3's
+ * LongRoPE (tests/data/golden), with the tolerances of test_engine (engine_goldens.h).
+ */
+#include "engine_goldens.h"
+#include "golden.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The mixture-of-experts files in ../shared/models/moe (qwen3moe, qwen2moe with a shared expert, Mixtral's llama
+ * with experts, gpt-oss with MXFP4 experts, biases and sinks): exact numerics against their -deq twins, and
+ * --numerics ggml against llama.cpp's logits on the files themselves, held as the dense files are (the first
+ * position within 1e-4, 7 in 8 of all). */
+static const char *moe_dir(void)
+{
+    static char dir[4096];
+    snprintf(dir, sizeof dir, "%s/moe", models_dir());
+    return dir;
+}
+
+Test(engine_arch, mixtures_of_experts_match_llama_cpp)
+{
+    int checked = check_goldens_in(moe_dir(), KERN_NUMERICS_EXACT, NULL);
+    if (!checked)
+        cr_skip_test("no mixture-of-experts file with a golden in %s: skipped", moe_dir());
+    cr_assert_eq(checked, 8, "qwen3moe, qwen2moe, mixtral, gpt-oss x p0, p1: %d checked", checked);
+    outcome sum = { 0 };
+    checked = check_goldens_in(moe_dir(), KERN_NUMERICS_GGML, &sum);
+    cr_assert_eq(checked, 8);
+    cr_log_info("ggml numerics, experts: %zu of %zu prompt positions within %.0e of llama.cpp's logits",
+                sum.rows_within, sum.rows, GGML_LOGIT_TOL);
+    cr_assert_geq(sum.rows_within * 8, sum.rows * 7, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
+                  sum.rows, GGML_LOGIT_TOL);
+}
+
+/* The f32 files ../shared/tools/synth_arch.py writes (the architectures beyond the dense four), written here for
+ * the architectures the engine runs (5 s each), checked to be the golden README's files by their sha256, and held
+ * to their goldens (p0 and p1). */
+Test(engine_arch, synthetic_architectures_match_llama_cpp, .timeout = 300)
+{
+    char dir[128];
+    cr_assert(tmp_dir_make(dir, "synth-arch"));
+    int checked = 0;
+    const char *arch, *preset;
+    for (size_t i = 0; (preset = synth_arch_preset(i, &arch)); i++) {
+        char path[256], own[128], why[200];
+        if (!model_arch_find(arch, strlen(arch))) {
+            cr_log_info("%s: architecture %s is not run yet: not checked", preset, arch);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/%s-f32.gguf", dir, preset);
+        int w = synth_arch_write(preset, path, why);
+        if (w == 0) {
+            tmp_dir_remove(dir);
+            cr_skip_test("../shared/tools/synth_arch.py or build/venv not found: skipped");
+        }
+        cr_assert_eq(w, 1, "%s", why);
+        for (int p = 0; p < 2; p++) {
+            snprintf(own, sizeof own, "%s-f32.p%d", preset, p);
+            outcome o = check_against(path, own, own, KERN_NUMERICS_EXACT);
+            cr_log_info("%-16s p%d logits %.2e  trace %.2e  greedy %zu/%zu", preset, p, o.logit_rel, o.trace_rel,
+                        o.greedy_compared, o.greedy_total);
+            checked++;
+        }
+    }
+    cr_assert(tmp_dir_remove(dir));
+    cr_assert_eq(checked, 16, "the eight presets x p0, p1: %d checked", checked);
+}
+
+/* Phi-3's 128k files rotate with LongRoPE divisors: tiny-phi3 rewritten with them by tests/py/phi3_longrope.py (the
+ * gguf package), original context 128 (a context past it: the long divisors, and the converter's attention factor)
+ * and 4096 (the short ones), held to llama.cpp's goldens for them (made here by ../shared/tools/golden.c against the
+ * llama.cpp this project benchmarks with, and kept in tests/data/golden/: they differ from plain phi3's by 59 % and
+ * 15 % of max |logit|, so a file read without its divisors fails). */
+Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
+{
+    char dir[128], base[256], why[200];
+    cr_assert(tmp_dir_make(dir, "longrope"));
+    snprintf(base, sizeof base, "%s/tiny-phi3-f32.gguf", dir);
+    int w = synth_arch_write("tiny-phi3", base, why);
+    if (w == 0) {
+        tmp_dir_remove(dir);
+        cr_skip_test("../shared/tools/synth_arch.py or build/venv not found: skipped");
+    }
+    cr_assert_eq(w, 1, "%s", why);
+    static const struct { int orig; const char *sha256; } files[] = {
+        { 128, "40a173511bb325e001836bbe85fbe1b95cf202a11a74cd97c1bfafc332970236" },
+        { 4096, "f6eefc6d6375784a76e8847d59a42d296e8858d34f0acfb07988c593c0b13fe6" },
+    };
+    cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
+    for (size_t i = 0; i < 2; i++) {
+        char path[256], cmd[1024], own[96];
+        snprintf(path, sizeof path, "%s/tiny-phi3-longrope%d-f32.gguf", dir, files[i].orig);
+        snprintf(cmd, sizeof cmd, "'%s' tests/py/phi3_longrope.py '%s' '%s' %d 2>&1", venv_python(), base, path,
+                 files[i].orig);
+        int st;
+        char *out = run_capture(cmd, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        free(out);
+        gguf_digest d;
+        uint64_t size;
+        char hex[65];
+        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
+        gguf_digest_hex(&d, hex);
+        cr_assert_str_eq(hex, files[i].sha256, "the LongRoPE file is not the one the goldens were made from");
+        for (int p = 0; p < 2; p++) {
+            snprintf(own, sizeof own, "tiny-phi3-longrope%d-f32.p%d", files[i].orig, p);
+            outcome o = check_against(path, own, own, KERN_NUMERICS_EXACT);
+            cr_log_info("%s logits %.2e  trace %.2e  greedy %zu/%zu", own, o.logit_rel, o.trace_rel,
+                        o.greedy_compared, o.greedy_total);
+        }
+    }
+    cr_assert(tmp_dir_remove(dir));
+}
