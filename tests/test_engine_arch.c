@@ -118,3 +118,48 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
     }
     cr_assert(tmp_dir_remove(dir));
 }
+
+/* Held-out shapes (tests/py/heldout_arch.py: other expert counts, experts used, expert and shared widths, windows,
+ * layer counts and seeds than the presets'), written at test time and held to llama.cpp's goldens of them (made
+ * here by ../shared/tools/golden.c, kept in tests/data/golden/), so the engine does not rest on the presets'
+ * numbers: 16 experts with 4 used, 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
+ * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows). */
+Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
+{
+    static const struct {
+        const char *name, *sha256;
+    } files[] = {
+        { "heldout-qwen3moe", "d0cb6240ee076930fc7d62fd1ee42cdc006a9e88ee9861b72ff51861ca5db4d5" },
+        { "heldout-qwen2moe", "58830500dd63b76c27b2db04c22e285d2d3a936f85e37fdf576a11780ddcdebd" },
+        { "heldout-mixtral", "42e7b8c80a7dc7763b6dd408657256e14623d725a3e8daf296e6f1bc0e0a5732" },
+        { "heldout-gptoss", "f941d0abb56547498fc069bcf0c9565b718fca0fec7c40c1b8e8913715bc7d79" },
+        { "heldout-gemma2", "046ae808f73de4dcb3cd89e76725659682934b0a6c599e323dc544a8d0245e33" },
+    };
+    char ref[1024], dir[128];
+    snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
+    if (access(ref, R_OK) != 0 || access(venv_python(), X_OK) != 0)
+        cr_skip_test("%s or build/venv not found: skipped", ref);
+    cr_assert(tmp_dir_make(dir, "heldout"));
+    cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[256], cmd[1024], own[96], hex[65];
+        snprintf(path, sizeof path, "%s/%s-f32.gguf", dir, files[i].name);
+        snprintf(cmd, sizeof cmd, "'%s' tests/py/heldout_arch.py %s '%s' 2>&1", venv_python(), files[i].name, path);
+        int st;
+        char *out = run_capture(cmd, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        free(out);
+        gguf_digest d;
+        uint64_t size;
+        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
+        gguf_digest_hex(&d, hex);
+        cr_assert_str_eq(hex, files[i].sha256, "%s is not the file the goldens were made from", files[i].name);
+        for (int p = 0; p < 2; p++) {
+            snprintf(own, sizeof own, "%s-f32.p%d", files[i].name, p);
+            const outcome o = check_against(path, own, own, KERN_NUMERICS_EXACT);
+            cr_log_info("%-18s p%d logits %.2e  trace %.2e  greedy %zu/%zu", files[i].name, p, o.logit_rel,
+                        o.trace_rel, o.greedy_compared, o.greedy_total);
+        }
+    }
+    cr_assert(tmp_dir_remove(dir));
+}
