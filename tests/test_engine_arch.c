@@ -123,7 +123,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * layer counts and seeds than the presets'), written at test time and held to llama.cpp's goldens of them (made
  * here by ../shared/tools/golden.c, kept in tests/data/golden/), so the engine does not rest on the presets'
  * numbers: 16 experts with 4 used, 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
- * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows). */
+ * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows); the qwen3moe and gpt-oss
+ * ones quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
     static const struct {
@@ -161,5 +162,39 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
+    /* two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+     * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
+     * 8 of all): Q4_K_M experts, and gpt-oss's MXFP4 ones */
+    static const struct {
+        const char *name, *type, *suffix, *sha256;
+    } quants[] = {
+        { "heldout-qwen3moe", "Q4_K_M", "q4_k_m", "9a6498cd13f7b175743642aa98035f1443e23d877a362edcd84bb53721a4b535" },
+        { "heldout-gptoss", "MXFP4_MOE", "mxfp4", "77ad55c651d6342d798c57b52a1ff1d78e3ddfd64ea9862640759ab06481963b" },
+    };
+    outcome sum = { 0 };
+    for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {
+        char f32[256], path[256], args[1024], own[96], hex[65];
+        snprintf(f32, sizeof f32, "%s/%s-f32.gguf", dir, quants[i].name);
+        snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, quants[i].name, quants[i].suffix);
+        snprintf(args, sizeof args, "'%s' '%s' %s 2>&1", f32, path, quants[i].type);
+        int st;
+        free(run_tool("gguf-quantize", args, &st));
+        cr_assert_eq(st, 0, "gguf-quantize %s", args);
+        gguf_digest d;
+        uint64_t size;
+        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
+        gguf_digest_hex(&d, hex);
+        cr_assert_str_eq(hex, quants[i].sha256, "%s %s is not llama-quantize's bytes", quants[i].name, quants[i].type);
+        for (int p = 0; p < 2; p++) {
+            snprintf(own, sizeof own, "%s-%s.p%d", quants[i].name, quants[i].suffix, p);
+            const outcome o = check_against(path, own, own, KERN_NUMERICS_GGML);
+            cr_log_info("%-28s ggml numerics: %zu of %zu positions within %.0e (first %.2e)", own, o.rows_within,
+                        o.rows, GGML_LOGIT_TOL, o.first_rel);
+            cr_expect_leq(o.first_rel, GGML_LOGIT_TOL, "%s: the first position %.3g apart", own, o.first_rel);
+            sum.rows_within += o.rows_within, sum.rows += o.rows;
+        }
+    }
+    cr_assert_geq(sum.rows_within * 8, sum.rows * 7, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
+                  sum.rows, GGML_LOGIT_TOL);
     cr_assert(tmp_dir_remove(dir));
 }
