@@ -44,6 +44,12 @@ void engine_ctx_free(engine_ctx *c)
     free(c->route_probs);
     free(c->route_weights);
     free(c->route_ids);
+    free(c->moe_in_host);
+    free(c->moe_stage_host);
+    free(c->moe_weights_host);
+    free(c->moe_out_host);
+    free(c->moe_ids_host);
+    free(c->moe_slots_host);
     free(c->probe_host);
     free(c);
 }
@@ -51,7 +57,16 @@ void engine_ctx_free(engine_ctx *c)
 /* Elements of each buffer a context of n_ctx positions and batches of B holds. */
 typedef struct ctx_sizes {
     size_t kv, x, q, ff, logit, router;
+    size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
+
+/* Whether a batch's tokens go through each expert together (one product per expert over the tokens that chose it):
+ * in exact numerics only, where the order of a product's sums is free; llama.cpp's mul_mat_id keeps one order per
+ * row, which --numerics ggml follows token by token. */
+static bool groups_experts(const engine_model *m)
+{
+    return m->hp.n_expert > 0 && m->be->numerics == KERN_NUMERICS_EXACT;
+}
 
 static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ctx_sizes *z, engine_error *err)
 {
@@ -78,6 +93,15 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
                            hp->n_kv_head, hp->head_dim);
     if (!hp->n_expert)
         z->router = 0; /* a dense model has no router */
+    /* B rows twice, B k outputs of n_embd and B k weights */
+    size_t slots_x = 0;
+    z->moe_host = 0;
+    if (groups_experts(m) &&
+        (__builtin_mul_overflow((size_t)hp->n_expert_used, z->x + B, &slots_x) || slots_x > float_max))
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "batches of %zu tokens through %d experts each need more "
+                           "memory than can be addressed", B, hp->n_expert_used);
+    if (groups_experts(m))
+        z->moe_host = 2 * z->x + slots_x;
     return ENGINE_OK;
 }
 
@@ -99,8 +123,10 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->kv_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim * f;
     out->kv_bytes = 2 * (uint64_t)z.kv * f;
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
-    /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe */
-    const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0 };
+    /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe;
+     * the grouped experts' host staging */
+    const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0,
+                                 z.moe_host };
     const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
     for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
         if (!rows_of[i])
@@ -165,6 +191,21 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         c->route_probs = malloc((size_t)hp->n_expert * sizeof(float));
         c->route_weights = malloc((size_t)hp->n_expert_used * sizeof(float));
         c->route_ids = malloc((size_t)hp->n_expert_used * sizeof(int));
+    }
+    if (z.moe_host) {
+        const size_t k = (size_t)hp->n_expert_used, slots = B * k;
+        c->moe_in_host = malloc(x_n * sizeof(float));
+        c->moe_stage_host = malloc(x_n * sizeof(float));
+        c->moe_out_host = malloc(slots * (size_t)hp->n_embd * sizeof(float));
+        c->moe_weights_host = malloc(slots * sizeof(float));
+        c->moe_ids_host = malloc(slots * sizeof(int));
+        c->moe_slots_host = malloc(slots * sizeof(int));
+        c->bytes += z.moe_host * sizeof(float);
+        if (!c->moe_in_host || !c->moe_stage_host || !c->moe_out_host || !c->moe_weights_host || !c->moe_ids_host ||
+            !c->moe_slots_host) {
+            engine_ctx_free(c);
+            return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory for the experts' batches");
+        }
     }
     if (!c->stats || (hp->n_expert && (!c->router_host || !c->route_probs || !c->route_weights || !c->route_ids))) {
         engine_ctx_free(c);
@@ -384,6 +425,59 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
 }
 
+/* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
+ * tokens that chose it (groups_experts): the rows gathered on the host, its product over all of them, each output
+ * kept by its slot (token t, choice j); then per token the outputs scaled by their weights and summed in the order
+ * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. */
+static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    for (int t = 0; t < Tr; t++)
+        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
+                     c->route_probs, c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
+    check(p, c->be->to_host(c->be, c->moe_in_host, h, (size_t)Tr * E), "copy of the experts' input");
+    for (int e = 0; e < n_exp && !p->st; e++) {
+        int n = 0;
+        for (int s = 0; s < Tr * k; s++)
+            if (c->moe_ids_host[s] == e) {
+                c->moe_slots_host[n] = s;
+                memcpy(c->moe_stage_host + (size_t)n * E, c->moe_in_host + (size_t)(s / k) * E, (size_t)E * sizeof(float));
+                n++;
+            }
+        if (!n)
+            continue;
+        const kern_weight *const bias[3] = {
+            L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
+            L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
+            L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
+        };
+        check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E), "copy of an expert's rows");
+        gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
+                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, c->moe_tmp, o, "ffn_gate_exps, ffn_up_exps");
+        if (!p->st)
+            check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
+        for (int i = 0; i < n && !p->st; i++)
+            memcpy(c->moe_out_host + (size_t)c->moe_slots_host[i] * E, c->moe_stage_host + (size_t)i * E,
+                   (size_t)E * sizeof(float));
+    }
+    if (p->st)
+        return;
+    for (int t = 0; t < Tr; t++) { /* into moe_in_host, whose rows are used */
+        float *acc = c->moe_in_host + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const float *y = c->moe_out_host + ((size_t)t * k + j) * E, w = c->moe_weights_host[(size_t)t * k + j];
+            for (int i = 0; i < E; i++) {
+                const float scaled = y[i] * w;
+                acc[i] = j ? acc[i] + scaled : scaled;
+            }
+        }
+    }
+    check(p, c->be->from_host(c->be, o, c->moe_in_host, (size_t)Tr * E), "copy of the experts' sums");
+}
+
 /* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
  * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
  * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is
@@ -399,7 +493,9 @@ static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
     run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, h, Tr, c->router);
     if (!p->st)
         check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp), "copy of the router's logits");
-    for (int t = 0; t < Tr && !p->st; t++) {
+    if (Tr > 1 && c->moe_out_host && !p->st)
+        grouped_experts(p, il, Tr, h, o);
+    for (int t = 0; t < Tr && !p->st && !(Tr > 1 && c->moe_out_host); t++) {
         engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
                      c->route_probs, c->route_ids, c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;

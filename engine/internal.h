@@ -87,6 +87,10 @@ struct engine_ctx {
     float *router_host;           /* (max_batch, n_expert + 1), host */
     float *route_probs, *route_weights; /* (n_expert), (n_expert_used): one token's routing, host */
     int *route_ids;               /* (n_expert_used), host */
+    /* grouped experts (exact numerics, batches of several tokens), host: the batch's rows, one expert's rows gathered,
+     * every token's chosen experts and weights and each one's output, the slots (token * k + j) an expert serves */
+    float *moe_in_host, *moe_stage_host, *moe_weights_host, *moe_out_host;
+    int *moe_ids_host, *moe_slots_host;
     float *logits;                /* (engine_logit_rows, n_vocab) */
     kern_row_stats *stats;        /* (max_batch), host */
     float *probe_host;            /* activations copied for a probe's on_values, host */

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,3 +199,77 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                   sum.rows, GGML_LOGIT_TOL);
     cr_assert(tmp_dir_remove(dir));
 }
+
+/* The CPU backend's matmul, and the products of layer 0's experts (calls and rows) through counting_matmul. */
+typedef kern_status (*matmul_fn)(kern_backend *, const kern_weight *, const kern_weight *, const float *, int, float *);
+static matmul_fn real_matmul;
+static int expert_calls, expert_rows;
+
+static kern_status counting_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x,
+                                   int T, float *y)
+{
+    if (!strncmp(w->t->name, "blk.0.ffn_down_exps", 19)) {
+        expert_calls++;
+        expert_rows += T;
+    }
+    return real_matmul(b, w, bias, x, T, y);
+}
+
+/* A prompt's tokens go through each expert together in exact numerics (one product per expert chosen, over the
+ * tokens that chose it), token by token in llama.cpp's numerics (mul_mat_id's one order per row) and in a batch of
+ * one; in exact numerics the logits of the grouped batch are the token-by-token ones to rounding. On every shared
+ * mixture. */
+Test(engine_arch, a_batch_goes_through_each_expert_once_in_exact_numerics)
+{
+    static const char *const files[] = { "tiny-qwen3moe-q4_k_m.gguf", "tiny-qwen2moe-q4_k_m.gguf",
+                                         "tiny-mixtral-q4_k_m.gguf", "tiny-gptoss-mxfp4.gguf" };
+    int32_t prompt[16];
+    for (int i = 0; i < 16; i++)
+        prompt[i] = 1 + (i * 37) % 200;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", moe_dir(), files[f]);
+        if (access(path, R_OK) != 0)
+            cr_skip_test("%s not found: skipped", path);
+        for (int numerics = 0; numerics < 2; numerics++) {
+            golden_model l;
+            golden_model_open(path, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT, &l);
+            const engine_hparams *hp = engine_model_hparams(l.m);
+            const int nv = hp->n_vocab, k = hp->n_expert_used;
+            float *grouped = malloc((size_t)16 * nv * sizeof(float)), *single = malloc((size_t)16 * nv * sizeof(float));
+            cr_assert(grouped && single);
+            real_matmul = l.be->matmul;
+            l.be->matmul = counting_matmul;
+            for (int batch = 16; batch >= 1; batch -= 15) {
+                engine_ctx *c;
+                engine_error e;
+                expert_calls = expert_rows = 0;
+                cr_assert_eq(engine_ctx_create(l.m, 32, batch, &c, &e), ENGINE_OK, "%s", e.message);
+                cr_assert_eq(engine_forward(c, prompt, 16, true, batch > 1 ? grouped : single, NULL, &e), ENGINE_OK,
+                             "%s", e.message);
+                engine_ctx_free(c);
+                cr_assert_eq(expert_rows, 16 * k, "%s: %d rows through layer 0's experts", files[f], expert_rows);
+                if (batch > 1 && !numerics)
+                    cr_assert_leq(expert_calls, hp->n_expert, "%s: %d products for %d experts", files[f],
+                                  expert_calls, hp->n_expert);
+                else
+                    cr_assert_eq(expert_calls, 16 * k, "%s (%s, batch %d): %d products, one per token and choice",
+                                 files[f], numerics ? "ggml" : "exact", batch, expert_calls);
+            }
+            l.be->matmul = real_matmul;
+            float scale = 0.0f, worst = 0.0f;
+            for (size_t v = 0; v < (size_t)16 * nv; v++) {
+                scale = fmaxf(scale, fabsf(single[v]));
+                worst = fmaxf(worst, fabsf(grouped[v] - single[v]));
+            }
+            cr_log_info("%s %s: the batch's logits %.2e of max |logit| from token by token's", files[f],
+                        numerics ? "ggml" : "exact", worst / scale);
+            /* (llama.cpp's numerics pick their kernels by the batch's size elsewhere: only exact ones compare) */
+            if (!numerics)
+                cr_assert(scale > 0.0f && worst <= 5e-5f * scale, "%s: %g apart of max %g", files[f], worst, scale);
+            free(grouped), free(single);
+            golden_model_close(&l);
+        }
+    }
+}
+
