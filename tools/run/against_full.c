@@ -214,10 +214,12 @@ int run_against_full(FILE *out, const run_opts *o, const run_result *r, run_agai
     if (skipped[0])
         fprintf(out, "           not compared (not a layer's residual of %d x %d, by name or shape): %s\n", n_pos,
                 n_embd, skipped);
-    /* the positions carrying massive activations in any of their arrays (gemma: held by their RMS alone) */
+    /* the positions carrying massive activations in any of their residuals (gemma: held by their RMS alone) */
     bool *massive = o->massive_tolerance > 0.0f ? calloc((size_t)n_pos + 1, sizeof *massive) : NULL;
     double *row_rms = massive ? malloc(((size_t)n_pos + 1) * sizeof *row_rms) : NULL;
     for (size_t i = 0; row_rms && i < n_rows; i++) {
+        if (rows[i].op != ENGINE_OP_LAYER_OUT && rows[i].op != ENGINE_OP_RESULT_NORM)
+            continue; /* the embeddings, or an op inside a layer: no residual (and maybe another width) */
         for (int p = 0; p < n_pos; p++) {
             double ss = 0.0;
             for (int c = 0; c < n_embd; c++)
