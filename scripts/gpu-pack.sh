@@ -6,7 +6,8 @@
 # shared libraries they load that are not the C library's, OpenSSL's or CUDA's,
 # the shared models that our gguf-quantize cannot remake (the tiny F32, F16,
 # Q4_K_M, Q6_K and Q8_0 ones are written there again: synth_model.py, then
-# gguf-quantize), synth_model.py with the pure-Python gguf wheel, and the two
+# gguf-quantize; the other architectures' by synth_arch.py and heldout_arch.py),
+# those scripts with the pure-Python gguf wheel, and the two
 # benchmark scripts. LLAMA_BENCH=path adds a llama-bench (a CUDA build) to
 # compare with; LLAMA_QUANTIZE=path a llama-quantize (any build; its libraries
 # come along) that makes there the full-size files of the types our
@@ -40,7 +41,7 @@ for m in "$shared"/models/*.gguf; do
   *) cp "$m" "$dest/models/" ;;
   esac
 done
-cp "$shared/tools/synth_model.py" "$dest/tools/"
+cp "$shared/tools/synth_model.py" "$shared/tools/synth_arch.py" "$here/../tests/py/heldout_arch.py" "$dest/tools/"
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$dest/whl" gguf
 cp /usr/share/common-licenses/{GPL-3,Apache-2.0,MPL-2.0,GFDL-1.3} "$dest/licenses/"  # synth_model.py's corpus
 cp "$here"/{bench-interleaved.sh,llama-bench-line.py} "$dest/"

@@ -3,8 +3,9 @@
 # CUDA backend has to show there, in one command, JSON lines where it can.
 #   1. the gpu-labelled test programs (CUDA against the CPU, op by op, whole models of every
 #      architecture and type);
-#   2. gguf-run --compare cpu,cuda on every shared model, writer-made fixtures of each
-#      architecture, and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M; the
+#   2. gguf-run --compare cpu,cuda on every shared model, writer-made fixtures of each dense
+#      architecture, the other architectures' synthetic presets and held-out shapes (F32; the
+#      mixtures in Q4_K_M or MXFP4_MOE too), and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M; the
 #      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
 #      rounds when the pack holds one (else alone), graphs on and off;
@@ -60,6 +61,20 @@ for e in "${big[@]}"; do
 done
 for a in llama qwen2 qwen3 gemma3; do
   "$B/gguf-mkfixture" "$M/fx-$a.gguf" --arch $a --layers 4 --embd 256 --ff 512 --vocab 1024 >/dev/null || status=1
+done
+# The architectures past the dense four (issue 60): synth_arch.py's presets and heldout_arch.py's other shapes in
+# F32, the mixtures also quantized by our gguf-quantize as llama-quantize would (Q4_K_M; gpt-oss MXFP4_MOE).
+for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral tiny-gptoss tiny-phi3 tiny-gemma2 tiny-granite tiny-olmo2; do
+  python3 "$G/tools/synth_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
+done
+for p in heldout-qwen3moe heldout-qwen2moe heldout-mixtral heldout-gptoss heldout-gemma2; do
+  python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
+done
+for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen2moe heldout-mixtral; do
+  "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-q4_k_m.gguf" Q4_K_M >/dev/null 2>&1 || status=1
+done
+for p in tiny-gptoss heldout-gptoss; do
+  "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-mxfp4.gguf" MXFP4_MOE >/dev/null 2>&1 || status=1
 done
 
 export GGUFSCOPE_MODELS=$M GGUFSCOPE_BIN=$B GGUFSCOPE_CUDA_LIB=$B/libggufscope-cuda.so

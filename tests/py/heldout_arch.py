@@ -11,7 +11,8 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, '..', '..', '..', 'shared', 'tools'))
+# synth_arch.py beside this file (scripts/gpu-pack.sh's tools/), else in ../shared/tools
+sys.path[0:0] = [here, os.path.join(here, '..', '..', '..', 'shared', 'tools')]
 import synth_arch  # noqa: E402
 
 # name: (the preset it varies, what differs)
