@@ -25,6 +25,17 @@ static const char *moe_dir(void)
     return dir;
 }
 
+/* Asserts that the file at path is the one whose sha256 is want (the file the goldens were made from). */
+static void assert_sha256(const char *path, const char *want, const char *what)
+{
+    gguf_digest d;
+    uint64_t size;
+    char hex[65];
+    cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK, "%s", path);
+    gguf_digest_hex(&d, hex);
+    cr_assert_str_eq(hex, want, "%s: %s", path, what);
+}
+
 Test(engine_arch, mixtures_of_experts_match_llama_cpp)
 {
     int checked = check_goldens_in(moe_dir(), KERN_NUMERICS_EXACT, NULL);
@@ -104,12 +115,7 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
         char *out = run_capture(cmd, &st);
         cr_assert_eq(st, 0, "%s", out);
         free(out);
-        gguf_digest d;
-        uint64_t size;
-        char hex[65];
-        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
-        gguf_digest_hex(&d, hex);
-        cr_assert_str_eq(hex, files[i].sha256, "the LongRoPE file is not the one the goldens were made from");
+        assert_sha256(path, files[i].sha256, "the LongRoPE file is not the one the goldens were made from");
         for (int p = 0; p < 2; p++) {
             snprintf(own, sizeof own, "tiny-phi3-longrope%d-f32.p%d", files[i].orig, p);
             outcome o = check_against(path, own, own, KERN_NUMERICS_EXACT);
@@ -144,18 +150,14 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
     cr_assert(tmp_dir_make(dir, "heldout"));
     cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[256], cmd[1024], own[96], hex[65];
+        char path[256], cmd[1024], own[96];
         snprintf(path, sizeof path, "%s/%s-f32.gguf", dir, files[i].name);
         snprintf(cmd, sizeof cmd, "'%s' tests/py/heldout_arch.py %s '%s' 2>&1", venv_python(), files[i].name, path);
         int st;
         char *out = run_capture(cmd, &st);
         cr_assert_eq(st, 0, "%s", out);
         free(out);
-        gguf_digest d;
-        uint64_t size;
-        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
-        gguf_digest_hex(&d, hex);
-        cr_assert_str_eq(hex, files[i].sha256, "%s is not the file the goldens were made from", files[i].name);
+        assert_sha256(path, files[i].sha256, "not the file the goldens were made from");
         for (int p = 0; p < 2; p++) {
             snprintf(own, sizeof own, "%s-f32.p%d", files[i].name, p);
             const outcome o = check_against(path, own, own, KERN_NUMERICS_EXACT);
@@ -174,18 +176,14 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {
-        char f32[256], path[256], args[1024], own[96], hex[65];
+        char f32[256], path[256], args[1024], own[96];
         snprintf(f32, sizeof f32, "%s/%s-f32.gguf", dir, quants[i].name);
         snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, quants[i].name, quants[i].suffix);
         snprintf(args, sizeof args, "'%s' '%s' %s 2>&1", f32, path, quants[i].type);
         int st;
         free(run_tool("gguf-quantize", args, &st));
         cr_assert_eq(st, 0, "gguf-quantize %s", args);
-        gguf_digest d;
-        uint64_t size;
-        cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK);
-        gguf_digest_hex(&d, hex);
-        cr_assert_str_eq(hex, quants[i].sha256, "%s %s is not llama-quantize's bytes", quants[i].name, quants[i].type);
+        assert_sha256(path, quants[i].sha256, "not llama-quantize's bytes");
         for (int p = 0; p < 2; p++) {
             snprintf(own, sizeof own, "%s-%s.p%d", quants[i].name, quants[i].suffix, p);
             const outcome o = check_against(path, own, own, KERN_NUMERICS_GGML);
