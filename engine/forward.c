@@ -61,11 +61,18 @@ typedef struct ctx_sizes {
 } ctx_sizes;
 
 /* Whether a batch's tokens go through each expert together (one product per expert over the tokens that chose it):
- * in exact numerics only, where the order of a product's sums is free; llama.cpp's mul_mat_id keeps one order per
- * row, which --numerics ggml follows token by token. */
+ * in exact numerics, where the order of a product's sums is free, and under --numerics ggml where the backend can
+ * multiply each token's row as a one-token product does (matmul_each), the order llama.cpp's mul_mat_id keeps;
+ * else token by token. */
 static bool groups_experts(const engine_model *m)
 {
-    return m->hp.n_expert > 0 && m->be->numerics == KERN_NUMERICS_EXACT;
+    return m->hp.n_expert > 0 && (m->be->numerics == KERN_NUMERICS_EXACT || m->be->matmul_each);
+}
+
+/* Whether grouped experts must keep each token's order of sums (kern.h's matmul_each). */
+static bool experts_keep_token_order(const engine_ctx *c)
+{
+    return c->be->numerics != KERN_NUMERICS_EXACT;
 }
 
 static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ctx_sizes *z, engine_error *err)
@@ -299,6 +306,14 @@ static void run_products(pass *p, int n, const kern_weight *const ws[], const ke
         run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
 }
 
+/* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each). */
+static void run_products_each(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
+                              const float *x, int T, float *const ys[], const char *group)
+{
+    if (!p->st)
+        check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
+}
+
 /* Layer il's weights out of the resident set once the layer ran (engine_model_release_weights). */
 static void release_layer(const engine_model *m, int il)
 {
@@ -411,22 +426,30 @@ static void attention_block(pass *p, int il, int T)
 
 /* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
  * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
- * through it. */
+ * through it; `each`: every row's products as one token's (grouped experts under --numerics ggml). */
 static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd,
-                      const kern_weight *const bias[3], int F, int Tr, const float *h, float *out, const char *names)
+                      const kern_weight *const bias[3], int F, int Tr, bool each, const float *h, float *out,
+                      const char *names)
 {
     engine_ctx *c = p->c;
     const kern_weight *const gate_up[2] = { wg, wu };
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
     static const char *const gate_up_names[2] = { "expert gate", "expert up" };
-    run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
+    if (each)
+        run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
+    else
+        run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
     run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
-    run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
+    if (each)
+        run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
+    else
+        run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
 }
 
 /* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
- * tokens that chose it (groups_experts): the rows gathered on the host, its product over all of them, each output
+ * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
+ * in its own token's order under --numerics ggml), each output
  * kept by its slot (token t, choice j); then per token the outputs scaled by their weights and summed in the order
  * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. */
 static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
@@ -456,7 +479,8 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
         };
         check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E), "copy of an expert's rows");
         gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, c->moe_tmp, o, "ffn_gate_exps, ffn_up_exps");
+                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, experts_keep_token_order(c), c->moe_tmp,
+                  o, "ffn_gate_exps, ffn_up_exps");
         if (!p->st)
             check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
         for (int i = 0; i < n && !p->st; i++)
@@ -508,7 +532,7 @@ static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
                 L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
             };
             gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, h + (size_t)t * E, dst,
+                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, false, h + (size_t)t * E, dst,
                       "ffn_gate_exps, ffn_up_exps");
             run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
             if (j > 0)
@@ -523,7 +547,7 @@ static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
         check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
     const kern_weight *const no_bias[3] = { 0 };
     gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
-              hp->n_ff_shexp, Tr, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
+              hp->n_ff_shexp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
     for (int t = 0; t < Tr && !p->st; t++)
         run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
                   1.0f / (1.0f + expf(-c->router_host[t])));

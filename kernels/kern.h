@@ -135,9 +135,15 @@ typedef struct kern_backend kern_backend;
  *   matmul_many  ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where biases and biases[i] are not
  *                NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k and v; gate and
  *                up): one product, x prepared once per type and one team of threads over all their rows.
+ *   matmul_each  as matmul_many, but each of the T rows of ys[i] is bit for bit what a one-token product (T = 1) of
+ *                that row of x gives, whatever T: llama.cpp's mul_mat_id multiplies each token's row by an expert
+ *                alone, so a batch of the tokens that chose one expert (--numerics ggml) must not change the
+ *                order of its sums, while each weight block is still read once for all of them.
  */
 #define KERN_OPS_OPTIONAL(X)                                                                                          \
     X(matmul_many, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
+                    const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
+    X(matmul_each, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))
 
 /* A parenthesized list unpacked; an op's struct member. */

@@ -265,6 +265,66 @@ Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
     }
 }
 
+/* matmul_each (the grouped experts' products under --numerics ggml): each token's row bit for bit what the same
+ * row of x gives as a one-token matmul, whatever the batch, for every type our writer makes, in both numerics;
+ * 40 rows (whole panels of 8 for the repacked kernels) and 37 (a partial one), a bias on one weight, token counts
+ * around the thresholds where a batch's own kernels change (4 and 8). */
+Test(kernels, matmul_each_is_every_token_alone_bit_for_bit)
+{
+    const int64_t n = 512, rows[2] = { 40, 37 };
+    const int Ts[] = { 2, 4, 9, 33 };
+    int held = 0;
+    for (int numerics = 0; numerics < 2; numerics++) {
+        kern_backend *be = kern_cpu_create_numerics(2, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT);
+        for (uint32_t type = 0; type < GGUF_TENSOR_COUNT; type++) {
+            if (!quant_can_quantize(type) || !kern_cpu_supports(type) || n % gguf_type_traits_of(type)->block_size)
+                continue;
+            uint8_t *buf[2], *bias_buf;
+            gguf_tensor t[2];
+            kern_weight kw[2];
+            for (int i = 0; i < 2; i++) {
+                t[i] = test_weight_tensor(type, n, rows[i], &buf[i]);
+                kw[i] = (kern_weight){ .t = &t[i] };
+                cr_assert_eq(be->bind(be, &kw[i]), KERN_OK);
+            }
+            gguf_tensor bt = test_weight_tensor(GGUF_TENSOR_F32, rows[1], 1, &bias_buf);
+            kern_weight bias = { .t = &bt };
+            cr_assert_eq(be->bind(be, &bias), KERN_OK);
+            const kern_weight *const ws[2] = { &kw[0], &kw[1] }, *const bs[2] = { NULL, &bias };
+            for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+                const int T = Ts[ti];
+                float *x = malloc((size_t)(T * n) * sizeof(float)), *each[2];
+                uint32_t seed = 5;
+                for (int64_t i = 0; i < T * n; i++)
+                    x[i] = test_frand(&seed);
+                for (int i = 0; i < 2; i++)
+                    cr_assert(each[i] = calloc((size_t)(T * rows[i]), sizeof(float)));
+                cr_assert_eq(be->matmul_each(be, 2, ws, bs, x, T, each), KERN_OK);
+                for (int tok = 0; tok < T; tok++)
+                    for (int i = 0; i < 2; i++) {
+                        float alone[40];
+                        cr_assert_eq(be->matmul(be, &kw[i], bs[i], x + (int64_t)tok * n, 1, alone), KERN_OK);
+                        cr_assert_eq(memcmp(alone, each[i] + (int64_t)tok * rows[i], (size_t)rows[i] * sizeof(float)),
+                                     0, "%s numerics, %s (%lld rows), token %d of %d: not the one-token product",
+                                     numerics ? "ggml" : "exact", gguf_type_traits_of(type)->name,
+                                     (long long)rows[i], tok, T);
+                        held++;
+                    }
+                for (int i = 0; i < 2; i++)
+                    free(each[i]);
+                free(x);
+            }
+            for (int i = 0; i < 2; i++)
+                free(buf[i]);
+            free(bias_buf);
+        }
+        be->destroy(be);
+    }
+    /* the ten types our writer makes (F32, F16, BF16, Q4_0, Q5_0, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4), two weights
+     * and 48 tokens each, in both numerics */
+    cr_assert_geq(held, 2 * 10 * 2 * 48, "only %d token rows compared: types went missing", held);
+}
+
 /* Tokens are tiled 4, 2 and 1 at a time by the dot kernels, and up to 24 at a time by the GEMM that prompts of
  * 8 tokens or more take on AVX-512; in both, every accumulator sees its products in the same order whatever the
  * tile. So a token multiplied inside a batch of 7 gives bit for bit what it gives alone, and a token inside a

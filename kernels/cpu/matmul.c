@@ -241,6 +241,7 @@ typedef struct share {
     cpu_dot_kernel fused; /* one token: a fused kernel decodes each row in registers */
     float *xp;              /* x rearranged once for the fused kernel, or NULL */
     const float *xd;        /* what the rows are multiplied with */
+    int64_t xd_stride;      /* floats from one token's row of xd to the next */
     float *xg;              /* xd packed for the GEMM, or NULL (no GEMM) */
     bool owner, packs;      /* frees ra and xp; packs xg (else borrows it from an earlier share) */
     bool float_ggml;        /* F32, F16 or BF16 rows under --numerics ggml: llama.cpp's order (float_ggml.c) */
@@ -256,10 +257,12 @@ static void share_free(share *s)
         free(s->xg);
 }
 
-/* How weight t's rows meet x (T tokens): borrowed from the shares before it where they compute the same. */
+/* How weight t's rows meet x (T tokens): borrowed from the shares before it where they compute the same. With
+ * `each`, the kernels a one-token product takes, every token's row prepared as that one's would be. */
 static kern_status share_prepare(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x,
-                                 int T, float *y, share *all, int i)
+                                 int T, bool each, float *y, share *all, int i)
 {
+    const int order_T = each ? 1 : T; /* the token count that picks the kernels, and with them the order */
     share *s = &all[i];
     const gguf_tensor *t = w->t;
     *s = (share){ .t = t, .bias = bias, .y = y, .rb = row_bytes(t) };
@@ -280,27 +283,31 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
         twin++;
     if (twin < i) {
         const share *o = &all[twin];
-        s->ra = o->ra, s->fused = o->fused, s->xp = o->xp, s->xd = o->xd;
+        s->ra = o->ra, s->fused = o->fused, s->xp = o->xp, s->xd = o->xd, s->xd_stride = o->xd_stride;
     } else {
         s->owner = true;
         if (cpu_numerics(b) == KERN_NUMERICS_GGML) {
-            kern_status st = cpu_round_activations(t, x, T, cpu_threads(b), &s->ra);
+            kern_status st = cpu_round_activations(t, x, T, order_T, cpu_threads(b), &s->ra);
             if (st)
                 return st;
         }
         const float *xr = s->ra.xf ? s->ra.xf : x;
-        if (T == 1 && !s->ra.dot.dot && !s->float_ggml)
+        if (order_T == 1 && !s->ra.dot.dot && !s->float_ggml)
             s->fused = cpu_dot_function(t->type, QUANT_IMPL_BEST);
+        s->xd_stride = n;
         if (s->fused.prep) {
-            if (!(s->xp = alloc_floats64((size_t)cpu_dot_prep_floats(n))))
+            const int64_t pf = cpu_dot_prep_floats(n);
+            if (!(s->xp = alloc_floats64((size_t)pf * (size_t)T)))
                 return KERN_E_NOMEM;
-            s->fused.prep(xr, s->xp, n);
+            for (int tok = 0; tok < T; tok++)
+                s->fused.prep(xr + (int64_t)tok * n, s->xp + (int64_t)tok * pf, n);
+            s->xd_stride = pf;
         }
         s->xd = s->xp ? s->xp : xr;
     }
     /* Prompts whose rows are multiplied in f32 (no integer dot): a GEMM where the CPU has one, x packed once for
      * every share that multiplies the same x, by all threads together at the start of the parallel region */
-    if (T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->float_ggml || !cpu_have_gemm())
+    if (order_T < GEMM_MIN_TOKENS || s->ra.dot.dot || s->float_ggml || !cpu_have_gemm())
         return KERN_OK;
     for (int j = 0; j < i; j++)
         if (all[j].xg && all[j].xd == s->xd) {
@@ -355,8 +362,10 @@ static bool claim_run(int64_t *next_free, int64_t total, int team, int64_t *lo, 
     }
 }
 
-kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
-                            const float *x, int T, float *const ys[])
+/* ys[i] = x @ ws[i]^T (+ biases[i]) for the n_w weights; with `each`, every token's row through the kernels of a
+ * one-token product, a row block's weights read once and then met by each token in turn (matmul_each). */
+static kern_status products(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
+                            const float *x, int T, bool each, float *const ys[])
 {
     if (n_w < 1 || n_w > KERN_MATMUL_MANY)
         return KERN_E_SHAPE;
@@ -364,7 +373,7 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
     kern_status st = KERN_OK;
     int ready = 0;
     for (; ready < n_w && !st; ready++)
-        st = share_prepare(b, ws[ready], biases ? biases[ready] : NULL, x, T, ys[ready], sh, ready);
+        st = share_prepare(b, ws[ready], biases ? biases[ready] : NULL, x, T, each, ys[ready], sh, ready);
     if (st) {
         for (int i = 0; i < ready; i++)
             share_free(&sh[i]);
@@ -412,17 +421,24 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
                 const share *s = &sh[p];
                 const int64_t rows = (int64_t)s->t->ne[1], r0 = a.r0;
                 const block_span next = after < 0 ? (block_span){ 0 } : block_of(sh, n_w, after);
-                if (s->ra.gemm.pack)
-                    ok = cpu_act_panel_rows(s->t, &s->ra.gemm, s->rb, r0, nr, s->ra.xq, s->ra.arb, s->ra.sums, T,
-                                         &panel[p], s->y, rows, next);
-                else if (s->ra.dot.dot)
-                    cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, s->ra.xq, s->ra.arb, T, s->y, rows);
-                else if (s->float_ggml)
-                    cpu_float_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->t->type, s->xd,
-                                        (const uint16_t *)s->ra.xq, T, (int64_t)s->t->ne[0], s->y + r0, rows);
-                else {
-                    wk.xg = s->xg, wk.panel16 = s->panel16;
-                    ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, s->xd, T, &wk, s->y, rows, next);
+                /* each: the block's rows (in L1 after the first token) meet one token at a time */
+                const int runs = each ? T : 1, Tk = each ? 1 : T;
+                for (int tok = 0; tok < runs && ok; tok++) {
+                    float *y = s->y + (int64_t)tok * rows;
+                    const uint8_t *xq = s->ra.xq ? s->ra.xq + (uint64_t)tok * s->ra.arb : NULL;
+                    const float *xd = s->xd + (int64_t)tok * s->xd_stride;
+                    if (s->ra.gemm.pack)
+                        ok = cpu_act_panel_rows(s->t, &s->ra.gemm, s->rb, r0, nr, xq, s->ra.arb, s->ra.sums, Tk,
+                                                &panel[p], y, rows, next);
+                    else if (s->ra.dot.dot)
+                        cpu_act_rows(s->t, s->ra.dot, s->rb, r0, nr, xq, s->ra.arb, Tk, y, rows);
+                    else if (s->float_ggml)
+                        cpu_float_rows_ggml(s->t->data + (uint64_t)r0 * s->rb, s->rb, nr, s->t->type, xd,
+                                            (const uint16_t *)xq, Tk, (int64_t)s->t->ne[0], y + r0, rows);
+                    else {
+                        wk.xg = s->xg, wk.panel16 = s->panel16;
+                        ok = row_block(s->t, s->deq, s->fused.dot, s->rb, r0, nr, xd, Tk, &wk, y, rows, next);
+                    }
                 }
             }
         if (!ok) {
@@ -453,6 +469,18 @@ kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const w
         free(buf);
     }
     return KERN_OK;
+}
+
+kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
+                            const float *x, int T, float *const ys[])
+{
+    return products(b, n_w, ws, biases, x, T, false, ys);
+}
+
+kern_status cpu_matmul_each(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
+                            const float *x, int T, float *const ys[])
+{
+    return products(b, n_w, ws, biases, x, T, true, ys);
 }
 
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,

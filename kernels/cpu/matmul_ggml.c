@@ -60,7 +60,8 @@ void cpu_rounded_acts_free(rounded_acts *r)
     free(r->xq), free(r->sums), free(r->xf);
 }
 
-kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, int threads, rounded_acts *r)
+kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, int order_T, int threads,
+                                  rounded_acts *r)
 {
     const int64_t n = (int64_t)t->ne[0];
     const uint32_t at = quant_act_type(t->type);
@@ -70,7 +71,7 @@ kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, i
     if (!(r->arb = quant_act_row_bytes(at, n)))
         return KERN_E_SHAPE;
     r->dot = cpu_act_dot_function(t->type, QUANT_IMPL_BEST);
-    if (r->dot.dot && T >= PANEL_MIN_TOKENS) {
+    if (r->dot.dot && order_T >= PANEL_MIN_TOKENS) {
         /* only where llama.cpp adds the blocks in the panel's order: --numerics ggml is there to reproduce it */
         r->gemm = cpu_act_gemm_function(t->type, QUANT_IMPL_BEST, T);
         if (!r->gemm.llama_cpp_order)

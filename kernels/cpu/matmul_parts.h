@@ -73,9 +73,11 @@ typedef struct rounded_acts {
 } rounded_acts;
 
 /* Rounds T rows of x (ne[0] values each) for weights t as llama.cpp does into *r (zeroed first), with `threads`
- * threads for long prompts. KERN_E_SHAPE when a row is no whole number of the activation type's blocks,
+ * threads for long prompts, for the kernels a product of order_T tokens takes (T, or 1 where each row must come
+ * out as a one-token product's). KERN_E_SHAPE when a row is no whole number of the activation type's blocks,
  * KERN_E_NOMEM when a buffer cannot be had (nothing left allocated). */
-kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, int threads, rounded_acts *r);
+kern_status cpu_round_activations(const gguf_tensor *t, const float *x, int T, int order_T, int threads,
+                                  rounded_acts *r);
 void cpu_rounded_acts_free(rounded_acts *r);
 /* Rows [r0, r0 + nr) against T rows of quantized activations (xq, arb bytes each), into y (T, ld):
  * 4 tokens at a time where the kernel takes 4 (each weight block unpacked once for the four). */
