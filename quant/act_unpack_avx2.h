@@ -33,10 +33,16 @@ X86_AVX2 static inline __m256i fifth_bits(const uint8_t *qh)
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+/* The 32 levels a block's 16 nibble bytes at qs pick from a 16-entry table (IQ4_NL's, MXFP4's). */
+X86_AVX2 static inline __m256i table_values(const int8_t *table, const uint8_t *qs)
+{
+    const __m128i kv = _mm_loadu_si128((const __m128i *)table);
+    return _mm256_shuffle_epi8(_mm256_setr_m128i(kv, kv), nibbles32(qs));
+}
+
 X86_AVX2 static inline __m256i iq4_values(const uint8_t *qs)
 {
-    const __m128i kv = _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl);
-    return _mm256_shuffle_epi8(_mm256_setr_m128i(kv, kv), nibbles32(qs));
+    return table_values(quant_kvalues_iq4nl, qs);
 }
 
 /* Q8_K's d, an f32 at the block's start */
@@ -93,7 +99,7 @@ X86_AVX2 static inline __m128i q8k_mins_lanes(const uint8_t *y, __m128i mins16)
 
 /* ---- 32-value blocks against Q8_0 [d:f16][qs:32] or Q8_1 [d:f16][s:f16][qs:32] ----
  * The weight quants of one block as 32 bytes: signed (|w| <= 128), or unsigned with the Q4_1/Q5_1 min. */
-typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1 } legacy_kind;
+typedef enum legacy_kind { LEG_Q4_0, LEG_Q5_0, LEG_Q8_0, LEG_IQ4_NL, LEG_Q4_1, LEG_Q5_1, LEG_MXFP4 } legacy_kind;
 
 /* Q4_0, Q5_0, Q4_1, Q5_1: the quants as they are stored, unsigned (0..15 or 0..31). */
 X86_AVX2 static INLINE __m256i legacy_nibbles(legacy_kind k, const uint8_t *b)
@@ -113,6 +119,7 @@ X86_AVX2 static INLINE __m256i legacy_quants(legacy_kind k, const uint8_t *b)
     case LEG_Q5_0: return _mm256_sub_epi8(legacy_nibbles(k, b), _mm256_set1_epi8(16));  /* 5 bits - 16 */
     case LEG_Q8_0: return load32(b + 2);
     case LEG_IQ4_NL: return iq4_values(b + 2);                                         /* kvalues[nibble] */
+    case LEG_MXFP4: return table_values(quant_kvalues_mxfp4, b + 1);                   /* E2M1 doubled */
     default: return legacy_nibbles(k, b);                                              /* Q4_1, Q5_1 */
     }
 }

@@ -58,7 +58,13 @@ void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n);
 /* MXFP4 (dequant_legacy.c): its E2M1 values doubled, and 2^(e-127) / 2 as an f32 as ggml's
  * ggml_e8m0_to_fp32_half computes it (subnormal for e < 2). */
 extern const int8_t quant_kvalues_mxfp4[16];
-float quant_e8m0_half(uint8_t e);
+static inline float quant_e8m0_half(uint8_t e)
+{
+    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 
 #define QUANT_QUANTIZE_DECL(name) void quant_quantize_##name(const float *x, uint8_t *dst, int64_t n)
 QUANT_QUANTIZE_DECL(f32); QUANT_QUANTIZE_DECL(f16); QUANT_QUANTIZE_DECL(bf16); QUANT_QUANTIZE_DECL(q8_0);

@@ -120,14 +120,6 @@ void quant_deq_iq4_nl(const void *src, float *y, int64_t n)
 /* E2M1 values doubled (OCP microscaling spec); the scale below halves them back. */
 const int8_t quant_kvalues_mxfp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
 
-float quant_e8m0_half(uint8_t e)
-{
-    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 void quant_deq_mxfp4(const void *src, float *y, int64_t n)
 {
     for (const uint8_t *b = src; n > 0; n -= 32, b += 17, y += 32) {

@@ -223,7 +223,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
     }
     cr_assert_eq(checked, 13);
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(dot4_checked, 12, "a 4-row kernel is missing"); /* every type but MXFP4 (scalar only) */
+        cr_assert_geq(dot4_checked, 13 * 8 * 2, "a 4-row kernel is missing"); /* every type, AVX2 and best level */
     cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
     cr_assert_eq(quant_act_type(GGUF_TENSOR_F16), GGUF_TENSOR_F16);
     cr_assert_eq(quant_act_type(GGUF_TENSOR_Q4_1), GGUF_TENSOR_Q8_1);
@@ -434,8 +434,9 @@ Test(act, panel_products_equal_the_integer_dots)
 }
 
 /* llama.cpp's GEMV for the types it repacks (ggml-cpu/arch/x86/repack.cpp: gemv_q4_b32_8x8_q8_0_lut_avx,
- * ggml_gemv_q4_K_8x8_q8_K, ggml_gemv_q2_K_8x8_q8_K), stated in scalar code for one row. Q4_0, IQ4_NL: per 32-value
- * block the integer s = sum of q_i a_i (q_i the signed quant, recovered as rint(w_i / d): w_i is d q_i exactly),
+ * ggml_gemv_q4_K_8x8_q8_K, ggml_gemv_q2_K_8x8_q8_K), stated in scalar code for one row. Q4_0, IQ4_NL, MXFP4: per
+ * 32-value block the integer s = sum of q_i a_i (q_i the signed quant, recovered as rint(w_i / d): w_i is d q_i
+ * exactly; MXFP4's d is 2^(e - 128), ggml's GGML_E8M0_TO_FP32_HALF),
  * acc = fma((float)s, d * d_a, acc), block after block. Q4_K, Q2_K: per 256-value block acc = fma((float)s, d * d_a,
  * acc) and accm = fma((float)m, dmin * d_a, accm), s and m the block's integers (block_integers); then acc - accm. */
 static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, int64_t n)
@@ -454,11 +455,12 @@ static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, 
         return acc - accm;
     }
     float wd[32];
+    const size_t block_bytes = gguf_type_traits_of(type)->type_size;
     for (int64_t b = 0; b < n / 32; b++) {
-        const uint8_t *blk = w + (size_t)b * 18, *ab = xa + (size_t)b * 34;
+        const uint8_t *blk = w + (size_t)b * block_bytes, *ab = xa + (size_t)b * 34;
         uint16_t h;
         memcpy(&h, blk, 2);
-        const float d = quant_f16_to_f32(h);
+        const float d = type == GGUF_TENSOR_MXFP4 ? ldexpf(1.0f, (int)blk[0] - 128) : quant_f16_to_f32(h);
         memcpy(&h, ab, 2);
         const float da = quant_f16_to_f32(h);
         cr_assert_eq(quant_dequantize_row(type, blk, wd, 32), QUANT_OK);
@@ -470,13 +472,14 @@ static float gemv_reference(uint32_t type, const uint8_t *w, const uint8_t *xa, 
     return acc;
 }
 
-/* Fewer than 4 tokens of Q4_0, IQ4_NL and Q4_K (the types llama.cpp repacks on every x86 build), and of Q2_K on the
+/* Fewer than 4 tokens of Q4_0, IQ4_NL, MXFP4 and Q4_K (the types llama.cpp repacks on every x86 build), and of Q2_K on the
  * AVX-512 level (its AVX-512 build repacks it too), in its GEMV's order, at both levels: every row count up to the
  * kernel's, rows of an odd number of blocks (the last pair half empty) and an even one, saturated rows among them;
  * nothing past nr written. */
 Test(act, repacked_types_take_llama_cpps_gemv_order)
 {
-    const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q2_K };
+    const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_MXFP4, GGUF_TENSOR_Q4_K,
+                               GGUF_TENSOR_Q2_K };
     const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     if (!cpu_act_dot_function(GGUF_TENSOR_Q4_0, QUANT_IMPL_AVX2).gemv) {
         cr_log_warn("no GEMV forms on this CPU (no AVX2): skipped");
@@ -528,7 +531,7 @@ Test(act, repacked_types_take_llama_cpps_gemv_order)
             }
             checked++;
         }
-    cr_assert_eq(checked, strcmp(quant_simd_level(), "avx512") ? 6 : 7);
+    cr_assert_eq(checked, strcmp(quant_simd_level(), "avx512") ? 8 : 9);
     cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_Q8_0, QUANT_IMPL_AVX2).gemv, "Q8_0: vec_dot's order");
 }
 

@@ -502,7 +502,8 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
     const uint32_t types[] = { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0,
                                GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_IQ4_NL,
                                GGUF_TENSOR_IQ4_XS, GGUF_TENSOR_BF16, GGUF_TENSOR_Q2_K,
-                               GGUF_TENSOR_Q3_K }; const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+                               GGUF_TENSOR_Q3_K, GGUF_TENSOR_MXFP4 };
+    const quant_impl impls[] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
         for (size_t p = 0; p < 2; p++) {
@@ -552,5 +553,5 @@ Test(quant, fused_dots_equal_dequantize_then_dot_at_every_level)
             checked++;
         }
     if (strcmp(quant_simd_level(), "scalar") != 0)
-        cr_assert_geq(checked, 13, "a fused dot is missing at %s", quant_simd_level());
+        cr_assert_geq(checked, 2 * 14, "a fused dot is missing at %s", quant_simd_level()); /* 14 types, 2 levels */
 }

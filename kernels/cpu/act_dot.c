@@ -152,7 +152,8 @@ static const cpu_act_dot_fn scalar_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q5_0] = PREPPED_KERNEL(q5_0, level, q8_0_offset16),                                                  \
     [GGUF_TENSOR_Q8_0] = PREPPED_KERNEL(q8_0, level, q8_0_offset128),                                                 \
     [GGUF_TENSOR_IQ4_NL] = PREPPED_KERNEL(iq4_nl, level, q8_0_offset128),                                             \
-    [GGUF_TENSOR_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGUF_TENSOR_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1)
+    [GGUF_TENSOR_Q4_1] = PREPPED_KERNEL(q4_1, level, q8_1), [GGUF_TENSOR_Q5_1] = PREPPED_KERNEL(q5_1, level, q8_1),   \
+    [GGUF_TENSOR_MXFP4] = PREPPED_KERNEL(mxfp4, level, q8_0_offset128)
 static const cpu_act_kernel avx2_fns[GGUF_TENSOR_COUNT] = {
     LEGACY_KERNELS(avx2),
     [GGUF_TENSOR_Q2_K] = AVX2_KERNEL(q2_k), [GGUF_TENSOR_Q3_K] = AVX2_KERNEL(q3_k),
@@ -190,12 +191,12 @@ static const cpu_act_gemm avx2_tiled[GGUF_TENSOR_COUNT] = TILED_TABLE(avx2);
 static const cpu_act_gemm vnni_tiled[GGUF_TENSOR_COUNT] = TILED_TABLE(vnni);
 
 /* Whether llama.cpp's x86 CPU backend, as built for this level, repacks the type into 8-row blocks at load
- * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL with AVX2; Q2_K where the build has
+ * (repack.cpp, ggml_repack_get_optimal_repack_type: Q4_0, Q4_K, IQ4_NL, MXFP4 with AVX2; Q2_K where the build has
  * AVX-512, a build-time test: so not under GGUFSCOPE_SIMD=avx2, which stands for its AVX2 build). */
 static bool llama_cpp_repacks(uint32_t type, quant_impl impl)
 {
     switch (type) {
-    case GGUF_TENSOR_Q4_0: case GGUF_TENSOR_Q4_K: case GGUF_TENSOR_IQ4_NL: return true;
+    case GGUF_TENSOR_Q4_0: case GGUF_TENSOR_Q4_K: case GGUF_TENSOR_IQ4_NL: case GGUF_TENSOR_MXFP4: return true;
     case GGUF_TENSOR_Q2_K: return quant_use_avx512(impl);
     default: return false;
     }
@@ -236,6 +237,8 @@ static const struct {
 } gemvs[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q4_0] = { cpu_act_gemv_q4_0_vnni, cpu_act_gemv_q4_0_avx2 },
     [GGUF_TENSOR_IQ4_NL] = { cpu_act_gemv_iq4_nl_vnni, cpu_act_gemv_iq4_nl_avx2 },
+    /* gemv_q4_b32_8x8_q8_0_lut_avx<block_mxfp4x8> too: IQ4_NL's with MXFP4's levels and E8M0 scales */
+    [GGUF_TENSOR_MXFP4] = { cpu_act_gemv_mxfp4_vnni, cpu_act_gemv_mxfp4_avx2 },
     [GGUF_TENSOR_Q4_K] = { cpu_act_gemv_q4_k_vnni, cpu_act_gemv_q4_k_avx2 },
     [GGUF_TENSOR_Q2_K] = { NULL, cpu_act_gemv_q2_k_avx2 },
 };

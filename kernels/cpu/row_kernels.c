@@ -14,7 +14,8 @@ typedef struct type_kernels {
 #if defined(__x86_64__)
 /* K-quants read x rearranged into fields (Q2_K and Q3_K take Q6_K's at AVX2, a form of their own at AVX-512), the
  * 32-value 4- and 5-bit types in pairs (AVX2) or as fields of four blocks a register (AVX-512), IQ4_XS the IQ4_NL
- * pairs (AVX2); Q8_0, BF16 (AVX2) and IQ4_NL, IQ4_XS, Q8_0 (AVX-512) read x as it is. */
+ * pairs (AVX2), MXFP4 IQ4_NL's with its own levels; Q8_0, BF16 (AVX2) and IQ4_NL, IQ4_XS, MXFP4, Q8_0 (AVX-512) read x
+ * as it is. */
 static const type_kernels kernels[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q4_0] = { { cpu_dot_q4_0_avx2, cpu_dot_prep_pairs_q4_0 },
                          { cpu_dot_quads_q4_0_avx512, cpu_dot_prep_quads_q4_0 }, cpu_panel16_q4_0_avx512 },
@@ -29,6 +30,7 @@ static const type_kernels kernels[GGUF_TENSOR_COUNT] = {
                            cpu_panel16_iq4_nl_avx512 },
     [GGUF_TENSOR_IQ4_XS] = { { cpu_dot_iq4_xs_avx2, cpu_dot_prep_pairs_iq4 }, { cpu_dot_iq4_xs_avx512, NULL },
                            cpu_panel16_iq4_xs_avx512 },
+    [GGUF_TENSOR_MXFP4] = { { cpu_dot_mxfp4_avx2, cpu_dot_prep_pairs_mxfp4 }, { cpu_dot_mxfp4_avx512, NULL }, NULL },
     [GGUF_TENSOR_Q2_K] = { { cpu_dot_q2_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q2_k_avx512, cpu_dot_prep_q23_k },
                          cpu_panel16_q2_k_avx512 },
     [GGUF_TENSOR_Q3_K] = { { cpu_dot_q3_k_avx2, cpu_dot_prep_fields_q6_k }, { cpu_dot_q3_k_avx512, cpu_dot_prep_q23_k },

@@ -1,14 +1,15 @@
 /*
- * --numerics ggml dots of the 32-value types (Q4_0, Q5_0, Q8_0, IQ4_NL against Q8_0; Q4_1, Q5_1 against Q8_1)
+ * --numerics ggml dots of the 32-value types (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 against Q8_0; Q4_1, Q5_1 against Q8_1)
  * against activation rows prepared once per row (act_dot_prep): with AVX-512 VNNI two blocks per 512-bit
  * vpdpbusd, with AVX2 one per maddubs + madd.
  *
  * Both multiply unsigned weight bytes by signed activation bytes, so the quants go in as unsigned values
- * u = w + offset (Q4_0: the nibble, offset 8; Q5_0: 16; Q8_0: w ^ 0x80, 128; IQ4_NL: kvalues + 128, 128;
+ * u = w + offset (Q4_0: the nibble, offset 8; Q5_0: 16; Q8_0: w ^ 0x80, 128; IQ4_NL / MXFP4: levels + 128, 128;
  * Q4_1 / Q5_1: the nibble itself, 0), and -offset times the sum of the 4 activations each lane meets is
  * added back. That correction, the activation quants and their scales as f32 are written once per
  * activation row by the prep, which every weight row then reads. With AVX2, where maddubs would saturate on
- * bytes past 127, Q8_0 and IQ4_NL keep their signed quants (the sign of w moved onto a) and no correction.
+ * bytes past 127, Q8_0, IQ4_NL and MXFP4 keep their signed quants (the sign of w moved onto a) and no correction.
+ * MXFP4's scale is one E8M0 byte, halved as ggml's GGML_E8M0_TO_FP32_HALF (its levels are E2M1 doubled).
  *
  * Each dword lane ends holding sum(w * a) over the same 4 values as ggml's 8 lanes per block
  * (ggml-cpu/arch/x86/quants.c: mul_sum_i8_pairs_float), the same integers, and the f32 part is ggml's:
@@ -44,6 +45,8 @@ static inline legacy_form form_of(legacy_kind k)
                                           [LEG_Q5_1] = QUANT_NIB_Q5_1 };
     if (k == LEG_Q8_0)
         return (legacy_form){ 34, 2, -1, -1, 128, false };
+    if (k == LEG_MXFP4) /* [e:e8m0][qs:16], IQ4_NL's nibble order */
+        return (legacy_form){ 17, 1, -1, -1, 128, false };
     const quant_nibble_form N = quant_nibble_forms[nibble_form_of[k]];
     return (legacy_form){ N.block_bytes, N.qs_at, N.qh_at, N.m_at, N.iq4 ? 128 : (uint8_t)-N.offset, N.m_at >= 0 };
 }
@@ -95,6 +98,17 @@ PREP_ENTRY_POINT(q8_0_offset16, LEG_Q5_0)
 PREP_ENTRY_POINT(q8_0_offset128, LEG_Q8_0)
 PREP_ENTRY_POINT(q8_1, LEG_Q4_1)
 
+/* Whether the kind's quants are signed levels (no offset in the AVX2 form), and a block's scale d as f32. */
+static inline bool signed_levels(legacy_kind k)
+{
+    return k == LEG_Q8_0 || k == LEG_IQ4_NL || k == LEG_MXFP4;
+}
+
+X86_AVX2 static INLINE float block_d(legacy_kind k, const uint8_t *blk)
+{
+    return k == LEG_MXFP4 ? quant_e8m0_half(blk[0]) : f16c(blk);
+}
+
 /* The unsigned quants of block b (lanes 0-1 of the result) and, when `two`, of the block after it (lanes
  * 2-3); a block past the row is never read. */
 X86_AVX512_VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b, bool two)
@@ -117,8 +131,8 @@ X86_AVX512_VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b,
         const uint64_t bits = rd32(b + F.qh_at) | (two ? (uint64_t)rd32(b1 + F.qh_at) << 32 : 0);
         q = _mm512_mask_add_epi8(q, (__mmask64)bits, q, _mm512_set1_epi8(16));
     }
-    if (k == LEG_IQ4_NL) { /* kvalues + 128 = kvalues ^ 0x80 as bytes */
-        const __m128i kv = _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl);
+    if (k == LEG_IQ4_NL || k == LEG_MXFP4) { /* levels + 128 = levels ^ 0x80 as bytes */
+        const __m128i kv = _mm_loadu_si128((const __m128i *)(k == LEG_MXFP4 ? quant_kvalues_mxfp4 : quant_kvalues_iq4nl));
         const __m512i table = _mm512_xor_si512(_mm512_broadcast_i32x4(kv), _mm512_set1_epi8((char)0x80));
         q = _mm512_shuffle_epi8(table, q);
     }
@@ -127,11 +141,12 @@ X86_AVX512_VNNI static INLINE __m512i quants_of(legacy_kind k, const uint8_t *b,
 
 /* ggml's f32 part for block h (0, 1) of pair p of the weight row at b: acc += (d_w * d_a) * lanes, and Q4_1 /
  * Q5_1's m * s. sc: the prepared row's 4 scales of the pair. */
-X86_AVX2 static INLINE void add_block(const legacy_form F, const uint8_t *b, int h, const float *sc, __m256i lanes,
+X86_AVX2 static INLINE void add_block(legacy_kind k, const uint8_t *b, int h, const float *sc, __m256i lanes,
                                   __m256 *acc, float *mins)
 {
+    const legacy_form F = form_of(k);
     const uint8_t *blk = b + h * F.block_bytes;
-    *acc = _mm256_fmadd_ps(_mm256_set1_ps(f16c(blk) * sc[h]), _mm256_cvtepi32_ps(lanes), *acc);
+    *acc = _mm256_fmadd_ps(_mm256_set1_ps(block_d(k, blk) * sc[h]), _mm256_cvtepi32_ps(lanes), *acc);
     if (F.with_min)
         *mins += f16c(blk + F.m_at) * sc[2 + h];
 }
@@ -148,9 +163,9 @@ X86_AVX512_VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bo
         const __m512i init = F.offset ? _mm512_loadu_si512(PREP_CORR(y, np, p)) : _mm512_setzero_si512();
         const __m512i lanes = _mm512_dpbusd_epi32(init, q, _mm512_loadu_si512(PREP_QUANTS(y, np, p)));
         const float *sc = (const float *)PREP_SCALES(y, np, p);
-        add_block(F, b, 0, sc, _mm512_castsi512_si256(lanes), &acc[t], &mins[t]);
+        add_block(k, b, 0, sc, _mm512_castsi512_si256(lanes), &acc[t], &mins[t]);
         if (two)
-            add_block(F, b, 1, sc, _mm512_extracti64x4_epi64(lanes, 1), &acc[t], &mins[t]);
+            add_block(k, b, 1, sc, _mm512_extracti64x4_epi64(lanes, 1), &acc[t], &mins[t]);
     }
 }
 
@@ -160,7 +175,7 @@ X86_AVX512_VNNI static INLINE void pair_vnni(legacy_kind k, const uint8_t *b, bo
 X86_AVX2 static INLINE __m256i block_lanes_avx2(legacy_kind k, __m256i q, __m256i qabs, const uint8_t *y, int64_t np,
                                             int64_t p, int h)
 {
-    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
+    const bool is_signed = signed_levels(k);
     __m256i ya = load32(PREP_QUANTS(y, np, p) + 32 * h);
     if (is_signed)
         ya = _mm256_sign_epi8(ya, q);
@@ -172,13 +187,13 @@ X86_AVX2 static INLINE void block_avx2(legacy_kind k, const uint8_t *b, int h, c
                                    int64_t np, int64_t p, __m256 *acc, float *mins)
 {
     const legacy_form F = form_of(k);
-    const bool is_signed = k == LEG_Q8_0 || k == LEG_IQ4_NL;
+    const bool is_signed = signed_levels(k);
     const uint8_t *blk = b + h * F.block_bytes;
     const __m256i q = is_signed ? legacy_quants(k, blk) : legacy_nibbles(k, blk);
     const __m256i qabs = is_signed ? _mm256_sign_epi8(q, q) : q;
     for (int t = 0; t < nt; t++) {
         const uint8_t *y = a + t * as;
-        add_block(F, b, h, (const float *)PREP_SCALES(y, np, p), block_lanes_avx2(k, q, qabs, y, np, p, h), &acc[t],
+        add_block(k, b, h, (const float *)PREP_SCALES(y, np, p), block_lanes_avx2(k, q, qabs, y, np, p, h), &acc[t],
                   &mins[t]);
     }
 }
@@ -227,6 +242,17 @@ DEFINE_LEGACY_BODY(legacy_body_avx2, X86_AVX2, pair_avx2)
  */
 enum { GEMV_ROWS_VNNI = 16, GEMV_ROWS_AVX2 = 8 };
 
+/* A row's scales of its block at rp and the next (two), for the GEMVs: the f16 d of both as one dword (the high half
+ * 0 where there is no second block), converted with the other rows' at once; MXFP4's E8M0 ones as f32. */
+X86_AVX2 static INLINE void gemv_row_d(legacy_kind k, const uint8_t *rp, int bb, bool two, uint32_t *f16_pair,
+                                       float *d0, float *d1)
+{
+    if (k == LEG_MXFP4)
+        *d0 = quant_e8m0_half(rp[0]), *d1 = two ? quant_e8m0_half(rp[bb]) : 0.0f;
+    else
+        *f16_pair = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
+}
+
 X86_AVX512_VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, uint64_t rb, int nr, const uint8_t *y, int64_t n,
                                   float *out)
 {
@@ -247,18 +273,19 @@ X86_AVX512_VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, ui
         /* each row's two f16 d, as one dword (the high half 0 where the pair has one block): read as the rows
          * are walked and stored, then loaded as one vector (a gather each cost as much as all the rest) */
         uint32_t d_pairs[GEMV_ROWS_VNNI];
+        float e_d0[GEMV_ROWS_VNNI], e_d1[GEMV_ROWS_VNNI]; /* MXFP4's */
         const uint8_t *rp = w + 2 * p * bb;
 #pragma GCC unroll 8
         for (int i = 0; i < GEMV_ROWS_VNNI / 2; i++) {
             const __m512i l0 = _mm512_dpbusd_epi32(init, quants_of(k, rp, two), aq);
-            d_pairs[2 * i] = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
+            gemv_row_d(k, rp, (int)bb, two, &d_pairs[2 * i], &e_d0[2 * i], &e_d1[2 * i]);
             rp += 2 * i + 1 < nr ? rb : 0;
             const __m512i l1 = _mm512_dpbusd_epi32(init, quants_of(k, rp, two), aq);
-            d_pairs[2 * i + 1] = rd16(rp) | (two ? (uint32_t)rd16(rp + bb) << 16 : 0);
+            gemv_row_d(k, rp, (int)bb, two, &d_pairs[2 * i + 1], &e_d0[2 * i + 1], &e_d1[2 * i + 1]);
             rp += 2 * i + 2 < nr ? rb : 0;
             sums[i] = quant_add_pairs(l0, l1);
         }
-        const __m512i dw = _mm512_loadu_si512(d_pairs);
+        const __m512i dw = k == LEG_MXFP4 ? _mm512_setzero_si512() : _mm512_loadu_si512(d_pairs);
         for (int i = 0; i < 4; i++)
             sums[i] = quant_add_pairs(sums[2 * i], sums[2 * i + 1]);
         for (int i = 0; i < 2; i++)
@@ -267,12 +294,13 @@ X86_AVX512_VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, ui
         const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         const float *sc = (const float *)PREP_SCALES(y, np, p);
         const __m512i s0 = _mm512_permutex2var_epi32(sums[0], even, sums[1]);
-        const __m512 d0 = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dw));
+        const __m512 d0 = k == LEG_MXFP4 ? _mm512_loadu_ps(e_d0) : _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dw));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(d0, _mm512_set1_ps(sc[0])), acc);
         if (two) {
             const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
             const __m512i s1 = _mm512_permutex2var_epi32(sums[0], odd, sums[1]);
-            const __m512 d1 = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dw, 16)));
+            const __m512 d1 = k == LEG_MXFP4 ? _mm512_loadu_ps(e_d1)
+                                             : _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dw, 16)));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_mul_ps(d1, _mm512_set1_ps(sc[1])), acc);
         }
     }
@@ -286,7 +314,7 @@ X86_AVX512_VNNI static INLINE void gemv_vnni(legacy_kind k, const uint8_t *w, ui
  * with row 2j + 1's (gemv_lane_of). Q4_0's unsigned nibbles (0-15) against |a| <= 127 keep a sum of 16 products
  * within 16 bits, so its rows are added in 16-bit lanes and widened once, and the offset's correction, the
  * block's and the same for every row, is added once. IQ4_NL's levels reach 127, so a pair of its products
- * already fills 16 bits: widened at once and added in 32-bit lanes.
+ * already fills 16 bits: widened at once and added in 32-bit lanes (MXFP4's, at most 12, take the same path).
  */
 static inline int gemv_lane_of(int r)
 {
@@ -298,7 +326,8 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
 {
     const legacy_form F = form_of(k);
     const int64_t nb = n / 32, np = pairs_of(n);
-    const __m256i iq4_table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl));
+    const __m256i level_table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(k == LEG_MXFP4 ? quant_kvalues_mxfp4 : quant_kvalues_iq4nl)));
     const uint8_t *row[GEMV_ROWS_AVX2];
     for (int r = 0; r < GEMV_ROWS_AVX2; r++)
         row[r] = w + (uint64_t)(r < nr ? r : nr - 1) * rb;
@@ -309,6 +338,7 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
         const int64_t p = i / 2;
         const int h = (int)(i % 2);
         uint16_t d[GEMV_ROWS_AVX2]; /* the rows' f16 d, converted at once */
+        float e_d[GEMV_ROWS_AVX2];  /* MXFP4's */
         const __m128i *yq = (const __m128i *)(PREP_QUANTS(y, np, p) + 32 * h);
         const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq));
         const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128(yq + 1));
@@ -322,14 +352,19 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
             const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
             if (k == LEG_Q4_0) {
                 two_rows[j] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
-            } else { /* IQ4_NL: signed levels, their sign moved onto the activations */
-                const __m256i vlo = _mm256_shuffle_epi8(iq4_table, lo), vhi = _mm256_shuffle_epi8(iq4_table, hi);
+            } else { /* IQ4_NL, MXFP4: signed levels, their sign moved onto the activations */
+                const __m256i vlo = _mm256_shuffle_epi8(level_table, lo), vhi = _mm256_shuffle_epi8(level_table, hi);
                 const __m256i plo = _mm256_maddubs_epi16(_mm256_sign_epi8(vlo, vlo), _mm256_sign_epi8(ylo, vlo));
                 const __m256i phi = _mm256_maddubs_epi16(_mm256_sign_epi8(vhi, vhi), _mm256_sign_epi8(yhi, vhi));
                 two_rows[j] = _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
             }
-            d[gemv_lane_of(2 * j)] = rd16(b0);
-            d[gemv_lane_of(2 * j + 1)] = rd16(b1);
+            if (k == LEG_MXFP4) {
+                e_d[gemv_lane_of(2 * j)] = quant_e8m0_half(b0[0]);
+                e_d[gemv_lane_of(2 * j + 1)] = quant_e8m0_half(b1[0]);
+            } else {
+                d[gemv_lane_of(2 * j)] = rd16(b0);
+                d[gemv_lane_of(2 * j + 1)] = rd16(b1);
+            }
         }
         __m256i isum;
         if (k == LEG_Q4_0) {
@@ -342,7 +377,7 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
                                      _mm256_hadd_epi32(two_rows[2], two_rows[3]));
         }
         const float da = ((const float *)PREP_SCALES(y, np, p))[h];
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
+        const __m256 dw = k == LEG_MXFP4 ? _mm256_loadu_ps(e_d) : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)d));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc);
     }
     float all[GEMV_ROWS_AVX2];
@@ -364,6 +399,7 @@ X86_AVX2 static INLINE void gemv_avx2(legacy_kind k, const uint8_t *w, uint64_t 
     }
 GEMV_ENTRY_POINTS(q4_0, LEG_Q4_0)
 GEMV_ENTRY_POINTS(iq4_nl, LEG_IQ4_NL)
+GEMV_ENTRY_POINTS(mxfp4, LEG_MXFP4)
 
 #define ENTRY_POINTS(name, kind)                                                                               \
     ACT_ENTRY_POINTS_AT(vnni, X86_AVX512_VNNI, name, legacy_body_vnni, kind)                                              \
@@ -374,5 +410,6 @@ ENTRY_POINTS(q8_0, LEG_Q8_0)
 ENTRY_POINTS(iq4_nl, LEG_IQ4_NL)
 ENTRY_POINTS(q4_1, LEG_Q4_1)
 ENTRY_POINTS(q5_1, LEG_Q5_1)
+ENTRY_POINTS(mxfp4, LEG_MXFP4)
 
 #endif

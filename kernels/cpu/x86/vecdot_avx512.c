@@ -1,5 +1,5 @@
 /*
- * Fused dots of IQ4_NL, Q8_0 and IQ4_XS at the AVX-512 level: one row against f32 x, 16 lanes at a time (Q4_0,
+ * Fused dots of IQ4_NL, MXFP4, Q8_0 and IQ4_XS at the AVX-512 level: one row against f32 x, 16 lanes at a time (Q4_0,
  * Q4_1, Q5_0 and Q5_1 take the field form there: vecdot_fields_avx512.c).
  *
  * A 4-bit index becomes its float in one table lookup (nibble_lookup_avx512.h); the table carries the
@@ -39,25 +39,40 @@ X86_AVX512 static inline __m512 legacy_block(const uint8_t *b, const float *x, _
     return _mm512_fmadd_ps(hi, x1, _mm512_mul_ps(lo, x0));
 }
 
-X86_AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, quant_nibble_form F)
+/* A block's scale d: an f16 at its start, or MXFP4's E8M0 byte (2^(e - 128)). */
+X86_AVX512 static inline __m512 block_scale(const uint8_t *b, bool e8m0)
 {
-    const __m512 table = quant_nibble_table_avx512(F);
+    return _mm512_set1_ps(e8m0 ? quant_e8m0_half(b[0]) : f16c(b));
+}
+
+X86_AVX512 static inline float dot_legacy(const uint8_t *b, const float *x, int64_t n, quant_nibble_form F,
+                                          __m512 table, bool e8m0)
+{
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, macc = acc0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64, b += 2 * F.block_bytes, x += 64) {
         prefetch_block_ahead(b, 2 * F.block_bytes, n);
-        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), _mm512_set1_ps(f16c(b)), acc0);
+        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), block_scale(b, e8m0), acc0);
         acc1 = _mm512_fmadd_ps(legacy_block(b + F.block_bytes, x + 32, table, F, &macc),
-                               _mm512_set1_ps(f16c(b + F.block_bytes)), acc1);
+                               block_scale(b + F.block_bytes, e8m0), acc1);
     }
     if (i < n)
-        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), _mm512_set1_ps(f16c(b)), acc0);
+        acc0 = _mm512_fmadd_ps(legacy_block(b, x, table, F, &macc), block_scale(b, e8m0), acc0);
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), macc));
 }
 
 X86_AVX512 float cpu_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n)
 {
-    return dot_legacy(src, x, n, quant_nibble_forms[QUANT_NIB_IQ4_NL]);
+    const quant_nibble_form F = quant_nibble_forms[QUANT_NIB_IQ4_NL];
+    return dot_legacy(src, x, n, F, quant_nibble_table_avx512(F), false);
+}
+
+/* MXFP4 [e:e8m0][qs:16]: IQ4_NL's nibble order, its levels E2M1 doubled (ggml's kvalues_mxfp4), d = 2^(e - 128). */
+X86_AVX512 float cpu_dot_mxfp4_avx512(const void *src, const float *x, int64_t n)
+{
+    const __m128i kv = _mm_loadu_si128((const __m128i *)quant_kvalues_mxfp4);
+    const __m512 levels = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(kv));
+    return dot_legacy(src, x, n, (quant_nibble_form){ 17, -1, -1, 1, 0.0f, false }, levels, true);
 }
 
 /* IQ4_XS: per 256 values [d:f16][scales_h:u16][scales_l:4][qs:128]; sub-block ib of 32 is IQ4_NL's nibble

@@ -1,5 +1,5 @@
 /*
- * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), IQ4_XS and the K-quants, reading
+ * AVX2 fused dots of the 32-value 4- and 5-bit types (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4), IQ4_XS and the K-quants, reading
  * weight bytes as fields of dwords, against x rearranged once per product into the fields' order.
  *
  * A block's 16 bytes of nibbles are 4 dwords, so one 256-bit register holds two blocks (a "pair"; IQ4_XS's
@@ -17,7 +17,8 @@
  *     bits put in as bit 4 of each byte, or the IQ4 levels looked up by a byte shuffle; field s is byte s / 2
  *     of the one or the other, k = 8 (s / 2).
  *
- * The offsets (Q4_0's 8, Q5_0's 16, IQ4's 127 below: the levels are looked up as kvalues + 127, all unsigned)
+ * The offsets (Q4_0's 8, Q5_0's 16, IQ4's 127 below: the levels are looked up as kvalues + 127, all unsigned;
+ * MXFP4's 12, its levels E2M1 doubled, |level| <= 12)
  * and Q4_1's/Q5_1's mins multiply a per-lane sum of the x each lane meets, made by the rearrangement too:
  *   sum_i (d q_i + m) x_i = d sum_i q_i x_i + m sum_i x_i,
  * folded into the first multiply-add (offsets) or one more (mins) instead of summing x in every row.
@@ -70,6 +71,7 @@ void cpu_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n) { prep_pairs(
 void cpu_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -16.0f); }
 void cpu_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, 1.0f); }
 void cpu_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -127.0f); }
+void cpu_dot_prep_pairs_mxfp4(const float *x, float *xp, int64_t n) { prep_pairs(x, xp, n, true, -12.0f); }
 
 /* The 16 bytes at a in the low half, those at b (NULL: zeros, a lone last block) in the high half. */
 X86_AVX2 static inline __m256i pair_load(const uint8_t *a, const uint8_t *b)
@@ -163,17 +165,29 @@ X86_AVX2 static inline void fifth_bits(const uint8_t *qh_a, const uint8_t *qh_b,
     *hi = _mm256_or_si256(*hi, _mm256_and_si256(_mm256_cmpeq_epi8(h, bit), sixteen));
 }
 
-/* One row of a 32-value type: bytes per block; where m (or -1: none), qh (or -1) and qs sit; IQ4 levels. */
+/* The pair's two scales as pair_f16 gives them, from MXFP4's E8M0 bytes (2^(e - 128)). */
+X86_AVX2 static inline __m256 pair_e8m0(const uint8_t *a, const uint8_t *b)
+{
+    const __m128 lo = _mm_set1_ps(quant_e8m0_half(a[0])), hi = _mm_set1_ps(b ? quant_e8m0_half(b[0]) : 0.0f);
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
+/* One row of a 32-value type: bytes per block; where m (or -1: none), qh (or -1) and qs sit; the levels its
+ * nibbles pick (IQ4_NL's, MXFP4's; NULL: the nibbles themselves) and the offset that makes them unsigned (the
+ * prep's lane sums carry minus it); whether d is MXFP4's E8M0 byte. */
 typedef struct pair_layout {
     int block_bytes, m_at, qh_at, qs_at;
-    bool levels;
+    const int8_t *levels;
+    int8_t level_offset;
+    bool e8m0;
 } pair_layout;
 
 X86_AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_t n, pair_layout L)
 {
     const float *lane_sums = xp + pairs_span(n);
-    const __m256i levels = _mm256_broadcastsi128_si256(_mm_add_epi8(
-        _mm_loadu_si128((const __m128i *)quant_kvalues_iq4nl), _mm_set1_epi8(127)));
+    const __m256i levels = L.levels ? _mm256_broadcastsi128_si256(_mm_add_epi8(
+                                          _mm_loadu_si128((const __m128i *)L.levels), _mm_set1_epi8(L.level_offset)))
+                                    : _mm256_setzero_si256();
     __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += 64, b += 2 * L.block_bytes, xp += 64, lane_sums += 8) {
         const uint8_t *c = i + 32 < n ? b + L.block_bytes : NULL; /* the pair's second block */
@@ -193,7 +207,7 @@ X86_AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_
                 fifth_bits(b + L.qh_at, c ? c + L.qh_at : NULL, &lo, &hi);
             s = fields_bytes(lo, hi, xp, s);
         }
-        acc = _mm256_fmadd_ps(s, pair_f16(b, c), acc);
+        acc = _mm256_fmadd_ps(s, L.e8m0 ? pair_e8m0(b, c) : pair_f16(b, c), acc);
         if (has_m)
             macc = _mm256_fmadd_ps(sums, pair_f16(b + L.m_at, c ? c + L.m_at : NULL), macc);
     }
@@ -202,27 +216,33 @@ X86_AVX2 static inline float dot_pairs(const uint8_t *b, const float *xp, int64_
 
 X86_AVX2 float cpu_dot_q4_0_avx2(const void *src, const float *xp, int64_t n)
 {
-    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, false });
+    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, NULL, 0, false });
 }
 
 X86_AVX2 float cpu_dot_q4_1_avx2(const void *src, const float *xp, int64_t n)
 {
-    return dot_pairs(src, xp, n, (pair_layout){ 20, 2, -1, 4, false });
+    return dot_pairs(src, xp, n, (pair_layout){ 20, 2, -1, 4, NULL, 0, false });
 }
 
 X86_AVX2 float cpu_dot_q5_0_avx2(const void *src, const float *xp, int64_t n)
 {
-    return dot_pairs(src, xp, n, (pair_layout){ 22, -1, 2, 6, false });
+    return dot_pairs(src, xp, n, (pair_layout){ 22, -1, 2, 6, NULL, 0, false });
 }
 
 X86_AVX2 float cpu_dot_q5_1_avx2(const void *src, const float *xp, int64_t n)
 {
-    return dot_pairs(src, xp, n, (pair_layout){ 24, 2, 4, 8, false });
+    return dot_pairs(src, xp, n, (pair_layout){ 24, 2, 4, 8, NULL, 0, false });
 }
 
 X86_AVX2 float cpu_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n)
 {
-    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, true });
+    return dot_pairs(src, xp, n, (pair_layout){ 18, -1, -1, 2, quant_kvalues_iq4nl, 127, false });
+}
+
+/* MXFP4 [e:e8m0][qs:16]: IQ4_NL's nibble order with its own levels and scale. */
+X86_AVX2 float cpu_dot_mxfp4_avx2(const void *src, const float *xp, int64_t n)
+{
+    return dot_pairs(src, xp, n, (pair_layout){ 17, -1, -1, 1, quant_kvalues_mxfp4, 12, true });
 }
 
 /*

@@ -36,11 +36,13 @@ void cpu_dot_prep_pairs_q4_1(const float *x, float *xp, int64_t n);
 void cpu_dot_prep_pairs_q5_0(const float *x, float *xp, int64_t n);
 void cpu_dot_prep_pairs_q5_1(const float *x, float *xp, int64_t n);
 void cpu_dot_prep_pairs_iq4(const float *x, float *xp, int64_t n);
+void cpu_dot_prep_pairs_mxfp4(const float *x, float *xp, int64_t n);
 float cpu_dot_q4_0_avx2(const void *src, const float *xp, int64_t n);
 float cpu_dot_q4_1_avx2(const void *src, const float *xp, int64_t n);
 float cpu_dot_q5_0_avx2(const void *src, const float *xp, int64_t n);
 float cpu_dot_q5_1_avx2(const void *src, const float *xp, int64_t n);
 float cpu_dot_iq4_nl_avx2(const void *src, const float *xp, int64_t n);
+float cpu_dot_mxfp4_avx2(const void *src, const float *xp, int64_t n);
 void cpu_dot_prep_fields_q4_k(const float *x, float *xp, int64_t n);
 void cpu_dot_prep_fields_q5_k(const float *x, float *xp, int64_t n);
 void cpu_dot_prep_fields_q6_k(const float *x, float *xp, int64_t n);
@@ -59,10 +61,12 @@ float cpu_dot_iq4_xs_avx2(const void *src, const float *xp, int64_t n);
 CPU_ACT_DOT_DECL(q4_0); CPU_ACT_DOT_DECL(q4_1); CPU_ACT_DOT_DECL(q5_0); CPU_ACT_DOT_DECL(q5_1);
 CPU_ACT_DOT_DECL(q8_0); CPU_ACT_DOT_DECL(iq4_nl); CPU_ACT_DOT_DECL(q2_k); CPU_ACT_DOT_DECL(q3_k);
 CPU_ACT_DOT_DECL(q4_k); CPU_ACT_DOT_DECL(q5_k); CPU_ACT_DOT_DECL(q6_k); CPU_ACT_DOT_DECL(iq4_xs);
+CPU_ACT_DOT_DECL(mxfp4);
 /* Their AVX-512 VNNI forms for the 32-value types, and (at both levels) the preps of the activation rows these
  * 32-value dots read (act_dot_legacy.c). */
 CPU_ACT_DOT_DECL_AT(q4_0, vnni); CPU_ACT_DOT_DECL_AT(q5_0, vnni); CPU_ACT_DOT_DECL_AT(q8_0, vnni);
 CPU_ACT_DOT_DECL_AT(iq4_nl, vnni); CPU_ACT_DOT_DECL_AT(q4_1, vnni); CPU_ACT_DOT_DECL_AT(q5_1, vnni);
+CPU_ACT_DOT_DECL_AT(mxfp4, vnni);
 /* Q4_K and Q6_K with Q8_K activations in 512-bit lanes (act_dot_vnni_k.c): a Q4_K_M file's generation. */
 CPU_ACT_DOT_DECL_AT(q4_k, vnni); CPU_ACT_DOT_DECL_AT(q6_k, vnni);
 /* llama.cpp's GEMV order for the types it repacks (act_dot_legacy.c), nr rows against one prepared row. */
@@ -70,6 +74,7 @@ CPU_ACT_DOT_DECL_AT(q4_k, vnni); CPU_ACT_DOT_DECL_AT(q6_k, vnni);
     void cpu_act_gemv_##name##_##level(const void *w, uint64_t rb, int nr, const void *a, int64_t n, float *out)
 CPU_ACT_GEMV_DECL_AT(q4_0, vnni); CPU_ACT_GEMV_DECL_AT(q4_0, avx2);
 CPU_ACT_GEMV_DECL_AT(iq4_nl, vnni); CPU_ACT_GEMV_DECL_AT(iq4_nl, avx2);
+CPU_ACT_GEMV_DECL_AT(mxfp4, vnni); CPU_ACT_GEMV_DECL_AT(mxfp4, avx2);
 CPU_ACT_GEMV_DECL_AT(q4_k, vnni); CPU_ACT_GEMV_DECL_AT(q4_k, avx2); /* act_dot_vnni_k.c, act_dot_avx2.c */
 CPU_ACT_GEMV_DECL_AT(q2_k, avx2); /* where an AVX-512 llama.cpp repacks it: no VNNI form of its dots either */
 uint64_t cpu_act_prep_bytes_legacy(int64_t n);
@@ -100,8 +105,9 @@ float cpu_dot_q3_k_avx512(const void *src, const float *xp, int64_t n);
 void cpu_dot_prep_q6_k(const float *x, float *xp, int64_t n);
 float cpu_dot_q6_k_avx512(const void *src, const float *xp, int64_t n);
 
-/* IQ4_NL's, Q8_0's and IQ4_XS's fused dots at the AVX-512 level (vecdot_avx512.c): x as it is, no prep. */
+/* IQ4_NL's, MXFP4's, Q8_0's and IQ4_XS's fused dots at the AVX-512 level (vecdot_avx512.c): x as it is, no prep. */
 float cpu_dot_iq4_nl_avx512(const void *src, const float *x, int64_t n);
+float cpu_dot_mxfp4_avx512(const void *src, const float *x, int64_t n);
 float cpu_dot_iq4_xs_avx512(const void *src, const float *x, int64_t n);
 float cpu_dot_q8_0_avx512(const void *src, const float *x, int64_t n);
 /* Q4_0, Q4_1, Q5_0 and Q5_1 as fields, four blocks a register, against x their prep rearranged
