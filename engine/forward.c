@@ -20,8 +20,9 @@
  *               x += f                                     <- l_out (the traced residual; f * residual_scale)
  *   logits = (rmsnorm(x) * output_norm) Wout               <- result_norm before Wout
  *            (* 1 / logit_scale: granite; c * tanh(logits / c) with final soft-capping)
+ * The experts' half of a mixture's feed-forward is experts.c.
  */
-#include "internal.h"
+#include "pass.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -67,12 +68,6 @@ typedef struct ctx_sizes {
 static bool groups_experts(const engine_model *m)
 {
     return m->hp.n_expert > 0 && (m->be->numerics == KERN_NUMERICS_EXACT || m->be->matmul_each);
-}
-
-/* Whether grouped experts must keep each token's order of sums (kern.h's matmul_each). */
-static bool experts_keep_token_order(const engine_ctx *c)
-{
-    return c->be->numerics != KERN_NUMERICS_EXACT;
 }
 
 static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ctx_sizes *z, engine_error *err)
@@ -263,55 +258,10 @@ static engine_status op_status(engine_ctx *c, kern_status ks, const char *what, 
                        *why ? ": " : "", why);
 }
 
-/* One forward pass as it runs: every op below runs only while nothing before it failed and keeps the first
- * failure, so a block reads as its math and the status is looked at once a layer (forward_batch's loop). */
-typedef struct pass {
-    engine_ctx *c;
-    kern_backend *be;
-    const engine_probe *probe;
-    int layer;            /* the layer the next ops belong to, for messages (-1 before the first) */
-    engine_status st;     /* ENGINE_OK until an op fails, then that failure */
-    engine_error *err;
-} pass;
-
-static void check(pass *p, kern_status ks, const char *what)
+void pass_check(pass *p, kern_status ks, const char *what)
 {
     if (ks != KERN_OK)
         p->st = op_status(p->c, ks, what, p->layer, p->err);
-}
-
-/* run_NAME(p, what, args...): the backend's op NAME (kern.h's list) on its arguments unless an op before it failed;
- * `what` names it in the message of its own failure. */
-#define RUN(name, params, args)                                                                                   \
-    __attribute__((unused)) static void run_##name(pass *p, const char *what, KERN_ARGS params)                   \
-    {                                                                                                             \
-        if (!p->st)                                                                                               \
-            check(p, p->be->name(p->be, KERN_ARGS args), what);                                                   \
-    }
-KERN_OPS(RUN)
-#undef RUN
-
-/* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
- * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
-static void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[], const float *x,
-                         int T, float *const ys[], const char *const names[], const char *group)
-{
-    if (p->st)
-        return;
-    if (p->be->matmul_many) {
-        check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
-        return;
-    }
-    for (int i = 0; i < n; i++)
-        run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
-}
-
-/* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each). */
-static void run_products_each(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
-                              const float *x, int T, float *const ys[], const char *group)
-{
-    if (!p->st)
-        check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
 }
 
 /* Layer il's weights out of the resident set once the layer ran (engine_model_release_weights). */
@@ -344,7 +294,7 @@ static void look(pass *p, engine_op op, const float *x, int T, int n)
             c->probe_host = grown;
             c->probe_cap = need;
         }
-        check(p, p->be->to_host(p->be, c->probe_host, x, need), "copy of activations");
+        pass_check(p, p->be->to_host(p->be, c->probe_host, x, need), "copy of activations");
         if (!p->st)
             pr->on_values(pr->user, op, p->layer, c->pos, T, n, c->probe_host);
     }
@@ -355,7 +305,7 @@ static void step_begin(pass *p)
 {
     if (p->st)
         return;
-    check(p, p->be->step_begin(p->be), "recording the decode step");
+    pass_check(p, p->be->step_begin(p->be), "recording the decode step");
     p->c->recording = !p->st;
 }
 
@@ -364,7 +314,7 @@ static void step_end(pass *p)
     if (p->st)
         return;
     p->c->recording = false;
-    check(p, p->be->step_end(p->be, true), "running the recorded decode step");
+    pass_check(p, p->be->step_end(p->be, true), "running the recorded decode step");
 }
 
 /* What comes back of the last row's logits when they stay on the backend:
@@ -419,139 +369,9 @@ static void attention_block(pass *p, int il, int T)
     look(p, ENGINE_OP_V, v_new, T, kv_dim);
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
     look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
-    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
-               c->att, T, c->o);
+    const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
+    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
     look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
-}
-
-/* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
- * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
- * through it; `each`: every row's products as one token's (grouped experts under --numerics ggml). */
-static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd,
-                      const kern_weight *const bias[3], int F, int Tr, bool each, const float *h, float *out,
-                      const char *names)
-{
-    engine_ctx *c = p->c;
-    const kern_weight *const gate_up[2] = { wg, wu };
-    const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
-    float *const gate_up_out[2] = { c->gate, c->up };
-    static const char *const gate_up_names[2] = { "expert gate", "expert up" };
-    if (each)
-        run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
-    else
-        run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
-    run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
-    if (each)
-        run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
-    else
-        run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
-}
-
-/* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
- * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
- * in its own token's order under --numerics ggml), each output
- * kept by its slot (token t, choice j); then per token the outputs scaled by their weights and summed in the order
- * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. */
-static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
-{
-    engine_ctx *c = p->c;
-    const engine_hparams *hp = &c->m->hp;
-    const engine_layer *L = &c->m->layers[il];
-    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
-    for (int t = 0; t < Tr; t++)
-        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
-                     c->route_probs, c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
-    check(p, c->be->to_host(c->be, c->moe_in_host, h, (size_t)Tr * E), "copy of the experts' input");
-    for (int e = 0; e < n_exp && !p->st; e++) {
-        int n = 0;
-        for (int s = 0; s < Tr * k; s++)
-            if (c->moe_ids_host[s] == e) {
-                c->moe_slots_host[n] = s;
-                memcpy(c->moe_stage_host + (size_t)n * E, c->moe_in_host + (size_t)(s / k) * E, (size_t)E * sizeof(float));
-                n++;
-            }
-        if (!n)
-            continue;
-        const kern_weight *const bias[3] = {
-            L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
-            L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
-            L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
-        };
-        check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E), "copy of an expert's rows");
-        gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, experts_keep_token_order(c), c->moe_tmp,
-                  o, "ffn_gate_exps, ffn_up_exps");
-        if (!p->st)
-            check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
-        for (int i = 0; i < n && !p->st; i++)
-            memcpy(c->moe_out_host + (size_t)c->moe_slots_host[i] * E, c->moe_stage_host + (size_t)i * E,
-                   (size_t)E * sizeof(float));
-    }
-    if (p->st)
-        return;
-    for (int t = 0; t < Tr; t++) { /* into moe_in_host, whose rows are used */
-        float *acc = c->moe_in_host + (size_t)t * E;
-        for (int j = 0; j < k; j++) {
-            const float *y = c->moe_out_host + ((size_t)t * k + j) * E, w = c->moe_weights_host[(size_t)t * k + j];
-            for (int i = 0; i < E; i++) {
-                const float scaled = y[i] * w;
-                acc[i] = j ? acc[i] + scaled : scaled;
-            }
-        }
-    }
-    check(p, c->be->from_host(c->be, o, c->moe_in_host, (size_t)Tr * E), "copy of the experts' sums");
-}
-
-/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
- * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
- * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is
- * one. Only the chosen experts' rows are read. */
-static void experts_block(pass *p, int il, int Tr, const float *h, float *o)
-{
-    engine_ctx *c = p->c;
-    const engine_hparams *hp = &c->m->hp;
-    const engine_layer *L = &c->m->layers[il];
-    const kern_weight *w = L->w;
-    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
-    const kern_weight *router_bias = w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL;
-    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, h, Tr, c->router);
-    if (!p->st)
-        check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp), "copy of the router's logits");
-    if (Tr > 1 && c->moe_out_host && !p->st)
-        grouped_experts(p, il, Tr, h, o);
-    for (int t = 0; t < Tr && !p->st && !(Tr > 1 && c->moe_out_host); t++) {
-        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
-                     c->route_probs, c->route_ids, c->route_weights);
-        float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
-        for (int j = 0; j < k; j++) {
-            const int e = c->route_ids[j];
-            float *dst = j == 0 ? ot : tmp;
-            const kern_weight *const bias[3] = {
-                L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
-                L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
-                L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
-            };
-            gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, false, h + (size_t)t * E, dst,
-                      "ffn_gate_exps, ffn_up_exps");
-            run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
-            if (j > 0)
-                run_add(p, "sum of the experts", ot, dst, (size_t)E);
-        }
-    }
-    if (!w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t)
-        return;
-    /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp) */
-    run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
-    if (!p->st)
-        check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
-    const kern_weight *const no_bias[3] = { 0 };
-    gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
-              hp->n_ff_shexp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
-    for (int t = 0; t < Tr && !p->st; t++)
-        run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
-                  1.0f / (1.0f + expf(-c->router_host[t])));
-    run_add(p, "shared expert", o, c->moe_tmp, (size_t)Tr * E);
 }
 
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
@@ -585,7 +405,7 @@ static void ffn_block(pass *p, int il, int T, int r0)
         in = h;
     }
     if (hp->n_expert) {
-        experts_block(p, il, Tr, in, o);
+        engine_experts_block(p, il, Tr, in, o);
     } else {
         run_products(p, 2, gate_up, no_bias, in, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
         run_glu(p, "gated activation", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
@@ -658,7 +478,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         if (step)
             step_end(&p);
         if (logits && !p.st)
-            check(&p, c->be->to_host(c->be, logits + (size_t)(r - first) * V, c->logits, (size_t)n * V),
+            pass_check(&p, c->be->to_host(c->be, logits + (size_t)(r - first) * V, c->logits, (size_t)n * V),
                   "copy of logits");
     }
     if (top && top->k == 1)

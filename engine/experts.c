@@ -1,0 +1,148 @@
+/*
+ * Mixture-of-experts layers: the router's choice per token (route.c), the chosen experts' gated feed-forward
+ * blocks (token by token, or each expert once over the tokens that chose it), their weighted sum in llama.cpp's
+ * order, and qwen2moe's shared expert.
+ */
+#include "pass.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Whether grouped experts must keep each token's order of sums (kern.h's matmul_each). */
+static bool experts_keep_token_order(const engine_ctx *c)
+{
+    return c->be->numerics != KERN_NUMERICS_EXACT;
+}
+
+/* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
+ * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
+ * through it; `each`: every row's products as one token's (grouped experts under --numerics ggml). */
+static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd,
+                      const kern_weight *const bias[3], int F, int Tr, bool each, const float *h, float *out,
+                      const char *names)
+{
+    engine_ctx *c = p->c;
+    const kern_weight *const gate_up[2] = { wg, wu };
+    const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
+    float *const gate_up_out[2] = { c->gate, c->up };
+    static const char *const gate_up_names[2] = { "expert gate", "expert up" };
+    if (each)
+        run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
+    else
+        run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
+    run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    if (each)
+        run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
+    else
+        run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
+}
+
+/* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
+ * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
+ * in its own token's order under --numerics ggml), each output
+ * kept by its slot (token t, choice j); then per token the outputs scaled by their weights and summed in the order
+ * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. */
+static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    for (int t = 0; t < Tr; t++)
+        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
+                     c->route_probs, c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
+    pass_check(p, c->be->to_host(c->be, c->moe_in_host, h, (size_t)Tr * E), "copy of the experts' input");
+    for (int e = 0; e < n_exp && !p->st; e++) {
+        int n = 0;
+        for (int s = 0; s < Tr * k; s++)
+            if (c->moe_ids_host[s] == e) {
+                c->moe_slots_host[n] = s;
+                memcpy(c->moe_stage_host + (size_t)n * E, c->moe_in_host + (size_t)(s / k) * E,
+                       (size_t)E * sizeof(float));
+                n++;
+            }
+        if (!n)
+            continue;
+        const kern_weight *const bias[3] = {
+            L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
+            L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
+            L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
+        };
+        pass_check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E),
+                   "copy of an expert's rows");
+        gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
+                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, experts_keep_token_order(c), c->moe_tmp,
+                  o, "ffn_gate_exps, ffn_up_exps");
+        if (!p->st)
+            pass_check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
+        for (int i = 0; i < n && !p->st; i++)
+            memcpy(c->moe_out_host + (size_t)c->moe_slots_host[i] * E, c->moe_stage_host + (size_t)i * E,
+                   (size_t)E * sizeof(float));
+    }
+    if (p->st)
+        return;
+    for (int t = 0; t < Tr; t++) { /* into moe_in_host, whose rows are used */
+        float *acc = c->moe_in_host + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const float *y = c->moe_out_host + ((size_t)t * k + j) * E, w = c->moe_weights_host[(size_t)t * k + j];
+            for (int i = 0; i < E; i++) {
+                const float scaled = y[i] * w;
+                acc[i] = j ? acc[i] + scaled : scaled;
+            }
+        }
+    }
+    pass_check(p, c->be->from_host(c->be, o, c->moe_in_host, (size_t)Tr * E), "copy of the experts' sums");
+}
+
+/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
+ * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
+ * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is
+ * one. Only the chosen experts' rows are read. */
+void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const kern_weight *w = L->w;
+    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    const kern_weight *router_bias = w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL;
+    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, h, Tr, c->router);
+    if (!p->st)
+        pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp),
+                   "copy of the router's logits");
+    if (Tr > 1 && c->moe_out_host && !p->st)
+        grouped_experts(p, il, Tr, h, o);
+    for (int t = 0; t < Tr && !p->st && !(Tr > 1 && c->moe_out_host); t++) {
+        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
+                     c->route_probs, c->route_ids, c->route_weights);
+        float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const int e = c->route_ids[j];
+            float *dst = j == 0 ? ot : tmp;
+            const kern_weight *const bias[3] = {
+                L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
+                L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
+                L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
+            };
+            gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
+                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, false, h + (size_t)t * E, dst,
+                      "ffn_gate_exps, ffn_up_exps");
+            run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
+            if (j > 0)
+                run_add(p, "sum of the experts", ot, dst, (size_t)E);
+        }
+    }
+    if (!w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t)
+        return;
+    /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp) */
+    run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
+    if (!p->st)
+        pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
+    const kern_weight *const no_bias[3] = { 0 };
+    gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
+              hp->n_ff_shexp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
+    for (int t = 0; t < Tr && !p->st; t++)
+        run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
+                  1.0f / (1.0f + expf(-c->router_host[t])));
+    run_add(p, "shared expert", o, c->moe_tmp, (size_t)Tr * E);
+}

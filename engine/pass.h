@@ -1,0 +1,59 @@
+/* Private to engine/: one forward pass as its blocks see it (forward.c, experts.c), and the backend's ops run
+ * through it. */
+#ifndef GGUFSCOPE_ENGINE_PASS_H
+#define GGUFSCOPE_ENGINE_PASS_H
+
+#include "internal.h"
+
+/* One forward pass as it runs: every op below runs only while nothing before it failed and keeps the first
+ * failure, so a block reads as its math and the status is looked at once a layer (forward_batch's loop). */
+typedef struct pass {
+    engine_ctx *c;
+    kern_backend *be;
+    const engine_probe *probe;
+    int layer;            /* the layer the next ops belong to, for messages (-1 before the first) */
+    engine_status st;     /* ENGINE_OK until an op fails, then that failure */
+    engine_error *err;
+} pass;
+
+/* Keeps ks as the pass's status when it is the first failure, naming the op `what` and the layer (forward.c). */
+void pass_check(pass *p, kern_status ks, const char *what);
+
+/* run_NAME(p, what, args...): the backend's op NAME (kern.h's list) on its arguments unless an op before it failed;
+ * `what` names it in the message of its own failure. */
+#define RUN(name, params, args)                                                                                   \
+    __attribute__((unused)) static inline void run_##name(pass *p, const char *what, KERN_ARGS params)            \
+    {                                                                                                             \
+        if (!p->st)                                                                                               \
+            pass_check(p, p->be->name(p->be, KERN_ARGS args), what);                                              \
+    }
+KERN_OPS(RUN)
+#undef RUN
+
+/* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
+ * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
+static inline void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
+                                const float *x, int T, float *const ys[], const char *const names[], const char *group)
+{
+    if (p->st)
+        return;
+    if (p->be->matmul_many) {
+        pass_check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
+}
+
+/* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each). */
+static inline void run_products_each(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
+                                     const float *x, int T, float *const ys[], const char *group)
+{
+    if (!p->st)
+        pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
+}
+
+/* Layer il's mixture of experts on the Tr rows of h into o (experts.c). */
+void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o);
+
+#endif
