@@ -180,11 +180,11 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
         return s;
     int64_t n_vocab = hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size;
     out->output = (uint64_t)n_vocab * (uint64_t)p->n_seq * sizeof(float);
-    /* n_ff_shexp defaults to n_ff; only a file with a shared expert runs one */
-    model_hparams shape = *hp;
-    if (!gguf_tensor_by_name(f, "blk.0.ffn_up_shexp.weight"))
-        shape.n_ff_shexp = 0;
-    out->compute = model_memory_compute(&shape, out);
+    if (!(out->compute = model_memory_compute(f, hp, &q, out)))
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "general.architecture",
+                          "the compute buffer was not estimated: llama.cpp's graph for '%s' with %lld layers is not "
+                          "replayed here (unknown, past a million nodes, or out of memory)",
+                          hp->arch->name, (long long)hp->n_layer);
     out->total = out->weights_mapped + out->weights_repacked + out->kv_bytes + out->output + out->compute;
     return MODEL_OK;
 }

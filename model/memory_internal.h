@@ -1,11 +1,13 @@
-/* memory.c's split: the compute buffer's model, in memory_compute.c. */
+/* memory.c's split: the compute buffer, replayed in memory_compute.c. */
 #ifndef GGUFSCOPE_MODEL_MEMORY_INTERNAL_H
 #define GGUFSCOPE_MODEL_MEMORY_INTERNAL_H
 
 #include "model.h"
 
 /* The bytes llama.cpp's graph allocator reserves for the worst-case batch of m->n_tokens tokens against a full
- * cache (m's cells, n_layer_full/swa and flash_attn set). */
-uint64_t model_memory_compute(const model_hparams *hp, const model_memory *m);
+ * cache (m's cells, n_layer_full/swa and flash_attn set; p's cache types), by replaying its graph and allocator;
+ * 0 for an architecture whose graph it does not know, or when its own memory runs out. */
+uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
+                              const model_memory *m);
 
 #endif

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # llama.cpp's graph allocator at work on one file: every node of the worst-case prompt graph it reserves (op, name,
 # sources), every allocation and free with its bytes and offset, and the buffer's high-water marks with the tensors
-# alive at each. The facts a replay of ggml-alloc.c needs (model/memory_compute.c models the compute buffer by
-# phases; tiny models' buffers differ from it by the allocator's holes: docs/gguf-inspect.md).
+# alive at each: what model/memory_compute.c replays, to compare with when an architecture is added or llama.cpp's
+# graph changes (docs/gguf-inspect.md).
 # It compiles a copy of the vendored ggml-alloc.c with its own AT_PRINTF / GGML_ALLOCATOR_DEBUG prints switched on,
 # outside the project, and preloads it into llama-completion (the library's calls into itself go through the PLT).
 #   usage: scripts/llama-alloc-trace.sh LLAMA_CPP_SRC LLAMA_BIN_DIR MODEL [CTX] [FA] > trace.txt

@@ -4,11 +4,9 @@
  * every shared model, the two real ones, the four quantized mixtures and the eight synthetic architectures
  * (written at test time by synth_arch.py), at contexts 512, 4096 and the model's maximum.
  *
- * Held to: the weights (mapped and repacked), the KV cache and the output buffer to llama.cpp's printed figure
- * (its two decimals of MiB); the compute buffer within 2 % where one phase's tensors decide it (the real models'
- * logits, the scores without flash attention); the total within 1 % on the real models. The compute model does
- * not replay ggml-alloc's placement, so where a tiny model's peak is inside a layer it stays under llama.cpp's
- * figure by up to a quarter of the compute buffer (holes the allocator leaves); that bound is asserted too.
+ * Held to: every buffer (the weights mapped and repacked, the KV cache, the output buffer and the compute buffer,
+ * which model/memory_compute.c replays from llama.cpp's graph and allocator, holes and all) to llama.cpp's printed
+ * figure (its two decimals of MiB), and so every total.
  */
 #include "golden.h"
 #include "model.h"
@@ -100,7 +98,7 @@ Test(memory, buffers_match_llama_cpp)
 {
     static row rows[512];
     size_t n = read_rows(rows, 512), checked = 0, files_missing = 0;
-    double worst_compute_phase = 0, worst_compute_layer = 0, worst_total_tiny = 0;
+    double worst_compute = 0;
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
         char *path = find_file(r->file);
@@ -123,41 +121,20 @@ Test(memory, buffers_match_llama_cpp)
         cr_assert_eq(model_memory_estimate(f, &hp, &p, &m, &me), MODEL_OK, "%s: %s", path, me.message);
         const double ours[B_COUNT] = { mib(m.weights_mapped), mib(m.weights_repacked), mib(m.kv_bytes),
                                        mib(m.output), mib(m.compute) };
-        const bool real = strstr(path, real_models_dir()) == path;
-        /* printed with two decimals: each figure is within 0.005 MiB of what llama.cpp allocated */
-        for (int b = B_MAPPED; b <= B_OUTPUT; b++)
-            cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + 0.001 * r->mib[b],
+        /* printed with two decimals: each figure is within 0.005 MiB of what llama.cpp allocated (the weights'
+         * also within 0.1 %: alignment the printout does not show) */
+        for (int b = B_MAPPED; b <= B_COMPUTE; b++)
+            cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + (b == B_COMPUTE ? 0.0 : 0.001 * r->mib[b]),
                           "%s -c %ld -ctk %s -fa %s: %s %.4f MiB, llama.cpp %.2f", r->file, r->ctx, r->ctk, r->fa,
                           buffer_names[b], ours[b], r->mib[b]);
-        double ce = (ours[B_COMPUTE] - r->mib[B_COMPUTE]) / r->mib[B_COMPUTE];
-        double total = 0, total_ref = 0;
-        for (int b = 0; b < B_COUNT; b++) {
-            total += ours[b];
-            total_ref += r->mib[b];
-        }
-        double te = (total - total_ref) / total_ref;
-        if (real || strcmp(r->fa, "off") == 0) {
-            cr_expect_leq(fabs(ce), 0.025, "%s -c %ld -ctk %s -fa %s: compute %.2f MiB, llama.cpp %.2f", r->file,
-                          r->ctx, r->ctk, r->fa, ours[B_COMPUTE], r->mib[B_COMPUTE]);
-            worst_compute_phase = fmax(worst_compute_phase, fabs(ce));
-        } else {
-            cr_expect(ce <= 0.025 && ce >= -0.27, "%s -c %ld -ctk %s -fa %s: compute %.2f MiB, llama.cpp %.2f", r->file,
-                      r->ctx, r->ctk, r->fa, ours[B_COMPUTE], r->mib[B_COMPUTE]);
-            worst_compute_layer = fmax(worst_compute_layer, fabs(ce));
-        }
-        if (real)
-            cr_expect_leq(fabs(te), 0.01, "%s -c %ld: total %.2f MiB, llama.cpp %.2f", r->file, r->ctx, total,
-                          total_ref);
-        else
-            worst_total_tiny = fmax(worst_total_tiny, fabs(te));
+        worst_compute = fmax(worst_compute, fabs(ours[B_COMPUTE] - r->mib[B_COMPUTE]) / r->mib[B_COMPUTE]);
         checked++;
         gguf_close(f);
         free(path);
     }
     cr_assert_gt(checked, 0, "none of the files in tests/data/llama_cpp_memory.tsv is here");
-    cr_log_info("memory: %zu settings checked (%zu skipped: file absent); compute off by at most %.1f %% where one "
-                "phase decides it, %.1f %% inside a tiny model's layer; tiny models' totals within %.1f %%", checked,
-                files_missing, 100 * worst_compute_phase, 100 * worst_compute_layer, 100 * worst_total_tiny);
+    cr_log_info("memory: %zu settings checked (%zu skipped: file absent); the compute buffer %.2f %% from llama.cpp's "
+                "at worst", checked, files_missing, 100 * worst_compute);
 }
 
 /* --fit: the largest multiple of 256 whose total fits, so the budget of context C's total gives C and a byte less
