@@ -10,9 +10,10 @@
  *   by GET_ROWS and stays. Repacked tensors are copies, each padded to the buffer's 32-byte alignment. The plain
  *   ones stay in the mapping: "CPU_Mapped" is the file range from the first such tensor's start to the last's
  *   end (llama_model_loader::get_mapping_range), repacked tensors inside that range included.
- * - KV cache (llama-context.cpp, llama-kv-cache*.cpp): n_ctx padded to 256; one K and one V row of
+ * - KV cache (llama-context.cpp, llama-kv-cache*.cpp): n_ctx padded to 256, split into one stream per sequence
+ *   (n_ctx / n_seq cells each, padded to 256: the default, not --kv-unified); one K and one V row of
  *   n_head_kv x head_dim per cell and layer, in the cache types; a sliding-window layer holds
- *   pad256(min(n_ctx, n_swa x n_seq + n_ubatch)) cells (the iSWA cache, swa_full off).
+ *   pad256(min(n_ctx / n_seq, n_swa + n_ubatch)) cells per stream (the iSWA cache, swa_full off).
  * - Output (llama_context::output_reserve): n_vocab floats per sequence at creation.
  * - Compute: model_memory_compute (memory_compute.c).
  */
@@ -129,10 +130,12 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
         s = cache_type_ok(p->type_v, "-ctv", hp->head_dim_v, err);
     if (s != MODEL_OK)
         return s;
-    m->kv_cells = m->n_ctx;
+    /* one stream of cells per sequence (llama-completion's default, not --kv-unified): n_ctx / n_seq cells each,
+     * a sliding-window layer min(that, window + ubatch) */
+    m->kv_cells = m->n_ctx / p->n_seq;
     if (hp->swa_window > 0) {
-        uint64_t swa = (uint64_t)hp->swa_window * (uint64_t)p->n_seq + (uint64_t)p->n_ubatch;
-        m->kv_cells_swa = (int64_t)pad(swa < (uint64_t)m->n_ctx ? swa : (uint64_t)m->n_ctx, KV_PAD);
+        uint64_t swa = (uint64_t)hp->swa_window + (uint64_t)p->n_ubatch;
+        m->kv_cells_swa = (int64_t)pad(swa < (uint64_t)m->kv_cells ? swa : (uint64_t)m->kv_cells, KV_PAD);
     }
     for (int64_t il = 0; il < hp->n_layer; il++) {
         bool swa = model_hparams_layer_is_swa(hp, il);
@@ -141,8 +144,8 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
             m->n_layer_swa++;
         else
             m->n_layer_full++;
-        m->kv_k += row_bytes(p->type_k, k_width) * cells;
-        m->kv_v += row_bytes(p->type_v, v_width) * cells;
+        m->kv_k += row_bytes(p->type_k, k_width) * cells * (uint64_t)p->n_seq;
+        m->kv_v += row_bytes(p->type_v, v_width) * cells * (uint64_t)p->n_seq;
     }
     m->kv_bytes = m->kv_k + m->kv_v;
     return MODEL_OK;
@@ -163,7 +166,8 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
     int64_t n_ctx = p->n_ctx > 0 ? p->n_ctx : hp->n_ctx_train;
     if (n_ctx <= 0)
         return model_fail(err, MODEL_E_MALFORMED, 0, "context_length", "no context length: give -c");
-    out->n_ctx = (int64_t)pad((uint64_t)n_ctx, KV_PAD);
+    /* llama_context: n_ctx padded to 256, then each sequence's share of it too (so n_ctx may grow) */
+    out->n_ctx = (int64_t)(pad(pad((uint64_t)n_ctx, KV_PAD) / (uint64_t)p->n_seq, KV_PAD) * (uint64_t)p->n_seq);
     /* llama_context: -ub is at most -b; the worst-case graph is one ubatch of min(n_ubatch, n_ctx) tokens */
     int64_t n_ubatch = p->n_ubatch < p->n_batch ? p->n_ubatch : p->n_batch;
     out->n_tokens = n_ubatch < out->n_ctx ? n_ubatch : out->n_ctx;

@@ -311,6 +311,9 @@ typedef struct build {
     const model_memory *m;
     const builder_facts *bf;
     uint64_t T, E;
+    /* the rows the tensors built next have: T, then the outputs' rows once the rows are picked (T rounded up to a
+     * multiple of the sequences is the graph's batch; the outputs are the batch asked for) */
+    uint64_t n_rows, n_out;
     int pos, out_ids;
     cache_inputs cache[2]; /* full, sliding-window */
     /* a quantized K (V) cache's Hadamard rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): its side, 0 for
@@ -328,7 +331,7 @@ static bool has(const build *b, model_role r)
 
 static uint64_t rows(const build *b, uint64_t width)
 {
-    return width * b->T * sizeof(float);
+    return width * b->n_rows * sizeof(float);
 }
 
 /* The positions, an input the graph meets at the first rotation (after the K rotation matrix where there is one:
@@ -453,8 +456,8 @@ static int attention(build *b, int il, int h)
 static int pick_rows(build *b, int x)
 {
     if (b->out_ids < 0)
-        b->out_ids = input(b->g, 4 * b->T);
-    return op(b->g, bytes_of(b->g, x), LY_ROWS, false, x, b->out_ids, -1);
+        b->out_ids = input(b->g, 4 * b->n_out);
+    return op(b->g, bytes_of(b->g, x) / b->T * b->n_out, LY_ROWS, false, x, b->out_ids, -1);
 }
 
 /* The routed experts of x (llama-graph's build_moe_ffn): router, choice, the experts' products, their weighted
@@ -463,7 +466,7 @@ static int experts(build *b, int x)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
-    const uint64_t T = b->T, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
+    const uint64_t T = b->n_rows, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
     const uint64_t ff = (uint64_t)hp->n_ff_exp, E = b->E;
     const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->arch->moe_gating != MODEL_MOE_SOFTMAX;
     int probs = op(g, n_exp * T * f, LY_ROUTE, false, x, -1, -1);
@@ -545,7 +548,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                                  const model_memory *m, const builder_facts *bf)
 {
     graph g = { 0 };
-    build b = { .g = &g, .f = f, .hp = hp, .m = m, .bf = bf, .T = (uint64_t)m->n_tokens, .out_ids = -1, .pos = -1,
+    const uint64_t seqs = (uint64_t)p->n_seq, T = ((uint64_t)m->n_tokens + seqs - 1) / seqs * seqs;
+    build b = { .g = &g, .f = f, .hp = hp, .m = m, .bf = bf, .T = T, .n_rows = T, .n_out = (uint64_t)m->n_tokens,
+                .out_ids = -1, .pos = -1,
                 .k_rot_n = rotation(p->type_k, hp->head_dim_k, true), .v_rot_n = rotation(p->type_v, hp->head_dim_v, false),
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 },
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
@@ -557,8 +562,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     for (int64_t il = 0; il < hp->n_layer && !g.failed; il++) {
         const bool last = il == hp->n_layer - 1 && !bf->rows_after_layers;
         int cur = attention(&b, (int)il, has(&b, MODEL_ROLE_ATTN_NORM) ? norm(&b, x, LY_ROWS) : x);
-        if (last)
+        if (last) {
             cur = pick_rows(&b, cur);
+            b.n_rows = b.n_out;
+        }
         if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && !hp->arch->ffn_norm_is_post_attention)
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
@@ -572,8 +579,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         x = bf->residual_first ? op(&g, rows(&b, b.E), LY_ROWS, true, inp, out, -1)
                                : op(&g, rows(&b, b.E), LY_ROWS, true, out, inp, -1);
     }
-    if (bf->rows_after_layers)
+    if (bf->rows_after_layers) {
         x = pick_rows(&b, x);
+        b.n_rows = b.n_out;
+    }
     int logits = op(&g, rows(&b, V), LY_ROWS, false, norm(&b, x, LY_ROWS), -1, -1);
     logits = scaled(&b, logits, hp->logit_scale);
     if (hp->final_softcap > 0.0f) /* scale, tanh, scale */

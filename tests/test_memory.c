@@ -4,6 +4,7 @@
  * every shared model, the two real ones, the four quantized mixtures and the eight synthetic architectures
  * (written at test time by synth_arch.py), at contexts 512, 4096 and the model's maximum.
  *
+ * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
  * Held to: every buffer (the weights mapped and repacked, the KV cache, the output buffer and the compute buffer,
  * which model/memory_compute.c replays from llama.cpp's graph and allocator, holes and all) to llama.cpp's printed
  * figure (its two decimals of MiB), and so every total.
@@ -30,31 +31,37 @@ static const char *const buffer_names[B_COUNT] = { "CPU_Mapped", "CPU_REPACK", "
 
 typedef struct row {
     char file[96], ctk[8], fa[8];
-    long ctx;
+    long ctx, np, ub, b;
     double mib[B_COUNT]; /* llama.cpp prints the KV cache of an iSWA model as two buffers: summed */
 } row;
 
-static size_t read_rows(row *rows, size_t cap)
+/* The rows of llama_cpp_memory.tsv (file ctx ctk fa buffer MiB, one sequence and llama.cpp's default batches) and
+ * of llama_cpp_memory_streams.tsv (np, ub and b between fa and the buffer), from *n on. */
+static size_t read_rows(const char *path, bool streams, row *rows, size_t n, size_t cap)
 {
-    FILE *fp = fopen("tests/data/llama_cpp_memory.tsv", "r");
-    cr_assert(fp, "tests/data/llama_cpp_memory.tsv is missing");
+    FILE *fp = fopen(path, "r");
+    cr_assert(fp, "%s is missing", path);
     char line[512];
-    size_t n = 0;
     while (fgets(line, sizeof line, fp)) {
         if (line[0] == '#')
             continue;
         char file[96], ctk[8], fa[8], buf[16];
-        long ctx;
+        long ctx, np = 1, ub = 512, b = 2048;
         double mib;
-        cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %15s %lf", file, &ctx, ctk, fa, buf, &mib), 6, "bad line: %s",
-                     line);
+        if (streams)
+            cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %ld %ld %ld %15s %lf", file, &ctx, ctk, fa, &np, &ub, &b, buf,
+                                &mib), 9, "bad line: %s", line);
+        else
+            cr_assert_eq(sscanf(line, "%95s %ld %7s %7s %15s %lf", file, &ctx, ctk, fa, buf, &mib), 6,
+                         "bad line: %s", line);
         if (n == 0 || strcmp(rows[n - 1].file, file) || rows[n - 1].ctx != ctx || strcmp(rows[n - 1].ctk, ctk) ||
-            strcmp(rows[n - 1].fa, fa)) {
+            strcmp(rows[n - 1].fa, fa) || rows[n - 1].np != np || rows[n - 1].ub != ub || rows[n - 1].b != b) {
             cr_assert_lt(n, cap);
             memset(&rows[n], 0, sizeof rows[n]);
             snprintf(rows[n].file, sizeof rows[n].file, "%s", file);
             snprintf(rows[n].ctk, sizeof rows[n].ctk, "%s", ctk);
             snprintf(rows[n].fa, sizeof rows[n].fa, "%s", fa);
+            rows[n].np = np, rows[n].ub = ub, rows[n].b = b;
             rows[n++].ctx = ctx;
         }
         for (int b = 0; b < B_COUNT; b++)
@@ -97,7 +104,8 @@ static double mib(uint64_t b)
 Test(memory, buffers_match_llama_cpp)
 {
     static row rows[512];
-    size_t n = read_rows(rows, 512), checked = 0, files_missing = 0;
+    size_t n = read_rows("tests/data/llama_cpp_memory.tsv", false, rows, 0, 512), checked = 0, files_missing = 0;
+    n = read_rows("tests/data/llama_cpp_memory_streams.tsv", true, rows, n, 512);
     double worst_compute = 0;
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -117,6 +125,7 @@ Test(memory, buffers_match_llama_cpp)
         p.n_ctx = r->ctx;
         p.type_k = p.type_v = (uint32_t)gguf_type_from_name(r->ctk);
         p.flash_attn = strcmp(r->fa, "off") == 0 ? 0 : -1;
+        p.n_seq = r->np, p.n_ubatch = r->ub, p.n_batch = r->b;
         model_memory m;
         cr_assert_eq(model_memory_estimate(f, &hp, &p, &m, &me), MODEL_OK, "%s: %s", path, me.message);
         const double ours[B_COUNT] = { mib(m.weights_mapped), mib(m.weights_repacked), mib(m.kv_bytes),
@@ -125,8 +134,8 @@ Test(memory, buffers_match_llama_cpp)
          * also within 0.1 %: alignment the printout does not show) */
         for (int b = B_MAPPED; b <= B_COMPUTE; b++)
             cr_expect_leq(fabs(ours[b] - r->mib[b]), 0.0051 + (b == B_COMPUTE ? 0.0 : 0.001 * r->mib[b]),
-                          "%s -c %ld -ctk %s -fa %s: %s %.4f MiB, llama.cpp %.2f", r->file, r->ctx, r->ctk, r->fa,
-                          buffer_names[b], ours[b], r->mib[b]);
+                          "%s -c %ld -ctk %s -fa %s -np %ld -ub %ld -b %ld: %s %.4f MiB, llama.cpp %.2f", r->file,
+                          r->ctx, r->ctk, r->fa, r->np, r->ub, r->b, buffer_names[b], ours[b], r->mib[b]);
         worst_compute = fmax(worst_compute, fabs(ours[B_COMPUTE] - r->mib[B_COMPUTE]) / r->mib[B_COMPUTE]);
         checked++;
         gguf_close(f);

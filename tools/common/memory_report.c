@@ -32,14 +32,18 @@ void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_p
                        : "(the file range the plain weights span; mapped, so pages are shared and reclaimable)");
     fprintf(out, "  %-18s %10.2f MiB  (%zu tensors re-laid out for this CPU's kernels: a copy)\n", "CPU_REPACK",
             mib(m->weights_repacked), m->n_repacked);
+    char streams[48] = ""; /* one stream of cells per sequence */
+    if (p->n_seq > 1)
+        snprintf(streams, sizeof streams, " x %lld sequences", (long long)p->n_seq);
     if (m->n_layer_swa > 0)
-        fprintf(out, "  %-18s %10.2f MiB  (%lld cells x %lld full layers, %lld cells x %lld sliding-window layers; "
-                "K %.2f MiB, V %.2f MiB)\n", "KV cache", mib(m->kv_bytes), (long long)m->kv_cells,
-                (long long)m->n_layer_full, (long long)m->kv_cells_swa, (long long)m->n_layer_swa, mib(m->kv_k),
-                mib(m->kv_v));
+        fprintf(out, "  %-18s %10.2f MiB  (%lld cells%s x %lld full layers, %lld cells%s x %lld sliding-window "
+                "layers; K %.2f MiB, V %.2f MiB)\n", "KV cache", mib(m->kv_bytes), (long long)m->kv_cells, streams,
+                (long long)m->n_layer_full, (long long)m->kv_cells_swa, streams, (long long)m->n_layer_swa,
+                mib(m->kv_k), mib(m->kv_v));
     else
-        fprintf(out, "  %-18s %10.2f MiB  (%lld cells x %lld layers; K %.2f MiB, V %.2f MiB)\n", "KV cache",
-                mib(m->kv_bytes), (long long)m->kv_cells, (long long)m->n_layer_full, mib(m->kv_k), mib(m->kv_v));
+        fprintf(out, "  %-18s %10.2f MiB  (%lld cells%s x %lld layers; K %.2f MiB, V %.2f MiB)\n", "KV cache",
+                mib(m->kv_bytes), (long long)m->kv_cells, streams, (long long)m->n_layer_full, mib(m->kv_k),
+                mib(m->kv_v));
     fprintf(out, "  %-18s %10.2f MiB  (the logits of %lld sequence%s)\n", "output", mib(m->output),
             (long long)p->n_seq, p->n_seq == 1 ? "" : "s");
     fprintf(out, "  %-18s %10.2f MiB  (the graph's scratch for a batch of %lld tokens)\n", "compute", mib(m->compute),
