@@ -126,6 +126,12 @@ timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs
 GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3 |
   sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
 fi
+# issue 58's stage 0: a decode step's host and GPU time (recording, graph update, launch, the host between steps,
+# the GPU's time), one JSON line of medians per shape
+for m in tl11-f16 q3-06-f16; do
+  [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_TIMING=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 128 \
+    --runs 1 2>&1 >/dev/null | grep cuda_timing | sed "s/^{/{\"model\": \"$m\", /"
+done
 if command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
   # bench-run --pp 8 --tg 8: the prompt goes through the matrix-vector kernels too, about 334 launches a
   # pass on this shape; skipping 1100 lands in run 0's decode, and 334 launches are one token.

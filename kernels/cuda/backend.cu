@@ -11,6 +11,53 @@ extern "C" {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Each decode step's split (GGUFSCOPE_CUDA_TIMING=1), in microseconds: capture (step_begin to the end of the
+ * recording: the host issuing every kernel into the graph), update (cudaGraphExecUpdate or instantiation), launch
+ * (the cudaGraphLaunch call), host_between (from that call's return to the next step_begin: the host waiting on
+ * the step's results, then sampling), gpu (CUDA events around the launch). Printed at exit as one JSON line of
+ * medians, so a GPU run shows whether the GPU idles while the host records (issue 58's stage 0). */
+enum { TIMED_STEPS_MAX = 4096 };
+typedef struct step_timing {
+    cudaEvent_t start, stop;
+    double begin_s, launched_s;   /* this step's step_begin, the last launch's return (0: none yet) */
+    bool gpu_pending;             /* events recorded for a launch not read yet */
+    int n, n_instantiated;
+    float capture[TIMED_STEPS_MAX], update[TIMED_STEPS_MAX], launch[TIMED_STEPS_MAX], between[TIMED_STEPS_MAX],
+        gpu[TIMED_STEPS_MAX];
+} step_timing;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static float median(float *v, int n)
+{
+    if (n <= 0)
+        return 0.0f;
+    qsort(v, (size_t)n, sizeof *v, cmp_float);
+    return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void timing_report(cu_ctx *c)
+{
+    step_timing *t = c->timing;
+    fprintf(stderr,
+            "{\"cuda_timing\": {\"device\": \"%s\", \"steps\": %d, \"instantiations\": %d, \"capture_us\": %.1f, "
+            "\"update_us\": %.1f, \"launch_us\": %.1f, \"host_between_us\": %.1f, \"gpu_us\": %.1f}}\n",
+            c->device_name, t->n, t->n_instantiated, median(t->capture, t->n), median(t->update, t->n),
+            median(t->launch, t->n), median(t->between, t->n), median(t->gpu, t->n));
+}
 
 static void cu_destroy(kern_backend *b)
 {
@@ -18,6 +65,13 @@ static void cu_destroy(kern_backend *b)
         return;
     cu_ctx *c = cu_of(b);
     if (c) {
+        if (c->timing) {
+            if (c->timing->n > 0)
+                timing_report(c);
+            cudaEventDestroy(c->timing->start);
+            cudaEventDestroy(c->timing->stop);
+            free(c->timing);
+        }
         if (c->exec)
             cudaGraphExecDestroy(c->exec);
         if (c->blas)
@@ -142,6 +196,19 @@ static kern_status cu_step_begin(kern_backend *b)
     cu_ctx *c = cu_of(b);
     if (!c->graphs || c->capturing)
         return KERN_OK;
+    step_timing *t = c->timing;
+    if (t) {
+        t->begin_s = now_s();
+        if (t->gpu_pending && t->n < TIMED_STEPS_MAX) { /* the last step's GPU time, and the host's wait for it */
+            float ms = 0.0f;
+            if (cudaEventSynchronize(t->stop) == cudaSuccess &&
+                cudaEventElapsedTime(&ms, t->start, t->stop) == cudaSuccess)
+                t->gpu[t->n - 1] = 1000.0f * ms;
+            cudaGetLastError();
+            t->between[t->n - 1] = (float)(1e6 * (t->begin_s - t->launched_s));
+        }
+        t->gpu_pending = false;
+    }
     if (!CU_OK(b, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal)))
         return cu_status(b);
     c->capturing = true;
@@ -160,6 +227,8 @@ static kern_status cu_step_end(kern_backend *b, bool run)
     c->capturing = false;
     if (!CU_OK(b, cudaStreamEndCapture(c->stream, &g)))
         return cu_status(b);
+    step_timing *t = run && c->timing && c->timing->n < TIMED_STEPS_MAX ? c->timing : NULL;
+    const double captured_s = t ? now_s() : 0.0;
     if (!run) {
         cudaGraphDestroy(g);
         return KERN_OK;
@@ -180,10 +249,26 @@ static kern_status cu_step_end(kern_backend *b, bool run)
             c->exec = NULL;
             return cu_status(b);
         }
+        if (t)
+            t->n_instantiated++;
     }
     cudaGraphDestroy(g);
+    const double ready_s = t ? now_s() : 0.0;
+    if (t && !CU_OK(b, cudaEventRecord(t->start, c->stream)))
+        return cu_status(b);
     if (!CU_OK(b, cudaGraphLaunch(c->exec, c->stream)))
         return cu_status(b);
+    if (t) {
+        if (!CU_OK(b, cudaEventRecord(t->stop, c->stream)))
+            return cu_status(b);
+        t->launched_s = now_s();
+        t->capture[t->n] = (float)(1e6 * (captured_s - t->begin_s));
+        t->update[t->n] = (float)(1e6 * (ready_s - captured_s));
+        t->launch[t->n] = (float)(1e6 * (t->launched_s - ready_s));
+        t->between[t->n] = t->gpu[t->n] = 0.0f; /* filled when the next step begins */
+        t->n++;
+        t->gpu_pending = true;
+    }
     return KERN_OK;
 }
 
@@ -237,6 +322,13 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();
+    const char *timing = getenv("GGUFSCOPE_CUDA_TIMING");
+    if (c->graphs && timing && !strcmp(timing, "1") && (c->timing = (step_timing *)calloc(1, sizeof *c->timing)) &&
+        (cudaEventCreate(&c->timing->start) != cudaSuccess || cudaEventCreate(&c->timing->stop) != cudaSuccess)) {
+        cudaGetLastError();
+        free(c->timing); /* no events: no timing (an event made before the failure is left to the process's end) */
+        c->timing = NULL;
+    }
     cudaDeviceProp prop;
     bool ok = CU_OK(b, cudaSetDevice(device)) && CU_OK(b, cudaGetDeviceProperties(&prop, device)) &&
               CU_OK(b, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) &&

@@ -45,6 +45,11 @@ typedef struct cu_ctx {
      * shape stays the same. */
     bool graphs, capturing;
     cudaGraphExec_t exec;
+
+    /* GGUFSCOPE_CUDA_TIMING=1 (backend.cu, step_timing): where a decode step's time goes, host and device, per
+     * step: recording, updating the executable graph, the launch call, the host's time until the next step
+     * begins, and the GPU's time between events around the launch. */
+    struct step_timing *timing;
 } cu_ctx;
 
 static inline cu_ctx *cu_of(const kern_backend *b)
