@@ -37,6 +37,19 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
         run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
 }
 
+/* Expert e of layer L (with its biases where the file has them) on the Tr rows of h into out. */
+static void run_expert(pass *p, const engine_layer *L, int e, int Tr, bool each, const float *h, float *out)
+{
+    kern_weight *const *x = L->experts;
+    const kern_weight *const bias[3] = {
+        x[ENGINE_EXPERT_GATE_BIAS] ? &x[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
+        x[ENGINE_EXPERT_UP_BIAS] ? &x[ENGINE_EXPERT_UP_BIAS][e] : NULL,
+        x[ENGINE_EXPERT_DOWN_BIAS] ? &x[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
+    };
+    gated_ffn(p, &x[ENGINE_EXPERT_GATE][e], &x[ENGINE_EXPERT_UP][e], &x[ENGINE_EXPERT_DOWN][e], bias,
+              p->c->m->hp.n_ff_exp, Tr, each, h, out, "ffn_gate_exps, ffn_up_exps");
+}
+
 /* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
  * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
  * in its own token's order under --numerics ggml), each output
@@ -63,16 +76,9 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
             }
         if (!n)
             continue;
-        const kern_weight *const bias[3] = {
-            L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
-            L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
-            L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
-        };
         pass_check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E),
                    "copy of an expert's rows");
-        gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                  &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, n, experts_keep_token_order(c), c->moe_tmp,
-                  o, "ffn_gate_exps, ffn_up_exps");
+        run_expert(p, L, e, n, experts_keep_token_order(c), c->moe_tmp, o);
         if (!p->st)
             pass_check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
         for (int i = 0; i < n && !p->st; i++)
@@ -117,16 +123,8 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
                      c->route_probs, c->route_ids, c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
         for (int j = 0; j < k; j++) {
-            const int e = c->route_ids[j];
             float *dst = j == 0 ? ot : tmp;
-            const kern_weight *const bias[3] = {
-                L->experts[ENGINE_EXPERT_GATE_BIAS] ? &L->experts[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
-                L->experts[ENGINE_EXPERT_UP_BIAS] ? &L->experts[ENGINE_EXPERT_UP_BIAS][e] : NULL,
-                L->experts[ENGINE_EXPERT_DOWN_BIAS] ? &L->experts[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
-            };
-            gated_ffn(p, &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                      &L->experts[ENGINE_EXPERT_DOWN][e], bias, hp->n_ff_exp, 1, false, h + (size_t)t * E, dst,
-                      "ffn_gate_exps, ffn_up_exps");
+            run_expert(p, L, c->route_ids[j], 1, false, h + (size_t)t * E, dst);
             run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
             if (j > 0)
                 run_add(p, "sum of the experts", ot, dst, (size_t)E);
