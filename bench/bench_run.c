@@ -134,6 +134,9 @@ int main(int argc, char **argv)
            "\"private_mib\":%.1f,\"context_mib\":%.1f}\n",
            be->name, be->device ? be->device : "cpu", name, threads, pp, tg, runs, pps, tgs, (unsigned long long)bpt,
            tgs * bpt / 1e9, (unsigned long long)lpt, pps * (double)lpt / 1e9, priv / 1048576.0, ctx_bytes / 1048576.0);
+    const char *timing = be->step_timing ? be->step_timing(be) : NULL;
+    if (timing) /* GGUFSCOPE_CUDA_TIMING=1: where the decode steps' time went */
+        fprintf(stderr, "%s\n", timing);
     free(tok);
     free(logits);
     engine_model_free(m);

@@ -191,6 +191,9 @@ struct kern_backend {
      * run is false (an op failed part-way). */
     kern_status (*step_begin)(kern_backend *b);
     kern_status (*step_end)(kern_backend *b, bool run);
+    /* Optional (NULL: none). The recorded steps' split of time so far as one JSON object (the CUDA backend under
+     * GGUFSCOPE_CUDA_TIMING=1), or NULL when it keeps none: for a tool to print. */
+    const char *(*step_timing)(kern_backend *b);
 
     /* What the last failed call was (call, file, line, the device's words),
      * or "" when nothing failed: for messages. */

@@ -16,8 +16,9 @@ extern "C" {
 /* Each decode step's split (GGUFSCOPE_CUDA_TIMING=1), in microseconds: capture (step_begin to the end of the
  * recording: the host issuing every kernel into the graph), update (cudaGraphExecUpdate or instantiation), launch
  * (the cudaGraphLaunch call), host_between (from that call's return to the next step_begin: the host waiting on
- * the step's results, then sampling), gpu (CUDA events around the launch). Printed at exit as one JSON line of
- * medians, so a GPU run shows whether the GPU idles while the host records (issue 58's stage 0). */
+ * the step's results, then sampling), gpu (CUDA events around the launch). Their medians as one JSON object
+ * (step_timing, for a tool to print), so a GPU run shows whether the GPU idles while the host records (issue 58's
+ * stage 0). */
 enum { TIMED_STEPS_MAX = 4096 };
 typedef struct step_timing {
     cudaEvent_t start, stop;
@@ -49,14 +50,28 @@ static float median(float *v, int n)
     return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void timing_report(cu_ctx *c)
+static const char *cu_step_timing(kern_backend *b)
 {
+    cu_ctx *c = cu_of(b);
     step_timing *t = c->timing;
-    fprintf(stderr,
+    if (!t || t->n == 0)
+        return NULL;
+    /* medians of copies: the steps still to come keep their order */
+    float *v[5], *copies = (float *)malloc(5 * (size_t)t->n * sizeof(float));
+    if (!copies)
+        return NULL;
+    const float *const from[5] = { t->capture, t->update, t->launch, t->between, t->gpu };
+    for (int i = 0; i < 5; i++) {
+        v[i] = copies + (size_t)i * (size_t)t->n;
+        memcpy(v[i], from[i], (size_t)t->n * sizeof(float));
+    }
+    snprintf(c->timing_json, sizeof c->timing_json,
             "{\"cuda_timing\": {\"device\": \"%s\", \"steps\": %d, \"instantiations\": %d, \"capture_us\": %.1f, "
-            "\"update_us\": %.1f, \"launch_us\": %.1f, \"host_between_us\": %.1f, \"gpu_us\": %.1f}}\n",
-            c->device_name, t->n, t->n_instantiated, median(t->capture, t->n), median(t->update, t->n),
-            median(t->launch, t->n), median(t->between, t->n), median(t->gpu, t->n));
+            "\"update_us\": %.1f, \"launch_us\": %.1f, \"host_between_us\": %.1f, \"gpu_us\": %.1f}}",
+            c->device_name, t->n, t->n_instantiated, median(v[0], t->n), median(v[1], t->n), median(v[2], t->n),
+            median(v[3], t->n), median(v[4], t->n));
+    free(copies);
+    return c->timing_json;
 }
 
 static void cu_destroy(kern_backend *b)
@@ -66,8 +81,6 @@ static void cu_destroy(kern_backend *b)
     cu_ctx *c = cu_of(b);
     if (c) {
         if (c->timing) {
-            if (c->timing->n > 0)
-                timing_report(c);
             cudaEventDestroy(c->timing->start);
             cudaEventDestroy(c->timing->stop);
             free(c->timing);
@@ -319,6 +332,7 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
 #undef CU_OP_SET
     b->step_begin = cu_step_begin;
     b->step_end = cu_step_end;
+    b->step_timing = cu_step_timing;
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();

@@ -50,6 +50,7 @@ typedef struct cu_ctx {
      * step: recording, updating the executable graph, the launch call, the host's time until the next step
      * begins, and the GPU's time between events around the launch. */
     struct step_timing *timing;
+    char timing_json[512];
 } cu_ctx;
 
 static inline cu_ctx *cu_of(const kern_backend *b)
