@@ -25,6 +25,7 @@
 #include "pass.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ void engine_ctx_free(engine_ctx *c)
     if (!c)
         return;
     float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
-                      c->router, c->moe_tmp };
+                      c->router, c->moe_tmp, c->k_step, c->v_step };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
@@ -174,6 +175,9 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
         { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
+        /* only where steps replay: two rows, outside the estimate */
+        { &c->k_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
+        { &c->v_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (!want[i].n)
@@ -213,6 +217,10 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         engine_ctx_free(c);
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }
+    /* Each context's steps have keys of their own: a backend shared by two contexts never replays one's step for the
+     * other (their caches differ). The low bits say what comes back (step_key_for). */
+    static _Atomic uint64_t contexts;
+    c->step_key = (atomic_fetch_add(&contexts, 1) + 1) << 16;
     *out = c;
     return ENGINE_OK;
 }
@@ -301,11 +309,11 @@ static void look(pass *p, engine_op op, const float *x, int T, int n)
 }
 
 /* The recording of a decode step a device may replay (step_begin .. step_end), when nothing before failed. */
-static void step_begin(pass *p)
+static void step_begin(pass *p, uint64_t key)
 {
     if (p->st)
         return;
-    pass_check(p, p->be->step_begin(p->be), "recording the decode step");
+    pass_check(p, p->be->step_begin(p->be, key, p->c->pos), "recording the decode step");
     p->c->recording = !p->st;
 }
 
@@ -325,6 +333,14 @@ typedef struct top_request {
     float *vals;
 } top_request;
 
+/* A replayable step's top ids (and values) from the context's host memory to the caller's. */
+static void deliver_top(const engine_ctx *c, const top_request *top)
+{
+    memcpy(top->ids, c->step_ids, (size_t)top->k * sizeof *top->ids);
+    if (top->vals && top->k > 1)
+        memcpy(top->vals, c->step_vals, (size_t)top->k * sizeof *top->vals);
+}
+
 /* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
  * norms and rotation; k and v go into the cache), attention, and its output projection into c->o. */
 static void attention_block(pass *p, int il, int T)
@@ -339,7 +355,11 @@ static void attention_block(pass *p, int il, int T)
     const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
     const kern_attn attn = engine_layer_attn(m, il);
     float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
-    float *k_new = kc + (size_t)pos0 * kv_dim, *v_new = vc + (size_t)pos0 * kv_dim;
+    /* a step that may be replayed at another position keeps its key and value rows apart until store_rows puts
+     * them in the cache (kern.h: no position folded into a pointer) */
+    const bool staged = c->recording && c->k_step;
+    float *k_new = staged ? c->k_step : kc + (size_t)pos0 * kv_dim;
+    float *v_new = staged ? c->v_step : vc + (size_t)pos0 * kv_dim;
     static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" };
     const kern_weight *const qkv[3] = { &w[MODEL_ROLE_ATTN_Q], &w[MODEL_ROLE_ATTN_K], &w[MODEL_ROLE_ATTN_V] };
     const kern_weight *const qkv_bias[3] = { L->has_bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
@@ -362,11 +382,21 @@ static void attention_block(pass *p, int il, int T)
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
-    run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
-    run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
+    const bool fused = staged && p->be->rope_store; /* nothing probes a staged step */
+    if (fused && !p->st) {
+        pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, hp->n_head, hp->n_kv_head, hd, pos0, rope, kc, vc),
+                   "rope(q), rope(k), k and v into the cache");
+    } else {
+        run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
+        run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
+    }
     look(p, ENGINE_OP_Q, c->q, T, q_dim);
     look(p, ENGINE_OP_K, k_new, T, kv_dim);
     look(p, ENGINE_OP_V, v_new, T, kv_dim);
+    if (staged && !fused) {
+        run_store_rows(p, "k into the cache", kc, k_new, T, kv_dim, pos0);
+        run_store_rows(p, "v into the cache", vc, v_new, T, kv_dim, pos0);
+    }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
     look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
@@ -435,8 +465,25 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
     const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert; /* routing reads the host */
+    /* One that ends in a top-k on the backend (no logits to the host) may be replayed whole where the backend can:
+     * its key says which top-k, so steps under one key differ only in position and token. */
+    const bool replayable = step && c->be->step_replay && top && !logits;
+    const uint64_t key = c->step_key | (uint64_t)(replayable ? top->k : 0);
+    if (replayable) {
+        const kern_status ks = c->be->step_replay(c->be, key, c->pos, tokens);
+        if (ks == KERN_OK) {
+            c->pos += 1;
+            c->last_T = 1; /* the replay wrote the buffers the recording named: the final norm's row is in h */
+            deliver_top(c, top);
+            return ENGINE_OK;
+        }
+        if (ks != KERN_E_UNSUPPORTED)
+            return engine_fail(err, ks == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, 0, "",
+                               "%s backend: replaying the decode step at position %d failed: %s: %.400s", c->be->name,
+                               c->pos, kern_status_name(ks), c->be->last_error(c->be));
+    }
     if (step)
-        step_begin(&p);
+        step_begin(&p, key);
     /* The rows that go on past the last layer's attention: only those whose logits are asked for (the last one
      * when none are, for the spot check's final norm), unless a probe shows every row. Nothing else reads the
      * other rows' last hidden states: their keys and values are in the cache by then. llama.cpp's graphs drop
@@ -475,16 +522,24 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
             run_scale(&p, "logit scale", c->logits, (size_t)n * V, hp->logit_scale);
         if (hp->final_softcap > 0.0f)
             run_softcap(&p, "logit soft-capping", c->logits, (size_t)n * V, hp->final_softcap);
-        if (step)
+        if (step && !replayable)
             step_end(&p);
         if (logits && !p.st)
             pass_check(&p, c->be->to_host(c->be, logits + (size_t)(r - first) * V, c->logits, (size_t)n * V),
                   "copy of logits");
     }
+    /* a replayable step's top-k is part of it, into the context's own host memory (where a replay puts it) */
+    const top_request mine = { top ? top->k : 0, c->step_ids, c->step_vals };
+    const top_request *into = replayable ? &mine : top;
     if (top && top->k == 1)
-        run_argmax(&p, "argmax of the logits", c->logits, V, top->ids);
+        run_argmax(&p, "argmax of the logits", c->logits, V, into->ids);
     else if (top)
-        run_top_k(&p, "top-k of the logits", c->logits, V, top->k, top->ids, top->vals);
+        run_top_k(&p, "top-k of the logits", c->logits, V, top->k, into->ids, into->vals);
+    if (replayable) {
+        step_end(&p);
+        if (!p.st)
+            deliver_top(c, top);
+    }
     if (m->release_weights) {
         gguf_tensor_release(m->f, m->output.t);
         gguf_tensor_release(m->f, m->tok_embd.t);

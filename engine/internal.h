@@ -97,6 +97,13 @@ struct engine_ctx {
     size_t probe_cap;
     int last_T;                   /* rows of the last batch: its final-norm rows are in h */
     bool recording;               /* between the backend's step_begin and step_end */
+    /* Replayable decode steps (a backend with step_replay): the step's new key and value rows before store_rows
+     * puts them in the cache at the step's position, (n_kv_head * head_dim) each; the step's top ids and values in
+     * host memory of the context's own, where a replay delivers them; this context's part of the steps' keys. */
+    float *k_step, *v_step;
+    int32_t step_ids[KERN_TOP_K_MAX];
+    float step_vals[KERN_TOP_K_MAX];
+    uint64_t step_key;
     uint64_t bytes;
 };
 

@@ -103,6 +103,8 @@ typedef struct kern_backend kern_backend;
  *   scale       x (n) *= s.
  *   softcap     x (n) = cap * tanh(x / cap): soft-capping of logits.
  *   add         x (n) += y.
+ *   store_rows  rows src (T, n) into rows pos0 .. pos0 + T of dst (rows of n): keys and values into a layer's
+ *               cache where a replayed decode step must find its position at run time (step_replay).
  *   row_stats   statistics of each of the T rows of x (T, n), into host memory.
  *   argmax      index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins).
  *   top_k       the k (1..KERN_TOP_K_MAX) largest of x (n): ids and values into host memory, largest first, ties
@@ -124,6 +126,7 @@ typedef struct kern_backend kern_backend;
     X(scale, (float *x, size_t n, float s), (x, n, s))                                                                \
     X(softcap, (float *x, size_t n, float cap), (x, n, cap))                                                          \
     X(add, (float *x, const float *y, size_t n), (x, y, n))                                                           \
+    X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
     X(row_stats, (const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))                                 \
     X(argmax, (const float *x, int n, int32_t *out), (x, n, out))                                                     \
     X(top_k, (const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))
@@ -139,12 +142,18 @@ typedef struct kern_backend kern_backend;
  *                that row of x gives, whatever T: llama.cpp's mul_mat_id multiplies each token's row by an expert
  *                alone, so a batch of the tokens that chose one expert (--numerics ggml) must not change the
  *                order of its sums, while each weight block is still read once for all of them.
+ *   rope_store   rope of q (T, n_head, head_dim) and of k (T, n_kv_head, head_dim) at positions pos0 .., then k and
+ *                v (T, n_kv_head * head_dim) into rows pos0 .. of the layer's caches (store_rows): what a replayed
+ *                decode step runs between its products and its attention, bit for bit, in one op.
  */
 #define KERN_OPS_OPTIONAL(X)                                                                                          \
     X(matmul_many, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
     X(matmul_each, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
-                    const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))
+                    const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
+    X(rope_store, (float *q, float *k, const float *v, int T, int n_head, int n_kv_head, int head_dim, int pos0,      \
+                   const kern_rope *r, float *k_cache, float *v_cache),                                               \
+      (q, k, v, T, n_head, n_kv_head, head_dim, pos0, r, k_cache, v_cache))
 
 /* A parenthesized list unpacked; an op's struct member. */
 #define KERN_ARGS(...) __VA_ARGS__
@@ -185,12 +194,22 @@ struct kern_backend {
     KERN_OPS_OPTIONAL(KERN_OP_MEMBER)
 
     /* Optional (NULL: none). The ops issued between step_begin and step_end
-     * form one decode step that a device may record and replay as a whole
-     * (CUDA graphs); between the two nothing may need the host (no to_host,
-     * no row_stats). step_end runs what was recorded, or throws it away when
-     * run is false (an op failed part-way). */
-    kern_status (*step_begin)(kern_backend *b);
+     * form one decode step (one token at position pos) that a device may
+     * record and replay as a whole (CUDA graphs); between the two nothing may
+     * need the host (no to_host, no row_stats), except argmax and top_k where
+     * the backend has step_replay: their results reach host memory when
+     * step_end returns. step_end runs what was recorded, or throws it away
+     * when run is false (an op failed part-way). key names what the engine
+     * records (its context, what comes back): steps recorded under one key
+     * differ only in their position and token. */
+    kern_status (*step_begin)(kern_backend *b, uint64_t key, int pos);
     kern_status (*step_end)(kern_backend *b, bool run);
+    /* Optional (NULL: none). Runs the step last recorded under key again at position pos with token *token, its
+     * host results where the recording put them, and returns KERN_OK; KERN_E_UNSUPPORTED when it holds no step
+     * recorded under key (the caller records one). Only positions reach a recorded step as values at run time:
+     * the ops that read a position (rope, attention, store_rows) must be given it as pos0, never folded into a
+     * pointer, for a step to be replayable. */
+    kern_status (*step_replay)(kern_backend *b, uint64_t key, int pos, const int32_t *token);
     /* Optional (NULL: none). The recorded steps' split of time so far as one JSON object (the CUDA backend under
      * GGUFSCOPE_CUDA_TIMING=1), or NULL when it keeps none: for a tool to print. */
     const char *(*step_timing)(kern_backend *b);

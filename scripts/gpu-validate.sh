@@ -8,12 +8,13 @@
 #      mixtures in Q4_K_M or MXFP4_MOE too), and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M; the
 #      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
-#      rounds when the pack holds one (else alone), graphs on and off;
+#      rounds when the pack holds one (else alone), graphs on and off, and steps replayed whole
+#      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1, off by default until this run shows it);
 #   4. where a decode step's time goes: a 22-layer model of 256 values (no bandwidth to
 #      speak of) and ncu's per-kernel GPU time for one decode token of the F16 1.1B shape.
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
 # OUT=dir keeps the test logs and ncu's report there. To spend less device time: BIG= the full-size
-# shapes (default all three), BENCH= the models to benchmark, GRAPHS_OFF=0 and FIXED_COST=0 skip
+# shapes (default all three), BENCH= the models to benchmark, GRAPHS_OFF=0, REPLAY=0 and FIXED_COST=0 skip
 # those runs, NCU_MODELS= the shapes ncu profiles (default tl11-f16; its per-kernel table of one token
 # counts the 1.1B llama shape's launches, so it runs for that shape alone).
 set -uo pipefail
@@ -98,10 +99,13 @@ compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagr
 }
 echo "=== compare cpu,cuda"
 for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-* | quant-testvectors.gguf) continue ;; esac; compare "$m"; done
-command -v compute-sanitizer >/dev/null &&
-  timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$B/gguf-run" "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 \
-    --backend cuda -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
-  grep -E 'ERROR SUMMARY|Invalid'
+for r in 0 1; do  # memcheck on the recorded steps and on the replayed ones (stage 1)
+  command -v compute-sanitizer >/dev/null &&
+    GGUFSCOPE_CUDA_REPLAY=$r timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$B/gguf-run" \
+      "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 --backend cuda \
+      -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
+    grep -E 'ERROR SUMMARY|Invalid' | sed "s/^/replay=$r: /"
+done
 wait
 shapes=()
 for e in "${big[@]}"; do
@@ -128,9 +132,13 @@ GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda
 fi
 # issue 58's stage 0: a decode step's host and GPU time (recording, graph update, launch, the host between steps,
 # the GPU's time), one JSON line of medians per shape
+# (stage 1: the same with GGUFSCOPE_CUDA_REPLAY=1, each step replayed from one recording: capture and update 0)
 for m in tl11-f16 q3-06-f16; do
-  [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_TIMING=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 128 \
-    --runs 1 2>&1 >/dev/null | grep cuda_timing | sed "s/^{/{\"model\": \"$m\", /"
+  for r in 0 1; do
+    [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_TIMING=1 timeout 60 "$B/bench-run" "$M/$m.gguf" \
+      --backend cuda --pp 8 --tg 128 --runs 1 2>&1 >/dev/null | grep cuda_timing |
+      sed "s/^{/{\"model\": \"$m\", \"replay\": $r, /"
+  done
 done
 if command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
   # bench-run --pp 8 --tg 8: the prompt goes through the matrix-vector kernels too, about 334 launches a
@@ -187,6 +195,9 @@ for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   [ "${GRAPHS_OFF:-1}" = 1 ] &&
     GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
     sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
+  [ "${REPLAY:-1}" = 1 ] &&  # issue 58's stage 1, off by default until this run shows it identical and faster
+    GGUFSCOPE_CUDA_REPLAY=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
+    sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay)"/'
 done
 
 echo "=== examples"

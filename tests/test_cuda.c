@@ -417,6 +417,103 @@ Test(cuda, logits_tiny_qwen2_f16) { model_logits("tiny-qwen2-f16.gguf", 1e-4f); 
 Test(cuda, logits_stories260k) { model_logits("stories260K.gguf", 1e-4f); }
 Test(cuda, logits_tiny_llama_q4_k_m) { model_logits("tiny-llama-q4_k_m.gguf", 1e-4f); }
 
+/* A prompt and 64 greedy decode steps on a CUDA backend made under the given switches, then one more token's
+ * logits (the cache's contents speak in them); what GGUFSCOPE_CUDA_TIMING kept, when asked. */
+enum { REPLAY_STEPS = 64 };
+typedef struct greedy_run {
+    int32_t tokens[REPLAY_STEPS];
+    float *logits;
+    int n_vocab;
+    char timing[512];
+} greedy_run;
+
+static void greedy_on_cuda(const char *path, const char *graphs, const char *replay, greedy_run *out)
+{
+    setenv("GGUFSCOPE_CUDA_GRAPHS", graphs, 1);
+    setenv("GGUFSCOPE_CUDA_REPLAY", replay, 1);
+    setenv("GGUFSCOPE_CUDA_TIMING", "1", 1);
+    kern_backend *gpu = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_GRAPHS");
+    unsetenv("GGUFSCOPE_CUDA_REPLAY");
+    unsetenv("GGUFSCOPE_CUDA_TIMING");
+    cr_assert_eq(gpu->step_replay != NULL, !strcmp(replay, "1") && strcmp(graphs, "0"), "replay switch ignored");
+    gguf_file *f;
+    gguf_error ge;
+    engine_error e;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK);
+    engine_model *m;
+    engine_ctx *c;
+    cr_assert_eq(engine_model_load(f, gpu, &m, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_create(m, REPLAY_STEPS + 16, 8, &c, &e), ENGINE_OK, "%s", e.message);
+    const int nv = engine_model_hparams(m)->n_vocab;
+    int32_t prompt[5] = { 1, 7, 11, 13, 17 }, tok;
+    cr_assert_eq(engine_forward_argmax(c, prompt, 5, &tok, NULL, &e), ENGINE_OK, "%s", e.message);
+    for (int s = 0; s < REPLAY_STEPS; s++) {
+        cr_assert_eq(engine_forward_argmax(c, &tok, 1, &out->tokens[s], NULL, &e), ENGINE_OK, "%s", e.message);
+        tok = out->tokens[s];
+    }
+    out->n_vocab = nv;
+    out->logits = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_forward(c, &tok, 1, false, out->logits, NULL, &e), ENGINE_OK, "%s", e.message);
+    const char *t = gpu->step_timing ? gpu->step_timing(gpu) : NULL;
+    snprintf(out->timing, sizeof out->timing, "%s", t ? t : "");
+    engine_ctx_free(c);
+    engine_model_free(m);
+    gguf_close(f);
+    gpu->destroy(gpu);
+}
+
+/* Issue 58's stage 1: steps replayed from one recording (positions read on the device, the argmax inside the
+ * graph) give what running every op eagerly gives, bit for bit, over 64 greedy steps and in the logits after them
+ * (the cache's contents); and they were replays (the median step recorded nothing). */
+static void replay_equals_eager(const char *path, const char *name)
+{
+    greedy_run eager = { 0 }, replayed = { 0 };
+    greedy_on_cuda(path, "0", "0", &eager);
+    greedy_on_cuda(path, "1", "1", &replayed);
+    for (int s = 0; s < REPLAY_STEPS; s++)
+        cr_assert_eq(replayed.tokens[s], eager.tokens[s], "%s step %d: replayed %d, eager %d", name, s,
+                     replayed.tokens[s], eager.tokens[s]);
+    const size_t nv = (size_t)eager.n_vocab;
+    cr_assert(!memcmp(eager.logits, replayed.logits, nv * sizeof(float)),
+              "%s: the logits after the replayed steps differ from the eager ones (rel %g)", name,
+              rel_diff(eager.logits, replayed.logits, nv));
+    const char *cap = strstr(replayed.timing, "\"capture_us\": ");
+    cr_assert(cap, "%s: no step timing: %s", name, replayed.timing);
+    cr_assert_lt(atof(cap + strlen("\"capture_us\": ")), 1.0, "%s: steps were recorded, not replayed: %s", name,
+                 replayed.timing);
+    free(eager.logits), free(replayed.logits);
+}
+
+static void replay_model(const char *name)
+{
+    char *path = model_path(name);
+    if (!path)
+        cr_skip_test("%s is not in ../shared/models", name);
+    replay_equals_eager(path, name);
+    free(path);
+}
+
+Test(cuda, replay_stories260k, .timeout = 120) { replay_model("stories260K.gguf"); }
+Test(cuda, replay_tiny_qwen2_q4_k_m, .timeout = 120) { replay_model("tiny-qwen2-q4_k_m.gguf"); }
+Test(cuda, replay_tiny_qwen3_q8_0, .timeout = 120) { replay_model("tiny-qwen3-q8_0.gguf"); }
+Test(cuda, replay_fixture_gemma3, .timeout = 120)
+{
+    kern_backend *gpu = cuda_or_skip(); /* before the file is written: a skip would leave it behind */
+    gpu->destroy(gpu);
+    fixture_opts o = fixture_default_opts();
+    o.arch = "gemma3"; /* a sliding window of 4 positions: what a replay moves must move the window too */
+    o.n_layer = 3;
+    o.n_embd = 128;
+    o.n_ff = 256;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/ggufscope-cuda-replay-gemma3-%d.gguf", (int)getpid());
+    gguf_error ge;
+    cr_assert_eq(fixture_write_file(path, &o, &ge), GGUF_OK, "%s", ge.message);
+    replay_equals_eager(path, "the gemma3 fixture");
+    unlink(path);
+}
+
 Test(cuda, run_tool_compare_and_spot_check)
 {
     kern_backend *gpu = cuda_or_skip();

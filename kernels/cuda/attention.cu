@@ -7,6 +7,7 @@
  * lane, lane + 32, ... so head_dim may be anything up to ATT_MAX_D.
  *   q (T, n_head, d), K/V cache (pos0 + T, n_kv, d) -> out (T, n_head, d)
  * A head's sink (gpt-oss) joins the merge: one more logit in the max and the denominator.
+ * The position may come from device memory (a replayed decode step: cuda.h's cu_step_pos).
  */
 #include "cuda.h"
 
@@ -15,9 +16,11 @@
 enum { ATT_WARPS = 4, ATT_MAX_D = 256, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
-attention_k(const float *q, const float *kc, const float *vc, int pos0, int n_head, int n_kv, int hd, float scale,
-            float softcap, int window, const float *sinks, float *out)
+attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev, int pos0, int n_head, int n_kv,
+            int hd, float scale, float softcap, int window, const float *sinks, float *out)
 {
+    if (pos_dev)
+        pos0 += *pos_dev;
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t kv_dim = (size_t)n_kv * hd;
@@ -96,9 +99,11 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
     if (a->sinks && (!sw || !sw->vec || sw->ne0 * sw->ne1 != a->n_head))
         return KERN_E_SHAPE;
     dim3 grid(a->n_head, T);
-    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos0, a->n_head, a->n_kv_head,
-                                                              a->head_dim, a->scale, a->softcap, a->window,
-                                                              sw ? sw->vec : NULL, out);
+    /* the grid does not depend on the position: a replay may move it */
+    const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
+    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos_dev, pos0, a->n_head,
+                                                              a->n_kv_head, a->head_dim, a->scale, a->softcap,
+                                                              a->window, sw ? sw->vec : NULL, out);
     if (!CU_LAUNCH_OK(b, "attention_k"))
         return cu_status(b);
     return KERN_OK;

@@ -89,12 +89,14 @@ static void cu_destroy(kern_backend *b)
             cudaGraphExecDestroy(c->exec);
         if (c->blas)
             cublasDestroy(c->blas);
-        void *dev[] = { c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals };
+        void *dev[] = { c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals, c->pos_dev };
         for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
             if (dev[i])
                 cudaFree(dev[i]);
-        if (c->tok_host)
-            cudaFreeHost(c->tok_host);
+        void *pinned[] = { c->tok_host, c->pos_host, c->out_ids, c->out_vals };
+        for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
+            if (pinned[i])
+                cudaFreeHost(pinned[i]);
         if (c->stream)
             cudaStreamDestroy(c->stream);
         free(c);
@@ -204,28 +206,105 @@ static bool graphs_wanted(void)
     return !(e && !strcmp(e, "0"));
 }
 
-static kern_status cu_step_begin(kern_backend *b)
+/* The last timed step's GPU time, and the host's time since its launch, once the next step begins. */
+static void timing_next_step(step_timing *t)
+{
+    if (!t)
+        return;
+    t->begin_s = now_s();
+    if (t->gpu_pending && t->n <= TIMED_STEPS_MAX) {
+        float ms = 0.0f;
+        if (cudaEventSynchronize(t->stop) == cudaSuccess && cudaEventElapsedTime(&ms, t->start, t->stop) == cudaSuccess)
+            t->gpu[t->n - 1] = 1000.0f * ms;
+        cudaGetLastError();
+        t->between[t->n - 1] = (float)(1e6 * (t->begin_s - t->launched_s));
+    }
+    t->gpu_pending = false;
+}
+
+static kern_status cu_step_begin(kern_backend *b, uint64_t key, int pos)
 {
     cu_ctx *c = cu_of(b);
     if (!c->graphs || c->capturing)
         return KERN_OK;
-    step_timing *t = c->timing;
-    if (t) {
-        t->begin_s = now_s();
-        if (t->gpu_pending && t->n < TIMED_STEPS_MAX) { /* the last step's GPU time, and the host's wait for it */
-            float ms = 0.0f;
-            if (cudaEventSynchronize(t->stop) == cudaSuccess &&
-                cudaEventElapsedTime(&ms, t->start, t->stop) == cudaSuccess)
-                t->gpu[t->n - 1] = 1000.0f * ms;
-            cudaGetLastError();
-            t->between[t->n - 1] = (float)(1e6 * (t->begin_s - t->launched_s));
-        }
-        t->gpu_pending = false;
+    timing_next_step(c->timing);
+    c->step_key = key;
+    c->step_pos = pos;
+    c->n_outs = 0;
+    if (c->replay) {
+        /* the last launch may still read *pos_host (a step whose results nobody waited for) */
+        if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+            return cu_status(b);
+        *c->pos_host = pos;
     }
     if (!CU_OK(b, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal)))
         return cu_status(b);
     c->capturing = true;
+    if (c->replay &&
+        !CU_OK(b, cudaMemcpyAsync(c->pos_dev, c->pos_host, sizeof(int), cudaMemcpyHostToDevice, c->stream))) {
+        cudaGraph_t g = NULL;
+        cudaStreamEndCapture(c->stream, &g);
+        if (g)
+            cudaGraphDestroy(g);
+        c->capturing = false;
+        return cu_status(b);
+    }
     return KERN_OK;
+}
+
+/* After a launch: the timing's events around it, and its split. */
+static kern_status launch_exec(kern_backend *b, step_timing *t, double captured_s, double ready_s)
+{
+    cu_ctx *c = cu_of(b);
+    if (t && !CU_OK(b, cudaEventRecord(t->start, c->stream)))
+        return cu_status(b);
+    if (!CU_OK(b, cudaGraphLaunch(c->exec, c->stream)))
+        return cu_status(b);
+    if (t) {
+        if (!CU_OK(b, cudaEventRecord(t->stop, c->stream)))
+            return cu_status(b);
+        t->launched_s = now_s();
+        t->capture[t->n] = (float)(1e6 * (captured_s - t->begin_s));
+        t->update[t->n] = (float)(1e6 * (ready_s - captured_s));
+        t->launch[t->n] = (float)(1e6 * (t->launched_s - ready_s));
+        t->between[t->n] = t->gpu[t->n] = 0.0f; /* filled when the next step begins */
+        t->n++;
+        t->gpu_pending = true;
+    }
+    return KERN_OK;
+}
+
+/* A step's results in host memory: waits for the launch, then copies each from its pinned staging. */
+static kern_status deliver_outs(kern_backend *b)
+{
+    cu_ctx *c = cu_of(b);
+    if (!c->n_exec_outs)
+        return KERN_OK;
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
+    for (int i = 0; i < c->n_exec_outs; i++) {
+        const cu_ctx::cu_step_out *o = &c->exec_outs[i];
+        memcpy(o->dst, o->src, o->bytes);
+        int32_t *id = (int32_t *)o->dst;
+        if (o->argmax && *id < 0)
+            *id = 0; /* all NaN: as the CPU, index 0 */
+    }
+    return KERN_OK;
+}
+
+static kern_status cu_step_replay(kern_backend *b, uint64_t key, int pos, const int32_t *token)
+{
+    cu_ctx *c = cu_of(b);
+    if (!c->exec || !key || key != c->exec_key || c->capturing)
+        return KERN_E_UNSUPPORTED;
+    step_timing *t = c->timing && c->timing->n < TIMED_STEPS_MAX ? c->timing : NULL;
+    timing_next_step(c->timing);
+    /* the last launch has finished: its results were waited for (a replayed step always ends in its top-k) */
+    *c->pos_host = pos;
+    c->tok_host[0] = *token;
+    const double now = t ? t->begin_s : 0.0; /* no recording, no update: both 0 */
+    kern_status s = launch_exec(b, t, now, now);
+    return s ? s : deliver_outs(b);
 }
 
 /* Ends the recording and runs it: the executable graph is updated in place
@@ -260,29 +339,19 @@ static kern_status cu_step_end(kern_backend *b, bool run)
         if (!CU_OK(b, cudaGraphInstantiate(&c->exec, g, 0))) {
             cudaGraphDestroy(g);
             c->exec = NULL;
+            c->exec_key = 0;
             return cu_status(b);
         }
         if (t)
             t->n_instantiated++;
     }
     cudaGraphDestroy(g);
+    c->exec_key = c->replay ? c->step_key : 0;
+    memcpy(c->exec_outs, c->outs, sizeof c->outs);
+    c->n_exec_outs = c->n_outs;
     const double ready_s = t ? now_s() : 0.0;
-    if (t && !CU_OK(b, cudaEventRecord(t->start, c->stream)))
-        return cu_status(b);
-    if (!CU_OK(b, cudaGraphLaunch(c->exec, c->stream)))
-        return cu_status(b);
-    if (t) {
-        if (!CU_OK(b, cudaEventRecord(t->stop, c->stream)))
-            return cu_status(b);
-        t->launched_s = now_s();
-        t->capture[t->n] = (float)(1e6 * (captured_s - t->begin_s));
-        t->update[t->n] = (float)(1e6 * (ready_s - captured_s));
-        t->launch[t->n] = (float)(1e6 * (t->launched_s - ready_s));
-        t->between[t->n] = t->gpu[t->n] = 0.0f; /* filled when the next step begins */
-        t->n++;
-        t->gpu_pending = true;
-    }
-    return KERN_OK;
+    kern_status s = launch_exec(b, t, captured_s, ready_s);
+    return s ? s : deliver_outs(b);
 }
 
 static const char *cu_last_error(const kern_backend *b)
@@ -333,6 +402,9 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->step_begin = cu_step_begin;
     b->step_end = cu_step_end;
     b->step_timing = cu_step_timing;
+    const char *replay = getenv("GGUFSCOPE_CUDA_REPLAY");
+    c->replay = graphs_wanted() && replay && !strcmp(replay, "1");
+    b->step_replay = c->replay ? cu_step_replay : NULL;
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();
@@ -351,6 +423,10 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
               CU_OK(b, cudaMallocHost((void **)&c->tok_host, 1024 * sizeof(int32_t))) &&
               !cu_malloc(b, (void **)&c->tok_dev, 1024 * sizeof(int32_t), "token ids") &&
               !cu_malloc(b, (void **)&c->top_ids, KERN_TOP_K_MAX * sizeof(int32_t), "top-k ids") &&
+              !cu_malloc(b, (void **)&c->pos_dev, sizeof(int), "the step's position") &&
+              CU_OK(b, cudaMallocHost((void **)&c->pos_host, sizeof(int))) &&
+              CU_OK(b, cudaMallocHost((void **)&c->out_ids, KERN_TOP_K_MAX * sizeof(int32_t))) &&
+              CU_OK(b, cudaMallocHost((void **)&c->out_vals, KERN_TOP_K_MAX * sizeof(float))) &&
               !cu_malloc(b, (void **)&c->top_vals, KERN_TOP_K_MAX * sizeof(float), "top-k values");
     if (!ok) {
         snprintf(why, why_len, "CUDA device %d could not be set up: %s", device, c->error);

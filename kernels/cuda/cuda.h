@@ -45,6 +45,25 @@ typedef struct cu_ctx {
      * shape stays the same. */
     bool graphs, capturing;
     cudaGraphExec_t exec;
+    /* Steps replayed whole (GGUFSCOPE_CUDA_REPLAY=1, issue 58's stage 1; off by default until a GPU run shows it
+     * bit-identical to recording each step): while replay is on, a recorded step reads its position from pos_dev
+     * (a copy node at its start brings *pos_host, which the host sets before each launch), each op that reads a
+     * position taking it as pos_dev + (pos0 - step_pos) (cu_step_pos); exec_key is the key exec was recorded
+     * under (0: none a replay may use). A recorded top-k's ids and values come to pinned out_ids / out_vals
+     * inside the graph and to the engine's host memory (outs) once the launch has finished. */
+    bool replay;
+    int *pos_host, *pos_dev;
+    int step_pos;
+    uint64_t step_key, exec_key;
+    int32_t *out_ids;
+    float *out_vals;
+    struct cu_step_out {
+        void *dst;
+        const void *src;
+        size_t bytes;
+        bool argmax;  /* an argmax that found only NaN answers 0, as the CPU */
+    } outs[2], exec_outs[2]; /* the step being recorded's, exec's */
+    int n_outs, n_exec_outs;
 
     /* GGUFSCOPE_CUDA_TIMING=1 (backend.cu, step_timing): where a decode step's time goes, host and device, per
      * step: recording, updating the executable graph, the launch call, the host's time until the next step
@@ -56,6 +75,16 @@ typedef struct cu_ctx {
 static inline cu_ctx *cu_of(const kern_backend *b)
 {
     return (cu_ctx *)b->ctx;
+}
+
+/* The position an op of a decode step being recorded for replay reads: pos_dev, with *pos0 made its distance
+ * from the step's position; NULL (and pos0 as given) otherwise. Kernels take pos (pos_dev ? *pos_dev : 0) + pos0. */
+static inline const int *cu_step_pos(const cu_ctx *c, int *pos0)
+{
+    if (!c->replay || !c->capturing)
+        return NULL;
+    *pos0 -= c->step_pos;
+    return c->pos_dev;
 }
 
 /* Blocks of 256 threads for a grid-stride loop over n elements. */

@@ -69,6 +69,7 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
             return KERN_E_SHAPE;
         cudaFreeHost(c->tok_host);
         c->tok_host = NULL;
+        c->exec_key = 0; /* a recorded step's copy node read the old staging buffer: no replays of it */
         c->tok_cap = 0;
         if (!CU_OK(b, cudaMallocHost((void **)&c->tok_host, (size_t)T * sizeof(int32_t))))
             return cu_status(b);
@@ -136,9 +137,11 @@ typedef struct rope_args {
 
 /* theta_i = pos * base^(-2i / n_rot) / factor_i, interpolated by freq_scale (and blended as YaRN says), in double
  * as on the CPU. */
-__global__ void rope_rows(float *x, int n_head, int head_dim, int pos0, rope_args a)
+__global__ void rope_rows(float *x, int n_head, int head_dim, const int *pos_dev, int pos0, rope_args a)
 {
     const int half = a.n_rot / 2, t = blockIdx.y;
+    if (pos_dev)
+        pos0 += *pos_dev;
     for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_head * half; k += gridDim.x * blockDim.x) {
         const int h = k / half, i = k % half;
         double theta = (double)(pos0 + t) * pow((double)a.base, -2.0 * i / a.n_rot);
@@ -174,7 +177,8 @@ kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, 
         a.factors[i] = r->freq_factors[i];
     const int work = n_head * half;
     dim3 grid(work > 0 ? (work + 127) / 128 : 1, T);
-    rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos0, a);
+    const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
+    rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos_dev, pos0, a);
     if (!CU_LAUNCH_OK(b, "rope_rows"))
         return cu_status(b);
     return KERN_OK;
@@ -262,6 +266,25 @@ kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
 {
     add_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
     if (!CU_LAUNCH_OK(b, "add_k"))
+        return cu_status(b);
+    return KERN_OK;
+}
+
+__global__ void store_rows_k(float *dst, const float *src, int T, int n, const int *pos_dev, int pos0)
+{
+    if (pos_dev)
+        pos0 += *pos_dev;
+    const size_t total = (size_t)T * n;
+    float *d = dst + (size_t)pos0 * n;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x)
+        d[i] = src[i];
+}
+
+kern_status cu_store_rows(kern_backend *b, float *dst, const float *src, int T, int n, int pos0)
+{
+    const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
+    store_rows_k<<<cu_grid((size_t)T * n), 256, 0, cu_of(b)->stream>>>(dst, src, T, n, pos_dev, pos0);
+    if (!CU_LAUNCH_OK(b, "store_rows_k"))
         return cu_status(b);
     return KERN_OK;
 }
@@ -375,14 +398,113 @@ __global__ void top_k_k(const float *x, int n, int k, int32_t *ids, float *vals)
     }
 }
 
+/* The argmax of a step recorded for replay in two launches that use the whole card (one block of 1024 threads took
+ * 16 us of a token on 32 k logits): each of up to KERN_TOP_K_MAX blocks finds the first of the largest in its
+ * slice, then one block the first of theirs (`before`: ties to the lower index, NaN never taken; -1 when all are
+ * NaN). Its id and value land where top_k_k's would. */
+enum { ARGMAX_THREADS = 256 };
+
+__device__ void block_best(float *v, int *i)
+{
+    __shared__ float bv[ARGMAX_THREADS];
+    __shared__ int bi[ARGMAX_THREADS];
+    bv[threadIdx.x] = *v;
+    bi[threadIdx.x] = *i;
+    __syncthreads();
+    for (int s = ARGMAX_THREADS / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s && before(bv[threadIdx.x + s], bi[threadIdx.x + s], bv[threadIdx.x], bi[threadIdx.x])) {
+            bv[threadIdx.x] = bv[threadIdx.x + s];
+            bi[threadIdx.x] = bi[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    *v = bv[0];
+    *i = bi[0];
+}
+
+__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_part_k(const float *x, int n, float *vals, int32_t *ids)
+{
+    float best = -INFINITY;
+    int at = -1;
+    for (int i = blockIdx.x * ARGMAX_THREADS + threadIdx.x; i < n; i += gridDim.x * ARGMAX_THREADS)
+        if (!isnan(x[i]) && before(x[i], i, best, at)) {
+            best = x[i];
+            at = i;
+        }
+    block_best(&best, &at);
+    if (threadIdx.x == 0) {
+        vals[blockIdx.x] = best;
+        ids[blockIdx.x] = at;
+    }
+}
+
+__global__ void __launch_bounds__(ARGMAX_THREADS) argmax_final_k(int parts, float *vals, int32_t *ids)
+{
+    float best = -INFINITY;
+    int at = -1;
+    for (int p = threadIdx.x; p < parts; p += ARGMAX_THREADS)
+        if (before(vals[p], ids[p], best, at)) {
+            best = vals[p];
+            at = ids[p];
+        }
+    block_best(&best, &at);
+    __syncthreads(); /* every thread has read the parts before the first is overwritten */
+    if (threadIdx.x == 0) {
+        vals[0] = at < 0 ? NAN : best;
+        ids[0] = at;
+    }
+}
+
+static kern_status argmax_wide(kern_backend *b, const float *x, int n)
+{
+    cu_ctx *c = cu_of(b);
+    int parts = (n + 4 * ARGMAX_THREADS - 1) / (4 * ARGMAX_THREADS); /* about 4 values a thread */
+    parts = parts < 1 ? 1 : parts > KERN_TOP_K_MAX ? KERN_TOP_K_MAX : parts;
+    argmax_part_k<<<parts, ARGMAX_THREADS, 0, c->stream>>>(x, n, c->top_vals, c->top_ids);
+    if (!CU_LAUNCH_OK(b, "argmax_part_k"))
+        return cu_status(b);
+    argmax_final_k<<<1, ARGMAX_THREADS, 0, c->stream>>>(parts, c->top_vals, c->top_ids);
+    if (!CU_LAUNCH_OK(b, "argmax_final_k"))
+        return cu_status(b);
+    return KERN_OK;
+}
+
+/* Inside a step recorded for replay: the results to pinned memory within the graph, to the caller's once the
+ * launch has finished (cu_step_end, cu_step_replay deliver them). */
+static kern_status top_k_in_step(kern_backend *b, int k, int32_t *ids, float *vals)
+{
+    cu_ctx *c = cu_of(b);
+    const size_t id_bytes = (size_t)k * sizeof *ids, val_bytes = (size_t)k * sizeof *vals;
+    if (!CU_OK(b, cudaMemcpyAsync(c->out_ids, c->top_ids, id_bytes, cudaMemcpyDeviceToHost, c->stream)))
+        return cu_status(b);
+    c->outs[c->n_outs++] = (cu_ctx::cu_step_out){ ids, c->out_ids, id_bytes, !vals };
+    if (vals) {
+        if (!CU_OK(b, cudaMemcpyAsync(c->out_vals, c->top_vals, val_bytes, cudaMemcpyDeviceToHost, c->stream)))
+            return cu_status(b);
+        c->outs[c->n_outs++] = (cu_ctx::cu_step_out){ vals, c->out_vals, val_bytes, false };
+    }
+    return KERN_OK;
+}
+
 kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
 {
     cu_ctx *c = cu_of(b);
     if (k < 1 || k > KERN_TOP_K_MAX)
         return KERN_E_SHAPE;
-    top_k_k<<<1, 1024, 0, c->stream>>>(x, n, k, c->top_ids, c->top_vals);
-    if (!CU_LAUNCH_OK(b, "top_k_k"))
-        return cu_status(b);
+    if (c->capturing && c->replay && k == 1) {
+        kern_status s = argmax_wide(b, x, n);
+        if (s)
+            return s;
+    } else {
+        top_k_k<<<1, 1024, 0, c->stream>>>(x, n, k, c->top_ids, c->top_vals);
+        if (!CU_LAUNCH_OK(b, "top_k_k"))
+            return cu_status(b);
+    }
+    if (c->capturing && c->replay) {
+        if (c->n_outs) /* one top-k a step: the engine's */
+            return KERN_E_SHAPE;
+        return top_k_in_step(b, k, ids, vals);
+    }
     if (!CU_OK(b, cudaMemcpyAsync(ids, c->top_ids, (size_t)k * sizeof *ids, cudaMemcpyDeviceToHost, c->stream)))
         return cu_status(b);
     if (vals &&
@@ -396,7 +518,7 @@ kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids
 kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
 {
     kern_status s = cu_top_k(b, x, n, 1, out, NULL);
-    if (!s && *out < 0)
+    if (!s && !cu_of(b)->capturing && *out < 0)
         *out = 0;  /* all NaN: as the CPU, index 0 */
     return s;
 }

@@ -1,0 +1,330 @@
+/*
+ * The engine's half of a replayed decode step (kern.h: step_begin / step_replay), held on the host: a CPU backend
+ * that keeps the ops of each recorded step as a device keeps a graph, and replays them at a new position with a new
+ * token, changing nothing else (what the CUDA backend does with one graph launch). If the engine folded a position
+ * into anything but an op's pos0, or read a result from anywhere but where the recording put it, the replayed
+ * generation would part from the eager one; it must equal it bit for bit, its cache included.
+ */
+#include "engine.h"
+#include "backend_sides.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    REC_EMBED, REC_MATMUL, REC_RMSNORM, REC_ROPE, REC_ATTENTION, REC_GLU, REC_SCALE, REC_SOFTCAP, REC_ADD, REC_STORE,
+    REC_ARGMAX, REC_TOP_K, REC_ROPE_STORE,
+} rec_kind;
+
+/* One recorded op: its arguments as the engine gave them, a position kept as its distance from the step's. */
+typedef struct rec_op {
+    rec_kind kind;
+    const kern_weight *w, *bias;
+    const float *x, *y;
+    float *out;
+    int T, n, k, pos_delta;
+    size_t len, row;
+    float f;
+    kern_act act;
+    kern_rope rope;
+    kern_attn attn;
+    int32_t *ids;
+    float *vals;
+    float *k_rows, *k_cache, *v_cache; /* rope_store's (q in out, v in x) */
+    int n_kv;
+} rec_op;
+
+enum { REC_MAX = 4096 };
+
+/* The recorder: the CPU backend's ops (inner), the step being recorded, and the one kept for replays. */
+static struct {
+    kern_backend inner;
+    bool open;
+    uint64_t key, kept_key;
+    int pos;
+    int32_t token; /* what the recorded embedding reads, as a graph's copy node reads pinned memory */
+    rec_op ops[REC_MAX], kept[REC_MAX];
+    int n, n_kept;
+    int records, replays, declined, fused_ops;
+} R;
+
+static void push(rec_op op)
+{
+    if (!R.open)
+        return;
+    cr_assert_lt(R.n, REC_MAX, "a decode step of more than %d ops", REC_MAX);
+    R.ops[R.n++] = op;
+}
+
+static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
+{
+    const kern_backend *in = &R.inner;
+    switch (o->kind) {
+    case REC_EMBED: return in->embed(b, o->w, &R.token, o->T, o->out);
+    case REC_MATMUL: return in->matmul(b, o->w, o->bias, o->x, o->T, o->out);
+    case REC_RMSNORM: return in->rmsnorm(b, o->w, o->x, o->T, o->n, o->f, o->out);
+    case REC_ROPE: return in->rope(b, o->out, o->T, o->n, o->k, pos + o->pos_delta, &o->rope);
+    case REC_ATTENTION: return in->attention(b, o->x, o->y, o->w ? NULL : o->vals, o->T, pos + o->pos_delta,
+                                             &o->attn, o->out);
+    case REC_GLU: return in->glu(b, o->act, o->x, o->y, o->len, o->row, o->out);
+    case REC_SCALE: return in->scale(b, o->out, o->len, o->f);
+    case REC_SOFTCAP: return in->softcap(b, o->out, o->len, o->f);
+    case REC_ADD: return in->add(b, o->out, o->x, o->len);
+    case REC_STORE: return in->store_rows(b, o->out, o->x, o->T, o->n, pos + o->pos_delta);
+    case REC_ARGMAX: return in->argmax(b, o->x, o->n, o->ids);
+    case REC_TOP_K: return in->top_k(b, o->x, o->n, o->k, o->ids, o->vals);
+    case REC_ROPE_STORE: return in->rope_store(b, o->out, o->k_rows, o->x, o->T, o->n, o->n_kv, o->row, pos + o->pos_delta,
+                                               &o->rope, o->k_cache, o->v_cache);
+    }
+    return KERN_E_SHAPE;
+}
+
+/* Each op is recorded and run at once, as the CPU would; a replay runs the kept list again. */
+static kern_status record(kern_backend *b, rec_op op)
+{
+    push(op);
+    return run_op(b, &op, R.pos);
+}
+
+static kern_status r_embed(kern_backend *b, const kern_weight *w, const int32_t *tokens, int T, float *out)
+{
+    if (!R.open)
+        return R.inner.embed(b, w, tokens, T, out);
+    cr_assert_eq(T, 1, "a decode step embeds one token");
+    R.token = tokens[0];
+    return record(b, (rec_op){ .kind = REC_EMBED, .w = w, .T = T, .out = out });
+}
+
+static kern_status r_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                            float *y)
+{
+    return record(b, (rec_op){ .kind = REC_MATMUL, .w = w, .bias = bias, .x = x, .T = T, .out = y });
+}
+
+static kern_status r_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
+                             float *out)
+{
+    return record(b, (rec_op){ .kind = REC_RMSNORM, .w = w, .x = x, .T = T, .n = n, .f = eps, .out = out });
+}
+
+static kern_status r_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
+{
+    return record(b, (rec_op){ .kind = REC_ROPE, .out = x, .T = T, .n = n_head, .k = head_dim,
+                               .pos_delta = pos0 - R.pos, .rope = *r });
+}
+
+/* the value cache rides in vals (w NULL): rec_op has one more float pointer than its other ops need */
+static kern_status r_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
+                               int pos0, const kern_attn *a, float *out)
+{
+    return record(b, (rec_op){ .kind = REC_ATTENTION, .x = q, .y = k_cache, .vals = (float *)v_cache, .T = T,
+                               .pos_delta = pos0 - R.pos, .attn = *a, .out = out });
+}
+
+static kern_status r_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
+                         float *out)
+{
+    return record(b, (rec_op){ .kind = REC_GLU, .act = act, .x = gate, .y = up, .len = n, .row = row, .out = out });
+}
+
+static kern_status r_scale(kern_backend *b, float *x, size_t n, float s)
+{
+    return record(b, (rec_op){ .kind = REC_SCALE, .out = x, .len = n, .f = s });
+}
+
+static kern_status r_softcap(kern_backend *b, float *x, size_t n, float cap)
+{
+    return record(b, (rec_op){ .kind = REC_SOFTCAP, .out = x, .len = n, .f = cap });
+}
+
+static kern_status r_add(kern_backend *b, float *x, const float *y, size_t n)
+{
+    return record(b, (rec_op){ .kind = REC_ADD, .out = x, .x = y, .len = n });
+}
+
+static kern_status r_store_rows(kern_backend *b, float *dst, const float *src, int T, int n, int pos0)
+{
+    return record(b, (rec_op){ .kind = REC_STORE, .out = dst, .x = src, .T = T, .n = n, .pos_delta = pos0 - R.pos });
+}
+
+static kern_status r_argmax(kern_backend *b, const float *x, int n, int32_t *out)
+{
+    return record(b, (rec_op){ .kind = REC_ARGMAX, .x = x, .n = n, .ids = out });
+}
+
+static kern_status r_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids, float *vals)
+{
+    return record(b, (rec_op){ .kind = REC_TOP_K, .x = x, .n = n, .k = k, .ids = ids, .vals = vals });
+}
+
+static kern_status r_rope_store(kern_backend *b, float *q, float *k, const float *v, int T, int n_head, int n_kv_head,
+                                int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache)
+{
+    R.fused_ops++;
+    return record(b, (rec_op){ .kind = REC_ROPE_STORE, .out = q, .k_rows = k, .x = v, .T = T, .n = n_head, .n_kv = n_kv_head,
+                               .row = (size_t)head_dim, .pos_delta = pos0 - R.pos, .rope = *r, .k_cache = k_cache,
+                               .v_cache = v_cache });
+}
+
+
+static kern_status r_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
+{
+    cr_assert(!R.open, "row statistics (the host) inside a recorded step");
+    return R.inner.row_stats(b, x, T, n, out);
+}
+
+static kern_status r_to_host(kern_backend *b, float *d, const float *s, size_t n)
+{
+    cr_assert(!R.open, "the host was needed inside a recorded step");
+    return R.inner.to_host(b, d, s, n);
+}
+
+static kern_status r_step_begin(kern_backend *b, uint64_t key, int pos)
+{
+    (void)b;
+    cr_assert(!R.open, "step_begin while a step is open");
+    R.open = true;
+    R.key = key;
+    R.pos = pos;
+    R.n = 0;
+    return KERN_OK;
+}
+
+static kern_status r_step_end(kern_backend *b, bool run)
+{
+    (void)b;
+    cr_assert(R.open, "step_end without step_begin");
+    R.open = false;
+    if (run) { /* what ran is kept, as a device keeps its last graph */
+        memcpy(R.kept, R.ops, (size_t)R.n * sizeof *R.ops);
+        R.n_kept = R.n;
+        R.kept_key = R.key;
+        R.records++;
+    }
+    return KERN_OK;
+}
+
+static kern_status r_step_replay(kern_backend *b, uint64_t key, int pos, const int32_t *token)
+{
+    if (!R.n_kept || key != R.kept_key) {
+        R.declined++;
+        return KERN_E_UNSUPPORTED;
+    }
+    R.token = *token;
+    kern_status s = KERN_OK;
+    for (int i = 0; i < R.n_kept && !s; i++)
+        s = run_op(b, &R.kept[i], pos);
+    R.replays++;
+    return s;
+}
+
+/* The CPU backend with the recorder's ops; of the coarse ops only rope_store, and that only when `fused` (the
+ * engine then hands the rotations and the cache's stores over as one op). */
+static kern_backend *recording_cpu(bool fused)
+{
+    kern_backend *be = kern_cpu_create(1);
+    memset(&R, 0, sizeof R);
+    R.inner = *be;
+    be->embed = r_embed;
+    be->matmul = r_matmul;
+    be->rmsnorm = r_rmsnorm;
+    be->rope = r_rope;
+    be->attention = r_attention;
+    be->glu = r_glu;
+    be->scale = r_scale;
+    be->softcap = r_softcap;
+    be->add = r_add;
+    be->store_rows = r_store_rows;
+    be->argmax = r_argmax;
+    be->top_k = r_top_k;
+    be->row_stats = r_row_stats;
+    be->to_host = r_to_host;
+    be->matmul_many = NULL;
+    be->matmul_each = NULL;
+    be->rope_store = fused ? r_rope_store : NULL;
+    be->step_begin = r_step_begin;
+    be->step_end = r_step_end;
+    be->step_replay = r_step_replay;
+    return be;
+}
+
+enum { STEPS = 64, PROMPT = 4 };
+
+/* A prompt, then STEPS greedy tokens (every 8th step a top-5 instead, whose first id goes on), then the logits of
+ * one more token: the cache's whole contents speak in those. */
+typedef struct run_result {
+    int32_t tokens[STEPS];
+    int32_t top5[STEPS][5];
+    float *logits;
+    int n_vocab;
+} run_result;
+
+static void generate(const char *model, kern_backend *be, run_result *out)
+{
+    char path[4096];
+    gguf_file *f = open_model(model, path, sizeof path);
+    engine_model *m;
+    engine_ctx *c;
+    engine_error e;
+    cr_assert_eq(engine_model_load(f, be, &m, &e), ENGINE_OK, "%s", e.message);
+    cr_assert_eq(engine_ctx_create(m, PROMPT + STEPS + 2, 8, &c, &e), ENGINE_OK, "%s", e.message);
+    const int nv = engine_model_hparams(m)->n_vocab;
+    int32_t prompt[PROMPT] = { 1, 15, 27, 3 }, tok;
+    cr_assert_eq(engine_forward_argmax(c, prompt, PROMPT, &tok, NULL, &e), ENGINE_OK, "%s", e.message);
+    for (int s = 0; s < STEPS; s++) {
+        int32_t next;
+        if (s % 8 == 7) {
+            float vals[5];
+            cr_assert_eq(engine_forward_top_k(c, &tok, 1, 5, out->top5[s], vals, NULL, &e), ENGINE_OK, "%s", e.message);
+            next = out->top5[s][0];
+        } else {
+            cr_assert_eq(engine_forward_argmax(c, &tok, 1, &next, NULL, &e), ENGINE_OK, "%s", e.message);
+        }
+        out->tokens[s] = tok = next;
+    }
+    out->n_vocab = nv;
+    out->logits = malloc((size_t)nv * sizeof(float));
+    cr_assert_eq(engine_forward(c, &tok, 1, false, out->logits, NULL, &e), ENGINE_OK, "%s", e.message);
+    engine_ctx_free(c);
+    engine_model_free(m);
+    gguf_close(f);
+}
+
+static void replay_matches_eager(const char *model, bool fused)
+{
+    run_result eager = { 0 }, replayed = { 0 };
+    kern_backend *cpu = kern_cpu_create(1);
+    generate(model, cpu, &eager);
+    cpu->destroy(cpu);
+    kern_backend *rec = recording_cpu(fused);
+    generate(model, rec, &replayed);
+    const int nv = eager.n_vocab;
+    for (int s = 0; s < STEPS; s++) {
+        cr_assert_eq(replayed.tokens[s], eager.tokens[s], "%s: step %d: token %d replayed, %d eager", model, s,
+                     replayed.tokens[s], eager.tokens[s]);
+        if (s % 8 == 7)
+            cr_assert(!memcmp(replayed.top5[s], eager.top5[s], sizeof eager.top5[s]), "%s: step %d's top 5", model, s);
+    }
+    cr_assert(!memcmp(replayed.logits, eager.logits, (size_t)nv * sizeof(float)),
+              "%s: the logits after the replayed steps differ from the eager ones (the cache differs)", model);
+    /* argmax steps and top-5 steps have keys of their own: the first step, each top-5 step and each argmax step
+     * after one record anew (1 + 8 + 7), and so does the last token's, whose logits come to the host */
+    const int recorded = 1 + STEPS / 8 + (STEPS / 8 - 1);
+    cr_assert_eq(R.replays, STEPS - recorded, "%s: %d of %d steps replayed", model, R.replays, STEPS);
+    cr_assert_eq(R.records, recorded + 1, "%s: %d steps recorded", model, R.records);
+    free(eager.logits);
+    free(replayed.logits);
+    rec->destroy(rec);
+}
+
+Test(step_replay, replayed_greedy_steps_equal_eager_ones_bit_for_bit)
+{
+    for (int fused = 0; fused < 2; fused++) {
+        replay_matches_eager("stories260K.gguf", fused);
+        replay_matches_eager("tiny-qwen3-f32.gguf", fused); /* q and k normed per head before rotation and store */
+        replay_matches_eager("tiny-qwen2-q4_k_m.gguf", fused); /* biases on q, k, v */
+    }
+    cr_assert_gt(R.fused_ops, 0, "the engine never handed rope_store a step");
+}
