@@ -281,6 +281,51 @@ Test(cuda, rope_both_modes_and_attention_gqa)
     cpu->destroy(cpu);
 }
 
+/* rope_store (the fused op of a replayed step) is rope of q, rope of k and both rows into the caches, bit for bit,
+ * in both modes, with a partial rotation (dimensions past n_rot stored as they are) and grouped heads. */
+Test(cuda, rope_store_is_rope_then_store_bit_for_bit)
+{
+    setenv("GGUFSCOPE_CUDA_REPLAY", "1", 1); /* the op is offered while steps replay */
+    kern_backend *gpu = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_REPLAY");
+    cr_assert(gpu->rope_store, "no rope_store with GGUFSCOPE_CUDA_REPLAY=1");
+    const int n_head = 8, n_kv = 2, hd = 64, n_ctx = 12, T = 3, pos0 = 6, kv_dim = n_kv * hd;
+    for (int mode = 0; mode < 4; mode++) {
+        const kern_rope r = { .n_rot = mode & 2 ? 32 : hd, .neox = mode & 1, .base = 1e4f, .freq_scale = 1.0f,
+                              .attn_factor = 1.0f };
+        const size_t nq = (size_t)T * n_head * hd, nk = (size_t)T * kv_dim, nc = (size_t)n_ctx * kv_dim;
+        float *q = noise(nq, 51, 1.0f), *k = noise(nk, 52, 1.0f), *v = noise(nk, 53, 1.0f);
+        float *cache = noise(nc, 54, 1.0f);
+        float *q1 = up(gpu, q, nq), *k1 = up(gpu, k, nk), *q2 = up(gpu, q, nq), *k2 = up(gpu, k, nk);
+        float *vd = up(gpu, v, nk), *kc1 = up(gpu, cache, nc), *vc1 = up(gpu, cache, nc);
+        float *kc2 = up(gpu, cache, nc), *vc2 = up(gpu, cache, nc);
+        cr_assert_eq(gpu->rope(gpu, q1, T, n_head, hd, pos0, &r), KERN_OK, "%s", gpu->last_error(gpu));
+        cr_assert_eq(gpu->rope(gpu, k1, T, n_kv, hd, pos0, &r), KERN_OK);
+        cr_assert_eq(gpu->store_rows(gpu, kc1, k1, T, kv_dim, pos0), KERN_OK, "%s", gpu->last_error(gpu));
+        cr_assert_eq(gpu->store_rows(gpu, vc1, vd, T, kv_dim, pos0), KERN_OK);
+        cr_assert_eq(gpu->rope_store(gpu, q2, k2, vd, T, n_head, n_kv, hd, pos0, &r, kc2, vc2), KERN_OK, "%s",
+                     gpu->last_error(gpu));
+        const struct { float *a, *b; size_t n; const char *what; } pairs[] = {
+            { q1, q2, nq, "q" }, { k1, k2, nk, "k" }, { kc1, kc2, nc, "the key cache" },
+            { vc1, vc2, nc, "the value cache" },
+        };
+        for (int i = 0; i < 4; i++) {
+            float *a = down(gpu, pairs[i].a, pairs[i].n), *b = down(gpu, pairs[i].b, pairs[i].n);
+            cr_assert(!memcmp(a, b, pairs[i].n * sizeof(float)), "mode %d: %s differs (rel %g)", mode, pairs[i].what,
+                      rel_diff(a, b, pairs[i].n));
+            free(a), free(b);
+        }
+        float *kc = down(gpu, kc1, nc);
+        cr_assert(!memcmp(kc, cache, (size_t)pos0 * kv_dim * sizeof(float)), "rows before pos0 were written");
+        free(kc);
+        float *dev[] = { q1, k1, q2, k2, vd, kc1, vc1, kc2, vc2 };
+        for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+            gpu->free(gpu, dev[i]);
+        free(q), free(k), free(v), free(cache);
+    }
+    gpu->destroy(gpu);
+}
+
 Test(cuda, elementwise_stats_and_argmax)
 {
     kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);

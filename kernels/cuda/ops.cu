@@ -136,50 +136,114 @@ typedef struct rope_args {
 } rope_args;
 
 /* theta_i = pos * base^(-2i / n_rot) / factor_i, interpolated by freq_scale (and blended as YaRN says), in double
- * as on the CPU. */
+ * as on the CPU; pair i of the head at v rotated by it. rope_rows and rope_store_k both rotate through this, so
+ * the fused op's bits are the separate ops'. */
+__device__ void rope_pair(float *v, int i, int pos, const rope_args &a)
+{
+    const int half = a.n_rot / 2;
+    double theta = (double)pos * pow((double)a.base, -2.0 * i / a.n_rot);
+    if (a.has_factors)
+        theta /= a.factors[i];
+    theta = rope_yarn_theta(theta, a.freq_scale, a.ext_factor, a.corr_lo, a.corr_hi, i);
+    const double mscale = rope_yarn_mscale(a.freq_scale, a.ext_factor, a.attn_factor);
+    const float c = (float)(cos(theta) * mscale), s = (float)(sin(theta) * mscale);
+    const int p = a.neox ? i : 2 * i, q = a.neox ? i + half : 2 * i + 1;
+    const float x0 = v[p], x1 = v[q];
+    /* rounded as written (no contraction into a multiply-add): the same bits wherever this is inlined, and the
+     * CPU's arithmetic */
+    v[p] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+    v[q] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+}
+
 __global__ void rope_rows(float *x, int n_head, int head_dim, const int *pos_dev, int pos0, rope_args a)
 {
     const int half = a.n_rot / 2, t = blockIdx.y;
     if (pos_dev)
         pos0 += *pos_dev;
-    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_head * half; k += gridDim.x * blockDim.x) {
-        const int h = k / half, i = k % half;
-        double theta = (double)(pos0 + t) * pow((double)a.base, -2.0 * i / a.n_rot);
-        if (a.has_factors)
-            theta /= a.factors[i];
-        theta = rope_yarn_theta(theta, a.freq_scale, a.ext_factor, a.corr_lo, a.corr_hi, i);
-        const double mscale = rope_yarn_mscale(a.freq_scale, a.ext_factor, a.attn_factor);
-        const float c = (float)(cos(theta) * mscale), s = (float)(sin(theta) * mscale);
-        float *v = x + ((size_t)t * n_head + h) * head_dim;
-        const int p = a.neox ? i : 2 * i, q = a.neox ? i + half : 2 * i + 1;
-        const float x0 = v[p], x1 = v[q];
-        v[p] = x0 * c - x1 * s;
-        v[q] = x0 * s + x1 * c;
-    }
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_head * half; k += gridDim.x * blockDim.x)
+        rope_pair(x + ((size_t)t * n_head + k / half) * head_dim, k % half, pos0 + t, a);
 }
 
-kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
+static kern_status rope_args_of(const kern_rope *r, int head_dim, rope_args *a)
 {
     const int half = r->n_rot / 2;
     if (r->n_rot > head_dim || r->n_rot % 2 || half > ROPE_MAX_HALF)
         return KERN_E_SHAPE;
-    rope_args a = {};
-    a.n_rot = r->n_rot;
-    a.neox = r->neox;
-    a.base = r->base;
-    a.freq_scale = r->freq_scale;
-    a.ext_factor = r->ext_factor;
-    a.attn_factor = r->attn_factor;
-    a.corr_lo = r->corr_lo;
-    a.corr_hi = r->corr_hi;
-    a.has_factors = r->freq_factors != NULL;
-    for (int i = 0; a.has_factors && i < half; i++)
-        a.factors[i] = r->freq_factors[i];
-    const int work = n_head * half;
+    *a = rope_args{};
+    a->n_rot = r->n_rot;
+    a->neox = r->neox;
+    a->base = r->base;
+    a->freq_scale = r->freq_scale;
+    a->ext_factor = r->ext_factor;
+    a->attn_factor = r->attn_factor;
+    a->corr_lo = r->corr_lo;
+    a->corr_hi = r->corr_hi;
+    a->has_factors = r->freq_factors != NULL;
+    for (int i = 0; a->has_factors && i < half; i++)
+        a->factors[i] = r->freq_factors[i];
+    return KERN_OK;
+}
+
+kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r)
+{
+    rope_args a;
+    kern_status st = rope_args_of(r, head_dim, &a);
+    if (st)
+        return st;
+    const int work = n_head * (r->n_rot / 2);
     dim3 grid(work > 0 ? (work + 127) / 128 : 1, T);
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
     rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos_dev, pos0, a);
     if (!CU_LAUNCH_OK(b, "rope_rows"))
+        return cu_status(b);
+    return KERN_OK;
+}
+
+/* Row t of q's heads and k's heads rotated, k's row (rotated pairs and the dimensions past n_rot) and v's into the
+ * caches' row pos0 + t: one thread per pair of q, per dimension of k and per value of v. */
+__global__ void rope_store_k(float *q, float *k, const float *v, int n_head, int n_kv, int hd, const int *pos_dev,
+                             int pos0, rope_args a, float *kc, float *vc)
+{
+    const int half = a.n_rot / 2, t = blockIdx.y, kv_dim = n_kv * hd, nq = n_head * half;
+    if (pos_dev)
+        pos0 += *pos_dev;
+    const int pos = pos0 + t;
+    float *qt = q + (size_t)t * n_head * hd, *kt = k + (size_t)t * kv_dim, *kd = kc + (size_t)pos * kv_dim;
+    const float *vt = v + (size_t)t * kv_dim;
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < nq + 2 * kv_dim; j += gridDim.x * blockDim.x) {
+        if (j < nq) {
+            rope_pair(qt + (size_t)(j / half) * hd, j % half, pos, a);
+        } else if (j < nq + kv_dim) {
+            const int e = j - nq, h = e / hd, d = e % hd;
+            float *head = kt + (size_t)h * hd;
+            if (d < half) { /* the pair's two values, rotated, into the cache as well */
+                rope_pair(head, d, pos, a);
+                const int p = a.neox ? d : 2 * d, r = a.neox ? d + half : 2 * d + 1;
+                kd[(size_t)h * hd + p] = head[p];
+                kd[(size_t)h * hd + r] = head[r];
+            } else if (d >= a.n_rot) {
+                kd[e] = head[d];
+            }
+        } else {
+            const int e = j - nq - kv_dim;
+            vc[(size_t)pos * kv_dim + e] = vt[e];
+        }
+    }
+}
+
+kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, int T, int n_head, int n_kv_head,
+                          int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache)
+{
+    rope_args a;
+    kern_status st = rope_args_of(r, head_dim, &a);
+    if (st)
+        return st;
+    const int work = n_head * (r->n_rot / 2) + 2 * n_kv_head * head_dim;
+    dim3 grid((work + 127) / 128, T);
+    const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
+    rope_store_k<<<grid, 128, 0, cu_of(b)->stream>>>(q, k, v, n_head, n_kv_head, head_dim, pos_dev, pos0, a, k_cache,
+                                                     v_cache);
+    if (!CU_LAUNCH_OK(b, "rope_store_k"))
         return cu_status(b);
     return KERN_OK;
 }
