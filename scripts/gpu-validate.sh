@@ -122,6 +122,10 @@ if [ -x "$B/llama-quantize" ] && [ -f "$M/q3-06-f16.gguf" ]; then
   done
 fi
 for m in "${shapes[@]}"; do compare "$M/$m.gguf"; done
+echo "=== compare cpu,cuda with GGUFSCOPE_CUDA_FUSED=1 (q, k, v and gate, up in one launch each)"
+for m in tiny-qwen2-q4_k_m tl11-f16 q3-06-q4_k_m; do
+  [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_FUSED=1 compare "$M/$m.gguf"
+done
 
 if [ "${FIXED_COST:-1}" = 1 ]; then
 echo "=== a decode step's fixed cost: 22 layers of 256 values"
@@ -132,12 +136,14 @@ GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda
 fi
 # issue 58's stage 0: a decode step's host and GPU time (recording, graph update, launch, the host between steps,
 # the GPU's time), one JSON line of medians per shape
-# (stage 1: the same with GGUFSCOPE_CUDA_REPLAY=1, each step replayed from one recording: capture and update 0)
+# (stage 1: the same with GGUFSCOPE_CUDA_REPLAY=1, each step replayed from one recording: capture and update 0;
+# stage 2: and GGUFSCOPE_CUDA_FUSED=1, fewer launches a step)
 for m in tl11-f16 q3-06-f16; do
-  for r in 0 1; do
-    [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_TIMING=1 timeout 60 "$B/bench-run" "$M/$m.gguf" \
-      --backend cuda --pp 8 --tg 128 --runs 1 2>&1 >/dev/null | grep cuda_timing |
-      sed "s/^{/{\"model\": \"$m\", \"replay\": $r, /"
+  for rf in 00 10 11; do
+    r=${rf:0:1} f=${rf:1:1}
+    [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_FUSED=$f GGUFSCOPE_CUDA_TIMING=1 timeout 60 \
+      "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 128 --runs 1 2>&1 >/dev/null | grep cuda_timing |
+      sed "s/^{/{\"model\": \"$m\", \"replay\": $r, \"fused\": $f, /"
   done
 done
 if command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
@@ -195,9 +201,12 @@ for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   [ "${GRAPHS_OFF:-1}" = 1 ] &&
     GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
     sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
-  [ "${REPLAY:-1}" = 1 ] &&  # issue 58's stage 1, off by default until this run shows it identical and faster
+  if [ "${REPLAY:-1}" = 1 ]; then  # issue 58's stages 1 and 2, off by default until this run shows them identical and faster
     GGUFSCOPE_CUDA_REPLAY=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
-    sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay)"/'
+      sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay)"/'
+    GGUFSCOPE_CUDA_REPLAY=1 GGUFSCOPE_CUDA_FUSED=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 \
+      --tg 128 --runs 3 | sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay, fused)"/'
+  fi
 done
 
 echo "=== examples"

@@ -149,6 +149,60 @@ Test(cuda, matmul_every_type_decode_and_prompt, .timeout = 120)
     cpu->destroy(cpu);
 }
 
+/* matmul_many (GGUFSCOPE_CUDA_FUSED=1: q, k and v in one launch) gives each product's bits as matmul alone does:
+ * the same type (one launch: a run of blocks each), biases on some, rows that split differently (2048, 256, 33),
+ * one token and several; mixed types and prompts go one product after another. */
+Test(cuda, matmul_many_is_each_matmul_bit_for_bit, .timeout = 60)
+{
+    setenv("GGUFSCOPE_CUDA_FUSED", "1", 1);
+    kern_backend *gpu = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_FUSED");
+    cr_assert(gpu->matmul_many, "no matmul_many with GGUFSCOPE_CUDA_FUSED=1");
+    const int64_t K = 1024, rows[3] = { 2048, 256, 33 };
+    const uint32_t sets[][3] = { { GGUF_TENSOR_F16, GGUF_TENSOR_F16, GGUF_TENSOR_F16 },
+                                 { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q4_K },
+                                 { GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q8_0 },
+                                 { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q6_K } };
+    const int Ts[] = { 1, 3, 20 };
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        wbuf w[3], bias[3];
+        kern_weight kw[3], kb[3];
+        for (int i = 0; i < 3; i++) {
+            w[i] = make_weight(sets[s][i], K, rows[i], 70 + (uint32_t)i);
+            bias[i] = make_weight(GGUF_TENSOR_F32, rows[i], 1, 80 + (uint32_t)i);
+            kw[i] = (kern_weight){ .t = &w[i].t };
+            kb[i] = (kern_weight){ .t = &bias[i].t };
+            cr_assert_eq(gpu->bind(gpu, &kw[i]), KERN_OK, "%s", gpu->last_error(gpu));
+            cr_assert_eq(gpu->bind(gpu, &kb[i]), KERN_OK, "%s", gpu->last_error(gpu));
+        }
+        const kern_weight *const ws[3] = { &kw[0], &kw[1], &kw[2] }, *const bs[3] = { &kb[0], NULL, &kb[2] };
+        for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
+            const int T = Ts[ti];
+            float *x = noise((size_t)T * K, 90, 1.0f), *xd = up(gpu, x, (size_t)T * K);
+            float *one[3], *many[3];
+            for (int i = 0; i < 3; i++) {
+                one[i] = gpu->alloc(gpu, (size_t)T * rows[i]);
+                many[i] = gpu->alloc(gpu, (size_t)T * rows[i]);
+                cr_assert_eq(gpu->matmul(gpu, ws[i], bs[i], xd, T, one[i]), KERN_OK, "%s", gpu->last_error(gpu));
+            }
+            cr_assert_eq(gpu->matmul_many(gpu, 3, ws, bs, xd, T, many), KERN_OK, "%s", gpu->last_error(gpu));
+            for (int i = 0; i < 3; i++) {
+                float *a = down(gpu, one[i], (size_t)T * rows[i]), *b = down(gpu, many[i], (size_t)T * rows[i]);
+                cr_assert(!memcmp(a, b, (size_t)T * rows[i] * sizeof(float)), "set %zu, T=%d, product %d: rel %g", s, T,
+                          i, rel_diff(a, b, (size_t)T * rows[i]));
+                free(a), free(b);
+                gpu->free(gpu, one[i]), gpu->free(gpu, many[i]);
+            }
+            gpu->free(gpu, xd), free(x);
+        }
+        for (int i = 0; i < 3; i++) {
+            gpu->unbind(gpu, &kw[i]), gpu->unbind(gpu, &kb[i]);
+            free(w[i].data), free(bias[i].data);
+        }
+    }
+    gpu->destroy(gpu);
+}
+
 /* The types our quantizer does not write (Q2_K, Q3_K, IQ4_NL, IQ4_XS: real K-quant files hold them) and the
  * others, as ggml's own reference quantizers made them: the shared test vectors' 256 x 256 tensors. */
 Test(cuda, matmul_on_ggmls_blocks_of_every_type, .timeout = 120)
@@ -472,14 +526,17 @@ typedef struct greedy_run {
     char timing[512];
 } greedy_run;
 
-static void greedy_on_cuda(const char *path, const char *graphs, const char *replay, greedy_run *out)
+static void greedy_on_cuda(const char *path, const char *graphs, const char *replay, const char *fused,
+                           greedy_run *out)
 {
     setenv("GGUFSCOPE_CUDA_GRAPHS", graphs, 1);
     setenv("GGUFSCOPE_CUDA_REPLAY", replay, 1);
+    setenv("GGUFSCOPE_CUDA_FUSED", fused, 1);
     setenv("GGUFSCOPE_CUDA_TIMING", "1", 1);
     kern_backend *gpu = cuda_or_skip();
     unsetenv("GGUFSCOPE_CUDA_GRAPHS");
     unsetenv("GGUFSCOPE_CUDA_REPLAY");
+    unsetenv("GGUFSCOPE_CUDA_FUSED");
     unsetenv("GGUFSCOPE_CUDA_TIMING");
     cr_assert_eq(gpu->step_replay != NULL, !strcmp(replay, "1") && strcmp(graphs, "0"), "replay switch ignored");
     gguf_file *f;
@@ -508,26 +565,32 @@ static void greedy_on_cuda(const char *path, const char *graphs, const char *rep
     gpu->destroy(gpu);
 }
 
-/* Issue 58's stage 1: steps replayed from one recording (positions read on the device, the argmax inside the
- * graph) give what running every op eagerly gives, bit for bit, over 64 greedy steps and in the logits after them
- * (the cache's contents); and they were replays (the median step recorded nothing). */
+/* Issue 58's stages 1 and 2: steps replayed from one recording (positions read on the device, the argmax inside
+ * the graph), with and without the fused products, give what running every op eagerly gives, bit for bit, over 64
+ * greedy steps and in the logits after them (the cache's contents); and they were replays (the median step
+ * recorded nothing). */
 static void replay_equals_eager(const char *path, const char *name)
 {
-    greedy_run eager = { 0 }, replayed = { 0 };
-    greedy_on_cuda(path, "0", "0", &eager);
-    greedy_on_cuda(path, "1", "1", &replayed);
-    for (int s = 0; s < REPLAY_STEPS; s++)
-        cr_assert_eq(replayed.tokens[s], eager.tokens[s], "%s step %d: replayed %d, eager %d", name, s,
-                     replayed.tokens[s], eager.tokens[s]);
-    const size_t nv = (size_t)eager.n_vocab;
-    cr_assert(!memcmp(eager.logits, replayed.logits, nv * sizeof(float)),
-              "%s: the logits after the replayed steps differ from the eager ones (rel %g)", name,
-              rel_diff(eager.logits, replayed.logits, nv));
-    const char *cap = strstr(replayed.timing, "\"capture_us\": ");
-    cr_assert(cap, "%s: no step timing: %s", name, replayed.timing);
-    cr_assert_lt(atof(cap + strlen("\"capture_us\": ")), 1.0, "%s: steps were recorded, not replayed: %s", name,
-                 replayed.timing);
-    free(eager.logits), free(replayed.logits);
+    greedy_run eager = { 0 };
+    greedy_on_cuda(path, "0", "0", "0", &eager);
+    for (int fused = 0; fused < 2; fused++) {
+        greedy_run replayed = { 0 };
+        greedy_on_cuda(path, "1", "1", fused ? "1" : "0", &replayed);
+        const char *how = fused ? "replayed and fused" : "replayed";
+        for (int s = 0; s < REPLAY_STEPS; s++)
+            cr_assert_eq(replayed.tokens[s], eager.tokens[s], "%s step %d: %s %d, eager %d", name, s, how,
+                         replayed.tokens[s], eager.tokens[s]);
+        const size_t nv = (size_t)eager.n_vocab;
+        cr_assert(!memcmp(eager.logits, replayed.logits, nv * sizeof(float)),
+                  "%s: the logits after the %s steps differ from the eager ones (rel %g)", name, how,
+                  rel_diff(eager.logits, replayed.logits, nv));
+        const char *cap = strstr(replayed.timing, "\"capture_us\": ");
+        cr_assert(cap, "%s: no step timing: %s", name, replayed.timing);
+        cr_assert_lt(atof(cap + strlen("\"capture_us\": ")), 1.0, "%s: steps were recorded, not replayed: %s", name,
+                     replayed.timing);
+        free(replayed.logits);
+    }
+    free(eager.logits);
 }
 
 static void replay_model(const char *name)

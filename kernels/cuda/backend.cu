@@ -406,6 +406,8 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     c->replay = graphs_wanted() && replay && !strcmp(replay, "1");
     b->step_replay = c->replay ? cu_step_replay : NULL;
     b->rope_store = c->replay ? cu_rope_store : NULL;
+    const char *fused = getenv("GGUFSCOPE_CUDA_FUSED");
+    b->matmul_many = fused && !strcmp(fused, "1") ? cu_matmul_many : NULL;
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();

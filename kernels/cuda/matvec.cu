@@ -19,13 +19,14 @@
 
 enum { MV_WARPS = 8, MV_THREADS = MV_WARPS * 32 };
 
+/* Block `block` of a product's rows: the body matvec_k and matvec_many_k share, so that a row's sums are the
+ * same bits whichever launch computes them. */
 template <uint32_t TYPE, int NT, bool XVEC>
-__global__ void __launch_bounds__(MV_THREADS)
-matvec_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T, const float *bias, float *y,
-         int split)
+__device__ void matvec_block(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T,
+                             const float *bias, float *y, int split, int64_t block)
 {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % split;
-    const int64_t row = (int64_t)blockIdx.x * (MV_WARPS / split) + warp / split;
+    const int64_t row = block * (MV_WARPS / split) + warp / split;
     const bool live = row < N;  /* warps past the last row still meet the barrier below */
     const uint8_t *wr = w + (size_t)(live ? row : 0) * row_bytes;
     float acc[NT];
@@ -79,6 +80,41 @@ matvec_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *
     if (live && part == 0 && lane == 0)
         for (int t = 0; t < T && t < NT; t++)
             y[(size_t)t * N + row] = acc[t] + (bias ? bias[row] : 0.0f);
+}
+
+template <uint32_t TYPE, int NT, bool XVEC>
+__global__ void __launch_bounds__(MV_THREADS)
+matvec_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T, const float *bias, float *y,
+         int split)
+{
+    matvec_block<TYPE, NT, XVEC>(w, row_bytes, K, N, x, T, bias, y, split, blockIdx.x);
+}
+
+/* Up to KERN_MATMUL_MANY products of one type that read the same x in one launch (q, k and v; gate and up): each
+ * a run of blocks, each with the split its own launch would have had. */
+typedef struct mv_job {
+    const uint8_t *w;
+    size_t row_bytes;
+    int64_t N;
+    const float *bias;
+    float *y;
+    int split;
+    unsigned first_block;
+} mv_job;
+
+typedef struct mv_jobs {
+    mv_job job[KERN_MATMUL_MANY];
+    int n;
+} mv_jobs;
+
+template <uint32_t TYPE, int NT, bool XVEC>
+__global__ void __launch_bounds__(MV_THREADS) matvec_many_k(mv_jobs jobs, int64_t K, const float *x, int T)
+{
+    int j = 0;
+    while (j + 1 < jobs.n && blockIdx.x >= jobs.job[j + 1].first_block)
+        j++;
+    const mv_job &o = jobs.job[j];
+    matvec_block<TYPE, NT, XVEC>(o.w, o.row_bytes, K, o.N, x, T, o.bias, o.y, o.split, blockIdx.x - o.first_block);
 }
 
 /* Warps per row: enough for about 32 warps per multiprocessor across the launch (half of what one can
@@ -149,6 +185,58 @@ kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, co
     if (!known)
         return KERN_E_UNSUPPORTED;
     if (!CU_LAUNCH_OK(b, "matvec_k"))
+        return cu_status(b);
+    return KERN_OK;
+}
+
+/* ws[i] times x into ys[i] in one launch where they share a type and a row length of whole pieces and T is a
+ * decode's; else one product after another (cu_matmul: the prompt's GEMMs). */
+kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
+                           const float *x, int T, float *const ys[])
+{
+    if (n < 1 || n > KERN_MATMUL_MANY)
+        return KERN_E_SHAPE;
+    const cu_weight *w0 = (const cu_weight *)ws[0]->dev;
+    bool one_launch = T >= 1 && T <= CU_MATVEC_MAX_T && w0->ne0 % 8 == 0;
+    for (int i = 1; i < n; i++) {
+        const cu_weight *w = (const cu_weight *)ws[i]->dev;
+        one_launch = one_launch && w->type == w0->type && w->ne0 == w0->ne0;
+    }
+    mv_jobs jobs = {};
+    unsigned blocks = 0;
+    for (int i = 0; i < n && one_launch; i++) {
+        const cu_weight *w = (const cu_weight *)ws[i]->dev;
+        const kern_weight *bias = biases ? biases[i] : NULL;
+        const float *bv = bias ? ((const cu_weight *)bias->dev)->vec : NULL;
+        if (bias && (!bv || ((const cu_weight *)bias->dev)->ne0 != w->ne1))
+            return KERN_E_SHAPE;
+        const int split = matvec_split(cu_of(b), w->ne1, w->ne0 / 8), rows_per_block = MV_WARPS / split;
+        jobs.job[i] = mv_job{ w->data, w->row_bytes, w->ne1, bv, ys[i], split, blocks };
+        blocks += (unsigned)((w->ne1 + rows_per_block - 1) / rows_per_block);
+    }
+    if (!one_launch) {
+        kern_status s = KERN_OK;
+        for (int i = 0; i < n && !s; i++)
+            s = cu_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
+        return s;
+    }
+    jobs.n = n;
+    cudaStream_t st = cu_of(b)->stream;
+    const bool xvec = (uintptr_t)x % 16 == 0;
+    const int64_t K = w0->ne0;
+    bool known = kc_dispatch(w0->type, [&]<uint32_t TYPE>() {
+        if (T == 1 && xvec)
+            matvec_many_k<TYPE, 1, true><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
+        else if (T == 1)
+            matvec_many_k<TYPE, 1, false><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
+        else if (xvec)
+            matvec_many_k<TYPE, CU_MATVEC_MAX_T, true><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
+        else
+            matvec_many_k<TYPE, CU_MATVEC_MAX_T, false><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
+    });
+    if (!known)
+        return KERN_E_UNSUPPORTED;
+    if (!CU_LAUNCH_OK(b, "matvec_many_k"))
         return cu_status(b);
     return KERN_OK;
 }
