@@ -370,10 +370,12 @@ static void attention_block(pass *p, int il, int T)
 
     const float *in = c->x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_ATTN_NORM].t) {
-        run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
+        if (!p->normed)
+            run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
         look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
         in = c->h;
     }
+    p->normed = false;
     run_products(p, 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
@@ -404,10 +406,28 @@ static void attention_block(pass *p, int il, int T)
     look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }
 
+/* x += o over n rows of E, and where the backend fuses them and nothing probes the sum, the norm that reads it next
+ * (next_norm: NULL when none does) into h with it: then p->normed says h holds it. */
+static void residual_add(pass *p, float *x, const float *o, int n, const kern_weight *next_norm, float *h)
+{
+    engine_ctx *c = p->c;
+    const int E = c->m->hp.n_embd;
+    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe) {
+        if (!p->st)
+            pass_check(p, p->be->add_rmsnorm(p->be, x, o, next_norm, n, E, c->m->hp.eps, h),
+                       "residual add and the norm after it");
+        p->normed = true;
+        return;
+    }
+    run_add(p, "residual add", x, o, (size_t)n * E);
+}
+
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
- * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0. */
-static void ffn_block(pass *p, int il, int T, int r0)
+ * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0.
+ * next_norm: the norm that reads the layer's output next (the next layer's attn_norm, or output_norm), for
+ * residual_add. */
+static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_norm)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
@@ -427,13 +447,15 @@ static void ffn_block(pass *p, int il, int T, int r0)
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    run_add(p, "residual add", x, o, (size_t)Tr * E);
+    residual_add(p, x, o, Tr, &w[MODEL_ROLE_FFN_NORM], h);
     const float *in = x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_FFN_NORM].t) {
-        run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
+        if (!p->normed)
+            run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
         look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
         in = h;
     }
+    p->normed = false;
     if (hp->n_expert) {
         engine_experts_block(p, il, Tr, in, o);
     } else {
@@ -449,7 +471,7 @@ static void ffn_block(pass *p, int il, int T, int r0)
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    run_add(p, "residual add", x, o, (size_t)Tr * E);
+    residual_add(p, x, o, Tr, next_norm, h);
     look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
@@ -497,13 +519,16 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
         attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
-        ffn_block(&p, il, T, il == hp->n_layer - 1 ? keep0 : 0);
+        const bool last = il == hp->n_layer - 1;
+        ffn_block(&p, il, T, last ? keep0 : 0, last ? &m->output_norm : &m->layers[il + 1].w[MODEL_ROLE_ATTN_NORM]);
         if (m->release_weights)
             release_layer(m, il);
     }
     p.layer = hp->n_layer;
-    run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
-                c->h + (size_t)keep0 * E);
+    if (!p.normed)
+        run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
+                    c->h + (size_t)keep0 * E);
+    p.normed = false;
     look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);
     if (p.st)
         return p.st;

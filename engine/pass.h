@@ -14,6 +14,8 @@ typedef struct pass {
     int layer;            /* the layer the next ops belong to, for messages (-1 before the first) */
     engine_status st;     /* ENGINE_OK until an op fails, then that failure */
     engine_error *err;
+    /* h already holds the norm of x that the next block would make (add_rmsnorm made it with the residual add) */
+    bool normed;
 } pass;
 
 /* Keeps ks as the pass's status when it is the first failure, naming the op `what` and the layer (forward.c). */

@@ -145,6 +145,8 @@ typedef struct kern_backend kern_backend;
  *   rope_store   rope of q (T, n_head, head_dim) and of k (T, n_kv_head, head_dim) at positions pos0 .., then k and
  *                v (T, n_kv_head * head_dim) into rows pos0 .. of the layer's caches (store_rows): what a replayed
  *                decode step runs between its products and its attention, bit for bit, in one op.
+ *   add_rmsnorm  x (T, n) += y, then out = rmsnorm(x) * w: a residual add and the norm that reads its sum (the
+ *                feed-forward's, the next layer's, the output's), bit for bit the two ops, in one.
  */
 #define KERN_OPS_OPTIONAL(X)                                                                                          \
     X(matmul_many, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
@@ -153,7 +155,9 @@ typedef struct kern_backend kern_backend;
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
     X(rope_store, (float *q, float *k, const float *v, int T, int n_head, int n_kv_head, int head_dim, int pos0,      \
                    const kern_rope *r, float *k_cache, float *v_cache),                                               \
-      (q, k, v, T, n_head, n_kv_head, head_dim, pos0, r, k_cache, v_cache))
+      (q, k, v, T, n_head, n_kv_head, head_dim, pos0, r, k_cache, v_cache))                                          \
+    X(add_rmsnorm, (float *x, const float *y, const kern_weight *w, int T, int n, float eps, float *out),             \
+      (x, y, w, T, n, eps, out))
 
 /* A parenthesized list unpacked; an op's struct member. */
 #define KERN_ARGS(...) __VA_ARGS__

@@ -380,6 +380,42 @@ Test(cuda, rope_store_is_rope_then_store_bit_for_bit)
     gpu->destroy(gpu);
 }
 
+/* add_rmsnorm (GGUFSCOPE_CUDA_FUSED=1) is add then rmsnorm, bit for bit: the sum and the norm, rows of a width
+ * that is not a multiple of the block (1000) and of a real model's (2048), one row and several. */
+Test(cuda, add_rmsnorm_is_add_then_rmsnorm_bit_for_bit)
+{
+    setenv("GGUFSCOPE_CUDA_FUSED", "1", 1);
+    kern_backend *gpu = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_FUSED");
+    cr_assert(gpu->add_rmsnorm, "no add_rmsnorm with GGUFSCOPE_CUDA_FUSED=1");
+    const int widths[] = { 1000, 2048 }, Ts[] = { 1, 7 };
+    for (int wi = 0; wi < 2; wi++)
+        for (int ti = 0; ti < 2; ti++) {
+            const int n = widths[wi], T = Ts[ti];
+            const size_t len = (size_t)T * n;
+            wbuf g = make_weight(GGUF_TENSOR_F32, n, 1, 60);
+            kern_weight kg = { .t = &g.t };
+            cr_assert_eq(gpu->bind(gpu, &kg), KERN_OK, "%s", gpu->last_error(gpu));
+            float *x = noise(len, 61, 2.0f), *y = noise(len, 62, 1.0f);
+            float *x1 = up(gpu, x, len), *x2 = up(gpu, x, len), *yd = up(gpu, y, len);
+            float *h1 = gpu->alloc(gpu, len), *h2 = gpu->alloc(gpu, len);
+            cr_assert_eq(gpu->add(gpu, x1, yd, len), KERN_OK);
+            cr_assert_eq(gpu->rmsnorm(gpu, &kg, x1, T, n, 1e-6f, h1), KERN_OK, "%s", gpu->last_error(gpu));
+            cr_assert_eq(gpu->add_rmsnorm(gpu, x2, yd, &kg, T, n, 1e-6f, h2), KERN_OK, "%s", gpu->last_error(gpu));
+            float *a = down(gpu, x1, len), *b = down(gpu, x2, len), *c = down(gpu, h1, len), *d = down(gpu, h2, len);
+            cr_assert(!memcmp(a, b, len * sizeof(float)), "n %d, T %d: the sums differ", n, T);
+            cr_assert(!memcmp(c, d, len * sizeof(float)), "n %d, T %d: the norms differ (rel %g)", n, T,
+                      rel_diff(c, d, len));
+            float *dev[] = { x1, x2, yd, h1, h2 };
+            for (size_t i = 0; i < 5; i++)
+                gpu->free(gpu, dev[i]);
+            free(a), free(b), free(c), free(d), free(x), free(y);
+            gpu->unbind(gpu, &kg);
+            free(g.data);
+        }
+    gpu->destroy(gpu);
+}
+
 Test(cuda, elementwise_stats_and_argmax)
 {
     kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);

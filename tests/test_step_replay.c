@@ -15,7 +15,7 @@
 
 typedef enum {
     REC_EMBED, REC_MATMUL, REC_RMSNORM, REC_ROPE, REC_ATTENTION, REC_GLU, REC_SCALE, REC_SOFTCAP, REC_ADD, REC_STORE,
-    REC_ARGMAX, REC_TOP_K, REC_ROPE_STORE,
+    REC_ARGMAX, REC_TOP_K, REC_ROPE_STORE, REC_ADD_RMSNORM,
 } rec_kind;
 
 /* One recorded op: its arguments as the engine gave them, a position kept as its distance from the step's. */
@@ -58,6 +58,19 @@ static void push(rec_op op)
     R.ops[R.n++] = op;
 }
 
+/* rope_store as the four ops it stands for (the CPU offers no fused op: it has no launches to save) */
+static kern_status rope_store_composed(kern_backend *b, const rec_op *o, int pos0)
+{
+    const kern_backend *in = &R.inner;
+    const int hd = (int)o->row, kv = o->n_kv * hd;
+    kern_status s = in->rope(b, o->out, o->T, o->n, hd, pos0, &o->rope);
+    if (!s)
+        s = in->rope(b, o->k_rows, o->T, o->n_kv, hd, pos0, &o->rope);
+    if (!s)
+        s = in->store_rows(b, o->k_cache, o->k_rows, o->T, kv, pos0);
+    return s ? s : in->store_rows(b, o->v_cache, o->x, o->T, kv, pos0);
+}
+
 static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
 {
     const kern_backend *in = &R.inner;
@@ -75,8 +88,11 @@ static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
     case REC_STORE: return in->store_rows(b, o->out, o->x, o->T, o->n, pos + o->pos_delta);
     case REC_ARGMAX: return in->argmax(b, o->x, o->n, o->ids);
     case REC_TOP_K: return in->top_k(b, o->x, o->n, o->k, o->ids, o->vals);
-    case REC_ROPE_STORE: return in->rope_store(b, o->out, o->k_rows, o->x, o->T, o->n, o->n_kv, o->row, pos + o->pos_delta,
-                                               &o->rope, o->k_cache, o->v_cache);
+    case REC_ROPE_STORE: return rope_store_composed(b, o, pos + o->pos_delta);
+    case REC_ADD_RMSNORM: { /* as the two ops it stands for */
+        const kern_status s = in->add(b, o->k_rows, o->x, (size_t)o->T * o->n);
+        return s ? s : in->rmsnorm(b, o->w, o->k_rows, o->T, o->n, o->f, o->out);
+    }
     }
     return KERN_E_SHAPE;
 }
@@ -169,6 +185,14 @@ static kern_status r_rope_store(kern_backend *b, float *q, float *k, const float
 }
 
 
+static kern_status r_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern_weight *w, int T, int n,
+                                 float eps, float *out)
+{
+    R.fused_ops++;
+    return record(b, (rec_op){ .kind = REC_ADD_RMSNORM, .k_rows = x, .x = y, .w = w, .T = T, .n = n, .f = eps,
+                               .out = out });
+}
+
 static kern_status r_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
 {
     cr_assert(!R.open, "row statistics (the host) inside a recorded step");
@@ -220,8 +244,9 @@ static kern_status r_step_replay(kern_backend *b, uint64_t key, int pos, const i
     return s;
 }
 
-/* The CPU backend with the recorder's ops; of the coarse ops only rope_store, and that only when `fused` (the
- * engine then hands the rotations and the cache's stores over as one op). */
+/* The CPU backend with the recorder's ops; of the coarse ops only rope_store and add_rmsnorm, and those only when
+ * `fused` (the engine then hands the rotations and the cache's stores, and each residual add with the norm after
+ * it, over as one op). */
 static kern_backend *recording_cpu(bool fused)
 {
     kern_backend *be = kern_cpu_create(1);
@@ -244,6 +269,7 @@ static kern_backend *recording_cpu(bool fused)
     be->matmul_many = NULL;
     be->matmul_each = NULL;
     be->rope_store = fused ? r_rope_store : NULL;
+    be->add_rmsnorm = fused ? r_add_rmsnorm : NULL;
     be->step_begin = r_step_begin;
     be->step_end = r_step_end;
     be->step_replay = r_step_replay;

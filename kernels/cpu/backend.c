@@ -99,8 +99,10 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         .alloc = cpu_alloc, .free = cpu_free, .to_host = cpu_copy, .from_host = cpu_copy,
         .bind = cpu_bind, .unbind = cpu_unbind,
 #define CPU_OP_SET(name, params, args) .name = cpu_##name,
-        KERN_OPS(CPU_OP_SET) KERN_OPS_OPTIONAL(CPU_OP_SET)
+        KERN_OPS(CPU_OP_SET)
 #undef CPU_OP_SET
+        /* of the coarse ops, the products: the fused ones save launches a host does not have */
+        .matmul_many = cpu_matmul_many, .matmul_each = cpu_matmul_each,
         .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);

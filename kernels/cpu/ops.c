@@ -501,19 +501,6 @@ kern_status cpu_store_rows(kern_backend *b, float *dst, const float *src, int T,
     return KERN_OK;
 }
 
-/* The four ops in turn: the host has no launches to save, and the same ops give the same bits. */
-kern_status cpu_rope_store(kern_backend *b, float *q, float *k, const float *v, int T, int n_head, int n_kv_head,
-                           int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache)
-{
-    const int kv = n_kv_head * head_dim;
-    kern_status s = cpu_rope(b, q, T, n_head, head_dim, pos0, r);
-    if (!s)
-        s = cpu_rope(b, k, T, n_kv_head, head_dim, pos0, r);
-    if (!s)
-        s = cpu_store_rows(b, k_cache, k, T, kv, pos0);
-    return s ? s : cpu_store_rows(b, v_cache, v, T, kv, pos0);
-}
-
 void kern_stats_row(const float *r, int n, kern_row_stats *out)
 {
     row_stats_acc a = row_stats_start();

@@ -407,7 +407,9 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->step_replay = c->replay ? cu_step_replay : NULL;
     b->rope_store = c->replay ? cu_rope_store : NULL;
     const char *fused = getenv("GGUFSCOPE_CUDA_FUSED");
-    b->matmul_many = fused && !strcmp(fused, "1") ? cu_matmul_many : NULL;
+    const bool fuse = fused && !strcmp(fused, "1");
+    b->matmul_many = fuse ? cu_matmul_many : NULL;
+    b->add_rmsnorm = fuse ? cu_add_rmsnorm : NULL;
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();

@@ -100,17 +100,44 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
 
 /* ---- RMSNorm ------------------------------------------------------------- */
 
-__global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
+/* One row's norm by one block; each thread reads back only the values it summed (and, in add_rmsnorm_rows, wrote),
+ * so the fused add needs no barrier. Rounded as written (no contraction): rmsnorm_rows and add_rmsnorm_rows give
+ * the same bits. */
+__device__ void rmsnorm_row(const float *xr, const float *g, int n, float eps, float *o)
 {
-    const float *xr = x + (size_t)blockIdx.x * n;
-    float *o = out + (size_t)blockIdx.x * n;
     double ss = 0.0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
-        ss += (double)xr[i] * xr[i];
+        ss = __dadd_rn(ss, __dmul_rn((double)xr[i], (double)xr[i]));
     ss = block_sum(ss);
     const float scale = 1.0f / sqrtf((float)(ss / n) + eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         o[i] = xr[i] * scale * g[i];
+}
+
+__global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
+{
+    rmsnorm_row(x + (size_t)blockIdx.x * n, g, n, eps, out + (size_t)blockIdx.x * n);
+}
+
+__global__ void add_rmsnorm_rows(float *x, const float *y, const float *g, int n, float eps, float *out)
+{
+    float *xr = x + (size_t)blockIdx.x * n;
+    const float *yr = y + (size_t)blockIdx.x * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        xr[i] = __fadd_rn(xr[i], yr[i]);
+    rmsnorm_row(xr, g, n, eps, out + (size_t)blockIdx.x * n);
+}
+
+kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern_weight *w, int T, int n, float eps,
+                           float *out)
+{
+    const cu_weight *cw = (const cu_weight *)w->dev;
+    if (!cw->vec || cw->ne0 * cw->ne1 != n)
+        return KERN_E_SHAPE;
+    add_rmsnorm_rows<<<T, 256, 0, cu_of(b)->stream>>>(x, y, cw->vec, n, eps, out);
+    if (!CU_LAUNCH_OK(b, "add_rmsnorm_rows"))
+        return cu_status(b);
+    return KERN_OK;
 }
 
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
