@@ -85,21 +85,32 @@ kern_backend *kern_cuda_create(int device, char *why, size_t why_len)
 #endif
 }
 
-bool kern_cuda_gelu_host(float x, float *out)
+/* A float -> float device function of the library, compiled for the host, at x. */
+static bool host_float_fn(const char *name, float x, float *out)
 {
 #ifdef GGUFSCOPE_HAVE_CUDA
     char why[512];
-    float (*gelu)(float) = NULL;
-    void *f = symbol("kern_cuda_gelu_host_impl", why, sizeof why);
-    memcpy(&gelu, &f, sizeof f);
-    if (!gelu)
+    float (*fn)(float) = NULL;
+    void *f = symbol(name, why, sizeof why);
+    memcpy(&fn, &f, sizeof f);
+    if (!fn)
         return false;
-    *out = gelu(x);
+    *out = fn(x);
     return true;
 #else
-    (void)x, (void)out;
+    (void)name, (void)x, (void)out;
     return false;
 #endif
+}
+
+bool kern_cuda_gelu_host(float x, float *out)
+{
+    return host_float_fn("kern_cuda_gelu_host_impl", x, out);
+}
+
+bool kern_cuda_tf32_host(float x, float *out)
+{
+    return host_float_fn("kern_cuda_tf32_host_impl", x, out);
 }
 
 bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out)

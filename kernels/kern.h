@@ -252,6 +252,9 @@ bool kern_cuda_built(void);
 bool kern_cuda_decode_row_host(uint32_t type, const void *row, int64_t k, float *out);
 /* The CUDA GeGLU kernel's GELU of x, run on the host into *out; false when the backend is not built. */
 bool kern_cuda_gelu_host(float x, float *out);
+/* x rounded to TF32 as the CUDA prompt products split their operands (GGUFSCOPE_CUDA_TF32=1), run on the host into
+ * *out; false when the backend is not built. */
+bool kern_cuda_tf32_host(float x, float *out);
 
 /* A backend that forwards every op to `inner` but gets one of them wrong on
  * purpose, so that a backend comparison can be shown to find it: the seed

@@ -9,7 +9,8 @@
 #      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
 #      rounds when the pack holds one (else alone), graphs on and off, and steps replayed whole
-#      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1, off by default until this run shows it);
+#      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1), with fused ops (GGUFSCOPE_CUDA_FUSED=1: stage 2) and prompts
+#      on the tensor cores (GGUFSCOPE_CUDA_TF32=1: stage 3), each off by default until this run shows it;
 #   4. where a decode step's time goes: a 22-layer model of 256 values (no bandwidth to
 #      speak of) and ncu's per-kernel GPU time for one decode token of the F16 1.1B shape.
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
@@ -83,6 +84,13 @@ echo "=== tests"
 for t in test_cuda test_backends test_run_backends; do
   timeout 300 "$B/$t" -j4 >"$OUT/$t.log" 2>&1 || status=1
   grep -E '^\[(FAIL|====)\]|assert|differ' "$OUT/$t.log" | tail -20
+done
+# issue 58's stage 3: the prompt products on the tensor cores (GGUFSCOPE_CUDA_TF32=1) held to the same 1e-5 of the
+# CPU's f32 products and 1e-4 of the logits
+for f in 'cuda/matmul*' 'cuda/logits*'; do
+  echo "--- GGUFSCOPE_CUDA_TF32=1 test_cuda --filter $f"
+  GGUFSCOPE_CUDA_TF32=1 timeout 200 "$B/test_cuda" -j4 --filter "$f" >"$OUT/test_cuda_tf32.log" 2>&1 || status=1
+  grep -E '^\[(FAIL|====)\]|assert|differ' "$OUT/test_cuda_tf32.log" | tail -10
 done
 
 compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagreements, first divergence
@@ -204,8 +212,8 @@ for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   if [ "${REPLAY:-1}" = 1 ]; then  # issue 58's stages 1 and 2, off by default until this run shows them identical and faster
     GGUFSCOPE_CUDA_REPLAY=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
       sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay)"/'
-    GGUFSCOPE_CUDA_REPLAY=1 GGUFSCOPE_CUDA_FUSED=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 \
-      --tg 128 --runs 3 | sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay, fused)"/'
+    GGUFSCOPE_CUDA_REPLAY=1 GGUFSCOPE_CUDA_FUSED=1 GGUFSCOPE_CUDA_TF32=1 timeout 60 "$B/bench-run" "$M/$m.gguf" \
+      --backend cuda --pp 512 --tg 128 --runs 3 | sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay, fused, tf32x)"/'
   fi
 done
 

@@ -15,6 +15,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,4 +397,57 @@ Test(backends, cuda_gelu_is_llama_cpp_s_table_gelu)
                   kern_gelu_ggml(edges[i]));
     }
     cr_assert_gt(checked, 60000);
+}
+
+/* The TF32 split of the CUDA prompt products (GGUFSCOPE_CUDA_TF32=1), compiled for the host: hi is x to the nearest
+ * TF32 value (10 mantissa bits, ties to even, found here by the definition: the nearer of the two TF32 neighbours),
+ * x - hi is exact, F16 and BF16 values are their own TF32 (the weights whose low part the product skips), and
+ * infinities, NaN and the largest finite values stay what they are. */
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+Test(backends, cuda_tf32_split_rounds_to_nearest_and_keeps_f16_exact)
+{
+    float got;
+    if (!kern_cuda_tf32_host(1.0f, &got))
+        cr_skip_test("this build has no CUDA backend (nvcc was not found): nothing to check");
+    int checked = 0;
+    for (uint32_t k = 0; k < 200000; k++) {
+        const uint32_t u = (k * 2654435761u) & 0x7fffffffu; /* positive finite patterns spread over every exponent */
+        if ((u & 0x7f800000u) == 0x7f800000u)
+            continue;
+        const float x = from_bits(u);
+        cr_assert(kern_cuda_tf32_host(x, &got));
+        uint32_t g;
+        memcpy(&g, &got, sizeof g);
+        cr_assert_eq(g & 0x1fffu, 0, "tf32(%a) = %a keeps bits below its 10th", x, got);
+        const float down = from_bits(u & 0xffffe000u), up = from_bits((u & 0xffffe000u) + 0x2000u);
+        const double dd = (double)x - down, du = (double)up - x;
+        const bool up_even = (((u & 0xffffe000u) + 0x2000u) & 0x2000u) == 0;
+        const float want = isinf(up) ? down : dd < du ? down : du < dd ? up : up_even ? up : down;
+        cr_assert(got == want, "tf32(%a) = %a, nearest %a", x, got, want);
+        cr_assert((double)x - got == (double)(x - got), "x - tf32(x) is not exact at %a", x);
+        float neg;
+        cr_assert(kern_cuda_tf32_host(-x, &neg) && neg == -got, "tf32 is not odd at %a", x);
+        checked++;
+    }
+    for (uint32_t h = 0; h < 1u << 16; h++) {
+        const float f16 = quant_f16_to_f32((uint16_t)h), bf16 = from_bits(h << 16);
+        if (!isnan(f16))
+            cr_assert(kern_cuda_tf32_host(f16, &got) && got == f16, "the f16 value %a is not its own TF32", f16);
+        if (!isnan(bf16))
+            cr_assert(kern_cuda_tf32_host(bf16, &got) && got == bf16, "the bf16 value %a is not its own TF32", bf16);
+    }
+    const float fixed[] = { INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, 0.0f, -0.0f };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        cr_assert(kern_cuda_tf32_host(fixed[i], &got));
+        cr_assert(isfinite(fixed[i]) ? isfinite(got) && fabsf(got - fixed[i]) <= fabsf(fixed[i]) * 0x1p-10f
+                                     : got == fixed[i], "tf32(%a) = %a", fixed[i], got);
+    }
+    cr_assert(kern_cuda_tf32_host(NAN, &got) && isnan(got));
+    cr_assert_gt(checked, 150000);
 }

@@ -203,6 +203,44 @@ Test(cuda, matmul_many_is_each_matmul_bit_for_bit, .timeout = 60)
     gpu->destroy(gpu);
 }
 
+/* The prompt products on the tensor cores (GGUFSCOPE_CUDA_TF32=1: each operand as two TF32 parts) stay within the
+ * f32 products' 1e-5 of the CPU, for weights with a low part (F32, Q8_0, Q4_K) and without (F16); and they are
+ * another computation than cuBLAS's f32 one (the switch took effect: not the same bits on every type). */
+Test(cuda, matmul_tf32x_prompts_keep_f32_precision, .timeout = 120)
+{
+    kern_backend *cpu = kern_cpu_create(2), *f32 = cuda_or_skip();
+    setenv("GGUFSCOPE_CUDA_TF32", "1", 1);
+    kern_backend *tc = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_TF32");
+    const uint32_t types[] = { GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_K };
+    const int64_t K = 1024, N = 777;
+    const int T = 64;
+    bool any_differs = false;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        wbuf w = make_weight(types[i], K, N, 33);
+        kern_weight wc = { .t = &w.t }, wf = { .t = &w.t }, wt = { .t = &w.t };
+        cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);
+        cr_assert_eq(f32->bind(f32, &wf), KERN_OK, "%s", f32->last_error(f32));
+        cr_assert_eq(tc->bind(tc, &wt), KERN_OK, "%s", tc->last_error(tc));
+        float *x = noise((size_t)T * K, 34, 1.0f), *yc = malloc((size_t)T * N * sizeof(float));
+        float *xf = up(f32, x, (size_t)T * K), *xt = up(tc, x, (size_t)T * K);
+        float *yfd = f32->alloc(f32, (size_t)T * N), *ytd = tc->alloc(tc, (size_t)T * N);
+        cr_assert_eq(cpu->matmul(cpu, &wc, NULL, x, T, yc), KERN_OK);
+        cr_assert_eq(f32->matmul(f32, &wf, NULL, xf, T, yfd), KERN_OK, "%s", f32->last_error(f32));
+        cr_assert_eq(tc->matmul(tc, &wt, NULL, xt, T, ytd), KERN_OK, "%s", tc->last_error(tc));
+        float *yf = down(f32, yfd, (size_t)T * N), *yt = down(tc, ytd, (size_t)T * N);
+        const float rel = rel_diff(yc, yt, (size_t)T * N);
+        cr_assert_lt(rel, 1e-5f, "%s: the split TF32 product is %g from the CPU's", gguf_type_traits_of(types[i])->name,
+                     rel);
+        any_differs |= memcmp(yf, yt, (size_t)T * N * sizeof(float)) != 0;
+        f32->free(f32, xf), f32->free(f32, yfd), tc->free(tc, xt), tc->free(tc, ytd);
+        f32->unbind(f32, &wf), tc->unbind(tc, &wt), cpu->unbind(cpu, &wc);
+        free(x), free(yc), free(yf), free(yt), free(w.data);
+    }
+    cr_assert(any_differs, "GGUFSCOPE_CUDA_TF32=1 gave cuBLAS's f32 products bit for bit: the switch did nothing");
+    tc->destroy(tc), f32->destroy(f32), cpu->destroy(cpu);
+}
+
 /* The types our quantizer does not write (Q2_K, Q3_K, IQ4_NL, IQ4_XS: real K-quant files hold them) and the
  * others, as ggml's own reference quantizers made them: the shared test vectors' 256 x 256 tensors. */
 Test(cuda, matmul_on_ggmls_blocks_of_every_type, .timeout = 120)

@@ -89,7 +89,7 @@ static void cu_destroy(kern_backend *b)
             cudaGraphExecDestroy(c->exec);
         if (c->blas)
             cublasDestroy(c->blas);
-        void *dev[] = { c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals, c->pos_dev };
+        void *dev[] = { c->w32, c->tok_dev, c->stats_dev, c->top_ids, c->top_vals, c->pos_dev, c->tf_x, c->tf_w };
         for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
             if (dev[i])
                 cudaFree(dev[i]);
@@ -408,6 +408,8 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->rope_store = c->replay ? cu_rope_store : NULL;
     const char *fused = getenv("GGUFSCOPE_CUDA_FUSED");
     const bool fuse = fused && !strcmp(fused, "1");
+    const char *tf32 = getenv("GGUFSCOPE_CUDA_TF32");
+    c->tf32x = tf32 && !strcmp(tf32, "1");
     b->matmul_many = fuse ? cu_matmul_many : NULL;
     b->add_rmsnorm = fuse ? cu_add_rmsnorm : NULL;
     b->last_error = cu_last_error;

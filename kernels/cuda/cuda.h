@@ -28,9 +28,13 @@ typedef struct cu_ctx {
     char error[768];
     kern_status error_status;
 
-    /* Prompt matmuls: the weight decoded to f32, grown on demand. */
+    /* Prompt matmuls: the weight decoded to f32, grown on demand; under GGUFSCOPE_CUDA_TF32=1 (tf32x) the split
+     * activations (hi, lo) and the weight's low part (and its high one for an F32 weight). */
     float *w32;
     size_t w32_cap;
+    bool tf32x;
+    float *tf_x, *tf_w;
+    size_t tf_x_cap, tf_w_cap;
     /* Token ids: pinned host staging (a graph's copy node reads it when replayed) and the device copy. */
     int32_t *tok_host, *tok_dev;
     size_t tok_cap;

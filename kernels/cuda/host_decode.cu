@@ -5,6 +5,7 @@
  */
 #include "act.cuh"
 #include "blocks.cuh"
+#include "tf32.cuh"
 
 extern "C" {
 #include "kern.h"
@@ -24,4 +25,10 @@ extern "C" bool kern_cuda_decode_row_host_impl(uint32_t type, const void *row, i
 extern "C" float kern_cuda_gelu_host_impl(float x)
 {
     return kc_gelu_ggml(x);
+}
+
+/* The TF32 split of the prompt's tensor-core products (tf32.cuh), compiled for the host. */
+extern "C" float kern_cuda_tf32_host_impl(float x)
+{
+    return kc_tf32(x);
 }
