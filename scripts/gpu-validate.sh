@@ -8,15 +8,17 @@
 #      mixtures in Q4_K_M or MXFP4_MOE too), and the 0.5B qwen2, 0.6B qwen3 and 1.1B llama shapes (F16 and Q4_K_M; the
 #      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
-#      rounds when the pack holds one (else alone), graphs on and off, and steps replayed whole
+#      rounds when the pack holds one (else alone), and steps replayed whole
 #      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1), with fused ops (GGUFSCOPE_CUDA_FUSED=1: stage 2) and prompts
 #      on the tensor cores (GGUFSCOPE_CUDA_TF32=1: stage 3), each off by default until this run shows it;
-#   4. where a decode step's time goes: a 22-layer model of 256 values (no bandwidth to
-#      speak of) and ncu's per-kernel GPU time for one decode token of the F16 1.1B shape.
+#   4. where a decode step's time goes: GGUFSCOPE_CUDA_TIMING's split on the 1.1B and 0.6B F16 shapes, each
+#      switch's way (and, asked for, ncu's per-kernel GPU time for one decode token of the F16 1.1B shape).
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
 # OUT=dir keeps the test logs and ncu's report there. To spend less device time: BIG= the full-size
-# shapes (default all three), BENCH= the models to benchmark, GRAPHS_OFF=0, REPLAY=0 and FIXED_COST=0 skip
-# those runs, NCU_MODELS= the shapes ncu profiles (default tl11-f16; its per-kernel table of one token
+# shapes (default all three), BENCH= the models to benchmark, REPLAY=0 skips the new paths' benchmarks;
+# GRAPHS_OFF=1, FIXED_COST=1 and NCU=1 add runs that earlier GPU sessions made (graphs off against on, a
+# 22-layer model of 256 values, ncu's per-kernel times), left out by default to keep within a session's device
+# time; NCU_MODELS= the shapes ncu profiles (default tl11-f16; its per-kernel table of one token
 # counts the 1.1B llama shape's launches, so it runs for that shape alone).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -135,7 +137,7 @@ for m in tiny-qwen2-q4_k_m tl11-f16 q3-06-q4_k_m; do
   [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_FUSED=1 compare "$M/$m.gguf"
 done
 
-if [ "${FIXED_COST:-1}" = 1 ]; then
+if [ "${FIXED_COST:-0}" = 1 ]; then
 echo "=== a decode step's fixed cost: 22 layers of 256 values"
 "$B/gguf-mkfixture" "$M/fx-22.gguf" --layers 22 --embd 256 --ff 512 --vocab 1024 >/dev/null
 timeout 60 "$B/bench-run" "$M/fx-22.gguf" --backend cuda --pp 64 --tg 128 --runs 3
@@ -154,7 +156,7 @@ for m in tl11-f16 q3-06-f16; do
       sed "s/^{/{\"model\": \"$m\", \"replay\": $r, \"fused\": $f, /"
   done
 done
-if command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
+if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
   # bench-run --pp 8 --tg 8: the prompt goes through the matrix-vector kernels too, about 334 launches a
   # pass on this shape; skipping 1100 lands in run 0's decode, and 334 launches are one token.
   GGUFSCOPE_CUDA_GRAPHS=0 timeout 150 ncu --cache-control none --clock-control none \
@@ -188,7 +190,7 @@ fi
 # where the warps wait, for 8 launches in a decode step (q, k, v, o, gate, up, down, ...), skipping the
 # prompt's (an 8-token prompt goes through the same kernels).
 for m in ${NCU_MODELS:-tl11-f16}; do
-  command -v ncu >/dev/null && [ -f "$M/$m.gguf" ] || continue
+  [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null && [ -f "$M/$m.gguf" ] || continue
   echo "=== ncu: the matrix-vector kernels of $m"
   GGUFSCOPE_CUDA_GRAPHS=0 timeout 150 ncu --cache-control none --clock-control none -k regex:matvec -s 400 -c 8 \
     --section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis \
@@ -206,7 +208,7 @@ for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   else
     timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 || status=1
   fi
-  [ "${GRAPHS_OFF:-1}" = 1 ] &&
+  [ "${GRAPHS_OFF:-0}" = 1 ] &&
     GGUFSCOPE_CUDA_GRAPHS=0 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
     sed 's/"engine":"ggufscope"/"engine":"ggufscope (no graphs)"/'
   if [ "${REPLAY:-1}" = 1 ]; then  # issue 58's stages 1 and 2, off by default until this run shows them identical and faster
