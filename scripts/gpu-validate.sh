@@ -9,8 +9,9 @@
 #      0.6B qwen3 shape also in LLAMA_TYPES, made by llama-quantize where the pack holds one);
 #   3. bench-run --backend cuda at pp512 / tg128 beside llama-bench -ngl 99 in interleaved
 #      rounds when the pack holds one (else alone), and steps replayed whole
-#      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1), with fused ops (GGUFSCOPE_CUDA_FUSED=1: stage 2) and prompts
-#      on the tensor cores (GGUFSCOPE_CUDA_TF32=1: stage 3), each off by default until this run shows it;
+#      (GGUFSCOPE_CUDA_REPLAY=1: issue 58's stage 1), with fused ops and programmatic dependent launches
+#      (GGUFSCOPE_CUDA_FUSED=1, GGUFSCOPE_CUDA_PDL=1: stage 2) and prompts on the tensor cores
+#      (GGUFSCOPE_CUDA_TF32=1: stage 3), each off by default until this run shows it;
 #   4. where a decode step's time goes: GGUFSCOPE_CUDA_TIMING's split on the 1.1B and 0.6B F16 shapes, each
 #      switch's way (and, asked for, ncu's per-kernel GPU time for one decode token of the F16 1.1B shape).
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
@@ -109,12 +110,16 @@ compare() {  # one JSON line: agreement, prompt and decode logits, greedy disagr
 }
 echo "=== compare cpu,cuda"
 for m in "$M"/*.gguf; do case $(basename "$m") in tl11-* | q05-* | q3-06-* | quant-testvectors.gguf) continue ;; esac; compare "$m"; done
-for r in 0 1; do  # memcheck on the recorded steps and on the replayed ones (stage 1)
-  command -v compute-sanitizer >/dev/null &&
-    GGUFSCOPE_CUDA_REPLAY=$r timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$B/gguf-run" \
-      "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 --backend cuda \
-      -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
-    grep -E 'ERROR SUMMARY|Invalid' | sed "s/^/replay=$r: /"
+# memcheck on the recorded steps, and every tool on the new paths all on (replayed, fused, programmatic launches)
+for r in 0 1; do
+  for tool in memcheck racecheck synccheck; do
+    [ "$r" = 0 ] && [ "$tool" != memcheck ] && continue
+    command -v compute-sanitizer >/dev/null &&
+      GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_FUSED=$r GGUFSCOPE_CUDA_PDL=$r timeout 120 compute-sanitizer --tool $tool \
+        --print-limit 5 "$B/gguf-run" "$M/tiny-qwen2-q4_k_m.gguf" -q -n 4 --backend cuda \
+        -p "The capital of France is a city that has been home to many kings and queens over the years" 2>&1 |
+      grep -E 'ERROR SUMMARY|Invalid|hazard' | sed "s/^/$tool, new paths $r: /"
+  done
 done
 wait
 shapes=()
@@ -149,11 +154,11 @@ fi
 # (stage 1: the same with GGUFSCOPE_CUDA_REPLAY=1, each step replayed from one recording: capture and update 0;
 # stage 2: and GGUFSCOPE_CUDA_FUSED=1, fewer launches a step)
 for m in tl11-f16 q3-06-f16; do
-  for rf in 00 10 11; do
-    r=${rf:0:1} f=${rf:1:1}
-    [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_FUSED=$f GGUFSCOPE_CUDA_TIMING=1 timeout 60 \
-      "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 128 --runs 1 2>&1 >/dev/null | grep cuda_timing |
-      sed "s/^{/{\"model\": \"$m\", \"replay\": $r, \"fused\": $f, /"
+  for rfp in 000 100 110 111; do
+    r=${rfp:0:1} f=${rfp:1:1} p=${rfp:2:1}
+    [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_REPLAY=$r GGUFSCOPE_CUDA_FUSED=$f GGUFSCOPE_CUDA_PDL=$p GGUFSCOPE_CUDA_TIMING=1 \
+      timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 8 --tg 128 --runs 1 2>&1 >/dev/null | grep cuda_timing |
+      sed "s/^{/{\"model\": \"$m\", \"replay\": $r, \"fused\": $f, \"pdl\": $p, /"
   done
 done
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null && [ -f "$M/tl11-f16.gguf" ]; then
@@ -214,8 +219,9 @@ for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   if [ "${REPLAY:-1}" = 1 ]; then  # issue 58's stages 1 and 2, off by default until this run shows them identical and faster
     GGUFSCOPE_CUDA_REPLAY=1 timeout 60 "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
       sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay)"/'
-    GGUFSCOPE_CUDA_REPLAY=1 GGUFSCOPE_CUDA_FUSED=1 GGUFSCOPE_CUDA_TF32=1 timeout 60 "$B/bench-run" "$M/$m.gguf" \
-      --backend cuda --pp 512 --tg 128 --runs 3 | sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay, fused, tf32x)"/'
+    GGUFSCOPE_CUDA_REPLAY=1 GGUFSCOPE_CUDA_FUSED=1 GGUFSCOPE_CUDA_PDL=1 GGUFSCOPE_CUDA_TF32=1 timeout 60 \
+      "$B/bench-run" "$M/$m.gguf" --backend cuda --pp 512 --tg 128 --runs 3 |
+      sed 's/"engine":"ggufscope"/"engine":"ggufscope (replay, fused, pdl, tf32x)"/'
   fi
 done
 

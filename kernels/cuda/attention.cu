@@ -19,6 +19,7 @@ __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev, int pos0, int n_head, int n_kv,
             int hd, float scale, float softcap, int window, const float *sinks, float *out)
 {
+    kc_grid_wait();
     if (pos_dev)
         pos0 += *pos_dev;
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
@@ -101,10 +102,9 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
     dim3 grid(a->n_head, T);
     /* the grid does not depend on the position: a replay may move it */
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
-    attention_k<<<grid, ATT_WARPS * 32, 0, cu_of(b)->stream>>>(q, k_cache, v_cache, pos_dev, pos0, a->n_head,
-                                                              a->n_kv_head, a->head_dim, a->scale, a->softcap,
-                                                              a->window, sw ? sw->vec : NULL, out);
-    if (!CU_LAUNCH_OK(b, "attention_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "attention_k", attention_k, dim3(grid), dim3(ATT_WARPS * 32), q, k_cache, v_cache,
+                                   pos_dev, pos0, a->n_head, a->n_kv_head, a->head_dim, a->scale, a->softcap, a->window,
+                                   sw ? sw->vec : NULL, out))
+        return ls;
     return KERN_OK;
 }

@@ -410,6 +410,8 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     const bool fuse = fused && !strcmp(fused, "1");
     const char *tf32 = getenv("GGUFSCOPE_CUDA_TF32");
     c->tf32x = tf32 && !strcmp(tf32, "1");
+    const char *pdl = getenv("GGUFSCOPE_CUDA_PDL");
+    c->pdl = pdl && !strcmp(pdl, "1");
     b->matmul_many = fuse ? cu_matmul_many : NULL;
     b->add_rmsnorm = fuse ? cu_add_rmsnorm : NULL;
     b->last_error = cu_last_error;

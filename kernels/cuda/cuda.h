@@ -9,6 +9,7 @@ extern "C" {
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <utility>
 
 /* A bound weight on the device: the file's bytes, uploaded once. */
 typedef struct cu_weight {
@@ -69,6 +70,12 @@ typedef struct cu_ctx {
     } outs[2], exec_outs[2]; /* the step being recorded's, exec's */
     int n_outs, n_exec_outs;
 
+    /* Programmatic dependent launch (GGUFSCOPE_CUDA_PDL=1, issue 58's stage 2; sm_90): every launch may start
+     * while the kernel before it finishes (cu_launch), each kernel waiting for it only where it reads what that
+     * kernel wrote (kc_grid_wait), so a launch's own latency and a product's first weight loads overlap the last
+     * kernel's tail. */
+    bool pdl;
+
     /* GGUFSCOPE_CUDA_TIMING=1 (backend.cu, step_timing): where a decode step's time goes, host and device, per
      * step: recording, updating the executable graph, the launch call, the host's time until the next step
      * begins, and the GPU's time between events around the launch. */
@@ -98,6 +105,17 @@ static inline unsigned cu_grid(size_t n)
     return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
 }
 
+/* The start of every kernel: with a programmatic dependent launch, wait for the kernel before to finish (its writes
+ * visible) and let the next one start launching; without one, nothing. Reads of what no kernel writes (weights)
+ * may come before it. */
+static __device__ __forceinline__ void kc_grid_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+    cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 /* Checks a CUDA call; on failure records "call at file:line: reason" in the
  * context (abandoning a graph being recorded) and returns false. */
 bool cu_check(kern_backend *b, cudaError_t e, const char *call, const char *file, int line);
@@ -106,10 +124,31 @@ bool cu_check_blas(kern_backend *b, cublasStatus_t s, const char *call, const ch
 kern_status cu_status(const kern_backend *b);
 
 #define CU_OK(b, call) cu_check((b), (call), #call, __FILE__, __LINE__)
-/* The same for a cuBLAS call, and after a kernel launch: launch errors (bad configuration, no kernel image for
- * this GPU). Each caller returns cu_status(b) itself when one is false. */
+/* The same for a cuBLAS call (kernel launches: cu_launch). Each caller returns cu_status(b) itself when one is
+ * false. */
 #define CUBLAS_OK(b, call) cu_check_blas((b), (call), #call, __FILE__, __LINE__)
-#define CU_LAUNCH_OK(b, kernel) cu_check((b), cudaGetLastError(), kernel "<<<>>>", __FILE__, __LINE__)
+
+/* Launches kernel on the backend's stream, as a programmatic dependent launch when c->pdl, and checks the launch
+ * (bad configuration, no kernel image for this GPU). Every kernel begins with kc_grid_wait (above) before it reads
+ * anything an earlier kernel wrote. */
+template <typename... P, typename... A>
+static inline kern_status cu_launch(kern_backend *b, const char *name, void (*kernel)(P...), dim3 grid, dim3 block,
+                                    A &&...args)
+{
+    cu_ctx *c = cu_of(b);
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = c->stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = c->pdl ? 1 : 0;
+    if (!cu_check(b, cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...), name, __FILE__, __LINE__))
+        return cu_status(b);
+    return KERN_OK;
+}
 
 /* Device memory of `bytes`, with an out-of-memory message naming the need and what was free. */
 kern_status cu_malloc(kern_backend *b, void **p, size_t bytes, const char *what);
@@ -126,8 +165,8 @@ kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, c
 KERN_OPS(CU_OP_DECLARE)
 kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, int T, int n_head, int n_kv_head,
                           int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache);
-/* matmul_many and add_rmsnorm, offered under GGUFSCOPE_CUDA_FUSED=1 (issue 58's stage 2, off by default until a GPU run shows it
- * bit-identical to one product at a time, and faster) */
+/* matmul_many and add_rmsnorm, offered under GGUFSCOPE_CUDA_FUSED=1 (issue 58's stage 2, off by default until a GPU
+ * run shows them bit-identical to the ops they fuse, and faster) */
 kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
                            const float *x, int T, float *const ys[]);
 kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern_weight *w, int T, int n, float eps,

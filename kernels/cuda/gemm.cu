@@ -39,6 +39,7 @@ kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, c
 /* a (n) into its TF32 part hi and the rest lo (tf32.cuh); hi may be a itself */
 __global__ void tf32_split_k(const float *a, size_t n, float *hi, float *lo)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const float v = a[i], h = kc_tf32(v);
         hi[i] = h;
@@ -48,9 +49,8 @@ __global__ void tf32_split_k(const float *a, size_t n, float *hi, float *lo)
 
 static kern_status tf32_split(kern_backend *b, const float *a, size_t n, float *hi, float *lo)
 {
-    tf32_split_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(a, n, hi, lo);
-    if (!CU_LAUNCH_OK(b, "tf32_split_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "tf32_split_k", tf32_split_k, dim3(cu_grid(n)), dim3(256), a, n, hi, lo))
+        return ls;
     return KERN_OK;
 }
 
@@ -87,6 +87,7 @@ static kern_status gemm_rows_tf32x(kern_backend *b, int N, int T, int K, float *
 
 __global__ void add_bias_k(float *y, const float *bias, int64_t N, size_t n)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         y[i] += bias[i % N];
 }
@@ -116,8 +117,8 @@ kern_status cu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *
     }
     if (s || !bv)
         return s;
-    add_bias_k<<<cu_grid((size_t)T * N), 256, 0, c->stream>>>(y, bv, N, (size_t)T * N);
-    if (!CU_LAUNCH_OK(b, "add_bias_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "add_bias_k", add_bias_k, dim3(cu_grid((size_t)T * N)), dim3(256), y, bv, N,
+                                   (size_t)T * N))
+        return ls;
     return KERN_OK;
 }

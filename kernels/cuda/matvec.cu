@@ -34,8 +34,16 @@ __device__ void matvec_block(const uint8_t *w, size_t row_bytes, int64_t K, int6
     for (int t = 0; t < NT; t++)
         acc[t] = 0.0f;
     const int64_t pieces = live ? K / 8 : 0;
+    /* the first weight bytes this lane reads on their way into L2 while the kernel before may still be writing x
+     * (a programmatic dependent launch: kc_grid_wait) */
+    const int64_t first = 32 * part + lane;
+    if (first < pieces) {
+        const uint8_t *at = wr + (size_t)(8 * first / kc_traits<TYPE>::qk) * kc_traits<TYPE>::bytes;
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
+    }
+    kc_grid_wait();
 #pragma unroll 2
-    for (int64_t i = 32 * part + lane; i < pieces; i += 32 * split) {
+    for (int64_t i = first; i < pieces; i += 32 * split) {
         float v[8];
         decode8<TYPE>(wr, i, v);
 #pragma unroll
@@ -132,6 +140,7 @@ static int matvec_split(const cu_ctx *c, int64_t rows, int64_t pieces)
 __global__ void matvec_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x,
                              int T, const float *bias, float *y)
 {
+    kc_grid_wait();
     const int64_t row = (int64_t)blockIdx.x * MV_WARPS + (threadIdx.x >> 5);
     if (row >= N)
         return;
@@ -155,38 +164,26 @@ bool cu_supports(uint32_t type)
 
 kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, const float *x, int T, float *y)
 {
-    cudaStream_t st = cu_of(b)->stream;
     if (T < 1 || T > CU_MATVEC_MAX_T)
         return KERN_E_SHAPE;
     if (w->ne0 % 8) {
         const unsigned blocks = (unsigned)((w->ne1 + MV_WARPS - 1) / MV_WARPS);
-        matvec_any_k<<<blocks, MV_THREADS, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y);
-        if (!CU_LAUNCH_OK(b, "matvec_any_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "matvec_any_k", matvec_any_k, dim3(blocks), dim3(MV_THREADS),
+                                       w->type, w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y))
+            return ls;
         return KERN_OK;
     }
     const bool xvec = (uintptr_t)x % 16 == 0;
     const int split = matvec_split(cu_of(b), w->ne1, w->ne0 / 8), rows_per_block = MV_WARPS / split;
     const unsigned blocks = (unsigned)((w->ne1 + rows_per_block - 1) / rows_per_block);
+    kern_status ls = KERN_OK;
     bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
-        if (T == 1 && xvec)
-            matvec_k<TYPE, 1, true>
-                <<<blocks, MV_THREADS, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y, split);
-        else if (T == 1)
-            matvec_k<TYPE, 1, false>
-                <<<blocks, MV_THREADS, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y, split);
-        else if (xvec)
-            matvec_k<TYPE, CU_MATVEC_MAX_T, true>
-                <<<blocks, MV_THREADS, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y, split);
-        else
-            matvec_k<TYPE, CU_MATVEC_MAX_T, false>
-                <<<blocks, MV_THREADS, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, x, T, bias, y, split);
+        auto kernel = T == 1 ? (xvec ? matvec_k<TYPE, 1, true> : matvec_k<TYPE, 1, false>)
+                             : (xvec ? matvec_k<TYPE, CU_MATVEC_MAX_T, true> : matvec_k<TYPE, CU_MATVEC_MAX_T, false>);
+        ls = cu_launch(b, "matvec_k", kernel, dim3(blocks), dim3(MV_THREADS), w->data, w->row_bytes, w->ne0, w->ne1, x,
+                       T, bias, y, split);
     });
-    if (!known)
-        return KERN_E_UNSUPPORTED;
-    if (!CU_LAUNCH_OK(b, "matvec_k"))
-        return cu_status(b);
-    return KERN_OK;
+    return known ? ls : KERN_E_UNSUPPORTED;
 }
 
 /* ws[i] times x into ys[i] in one launch where they share a type and a row length of whole pieces and T is a
@@ -221,24 +218,16 @@ kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[]
         return s;
     }
     jobs.n = n;
-    cudaStream_t st = cu_of(b)->stream;
     const bool xvec = (uintptr_t)x % 16 == 0;
     const int64_t K = w0->ne0;
+    kern_status ls = KERN_OK;
     bool known = kc_dispatch(w0->type, [&]<uint32_t TYPE>() {
-        if (T == 1 && xvec)
-            matvec_many_k<TYPE, 1, true><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
-        else if (T == 1)
-            matvec_many_k<TYPE, 1, false><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
-        else if (xvec)
-            matvec_many_k<TYPE, CU_MATVEC_MAX_T, true><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
-        else
-            matvec_many_k<TYPE, CU_MATVEC_MAX_T, false><<<blocks, MV_THREADS, 0, st>>>(jobs, K, x, T);
+        auto kernel = T == 1 ? (xvec ? matvec_many_k<TYPE, 1, true> : matvec_many_k<TYPE, 1, false>)
+                             : (xvec ? matvec_many_k<TYPE, CU_MATVEC_MAX_T, true>
+                                     : matvec_many_k<TYPE, CU_MATVEC_MAX_T, false>);
+        ls = cu_launch(b, "matvec_many_k", kernel, dim3(blocks), dim3(MV_THREADS), jobs, K, x, T);
     });
-    if (!known)
-        return KERN_E_UNSUPPORTED;
-    if (!CU_LAUNCH_OK(b, "matvec_many_k"))
-        return cu_status(b);
-    return KERN_OK;
+    return known ? ls : KERN_E_UNSUPPORTED;
 }
 
 /* ---- whole matrices into f32 scratch for cuBLAS ------------------------------ */
@@ -246,6 +235,7 @@ kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[]
 template <uint32_t TYPE>
 __global__ void dequant_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, float *out)
 {
+    kc_grid_wait();
     const int64_t pieces = K / 8, total = pieces * N;
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
         const int64_t row = p / pieces, i = p % pieces;
@@ -260,27 +250,25 @@ __global__ void dequant_k(const uint8_t *w, size_t row_bytes, int64_t K, int64_t
 
 __global__ void dequant_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, float *out)
 {
+    kc_grid_wait();
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < K * N; p += (int64_t)gridDim.x * blockDim.x)
         out[p] = kc_decode1(type, w + (size_t)(p / K) * row_bytes, p % K);
 }
 
 kern_status cu_dequant_f32(kern_backend *b, const cu_weight *w, float *out)
 {
-    cudaStream_t st = cu_of(b)->stream;
     const int64_t work = w->ne0 % 8 ? w->ne0 * w->ne1 : w->ne0 / 8 * w->ne1;
     const unsigned blocks = (unsigned)(work / 256 + 1 < 65535 * 4 ? work / 256 + 1 : 65535 * 4);
     if (w->ne0 % 8) {
-        dequant_any_k<<<blocks, 256, 0, st>>>(w->type, w->data, w->row_bytes, w->ne0, w->ne1, out);
-        if (!CU_LAUNCH_OK(b, "dequant_any_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "dequant_any_k", dequant_any_k, dim3(blocks), dim3(256),
+                                       w->type, w->data, w->row_bytes, w->ne0, w->ne1, out))
+            return ls;
         return KERN_OK;
     }
+    kern_status ls = KERN_OK;
     bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
-        dequant_k<TYPE><<<blocks, 256, 0, st>>>(w->data, w->row_bytes, w->ne0, w->ne1, out);
+        ls = cu_launch(b, "dequant_k", dequant_k<TYPE>, dim3(blocks), dim3(256), w->data, w->row_bytes, w->ne0, w->ne1,
+                       out);
     });
-    if (!known)
-        return KERN_E_UNSUPPORTED;
-    if (!CU_LAUNCH_OK(b, "dequant_k"))
-        return cu_status(b);
-    return KERN_OK;
+    return known ? ls : KERN_E_UNSUPPORTED;
 }

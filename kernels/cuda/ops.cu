@@ -43,6 +43,7 @@ template <typename V> __device__ V block_sum(V v)
 template <uint32_t TYPE>
 __global__ void embed_rows(const uint8_t *w, size_t row_bytes, int64_t K, const int32_t *tokens, float *out)
 {
+    kc_grid_wait();
     const int t = blockIdx.y;
     const uint8_t *row = w + (size_t)tokens[t] * row_bytes;
     float *o = out + (size_t)t * K;
@@ -88,14 +89,11 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
     const int64_t K = cw->ne0;
     const int per_row = (int)((K / 8 + 255) / 256);
     dim3 grid(per_row > 0 ? per_row : 1, T);
+    kern_status ls = KERN_OK;
     bool known = kc_dispatch(cw->type, [&]<uint32_t TYPE>() {
-        embed_rows<TYPE><<<grid, 256, 0, c->stream>>>(cw->data, cw->row_bytes, K, c->tok_dev, out);
+        ls = cu_launch(b, "embed_rows", embed_rows<TYPE>, grid, dim3(256), cw->data, cw->row_bytes, K, c->tok_dev, out);
     });
-    if (!known)
-        return KERN_E_UNSUPPORTED;
-    if (!CU_LAUNCH_OK(b, "embed_rows"))
-        return cu_status(b);
-    return KERN_OK;
+    return known ? ls : KERN_E_UNSUPPORTED;
 }
 
 /* ---- RMSNorm ------------------------------------------------------------- */
@@ -116,11 +114,13 @@ __device__ void rmsnorm_row(const float *xr, const float *g, int n, float eps, f
 
 __global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
 {
+    kc_grid_wait();
     rmsnorm_row(x + (size_t)blockIdx.x * n, g, n, eps, out + (size_t)blockIdx.x * n);
 }
 
 __global__ void add_rmsnorm_rows(float *x, const float *y, const float *g, int n, float eps, float *out)
 {
+    kc_grid_wait();
     float *xr = x + (size_t)blockIdx.x * n;
     const float *yr = y + (size_t)blockIdx.x * n;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -134,9 +134,9 @@ kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern
     const cu_weight *cw = (const cu_weight *)w->dev;
     if (!cw->vec || cw->ne0 * cw->ne1 != n)
         return KERN_E_SHAPE;
-    add_rmsnorm_rows<<<T, 256, 0, cu_of(b)->stream>>>(x, y, cw->vec, n, eps, out);
-    if (!CU_LAUNCH_OK(b, "add_rmsnorm_rows"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "add_rmsnorm_rows", add_rmsnorm_rows, dim3(T), dim3(256), x, y,
+                                   cw->vec, n, eps, out))
+        return ls;
     return KERN_OK;
 }
 
@@ -145,9 +145,8 @@ kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, in
     const cu_weight *cw = (const cu_weight *)w->dev;
     if (!cw->vec || cw->ne0 * cw->ne1 != n)
         return KERN_E_SHAPE;
-    rmsnorm_rows<<<T, 256, 0, cu_of(b)->stream>>>(x, cw->vec, n, eps, out);
-    if (!CU_LAUNCH_OK(b, "rmsnorm_rows"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "rmsnorm_rows", rmsnorm_rows, dim3(T), dim3(256), x, cw->vec, n, eps, out))
+        return ls;
     return KERN_OK;
 }
 
@@ -184,6 +183,7 @@ __device__ void rope_pair(float *v, int i, int pos, const rope_args &a)
 
 __global__ void rope_rows(float *x, int n_head, int head_dim, const int *pos_dev, int pos0, rope_args a)
 {
+    kc_grid_wait();
     const int half = a.n_rot / 2, t = blockIdx.y;
     if (pos_dev)
         pos0 += *pos_dev;
@@ -220,9 +220,9 @@ kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, 
     const int work = n_head * (r->n_rot / 2);
     dim3 grid(work > 0 ? (work + 127) / 128 : 1, T);
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
-    rope_rows<<<grid, 128, 0, cu_of(b)->stream>>>(x, n_head, head_dim, pos_dev, pos0, a);
-    if (!CU_LAUNCH_OK(b, "rope_rows"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "rope_rows", rope_rows, dim3(grid), dim3(128), x, n_head, head_dim, pos_dev, pos0,
+                                   a))
+        return ls;
     return KERN_OK;
 }
 
@@ -231,6 +231,7 @@ kern_status cu_rope(kern_backend *b, float *x, int T, int n_head, int head_dim, 
 __global__ void rope_store_k(float *q, float *k, const float *v, int n_head, int n_kv, int hd, const int *pos_dev,
                              int pos0, rope_args a, float *kc, float *vc)
 {
+    kc_grid_wait();
     const int half = a.n_rot / 2, t = blockIdx.y, kv_dim = n_kv * hd, nq = n_head * half;
     if (pos_dev)
         pos0 += *pos_dev;
@@ -268,10 +269,9 @@ kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, i
     const int work = n_head * (r->n_rot / 2) + 2 * n_kv_head * head_dim;
     dim3 grid((work + 127) / 128, T);
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
-    rope_store_k<<<grid, 128, 0, cu_of(b)->stream>>>(q, k, v, n_head, n_kv_head, head_dim, pos_dev, pos0, a, k_cache,
-                                                     v_cache);
-    if (!CU_LAUNCH_OK(b, "rope_store_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "rope_store_k", rope_store_k, dim3(grid), dim3(128), q, k, v, n_head, n_kv_head,
+                                   head_dim, pos_dev, pos0, a, k_cache, v_cache))
+        return ls;
     return KERN_OK;
 }
 
@@ -279,30 +279,35 @@ kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, i
 
 __global__ void swiglu_k(const float *gate, const float *up, size_t n, float *out)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
 __global__ void geglu_k(const float *gate, const float *up, size_t n, float *out)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         out[i] = kc_gelu_ggml(gate[i]) * up[i];
 }
 
 __global__ void swiglu_oai_k(const float *gate, const float *up, size_t n, float *out)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         out[i] = act_oai(gate[i], up[i]);
 }
 
 __global__ void add_k(float *x, const float *y, size_t n)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] += y[i];
 }
 
 __global__ void scale_k(float *x, size_t n, float s)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] *= s;
 }
@@ -310,6 +315,7 @@ __global__ void scale_k(float *x, size_t n, float s)
 /* As the CPU: x * (1/cap), tanh, * cap. */
 __global__ void softcap_k(float *x, size_t n, float inv, float cap)
 {
+    kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         x[i] = tanhf(x[i] * inv) * cap;
 }
@@ -318,17 +324,14 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
     if (act == KERN_ACT_SILU) {
-        swiglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-        if (!CU_LAUNCH_OK(b, "swiglu_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "swiglu_k", swiglu_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
+            return ls;
     } else if (act == KERN_ACT_GELU_TANH) {
-        geglu_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-        if (!CU_LAUNCH_OK(b, "geglu_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "geglu_k", geglu_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
+            return ls;
     } else if (act == KERN_ACT_SWIGLU_OAI) {
-        swiglu_oai_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(gate, up, n, out);
-        if (!CU_LAUNCH_OK(b, "swiglu_oai_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "swiglu_oai_k", swiglu_oai_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
+            return ls;
     } else {
         return KERN_E_UNSUPPORTED;
     }
@@ -337,9 +340,8 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
 
 kern_status cu_scale(kern_backend *b, float *x, size_t n, float s)
 {
-    scale_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, s);
-    if (!CU_LAUNCH_OK(b, "scale_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "scale_k", scale_k, dim3(cu_grid(n)), dim3(256), x, n, s))
+        return ls;
     return KERN_OK;
 }
 
@@ -347,22 +349,21 @@ kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap)
 {
     if (!(cap > 0.0f))
         return KERN_E_SHAPE;
-    softcap_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, n, 1.0f / cap, cap);
-    if (!CU_LAUNCH_OK(b, "softcap_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "softcap_k", softcap_k, dim3(cu_grid(n)), dim3(256), x, n, 1.0f / cap, cap))
+        return ls;
     return KERN_OK;
 }
 
 kern_status cu_add(kern_backend *b, float *x, const float *y, size_t n)
 {
-    add_k<<<cu_grid(n), 256, 0, cu_of(b)->stream>>>(x, y, n);
-    if (!CU_LAUNCH_OK(b, "add_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "add_k", add_k, dim3(cu_grid(n)), dim3(256), x, y, n))
+        return ls;
     return KERN_OK;
 }
 
 __global__ void store_rows_k(float *dst, const float *src, int T, int n, const int *pos_dev, int pos0)
 {
+    kc_grid_wait();
     if (pos_dev)
         pos0 += *pos_dev;
     const size_t total = (size_t)T * n;
@@ -374,9 +375,9 @@ __global__ void store_rows_k(float *dst, const float *src, int T, int n, const i
 kern_status cu_store_rows(kern_backend *b, float *dst, const float *src, int T, int n, int pos0)
 {
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
-    store_rows_k<<<cu_grid((size_t)T * n), 256, 0, cu_of(b)->stream>>>(dst, src, T, n, pos_dev, pos0);
-    if (!CU_LAUNCH_OK(b, "store_rows_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "store_rows_k", store_rows_k, dim3(cu_grid((size_t)T * n)), dim3(256), dst, src,
+                                   T, n, pos_dev, pos0))
+        return ls;
     return KERN_OK;
 }
 
@@ -384,6 +385,7 @@ kern_status cu_store_rows(kern_backend *b, float *dst, const float *src, int T, 
 
 __global__ void row_stats_k(const float *x, int n, kern_row_stats *out)
 {
+    kc_grid_wait();
     const float *r = x + (size_t)blockIdx.x * n;
     row_stats_acc a = row_stats_start();
     for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -424,9 +426,8 @@ kern_status cu_row_stats(kern_backend *b, const float *x, int T, int n, kern_row
                                "row statistics");
     if (s)
         return s;
-    row_stats_k<<<T, 256, 0, c->stream>>>(x, n, c->stats_dev);
-    if (!CU_LAUNCH_OK(b, "row_stats_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "row_stats_k", row_stats_k, dim3(T), dim3(256), x, n, c->stats_dev))
+        return ls;
     if (!CU_OK(b, cudaMemcpyAsync(out, c->stats_dev, (size_t)T * sizeof *out, cudaMemcpyDeviceToHost, c->stream)))
         return cu_status(b);
     if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
@@ -447,6 +448,7 @@ __device__ bool before(float v, int i, float w, int j)
  * excluding and each pass is one read of x. NaN is never taken. */
 __global__ void top_k_k(const float *x, int n, int k, int32_t *ids, float *vals)
 {
+    kc_grid_wait();
     __shared__ float bv[1024];
     __shared__ int bi[1024];
     float prev_v = INFINITY;
@@ -515,6 +517,7 @@ __device__ void block_best(float *v, int *i)
 
 __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_part_k(const float *x, int n, float *vals, int32_t *ids)
 {
+    kc_grid_wait();
     float best = -INFINITY;
     int at = -1;
     for (int i = blockIdx.x * ARGMAX_THREADS + threadIdx.x; i < n; i += gridDim.x * ARGMAX_THREADS)
@@ -531,6 +534,7 @@ __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_part_k(const float *x, 
 
 __global__ void __launch_bounds__(ARGMAX_THREADS) argmax_final_k(int parts, float *vals, int32_t *ids)
 {
+    kc_grid_wait();
     float best = -INFINITY;
     int at = -1;
     for (int p = threadIdx.x; p < parts; p += ARGMAX_THREADS)
@@ -551,12 +555,12 @@ static kern_status argmax_wide(kern_backend *b, const float *x, int n)
     cu_ctx *c = cu_of(b);
     int parts = (n + 4 * ARGMAX_THREADS - 1) / (4 * ARGMAX_THREADS); /* about 4 values a thread */
     parts = parts < 1 ? 1 : parts > KERN_TOP_K_MAX ? KERN_TOP_K_MAX : parts;
-    argmax_part_k<<<parts, ARGMAX_THREADS, 0, c->stream>>>(x, n, c->top_vals, c->top_ids);
-    if (!CU_LAUNCH_OK(b, "argmax_part_k"))
-        return cu_status(b);
-    argmax_final_k<<<1, ARGMAX_THREADS, 0, c->stream>>>(parts, c->top_vals, c->top_ids);
-    if (!CU_LAUNCH_OK(b, "argmax_final_k"))
-        return cu_status(b);
+    if (kern_status ls = cu_launch(b, "argmax_part_k", argmax_part_k, dim3(parts), dim3(ARGMAX_THREADS), x, n,
+                                   c->top_vals, c->top_ids))
+        return ls;
+    if (kern_status ls = cu_launch(b, "argmax_final_k", argmax_final_k, dim3(1), dim3(ARGMAX_THREADS), parts,
+                                   c->top_vals, c->top_ids))
+        return ls;
     return KERN_OK;
 }
 
@@ -587,9 +591,8 @@ kern_status cu_top_k(kern_backend *b, const float *x, int n, int k, int32_t *ids
         if (s)
             return s;
     } else {
-        top_k_k<<<1, 1024, 0, c->stream>>>(x, n, k, c->top_ids, c->top_vals);
-        if (!CU_LAUNCH_OK(b, "top_k_k"))
-            return cu_status(b);
+        if (kern_status ls = cu_launch(b, "top_k_k", top_k_k, dim3(1), dim3(1024), x, n, k, c->top_ids, c->top_vals))
+            return ls;
     }
     if (c->capturing && c->replay) {
         if (c->n_outs) /* one top-k a step: the engine's */
