@@ -218,7 +218,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }
     /* Each context's steps have keys of their own: a backend shared by two contexts never replays one's step for the
-     * other (their caches differ). The low bits say what comes back (step_key_for). */
+     * other (their caches differ). The low 16 bits say what comes back (forward_batch puts the top-k there). */
     static _Atomic uint64_t contexts;
     c->step_key = (atomic_fetch_add(&contexts, 1) + 1) << 16;
     *out = c;

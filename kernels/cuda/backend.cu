@@ -299,7 +299,10 @@ static kern_status cu_step_replay(kern_backend *b, uint64_t key, int pos, const 
         return KERN_E_UNSUPPORTED;
     step_timing *t = c->timing && c->timing->n < TIMED_STEPS_MAX ? c->timing : NULL;
     timing_next_step(c->timing);
-    /* the last launch has finished: its results were waited for (a replayed step always ends in its top-k) */
+    /* nothing queued may still read the pinned inputs (an eager pass that ended without a copy to the host); the
+     * stream is idle after a step's results were waited for, and then this costs a few microseconds */
+    if (!CU_OK(b, cudaStreamSynchronize(c->stream)))
+        return cu_status(b);
     *c->pos_host = pos;
     c->tok_host[0] = *token;
     const double now = t ? t->begin_s : 0.0; /* no recording, no update: both 0 */
