@@ -182,7 +182,8 @@ static kern_status r_rope_store(kern_backend *b, float *q, float *k, const float
                                 int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache)
 {
     R.fused_ops++;
-    return record(b, (rec_op){ .kind = REC_ROPE_STORE, .out = q, .k_rows = k, .x = v, .T = T, .n = n_head, .n_kv = n_kv_head,
+    return record(b, (rec_op){ .kind = REC_ROPE_STORE, .out = q, .k_rows = k, .x = v, .T = T, .n = n_head,
+                               .n_kv = n_kv_head,
                                .row = (size_t)head_dim, .pos_delta = pos0 - R.pos, .rope = *r, .k_cache = k_cache,
                                .v_cache = v_cache });
 }
@@ -279,10 +280,11 @@ static kern_backend *recording_cpu(bool fused)
     return be;
 }
 
-enum { STEPS = 64, PROMPT = 4 };
+enum { STEPS = 64, PROMPT = 4, PROBED_AT = 20, REWIND_AT = 40, REWIND = 3 };
 
-/* A prompt, then STEPS greedy tokens (every 8th step a top-5 instead, whose first id goes on), then the logits of
- * one more token: the cache's whole contents speak in those. */
+/* A prompt, then STEPS greedy tokens (every 8th step a top-5 instead, whose first id goes on; step PROBED_AT traced;
+ * before step REWIND_AT, REWIND positions forgotten and run again), then the logits of one more token: the cache's
+ * whole contents speak in those. */
 typedef struct run_result {
     int32_t tokens[STEPS];
     int32_t top5[STEPS][5];
@@ -305,11 +307,27 @@ static void generate(const char *model, kern_backend *be, run_result *out)
     cr_assert_eq(engine_model_load(f, be, &m, &e), ENGINE_OK, "%s", e.message);
     cr_assert_eq(engine_ctx_create(m, PROMPT + STEPS + 2, 8, &c, &e), ENGINE_OK, "%s", e.message);
     const int nv = engine_model_hparams(m)->n_vocab;
-    int32_t prompt[PROMPT] = { 1, 15, 27, 3 }, tok;
+    int32_t prompt[PROMPT] = { 1, 15, 27, 3 }, tok, fed[STEPS];
     cr_assert_eq(engine_forward_argmax(c, prompt, PROMPT, &tok, NULL, &e), ENGINE_OK, "%s", e.message);
+    engine_trace *trace = engine_trace_create(engine_model_hparams(m)->n_layer, nv);
+    float *probed = malloc((size_t)nv * sizeof(float));
     for (int s = 0; s < STEPS; s++) {
         int32_t next;
-        if (s % 8 == 7) {
+        if (s == REWIND_AT) { /* back REWIND positions and through them again: replays at earlier positions */
+            cr_assert_eq(engine_ctx_rewind(c, engine_ctx_pos(c) - REWIND, &e), ENGINE_OK, "%s", e.message);
+            for (int r = s - REWIND; r < s; r++) {
+                cr_assert_eq(engine_forward_argmax(c, &fed[r], 1, &next, NULL, &e), ENGINE_OK, "%s", e.message);
+                if (r % 8 != 7) /* a top-5 step's first id is its argmax too */
+                    cr_assert_eq(next, out->tokens[r], "step %d again after the rewind: %d, first %d", r, next,
+                                 out->tokens[r]);
+            }
+        }
+        fed[s] = tok;
+        if (s == PROBED_AT) { /* a traced pass (never recorded) between replays */
+            engine_probe probe = engine_trace_probe(trace);
+            cr_assert_eq(engine_forward(c, &tok, 1, false, probed, &probe, &e), ENGINE_OK, "%s", e.message);
+            next = engine_argmax(probed, nv);
+        } else if (s % 8 == 7) {
             float vals[5];
             cr_assert_eq(engine_forward_top_k(c, &tok, 1, 5, out->top5[s], vals, NULL, &e), ENGINE_OK, "%s", e.message);
             next = out->top5[s][0];
@@ -318,6 +336,8 @@ static void generate(const char *model, kern_backend *be, run_result *out)
         }
         out->tokens[s] = tok = next;
     }
+    engine_trace_free(trace);
+    free(probed);
     out->n_vocab = nv;
     out->logits = malloc((size_t)nv * sizeof(float));
     cr_assert_eq(engine_forward(c, &tok, 1, false, out->logits, NULL, &e), ENGINE_OK, "%s", e.message);
@@ -350,13 +370,14 @@ static void recorded_matches_eager(const char *model, bool fused)
     rec->destroy(rec);
 }
 
-/* As recorded_matches_eager, and the steps were replays: the first step, each top-5 step and each argmax step after
- * one record anew (their keys differ: 1 + 8 + 7), and so does the last token's, whose logits come to the host. */
+/* As recorded_matches_eager, and the steps were replays: of the STEPS - 1 + REWIND steps that end in a top-k (the
+ * traced one does not), the first, each top-5 step and each argmax step after one record anew (their keys differ:
+ * 1 + 8 + 7), and so does the last token's, whose logits come to the host. */
 static void replay_matches_eager(const char *model, bool fused)
 {
     recorded_matches_eager(model, fused);
-    const int recorded = 1 + STEPS / 8 + (STEPS / 8 - 1);
-    cr_assert_eq(R.replays, STEPS - recorded, "%s: %d of %d steps replayed", model, R.replays, STEPS);
+    const int recorded = 1 + STEPS / 8 + (STEPS / 8 - 1), topk_steps = STEPS - 1 + REWIND;
+    cr_assert_eq(R.replays, topk_steps - recorded, "%s: %d of %d steps replayed", model, R.replays, topk_steps);
     cr_assert_eq(R.records, recorded + 1, "%s: %d steps recorded", model, R.records);
 }
 
@@ -385,7 +406,8 @@ Test(step_replay, fused_passes_equal_unfused_ones_on_other_architectures)
     cr_assert_eq(fixture_write_file(path, &o, &ge), GGUF_OK, "%s", ge.message);
     recorded_matches_eager(path, true);
     unlink(path);
-    const char *moe[] = { "moe/tiny-qwen3moe-q4_k_m.gguf", "moe/tiny-gptoss-mxfp4.gguf", "moe/tiny-qwen2moe-q4_k_m.gguf" };
+    const char *moe[] = { "moe/tiny-qwen3moe-q4_k_m.gguf", "moe/tiny-gptoss-mxfp4.gguf",
+                          "moe/tiny-qwen2moe-q4_k_m.gguf" };
     for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
         recorded_matches_eager(moe[i], true);
         cr_assert_eq(R.records + R.replays, 0, "%s: a mixture's steps were recorded (its routing reads the host)",
