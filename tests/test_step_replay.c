@@ -183,9 +183,8 @@ static kern_status r_rope_store(kern_backend *b, float *q, float *k, const float
 {
     R.fused_ops++;
     return record(b, (rec_op){ .kind = REC_ROPE_STORE, .out = q, .k_rows = k, .x = v, .T = T, .n = n_head,
-                               .n_kv = n_kv_head,
-                               .row = (size_t)head_dim, .pos_delta = pos0 - R.pos, .rope = *r, .k_cache = k_cache,
-                               .v_cache = v_cache });
+                               .n_kv = n_kv_head, .row = (size_t)head_dim, .pos_delta = pos0 - R.pos, .rope = *r,
+                               .k_cache = k_cache, .v_cache = v_cache });
 }
 
 
