@@ -590,8 +590,9 @@ Test(cuda, logits_tiny_qwen2_f16) { model_logits("tiny-qwen2-f16.gguf", 1e-4f); 
 Test(cuda, logits_stories260k) { model_logits("stories260K.gguf", 1e-4f); }
 Test(cuda, logits_tiny_llama_q4_k_m) { model_logits("tiny-llama-q4_k_m.gguf", 1e-4f); }
 
-/* A prompt and 64 greedy decode steps on a CUDA backend made under the given switches, then one more token's
- * logits (the cache's contents speak in them); what GGUFSCOPE_CUDA_TIMING kept, when asked. */
+/* A prompt and 64 greedy decode steps on a CUDA backend made under the given switches (before step 40, three
+ * positions rewound and run again), then one more token's logits (the cache's contents speak in them); what
+ * GGUFSCOPE_CUDA_TIMING kept, when asked. */
 enum { REPLAY_STEPS = 64 };
 typedef struct greedy_run {
     int32_t tokens[REPLAY_STEPS];
@@ -630,7 +631,17 @@ static void greedy_on_cuda(const char *path, cuda_switches sw, greedy_run *out)
     const int nv = engine_model_hparams(m)->n_vocab;
     int32_t prompt[5] = { 1, 7, 11, 13, 17 }, tok;
     cr_assert_eq(engine_forward_argmax(c, prompt, 5, &tok, NULL, &e), ENGINE_OK, "%s", e.message);
+    int32_t fed[REPLAY_STEPS];
     for (int s = 0; s < REPLAY_STEPS; s++) {
+        if (s == 40) { /* three positions forgotten and run again: replays at earlier positions */
+            cr_assert_eq(engine_ctx_rewind(c, engine_ctx_pos(c) - 3, &e), ENGINE_OK, "%s", e.message);
+            for (int r = s - 3; r < s; r++) {
+                int32_t again;
+                cr_assert_eq(engine_forward_argmax(c, &fed[r], 1, &again, NULL, &e), ENGINE_OK, "%s", e.message);
+                cr_assert_eq(again, out->tokens[r], "step %d after the rewind: %d, first %d", r, again, out->tokens[r]);
+            }
+        }
+        fed[s] = tok;
         cr_assert_eq(engine_forward_argmax(c, &tok, 1, &out->tokens[s], NULL, &e), ENGINE_OK, "%s", e.message);
         tok = out->tokens[s];
     }
