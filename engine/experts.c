@@ -26,11 +26,12 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
     static const char *const gate_up_names[2] = { "expert gate", "expert up" };
-    if (each)
+    if (each) {
         run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
-    else
-        run_products(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, gate_up_names, names);
-    run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+        run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    } else {
+        run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, gate_up_names, names);
+    }
     if (each)
         run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
     else

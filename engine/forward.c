@@ -438,7 +438,6 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
     const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
     const kern_weight *const no_bias[2] = { 0 };
-    float *const gate_up_out[2] = { gate, up };
     p->layer = il;
 
     if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
@@ -459,8 +458,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     if (hp->n_expert) {
         engine_experts_block(p, il, Tr, in, o);
     } else {
-        run_products(p, 2, gate_up, no_bias, in, Tr, gate_up_out, gate_up_names, "ffn_gate, ffn_up");
-        run_glu(p, "gated activation", hp->act, gate, up, (size_t)Tr * F, (size_t)F, gate);
+        run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
         look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
         run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
     }

@@ -55,6 +55,23 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
 }
 
+/* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its
+ * activation into gate (rows of F; up is scratch): one op where the backend has matmul_glu and nothing probes the
+ * products, else the products (run_products) and glu. */
+static inline void run_gated_products(pass *p, const kern_weight *const gate_up[2], const kern_weight *const bs[2],
+                                      const float *x, int Tr, int F, kern_act act, float *gate, float *up,
+                                      const char *const names[2], const char *group)
+{
+    if (p->be->matmul_glu && !p->probe) {
+        if (!p->st)
+            pass_check(p, p->be->matmul_glu(p->be, gate_up[0], gate_up[1], bs, x, Tr, act, gate, up), group);
+        return;
+    }
+    float *const outs[2] = { gate, up };
+    run_products(p, 2, gate_up, bs, x, Tr, outs, names, group);
+    run_glu(p, "gated activation", act, gate, up, (size_t)Tr * F, (size_t)F, gate);
+}
+
 /* Layer il's mixture of experts on the Tr rows of h into o (experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o);
 

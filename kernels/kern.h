@@ -147,6 +147,9 @@ typedef struct kern_backend kern_backend;
  *                decode step runs between its products and its attention, bit for bit, in one op.
  *   add_rmsnorm  x (T, n) += y, then out = rmsnorm(x) * w: a residual add and the norm that reads its sum (the
  *                feed-forward's, the next layer's, the output's), bit for bit the two ops, in one.
+ *   matmul_glu   out (T, ne1) = act(x @ gate^T + biases[0]) * (x @ up^T + biases[1]) (biases, and each of them, may
+ *                be NULL): the gated block's two products and its activation, bit for bit matmul, matmul and glu;
+ *                scratch (T, ne1) is the op's to use (for the up products where it composes them).
  */
 #define KERN_OPS_OPTIONAL(X)                                                                                          \
     X(matmul_many, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
@@ -157,7 +160,10 @@ typedef struct kern_backend kern_backend;
                    const kern_rope *r, float *k_cache, float *v_cache),                                               \
       (q, k, v, T, n_head, n_kv_head, head_dim, pos0, r, k_cache, v_cache))                                          \
     X(add_rmsnorm, (float *x, const float *y, const kern_weight *w, int T, int n, float eps, float *out),             \
-      (x, y, w, T, n, eps, out))
+      (x, y, w, T, n, eps, out))                                                                                      \
+    X(matmul_glu, (const kern_weight *gate, const kern_weight *up, const kern_weight *const biases[2],                \
+                   const float *x, int T, kern_act act, float *out, float *scratch),                                  \
+      (gate, up, biases, x, T, act, out, scratch))
 
 /* A parenthesized list unpacked; an op's struct member. */
 #define KERN_ARGS(...) __VA_ARGS__

@@ -203,6 +203,57 @@ Test(cuda, matmul_many_is_each_matmul_bit_for_bit, .timeout = 60)
     gpu->destroy(gpu);
 }
 
+/* matmul_glu (GGUFSCOPE_CUDA_FUSED=1: the gated block's gate and up products and its activation in one launch) is
+ * matmul, matmul and glu bit for bit: each activation, with and without biases, one token and several (and a
+ * prompt's 20, and mixed types, which it composes). */
+Test(cuda, matmul_glu_is_matmul_matmul_glu_bit_for_bit, .timeout = 60)
+{
+    setenv("GGUFSCOPE_CUDA_FUSED", "1", 1);
+    kern_backend *gpu = cuda_or_skip();
+    unsetenv("GGUFSCOPE_CUDA_FUSED");
+    cr_assert(gpu->matmul_glu, "no matmul_glu with GGUFSCOPE_CUDA_FUSED=1");
+    const int64_t K = 512, F = 1000;
+    const uint32_t sets[][2] = { { GGUF_TENSOR_F16, GGUF_TENSOR_F16 }, { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q4_K },
+                                 { GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q8_0 }, { GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q6_K } };
+    const kern_act acts[] = { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI };
+    const int Ts[] = { 1, 3, 20 };
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        wbuf wg = make_weight(sets[si][0], K, F, 91), wu = make_weight(sets[si][1], K, F, 92);
+        wbuf bg = make_weight(GGUF_TENSOR_F32, F, 1, 93), bu = make_weight(GGUF_TENSOR_F32, F, 1, 94);
+        kern_weight g = { .t = &wg.t }, u = { .t = &wu.t }, gb = { .t = &bg.t }, ub = { .t = &bu.t };
+        kern_weight *all[] = { &g, &u, &gb, &ub };
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(gpu->bind(gpu, all[i]), KERN_OK, "%s", gpu->last_error(gpu));
+        for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+            for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++)
+                for (int with_bias = 0; with_bias < 2; with_bias++) {
+                    const int T = Ts[ti];
+                    const size_t n = (size_t)T * F;
+                    const kern_weight *const bs[2] = { with_bias ? &gb : NULL, with_bias ? &ub : NULL };
+                    float *x = noise((size_t)T * K, 95, 1.0f), *xd = up(gpu, x, (size_t)T * K);
+                    float *y1 = gpu->alloc(gpu, n), *u1 = gpu->alloc(gpu, n), *y2 = gpu->alloc(gpu, n);
+                    float *scratch = gpu->alloc(gpu, n);
+                    cr_assert_eq(gpu->matmul(gpu, &g, bs[0], xd, T, y1), KERN_OK, "%s", gpu->last_error(gpu));
+                    cr_assert_eq(gpu->matmul(gpu, &u, bs[1], xd, T, u1), KERN_OK, "%s", gpu->last_error(gpu));
+                    cr_assert_eq(gpu->glu(gpu, acts[ai], y1, u1, n, (size_t)F, y1), KERN_OK, "%s",
+                                 gpu->last_error(gpu));
+                    cr_assert_eq(gpu->matmul_glu(gpu, &g, &u, bs, xd, T, acts[ai], y2, scratch), KERN_OK, "%s",
+                                 gpu->last_error(gpu));
+                    float *a = down(gpu, y1, n), *c = down(gpu, y2, n);
+                    cr_assert(!memcmp(a, c, n * sizeof(float)), "set %zu, act %d, T %d, biases %d: rel %g", si,
+                              (int)acts[ai], T, with_bias, rel_diff(a, c, n));
+                    free(a), free(c), free(x);
+                    float *dev[] = { xd, y1, u1, y2, scratch };
+                    for (int i = 0; i < 5; i++)
+                        gpu->free(gpu, dev[i]);
+                }
+        for (int i = 0; i < 4; i++)
+            gpu->unbind(gpu, all[i]);
+        free(wg.data), free(wu.data), free(bg.data), free(bu.data);
+    }
+    gpu->destroy(gpu);
+}
+
 /* The prompt products on the tensor cores (GGUFSCOPE_CUDA_TF32=1: each operand as two TF32 parts) stay within the
  * f32 products' 1e-5 of the CPU, for weights with a low part (F32, Q8_0, Q4_K) and without (F16); and they are
  * another computation than cuBLAS's f32 one (the switch took effect: not the same bits on every type). */

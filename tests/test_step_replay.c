@@ -18,7 +18,7 @@
 
 typedef enum {
     REC_EMBED, REC_MATMUL, REC_RMSNORM, REC_ROPE, REC_ATTENTION, REC_GLU, REC_SCALE, REC_SOFTCAP, REC_ADD, REC_STORE,
-    REC_ARGMAX, REC_TOP_K, REC_ROPE_STORE, REC_ADD_RMSNORM,
+    REC_ARGMAX, REC_TOP_K, REC_ROPE_STORE, REC_ADD_RMSNORM, REC_MATMUL_GLU,
 } rec_kind;
 
 /* One recorded op: its arguments as the engine gave them, a position kept as its distance from the step's. */
@@ -37,6 +37,7 @@ typedef struct rec_op {
     float *vals;
     float *k_rows, *k_cache, *v_cache; /* rope_store's (q in out, v in x) */
     int n_kv;
+    const kern_weight *up, *up_bias; /* matmul_glu's (the gate in w, its bias in bias, its scratch in k_rows) */
 } rec_op;
 
 enum { REC_MAX = 4096 };
@@ -74,6 +75,17 @@ static kern_status rope_store_composed(kern_backend *b, const rec_op *o, int pos
     return s ? s : in->store_rows(b, o->v_cache, o->x, o->T, kv, pos0);
 }
 
+/* matmul_glu as the three ops it stands for, the up products in the scratch the engine gave (k_rows) */
+static kern_status matmul_glu_composed(kern_backend *b, const rec_op *o)
+{
+    const kern_backend *in = &R.inner;
+    const size_t F = (size_t)(o->up->t->n_elements / o->up->t->ne[0]), n = (size_t)o->T * F;
+    kern_status s = in->matmul(b, o->w, o->bias, o->x, o->T, o->out);
+    if (!s)
+        s = in->matmul(b, o->up, o->up_bias, o->x, o->T, o->k_rows);
+    return s ? s : in->glu(b, o->act, o->out, o->k_rows, n, F, o->out);
+}
+
 static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
 {
     const kern_backend *in = &R.inner;
@@ -92,6 +104,7 @@ static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
     case REC_ARGMAX: return in->argmax(b, o->x, o->n, o->ids);
     case REC_TOP_K: return in->top_k(b, o->x, o->n, o->k, o->ids, o->vals);
     case REC_ROPE_STORE: return rope_store_composed(b, o, pos + o->pos_delta);
+    case REC_MATMUL_GLU: return matmul_glu_composed(b, o);
     case REC_ADD_RMSNORM: { /* as the two ops it stands for */
         const kern_status s = in->add(b, o->k_rows, o->x, (size_t)o->T * o->n);
         return s ? s : in->rmsnorm(b, o->w, o->k_rows, o->T, o->n, o->f, o->out);
@@ -196,6 +209,16 @@ static kern_status r_add_rmsnorm(kern_backend *b, float *x, const float *y, cons
                                .out = out });
 }
 
+static kern_status r_matmul_glu(kern_backend *b, const kern_weight *gate, const kern_weight *up,
+                                const kern_weight *const biases[2], const float *x, int T, kern_act act, float *out,
+                                float *scratch)
+{
+    R.fused_ops++;
+    return record(b, (rec_op){ .kind = REC_MATMUL_GLU, .w = gate, .up = up, .bias = biases ? biases[0] : NULL,
+                               .up_bias = biases ? biases[1] : NULL, .x = x, .T = T, .act = act, .out = out,
+                               .k_rows = scratch });
+}
+
 static kern_status r_row_stats(kern_backend *b, const float *x, int T, int n, kern_row_stats *out)
 {
     cr_assert(!R.open, "row statistics (the host) inside a recorded step");
@@ -247,9 +270,9 @@ static kern_status r_step_replay(kern_backend *b, uint64_t key, int pos, const i
     return s;
 }
 
-/* The CPU backend with the recorder's ops; of the coarse ops only rope_store and add_rmsnorm, and those only when
- * `fused` (the engine then hands the rotations and the cache's stores, and each residual add with the norm after
- * it, over as one op). */
+/* The CPU backend with the recorder's ops; of the coarse ops only rope_store, add_rmsnorm and matmul_glu, and those
+ * only when `fused` (the engine then hands the rotations and the cache's stores, each residual add with the norm
+ * after it, and each gated block's products with its activation, over as one op). */
 static kern_backend *recording_cpu(bool fused)
 {
     kern_backend *be = kern_cpu_create(1);
@@ -273,6 +296,7 @@ static kern_backend *recording_cpu(bool fused)
     be->matmul_each = NULL;
     be->rope_store = fused ? r_rope_store : NULL;
     be->add_rmsnorm = fused ? r_add_rmsnorm : NULL;
+    be->matmul_glu = fused ? r_matmul_glu : NULL;
     be->step_begin = r_step_begin;
     be->step_end = r_step_end;
     be->step_replay = r_step_replay;

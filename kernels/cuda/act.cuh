@@ -2,6 +2,11 @@
 #ifndef GGUFSCOPE_KERN_CUDA_ACT_CUH
 #define GGUFSCOPE_KERN_CUDA_ACT_CUH
 
+extern "C" {
+#include "kern.h"
+}
+#include "act_oai.h"
+
 #include <cuda_fp16.h>
 #include <math.h>
 
@@ -19,6 +24,17 @@ __host__ __device__ inline float kc_gelu_ggml(float x)
     const float xh = __half2float(__float2half_rn(x));
     const float y = 0.5f * xh * (1.0f + tanhf(sqrt_2_over_pi * xh * fmaf(coef_a * xh, xh, 1.0f)));
     return __half2float(__float2half_rn(y));
+}
+
+/* The gated activation act(g) * u of kern.h's glu, one expression for every kernel that applies it (the element-wise
+ * glu kernels, the fused gate/up product), so that they give the same bits. */
+__device__ inline float kc_glu(kern_act act, float g, float u)
+{
+    switch (act) {
+    case KERN_ACT_GELU_TANH: return kc_gelu_ggml(g) * u;
+    case KERN_ACT_SWIGLU_OAI: return act_oai(g, u);
+    default: return g / (1.0f + expf(-g)) * u; /* KERN_ACT_SILU */
+    }
 }
 
 #endif

@@ -417,6 +417,7 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     c->pdl = pdl && !strcmp(pdl, "1");
     b->matmul_many = fuse ? cu_matmul_many : NULL;
     b->add_rmsnorm = fuse ? cu_add_rmsnorm : NULL;
+    b->matmul_glu = fuse ? cu_matmul_glu : NULL;
     b->last_error = cu_last_error;
     c->device = device;
     c->graphs = graphs_wanted();

@@ -160,17 +160,20 @@ kern_status cu_reserve(kern_backend *b, void **p, size_t *cap, size_t bytes, con
 kern_status cu_gemm_rows(kern_backend *b, int N, int T, int K, const float *W, const float *x, float *y);
 
 /* The ops of kern.h's list as cu_NAME (the table in backend.cu); of the optional ones rope_store, offered while
- * steps replay (a staged step is its only user), matmul_many and add_rmsnorm. */
+ * steps replay (a staged step is its only user), matmul_many, add_rmsnorm and matmul_glu. */
 #define CU_OP_DECLARE(name, params, args) kern_status cu_##name(kern_backend *b, KERN_ARGS params);
 KERN_OPS(CU_OP_DECLARE)
 kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, int T, int n_head, int n_kv_head,
                           int head_dim, int pos0, const kern_rope *r, float *k_cache, float *v_cache);
-/* matmul_many and add_rmsnorm, offered under GGUFSCOPE_CUDA_FUSED=1 (issue 58's stage 2, off by default until a GPU
+/* matmul_many, add_rmsnorm and matmul_glu, offered under GGUFSCOPE_CUDA_FUSED=1 (issue 58's stage 2, off by default until a GPU
  * run shows them bit-identical to the ops they fuse, and faster) */
 kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
                            const float *x, int T, float *const ys[]);
 kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern_weight *w, int T, int n, float eps,
                            float *out);
+kern_status cu_matmul_glu(kern_backend *b, const kern_weight *gate, const kern_weight *up,
+                          const kern_weight *const biases[2], const float *x, int T, kern_act act, float *out,
+                          float *scratch);
 
 /* Matrix-vector products for T <= CU_MATVEC_MAX_T tokens straight from the blocks (matvec.cu). */
 enum { CU_MATVEC_MAX_T = 8 };

@@ -14,22 +14,24 @@
  * instruction they issued. Splitting the rows keeps several times more loads
  * in flight.
  */
+#include "act.cuh"
 #include "blocks.cuh"
 #include "cuda.h"
 
 enum { MV_WARPS = 8, MV_THREADS = MV_WARPS * 32 };
 
-/* Block `block` of a product's rows: the body matvec_k and matvec_many_k share, so that a row's sums are the
- * same bits whichever launch computes them. */
+/* The sums of block `block`'s rows into acc: the body every matrix-vector kernel shares (matvec_k, matvec_many_k,
+ * matvec_glu_k), so that a row's sums are the same bits whichever launch computes them. Returns the row whose sums
+ * this thread holds, or -1 (only lane 0 of a row's first warp holds them). Uses the block's shared memory when
+ * split > 1: a second call in one kernel must come after a barrier. */
 template <uint32_t TYPE, int NT, bool XVEC>
-__device__ void matvec_block(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T,
-                             const float *bias, float *y, int split, int64_t block)
+__device__ int64_t matvec_sums(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T,
+                               int split, int64_t block, float acc[NT])
 {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % split;
     const int64_t row = block * (MV_WARPS / split) + warp / split;
     const bool live = row < N;  /* warps past the last row still meet the barrier below */
     const uint8_t *wr = w + (size_t)(live ? row : 0) * row_bytes;
-    float acc[NT];
 #pragma unroll
     for (int t = 0; t < NT; t++)
         acc[t] = 0.0f;
@@ -85,7 +87,17 @@ __device__ void matvec_block(const uint8_t *w, size_t row_bytes, int64_t K, int6
             acc[t] = s;
         }
     }
-    if (live && part == 0 && lane == 0)
+    return live && part == 0 && lane == 0 ? row : -1;
+}
+
+/* Block `block` of y = x W^T + bias. */
+template <uint32_t TYPE, int NT, bool XVEC>
+__device__ void matvec_block(const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x, int T,
+                             const float *bias, float *y, int split, int64_t block)
+{
+    float acc[NT];
+    const int64_t row = matvec_sums<TYPE, NT, XVEC>(w, row_bytes, K, N, x, T, split, block, acc);
+    if (row >= 0)
         for (int t = 0; t < T && t < NT; t++)
             y[(size_t)t * N + row] = acc[t] + (bias ? bias[row] : 0.0f);
 }
@@ -137,6 +149,23 @@ static int matvec_split(const cu_ctx *c, int64_t rows, int64_t pieces)
 }
 
 /* Float rows whose length is not a multiple of 8: one value at a time. */
+/* out = act(x Wg^T + bg) * (x Wu^T + bu), the gate's and the up's rows summed as matvec_k sums them (the same
+ * split: both have the same shape) and the activation as glu applies it. */
+template <uint32_t TYPE, int NT, bool XVEC>
+__global__ void __launch_bounds__(MV_THREADS)
+matvec_glu_k(const uint8_t *wg, const uint8_t *wu, size_t row_bytes, int64_t K, int64_t N, const float *x, int T,
+             const float *bg, const float *bu, kern_act act, float *out, int split)
+{
+    float g[NT], u[NT];
+    const int64_t row = matvec_sums<TYPE, NT, XVEC>(wg, row_bytes, K, N, x, T, split, blockIdx.x, g);
+    if (split > 1)
+        __syncthreads(); /* the gate's partial sums are read before the up's overwrite them */
+    matvec_sums<TYPE, NT, XVEC>(wu, row_bytes, K, N, x, T, split, blockIdx.x, u);
+    if (row >= 0)
+        for (int t = 0; t < T && t < NT; t++)
+            out[(size_t)t * N + row] = kc_glu(act, g[t] + (bg ? bg[row] : 0.0f), u[t] + (bu ? bu[row] : 0.0f));
+}
+
 __global__ void matvec_any_k(uint32_t type, const uint8_t *w, size_t row_bytes, int64_t K, int64_t N, const float *x,
                              int T, const float *bias, float *y)
 {
@@ -226,6 +255,42 @@ kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[]
                              : (xvec ? matvec_many_k<TYPE, CU_MATVEC_MAX_T, true>
                                      : matvec_many_k<TYPE, CU_MATVEC_MAX_T, false>);
         ls = cu_launch(b, "matvec_many_k", kernel, dim3(blocks), dim3(MV_THREADS), jobs, K, x, T);
+    });
+    return known ? ls : KERN_E_UNSUPPORTED;
+}
+
+/* The gated block's two products and its activation in one launch where gate and up share a type and shape of whole
+ * pieces and T is a decode's; else matmul, matmul and glu (the up products in scratch). */
+kern_status cu_matmul_glu(kern_backend *b, const kern_weight *gate, const kern_weight *up,
+                          const kern_weight *const biases[2], const float *x, int T, kern_act act, float *out,
+                          float *scratch)
+{
+    const cu_weight *g = (const cu_weight *)gate->dev, *u = (const cu_weight *)up->dev;
+    const float *bv[2] = { NULL, NULL };
+    for (int i = 0; i < 2; i++) {
+        const kern_weight *bias = biases ? biases[i] : NULL;
+        bv[i] = bias ? ((const cu_weight *)bias->dev)->vec : NULL;
+        if (bias && (!bv[i] || ((const cu_weight *)bias->dev)->ne0 != g->ne1))
+            return KERN_E_SHAPE;
+    }
+    if (g->ne0 != u->ne0 || g->ne1 != u->ne1)
+        return KERN_E_SHAPE;
+    if (g->type != u->type || g->ne0 % 8 || T < 1 || T > CU_MATVEC_MAX_T) {
+        kern_status s = cu_matmul(b, gate, biases ? biases[0] : NULL, x, T, out);
+        if (!s)
+            s = cu_matmul(b, up, biases ? biases[1] : NULL, x, T, scratch);
+        return s ? s : cu_glu(b, act, out, scratch, (size_t)T * (size_t)g->ne1, (size_t)g->ne1, out);
+    }
+    const bool xvec = (uintptr_t)x % 16 == 0;
+    const int split = matvec_split(cu_of(b), g->ne1, g->ne0 / 8), rows_per_block = MV_WARPS / split;
+    const unsigned blocks = (unsigned)((g->ne1 + rows_per_block - 1) / rows_per_block);
+    kern_status ls = KERN_OK;
+    bool known = kc_dispatch(g->type, [&]<uint32_t TYPE>() {
+        auto kernel = T == 1 ? (xvec ? matvec_glu_k<TYPE, 1, true> : matvec_glu_k<TYPE, 1, false>)
+                             : (xvec ? matvec_glu_k<TYPE, CU_MATVEC_MAX_T, true>
+                                     : matvec_glu_k<TYPE, CU_MATVEC_MAX_T, false>);
+        ls = cu_launch(b, "matvec_glu_k", kernel, dim3(blocks), dim3(MV_THREADS), g->data, u->data, g->row_bytes, g->ne0,
+                       g->ne1, x, T, bv[0], bv[1], act, out, split);
     });
     return known ? ls : KERN_E_UNSUPPORTED;
 }

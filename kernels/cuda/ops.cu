@@ -11,7 +11,6 @@
 #include "cuda.h"
 #include "row_stats.h"
 #include "rope_yarn.h"
-#include "act_oai.h"
 
 #include <math.h>
 
@@ -277,25 +276,11 @@ kern_status cu_rope_store(kern_backend *b, float *q, float *k, const float *v, i
 
 /* ---- element-wise ------------------------------------------------------------ */
 
-__global__ void swiglu_k(const float *gate, const float *up, size_t n, float *out)
+template <kern_act ACT> __global__ void glu_k(const float *gate, const float *up, size_t n, float *out)
 {
     kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
-}
-
-__global__ void geglu_k(const float *gate, const float *up, size_t n, float *out)
-{
-    kc_grid_wait();
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = kc_gelu_ggml(gate[i]) * up[i];
-}
-
-__global__ void swiglu_oai_k(const float *gate, const float *up, size_t n, float *out)
-{
-    kc_grid_wait();
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = act_oai(gate[i], up[i]);
+        out[i] = kc_glu(ACT, gate[i], up[i]);
 }
 
 __global__ void add_k(float *x, const float *y, size_t n)
@@ -323,19 +308,15 @@ __global__ void softcap_k(float *x, size_t n, float inv, float cap)
 kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
-    if (act == KERN_ACT_SILU) {
-        if (kern_status ls = cu_launch(b, "swiglu_k", swiglu_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
-            return ls;
-    } else if (act == KERN_ACT_GELU_TANH) {
-        if (kern_status ls = cu_launch(b, "geglu_k", geglu_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
-            return ls;
-    } else if (act == KERN_ACT_SWIGLU_OAI) {
-        if (kern_status ls = cu_launch(b, "swiglu_oai_k", swiglu_oai_k, dim3(cu_grid(n)), dim3(256), gate, up, n, out))
-            return ls;
-    } else {
-        return KERN_E_UNSUPPORTED;
+    void (*kernel)(const float *, const float *, size_t, float *) = NULL;
+    switch (act) {
+    case KERN_ACT_SILU: kernel = glu_k<KERN_ACT_SILU>; break;
+    case KERN_ACT_GELU_TANH: kernel = glu_k<KERN_ACT_GELU_TANH>; break;
+    case KERN_ACT_SWIGLU_OAI: kernel = glu_k<KERN_ACT_SWIGLU_OAI>; break;
     }
-    return KERN_OK;
+    if (!kernel)
+        return KERN_E_UNSUPPORTED;
+    return cu_launch(b, "glu_k", kernel, dim3(cu_grid(n)), dim3(256), gate, up, n, out);
 }
 
 kern_status cu_scale(kern_backend *b, float *x, size_t n, float s)
