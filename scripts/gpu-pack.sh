@@ -28,7 +28,7 @@ mkdir -p "$dest" "$stage"/{bin,lib,models,whl,tools,licenses}
 out=$dest
 dest=$stage
 cp "$build"/{gguf-run,bench-run,gguf-quantize,gguf-mkfixture,gguf-inspect,libggufscope-cuda.so} "$dest/bin/"
-cp "$build"/tests/{test_cuda,test_backends,test_run_backends} "$dest/bin/"
+cp "$build"/tests/{test_cuda,test_cuda_paths,test_backends,test_run_backends} "$dest/bin/"
 [ -n "${LLAMA_BENCH:-}" ] && cp "$LLAMA_BENCH" "$dest/bin/llama-bench" && strip "$dest/bin/llama-bench"
 [ -n "${LLAMA_QUANTIZE:-}" ] && cp "$LLAMA_QUANTIZE" "$dest/bin/llama-quantize"
 # Every library the programs load, except the C library's own (the machine's newer glibc serves them),

@@ -84,7 +84,7 @@ done
 
 export GGUFSCOPE_MODELS=$M GGUFSCOPE_BIN=$B GGUFSCOPE_CUDA_LIB=$B/libggufscope-cuda.so
 echo "=== tests"
-for t in test_cuda test_backends test_run_backends; do
+for t in test_cuda test_cuda_paths test_backends test_run_backends; do
   timeout 300 "$B/$t" -j4 >"$OUT/$t.log" 2>&1 || status=1
   grep -E '^\[(FAIL|====)\]|assert|differ' "$OUT/$t.log" | tail -20
 done
