@@ -191,6 +191,23 @@ bool cu_supports(uint32_t type)
     return kc_dispatch(type, [&]<uint32_t TYPE>() {});  /* [&]: no function-pointer conversion to warn about */
 }
 
+/* f.template operator()<TYPE, NT, XVEC>() for the weight type, the kernels' token count (one, or up to
+ * CU_MATVEC_MAX_T) and whether x allows 16-byte loads: the one place a matrix-vector launch picks its instance.
+ * False for a type the kernels do not read. */
+template <typename F> static bool mv_dispatch(uint32_t type, int T, bool xvec, F &&f)
+{
+    return kc_dispatch(type, [&]<uint32_t TYPE>() {
+        if (T == 1 && xvec)
+            f.template operator()<TYPE, 1, true>();
+        else if (T == 1)
+            f.template operator()<TYPE, 1, false>();
+        else if (xvec)
+            f.template operator()<TYPE, CU_MATVEC_MAX_T, true>();
+        else
+            f.template operator()<TYPE, CU_MATVEC_MAX_T, false>();
+    });
+}
+
 kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, const float *x, int T, float *y)
 {
     if (T < 1 || T > CU_MATVEC_MAX_T)
@@ -206,11 +223,9 @@ kern_status cu_matvec(kern_backend *b, const cu_weight *w, const float *bias, co
     const int split = matvec_split(cu_of(b), w->ne1, w->ne0 / 8), rows_per_block = MV_WARPS / split;
     const unsigned blocks = (unsigned)((w->ne1 + rows_per_block - 1) / rows_per_block);
     kern_status ls = KERN_OK;
-    bool known = kc_dispatch(w->type, [&]<uint32_t TYPE>() {
-        auto kernel = T == 1 ? (xvec ? matvec_k<TYPE, 1, true> : matvec_k<TYPE, 1, false>)
-                             : (xvec ? matvec_k<TYPE, CU_MATVEC_MAX_T, true> : matvec_k<TYPE, CU_MATVEC_MAX_T, false>);
-        ls = cu_launch(b, "matvec_k", kernel, dim3(blocks), dim3(MV_THREADS), w->data, w->row_bytes, w->ne0, w->ne1, x,
-                       T, bias, y, split);
+    bool known = mv_dispatch(w->type, T, xvec, [&]<uint32_t TYPE, int NT, bool XVEC>() {
+        ls = cu_launch(b, "matvec_k", matvec_k<TYPE, NT, XVEC>, dim3(blocks), dim3(MV_THREADS), w->data,
+                       w->row_bytes, w->ne0, w->ne1, x, T, bias, y, split);
     });
     return known ? ls : KERN_E_UNSUPPORTED;
 }
@@ -250,11 +265,9 @@ kern_status cu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[]
     const bool xvec = (uintptr_t)x % 16 == 0;
     const int64_t K = w0->ne0;
     kern_status ls = KERN_OK;
-    bool known = kc_dispatch(w0->type, [&]<uint32_t TYPE>() {
-        auto kernel = T == 1 ? (xvec ? matvec_many_k<TYPE, 1, true> : matvec_many_k<TYPE, 1, false>)
-                             : (xvec ? matvec_many_k<TYPE, CU_MATVEC_MAX_T, true>
-                                     : matvec_many_k<TYPE, CU_MATVEC_MAX_T, false>);
-        ls = cu_launch(b, "matvec_many_k", kernel, dim3(blocks), dim3(MV_THREADS), jobs, K, x, T);
+    bool known = mv_dispatch(w0->type, T, xvec, [&]<uint32_t TYPE, int NT, bool XVEC>() {
+        ls = cu_launch(b, "matvec_many_k", matvec_many_k<TYPE, NT, XVEC>, dim3(blocks), dim3(MV_THREADS), jobs, K,
+                       x, T);
     });
     return known ? ls : KERN_E_UNSUPPORTED;
 }
@@ -285,12 +298,9 @@ kern_status cu_matmul_glu(kern_backend *b, const kern_weight *gate, const kern_w
     const int split = matvec_split(cu_of(b), g->ne1, g->ne0 / 8), rows_per_block = MV_WARPS / split;
     const unsigned blocks = (unsigned)((g->ne1 + rows_per_block - 1) / rows_per_block);
     kern_status ls = KERN_OK;
-    bool known = kc_dispatch(g->type, [&]<uint32_t TYPE>() {
-        auto kernel = T == 1 ? (xvec ? matvec_glu_k<TYPE, 1, true> : matvec_glu_k<TYPE, 1, false>)
-                             : (xvec ? matvec_glu_k<TYPE, CU_MATVEC_MAX_T, true>
-                                     : matvec_glu_k<TYPE, CU_MATVEC_MAX_T, false>);
-        ls = cu_launch(b, "matvec_glu_k", kernel, dim3(blocks), dim3(MV_THREADS), g->data, u->data, g->row_bytes, g->ne0,
-                       g->ne1, x, T, bv[0], bv[1], act, out, split);
+    bool known = mv_dispatch(g->type, T, xvec, [&]<uint32_t TYPE, int NT, bool XVEC>() {
+        ls = cu_launch(b, "matvec_glu_k", matvec_glu_k<TYPE, NT, XVEC>, dim3(blocks), dim3(MV_THREADS), g->data,
+                       u->data, g->row_bytes, g->ne0, g->ne1, x, T, bv[0], bv[1], act, out, split);
     });
     return known ? ls : KERN_E_UNSUPPORTED;
 }
