@@ -199,11 +199,11 @@ static kern_status cu_bind(kern_backend *b, kern_weight *w)
     return s;
 }
 
-/* Recording is on unless GGUFSCOPE_CUDA_GRAPHS=0 (to measure what graphs buy, or to rule them out). */
-static bool graphs_wanted(void)
+/* Whether the environment sets switch `name` to `value` ("0" or "1"). */
+static bool env_is(const char *name, const char *value)
 {
-    const char *e = getenv("GGUFSCOPE_CUDA_GRAPHS");
-    return !(e && !strcmp(e, "0"));
+    const char *e = getenv(name);
+    return e && !strcmp(e, value);
 }
 
 /* The last timed step's GPU time, and the host's time since its launch, once the next step begins. */
@@ -405,24 +405,21 @@ extern "C" kern_backend *kern_cuda_create_impl(int device, char *why, size_t why
     b->step_begin = cu_step_begin;
     b->step_end = cu_step_end;
     b->step_timing = cu_step_timing;
-    const char *replay = getenv("GGUFSCOPE_CUDA_REPLAY");
-    c->replay = graphs_wanted() && replay && !strcmp(replay, "1");
+    b->last_error = cu_last_error;
+    c->device = device;
+    /* Recording is on unless GGUFSCOPE_CUDA_GRAPHS=0 (to measure what graphs buy, or to rule them out); issue 58's
+     * paths are off unless their switch is 1 (gguf-run.md names them). */
+    c->graphs = !env_is("GGUFSCOPE_CUDA_GRAPHS", "0");
+    c->replay = c->graphs && env_is("GGUFSCOPE_CUDA_REPLAY", "1");
+    c->tf32x = env_is("GGUFSCOPE_CUDA_TF32", "1");
+    c->pdl = env_is("GGUFSCOPE_CUDA_PDL", "1");
+    const bool fuse = env_is("GGUFSCOPE_CUDA_FUSED", "1");
     b->step_replay = c->replay ? cu_step_replay : NULL;
     b->rope_store = c->replay ? cu_rope_store : NULL;
-    const char *fused = getenv("GGUFSCOPE_CUDA_FUSED");
-    const bool fuse = fused && !strcmp(fused, "1");
-    const char *tf32 = getenv("GGUFSCOPE_CUDA_TF32");
-    c->tf32x = tf32 && !strcmp(tf32, "1");
-    const char *pdl = getenv("GGUFSCOPE_CUDA_PDL");
-    c->pdl = pdl && !strcmp(pdl, "1");
     b->matmul_many = fuse ? cu_matmul_many : NULL;
     b->add_rmsnorm = fuse ? cu_add_rmsnorm : NULL;
     b->matmul_glu = fuse ? cu_matmul_glu : NULL;
-    b->last_error = cu_last_error;
-    c->device = device;
-    c->graphs = graphs_wanted();
-    const char *timing = getenv("GGUFSCOPE_CUDA_TIMING");
-    if (c->graphs && timing && !strcmp(timing, "1") && (c->timing = (step_timing *)calloc(1, sizeof *c->timing)) &&
+    if (c->graphs && env_is("GGUFSCOPE_CUDA_TIMING", "1") && (c->timing = (step_timing *)calloc(1, sizeof *c->timing)) &&
         (cudaEventCreate(&c->timing->start) != cudaSuccess || cudaEventCreate(&c->timing->stop) != cudaSuccess)) {
         cudaGetLastError();
         free(c->timing); /* no events: no timing (an event made before the failure is left to the process's end) */
