@@ -35,7 +35,7 @@ typedef struct rec_op {
     kern_attn attn;
     int32_t *ids;
     float *vals;
-    float *k_rows, *k_cache, *v_cache; /* rope_store's (q in out, v in x) */
+    float *k_rows, *k_cache, *v_cache; /* rope_store's (q in out, v in x), attention's caches */
     int n_kv;
     const kern_weight *up, *up_bias; /* matmul_glu's (the gate in w, its bias in bias, its scratch in k_rows) */
 } rec_op;
@@ -94,8 +94,8 @@ static kern_status run_op(kern_backend *b, const rec_op *o, int pos)
     case REC_MATMUL: return in->matmul(b, o->w, o->bias, o->x, o->T, o->out);
     case REC_RMSNORM: return in->rmsnorm(b, o->w, o->x, o->T, o->n, o->f, o->out);
     case REC_ROPE: return in->rope(b, o->out, o->T, o->n, o->k, pos + o->pos_delta, &o->rope);
-    case REC_ATTENTION: return in->attention(b, o->x, o->y, o->w ? NULL : o->vals, o->T, pos + o->pos_delta,
-                                             &o->attn, o->out);
+    case REC_ATTENTION: return in->attention(b, o->x, o->k_cache, o->v_cache, o->T, pos + o->pos_delta, &o->attn,
+                                             o->out);
     case REC_GLU: return in->glu(b, o->act, o->x, o->y, o->len, o->row, o->out);
     case REC_SCALE: return in->scale(b, o->out, o->len, o->f);
     case REC_SOFTCAP: return in->softcap(b, o->out, o->len, o->f);
@@ -147,12 +147,11 @@ static kern_status r_rope(kern_backend *b, float *x, int T, int n_head, int head
                                .pos_delta = pos0 - R.pos, .rope = *r });
 }
 
-/* the value cache rides in vals (w NULL): rec_op has one more float pointer than its other ops need */
 static kern_status r_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T,
                                int pos0, const kern_attn *a, float *out)
 {
-    return record(b, (rec_op){ .kind = REC_ATTENTION, .x = q, .y = k_cache, .vals = (float *)v_cache, .T = T,
-                               .pos_delta = pos0 - R.pos, .attn = *a, .out = out });
+    return record(b, (rec_op){ .kind = REC_ATTENTION, .x = q, .k_cache = (float *)k_cache, .v_cache = (float *)v_cache,
+                               .T = T, .pos_delta = pos0 - R.pos, .attn = *a, .out = out });
 }
 
 static kern_status r_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
