@@ -51,6 +51,62 @@ static void run_expert(pass *p, const engine_layer *L, int e, int Tr, bool each,
               p->c->m->hp.n_ff_exp, Tr, each, h, out, "ffn_gate_exps, ffn_up_exps");
 }
 
+/* The most experts a token chooses that chosen_experts_together takes (real files choose 1 to 8). */
+enum { TOGETHER_MAX = 32 };
+
+/* Whether one token's k chosen experts go through chosen_experts_together: the backend multiplies many weights in
+ * one product, and the batch buffers hold k rows (gate and up: k rows of the expert width; moe_tmp: k - 1 outputs). */
+static bool experts_together(const engine_ctx *c)
+{
+    const int k = c->m->hp.n_expert_used;
+    return c->be->matmul_many && k <= c->max_batch && k <= TOGETHER_MAX;
+}
+
+/* One token's k chosen experts (ids, weights) on h into out, together: the gate and up products of all of them as
+ * one product (up to KERN_MATMUL_MANY weights at a time), one activation over their k rows, their down products as
+ * one (run_products_x), then each output scaled by its weight and summed in the order chosen. Every row and sum is
+ * the expert-by-expert loop's, bit for bit; what goes is the threads' start and join per expert (two products each,
+ * 8 experts a layer: a decode step's team of threads started 16 times a layer) and, on a device, launches. */
+static void chosen_experts_together(pass *p, const engine_layer *L, const int *ids, const float *weights,
+                                    const float *h, float *out)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const int k = hp->n_expert_used, F = hp->n_ff_exp, E = hp->n_embd;
+    kern_weight *const *x = L->experts;
+    const kern_weight *ws[2 * TOGETHER_MAX], *bs[2 * TOGETHER_MAX];
+    const float *ins[TOGETHER_MAX];
+    float *ys[2 * TOGETHER_MAX];
+    for (int j = 0; j < k; j++) {
+        const int e = ids[j];
+        ws[2 * j] = &x[ENGINE_EXPERT_GATE][e], ws[2 * j + 1] = &x[ENGINE_EXPERT_UP][e];
+        bs[2 * j] = x[ENGINE_EXPERT_GATE_BIAS] ? &x[ENGINE_EXPERT_GATE_BIAS][e] : NULL;
+        bs[2 * j + 1] = x[ENGINE_EXPERT_UP_BIAS] ? &x[ENGINE_EXPERT_UP_BIAS][e] : NULL;
+        ys[2 * j] = c->gate + (size_t)j * F, ys[2 * j + 1] = c->up + (size_t)j * F;
+    }
+    static const char *const names[2] = { "expert gate", "expert up" };
+    for (int i = 0; i < 2 * k; i += KERN_MATMUL_MANY) {
+        const int n = 2 * k - i < KERN_MATMUL_MANY ? 2 * k - i : KERN_MATMUL_MANY;
+        run_products(p, n, ws + i, bs + i, h, 1, ys + i, names, "ffn_gate_exps, ffn_up_exps");
+    }
+    run_glu(p, "gated activation", hp->act, c->gate, c->up, (size_t)k * F, (size_t)F, c->gate);
+    for (int j = 0; j < k; j++) {
+        const int e = ids[j];
+        ws[j] = &x[ENGINE_EXPERT_DOWN][e];
+        bs[j] = x[ENGINE_EXPERT_DOWN_BIAS] ? &x[ENGINE_EXPERT_DOWN_BIAS][e] : NULL;
+        ins[j] = c->gate + (size_t)j * F;
+        ys[j] = j == 0 ? out : c->moe_tmp + (size_t)(j - 1) * E;
+    }
+    for (int i = 0; i < k; i += KERN_MATMUL_MANY)
+        run_products_x(p, k - i < KERN_MATMUL_MANY ? k - i : KERN_MATMUL_MANY, ws + i, bs + i, ins + i, 1, ys + i,
+                       "expert down");
+    for (int j = 0; j < k; j++) {
+        run_scale(p, "expert weight", ys[j], (size_t)E, weights[j]);
+        if (j > 0)
+            run_add(p, "sum of the experts", out, ys[j], (size_t)E);
+    }
+}
+
 /* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
  * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
  * in its own token's order under --numerics ggml), each output
@@ -123,6 +179,10 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
         engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
                      c->route_probs, c->route_ids, c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
+        if (experts_together(c)) {
+            chosen_experts_together(p, L, c->route_ids, c->route_weights, h + (size_t)t * E, ot);
+            continue;
+        }
         for (int j = 0; j < k; j++) {
             float *dst = j == 0 ? ot : tmp;
             run_expert(p, L, c->route_ids[j], 1, false, h + (size_t)t * E, dst);

@@ -47,6 +47,21 @@ static inline void run_products(pass *p, int n, const kern_weight *const ws[], c
         run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
 }
 
+/* ws[i] times xs[i] into ys[i], for n weights of one row length that each read their own x: one product where the
+ * backend has matmul_many_x, else one matmul each, all named `what`. */
+static inline void run_products_x(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
+                                  const float *const xs[], int T, float *const ys[], const char *what)
+{
+    if (p->st)
+        return;
+    if (p->be->matmul_many_x) {
+        pass_check(p, p->be->matmul_many_x(p->be, n, ws, bs, xs, T, ys), what);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        run_matmul(p, what, ws[i], bs[i], xs[i], T, ys[i]);
+}
+
 /* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each). */
 static inline void run_products_each(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
                                      const float *x, int T, float *const ys[], const char *group)

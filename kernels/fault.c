@@ -295,12 +295,22 @@ static kern_status f_matmul(kern_backend *b, const kern_weight *w, const kern_we
 
 /* The coarse product goes through f_matmul weight by weight, so that a fault in a product (a bias left out, a
  * Q4_K decoder, the lm_head) is planted whichever path the engine takes. */
+static kern_status f_matmul_many_x(kern_backend *b, int n, const kern_weight *const ws[],
+                                   const kern_weight *const biases[], const float *const xs[], int T,
+                                   float *const ys[])
+{
+    kern_status s = KERN_OK;
+    for (int i = 0; i < n && !s; i++)
+        s = f_matmul(b, ws[i], biases ? biases[i] : NULL, xs[i], T, ys[i]);
+    return s;
+}
+
 static kern_status f_matmul_many(kern_backend *b, int n, const kern_weight *const ws[],
                                  const kern_weight *const biases[], const float *x, int T, float *const ys[])
 {
     kern_status s = KERN_OK;
     for (int i = 0; i < n && !s; i++)
-        s = f_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
+        s = f_matmul_many_x(b, 1, &ws[i], biases ? &biases[i] : NULL, &x, T, &ys[i]);
     return s;
 }
 
@@ -350,6 +360,7 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
     b->embed = f_embed;
     b->matmul = f_matmul;
     b->matmul_many = in->matmul_many ? f_matmul_many : NULL;
+    b->matmul_many_x = in->matmul_many_x ? f_matmul_many_x : NULL;
     b->rmsnorm = f_rmsnorm;
     b->rope = f_rope;
     b->attention = f_attention;

@@ -137,7 +137,10 @@ typedef struct kern_backend kern_backend;
  *
  *   matmul_many  ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where biases and biases[i] are not
  *                NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k and v; gate and
- *                up): one product, x prepared once per type and one team of threads over all their rows.
+ *                up; the gate and up products of a decode step's chosen experts): one product, x prepared once per type and one team of threads over all their rows.
+ *   matmul_many_x  as matmul_many, but ys[i] = xs[i] @ ws[i]^T, each weight with its own x (T, ne0) (a decode
+ *                step's chosen experts' down products, each reading its own expert's activation): one team of
+ *                threads over all their rows, each row bit for bit what matmul gives it.
  *   matmul_each  as matmul_many, but each of the T rows of ys[i] is bit for bit what a one-token product (T = 1) of
  *                that row of x gives, whatever T: llama.cpp's mul_mat_id multiplies each token's row by an expert
  *                alone, so a batch of the tokens that chose one expert (--numerics ggml) must not change the
@@ -156,6 +159,8 @@ typedef struct kern_backend kern_backend;
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
     X(matmul_each, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                          \
                     const float *x, int T, float *const ys[]), (n, ws, biases, x, T, ys))                      \
+    X(matmul_many_x, (int n, const kern_weight *const ws[], const kern_weight *const biases[],                        \
+                      const float *const xs[], int T, float *const ys[]), (n, ws, biases, xs, T, ys))                \
     X(rope_store, (float *q, float *k, const float *v, int T, int n_head, int n_kv_head, int head_dim, int pos0,      \
                    const kern_rope *r, float *k_cache, float *v_cache),                                               \
       (q, k, v, T, n_head, n_kv_head, head_dim, pos0, r, k_cache, v_cache))                                          \
@@ -170,7 +175,7 @@ typedef struct kern_backend kern_backend;
 #define KERN_OP_MEMBER(name, params, args) kern_status (*name)(kern_backend * b, KERN_ARGS params);
 
 
-enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 3 };
+enum { KERN_TOP_K_MAX = 256, KERN_MATMUL_MANY = 16 };
 
 struct kern_backend {
     const char *name;    /* "cpu", "cuda" */

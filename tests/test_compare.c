@@ -110,6 +110,7 @@ static side tweaked_side(const gguf_file *f, tweaked_cpu how, const char *fault)
     u->b.rope = tweaked_rope;
     u->b.matmul = tweaked_matmul;
     u->b.matmul_many = tweaked_matmul_many;
+    u->b.matmul_many_x = NULL; /* the engine composes it from the tweaked matmul */
     u->b.rmsnorm = tweaked_rmsnorm;
     u->b.glu = tweaked_glu;
     u->b.destroy = tweaked_destroy;

@@ -198,6 +198,19 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
     cr_assert(tmp_dir_remove(dir));
 }
 
+/* The shared mixtures (qwen3moe, qwen2moe with a shared expert, Mixtral, gpt-oss with biases and MXFP4 experts). */
+static const char *const moe_files[] = { "tiny-qwen3moe-q4_k_m.gguf", "tiny-qwen2moe-q4_k_m.gguf",
+                                         "tiny-mixtral-q4_k_m.gguf", "tiny-gptoss-mxfp4.gguf" };
+enum { MOE_FILES = sizeof moe_files / sizeof moe_files[0] };
+
+/* The path of moe_files[f] into path, or the test skipped where it is missing. */
+static void moe_file_or_skip(size_t f, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", moe_dir(), moe_files[f]);
+    if (access(path, R_OK) != 0)
+        cr_skip_test("%s not found: skipped", path);
+}
+
 /* The CPU backend's matmul and matmul_each, and the products of layer 0's experts (calls and rows) through the
  * counting wrappers. */
 typedef kern_status (*matmul_fn)(kern_backend *, const kern_weight *, const kern_weight *, const float *, int, float *);
@@ -236,16 +249,12 @@ static kern_status counting_matmul_each(kern_backend *b, int n, const kern_weigh
  * so there the held-out goldens check the grouped path). On every shared mixture. */
 Test(engine_arch, a_batch_goes_through_each_expert_once)
 {
-    static const char *const files[] = { "tiny-qwen3moe-q4_k_m.gguf", "tiny-qwen2moe-q4_k_m.gguf",
-                                         "tiny-mixtral-q4_k_m.gguf", "tiny-gptoss-mxfp4.gguf" };
     int32_t prompt[16];
     for (int i = 0; i < 16; i++)
         prompt[i] = 1 + (i * 37) % 200;
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    for (size_t f = 0; f < MOE_FILES; f++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", moe_dir(), files[f]);
-        if (access(path, R_OK) != 0)
-            cr_skip_test("%s not found: skipped", path);
+        moe_file_or_skip(f, path, sizeof path);
         for (int numerics = 0; numerics < 2; numerics++) {
             golden_model l;
             golden_model_open(path, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT, &l);
@@ -265,13 +274,13 @@ Test(engine_arch, a_batch_goes_through_each_expert_once)
                 cr_assert_eq(engine_forward(c, prompt, 16, true, batch > 1 ? grouped : single, NULL, &e), ENGINE_OK,
                              "%s", e.message);
                 engine_ctx_free(c);
-                cr_assert_eq(expert_rows, 16 * k, "%s: %d rows through layer 0's experts", files[f], expert_rows);
+                cr_assert_eq(expert_rows, 16 * k, "%s: %d rows through layer 0's experts", moe_files[f], expert_rows);
                 if (batch > 1)
-                    cr_assert_leq(expert_calls, hp->n_expert, "%s (%s): %d products for %d experts", files[f],
+                    cr_assert_leq(expert_calls, hp->n_expert, "%s (%s): %d products for %d experts", moe_files[f],
                                   numerics ? "ggml" : "exact", expert_calls, hp->n_expert);
                 else
                     cr_assert_eq(expert_calls, 16 * k, "%s (%s, batch %d): %d products, one per token and choice",
-                                 files[f], numerics ? "ggml" : "exact", batch, expert_calls);
+                                 moe_files[f], numerics ? "ggml" : "exact", batch, expert_calls);
             }
             l.be->matmul = real_matmul;
             l.be->matmul_each = real_matmul_each;
@@ -280,14 +289,80 @@ Test(engine_arch, a_batch_goes_through_each_expert_once)
                 scale = fmaxf(scale, fabsf(single[v]));
                 worst = fmaxf(worst, fabsf(grouped[v] - single[v]));
             }
-            cr_log_info("%s %s: the batch's logits %.2e of max |logit| from token by token's", files[f],
+            cr_log_info("%s %s: the batch's logits %.2e of max |logit| from token by token's", moe_files[f],
                         numerics ? "ggml" : "exact", worst / scale);
             /* (llama.cpp's numerics pick their kernels by the batch's size elsewhere: only exact ones compare) */
             if (!numerics)
-                cr_assert(scale > 0.0f && worst <= 5e-5f * scale, "%s: %g apart of max %g", files[f], worst, scale);
+                cr_assert(scale > 0.0f && worst <= 5e-5f * scale, "%s: %g apart of max %g", moe_files[f], worst, scale);
             free(grouped), free(single);
             golden_model_close(&l);
         }
     }
 }
 
+
+/* The CPU backend's matmul_many_x, and its calls with layer 0's down experts through the counting wrapper. */
+typedef kern_status (*matmul_many_x_fn)(kern_backend *, int, const kern_weight *const[], const kern_weight *const[],
+                                        const float *const[], int, float *const[]);
+static matmul_many_x_fn real_matmul_many_x;
+static int down_together_calls, down_together_weights;
+
+static kern_status counting_matmul_many_x(kern_backend *b, int n, const kern_weight *const ws[],
+                                          const kern_weight *const bs[], const float *const xs[], int T,
+                                          float *const ys[])
+{
+    if (!strncmp(ws[0]->t->name, "blk.0.ffn_down_exps", 19)) {
+        down_together_calls++;
+        down_together_weights += n;
+    }
+    return real_matmul_many_x(b, n, ws, bs, xs, T, ys);
+}
+
+/* A decode step's chosen experts go through the layer together (their gate and up products as one product, their
+ * down products as one: matmul_many_x) where the batch buffers hold their rows, one at a time in a context of
+ * batch 1; the logits of 12 greedy steps are the same bits either way, in both numerics, on every shared mixture
+ * (shared expert, biases, MXFP4 experts). */
+Test(engine_arch, a_decode_steps_experts_together_are_one_at_a_time_bit_for_bit, .timeout = 120)
+{
+    for (size_t f = 0; f < MOE_FILES; f++) {
+        char path[4200];
+        moe_file_or_skip(f, path, sizeof path);
+        for (int numerics = 0; numerics < 2; numerics++) {
+            golden_model l;
+            golden_model_open(path, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT, &l);
+            const engine_hparams *hp = engine_model_hparams(l.m);
+            const int nv = hp->n_vocab, k = hp->n_expert_used;
+            cr_assert_gt(k, 1, "%s: more than one expert a token, or nothing goes together", moe_files[f]);
+            real_matmul_many_x = l.be->matmul_many_x;
+            l.be->matmul_many_x = counting_matmul_many_x;
+            engine_ctx *together, *alone;
+            engine_error e;
+            cr_assert_eq(engine_ctx_create(l.m, 32, 16, &together, &e), ENGINE_OK, "%s", e.message);
+            cr_assert_eq(engine_ctx_create(l.m, 32, 1, &alone, &e), ENGINE_OK, "%s", e.message);
+            float *a = malloc((size_t)nv * sizeof(float)), *b = malloc((size_t)nv * sizeof(float));
+            cr_assert(a && b);
+            int32_t tok = 1;
+            down_together_calls = down_together_weights = 0;
+            for (int step = 0; step < 12; step++) {
+                cr_assert_eq(engine_forward(together, &tok, 1, false, a, NULL, &e), ENGINE_OK, "%s", e.message);
+                const int calls = down_together_calls;
+                cr_assert_eq(engine_forward(alone, &tok, 1, false, b, NULL, &e), ENGINE_OK, "%s", e.message);
+                cr_assert_eq(down_together_calls, calls, "%s: batch 1 took its experts together", moe_files[f]);
+                cr_assert_eq(memcmp(a, b, (size_t)nv * sizeof(float)), 0, "%s (%s), step %d: logits differ",
+                             moe_files[f], numerics ? "ggml" : "exact", step);
+                int best = 0;
+                for (int v = 1; v < nv; v++)
+                    best = a[v] > a[best] ? v : best;
+                tok = best;
+            }
+            cr_assert_eq(down_together_calls, 12, "%s: %d products of layer 0's down experts together in 12 steps",
+                         moe_files[f], down_together_calls);
+            cr_assert_eq(down_together_weights, 12 * k, "%s: %d experts in them", moe_files[f], down_together_weights);
+            l.be->matmul_many_x = real_matmul_many_x;
+            free(a), free(b);
+            engine_ctx_free(together);
+            engine_ctx_free(alone);
+            golden_model_close(&l);
+        }
+    }
+}

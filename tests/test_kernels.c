@@ -198,10 +198,12 @@ Test(kernels, ggml_numerics_multiply_half_rows_in_llama_cpp_order)
     be->destroy(be);
 }
 
-/* Several weights against one x as one product (q, k and v; gate and up): each output bit for bit what its own
- * matmul gives, in both numerics, for one token, the dot kernels' prompts and the GEMM's; with weights of one
- * type (which share their rounded x) and of several, a bias on one of them, and 37-row partial panels. Weights of
- * different row lengths are refused. */
+/* Several weights against one x as one product (q, k and v; gate and up), and each against its own x
+ * (matmul_many_x: the chosen experts' down products): each output bit for bit what its own matmul gives, in both
+ * numerics, for one token, the dot kernels' prompts and the GEMM's; with weights of one type (which share their
+ * rounded x where they read the same one) and of several, a bias on one of them, and 37-row partial panels; the
+ * most weights one product takes (KERN_MATMUL_MANY: 8 experts' gate and up) at once. Weights of different row
+ * lengths, none, and one too many are refused. */
 Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
 {
     const uint32_t sets[][3] = { { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q8_0 },
@@ -227,24 +229,32 @@ Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
             const kern_weight *const ws[3] = { &kw[0], &kw[1], &kw[2] }, *const bs[3] = { NULL, &bias, NULL };
             for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++) {
                 const int T = Ts[ti];
-                float *x = malloc((size_t)(T * n) * sizeof(float)), *one[3], *many[3];
-                uint32_t seed = 11;
-                for (int64_t i = 0; i < T * n; i++)
-                    x[i] = test_frand(&seed);
-                for (int i = 0; i < 3; i++) {
-                    one[i] = malloc((size_t)(T * rows[i]) * sizeof(float));
-                    many[i] = calloc((size_t)(T * rows[i]), sizeof(float));
-                    cr_assert_eq(be->matmul(be, &kw[i], bs[i], x, T, one[i]), KERN_OK);
+                /* matmul_many: x for all three; matmul_many_x: each its own (weights of one type must not
+                 * borrow each other's rounded x then) */
+                for (int own = 0; own < 2; own++) {
+                    float *x = malloc((size_t)(3 * T * n) * sizeof(float)), *one[3], *many[3];
+                    const float *xs[3];
+                    uint32_t seed = 11;
+                    for (int64_t i = 0; i < 3 * T * n; i++)
+                        x[i] = test_frand(&seed);
+                    for (int i = 0; i < 3; i++) {
+                        xs[i] = x + (own ? (size_t)i * T * n : 0);
+                        one[i] = malloc((size_t)(T * rows[i]) * sizeof(float));
+                        many[i] = calloc((size_t)(T * rows[i]), sizeof(float));
+                        cr_assert_eq(be->matmul(be, &kw[i], bs[i], xs[i], T, one[i]), KERN_OK);
+                    }
+                    cr_assert_eq(own ? be->matmul_many_x(be, 3, ws, bs, xs, T, many)
+                                     : be->matmul_many(be, 3, ws, bs, x, T, many), KERN_OK);
+                    for (int i = 0; i < 3; i++) {
+                        cr_assert_eq(memcmp(one[i], many[i], (size_t)(T * rows[i]) * sizeof(float)), 0,
+                                     "%s numerics, %s, %s (weight %d of 3), T=%d: not its own matmul's floats",
+                                     numerics ? "ggml" : "exact", own ? "matmul_many_x" : "matmul_many",
+                                     gguf_type_traits_of(sets[k][i])->name, i, T);
+                        free(one[i]);
+                        free(many[i]);
+                    }
+                    free(x);
                 }
-                cr_assert_eq(be->matmul_many(be, 3, ws, bs, x, T, many), KERN_OK);
-                for (int i = 0; i < 3; i++) {
-                    cr_assert_eq(memcmp(one[i], many[i], (size_t)(T * rows[i]) * sizeof(float)), 0,
-                                 "%s numerics, %s (weight %d of 3), T=%d: not its own matmul's floats",
-                                 numerics ? "ggml" : "exact", gguf_type_traits_of(sets[k][i])->name, i, T);
-                    free(one[i]);
-                    free(many[i]);
-                }
-                free(x);
             }
             for (int i = 0; i < 3; i++)
                 free(buf[i]);
@@ -259,6 +269,32 @@ Test(kernels, matmul_many_is_each_matmul_bit_for_bit)
         float *const ys[2] = { ya, yb };
         cr_assert_eq(be->matmul_many(be, 2, mixed, NULL, x, 1, ys), KERN_E_SHAPE, "row lengths 64 and 96 together");
         cr_assert_eq(be->matmul_many(be, 0, mixed, NULL, x, 1, ys), KERN_E_SHAPE, "no weights");
+        /* KERN_MATMUL_MANY weights of one type and x (8 experts' gate and up): each its own matmul's floats */
+        enum { MOST = KERN_MATMUL_MANY };
+        kern_weight most[MOST + 1];
+        const kern_weight *most_ws[MOST + 1];
+        uint8_t *most_buf[MOST + 1];
+        gguf_tensor most_t[MOST + 1];
+        float most_one[MOST + 1][16], most_many[MOST + 1][16], xm[256];
+        float *most_ys[MOST + 1];
+        uint32_t seed = 5;
+        for (int i = 0; i < 256; i++)
+            xm[i] = test_frand(&seed);
+        for (int i = 0; i <= MOST; i++) {
+            most_t[i] = test_weight_tensor(GGUF_TENSOR_Q4_K, 256, 16, &most_buf[i]);
+            most[i] = (kern_weight){ .t = &most_t[i] };
+            most_ws[i] = &most[i];
+            most_ys[i] = most_many[i];
+            cr_assert_eq(be->bind(be, &most[i]), KERN_OK);
+            cr_assert_eq(be->matmul(be, &most[i], NULL, xm, 1, most_one[i]), KERN_OK);
+        }
+        cr_assert_eq(be->matmul_many(be, MOST, most_ws, NULL, xm, 1, most_ys), KERN_OK);
+        for (int i = 0; i < MOST; i++)
+            cr_assert_eq(memcmp(most_one[i], most_many[i], sizeof most_one[i]), 0, "weight %d of %d", i, MOST);
+        cr_assert_eq(be->matmul_many(be, MOST + 1, most_ws, NULL, xm, 1, most_ys), KERN_E_SHAPE, "%d weights",
+                     MOST + 1);
+        for (int i = 0; i <= MOST; i++)
+            free(most_buf[i]);
         free(a);
         free(b2);
         be->destroy(be);

@@ -292,6 +292,7 @@ static kern_backend *recording_cpu(bool fused)
     be->row_stats = r_row_stats;
     be->to_host = r_to_host;
     be->matmul_many = NULL;
+    be->matmul_many_x = NULL;
     be->matmul_each = NULL;
     be->rope_store = fused ? r_rope_store : NULL;
     be->add_rmsnorm = fused ? r_add_rmsnorm : NULL;

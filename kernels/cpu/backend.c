@@ -102,7 +102,7 @@ kern_backend *kern_cpu_create_numerics(int n_threads, kern_numerics numerics)
         KERN_OPS(CPU_OP_SET)
 #undef CPU_OP_SET
         /* of the coarse ops, the products: the fused ones save launches a host does not have */
-        .matmul_many = cpu_matmul_many, .matmul_each = cpu_matmul_each,
+        .matmul_many = cpu_matmul_many, .matmul_many_x = cpu_matmul_many_x, .matmul_each = cpu_matmul_each,
         .last_error = cpu_last_error,
     };
     cpu_set_threads(b, n_threads);

@@ -88,12 +88,14 @@ void cpu_scores_lanes(const float *qt, int M, int d, int W, const float *k, int6
 bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                         const kern_attn *a, float *out, kern_status *status);
 
-/* The ops of kern.h's list as cpu_NAME (the table in backend.c), matmul_many and matmul_each of the optional ones too. */
+/* The ops of kern.h's list as cpu_NAME (the table in backend.c), its products of the optional ones too. */
 #define CPU_OP_DECLARE(name, params, args) kern_status cpu_##name(kern_backend *b, KERN_ARGS params);
 KERN_OPS(CPU_OP_DECLARE)
 #undef CPU_OP_DECLARE
 kern_status cpu_matmul_many(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
                             const float *x, int T, float *const ys[]);
+kern_status cpu_matmul_many_x(kern_backend *b, int n, const kern_weight *const ws[],
+                              const kern_weight *const biases[], const float *const xs[], int T, float *const ys[]);
 kern_status cpu_matmul_each(kern_backend *b, int n, const kern_weight *const ws[], const kern_weight *const biases[],
                             const float *x, int T, float *const ys[]);
 

@@ -227,11 +227,12 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, 
 }
 
 /* One weight's share of a product: its rows, where they go, and x as they meet it. A share whose weight has the
- * type of an earlier one borrows that one's activations (rounded the same, prepared the same): `owner` says
+ * type of an earlier one and reads the same x borrows that one's activations (rounded the same, prepared the same): `owner` says
  * which share frees them. */
 typedef struct share {
     const gguf_tensor *t;
     const kern_weight *bias;
+    const float *x; /* the activations its rows meet, as the caller gave them */
     float *y;
     quant_row_fn deq;
     cpu_panel16_fn panel16; /* its rows decoded straight into the GEMM's panel, or NULL */
@@ -265,7 +266,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     const int order_T = each ? 1 : T; /* the token count that picks the kernels, and with them the order */
     share *s = &all[i];
     const gguf_tensor *t = w->t;
-    *s = (share){ .t = t, .bias = bias, .y = y, .rb = row_bytes(t) };
+    *s = (share){ .t = t, .bias = bias, .y = y, .x = x, .rb = row_bytes(t) };
     s->deq = quant_row_function(t->type, QUANT_IMPL_BEST);
     s->panel16 = cpu_panel16_function(t->type, QUANT_IMPL_BEST);
     if (!s->deq)
@@ -279,7 +280,7 @@ static kern_status share_prepare(kern_backend *b, const kern_weight *w, const ke
     s->n_blocks = ((int64_t)t->ne[1] + ROW_BLOCK - 1) / ROW_BLOCK;
     s->first_block = i > 0 ? all[i - 1].first_block + all[i - 1].n_blocks : 0;
     int twin = 0;
-    while (twin < i && all[twin].t->type != t->type)
+    while (twin < i && (all[twin].t->type != t->type || all[twin].x != x))
         twin++;
     if (twin < i) {
         const share *o = &all[twin];
@@ -362,10 +363,10 @@ static bool claim_run(int64_t *next_free, int64_t total, int team, int64_t *lo, 
     }
 }
 
-/* ys[i] = x @ ws[i]^T (+ biases[i]) for the n_w weights; with `each`, every token's row through the kernels of a
- * one-token product, a row block's weights read once and then met by each token in turn (matmul_each). */
+/* ys[i] = xs[i] @ ws[i]^T (+ biases[i]) for the n_w weights; with `each`, every token's row through the kernels of
+ * a one-token product, a row block's weights read once and then met by each token in turn (matmul_each). */
 static kern_status products(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
-                            const float *x, int T, bool each, float *const ys[])
+                            const float *const xs[], int T, bool each, float *const ys[])
 {
     if (n_w < 1 || n_w > KERN_MATMUL_MANY)
         return KERN_E_SHAPE;
@@ -373,7 +374,7 @@ static kern_status products(kern_backend *b, int n_w, const kern_weight *const w
     kern_status st = KERN_OK;
     int ready = 0;
     for (; ready < n_w && !st; ready++)
-        st = share_prepare(b, ws[ready], biases ? biases[ready] : NULL, x, T, each, ys[ready], sh, ready);
+        st = share_prepare(b, ws[ready], biases ? biases[ready] : NULL, xs[ready], T, each, ys[ready], sh, ready);
     if (st) {
         for (int i = 0; i < ready; i++)
             share_free(&sh[i]);
@@ -471,16 +472,33 @@ static kern_status products(kern_backend *b, int n_w, const kern_weight *const w
     return KERN_OK;
 }
 
+/* The one x of matmul_many / matmul_each as the xs products takes, for 1..KERN_MATMUL_MANY weights. */
+static void same_x(const float *x, int n_w, const float *xs[KERN_MATMUL_MANY])
+{
+    for (int i = 0; i < n_w && i < KERN_MATMUL_MANY; i++)
+        xs[i] = x;
+}
+
 kern_status cpu_matmul_many(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
                             const float *x, int T, float *const ys[])
 {
-    return products(b, n_w, ws, biases, x, T, false, ys);
+    const float *xs[KERN_MATMUL_MANY];
+    same_x(x, n_w, xs);
+    return products(b, n_w, ws, biases, xs, T, false, ys);
+}
+
+kern_status cpu_matmul_many_x(kern_backend *b, int n_w, const kern_weight *const ws[],
+                              const kern_weight *const biases[], const float *const xs[], int T, float *const ys[])
+{
+    return products(b, n_w, ws, biases, xs, T, false, ys);
 }
 
 kern_status cpu_matmul_each(kern_backend *b, int n_w, const kern_weight *const ws[], const kern_weight *const biases[],
                             const float *x, int T, float *const ys[])
 {
-    return products(b, n_w, ws, biases, x, T, true, ys);
+    const float *xs[KERN_MATMUL_MANY];
+    same_x(x, n_w, xs);
+    return products(b, n_w, ws, biases, xs, T, true, ys);
 }
 
 kern_status cpu_matmul(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,

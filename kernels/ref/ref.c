@@ -138,7 +138,9 @@ kern_backend *kern_ref_create(int n_threads)
     if (!b)
         return NULL;
     b->name = "ref";
-    b->matmul_many = b->matmul_each = NULL; /* one product at a time: the plain definition */
+    /* one product at a time: the plain definition */
+    b->matmul_many = b->matmul_each = NULL;
+    b->matmul_many_x = NULL;
     b->rmsnorm = ref_rmsnorm;
     b->attention = ref_attention;
     b->glu = ref_glu;
