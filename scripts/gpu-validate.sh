@@ -137,8 +137,8 @@ if [ -x "$B/llama-quantize" ] && [ -f "$M/q3-06-f16.gguf" ]; then
   done
 fi
 for m in "${shapes[@]}"; do compare "$M/$m.gguf"; done
-echo "=== compare cpu,cuda with GGUFSCOPE_CUDA_FUSED=1 (q, k, v and gate, up in one launch each)"
-for m in tiny-qwen2-q4_k_m tl11-f16 q3-06-q4_k_m; do
+echo "=== compare cpu,cuda with GGUFSCOPE_CUDA_FUSED=1 (q, k, v and gate, up in one launch each; a step's experts together)"
+for m in tiny-qwen2-q4_k_m tl11-f16 q3-06-q4_k_m arch-tiny-qwen3moe-q4_k_m arch-tiny-gptoss-mxfp4; do
   [ -f "$M/$m.gguf" ] && GGUFSCOPE_CUDA_FUSED=1 compare "$M/$m.gguf"
 done
 

@@ -20,7 +20,8 @@
 
 /* matmul_many (GGUFSCOPE_CUDA_FUSED=1: q, k and v in one launch) gives each product's bits as matmul alone does:
  * the same type (one launch: a run of blocks each), biases on some, rows that split differently (2048, 256, 33),
- * one token and several; mixed types and prompts go one product after another. */
+ * one token and several; mixed types and prompts go one product after another; and the most weights one launch
+ * takes (KERN_MATMUL_MANY: 8 chosen experts' gate and up). */
 Test(cuda, matmul_many_is_each_matmul_bit_for_bit, .timeout = 60)
 {
     setenv("GGUFSCOPE_CUDA_FUSED", "1", 1);
@@ -69,6 +70,32 @@ Test(cuda, matmul_many_is_each_matmul_bit_for_bit, .timeout = 60)
             free(w[i].data), free(bias[i].data);
         }
     }
+    /* the most one launch takes: 8 chosen experts' gate and up products (Q4_K, rows of an expert's width) */
+    enum { MOST = KERN_MATMUL_MANY };
+    wbuf mw[MOST];
+    kern_weight mk[MOST];
+    const kern_weight *mws[MOST];
+    float *one[MOST], *many[MOST];
+    float *x = noise(K, 91, 1.0f), *xd = up(gpu, x, K);
+    for (int i = 0; i < MOST; i++) {
+        mw[i] = make_weight(GGUF_TENSOR_Q4_K, K, 96, 100 + (uint32_t)i);
+        mk[i] = (kern_weight){ .t = &mw[i].t };
+        mws[i] = &mk[i];
+        cr_assert_eq(gpu->bind(gpu, &mk[i]), KERN_OK, "%s", gpu->last_error(gpu));
+        one[i] = gpu->alloc(gpu, 96), many[i] = gpu->alloc(gpu, 96);
+        cr_assert_eq(gpu->matmul(gpu, mws[i], NULL, xd, 1, one[i]), KERN_OK, "%s", gpu->last_error(gpu));
+    }
+    cr_assert_eq(gpu->matmul_many(gpu, MOST, mws, NULL, xd, 1, many), KERN_OK, "%s", gpu->last_error(gpu));
+    for (int i = 0; i < MOST; i++) {
+        float *a = down(gpu, one[i], 96), *b = down(gpu, many[i], 96);
+        cr_assert(!memcmp(a, b, 96 * sizeof(float)), "%d weights in one launch, product %d: rel %g", MOST, i,
+                  rel_diff(a, b, 96));
+        free(a), free(b);
+        gpu->free(gpu, one[i]), gpu->free(gpu, many[i]);
+        gpu->unbind(gpu, &mk[i]);
+        free(mw[i].data);
+    }
+    gpu->free(gpu, xd), free(x);
     gpu->destroy(gpu);
 }
 
@@ -308,17 +335,13 @@ static void greedy_on_cuda(const char *path, cuda_switches sw, greedy_run *out)
     gpu->destroy(gpu);
 }
 
-/* Issue 58's stages 1 and 2: steps replayed from one recording (positions read on the device, the argmax inside
- * the graph), with the fused ops and with programmatic dependent launches, and the eager path with those two, give
- * what running every op eagerly gives, bit for bit, over 64 greedy steps and in the logits after them (the cache's
- * contents); and replayed steps were replays (the median step recorded nothing). */
-static void replay_equals_eager(const char *path, const char *name)
+/* Each of the n ways gives what running every op eagerly gives, bit for bit, over 64 greedy steps and in the
+ * logits after them (the cache's contents); and steps replayed were replays (the median step recorded nothing). */
+static void ways_equal_eager(const char *path, const char *name, const cuda_switches *ways, size_t n)
 {
     greedy_run eager = { 0 };
     greedy_on_cuda(path, (cuda_switches){ "0", "0", "0", "0" }, &eager);
-    const cuda_switches ways[] = { { "1", "1", "0", "0" }, { "1", "1", "1", "0" }, { "1", "1", "1", "1" },
-                                   { "0", "0", "1", "1" } };
-    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+    for (size_t w = 0; w < n; w++) {
         greedy_run run = { 0 };
         greedy_on_cuda(path, ways[w], &run);
         char how[96];
@@ -342,6 +365,15 @@ static void replay_equals_eager(const char *path, const char *name)
     free(eager.logits);
 }
 
+/* Issue 58's stages 1 and 2: steps replayed from one recording (positions read on the device, the argmax inside
+ * the graph), with the fused ops and with programmatic dependent launches, and the eager path with those two. */
+static void replay_equals_eager(const char *path, const char *name)
+{
+    const cuda_switches ways[] = { { "1", "1", "0", "0" }, { "1", "1", "1", "0" }, { "1", "1", "1", "1" },
+                                   { "0", "0", "1", "1" } };
+    ways_equal_eager(path, name, ways, sizeof ways / sizeof ways[0]);
+}
+
 static void replay_model(const char *name)
 {
     char *path = model_path(name);
@@ -350,6 +382,28 @@ static void replay_model(const char *name)
     replay_equals_eager(path, name);
     free(path);
 }
+
+/* A mixture's decode steps (never recorded: routing reads the host) with the fused ops: the chosen experts' gate and
+ * up products as one launch (matmul_many, 2k weights), with and without programmatic launches, bit for bit the
+ * eager ones. The shared mixture where ../shared/models/moe has it, else gpu-validate's own quantization. */
+static void fused_experts(const char *preset, const char *quant)
+{
+    char shared[128], ours[128];
+    snprintf(shared, sizeof shared, "moe/%s-%s.gguf", preset, quant);
+    snprintf(ours, sizeof ours, "arch-%s-%s.gguf", preset, quant);
+    char *path = model_path(shared);
+    if (!path)
+        path = model_path(ours);
+    if (!path)
+        cr_skip_test("neither %s nor %s is in the models folder", shared, ours);
+    const cuda_switches ways[] = { { "0", "0", "1", "0" }, { "0", "0", "1", "1" } };
+    ways_equal_eager(path, preset, ways, sizeof ways / sizeof ways[0]);
+    free(path);
+}
+
+Test(cuda, fused_experts_qwen3moe, .timeout = 120) { fused_experts("tiny-qwen3moe", "q4_k_m"); }
+Test(cuda, fused_experts_qwen2moe_shared_expert, .timeout = 120) { fused_experts("tiny-qwen2moe", "q4_k_m"); }
+Test(cuda, fused_experts_gptoss_mxfp4_biases, .timeout = 120) { fused_experts("tiny-gptoss", "mxfp4"); }
 
 Test(cuda, replay_stories260k, .timeout = 120) { replay_model("stories260K.gguf"); }
 Test(cuda, replay_tiny_qwen2_q4_k_m, .timeout = 120) { replay_model("tiny-qwen2-q4_k_m.gguf"); }
