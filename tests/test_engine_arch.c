@@ -129,15 +129,17 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
 /* Held-out shapes (tests/py/heldout_arch.py: other expert counts, experts used, expert and shared widths, windows,
  * layer counts and seeds than the presets'), written at test time and held to llama.cpp's goldens of them (made
  * here by ../shared/tools/golden.c, kept in tests/data/golden/), so the engine does not rest on the presets'
- * numbers: 16 experts with 4 used, 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
- * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows); the qwen3moe and gpt-oss
- * ones quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * numbers: 16 experts with 4 used, 20 with 10 used (a decode step's 20 gate and up products more than one product
+ * takes), 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
+ * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows); the qwen3moe ones and gpt-oss
+ * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
     static const struct {
         const char *name, *sha256;
     } files[] = {
         { "heldout-qwen3moe", "d0cb6240ee076930fc7d62fd1ee42cdc006a9e88ee9861b72ff51861ca5db4d5" },
+        { "heldout-qwen3moe-k10", "0b70769a29986b764affb2ad84359c7fa6c464e232b02fe856931519df0e0e6e" },
         { "heldout-qwen2moe", "58830500dd63b76c27b2db04c22e285d2d3a936f85e37fdf576a11780ddcdebd" },
         { "heldout-mixtral", "42e7b8c80a7dc7763b6dd408657256e14623d725a3e8daf296e6f1bc0e0a5732" },
         { "heldout-gptoss", "f941d0abb56547498fc069bcf0c9565b718fca0fec7c40c1b8e8913715bc7d79" },
@@ -172,6 +174,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
         { "heldout-qwen3moe", "Q4_K_M", "q4_k_m", "9a6498cd13f7b175743642aa98035f1443e23d877a362edcd84bb53721a4b535" },
+        { "heldout-qwen3moe-k10", "Q4_K_M", "q4_k_m",
+          "e3b85b3c48acbb11b5888f58f165dd2424a5d4f91561050e15ac3fffa357f8d9" },
         { "heldout-gptoss", "MXFP4_MOE", "mxfp4", "77ad55c651d6342d798c57b52a1ff1d78e3ddfd64ea9862640759ab06481963b" },
     };
     outcome sum = { 0 };

@@ -19,6 +19,9 @@ import synth_arch  # noqa: E402
 HELDOUT = {
     # 16 experts, 4 used, narrow experts, 3 layers
     'heldout-qwen3moe': ('tiny-qwen3moe', dict(n_layer=3, n_exp=16, n_used=4, n_ffe=96, seed=4001)),
+    # 20 experts, 10 used per token (as Qwen3-Next routes 10): more chosen experts' gate and up products than one
+    # product takes (KERN_MATMUL_MANY), so a decode step's go in two
+    'heldout-qwen3moe-k10': ('tiny-qwen3moe', dict(n_layer=2, n_exp=20, n_used=10, n_ffe=64, seed=4006)),
     # 6 experts, 3 used, a wider shared expert
     'heldout-qwen2moe': ('tiny-qwen2moe', dict(n_exp=6, n_used=3, n_ffe=64, n_ffs=320, seed=4002)),
     # Mixtral's llama with 8 experts, one used per token (top-1: the weight renormalised to 1)
