@@ -16,7 +16,7 @@
 #      switch's way (and, asked for, ncu's per-kernel GPU time for one decode token of the F16 1.1B shape).
 # The device's name is in every bench line; record the results in docs/BENCHMARKS.md.
 # OUT=dir keeps the test logs and ncu's report there. To spend less device time: BIG= the full-size
-# shapes (default all three), BENCH= the models to benchmark, REPLAY=0 skips the new paths' benchmarks;
+# shapes (default all three; BIG= with nothing: none), BENCH= the models to benchmark (nothing: none), REPLAY=0 skips the new paths' benchmarks;
 # GRAPHS_OFF=1, FIXED_COST=1 and NCU=1 add runs that earlier GPU sessions made (graphs off against on, a
 # 22-layer model of 256 values, ncu's per-kernel times), left out by default to keep within a session's device
 # time; NCU_MODELS= the shapes ncu profiles (default tl11-f16; its per-kernel table of one token
@@ -60,7 +60,7 @@ for p in tiny-llama tiny-qwen2 tiny-qwen3; do
     "$B/gguf-quantize" "$M/$p-f32.gguf" "$M/$p-$q.gguf" $q >/dev/null 2>&1 || status=1
   done
 done
-read -r -a big <<<"${BIG:-tl11:tinyllama-1.1b q05:qwen2.5-0.5b q3-06:qwen3-0.6b}"
+read -r -a big <<<"${BIG-tl11:tinyllama-1.1b q05:qwen2.5-0.5b q3-06:qwen3-0.6b}"
 for e in "${big[@]}"; do
   [ -f "$M/${e%%:*}-f16.gguf" ] || ($S "${e#*:}" "$M/${e%%:*}-f16.gguf" --dtype f16 >/dev/null 2>&1) &
 done
@@ -130,7 +130,7 @@ for e in "${big[@]}"; do
 done
 # The K-quant and i-quant types that real files hold and our gguf-quantize does not write.
 if [ -x "$B/llama-quantize" ] && [ -f "$M/q3-06-f16.gguf" ]; then
-  for t in ${LLAMA_TYPES:-Q2_K Q3_K_M IQ4_XS IQ4_NL Q5_K_M}; do
+  for t in ${LLAMA_TYPES-Q2_K Q3_K_M IQ4_XS IQ4_NL Q5_K_M}; do
     lt=$(echo "$t" | tr 'A-Z' 'a-z')
     "$B/llama-quantize" "$M/q3-06-f16.gguf" "$M/q3-06-$lt.gguf" "$t" 4 >/dev/null 2>&1 || { echo "llama-quantize $t failed"; status=1; }
     shapes+=("q3-06-$lt")
@@ -205,7 +205,7 @@ for m in ${NCU_MODELS:-tl11-f16}; do
     "$OUT/ncu-$m.txt" | head -150
 done
 echo "=== bench (pp512 / tg128)"
-for m in ${BENCH:-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
+for m in ${BENCH-tl11-f16 tl11-q4_k_m q05-f16 q3-06-q4_k_m}; do
   [ -f "$M/$m.gguf" ] || continue
   if [ -x "$B/llama-bench" ]; then
     BACKEND=cuda PP=512 TG=128 RUNS=3 THREADS=4 LLAMA_BENCH=$B/llama-bench timeout 200 \
