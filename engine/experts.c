@@ -14,6 +14,25 @@ static bool experts_keep_token_order(const engine_ctx *c)
     return c->be->numerics != KERN_NUMERICS_EXACT;
 }
 
+/* What an expert's gate and up products are called where each is its own op. */
+static const char *const expert_gate_up[2] = { "expert gate", "expert up" };
+
+/* Part `role` (ENGINE_EXPERT_*) of expert e of layer L, or NULL where the file has none (the biases). */
+static const kern_weight *expert_part(const engine_layer *L, int role, int e)
+{
+    return L->experts[role] ? &L->experts[role][e] : NULL;
+}
+
+/* Expert output y (n_embd values) scaled by its routing weight and, from the second chosen (j > 0) on, added into
+ * out: the experts' sum in the order chosen, as ggml adds them. */
+static void sum_expert(pass *p, float *out, float *y, int j, float weight)
+{
+    const size_t E = (size_t)p->c->m->hp.n_embd;
+    run_scale(p, "expert weight", y, E, weight);
+    if (j > 0)
+        run_add(p, "sum of the experts", out, y, E);
+}
+
 /* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
  * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
  * through it; `each`: every row's products as one token's (grouped experts under --numerics ggml). */
@@ -25,12 +44,11 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     const kern_weight *const gate_up[2] = { wg, wu };
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
-    static const char *const gate_up_names[2] = { "expert gate", "expert up" };
     if (each) {
         run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
         run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
     } else {
-        run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, gate_up_names, names);
+        run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, expert_gate_up, names);
     }
     if (each)
         run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
@@ -41,14 +59,12 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
 /* Expert e of layer L (with its biases where the file has them) on the Tr rows of h into out. */
 static void run_expert(pass *p, const engine_layer *L, int e, int Tr, bool each, const float *h, float *out)
 {
-    kern_weight *const *x = L->experts;
-    const kern_weight *const bias[3] = {
-        x[ENGINE_EXPERT_GATE_BIAS] ? &x[ENGINE_EXPERT_GATE_BIAS][e] : NULL,
-        x[ENGINE_EXPERT_UP_BIAS] ? &x[ENGINE_EXPERT_UP_BIAS][e] : NULL,
-        x[ENGINE_EXPERT_DOWN_BIAS] ? &x[ENGINE_EXPERT_DOWN_BIAS][e] : NULL,
-    };
-    gated_ffn(p, &x[ENGINE_EXPERT_GATE][e], &x[ENGINE_EXPERT_UP][e], &x[ENGINE_EXPERT_DOWN][e], bias,
-              p->c->m->hp.n_ff_exp, Tr, each, h, out, "ffn_gate_exps, ffn_up_exps");
+    const kern_weight *const bias[3] = { expert_part(L, ENGINE_EXPERT_GATE_BIAS, e),
+                                         expert_part(L, ENGINE_EXPERT_UP_BIAS, e),
+                                         expert_part(L, ENGINE_EXPERT_DOWN_BIAS, e) };
+    gated_ffn(p, expert_part(L, ENGINE_EXPERT_GATE, e), expert_part(L, ENGINE_EXPERT_UP, e),
+              expert_part(L, ENGINE_EXPERT_DOWN, e), bias, p->c->m->hp.n_ff_exp, Tr, each, h, out,
+              "ffn_gate_exps, ffn_up_exps");
 }
 
 /* The most experts a token chooses that chosen_experts_together takes (real files choose 1 to 8). */
@@ -73,38 +89,33 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
     const int k = hp->n_expert_used, F = hp->n_ff_exp, E = hp->n_embd;
-    kern_weight *const *x = L->experts;
     const kern_weight *ws[2 * TOGETHER_MAX], *bs[2 * TOGETHER_MAX];
     const float *ins[TOGETHER_MAX];
     float *ys[2 * TOGETHER_MAX];
     for (int j = 0; j < k; j++) {
         const int e = ids[j];
-        ws[2 * j] = &x[ENGINE_EXPERT_GATE][e], ws[2 * j + 1] = &x[ENGINE_EXPERT_UP][e];
-        bs[2 * j] = x[ENGINE_EXPERT_GATE_BIAS] ? &x[ENGINE_EXPERT_GATE_BIAS][e] : NULL;
-        bs[2 * j + 1] = x[ENGINE_EXPERT_UP_BIAS] ? &x[ENGINE_EXPERT_UP_BIAS][e] : NULL;
+        ws[2 * j] = expert_part(L, ENGINE_EXPERT_GATE, e), ws[2 * j + 1] = expert_part(L, ENGINE_EXPERT_UP, e);
+        bs[2 * j] = expert_part(L, ENGINE_EXPERT_GATE_BIAS, e);
+        bs[2 * j + 1] = expert_part(L, ENGINE_EXPERT_UP_BIAS, e);
         ys[2 * j] = c->gate + (size_t)j * F, ys[2 * j + 1] = c->up + (size_t)j * F;
     }
-    static const char *const names[2] = { "expert gate", "expert up" };
     for (int i = 0; i < 2 * k; i += KERN_MATMUL_MANY) {
         const int n = 2 * k - i < KERN_MATMUL_MANY ? 2 * k - i : KERN_MATMUL_MANY;
-        run_products(p, n, ws + i, bs + i, h, 1, ys + i, names, "ffn_gate_exps, ffn_up_exps");
+        run_products(p, n, ws + i, bs + i, h, 1, ys + i, expert_gate_up, "ffn_gate_exps, ffn_up_exps");
     }
     run_glu(p, "gated activation", hp->act, c->gate, c->up, (size_t)k * F, (size_t)F, c->gate);
     for (int j = 0; j < k; j++) {
         const int e = ids[j];
-        ws[j] = &x[ENGINE_EXPERT_DOWN][e];
-        bs[j] = x[ENGINE_EXPERT_DOWN_BIAS] ? &x[ENGINE_EXPERT_DOWN_BIAS][e] : NULL;
+        ws[j] = expert_part(L, ENGINE_EXPERT_DOWN, e);
+        bs[j] = expert_part(L, ENGINE_EXPERT_DOWN_BIAS, e);
         ins[j] = c->gate + (size_t)j * F;
         ys[j] = j == 0 ? out : c->moe_tmp + (size_t)(j - 1) * E;
     }
     for (int i = 0; i < k; i += KERN_MATMUL_MANY)
         run_products_x(p, k - i < KERN_MATMUL_MANY ? k - i : KERN_MATMUL_MANY, ws + i, bs + i, ins + i, 1, ys + i,
                        "expert down");
-    for (int j = 0; j < k; j++) {
-        run_scale(p, "expert weight", ys[j], (size_t)E, weights[j]);
-        if (j > 0)
-            run_add(p, "sum of the experts", out, ys[j], (size_t)E);
-    }
+    for (int j = 0; j < k; j++)
+        sum_expert(p, out, ys[j], j, weights[j]);
 }
 
 /* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
@@ -186,9 +197,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
         for (int j = 0; j < k; j++) {
             float *dst = j == 0 ? ot : tmp;
             run_expert(p, L, c->route_ids[j], 1, false, h + (size_t)t * E, dst);
-            run_scale(p, "expert weight", dst, (size_t)E, c->route_weights[j]);
-            if (j > 0)
-                run_add(p, "sum of the experts", ot, dst, (size_t)E);
+            sum_expert(p, ot, dst, j, c->route_weights[j]);
         }
     }
     if (!w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t)

@@ -310,7 +310,7 @@ static kern_status f_matmul_many(kern_backend *b, int n, const kern_weight *cons
 {
     kern_status s = KERN_OK;
     for (int i = 0; i < n && !s; i++)
-        s = f_matmul_many_x(b, 1, &ws[i], biases ? &biases[i] : NULL, &x, T, &ys[i]);
+        s = f_matmul(b, ws[i], biases ? biases[i] : NULL, x, T, ys[i]);
     return s;
 }
 

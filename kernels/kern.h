@@ -137,7 +137,8 @@ typedef struct kern_backend kern_backend;
  *
  *   matmul_many  ys[i] (T, ne1 of ws[i]) = x (T, ne0) @ ws[i]^T, plus biases[i] where biases and biases[i] are not
  *                NULL, for 1..KERN_MATMUL_MANY weights of the same ne0 that read the same x (q, k and v; gate and
- *                up; the gate and up products of a decode step's chosen experts): one product, x prepared once per type and one team of threads over all their rows.
+ *                up; the gate and up products of a decode step's chosen experts): one product, x prepared once per
+ *                type and one team of threads over all their rows.
  *   matmul_many_x  as matmul_many, but ys[i] = xs[i] @ ws[i]^T, each weight with its own x (T, ne0) (a decode
  *                step's chosen experts' down products, each reading its own expert's activation): one team of
  *                threads over all their rows, each row bit for bit what matmul gives it.

@@ -227,8 +227,8 @@ static bool row_block(const gguf_tensor *t, quant_row_fn deq, cpu_dot_fn fused, 
 }
 
 /* One weight's share of a product: its rows, where they go, and x as they meet it. A share whose weight has the
- * type of an earlier one and reads the same x borrows that one's activations (rounded the same, prepared the same): `owner` says
- * which share frees them. */
+ * type of an earlier one and reads the same x borrows that one's activations (rounded the same, prepared the
+ * same): `owner` says which share frees them. */
 typedef struct share {
     const gguf_tensor *t;
     const kern_weight *bias;
