@@ -13,7 +13,7 @@ gcc "$here/scripts/llama-chat-reference.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/
   -L"$LLAMA_CPP/build/bin" -lllama -Wl,-rpath,"$LLAMA_CPP/build/bin" -o "$tmp/ref"
 "$tmp/ref" "  What is the capital of France?  " \
   chatml llama3 gemma llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3 mistral-v3-tekken \
-  mistral-v7 mistral-v7-tekken phi3 zephyr \
+  mistral-v7 mistral-v7-tekken phi3 zephyr granite granite-4.0 granite-4.1 gpt-oss dots1 \
   "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}" \
   "{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] | trim + '<|eot_id|>' }}{% endfor %}" \
   "{{ bos_token }}{% for m in messages %}{{ '<start_of_turn>' + m['role'] + '\n' + m['content'] | trim + '<end_of_turn>\n' }}{% endfor %}" \
@@ -28,5 +28,20 @@ gcc "$here/scripts/llama-chat-reference.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/
   "{% for m in messages %}{{ '<|' + m['role'] + '|>\n' + m['content'] + '<|end|>\n' }}{% endfor %}{{ '<|assistant|>\n' }}" \
   "{% for m in messages %}{{ '<|user|>\n' + m['content'] + '<|endoftext|>\n' }}{% endfor %}" \
   "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '<|im_sep|>' + m['content'] + '<|im_end|>' }}{% endfor %}" \
+  "{%- for m in messages %}{{- '<|start_of_role|>' + m['role'] + '<|end_of_role|>' + m['content'] + '<|end_of_text|>\n' }}{%- endfor %}" \
+  "{%- if tools %}<tools>{% endif %}{%- set g4_default_system_message = 'x' %}{%- for m in messages %}{{- '<|start_of_role|>' + m['role'] + '<|end_of_role|>' + m['content'] + '<|end_of_text|>\n' }}{%- endfor %}" \
+  "{%- if tools %}<tool_call>{% endif %}{%- for m in messages %}{{- '<|start_of_role|>' + m['role'] + '<|end_of_role|>' + m['content'] + '<|end_of_text|>\n' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<|start|>' + m['role'] + '<|message|>' + m['content'] + '<|end|>' }}{%- endfor %}{{- '<|start|>assistant<|channel|>final<|message|>' }}" \
+  "{%- for m in messages %}{{- '<|header_start|>' + m['role'] + '<|header_end|>\n\n' + m['content'] + '<|eot|>' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<｜User｜>' + m['content'] + '<｜Assistant｜>' + '<｜end▁of▁sentence｜>' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '[|system|][|endofturn|][|tool|][|assistant|]' + m['content'] }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '[|system|][|endofturn|][|assistant|]' + m['content'] }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<|im_assistant|>assistant<|im_middle|>' + m['content'] }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<|endofuserprompt|>' + m['content'] }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<|extra_0|>' + m['content'] + '<|extra_4|>' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<seed:bos>' + m['role'] + m['content'] }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<|begin|>' + m['role'] + '<|content|>' + m['content'] + '<|end|>' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<role>ASSISTANT</role>' + 'HUMAN' }}{%- endfor %}" \
+  "{%- for m in messages %}{{- '<role>ASSISTANT</role><role>HUMAN</role><|role_end|>' + m['content'] }}{%- endfor %}" \
   "{% for m in messages %}{{ m['role'] + ': ' + m['content'] }}{% endfor %}" >"$here/tests/data/chat_formats.jsonl"
 echo "chat-formats-reference: wrote tests/data/chat_formats.jsonl" >&2

@@ -5,6 +5,7 @@
  */
 #include "engine_goldens.h"
 #include "golden.h"
+#include "suite_helpers.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -23,17 +24,6 @@ static const char *moe_dir(void)
     static char dir[4096];
     snprintf(dir, sizeof dir, "%s/moe", models_dir());
     return dir;
-}
-
-/* Asserts that the file at path is the one whose sha256 is want (the file the goldens were made from). */
-static void assert_sha256(const char *path, const char *want, const char *what)
-{
-    gguf_digest d;
-    uint64_t size;
-    char hex[65];
-    cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK, "%s", path);
-    gguf_digest_hex(&d, hex);
-    cr_assert_str_eq(hex, want, "%s: %s", path, what);
 }
 
 Test(engine_arch, mixtures_of_experts_match_llama_cpp)

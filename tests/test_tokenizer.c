@@ -5,6 +5,7 @@
  */
 #include "engine.h"
 #include "golden.h"
+#include "suite_helpers.h"
 #include "testutil.h"
 #include "vocab.h"
 
@@ -229,4 +230,90 @@ Test(tokenizer, spm_bytes_without_a_token_use_byte_fallback)
     free(ids);
     tok_vocab_free(v);
     gguf_close(f);
+}
+
+/* The letter scripts/llama-vocab-reference.c writes for a token's attribute in llama.cpp. */
+static char type_letter(tok_type t)
+{
+    switch (t) {
+    case TOK_TYPE_CONTROL: return 'C';
+    case TOK_TYPE_USER_DEFINED: return 'U';
+    case TOK_TYPE_UNKNOWN: return 'K';
+    case TOK_TYPE_BYTE: return 'B';
+    case TOK_TYPE_UNUSED: return 'X';
+    case TOK_TYPE_NORMAL: return 'N';
+    default: return '?';
+    }
+}
+
+/* What llama.cpp's vocabulary loader changes after reading a file (vocab_rules.c): tests/py/vocab_rules.py's three
+ * files trip each rule (fill-in-the-middle tokens by text and by key, end-of-generation texts, gpt-oss's printed
+ * tokens, o200k_harmony's and solar-open's <|end|>, gemma4's </s>), and every token's end-of-generation flag and type
+ * must be what llama.cpp's loader made of the same files (tests/data/llama_vocab_rules.jsonl). */
+Test(tokenizer, end_of_generation_and_types_are_llama_cpp_s, .timeout = 60)
+{
+    static const struct { const char *file, *sha256; } files[] = {
+        { "harmony.gguf", "99e5d62bcad8af61aef0d27a7f428cb671d2b5ae295f14c0fc88c7c475c73a05" },
+        { "harmony-no-call.gguf", "28de2bef3524b4fdd9888d39d753434e740ab234794d5ef7b59a97861bcd1f79" },
+        { "keyed.gguf", "27451dc688d4926730c86f3a9d79d30be2e29a38e9d4632c2d419eab769f5d46" },
+    };
+    char dir[128], cmd[512];
+    cr_assert(tmp_dir_make(dir, "vocab-rules"));
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/vocab_rules.py '%s' 2>&1", venv_python(), dir);
+    int st;
+    char *out = run_capture(cmd, &st);
+    if (st != 0) {
+        tmp_dir_remove(dir);
+        cr_skip_test("build/venv's python with the gguf package not found (%s): skipped", out);
+    }
+    free(out);
+    tbuf b = read_whole_file("tests/data/llama_vocab_rules.jsonl");
+    cr_assert(b.p, "tests/data/llama_vocab_rules.jsonl unreadable");
+    char *text = strndup((const char *)b.p, b.len);
+    int checked = 0;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *j = cJSON_Parse(line);
+        cr_assert(j, "bad line: %.80s", line);
+        const char *file = cJSON_GetObjectItem(j, "file")->valuestring;
+        const char *attr = cJSON_GetObjectItem(j, "attr")->valuestring;
+        size_t k = 0;
+        while (k < 3 && strcmp(files[k].file, file) != 0)
+            k++;
+        cr_assert_lt(k, 3, "no file %s", file);
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        assert_sha256(path, files[k].sha256, "not the file llama.cpp's answer was made from");
+        gguf_file *f = NULL;
+        tok_vocab *v = open_vocab_at(path, file, &f);
+        cr_assert_eq((size_t)tok_vocab_size(v), strlen(attr), "%s", file);
+        uint8_t *eog = calloc((size_t)tok_vocab_size(v), 1);
+        const cJSON *id;
+        cJSON_ArrayForEach(id, cJSON_GetObjectItem(j, "eog"))
+            eog[id->valueint] = 1;
+        for (int32_t i = 0; i < tok_vocab_size(v); i++) {
+            const gguf_str t = tok_vocab_text(v, i);
+            cr_expect_eq(tok_vocab_is_eog(v, i), eog[i], "%s: token %d '%.*s' ends generation in llama.cpp: %d", file,
+                         i, (int)t.len, t.ptr, eog[i]);
+            cr_expect_eq(type_letter(tok_vocab_type(v, i)), attr[i], "%s: token %d '%.*s' is %c in llama.cpp, %c here",
+                         file, i, (int)t.len, t.ptr, attr[i], type_letter(tok_vocab_type(v, i)));
+            checked++;
+        }
+        /* what a user sees: gpt-oss's analysis message is closed by <|end|>, which prints and does not stop */
+        const int32_t end = tok_vocab_id_of(v, "<|end|>", 7), channel = tok_vocab_id_of(v, "<|channel|>", 11);
+        char piece[32];
+        if (!strcmp(file, "harmony.gguf")) {
+            cr_assert_not(tok_vocab_is_eog(v, end));
+            cr_assert_eq(tok_piece(v, end, piece, sizeof piece), 7);
+            cr_assert_eq(tok_piece(v, channel, piece, sizeof piece), 11);
+            cr_assert_eq(memcmp(piece, "<|channel|>", 11), 0);
+        }
+        free(eog);
+        tok_vocab_free(v);
+        gguf_close(f);
+        cJSON_Delete(j);
+    }
+    cr_assert_eq(checked, 3 * 259 + 16 + 6 + 10, "tokens compared: %d", checked);
+    free(text);
+    tbuf_free(&b);
+    cr_assert(tmp_dir_remove(dir));
 }

@@ -37,6 +37,15 @@ static const chat_family families[] = {
     { "mistral-v7-tekken", "[INST]", "[/INST]", false, "</s>" },
     { "phi3", "<|user|>\n", "<|end|>\n<|assistant|>\n", false, "<|end|>" },
     { "zephyr", "<|user|>\n", "<|endoftext|>\n<|assistant|>\n", false, "<|endoftext|>" },
+    /* IBM Granite: the three templates write one user message alike */
+    { "granite", "<|start_of_role|>user<|end_of_role|>", "<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>",
+      false, "<|end_of_text|>" },
+    { "granite-4.0", "<|start_of_role|>user<|end_of_role|>",
+      "<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>", false, "<|end_of_text|>" },
+    { "granite-4.1", "<|start_of_role|>user<|end_of_role|>",
+      "<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>", false, "<|end_of_text|>" },
+    /* gpt-oss (harmony): the reply opens its analysis channel itself, closes it with <|end|>, ends with <|return|> */
+    { "gpt-oss", "<|start|>user<|message|>", "<|end|><|start|>assistant", false, "<|return|>" },
     /* recognised, not formatted */
     { "phi4", NULL, NULL, false, "<|im_end|>" }, { "smolvlm", NULL, NULL, false, "<end_of_utterance>" },
     { "chatglm4", NULL, NULL, false, NULL },     { "exaone-moe", NULL, NULL, false, NULL },
@@ -44,8 +53,31 @@ static const chat_family families[] = {
     { "monarch", NULL, NULL, false, NULL },      { "orion", NULL, NULL, false, NULL },
     { "openchat", NULL, NULL, false, NULL },     { "vicuna", NULL, NULL, false, NULL },
     { "vicuna-orca", NULL, NULL, false, NULL },  { "deepseek", NULL, NULL, false, NULL },
-    { "command-r", NULL, NULL, false, NULL },
+    { "command-r", NULL, NULL, false, NULL },    { "chatglm3", NULL, NULL, false, NULL },
+    { "minicpm", NULL, NULL, false, NULL },      { "deepseek2", NULL, NULL, false, NULL },
+    { "deepseek3", NULL, NULL, false, NULL },    { "deepseek-ocr", NULL, NULL, false, NULL },
+    { "exaone3", NULL, NULL, false, NULL },      { "exaone4", NULL, NULL, false, NULL },
+    { "rwkv-world", NULL, NULL, false, NULL },   { "gigachat", NULL, NULL, false, NULL },
+    { "megrez", NULL, NULL, false, NULL },       { "yandex", NULL, NULL, false, NULL },
+    { "bailing", NULL, NULL, false, NULL },      { "bailing-think", NULL, NULL, false, NULL },
+    { "bailing2", NULL, NULL, false, NULL },     { "llama4", NULL, NULL, false, NULL },
+    { "dots1", NULL, NULL, false, NULL },         { "hunyuan-moe", NULL, NULL, false, NULL },
+    { "hunyuan-dense", NULL, NULL, false, NULL }, { "hunyuan-vl", NULL, NULL, false, NULL },
+    { "kimi-k2", NULL, NULL, false, NULL },      { "seed_oss", NULL, NULL, false, NULL },
+    { "grok-2", NULL, NULL, false, NULL },       { "pangu-embedded", NULL, NULL, false, NULL },
+    { "solar-open", NULL, NULL, false, NULL },
 };
+
+/* Families only a detection rule finds: llama.cpp takes no template of that name. */
+static const char *const unnamed_families[] = { "dots1" };
+
+static bool llama_takes_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof unnamed_families / sizeof *unnamed_families; i++)
+        if (strcmp(unnamed_families[i], name) == 0)
+            return false;
+    return true;
+}
 
 static const chat_family *family_named(const char *name)
 {
@@ -79,12 +111,12 @@ const char *tok_chat_families(void)
     return family_names;
 }
 
-/* A detection rule: every `all` substring present (up to 3), no `none` substring, and optionally the
- * template starting with `prefix`. Rules are tried in order; the first that holds names the family.
- * The order and the substrings are llama_chat_detect_template's, up to its Llama 3 rule. */
+/* A detection rule: every `all` substring present (up to 4) and no `none` substring. Rules are tried in order;
+ * the first that holds names the family. The order and the substrings are llama_chat_detect_template's (its
+ * nested branches flattened: a rule for each way into a family). */
 typedef struct chat_rule {
     const char *family;
-    const char *all[3];
+    const char *all[4];
     const char *none[3];
 } chat_rule;
 
@@ -120,6 +152,39 @@ static const chat_rule rules[] = {
     { "deepseek", { "### Instruction:", "<|EOT|>" }, { 0 } },
     { "command-r", { "<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>" }, { 0 } },
     { "llama3", { "<|start_header_id|>", "<|end_header_id|>" }, { 0 } },
+    { "chatglm3", { "[gMASK]sop" }, { 0 } },
+    { "minicpm", { "<\u7528\u6237>" }, { 0 } },
+    { "deepseek2", { "'Assistant: ' + message['content'] + eos_token" }, { 0 } },
+    { "deepseek3", { "<\uff5cAssistant\uff5c>", "<\uff5cUser\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>" },
+      { 0 } },
+    { "exaone4", { "[|system|]", "[|assistant|]", "[|endofturn|]", "[|tool|]" }, { 0 } },
+    { "exaone3", { "[|system|]", "[|assistant|]", "[|endofturn|]" }, { 0 } },
+    { "rwkv-world", { "rwkv-world" }, { 0 } },
+    { "rwkv-world", { "{{- 'User: ' + message['content']|trim + '\\n\\n' -}}" }, { 0 } },
+    { "granite-4.0", { "<|start_of_role|>", "<tool_call>", "g4_default_system_message" }, { 0 } },
+    { "granite-4.0", { "<|start_of_role|>", "<tools>", "g4_default_system_message" }, { 0 } },
+    { "granite-4.1", { "<|start_of_role|>", "<tool_call>" }, { 0 } },
+    { "granite-4.1", { "<|start_of_role|>", "<tools>" }, { 0 } },
+    { "granite", { "<|start_of_role|>" }, { 0 } },
+    { "gigachat",
+      { "message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]" },
+      { 0 } },
+    { "megrez", { "<|role_start|>" }, { 0 } },
+    { "yandex", { " \u0410\u0441\u0441\u0438\u0441\u0442\u0435\u043d\u0442:" }, { 0 } },
+    { "bailing", { "<role>ASSISTANT</role>", "'HUMAN'" }, { 0 } },
+    { "bailing-think", { "<role>ASSISTANT</role>", "\"HUMAN\"", "<think>" }, { 0 } },
+    { "bailing2", { "<role>ASSISTANT</role>", "<role>HUMAN</role>", "<|role_end|>" }, { 0 } },
+    { "llama4", { "<|header_start|>", "<|header_end|>" }, { 0 } },
+    { "dots1", { "<|endofuserprompt|>" }, { 0 } },
+    { "hunyuan-moe", { "<|extra_0|>", "<|extra_4|>" }, { 0 } },
+    { "gpt-oss", { "<|start|>", "<|channel|>" }, { 0 } },
+    { "hunyuan-vl", { "<\uff5chy_Assistant\uff5c>", "<\uff5chy_begin\u2581of\u2581sentence\uff5c>" }, { 0 } },
+    { "hunyuan-dense", { "<\uff5chy_Assistant\uff5c>", "<\uff5chy_place\u2581holder\u2581no\u25813\uff5c>" }, { 0 } },
+    { "kimi-k2", { "<|im_assistant|>assistant<|im_middle|>" }, { 0 } },
+    { "seed_oss", { "<seed:bos>" }, { 0 } },
+    { "grok-2", { "'Assistant: '  + message['content'] + '<|separator|>" }, { 0 } },
+    { "pangu-embedded", { "[unused9]\u7cfb\u7edf\uff1a[unused10]" }, { 0 } },
+    { "solar-open", { "<|begin|>", "<|end|>", "<|content|>" }, { 0 } },
 };
 
 static bool contains(const char *t, size_t len, const char *s)
@@ -131,14 +196,15 @@ const char *tok_chat_detect(const char *tmpl, size_t len)
 {
     /* llama.cpp first takes a template that is itself a family's name */
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        if (strlen(families[i].name) == len && memcmp(families[i].name, tmpl, len) == 0)
+        if (strlen(families[i].name) == len && memcmp(families[i].name, tmpl, len) == 0 &&
+            llama_takes_name(families[i].name))
             return families[i].name;
     /* a template starting "mistral" goes down the [INST] branch even without "[INST]" */
     const bool mistral_prefix = len >= 7 && memcmp(tmpl, "mistral", 7) == 0;
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
         const chat_rule *ru = &rules[r];
         bool ok = true;
-        for (int k = 0; ok && k < 3 && ru->all[k]; k++)
+        for (int k = 0; ok && k < 4 && ru->all[k]; k++)
             ok = contains(tmpl, len, ru->all[k]) || (k == 0 && mistral_prefix && strcmp(ru->all[k], "[INST]") == 0);
         for (int k = 0; ok && k < 3 && ru->none[k]; k++)
             ok = !contains(tmpl, len, ru->none[k]);

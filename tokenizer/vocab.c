@@ -213,14 +213,9 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
     if (v->add_bos && v->bos < 0)
         v->add_bos = false;
 
-    int32_t ids[3] = { v->eos, v->eot, v->eom };
-    for (int i = 0; i < 3; i++)
-        if (ids[i] >= 0)
-            v->eog[ids[i]] = 1;
+    vocab_apply_llama_rules(v, f);
     v->n_real = 0;
     for (int32_t i = 0; i < v->n; i++) {
-        if (tok_is_eog_text(v->text[i].ptr, (size_t)v->text[i].len))
-            v->eog[i] = 1;
         if (v->type[i] != TOK_TYPE_UNUSED)
             v->n_real = i + 1;
     }

@@ -31,6 +31,9 @@ struct tok_vocab {
     int16_t cp_byte[BPE_CP_END]; /* BPE: the byte each such code point stands for (-1: none) */
 };
 
+/* The types and end-of-generation flags llama.cpp's loader gives tokens after reading the file (vocab_rules.c). */
+void vocab_apply_llama_rules(tok_vocab *v, const gguf_file *f);
+
 /* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
 tok_status pretok_create(tok_vocab *v, tok_error *err);
 void pretok_free(void *p);

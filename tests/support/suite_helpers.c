@@ -96,3 +96,13 @@ char *run_fixture(const char *dir, const char *name, void (*patch)(tbuf *b))
         patch(&b);
     return run_write_tmp(dir, name, &b);
 }
+
+void assert_sha256(const char *path, const char *want, const char *what)
+{
+    gguf_digest d;
+    uint64_t size;
+    char hex[65];
+    cr_assert_eq(gguf_file_sha256_path(path, &d, &size, NULL), GGUF_OK, "%s", path);
+    gguf_digest_hex(&d, hex);
+    cr_assert_str_eq(hex, want, "%s: %s", path, what);
+}

@@ -15,6 +15,8 @@ cJSON *need_golden(const char *stem);
 char *generate_golden(const char *name);
 /* ../shared/tools/reference_forward.py (the numpy engine tests/py/reference_trace.py runs), or the test skipped. */
 void need_reference(void);
+/* Asserts that the file at path has sha256 want (the file a reference answer was made from); what says why. */
+void assert_sha256(const char *path, const char *want, const char *what);
 /* gguf-run MODEL --json -q EXTRA: its JSON (asserted to be some), its exit status in *status. */
 cJSON *run_json(const char *model, const char *extra, int *status);
 /* Max |ours - golden| / max |golden| of the prompt logits gguf-run wrote to npy and golden stem's. */

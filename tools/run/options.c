@@ -21,7 +21,7 @@ static const char *const usage[] = {
     "                        (tokenizer.chat_template, recognized as llama.cpp does), the assistant's turn\n"
     "                        opened; generation stops at the end-of-turn token\n"
     "  --chat-template NAME  --chat with this format: chatml, llama3, gemma, llama2, mistral-v1, mistral-v3,\n"
-    "                        mistral-v3-tekken, mistral-v7, phi3, zephyr, ...\n"
+    "                        mistral-v3-tekken, mistral-v7, phi3, zephyr, granite, gpt-oss, ...\n"
     "  --special             special-token text in the prompt (<|im_start|>) becomes that token\n"
     "  -n, --n-predict N     tokens to generate (default 64)\n"
     "  --temp T              temperature, 0 to 100 (default 0: greedy)\n"
