@@ -65,6 +65,10 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->rope_swa = hp->rope;
     hp->rope_swa.base = g->rope_base_swa;
     hp->rope_swa.freq_scale = g->rope_freq_scale_swa;
+    if (g->yarn_swa_off) {
+        hp->rope_swa.ext_factor = 0.0f;
+        hp->rope_swa.attn_factor = 1.0f;
+    }
     /* YaRN's ramp per rope: llama.cpp computes it from each layer's own base (ggml_rope_ext's freq_base) */
     kern_rope *ropes[2] = { &hp->rope, &hp->rope_swa };
     for (int i = 0; i < 2; i++)

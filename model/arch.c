@@ -182,7 +182,7 @@ static const model_arch archs[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SWIGLU_OAI,
         .swa_period = 2,
-        .swa_rope_global = true,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .moe = true,
         .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
         .ffn_norm_is_post_attention = true,
@@ -221,6 +221,11 @@ static const model_arch archs[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .qk_norm_full = true,
+        /* Olmo 3 (written as olmo2): with attention.sliding_window, three layers in four slide (or as
+         * sliding_window_pattern lists them), rotating with the global base and no scaling while the full layers
+         * take the file's YaRN (llama.cpp's olmo2 loader and graph) */
+        .swa_period = 4,
+        .swa_rope = MODEL_SWA_ROPE_UNSCALED,
         .quantize = true,
     },
     {
@@ -237,7 +242,7 @@ static const model_arch archs[] = {
          * by 1/sqrt(n_embd / n_head) */
         .swa_period = 2,
         .swa_window_default = 4096,
-        .swa_rope_global = true,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .final_softcap = true,
         .final_softcap_default = 30.0f,
         .attn_softcap_default = 50.0f,

@@ -210,9 +210,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         if (hp->swa_window > 0) {
             hp->swa_period = ar->swa_period;
             swa_pattern(&r, hp);
-            hp->rope_base_swa = get_float(&r, "rope.freq_base_swa", ar->swa_rope_global ? hp->rope_base : 10000.0f,
-                                          NULL);
-            hp->rope_freq_scale_swa = ar->swa_rope_global ? hp->rope_freq_scale : 1.0f;
+            const bool global = ar->swa_rope == MODEL_SWA_ROPE_GLOBAL;
+            const float base = get_float(&r, "rope.freq_base_swa", global ? hp->rope_base : 10000.0f, NULL);
+            hp->rope_base_swa = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED ? hp->rope_base : base;
+            hp->rope_freq_scale_swa = global ? hp->rope_freq_scale : 1.0f;
+            hp->yarn_swa_off = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED;
         }
     }
     if (ar && ar->final_softcap)

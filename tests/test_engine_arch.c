@@ -121,7 +121,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * here by ../shared/tools/golden.c, kept in tests/data/golden/), so the engine does not rest on the presets'
  * numbers: 16 experts with 4 used, 20 with 10 used (a decode step's 20 gate and up products more than one product
  * takes), 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
- * and a window of 6, gemma2 with a window of 5 (both prompts longer than their windows); the qwen3moe ones and gpt-oss
+ * and a window of 6, gemma2 with a window of 5, Olmo 3 (olmo2 with a window of 3 on three layers in four, unscaled,
+ * and YaRN on the rest; every prompt longer than its window); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -134,6 +135,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-mixtral", "42e7b8c80a7dc7763b6dd408657256e14623d725a3e8daf296e6f1bc0e0a5732" },
         { "heldout-gptoss", "f941d0abb56547498fc069bcf0c9565b718fca0fec7c40c1b8e8913715bc7d79" },
         { "heldout-gemma2", "046ae808f73de4dcb3cd89e76725659682934b0a6c599e323dc544a8d0245e33" },
+        { "heldout-olmo3", "197376aa47d5e0bd90c34f2504a238d98683269627c2fe8280b9b12f473c6ca2" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -106,6 +106,15 @@ typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT } mo
 typedef enum model_rope_scaling { MODEL_ROPE_SCALING_NONE, MODEL_ROPE_SCALING_LINEAR, MODEL_ROPE_SCALING_YARN }
     model_rope_scaling;
 
+/* The rotary embedding of sliding-window layers (llama.cpp's loaders and graphs):
+ * OWN_BASE: rope.freq_base_swa (default 10000) with no scaling (gemma3);
+ * GLOBAL: the global rope, base and scaling alike, with rope.freq_base_swa's base where the file has one (gemma2,
+ *   gpt-oss);
+ * UNSCALED: the global base with no scaling of any kind, YaRN's magnitude included; rope.freq_base_swa is read by
+ *   llama.cpp's loader but its graph rotates with the global base (olmo2's Olmo 3 files). */
+typedef enum model_swa_rope { MODEL_SWA_ROPE_OWN_BASE, MODEL_SWA_ROPE_GLOBAL, MODEL_SWA_ROPE_UNSCALED }
+    model_swa_rope;
+
 typedef struct model_arch {
     const char *name;            /* general.architecture */
     const char *families;        /* the models that ship as it, for messages */
@@ -115,15 +124,14 @@ typedef struct model_arch {
     bool embd_scale_sqrt;        /* token embeddings scaled by sqrt(embedding_length) */
     /* Sliding-window attention, when attention.sliding_window > 0: layer il uses the window when
      * il % period < period - 1 (attention.sliding_window_pattern overrides the period, or lists the
-     * layers), with rope.freq_base_swa (default 10000) and no rope scaling on those layers. */
+     * layers), with the rope swa_rope says. */
     uint32_t swa_period;         /* 0: the architecture has no sliding window */
     bool final_softcap;          /* reads final_logit_softcapping: logits = c * tanh(logits / c) */
     float final_softcap_default; /* its value when the key is absent (0: none) */
     /* > 0: attention scores are soft-capped, s = c * tanh(s / c), c = attn_logit_softcapping or this (gemma2) */
     float attn_softcap_default;
     uint32_t swa_window_default; /* attention.sliding_window when the key is absent (0: no window) */
-    bool swa_rope_global;        /* sliding-window layers keep the global rope base and scale unless
-                                  * rope.freq_base_swa says otherwise (gemma2), rather than 10000 and no scaling */
+    model_swa_rope swa_rope;     /* the sliding-window layers' rope */
     /* q.k is scaled by 1/sqrt(key_length), except in a model of this many layers, which scales by
      * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
     uint32_t attn_scale_embd_layers;
@@ -173,6 +181,7 @@ typedef struct model_hparams {
     float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow;
     int64_t n_ctx_orig_yarn;
     float rope_base_swa, rope_freq_scale_swa; /* sliding-window layers */
+    bool yarn_swa_off;                        /* sliding-window layers rotate without YaRN (ext 0, magnitude 1) */
     int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
     uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */
     const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */

@@ -14,6 +14,10 @@ here = os.path.dirname(os.path.abspath(__file__))
 # synth_arch.py beside this file (scripts/gpu-pack.sh's tools/), else in ../shared/tools
 sys.path[0:0] = [here, os.path.join(here, '..', '..', '..', 'shared', 'tools')]
 import synth_arch  # noqa: E402
+import numpy as np  # noqa: E402
+from gguf import GGUFReader, GGUFValueType  # noqa: E402
+
+from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -30,7 +34,41 @@ HELDOUT = {
     'heldout-gptoss': ('tiny-gptoss', dict(n_exp=4, n_used=3, n_ffe=192, swa=6, seed=4004)),
     # gemma2 with a window of 5 and 6 layers
     'heldout-gemma2': ('tiny-gemma2', dict(n_layer=6, swa=5, seed=4005)),
+    # Olmo 3 as its converter writes it (arch olmo2): a window of 3 on the layers sliding_window_pattern lists (three
+    # in four) and YaRN on the full ones (factor 8 from 512 positions; the converter's yarn_* keys, which llama.cpp's
+    # olmo2 loader does not read)
+    'heldout-olmo3': ('tiny-olmo2', dict(n_layer=8, seed=4007)),
 }
+
+# metadata the converter of a family writes on top of the preset's, by held-out shape
+EXTRA_KEYS = {
+    'heldout-olmo3': lambda arch, n_layer: {
+        f'{arch}.attention.sliding_window': (3, GGUFValueType.UINT32),
+        f'{arch}.attention.sliding_window_pattern': ([(i + 1) % 4 != 0 for i in range(n_layer)], GGUFValueType.ARRAY),
+        f'{arch}.rope.scaling.type': ('yarn', GGUFValueType.STRING),
+        f'{arch}.rope.scaling.factor': (8.0, GGUFValueType.FLOAT32),
+        f'{arch}.rope.scaling.original_context_length': (512, GGUFValueType.UINT32),
+        f'{arch}.rope.scaling.yarn_attn_factor': (1.2079441541679836, GGUFValueType.FLOAT32),
+        f'{arch}.rope.scaling.yarn_beta_fast': (32.0, GGUFValueType.FLOAT32),
+        f'{arch}.rope.scaling.yarn_beta_slow': (1.0, GGUFValueType.FLOAT32),
+    },
+}
+
+
+def add_keys(path, keys):
+    """Rewrites the file at path with keys (name: (value, GGUFValueType)) added after its own."""
+    r = GGUFReader(path)
+    tmp = path + '.keys'
+    w = writer_with_metadata(r, tmp)
+    for name, (value, vt) in keys.items():
+        if vt == GGUFValueType.ARRAY:
+            w.add_array(name, value)
+        else:
+            w.add_key_value(name, value, vt)
+    for t in r.tensors:
+        w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+    write_out(w)
+    os.replace(tmp, path)
 
 
 def main():
@@ -41,6 +79,9 @@ def main():
     synth_arch.PRESETS[name] = dict(synth_arch.PRESETS[preset], **changes)
     sys.argv = [sys.argv[0], name, out]
     synth_arch.main()
+    if name in EXTRA_KEYS:
+        p = synth_arch.PRESETS[name]
+        add_keys(out, EXTRA_KEYS[name](p['arch'], p['n_layer']))
 
 
 if __name__ == '__main__':

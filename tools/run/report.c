@@ -74,8 +74,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             n_swa += model_hparams_layer_is_swa(&hp->g, il);
         fprintf(out, "attention  ");
         if (hp->swa_window > 0)
-            fprintf(out, "sliding window of %d positions on %d of %d layers (rope base %g there); ", hp->swa_window,
-                    n_swa, hp->n_layer, hp->rope_swa.base);
+            fprintf(out, "sliding window of %d positions on %d of %d layers (rope base %g there%s); ",
+                    hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base,
+                    hp->rope_swa.freq_scale == hp->rope.freq_scale && hp->rope_swa.ext_factor == hp->rope.ext_factor
+                        ? ""
+                        : ", unscaled");
         fprintf(out, "scores scaled by %g", hp->attn_scale);
         if (hp->g.attn_softcap > 0.0f)
             fprintf(out, ", soft-capped at %g", hp->g.attn_softcap);
