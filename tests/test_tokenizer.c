@@ -48,7 +48,8 @@ static void check_vocab_of(const char *name, const char *model)
         cr_skip_test("%s or its tokenize golden not found: skipped", name);
     }
     int lines = 0;
-    for (char *save = NULL, *line = strtok_r((char *)b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *text = strndup((const char *)b.p, b.len); /* the file's bytes are not a C string */
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
         cr_assert(j);
         const char *text = cJSON_GetObjectItem(j, "text")->valuestring;
@@ -76,6 +77,7 @@ static void check_vocab_of(const char *name, const char *model)
         lines++;
     }
     cr_assert_geq(lines, 16);
+    free(text);
     tok_vocab_free(v);
     gguf_close(f);
     tbuf_free(&b);
@@ -352,4 +354,76 @@ Test(tokenizer, end_of_generation_and_types_are_llama_cpp_s, .timeout = 60)
     free(text);
     tbuf_free(&b);
     cr_assert(tmp_dir_remove(dir));
+}
+
+/* The vocabulary of src under tokenizer.ggml.pre name pre, written to path by our writer: its tokenizer.* keys but
+ * tokenizer.ggml.add_bos_token and the chat template, and its architecture's hyperparameters (what
+ * tests/py/pre_vocab.py writes for llama.cpp). */
+static void write_vocab_named(const gguf_file *src, const char *pre, const char *path)
+{
+    gguf_error ge;
+    gguf_str arch;
+    cr_assert_eq(gguf_get_str(src, "general.architecture", &arch, &ge), GGUF_OK);
+    char arch_name[64], prefix[72];
+    snprintf(arch_name, sizeof arch_name, "%.*s", (int)arch.len, arch.ptr);
+    snprintf(prefix, sizeof prefix, "%s.", arch_name);
+    static const char *const dropped[] = { "tokenizer.ggml.pre", "tokenizer.ggml.add_bos_token",
+                                           "tokenizer.chat_template" };
+    gguf_writer *w = gguf_writer_create(3);
+    cr_assert_eq(gguf_writer_add_str(w, "general.architecture", arch_name, &ge), GGUF_OK);
+    for (size_t i = 0; i < gguf_kv_count(src); i++) {
+        const gguf_kv *kv = gguf_kv_at(src, i);
+        bool keep = !strncmp(kv->key, "tokenizer.", 10) || !strncmp(kv->key, prefix, strlen(prefix));
+        for (size_t d = 0; d < sizeof dropped / sizeof *dropped; d++)
+            keep &= strcmp(kv->key, dropped[d]) != 0;
+        if (keep)
+            cr_assert_eq(gguf_writer_add_copy(w, kv->key, &kv->value, &ge), GGUF_OK, "%s", ge.message);
+    }
+    cr_assert_eq(gguf_writer_add_str(w, "tokenizer.ggml.pre", pre, &ge), GGUF_OK);
+    cr_assert_eq(gguf_writer_write_file(w, path, &ge), GGUF_OK, "%s", ge.message);
+    gguf_writer_free(w);
+}
+
+/* Every tokenizer.ggml.pre name the BPE tokenizer runs (tok_pretok_name: the families llama.cpp splits with the same
+ * expressions, and the defaults it gives each name) on two vocabularies, tiny-qwen2's (its merges join digits and
+ * spaces, which tell the digit rules apart) and the real SmolLM2-135M-Instruct's, each written here by our writer
+ * under that name without tokenizer.ggml.add_bos_token: llama.cpp's ids for tests/data/pretok_strings.txt with the
+ * same vocabulary and name (tests/data/golden/tokenize/pre-NAME@BASE.jsonl, scripts/pretok-reference.sh). */
+Test(tokenizer, every_pre_tokenizer_name_matches_llama_cpp, .timeout = 240)
+{
+    static const struct { const char *base, *file; } bases[] = {
+        { "tiny-qwen2", "tiny-qwen2-f32.gguf" },
+        { "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf" },
+    };
+    char dir[128];
+    cr_assert(tmp_dir_make(dir, "pretok"));
+    cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
+    size_t names = 0, bases_here = 0;
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        char *model = model_path(bases[b].file);
+        if (!model) {
+            cr_log_warn("%s not found: the names are not tried on its vocabulary", bases[b].file);
+            continue;
+        }
+        gguf_file *src = NULL;
+        gguf_error ge;
+        cr_assert_eq(gguf_open(model, &src, &ge), GGUF_OK, "%s", ge.message);
+        for (names = 0; tok_pretok_name(names); names++) {
+            const char *pre = tok_pretok_name(names);
+            char path[256], golden[96];
+            snprintf(path, sizeof path, "%s/%s.gguf", dir, pre);
+            write_vocab_named(src, pre, path);
+            snprintf(golden, sizeof golden, "pre-%s@%s", pre, bases[b].base);
+            check_vocab_of(golden, path);
+            remove(path);
+        }
+        gguf_close(src);
+        free(model);
+        bases_here++;
+    }
+    cr_assert(tmp_dir_remove(dir));
+    if (!bases_here)
+        cr_skip_test("neither tiny-qwen2-f32.gguf nor SmolLM2-135M-Instruct.Q4_1.gguf found: skipped");
+    cr_log_info("%zu pre-tokenizer names against llama.cpp on %zu vocabularies", names, bases_here);
+    cr_assert_geq(names, 50);
 }

@@ -16,29 +16,52 @@
 #define CONTRACTIONS_CI "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 #define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
 
+/* A family of tokenizer.ggml.pre names that llama.cpp splits with the same expressions (its llm_tokenizer_bpe
+ * constructor), and the defaults its loader gives those names: merges ignored where a word is itself a token, and
+ * BOS added unless tokenizer.ggml.add_bos_token says otherwise (the llama3 names, tekken). */
 typedef struct pre_kind {
-    const char *names[4];
-    const char *regex[4];
+    const char *names[20];
+    const char *regex[6];
+    bool ignore_merges_and_bos;
 } pre_kind;
+
+#define LLAMA3_RE                                                                                                   \
+    CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"          \
+                    "\\s+(?!\\S)|\\s+"
 
 static const pre_kind kinds[] = {
     { { "default" },
-      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" } },
-    { { "gpt2", "gpt-2", "phi-2" }, { GPT2_RE } },
-    { { "llama3", "llama-v3", "llama-bpe" },
-      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-        "\\s+(?!\\S)|\\s+" } },
-    { { "qwen2", "deepseek-r1-qwen" },
+      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false },
+    { { "gpt2", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+        "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling" },
+      { GPT2_RE }, false },
+    { { "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano" },
+      { LLAMA3_RE }, true },
+    /* llama3's expression without its defaults (cl100k: DBRX, OLMo 2, Phi-4) */
+    { { "dbrx", "smaug-bpe" }, { LLAMA3_RE }, false },
+    { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-        "\\s+(?!\\S)|\\s+" } },
-    { { "smollm" }, { "\\p{N}", GPT2_RE } },
+        "\\s+(?!\\S)|\\s+" }, false },
+    /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */
+    { { "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2" },
+      { "\\p{N}", GPT2_RE }, false },
     /* o200k (gpt-oss, Llama 4): a word is an optional non-letter, then "upper" letters and "lower" ones (or the
      * reverse), each class a letter that is not ASCII a-z (resp. A-Z), as llama.cpp rewrites tokenizer.json's
      * \p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M} classes for its regex engine; digits by threes; "/" ends punctuation runs */
-    { { "gpt-4o", "llama4", "kanana2", "talkie" },
+    { { "gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2" },
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" CONTRACTIONS_CI "?|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" CONTRACTIONS_CI "?|"
-        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" } },
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false },
+    /* Mistral's tekken (Nemo, Pixtral's text): o200k's words without contractions, digits one by one */
+    { { "tekken" },
+      { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|"
+        "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|"
+        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true },
+    /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
+     * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
+    { { "deepseek-coder" },
+      { "[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
+        "\\p{N}" }, false },
 };
 
 /* Every tokenizer.ggml.pre value llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load, as vendored
@@ -66,8 +89,17 @@ static bool llama_cpp_knows(const char *name)
     return false;
 }
 
+const char *tok_pretok_name(size_t i)
+{
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (int j = 0; j < 20 && kinds[k].names[j]; j++)
+            if (llama_cpp_knows(kinds[k].names[j]) && i-- == 0)
+                return kinds[k].names[j];
+    return NULL;
+}
+
 typedef struct pretok {
-    pcre2_code *re[4];
+    pcre2_code *re[6];
     int n;
 } pretok;
 
@@ -81,13 +113,24 @@ void pretok_free(void *p)
     free(t);
 }
 
+static const pre_kind *kind_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (int j = 0; j < 20 && kinds[i].names[j]; j++)
+            if (!strcmp(kinds[i].names[j], name))
+                return &kinds[i];
+    return NULL;
+}
+
+bool pretok_ignores_merges_and_adds_bos(const char *name)
+{
+    const pre_kind *k = kind_named(name);
+    return k && k->ignore_merges_and_bos;
+}
+
 tok_status pretok_create(tok_vocab *v, tok_error *err)
 {
-    const pre_kind *k = NULL;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !k; i++)
-        for (int j = 0; j < 4 && kinds[i].names[j]; j++)
-            if (!strcmp(kinds[i].names[j], v->pre))
-                k = &kinds[i];
+    const pre_kind *k = kind_named(v->pre);
     if (!k && !llama_cpp_knows(v->pre))
         return tok_fail(err, TOK_E_MALFORMED, v->pre_offset, "tokenizer.ggml.pre",
                         "tokenizer.ggml.pre is '%s', a pre-tokenizer llama.cpp does not know: it refuses the file "
@@ -96,12 +139,13 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
                         "convert_hf_to_gguf.py names it from the tokenizer)", v->pre);
     if (!k)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
-                        "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt2, "
-                        "llama3/llama-bpe, qwen2, smollm, gpt-4o/llama4 are)", v->pre);
+                        "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt-2, "
+                        "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, "
+                        "deepseek-coder and the names llama.cpp splits as they do are)", v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
-    for (int i = 0; i < 4 && k->regex[i]; i++) {
+    for (int i = 0; i < 6 && k->regex[i]; i++) {
         int code;
         PCRE2_SIZE at;
         t->re[i] = pcre2_compile((PCRE2_SPTR)k->regex[i], PCRE2_ZERO_TERMINATED,

@@ -57,6 +57,9 @@ gguf_str tok_vocab_text(const tok_vocab *v, int32_t id);
 int32_t tok_vocab_n_real(const tok_vocab *v);
 /* Whether llama.cpp makes a token of this text end generation whatever its type ("<|im_end|>", "</s>", ...). */
 bool tok_is_eog_text(const char *text, size_t len);
+/* The i-th tokenizer.ggml.pre name the byte-level BPE tokenizer splits as llama.cpp does (and llama.cpp accepts), or
+ * NULL past the last. */
+const char *tok_pretok_name(size_t i);
 /* The token whose stored text is text[0..len), or -1. */
 int32_t tok_vocab_id_of(const tok_vocab *v, const char *text, size_t len);
 /* The id llama.cpp uses for a special-token key (tokenizer.ggml.eos_token_id, ...) when the file's value is
