@@ -37,7 +37,7 @@ static const pre_kind kinds[] = {
       { GPT2_RE }, false },
     { { "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano" },
       { LLAMA3_RE }, true },
-    /* llama3's expression without its defaults (cl100k: DBRX, OLMo 2, Phi-4) */
+    /* llama3's expression without its defaults (cl100k's tokenizers: DBRX, Smaug) */
     { { "dbrx", "smaug-bpe" }, { LLAMA3_RE }, false },
     { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
