@@ -46,13 +46,21 @@ static const chat_family families[] = {
       "<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>", false, "<|end_of_text|>" },
     /* gpt-oss (harmony): the reply opens its analysis channel itself, closes it with <|end|>, ends with <|return|> */
     { "gpt-oss", "<|start|>user<|message|>", "<|end|><|start|>assistant", false, "<|return|>" },
+    { "phi4", "<|im_start|>user<|im_sep|>", "<|im_end|><|im_start|>assistant<|im_sep|>", false, "<|im_end|>" },
+    { "smolvlm", "<|im_start|>User: ", "<end_of_utterance>\nAssistant:", false, "<end_of_utterance>" },
+    { "falcon3", "<|user|>\n", "\n<|assistant|>\n", false, NULL },
+    { "glmedge", "<|user|>\n", "<|assistant|>", false, NULL },
+    /* AlphaMonarch: the first message without its <s> */
+    { "monarch", "user\n", "</s>\n<s>assistant\n", false, "</s>" },
+    /* Orion: the assistant's turn is opened by the user's message itself */
+    { "orion", "Human: ", "\n\nAssistant: </s>", false, "</s>" },
+    { "openchat", "GPT4 Correct User: ", "<|end_of_turn|>GPT4 Correct Assistant:", false, "<|end_of_turn|>" },
+    { "vicuna", "USER: ", "\nASSISTANT:", false, "</s>" },
+    { "vicuna-orca", "USER: ", "\nASSISTANT:", false, "</s>" },
+    /* DeepSeek Coder's instructions */
+    { "deepseek", "### Instruction:\n", "\n### Response:\n", false, "<|EOT|>" },
     /* recognised, not formatted */
-    { "phi4", NULL, NULL, false, "<|im_end|>" }, { "smolvlm", NULL, NULL, false, "<end_of_utterance>" },
     { "chatglm4", NULL, NULL, false, NULL },     { "exaone-moe", NULL, NULL, false, NULL },
-    { "falcon3", NULL, NULL, false, NULL },      { "glmedge", NULL, NULL, false, NULL },
-    { "monarch", NULL, NULL, false, NULL },      { "orion", NULL, NULL, false, NULL },
-    { "openchat", NULL, NULL, false, NULL },     { "vicuna", NULL, NULL, false, NULL },
-    { "vicuna-orca", NULL, NULL, false, NULL },  { "deepseek", NULL, NULL, false, NULL },
     { "command-r", NULL, NULL, false, NULL },    { "chatglm3", NULL, NULL, false, NULL },
     { "minicpm", NULL, NULL, false, NULL },      { "deepseek2", NULL, NULL, false, NULL },
     { "deepseek3", NULL, NULL, false, NULL },    { "deepseek-ocr", NULL, NULL, false, NULL },
