@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static tok_vocab *open_vocab_at(const char *path, const char *name, gguf_file **f)
 {
@@ -414,6 +415,10 @@ Test(tokenizer, every_pre_tokenizer_name_matches_llama_cpp, .timeout = 240)
             snprintf(path, sizeof path, "%s/%s.gguf", dir, pre);
             write_vocab_named(src, pre, path);
             snprintf(golden, sizeof golden, "pre-%s@%s", pre, bases[b].base);
+            char golden_path[512];
+            snprintf(golden_path, sizeof golden_path, "tests/data/golden/tokenize/%s.jsonl", golden);
+            cr_assert_eq(access(golden_path, R_OK), 0, "%s: no llama.cpp tokens for pre-tokenizer '%s' "
+                         "(scripts/pretok-reference.sh writes them)", golden_path, pre);
             check_vocab_of(golden, path);
             remove(path);
         }

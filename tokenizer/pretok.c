@@ -57,6 +57,11 @@ static const pre_kind kinds[] = {
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|"
         "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true },
+    /* BLOOM's: every run of characters other than whitespace and . , ! ? and their CJK and Indic kin, with one
+     * leading space (Poro, GPT-3 Finnish); Viking's splits the digits off one by one too */
+    { { "poro-chat", "bloom", "gpt3-finnish" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+" },
+      false },
+    { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
     { { "deepseek-coder" },
@@ -140,8 +145,8 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
     if (!k)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                         "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt-2, "
-                        "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, "
-                        "deepseek-coder and the names llama.cpp splits as they do are)", v->pre);
+                        "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, bloom, "
+                        "viking, deepseek-coder and the names llama.cpp splits as they do are)", v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
