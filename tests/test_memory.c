@@ -1,8 +1,9 @@
 /*
  * gguf-inspect --memory against the buffers llama.cpp's CPU build printed for the same files, contexts, cache
  * types and flash-attention settings (tests/data/llama_cpp_memory.tsv, made by scripts/llama-memory-reference.sh):
- * every shared model, the two real ones, the four quantized mixtures and the eight synthetic architectures
- * (written at test time by synth_arch.py), at contexts 512, 4096 and the model's maximum.
+ * every shared model, the two real ones, the four quantized mixtures, the eight synthetic architectures
+ * (written at test time by synth_arch.py) and the held-out Olmo 3 shape (heldout_arch.py: its iSWA cache), at
+ * contexts 512, 4096 and the model's maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
  * Held to: every buffer (the weights mapped and repacked, the KV cache, the output buffer and the compute buffer,
@@ -83,13 +84,22 @@ static char *find_file(const char *name)
         return p;
     char preset[64];
     size_t len = strlen(name);
-    if (strncmp(name, "tiny-", 5) != 0 || len < 10 || strcmp(name + len - 9, "-f32.gguf") != 0)
+    const bool synth = !strncmp(name, "tiny-", 5), heldout = !strncmp(name, "heldout-", 8);
+    if (!(synth || heldout) || len < 10 || strcmp(name + len - 9, "-f32.gguf") != 0)
         return NULL;
     snprintf(preset, sizeof preset, "%.*s", (int)(len - 9), name);
     if (snprintf(path, sizeof path, "%s/%s", tmp_dir, name) >= (int)sizeof path)
         return NULL;
     if (access(path, R_OK) == 0)
         return strdup(path);
+    if (heldout) { /* tests/py/heldout_arch.py's shapes (test_engine_arch checks their sha256) */
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' tests/py/heldout_arch.py %s '%s' 2>&1", venv_python(), preset, path);
+        int st;
+        char *out = run_capture(cmd, &st);
+        free(out);
+        return st == 0 ? strdup(path) : NULL;
+    }
     char why[200] = "";
     int w = synth_arch_write(preset, path, why);
     cr_assert_geq(w, 0, "%s: %s", preset, why);
