@@ -21,11 +21,8 @@ Test(chat, every_format_and_detection_rule_matches_llama_cpp)
 {
     tbuf b = read_whole_file("tests/data/chat_formats.jsonl");
     cr_assert(b.p, "tests/data/chat_formats.jsonl unreadable");
-    char *text = malloc(b.len + 1);
-    memcpy(text, b.p, b.len);
-    text[b.len] = '\0';
     int formatted = 0, refused = 0, unknown = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r((char *)b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
         cr_assert(j, "bad line: %s", line);
         const char *tmpl = cJSON_GetObjectItem(j, "template")->valuestring;
@@ -63,7 +60,6 @@ Test(chat, every_format_and_detection_rule_matches_llama_cpp)
     cr_assert_geq(formatted, 45, "only %d formatted cases", formatted);
     cr_assert_geq(refused, 9);
     cr_assert_geq(unknown, 1);
-    free(text);
     tbuf_free(&b);
 }
 

@@ -49,8 +49,7 @@ static void check_vocab_of(const char *name, const char *model)
         cr_skip_test("%s or its tokenize golden not found: skipped", name);
     }
     int lines = 0;
-    char *text = strndup((const char *)b.p, b.len); /* the file's bytes are not a C string */
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r((char *)b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
         cr_assert(j);
         const char *text = cJSON_GetObjectItem(j, "text")->valuestring;
@@ -78,7 +77,6 @@ static void check_vocab_of(const char *name, const char *model)
         lines++;
     }
     cr_assert_geq(lines, 16);
-    free(text);
     tok_vocab_free(v);
     gguf_close(f);
     tbuf_free(&b);
@@ -291,9 +289,8 @@ Test(tokenizer, end_of_generation_and_types_are_llama_cpp_s, .timeout = 60)
     free(out);
     tbuf b = read_whole_file("tests/data/llama_vocab_rules.jsonl");
     cr_assert(b.p, "tests/data/llama_vocab_rules.jsonl unreadable");
-    char *text = strndup((const char *)b.p, b.len);
     int rule_files = 0, models = 0, absent = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r((char *)b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *j = cJSON_Parse(line);
         cr_assert(j, "bad line: %.80s", line);
         const char *file = cJSON_GetObjectItem(j, "file")->valuestring;
@@ -352,7 +349,6 @@ Test(tokenizer, end_of_generation_and_types_are_llama_cpp_s, .timeout = 60)
     cr_log_info("llama.cpp's vocabulary rules: %d rule files, %d models compared, %d not here", rule_files, models,
                 absent);
     cr_assert_eq(rule_files, 3);
-    free(text);
     tbuf_free(&b);
     cr_assert(tmp_dir_remove(dir));
 }

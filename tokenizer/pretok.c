@@ -19,8 +19,10 @@
 /* A family of tokenizer.ggml.pre names that llama.cpp splits with the same expressions (its llm_tokenizer_bpe
  * constructor), and the defaults its loader gives those names: merges ignored where a word is itself a token, and
  * BOS added unless tokenizer.ggml.add_bos_token says otherwise (the llama3 names, tekken). */
+enum { PRE_KIND_NAMES = 20 };
+
 typedef struct pre_kind {
-    const char *names[20];
+    const char *names[PRE_KIND_NAMES];
     const char *regex[6];
     bool ignore_merges_and_bos;
 } pre_kind;
@@ -97,7 +99,7 @@ static bool llama_cpp_knows(const char *name)
 const char *tok_pretok_name(size_t i)
 {
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        for (int j = 0; j < 20 && kinds[k].names[j]; j++)
+        for (int j = 0; j < PRE_KIND_NAMES && kinds[k].names[j]; j++)
             if (llama_cpp_knows(kinds[k].names[j]) && i-- == 0)
                 return kinds[k].names[j];
     return NULL;
@@ -121,7 +123,7 @@ void pretok_free(void *p)
 static const pre_kind *kind_named(const char *name)
 {
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        for (int j = 0; j < 20 && kinds[i].names[j]; j++)
+        for (int j = 0; j < PRE_KIND_NAMES && kinds[i].names[j]; j++)
             if (!strcmp(kinds[i].names[j], name))
                 return &kinds[i];
     return NULL;

@@ -51,11 +51,6 @@ static int32_t id_of(const tok_vocab *v, const char *text)
     return strmap_get(&v->by_text, text, strlen(text));
 }
 
-static bool is_text(const tok_vocab *v, int32_t id, const char *text)
-{
-    return v->text[id].len == strlen(text) && memcmp(v->text[id].ptr, text, v->text[id].len) == 0;
-}
-
 /* The id a key names, or -1 where it is absent, not a number or past the vocabulary (llama.cpp then keeps its
  * default, none for these roles). */
 static int32_t keyed_id(const gguf_file *f, const char *key, int32_t n)
@@ -87,13 +82,11 @@ static void fim_tokens(tok_vocab *v, const gguf_file *f)
     }
 }
 
-/* The end-of-generation token with this text, or -1. */
+/* The token with this text when it ends generation, or -1. */
 static int32_t eog_with_text(const tok_vocab *v, const char *text)
 {
-    for (int32_t i = 0; i < v->n; i++)
-        if (v->eog[i] && is_text(v, i, text))
-            return i;
-    return -1;
+    const int32_t id = id_of(v, text);
+    return id >= 0 && v->eog[id] ? id : -1;
 }
 
 void vocab_apply_llama_rules(tok_vocab *v, const gguf_file *f)

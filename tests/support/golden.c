@@ -93,6 +93,18 @@ const char *synth_arch_preset(size_t i, const char **arch)
     return synth_arch_files[i].preset;
 }
 
+bool heldout_arch_write(const char *name, const char *path, char *why)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/heldout_arch.py %s '%s' 2>&1", venv_python(), name, path);
+    int st;
+    char *out = run_capture(cmd, &st);
+    if (st != 0)
+        snprintf(why, 200, "heldout_arch.py %s: %.160s", name, out ? out : "failed");
+    free(out);
+    return st == 0;
+}
+
 const char *synth_arch_sha256(const char *preset)
 {
     for (size_t i = 0; i < sizeof synth_arch_files / sizeof synth_arch_files[0]; i++)

@@ -165,8 +165,9 @@ tbuf read_whole_file(const char *path)
     fseek(fp, 0, SEEK_END);
     long n = ftell(fp);
     fseek(fp, 0, SEEK_SET);
-    b.p = malloc(n > 0 ? (size_t)n : 1);
+    b.p = malloc(n > 0 ? (size_t)n + 1 : 1);
     b.len = n > 0 && fread(b.p, 1, (size_t)n, fp) == (size_t)n ? (size_t)n : 0;
+    b.p[b.len] = 0; /* a text file's bytes read as one C string */
     fclose(fp);
     return b;
 }

@@ -48,7 +48,8 @@ const char *bin_dir(void);
 /* Runs a shell command and returns its stdout (malloc'd) and exit status. */
 char *run_capture(const char *cmd, int *status);
 
-/* Whole files: read (len 0 and p NULL when unreadable) and written (plain, for test copies). */
+/* Whole files: read (len 0 and p NULL when unreadable; a NUL follows the len bytes, so a text file is a C string)
+ * and written (plain, for test copies). */
 tbuf read_whole_file(const char *path);
 bool write_whole_file(const char *path, const uint8_t *p, size_t len);
 
