@@ -17,14 +17,15 @@
 #define GPT2_RE "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
 
 /* A family of tokenizer.ggml.pre names that llama.cpp splits with the same expressions (its llm_tokenizer_bpe
- * constructor), and the defaults its loader gives those names: merges ignored where a word is itself a token, and
- * BOS added unless tokenizer.ggml.add_bos_token says otherwise (the llama3 names, tekken). */
+ * constructor), and the defaults its loader gives those names: merges ignored where a word is itself a token (the
+ * llama3 names, tekken, GLM 4.5's glm4), and BOS added unless tokenizer.ggml.add_bos_token says otherwise (the
+ * llama3 names, tekken). */
 enum { PRE_KIND_NAMES = 20 };
 
 typedef struct pre_kind {
     const char *names[PRE_KIND_NAMES];
     const char *regex[6];
-    bool ignore_merges_and_bos;
+    bool ignore_merges, add_bos;
 } pre_kind;
 
 #define LLAMA3_RE                                                                                                   \
@@ -33,42 +34,44 @@ typedef struct pre_kind {
 
 static const pre_kind kinds[] = {
     { { "default" },
-      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false },
+      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false, false },
     { { "gpt2", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
         "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling" },
-      { GPT2_RE }, false },
+      { GPT2_RE }, false, false },
     { { "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano" },
-      { LLAMA3_RE }, true },
-    /* llama3's expression without its defaults (cl100k's tokenizers: DBRX, Smaug) */
-    { { "dbrx", "smaug-bpe" }, { LLAMA3_RE }, false },
+      { LLAMA3_RE }, true, true },
+    /* llama3's expression without its defaults (cl100k's tokenizers: DBRX, Smaug; ChatGLM's) */
+    { { "dbrx", "smaug-bpe", "chatglm-bpe" }, { LLAMA3_RE }, false, false },
+    /* GLM 4.5 / 4.6 / 5 (glm4moe): llama3's expression with merges ignored, and no BOS by default */
+    { { "glm4", "glm5" }, { LLAMA3_RE }, true, false },
     { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-        "\\s+(?!\\S)|\\s+" }, false },
+        "\\s+(?!\\S)|\\s+" }, false, false },
     /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */
     { { "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2" },
-      { "\\p{N}", GPT2_RE }, false },
+      { "\\p{N}", GPT2_RE }, false, false },
     /* o200k (gpt-oss, Llama 4): a word is an optional non-letter, then "upper" letters and "lower" ones (or the
      * reverse), each class a letter that is not ASCII a-z (resp. A-Z), as llama.cpp rewrites tokenizer.json's
      * \p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M} classes for its regex engine; digits by threes; "/" ends punctuation runs */
     { { "gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2" },
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" CONTRACTIONS_CI "?|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" CONTRACTIONS_CI "?|"
-        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false },
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
     /* Mistral's tekken (Nemo, Pixtral's text): o200k's words without contractions, digits one by one */
     { { "tekken" },
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|"
-        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true },
+        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true, true },
     /* BLOOM's: every run of characters other than whitespace and . , ! ? and their CJK and Indic kin, with one
      * leading space (Poro, GPT-3 Finnish); Viking's splits the digits off one by one too */
     { { "poro-chat", "bloom", "gpt3-finnish" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+" },
-      false },
-    { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false },
+      false, false },
+    { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
     { { "deepseek-coder" },
       { "[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
-        "\\p{N}" }, false },
+        "\\p{N}" }, false, false },
 };
 
 /* Every tokenizer.ggml.pre value llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load, as vendored
@@ -129,10 +132,16 @@ static const pre_kind *kind_named(const char *name)
     return NULL;
 }
 
-bool pretok_ignores_merges_and_adds_bos(const char *name)
+bool pretok_ignores_merges(const char *name)
 {
     const pre_kind *k = kind_named(name);
-    return k && k->ignore_merges_and_bos;
+    return k && k->ignore_merges;
+}
+
+bool pretok_adds_bos(const char *name)
+{
+    const pre_kind *k = kind_named(name);
+    return k && k->add_bos;
 }
 
 tok_status pretok_create(tok_vocab *v, tok_error *err)

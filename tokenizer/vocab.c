@@ -205,9 +205,8 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         goto fail;
     }
     snprintf(v->pre, sizeof v->pre, "%.*s", (int)(pre.len < 31 ? pre.len : 31), pre.ptr);
-    const bool llama3 = !spm && pretok_ignores_merges_and_adds_bos(v->pre);
-    v->ignore_merges = !spm && llama3;
-    v->add_bos = key_bool(f, "tokenizer.ggml.add_bos_token", spm || llama3);
+    v->ignore_merges = !spm && pretok_ignores_merges(v->pre);
+    v->add_bos = key_bool(f, "tokenizer.ggml.add_bos_token", spm || pretok_adds_bos(v->pre));
     v->add_eos = key_bool(f, "tokenizer.ggml.add_eos_token", false);
     v->add_space_prefix = key_bool(f, "tokenizer.ggml.add_space_prefix", spm);
     if (v->add_bos && v->bos < 0)

@@ -34,9 +34,10 @@ struct tok_vocab {
 /* The types and end-of-generation flags llama.cpp's loader gives tokens after reading the file (vocab_rules.c). */
 void vocab_apply_llama_rules(tok_vocab *v, const gguf_file *f);
 
-/* Whether llama.cpp's loader ignores merges for words that are tokens and adds BOS by default for this
- * tokenizer.ggml.pre (the llama3 names, tekken; pretok.c). */
-bool pretok_ignores_merges_and_adds_bos(const char *name);
+/* Whether llama.cpp's loader ignores merges for words that are tokens (the llama3 names, tekken, glm4), and whether it
+ * adds BOS by default (the llama3 names, tekken), for this tokenizer.ggml.pre (pretok.c). */
+bool pretok_ignores_merges(const char *name);
+bool pretok_adds_bos(const char *name);
 /* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
 tok_status pretok_create(tok_vocab *v, tok_error *err);
 void pretok_free(void *p);

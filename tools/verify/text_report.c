@@ -91,18 +91,25 @@ static void print_roles(FILE *out, const verify_result *r)
     if (!r->audited || a->n_roles == 0)
         return;
     fprintf(out, "\nroles across layers\n");
-    fprintf(out, "  %-22s %6s  %-11s %10s %10s %10s %10s %10s %4s\n", "role", "layers", "types", "RMS min", "median",
-            "max", "mean(med)", "max |x|", "finds");
     size_t shown = a->n_roles < VERIFY_ROLES_SHOWN ? a->n_roles : VERIFY_ROLES_SHOWN;
+    /* columns as wide as the longest shown role and type list (post_attention_norm.weight, "Q4_K Q6_K Q8_0") */
+    int rw = 22, tw = 11;
+    for (size_t i = 0; i < shown; i++) {
+        const int lr = (int)strlen(a->roles[i].role), lt = (int)strlen(a->roles[i].types);
+        rw = lr > rw ? lr : rw;
+        tw = lt > tw ? lt : tw;
+    }
+    fprintf(out, "  %-*s %6s  %-*s %10s %10s %10s %10s %10s %4s\n", rw, "role", "layers", tw, "types", "RMS min",
+            "median", "max", "mean(med)", "max |x|", "finds");
     for (size_t i = 0; i < shown; i++) {
         const audit_role_summary *s = &a->roles[i];
         char layers[16];
         snprintf(layers, sizeof layers, s->n_layers ? "%d" : "-", s->n_layers);
         if (s->n_measured == 0) /* a type not decoded, or bytes not read (a remote file's matrices) */
-            fprintf(out, "  %-22s %6s  %-11s %10s %10s %10s %10s %10s %4d\n", s->role, layers, s->types, "-", "-", "-",
-                    "-", "-", s->n_findings);
+            fprintf(out, "  %-*s %6s  %-*s %10s %10s %10s %10s %10s %4d\n", rw, s->role, layers, tw, s->types, "-", "-",
+                    "-", "-", "-", s->n_findings);
         else
-            fprintf(out, "  %-22s %6s  %-11s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", s->role, layers, s->types,
+            fprintf(out, "  %-*s %6s  %-*s %10.4g %10.4g %10.4g %10.4g %10.4g %4d\n", rw, s->role, layers, tw, s->types,
                     s->rms_min, s->rms_median, s->rms_max, s->mean_median, s->max_abs_max, s->n_findings);
     }
     if (shown < a->n_roles)
