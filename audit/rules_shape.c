@@ -98,6 +98,8 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
         int64_t missing = 0, first = -1;
         char name[128];
         for (int64_t l = 0; l < L; l++) {
+            if (model_role_need_at(&hp->g, (model_role)r, l) != MODEL_NEED_REQUIRED)
+                continue; /* a mixture's leading dense layers have no experts */
             snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, ri->name);
             if (!gguf_tensor_by_name(f, name) && missing++ == 0)
                 first = l;
@@ -118,6 +120,27 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
         FSET(x->meaning, "llama.cpp would refuse this file; an engine that does not check runs those layers "
                          "without their %s", ri->what);
     }
+}
+
+/* The feed-forward form layer l has: dense among a mixture's leading dense layers (leading_dense_block_count), or
+ * where it has a dense ffn_down and no router (Llama 4 interleaves such layers); experts where it has a router. */
+static model_ffn_form layer_form(const gguf_file *f, const audit_hparams *hp, int64_t l)
+{
+    char name[64];
+    snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
+    const bool router = gguf_tensor_by_name(f, name);
+    snprintf(name, sizeof name, "blk.%lld.ffn_down.weight", (long long)l);
+    if (l < hp->g.n_layer_dense_lead || (!router && gguf_tensor_by_name(f, name)))
+        return MODEL_FFN_DENSE;
+    return router ? MODEL_FFN_MOE : MODEL_FFN_ANY;
+}
+
+/* Whether a role of feed-forward form `form` belongs in layer l: not the experts' roles in a dense layer, nor the
+ * dense ones in a layer with experts. */
+static bool role_fits_layer(const gguf_file *f, const audit_hparams *hp, model_ffn_form form, int64_t l)
+{
+    const model_ffn_form lf = form == MODEL_FFN_ANY ? MODEL_FFN_ANY : layer_form(f, hp, l);
+    return form == MODEL_FFN_ANY || lf == MODEL_FFN_ANY || lf == form;
 }
 
 static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer, const char *role, size_t present)
@@ -186,11 +209,12 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
         model_role role = model_role_of_name(gguf_tensor_at(f, e[g].index)->name, &layer_of_role);
         const bool required = role != MODEL_ROLE_COUNT && model_role_need(&hp->g, role) == MODEL_NEED_REQUIRED;
         if (2 * (int64_t)present > L && !required) {
+            const model_ffn_form form = role != MODEL_ROLE_COUNT ? model_role_info_of(role)->form : MODEL_FFN_ANY;
             size_t k = g;
             for (int64_t l = 0; l < L; l++) {
                 if (k < g + present && e[k].layer == l)
                     k++;
-                else if (per_layer[l])
+                else if (per_layer[l] && role_fits_layer(f, hp, form, l))
                     missing_tensor(fs, hp, l, e[g].role, present);
             }
         }

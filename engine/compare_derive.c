@@ -228,7 +228,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     const kern_weight *w = L->w;
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
-    float logits[1024], probs[1024], weights[1024], sh = 0.0f, *tmp = malloc((size_t)E * sizeof(float));
+    float logits[1024], probs[2 * 1024], weights[1024], sh = 0.0f, *tmp = malloc((size_t)E * sizeof(float));
     int ids[1024];
     bool ok = h && tmp && n_exp <= 1024;
     for (int t = 0; ok && t < T; t++) {
@@ -237,7 +237,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
         ok = product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
                      w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL, ht, 1, E, logits);
         if (ok)
-            engine_route(logits, n_exp, k, hp->moe_gating, hp->moe_renormalise, probs, ids, weights);
+            engine_route(hp, L->select_bias, logits, probs, ids, weights);
         for (int j = 0; ok && j < k; j++) {
             const int e = ids[j];
             const kern_weight *const ew[3] = { &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
@@ -250,14 +250,15 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
             for (int i = 0; ok && i < E; i++)
                 ot[i] = j == 0 ? ot[i] * weights[0] : ot[i] + tmp[i] * weights[j];
         }
-        if (ok && w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t) {
+        if (ok && w[MODEL_ROLE_FFN_GATE_SHEXP].t) {
             const kern_weight *const sw[3] = { &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP],
                                                &w[MODEL_ROLE_FFN_DOWN_SHEXP] };
             const kern_weight *const no_bias[3] = { 0 };
-            ok = product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh) &&
+            const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
+            ok = (!gated || product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
                  gated_block(s, side, sw, no_bias, hp->n_ff_shexp, ht, tmp);
             for (int i = 0; ok && i < E; i++)
-                ot[i] += tmp[i] * (1.0f / (1.0f + expf(-sh)));
+                ot[i] += gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i];
         }
     }
     free(tmp);

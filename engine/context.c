@@ -172,7 +172,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     c->stats = calloc(B, sizeof *c->stats);
     if (hp->n_expert) {
         c->router_host = malloc(router_n * sizeof(float));
-        c->route_probs = malloc((size_t)hp->n_expert * sizeof(float));
+        c->route_probs = malloc(2 * (size_t)hp->n_expert * sizeof(float)); /* probs, then what the choice ranks */
         c->route_weights = malloc((size_t)hp->n_expert_used * sizeof(float));
         c->route_ids = malloc((size_t)hp->n_expert_used * sizeof(int));
     }

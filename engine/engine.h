@@ -69,7 +69,8 @@ typedef struct engine_hparams {
      * probabilities are renormalised to sum 1 when moe_renormalise; a shared expert where the file has one. */
     int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
     bool moe_renormalise;
-    model_moe_gating moe_gating; /* softmax then top k, or top k then softmax (gpt-oss) */
+    float moe_scale;             /* multiplies the chosen experts' weights (1: none) */
+    model_moe_gating moe_gating; /* softmax then top k, top k then softmax (gpt-oss), or sigmoids (glm4moe) */
     /* Where each choice came from, for the start-up report. */
     bool eps_defaulted, base_defaulted, head_dim_from_key_length, n_rot_from_key, freq_factors;
     model_hparams g;         /* everything model/'s reader found */
@@ -97,6 +98,12 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
  * every pass faults them in again from the cache: for a tool that runs two models in one process. */
 void engine_model_release_weights(engine_model *m, bool on);
 kern_backend *engine_model_backend(const engine_model *m);
+/* What a mixture of experts' layers hold, as bound, for reports. */
+typedef struct engine_layer_kinds {
+    int dense_layers;      /* layers with a dense feed-forward block (a mixture's leading ones) */
+    bool shared_experts, shared_gate, selection_bias, expert_biases;
+} engine_layer_kinds;
+engine_layer_kinds engine_model_layer_kinds(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);
 /* The rotary frequency divisors a context of n_ctx positions uses (Llama 3.1's rope_freqs, or LongRoPE's long or

@@ -130,8 +130,8 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
     const engine_layer *L = &c->m->layers[il];
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
     for (int t = 0; t < Tr; t++)
-        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
-                     c->route_probs, c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
+        engine_route(hp, L->select_bias, c->router_host + (size_t)t * n_exp, c->route_probs,
+                     c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
     pass_check(p, c->be->to_host(c->be, c->moe_in_host, h, (size_t)Tr * E), "copy of the experts' input");
     for (int e = 0; e < n_exp && !p->st; e++) {
         int n = 0;
@@ -170,8 +170,8 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
 
 /* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
  * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
- * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate, where there is
- * one. Only the chosen experts' rows are read. */
+ * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate where it has
+ * one (qwen2moe), where there is one. Only the chosen experts' rows are read. */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
 {
     engine_ctx *c = p->c;
@@ -187,8 +187,8 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
     if (Tr > 1 && c->moe_out_host && !p->st)
         grouped_experts(p, il, Tr, h, o);
     for (int t = 0; t < Tr && !p->st && !(Tr > 1 && c->moe_out_host); t++) {
-        engine_route(c->router_host + (size_t)t * n_exp, n_exp, k, hp->moe_gating, hp->moe_renormalise,
-                     c->route_probs, c->route_ids, c->route_weights);
+        engine_route(hp, L->select_bias, c->router_host + (size_t)t * n_exp, c->route_probs, c->route_ids,
+                     c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;
         if (experts_together(c)) {
             chosen_experts_together(p, L, c->route_ids, c->route_weights, h + (size_t)t * E, ot);
@@ -200,16 +200,21 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
             sum_expert(p, ot, dst, j, c->route_weights[j]);
         }
     }
-    if (!w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t)
+    if (!w[MODEL_ROLE_FFN_GATE_SHEXP].t)
         return;
-    /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp) */
-    run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
-    if (!p->st)
-        pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr), "copy of the shared expert's gate");
+    /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp); glm4moe's shared experts have no
+     * gate: out += ffn_shexp(h) */
+    const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
+    if (gated) {
+        run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
+        if (!p->st)
+            pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr),
+                       "copy of the shared expert's gate");
+    }
     const kern_weight *const no_bias[3] = { 0 };
     gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
               hp->n_ff_shexp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
-    for (int t = 0; t < Tr && !p->st; t++)
+    for (int t = 0; t < Tr && !p->st && gated; t++)
         run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
                   1.0f / (1.0f + expf(-c->router_host[t])));
     run_add(p, "shared expert", o, c->moe_tmp, (size_t)Tr * E);

@@ -235,7 +235,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         in = h;
     }
     p->normed = false;
-    if (hp->n_expert) {
+    if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
         engine_experts_block(p, il, Tr, in, o);
     } else {
         run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");

@@ -34,7 +34,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->desc = g->arch;
     /* the reader's ranges and checks keep every size below 2^30, so they fit an int */
     hp->n_embd = (int)g->n_embd;
-    hp->n_layer = (int)g->n_layer;
+    hp->n_layer = (int)(g->n_layer - g->n_layer_nextn); /* the prediction blocks after them are not run */
     hp->n_head = (int)g->n_head;
     hp->n_kv_head = (int)g->n_head_kv;
     hp->head_dim = (int)g->head_dim_k;
@@ -44,7 +44,8 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->n_expert_used = (int)g->n_expert_used;
     hp->n_ff_exp = (int)g->n_ff_exp;
     hp->n_ff_shexp = (int)g->n_ff_shexp;
-    hp->moe_renormalise = g->arch->moe_renormalise;
+    hp->moe_renormalise = g->moe_renormalise;
+    hp->moe_scale = g->moe_scale;
     hp->eps = g->eps;
     hp->eps_defaulted = g->eps_defaulted;
     hp->base_defaulted = g->rope_base_defaulted;
@@ -58,7 +59,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->qk_norm_full = g->arch->qk_norm_full;
     hp->final_softcap = g->final_softcap;
     hp->swa_window = g->swa_window > 0 ? (int)g->swa_window : 0;
-    hp->moe_gating = g->arch->moe_gating;
+    hp->moe_gating = g->moe_gating;
     hp->rope = (kern_rope){ .n_rot = (int)g->n_rot, .neox = g->arch->rope_neox, .base = g->rope_base,
                             .freq_scale = g->rope_freq_scale, .ext_factor = g->yarn_ext_factor,
                             .attn_factor = g->yarn_attn_factor };

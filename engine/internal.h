@@ -22,6 +22,7 @@ typedef struct engine_layer {
     /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];
+    float *select_bias;      /* (n_expert) exp_probs_b on the host, for the routing; NULL without one */
     gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
 } engine_layer;
 
@@ -54,10 +55,11 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
                                                                           : NULL };
 }
 
-/* One token's experts (route.c): probs (n_expert) is scratch, ids and weights (n_used) the experts chosen, most
+/* One token's experts (route.c) from its router logits (n_expert), as hp says to weigh them, with a layer's selection
+ * bias (n_expert, or NULL): probs (2 n_expert) is scratch, ids and weights (n_expert_used) the experts chosen, most
  * probable first, and what their outputs are multiplied by. */
-void engine_route(const float *logits, int n_expert, int n_used, model_moe_gating gating, bool renormalise,
-                  float *probs, int *ids, float *weights);
+void engine_route(const engine_hparams *hp, const float *select_bias, const float *logits, float *probs, int *ids,
+                  float *weights);
 
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 

@@ -12,14 +12,14 @@
 
 /* Finds `name`, checks its shape against the role's (model/arch.c) and binds it;
  * an absent tensor is an error only when the architecture requires the role. */
-static engine_status bind(engine_model *m, kern_weight *w, const char *name, model_role role, const model_hparams *dims,
-                          engine_error *err)
+static engine_status bind(engine_model *m, kern_weight *w, const char *name, model_role role, int il,
+                          const model_hparams *dims, engine_error *err)
 {
     const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
     const model_role_info *ri = model_role_info_of(role);
     memset(w, 0, sizeof *w);
     if (!t) {
-        if (model_role_need(&m->hp.g, role) != MODEL_NEED_REQUIRED)
+        if (model_role_need_at(&m->hp.g, role, il) != MODEL_NEED_REQUIRED)
             return ENGINE_OK;
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "tensor '%s' (%s) is missing: a %s model needs it", name,
                            ri->what, m->hp.arch);
@@ -98,6 +98,22 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
+/* Layer il's selection bias (exp_probs_b), which the host's routing reads: decoded once into L->select_bias. */
+static engine_status load_selection_bias(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    const gguf_tensor *t = L->w[MODEL_ROLE_FFN_EXP_PROBS_B].t;
+    if (!t)
+        return ENGINE_OK;
+    L->select_bias = malloc((size_t)m->hp.n_expert * sizeof(float));
+    if (!L->select_bias)
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    if (quant_dequantize_row(t->type, t->data, L->select_bias, m->hp.n_expert) != QUANT_OK)
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (%s) cannot be decoded",
+                           t->name, gguf_type_traits_of(t->type)->name);
+    return ENGINE_OK;
+}
+
 /* Binds the rows of a fused tensor as the role it holds; the fused tensor itself is never bound. */
 static engine_status bind_part(engine_model *m, engine_layer *L, int part, const gguf_tensor *fused, uint64_t r0,
                                uint64_t n, model_role as, engine_error *err)
@@ -154,11 +170,11 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
 {
     engine_layer *L = &m->layers[il];
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
-        if (model_role_need(&m->hp.g, (model_role)r) == MODEL_NEED_ABSENT)
+        if (model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
             continue;
         char name[96];
         snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of((model_role)r)->name);
-        engine_status s = bind(m, &L->w[r], name, (model_role)r, dims, err);
+        engine_status s = bind(m, &L->w[r], name, (model_role)r, il, dims, err);
         if (s)
             return s;
     }
@@ -179,7 +195,22 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     engine_status s = bind_fused(m, il, err);
     if (s)
         return s;
-    return m->hp.n_expert > 0 ? bind_experts(m, il, err) : ENGINE_OK;
+    if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
+        return ENGINE_OK;
+    if ((s = load_selection_bias(m, il, err)))
+        return s;
+    return bind_experts(m, il, err);
+}
+
+/* Whether name is a tensor of the trailing multi-token prediction blocks (nextn_predict_layers: blk.N.* with N from
+ * the generating layers' count to block_count), which llama.cpp loads and generation does not run. */
+static bool prediction_block_tensor(const engine_model *m, const char *name)
+{
+    char *end;
+    if (strncmp(name, "blk.", 4) != 0 || name[4] < '0' || name[4] > '9')
+        return false;
+    const long long l = strtoll(name + 4, &end, 10);
+    return *end == '.' && l >= m->hp.n_layer && l < m->hp.g.n_layer;
 }
 
 /* Every tensor of the file must be one the architecture reads: llama.cpp refuses
@@ -191,7 +222,10 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
         const gguf_tensor *t = gguf_tensor_at(m->f, i);
         int64_t layer;
         model_role r = model_role_of_name(t->name, &layer);
-        if (r != MODEL_ROLE_COUNT && model_role_need(&m->hp.g, r) != MODEL_NEED_ABSENT && layer < m->hp.n_layer)
+        if (r != MODEL_ROLE_COUNT && model_role_need_at(&m->hp.g, r, layer) != MODEL_NEED_ABSENT &&
+            layer < m->hp.n_layer)
+            continue;
+        if (prediction_block_tensor(m, t->name))
             continue;
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
@@ -262,6 +296,8 @@ void engine_model_free(engine_model *m)
     if (!m)
         return;
     unbind_all(m);
+    for (int il = 0; m->layers && il < m->hp.n_layer; il++)
+        free(m->layers[il].select_bias);
     free(m->layers);
     free(m->expert_views);
     free(m->expert_weights);
@@ -313,9 +349,9 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
-    if ((s = bind(m, &m->tok_embd, "token_embd.weight", MODEL_ROLE_TOKEN_EMBD, &dims, err)) ||
-        (s = bind(m, &m->output_norm, "output_norm.weight", MODEL_ROLE_OUTPUT_NORM, &dims, err)) ||
-        (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, &dims, err)))
+    if ((s = bind(m, &m->tok_embd, "token_embd.weight", MODEL_ROLE_TOKEN_EMBD, -1, &dims, err)) ||
+        (s = bind(m, &m->output_norm, "output_norm.weight", MODEL_ROLE_OUTPUT_NORM, -1, &dims, err)) ||
+        (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, -1, &dims, err)))
         goto fail;
     if (!m->output.t) {
         hp->tied_output = true;
@@ -346,6 +382,20 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
 fail:
     engine_model_free(m);
     return s;
+}
+
+engine_layer_kinds engine_model_layer_kinds(const engine_model *m)
+{
+    engine_layer_kinds k = { 0 };
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const engine_layer *L = &m->layers[il];
+        k.dense_layers += !L->w[MODEL_ROLE_FFN_GATE_INP].t && m->hp.n_expert > 0;
+        k.shared_experts |= L->w[MODEL_ROLE_FFN_GATE_SHEXP].t != NULL;
+        k.shared_gate |= L->w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t != NULL;
+        k.selection_bias |= L->select_bias != NULL;
+        k.expert_biases |= L->experts[ENGINE_EXPERT_GATE_BIAS] != NULL;
+    }
+    return k;
 }
 
 void engine_model_release_weights(engine_model *m, bool on)

@@ -3,8 +3,10 @@
  *  - softmax gating: probabilities by softmax over the router's logits (ggml_soft_max: exp(x - max) in float,
  *    their sum in double), the n_used most probable experts, their probabilities as weights;
  *  - softmax-weight gating (gpt-oss): the n_used largest logits, then the softmax of those n_used as weights;
+ *  - sigmoid gating (glm4moe, DeepSeek-V3): each logit's sigmoid (ggml's 1 / (1 + e^-x)); the experts chosen by
+ *    the sigmoids plus the layer's selection bias where it has one (exp_probs_b), weighed by the sigmoids alone;
  * then, where the family does so, the weights renormalised to sum 1 (the sum clamped at 2^-14, f16's smallest
- * normal).
+ * normal), and scaled by expert_weights_scale.
  */
 #include "internal.h"
 
@@ -26,13 +28,20 @@ static void softmax(float *x, int n)
         x[e] *= inv;
 }
 
-void engine_route(const float *logits, int n_expert, int n_used, model_moe_gating gating, bool renormalise,
-                  float *probs, int *ids, float *weights)
+void engine_route(const engine_hparams *hp, const float *select_bias, const float *logits, float *probs, int *ids,
+                  float *weights)
 {
+    const int n_expert = hp->n_expert, n_used = hp->n_expert_used;
+    float *select = probs + n_expert; /* what the choice ranks: probs, plus the selection bias where there is one */
     for (int e = 0; e < n_expert; e++)
         probs[e] = logits[e];
-    if (gating == MODEL_MOE_SOFTMAX)
+    if (hp->moe_gating == MODEL_MOE_SOFTMAX)
         softmax(probs, n_expert);
+    else if (hp->moe_gating == MODEL_MOE_SIGMOID)
+        for (int e = 0; e < n_expert; e++)
+            probs[e] = 1.0f / (1.0f + expf(-probs[e]));
+    for (int e = 0; e < n_expert; e++)
+        select[e] = select_bias ? probs[e] + select_bias[e] : probs[e];
     /* the n_used largest, ties to the lower index; a NaN is never chosen over a number */
     for (int k = 0; k < n_used; k++) {
         int best = -1;
@@ -40,20 +49,23 @@ void engine_route(const float *logits, int n_expert, int n_used, model_moe_gatin
             bool taken = false;
             for (int j = 0; j < k; j++)
                 taken |= ids[j] == e;
-            if (!taken && (best < 0 || probs[e] > probs[best] || (isnan(probs[best]) && !isnan(probs[e]))))
+            if (!taken && (best < 0 || select[e] > select[best] || (isnan(select[best]) && !isnan(select[e]))))
                 best = e;
         }
         ids[k] = best;
         weights[k] = probs[best];
     }
-    if (gating == MODEL_MOE_SOFTMAX_WEIGHT)
+    if (hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT)
         softmax(weights, n_used);
-    if (!renormalise)
-        return;
-    float total = 0.0f;
-    for (int k = 0; k < n_used; k++)
-        total += weights[k];
-    total = total < 6.103515625e-5f ? 6.103515625e-5f : total;
-    for (int k = 0; k < n_used; k++)
-        weights[k] /= total;
+    if (hp->moe_renormalise) {
+        float total = 0.0f;
+        for (int k = 0; k < n_used; k++)
+            total += weights[k];
+        total = total < 6.103515625e-5f ? 6.103515625e-5f : total;
+        for (int k = 0; k < n_used; k++)
+            weights[k] /= total;
+    }
+    if (hp->moe_scale != 1.0f)
+        for (int k = 0; k < n_used; k++)
+            weights[k] *= hp->moe_scale;
 }

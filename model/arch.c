@@ -90,6 +90,9 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                      "experts' up biases", .form = MODEL_FFN_MOE, .expert_rows = true },
     [MODEL_ROLE_FFN_DOWN_EXPS_BIAS] = { "ffn_down_exps.bias", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
                                        "experts' down biases", .form = MODEL_FFN_MOE, .expert_rows = true },
+    [MODEL_ROLE_FFN_EXP_PROBS_B] = { "exp_probs_b.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
+                                    "experts' selection bias (added to the router's scores for the choice only)",
+                                    .form = MODEL_FFN_MOE },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
@@ -189,6 +192,27 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "glm4moe",
+        .families = "GLM-4.5, GLM-4.5-Air, GLM-4.6",
+        /* llama.cpp's glm4-moe loader and graph: q/k/v biases (optional there), per-head q/k norms in some files,
+         * post_attention_norm before the feed-forward block as gpt-oss's, the first leading_dense_block_count layers
+         * dense, the rest experts chosen by sigmoid scores plus exp_probs_b, their weights renormalised and scaled,
+         * and ungated shared experts; the trailing nextn (multi-token prediction) blocks are not run */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = O, [MODEL_ROLE_ATTN_K_NORM] = O,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_EXP_PROBS_B] = R, [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O,
+                  [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_routing_keys = true,
+        .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+    {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
         /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k
@@ -270,10 +294,16 @@ static const model_arch archs[] = {
 
 model_need model_role_need(const model_hparams *hp, model_role r)
 {
+    return model_role_need_at(hp, r, -1);
+}
+
+model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
+{
     if (!hp->arch || (unsigned)r >= MODEL_ROLE_COUNT)
         return MODEL_NEED_ABSENT;
     const model_ffn_form form = roles[r].form;
-    if ((form == MODEL_FFN_DENSE && hp->n_expert > 0) || (form == MODEL_FFN_MOE && hp->n_expert == 0))
+    const bool moe = hp->n_expert > 0 && !(il >= 0 && il < hp->n_layer_dense_lead);
+    if ((form == MODEL_FFN_DENSE && moe) || (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
     return (model_need)hp->arch->need[r];
 }

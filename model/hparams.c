@@ -55,6 +55,21 @@ static int64_t get_int(reader *r, const char *suffix, bool required, int64_t dfl
     return 0;
 }
 
+/* <arch>.suffix as a bool, dflt when absent */
+static bool get_bool(reader *r, const char *suffix, bool dflt)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    bool v;
+    gguf_error e;
+    gguf_status s = gguf_get_bool(r->f, key, &v, &e);
+    if (s == GGUF_OK)
+        return v;
+    if (s != GGUF_E_KEY_NOT_FOUND)
+        note(r, s, &e);
+    return dflt;
+}
+
 static float get_float(reader *r, const char *suffix, float dflt, bool *dflt_used)
 {
     char key[160];
@@ -147,6 +162,40 @@ static void swa_pattern(reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
+/* How the router weighs its choice: the entry's gating, or, for the families whose llama.cpp loader reads them
+ * (moe_routing_keys: src/models/glm4-moe.cpp and DeepSeek's), expert_gating_func (0, "none", is the entry's),
+ * expert_weights_norm, expert_weights_scale (0 or 1: none), expert_shared_count shared experts of
+ * expert_feed_forward_length each, leading_dense_block_count dense layers first, and nextn_predict_layers trailing
+ * blocks. The keys are llama.cpp's; leading_dense_block_count and nextn_predict_layers are read for every family
+ * too, since they say which tensors a file has (the audit reads them whatever the architecture). */
+static void moe_routing(reader *r, model_hparams *hp)
+{
+    const model_arch *ma = hp->arch;
+    hp->moe_gating = ma ? ma->moe_gating : MODEL_MOE_SOFTMAX;
+    hp->moe_renormalise = ma && ma->moe_renormalise;
+    hp->moe_scale = 1.0f;
+    const int64_t dims = 65536;
+    if (ma && !ma->moe_routing_keys)
+        return;
+    hp->n_layer_nextn = get_int(r, "nextn_predict_layers", false, 0, 0, hp->n_layer > 0 ? hp->n_layer : dims, NULL);
+    hp->n_layer_dense_lead = get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
+    if (!ma || hp->n_expert == 0)
+        return;
+    /* llama.cpp's llama_expert_gating_func_type: 1 softmax, 2 sigmoid, 3 softmax over the chosen; 4 (the square
+     * root of softplus) and above are refused by check() */
+    static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
+                                                  MODEL_MOE_SOFTMAX_WEIGHT };
+    hp->moe_gating_func = get_int(r, "expert_gating_func", false, 0, 0, 255, NULL);
+    hp->moe_gating = hp->moe_gating_func == 0 ? ma->moe_gating
+                     : hp->moe_gating_func < 4 ? gating_of[hp->moe_gating_func] : ma->moe_gating;
+    hp->n_expert_groups = get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
+    hp->moe_renormalise = get_bool(r, "expert_weights_norm", false);
+    const float scale = get_float(r, "expert_weights_scale", 0.0f, NULL);
+    hp->moe_scale = scale != 0.0f ? scale : 1.0f;
+    const int64_t shared = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL);
+    hp->n_ff_shexp = shared * hp->n_ff_exp;
+}
+
 /* Every key, the first problem in err (the values read before and after it kept). */
 static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *err)
 {
@@ -190,6 +239,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->n_ff_exp = get_int(&r, "expert_feed_forward_length", false, split, 0, big, NULL);
         hp->n_ff_shexp = get_int(&r, "expert_shared_feed_forward_length", false, hp->n_ff, 0, big, NULL);
     }
+    moe_routing(&r, hp);
     bool no_key_length = false, no_rot = false;
     const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
     hp->head_dim_k = get_int(&r, "attention.key_length", false, per_head, 1, dims, &no_key_length);
@@ -333,10 +383,32 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
     const char *arch = hp->arch_name;
     if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
-        if (!gguf_tensor_by_name(f, "blk.0.ffn_gate_inp.weight"))
+        if (hp->moe_gating_func >= 4) {
+            snprintf(key, sizeof key, "%s.expert_gating_func", arch);
+            return model_fail(err, hp->moe_gating_func == 4 ? MODEL_E_UNSUPPORTED : MODEL_E_MALFORMED,
+                        key_offset(f, key), key, hp->moe_gating_func == 4
+                            ? "key '%s' is 4: experts weighed by the square root of softplus are not run by gguf-run yet"
+                            : "key '%s' is %lld, which is no gating function llama.cpp knows (1 softmax, 2 sigmoid, "
+                              "3 softmax of the chosen, 4 square root of softplus)", key, (long long)hp->moe_gating_func);
+        }
+        if (hp->n_expert_groups > 1) {
+            snprintf(key, sizeof key, "%s.expert_group_count", arch);
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "key '%s' is %lld: experts chosen within groups (DeepSeek-V3's routing) are not run by "
+                        "gguf-run yet", key, (long long)hp->n_expert_groups);
+        }
+        if (hp->n_layer_nextn >= hp->n_layer) {
+            snprintf(key, sizeof key, "%s.nextn_predict_layers", arch);
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "key '%s' is %lld of %lld blocks: a file of multi-token prediction blocks alone has no "
+                        "layers to generate with", key, (long long)hp->n_layer_nextn, (long long)hp->n_layer);
+        }
+        char router[64]; /* the first layer with experts: after the leading dense ones */
+        snprintf(router, sizeof router, "blk.%lld.ffn_gate_inp.weight", (long long)hp->n_layer_dense_lead);
+        if (hp->n_layer_dense_lead < hp->n_layer && !gguf_tensor_by_name(f, router))
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
-                        "blk.0.ffn_gate_inp.weight and refuses it)", key, (long long)hp->n_expert);
+                        "%s and refuses it)", key, (long long)hp->n_expert, router);
         if (hp->n_expert_used < 1 || hp->n_expert_used > hp->n_expert) {
             snprintf(key, sizeof key, "%s.expert_used_count", arch);
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,

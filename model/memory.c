@@ -137,7 +137,8 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
         uint64_t swa = (uint64_t)hp->swa_window + (uint64_t)p->n_ubatch;
         m->kv_cells_swa = (int64_t)pad(swa < (uint64_t)m->kv_cells ? swa : (uint64_t)m->kv_cells, KV_PAD);
     }
-    for (int64_t il = 0; il < hp->n_layer; il++) {
+    /* the trailing multi-token prediction blocks have no cache (llama.cpp's KV cache filters them out) */
+    for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
         bool swa = model_hparams_layer_is_swa(hp, il);
         uint64_t cells = (uint64_t)(swa ? m->kv_cells_swa : m->kv_cells);
         if (swa)

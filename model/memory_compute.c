@@ -33,7 +33,7 @@ static const builder_facts facts[] = {
     { "qwen3moe", false, false, false, false }, { "gpt-oss", true, false, false, true },
     { "phi3", false, true, true, false },      { "granite", false, false, false, false },
     { "olmo2", false, false, false, false },   { "gemma2", true, true, false, false },
-    { "gemma3", true, true, false, false },
+    { "gemma3", true, true, false, false },     { "glm4moe", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -60,10 +60,13 @@ typedef struct build {
     int k_rot[2], v_rot[2];
 } build;
 
+/* Whether the file has role r: in layer 0, or for the experts' roles in the first layer with experts (after a
+ * mixture's leading dense layers). */
 static bool has(const build *b, model_role r)
 {
     char name[96];
-    snprintf(name, sizeof name, "blk.0.%s", model_role_info_of(r)->name);
+    const int64_t il = model_role_info_of(r)->form == MODEL_FFN_MOE ? b->hp->n_layer_dense_lead : 0;
+    snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_info_of(r)->name);
     return gguf_tensor_by_name(b->f, name) != NULL;
 }
 
@@ -201,28 +204,34 @@ static int pick_rows(build *b, int x)
 }
 
 /* The routed experts of x (llama-graph's build_moe_ffn): router, choice, the experts' products, their weighted
- * sum; then qwen2moe's shared expert under its sigmoid gate. */
+ * sum; then the shared expert, under its sigmoid gate where it has one (qwen2moe; glm4moe's has none). */
 static int experts(build *b, int x)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
     const uint64_t T = b->n_rows, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
     const uint64_t ff = (uint64_t)hp->n_ff_exp, E = b->E;
-    const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->arch->moe_gating != MODEL_MOE_SOFTMAX;
+    const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT;
     int probs = graph_op(g, n_exp * T * f, LY_ROUTE, false, x, -1, -1);
-    if (!softmax_after || has(b, MODEL_ROLE_FFN_GATE_INP_BIAS)) /* the softmax, or the router's bias (gpt-oss) */
+    /* the softmax or the sigmoids, or the router's bias (gpt-oss) */
+    if (!softmax_after || has(b, MODEL_ROLE_FFN_GATE_INP_BIAS))
         probs = graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1);
     const int probs_rows = graph_view(g, probs);
+    /* what the choice ranks: the probabilities plus the selection bias where there is one (glm4moe) */
+    const int select =
+        has(b, MODEL_ROLE_FFN_EXP_PROBS_B) ? graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1) : probs;
     /* the argsort (int32), its top k */
-    const int chosen = graph_view(g, graph_op(g, n_exp * T * 4, LY_OTHER, false, probs, -1, -1));
+    const int chosen = graph_view(g, graph_op(g, n_exp * T * 4, LY_OTHER, false, select, -1, -1));
     int w = graph_op(g, k * T * f, LY_CHOSEN, false, probs_rows, chosen, -1);
     if (softmax_after) {
         w = graph_view(g, graph_op(g, k * T * f, LY_CHOSEN, true, graph_view(g, w), -1, -1));
-    } else if (hp->arch->moe_renormalise) {
+    } else if (hp->moe_renormalise) {
         const int wv = graph_view(g, w);
         const int sum = graph_op(g, T * f, LY_TOKEN, true, graph_op(g, T * f, LY_TOKEN, false, wv, -1, -1), -1, -1);
         w = graph_view(g, graph_op(g, k * T * f, LY_CHOSEN, true, wv, sum, -1));
     }
+    if (hp->moe_scale != 1.0f) /* expert_weights_scale */
+        w = graph_op(g, k * T * f, LY_CHOSEN, true, w, -1, -1);
     const int in = graph_view(g, x);
     int gate = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
     if (bias)
@@ -245,18 +254,21 @@ static int experts(build *b, int x)
     const int sg = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     const int su = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     int shared = graph_op(g, E * T * f, LY_ROWS, false, graph_op(g, fs * T * f, LY_OTHER, false, sg, su, -1), -1, -1);
+    if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
+        return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
     const int gate_w = graph_op(g, T * f, LY_TOKEN, true, graph_op(g, T * f, LY_TOKEN, true, logit, -1, -1), logit, -1);
     shared = graph_op(g, E * T * f, LY_ROWS, true, shared, gate_w, -1);
     return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
 }
 
-/* The feed-forward block of x: gated (gate and up, or phi3's one product holding both), or the experts. */
-static int feed_forward(build *b, int x)
+/* Layer il's feed-forward block of x: gated (gate and up, or phi3's one product holding both), or the experts (past
+ * a mixture's leading dense layers). */
+static int feed_forward(build *b, int x, int64_t il)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
-    if (hp->n_expert > 0)
+    if (hp->n_expert > 0 && il >= hp->n_layer_dense_lead)
         return experts(b, x);
     const uint64_t F = (uint64_t)hp->n_ff;
     int act;
@@ -306,8 +318,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     const int tokens = graph_input(g, 4 * b.T);
     graph_input(g, rows(&b, b.E)); /* inp_embd: no reader, never freed */
     int x = scaled(&b, graph_op(g, rows(&b, b.E), LY_ROWS, false, tokens, -1, -1), hp->embd_scale);
-    for (int64_t il = 0; il < hp->n_layer && !graph_failed(g); il++) {
-        const bool last = il == hp->n_layer - 1 && !bf->rows_after_layers;
+    const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
+    for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
+        const bool last = il == n_layer - 1 && !bf->rows_after_layers;
         int cur = attention(&b, (int)il, has(&b, MODEL_ROLE_ATTN_NORM) ? norm(&b, x, LY_ROWS) : x);
         if (last) {
             cur = pick_rows(&b, cur);
@@ -319,7 +332,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         const int inp = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, last ? pick_rows(&b, x) : x, -1);
         const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) ||
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
-        int out = feed_forward(&b, ffn_norm ? norm(&b, inp, LY_ROWS) : inp);
+        int out = feed_forward(&b, ffn_norm ? norm(&b, inp, LY_ROWS) : inp, il);
         if (has(&b, MODEL_ROLE_FFN_POST_NORM))
             out = norm(&b, out, LY_ROWS);
         out = scaled(&b, out, hp->residual_scale);

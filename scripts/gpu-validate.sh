@@ -72,10 +72,12 @@ done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral tiny-gptoss tiny-phi3 tiny-gemma2 tiny-granite tiny-olmo2; do
   python3 "$G/tools/synth_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
-for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral heldout-gptoss heldout-gemma2 heldout-olmo3; do
+for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral heldout-gptoss heldout-gemma2 heldout-olmo3 \
+  heldout-glm4moe; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
-for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral; do
+for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \
+  heldout-glm4moe; do
   "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-q4_k_m.gguf" Q4_K_M >/dev/null 2>&1 || status=1
 done
 for p in tiny-gptoss heldout-gptoss; do

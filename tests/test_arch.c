@@ -18,8 +18,8 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, phi3, granite, olmo2, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 11);
+                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, phi3, granite, olmo2, gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 12);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -127,7 +127,7 @@ Test(arch, every_described_tensor_is_one_gguf_py_lists)
 /* A file of our writer with the keys given (an arch name and "key=value" pairs of u32/f32/str). */
 typedef struct kv_spec {
     const char *key;
-    char kind;          /* 'u' u32, 'f' f32, 's' string, 'b' bool array (value: "1,0,1") */
+    char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1") */
     const char *value;
 } kv_spec;
 
@@ -143,6 +143,8 @@ static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
             s = gguf_writer_add_f32(w, kvs[i].key, strtof(kvs[i].value, NULL), &e);
         else if (kvs[i].kind == 's')
             s = gguf_writer_add_str(w, kvs[i].key, kvs[i].value, &e);
+        else if (kvs[i].kind == 'B')
+            s = gguf_writer_add(w, kvs[i].key, &(gguf_wvalue){ .type = GGUF_VT_BOOL, .v.b = kvs[i].value[0] == '1' }, &e);
         else {
             static bool bits[64];
             uint64_t count = 0;
@@ -335,4 +337,61 @@ Test(arch, expert_widths_and_counts)
     cr_assert_eq(hp.n_ff_exp, 384, "Mixtral's experts are feed_forward_length wide");
     gguf_close(f);
     free(b.p);
+}
+
+/* glm4moe reads its routing from the file as llama.cpp's loader does (src/models/glm4-moe.cpp): expert_gating_func
+ * (sigmoid when absent or 0), expert_weights_norm, expert_weights_scale, expert_shared_count shared experts of
+ * expert_feed_forward_length, leading_dense_block_count dense layers first, nextn_predict_layers blocks not run;
+ * the gating functions llama.cpp knows and we do not run are refused by name, those it does not know as malformed. */
+Test(arch, glm4moe_routing_keys)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "glm4moe" },       { "glm4moe.embedding_length", 'u', "256" },
+                      { "glm4moe.block_count", 'u', "5" },              { "glm4moe.attention.head_count", 'u', "4" },
+                      { "glm4moe.feed_forward_length", 'u', "384" },    { "glm4moe.expert_count", 'u', "8" },
+                      { "glm4moe.expert_used_count", 'u', "3" },        { "glm4moe.expert_feed_forward_length", 'u', "96" },
+                      { "glm4moe.expert_shared_count", 'u', "2" },      { "glm4moe.leading_dense_block_count", 'u', "1" },
+                      { "glm4moe.nextn_predict_layers", 'u', "1" },     { "glm4moe.expert_weights_scale", 'f', "2.5" },
+                      { "glm4moe.expert_weights_norm", 'B', "1" },      { "glm4moe.expert_gating_func", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of blk.1's router: the keys are read all the same */
+    cr_assert_str_eq(e.subject, "glm4moe.expert_count");
+    cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "the first layer with experts: %s", e.message);
+    cr_assert_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
+    cr_assert(hp.moe_renormalise);
+    cr_assert_float_eq(hp.moe_scale, 2.5f, 0.0f);
+    cr_assert_eq(hp.n_ff_shexp, 192, "two shared experts of 96");
+    cr_assert_eq(hp.n_layer_dense_lead, 1);
+    cr_assert_eq(hp.n_layer_nextn, 1);
+    /* the leading dense layer needs the dense block, the rest (and the file as a whole) the experts */
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE_INP, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 1), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_EXP_PROBS_B, 1), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE_EXPS), MODEL_NEED_REQUIRED);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs) - 3, &b); /* no scale, no norm, no gating function: sigmoid, as is, unscaled */
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
+    cr_assert_not(hp.moe_renormalise);
+    cr_assert_float_eq(hp.moe_scale, 1.0f, 0.0f);
+    gguf_close(f);
+    free(b.p);
+
+    static const struct {
+        const char *func;
+        model_status want;
+    } refused[] = { { "4", MODEL_E_UNSUPPORTED }, { "9", MODEL_E_MALFORMED } };
+    for (size_t i = 0; i < N(refused); i++) {
+        kvs[N(kvs) - 1].value = refused[i].func;
+        f = file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), refused[i].want, "expert_gating_func %s", refused[i].func);
+        cr_assert_str_eq(e.subject, "glm4moe.expert_gating_func");
+        gguf_close(f);
+        free(b.p);
+    }
 }

@@ -3,6 +3,7 @@
  * writer makes with one defect each, block-scale rules, tensor comparison. */
 #include "audit.h"
 #include "fixture_model.h"
+#include "golden.h"
 #include "quant.h"
 #include "testutil.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(audit, .timeout = 120);
 
@@ -375,24 +377,35 @@ Test(audit, compare_tensors_measures_differences)
 
 /* ---- the architectures' descriptions (gguf/arch.c) -------------------------------- */
 
-/* A copy of a shared model with one tensor name's bytes replaced (same length), audited. */
-static audit_report audit_renamed(const char *model, const char *from, const char *to, tbuf *keep)
+/* A copy of the model at path with one tensor name's bytes replaced (same length; from NULL: none), audited. */
+static audit_report audit_renamed_at(const char *path, const char *from, const char *to, tbuf *keep)
 {
-    char *path = model_path(model);
-    if (!path)
-        cr_skip_test("%s not found: skipped", model);
     *keep = read_whole_file(path);
-    free(path);
     cr_assert(keep->p);
+    if (!from)
+        from = to = "";
     cr_assert_eq(strlen(from), strlen(to));
-    uint64_t at = tensor_info_offset(keep, from);
-    cr_assert_eq(memcmp(keep->p + at + 8, from, strlen(from)), 0);
-    memcpy(keep->p + at + 8, to, strlen(to));
+    if (*from) {
+        uint64_t at = tensor_info_offset(keep, from);
+        cr_assert_eq(memcmp(keep->p + at + 8, from, strlen(from)), 0);
+        memcpy(keep->p + at + 8, to, strlen(to));
+    }
     gguf_file *f;
     cr_assert_eq(gguf_open_memory(keep->p, keep->len, &f, NULL), GGUF_OK);
     audit_report r;
     cr_assert_eq(audit_model(f, NULL, &r), AUDIT_OK);
     gguf_close(f);
+    return r;
+}
+
+/* The same for a shared model. */
+static audit_report audit_renamed(const char *model, const char *from, const char *to, tbuf *keep)
+{
+    char *path = model_path(model);
+    if (!path)
+        cr_skip_test("%s not found: skipped", model);
+    audit_report r = audit_renamed_at(path, from, to, keep);
+    free(path);
     return r;
 }
 
@@ -417,6 +430,33 @@ Test(audit, a_required_role_missing_in_one_layer_is_named)
               x->meaning);
     audit_report_free(&r);
     tbuf_free(&b);
+}
+
+/* GLM-4.5's layout (tests/py/glm4moe_arch.py): a dense first layer among layers of experts, and a trailing
+ * multi-token prediction block with tensors of its own. Neither is a missing tensor (a dense layer has no router or
+ * shared expert, the other layers no dense block), while a layer of experts without its router still is. */
+Test(audit, leading_dense_layers_and_prediction_blocks_are_not_missing_tensors)
+{
+    char dir[128], path[256], why[200];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "glm4moe"));
+    snprintf(path, sizeof path, "%s/glm4moe.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-glm4moe", path, why), "%s", why);
+    tbuf b;
+    audit_report r = audit_renamed_at(path, NULL, NULL, &b);
+    char found[2048];
+    list(&r, found, sizeof found);
+    for (size_t i = 0; i < r.n_findings; i++)
+        cr_assert_lt(r.findings[i].severity, AUDIT_WARNING, "findings: %s", found);
+    audit_report_free(&r);
+    tbuf_free(&b);
+    r = audit_renamed_at(path, "blk.2.ffn_gate_inp.weight", "blk.2.ffn_gate_inq.weight", &b);
+    const audit_finding *x = find_code(&r, "missing-tensor", "blk.2.ffn_gate_inp.weight");
+    cr_assert(x && x->severity == AUDIT_ERROR, "no missing-tensor finding for blk.2's router");
+    audit_report_free(&r);
+    tbuf_free(&b);
+    cr_assert(tmp_dir_remove(dir));
 }
 
 /* A per-head norm of the wrong length is a shape error against key_length. */

@@ -122,7 +122,9 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * numbers: 16 experts with 4 used, 20 with 10 used (a decode step's 20 gate and up products more than one product
  * takes), 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
  * and a window of 6, gemma2 with a window of 5, Olmo 3 (olmo2 with a window of 3 on three layers in four, unscaled,
- * and YaRN on the rest; every prompt longer than its window); the qwen3moe ones and gpt-oss
+ * and YaRN on the rest; every prompt longer than its window), GLM-4.5 (glm4moe: tests/py/glm4moe_arch.py, a dense
+ * layer first, sigmoid routing with a selection bias, scaled weights, an ungated shared expert, a rotary half of
+ * each head, a prediction block not run); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -136,6 +138,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-gptoss", "f941d0abb56547498fc069bcf0c9565b718fca0fec7c40c1b8e8913715bc7d79" },
         { "heldout-gemma2", "046ae808f73de4dcb3cd89e76725659682934b0a6c599e323dc544a8d0245e33" },
         { "heldout-olmo3", "197376aa47d5e0bd90c34f2504a238d98683269627c2fe8280b9b12f473c6ca2" },
+        { "heldout-glm4moe", "2466a4bc79c12d8f6812856e82a930f00e6b71995ac585f5cf51809028ff52da" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -155,9 +158,9 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* four of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
-     * 8 of all): Q4_K_M experts, and gpt-oss's MXFP4 ones */
+     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, and GLM-4.5's layout */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -165,6 +168,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-qwen3moe-k10", "Q4_K_M", "q4_k_m",
           "e3b85b3c48acbb11b5888f58f165dd2424a5d4f91561050e15ac3fffa357f8d9" },
         { "heldout-gptoss", "MXFP4_MOE", "mxfp4", "77ad55c651d6342d798c57b52a1ff1d78e3ddfd64ea9862640759ab06481963b" },
+        { "heldout-glm4moe", "Q4_K_M", "q4_k_m", "6be497a92b367294a74a71a2a778c330c23c10e483307eeeebcedd8be3b835e1" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

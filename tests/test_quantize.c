@@ -344,7 +344,8 @@ Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
 /* Every other architecture, and stories260K (whose n_ff of 172 fits no block: llama.cpp keeps those matrices in
  * F16), quantized to Q8_0, Q4_K_M and Q6_K, and the mixtures to MXFP4_MOE (the experts in MXFP4, as gpt-oss is
  * released; the shared tiny-gptoss-mxfp4.gguf is one): the sha256 of what llama-quantize wrote for the same source
- * (tests/data/llama_quantize_sha256.tsv). The mixtures exercise the experts' 3-D tensors, the router kept in F32,
+ * (tests/data/llama_quantize_sha256.tsv), and the held-out GLM-4.5 shape (its dense first layer among layers of
+ * experts, its selection bias, its prediction block). The mixtures exercise the experts' 3-D tensors, the router kept in F32,
  * the 8-expert rules (attn_v and attn_k in Q8_0, attn_output in Q5_K), ffn_down's layer read from the name; phi3
  * its fused attn_qkv; rows of 128 values the fallbacks. The synthetic sources are checked against the golden
  * README's sha256 by synth_arch_write, so a changed source is not blamed on the quantizer. */
@@ -367,7 +368,9 @@ Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
         } else {
             snprintf(in, sizeof in, "%s/%s-f32.gguf", tmp_dir, source);
             if (strcmp(done, source) != 0) { /* written once per source (the rows are grouped) */
-                int w = synth_arch_write(source, in, why);
+                /* tests/py/heldout_arch.py's shapes (test_engine_arch checks their sha256), synth_arch.py's presets */
+                int w = strncmp(source, "heldout-", 8) ? synth_arch_write(source, in, why)
+                                                       : heldout_arch_write(source, in, why) ? 1 : -1;
                 cr_assert_geq(w, 0, "%s: %s", source, why);
                 if (w == 0)
                     cr_skip("synth_arch.py or the venv is not here: the synthetic architectures cannot be written");

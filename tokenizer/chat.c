@@ -50,6 +50,9 @@ static const chat_family families[] = {
     { "smolvlm", "<|im_start|>User: ", "<end_of_utterance>\nAssistant:", false, "<end_of_utterance>" },
     { "falcon3", "<|user|>\n", "\n<|assistant|>\n", false, NULL },
     { "glmedge", "<|user|>\n", "<|assistant|>", false, NULL },
+    /* GLM-4 and GLM-4.5 (glm4moe): the prefix llama.cpp writes before the messages, the assistant's turn opened with
+     * a line break */
+    { "chatglm4", "[gMASK]<sop><|user|>\n", "<|assistant|>\n", false, NULL },
     /* AlphaMonarch: the first message without its <s> */
     { "monarch", "user\n", "</s>\n<s>assistant\n", false, "</s>" },
     /* Orion: the assistant's turn is opened by the user's message itself */
@@ -60,7 +63,7 @@ static const chat_family families[] = {
     /* DeepSeek Coder's instructions */
     { "deepseek", "### Instruction:\n", "\n### Response:\n", false, "<|EOT|>" },
     /* recognised, not formatted */
-    { "chatglm4", NULL, NULL, false, NULL },     { "exaone-moe", NULL, NULL, false, NULL },
+    { "exaone-moe", NULL, NULL, false, NULL },
     { "command-r", NULL, NULL, false, NULL },    { "chatglm3", NULL, NULL, false, NULL },
     { "minicpm", NULL, NULL, false, NULL },      { "deepseek2", NULL, NULL, false, NULL },
     { "deepseek3", NULL, NULL, false, NULL },    { "deepseek-ocr", NULL, NULL, false, NULL },

@@ -68,6 +68,9 @@ typedef enum model_role {
      * expert for its gate, up and down projections (row e of each is expert e's) */
     MODEL_ROLE_ATTN_OUT_BIAS, MODEL_ROLE_ATTN_SINKS, MODEL_ROLE_FFN_GATE_INP_BIAS, MODEL_ROLE_FFN_GATE_EXPS_BIAS,
     MODEL_ROLE_FFN_UP_EXPS_BIAS, MODEL_ROLE_FFN_DOWN_EXPS_BIAS,
+    /* a bias added to the router's scores for choosing the experts only (DeepSeek-V3's e_score_correction_bias;
+     * glm4moe) */
+    MODEL_ROLE_FFN_EXP_PROBS_B,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -98,8 +101,10 @@ typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_O
 
 /* How a mixture of experts weighs the experts its router picks (llama.cpp's expert_gating_func):
  * SOFTMAX: softmax over all the router's logits, the top k of those probabilities;
- * SOFTMAX_WEIGHT: the top k logits, then a softmax over those k (gpt-oss). */
-typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT } model_moe_gating;
+ * SOFTMAX_WEIGHT: the top k logits, then a softmax over those k (gpt-oss);
+ * SIGMOID: each logit's sigmoid, the top k of those (plus the selection bias where the file has one), their
+ *   sigmoids as weights (glm4moe, DeepSeek-V3). */
+typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MODEL_MOE_SIGMOID } model_moe_gating;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
  * the interpolated and the original angle, and a magnitude correction). */
@@ -143,6 +148,12 @@ typedef struct model_arch {
      * divided by expert_used_count when moe_ff_split. */
     bool moe, moe_renormalise, moe_ff_split;
     model_moe_gating moe_gating;
+    /* The file says how it routes, as llama.cpp's DeepSeek-derived loaders read it (glm4moe): expert_gating_func
+     * (moe_gating when absent), expert_weights_norm (renormalise), expert_weights_scale (the weights' factor),
+     * expert_shared_count (shared experts of expert_feed_forward_length each, ungated), leading_dense_block_count
+     * (that many dense layers first) and nextn_predict_layers (that many trailing blocks of multi-token prediction,
+     * which generation does not run). */
+    bool moe_routing_keys;
     /* post_attention_norm is the norm before the feed-forward block, not one of the attention's output (gpt-oss:
      * llama.cpp names it so and applies it to the residual stream) */
     bool ffn_norm_is_post_attention;
@@ -171,6 +182,16 @@ typedef struct model_hparams {
     int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
     int64_t n_expert, n_expert_used; /* expert_count, expert_used_count: 0 when absent (a dense model) */
     int64_t n_ff_exp, n_ff_shexp;    /* one expert's and the shared expert's widths (0 in a dense model) */
+    /* How the router weighs its choice (model_arch's moe_* fields, or the file's keys under moe_routing_keys):
+     * moe_scale multiplies the chosen experts' weights (1: none) */
+    model_moe_gating moe_gating;
+    bool moe_renormalise;
+    float moe_scale;
+    int64_t moe_gating_func;     /* expert_gating_func as the file says it (0: absent) */
+    int64_t n_expert_groups;     /* expert_group_count (0: absent) */
+    int64_t n_layer_dense_lead;  /* leading_dense_block_count: the first layers have a dense feed-forward block */
+    int64_t n_layer_nextn;       /* nextn_predict_layers: the last blocks (of n_layer) predict further tokens, and
+                                  * generation does not run them */
     int64_t file_type;           /* general.file_type, -1 when absent */
     float eps;                   /* RMSNorm epsilon */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
@@ -227,6 +248,9 @@ GGUFSCOPE_API const char *model_dim_name(model_dim d);
  * roles when the file has experts and for the experts' roles when it has none (MODEL_NEED_ABSENT without an
  * architecture). */
 GGUFSCOPE_API model_need model_role_need(const model_hparams *hp, model_role r);
+/* The same for layer il: a mixture of experts' leading dense layers (n_layer_dense_lead) need the dense roles in
+ * place of the experts'. */
+GGUFSCOPE_API model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il);
 
 /* ---- memory: what llama.cpp allocates to run a file --------------------- */
 

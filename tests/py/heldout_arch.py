@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 from gguf import GGUFReader, GGUFValueType  # noqa: E402
 
 from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
+from glm4moe_arch import write_glm4moe  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -38,6 +39,13 @@ HELDOUT = {
     # in four) and YaRN on the full ones (factor 8 from 512 positions; the converter's yarn_* keys, which llama.cpp's
     # olmo2 loader does not read)
     'heldout-olmo3': ('tiny-olmo2', dict(n_layer=8, seed=4007)),
+}
+
+# shapes of families synth_arch.py has no preset for, each from its own writer (tests/py/glm4moe_arch.py): GLM-4.5's
+# one dense layer first, then 8 experts, 3 chosen by sigmoid scores plus a selection bias, renormalised and scaled by
+# 2.5, an ungated shared expert, half of each head rotating, and a trailing multi-token prediction block
+OWN_WRITERS = {
+    'heldout-glm4moe': lambda out: write_glm4moe(out),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
@@ -72,9 +80,13 @@ def add_keys(path, keys):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in HELDOUT:
-        sys.exit('usage: heldout_arch.py NAME OUT.gguf (NAME: %s)' % ', '.join(sorted(HELDOUT)))
+    names = sorted(HELDOUT) + sorted(OWN_WRITERS)
+    if len(sys.argv) != 3 or sys.argv[1] not in names:
+        sys.exit('usage: heldout_arch.py NAME OUT.gguf (NAME: %s)' % ', '.join(names))
     name, out = sys.argv[1], sys.argv[2]
+    if name in OWN_WRITERS:
+        OWN_WRITERS[name](out)
+        return
     preset, changes = HELDOUT[name]
     synth_arch.PRESETS[name] = dict(synth_arch.PRESETS[preset], **changes)
     sys.argv = [sys.argv[0], name, out]

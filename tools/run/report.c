@@ -98,13 +98,26 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->n_expert > 0) {
         char bytes[32];
         gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
-        const char *gating = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? "the top logits, then their softmax"
-                             : hp->moe_renormalise                        ? "softmax, renormalised"
-                                                                          : "softmax, not renormalised";
-        fprintf(out, "; experts %d, %d used per token (%s), each %d wide%s%s; %s of weights read per token",
-                hp->n_expert, hp->n_expert_used, gating, hp->n_ff_exp,
-                model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_SHEXP) ? " + a shared expert" : "",
-                model_role_need(&hp->g, MODEL_ROLE_FFN_GATE_EXPS_BIAS) ? ", with biases" : "", bytes);
+        static const char *const gatings[] = { [MODEL_MOE_SOFTMAX] = "softmax",
+                                               [MODEL_MOE_SOFTMAX_WEIGHT] = "the top logits, then their softmax",
+                                               [MODEL_MOE_SIGMOID] = "sigmoid" };
+        const engine_layer_kinds kinds = engine_model_layer_kinds(m);
+        char scale[48] = "", shared[48] = "", dense[64] = "";
+        if (hp->moe_scale != 1.0f)
+            snprintf(scale, sizeof scale, ", scaled by %g", hp->moe_scale);
+        if (kinds.shared_experts)
+            snprintf(shared, sizeof shared, " + a shared expert%s (%d wide)", kinds.shared_gate ? " with its gate" : "",
+                     hp->n_ff_shexp);
+        if (kinds.dense_layers)
+            snprintf(dense, sizeof dense, "; %d dense layer%s first", kinds.dense_layers,
+                     kinds.dense_layers == 1 ? "" : "s");
+        fprintf(out, "; experts %d, %d used per token (%s%s%s%s), each %d wide%s%s%s; %s of weights read per token",
+                hp->n_expert, hp->n_expert_used, gatings[hp->moe_gating], kinds.selection_bias ? ", a selection bias" : "",
+                hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? "" : hp->moe_renormalise ? ", renormalised" : ", not renormalised",
+                scale, hp->n_ff_exp, shared, kinds.expert_biases ? ", with biases" : "", dense, bytes);
+        if (hp->g.n_layer_nextn)
+            fprintf(out, "; %lld multi-token prediction block%s after them not run", (long long)hp->g.n_layer_nextn,
+                    hp->g.n_layer_nextn == 1 ? "" : "s");
     }
     if (hp->embd_scale != 1.0f)
         fprintf(out, "; embeddings scaled by %g", hp->embd_scale);
