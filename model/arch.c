@@ -208,8 +208,37 @@ static const model_arch archs[] = {
         .act = MODEL_ACT_SILU,
         .moe = true,
         .moe_gating = MODEL_MOE_SIGMOID,
-        .moe_routing_keys = true,
+        .moe_keys = MODEL_MOE_KEYS_ALL,
         .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+    {
+        .name = "minimax-m2",
+        .families = "MiniMax-M2",
+        /* llama.cpp's minimax-m2 loader and graph: q and k normed over their whole rows, experts chosen by sigmoid
+         * scores plus exp_probs_b, their weights always renormalised (norm_w true), only expert_gating_func read */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_renormalise = true,
+        .moe_keys = MODEL_MOE_KEY_GATING,
+        .quantize = true,
+    },
+    {
+        .name = "olmoe",
+        .families = "OLMoE",
+        /* llama.cpp's olmoe loader and graph: q and k normed over their whole rows, softmax routing, the chosen
+         * weights not renormalised */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, EXPERT_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
+        .moe = true,
         .quantize = true,
     },
     {

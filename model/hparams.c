@@ -162,38 +162,42 @@ static void swa_pattern(reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
-/* How the router weighs its choice: the entry's gating, or, for the families whose llama.cpp loader reads them
- * (moe_routing_keys: src/models/glm4-moe.cpp and DeepSeek's), expert_gating_func (0, "none", is the entry's),
- * expert_weights_norm, expert_weights_scale (0 or 1: none), expert_shared_count shared experts of
- * expert_feed_forward_length each, leading_dense_block_count dense layers first, and nextn_predict_layers trailing
- * blocks. The keys are llama.cpp's; leading_dense_block_count and nextn_predict_layers are read for every family
- * too, since they say which tensors a file has (the audit reads them whatever the architecture). */
+/* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
+ * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
+ * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
+ * llama.cpp reads for every family (src/llama-model.cpp), leading_dense_block_count we read for a family not in the
+ * table too, since it says which tensors a file has (the audit reads it whatever the architecture). */
 static void moe_routing(reader *r, model_hparams *hp)
 {
     const model_arch *ma = hp->arch;
+    const unsigned keys = ma ? ma->moe_keys : MODEL_MOE_KEY_DENSE_LEAD;
     hp->moe_gating = ma ? ma->moe_gating : MODEL_MOE_SOFTMAX;
     hp->moe_renormalise = ma && ma->moe_renormalise;
     hp->moe_scale = 1.0f;
     const int64_t dims = 65536;
-    if (ma && !ma->moe_routing_keys)
-        return;
     hp->n_layer_nextn = get_int(r, "nextn_predict_layers", false, 0, 0, hp->n_layer > 0 ? hp->n_layer : dims, NULL);
-    hp->n_layer_dense_lead = get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
+    hp->n_expert_groups = get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
+    if (keys & MODEL_MOE_KEY_DENSE_LEAD)
+        hp->n_layer_dense_lead = get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
     if (!ma || hp->n_expert == 0)
         return;
-    /* llama.cpp's llama_expert_gating_func_type: 1 softmax, 2 sigmoid, 3 softmax over the chosen; 4 (the square
-     * root of softplus) and above are refused by check() */
-    static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
-                                                  MODEL_MOE_SOFTMAX_WEIGHT };
-    hp->moe_gating_func = get_int(r, "expert_gating_func", false, 0, 0, 255, NULL);
-    hp->moe_gating = hp->moe_gating_func == 0 ? ma->moe_gating
-                     : hp->moe_gating_func < 4 ? gating_of[hp->moe_gating_func] : ma->moe_gating;
-    hp->n_expert_groups = get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
-    hp->moe_renormalise = get_bool(r, "expert_weights_norm", false);
-    const float scale = get_float(r, "expert_weights_scale", 0.0f, NULL);
-    hp->moe_scale = scale != 0.0f ? scale : 1.0f;
-    const int64_t shared = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL);
-    hp->n_ff_shexp = shared * hp->n_ff_exp;
+    if (keys & MODEL_MOE_KEY_GATING) {
+        /* llama.cpp's llama_expert_gating_func_type: 1 softmax, 2 sigmoid, 3 softmax over the chosen; 4 (the square
+         * root of softplus) and above are refused by check() */
+        static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
+                                                      MODEL_MOE_SOFTMAX_WEIGHT };
+        hp->moe_gating_func = get_int(r, "expert_gating_func", false, 0, 0, 255, NULL);
+        if (hp->moe_gating_func > 0 && hp->moe_gating_func < 4)
+            hp->moe_gating = gating_of[hp->moe_gating_func];
+    }
+    if (keys & MODEL_MOE_KEY_NORM)
+        hp->moe_renormalise = get_bool(r, "expert_weights_norm", false);
+    if (keys & MODEL_MOE_KEY_SCALE) {
+        const float scale = get_float(r, "expert_weights_scale", 0.0f, NULL);
+        hp->moe_scale = scale != 0.0f ? scale : 1.0f;
+    }
+    if (keys & MODEL_MOE_KEY_SHARED)
+        hp->n_ff_shexp = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * hp->n_ff_exp;
 }
 
 /* Every key, the first problem in err (the values read before and after it kept). */
@@ -381,6 +385,12 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
 {
     char key[160];
     const char *arch = hp->arch_name;
+    if (hp->n_layer_nextn > 0 && hp->n_layer_nextn >= hp->n_layer) {
+        snprintf(key, sizeof key, "%s.nextn_predict_layers", arch);
+        return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                    "key '%s' is %lld of %lld blocks: a file of multi-token prediction blocks alone has no "
+                    "layers to generate with", key, (long long)hp->n_layer_nextn, (long long)hp->n_layer);
+    }
     if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
         if (hp->moe_gating_func >= 4) {
@@ -396,12 +406,6 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
             return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
                         "key '%s' is %lld: experts chosen within groups (DeepSeek-V3's routing) are not run by "
                         "gguf-run yet", key, (long long)hp->n_expert_groups);
-        }
-        if (hp->n_layer_nextn >= hp->n_layer) {
-            snprintf(key, sizeof key, "%s.nextn_predict_layers", arch);
-            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
-                        "key '%s' is %lld of %lld blocks: a file of multi-token prediction blocks alone has no "
-                        "layers to generate with", key, (long long)hp->n_layer_nextn, (long long)hp->n_layer);
         }
         char router[64]; /* the first layer with experts: after the leading dense ones */
         snprintf(router, sizeof router, "blk.%lld.ffn_gate_inp.weight", (long long)hp->n_layer_dense_lead);

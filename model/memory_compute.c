@@ -34,6 +34,7 @@ static const builder_facts facts[] = {
     { "phi3", false, true, true, false },      { "granite", false, false, false, false },
     { "olmo2", false, false, false, false },   { "gemma2", true, true, false, false },
     { "gemma3", true, true, false, false },     { "glm4moe", false, false, false, false },
+    { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

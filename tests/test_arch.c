@@ -18,8 +18,9 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, phi3, granite, olmo2, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 12);
+                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, minimax-m2, olmoe, phi3, granite, olmo2, "
+                     "gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 14);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -391,6 +392,41 @@ Test(arch, glm4moe_routing_keys)
         f = file_with(kvs, N(kvs), &b);
         cr_assert_eq(model_hparams_read(f, &hp, &e), refused[i].want, "expert_gating_func %s", refused[i].func);
         cr_assert_str_eq(e.subject, "glm4moe.expert_gating_func");
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Each family reads the routing keys its llama.cpp loader reads, no others: MiniMax-M2's graph always renormalises
+ * (norm_w true in src/models/minimax-m2.cpp) and its loader reads no expert_weights_norm or expert_weights_scale, so
+ * a file that sets them routes as one that does not; OLMoE's reads no gating function. */
+Test(arch, each_family_reads_only_its_loader_s_routing_keys)
+{
+    static const struct {
+        const char *arch;
+        model_moe_gating gating;
+        bool renormalise;
+    } want[] = { { "minimax-m2", MODEL_MOE_SIGMOID, true }, { "olmoe", MODEL_MOE_SOFTMAX, false } };
+    for (size_t i = 0; i < N(want); i++) {
+        char k[6][64];
+        const char *const suffix[6] = { "embedding_length", "block_count", "attention.head_count", "expert_count",
+                                        "expert_used_count", "expert_weights_norm" };
+        for (int j = 0; j < 6; j++)
+            snprintf(k[j], sizeof k[j], "%s.%s", want[i].arch, suffix[j]);
+        char scale[64], gating[64];
+        snprintf(scale, sizeof scale, "%s.expert_weights_scale", want[i].arch);
+        snprintf(gating, sizeof gating, "%s.expert_gating_func", want[i].arch);
+        kv_spec kvs[] = { { "general.architecture", 's', want[i].arch }, { k[0], 'u', "256" }, { k[1], 'u', "2" },
+                          { k[2], 'u', "4" }, { k[3], 'u', "8" }, { k[4], 'u', "2" }, { k[5], 'B', want[i].renormalise ? "0" : "1" },
+                          { scale, 'f', "2.5" }, { gating, 'u', want[i].gating == MODEL_MOE_SIGMOID ? "2" : "3" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = file_with(kvs, N(kvs), &b);
+        model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the keys are read all the same */
+        cr_assert_eq(hp.moe_gating, want[i].gating, "%s", want[i].arch);
+        cr_assert_eq(hp.moe_renormalise, want[i].renormalise, "%s", want[i].arch);
+        cr_assert_float_eq(hp.moe_scale, 1.0f, 0.0f, "%s: expert_weights_scale is not its loader's key", want[i].arch);
         gguf_close(f);
         free(b.p);
     }

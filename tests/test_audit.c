@@ -432,7 +432,7 @@ Test(audit, a_required_role_missing_in_one_layer_is_named)
     tbuf_free(&b);
 }
 
-/* GLM-4.5's layout (tests/py/glm4moe_arch.py): a dense first layer among layers of experts, and a trailing
+/* GLM-4.5's layout (tests/py/moe_arch.py): a dense first layer among layers of experts, and a trailing
  * multi-token prediction block with tensors of its own. Neither is a missing tensor (a dense layer has no router or
  * shared expert, the other layers no dense block), while a layer of experts without its router still is. */
 Test(audit, leading_dense_layers_and_prediction_blocks_are_not_missing_tensors)

@@ -122,9 +122,10 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * numbers: 16 experts with 4 used, 20 with 10 used (a decode step's 20 gate and up products more than one product
  * takes), 6 with 3 and a wider shared expert, top-1 Mixtral, gpt-oss with 4 experts, 3 used
  * and a window of 6, gemma2 with a window of 5, Olmo 3 (olmo2 with a window of 3 on three layers in four, unscaled,
- * and YaRN on the rest; every prompt longer than its window), GLM-4.5 (glm4moe: tests/py/glm4moe_arch.py, a dense
- * layer first, sigmoid routing with a selection bias, scaled weights, an ungated shared expert, a rotary half of
- * each head, a prediction block not run); the qwen3moe ones and gpt-oss
+ * and YaRN on the rest; every prompt longer than its window), and families of their own (tests/py/moe_arch.py):
+ * GLM-4.5 (glm4moe: a dense layer first, sigmoid routing with a selection bias, scaled weights, an ungated shared
+ * expert, a rotary half of each head, a prediction block not run), MiniMax-M2 (sigmoid routing with its bias, always
+ * renormalised, whole-row q/k norms) and OLMoE (softmax routing, whole-row q/k norms); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -139,6 +140,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-gemma2", "046ae808f73de4dcb3cd89e76725659682934b0a6c599e323dc544a8d0245e33" },
         { "heldout-olmo3", "197376aa47d5e0bd90c34f2504a238d98683269627c2fe8280b9b12f473c6ca2" },
         { "heldout-glm4moe", "2466a4bc79c12d8f6812856e82a930f00e6b71995ac585f5cf51809028ff52da" },
+        { "heldout-minimax-m2", "40f78f71cc08529412576e072e55a0f5333b39afa2bee7327b1e90935040f958" },
+        { "heldout-olmoe", "6f355a5b68208d3949b75f059cd7776eeb7a2a073d56dd3b934113041b9be3d8" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -106,6 +106,16 @@ typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_O
  *   sigmoids as weights (glm4moe, DeepSeek-V3). */
 typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MODEL_MOE_SIGMOID } model_moe_gating;
 
+/* Routing keys a family's llama.cpp loader reads (glm4moe all of them, MiniMax-M2 the gating function):
+ * expert_gating_func (moe_gating when absent or 0), expert_weights_norm (renormalise), expert_weights_scale (the
+ * chosen weights' factor), expert_shared_count (shared experts of expert_feed_forward_length each, ungated),
+ * leading_dense_block_count (that many dense layers first). (nextn_predict_layers and expert_group_count its
+ * loader reads for every family.) */
+typedef enum model_moe_key {
+    MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
+    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEYS_ALL = 31
+} model_moe_key;
+
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
  * the interpolated and the original angle, and a magnitude correction). */
 typedef enum model_rope_scaling { MODEL_ROPE_SCALING_NONE, MODEL_ROPE_SCALING_LINEAR, MODEL_ROPE_SCALING_YARN }
@@ -148,12 +158,9 @@ typedef struct model_arch {
      * divided by expert_used_count when moe_ff_split. */
     bool moe, moe_renormalise, moe_ff_split;
     model_moe_gating moe_gating;
-    /* The file says how it routes, as llama.cpp's DeepSeek-derived loaders read it (glm4moe): expert_gating_func
-     * (moe_gating when absent), expert_weights_norm (renormalise), expert_weights_scale (the weights' factor),
-     * expert_shared_count (shared experts of expert_feed_forward_length each, ungated), leading_dense_block_count
-     * (that many dense layers first) and nextn_predict_layers (that many trailing blocks of multi-token prediction,
-     * which generation does not run). */
-    bool moe_routing_keys;
+    /* The routing keys its llama.cpp loader reads from the file (model_moe_key bits; the entry's fields where a key
+     * is absent or not read). */
+    uint8_t moe_keys;
     /* post_attention_norm is the norm before the feed-forward block, not one of the attention's output (gpt-oss:
      * llama.cpp names it so and applies it to the residual stream) */
     bool ffn_norm_is_post_attention;
@@ -182,7 +189,7 @@ typedef struct model_hparams {
     int64_t vocab_size;          /* <arch>.vocab_size, 0 when absent */
     int64_t n_expert, n_expert_used; /* expert_count, expert_used_count: 0 when absent (a dense model) */
     int64_t n_ff_exp, n_ff_shexp;    /* one expert's and the shared expert's widths (0 in a dense model) */
-    /* How the router weighs its choice (model_arch's moe_* fields, or the file's keys under moe_routing_keys):
+    /* How the router weighs its choice (model_arch's moe_* fields, or the file's keys its moe_keys name):
      * moe_scale multiplies the chosen experts' weights (1: none) */
     model_moe_gating moe_gating;
     bool moe_renormalise;

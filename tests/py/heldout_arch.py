@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from gguf import GGUFReader, GGUFValueType  # noqa: E402
 
 from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
-from glm4moe_arch import write_glm4moe  # noqa: E402
+from moe_arch import write_moe  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -41,11 +41,17 @@ HELDOUT = {
     'heldout-olmo3': ('tiny-olmo2', dict(n_layer=8, seed=4007)),
 }
 
-# shapes of families synth_arch.py has no preset for, each from its own writer (tests/py/glm4moe_arch.py): GLM-4.5's
-# one dense layer first, then 8 experts, 3 chosen by sigmoid scores plus a selection bias, renormalised and scaled by
-# 2.5, an ungated shared expert, half of each head rotating, and a trailing multi-token prediction block
+# shapes of families synth_arch.py has no preset for, each from tests/py/moe_arch.py: GLM-4.5's one dense layer first,
+# then 8 experts, 3 chosen by sigmoid scores plus a selection bias, renormalised and scaled by 2.5, an ungated shared
+# expert, half of each head rotating, and a trailing multi-token prediction block; MiniMax-M2's sigmoid routing with
+# its bias and full-row q/k norms (12 experts, 4 used); OLMoE's softmax routing with full-row q/k norms (6 experts, 2
+# used, no grouped heads as the released model has none)
 OWN_WRITERS = {
-    'heldout-glm4moe': lambda out: write_glm4moe(out),
+    'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
+    'heldout-minimax-m2': lambda out: write_moe(out, 'minimax-m2', n_layer=3, n_exp=12, n_used=4, n_ffe=80,
+                                                seed=4102),
+    'heldout-olmoe': lambda out: write_moe(out, 'olmoe', n_layer=3, n_head=4, n_kv=4, n_exp=6, n_used=2, n_ffe=112,
+                                           seed=4103),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

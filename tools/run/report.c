@@ -86,9 +86,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             fprintf(out, "; a sink logit per head in each softmax");
         fprintf(out, "\n");
     }
-    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; per-head q/k norms: %s; post-norms: %s\n", hp->eps,
-            hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no", hp->qk_norm ? "yes" : "no",
-            hp->post_norms ? "yes" : "no");
+    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s\n", hp->eps,
+            hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
+            !hp->qk_norm ? "no" : hp->qk_norm_full ? "yes, over whole rows" : "yes, per head", hp->post_norms ? "yes" : "no");
     static const char *const act_names[] = {
         [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",

@@ -1,0 +1,132 @@
+"""Writes small random-weight files of mixture-of-experts families that ../shared/tools/synth_arch.py has no preset
+for, each as its convert_hf_to_gguf.py class lays it out (names: gguf-py's constants; shapes and which tensors and
+keys each loader reads: llama.cpp's src/models/<arch>.cpp):
+  glm4moe     GLM-4.5 / 4.5-Air / 4.6: leading dense layers, experts chosen by sigmoid scores plus a per-expert
+              selection bias (exp_probs_b), their weights renormalised and scaled (expert_weights_scale), an
+              ungated shared expert, q/k/v biases, a rotary half of each head, post_attention_norm before the
+              feed-forward block, and the trailing multi-token prediction block that generation does not run;
+  minimax-m2  MiniMax-M2: sigmoid scores plus a selection bias, always renormalised, q and k normed over their whole
+              rows, a rotary half of each head;
+  olmoe       OLMoE: softmax routing, not renormalised, q and k normed over their whole rows.
+Deterministic: the same arguments give the same bytes.
+
+    from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
+import numpy as np
+import gguf
+from synth_model import train_bpe
+
+# per family: its tokenizer.ggml.pre, q/k/v biases, q/k norms ('head': per head, 'full': whole rows, None), the
+# feed-forward block's input norm's name, a selection bias, a shared expert, a rotary part of each head, and the
+# routing keys its converter writes
+FAMILIES = {
+    'glm4moe': dict(pre='glm4', qkv_bias=True, qk_norm=None, ffn_norm='post_attention_norm', select_bias=True,
+                    shared=True, partial_rope=True, keys=True),
+    'minimax-m2': dict(pre='minimax-m2', qkv_bias=False, qk_norm='full', ffn_norm='ffn_norm', select_bias=True,
+                       shared=False, partial_rope=True, keys=False),
+    'olmoe': dict(pre='olmo', qkv_bias=False, qk_norm='full', ffn_norm='ffn_norm', select_bias=False, shared=False,
+                  partial_rope=False, keys=False),
+}
+
+
+def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
+              n_used=3, n_ffe=96, n_shared=1, scale=2.5, n_vocab=1024, seed=4101):
+    fam = FAMILIES[arch]
+    rs = np.random.RandomState(seed)
+    E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
+    if not fam['keys']:  # leading dense layers, prediction blocks and shared experts are glm4moe's
+        n_nextn = n_dense = n_shared = 0
+    L = n_layer + n_nextn  # block_count counts the prediction blocks too
+
+    def rnd(shape, std, mean=0.0):
+        return (rs.standard_normal(shape).astype(np.float32) * std + mean).astype(np.float32)
+
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f'synthetic {arch} (random weights)')
+    w.add_embedding_length(E)
+    w.add_block_count(L)
+    # OLMoE's experts are feed_forward_length wide (its loader reads no expert width)
+    w.add_feed_forward_length(n_ff if fam['keys'] else Fe)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    w.add_context_length(4096)
+    w.add_file_type(0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(1000000.0)
+    if fam['partial_rope']:
+        w.add_rope_dimension_count(hd // 2)
+    w.add_expert_count(X)
+    w.add_expert_used_count(n_used)
+    if arch != 'olmoe':
+        w.add_expert_feed_forward_length(Fe)
+    if fam['keys']:
+        w.add_uint32(f'{arch}.expert_shared_count', n_shared)
+        w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
+        w.add_float32(f'{arch}.expert_weights_scale', scale)
+        w.add_bool(f'{arch}.expert_weights_norm', True)
+    if fam['select_bias']:
+        w.add_uint32(f'{arch}.expert_gating_func', 2)  # sigmoid
+    if fam['keys']:
+        w.add_uint32(f'{arch}.nextn_predict_layers', n_nextn)
+
+    vocab, merges = train_bpe(700)
+    specials = ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>']
+    toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
+    while len(toks) < n_vocab:
+        toks.append(f'[PAD{len(toks)}]')
+        types.append(5)
+    w.add_tokenizer_model('gpt2')
+    w.add_tokenizer_pre(fam['pre'])
+    w.add_token_list(toks)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(toks.index('[gMASK]' if arch == 'glm4moe' else '<|endoftext|>'))
+    w.add_eos_token_id(toks.index('<|endoftext|>'))
+    w.add_add_bos_token(False)
+
+    t = w.add_tensor
+    t('token_embd.weight', rnd((n_vocab, E), 0.05))
+    for i in range(L):
+        b = f'blk.{i}.'
+        t(b + 'attn_norm.weight', rnd((E,), 0.1, 1.0))
+        t(b + 'attn_q.weight', rnd((H * hd, E), 0.08))
+        t(b + 'attn_k.weight', rnd((KV * hd, E), 0.08))
+        t(b + 'attn_v.weight', rnd((KV * hd, E), 0.08))
+        if fam['qkv_bias']:
+            t(b + 'attn_q.bias', rnd((H * hd,), 0.3))
+            t(b + 'attn_k.bias', rnd((KV * hd,), 1.0))
+            t(b + 'attn_v.bias', rnd((KV * hd,), 0.1))
+        if fam['qk_norm'] == 'full':
+            t(b + 'attn_q_norm.weight', rnd((H * hd,), 0.2, 1.0))
+            t(b + 'attn_k_norm.weight', rnd((KV * hd,), 0.2, 1.0))
+        t(b + 'attn_output.weight', rnd((E, H * hd), 0.08))
+        t(b + fam['ffn_norm'] + '.weight', rnd((E,), 0.1, 1.0))
+        if i < n_dense:
+            t(b + 'ffn_gate.weight', rnd((n_ff, E), 0.08))
+            t(b + 'ffn_up.weight', rnd((n_ff, E), 0.08))
+            t(b + 'ffn_down.weight', rnd((E, n_ff), 0.06))
+        else:
+            t(b + 'ffn_gate_inp.weight', rnd((X, E), 0.3))
+            if fam['select_bias']:
+                # as large as the sigmoid scores' spread, so that it changes which experts are chosen
+                t(b + 'exp_probs_b.bias', rnd((X,), 0.1))
+            t(b + 'ffn_gate_exps.weight', rnd((X, Fe, E), 0.08))
+            t(b + 'ffn_up_exps.weight', rnd((X, Fe, E), 0.08))
+            t(b + 'ffn_down_exps.weight', rnd((X, E, Fe), 0.06))
+            if fam['shared'] and n_shared:
+                Fs = Fe * n_shared
+                t(b + 'ffn_gate_shexp.weight', rnd((Fs, E), 0.08))
+                t(b + 'ffn_up_shexp.weight', rnd((Fs, E), 0.08))
+                t(b + 'ffn_down_shexp.weight', rnd((E, Fs), 0.06))
+        if i >= n_layer:
+            t(b + 'nextn.eh_proj.weight', rnd((E, 2 * E), 0.08))
+            t(b + 'nextn.enorm.weight', rnd((E,), 0.1, 1.0))
+            t(b + 'nextn.hnorm.weight', rnd((E,), 0.1, 1.0))
+            t(b + 'nextn.shared_head_norm.weight', rnd((E,), 0.1, 1.0))
+    t('output_norm.weight', rnd((E,), 0.1, 1.0))
+    t('output.weight', rnd((n_vocab, E), 0.08))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
