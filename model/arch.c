@@ -208,7 +208,8 @@ static const model_arch archs[] = {
         .act = MODEL_ACT_SILU,
         .moe = true,
         .moe_gating = MODEL_MOE_SIGMOID,
-        .moe_keys = MODEL_MOE_KEYS_ALL,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD,
         .ffn_norm_is_post_attention = true,
         .quantize = true,
     },
@@ -239,6 +240,21 @@ static const model_arch archs[] = {
         .act = MODEL_ACT_SILU,
         .qk_norm_full = true,
         .moe = true,
+        .quantize = true,
+    },
+    {
+        .name = "ernie4_5-moe",
+        .families = "ERNIE 4.5 (21B-A3B, 300B-A47B)",
+        /* llama.cpp's ernie4-5 loader and ernie4-5-moe graph: NORM rotary, dense first layers, experts chosen by
+         * softmax plus exp_probs_b where the file has it, always renormalised, a shared expert of
+         * expert_shared_feed_forward_length where the file has one; attn_output.bias is loaded there but never
+         * added, so a file with one is refused here rather than run otherwise */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_keys = MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_STEP,
         .quantize = true,
     },
     {

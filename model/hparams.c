@@ -190,6 +190,8 @@ static void moe_routing(reader *r, model_hparams *hp)
         if (hp->moe_gating_func > 0 && hp->moe_gating_func < 4)
             hp->moe_gating = gating_of[hp->moe_gating_func];
     }
+    if (keys & MODEL_MOE_KEY_STEP)
+        hp->n_moe_layer_step = get_int(r, "interleave_moe_layer_step", false, -1, 1, dims, NULL);
     if (keys & MODEL_MOE_KEY_NORM)
         hp->moe_renormalise = get_bool(r, "expert_weights_norm", false);
     if (keys & MODEL_MOE_KEY_SCALE) {
@@ -401,6 +403,16 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
                             : "key '%s' is %lld, which is no gating function llama.cpp knows (1 softmax, 2 sigmoid, "
                               "3 softmax of the chosen, 4 square root of softplus)", key, (long long)hp->moe_gating_func);
         }
+        snprintf(key, sizeof key, "%s.interleave_moe_layer_step", arch);
+        if (hp->n_moe_layer_step < 0)
+            return model_fail(err, MODEL_E_MALFORMED, 0, key, "key '%s' is missing: llama.cpp's %s loader requires it",
+                        key, arch);
+        if (hp->n_moe_layer_step > 1)
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "key '%s' is %lld: experts every %lld-th layer are not run by gguf-run yet (llama.cpp's "
+                        "loader makes experts for every layer past the dense ones)", key,
+                        (long long)hp->n_moe_layer_step, (long long)hp->n_moe_layer_step);
+        snprintf(key, sizeof key, "%s.expert_count", arch);
         if (hp->n_expert_groups > 1) {
             snprintf(key, sizeof key, "%s.expert_group_count", arch);
             return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,

@@ -125,7 +125,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * and YaRN on the rest; every prompt longer than its window), and families of their own (tests/py/moe_arch.py):
  * GLM-4.5 (glm4moe: a dense layer first, sigmoid routing with a selection bias, scaled weights, an ungated shared
  * expert, a rotary half of each head, a prediction block not run), MiniMax-M2 (sigmoid routing with its bias, always
- * renormalised, whole-row q/k norms) and OLMoE (softmax routing, whole-row q/k norms); the qwen3moe ones and gpt-oss
+ * renormalised, whole-row q/k norms), OLMoE (softmax routing, whole-row q/k norms) and ERNIE 4.5 (a dense layer first,
+ * softmax routing with a selection bias, a shared expert of its own width, NORM rotary); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -142,6 +143,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-glm4moe", "2466a4bc79c12d8f6812856e82a930f00e6b71995ac585f5cf51809028ff52da" },
         { "heldout-minimax-m2", "40f78f71cc08529412576e072e55a0f5333b39afa2bee7327b1e90935040f958" },
         { "heldout-olmoe", "6f355a5b68208d3949b75f059cd7776eeb7a2a073d56dd3b934113041b9be3d8" },
+        { "heldout-ernie4_5-moe", "6e6e5fe9fe2e6acb4a37bdca3017a191de2283ec28412697c41b3e57358f62f2" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

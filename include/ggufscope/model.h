@@ -109,11 +109,12 @@ typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MOD
 /* Routing keys a family's llama.cpp loader reads (glm4moe all of them, MiniMax-M2 the gating function):
  * expert_gating_func (moe_gating when absent or 0), expert_weights_norm (renormalise), expert_weights_scale (the
  * chosen weights' factor), expert_shared_count (shared experts of expert_feed_forward_length each, ungated),
- * leading_dense_block_count (that many dense layers first). (nextn_predict_layers and expert_group_count its
- * loader reads for every family.) */
+ * leading_dense_block_count (that many dense layers first), interleave_moe_layer_step (required: every that
+ * many-th layer has experts; ERNIE 4.5's loader makes experts for every layer past the dense ones, so 1 is the step
+ * it runs). (nextn_predict_layers and expert_group_count its loader reads for every family.) */
 typedef enum model_moe_key {
     MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
-    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEYS_ALL = 31
+    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32
 } model_moe_key;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
@@ -196,6 +197,7 @@ typedef struct model_hparams {
     float moe_scale;
     int64_t moe_gating_func;     /* expert_gating_func as the file says it (0: absent) */
     int64_t n_expert_groups;     /* expert_group_count (0: absent) */
+    int64_t n_moe_layer_step;    /* interleave_moe_layer_step where the family reads it (-1: absent), else 0 */
     int64_t n_layer_dense_lead;  /* leading_dense_block_count: the first layers have a dense feed-forward block */
     int64_t n_layer_nextn;       /* nextn_predict_layers: the last blocks (of n_layer) predict further tokens, and
                                   * generation does not run them */

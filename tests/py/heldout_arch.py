@@ -45,13 +45,16 @@ HELDOUT = {
 # then 8 experts, 3 chosen by sigmoid scores plus a selection bias, renormalised and scaled by 2.5, an ungated shared
 # expert, half of each head rotating, and a trailing multi-token prediction block; MiniMax-M2's sigmoid routing with
 # its bias and full-row q/k norms (12 experts, 4 used); OLMoE's softmax routing with full-row q/k norms (6 experts, 2
-# used, no grouped heads as the released model has none)
+# used, no grouped heads as the released model has none); ERNIE 4.5's dense first layer, softmax routing with a selection
+# bias, always renormalised, and a shared expert of its own width (10 experts, 3 used)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
     'heldout-minimax-m2': lambda out: write_moe(out, 'minimax-m2', n_layer=3, n_exp=12, n_used=4, n_ffe=80,
                                                 seed=4102),
     'heldout-olmoe': lambda out: write_moe(out, 'olmoe', n_layer=3, n_head=4, n_kv=4, n_exp=6, n_used=2, n_ffe=112,
                                            seed=4103),
+    'heldout-ernie4_5-moe': lambda out: write_moe(out, 'ernie4_5-moe', n_layer=4, n_exp=10, n_used=3, n_ffe=64,
+                                                  n_shared=2, n_vocab=512, seed=4104),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -7,13 +7,16 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
               feed-forward block, and the trailing multi-token prediction block that generation does not run;
   minimax-m2  MiniMax-M2: sigmoid scores plus a selection bias, always renormalised, q and k normed over their whole
               rows, a rotary half of each head;
-  olmoe       OLMoE: softmax routing, not renormalised, q and k normed over their whole rows.
+  olmoe       OLMoE: softmax routing, not renormalised, q and k normed over their whole rows;
+  ernie4_5-moe  ERNIE-4.5-21B-A3B: a dense first layer, softmax routing plus a selection bias, always renormalised,
+              a shared expert of its own width (expert_shared_feed_forward_length), NORM rotary, a SentencePiece
+              vocabulary.
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
 import numpy as np
 import gguf
-from synth_model import train_bpe
+from synth_model import spm_vocab, train_bpe
 
 # per family: its tokenizer.ggml.pre, q/k/v biases, q/k norms ('head': per head, 'full': whole rows, None), the
 # feed-forward block's input norm's name, a selection bias, a shared expert, a rotary part of each head, and the
@@ -25,6 +28,8 @@ FAMILIES = {
                        shared=False, partial_rope=True, keys=False),
     'olmoe': dict(pre='olmo', qkv_bias=False, qk_norm='full', ffn_norm='ffn_norm', select_bias=False, shared=False,
                   partial_rope=False, keys=False),
+    'ernie4_5-moe': dict(pre=None, qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=True, shared=True,
+                         partial_rope=False, keys=False),
 }
 
 
@@ -33,8 +38,9 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
-    if not fam['keys']:  # leading dense layers, prediction blocks and shared experts are glm4moe's
-        n_nextn = n_dense = n_shared = 0
+    ernie = arch == 'ernie4_5-moe'
+    if not fam['keys']:  # prediction blocks and scaled weights are glm4moe's; a dense first layer ERNIE's too
+        n_nextn, n_dense, n_shared = 0, (n_dense if ernie else 0), (n_shared if fam['shared'] else 0)
     L = n_layer + n_nextn  # block_count counts the prediction blocks too
 
     def rnd(shape, std, mean=0.0):
@@ -44,8 +50,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     w.add_name(f'synthetic {arch} (random weights)')
     w.add_embedding_length(E)
     w.add_block_count(L)
-    # OLMoE's experts are feed_forward_length wide (its loader reads no expert width)
-    w.add_feed_forward_length(n_ff if fam['keys'] else Fe)
+    # MiniMax-M2's and OLMoE's experts are feed_forward_length wide (their loaders read no expert width)
+    w.add_feed_forward_length(n_ff if fam['keys'] or ernie else Fe)
     w.add_head_count(H)
     w.add_head_count_kv(KV)
     w.add_key_length(hd)
@@ -60,33 +66,47 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     w.add_expert_used_count(n_used)
     if arch != 'olmoe':
         w.add_expert_feed_forward_length(Fe)
+    if ernie:  # its loader's keys: the shared expert's width, the step between layers of experts, dense layers first
+        w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
+        w.add_uint32(f'{arch}.interleave_moe_layer_step', 1)
+        w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
     if fam['keys']:
         w.add_uint32(f'{arch}.expert_shared_count', n_shared)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
         w.add_float32(f'{arch}.expert_weights_scale', scale)
         w.add_bool(f'{arch}.expert_weights_norm', True)
-    if fam['select_bias']:
+    if fam['select_bias'] and not ernie:
         w.add_uint32(f'{arch}.expert_gating_func', 2)  # sigmoid
     if fam['keys']:
         w.add_uint32(f'{arch}.nextn_predict_layers', n_nextn)
 
-    vocab, merges = train_bpe(700)
-    specials = ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>']
-    toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
-    while len(toks) < n_vocab:
-        toks.append(f'[PAD{len(toks)}]')
-        types.append(5)
-    w.add_tokenizer_model('gpt2')
-    w.add_tokenizer_pre(fam['pre'])
-    w.add_token_list(toks)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(toks.index('[gMASK]' if arch == 'glm4moe' else '<|endoftext|>'))
-    w.add_eos_token_id(toks.index('<|endoftext|>'))
-    w.add_add_bos_token(False)
+    if fam['pre'] is None:  # SentencePiece (ERNIE's tokenizer.model)
+        toks, scores, types = spm_vocab(n_vocab)
+        w.add_tokenizer_model('llama')
+        w.add_token_list(toks)
+        w.add_token_scores(scores)
+        w.add_token_types(types)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_unk_token_id(0)
+    else:
+        vocab, merges = train_bpe(700)
+        specials = ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>']
+        toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
+        while len(toks) < n_vocab:
+            toks.append(f'[PAD{len(toks)}]')
+            types.append(5)
+        w.add_tokenizer_model('gpt2')
+        w.add_tokenizer_pre(fam['pre'])
+        w.add_token_list(toks)
+        w.add_token_types(types)
+        w.add_token_merges(merges)
+        w.add_bos_token_id(toks.index('[gMASK]' if arch == 'glm4moe' else '<|endoftext|>'))
+        w.add_eos_token_id(toks.index('<|endoftext|>'))
+        w.add_add_bos_token(False)
 
     t = w.add_tensor
-    t('token_embd.weight', rnd((n_vocab, E), 0.05))
+    t('token_embd.weight', rnd((n_vocab, E), 0.5 if fam['pre'] is None else 0.05))
     for i in range(L):
         b = f'blk.{i}.'
         t(b + 'attn_norm.weight', rnd((E,), 0.1, 1.0))
