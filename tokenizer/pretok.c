@@ -67,6 +67,11 @@ static const pre_kind kinds[] = {
     { { "poro-chat", "bloom", "gpt3-finnish" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+" },
       false, false },
     { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false, false },
+    /* Ling / Ring 2.0 (bailingmoe2), LLaDA-MoE: qwen2's expression with contractions of either case, one line break
+     * at a time after spaces, as llama.cpp rewrites tokenizer.json's possessive quantifiers */
+    { { "bailingmoe", "bailingmoe2", "llada-moe" },
+      { "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+        "\\s*[\\r\\n]|\\s+(?!\\S)|\\s+" }, false, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
     { { "deepseek-coder" },
