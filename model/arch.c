@@ -258,6 +258,25 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "bailingmoe2",
+        .families = "Ling 2.0, Ring 2.0 (mini, flash)",
+        /* llama.cpp's bailingmoe2 loader and graph: q, k and v in one attn_qkv, per-head q/k norms, the attention
+         * output's bias where the file has one, dense first layers, experts chosen by the file's gating function plus
+         * exp_probs_b where present, the file's renormalisation and scale, expert_shared_count shared experts of
+         * expert_shared_feed_forward_length (or an expert's width) each, ungated; prediction blocks not run */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O,
+                  [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_SHARED_WIDTH,
+        .quantize = true,
+    },
+    {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
         /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k

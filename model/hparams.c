@@ -198,8 +198,14 @@ static void moe_routing(reader *r, model_hparams *hp)
         const float scale = get_float(r, "expert_weights_scale", 0.0f, NULL);
         hp->moe_scale = scale != 0.0f ? scale : 1.0f;
     }
-    if (keys & MODEL_MOE_KEY_SHARED)
-        hp->n_ff_shexp = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * hp->n_ff_exp;
+    if (keys & MODEL_MOE_KEY_SHARED) {
+        /* one shared expert's width: the key where the loader reads it that way (and the file has it), else an
+         * expert's */
+        const int64_t each = keys & MODEL_MOE_KEY_SHARED_WIDTH
+                                 ? get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
+                                 : 0;
+        hp->n_ff_shexp = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * (each ? each : hp->n_ff_exp);
+    }
 }
 
 /* Every key, the first problem in err (the values read before and after it kept). */

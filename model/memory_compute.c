@@ -35,7 +35,7 @@ static const builder_facts facts[] = {
     { "olmo2", false, false, false, false },   { "gemma2", true, true, false, false },
     { "gemma3", true, true, false, false },     { "glm4moe", false, false, false, false },
     { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
-    { "ernie4_5-moe", false, false, false, false },
+    { "ernie4_5-moe", false, false, false, false }, { "bailingmoe2", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

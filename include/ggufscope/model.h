@@ -111,10 +111,12 @@ typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MOD
  * chosen weights' factor), expert_shared_count (shared experts of expert_feed_forward_length each, ungated),
  * leading_dense_block_count (that many dense layers first), interleave_moe_layer_step (required: every that
  * many-th layer has experts; ERNIE 4.5's loader makes experts for every layer past the dense ones, so 1 is the step
- * it runs). (nextn_predict_layers and expert_group_count its loader reads for every family.) */
+ * it runs), SHARED_WIDTH: expert_shared_feed_forward_length is one shared expert's width in place of
+ * expert_feed_forward_length (bailingmoe2). (nextn_predict_layers and expert_group_count its loader reads for every
+ * family.) */
 typedef enum model_moe_key {
     MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
-    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32
+    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32, MODEL_MOE_KEY_SHARED_WIDTH = 64
 } model_moe_key;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of

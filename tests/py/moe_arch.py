@@ -10,7 +10,10 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
   olmoe       OLMoE: softmax routing, not renormalised, q and k normed over their whole rows;
   ernie4_5-moe  ERNIE-4.5-21B-A3B: a dense first layer, softmax routing plus a selection bias, always renormalised,
               a shared expert of its own width (expert_shared_feed_forward_length), NORM rotary, a SentencePiece
-              vocabulary.
+              vocabulary;
+  bailingmoe2 Ling / Ring 2.0: q, k and v in one attn_qkv, per-head q/k norms, a dense first layer, sigmoid routing
+              plus a selection bias, renormalised and scaled, shared experts of their own width, a rotary half of
+              each head, and a trailing multi-token prediction block.
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
@@ -30,6 +33,8 @@ FAMILIES = {
                   partial_rope=False, keys=False),
     'ernie4_5-moe': dict(pre=None, qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=True, shared=True,
                          partial_rope=False, keys=False),
+    'bailingmoe2': dict(pre='bailingmoe2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True,
+                        shared=True, partial_rope=True, keys=True, fused_qkv=True),
 }
 
 
@@ -70,6 +75,9 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
         w.add_uint32(f'{arch}.interleave_moe_layer_step', 1)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
+    ling = arch == 'bailingmoe2'
+    if ling:  # one shared expert's width, its own (here 1.5 times an expert's)
+        w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * 3 // 2)
     if fam['keys']:
         w.add_uint32(f'{arch}.expert_shared_count', n_shared)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
@@ -110,9 +118,12 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     for i in range(L):
         b = f'blk.{i}.'
         t(b + 'attn_norm.weight', rnd((E,), 0.1, 1.0))
-        t(b + 'attn_q.weight', rnd((H * hd, E), 0.08))
-        t(b + 'attn_k.weight', rnd((KV * hd, E), 0.08))
-        t(b + 'attn_v.weight', rnd((KV * hd, E), 0.08))
+        if fam.get('fused_qkv'):
+            t(b + 'attn_qkv.weight', rnd(((H + 2 * KV) * hd, E), 0.08))
+        else:
+            t(b + 'attn_q.weight', rnd((H * hd, E), 0.08))
+            t(b + 'attn_k.weight', rnd((KV * hd, E), 0.08))
+            t(b + 'attn_v.weight', rnd((KV * hd, E), 0.08))
         if fam['qkv_bias']:
             t(b + 'attn_q.bias', rnd((H * hd,), 0.3))
             t(b + 'attn_k.bias', rnd((KV * hd,), 1.0))
@@ -120,6 +131,9 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         if fam['qk_norm'] == 'full':
             t(b + 'attn_q_norm.weight', rnd((H * hd,), 0.2, 1.0))
             t(b + 'attn_k_norm.weight', rnd((KV * hd,), 0.2, 1.0))
+        elif fam['qk_norm'] == 'head':
+            t(b + 'attn_q_norm.weight', rnd((hd,), 0.2, 1.0))
+            t(b + 'attn_k_norm.weight', rnd((hd,), 0.2, 1.0))
         t(b + 'attn_output.weight', rnd((E, H * hd), 0.08))
         t(b + fam['ffn_norm'] + '.weight', rnd((E,), 0.1, 1.0))
         if i < n_dense:
@@ -135,7 +149,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
             t(b + 'ffn_up_exps.weight', rnd((X, Fe, E), 0.08))
             t(b + 'ffn_down_exps.weight', rnd((X, E, Fe), 0.06))
             if fam['shared'] and n_shared:
-                Fs = Fe * n_shared
+                Fs = (Fe * 3 // 2 if ling else Fe) * n_shared
                 t(b + 'ffn_gate_shexp.weight', rnd((Fs, E), 0.08))
                 t(b + 'ffn_up_shexp.weight', rnd((Fs, E), 0.08))
                 t(b + 'ffn_down_shexp.weight', rnd((E, Fs), 0.06))
@@ -144,6 +158,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
             t(b + 'nextn.enorm.weight', rnd((E,), 0.1, 1.0))
             t(b + 'nextn.hnorm.weight', rnd((E,), 0.1, 1.0))
             t(b + 'nextn.shared_head_norm.weight', rnd((E,), 0.1, 1.0))
+            if ling:
+                t(b + 'layer_output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output.weight', rnd((n_vocab, E), 0.08))
     w.write_header_to_file()
