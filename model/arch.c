@@ -277,6 +277,24 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "dots1",
+        .families = "dots.llm1",
+        /* llama.cpp's dots1 loader and graph: per-head q/k norms, dense first layers, experts chosen by the file's
+         * gating function plus exp_probs_b where present, the file's renormalisation and scale, expert_shared_count
+         * ungated shared experts; k and v as wide as q (no grouped heads) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD,
+        .no_gqa = true,
+        .quantize = true,
+    },
+    {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
         /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k

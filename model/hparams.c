@@ -393,6 +393,12 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
 {
     char key[160];
     const char *arch = hp->arch_name;
+    if (hp->arch->no_gqa && hp->n_head_kv != hp->n_head) {
+        snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "key '%s' is %lld, head_count %lld: llama.cpp's %s loader sizes attn_k and attn_v as attn_q and "
+                    "refuses grouped heads", key, (long long)hp->n_head_kv, (long long)hp->n_head, arch);
+    }
     if (hp->n_layer_nextn > 0 && hp->n_layer_nextn >= hp->n_layer) {
         snprintf(key, sizeof key, "%s.nextn_predict_layers", arch);
         return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,

@@ -19,8 +19,8 @@ Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
                      "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, minimax-m2, olmoe, ernie4_5-moe, "
-                     "bailingmoe2, phi3, granite, olmo2, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 16);
+                     "bailingmoe2, dots1, phi3, granite, olmo2, gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 17);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -457,4 +457,21 @@ Test(arch, ernie_s_interleave_step_is_required_and_one)
         gguf_close(f);
         free(b.p);
     }
+}
+
+/* dots1's loader sizes attn_k and attn_v as attn_q: a file with grouped heads is one llama.cpp refuses, named by key. */
+Test(arch, dots1_refuses_grouped_heads)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "dots1" }, { "dots1.embedding_length", 'u', "256" },
+                      { "dots1.block_count", 'u', "2" },        { "dots1.attention.head_count", 'u', "4" },
+                      { "dots1.attention.head_count_kv", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "dots1.attention.head_count_kv");
+    cr_assert(strstr(e.message, "grouped heads"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
 }

@@ -169,6 +169,7 @@ typedef struct model_arch {
     bool ffn_norm_is_post_attention;
     bool qk_norm_full;           /* q/k norms over the whole q and k rows, not per head (olmo2) */
     bool gate_up_fused;          /* ffn_up holds the gate's rows, then the up rows (phi3) */
+    bool no_gqa;                 /* its loader sizes attn_k and attn_v as attn_q: head_count_kv must be head_count */
     /* Multipliers read from the file (granite): embedding_scale on the embeddings, residual_scale on each block's
      * output before its residual add, attention.scale in place of 1/sqrt(key_length), logits / logit_scale. */
     bool multipliers;

@@ -47,7 +47,9 @@ HELDOUT = {
 # its bias and full-row q/k norms (12 experts, 4 used); OLMoE's softmax routing with full-row q/k norms (6 experts, 2
 # used, no grouped heads as the released model has none); ERNIE 4.5's dense first layer, softmax routing with a selection
 # bias, always renormalised, and a shared expert of its own width (10 experts, 3 used); Ling 2.0's fused q/k/v with
-# per-head norms, sigmoid routing with its bias, two shared experts of their own width, a prediction block (16, 4 used)
+# per-head norms, sigmoid routing with its bias, two shared experts of their own width, a prediction block (16, 4 used);
+# dots.llm1's per-head q/k norms, sigmoid routing with its bias, scaled by 2, a shared expert (8, 2 used; no grouped
+# heads: its loader sizes k and v as q)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
     'heldout-minimax-m2': lambda out: write_moe(out, 'minimax-m2', n_layer=3, n_exp=12, n_used=4, n_ffe=80,
@@ -58,6 +60,8 @@ OWN_WRITERS = {
                                                   n_shared=2, n_vocab=512, seed=4104),
     'heldout-bailingmoe2': lambda out: write_moe(out, 'bailingmoe2', n_layer=4, n_exp=16, n_used=4, n_ffe=64,
                                                  n_shared=2, scale=1.5, seed=4105),
+    'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
+                                           seed=4106),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -13,7 +13,9 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
               vocabulary;
   bailingmoe2 Ling / Ring 2.0: q, k and v in one attn_qkv, per-head q/k norms, a dense first layer, sigmoid routing
               plus a selection bias, renormalised and scaled, shared experts of their own width, a rotary half of
-              each head, and a trailing multi-token prediction block.
+              each head, and a trailing multi-token prediction block;
+  dots1       dots.llm1: per-head q/k norms, a dense first layer, sigmoid routing plus a selection bias, renormalised
+              and scaled, a shared expert.
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
@@ -35,6 +37,8 @@ FAMILIES = {
                          partial_rope=False, keys=False),
     'bailingmoe2': dict(pre='bailingmoe2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True,
                         shared=True, partial_rope=True, keys=True, fused_qkv=True),
+    'dots1': dict(pre='qwen2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True, shared=True,
+                  partial_rope=False, keys=True, nextn=False),
 }
 
 
@@ -46,6 +50,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     ernie = arch == 'ernie4_5-moe'
     if not fam['keys']:  # prediction blocks and scaled weights are glm4moe's; a dense first layer ERNIE's too
         n_nextn, n_dense, n_shared = 0, (n_dense if ernie else 0), (n_shared if fam['shared'] else 0)
+    if not fam.get('nextn', True):
+        n_nextn = 0
     L = n_layer + n_nextn  # block_count counts the prediction blocks too
 
     def rnd(shape, std, mean=0.0):
@@ -85,7 +91,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_bool(f'{arch}.expert_weights_norm', True)
     if fam['select_bias'] and not ernie:
         w.add_uint32(f'{arch}.expert_gating_func', 2)  # sigmoid
-    if fam['keys']:
+    if fam['keys'] and fam.get('nextn', True):
         w.add_uint32(f'{arch}.nextn_predict_layers', n_nextn)
 
     if fam['pre'] is None:  # SentencePiece (ERNIE's tokenizer.model)
