@@ -311,9 +311,24 @@ static const model_arch archs[] = {
     {
         .name = "granite",
         .families = "IBM Granite 3.x (dense)",
-        .need = { DENSE_DECODER_ROLES },
+        /* llama.cpp's granite loader takes experts too, which gguf-py lists for granitemoe alone */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .multipliers = true,
+        .quantize = true,
+    },
+    {
+        .name = "granitemoe",
+        .families = "IBM Granite 3.x MoE (1B-A400M, 3B-A800M)",
+        /* llama.cpp's granite-moe loader, granite's graph (src/models/granite.cpp): the attention output's bias where
+         * the file has one, experts by expert_count (softmax, renormalised, each feed_forward_length wide), a shared
+         * expert of expert_shared_feed_forward_length where the file has one */
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = O,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .moe = true,
+        .moe_renormalise = true,
         .quantize = true,
     },
     {

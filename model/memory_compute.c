@@ -36,7 +36,7 @@ static const builder_facts facts[] = {
     { "gemma3", true, true, false, false },     { "glm4moe", false, false, false, false },
     { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
     { "ernie4_5-moe", false, false, false, false }, { "bailingmoe2", false, false, false, false },
-    { "dots1", false, false, false, false },
+    { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

@@ -128,8 +128,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * renormalised, whole-row q/k norms), OLMoE (softmax routing, whole-row q/k norms) and ERNIE 4.5 (a dense layer first,
  * softmax routing with a selection bias, a shared expert of its own width, NORM rotary) and Ling 2.0 (bailingmoe2:
  * fused q/k/v with per-head norms, sigmoid routing with its bias, scaled, two shared experts of their own width, a
- * prediction block) and dots.llm1 (per-head q/k norms, sigmoid routing with its bias, scaled, a shared expert); the
- * qwen3moe ones and gpt-oss
+ * prediction block), dots.llm1 (per-head q/k norms, sigmoid routing with its bias, scaled, a shared expert) and
+ * Granite 3.x MoE (granite's multipliers, softmax routing renormalised, a shared expert); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -149,6 +149,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-ernie4_5-moe", "6e6e5fe9fe2e6acb4a37bdca3017a191de2283ec28412697c41b3e57358f62f2" },
         { "heldout-bailingmoe2", "acdffb91a454597b71521bc68289c71338a1ef5810e81ec985d127e067576815" },
         { "heldout-dots1", "66af498eed2d97040800a68aece8555b60e7f8020caf526d07785500e4e7ac96" },
+        { "heldout-granitemoe", "7fd5044716d0c3cd5d80a4aab2870402535c980464a46bd320f55d38f2f25284" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

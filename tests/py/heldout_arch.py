@@ -49,7 +49,8 @@ HELDOUT = {
 # bias, always renormalised, and a shared expert of its own width (10 experts, 3 used); Ling 2.0's fused q/k/v with
 # per-head norms, sigmoid routing with its bias, two shared experts of their own width, a prediction block (16, 4 used);
 # dots.llm1's per-head q/k norms, sigmoid routing with its bias, scaled by 2, a shared expert (8, 2 used; no grouped
-# heads: its loader sizes k and v as q)
+# heads: its loader sizes k and v as q); Granite 3.x MoE's multipliers, softmax routing renormalised and a shared
+# expert (10, 4 used)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
     'heldout-minimax-m2': lambda out: write_moe(out, 'minimax-m2', n_layer=3, n_exp=12, n_used=4, n_ffe=80,
@@ -62,6 +63,8 @@ OWN_WRITERS = {
                                                  n_shared=2, scale=1.5, seed=4105),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
+    'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
+                                                seed=4107),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -15,7 +15,10 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
               plus a selection bias, renormalised and scaled, shared experts of their own width, a rotary half of
               each head, and a trailing multi-token prediction block;
   dots1       dots.llm1: per-head q/k norms, a dense first layer, sigmoid routing plus a selection bias, renormalised
-              and scaled, a shared expert.
+              and scaled, a shared expert;
+  granitemoe  Granite 3.x MoE: granite's embedding, residual, attention and logit multipliers, softmax routing,
+              renormalised, experts feed_forward_length wide, a shared expert of expert_shared_feed_forward_length
+              (as granitemoeshared files add), NORM rotary.
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
@@ -39,6 +42,8 @@ FAMILIES = {
                         shared=True, partial_rope=True, keys=True, fused_qkv=True),
     'dots1': dict(pre='qwen2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True, shared=True,
                   partial_rope=False, keys=True, nextn=False),
+    'granitemoe': dict(pre='refact', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
+                       shared=True, partial_rope=False, keys=False),
 }
 
 
@@ -47,7 +52,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
-    ernie = arch == 'ernie4_5-moe'
+    ernie, granite = arch == 'ernie4_5-moe', arch == 'granitemoe'
     if not fam['keys']:  # prediction blocks and scaled weights are glm4moe's; a dense first layer ERNIE's too
         n_nextn, n_dense, n_shared = 0, (n_dense if ernie else 0), (n_shared if fam['shared'] else 0)
     if not fam.get('nextn', True):
@@ -75,8 +80,14 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_rope_dimension_count(hd // 2)
     w.add_expert_count(X)
     w.add_expert_used_count(n_used)
-    if arch != 'olmoe':
+    if arch not in ('olmoe', 'granitemoe'):
         w.add_expert_feed_forward_length(Fe)
+    if granite:  # its multipliers, and the shared expert's width
+        w.add_embedding_scale(12.0)
+        w.add_residual_scale(0.22)
+        w.add_attention_scale(0.015625)
+        w.add_logit_scale(8.0)
+        w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
     if ernie:  # its loader's keys: the shared expert's width, the step between layers of experts, dense layers first
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
         w.add_uint32(f'{arch}.interleave_moe_layer_step', 1)
