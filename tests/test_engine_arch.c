@@ -373,3 +373,34 @@ Test(engine_arch, a_decode_steps_experts_together_are_one_at_a_time_bit_for_bit,
         }
     }
 }
+
+/* gguf-run's start-up report says how each mixture routes, from what was bound and read: the gating, the selection
+ * bias, renormalisation and scale, the shared expert and whether it has a gate, the dense first layers and the
+ * prediction blocks not run (GLM-4.5's held-out file), and qwen2moe's gated shared expert. */
+Test(engine_arch, the_report_says_how_a_mixture_routes, .timeout = 120)
+{
+    char dir[128], path[256], why[200], args[4096 + 256];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "report"));
+    snprintf(path, sizeof path, "%s/glm4moe.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-glm4moe", path, why), "%s", why);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    static const char *const want[] = { "experts 8, 3 used per token (sigmoid, a selection bias, renormalised, scaled "
+                                        "by 2.5), each 96 wide + a shared expert (96 wide); 1 dense layer first",
+                                        "1 multi-token prediction block after them not run", "q/k/v biases: yes" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+    free(out);
+    cr_assert(tmp_dir_remove(dir));
+    char qwen2moe[4096 + 64];
+    moe_file_or_skip(1, qwen2moe, sizeof qwen2moe); /* tiny-qwen2moe-q4_k_m.gguf */
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", qwen2moe);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect(strstr(out, "(softmax, not renormalised), each 128 wide + a shared expert with its gate (256 wide)"),
+              "%s", out);
+    free(out);
+}
