@@ -45,8 +45,14 @@ static gguf_status lfs_pointer(const uint8_t *p, size_t n, uint64_t size, gguf_e
     unsigned long long bytes = 0;
     char oid[QUOTE_CHARS + 4] = "", sz[32] = "?";
     const uint8_t *s = find_nocase(p, n, "\nsize ");
-    if (s && sscanf((const char *)s + 6, "%19llu", &bytes) == 1)
-        gguf_format_size(bytes, sz, sizeof sz);
+    if (s) { /* the digits within the n bytes (no sscanf: the buffer has no terminating NUL) */
+        const uint8_t *d = s + 6;
+        int digits = 0;
+        while (d < p + n && isdigit(*d) && digits < 19)
+            bytes = bytes * 10 + (unsigned)(*d++ - '0'), digits++;
+        if (digits)
+            gguf_format_size(bytes, sz, sizeof sz);
+    }
     const uint8_t *o = find_nocase(p, n, "\noid sha256:");
     if (o) {
         const uint8_t *hex = o + 12, *end = hex;

@@ -64,6 +64,23 @@ Test(downloads, an_lfs_pointer_says_the_model_was_never_fetched)
     cr_assert(strstr(e.message, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"), "%s", e.message);
 }
 
+/* A pointer whose last bytes are its size, with nothing after them, read from memory of exactly its length: the size
+ * is parsed within the bytes (found by fuzz-open: sscanf ran past the end of a buffer with no NUL). */
+Test(downloads, an_lfs_pointer_ending_in_its_size_is_read_within_its_bytes)
+{
+    static const char t[] = "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 4096382";
+    const size_t n = sizeof t - 1;
+    char *exact = malloc(n); /* no byte after the last digit for a scan to run into */
+    cr_assert(exact);
+    memcpy(exact, t, n);
+    gguf_file *f = NULL;
+    gguf_error e;
+    cr_assert_eq(gguf_open_memory(exact, n, &f, &e), GGUF_E_LFS_POINTER, "%s", e.message);
+    cr_assert_null(f);
+    cr_assert(strstr(e.message, "3.91 MiB"), "the pointer's size: %s", e.message);
+    free(exact);
+}
+
 Test(downloads, web_pages_and_server_errors_are_named_with_their_title_or_error)
 {
     static const struct {
