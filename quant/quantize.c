@@ -1,5 +1,6 @@
-/* f32 -> F16, BF16, Q8_0, Q5_0, Q4_0, rounding as ggml's reference quantizers (quantize_row_q8_0_ref,
- * quantize_row_q5_0_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in quantize_k.c. */
+/* f32 -> F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, rounding as ggml's reference quantizers (quantize_row_q8_0_ref,
+ * quantize_row_q5_0_ref, quantize_row_q5_1_ref, quantize_row_q4_0_ref in ggml-quants.c); Q4_K and Q6_K are in
+ * quantize_k.c. */
 #include "blocks.h"
 
 #include <math.h>
@@ -101,6 +102,32 @@ void quant_quantize_q5_0(const float *x, uint8_t *b, int64_t n)
         }
         for (int k = 0; k < 4; k++)
             b[2 + k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+/* Q5_1 (what llama-quantize writes where Q5_K does not fit a row, e.g. the attention output of a mixture's Q4_K_M
+ * with rows of 96 or 160): d = (max - min) / 31, m = min, q = trunc((x - min) / d + 0.5), laid out as Q5_0 after
+ * its two scales.
+ *   block (24 bytes): | d (f16) | m (f16) | qh (4 bytes: bit j = q[j] >> 4) | qs[16]: q[j] & 15 | (q[j+16] & 15) << 4 | */
+void quant_quantize_q5_1(const float *x, uint8_t *b, int64_t n)
+{
+    for (; n > 0; n -= 32, x += 32, b += 24) {
+        float min = INFINITY, max = -INFINITY;
+        for (int j = 0; j < 32; j++) {
+            min = x[j] < min ? x[j] : min;
+            max = x[j] > max ? x[j] : max;
+        }
+        const float d = (max - min) / 31.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        put16(b, quant_f32_to_f16(d));
+        put16(b + 2, quant_f32_to_f16(min));
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            const uint8_t a = (uint8_t)((x[j] - min) * id + 0.5f), c = (uint8_t)((x[j + 16] - min) * id + 0.5f);
+            b[8 + j] = (uint8_t)((a & 0x0f) | (c & 0x0f) << 4);
+            qh |= (uint32_t)((a & 0x10u) >> 4) << j | (uint32_t)((c & 0x10u) >> 4) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++)
+            b[4 + k] = (uint8_t)(qh >> (8 * k));
     }
 }
 

@@ -35,7 +35,7 @@ static const quant_type_row rows[GGUF_TENSOR_COUNT] = {
                            .quantize = quant_quantize_q5_0, ACT(Q8_0), .n_scales = 1,
                            .scale = { { 0, QUANT_ENC_F16, false, "d" } }, .describe = quant_describe_q5_0 },
     [GGUF_TENSOR_Q5_1] = { .decode = { quant_deq_q5_1, X86(quant_deq_q5_1_avx2), X86(quant_deq_q5_1_avx512) },
-                           ACT(Q8_1), .n_scales = 2,
+                           .quantize = quant_quantize_q5_1, ACT(Q8_1), .n_scales = 2,
                            .scale = { { 0, QUANT_ENC_F16, true, "d" }, { 2, QUANT_ENC_F16, false, "m" } },
                            .describe = quant_describe_q5_1 },
     [GGUF_TENSOR_Q8_0] = { .decode = { quant_deq_q8_0, X86(quant_deq_q8_0_avx2), X86(quant_deq_q8_0_avx512) },

@@ -232,7 +232,8 @@ Test(quant, bf16_is_exact_both_ways)
 
 Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout = 120)
 {
-    static const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0 };
+    static const uint32_t types[] = { GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q8_0, GGUF_TENSOR_Q4_0,
+                                      GGUF_TENSOR_Q5_1 };
     const size_t n = 32 * 512;
     float *x = malloc(n * sizeof(float)), *back = malloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) /* blocks of very different magnitudes, and some exact ties */
@@ -258,9 +259,18 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
                          i / tt->type_size);
         quant_dequantize_row(types[k], ours, back, (int64_t)n);
         for (size_t b = 0; b < n / 32; b++) {
-            float amax = 0;
-            for (int j = 0; j < 32; j++)
+            float amax = 0, lo = INFINITY, hi = -INFINITY;
+            for (int j = 0; j < 32; j++) {
                 amax = fmaxf(amax, fabsf(x[b * 32 + j]));
+                lo = fminf(lo, x[b * 32 + j]), hi = fmaxf(hi, x[b * 32 + j]);
+            }
+            if (types[k] == GGUF_TENSOR_Q5_1) { /* half of 31 steps over [min, max], plus the f16 d and m */
+                for (int j = 0; j < 32; j++)
+                    cr_assert_leq(fabsf(back[b * 32 + j] - x[b * 32 + j]),
+                                  (hi - lo) / 62.0f + (fabsf(lo) + hi - lo) * 2e-3f + 32 * ldexpf(1.0f, -24),
+                                  "Q5_1: %g -> %g", x[b * 32 + j], back[b * 32 + j]);
+                continue;
+            }
             /* bounds: half a step of the type (Q4_0's extreme can be clamped a full step),
              * plus the f16 rounding of the scale: relative 2^-11 when d is normal, up to
              * 2^-25 absolute per unit of q when it is subnormal */
@@ -283,7 +293,7 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
     free(back);
 }
 
-/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q5_K, q.q6_K, q.q8_0, q.q5_0, q.q4_0): our quantizers
+/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q5_K, q.q6_K, q.q8_0, q.q5_0, q.q5_1, q.q4_0): our quantizers
  * must choose the same scales, mins and quants in every block, byte for byte. */
 Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
 {
@@ -298,7 +308,7 @@ Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     static const struct { const char *name; uint32_t type; } want[] = {
         { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q5_K", GGUF_TENSOR_Q5_K }, { "q.q6_K", GGUF_TENSOR_Q6_K },
         { "q.q8_0", GGUF_TENSOR_Q8_0 },
-        { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },
+        { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q5_1", GGUF_TENSOR_Q5_1 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         const gguf_tensor *q = gguf_tensor_by_name(f, want[k].name);
