@@ -194,7 +194,7 @@ void rules_experts(const gguf_file *f, const audit_stats *stats, findings *fs)
         const gguf_tensor *t = gguf_tensor_at(f, i);
         int64_t layer;
         const model_role r = model_role_of_name(t->name, &layer);
-        if (r == MODEL_ROLE_COUNT || model_role_info_of(r)->ne2 == MODEL_DIM_NONE || !stats[i].supported ||
+        if (r == MODEL_ROLE_COUNT || model_role_info_of(r)->ne2 != MODEL_DIM_EXPERT || !stats[i].supported ||
             t->n_dims != 3 || t->ne[2] < MIN_SIBLINGS || !t->data || t->ne[2] > INT32_MAX)
             continue;
         const uint64_t n = t->ne[2];

@@ -286,6 +286,8 @@ static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
     h->n_pos = n_pos;
     h->kv_dim = hp->n_kv_head * hp->head_dim;
     h->q_dim = hp->n_head * hp->head_dim;
+    if (hp->mla)
+        return; /* latent attention's steps are not re-derived (compare_derive.c) */
     const size_t hist = (size_t)hp->n_layer * (size_t)n_pos * (size_t)h->kv_dim;
     if (hist * 4 * sizeof(float) > CMP_HISTORY_MAX)
         return;

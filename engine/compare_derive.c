@@ -285,11 +285,16 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
 {
     const engine_model *m = s->m;
     const engine_hparams *hp = &m->hp;
-    const int E = hp->n_embd, q_dim = hp->n_head * hp->head_dim;
+    /* the attention's output rows: decompressed by then in latent attention */
+    const int E = hp->n_embd, q_dim = hp->n_head * (hp->mla ? hp->v_mla : hp->head_dim);
     const kern_weight *w = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : m->layers[il].w;
     cmp_deriving *d = &s->d;
     float *in = room(&d->in, &d->cap_in, (size_t)T * E);
     if (!in)
+        return false;
+    /* latent attention's q, k, v and attention are several ops each (mla.c), not re-derived here: judged by the
+     * tolerance alone */
+    if (hp->mla && (op == ENGINE_OP_Q || op == ENGINE_OP_K || op == ENGINE_OP_V || op == ENGINE_OP_ATTN))
         return false;
     switch (op) {
     case ENGINE_OP_EMBD: return host_embeddings(s, T, out) != NULL;

@@ -15,7 +15,7 @@ void engine_ctx_free(engine_ctx *c)
     if (!c)
         return;
     float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
-                      c->router, c->moe_tmp, c->k_step, c->v_step };
+                      c->router, c->moe_tmp, c->k_step, c->v_step, c->mla };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
@@ -36,7 +36,7 @@ void engine_ctx_free(engine_ctx *c)
 
 /* Elements of each buffer a context of n_ctx positions and batches of B holds. */
 typedef struct ctx_sizes {
-    size_t kv, x, q, ff, logit, router;
+    size_t kv, kv_v, x, q, ff, logit, router, mla; /* kv, kv_v: the K and the V cache */
     size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
 
@@ -54,19 +54,22 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     const engine_hparams *hp = &m->hp;
     /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
      * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
-    size_t kv_dim, q_dim;
+    size_t kv_dim, v_dim, q_dim;
     int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
     ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
+    size_t mla_row = engine_mla_width(hp);
     bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_head, (size_t)hp->head_dim, &q_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->v_dim, &v_dim) ||
+                    __builtin_mul_overflow((size_t)hp->n_head, engine_q_width(hp), &q_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &z->kv) ||
-                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) ||
+                    __builtin_mul_overflow(z->kv, v_dim, &z->kv_v) ||
+                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) || __builtin_mul_overflow(B, mla_row, &z->mla) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
                     __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &z->router) ||
                     __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &z->logit);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
-    if (overflow || z->kv > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
+    if (overflow || z->kv > float_max || z->kv_v > float_max || z->mla > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
         z->logit > float_max || z->router > float_max)
         return engine_fail(err, ENGINE_E_INPUT, 0, "",
                            "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
@@ -102,12 +105,13 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->n_ctx = n_ctx;
     out->max_batch = (int)B;
     out->kv_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim * f;
-    out->kv_bytes = 2 * (uint64_t)z.kv * f;
+    out->v_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->v_dim * f;
+    out->kv_bytes = ((uint64_t)z.kv + (uint64_t)z.kv_v) * f;
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
     /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe;
-     * the grouped experts' host staging */
+     * the grouped experts' host staging; latent attention's rows */
     const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0,
-                                 z.moe_host };
+                                 z.moe_host, z.mla };
     const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
     for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
         if (!rows_of[i])
@@ -144,18 +148,18 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         engine_ctx_free(c);
         return zs;
     }
-    const size_t kv = z.kv, x_n = z.x, q_n = z.q, ff_n = z.ff, logit_n = z.logit, router_n = z.router;
+    const size_t kv = z.kv, kv_v = z.kv_v, x_n = z.x, q_n = z.q, ff_n = z.ff, logit_n = z.logit, router_n = z.router;
     struct {
         float **p;
         size_t n;
     } want[] = {
-        { &c->k_cache, kv }, { &c->v_cache, kv }, { &c->x, x_n }, { &c->h, x_n },
+        { &c->k_cache, kv }, { &c->v_cache, kv_v }, { &c->x, x_n }, { &c->h, x_n }, { &c->mla, z.mla },
         { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
         { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
         /* only where steps replay: two rows, outside the estimate */
         { &c->k_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
-        { &c->v_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
+        { &c->v_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->v_dim : 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (!want[i].n)

@@ -49,6 +49,14 @@ typedef struct engine_hparams {
     char arch[64];          /* general.architecture */
     const model_arch *desc;  /* its description (model/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
+    int v_dim;              /* a head's value row in the cache: head_dim, but in latent attention */
+    /* Latent attention (DeepSeek-V2/V3: model_arch.mla): the query's and the keys' and values' compression ranks
+     * (n_lora_q 0: the query straight from the input), a head's key and value lengths after decompression and the
+     * key's part without rotation; split: the decompression per head (attn_k_b, attn_v_b: the cache holds the
+     * compressed row and its rotary key, one head for all) rather than whole (attn_kv_b: a head's own keys and
+     * values in the cache) */
+    bool mla, mla_split;
+    int n_lora_q, n_lora_kv, k_mla, v_mla, qk_nope;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */
@@ -151,11 +159,11 @@ uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
 /* What engine_ctx_create(m, n_ctx, max_batch) allocates, without allocating it: the K and V caches (each one buffer
  * of n_layer x n_ctx rows of kv_row_bytes: the pages of positions never reached are not touched) and the
  * activations, each a buffer of rows (a batch's, or the logits' scratch) of row_bytes. */
-enum { ENGINE_CTX_ACT_BUFFERS = 11 };
+enum { ENGINE_CTX_ACT_BUFFERS = 12 };
 typedef struct engine_ctx_memory {
     uint64_t kv_bytes, kv_bytes_per_position;
     int n_layer, n_ctx, max_batch;
-    uint64_t kv_row_bytes;
+    uint64_t kv_row_bytes, v_row_bytes; /* a K cache row, a V cache row (shorter in latent attention) */
     uint64_t activation_bytes;
     struct {
         uint64_t rows, row_bytes;

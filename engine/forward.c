@@ -60,7 +60,7 @@ static void release_layer(const engine_model *m, int il)
 }
 
 /* What a probe sees of op after it ran: its rows' statistics and values (T, n), as the probe asks. */
-static void look(pass *p, engine_op op, const float *x, int T, int n)
+void pass_look(pass *p, engine_op op, const float *x, int T, int n)
 {
     engine_ctx *c = p->c;
     const engine_probe *pr = p->probe;
@@ -152,10 +152,14 @@ static void attention_block(pass *p, int il, int T)
     if (w[MODEL_ROLE_ATTN_NORM].t) {
         if (!p->normed)
             run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
-        look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
+        pass_look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
         in = c->h;
     }
     p->normed = false;
+    if (hp->mla) {
+        engine_mla_attention_block(p, il, T, in);
+        return;
+    }
     run_products(p, 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
@@ -172,18 +176,18 @@ static void attention_block(pass *p, int il, int T)
         run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
         run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
     }
-    look(p, ENGINE_OP_Q, c->q, T, q_dim);
-    look(p, ENGINE_OP_K, k_new, T, kv_dim);
-    look(p, ENGINE_OP_V, v_new, T, kv_dim);
+    pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
+    pass_look(p, ENGINE_OP_K, k_new, T, kv_dim);
+    pass_look(p, ENGINE_OP_V, v_new, T, kv_dim);
     if (staged && !fused) {
         run_store_rows(p, "k into the cache", kc, k_new, T, kv_dim, pos0);
         run_store_rows(p, "v into the cache", vc, v_new, T, kv_dim, pos0);
     }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
-    look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
+    pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
-    look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
+    pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }
 
 /* x += o over n rows of E, and where the backend fuses them and nothing probes the sum, the norm that reads it next
@@ -222,7 +226,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
 
     if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
         run_rmsnorm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
-        look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
+        pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
@@ -231,7 +235,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     if (w[MODEL_ROLE_FFN_NORM].t) {
         if (!p->normed)
             run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
-        look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
+        pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
         in = h;
     }
     p->normed = false;
@@ -239,18 +243,18 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         engine_experts_block(p, il, Tr, in, o);
     } else {
         run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
-        look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+        pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
         run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
     }
-    look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
+    pass_look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
     if (w[MODEL_ROLE_FFN_POST_NORM].t) {
         run_rmsnorm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
-        look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
+        pass_look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
     residual_add(p, x, o, Tr, next_norm, h);
-    look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
+    pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
 /* One batch of T <= max_batch tokens at positions c->pos ... Logits go to
@@ -293,7 +297,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     if (hp->embd_scale != 1.0f)
         run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
     p.layer = 0;
-    look(&p, ENGINE_OP_EMBD, c->x, T, E);
+    pass_look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
         attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
@@ -307,7 +311,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
                     c->h + (size_t)keep0 * E);
     p.normed = false;
-    look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);
+    pass_look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);
     if (p.st)
         return p.st;
     c->pos += T;

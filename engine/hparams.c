@@ -38,6 +38,14 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->n_head = (int)g->n_head;
     hp->n_kv_head = (int)g->n_head_kv;
     hp->head_dim = (int)g->head_dim_k;
+    hp->v_dim = (int)g->head_dim_v;
+    hp->mla = g->arch->mla;
+    hp->mla_split = g->head_dim_k_mla > 0;
+    hp->n_lora_q = (int)g->n_lora_q;
+    hp->n_lora_kv = (int)g->n_lora_kv;
+    hp->k_mla = (int)(hp->mla_split ? g->head_dim_k_mla : g->head_dim_k);
+    hp->v_mla = (int)(hp->mla_split ? g->head_dim_v_mla : g->head_dim_v);
+    hp->qk_nope = hp->k_mla - (int)g->n_rot;
     hp->n_ff = (int)g->n_ff;
     hp->n_ctx_train = (int)g->n_ctx_train;
     hp->n_expert = (int)g->n_expert;

@@ -24,6 +24,9 @@ typedef struct engine_layer {
     kern_weight *experts[6];
     float *select_bias;      /* (n_expert) exp_probs_b on the host, for the routing; NULL without one */
     gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
+    /* latent attention split per head: each head's matrix of attn_k_b (heads[0]) and attn_v_b (heads[1]), n_head
+     * each; NULL otherwise */
+    kern_weight *heads[2];
 } engine_layer;
 
 struct engine_model {
@@ -35,6 +38,8 @@ struct engine_model {
     gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the
                                    * experts' biases as a row, or NULL */
     kern_weight *expert_weights;  /* the same, bound */
+    gguf_tensor *head_views;      /* (n_layer, 2, n_head) each head of attn_k_b and attn_v_b as a matrix, or NULL */
+    kern_weight *head_weights;    /* the same, bound */
     float *freq_factors;   /* (n_rot / 2) from rope_freqs.weight, or NULL */
     float *rope_long, *rope_short; /* (n_rot / 2) LongRoPE divisors (phi3 128k), or NULL */
     bool release_weights;  /* engine_model_release_weights */
@@ -48,7 +53,7 @@ enum { ENGINE_EXPERT_GATE, ENGINE_EXPERT_UP, ENGINE_EXPERT_DOWN, ENGINE_EXPERT_G
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {
     const engine_hparams *hp = &m->hp;
-    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim,
+    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim, .v_dim = hp->v_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
                         .softcap = hp->g.attn_softcap,
                         .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
@@ -60,6 +65,20 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
  * probable first, and what their outputs are multiplied by. */
 void engine_route(const engine_hparams *hp, const float *select_bias, const float *logits, float *probs, int *ids,
                   float *weights);
+
+/* The widest of q's rows per head: the attention's query and output (head_dim, v_dim), latent attention's query
+ * before absorption and its output after decompression (k_mla, v_mla). */
+static inline size_t engine_q_width(const engine_hparams *hp)
+{
+    const int w[] = { hp->head_dim, hp->v_dim, hp->mla ? hp->k_mla : 0, hp->mla ? hp->v_mla : 0 };
+    int widest = 0;
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        widest = w[i] > widest ? w[i] : widest;
+    return (size_t)widest;
+}
+
+/* Floats a token's latent attention keeps in the context's mla rows (mla.c), 0 without latent attention. */
+size_t engine_mla_width(const engine_hparams *hp);
 
 enum { LOGIT_ROWS = 8 };  /* logits are produced this many rows at a time: (8, n_vocab) of scratch */
 
@@ -81,8 +100,9 @@ struct engine_ctx {
     engine_model *m;
     kern_backend *be;
     int n_ctx, max_batch, pos;
-    float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim) */
-    float *x, *h, *q, *att, *o;   /* (max_batch, n_embd or n_head * head_dim) */
+    float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim or v_dim) */
+    float *x, *h, *q, *att, *o;   /* (max_batch, n_embd, or q's widest: engine_q_width) */
+    float *mla;                   /* (max_batch, engine_mla_width) latent attention's rows (mla.c), or NULL */
     float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp) */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */

@@ -98,6 +98,33 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
+/* Each head's matrix of layer il's attn_k_b and attn_v_b bound (latent attention split per head): the query's
+ * absorption and the attention output's decompression multiply head by head. */
+static engine_status bind_heads(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    const int n = m->hp.n_head;
+    static const model_role roles[2] = { MODEL_ROLE_ATTN_K_B, MODEL_ROLE_ATTN_V_B };
+    for (int k = 0; k < 2; k++) {
+        const gguf_tensor *t = L->w[roles[k]].t;
+        for (int h = 0; h < n; h++) {
+            const size_t at = ((size_t)il * 2 + (size_t)k) * (size_t)n + (size_t)h;
+            m->head_views[at] = gguf_tensor_slice(t, (uint64_t)h);
+            kern_weight *w = &m->head_weights[at];
+            w->t = &m->head_views[at];
+            kern_status ks = m->be->bind(m->be, w);
+            if (ks != KERN_OK) {
+                w->t = NULL;
+                return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset,
+                                   t->name, "binding head %d of '%s' (%s) on %s failed: %s", h, t->name,
+                                   gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
+            }
+        }
+        L->heads[k] = &m->head_weights[((size_t)il * 2 + (size_t)k) * (size_t)n];
+    }
+    return ENGINE_OK;
+}
+
 /* Layer il's selection bias (exp_probs_b), which the host's routing reads: decoded once into L->select_bias. */
 static engine_status load_selection_bias(engine_model *m, int il, engine_error *err)
 {
@@ -192,7 +219,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return engine_fail(err, ENGINE_E_MODEL, sinks->t->info_offset, sinks->t->name,
                            "tensor '%s' is %s: attention sinks must be F32 (llama.cpp asserts it)", sinks->t->name,
                            gguf_type_traits_of(sinks->t->type)->name);
-    engine_status s = bind_fused(m, il, err);
+    engine_status s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK) : bind_fused(m, il, err);
     if (s)
         return s;
     if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
@@ -289,6 +316,10 @@ static void unbind_all(engine_model *m)
     for (size_t i = 0; i < n_experts; i++)
         if (m->expert_weights[i].t)
             m->be->unbind(m->be, &m->expert_weights[i]);
+    const size_t n_heads = m->head_weights ? (size_t)m->hp.n_layer * 2 * (size_t)m->hp.n_head : 0;
+    for (size_t i = 0; i < n_heads; i++)
+        if (m->head_weights[i].t)
+            m->be->unbind(m->be, &m->head_weights[i]);
 }
 
 void engine_model_free(engine_model *m)
@@ -301,6 +332,8 @@ void engine_model_free(engine_model *m)
     free(m->layers);
     free(m->expert_views);
     free(m->expert_weights);
+    free(m->head_views);
+    free(m->head_weights);
     free(m->freq_factors);
     free(m->rope_long);
     free(m->rope_short);
@@ -345,7 +378,13 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         m->expert_views = calloc(n, sizeof *m->expert_views);
         m->expert_weights = calloc(n, sizeof *m->expert_weights);
     }
-    if (!m->layers || (hp->n_expert > 0 && (!m->expert_views || !m->expert_weights))) {
+    if (hp->mla_split) {
+        const size_t n = (size_t)hp->n_layer * 2 * (size_t)hp->n_head;
+        m->head_views = calloc(n, sizeof *m->head_views);
+        m->head_weights = calloc(n, sizeof *m->head_weights);
+    }
+    if (!m->layers || (hp->n_expert > 0 && (!m->expert_views || !m->expert_weights)) ||
+        (hp->mla_split && (!m->head_views || !m->head_weights))) {
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
@@ -462,8 +501,10 @@ uint64_t engine_model_bytes_per_token(const engine_model *m)
         for (int r = 0; r < MODEL_ROLE_COUNT; r++) {
             if (!w[r].t)
                 continue;
-            /* of the experts' tensors and biases, only the experts a token is routed to */
-            const uint64_t experts = model_role_info_of((model_role)r)->expert_rows ? w[r].t->ne[1] : w[r].t->ne[2];
+            /* of the experts' tensors and biases, only the experts a token is routed to (every head's of a tensor
+             * per head) */
+            const model_role_info *ri = model_role_info_of((model_role)r);
+            const uint64_t experts = ri->expert_rows ? w[r].t->ne[1] : ri->ne2 == MODEL_DIM_EXPERT ? w[r].t->ne[2] : 1;
             total += w[r].t->size / experts * (experts > 1 ? (uint64_t)m->hp.n_expert_used : 1);
         }
     }
@@ -478,7 +519,9 @@ uint64_t engine_model_layer_products_per_token(const engine_model *m)
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             /* a matrix; gains and biases are vectors (the experts' biases a vector per expert) */
             if (w[r].t && w[r].t->n_dims >= 2 && w[r].t->ne[1] > 1 && !model_role_info_of((model_role)r)->expert_rows)
-                total += w[r].t->ne[0] * w[r].t->ne[1] * (w[r].t->ne[2] > 1 ? (uint64_t)m->hp.n_expert_used : 1);
+                total += w[r].t->ne[0] * w[r].t->ne[1] *
+                         (model_role_info_of((model_role)r)->ne2 == MODEL_DIM_EXPERT ? (uint64_t)m->hp.n_expert_used
+                                                                                     : w[r].t->ne[2]);
     }
     return total;
 }

@@ -87,6 +87,12 @@ static inline void run_gated_products(pass *p, const kern_weight *const gate_up[
     run_glu(p, "gated activation", act, gate, up, (size_t)Tr * F, (size_t)F, gate);
 }
 
+/* What a probe sees of op after it ran: its rows' statistics and values (T, n), as the probe asks (forward.c). */
+void pass_look(pass *p, engine_op op, const float *x, int T, int n);
+
+/* Layer il's latent attention (mla.c) on the T rows of in (attn_norm's output) into c->o. */
+void engine_mla_attention_block(pass *p, int il, int T, const float *in);
+
 /* Layer il's mixture of experts on the Tr rows of h into o (experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o);
 

@@ -5,6 +5,7 @@
  *  - softmax-weight gating (gpt-oss): the n_used largest logits, then the softmax of those n_used as weights;
  *  - sigmoid gating (glm4moe, DeepSeek-V3): each logit's sigmoid (ggml's 1 / (1 + e^-x)); the experts chosen by
  *    the sigmoids plus the layer's selection bias where it has one (exp_probs_b), weighed by the sigmoids alone;
+ * within the best groups of experts where the file groups them (keep_best_groups);
  * then, where the family does so, the weights renormalised to sum 1 (the sum clamped at 2^-14, f16's smallest
  * normal), and scaled by expert_weights_scale.
  */
@@ -28,6 +29,38 @@ static void softmax(float *x, int n)
         x[e] *= inv;
 }
 
+/* DeepSeek-V3's group-limited choice as llama.cpp makes it: the experts cut into expert_group_count groups of
+ * consecutive ids, each group scored by the sum of its two largest scores, the expert_group_used_count best groups
+ * kept (ties to the lower group) and every other expert's score made -inf. */
+static void keep_best_groups(const engine_hparams *hp, float *select)
+{
+    enum { GROUPS_MAX = MODEL_EXPERTS_MAX };
+    const int groups = (int)hp->g.n_expert_groups, per = hp->n_expert / groups, used = (int)hp->g.n_group_used;
+    float score[GROUPS_MAX];
+    bool kept[GROUPS_MAX] = { false };
+    for (int g = 0; g < groups; g++) {
+        float a = -INFINITY, b = -INFINITY; /* the group's largest and second largest */
+        for (int e = g * per; e < (g + 1) * per; e++) {
+            const float v = select[e];
+            if (v > a)
+                b = a, a = v;
+            else if (v > b)
+                b = v;
+        }
+        score[g] = per > 1 ? a + b : a;
+    }
+    for (int k = 0; k < used; k++) {
+        int best = -1;
+        for (int g = 0; g < groups; g++)
+            if (!kept[g] && (best < 0 || score[g] > score[best]))
+                best = g;
+        kept[best] = true;
+    }
+    for (int e = 0; e < groups * per; e++)
+        if (!kept[e / per])
+            select[e] = -INFINITY;
+}
+
 void engine_route(const engine_hparams *hp, const float *select_bias, const float *logits, float *probs, int *ids,
                   float *weights)
 {
@@ -42,6 +75,8 @@ void engine_route(const engine_hparams *hp, const float *select_bias, const floa
             probs[e] = 1.0f / (1.0f + expf(-probs[e]));
     for (int e = 0; e < n_expert; e++)
         select[e] = select_bias ? probs[e] + select_bias[e] : probs[e];
+    if (hp->g.n_expert_groups > 1)
+        keep_best_groups(hp, select);
     /* the n_used largest, ties to the lower index; a NaN is never chosen over a number */
     for (int k = 0; k < n_used; k++) {
         int best = -1;

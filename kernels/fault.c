@@ -165,8 +165,9 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
     case FAULT_KV_POS:
         if (T == 1 && pos0 > 0) { /* this step's K/V sit at pos0: the bug put them at pos0 - 1 */
             kv_row r = { (size_t)pos0, (size_t)pos0 - 1, (size_t)a->n_kv_head * (size_t)a->head_dim };
-            size_t n = (size_t)(pos0 + 1) * r.width;
-            if ((s = bend_rows(in, (float *)k, n, move_row, &r)) || (s = bend_rows(in, (float *)v, n, move_row, &r)))
+            kv_row rv = { r.from, r.to, (size_t)a->n_kv_head * (size_t)kern_attn_v_dim(a) };
+            if ((s = bend_rows(in, (float *)k, (size_t)(pos0 + 1) * r.width, move_row, &r)) ||
+                (s = bend_rows(in, (float *)v, (size_t)(pos0 + 1) * rv.width, move_row, &rv)))
                 return s;
         }
         return in->attention(in, q, k, v, T, pos0, a, out);
@@ -179,7 +180,8 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
         /* heads back in place (the query too: the caller's buffer is not ours to keep bent) */
         if ((s = bend_rows(in, (float *)q, n, reverse_heads, &g)))
             return s;
-        return bend_rows(in, out, n, reverse_heads, &g);
+        heads go = { T, a->n_head, kern_attn_v_dim(a) };
+        return bend_rows(in, out, (size_t)T * (size_t)a->n_head * (size_t)go.head_dim, reverse_heads, &go);
     }
     default:
         return in->attention(in, q, k, v, T, pos0, a, out);

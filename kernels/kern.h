@@ -64,7 +64,16 @@ typedef struct kern_attn {
     /* F32 (n_head) or NULL: head h's sink is a logit every query's softmax includes but no value answers to, so
      * the weights sum to less than 1 (gpt-oss; ggml_soft_max_add_sinks) */
     const kern_weight *sinks;
+    /* > 0: each value row is this long, not head_dim (DeepSeek-V2/V3's latent attention: keys of the compressed
+     * latent and its rotary part, values of the latent alone); 0: head_dim (kern_attn_v_dim) */
+    int v_dim;
 } kern_attn;
+
+/* The length of a's value rows and output rows per head. */
+static inline int kern_attn_v_dim(const kern_attn *a)
+{
+    return a->v_dim > 0 ? a->v_dim : a->head_dim;
+}
 
 /* Per-row statistics of activations (for traces and verdicts). */
 typedef struct kern_row_stats {
@@ -93,8 +102,9 @@ typedef struct kern_backend kern_backend;
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
  *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)).
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
- *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys/values
- *               (pos0 + T, n_kv_head, head_dim) of one layer's cache; out (T, n_head, head_dim). GQA: query head h
+ *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys (pos0 + T, n_kv_head,
+ *               head_dim) and values (pos0 + T, n_kv_head, v_dim) of one layer's cache (v_dim: kern_attn_v_dim);
+ *               out (T, n_head, v_dim). GQA: query head h
  *               reads kv head h / (n_head / n_kv_head). Scores are q.k * a->scale (then a->softcap *
  *               tanh(score / a->softcap) where a->softcap > 0); with a->window > 0 a query at position p sees only
  *               the keys at p - window + 1 .. p (sliding-window layers).
@@ -105,6 +115,8 @@ typedef struct kern_backend kern_backend;
  *   add         x (n) += y.
  *   store_rows  rows src (T, n) into rows pos0 .. pos0 + T of dst (rows of n): keys and values into a layer's
  *               cache where a replayed decode step must find its position at run time (step_replay).
+ *   copy_rows   rows of n values from src (rows ld_src apart) to dst (rows ld_dst apart): a part of each row
+ *               gathered or put back (a head of q, the rotary part of a latent row), the regions apart.
  *   row_stats   statistics of each of the T rows of x (T, n), into host memory.
  *   argmax      index of the largest of x (n) into host memory (ties: the lowest index; NaN never wins).
  *   top_k       the k (1..KERN_TOP_K_MAX) largest of x (n): ids and values into host memory, largest first, ties
@@ -127,6 +139,8 @@ typedef struct kern_backend kern_backend;
     X(softcap, (float *x, size_t n, float cap), (x, n, cap))                                                          \
     X(add, (float *x, const float *y, size_t n), (x, y, n))                                                           \
     X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
+    X(copy_rows, (float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n),                       \
+      (dst, ld_dst, src, ld_src, rows, n))                                                                            \
     X(row_stats, (const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))                                 \
     X(argmax, (const float *x, int n, int32_t *out), (x, n, out))                                                     \
     X(top_k, (const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))

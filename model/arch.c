@@ -30,7 +30,7 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_NORM] = { "attn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
       "attention input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_Q] = { "attn_q.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q, false,
-      "attention query projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+      "attention query projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_Q_DIRECT },
     [MODEL_ROLE_ATTN_K] = { "attn_k.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_K, false,
       "attention key projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_V] = { "attn_v.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_V, false,
@@ -93,6 +93,23 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_FFN_EXP_PROBS_B] = { "exp_probs_b.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
                                     "experts' selection bias (added to the router's scores for the choice only)",
                                     .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_ATTN_Q_A] = { "attn_q_a.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q_LORA, false,
+                             "query compression", MODEL_DIM_NONE, .attn_form = MODEL_ATTN_Q_LORA },
+    [MODEL_ROLE_ATTN_Q_A_NORM] = { "attn_q_a_norm.weight", true, MODEL_DIM_Q_LORA, MODEL_DIM_NONE, true,
+                                  "query compression norm gains", MODEL_DIM_NONE, .attn_form = MODEL_ATTN_Q_LORA },
+    [MODEL_ROLE_ATTN_Q_B] = { "attn_q_b.weight", true, MODEL_DIM_Q_LORA, MODEL_DIM_Q, false,
+                             "query decompression", MODEL_DIM_NONE, .attn_form = MODEL_ATTN_Q_LORA },
+    [MODEL_ROLE_ATTN_KV_A_MQA] = { "attn_kv_a_mqa.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_A, false,
+                                  "key/value compression and the rotary key all heads share", MODEL_DIM_NONE },
+    [MODEL_ROLE_ATTN_KV_A_NORM] = { "attn_kv_a_norm.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_NONE, true,
+                                   "key/value compression norm gains", MODEL_DIM_NONE },
+    [MODEL_ROLE_ATTN_KV_B] = { "attn_kv_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_KV_B, false,
+                              "keys' and values' decompression", MODEL_DIM_NONE, .attn_form = MODEL_ATTN_KV_B_WHOLE },
+    [MODEL_ROLE_ATTN_K_B] = { "attn_k_b.weight", true, MODEL_DIM_QK_NOPE, MODEL_DIM_KV_LORA, false,
+                             "keys' decompression per head (absorbed into the query)", MODEL_DIM_HEAD,
+                             .attn_form = MODEL_ATTN_KV_B_SPLIT },
+    [MODEL_ROLE_ATTN_V_B] = { "attn_v_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_V_MLA, false,
+                             "values' decompression per head", MODEL_DIM_HEAD, .attn_form = MODEL_ATTN_KV_B_SPLIT },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
@@ -295,6 +312,29 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "deepseek2",
+        .families = "DeepSeek-V2, V2-Lite, V2.5, V3, R1; Kimi K2; GLM-4.7-Flash; Moonlight",
+        /* llama.cpp's deepseek2 loader and graph: latent attention (the query through its compression where
+         * q_lora_rank > 0, keys and values from one compressed row plus a rotary key all heads share, decompressed
+         * whole or, split per head, absorbed into the query and applied to the attention's output), NORM rotary of
+         * each head's last rope.dimension_count values, YaRN with DeepSeek's magnitude in the scores; dense first
+         * layers, experts chosen by the file's gating function (softmax without one) plus exp_probs_b where present,
+         * within groups where expert_group_count > 1, the file's renormalisation and scale, expert_shared_count
+         * ungated shared experts an expert wide each; prediction blocks not run */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_Q_A] = R,
+                  [MODEL_ROLE_ATTN_Q_A_NORM] = R, [MODEL_ROLE_ATTN_Q_B] = R, [MODEL_ROLE_ATTN_KV_A_MQA] = R,
+                  [MODEL_ROLE_ATTN_KV_A_NORM] = R, [MODEL_ROLE_ATTN_KV_B] = R, [MODEL_ROLE_ATTN_K_B] = R,
+                  [MODEL_ROLE_ATTN_V_B] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES,
+                  EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = R,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD,
+        .mla = true,
+        .quantize = true,
+    },
+    {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
         /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k
@@ -402,6 +442,14 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
     const bool moe = hp->n_expert > 0 && !(il >= 0 && il < hp->n_layer_dense_lead);
     if ((form == MODEL_FFN_DENSE && moe) || (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
+    const model_attn_form af = roles[r].attn_form;
+    if (hp->arch->mla && af != MODEL_ATTN_ANY) { /* the form of latent attention the file's keys say */
+        const bool lora = hp->n_lora_q > 0, split = hp->head_dim_k_mla > 0;
+        const bool in_form = af == MODEL_ATTN_Q_DIRECT ? !lora : af == MODEL_ATTN_Q_LORA ? lora
+                             : af == MODEL_ATTN_KV_B_WHOLE ? !split : split;
+        if (!in_form)
+            return MODEL_NEED_ABSENT;
+    }
     return (model_need)hp->arch->need[r];
 }
 

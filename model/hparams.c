@@ -133,7 +133,8 @@ static void rope_scaling(reader *r, model_hparams *hp)
     if (hp->rope_scaling == MODEL_ROPE_SCALING_YARN) {
         hp->yarn_ext_factor = 1.0f;
         const float f = 1.0f / hp->rope_freq_scale;
-        const float mscale = f <= 1.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
+        /* with DeepSeek's yarn_log_multiplier llama.cpp takes mscale as mscale_all_dim, and their ratio is 1 */
+        const float mscale = f <= 1.0f || hp->yarn_log_mul != 0.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
         hp->yarn_attn_factor = mscale * (1.0f / (1.0f + 0.1f * logf(f)));
     }
     hp->yarn_attn_factor *= get_float(r, "rope.scaling.attn_factor", 1.0f, NULL);
@@ -177,6 +178,7 @@ static void moe_routing(reader *r, model_hparams *hp)
     const int64_t dims = 65536;
     hp->n_layer_nextn = get_int(r, "nextn_predict_layers", false, 0, 0, hp->n_layer > 0 ? hp->n_layer : dims, NULL);
     hp->n_expert_groups = get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
+    hp->n_group_used = get_int(r, "expert_group_used_count", false, 0, 0, dims, NULL);
     if (keys & MODEL_MOE_KEY_DENSE_LEAD)
         hp->n_layer_dense_lead = get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
     if (!ma || hp->n_expert == 0)
@@ -205,6 +207,30 @@ static void moe_routing(reader *r, model_hparams *hp)
                                  ? get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
                                  : 0;
         hp->n_ff_shexp = get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * (each ? each : hp->n_ff_exp);
+    }
+}
+
+/* Latent attention's sizes as llama.cpp's deepseek2 loader reads them: kv_lora_rank required; q_lora_rank required
+ * except in the "lite" shapes it knows by their layer count (26 or 27 layers, or 48 with a 128256-token vocabulary:
+ * DeepSeek-V2-Lite, GigaChat3, Kanana-2), which take the query straight from the input whatever the key says;
+ * key_length_mla and value_length_mla together or not at all. */
+static void latent_attention(reader *r, model_hparams *hp)
+{
+    const int64_t big = INT64_C(1) << 20;
+    const int64_t vocab = hp->vocab_size ? hp->vocab_size : hp->n_vocab;
+    const bool lite = hp->n_layer == 26 || hp->n_layer == 27 || (hp->n_layer == 48 && vocab == 128256);
+    hp->n_lora_q = lite ? 0 : get_int(r, "attention.q_lora_rank", true, 0, 0, big, NULL);
+    hp->n_lora_kv = get_int(r, "attention.kv_lora_rank", true, 0, 1, big, NULL);
+    bool no_k = false, no_v = false;
+    hp->head_dim_k_mla = get_int(r, "attention.key_length_mla", false, 0, 1, big, &no_k);
+    hp->head_dim_v_mla = get_int(r, "attention.value_length_mla", false, 0, 1, big, &no_v);
+    if (no_k != no_v) {
+        char key[160];
+        gguf_error e;
+        snprintf(key, sizeof key, "%s.attention.%s", r->arch, no_k ? "key_length_mla" : "value_length_mla");
+        note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
+                          "key '%s' is missing: latent attention's key and value lengths come together (llama.cpp "
+                          "asserts it)", key), &e);
     }
 }
 
@@ -258,10 +284,14 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->head_dim_from_key_length = !no_key_length;
     hp->head_dim_v = get_int(&r, "attention.value_length", false, hp->head_dim_k, 1, dims, NULL);
     hp->n_rot = get_int(&r, "rope.dimension_count", false, hp->head_dim_k, 2, dims, &no_rot);
+    if (hp->arch && hp->arch->mla)
+        latent_attention(&r, hp);
     hp->n_rot_from_key = !no_rot;
     hp->eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps_defaulted);
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
     hp->rope_freq_scale = 1.0f;
+    if (hp->arch && hp->arch->mla) /* the converter writes 0.1 mscale_all_dim; llama.cpp's loader divides it out */
+        hp->yarn_log_mul = get_float(&r, "rope.scaling.yarn_log_multiplier", 0.0f, NULL) / 0.1f;
     rope_scaling(&r, hp);
     hp->rope_base_swa = hp->rope_base;
     hp->rope_freq_scale_swa = hp->rope_freq_scale;
@@ -289,6 +319,15 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->attn_scale = 1.0f / sqrtf((float)per_head);
     else if (hp->head_dim_k > 0)
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);
+    if (ar && ar->mla) {
+        /* llama.cpp's deepseek2 graph: the magnitude YaRN's rotation takes out of q and k put back into the scores
+         * squared, with DeepSeek's own multiplier, over a head's key length after decompression */
+        const float ln_factor = logf(1.0f / hp->rope_freq_scale);
+        const float mscale = hp->yarn_attn_factor * (1.0f + 0.1f * ln_factor) * (1.0f + 0.1f * hp->yarn_log_mul * ln_factor);
+        const int64_t k_mla = hp->head_dim_k_mla ? hp->head_dim_k_mla : hp->head_dim_k;
+        if (k_mla > 0)
+            hp->attn_scale = mscale * mscale / sqrtf((float)k_mla);
+    }
     if (ar && ar->multipliers) { /* llama.cpp's granite loader: 0 (absent) leaves each one out; logit_scale required */
         const float embd = get_float(&r, "embedding_scale", 0.0f, NULL), res = get_float(&r, "residual_scale", 0.0f, NULL),
                     attn = get_float(&r, "attention.scale", 0.0f, NULL);
@@ -316,14 +355,17 @@ bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
 
 int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
 {
+    /* a head's key and value lengths as the attention computes them: after latent attention's decompression */
+    const int64_t k_mla = hp->head_dim_k_mla ? hp->head_dim_k_mla : hp->head_dim_k;
+    const int64_t v_mla = hp->head_dim_v_mla ? hp->head_dim_v_mla : hp->head_dim_v;
     switch (d) {
     case MODEL_DIM_EMBD: return hp->n_embd;
     case MODEL_DIM_VOCAB: return hp->n_vocab;
     case MODEL_DIM_FF: return hp->n_ff;
-    case MODEL_DIM_Q: return hp->n_head * hp->head_dim_k;
+    case MODEL_DIM_Q: return hp->n_head * k_mla;
     case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
     case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
-    case MODEL_DIM_Q_V: return hp->n_head * hp->head_dim_v;
+    case MODEL_DIM_Q_V: return hp->n_head * v_mla;
     case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
     case MODEL_DIM_QK_NORM_K:
         return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
@@ -334,6 +376,12 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
     case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
     case MODEL_DIM_HEAD: return hp->n_head;
+    case MODEL_DIM_Q_LORA: return hp->n_lora_q;
+    case MODEL_DIM_KV_LORA: return hp->n_lora_kv;
+    case MODEL_DIM_KV_A: return hp->n_lora_kv > 0 ? hp->n_lora_kv + hp->n_rot : 0;
+    case MODEL_DIM_KV_B: return k_mla > hp->n_rot ? hp->n_head * (k_mla - hp->n_rot + v_mla) : 0;
+    case MODEL_DIM_QK_NOPE: return k_mla > hp->n_rot ? k_mla - hp->n_rot : 0;
+    case MODEL_DIM_V_MLA: return v_mla;
     default: return 0;
     }
 }
@@ -361,7 +409,10 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
-        [MODEL_DIM_HEAD] = "head_count",
+        [MODEL_DIM_HEAD] = "head_count", [MODEL_DIM_Q_LORA] = "q_lora_rank", [MODEL_DIM_KV_LORA] = "kv_lora_rank",
+        [MODEL_DIM_KV_A] = "kv_lora_rank + rope.dimension_count",
+        [MODEL_DIM_KV_B] = "head_count x (key_length_mla - rope.dimension_count + value_length_mla)",
+        [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }
@@ -425,11 +476,24 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
                         "loader makes experts for every layer past the dense ones)", key,
                         (long long)hp->n_moe_layer_step, (long long)hp->n_moe_layer_step);
         snprintf(key, sizeof key, "%s.expert_count", arch);
-        if (hp->n_expert_groups > 1) {
+        if (hp->n_expert > MODEL_EXPERTS_MAX)
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "key '%s' is %lld: llama.cpp loads at most %d experts and stops on an assertion", key,
+                        (long long)hp->n_expert, MODEL_EXPERTS_MAX);
+        /* llama.cpp's asserts on grouped routing (src/llama-model.cpp) */
+        if (hp->n_expert_groups >= hp->n_expert || (hp->n_expert_groups > 1 && hp->n_expert % hp->n_expert_groups)) {
             snprintf(key, sizeof key, "%s.expert_group_count", arch);
-            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
-                        "key '%s' is %lld: experts chosen within groups (DeepSeek-V3's routing) are not run by "
-                        "gguf-run yet", key, (long long)hp->n_expert_groups);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "key '%s' is %lld: the %lld experts cannot be cut into that many groups of equal size "
+                        "(llama.cpp stops on an assertion)", key, (long long)hp->n_expert_groups,
+                        (long long)hp->n_expert);
+        }
+        if (hp->n_expert_groups > 1 && (hp->n_group_used < 1 || hp->n_group_used >= hp->n_expert_groups)) {
+            snprintf(key, sizeof key, "%s.expert_group_used_count", arch);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "key '%s' is %lld: a token must choose 1 to %lld of the %lld groups of experts (llama.cpp "
+                        "stops on an assertion)", key, (long long)hp->n_group_used,
+                        (long long)hp->n_expert_groups - 1, (long long)hp->n_expert_groups);
         }
         char router[64]; /* the first layer with experts: after the leading dense ones */
         snprintf(router, sizeof router, "blk.%lld.ffn_gate_inp.weight", (long long)hp->n_layer_dense_lead);
@@ -484,11 +548,38 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
                     "%lld query heads cannot share %lld key/value heads (key '%s') evenly", (long long)hp->n_head,
                     (long long)hp->n_head_kv, key);
     }
-    if (hp->head_dim_v != hp->head_dim_k) {
+    if (hp->head_dim_v != hp->head_dim_k && !hp->arch->mla) {
         snprintf(key, sizeof key, "%s.attention.value_length", arch);
         return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "value length %lld (key '%s') differs from key length %lld: not supported",
                     (long long)hp->head_dim_v, key, (long long)hp->head_dim_k);
+    }
+    if (hp->arch->mla) { /* what llama.cpp's deepseek2 loader asserts, or its cache would not fit its rows */
+        const bool split = hp->head_dim_k_mla > 0;
+        const int64_t k_mla = split ? hp->head_dim_k_mla : hp->head_dim_k;
+        const struct {
+            bool bad;
+            const char *suffix;
+        } fits[] = {
+            { k_mla <= hp->n_rot, split ? "attention.key_length_mla" : "attention.key_length" },
+            { split && hp->head_dim_k != hp->n_lora_kv + hp->n_rot, "attention.key_length" },
+            { split && hp->head_dim_v != hp->n_lora_kv, "attention.value_length" },
+            { hp->n_head_kv != (split ? 1 : hp->n_head), "attention.head_count_kv" },
+        };
+        const char *bad = NULL;
+        for (size_t i = 0; i < sizeof fits / sizeof fits[0] && !bad; i++)
+            bad = fits[i].bad ? fits[i].suffix : NULL;
+        if (bad) {
+            snprintf(key, sizeof key, "%s.%s", arch, bad);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "latent attention's sizes do not fit (key '%s'): a head's key of %lld values (%lld rotary) "
+                        "needs more than its rotary part; split per head, the cached key is kv_lora_rank %lld + the "
+                        "rotary %lld, the value kv_lora_rank, one key/value head; whole, one key/value head per query "
+                        "head (the file: key_length %lld, value_length %lld, head_count_kv %lld of %lld)", key,
+                        (long long)k_mla, (long long)hp->n_rot, (long long)hp->n_lora_kv, (long long)hp->n_rot,
+                        (long long)hp->head_dim_k, (long long)hp->head_dim_v, (long long)hp->n_head_kv,
+                        (long long)hp->n_head);
+        }
     }
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {
         snprintf(key, sizeof key, "%s.rope.dimension_count", arch);

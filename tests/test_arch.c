@@ -19,8 +19,8 @@ Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
                      "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, minimax-m2, olmoe, ernie4_5-moe, "
-                     "bailingmoe2, dots1, phi3, granite, granitemoe, olmo2, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 18);
+                     "bailingmoe2, dots1, deepseek2, phi3, granite, granitemoe, olmo2, gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 19);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -57,8 +57,12 @@ Test(arch, names_and_roles_round_trip)
         static const model_need qkv_apart[3] = { [MODEL_NEED_ABSENT] = MODEL_NEED_REQUIRED,
                                                  [MODEL_NEED_OPTIONAL] = MODEL_NEED_OPTIONAL,
                                                  [MODEL_NEED_REQUIRED] = MODEL_NEED_ABSENT };
-        for (int r = MODEL_ROLE_ATTN_Q; r <= MODEL_ROLE_ATTN_V; r++)
+        for (int r = MODEL_ROLE_ATTN_Q; r <= MODEL_ROLE_ATTN_V && !ar->mla; r++)
             cr_assert_eq(ar->need[r], qkv_apart[ar->need[MODEL_ROLE_ATTN_QKV]], "%s", ar->name);
+        /* or latent attention: keys and values from one compressed row, no attn_k or attn_v */
+        cr_assert(!ar->mla || (ar->need[MODEL_ROLE_ATTN_KV_A_MQA] == MODEL_NEED_REQUIRED &&
+                               ar->need[MODEL_ROLE_ATTN_K] == MODEL_NEED_ABSENT &&
+                               ar->need[MODEL_ROLE_ATTN_V] == MODEL_NEED_ABSENT), "%s", ar->name);
         const bool has_dense = ar->need[MODEL_ROLE_FFN_DOWN] != MODEL_NEED_ABSENT;
         cr_assert(has_dense || ar->moe, "%s has neither a dense feed-forward block nor experts", ar->name);
         for (size_t k = 0; k < 3; k++)
@@ -91,6 +95,30 @@ Test(arch, expert_count_picks_the_feed_forward_form)
     cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_UP_SHEXP), MODEL_NEED_REQUIRED);
     hp.arch = NULL;
     cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_NORM), MODEL_NEED_ABSENT);
+}
+
+/* Latent attention's roles follow the file's keys as llama.cpp's deepseek2 loader reads them: the query through its
+ * compression where q_lora_rank > 0, else attn_q; the decompression split per head where key_length_mla is set, else
+ * whole; the other form's tensors are not part of the file. */
+Test(arch, latent_attention_roles_follow_the_file_s_form)
+{
+    model_hparams hp = { .arch = model_arch_find("deepseek2", 9), .n_expert = 8, .n_lora_q = 1536,
+                         .head_dim_k_mla = 192 };
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q_A), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q_B), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_K_B), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_V_B), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_KV_B), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_KV_A_MQA), MODEL_NEED_REQUIRED);
+    hp.n_lora_q = 0, hp.head_dim_k_mla = 0; /* DeepSeek-V2-Lite as converted before the split */
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q_A_NORM), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_KV_B), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_K_B), MODEL_NEED_ABSENT);
+    hp.arch = model_arch_find("llama", 5); /* the form matters to latent attention only */
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_KV_B), MODEL_NEED_ABSENT);
 }
 
 /* Every tensor a description lets a file have is one gguf-py (llama.cpp's converter side) lists for

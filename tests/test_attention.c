@@ -19,7 +19,7 @@
 static void check_against_reference(kern_backend *be, const float *q, const float *k, const float *v, int T, int pos0,
                                     const kern_attn *a, float *out)
 {
-    const size_t nq = (size_t)T * a->n_head * a->head_dim;
+    const size_t nq = (size_t)T * a->n_head * kern_attn_v_dim(a);
     float *ref = malloc(nq * sizeof(float));
     kern_backend *rb = kern_ref_create(1); /* every query's softmax over its own keys, in double */
     cr_assert(rb);
@@ -47,18 +47,44 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL }, { H, KV, d, 0.37f, 3, 0, NULL },
-                                 { H, KV, d, 0.37f, 3, 0.5f, NULL } };
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0 }, { H, KV, d, 0.37f, 3, 0, NULL, 0 },
+                                 { H, KV, d, 0.37f, 3, 0.5f, NULL, 0 } };
     for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL }, w100 = { H, KV, d, 0.25f, 100, 0, NULL };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0 }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
+}
+
+/* Latent attention's shape (DeepSeek-V2/V3 files as llama.cpp runs them): all query heads on one key/value head,
+ * keys longer than values (the compressed latent and its rotary part; the values the latent alone), so the output
+ * rows are the values' length. A prompt (the lanes path), a generation step, and --numerics ggml's order each
+ * within 1e-5 of the reference in double. */
+Test(attention, values_shorter_than_keys)
+{
+    enum { H = 16, d = 80, dv = 64, pos0 = 5, T = 11, n = pos0 + T };
+    float *q = malloc(sizeof(float) * T * H * d), *k = malloc(sizeof(float) * n * d), *v = malloc(sizeof(float) * n * dv);
+    float *out = malloc(sizeof(float) * T * H * dv);
+    uint32_t s = 23;
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = test_frand(&s);
+    for (int i = 0; i < n * d; i++)
+        k[i] = test_frand(&s);
+    for (int i = 0; i < n * dv; i++)
+        v[i] = test_frand(&s);
+    const kern_attn a = { .n_head = H, .n_kv_head = 1, .head_dim = d, .scale = 0.11f, .v_dim = dv };
+    kern_backend *backends[2] = { kern_cpu_create(2), kern_cpu_create_numerics(2, KERN_NUMERICS_GGML) };
+    for (int b = 0; b < 2; b++) {
+        check_against_reference(backends[b], q, k, v, T, pos0, &a, out);
+        check_against_reference(backends[b], q, k, v, 1, n - 1, &a, out);
+        backends[b]->destroy(backends[b]);
+    }
+    free(q), free(k), free(v), free(out);
 }
 
 /* Soft-capped scores (gemma2) on every backend here against the definition written out: one head, one query over

@@ -129,7 +129,11 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * softmax routing with a selection bias, a shared expert of its own width, NORM rotary) and Ling 2.0 (bailingmoe2:
  * fused q/k/v with per-head norms, sigmoid routing with its bias, scaled, two shared experts of their own width, a
  * prediction block), dots.llm1 (per-head q/k norms, sigmoid routing with its bias, scaled, a shared expert) and
- * Granite 3.x MoE (granite's multipliers, softmax routing renormalised, a shared expert); the qwen3moe ones and gpt-oss
+ * Granite 3.x MoE (granite's multipliers, softmax routing renormalised, a shared expert), and DeepSeek's latent
+ * attention (tests/py/mla_arch.py: deepseek2 as V3 / Kimi K2 files are converted today, the query compressed, the
+ * decompression split per head and absorbed, YaRN with DeepSeek's magnitude, sigmoid routing with its bias within the
+ * best 2 of 4 groups, scaled, a prediction block; and as V2-Lite files were, the query direct, the decompression
+ * whole, softmax routing, two shared experts); the qwen3moe ones and gpt-oss
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -150,6 +154,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-bailingmoe2", "acdffb91a454597b71521bc68289c71338a1ef5810e81ec985d127e067576815" },
         { "heldout-dots1", "66af498eed2d97040800a68aece8555b60e7f8020caf526d07785500e4e7ac96" },
         { "heldout-granitemoe", "7fd5044716d0c3cd5d80a4aab2870402535c980464a46bd320f55d38f2f25284" },
+        { "heldout-deepseek2", "ad4173d3c5485b3ec04d0eca4a95f3648e878ab64fa545681246ad8d27e5ed1b" },
+        { "heldout-deepseek2-whole", "f669e16affe4d05a85451f59df5656a8f8505e88dfb2a7db88d14991b282235f" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -169,9 +175,9 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* four of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* six of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
-     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, and GLM-4.5's layout */
+     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout and both forms of latent attention */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -180,6 +186,9 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
           "e3b85b3c48acbb11b5888f58f165dd2424a5d4f91561050e15ac3fffa357f8d9" },
         { "heldout-gptoss", "MXFP4_MOE", "mxfp4", "77ad55c651d6342d798c57b52a1ff1d78e3ddfd64ea9862640759ab06481963b" },
         { "heldout-glm4moe", "Q4_K_M", "q4_k_m", "6be497a92b367294a74a71a2a778c330c23c10e483307eeeebcedd8be3b835e1" },
+        { "heldout-deepseek2", "Q4_K_M", "q4_k_m", "c19afd6bbf14fdd155d2bcb3e7a38fd2773ffc7e5c5f8d37214547c89533a1d7" },
+        { "heldout-deepseek2-whole", "Q4_K_M", "q4_k_m",
+          "230f0f1b6b0c04900f3c09011f2691edde11f2fa65fc56dddd5f837947767a75" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -347,7 +347,8 @@ Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
  * (tests/data/llama_quantize_sha256.tsv), and the held-out GLM-4.5 shape (its dense first layer among layers of
  * experts, its selection bias, its prediction block). The mixtures exercise the experts' 3-D tensors, the router kept in F32,
  * the 8-expert rules (attn_v and attn_k in Q8_0, attn_output in Q5_K), ffn_down's layer read from the name; phi3
- * its fused attn_qkv; rows of 128 values the fallbacks. The synthetic sources are checked against the golden
+ * its fused attn_qkv; rows of 128 values the fallbacks; DeepSeek's latent attention (attn_kv_b counted as attn_v,
+ * attn_output's rows of 96 taking Q5_K's fallback, Q5_1). The synthetic sources are checked against the golden
  * README's sha256 by synth_arch_write, so a changed source is not blamed on the quantizer. */
 Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
 {

@@ -33,10 +33,10 @@ typedef enum model_dim {
     MODEL_DIM_EMBD,      /* embedding_length */
     MODEL_DIM_VOCAB,     /* tokens in the vocabulary */
     MODEL_DIM_FF,        /* feed_forward_length */
-    MODEL_DIM_Q,         /* head_count x key_length */
+    MODEL_DIM_Q,         /* head_count x key_length (x key_length_mla: latent attention) */
     MODEL_DIM_KV_K,      /* head_count_kv x key_length */
     MODEL_DIM_KV_V,      /* head_count_kv x value_length */
-    MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input) */
+    MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input; x value_length_mla) */
     MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full) */
     MODEL_DIM_QK_NORM_K, /* k's norm: key_length, or head_count_kv x key_length */
     MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length */
@@ -46,6 +46,10 @@ typedef enum model_dim {
     MODEL_DIM_FF_EXP,    /* one expert's feed-forward width */
     MODEL_DIM_FF_SHEXP,  /* the shared expert's feed-forward width */
     MODEL_DIM_HEAD,      /* head_count: one value per query head (attention sinks) */
+    /* latent attention (DeepSeek-V2/V3): the ranks of the query's and the keys' and values' compressions, the
+     * compressed row with its rotary part, the decompression's rows (per head: the keys' part without rotation and
+     * the values), a head's key part without rotation, a head's value length */
+    MODEL_DIM_Q_LORA, MODEL_DIM_KV_LORA, MODEL_DIM_KV_A, MODEL_DIM_KV_B, MODEL_DIM_QK_NOPE, MODEL_DIM_V_MLA,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -71,12 +75,24 @@ typedef enum model_role {
     /* a bias added to the router's scores for choosing the experts only (DeepSeek-V3's e_score_correction_bias;
      * glm4moe) */
     MODEL_ROLE_FFN_EXP_PROBS_B,
+    /* latent attention (DeepSeek-V2/V3, Kimi K2, GLM-4.7-Flash): the query's compression, its norm and its
+     * decompression; the keys' and values' compression with the shared rotary key, its norm; their decompression
+     * whole (older files) or split per head into the keys' (absorbed into the query) and the values' */
+    MODEL_ROLE_ATTN_Q_A, MODEL_ROLE_ATTN_Q_A_NORM, MODEL_ROLE_ATTN_Q_B, MODEL_ROLE_ATTN_KV_A_MQA,
+    MODEL_ROLE_ATTN_KV_A_NORM, MODEL_ROLE_ATTN_KV_B, MODEL_ROLE_ATTN_K_B, MODEL_ROLE_ATTN_V_B,
     MODEL_ROLE_COUNT
 } model_role;
 
 /* Which feed-forward form a role belongs to: a file with <arch>.expert_count > 0 has the experts' roles in place
  * of the dense ones (llama.cpp's loaders branch on n_expert the same way). */
 typedef enum model_ffn_form { MODEL_FFN_ANY = 0, MODEL_FFN_DENSE, MODEL_FFN_MOE } model_ffn_form;
+
+/* Which form of latent attention a role belongs to (an architecture with mla): the query straight from the input
+ * (q_lora_rank 0) or through its compression, and the keys' and values' decompression whole (no key_length_mla) or
+ * split per head; llama.cpp's deepseek2 loader picks the same way. */
+typedef enum model_attn_form {
+    MODEL_ATTN_ANY = 0, MODEL_ATTN_Q_DIRECT, MODEL_ATTN_Q_LORA, MODEL_ATTN_KV_B_WHOLE, MODEL_ATTN_KV_B_SPLIT
+} model_attn_form;
 
 typedef struct model_role_info {
     const char *name;     /* "token_embd.weight"; per layer without the "blk.N." prefix: "attn_q.weight" */
@@ -87,12 +103,16 @@ typedef struct model_role_info {
     model_dim ne2;        /* the experts' axis of a 3-D tensor; NONE otherwise */
     model_ffn_form form;
     bool expert_rows;     /* one row per expert (ne1 = expert_count): the experts' biases */
+    model_attn_form attn_form;
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
 /* The role a tensor name plays ("blk.3.attn_q.weight" -> MODEL_ROLE_ATTN_Q, *layer 3; "output.weight" ->
  * MODEL_ROLE_OUTPUT, *layer -1); MODEL_ROLE_COUNT when no architecture here has it. */
 GGUFSCOPE_API model_role model_role_of_name(const char *name, int64_t *layer);
+
+/* The most experts llama.cpp loads (LLAMA_MAX_EXPERTS, src/llama-hparams.h): a file with more is refused. */
+enum { MODEL_EXPERTS_MAX = 1024 };
 
 typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
 /* The FFN's gated activation: SiLU(gate) * up, tanh-GELU(gate) * up, or gpt-oss's clamped form
@@ -173,6 +193,9 @@ typedef struct model_arch {
     /* Multipliers read from the file (granite): embedding_scale on the embeddings, residual_scale on each block's
      * output before its residual add, attention.scale in place of 1/sqrt(key_length), logits / logit_scale. */
     bool multipliers;
+    /* Latent attention (llama.cpp's deepseek2): q_lora_rank, kv_lora_rank, key_length_mla and value_length_mla read,
+     * the roles of the file's form required (model_attn_form), values shorter than keys */
+    bool mla;
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
@@ -224,6 +247,12 @@ typedef struct model_hparams {
     float embd_scale;            /* multiplies the token embeddings (1: none) */
     float residual_scale;        /* multiplies each block's output before the residual add (1: none) */
     float logit_scale;           /* multiplies the logits (1: none): granite's 1 / logit_scale */
+    /* latent attention (model_arch.mla): the compressions' ranks (q 0: none), a head's key and value length as the
+     * attention computes them after decompression (key_length_mla, value_length_mla: 0 when absent, in which case
+     * key_length and value_length are those and the keys' decompression is whole) */
+    int64_t n_lora_q, n_lora_kv, head_dim_k_mla, head_dim_v_mla;
+    int64_t n_group_used;        /* expert_group_used_count: groups of experts a token chooses from (0: absent) */
+    float yarn_log_mul;          /* rope.scaling.yarn_log_multiplier / 0.1 (DeepSeek's mscale_all_dim; 0: absent) */
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;

@@ -2,7 +2,7 @@
  * Causal multi-head attention over one layer's KV cache (f32), with grouped
  * query heads and an optional sliding window (a query at position p sees keys
  * p - window + 1 .. p: llama.cpp's LLAMA_SWA_TYPE_STANDARD mask).
- *   q (T, n_head, d), K/V cache (pos0 + T, n_kv, d) -> out (T, n_head, d)
+ *   q (T, n_head, d), K cache (pos0 + T, n_kv, d), V cache (pos0 + T, n_kv, dv) -> out (T, n_head, dv)
  *
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
  * one KV head, so each key and value row is read once for all of them. In a
@@ -42,8 +42,8 @@
  * accumulators (6 x 2 vectors of 8) in AVX2's 16 registers; with AVX-512, 12 x 2 vectors of 16 in its 32. */
 enum { Q_BLOCK = 8, PV_QUERIES = 6, PV_DIMS = 16, PV_QUERIES_ZMM = 12, PV_DIMS_ZMM = 32 };
 /* Query heads per KV head at most: a block's output rows are listed on the stack (Q_BLOCK x this). Models have
- * 1-8; a file asking for more is refused (KERN_E_SHAPE) rather than given a heap list. */
-enum { MAX_GROUP = 64 };
+ * 1-8 (latent attention 16-128); a file asking for more is refused (KERN_E_SHAPE) rather than given a heap list. */
+enum { MAX_GROUP = 128 }; /* DeepSeek-V3's latent attention: 128 query heads on one */
 
 #if X86
 /* acc_a / acc_b += p * the value vector's two halves */
@@ -220,8 +220,9 @@ static float cap_scores(float *p, int rows, int cols, size_t ld, const kern_attn
 static void attend_block(const float *q, const float *k_cache, const float *v_cache, int t0, int nt, int kh, int pos0,
                          const kern_attn *a, attn_scratch *s, const attn_layout *lay, float *out)
 {
-    const int n_head = a->n_head, d = a->head_dim, group = n_head / a->n_kv_head, M = nt * group;
-    const size_t kv_dim = (size_t)a->n_kv_head * (size_t)d;
+    const int n_head = a->n_head, d = a->head_dim, dv = kern_attn_v_dim(a), group = n_head / a->n_kv_head;
+    const int M = nt * group;
+    const size_t kv_dim = (size_t)a->n_kv_head * (size_t)d, vv_dim = (size_t)a->n_kv_head * (size_t)dv;
     const int first_keys = pos0 + t0 + 1, jhi = pos0 + t0 + nt;
     const int jlo = a->window > 0 && first_keys > a->window ? first_keys - a->window : 0;
     const int nj = jhi - jlo;
@@ -231,13 +232,13 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     for (int m = 0; m < M; m++) {
         const size_t row = (size_t)(t0 + m / group) * (size_t)n_head + (size_t)(kh * group + m % group);
         q_row[m] = q + row * (size_t)d;
-        o_row[m] = out + row * (size_t)d;
+        o_row[m] = out + row * (size_t)dv;
         const int n_keys = pos0 + t0 + m / group + 1;
         const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
         lo[m] = j0 - jlo, hi[m] = n_keys - jlo; /* this query's keys within the block's */
     }
     const float *keys = k_cache + (size_t)jlo * kv_dim + (size_t)kh * d;
-    const float *values = v_cache + (size_t)jlo * kv_dim + (size_t)kh * d;
+    const float *values = v_cache + (size_t)jlo * vv_dim + (size_t)kh * dv;
     if (lay->lanes) {
         const int W = lay->lanes, Mp = (M + W - 1) / W * W;
         for (int m = M; m < Mp; m++)
@@ -246,7 +247,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
         cpu_scores_lanes(s->q, M, d, W, keys, (int64_t)kv_dim, nj, s->p, lay->Mp);
         const float scale = cap_scores(s->p, nj, lay->Mp, (size_t)lay->Mp, a);
         cpu_softmax_lanes(s->p, lay->Mp, nj, Mp, lo, hi, scale);
-        weighted_sums(s->p, 1, (size_t)lay->Mp, M, nj, values, kv_dim, d, o_row);
+        weighted_sums(s->p, 1, (size_t)lay->Mp, M, nj, values, vv_dim, dv, o_row);
         return;
     }
     for (int m = 0; m < M; m++)
@@ -257,14 +258,15 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     for (int m = 0; m < M; m++)
         cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, scale,
                            sinks ? sinks[kh * group + m % group] : -INFINITY);
-    weighted_sums(s->p, lay->ldp, 1, M, nj, values, kv_dim, d, o_row);
+    weighted_sums(s->p, lay->ldp, 1, M, nj, values, vv_dim, dv, o_row);
 }
 
 kern_status cpu_attention(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
                           const kern_attn *a, float *out)
 {
     const int n_head = a->n_head, n_kv_head = a->n_kv_head, head_dim = a->head_dim;
-    if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP)
+    if (n_kv_head <= 0 || n_head % n_kv_head || a->window < 0 || head_dim <= 0 || n_head / n_kv_head > MAX_GROUP ||
+        a->v_dim < 0)
         return KERN_E_SHAPE;
     if (a->sinks && (a->sinks->t->type != GGUF_TENSOR_F32 || a->sinks->t->n_elements != (uint64_t)n_head))
         return KERN_E_SHAPE;

@@ -96,10 +96,12 @@ static void lanes_sums(float *acc, int d, int W, bool prompt, float *out)
 #undef SLOT
 }
 
-/* One query's attention over cells [lo, hi) of one KV head (keys and values at cell 0, rows ld floats apart).
- * p: hi - lo + 2 W floats; acc: GGML_DOT_ACCUMULATORS W d floats. prompt: a call of two tokens or more (tinyBLAS). */
-static void attend_row(const float *q, const float *keys, const float *values, size_t ld, int d, int lo, int hi,
-                       float scale, float softcap, float sink, bool prompt, int W, float *p, float *acc, float *out)
+/* One query's attention over cells [lo, hi) of one KV head (keys at cell 0, rows ld floats apart, d long; values
+ * rows ldv apart, dv long). p: hi - lo + 2 W floats; acc: GGML_DOT_ACCUMULATORS W dv floats. prompt: a call of two
+ * tokens or more (tinyBLAS). */
+static void attend_row(const float *q, const float *keys, const float *values, size_t ld, size_t ldv, int d, int dv,
+                       int lo, int hi, float scale, float softcap, float sink, bool prompt, int W, float *p,
+                       float *acc, float *out)
 {
     /* p[k] is cell c0 + k: the chunks of W lanes start at multiples of W, as over ggml's whole padded row */
     const int c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
@@ -124,11 +126,11 @@ static void attend_row(const float *q, const float *keys, const float *values, s
     const float inv = (float)(1.0 / sum);
     /* the weighted values: lane (tinyBLAS) or accumulator-and-lane (vec_dot) of each key, then their sums */
     const int slots = prompt ? W : GGML_DOT_ACCUMULATORS * W;
-    for (int i = 0; i < slots * d; i++)
+    for (int i = 0; i < slots * dv; i++)
         acc[i] = 0.0f;
     for (int c = lo; c < hi; c++)
-        axpy_fused(acc + (size_t)(c % slots) * d, values + (size_t)c * ld, p[c - c0] * inv, d);
-    lanes_sums(acc, d, W, prompt, out);
+        axpy_fused(acc + (size_t)(c % slots) * dv, values + (size_t)c * ldv, p[c - c0] * inv, dv);
+    lanes_sums(acc, dv, W, prompt, out);
 }
 
 bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, const float *v_cache, int T, int pos0,
@@ -137,10 +139,11 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
     const int W = cpu_vector_lanes();
     if (W == 0 || (W == 16 && !quant_cpu_has_avx512dq())) /* ggml's condition for its 16-lane e^x */
         return false;
-    const int n_head = a->n_head, group = n_head / a->n_kv_head, d = a->head_dim, n_ctx = pos0 + T;
-    const size_t ld = (size_t)a->n_kv_head * (size_t)d;
+    const int n_head = a->n_head, group = n_head / a->n_kv_head, d = a->head_dim, dv = kern_attn_v_dim(a);
+    const int n_ctx = pos0 + T;
+    const size_t ld = (size_t)a->n_kv_head * (size_t)d, ldv = (size_t)a->n_kv_head * (size_t)dv;
     const int keys_max = a->window > 0 && a->window < n_ctx ? a->window : n_ctx;
-    const size_t p_floats = (size_t)keys_max + 2 * GGML_MAX_LANES, acc_floats = (size_t)GGML_DOT_ACCUMULATORS * W * d;
+    const size_t p_floats = (size_t)keys_max + 2 * GGML_MAX_LANES, acc_floats = (size_t)GGML_DOT_ACCUMULATORS * W * dv;
     int failed = 0;
     const bool wide = (double)T * n_head * n_ctx * d >= 1 << 15;
 #pragma omp parallel num_threads(cpu_threads(b)) if (wide)
@@ -157,8 +160,8 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
             const int t = row / n_head, h = row % n_head, kh = h / group, hi = pos0 + t + 1;
             const int lo = a->window > 0 && hi > a->window ? hi - a->window : 0;
             const float sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;
-            attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * d, ld, d, lo, hi,
-                       a->scale, a->softcap, sink, T >= 2, W, p, acc, out + (size_t)row * d);
+            attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * dv, ld, ldv, d, dv, lo,
+                       hi, a->scale, a->softcap, sink, T >= 2, W, p, acc, out + (size_t)row * dv);
         }
         free(p);
         free(acc);

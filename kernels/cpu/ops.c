@@ -501,6 +501,16 @@ kern_status cpu_store_rows(kern_backend *b, float *dst, const float *src, int T,
     return KERN_OK;
 }
 
+kern_status cpu_copy_rows(kern_backend *b, float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n)
+{
+    (void)b;
+    if (rows < 0 || n < 0)
+        return KERN_E_SHAPE;
+    for (int r = 0; r < rows; r++)
+        memcpy(dst + (size_t)r * ld_dst, src + (size_t)r * ld_src, (size_t)n * sizeof(float));
+    return KERN_OK;
+}
+
 void kern_stats_row(const float *r, int n, kern_row_stats *out)
 {
     row_stats_acc a = row_stats_start();

@@ -362,6 +362,26 @@ kern_status cu_store_rows(kern_backend *b, float *dst, const float *src, int T, 
     return KERN_OK;
 }
 
+__global__ void copy_rows_k(float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n)
+{
+    kc_grid_wait();
+    const size_t total = (size_t)rows * n;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x)
+        dst[i / n * ld_dst + i % n] = src[i / n * ld_src + i % n];
+}
+
+kern_status cu_copy_rows(kern_backend *b, float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n)
+{
+    if (rows < 0 || n < 0)
+        return KERN_E_SHAPE;
+    if (!rows || !n)
+        return KERN_OK;
+    if (kern_status ls = cu_launch(b, "copy_rows_k", copy_rows_k, dim3(cu_grid((size_t)rows * n)), dim3(256), dst,
+                                   ld_dst, src, ld_src, rows, n))
+        return ls;
+    return KERN_OK;
+}
+
 /* ---- row statistics --------------------------------------------------------- */
 
 __global__ void row_stats_k(const float *x, int n, kern_row_stats *out)

@@ -63,19 +63,19 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
                                  int pos0, const kern_attn *a, float *out)
 {
     (void)b;
-    const int d = a->head_dim;
-    if (a->n_kv_head <= 0 || a->n_head % a->n_kv_head || d <= 0 || a->window < 0 || pos0 < 0 || T < 0 ||
+    const int d = a->head_dim, dv = kern_attn_v_dim(a);
+    if (a->v_dim < 0 || a->n_kv_head <= 0 || a->n_head % a->n_kv_head || d <= 0 || a->window < 0 || pos0 < 0 || T < 0 ||
         (a->sinks && (a->sinks->t->type != GGUF_TENSOR_F32 || a->sinks->t->n_elements != (uint64_t)a->n_head)))
         return KERN_E_SHAPE;
     const int group = a->n_head / a->n_kv_head;
-    const size_t kv_dim = (size_t)a->n_kv_head * d;
-    double *p = malloc(((size_t)pos0 + (size_t)T + (size_t)d) * sizeof *p), *acc = p + pos0 + T;
+    const size_t kv_dim = (size_t)a->n_kv_head * d, vv_dim = (size_t)a->n_kv_head * dv;
+    double *p = malloc(((size_t)pos0 + (size_t)T + (size_t)dv) * sizeof *p), *acc = p + pos0 + T;
     if (!p)
         return KERN_E_NOMEM;
     for (int t = 0; t < T; t++)
         for (int h = 0; h < a->n_head; h++) {
             const float *qh = q + ((size_t)t * a->n_head + h) * d;
-            const size_t off = (size_t)(h / group) * d;
+            const size_t off = (size_t)(h / group) * d, voff = (size_t)(h / group) * dv;
             const int n_keys = pos0 + t + 1, j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
             double m = -INFINITY, l = 0.0;
             for (int j = j0; j < n_keys; j++) {
@@ -89,13 +89,13 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
             for (int j = j0; j < n_keys; j++)
                 l += p[j] = exp(p[j] - m);
             l += exp(sink - m); /* the sink: a logit in the sum with no value (0 without one) */
-            for (int i = 0; i < d; i++)
+            for (int i = 0; i < dv; i++)
                 acc[i] = 0.0;
             for (int j = j0; j < n_keys; j++)
-                for (int i = 0; i < d; i++)
-                    acc[i] += p[j] / l * v_cache[(size_t)j * kv_dim + off + i];
-            float *o = out + ((size_t)t * a->n_head + h) * d;
-            for (int i = 0; i < d; i++)
+                for (int i = 0; i < dv; i++)
+                    acc[i] += p[j] / l * v_cache[(size_t)j * vv_dim + voff + i];
+            float *o = out + ((size_t)t * a->n_head + h) * dv;
+            for (int i = 0; i < dv; i++)
                 o[i] = (float)acc[i];
         }
     free(p);

@@ -19,6 +19,7 @@ from gguf import GGUFReader, GGUFValueType  # noqa: E402
 
 from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
 from moe_arch import write_moe  # noqa: E402
+from mla_arch import write_deepseek2  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -65,6 +66,9 @@ OWN_WRITERS = {
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
                                                 seed=4107),
+    'heldout-deepseek2': lambda out: write_deepseek2(out, split=True),
+    'heldout-deepseek2-whole': lambda out: write_deepseek2(out, split=False, n_layer=3, n_head=6, n_exp=6, n_used=2,
+                                                           v_head=40),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -57,11 +57,12 @@ uint64_t run_memory_expected(const run_memory *rm, int positions, int batch)
     const engine_ctx_memory *c = &rm->ctx;
     uint64_t total = rm->loaded;
     /* K and V: each a buffer of n_layer regions of n_ctx rows; a run touches the first `positions` of each */
-    const uint64_t region = (uint64_t)c->n_ctx * c->kv_row_bytes, page = page_for(region * (uint64_t)c->n_layer);
     for (int cache = 0; cache < 2; cache++) {
+        const uint64_t row = cache ? c->v_row_bytes : c->kv_row_bytes, region = (uint64_t)c->n_ctx * row;
+        const uint64_t page = page_for(region * (uint64_t)c->n_layer);
         uint64_t next = 0;
         for (int l = 0; l < c->n_layer; l++)
-            total += new_pages((uint64_t)l * region, (uint64_t)positions * c->kv_row_bytes, page, &next);
+            total += new_pages((uint64_t)l * region, (uint64_t)positions * row, page, &next);
     }
     /* activations: the rows of the largest batch run (the logits' scratch whole) */
     for (int i = 0; i < c->n_act; i++) {
