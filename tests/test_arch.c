@@ -503,3 +503,115 @@ Test(arch, dots1_refuses_grouped_heads)
     gguf_close(f);
     free(b.p);
 }
+
+/* deepseek2's keys as llama.cpp's loader reads and asserts them: q_lora_rank required but in the "lite" shapes it
+ * knows by their layer count (which take the query straight from the input whatever the key says), key_length_mla
+ * and value_length_mla together, the split form's cache sizes (key kv_lora_rank + rope, value kv_lora_rank, one
+ * key/value head), the groups of experts; and the scores' scale YaRN and DeepSeek's yarn_log_multiplier make. Each
+ * refusal names its key. */
+Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "deepseek2" },     { "deepseek2.embedding_length", 'u', "256" },
+                      { "deepseek2.block_count", 'u', "5" },            { "deepseek2.attention.head_count", 'u', "4" },
+                      { "deepseek2.attention.head_count_kv", 'u', "1" }, { "deepseek2.attention.key_length", 'u', "80" },
+                      { "deepseek2.attention.value_length", 'u', "64" }, { "deepseek2.rope.dimension_count", 'u', "16" },
+                      { "deepseek2.attention.kv_lora_rank", 'u', "64" }, { "deepseek2.feed_forward_length", 'u', "384" },
+                      { "deepseek2.attention.key_length_mla", 'u', "48" },
+                      { "deepseek2.attention.value_length_mla", 'u', "24" },
+                      { "deepseek2.rope.scaling.type", 's', "yarn" },   { "deepseek2.rope.scaling.factor", 'f', "40" },
+                      { "deepseek2.rope.scaling.yarn_log_multiplier", 'f', "0.1" },
+                      { "deepseek2.attention.q_lora_rank", 'u', "96" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_lora_q, 96);
+    cr_assert_eq(hp.n_lora_kv, 64);
+    cr_assert_eq(hp.head_dim_k_mla, 48);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_Q), 4 * 48, "q is decompressed to a head's 48 values");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_KV_A), 64 + 16);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_QK_NOPE), 32);
+    const double mscale = 1.0 + 0.1 * log(40.0); /* llama.cpp's deepseek2 graph: mscale^2 / sqrt(key_length_mla) */
+    cr_assert_float_eq(hp.attn_scale, mscale * mscale / sqrt(48.0), 1e-6);
+    cr_assert_float_eq(hp.yarn_attn_factor, 1.0 / mscale, 1e-6, "the rotation's magnitude taken out of q and k");
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs) - 1, &b); /* no q_lora_rank in a shape llama.cpp does not call lite */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "deepseek2.attention.q_lora_rank");
+    gguf_close(f);
+    free(b.p);
+    kvs[2].value = "27"; /* DeepSeek-V2-Lite's 27 layers: the query straight from the input, the key not read */
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_lora_q, 0);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED);
+    gguf_close(f);
+    free(b.p);
+    kvs[2].value = "5";
+
+    static const struct {
+        size_t at;
+        const char *value, *subject;
+    } bad[] = {
+        { 5, "96", "deepseek2.attention.key_length" },      /* not kv_lora_rank + rope */
+        { 6, "48", "deepseek2.attention.value_length" },    /* not kv_lora_rank */
+        { 4, "4", "deepseek2.attention.head_count_kv" },    /* the split form's cache has one head */
+        { 10, "16", "deepseek2.attention.key_length_mla" }, /* no key part without rotation */
+    };
+    for (size_t i = 0; i < N(bad); i++) {
+        const char *was = kvs[bad[i].at].value;
+        kvs[bad[i].at].value = bad[i].value;
+        f = file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", bad[i].subject, bad[i].value);
+        cr_assert_str_eq(e.subject, bad[i].subject);
+        gguf_close(f);
+        free(b.p);
+        kvs[bad[i].at].value = was;
+    }
+    kv_spec half[N(kvs)];
+    memcpy(half, kvs, sizeof kvs);
+    half[11] = half[N(kvs) - 1]; /* key_length_mla without value_length_mla */
+    f = file_with(half, N(kvs) - 1, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "deepseek2.attention.value_length_mla");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Experts chosen within groups (DeepSeek-V3): llama.cpp asserts that the groups cut the experts evenly, that fewer
+ * groups than experts are used and at least one; each refusal names its key. */
+Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3moe" }, { "qwen3moe.embedding_length", 'u', "256" },
+                      { "qwen3moe.block_count", 'u', "2" },         { "qwen3moe.attention.head_count", 'u', "4" },
+                      { "qwen3moe.expert_count", 'u', "8" },        { "qwen3moe.expert_used_count", 'u', "2" },
+                      { "qwen3moe.expert_group_count", 'u', "4" },  { "qwen3moe.expert_group_used_count", 'u', "2" } };
+    static const struct {
+        size_t at;
+        const char *value, *subject;
+    } bad[] = { { 6, "3", "qwen3moe.expert_group_count" },      { 6, "8", "qwen3moe.expert_group_count" },
+                { 7, "0", "qwen3moe.expert_group_used_count" }, { 7, "4", "qwen3moe.expert_group_used_count" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of expert tensors, after the groups were found sound */
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count", "%s", e.message);
+    cr_assert_eq(hp.n_expert_groups, 4);
+    cr_assert_eq(hp.n_group_used, 2);
+    gguf_close(f);
+    free(b.p);
+    for (size_t i = 0; i < N(bad); i++) {
+        const char *was = kvs[bad[i].at].value;
+        kvs[bad[i].at].value = bad[i].value;
+        f = file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", bad[i].subject, bad[i].value);
+        cr_assert_str_eq(e.subject, bad[i].subject);
+        gguf_close(f);
+        free(b.p);
+        kvs[bad[i].at].value = was;
+    }
+}

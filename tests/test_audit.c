@@ -459,6 +459,38 @@ Test(audit, leading_dense_layers_and_prediction_blocks_are_not_missing_tensors)
     cr_assert(tmp_dir_remove(dir));
 }
 
+/* DeepSeek's latent attention in both forms llama.cpp loads (tests/py/mla_arch.py): neither form's file is missing
+ * the other form's tensors, while a split file without one layer's attn_v_b is, by name; the per-head tensors are not
+ * judged as experts (a head of attn_k_b is no expert). */
+Test(audit, latent_attention_files_are_held_to_their_own_form)
+{
+    char dir[128], path[256], why[200];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "deepseek2"));
+    static const char *const forms[] = { "heldout-deepseek2", "heldout-deepseek2-whole" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.gguf", dir, forms[k]);
+        cr_assert(heldout_arch_write(forms[k], path, why), "%s", why);
+        tbuf b;
+        audit_report r = audit_renamed_at(path, NULL, NULL, &b);
+        char found[2048];
+        list(&r, found, sizeof found);
+        for (size_t i = 0; i < r.n_findings; i++)
+            cr_assert_lt(r.findings[i].severity, AUDIT_WARNING, "%s findings: %s", forms[k], found);
+        audit_report_free(&r);
+        tbuf_free(&b);
+    }
+    tbuf b;
+    snprintf(path, sizeof path, "%s/%s.gguf", dir, forms[0]);
+    audit_report r = audit_renamed_at(path, "blk.2.attn_v_b.weight", "blk.2.attn_v_c.weight", &b);
+    const audit_finding *x = find_code(&r, "missing-tensor", "blk.2.attn_v_b.weight");
+    cr_assert(x && x->severity == AUDIT_ERROR, "no missing-tensor finding for blk.2's attn_v_b");
+    audit_report_free(&r);
+    tbuf_free(&b);
+    cr_assert(tmp_dir_remove(dir));
+}
+
 /* A per-head norm of the wrong length is a shape error against key_length. */
 Test(audit, a_per_head_norm_is_held_to_key_length)
 {

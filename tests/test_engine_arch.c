@@ -413,3 +413,31 @@ Test(engine_arch, the_report_says_how_a_mixture_routes, .timeout = 120)
               "%s", out);
     free(out);
 }
+
+/* The report says what latent attention ran: the query's compression, what the cache holds, a head's sizes, and
+ * the scores' scale as llama.cpp's deepseek2 graph makes it with YaRN x40 and DeepSeek's yarn_log_multiplier of 1
+ * (mscale = 1 + 0.1 ln 40, squared, over sqrt of the 48-value key); and the routing within groups. */
+Test(engine_arch, the_report_says_what_latent_attention_runs, .timeout = 120)
+{
+    char dir[128], path[256], why[200], args[512], scale[64];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "report"));
+    snprintf(path, sizeof path, "%s/deepseek2.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-deepseek2", path, why), "%s", why);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    const double mscale = 1.0 + 0.1 * log(40.0);
+    snprintf(scale, sizeof scale, "scores scaled by %g", (float)(mscale * mscale / sqrt(48.0)));
+    const char *const want[] = { "latent (MLA): q through a compression of 96; keys and values from a compressed row "
+                                 "of 64 and a rotary key of 16",
+                                 "decompressed per head", "a head's key 48, value 24", scale,
+                                 "(sigmoid, a selection bias, within the best 2 of 4 groups, renormalised, scaled by 2.5)",
+                                 "16 of 48 dims rotate" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect(strstr(out, want[i]), "no '%s' in:\n%s", want[i], out);
+    free(out);
+    cr_assert(tmp_dir_remove(dir));
+}

@@ -64,9 +64,22 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
-    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s\n",
+    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s\n",
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
-            hp->rope.n_rot, hp->head_dim, scaling, factors ? ", " : "", factors ? factors : "");
+            hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
+            scaling, factors ? ", " : "", factors ? factors : "");
+    if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
+        char q[64] = "straight from the input";
+        if (hp->n_lora_q)
+            snprintf(q, sizeof q, "through a compression of %d", hp->n_lora_q);
+        fprintf(out, "attention  latent (MLA): q %s; keys and values from a compressed row of %d and a rotary key of %d "
+                "all heads share, %s; a head's key %d, value %d; scores scaled by %g\n", q, hp->n_lora_kv,
+                hp->rope.n_rot,
+                hp->mla_split ? "decompressed per head (attn_k_b absorbed into q, attn_v_b after the attention): the "
+                                "cache holds the compressed row"
+                              : "decompressed whole (attn_kv_b): the cache holds every head's key and value",
+                hp->k_mla, hp->v_mla, hp->attn_scale);
+    }
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;
@@ -102,7 +115,10 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                                                [MODEL_MOE_SOFTMAX_WEIGHT] = "the top logits, then their softmax",
                                                [MODEL_MOE_SIGMOID] = "sigmoid" };
         const engine_layer_kinds kinds = engine_model_layer_kinds(m);
-        char scale[48] = "", shared[48] = "", dense[64] = "";
+        char scale[48] = "", shared[48] = "", dense[64] = "", groups[64] = "";
+        if (hp->g.n_expert_groups > 1)
+            snprintf(groups, sizeof groups, ", within the best %lld of %lld groups", (long long)hp->g.n_group_used,
+                     (long long)hp->g.n_expert_groups);
         if (hp->moe_scale != 1.0f)
             snprintf(scale, sizeof scale, ", scaled by %g", hp->moe_scale);
         if (kinds.shared_experts)
@@ -111,8 +127,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         if (kinds.dense_layers)
             snprintf(dense, sizeof dense, "; %d dense layer%s first", kinds.dense_layers,
                      kinds.dense_layers == 1 ? "" : "s");
-        fprintf(out, "; experts %d, %d used per token (%s%s%s%s), each %d wide%s%s%s; %s of weights read per token",
+        fprintf(out, "; experts %d, %d used per token (%s%s%s%s%s), each %d wide%s%s%s; %s of weights read per token",
                 hp->n_expert, hp->n_expert_used, gatings[hp->moe_gating], kinds.selection_bias ? ", a selection bias" : "",
+                groups,
                 hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? "" : hp->moe_renormalise ? ", renormalised" : ", not renormalised",
                 scale, hp->n_ff_exp, shared, kinds.expert_biases ? ", with biases" : "", dense, bytes);
         if (hp->g.n_layer_nextn)
