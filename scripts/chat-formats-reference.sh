@@ -14,7 +14,7 @@ gcc "$here/scripts/llama-chat-reference.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/
 "$tmp/ref" "  What is the capital of France?  " \
   chatml llama3 gemma llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3 mistral-v3-tekken \
   mistral-v7 mistral-v7-tekken phi3 zephyr granite granite-4.0 granite-4.1 gpt-oss dots1 phi4 smolvlm falcon3 \
-  glmedge chatglm4 monarch orion openchat vicuna vicuna-orca deepseek \
+  glmedge chatglm4 monarch orion openchat vicuna vicuna-orca deepseek deepseek2 deepseek3 kimi-k2 \
   "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}" \
   "{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] | trim + '<|eot_id|>' }}{% endfor %}" \
   "{{ bos_token }}{% for m in messages %}{{ '<start_of_turn>' + m['role'] + '\n' + m['content'] | trim + '<end_of_turn>\n' }}{% endfor %}" \

@@ -62,20 +62,24 @@ static const chat_family families[] = {
     { "vicuna-orca", "USER: ", "\nASSISTANT:", false, "</s>" },
     /* DeepSeek Coder's instructions */
     { "deepseek", "### Instruction:\n", "\n### Response:\n", false, "<|EOT|>" },
+    /* DeepSeek-V2 and V2.5; DeepSeek-V3 and R1 (full-width bars, U+2581 for the spaces of end of sentence) */
+    { "deepseek2", "User: ", "\n\nAssistant:", false, "<\uff5cend\u2581of\u2581sentence\uff5c>" },
+    { "deepseek3", "<\uff5cUser\uff5c>", "<\uff5cAssistant\uff5c>", false, "<\uff5cend\u2581of\u2581sentence\uff5c>" },
+    /* Kimi K2 */
+    { "kimi-k2", "<|im_user|>user<|im_middle|>", "<|im_end|><|im_assistant|>assistant<|im_middle|>", false,
+      "<|im_end|>" },
     /* recognised, not formatted */
-    { "exaone-moe", NULL, NULL, false, NULL },
-    { "command-r", NULL, NULL, false, NULL },    { "chatglm3", NULL, NULL, false, NULL },
-    { "minicpm", NULL, NULL, false, NULL },      { "deepseek2", NULL, NULL, false, NULL },
-    { "deepseek3", NULL, NULL, false, NULL },    { "deepseek-ocr", NULL, NULL, false, NULL },
-    { "exaone3", NULL, NULL, false, NULL },      { "exaone4", NULL, NULL, false, NULL },
-    { "rwkv-world", NULL, NULL, false, NULL },   { "gigachat", NULL, NULL, false, NULL },
-    { "megrez", NULL, NULL, false, NULL },       { "yandex", NULL, NULL, false, NULL },
-    { "bailing", NULL, NULL, false, NULL },      { "bailing-think", NULL, NULL, false, NULL },
-    { "bailing2", NULL, NULL, false, NULL },     { "llama4", NULL, NULL, false, NULL },
-    { "dots1", NULL, NULL, false, NULL },         { "hunyuan-moe", NULL, NULL, false, NULL },
-    { "hunyuan-dense", NULL, NULL, false, NULL }, { "hunyuan-vl", NULL, NULL, false, NULL },
-    { "kimi-k2", NULL, NULL, false, NULL },      { "seed_oss", NULL, NULL, false, NULL },
-    { "grok-2", NULL, NULL, false, NULL },       { "pangu-embedded", NULL, NULL, false, NULL },
+    { "exaone-moe", NULL, NULL, false, NULL }, { "command-r", NULL, NULL, false, NULL },
+    { "chatglm3", NULL, NULL, false, NULL }, { "minicpm", NULL, NULL, false, NULL },
+    { "deepseek-ocr", NULL, NULL, false, NULL }, { "exaone3", NULL, NULL, false, NULL },
+    { "exaone4", NULL, NULL, false, NULL }, { "rwkv-world", NULL, NULL, false, NULL },
+    { "gigachat", NULL, NULL, false, NULL }, { "megrez", NULL, NULL, false, NULL },
+    { "yandex", NULL, NULL, false, NULL }, { "bailing", NULL, NULL, false, NULL },
+    { "bailing-think", NULL, NULL, false, NULL }, { "bailing2", NULL, NULL, false, NULL },
+    { "llama4", NULL, NULL, false, NULL }, { "dots1", NULL, NULL, false, NULL },
+    { "hunyuan-moe", NULL, NULL, false, NULL }, { "hunyuan-dense", NULL, NULL, false, NULL },
+    { "hunyuan-vl", NULL, NULL, false, NULL }, { "seed_oss", NULL, NULL, false, NULL },
+    { "grok-2", NULL, NULL, false, NULL }, { "pangu-embedded", NULL, NULL, false, NULL },
     { "solar-open", NULL, NULL, false, NULL },
 };
 

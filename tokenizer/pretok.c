@@ -72,6 +72,13 @@ static const pre_kind kinds[] = {
     { { "bailingmoe", "bailingmoe2", "llada-moe" },
       { "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
         "\\s*[\\r\\n]|\\s+(?!\\S)|\\s+" }, false, false },
+    /* DeepSeek-V3 / R1 (and Hunyuan's dense models, JoyAI, HY v4): digits by threes, runs of CJK ideographs, hiragana
+     * and katakana (U+4E00-U+9FA5, U+3040-U+30FF), then words: a punctuation mark or symbol with the ASCII letters
+     * after it, letters with their combining marks after an optional other character, punctuation and symbol runs */
+    { { "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4" },
+      { "\\p{N}{1,3}", "[\\x{4E00}-\\x{9FA5}\\x{3040}-\\x{309F}\\x{30A0}-\\x{30FF}]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+        " ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
     { { "deepseek-coder" },
@@ -162,7 +169,7 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                         "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt-2, "
                         "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, bloom, "
-                        "viking, deepseek-coder and the names llama.cpp splits as they do are)", v->pre);
+                        "viking, deepseek-coder, deepseek-v3 and the names llama.cpp splits as they do are)", v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
