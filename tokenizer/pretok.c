@@ -32,6 +32,10 @@ typedef struct pre_kind {
     CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"          \
                     "\\s+(?!\\S)|\\s+"
 
+#define KIMI_HAN                                                                                                    \
+    "[\\x{4E00}-\\x{9FFF}\\x{3400}-\\x{4DBF}\\x{20000}-\\x{2A6DF}\\x{2A700}-\\x{2EBEF}\\x{F900}-\\x{FAFF}"              \
+    "\\x{2F800}-\\x{2FA1F}]"
+
 static const pre_kind kinds[] = {
     { { "default" },
       { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false, false },
@@ -79,6 +83,12 @@ static const pre_kind kinds[] = {
       { "\\p{N}{1,3}", "[\\x{4E00}-\\x{9FA5}\\x{3040}-\\x{309F}\\x{30A0}-\\x{30FF}]+",
         "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
         " ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
+    /* Kimi K2 (tiktoken's expression with Han runs apart, as llama.cpp's hand-written splitter runs it: a word is an
+     * optional non-letter and letters that are not Han, marks not among them, then a contraction of either case;
+     * Han as llama.cpp's unicode_cpt_is_han ranges it: the unified ideographs, extensions A-F, compatibility ones) */
+    { { "kimi-k2" },
+      { "(?:" KIMI_HAN ")+|[^\\r\\n\\p{L}\\p{N}]?(?:(?!" KIMI_HAN ")\\p{L})+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?|"
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
     { { "deepseek-coder" },
@@ -169,7 +179,8 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                         "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt-2, "
                         "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, bloom, "
-                        "viking, deepseek-coder, deepseek-v3 and the names llama.cpp splits as they do are)", v->pre);
+                        "viking, deepseek-coder, deepseek-v3, kimi-k2 and the names llama.cpp splits as they do are)",
+                        v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
