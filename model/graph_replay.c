@@ -108,6 +108,16 @@ int graph_view(graph *g, int src)
     return t < 0 ? -1 : add_node(g, t, &src, 1, false);
 }
 
+int graph_view_written(graph *g, int src, int a, int b)
+{
+    if (src < 0)
+        return -1;
+    const int base = g->t[src].view_of >= 0 ? g->t[src].view_of : src;
+    const int srcs[3] = { a, b, src };
+    int t = new_tensor(g, 0, LY_OTHER, base);
+    return t < 0 ? -1 : add_node(g, t, srcs, 3, false);
+}
+
 uint64_t graph_bytes(const graph *g, int t)
 {
     return t < 0 ? 0 : g->t[t].view_of >= 0 ? g->t[g->t[t].view_of].bytes : g->t[t].bytes;

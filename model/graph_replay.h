@@ -35,6 +35,9 @@ int graph_input(graph *g, uint64_t bytes);
 int graph_op(graph *g, uint64_t bytes, layout ly, bool inplace, int a, int b, int c);
 /* A view of src (reshape, view, permute): a node that allocates nothing, counted against src's base. */
 int graph_view(graph *g, int src);
+/* A view of src that a node writes, reading a and b too (ggml_set_rows into a tensor of the graph: the experts' group
+ * mask). */
+int graph_view_written(graph *g, int src, int a, int b);
 /* A node writing outside the buffer (a row store into the KV cache). */
 void graph_store(graph *g, int a, int b);
 /* The bytes t holds, or its base holds for a view. */

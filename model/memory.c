@@ -124,9 +124,11 @@ static model_status cache_type_ok(uint32_t type, const char *which, int64_t head
 static model_status kv_cache(const model_hparams *hp, const model_memory_params *p, model_memory *m, model_error *err)
 {
     const uint64_t k_width = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
-    const uint64_t v_width = (uint64_t)(hp->n_head_kv * hp->head_dim_v);
+    /* latent attention split per head keeps no V cache: its values are the first kv_lora_rank of each key row */
+    const bool k_only = hp->arch && hp->arch->mla && hp->head_dim_k_mla > 0;
+    const uint64_t v_width = k_only ? 0 : (uint64_t)(hp->n_head_kv * hp->head_dim_v);
     model_status s = cache_type_ok(p->type_k, "-ctk", hp->head_dim_k, err);
-    if (s == MODEL_OK)
+    if (s == MODEL_OK && !k_only)
         s = cache_type_ok(p->type_v, "-ctv", hp->head_dim_v, err);
     if (s != MODEL_OK)
         return s;

@@ -37,6 +37,7 @@ static const builder_facts facts[] = {
     { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
     { "ernie4_5-moe", false, false, false, false }, { "bailingmoe2", false, false, false, false },
     { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
+    { "deepseek2", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -61,6 +62,8 @@ typedef struct build {
      * none, and each cache's input holding it once made */
     uint64_t k_rot_n, v_rot_n;
     int k_rot[2], v_rot[2];
+    uint32_t type_k;       /* the K cache's type (latent attention's values are a view of it) */
+    uint64_t streams;      /* cache streams: one per sequence */
 } build;
 
 /* Whether the file has role r: in layer 0, or for the experts' roles in the first layer with experts (after a
@@ -107,6 +110,12 @@ static int norm(build *b, int x, layout ly)
     return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
 }
 
+/* Latent attention split per head: the cache holds keys only (its values are their first kv_lora_rank). */
+static bool keys_only(const build *b)
+{
+    return b->hp->arch->mla && b->hp->head_dim_k_mla > 0;
+}
+
 static cache_inputs *cache_of(build *b, bool swa)
 {
     cache_inputs *c = &b->cache[swa];
@@ -115,7 +124,8 @@ static cache_inputs *cache_of(build *b, bool swa)
         const uint64_t v_width = (uint64_t)(b->hp->n_head_kv * b->hp->head_dim_v);
         c->k_idxs = graph_input(b->g, 8 * b->T);
         /* without flash attention V is stored transposed: an index per value */
-        c->v_idxs = graph_input(b->g, 8 * b->T * (fa ? 1 : v_width));
+        if (!keys_only(b))
+            c->v_idxs = graph_input(b->g, 8 * b->T * (fa ? 1 : v_width));
         c->mask = graph_input(b->g, c->cells * b->T * (fa ? 2 : 4));
     }
     return c;
@@ -147,6 +157,8 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
 
+static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w);
+
 /* Layer il's attention from h: q, k, v in the builder's order, their rows stored into the cache, attention
  * (flash, or the scores of every head), the output product (plus bias). */
 static int attention(build *b, int il, int h)
@@ -174,6 +186,15 @@ static int attention(build *b, int il, int h)
     v = rotated(b, v, &b->v_rot[swa], b->v_rot_n);
     if (!b->bf->k_before_v)
         k = q_or_k(b, h, k_w, false, fused, swa);
+    return attend(b, swa, q, k, v, o_w);
+}
+
+/* The rows k and v stored into the cache, the attention of q over it (flash, or the scores of every head) and its
+ * output product (plus bias); o_w: the attention output's width. */
+static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
     cache_inputs *c = cache_of(b, swa);
     graph_store(g, graph_view(g, k), c->k_idxs);
     graph_store(g, b->m->flash_attn ? graph_view(g, v) : graph_view(g, graph_view(g, v)), c->v_idxs);
@@ -196,6 +217,66 @@ static int attention(build *b, int il, int h)
     if (has(b, MODEL_ROLE_ATTN_OUT_BIAS))
         out = graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, true, out, -1, -1);
     return out;
+}
+
+/* A layer's latent attention from h (llama.cpp's deepseek2 graph): the query (through its compression where the file
+ * has one), the compressed row and its rotary key, then split per head (the keys' decompression absorbed into the
+ * query, a cache of keys alone, the values' decompression after the attention) or whole (every head's key and value
+ * decompressed, the generic attention). Views of a row's parts are sized by their own width, not their base's. */
+static int latent_attention(build *b, int h)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
+    const uint64_t H = (uint64_t)hp->n_head, T = b->n_rows, f = sizeof(float), rot = (uint64_t)hp->n_rot;
+    const uint64_t lora = (uint64_t)hp->n_lora_kv;
+    const uint64_t k_mla = (uint64_t)(hp->head_dim_k_mla ? hp->head_dim_k_mla : hp->head_dim_k);
+    const uint64_t v_mla = (uint64_t)(hp->head_dim_v_mla ? hp->head_dim_v_mla : hp->head_dim_v);
+    int q = hp->n_lora_q > 0 ? norm(b, graph_op(g, rows(b, (uint64_t)hp->n_lora_q), LY_ROWS, false, h, -1, -1), LY_ROWS)
+                             : h;
+    q = graph_view(g, graph_op(g, rows(b, H * k_mla), LY_ROWS, false, q, -1, -1)); /* reshaped into heads */
+    const bool split = keys_only(b);
+    int q_rot = -1, absorbed = -1;
+    if (split) { /* q_nope's view, permuted, times attn_k_b; q_pe's view rotated; the two concatenated */
+        absorbed = graph_view(g, graph_op(g, lora * T * H * f, LY_OTHER, false, graph_view(g, graph_view(g, q)), -1, -1));
+        q_rot = graph_op(g, rot * H * T * f, LY_HEADS, true, graph_view(g, q), positions(b, false), -1);
+        q = graph_op(g, (lora + rot) * H * T * f, LY_OTHER, false, absorbed, q_rot, -1);
+    } else { /* the rotation of each head's last values, on the whole of q */
+        q = graph_op(g, H * k_mla * T * f, LY_HEADS, true, q, positions(b, false), -1);
+    }
+    const int kv_a = graph_op(g, rows(b, lora + rot), LY_ROWS, false, h, -1, -1);
+    const int kv_c = graph_op(g, rows(b, lora), LY_ROWS, true,
+                              graph_op(g, rows(b, lora), LY_ROWS, true, graph_view(g, kv_a), -1, -1), -1, -1);
+    if (split) {
+        const int k_pe = graph_op(g, rot * T * f, LY_HEADS, true, graph_view(g, kv_a), positions(b, false), -1);
+        const int k = graph_op(g, (lora + rot) * T * f, LY_OTHER, false, graph_view(g, kv_c), k_pe, -1);
+        cache_inputs *c = cache_of(b, false);
+        graph_store(g, graph_view(g, k), c->k_idxs);
+        int kqv;
+        if (b->m->flash_attn) {
+            kqv = graph_view(g, graph_op(g, lora * H * T * f, LY_OTHER, false, graph_view(g, graph_view(g, q)),
+                                         c->mask, -1));
+        } else { /* the values: the keys' first kv_lora_rank transposed, made contiguous (every stream's cells) */
+            const gguf_type_traits *tk = gguf_type_traits_of(b->type_k);
+            const int v = graph_op(g, lora / tk->block_size * tk->type_size * c->cells * b->streams, LY_OTHER, false, -1,
+                                   -1, -1);
+            const uint64_t scores = c->cells * b->T * H * f;
+            int kq = graph_op(g, scores, LY_SCORES, false, graph_view(g, graph_view(g, q)), -1, -1);
+            kq = graph_op(g, scores, LY_SCORES, true, kq, c->mask, -1);
+            kqv = graph_op(g, lora * T * H * f, LY_OTHER, false, v, kq, -1);
+        }
+        const int mla = graph_op(g, v_mla * T * H * f, LY_OTHER, false, kqv, -1, -1);
+        int att = graph_op(g, v_mla * H * T * f, LY_OTHER, false, graph_view(g, mla), -1, -1);
+        att = b->m->flash_attn ? graph_view(g, att) : att;
+        return graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, false, att, -1, -1);
+    }
+    const uint64_t nope = k_mla - rot;
+    const int kv = graph_op(g, rows(b, H * (nope + v_mla)), LY_ROWS, false, kv_c, -1, -1);
+    const int v = graph_op(g, rows(b, H * v_mla), LY_OTHER, false, graph_view(g, kv), -1, -1);
+    const int k_nope = graph_view(g, kv);
+    const int k_pe = graph_op(g, rot * T * f, LY_HEADS, true, graph_view(g, kv_a), positions(b, false), -1);
+    const int k = graph_op(g, rows(b, H * k_mla), LY_OTHER, false, k_nope,
+                           graph_op(g, rot * H * T * f, LY_OTHER, false, k_pe, -1, -1), -1);
+    return attend(b, false, q, k, v, H * v_mla);
 }
 
 /* A token row picked by out_ids (every row: the worst case reserves them all), an input the graph meets last. */
@@ -221,8 +302,19 @@ static int experts(build *b, int x)
         probs = graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1);
     const int probs_rows = graph_view(g, probs);
     /* what the choice ranks: the probabilities plus the selection bias where there is one (glm4moe) */
-    const int select =
+    int select =
         has(b, MODEL_ROLE_FFN_EXP_PROBS_B) ? graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1) : probs;
+    if (hp->n_expert_groups > 1) { /* each group's two best summed, the best groups' kept, the others' made -inf */
+        const uint64_t groups = (uint64_t)hp->n_expert_groups, used = (uint64_t)hp->n_group_used;
+        const int per_group = graph_view(g, select), rows_of_one = graph_view(g, per_group);
+        const int two = graph_view(g, graph_op(g, n_exp * T * 4, LY_OTHER, false, per_group, -1, -1));
+        const int best = graph_op(g, 2 * groups * T * f, LY_OTHER, false, rows_of_one, two, -1);
+        const int score = graph_op(g, groups * T * f, LY_OTHER, false, graph_view(g, best), -1, -1);
+        const int kept = graph_view(g, graph_op(g, groups * T * 4, LY_OTHER, false, graph_view(g, score), -1, -1));
+        const int rows_kept = graph_op(g, n_exp / groups * used * T * f, LY_OTHER, false, per_group, kept, -1);
+        const int fill = graph_op(g, n_exp * T * f, LY_OTHER, true, per_group, -1, -1);
+        select = graph_view(g, graph_view_written(g, fill, rows_kept, kept));
+    }
     /* the argsort (int32), its top k */
     const int chosen = graph_view(g, graph_op(g, n_exp * T * 4, LY_OTHER, false, select, -1, -1));
     int w = graph_op(g, k * T * f, LY_CHOSEN, false, probs_rows, chosen, -1);
@@ -314,7 +406,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 .out_ids = -1, .pos = -1,
                 .k_rot_n = rotation(p->type_k, hp->head_dim_k, true),
                 .v_rot_n = rotation(p->type_v, hp->head_dim_v, false),
-                .k_rot = { -1, -1 }, .v_rot = { -1, -1 },
+                .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
@@ -324,7 +416,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         const bool last = il == n_layer - 1 && !bf->rows_after_layers;
-        int cur = attention(&b, (int)il, has(&b, MODEL_ROLE_ATTN_NORM) ? norm(&b, x, LY_ROWS) : x);
+        const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm(&b, x, LY_ROWS) : x;
+        int cur = hp->arch->mla ? latent_attention(&b, h) : attention(&b, (int)il, h);
         if (last) {
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
@@ -360,6 +453,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
 uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
                               const model_memory *m)
 {
+    /* latent attention with a quantized cache rotates its keys and values where this replay does not follow yet */
+    if (hp->arch && hp->arch->mla && (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
+        return 0;
     for (size_t i = 0; hp->arch && i < sizeof facts / sizeof facts[0]; i++)
         if (!strcmp(facts[i].arch, hp->arch->name))
             return build_and_replay(f, hp, p, m, &facts[i]);
