@@ -504,6 +504,22 @@ Test(arch, dots1_refuses_grouped_heads)
     free(b.p);
 }
 
+/* The file of kvs with kvs[at] set to value is refused as malformed, naming subject (kvs is left as it was). */
+static void refused_naming(kv_spec *kvs, size_t n, size_t at, const char *value, const char *subject)
+{
+    const char *was = kvs[at].value;
+    kvs[at].value = value;
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, n, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", subject, value);
+    cr_assert_str_eq(e.subject, subject);
+    gguf_close(f);
+    free(b.p);
+    kvs[at].value = was;
+}
+
 /* deepseek2's keys as llama.cpp's loader reads and asserts them: q_lora_rank required but in the "lite" shapes it
  * knows by their layer count (which take the query straight from the input whatever the key says), key_length_mla
  * and value_length_mla together, the split form's cache sizes (key kv_lora_rank + rope, value kv_lora_rank, one
@@ -561,16 +577,8 @@ Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
         { 4, "4", "deepseek2.attention.head_count_kv" },    /* the split form's cache has one head */
         { 10, "16", "deepseek2.attention.key_length_mla" }, /* no key part without rotation */
     };
-    for (size_t i = 0; i < N(bad); i++) {
-        const char *was = kvs[bad[i].at].value;
-        kvs[bad[i].at].value = bad[i].value;
-        f = file_with(kvs, N(kvs), &b);
-        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", bad[i].subject, bad[i].value);
-        cr_assert_str_eq(e.subject, bad[i].subject);
-        gguf_close(f);
-        free(b.p);
-        kvs[bad[i].at].value = was;
-    }
+    for (size_t i = 0; i < N(bad); i++)
+        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
     kv_spec half[N(kvs)];
     memcpy(half, kvs, sizeof kvs);
     half[11] = half[N(kvs) - 1]; /* key_length_mla without value_length_mla */
@@ -604,14 +612,6 @@ Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
     cr_assert_eq(hp.n_group_used, 2);
     gguf_close(f);
     free(b.p);
-    for (size_t i = 0; i < N(bad); i++) {
-        const char *was = kvs[bad[i].at].value;
-        kvs[bad[i].at].value = bad[i].value;
-        f = file_with(kvs, N(kvs), &b);
-        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", bad[i].subject, bad[i].value);
-        cr_assert_str_eq(e.subject, bad[i].subject);
-        gguf_close(f);
-        free(b.p);
-        kvs[bad[i].at].value = was;
-    }
+    for (size_t i = 0; i < N(bad); i++)
+        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
 }

@@ -14,7 +14,7 @@ Deterministic: the same arguments give the same bytes.
     from mla_arch import write_deepseek2; write_deepseek2(path, split=True)"""
 import numpy as np
 import gguf
-from synth_model import train_bpe
+from moe_arch import add_bpe_vocab
 
 
 def write_deepseek2(path, split=True, n_embd=256, n_layer=4, n_head=4, q_lora=96, kv_lora=64, nope=32, rope=16,
@@ -76,20 +76,7 @@ def write_deepseek2(path, split=True, n_embd=256, n_layer=4, n_head=4, q_lora=96
         w.add_expert_weights_scale(1.0)
         w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
 
-    vocab, merges = train_bpe(700)
-    specials = ['<|endoftext|>', '<|User|>', '<|Assistant|>']
-    toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
-    while len(toks) < n_vocab:
-        toks.append(f'[PAD{len(toks)}]')
-        types.append(5)
-    w.add_tokenizer_model('gpt2')
-    w.add_tokenizer_pre('qwen2')
-    w.add_token_list(toks)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(toks.index('<|endoftext|>'))
-    w.add_eos_token_id(toks.index('<|endoftext|>'))
-    w.add_add_bos_token(True)
+    add_bpe_vocab(w, 'qwen2', ['<|endoftext|>', '<|User|>', '<|Assistant|>'], n_vocab, '<|endoftext|>', True)
 
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.05))

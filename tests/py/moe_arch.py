@@ -47,6 +47,24 @@ FAMILIES = {
 }
 
 
+def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
+    """A byte-level BPE vocabulary trained on synth_model's text, the specials after it, padded to n_vocab; BOS the
+    special named bos, EOS <|endoftext|>."""
+    vocab, merges = train_bpe(700)
+    toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
+    while len(toks) < n_vocab:
+        toks.append(f'[PAD{len(toks)}]')
+        types.append(5)
+    w.add_tokenizer_model('gpt2')
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(toks)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(toks.index(bos))
+    w.add_eos_token_id(toks.index('<|endoftext|>'))
+    w.add_add_bos_token(add_bos)
+
+
 def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
               n_used=3, n_ffe=96, n_shared=1, scale=2.5, n_vocab=1024, seed=4101):
     fam = FAMILIES[arch]
@@ -115,20 +133,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_eos_token_id(2)
         w.add_unk_token_id(0)
     else:
-        vocab, merges = train_bpe(700)
-        specials = ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>']
-        toks, types = vocab + specials, [1] * len(vocab) + [3] * len(specials)
-        while len(toks) < n_vocab:
-            toks.append(f'[PAD{len(toks)}]')
-            types.append(5)
-        w.add_tokenizer_model('gpt2')
-        w.add_tokenizer_pre(fam['pre'])
-        w.add_token_list(toks)
-        w.add_token_types(types)
-        w.add_token_merges(merges)
-        w.add_bos_token_id(toks.index('[gMASK]' if arch == 'glm4moe' else '<|endoftext|>'))
-        w.add_eos_token_id(toks.index('<|endoftext|>'))
-        w.add_add_bos_token(False)
+        add_bpe_vocab(w, fam['pre'], ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>'], n_vocab,
+                      '[gMASK]' if arch == 'glm4moe' else '<|endoftext|>', False)
 
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.5 if fam['pre'] is None else 0.05))
