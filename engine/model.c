@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "quant.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,12 +280,44 @@ static engine_status load_factors(engine_model *m, model_role r, float **out, en
     return ENGINE_OK;
 }
 
+/* A multi-axis rotation (model_mrope) as text meets it: llama.cpp gives a text token its position on the time, height
+ * and width axes and 0 on the extra one (llm_graph_input_pos::set_input), and ggml's mrope cache picks each pair's
+ * axis by its sector (ggml_mrope_cache_init: sections in turn, or interleaved t, h, w for Qwen3-VL, the pairs left over
+ * on the extra axis). Three equal positions rotate as NEOX does; a pair on the extra axis keeps angle 0, which a
+ * frequency divisor of +inf gives (theta / inf = 0, as ggml divides by its factors), so the table joins the file's
+ * own divisors where it has them. */
+static engine_status mrope_text_factors(engine_model *m, engine_error *err)
+{
+    const model_hparams *g = &m->hp.g;
+    const int half = m->hp.rope.n_rot / 2;
+    const int64_t *s = g->rope_sections, dims = s[0] + s[1] + s[2] + s[3];
+    if (!g->mrope || dims <= 0)
+        return ENGINE_OK;
+    if (!m->freq_factors) {
+        m->freq_factors = malloc((size_t)(half > 0 ? half : 1) * sizeof(float));
+        if (!m->freq_factors)
+            return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        for (int i = 0; i < half; i++)
+            m->freq_factors[i] = 1.0f;
+    }
+    for (int i = 0; i < half; i++) {
+        const int64_t sector = i % dims;
+        const bool extra = g->mrope == MODEL_MROPE_INTERLEAVED
+                               ? !((sector % 3 == 1 && sector < 3 * s[1]) || (sector % 3 == 2 && sector < 3 * s[2]) ||
+                                   (sector % 3 == 0 && sector < 3 * s[0]))
+                               : sector >= s[0] + s[1] + s[2];
+        if (extra)
+            m->freq_factors[i] = INFINITY;
+    }
+    return ENGINE_OK;
+}
+
 const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const char **what)
 {
     const char *w = NULL;
     const float *f = m->freq_factors;
     if (f)
-        w = "rope_freqs factors";
+        w = m->hp.g.mrope ? "M-RoPE sections, text positions (the extra axis's pairs at position 0)" : "rope_freqs factors";
     else if (m->rope_long || m->rope_short) {
         /* as llama_model::get_rope_factors: the long divisors when the context, padded to 256 as llama.cpp's is,
          * is past the original one */
@@ -414,6 +447,8 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     for (int k = 0; k < 3; k++)
         if ((s = load_factors(m, factor_roles[k], factors[k], err)))
             goto fail;
+    if ((s = mrope_text_factors(m, err)))
+        goto fail;
     hp->rope.freq_factors = hp->rope_swa.freq_factors = m->freq_factors ? m->freq_factors : m->rope_short;
     hp->freq_factors = m->freq_factors || m->rope_long || m->rope_short;
     *out = m;

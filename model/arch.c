@@ -187,6 +187,40 @@ static const model_arch archs[] = {
         .moe_ff_split = true,
         .quantize = true,
     },
+    /* The Qwen vision-language models' text decoders (llama.cpp's qwen2vl, qwen3vl and qwen3vlmoe): qwen2's, qwen3's
+     * and qwen3moe's, rotated by sections (M-RoPE; interleaved in Qwen3-VL) of which a text token's positions leave
+     * the extra section's pairs unrotated; Qwen3-VL's deepstack layers add an image's features, zeros for text */
+    {
+        .name = "qwen2vl",
+        .families = "Qwen2-VL, Qwen2.5-VL (text)",
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,
+                  [MODEL_ROLE_ATTN_V_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .mrope = MODEL_MROPE_SECTIONS,
+        .quantize = true,
+    },
+    {
+        .name = "qwen3vl",
+        .families = "Qwen3-VL (2B to 32B, text)",
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .mrope = MODEL_MROPE_INTERLEAVED,
+        .quantize = true,
+    },
+    {
+        .name = "qwen3vlmoe",
+        .families = "Qwen3-VL-MoE (30B-A3B, 235B-A22B, text)",
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_ff_split = true,
+        .mrope = MODEL_MROPE_INTERLEAVED,
+        .quantize = true,
+    },
     {
         .name = "gpt-oss",
         .families = "OpenAI gpt-oss (20b, 120b)",
@@ -228,6 +262,8 @@ static const model_arch archs[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD,
         .ffn_norm_is_post_attention = true,
+        .mrope = MODEL_MROPE_SECTIONS, /* GLM-4.5V's text decoder, where the file has sections */
+        .mrope_optional = true,
         .quantize = true,
     },
     {

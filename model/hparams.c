@@ -234,6 +234,62 @@ static void latent_attention(reader *r, model_hparams *hp)
     }
 }
 
+/* An integer value of any width as an int64 (false for another type, or a uint64 past INT64_MAX). */
+static bool integer_of(const gguf_value *v, int64_t *out)
+{
+    switch (v->type) {
+    case GGUF_VT_UINT8: case GGUF_VT_UINT16: case GGUF_VT_UINT32: case GGUF_VT_UINT64:
+        *out = (int64_t)v->v.u64;
+        return v->v.u64 <= INT64_MAX;
+    case GGUF_VT_INT8: case GGUF_VT_INT16: case GGUF_VT_INT32: case GGUF_VT_INT64:
+        *out = v->v.i64;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* rope.dimension_sections as llama.cpp's get_key_or_arr reads it: an array of exactly 4, or one value for all four;
+ * required by the families whose loader requires it. Whether it applies: model_arch.mrope, or for a family where it is
+ * optional llama.cpp's use_mrope (the first two sections above 0). */
+static void rope_sections(reader *r, model_hparams *hp)
+{
+    const model_arch *ma = hp->arch;
+    char key[160];
+    snprintf(key, sizeof key, "%s.rope.dimension_sections", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    gguf_error e;
+    if (!kv) {
+        if (!ma->mrope_optional)
+            note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
+                              "key '%s' is not in the file: a %s model rotates by sections (llama.cpp requires it)", key,
+                              r->arch), &e);
+        return;
+    }
+    const bool array = kv->value.type == GGUF_VT_ARRAY;
+    if (array && kv->value.count != 4) {
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu sections, llama.cpp reads 4", key,
+                          (unsigned long long)kv->value.count), &e);
+        return;
+    }
+    for (uint64_t i = 0; i < 4; i++) {
+        gguf_value v = kv->value;
+        if (array && gguf_array_scalar(&kv->value, i, &v) != GGUF_OK) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not an array of integers", key), &e);
+            return;
+        }
+        int64_t n;
+        if (!integer_of(&v, &n) || n < 0 || n > 65536) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' holds a section that is not a count of "
+                              "pairs (0 to 65536)", key), &e);
+            return;
+        }
+        hp->rope_sections[i] = n;
+    }
+    hp->mrope = !ma->mrope_optional || (hp->rope_sections[0] > 0 && hp->rope_sections[1] > 0) ? ma->mrope
+                                                                                              : MODEL_MROPE_NONE;
+}
+
 /* Every key, the first problem in err (the values read before and after it kept). */
 static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *err)
 {
@@ -286,6 +342,10 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_rot = get_int(&r, "rope.dimension_count", false, hp->head_dim_k, 2, dims, &no_rot);
     if (hp->arch && hp->arch->mla)
         latent_attention(&r, hp);
+    if (hp->arch && hp->arch->mrope) {
+        rope_sections(&r, hp);
+        hp->n_deepstack_layers = get_int(&r, "n_deepstack_layers", false, 0, 0, dims, NULL);
+    }
     hp->n_rot_from_key = !no_rot;
     hp->eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps_defaulted);
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
@@ -579,6 +639,19 @@ static model_status check(const gguf_file *f, const model_hparams *hp, model_err
                         (long long)k_mla, (long long)hp->n_rot, (long long)hp->n_lora_kv, (long long)hp->n_rot,
                         (long long)hp->head_dim_k, (long long)hp->head_dim_v, (long long)hp->n_head_kv,
                         (long long)hp->n_head);
+        }
+    }
+    if (hp->mrope) { /* what llama.cpp's multi-axis rope and its qwen2vl / qwen3vl graphs assert */
+        const int64_t *s = hp->rope_sections, sum = s[0] + s[1] + s[2] + s[3];
+        const bool whole = hp->arch->mrope_optional || hp->n_rot == hp->head_dim_k;
+        if (sum > hp->head_dim_k || (s[0] == 0 && s[1] == 0 && s[2] == 0) || !whole) {
+            snprintf(key, sizeof key, "%s.%s", arch, whole ? "rope.dimension_sections" : "rope.dimension_count");
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "rotary sections %lld, %lld, %lld, %lld (key '%s.rope.dimension_sections') do not fit heads of "
+                        "%lld values with %lld rotating: llama.cpp asserts that the sections, one of the first three "
+                        "at least, fit a head%s", (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
+                        arch, (long long)hp->head_dim_k, (long long)hp->n_rot,
+                        hp->arch->mrope_optional ? "" : ", and that the whole head rotates");
         }
     }
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {

@@ -37,7 +37,8 @@ static const builder_facts facts[] = {
     { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
     { "ernie4_5-moe", false, false, false, false }, { "bailingmoe2", false, false, false, false },
     { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
-    { "deepseek2", false, false, false, false },
+    { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
+    { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -88,7 +89,7 @@ static int positions(build *b, bool swa)
     if (b->k_rot_n && b->k_rot[swa] < 0)
         b->k_rot[swa] = graph_input(b->g, b->k_rot_n * b->k_rot_n * sizeof(float));
     if (b->pos < 0)
-        b->pos = graph_input(b->g, 4 * b->T);
+        b->pos = graph_input(b->g, 4 * b->T * (b->hp->mrope ? 4 : 1)); /* multi-axis: 4 positions a token */
     return b->pos;
 }
 
@@ -104,10 +105,14 @@ static int rotated(build *b, int x, int *rot, uint64_t n)
 }
 
 /* RMSNorm then its gains: the norm in place where x has no other reader. */
+static int norm_rows(build *b, int x, uint64_t bytes, layout ly)
+{
+    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
+}
+
 static int norm(build *b, int x, layout ly)
 {
-    const uint64_t bytes = graph_bytes(b->g, x);
-    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
+    return norm_rows(b, x, graph_bytes(b->g, x), ly);
 }
 
 /* Latent attention split per head: the cache holds keys only (its values are their first kv_lora_rank). */
@@ -411,12 +416,18 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
     const int tokens = graph_input(g, 4 * b.T);
-    graph_input(g, rows(&b, b.E)); /* inp_embd: no reader, never freed */
-    int x = scaled(&b, graph_op(g, rows(&b, b.E), LY_ROWS, false, tokens, -1, -1), hp->embd_scale);
+    /* Qwen3-VL's deepstack layers add later slices of a wider input row (an image's features; a text token's
+     * embedding padded with zeros), so the input is that wide, the embedding padded and viewed */
+    const uint64_t deepstack = (uint64_t)hp->n_deepstack_layers;
+    graph_input(g, rows(&b, b.E * (1 + deepstack))); /* inp_embd: no reader, never freed */
+    int x = graph_op(g, rows(&b, b.E), LY_ROWS, false, tokens, -1, -1);
+    const int embd = deepstack ? graph_view(g, graph_op(g, rows(&b, b.E * (1 + deepstack)), LY_OTHER, false, x, -1, -1))
+                               : -1;
+    x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
     const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         const bool last = il == n_layer - 1 && !bf->rows_after_layers;
-        const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm(&b, x, LY_ROWS) : x;
+        const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm_rows(&b, x, rows(&b, b.E), LY_ROWS) : x;
         int cur = hp->arch->mla ? latent_attention(&b, h) : attention(&b, (int)il, h);
         if (last) {
             cur = pick_rows(&b, cur);
@@ -434,6 +445,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         out = scaled(&b, out, hp->residual_scale);
         x = bf->residual_first ? graph_op(g, rows(&b, b.E), LY_ROWS, true, inp, out, -1)
                                : graph_op(g, rows(&b, b.E), LY_ROWS, true, out, inp, -1);
+        if ((uint64_t)il < deepstack) /* the input row's slice il + 1 added to the layer's output */
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, graph_view(g, embd), -1);
     }
     if (bf->rows_after_layers) {
         x = pick_rows(&b, x);

@@ -18,9 +18,9 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, gpt-oss, glm4moe, minimax-m2, olmoe, ernie4_5-moe, "
-                     "bailingmoe2, dots1, deepseek2, phi3, granite, granitemoe, olmo2, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 19);
+                     "llama, qwen2, qwen3, qwen2moe, qwen3moe, qwen2vl, qwen3vl, qwen3vlmoe, gpt-oss, glm4moe, minimax-m2, "
+                     "olmoe, ernie4_5-moe, bailingmoe2, dots1, deepseek2, phi3, granite, granitemoe, olmo2, gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 22);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -614,4 +614,50 @@ Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
     free(b.p);
     for (size_t i = 0; i < N(bad); i++)
         refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
+}
+
+/* rope.dimension_sections as llama.cpp reads it: required by qwen2vl (and the Qwen3-VL families), 4 counts (or one for
+ * all four), each section of pairs fitting the head, at least one of the first three, and the whole head rotating
+ * (qwen2vl's graph asserts n_rot == head size); glm4moe reads it where present and rotates by sections when the first
+ * two are above 0 (llama.cpp's use_mrope). Each refusal names its key. */
+Test(arch, rotary_sections_are_read_and_checked_as_llama_cpp_does)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen2vl" },     { "qwen2vl.embedding_length", 'u', "256" },
+                      { "qwen2vl.block_count", 'u', "2" },            { "qwen2vl.attention.head_count", 'u', "4" },
+                      { "qwen2vl.feed_forward_length", 'u', "512" },  { "qwen2vl.rope.dimension_sections", 'u', "8" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b); /* one value for all four sections: 4 x 8 = 32 pairs of 64 values */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(hp.rope_sections[i], 8);
+    gguf_close(f);
+    free(b.p);
+    f = file_with(kvs, N(kvs) - 1, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "no sections");
+    cr_assert_str_eq(e.subject, "qwen2vl.rope.dimension_sections");
+    gguf_close(f);
+    free(b.p);
+    refused_naming(kvs, N(kvs), 5, "17", "qwen2vl.rope.dimension_sections"); /* 68 pairs: past the head */
+    kv_spec part[N(kvs) + 1];
+    memcpy(part, kvs, sizeof kvs);
+    part[N(kvs)] = (kv_spec){ "qwen2vl.rope.dimension_count", 'u', "32" }; /* half the head rotating */
+    refused_naming(part, N(part), N(kvs), "32", "qwen2vl.rope.dimension_count");
+
+    kv_spec glm[] = { { "general.architecture", 's', "glm4moe" },      { "glm4moe.embedding_length", 'u', "256" },
+                      { "glm4moe.block_count", 'u', "2" },             { "glm4moe.attention.head_count", 'u', "4" },
+                      { "glm4moe.feed_forward_length", 'u', "512" },   { "glm4moe.rope.dimension_sections", 'u', "0" } };
+    f = file_with(glm, N(glm), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of experts: the sections are read all the same */
+    cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "sections of 0: llama.cpp's use_mrope is false");
+    gguf_close(f);
+    free(b.p);
+    glm[5].value = "8";
+    f = file_with(glm, N(glm), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS, "GLM-4.5V's text decoder rotates by sections");
+    gguf_close(f);
+    free(b.p);
 }

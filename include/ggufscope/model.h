@@ -87,6 +87,12 @@ typedef enum model_role {
  * of the dense ones (llama.cpp's loaders branch on n_expert the same way). */
 typedef enum model_ffn_form { MODEL_FFN_ANY = 0, MODEL_FFN_DENSE, MODEL_FFN_MOE } model_ffn_form;
 
+/* Multi-axis rotary positions (Qwen2-VL's M-RoPE, Qwen3-VL's interleaved form): rope.dimension_sections cuts each
+ * head's rotating pairs into time, height, width and extra sections; a text token's position is its index in the
+ * first three and 0 in the extra one (llama.cpp's llm_graph_input_pos), so text rotates as NEOX but for the pairs of
+ * the extra section, which keep position 0. */
+typedef enum model_mrope { MODEL_MROPE_NONE = 0, MODEL_MROPE_SECTIONS, MODEL_MROPE_INTERLEAVED } model_mrope;
+
 /* Which form of latent attention a role belongs to (an architecture with mla): the query straight from the input
  * (q_lora_rank 0) or through its compression, and the keys' and values' decompression whole (no key_length_mla) or
  * split per head; llama.cpp's deepseek2 loader picks the same way. */
@@ -196,6 +202,10 @@ typedef struct model_arch {
     /* Latent attention (llama.cpp's deepseek2): q_lora_rank, kv_lora_rank, key_length_mla and value_length_mla read,
      * the roles of the file's form required (model_attn_form), values shorter than keys */
     bool mla;
+    /* rope.dimension_sections read (required, or where mrope_optional the sections apply when the file has them with
+     * the first two above 0: llama.cpp's use_mrope) */
+    model_mrope mrope;
+    bool mrope_optional;
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
@@ -253,6 +263,9 @@ typedef struct model_hparams {
     int64_t n_lora_q, n_lora_kv, head_dim_k_mla, head_dim_v_mla;
     int64_t n_group_used;        /* expert_group_used_count: groups of experts a token chooses from (0: absent) */
     float yarn_log_mul;          /* rope.scaling.yarn_log_multiplier / 0.1 (DeepSeek's mscale_all_dim; 0: absent) */
+    model_mrope mrope;           /* the file's multi-axis rotary form (model_arch.mrope), NONE when it has none */
+    int64_t rope_sections[4];    /* rope.dimension_sections: pairs of each head per time, height, width, extra axis */
+    int64_t n_deepstack_layers;  /* Qwen3-VL: layers that add an image's deeper features (none for text) */
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;

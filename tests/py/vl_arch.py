@@ -1,0 +1,71 @@
+"""Writes the text decoders of Qwen's vision-language models as convert_hf_to_gguf.py lays them out: a file of the base
+architecture (../shared/tools/synth_model.py's tiny-qwen2 and tiny-qwen3, synth_arch.py's tiny-qwen3moe held out to 3
+layers) under the VL architecture's name, its keys renamed, with rope.dimension_sections (four counts of rotating
+pairs: time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
+  qwen2vl     Qwen2-VL / Qwen2.5-VL: qwen2 rotated by sections in turn; here sections 6, 10, 10, 6 of the head's 32
+              pairs, so the extra axis's last 6 keep a text token's position 0;
+  qwen3vl     Qwen3-VL: qwen3 rotated by interleaved sections; here 16, 14, 14, 0 of 48 pairs (the sections wrap, and a
+              pair past the height's interleave falls to the extra axis), 3 deepstack layers;
+  qwen3vlmoe  Qwen3-VL-MoE: qwen3moe with Qwen3-VL's rotation; 12, 10, 10, 0 of 32 pairs, 2 deepstack layers.
+Deterministic, as its sources are.
+
+    from vl_arch import write_vl; write_vl(path, 'qwen3vl')"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+from gguf import GGUFReader, GGUFValueType, GGUFWriter
+
+from gguf_copy import numpy_shape, write_out
+
+# arch: (base arch, how the base file is made (tool, preset, held-out changes), sections, deepstack layers)
+FAMILIES = {
+    'qwen2vl': ('qwen2', ('synth_model', 'tiny-qwen2', None), [6, 10, 10, 6], 0),
+    'qwen3vl': ('qwen3', ('synth_model', 'tiny-qwen3', None), [16, 14, 14, 0], 3),
+    'qwen3vlmoe': ('qwen3moe', ('synth_arch', 'tiny-qwen3moe', dict(n_layer=3, seed=4201)), [12, 10, 10, 0], 2),
+}
+
+
+def write_base(tool, preset, changes, out):
+    argv = sys.argv
+    try:
+        if tool == 'synth_model':
+            import synth_model
+            sys.argv = [argv[0], preset, out]
+            synth_model.main()
+        else:
+            import synth_arch
+            name = preset if changes is None else preset + '-vl'
+            synth_arch.PRESETS[name] = dict(synth_arch.PRESETS[preset], **(changes or {}))
+            sys.argv = [argv[0], name, out]
+            synth_arch.main()
+    finally:
+        sys.argv = argv
+
+
+def write_vl(out, arch):
+    base, (tool, preset, changes), sections, deepstack = FAMILIES[arch]
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, 'base.gguf')
+        write_base(tool, preset, changes, src)
+        r = GGUFReader(src)
+        w = GGUFWriter(out, arch)
+        for name, field in r.fields.items():
+            if name.startswith('GGUF.') or name == 'general.architecture':
+                continue
+            key = arch + name[len(base):] if name.startswith(base + '.') else name
+            if key == 'general.name':
+                w.add_name(f'synthetic {arch} text decoder (random weights)')
+                continue
+            vt = field.types[0]
+            if vt == GGUFValueType.ARRAY:
+                w.add_array(key, field.contents())
+            else:
+                w.add_key_value(key, field.contents(), vt)
+        w.add_array(f'{arch}.rope.dimension_sections', sections)
+        if deepstack:
+            w.add_uint32(f'{arch}.n_deepstack_layers', deepstack)
+        for t in r.tensors:
+            w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+        write_out(w)
