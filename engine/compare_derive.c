@@ -152,7 +152,7 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
         return false;
     if (g->t && !norm_rows(s, g, out, T * heads, hd, out))
         return false;
-    return rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) == KERN_OK;
+    return L->no_rope || rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) == KERN_OK;
 }
 
 /* GELU times up as llama.cpp defines it (kern_gelu_ggml: a table of f16 inputs and outputs), at the host's gate x

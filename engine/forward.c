@@ -168,8 +168,10 @@ static void attention_block(pass *p, int il, int T)
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
-    const bool fused = staged && p->be->rope_store; /* nothing probes a staged step */
-    if (fused && !p->st) {
+    const bool fused = staged && p->be->rope_store && !L->no_rope; /* nothing probes a staged step */
+    if (L->no_rope) {
+        /* a NoPE layer: q and k go to the attention as the products left them */
+    } else if (fused && !p->st) {
         pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, hp->n_head, hp->n_kv_head, hd, pos0, rope, kc, vc),
                    "rope(q), rope(k), k and v into the cache");
     } else {

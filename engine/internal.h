@@ -19,6 +19,7 @@ typedef struct engine_layer {
     kern_weight w[MODEL_ROLE_COUNT];
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
+    bool no_rope;            /* attends without rotary positions (NoPE: SmolLM3's every fourth layer) */
     /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];

@@ -211,6 +211,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
+    L->no_rope = !model_hparams_layer_rotates(&m->hp.g, il);
     if (m->hp.desc->ffn_norm_is_post_attention) { /* gpt-oss: its post_attention_norm is the experts' input norm */
         L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_POST_NORM];
         L->w[MODEL_ROLE_ATTN_POST_NORM] = (kern_weight){ 0 };

@@ -147,6 +147,17 @@ static const model_arch archs[] = {
         .moe_renormalise = true,
     },
     {
+        .name = "smollm3",
+        .families = "SmolLM3",
+        /* llama.cpp's smollm3: llama's layers (q/k/v biases optional there) with no rotary positions on every fourth
+         * layer (its loader fixes n_no_rope_layer_step at 4) */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .no_rope_period = 4,
+        .quantize = true,
+    },
+    {
         .name = "qwen2",
         .families = "Qwen2, Qwen2.5",
         .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,

@@ -413,6 +413,12 @@ bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
     return hp->swa_period == 0 || (uint32_t)(il % hp->swa_period) < hp->swa_period - 1;
 }
 
+bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
+{
+    const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
+    return period == 0 || (il + 1) % period != 0;
+}
+
 int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
 {
     /* a head's key and value lengths as the attention computes them: after latent attention's decompression */

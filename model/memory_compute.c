@@ -39,6 +39,7 @@ static const builder_facts facts[] = {
     { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
     { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
     { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
+    { "smollm3", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -138,7 +139,7 @@ static cache_inputs *cache_of(build *b, bool swa)
 
 /* q or k of layer il from its input h: the product (plus bias), its norm (per head, or over the whole row:
  * olmo2), the rotation; q scaled where the builder scales it. */
-static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool swa)
+static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool swa, bool rotate)
 {
     graph *g = b->g;
     const uint64_t bytes = rows(b, width);
@@ -157,7 +158,8 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
         r = norm(b, graph_view(g, x), LY_HEADS);
     else
         r = graph_view(g, x);
-    r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
+    if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
+        r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
     r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
@@ -176,10 +178,11 @@ static int attention(build *b, int il, int h)
     int fused = -1, q, k = -1, v;
     if (has(b, MODEL_ROLE_ATTN_QKV))
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
-    q = q_or_k(b, h, q_w, true, fused, swa);
+    const bool rotate = model_hparams_layer_rotates(hp, il);
+    q = q_or_k(b, h, q_w, true, fused, swa, rotate);
     const bool bias_v = has(b, MODEL_ROLE_ATTN_V_BIAS);
     if (b->bf->k_before_v)
-        k = q_or_k(b, h, k_w, false, fused, swa);
+        k = q_or_k(b, h, k_w, false, fused, swa, rotate);
     if (fused >= 0) {
         v = graph_view(g, fused);
     } else {
@@ -190,7 +193,7 @@ static int attention(build *b, int il, int h)
     }
     v = rotated(b, v, &b->v_rot[swa], b->v_rot_n);
     if (!b->bf->k_before_v)
-        k = q_or_k(b, h, k_w, false, fused, swa);
+        k = q_or_k(b, h, k_w, false, fused, swa, rotate);
     return attend(b, swa, q, k, v, o_w);
 }
 

@@ -206,6 +206,9 @@ typedef struct model_arch {
      * the first two above 0: llama.cpp's use_mrope) */
     model_mrope mrope;
     bool mrope_optional;
+    /* > 0: layer il attends without rotary positions (NoPE) when (il + 1) % no_rope_period == 0 (SmolLM3's every
+     * fourth layer: llama.cpp's n_no_rope_layer_step, fixed by its loader) */
+    uint32_t no_rope_period;
 } model_arch;
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
@@ -291,6 +294,8 @@ typedef struct model_error {
 GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams *hp, model_error *err);
 /* Whether layer il uses the sliding window. */
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
+/* Whether layer il rotates q and k (false on an architecture's NoPE layers: model_arch.no_rope_period). */
+GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
 GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
 /* The shape role ri's tensor has under these hyperparameters, GGUF order (1 for a dimension the role does not have);

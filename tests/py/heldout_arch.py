@@ -20,7 +20,7 @@ from gguf import GGUFReader, GGUFValueType  # noqa: E402
 from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
 from moe_arch import write_moe  # noqa: E402
 from mla_arch import write_deepseek2  # noqa: E402
-from vl_arch import write_vl  # noqa: E402
+from renamed_arch import write_renamed  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -70,9 +70,10 @@ OWN_WRITERS = {
     'heldout-deepseek2': lambda out: write_deepseek2(out, split=True),
     'heldout-deepseek2-whole': lambda out: write_deepseek2(out, split=False, n_layer=3, n_head=6, n_exp=6, n_used=2,
                                                            v_head=40),
-    'heldout-qwen2vl': lambda out: write_vl(out, 'qwen2vl'),
-    'heldout-qwen3vl': lambda out: write_vl(out, 'qwen3vl'),
-    'heldout-qwen3vlmoe': lambda out: write_vl(out, 'qwen3vlmoe'),
+    'heldout-qwen2vl': lambda out: write_renamed(out, 'qwen2vl'),
+    'heldout-qwen3vl': lambda out: write_renamed(out, 'qwen3vl'),
+    'heldout-qwen3vlmoe': lambda out: write_renamed(out, 'qwen3vlmoe'),
+    'heldout-smollm3': lambda out: write_renamed(out, 'smollm3'),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

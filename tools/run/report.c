@@ -64,10 +64,14 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
-    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s\n",
+    char nope[96] = "";
+    if (hp->desc->no_rope_period)
+        snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", hp->desc->no_rope_period,
+                 hp->desc->no_rope_period - 1, 2 * hp->desc->no_rope_period - 1);
+    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s\n",
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
             hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
-            scaling, factors ? ", " : "", factors ? factors : "");
+            scaling, factors ? ", " : "", factors ? factors : "", nope);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
         char q[64] = "straight from the input";
         if (hp->n_lora_q)

@@ -1,7 +1,10 @@
-"""Writes the text decoders of Qwen's vision-language models as convert_hf_to_gguf.py lays them out: a file of the base
-architecture (../shared/tools/synth_model.py's tiny-qwen2 and tiny-qwen3, synth_arch.py's tiny-qwen3moe held out to 3
-layers) under the VL architecture's name, its keys renamed, with rope.dimension_sections (four counts of rotating
-pairs: time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
+"""Writes the families whose files are another architecture's under a new name, as convert_hf_to_gguf.py lays them out:
+a file of the base architecture (../shared/tools/synth_model.py's tiny-qwen2, tiny-qwen3 and tiny-llama, synth_arch.py's
+tiny-qwen3moe held out to 3 layers) under the family's name, its keys renamed, and the family's own keys:
+  smollm3     SmolLM3: llama's file (its converter is llama's), every fourth layer without rotary positions (fixed by
+              llama.cpp's loader: no key);
+and the text decoders of Qwen's vision-language models, with rope.dimension_sections (four counts of rotating pairs:
+time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
   qwen2vl     Qwen2-VL / Qwen2.5-VL: qwen2 rotated by sections in turn; here sections 6, 10, 10, 6 of the head's 32
               pairs, so the extra axis's last 6 keep a text token's position 0;
   qwen3vl     Qwen3-VL: qwen3 rotated by interleaved sections; here 16, 14, 14, 0 of 48 pairs (the sections wrap, and a
@@ -9,7 +12,7 @@ pairs: time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
   qwen3vlmoe  Qwen3-VL-MoE: qwen3moe with Qwen3-VL's rotation; 12, 10, 10, 0 of 32 pairs, 2 deepstack layers.
 Deterministic, as its sources are.
 
-    from vl_arch import write_vl; write_vl(path, 'qwen3vl')"""
+    from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
 import os
 import sys
 import tempfile
@@ -21,6 +24,7 @@ from gguf_copy import numpy_shape, write_out
 
 # arch: (base arch, how the base file is made (tool, preset, held-out changes), sections, deepstack layers)
 FAMILIES = {
+    'smollm3': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'qwen2vl': ('qwen2', ('synth_model', 'tiny-qwen2', None), [6, 10, 10, 6], 0),
     'qwen3vl': ('qwen3', ('synth_model', 'tiny-qwen3', None), [16, 14, 14, 0], 3),
     'qwen3vlmoe': ('qwen3moe', ('synth_arch', 'tiny-qwen3moe', dict(n_layer=3, seed=4201)), [12, 10, 10, 0], 2),
@@ -44,7 +48,7 @@ def write_base(tool, preset, changes, out):
         sys.argv = argv
 
 
-def write_vl(out, arch):
+def write_renamed(out, arch):
     base, (tool, preset, changes), sections, deepstack = FAMILIES[arch]
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, 'base.gguf')
@@ -56,14 +60,15 @@ def write_vl(out, arch):
                 continue
             key = arch + name[len(base):] if name.startswith(base + '.') else name
             if key == 'general.name':
-                w.add_name(f'synthetic {arch} text decoder (random weights)')
+                w.add_name(f'synthetic {arch}{" text decoder" if sections else ""} (random weights)')
                 continue
             vt = field.types[0]
             if vt == GGUFValueType.ARRAY:
                 w.add_array(key, field.contents())
             else:
                 w.add_key_value(key, field.contents(), vt)
-        w.add_array(f'{arch}.rope.dimension_sections', sections)
+        if sections:
+            w.add_array(f'{arch}.rope.dimension_sections', sections)
         if deepstack:
             w.add_uint32(f'{arch}.n_deepstack_layers', deepstack)
         for t in r.tensors:
