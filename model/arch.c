@@ -158,6 +158,20 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "seed_oss",
+        .families = "Seed-OSS (36B)",
+        /* llama.cpp's seed-oss: q/k/v (biases optional there), NEOX rotary, post_attention_norm as the feed-forward
+         * block's input norm (as glm4moe's and gpt-oss's) */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R,
+                  DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+    {
         .name = "qwen2",
         .families = "Qwen2, Qwen2.5",
         .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,

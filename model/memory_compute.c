@@ -39,7 +39,7 @@ static const builder_facts facts[] = {
     { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
     { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
     { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
-    { "smollm3", false, false, false, false },
+    { "smollm3", false, false, false, false },      { "seed_oss", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

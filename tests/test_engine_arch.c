@@ -160,6 +160,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-qwen3vl", "ed1065e10dc1eec1e39cb02c257fda10838e83143f8aac1d3edaec5aa2352a3f" },
         { "heldout-qwen3vlmoe", "8b9788cfcdd979e48eb10ee6bf6490cdf4c08b4d4211eb1404328b7fa18a0d75" },
         { "heldout-smollm3", "b004fa2f6ef55952b9b53114249b70aa1ad53b07bb2ebeb17261cbfed6318242" },
+        { "heldout-seed_oss", "231be134fa9146446fbb1dbda1273d4030ca14e83daee22fe3a4f80410af0fb4" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -3,6 +3,8 @@ a file of the base architecture (../shared/tools/synth_model.py's tiny-qwen2, ti
 tiny-qwen3moe held out to 3 layers) under the family's name, its keys renamed, and the family's own keys:
   smollm3     SmolLM3: llama's file (its converter is llama's), every fourth layer without rotary positions (fixed by
               llama.cpp's loader: no key);
+  seed_oss    Seed-OSS: qwen2's layers (q/k/v biases, NEOX rotary) with the feed-forward block's input norm named
+              post_attention_norm;
 and the text decoders of Qwen's vision-language models, with rope.dimension_sections (four counts of rotating pairs:
 time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
   qwen2vl     Qwen2-VL / Qwen2.5-VL: qwen2 rotated by sections in turn; here sections 6, 10, 10, 6 of the head's 32
@@ -25,10 +27,15 @@ from gguf_copy import numpy_shape, write_out
 # arch: (base arch, how the base file is made (tool, preset, held-out changes), sections, deepstack layers)
 FAMILIES = {
     'smollm3': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'seed_oss': ('qwen2', ('synth_model', 'tiny-qwen2', None), None, 0),
     'qwen2vl': ('qwen2', ('synth_model', 'tiny-qwen2', None), [6, 10, 10, 6], 0),
     'qwen3vl': ('qwen3', ('synth_model', 'tiny-qwen3', None), [16, 14, 14, 0], 3),
     'qwen3vlmoe': ('qwen3moe', ('synth_arch', 'tiny-qwen3moe', dict(n_layer=3, seed=4201)), [12, 10, 10, 0], 2),
 }
+
+
+# families whose converter names the feed-forward block's input norm post_attention_norm
+TENSOR_RENAMED = ('seed_oss',)
 
 
 def write_base(tool, preset, changes, out):
@@ -72,5 +79,6 @@ def write_renamed(out, arch):
         if deepstack:
             w.add_uint32(f'{arch}.n_deepstack_layers', deepstack)
         for t in r.tensors:
-            w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+            name = t.name.replace('.ffn_norm.', '.post_attention_norm.') if arch in TENSOR_RENAMED else t.name
+            w.add_tensor(name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
         write_out(w)
