@@ -152,7 +152,14 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
         return false;
     if (g->t && !norm_rows(s, g, out, T * heads, hd, out))
         return false;
-    return L->no_rope || rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) == KERN_OK;
+    if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
+        return false;
+    for (int t = 0; t < T && is_q; t++) { /* the attention temperature (Ministral 3) */
+        const float temp = engine_attn_temperature(hp, pos0 + t);
+        for (int i = 0; i < heads * hd && temp != 1.0f; i++)
+            out[(size_t)t * heads * hd + i] *= temp;
+    }
+    return true;
 }
 
 /* GELU times up as llama.cpp defines it (kern_gelu_ggml: a table of f16 inputs and outputs), at the host's gate x

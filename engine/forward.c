@@ -178,6 +178,11 @@ static void attention_block(pass *p, int il, int T)
         run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
         run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
     }
+    for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3: q scaled by its position's */
+        const float temp = engine_attn_temperature(hp, pos0 + t);
+        if (temp != 1.0f)
+            run_scale(p, "attention temperature", c->q + (size_t)t * q_dim, (size_t)q_dim, temp);
+    }
     pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
     pass_look(p, ENGINE_OP_K, k_new, T, kv_dim);
     pass_look(p, ENGINE_OP_V, v_new, T, kv_dim);
@@ -270,7 +275,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     pass p = { .c = c, .be = c->be, .probe = probe, .layer = -1, .st = ENGINE_OK, .err = err };
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
-    const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert; /* routing reads the host */
+    /* routing reads the host, and a temperature's scale is the position's */
+    const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert && hp->g.attn_temp_scale == 0.0f;
     /* One that ends in a top-k on the backend (no logits to the host) may be replayed whole where the backend can:
      * its key says which top-k, so steps under one key differ only in position and token. */
     const bool replayable = step && c->be->step_replay && top && !logits;

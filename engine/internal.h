@@ -4,6 +4,8 @@
 
 #include "engine.h"
 
+#include <math.h>
+
 
 /* Fills err (when not NULL) and returns code. */
 __attribute__((format(printf, 5, 6))) engine_status engine_fail(engine_error *err, engine_status code,
@@ -59,6 +61,17 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
                         .softcap = hp->g.attn_softcap,
                         .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
                                                                           : NULL };
+}
+
+/* The attention temperature of a query at position pos (Llama 4's, Ministral 3's: model_arch.attn_temperature), as
+ * llama.cpp's llm_graph_input_attn_temp computes it: log(floor(pos / n_ctx_orig) + 1) * scale + 1, the floor in f32,
+ * the rest in double, rounded to f32; 1 without a temperature. */
+static inline float engine_attn_temperature(const engine_hparams *hp, int pos)
+{
+    const float scale = hp->g.attn_temp_scale;
+    if (scale == 0.0f)
+        return 1.0f;
+    return (float)(log(floorf((float)pos / (float)hp->g.n_ctx_orig_yarn) + 1.0) * scale + 1.0);
 }
 
 /* One token's experts (route.c) from its router logits (n_expert), as hp says to weigh them, with a layer's selection

@@ -147,6 +147,22 @@ static const model_arch archs[] = {
         .moe_renormalise = true,
     },
     {
+        .name = "mistral3",
+        .families = "Mistral Small 3.1/3.2, Magistral, Devstral, Ministral 3 (text)",
+        /* llama.cpp's mistral3: llama's layers (q/k/v biases optional; the attention output's bias where present;
+         * rope_freqs optional; experts where expert_count > 0, softmax renormalised), the file's YaRN betas and log
+         * multiplier, and Ministral 3's attention temperature (attention.temperature_scale, over floors of the
+         * original context) */
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .yarn_keys = MODEL_YARN_KEY_BETAS | MODEL_YARN_KEY_LOG_MUL,
+        .attn_temperature = true,
+        .quantize = true,
+    },
+    {
         .name = "smollm3",
         .families = "SmolLM3",
         /* llama.cpp's smollm3: llama's layers (q/k/v biases optional there) with no rotary positions on every fourth
@@ -393,6 +409,7 @@ static const model_arch archs[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD,
         .mla = true,
+        .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS,
         .quantize = true,
     },
     {

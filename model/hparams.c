@@ -96,8 +96,9 @@ static float get_float(reader *r, const char *suffix, float dflt, bool *dflt_use
 static void rope_scaling(reader *r, model_hparams *hp)
 {
     hp->rope_scaling = MODEL_ROPE_SCALING_LINEAR; /* llama.cpp's default: a factor alone scales linearly */
-    hp->yarn_beta_fast = 32.0f;
-    hp->yarn_beta_slow = 1.0f;
+    const bool betas = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_BETAS);
+    hp->yarn_beta_fast = betas ? get_float(r, "rope.scaling.yarn_beta_fast", 32.0f, NULL) : 32.0f;
+    hp->yarn_beta_slow = betas ? get_float(r, "rope.scaling.yarn_beta_slow", 1.0f, NULL) : 1.0f;
     hp->yarn_attn_factor = 1.0f;
     hp->n_ctx_orig_yarn = get_int(r, "rope.scaling.original_context_length", false, hp->n_ctx_train, 1,
                                   INT64_C(1) << 30, NULL);
@@ -133,8 +134,12 @@ static void rope_scaling(reader *r, model_hparams *hp)
     if (hp->rope_scaling == MODEL_ROPE_SCALING_YARN) {
         hp->yarn_ext_factor = 1.0f;
         const float f = 1.0f / hp->rope_freq_scale;
-        /* with DeepSeek's yarn_log_multiplier llama.cpp takes mscale as mscale_all_dim, and their ratio is 1 */
-        const float mscale = f <= 1.0f || hp->yarn_log_mul != 0.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
+        /* llama.cpp's context: get_mscale(f, m) / get_mscale(f, yarn_log_multiplier) with m 1, but for deepseek2
+         * (latent attention) the multiplier itself, whose ratio is then 1; without the key get_mscale(f, 1) */
+        const float lm = hp->yarn_log_mul, m = hp->arch && hp->arch->mla && lm != 1.0f ? lm : 1.0f;
+        const float mscale = f <= 1.0f ? 1.0f
+                             : lm != 0.0f ? (0.1f * m * logf(f) + 1.0f) / (0.1f * lm * logf(f) + 1.0f)
+                                          : 0.1f * logf(f) + 1.0f;
         hp->yarn_attn_factor = mscale * (1.0f / (1.0f + 0.1f * logf(f)));
     }
     hp->yarn_attn_factor *= get_float(r, "rope.scaling.attn_factor", 1.0f, NULL);
@@ -350,8 +355,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps_defaulted);
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
     hp->rope_freq_scale = 1.0f;
-    if (hp->arch && hp->arch->mla) /* the converter writes 0.1 mscale_all_dim; llama.cpp's loader divides it out */
-        hp->yarn_log_mul = get_float(&r, "rope.scaling.yarn_log_multiplier", 0.0f, NULL) / 0.1f;
+    const unsigned yarn_keys = hp->arch ? hp->arch->yarn_keys : 0;
+    if (yarn_keys & (MODEL_YARN_KEY_LOG_MUL | MODEL_YARN_KEY_LOG_MUL_TENTHS))
+        hp->yarn_log_mul = get_float(&r, "rope.scaling.yarn_log_multiplier", 0.0f, NULL) /
+                           (yarn_keys & MODEL_YARN_KEY_LOG_MUL_TENTHS ? 0.1f : 1.0f);
+    if (hp->arch && hp->arch->attn_temperature)
+        hp->attn_temp_scale = get_float(&r, "attention.temperature_scale", 0.0f, NULL);
     rope_scaling(&r, hp);
     hp->rope_base_swa = hp->rope_base;
     hp->rope_freq_scale_swa = hp->rope_freq_scale;

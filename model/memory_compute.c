@@ -40,6 +40,7 @@ static const builder_facts facts[] = {
     { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
     { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
     { "smollm3", false, false, false, false },      { "seed_oss", false, false, false, false },
+    { "mistral3", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -59,6 +60,7 @@ typedef struct build {
      * multiple of the sequences is the graph's batch; the outputs are the batch asked for) */
     uint64_t n_rows, n_out;
     int pos, out_ids;
+    int attn_temp;         /* the attention temperature's input (a scale per token), made after the positions */
     cache_inputs cache[2]; /* full, sliding-window */
     /* a quantized K (V) cache's Hadamard rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): its side, 0 for
      * none, and each cache's input holding it once made */
@@ -89,8 +91,11 @@ static int positions(build *b, bool swa)
 {
     if (b->k_rot_n && b->k_rot[swa] < 0)
         b->k_rot[swa] = graph_input(b->g, b->k_rot_n * b->k_rot_n * sizeof(float));
-    if (b->pos < 0)
+    if (b->pos < 0) {
         b->pos = graph_input(b->g, 4 * b->T * (b->hp->mrope ? 4 : 1)); /* multi-axis: 4 positions a token */
+        if (b->hp->attn_temp_scale != 0.0f)
+            b->attn_temp = graph_input(b->g, 4 * b->T);
+    }
     return b->pos;
 }
 
@@ -160,6 +165,8 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
         r = graph_view(g, x);
     if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
         r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
+    if (is_q && b->hp->attn_temp_scale != 0.0f) /* Ministral 3's temperature: q times its position's scale */
+        r = graph_op(g, bytes, LY_HEADS, true, r, b->attn_temp, -1);
     r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
@@ -411,7 +418,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         return 0;
     const uint64_t seqs = (uint64_t)p->n_seq, T = ((uint64_t)m->n_tokens + seqs - 1) / seqs * seqs;
     build b = { .g = g, .f = f, .hp = hp, .m = m, .bf = bf, .T = T, .n_rows = T, .n_out = (uint64_t)m->n_tokens,
-                .out_ids = -1, .pos = -1,
+                .out_ids = -1, .pos = -1, .attn_temp = -1,
                 .k_rot_n = rotation(p->type_k, hp->head_dim_k, true),
                 .v_rot_n = rotation(p->type_v, hp->head_dim_v, false),
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,

@@ -18,10 +18,10 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, qwen2vl, qwen3vl, qwen3vlmoe, gpt-oss, "
-                     "glm4moe, minimax-m2, olmoe, ernie4_5-moe, bailingmoe2, dots1, deepseek2, phi3, granite, granitemoe, olmo2, "
-                     "gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 24);
+                     "llama, mistral3, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, qwen2vl, qwen3vl, qwen3vlmoe, "
+                     "gpt-oss, glm4moe, minimax-m2, olmoe, ernie4_5-moe, bailingmoe2, dots1, deepseek2, phi3, granite, "
+                     "granitemoe, olmo2, gemma2, gemma3");
+    cr_assert_eq(model_arch_count(), 25);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -661,4 +661,39 @@ Test(arch, rotary_sections_are_read_and_checked_as_llama_cpp_does)
     cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS, "GLM-4.5V's text decoder rotates by sections");
     gguf_close(f);
     free(b.p);
+}
+
+/* The YaRN keys a family's loader reads (model_yarn_key): mistral3's reads the betas and yarn_log_multiplier as written,
+ * llama's neither (llama.cpp's context keeps 32 and 1); with yarn_log_multiplier 1 the rotation's magnitude is
+ * get_mscale(16, 1) / get_mscale(16, 1) = 1 (llama.cpp's context, then the 1 + 0.1 ln 16 that ggml multiplies in
+ * cancelled: attn_factor 1 / (1 + 0.1 ln 16)), without it get_mscale(16, 1) cancelled to 1. And mistral3 reads the
+ * attention temperature. */
+Test(arch, yarn_keys_and_the_attention_temperature_are_read_where_the_loader_reads_them)
+{
+    static const char *const archs[2] = { "mistral3", "llama" };
+    for (int a = 0; a < 2; a++) {
+        char k[9][96];
+        const char *const suffix[9] = { "embedding_length", "block_count", "attention.head_count", "rope.scaling.type",
+                                        "rope.scaling.factor", "rope.scaling.yarn_beta_fast",
+                                        "rope.scaling.yarn_beta_slow", "rope.scaling.yarn_log_multiplier",
+                                        "attention.temperature_scale" };
+        for (int j = 0; j < 9; j++)
+            snprintf(k[j], sizeof k[j], "%s.%s", archs[a], suffix[j]);
+        kv_spec kvs[] = { { "general.architecture", 's', archs[a] }, { k[0], 'u', "256" }, { k[1], 'u', "2" },
+                          { k[2], 'u', "4" }, { k[3], 's', "yarn" }, { k[4], 'f', "16" }, { k[5], 'f', "16" },
+                          { k[6], 'f', "2" }, { k[7], 'f', "1" }, { k[8], 'f', "0.1" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = file_with(kvs, N(kvs), &b);
+        model_hparams_read(f, &hp, &e);
+        const bool reads = a == 0;
+        cr_assert_float_eq(hp.yarn_beta_fast, reads ? 16.0f : 32.0f, 0.0f, "%s", archs[a]);
+        cr_assert_float_eq(hp.yarn_beta_slow, reads ? 2.0f : 1.0f, 0.0f, "%s", archs[a]);
+        cr_assert_float_eq(hp.attn_temp_scale, reads ? 0.1f : 0.0f, 1e-9, "%s", archs[a]);
+        const double cancel = 1.0 / (1.0 + 0.1 * log(16.0));
+        cr_assert_float_eq(hp.yarn_attn_factor, reads ? cancel : 1.0, 1e-6, "%s", archs[a]);
+        gguf_close(f);
+        free(b.p);
+    }
 }

@@ -161,6 +161,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-qwen3vlmoe", "8b9788cfcdd979e48eb10ee6bf6490cdf4c08b4d4211eb1404328b7fa18a0d75" },
         { "heldout-smollm3", "b004fa2f6ef55952b9b53114249b70aa1ad53b07bb2ebeb17261cbfed6318242" },
         { "heldout-seed_oss", "231be134fa9146446fbb1dbda1273d4030ca14e83daee22fe3a4f80410af0fb4" },
+        { "heldout-mistral3", "25bfdf19447e8399b0a912158192b0e288ba53dec0c4721f8eebebc0e5b779e8" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -209,7 +209,17 @@ typedef struct model_arch {
     /* > 0: layer il attends without rotary positions (NoPE) when (il + 1) % no_rope_period == 0 (SmolLM3's every
      * fourth layer: llama.cpp's n_no_rope_layer_step, fixed by its loader) */
     uint32_t no_rope_period;
+    /* YaRN keys its loader reads (model_yarn_key bits; llama.cpp's context defaults otherwise: betas 32 and 1) */
+    uint8_t yarn_keys;
+    /* reads attention.temperature_scale: q scaled per position by log(floor(pos / n_ctx_orig) + 1) * it + 1
+     * (Llama 4's and Ministral 3's attention temperature) */
+    bool attn_temperature;
 } model_arch;
+
+/* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
+ * written, or divided by 0.1 (DeepSeek's converter writes 0.1 mscale_all_dim and llama.cpp's deepseek2 loader divides it
+ * out). */
+enum { MODEL_YARN_KEY_BETAS = 1, MODEL_YARN_KEY_LOG_MUL = 2, MODEL_YARN_KEY_LOG_MUL_TENTHS = 4 };
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
 GGUFSCOPE_API const model_arch *model_arch_find(const char *name, size_t len);
@@ -265,7 +275,8 @@ typedef struct model_hparams {
      * key_length and value_length are those and the keys' decompression is whole) */
     int64_t n_lora_q, n_lora_kv, head_dim_k_mla, head_dim_v_mla;
     int64_t n_group_used;        /* expert_group_used_count: groups of experts a token chooses from (0: absent) */
-    float yarn_log_mul;          /* rope.scaling.yarn_log_multiplier / 0.1 (DeepSeek's mscale_all_dim; 0: absent) */
+    float yarn_log_mul;          /* rope.scaling.yarn_log_multiplier (DeepSeek's: / 0.1, its mscale_all_dim; 0: absent) */
+    float attn_temp_scale;       /* attention.temperature_scale (0: none) */
     model_mrope mrope;           /* the file's multi-axis rotary form (model_arch.mrope), NONE when it has none */
     int64_t rope_sections[4];    /* rope.dimension_sections: pairs of each head per time, height, width, extra axis */
     int64_t n_deepstack_layers;  /* Qwen3-VL: layers that add an image's deeper features (none for text) */

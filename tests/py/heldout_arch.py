@@ -75,6 +75,7 @@ OWN_WRITERS = {
     'heldout-qwen3vlmoe': lambda out: write_renamed(out, 'qwen3vlmoe'),
     'heldout-smollm3': lambda out: write_renamed(out, 'smollm3'),
     'heldout-seed_oss': lambda out: write_renamed(out, 'seed_oss'),
+    'heldout-mistral3': lambda out: write_renamed(out, 'mistral3'),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -64,8 +64,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
-    char nope[96] = "";
-    if (hp->desc->no_rope_period)
+    char nope[160] = "";
+    if (hp->g.attn_temp_scale != 0.0f)
+        snprintf(nope, sizeof nope, "; q scaled at position p by log(floor(p / %lld) + 1) x %g + 1 (attention temperature)",
+                 (long long)hp->g.n_ctx_orig_yarn, hp->g.attn_temp_scale);
+    else if (hp->desc->no_rope_period)
         snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", hp->desc->no_rope_period,
                  hp->desc->no_rope_period - 1, 2 * hp->desc->no_rope_period - 1);
     fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s\n",
