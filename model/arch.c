@@ -468,6 +468,25 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "exaone4",
+        .families = "EXAONE 4.0 (1.2B, 32B)",
+        /* llama.cpp's exaone4: olmo2's norms after the blocks and none before, per-head q/k norms, Llama 3's rope_freqs
+         * where present, NEOX rotary; in a 64-layer file (the 32B) the sliding window (4096 by default) on three layers
+         * in four, which alone rotate: the others attend without positions */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .swa_period = 4,
+        .swa_window_default = 4096,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .swa_n_layer = 64,
+        .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
         .name = "gemma2",
         .families = "Gemma 2",
         /* its output projection is always the token embedding */

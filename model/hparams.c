@@ -366,7 +366,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->rope_freq_scale_swa = hp->rope_freq_scale;
 
     const model_arch *ar = hp->arch;
-    if (ar && ar->swa_period) {
+    if (ar && ar->swa_period && (!ar->swa_n_layer || hp->n_layer == ar->swa_n_layer)) {
         hp->swa_window = get_int(&r, "attention.sliding_window", false, ar->swa_window_default, 0, INT32_MAX, NULL);
         if (hp->swa_window > 0) {
             hp->swa_period = ar->swa_period;
@@ -424,6 +424,8 @@ bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
 
 bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 {
+    if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
+        return model_hparams_layer_is_swa(hp, il);
     const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
     return period == 0 || (il + 1) % period != 0;
 }

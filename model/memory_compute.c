@@ -40,7 +40,7 @@ static const builder_facts facts[] = {
     { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
     { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
     { "smollm3", false, false, false, false },      { "seed_oss", false, false, false, false },
-    { "mistral3", false, false, false, false },
+    { "mistral3", false, false, false, false },      { "exaone4", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

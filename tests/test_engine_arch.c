@@ -162,6 +162,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-smollm3", "b004fa2f6ef55952b9b53114249b70aa1ad53b07bb2ebeb17261cbfed6318242" },
         { "heldout-seed_oss", "231be134fa9146446fbb1dbda1273d4030ca14e83daee22fe3a4f80410af0fb4" },
         { "heldout-mistral3", "25bfdf19447e8399b0a912158192b0e288ba53dec0c4721f8eebebc0e5b779e8" },
+        { "heldout-exaone4", "f4cb4ebf70e76edba9ef5139834bfd89d3b9ee32a53f4a016f3bd13d20344121" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -214,6 +214,10 @@ typedef struct model_arch {
     /* reads attention.temperature_scale: q scaled per position by log(floor(pos / n_ctx_orig) + 1) * it + 1
      * (Llama 4's and Ministral 3's attention temperature) */
     bool attn_temperature;
+    /* the sliding window only in files of this many layers (EXAONE 4's loader: its 32B's 64; 0: any) */
+    uint32_t swa_n_layer;
+    /* where the sliding window is on, its layers alone rotate: the others attend without positions (EXAONE 4) */
+    bool rope_swa_only;
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as

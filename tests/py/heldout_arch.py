@@ -21,6 +21,7 @@ from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
 from moe_arch import write_moe  # noqa: E402
 from mla_arch import write_deepseek2  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
+from exaone4_arch import write_exaone4  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -76,6 +77,7 @@ OWN_WRITERS = {
     'heldout-smollm3': lambda out: write_renamed(out, 'smollm3'),
     'heldout-seed_oss': lambda out: write_renamed(out, 'seed_oss'),
     'heldout-mistral3': lambda out: write_renamed(out, 'mistral3'),
+    'heldout-exaone4': lambda out: write_exaone4(out),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -68,6 +68,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->g.attn_temp_scale != 0.0f)
         snprintf(nope, sizeof nope, "; q scaled at position p by log(floor(p / %lld) + 1) x %g + 1 (attention temperature)",
                  (long long)hp->g.n_ctx_orig_yarn, hp->g.attn_temp_scale);
+    else if (hp->desc->rope_swa_only && hp->swa_window > 0)
+        snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
     else if (hp->desc->no_rope_period)
         snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", hp->desc->no_rope_period,
                  hp->desc->no_rope_period - 1, 2 * hp->desc->no_rope_period - 1);
