@@ -137,6 +137,18 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
     [MODEL_ROLE_FFN_GATE_INP_SHEXP] = R, [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R,       \
     [MODEL_ROLE_FFN_DOWN_SHEXP] = R
 
+/* qwen2's, qwen3's and qwen3moe's layers, which the text decoders of their vision-language models keep */
+#define QWEN2_LAYERS                                                                                          \
+    .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,                 \
+              [MODEL_ROLE_ATTN_V_BIAS] = R },                                                                  \
+    .rope_neox = true, .act = MODEL_ACT_SILU
+#define QWEN3_LAYERS                                                                                          \
+    .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },               \
+    .rope_neox = true, .act = MODEL_ACT_SILU
+#define QWEN3MOE_LAYERS                                                                                       \
+    .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },        \
+    .rope_neox = true, .act = MODEL_ACT_SILU, .moe = true, .moe_renormalise = true, .moe_ff_split = true
+
 static const model_arch archs[] = {
     {
         .name = "llama",
@@ -194,19 +206,14 @@ static const model_arch archs[] = {
     {
         .name = "qwen2",
         .families = "Qwen2, Qwen2.5",
-        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,
-                  [MODEL_ROLE_ATTN_V_BIAS] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
+        QWEN2_LAYERS,
         .quantize = true,
         .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
     },
     {
         .name = "qwen3",
         .families = "Qwen3 (dense)",
-        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
+        QWEN3_LAYERS,
         .quantize = true,
     },
     {
@@ -224,12 +231,7 @@ static const model_arch archs[] = {
     {
         .name = "qwen3moe",
         .families = "Qwen3-MoE (30B-A3B, 235B-A22B)",
-        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
-        .moe = true,
-        .moe_renormalise = true,
-        .moe_ff_split = true,
+        QWEN3MOE_LAYERS,
         .quantize = true,
     },
     /* The Qwen vision-language models' text decoders (llama.cpp's qwen2vl, qwen3vl and qwen3vlmoe): qwen2's, qwen3's
@@ -238,31 +240,21 @@ static const model_arch archs[] = {
     {
         .name = "qwen2vl",
         .families = "Qwen2-VL, Qwen2.5-VL (text)",
-        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R,
-                  [MODEL_ROLE_ATTN_V_BIAS] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
+        QWEN2_LAYERS,
         .mrope = MODEL_MROPE_SECTIONS,
         .quantize = true,
     },
     {
         .name = "qwen3vl",
         .families = "Qwen3-VL (2B to 32B, text)",
-        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
+        QWEN3_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
     },
     {
         .name = "qwen3vlmoe",
         .families = "Qwen3-VL-MoE (30B-A3B, 235B-A22B, text)",
-        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },
-        .rope_neox = true,
-        .act = MODEL_ACT_SILU,
-        .moe = true,
-        .moe_renormalise = true,
-        .moe_ff_split = true,
+        QWEN3MOE_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
     },
