@@ -9,6 +9,8 @@ Deterministic: the same arguments give the same bytes.
 import numpy as np
 import gguf
 
+from gguf_copy import write_out
+
 from moe_arch import add_bpe_vocab
 
 
@@ -56,7 +58,4 @@ def write_exaone4(path, n_embd=64, n_layer=64, n_head=4, n_kv=2, hd=16, n_ff=128
         t(b + 'post_ffw_norm.weight', rnd((E,), 0.1, 0.3))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output.weight', rnd((n_vocab, E), 0.1))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_out(w)

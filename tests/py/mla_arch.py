@@ -14,6 +14,8 @@ Deterministic: the same arguments give the same bytes.
     from mla_arch import write_deepseek2; write_deepseek2(path, split=True)"""
 import numpy as np
 import gguf
+
+from gguf_copy import write_out
 from moe_arch import add_bpe_vocab
 
 
@@ -121,10 +123,7 @@ def write_deepseek2(path, split=True, n_embd=256, n_layer=4, n_head=4, q_lora=96
             t(b + 'nextn.shared_head_norm.weight', rnd((E,), 0.1, 1.0))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output.weight', rnd((n_vocab, E), 0.08))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_out(w)
 
 
 if __name__ == '__main__':

@@ -24,6 +24,8 @@ Deterministic: the same arguments give the same bytes.
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
 import numpy as np
 import gguf
+
+from gguf_copy import write_out
 from synth_model import spm_vocab, train_bpe
 
 # per family: its tokenizer.ggml.pre, q/k/v biases, q/k norms ('head': per head, 'full': whole rows, None), the
@@ -185,7 +187,4 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
                 t(b + 'layer_output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output.weight', rnd((n_vocab, E), 0.08))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_out(w)
