@@ -92,14 +92,14 @@ static void per_head_products(pass *p, const kern_weight *ws, const float *xs, i
     }
 }
 
-/* Each head's n values at offset `at` of rows ld apart (T rows of H heads, head stride hs) gathered head by head
- * into dst (heads outermost), or (back) put from there. */
-static void heads_apart(pass *p, float *rows, size_t ld, size_t hs, size_t at, float *heads, int n, int T, bool back,
+/* Each head's first n values of rows ld apart (T rows of H heads, head stride hs) gathered head by head into heads
+ * (heads outermost), or (back) put from there. */
+static void heads_apart(pass *p, float *rows, size_t ld, size_t hs, float *heads, int n, int T, bool back,
                         const char *what)
 {
     const int H = p->c->m->hp.n_head;
     for (int h = 0; h < H; h++) {
-        float *row = rows + (size_t)h * hs + at, *head = heads + (size_t)h * T * n;
+        float *row = rows + (size_t)h * hs, *head = heads + (size_t)h * T * n;
         if (back)
             run_copy_rows(p, what, row, ld, head, (size_t)n, T, n);
         else
@@ -141,9 +141,9 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
     float *att_out;
     if (hp->mla_split) {
         /* q_h = [ q_nope_h absorbed | q_pe_h ]; the cache's one head: [ c_kv | k_pe ], its value c_kv */
-        heads_apart(p, r.q, qw, (size_t)hp->k_mla, 0, r.hx, nope, T, false, "q's heads apart");
+        heads_apart(p, r.q, qw, (size_t)hp->k_mla, r.hx, nope, T, false, "q's heads apart");
         per_head_products(p, L->heads[0], r.hx, nope, r.hy, lora, T, "attn_k_b (the query's absorption)");
-        heads_apart(p, c->q, (size_t)H * kd, (size_t)kd, 0, r.hy, lora, T, true, "q's heads together");
+        heads_apart(p, c->q, (size_t)H * kd, (size_t)kd, r.hy, lora, T, true, "q's heads together");
         run_copy_rows(p, "q's rotary parts", c->q + lora, (size_t)kd, r.q_pe, (size_t)rot, T * H, rot);
         run_copy_rows(p, "the compressed key", k_new, (size_t)kd, r.lat, (size_t)lora, T, lora);
         run_copy_rows(p, "the rotary key", k_new + lora, (size_t)kd, r.k_pe, (size_t)rot, T, rot);
@@ -172,9 +172,9 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
     const kern_attn attn = engine_layer_attn(m, il);
     run_attention(p, "attention", q, kc, vc, T, pos0, &attn, c->att);
     if (hp->mla_split) { /* each head's latent output decompressed by its own attn_v_b */
-        heads_apart(p, c->att, (size_t)H * vd, (size_t)vd, 0, r.hx, lora, T, false, "the attention's heads apart");
+        heads_apart(p, c->att, (size_t)H * vd, (size_t)vd, r.hx, lora, T, false, "the attention's heads apart");
         per_head_products(p, L->heads[1], r.hx, lora, r.hy, hp->v_mla, T, "attn_v_b (the values' decompression)");
-        heads_apart(p, r.out, (size_t)H * hp->v_mla, (size_t)hp->v_mla, 0, r.hy, hp->v_mla, T, true,
+        heads_apart(p, r.out, (size_t)H * hp->v_mla, (size_t)hp->v_mla, r.hy, hp->v_mla, T, true,
                     "the attention's heads together");
     }
     pass_look(p, ENGINE_OP_ATTN, att_out, T, H * hp->v_mla);

@@ -64,6 +64,26 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     return ENGINE_OK;
 }
 
+/* The n parts of t bound one by one into views[0..n) and weights[0..n): each a row of it (rows: an expert's bias)
+ * or a matrix of its outermost axis (an expert's, a head's); `part` names one in a failure ("expert", "head"). */
+static engine_status bind_parts(engine_model *m, const gguf_tensor *t, int n, bool rows, gguf_tensor *views,
+                                kern_weight *weights, const char *part, engine_error *err)
+{
+    for (int e = 0; e < n; e++) {
+        views[e] = rows ? gguf_tensor_rows(t, (uint64_t)e, 1) : gguf_tensor_slice(t, (uint64_t)e);
+        kern_weight *w = &weights[e];
+        w->t = &views[e];
+        kern_status ks = m->be->bind(m->be, w);
+        if (ks != KERN_OK) {
+            w->t = NULL;
+            return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset,
+                               t->name, "binding %s %d of '%s' (%s) on %s failed: %s", part, e, t->name,
+                               gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
+        }
+    }
+    return ENGINE_OK;
+}
+
 /* Each expert of layer il's gate, up and down tensors bound as a matrix, and its row of each of their biases
  * (gpt-oss) as a vector: a token's forward pass reads only the rows of the experts its router picks. */
 static engine_status bind_experts(engine_model *m, int il, engine_error *err)
@@ -80,21 +100,12 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
         L->experts[k] = NULL;
         if (!t)
             continue; /* biases the file does not have */
-        const bool rows = model_role_info_of(roles[k])->expert_rows;
-        for (int e = 0; e < n; e++) {
-            const size_t at = ((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n + (size_t)e;
-            m->expert_views[at] = rows ? gguf_tensor_rows(t, (uint64_t)e, 1) : gguf_tensor_slice(t, (uint64_t)e);
-            kern_weight *w = &m->expert_weights[at];
-            w->t = &m->expert_views[at];
-            kern_status ks = m->be->bind(m->be, w);
-            if (ks != KERN_OK) {
-                w->t = NULL;
-                return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset,
-                                   t->name, "binding expert %d of '%s' (%s) on %s failed: %s", e, t->name,
-                                   gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
-            }
-        }
-        L->experts[k] = &m->expert_weights[((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n];
+        const size_t at = ((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n;
+        engine_status s = bind_parts(m, t, n, model_role_info_of(roles[k])->expert_rows, &m->expert_views[at],
+                                     &m->expert_weights[at], "expert", err);
+        if (s)
+            return s;
+        L->experts[k] = &m->expert_weights[at];
     }
     return ENGINE_OK;
 }
@@ -107,21 +118,12 @@ static engine_status bind_heads(engine_model *m, int il, engine_error *err)
     const int n = m->hp.n_head;
     static const model_role roles[2] = { MODEL_ROLE_ATTN_K_B, MODEL_ROLE_ATTN_V_B };
     for (int k = 0; k < 2; k++) {
-        const gguf_tensor *t = L->w[roles[k]].t;
-        for (int h = 0; h < n; h++) {
-            const size_t at = ((size_t)il * 2 + (size_t)k) * (size_t)n + (size_t)h;
-            m->head_views[at] = gguf_tensor_slice(t, (uint64_t)h);
-            kern_weight *w = &m->head_weights[at];
-            w->t = &m->head_views[at];
-            kern_status ks = m->be->bind(m->be, w);
-            if (ks != KERN_OK) {
-                w->t = NULL;
-                return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, t->info_offset,
-                                   t->name, "binding head %d of '%s' (%s) on %s failed: %s", h, t->name,
-                                   gguf_type_traits_of(t->type)->name, m->be->name, kern_status_name(ks));
-            }
-        }
-        L->heads[k] = &m->head_weights[((size_t)il * 2 + (size_t)k) * (size_t)n];
+        const size_t at = ((size_t)il * 2 + (size_t)k) * (size_t)n;
+        engine_status s = bind_parts(m, L->w[roles[k]].t, n, false, &m->head_views[at], &m->head_weights[at], "head",
+                                     err);
+        if (s)
+            return s;
+        L->heads[k] = &m->head_weights[at];
     }
     return ENGINE_OK;
 }
