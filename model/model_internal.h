@@ -8,4 +8,7 @@
 model_status model_fail(model_error *err, model_status code, uint64_t offset, const char *subject, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));
 
+/* What llama.cpp's loader refuses or asserts on in hyperparameters already read (hparams_check.c). */
+model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, model_error *err);
+
 #endif

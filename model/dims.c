@@ -1,0 +1,88 @@
+/*
+ * What the hyperparameters say of one layer (sliding window, rotary) and of each dimension a tensor role is sized by.
+ */
+#include "model.h"
+
+bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
+{
+    if (hp->swa_window <= 0 || il < 0)
+        return false;
+    if (hp->swa_layers) {
+        gguf_value v;
+        return gguf_array_scalar(hp->swa_layers, (uint64_t)il, &v) == GGUF_OK && v.v.b;
+    }
+    /* llama.cpp's set_swa_pattern: period 0 makes every layer sliding */
+    return hp->swa_period == 0 || (uint32_t)(il % hp->swa_period) < hp->swa_period - 1;
+}
+
+bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
+{
+    if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
+        return model_hparams_layer_is_swa(hp, il);
+    const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
+    return period == 0 || (il + 1) % period != 0;
+}
+
+int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
+{
+    /* a head's key and value lengths as the attention computes them: after latent attention's decompression */
+    const int64_t k_mla = hp->head_dim_k_mla ? hp->head_dim_k_mla : hp->head_dim_k;
+    const int64_t v_mla = hp->head_dim_v_mla ? hp->head_dim_v_mla : hp->head_dim_v;
+    switch (d) {
+    case MODEL_DIM_EMBD: return hp->n_embd;
+    case MODEL_DIM_VOCAB: return hp->n_vocab;
+    case MODEL_DIM_FF: return hp->n_ff;
+    case MODEL_DIM_Q: return hp->n_head * k_mla;
+    case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
+    case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
+    case MODEL_DIM_Q_V: return hp->n_head * v_mla;
+    case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QK_NORM_K:
+        return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QKV: return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
+    case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
+    case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
+    case MODEL_DIM_EXPERT: return hp->n_expert;
+    case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
+    case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
+    case MODEL_DIM_HEAD: return hp->n_head;
+    case MODEL_DIM_Q_LORA: return hp->n_lora_q;
+    case MODEL_DIM_KV_LORA: return hp->n_lora_kv;
+    case MODEL_DIM_KV_A: return hp->n_lora_kv > 0 ? hp->n_lora_kv + hp->n_rot : 0;
+    case MODEL_DIM_KV_B: return k_mla > hp->n_rot ? hp->n_head * (k_mla - hp->n_rot + v_mla) : 0;
+    case MODEL_DIM_QK_NOPE: return k_mla > hp->n_rot ? k_mla - hp->n_rot : 0;
+    case MODEL_DIM_V_MLA: return v_mla;
+    default: return 0;
+    }
+}
+
+bool model_role_shape(const model_hparams *hp, const model_role_info *ri, int64_t ne[3])
+{
+    const model_dim dims[3] = { ri->ne0, ri->ne1, ri->ne2 };
+    bool known = true;
+    for (int k = 0; k < 3; k++) {
+        ne[k] = k > 0 && dims[k] == MODEL_DIM_NONE ? 1 : model_hparams_dim(hp, dims[k]);
+        known &= ne[k] > 0;
+    }
+    return known;
+}
+
+const char *model_dim_name(model_dim d)
+{
+    static const char *const names[MODEL_DIM_COUNT] = {
+        [MODEL_DIM_NONE] = "", [MODEL_DIM_EMBD] = "embedding_length", [MODEL_DIM_VOCAB] = "tokens in the vocabulary",
+        [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length",
+        [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
+        [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_QK_NORM_Q] = "key_length (or head_count x key_length)",
+        [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
+        [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length",
+        [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
+        [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
+        [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
+        [MODEL_DIM_HEAD] = "head_count", [MODEL_DIM_Q_LORA] = "q_lora_rank", [MODEL_DIM_KV_LORA] = "kv_lora_rank",
+        [MODEL_DIM_KV_A] = "kv_lora_rank + rope.dimension_count",
+        [MODEL_DIM_KV_B] = "head_count x (key_length_mla - rope.dimension_count + value_length_mla)",
+        [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
+    };
+    return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
+}

@@ -1,0 +1,555 @@
+/*
+ * The one hyperparameter reader (model/hparams.c, model/hparams_check.c): llama.cpp's defaults, the
+ * sliding-window pattern and its overrides, each family's keys read where its loader reads them, and refusals
+ * that name the key.
+ */
+#include "gguf.h"
+#include "model.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A file of our writer with the keys given (an arch name and "key=value" pairs of u32/f32/str). */
+typedef struct kv_spec {
+    const char *key;
+    char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1") */
+    const char *value;
+} kv_spec;
+
+static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
+{
+    gguf_writer *w = gguf_writer_create(3);
+    gguf_error e;
+    for (size_t i = 0; i < n; i++) {
+        gguf_status s;
+        if (kvs[i].kind == 'u')
+            s = gguf_writer_add_u32(w, kvs[i].key, (uint32_t)strtoul(kvs[i].value, NULL, 10), &e);
+        else if (kvs[i].kind == 'f')
+            s = gguf_writer_add_f32(w, kvs[i].key, strtof(kvs[i].value, NULL), &e);
+        else if (kvs[i].kind == 's')
+            s = gguf_writer_add_str(w, kvs[i].key, kvs[i].value, &e);
+        else if (kvs[i].kind == 'B')
+            s = gguf_writer_add(w, kvs[i].key, &(gguf_wvalue){ .type = GGUF_VT_BOOL, .v.b = kvs[i].value[0] == '1' }, &e);
+        else {
+            static bool bits[64];
+            uint64_t count = 0;
+            for (const char *p = kvs[i].value; *p; p++)
+                if (*p == '0' || *p == '1')
+                    bits[count++] = *p == '1';
+            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_BOOL, .count = count, .v.elems = bits };
+            s = gguf_writer_add(w, kvs[i].key, &v, &e);
+        }
+        cr_assert_eq(s, GGUF_OK, "%s", e.message);
+    }
+    cr_assert_eq(gguf_writer_write_buffer(w, &keep->p, &keep->len, &e), GGUF_OK);
+    gguf_writer_free(w);
+    gguf_file *f;
+    cr_assert_eq(gguf_open_memory(keep->p, keep->len, &f, &e), GGUF_OK, "%s", e.message);
+    return f;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+Test(arch, llama_cpp_s_defaults_fill_absent_keys)
+{
+    const kv_spec kvs[] = { { "general.architecture", 's', "llama" }, { "llama.embedding_length", 'u', "256" },
+                            { "llama.block_count", 'u', "4" },        { "llama.attention.head_count", 'u', "8" },
+                            { "llama.feed_forward_length", 'u', "512" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.arch, model_arch_find("llama", 5));
+    cr_assert_eq(hp.n_head_kv, 8, "head_count_kv defaults to head_count");
+    cr_assert_eq(hp.head_dim_k, 32, "key_length defaults to n_embd / n_head");
+    cr_assert_eq(hp.head_dim_v, 32);
+    cr_assert_eq(hp.n_rot, 32, "rope.dimension_count defaults to the head dim");
+    cr_assert_float_eq(hp.eps, 1e-5f, 0);
+    cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
+    cr_assert(hp.eps_defaulted && hp.rope_base_defaulted && !hp.head_dim_from_key_length && !hp.n_rot_from_key);
+    cr_assert_eq(hp.swa_window, 0);
+    cr_assert_not(model_hparams_layer_is_swa(&hp, 0));
+    cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(32.0f), 0);
+    cr_assert_float_eq(hp.embd_scale, 1.0f, 0);
+    cr_assert_eq(hp.file_type, -1);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_KV_K), 256);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* gemma3: sliding window on 5 of every 6 layers by default, with rope base 10000 there; a period or a
+ * per-layer list in attention.sliding_window_pattern overrides it; embeddings scaled by sqrt(n_embd);
+ * q.k scaled by 1/sqrt(key_length), except the 62-layer (27B) model's 1/sqrt(n_embd / n_head). */
+Test(arch, gemma3_sliding_window_pattern_and_scales)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "gemma3" },  { "gemma3.embedding_length", 'u', "640" },
+                      { "gemma3.block_count", 'u', "8" },          { "gemma3.attention.head_count", 'u', "4" },
+                      { "gemma3.attention.key_length", 'u', "256" }, { "gemma3.rope.freq_base", 'f', "1000000" },
+                      { "gemma3.attention.sliding_window", 'u', "512" },
+                      { "gemma3.final_logit_softcapping", 'f', "30" },
+                      { "gemma3.feed_forward_length", 'u', "2048" },
+                      { "gemma3.attention.sliding_window_pattern", 'u', "3" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    const bool want6[8] = { 1, 1, 1, 1, 1, 0, 1, 1 };
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), want6[il], "layer %d", il);
+    cr_assert_eq(hp.swa_window, 512);
+    cr_assert_float_eq(hp.rope_base_swa, 10000.0f, 0, "llama.cpp's default for sliding layers");
+    cr_assert_float_eq(hp.rope_base, 1e6f, 0);
+    cr_assert_float_eq(hp.embd_scale, sqrtf(640.0f), 0);
+    cr_assert_float_eq(hp.attn_scale, 1.0f / 16.0f, 0);
+    cr_assert_float_eq(hp.final_softcap, 30.0f, 0);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs), &b); /* period 3: layers 2 and 5 are global */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), il % 3 < 2, "layer %d", il);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,0,1,1,1,1,0" };
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    const bool listed[8] = { 1, 0, 0, 1, 1, 1, 1, 0 };
+    for (int il = 0; il < 8; il++)
+        cr_assert_eq(model_hparams_layer_is_swa(&hp, il), listed[il], "layer %d", il);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,1" };
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_neq(model_hparams_read(f, &hp, &e), MODEL_OK, "3 flags for 8 layers");
+    cr_assert_str_eq(e.subject, "gemma3.attention.sliding_window_pattern");
+    cr_assert(strstr(e.message, "3 layers") && strstr(e.message, "8"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[2] = (kv_spec){ "gemma3.block_count", 'u', "62" };
+    f = file_with(kvs, 9, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(160.0f), 0, "27B: 1/sqrt(n_embd / n_head)");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Bad keys are named; everything else is still read (the audit sees all it can). */
+Test(arch, bad_keys_are_named_and_the_rest_still_read)
+{
+    const kv_spec kvs[] = { { "general.architecture", 's', "qwen3" },        { "qwen3.embedding_length", 's', "256" },
+                            { "qwen3.block_count", 'u', "3000000000" },      { "qwen3.attention.head_count", 'u', "4" },
+                            { "qwen3.attention.layer_norm_rms_epsilon", 'u', "1" } };
+    tbuf b;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3.embedding_length", "the first problem: %s", e.message);
+    cr_assert_neq(e.offset, 0);
+    cr_assert_eq(hp.n_embd, 0);
+    cr_assert_eq(hp.n_layer, 0, "2^31 and more layers are out of range");
+    cr_assert_eq(hp.n_head, 4, "read past the problems");
+    gguf_close(f);
+    free(b.p);
+
+    const kv_spec missing[] = { { "general.architecture", 's', "qwen3" }, { "qwen3.block_count", 'u', "2" } };
+    f = file_with(missing, N(missing), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3.embedding_length");
+    cr_assert(strstr(e.message, "incomplete"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    const kv_spec other[] = { { "general.architecture", 's', "mamba" }, { "mamba.embedding_length", 'u', "64" },
+                              { "mamba.block_count", 'u', "2" }, { "mamba.attention.head_count", 'u', "1" } };
+    f = file_with(other, N(other), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "an undescribed architecture: not run");
+    cr_assert_null(hp.arch);
+    cr_assert_str_eq(hp.arch_name, "mamba");
+    cr_assert_eq(hp.n_embd, 64);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Experts' widths as llama.cpp's loaders default them: expert_feed_forward_length, else feed_forward_length /
+ * expert_used_count (qwen2moe, qwen3moe) or feed_forward_length itself (Mixtral's llama); the shared expert's
+ * expert_shared_feed_forward_length, else feed_forward_length. An architecture that is only ever a mixture of
+ * experts without expert_count is refused naming the key. */
+Test(arch, expert_widths_and_counts)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3moe" }, { "qwen3moe.embedding_length", 'u', "256" },
+                      { "qwen3moe.block_count", 'u', "2" },            { "qwen3moe.attention.head_count", 'u', "4" },
+                      { "qwen3moe.feed_forward_length", 'u', "512" },  { "qwen3moe.expert_count", 'u', "8" },
+                      { "qwen3moe.expert_used_count", 'u', "2" },      { "qwen3moe.expert_feed_forward_length", 'u', "96" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs) - 1, &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the widths are read all the same */
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
+    cr_assert(strstr(e.message, "no expert tensors"), "%s", e.message);
+    cr_assert_eq(hp.n_ff_exp, 256, "feed_forward_length / expert_used_count");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_EXPERT), 8);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.n_ff_exp, 96, "the key when present");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_FF_EXP), 96);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, 5, &b); /* no expert_count */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
+    cr_assert(strstr(e.message, "needs key"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+
+    kv_spec mixtral[] = { { "general.architecture", 's', "llama" },   { "llama.embedding_length", 'u', "256" },
+                          { "llama.block_count", 'u', "2" },           { "llama.attention.head_count", 'u', "4" },
+                          { "llama.feed_forward_length", 'u', "384" }, { "llama.expert_count", 'u', "4" },
+                          { "llama.expert_used_count", 'u', "2" } };
+    f = file_with(mixtral, N(mixtral), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.n_ff_exp, 384, "Mixtral's experts are feed_forward_length wide");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* glm4moe reads its routing from the file as llama.cpp's loader does (src/models/glm4-moe.cpp): expert_gating_func
+ * (sigmoid when absent or 0), expert_weights_norm, expert_weights_scale, expert_shared_count shared experts of
+ * expert_feed_forward_length, leading_dense_block_count dense layers first, nextn_predict_layers blocks not run;
+ * the gating functions llama.cpp knows and we do not run are refused by name, those it does not know as malformed. */
+Test(arch, glm4moe_routing_keys)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "glm4moe" },       { "glm4moe.embedding_length", 'u', "256" },
+                      { "glm4moe.block_count", 'u', "5" },              { "glm4moe.attention.head_count", 'u', "4" },
+                      { "glm4moe.feed_forward_length", 'u', "384" },    { "glm4moe.expert_count", 'u', "8" },
+                      { "glm4moe.expert_used_count", 'u', "3" },        { "glm4moe.expert_feed_forward_length", 'u', "96" },
+                      { "glm4moe.expert_shared_count", 'u', "2" },      { "glm4moe.leading_dense_block_count", 'u', "1" },
+                      { "glm4moe.nextn_predict_layers", 'u', "1" },     { "glm4moe.expert_weights_scale", 'f', "2.5" },
+                      { "glm4moe.expert_weights_norm", 'B', "1" },      { "glm4moe.expert_gating_func", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of blk.1's router: the keys are read all the same */
+    cr_assert_str_eq(e.subject, "glm4moe.expert_count");
+    cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "the first layer with experts: %s", e.message);
+    cr_assert_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
+    cr_assert(hp.moe_renormalise);
+    cr_assert_float_eq(hp.moe_scale, 2.5f, 0.0f);
+    cr_assert_eq(hp.n_ff_shexp, 192, "two shared experts of 96");
+    cr_assert_eq(hp.n_layer_dense_lead, 1);
+    cr_assert_eq(hp.n_layer_nextn, 1);
+    /* the leading dense layer needs the dense block, the rest (and the file as a whole) the experts */
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE_INP, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 1), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_EXP_PROBS_B, 1), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE_EXPS), MODEL_NEED_REQUIRED);
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs) - 3, &b); /* no scale, no norm, no gating function: sigmoid, as is, unscaled */
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
+    cr_assert_not(hp.moe_renormalise);
+    cr_assert_float_eq(hp.moe_scale, 1.0f, 0.0f);
+    gguf_close(f);
+    free(b.p);
+
+    static const struct {
+        const char *func;
+        model_status want;
+    } refused[] = { { "4", MODEL_E_UNSUPPORTED }, { "9", MODEL_E_MALFORMED } };
+    for (size_t i = 0; i < N(refused); i++) {
+        kvs[N(kvs) - 1].value = refused[i].func;
+        f = file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), refused[i].want, "expert_gating_func %s", refused[i].func);
+        cr_assert_str_eq(e.subject, "glm4moe.expert_gating_func");
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Each family reads the routing keys its llama.cpp loader reads, no others: MiniMax-M2's graph always renormalises
+ * (norm_w true in src/models/minimax-m2.cpp) and its loader reads no expert_weights_norm or expert_weights_scale, so
+ * a file that sets them routes as one that does not; OLMoE's reads no gating function. */
+Test(arch, each_family_reads_only_its_loader_s_routing_keys)
+{
+    static const struct {
+        const char *arch;
+        model_moe_gating gating;
+        bool renormalise;
+    } want[] = { { "minimax-m2", MODEL_MOE_SIGMOID, true }, { "olmoe", MODEL_MOE_SOFTMAX, false } };
+    for (size_t i = 0; i < N(want); i++) {
+        char k[6][64];
+        const char *const suffix[6] = { "embedding_length", "block_count", "attention.head_count", "expert_count",
+                                        "expert_used_count", "expert_weights_norm" };
+        for (int j = 0; j < 6; j++)
+            snprintf(k[j], sizeof k[j], "%s.%s", want[i].arch, suffix[j]);
+        char scale[64], gating[64];
+        snprintf(scale, sizeof scale, "%s.expert_weights_scale", want[i].arch);
+        snprintf(gating, sizeof gating, "%s.expert_gating_func", want[i].arch);
+        kv_spec kvs[] = { { "general.architecture", 's', want[i].arch }, { k[0], 'u', "256" }, { k[1], 'u', "2" },
+                          { k[2], 'u', "4" }, { k[3], 'u', "8" }, { k[4], 'u', "2" }, { k[5], 'B', want[i].renormalise ? "0" : "1" },
+                          { scale, 'f', "2.5" }, { gating, 'u', want[i].gating == MODEL_MOE_SIGMOID ? "2" : "3" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = file_with(kvs, N(kvs), &b);
+        model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the keys are read all the same */
+        cr_assert_eq(hp.moe_gating, want[i].gating, "%s", want[i].arch);
+        cr_assert_eq(hp.moe_renormalise, want[i].renormalise, "%s", want[i].arch);
+        cr_assert_float_eq(hp.moe_scale, 1.0f, 0.0f, "%s: expert_weights_scale is not its loader's key", want[i].arch);
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* ERNIE 4.5's loader requires interleave_moe_layer_step and makes experts for every layer past the dense ones, so it
+ * runs step 1 only: absent is the file's fault, 2 not run here, each named by its key. */
+Test(arch, ernie_s_interleave_step_is_required_and_one)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "ernie4_5-moe" }, { "ernie4_5-moe.embedding_length", 'u', "256" },
+                      { "ernie4_5-moe.block_count", 'u', "2" },       { "ernie4_5-moe.attention.head_count", 'u', "4" },
+                      { "ernie4_5-moe.expert_count", 'u', "8" },      { "ernie4_5-moe.expert_used_count", 'u', "2" },
+                      { "ernie4_5-moe.interleave_moe_layer_step", 'u', "2" } };
+    static const struct {
+        size_t n;
+        model_status want;
+    } cases[] = { { N(kvs) - 1, MODEL_E_MALFORMED }, { N(kvs), MODEL_E_UNSUPPORTED } };
+    for (size_t i = 0; i < N(cases); i++) {
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = file_with(kvs, cases[i].n, &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), cases[i].want, "%s", e.message);
+        cr_assert_str_eq(e.subject, "ernie4_5-moe.interleave_moe_layer_step");
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* dots1's loader sizes attn_k and attn_v as attn_q: a file with grouped heads is one llama.cpp refuses, named by key. */
+Test(arch, dots1_refuses_grouped_heads)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "dots1" }, { "dots1.embedding_length", 'u', "256" },
+                      { "dots1.block_count", 'u', "2" },        { "dots1.attention.head_count", 'u', "4" },
+                      { "dots1.attention.head_count_kv", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "dots1.attention.head_count_kv");
+    cr_assert(strstr(e.message, "grouped heads"), "%s", e.message);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* The file of kvs with kvs[at] set to value is refused as malformed, naming subject (kvs is left as it was). */
+static void refused_naming(kv_spec *kvs, size_t n, size_t at, const char *value, const char *subject)
+{
+    const char *was = kvs[at].value;
+    kvs[at].value = value;
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, n, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", subject, value);
+    cr_assert_str_eq(e.subject, subject);
+    gguf_close(f);
+    free(b.p);
+    kvs[at].value = was;
+}
+
+/* deepseek2's keys as llama.cpp's loader reads and asserts them: q_lora_rank required but in the "lite" shapes it
+ * knows by their layer count (which take the query straight from the input whatever the key says), key_length_mla
+ * and value_length_mla together, the split form's cache sizes (key kv_lora_rank + rope, value kv_lora_rank, one
+ * key/value head), the groups of experts; and the scores' scale YaRN and DeepSeek's yarn_log_multiplier make. Each
+ * refusal names its key. */
+Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "deepseek2" },     { "deepseek2.embedding_length", 'u', "256" },
+                      { "deepseek2.block_count", 'u', "5" },            { "deepseek2.attention.head_count", 'u', "4" },
+                      { "deepseek2.attention.head_count_kv", 'u', "1" }, { "deepseek2.attention.key_length", 'u', "80" },
+                      { "deepseek2.attention.value_length", 'u', "64" }, { "deepseek2.rope.dimension_count", 'u', "16" },
+                      { "deepseek2.attention.kv_lora_rank", 'u', "64" }, { "deepseek2.feed_forward_length", 'u', "384" },
+                      { "deepseek2.attention.key_length_mla", 'u', "48" },
+                      { "deepseek2.attention.value_length_mla", 'u', "24" },
+                      { "deepseek2.rope.scaling.type", 's', "yarn" },   { "deepseek2.rope.scaling.factor", 'f', "40" },
+                      { "deepseek2.rope.scaling.yarn_log_multiplier", 'f', "0.1" },
+                      { "deepseek2.attention.q_lora_rank", 'u', "96" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_lora_q, 96);
+    cr_assert_eq(hp.n_lora_kv, 64);
+    cr_assert_eq(hp.head_dim_k_mla, 48);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_Q), 4 * 48, "q is decompressed to a head's 48 values");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_KV_A), 64 + 16);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_QK_NOPE), 32);
+    const double mscale = 1.0 + 0.1 * log(40.0); /* llama.cpp's deepseek2 graph: mscale^2 / sqrt(key_length_mla) */
+    cr_assert_float_eq(hp.attn_scale, mscale * mscale / sqrt(48.0), 1e-6);
+    cr_assert_float_eq(hp.yarn_attn_factor, 1.0 / mscale, 1e-6, "the rotation's magnitude taken out of q and k");
+    gguf_close(f);
+    free(b.p);
+
+    f = file_with(kvs, N(kvs) - 1, &b); /* no q_lora_rank in a shape llama.cpp does not call lite */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "deepseek2.attention.q_lora_rank");
+    gguf_close(f);
+    free(b.p);
+    kvs[2].value = "27"; /* DeepSeek-V2-Lite's 27 layers: the query straight from the input, the key not read */
+    f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_lora_q, 0);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED);
+    gguf_close(f);
+    free(b.p);
+    kvs[2].value = "5";
+
+    static const struct {
+        size_t at;
+        const char *value, *subject;
+    } bad[] = {
+        { 5, "96", "deepseek2.attention.key_length" },      /* not kv_lora_rank + rope */
+        { 6, "48", "deepseek2.attention.value_length" },    /* not kv_lora_rank */
+        { 4, "4", "deepseek2.attention.head_count_kv" },    /* the split form's cache has one head */
+        { 10, "16", "deepseek2.attention.key_length_mla" }, /* no key part without rotation */
+    };
+    for (size_t i = 0; i < N(bad); i++)
+        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
+    kv_spec half[N(kvs)];
+    memcpy(half, kvs, sizeof kvs);
+    half[11] = half[N(kvs) - 1]; /* key_length_mla without value_length_mla */
+    f = file_with(half, N(kvs) - 1, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "deepseek2.attention.value_length_mla");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Experts chosen within groups (DeepSeek-V3): llama.cpp asserts that the groups cut the experts evenly, that fewer
+ * groups than experts are used and at least one; each refusal names its key. */
+Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3moe" }, { "qwen3moe.embedding_length", 'u', "256" },
+                      { "qwen3moe.block_count", 'u', "2" },         { "qwen3moe.attention.head_count", 'u', "4" },
+                      { "qwen3moe.expert_count", 'u', "8" },        { "qwen3moe.expert_used_count", 'u', "2" },
+                      { "qwen3moe.expert_group_count", 'u', "4" },  { "qwen3moe.expert_group_used_count", 'u', "2" } };
+    static const struct {
+        size_t at;
+        const char *value, *subject;
+    } bad[] = { { 6, "3", "qwen3moe.expert_group_count" },      { 6, "8", "qwen3moe.expert_group_count" },
+                { 7, "0", "qwen3moe.expert_group_used_count" }, { 7, "4", "qwen3moe.expert_group_used_count" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of expert tensors, after the groups were found sound */
+    cr_assert_str_eq(e.subject, "qwen3moe.expert_count", "%s", e.message);
+    cr_assert_eq(hp.n_expert_groups, 4);
+    cr_assert_eq(hp.n_group_used, 2);
+    gguf_close(f);
+    free(b.p);
+    for (size_t i = 0; i < N(bad); i++)
+        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
+}
+
+/* rope.dimension_sections as llama.cpp reads it: required by qwen2vl (and the Qwen3-VL families), 4 counts (or one for
+ * all four), each section of pairs fitting the head, at least one of the first three, and the whole head rotating
+ * (qwen2vl's graph asserts n_rot == head size); glm4moe reads it where present and rotates by sections when the first
+ * two are above 0 (llama.cpp's use_mrope). Each refusal names its key. */
+Test(arch, rotary_sections_are_read_and_checked_as_llama_cpp_does)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen2vl" },     { "qwen2vl.embedding_length", 'u', "256" },
+                      { "qwen2vl.block_count", 'u', "2" },            { "qwen2vl.attention.head_count", 'u', "4" },
+                      { "qwen2vl.feed_forward_length", 'u', "512" },  { "qwen2vl.rope.dimension_sections", 'u', "8" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b); /* one value for all four sections: 4 x 8 = 32 pairs of 64 values */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(hp.rope_sections[i], 8);
+    gguf_close(f);
+    free(b.p);
+    f = file_with(kvs, N(kvs) - 1, &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "no sections");
+    cr_assert_str_eq(e.subject, "qwen2vl.rope.dimension_sections");
+    gguf_close(f);
+    free(b.p);
+    refused_naming(kvs, N(kvs), 5, "17", "qwen2vl.rope.dimension_sections"); /* 68 pairs: past the head */
+    kv_spec part[N(kvs) + 1];
+    memcpy(part, kvs, sizeof kvs);
+    part[N(kvs)] = (kv_spec){ "qwen2vl.rope.dimension_count", 'u', "32" }; /* half the head rotating */
+    refused_naming(part, N(part), N(kvs), "32", "qwen2vl.rope.dimension_count");
+
+    kv_spec glm[] = { { "general.architecture", 's', "glm4moe" },      { "glm4moe.embedding_length", 'u', "256" },
+                      { "glm4moe.block_count", 'u', "2" },             { "glm4moe.attention.head_count", 'u', "4" },
+                      { "glm4moe.feed_forward_length", 'u', "512" },   { "glm4moe.rope.dimension_sections", 'u', "0" } };
+    f = file_with(glm, N(glm), &b);
+    model_hparams_read(f, &hp, &e); /* refused for want of experts: the sections are read all the same */
+    cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "sections of 0: llama.cpp's use_mrope is false");
+    gguf_close(f);
+    free(b.p);
+    glm[5].value = "8";
+    f = file_with(glm, N(glm), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS, "GLM-4.5V's text decoder rotates by sections");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* The YaRN keys a family's loader reads (model_yarn_key): mistral3's reads the betas and yarn_log_multiplier as written,
+ * llama's neither (llama.cpp's context keeps 32 and 1); with yarn_log_multiplier 1 the rotation's magnitude is
+ * get_mscale(16, 1) / get_mscale(16, 1) = 1 (llama.cpp's context, then the 1 + 0.1 ln 16 that ggml multiplies in
+ * cancelled: attn_factor 1 / (1 + 0.1 ln 16)), without it get_mscale(16, 1) cancelled to 1. And mistral3 reads the
+ * attention temperature. */
+Test(arch, yarn_keys_and_the_attention_temperature_are_read_where_the_loader_reads_them)
+{
+    static const char *const archs[2] = { "mistral3", "llama" };
+    for (int a = 0; a < 2; a++) {
+        char k[9][96];
+        const char *const suffix[9] = { "embedding_length", "block_count", "attention.head_count", "rope.scaling.type",
+                                        "rope.scaling.factor", "rope.scaling.yarn_beta_fast",
+                                        "rope.scaling.yarn_beta_slow", "rope.scaling.yarn_log_multiplier",
+                                        "attention.temperature_scale" };
+        for (int j = 0; j < 9; j++)
+            snprintf(k[j], sizeof k[j], "%s.%s", archs[a], suffix[j]);
+        kv_spec kvs[] = { { "general.architecture", 's', archs[a] }, { k[0], 'u', "256" }, { k[1], 'u', "2" },
+                          { k[2], 'u', "4" }, { k[3], 's', "yarn" }, { k[4], 'f', "16" }, { k[5], 'f', "16" },
+                          { k[6], 'f', "2" }, { k[7], 'f', "1" }, { k[8], 'f', "0.1" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = file_with(kvs, N(kvs), &b);
+        model_hparams_read(f, &hp, &e);
+        const bool reads = a == 0;
+        cr_assert_float_eq(hp.yarn_beta_fast, reads ? 16.0f : 32.0f, 0.0f, "%s", archs[a]);
+        cr_assert_float_eq(hp.yarn_beta_slow, reads ? 2.0f : 1.0f, 0.0f, "%s", archs[a]);
+        cr_assert_float_eq(hp.attn_temp_scale, reads ? 0.1f : 0.0f, 1e-9, "%s", archs[a]);
+        const double cancel = 1.0 / (1.0 + 0.1 * log(16.0));
+        cr_assert_float_eq(hp.yarn_attn_factor, reads ? cancel : 1.0, 1e-6, "%s", archs[a]);
+        gguf_close(f);
+        free(b.p);
+    }
+}
