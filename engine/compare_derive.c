@@ -31,8 +31,8 @@ static float *room(float **p, size_t *cap, size_t n)
 static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
 {
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const kern_weight g = { .t = w->t };
-    return ref && x && g.t && ref->rmsnorm(ref, &g, x, T, n, s->m->hp.eps, out) == KERN_OK;
+    const kern_weight g = { .t = w ? w->t : NULL };
+    return ref && x && (!w || g.t) && ref->rmsnorm(ref, w ? &g : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
 }
 
 /* The rows x (T, n) as a side's product meets them: a GGML side rounds them to the activation type of the weight's
@@ -154,8 +154,10 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
         return false;
     if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
         return false;
-    for (int t = 0; t < T && is_q; t++) { /* the attention temperature (Ministral 3) */
-        const float temp = engine_attn_temperature(hp, pos0 + t);
+    if (hp->g.qk_l2_norm && !L->no_rope && !norm_rows(s, NULL, out, T * heads, hd, out))
+        return false; /* Llama 4's norm without gains after the rotation */
+    for (int t = 0; t < T && is_q; t++) { /* the attention temperature (Ministral 3; Llama 4's layers without rope) */
+        const float temp = engine_attn_temperature(hp, L->no_rope, pos0 + t);
         for (int i = 0; i < heads * hd && temp != 1.0f; i++)
             out[(size_t)t * heads * hd + i] *= temp;
     }
@@ -225,7 +227,8 @@ static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], c
 
 /* A mixture of experts' output from the side's ffn_norm rows, as the forward pass defines it: the router's logits
  * (its bias), the experts engine_route picks, each chosen expert's output times its weight summed in order, the
- * shared expert times the sigmoid of its gate. Routing is re-derived too: a side whose router logits sit near a tie
+ * shared expert times the sigmoid of its gate; where the weight scales the expert's input (Llama 4), the input times
+ * it and the outputs summed as they are. Routing is re-derived too: a side whose router logits sit near a tie
  * may pick another expert, which shows as a difference here (rare; the logits' own difference is small). */
 static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
 {
@@ -236,8 +239,10 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     float logits[1024], probs[2 * 1024], weights[1024], sh = 0.0f, *tmp = malloc((size_t)E * sizeof(float));
+    float *scaled = malloc((size_t)E * sizeof(float));
     int ids[1024];
-    bool ok = h && tmp && n_exp <= 1024;
+    const bool before = hp->desc->moe_weight_before;
+    bool ok = h && tmp && scaled && n_exp <= 1024;
     for (int t = 0; ok && t < T; t++) {
         const float *ht = h + (size_t)t * E;
         float *ot = out + (size_t)t * E;
@@ -253,9 +258,12 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
             for (int part = 0; part < 3; part++)
                 eb[part] = L->experts[ENGINE_EXPERT_GATE_BIAS + part] ? &L->experts[ENGINE_EXPERT_GATE_BIAS + part][e]
                                                                       : NULL;
-            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, ht, j == 0 ? ot : tmp);
+            for (int i = 0; before && i < E; i++)
+                scaled[i] = ht[i] * weights[j];
+            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, before ? scaled : ht, j == 0 ? ot : tmp);
+            const float wj = before ? 1.0f : weights[j];
             for (int i = 0; ok && i < E; i++)
-                ot[i] = j == 0 ? ot[i] * weights[0] : ot[i] + tmp[i] * weights[j];
+                ot[i] = j == 0 ? ot[i] * wj : ot[i] + tmp[i] * wj;
         }
         if (ok && w[MODEL_ROLE_FFN_GATE_SHEXP].t) {
             const kern_weight *const sw[3] = { &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP],
@@ -269,6 +277,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
         }
     }
     free(tmp);
+    free(scaled);
     return ok;
 }
 

@@ -46,7 +46,8 @@ typedef struct ctx_sizes {
  * else token by token. */
 static bool groups_experts(const engine_model *m)
 {
-    return m->hp.n_expert > 0 && (m->be->numerics == KERN_NUMERICS_EXACT || m->be->matmul_each);
+    return m->hp.n_expert > 0 && (m->be->numerics == KERN_NUMERICS_EXACT || m->be->matmul_each ||
+                                  m->hp.desc->moe_weight_before);
 }
 
 static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ctx_sizes *z, engine_error *err)

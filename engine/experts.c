@@ -118,17 +118,20 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
         sum_expert(p, out, ys[j], j, weights[j]);
 }
 
-/* The chosen experts of Tr > 1 tokens (routed already: their logits in c->router_host), each expert once over the
+/* The chosen experts of Tr tokens (routed already: their logits in c->router_host), each expert once over the
  * tokens that chose it (groups_experts): the rows gathered on the host, its products over all of them (each row
  * in its own token's order under --numerics ggml), each output
  * kept by its slot (token t, choice j); then per token the outputs scaled by their weights and summed in the order
- * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. */
+ * chosen, as the token-by-token path adds them. o serves as the expert's output before it holds the sums. Where the
+ * weight scales an expert's input (Llama 4: build_moe_ffn's weight_before_ffn), each gathered row is multiplied by
+ * its slot's weight in f32 as ggml's mul does, and the outputs are summed as they come. */
 static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
     const engine_layer *L = &c->m->layers[il];
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
+    const bool before = hp->desc->moe_weight_before;
     for (int t = 0; t < Tr; t++)
         engine_route(hp, L->select_bias, c->router_host + (size_t)t * n_exp, c->route_probs,
                      c->moe_ids_host + (size_t)t * k, c->moe_weights_host + (size_t)t * k);
@@ -137,16 +140,23 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
         int n = 0;
         for (int s = 0; s < Tr * k; s++)
             if (c->moe_ids_host[s] == e) {
+                float *row = c->moe_stage_host + (size_t)n * E;
+                const float *in = c->moe_in_host + (size_t)(s / k) * E;
                 c->moe_slots_host[n] = s;
-                memcpy(c->moe_stage_host + (size_t)n * E, c->moe_in_host + (size_t)(s / k) * E,
-                       (size_t)E * sizeof(float));
+                for (int i = 0; i < E; i++)
+                    row[i] = before ? in[i] * c->moe_weights_host[s] : in[i];
                 n++;
             }
         if (!n)
             continue;
         pass_check(p, c->be->from_host(c->be, c->moe_tmp, c->moe_stage_host, (size_t)n * E),
                    "copy of an expert's rows");
-        run_expert(p, L, e, n, experts_keep_token_order(c), c->moe_tmp, o);
+        const bool each = experts_keep_token_order(c);
+        if (each && !c->be->matmul_each) /* rows one at a time keep each token's order too */
+            for (int i = 0; i < n; i++)
+                run_expert(p, L, e, 1, false, c->moe_tmp + (size_t)i * E, o + (size_t)i * E);
+        else
+            run_expert(p, L, e, n, each, c->moe_tmp, o);
         if (!p->st)
             pass_check(p, c->be->to_host(c->be, c->moe_stage_host, o, (size_t)n * E), "copy of an expert's output");
         for (int i = 0; i < n && !p->st; i++)
@@ -158,7 +168,8 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
     for (int t = 0; t < Tr; t++) { /* into moe_in_host, whose rows are used */
         float *acc = c->moe_in_host + (size_t)t * E;
         for (int j = 0; j < k; j++) {
-            const float *y = c->moe_out_host + ((size_t)t * k + j) * E, w = c->moe_weights_host[(size_t)t * k + j];
+            const float *y = c->moe_out_host + ((size_t)t * k + j) * E;
+            const float w = before ? 1.0f : c->moe_weights_host[(size_t)t * k + j];
             for (int i = 0; i < E; i++) {
                 const float scaled = y[i] * w;
                 acc[i] = j ? acc[i] + scaled : scaled;
@@ -184,9 +195,11 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
     if (!p->st)
         pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp),
                    "copy of the router's logits");
-    if (Tr > 1 && c->moe_out_host && !p->st)
+    /* every token through the grouped path where a weight scales the input (its rows are scaled on the host) */
+    const bool grouped = c->moe_out_host && (Tr > 1 || hp->desc->moe_weight_before);
+    if (grouped && !p->st)
         grouped_experts(p, il, Tr, h, o);
-    for (int t = 0; t < Tr && !p->st && !(Tr > 1 && c->moe_out_host); t++) {
+    for (int t = 0; t < Tr && !p->st && !grouped; t++) {
         engine_route(hp, L->select_bias, c->router_host + (size_t)t * n_exp, c->route_probs, c->route_ids,
                      c->route_weights);
         float *ot = o + (size_t)t * E, *tmp = c->moe_tmp + (size_t)t * E;

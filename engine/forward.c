@@ -168,7 +168,8 @@ static void attention_block(pass *p, int il, int T)
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
-    const bool fused = staged && p->be->rope_store && !L->no_rope; /* nothing probes a staged step */
+    /* nothing probes a staged step; Llama 4's norm comes after the rotation, before the store */
+    const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm;
     if (L->no_rope) {
         /* a NoPE layer: q and k go to the attention as the products left them */
     } else if (fused && !p->st) {
@@ -178,8 +179,12 @@ static void attention_block(pass *p, int il, int T)
         run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
         run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
     }
-    for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3: q scaled by its position's */
-        const float temp = engine_attn_temperature(hp, pos0 + t);
+    if (hp->g.qk_l2_norm && !L->no_rope) { /* Llama 4: each rotated head of q and k normed without gains */
+        run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+    }
+    for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3, Llama 4: q scaled by position */
+        const float temp = engine_attn_temperature(hp, L->no_rope, pos0 + t);
         if (temp != 1.0f)
             run_scale(p, "attention temperature", c->q + (size_t)t * q_dim, (size_t)q_dim, temp);
     }

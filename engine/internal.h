@@ -58,20 +58,22 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
     const engine_hparams *hp = &m->hp;
     return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim, .v_dim = hp->v_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
+                        .chunked = hp->g.swa_chunked,
                         .softcap = hp->g.attn_softcap,
                         .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
                                                                           : NULL };
 }
 
-/* The attention temperature of a query at position pos (Llama 4's, Ministral 3's: model_arch.attn_temperature), as
- * llama.cpp's llm_graph_input_attn_temp computes it: log(floor(pos / n_ctx_orig) + 1) * scale + 1, the floor in f32,
- * the rest in double, rounded to f32; 1 without a temperature. */
-static inline float engine_attn_temperature(const engine_hparams *hp, int pos)
+/* The attention temperature of a query at position pos in a layer (rotating or not) (Ministral 3's on every layer,
+ * Llama 4's on those without positions), as llama.cpp's llm_graph_input_attn_temp computes it:
+ * log(floor((pos + offset) / floor) + 1) * scale + 1, the floor's argument in f32, the rest in double, rounded to f32;
+ * 1 without a temperature. */
+static inline float engine_attn_temperature(const engine_hparams *hp, bool no_rope, int pos)
 {
     const float scale = hp->g.attn_temp_scale;
-    if (scale == 0.0f)
+    if (scale == 0.0f || (hp->g.attn_temp_nope_only && !no_rope))
         return 1.0f;
-    return (float)(log(floorf((float)pos / (float)hp->g.n_ctx_orig_yarn) + 1.0) * scale + 1.0);
+    return (float)(log(floorf(((float)pos + hp->g.attn_temp_offset) / hp->g.attn_temp_floor) + 1.0) * scale + 1.0);
 }
 
 /* One token's experts (route.c) from its router logits (n_expert), as hp says to weigh them, with a layer's selection

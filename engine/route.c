@@ -5,6 +5,7 @@
  *  - softmax-weight gating (gpt-oss): the n_used largest logits, then the softmax of those n_used as weights;
  *  - sigmoid gating (glm4moe, DeepSeek-V3): each logit's sigmoid (ggml's 1 / (1 + e^-x)); the experts chosen by
  *    the sigmoids plus the layer's selection bias where it has one (exp_probs_b), weighed by the sigmoids alone;
+ *    Llama 4 chooses by the logits and weighs by their sigmoids (the weight then scales the expert's input);
  * within the best groups of experts where the file groups them (keep_best_groups);
  * then, where the family does so, the weights renormalised to sum 1 (the sum clamped at 2^-14, f16's smallest
  * normal), and scaled by expert_weights_scale.
@@ -73,8 +74,11 @@ void engine_route(const engine_hparams *hp, const float *select_bias, const floa
     else if (hp->moe_gating == MODEL_MOE_SIGMOID)
         for (int e = 0; e < n_expert; e++)
             probs[e] = 1.0f / (1.0f + expf(-probs[e]));
+    /* Llama 4 ranks the logits themselves (the sigmoid only weighs the chosen: llama.cpp's build_moe_ffn), which
+     * differs from ranking their sigmoids where those round to the same float */
+    const bool on_logits = hp->desc && hp->desc->moe_weight_before;
     for (int e = 0; e < n_expert; e++)
-        select[e] = select_bias ? probs[e] + select_bias[e] : probs[e];
+        select[e] = on_logits ? logits[e] : select_bias ? probs[e] + select_bias[e] : probs[e];
     if (hp->g.n_expert_groups > 1)
         keep_best_groups(hp, select);
     /* the n_used largest, ties to the lower index; a NaN is never chosen over a number */

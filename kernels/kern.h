@@ -67,7 +67,18 @@ typedef struct kern_attn {
     /* > 0: each value row is this long, not head_dim (DeepSeek-V2/V3's latent attention: keys of the compressed
      * latent and its rotary part, values of the latent alone); 0: head_dim (kern_attn_v_dim) */
     int v_dim;
+    bool chunked; /* with window > 0: a query at p sees p - p % window .. p instead (Llama 4's chunks) */
 } kern_attn;
+
+/* The first key position a query at position pos sees (kern_attn.window and .chunked). */
+static inline int kern_attn_first_key(const kern_attn *a, int pos)
+{
+    if (a->window <= 0)
+        return 0;
+    if (a->chunked)
+        return pos - pos % a->window;
+    return pos >= a->window ? pos - a->window + 1 : 0;
+}
 
 /* The length of a's value rows and output rows per head. */
 static inline int kern_attn_v_dim(const kern_attn *a)
@@ -100,14 +111,14 @@ typedef struct kern_backend kern_backend;
  *
  *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
- *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n)).
+ *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n); NULL: no gains, ggml_rms_norm alone).
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
  *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys (pos0 + T, n_kv_head,
  *               head_dim) and values (pos0 + T, n_kv_head, v_dim) of one layer's cache (v_dim: kern_attn_v_dim);
  *               out (T, n_head, v_dim). GQA: query head h
  *               reads kv head h / (n_head / n_kv_head). Scores are q.k * a->scale (then a->softcap *
  *               tanh(score / a->softcap) where a->softcap > 0); with a->window > 0 a query at position p sees only
- *               the keys at p - window + 1 .. p (sliding-window layers).
+ *               the keys at p - window + 1 .. p (sliding-window layers), or chunked at p - p % window .. p.
  *   glu         out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of
  *               `row` values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does).
  *   scale       x (n) *= s.

@@ -149,6 +149,19 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
     .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },        \
     .rope_neox = true, .act = MODEL_ACT_SILU, .moe = true, .moe_renormalise = true, .moe_ff_split = true
 
+/* deepseek2's latent attention and routing, which mistral4 shares */
+#define DEEPSEEK2_LAYERS                                                                                      \
+    .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_Q_A] = R,     \
+              [MODEL_ROLE_ATTN_Q_A_NORM] = R, [MODEL_ROLE_ATTN_Q_B] = R, [MODEL_ROLE_ATTN_KV_A_MQA] = R,          \
+              [MODEL_ROLE_ATTN_KV_A_NORM] = R, [MODEL_ROLE_ATTN_KV_B] = R, [MODEL_ROLE_ATTN_K_B] = R,              \
+              [MODEL_ROLE_ATTN_V_B] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES,    \
+              EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = R,                     \
+              [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },                                   \
+    .act = MODEL_ACT_SILU, .moe = true,                                                                        \
+    .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |         \
+                MODEL_MOE_KEY_DENSE_LEAD,                                                                      \
+    .mla = true
+
 static const model_arch archs[] = {
     {
         .name = "llama",
@@ -161,6 +174,36 @@ static const model_arch archs[] = {
         .quantize = true,
         .moe = true,
         .moe_renormalise = true,
+    },
+    {
+        .name = "llama4",
+        .families = "Llama 4 (Scout 17B-16E, Maverick 17B-128E)",
+        /* llama.cpp's llama4 loader and graph: llama's layers (q/k/v biases optional there, rope_freqs optional), no
+         * rotary positions on every fourth layer, which alone see all positions: the other three attend within chunks
+         * of 8192 (iSWA) and norm q and k without gains after rotating them (but with 128 experts); the layers on the
+         * interleave step have experts: one chosen by the sigmoid of its logit, that weight scaling the expert's input,
+         * and an ungated shared expert as wide; the layers without positions take a temperature past 8192 positions */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, DENSE_FFN_ROLES, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_STEP,
+        .moe_weight_before = true,
+        .moe_step_layers = true,
+        .shexp_expert_wide = true,
+        .no_rope_period = 4,
+        .swa_period = 4,
+        .swa_window_default = 8192,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .swa_chunked = true,
+        .qk_l2_norm = true,
+        .qk_l2_norm_off_experts = 128,
+        .attn_temp_fixed_scale = 0.1f,
+        .attn_temp_fixed_floor = 8192,
+        .attn_temp_fixed_offset = 1.0f,
+        .quantize = true,
     },
     {
         .name = "mistral3",
@@ -176,6 +219,16 @@ static const model_arch archs[] = {
         .moe_renormalise = true,
         .yarn_keys = MODEL_YARN_KEY_BETAS | MODEL_YARN_KEY_LOG_MUL,
         .attn_temperature = true,
+        .quantize = true,
+    },
+    {
+        .name = "internlm2",
+        .families = "InternLM2, InternLM2.5",
+        /* llama.cpp's internlm2: llama's layers with an output projection of its own (required there), q/k/v biases
+         * where the file has them, NORM rotary */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
         .quantize = true,
     },
     {
@@ -280,6 +333,21 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "glm4",
+        .families = "GLM-4-0414 (9B, 32B), GLM-Z1",
+        /* llama.cpp's glm4: q/k/v (biases where the file has them), NORM rotary of the first rope.dimension_count
+         * values of each head, a norm after the attention and after the feed-forward block as well as before each,
+         * gate and up fused in ffn_up (as phi3's); multi-axis sections where the file has them (GLM-4.1V) */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
+        .mrope = MODEL_MROPE_SECTIONS,
+        .mrope_optional = true,
+        .quantize = true,
+    },
+    {
         .name = "glm4moe",
         .families = "GLM-4.5, GLM-4.5-Air, GLM-4.6",
         /* llama.cpp's glm4-moe loader and graph: q/k/v biases (optional there), per-head q/k norms in some files,
@@ -330,6 +398,16 @@ static const model_arch archs[] = {
         .act = MODEL_ACT_SILU,
         .qk_norm_full = true,
         .moe = true,
+        .quantize = true,
+    },
+    {
+        .name = "ernie4_5",
+        .families = "ERNIE 4.5 (0.3B dense)",
+        /* llama.cpp's ernie4-5 loader and graph without experts: llama's layers, NORM rotary; attn_output.bias is
+         * loaded there but never added, so a file with one is refused here rather than run otherwise */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
         .quantize = true,
     },
     {
@@ -394,17 +472,16 @@ static const model_arch archs[] = {
          * layers, experts chosen by the file's gating function (softmax without one) plus exp_probs_b where present,
          * within groups where expert_group_count > 1, the file's renormalisation and scale, expert_shared_count
          * ungated shared experts an expert wide each; prediction blocks not run */
-        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_Q_A] = R,
-                  [MODEL_ROLE_ATTN_Q_A_NORM] = R, [MODEL_ROLE_ATTN_Q_B] = R, [MODEL_ROLE_ATTN_KV_A_MQA] = R,
-                  [MODEL_ROLE_ATTN_KV_A_NORM] = R, [MODEL_ROLE_ATTN_KV_B] = R, [MODEL_ROLE_ATTN_K_B] = R,
-                  [MODEL_ROLE_ATTN_V_B] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES,
-                  EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = R,
-                  [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
-        .act = MODEL_ACT_SILU,
-        .moe = true,
-        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
-                    MODEL_MOE_KEY_DENSE_LEAD,
-        .mla = true,
+        DEEPSEEK2_LAYERS,
+        .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS | MODEL_YARN_KEY_MSCALE_OWN,
+        .quantize = true,
+    },
+    {
+        .name = "mistral4",
+        .families = "Mistral 4 (text)",
+        /* llama.cpp's mistral4 is its deepseek2 loader and graph under another name (src/models/models.h); only the
+         * context's YaRN magnitude differs, which names deepseek2 alone */
+        DEEPSEEK2_LAYERS,
         .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS,
         .quantize = true,
     },
@@ -464,6 +541,17 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "exaone",
+        .families = "EXAONE 3.0, 3.5, Deep",
+        /* llama.cpp's exaone: llama's layers (q/k/v biases where the file has them, Llama 3's rope_freqs where
+         * present) with NEOX rotary */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
         .name = "exaone4",
         .families = "EXAONE 4.0 (1.2B, 32B)",
         /* llama.cpp's exaone4: olmo2's norms after the blocks and none before, per-head q/k norms, Llama 3's rope_freqs
@@ -480,6 +568,18 @@ static const model_arch archs[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .swa_n_layer = 64,
         .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
+        .name = "gemma",
+        .families = "Gemma 1, CodeGemma",
+        /* llama.cpp's gemma: embeddings scaled by sqrt(n_embd), tanh-GELU, NEOX rotary, q scaled by 1/sqrt(key_length)
+         * before its product; its output projection is always the token embedding */
+        .need = { TIED_GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .embd_scale_sqrt = true,
+        .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
         .quantize = true,
     },
     {
@@ -532,7 +632,7 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
     if (!hp->arch || (unsigned)r >= MODEL_ROLE_COUNT)
         return MODEL_NEED_ABSENT;
     const model_ffn_form form = roles[r].form;
-    const bool moe = hp->n_expert > 0 && !(il >= 0 && il < hp->n_layer_dense_lead);
+    const bool moe = model_hparams_layer_has_experts(hp, il);
     if ((form == MODEL_FFN_DENSE && moe) || (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
     const model_attn_form af = roles[r].attn_form;
@@ -588,7 +688,7 @@ const model_arch *model_arch_at(size_t i)
     return i < model_arch_count() ? &archs[i] : NULL;
 }
 
-static char arch_names[256];
+static char arch_names[1024];
 
 static void list_arch_names(void)
 {

@@ -19,8 +19,18 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 {
     if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
         return model_hparams_layer_is_swa(hp, il);
-    const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
+    const uint32_t period = hp->no_rope_period;
     return period == 0 || (il + 1) % period != 0;
+}
+
+bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
+{
+    if (hp->n_expert <= 0)
+        return false;
+    if (il < 0)
+        return true;
+    const int64_t step = hp->arch && hp->arch->moe_step_layers ? hp->n_moe_layer_step : 1;
+    return il >= hp->n_layer_dense_lead && (step <= 1 || (il + 1) % step == 0);
 }
 
 int64_t model_hparams_dim(const model_hparams *hp, model_dim d)

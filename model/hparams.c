@@ -134,8 +134,9 @@ static void rope_scaling(reader *r, model_hparams *hp)
         hp->yarn_ext_factor = 1.0f;
         const float f = 1.0f / hp->rope_freq_scale;
         /* llama.cpp's context: get_mscale(f, m) / get_mscale(f, yarn_log_multiplier) with m 1, but for deepseek2
-         * (latent attention) the multiplier itself, whose ratio is then 1; without the key get_mscale(f, 1) */
-        const float lm = hp->yarn_log_mul, m = hp->arch && hp->arch->mla && lm != 1.0f ? lm : 1.0f;
+         * the multiplier itself, whose ratio is then 1; without the key get_mscale(f, 1) */
+        const bool own = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_MSCALE_OWN);
+        const float lm = hp->yarn_log_mul, m = own && lm != 1.0f ? lm : 1.0f;
         const float mscale = f <= 1.0f ? 1.0f
                              : lm != 0.0f ? (0.1f * m * logf(f) + 1.0f) / (0.1f * lm * logf(f) + 1.0f)
                                           : 0.1f * logf(f) + 1.0f;
@@ -365,8 +366,20 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->rope_freq_scale_swa = hp->rope_freq_scale;
 
     const model_arch *ar = hp->arch;
+    hp->no_rope_period = ar ? ar->no_rope_period : 0;
+    if (hp->arch && hp->arch->attn_temperature) /* Ministral 3: floors of the original context */
+        hp->attn_temp_floor = (float)hp->n_ctx_orig_yarn;
     if (ar && ar->swa_period && (!ar->swa_n_layer || hp->n_layer == ar->swa_n_layer)) {
         hp->swa_window = get_int(&r, "attention.sliding_window", false, ar->swa_window_default, 0, INT32_MAX, NULL);
+        if (ar->swa_chunked && hp->swa_window > 0) /* any window but 0 is the loader's own size (0: refused) */
+            hp->swa_window = ar->swa_window_default;
+        if (hp->swa_window > 0 && ar->swa_chunked) {
+            hp->swa_chunked = true;
+            hp->attn_temp_scale = ar->attn_temp_fixed_scale;
+            hp->attn_temp_floor = (float)ar->attn_temp_fixed_floor;
+            hp->attn_temp_offset = ar->attn_temp_fixed_offset;
+            hp->attn_temp_nope_only = true;
+        }
         if (hp->swa_window > 0) {
             hp->swa_period = ar->swa_period;
             swa_pattern(&r, hp);
@@ -377,6 +390,9 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
             hp->yarn_swa_off = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED;
         }
     }
+    hp->qk_l2_norm = ar && ar->qk_l2_norm && hp->n_expert != ar->qk_l2_norm_off_experts;
+    if (ar && ar->shexp_expert_wide && hp->n_expert > 0)
+        hp->n_ff_shexp = hp->n_ff_exp;
     if (ar && ar->final_softcap)
         hp->final_softcap = get_float(&r, "final_logit_softcapping", ar->final_softcap_default, NULL);
     if (ar && ar->attn_softcap_default > 0.0f)

@@ -26,6 +26,13 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "key '%s' is %lld, head_count %lld: llama.cpp's %s loader sizes attn_k and attn_v as attn_q and "
                     "refuses grouped heads", key, (long long)hp->n_head_kv, (long long)hp->n_head, arch);
     }
+    if (hp->arch->swa_chunked && hp->swa_window == 0) {
+        snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "key '%s' is 0: llama.cpp's %s loader then turns off the chunks and the attention temperature, "
+                    "and its graph stops on an assertion (f_attn_temp_scale != 0) at the layer without positions",
+                    key, arch);
+    }
     if (hp->n_layer_nextn > 0 && hp->n_layer_nextn >= hp->n_layer) {
         snprintf(key, sizeof key, "%s.nextn_predict_layers", arch);
         return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
@@ -46,7 +53,7 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
         if (hp->n_moe_layer_step < 0)
             return model_fail(err, MODEL_E_MALFORMED, 0, key, "key '%s' is missing: llama.cpp's %s loader requires it",
                         key, arch);
-        if (hp->n_moe_layer_step > 1)
+        if (hp->n_moe_layer_step > 1 && !hp->arch->moe_step_layers)
             return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
                         "key '%s' is %lld: experts every %lld-th layer are not run by gguf-run yet (llama.cpp's "
                         "loader makes experts for every layer past the dense ones)", key,
@@ -71,9 +78,12 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         "stops on an assertion)", key, (long long)hp->n_group_used,
                         (long long)hp->n_expert_groups - 1, (long long)hp->n_expert_groups);
         }
-        char router[64]; /* the first layer with experts: after the leading dense ones */
-        snprintf(router, sizeof router, "blk.%lld.ffn_gate_inp.weight", (long long)hp->n_layer_dense_lead);
-        if (hp->n_layer_dense_lead < hp->n_layer && !gguf_tensor_by_name(f, router))
+        char router[64]; /* the first layer with experts: after the leading dense ones, on the interleave step */
+        int64_t first = 0;
+        while (first < hp->n_layer && !model_hparams_layer_has_experts(hp, first))
+            first++;
+        snprintf(router, sizeof router, "blk.%lld.ffn_gate_inp.weight", (long long)first);
+        if (first < hp->n_layer && !gguf_tensor_by_name(f, router))
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "key '%s' says %lld experts, but the file has no expert tensors (llama.cpp looks for "
                         "%s and refuses it)", key, (long long)hp->n_expert, router);
@@ -93,6 +103,10 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         "the experts are 0 values wide (key '%s', or feed_forward_length / expert_used_count): "
                         "llama.cpp refuses the expert tensors", key);
         }
+    } else if (hp->arch->moe_step_layers) { /* llama.cpp's llama4 loader: "model cannot have zero experts" */
+        snprintf(key, sizeof key, "%s.expert_count", arch);
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                    "a %s model needs key '%s' > 0; llama.cpp's loader refuses one without experts", arch, key);
     } else if (hp->arch->need[MODEL_ROLE_FFN_GATE_INP] && !hp->arch->need[MODEL_ROLE_FFN_GATE]) {
         /* an architecture that is only ever a mixture of experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);

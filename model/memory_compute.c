@@ -41,6 +41,10 @@ static const builder_facts facts[] = {
     { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
     { "smollm3", false, false, false, false },      { "seed_oss", false, false, false, false },
     { "mistral3", false, false, false, false },      { "exaone4", false, false, false, false },
+    { "internlm2", false, false, false, false },     { "ernie4_5", false, false, false, false },
+    { "mistral4", false, false, false, false },      { "glm4", false, false, false, false },
+    { "exaone", false, false, false, false },        { "gemma", false, true, false, false },
+    { "llama4", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -60,7 +64,7 @@ typedef struct build {
      * multiple of the sequences is the graph's batch; the outputs are the batch asked for) */
     uint64_t n_rows, n_out;
     int pos, out_ids;
-    int attn_temp;         /* the attention temperature's input (a scale per token), made after the positions */
+    int attn_temp;         /* the attention temperature's input (a scale per token), made where q first reads it */
     cache_inputs cache[2]; /* full, sliding-window */
     /* a quantized K (V) cache's Hadamard rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): its side, 0 for
      * none, and each cache's input holding it once made */
@@ -75,7 +79,10 @@ typedef struct build {
 static bool has(const build *b, model_role r)
 {
     char name[96];
-    const int64_t il = model_role_info_of(r)->form == MODEL_FFN_MOE ? b->hp->n_layer_dense_lead : 0;
+    int64_t il = 0;
+    while (model_role_info_of(r)->form == MODEL_FFN_MOE && il + 1 < b->hp->n_layer &&
+           !model_hparams_layer_has_experts(b->hp, il))
+        il++;
     snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_info_of(r)->name);
     return gguf_tensor_by_name(b->f, name) != NULL;
 }
@@ -91,12 +98,17 @@ static int positions(build *b, bool swa)
 {
     if (b->k_rot_n && b->k_rot[swa] < 0)
         b->k_rot[swa] = graph_input(b->g, b->k_rot_n * b->k_rot_n * sizeof(float));
-    if (b->pos < 0) {
+    if (b->pos < 0)
         b->pos = graph_input(b->g, 4 * b->T * (b->hp->mrope ? 4 : 1)); /* multi-axis: 4 positions a token */
-        if (b->hp->attn_temp_scale != 0.0f)
-            b->attn_temp = graph_input(b->g, 4 * b->T);
-    }
     return b->pos;
+}
+
+/* The attention temperature's input (a scale per token), made where a query first reads it. */
+static int temperature(build *b)
+{
+    if (b->attn_temp < 0)
+        b->attn_temp = graph_input(b->g, 4 * b->T);
+    return b->attn_temp;
 }
 
 /* x times a Hadamard rotation (llama_mul_mat_hadamard: views of x, their product with the matrix, a view). */
@@ -165,8 +177,11 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
         r = graph_view(g, x);
     if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
         r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
-    if (is_q && b->hp->attn_temp_scale != 0.0f) /* Ministral 3's temperature: q times its position's scale */
-        r = graph_op(g, bytes, LY_HEADS, true, r, b->attn_temp, -1);
+    /* the temperature: q times its position's scale (Ministral 3's; Llama 4's on the layers without positions) */
+    if (is_q && b->hp->attn_temp_scale != 0.0f && !(b->hp->attn_temp_nope_only && rotate))
+        r = graph_op(g, bytes, LY_HEADS, true, r, temperature(b), -1);
+    if (rotate && b->hp->qk_l2_norm) /* Llama 4: a norm without gains after the rotation */
+        r = graph_op(g, bytes, LY_HEADS, true, r, -1, -1);
     r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
@@ -311,7 +326,8 @@ static int experts(build *b, int x)
     const uint64_t T = b->n_rows, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
     const uint64_t ff = (uint64_t)hp->n_ff_exp, E = b->E;
     const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT;
-    int probs = graph_op(g, n_exp * T * f, LY_ROUTE, false, x, -1, -1);
+    const int logits = graph_op(g, n_exp * T * f, LY_ROUTE, false, x, -1, -1);
+    int probs = logits;
     /* the softmax or the sigmoids, or the router's bias (gpt-oss) */
     if (!softmax_after || has(b, MODEL_ROLE_FFN_GATE_INP_BIAS))
         probs = graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1);
@@ -319,6 +335,8 @@ static int experts(build *b, int x)
     /* what the choice ranks: the probabilities plus the selection bias where there is one (glm4moe) */
     int select =
         has(b, MODEL_ROLE_FFN_EXP_PROBS_B) ? graph_op(g, n_exp * T * f, LY_ROUTE, true, probs, -1, -1) : probs;
+    if (hp->arch->moe_weight_before) /* Llama 4 ranks the logits (the sigmoids weigh the chosen) */
+        select = logits;
     if (hp->n_expert_groups > 1) { /* each group's two best summed, the best groups' kept, the others' made -inf */
         const uint64_t groups = (uint64_t)hp->n_expert_groups, used = (uint64_t)hp->n_group_used;
         const int per_group = graph_view(g, select), rows_of_one = graph_view(g, per_group);
@@ -342,7 +360,10 @@ static int experts(build *b, int x)
     }
     if (hp->moe_scale != 1.0f) /* expert_weights_scale */
         w = graph_op(g, k * T * f, LY_CHOSEN, true, w, -1, -1);
-    const int in = graph_view(g, x);
+    int in = graph_view(g, x);
+    const bool before = hp->arch->moe_weight_before; /* Llama 4: the input repeated per choice, times its weight */
+    if (before)
+        in = graph_op(g, E * k * T * f, LY_EXPERT, true, graph_op(g, E * k * T * f, LY_EXPERT, false, in, -1, -1), w, -1);
     int gate = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
     if (bias)
         gate = graph_op(g, ff * k * T * f, LY_EXPERT, true, gate, chosen, -1);
@@ -353,7 +374,7 @@ static int experts(build *b, int x)
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
-    const int weighted = graph_op(g, E * k * T * f, LY_EXPERT, true, down, w, -1);
+    const int weighted = before ? down : graph_op(g, E * k * T * f, LY_EXPERT, true, down, w, -1);
     int sum = k > 1 ? graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, weighted), graph_view(g, weighted), -1)
                     : graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, weighted), -1, -1); /* one expert: a copy */
     for (uint64_t j = 2; j < k; j++)
@@ -378,7 +399,7 @@ static int feed_forward(build *b, int x, int64_t il)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
-    if (hp->n_expert > 0 && il >= hp->n_layer_dense_lead)
+    if (model_hparams_layer_has_experts(hp, il))
         return experts(b, x);
     const uint64_t F = (uint64_t)hp->n_ff;
     int act;

@@ -47,18 +47,54 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0 }, { H, KV, d, 0.37f, 3, 0, NULL, 0 },
-                                 { H, KV, d, 0.37f, 3, 0.5f, NULL, 0 } };
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0, false },
+                                 { H, KV, d, 0.37f, 3, 0, NULL, 0, false }, { H, KV, d, 0.37f, 3, 0.5f, NULL, 0, false } };
     for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0 }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0 };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0, false }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0, false };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0 };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0, false };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
+}
+
+/* Llama 4's chunked attention (llama.cpp's LLAMA_SWA_TYPE_CHUNKED): a query at position p sees the keys of its own
+ * chunk of `window` positions up to itself, so each query's row equals plain causal attention over a cache that starts
+ * at its chunk: the prompt (which spans three chunks of 4, from position 5) and a decode step, in both numerics and on
+ * the reference backend, each within 1e-5 of that construction. */
+Test(attention, chunks_see_only_their_own_chunk)
+{
+    enum { H = 4, KV = 2, d = 32, pos0 = 5, T = 9, n = pos0 + T, W = 4 };
+    float q[T * H * d], k[n * KV * d], v[n * KV * d], out[T * H * d], one[H * d];
+    uint32_t s = 31;
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = test_frand(&s) * 2.0f;
+    for (int i = 0; i < n * KV * d; i++)
+        k[i] = test_frand(&s) * 2.0f, v[i] = test_frand(&s);
+    kern_backend *bes[3] = { kern_cpu_create(2), kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    kern_backend *plain = kern_ref_create(1);
+    const kern_attn chunked = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = 0.3f, .window = W, .chunked = true };
+    const kern_attn causal = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = 0.3f };
+    for (int b = 0; b < 3; b++) {
+        cr_assert_not_null(bes[b]);
+        for (int decode = 0; decode < 2; decode++) {
+            const int t0 = decode ? T - 1 : 0, nt = decode ? 1 : T; /* the last query alone, as a decode step */
+            cr_assert_eq(bes[b]->attention(bes[b], q + (size_t)t0 * H * d, k, v, nt, pos0 + t0, &chunked, out), KERN_OK);
+            for (int t = 0; t < nt; t++) {
+                const int p = pos0 + t0 + t, start = p / W * W;
+                cr_assert_eq(plain->attention(plain, q + (size_t)(t0 + t) * H * d, k + (size_t)start * KV * d,
+                                              v + (size_t)start * KV * d, 1, p - start, &causal, one), KERN_OK);
+                for (int i = 0; i < H * d; i++)
+                    cr_assert_leq(fabsf(out[(size_t)t * H * d + i] - one[i]), 1e-5f, "backend %d, position %d: %g vs %g",
+                                  b, p, out[(size_t)t * H * d + i], one[i]);
+            }
+        }
+        bes[b]->destroy(bes[b]);
+    }
+    plain->destroy(plain);
 }
 
 /* Latent attention's shape (DeepSeek-V2/V3 files as llama.cpp runs them): all query heads on one key/value head,

@@ -133,7 +133,13 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * attention (tests/py/mla_arch.py: deepseek2 as V3 / Kimi K2 files are converted today, the query compressed, the
  * decompression split per head and absorbed, YaRN with DeepSeek's magnitude, sigmoid routing with its bias within the
  * best 2 of 4 groups, scaled, a prediction block; and as V2-Lite files were, the query direct, the decompression
- * whole, softmax routing, two shared experts); the qwen3moe ones and gpt-oss
+ * whole, softmax routing, two shared experts; mistral4, its layers with the YaRN magnitude llama.cpp's context gives
+ * every family but deepseek2), the families whose layers another's are (tests/py/renamed_arch.py: smollm3, seed_oss,
+ * mistral3, the Qwen-VL decoders, EXAONE 3, InternLM2, ERNIE 4.5 dense, Gemma 1), EXAONE 4.0 and GLM-4-0414 (pre- and
+ * post-norms, gate and up fused, half of each head rotating NORM-wise), Llama 4 (tests/py/llama4_arch.py: experts on
+ * every second layer and on every layer, 1 of 4 and 2 of 6 chosen by their logits, the sigmoid weight scaling the
+ * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains);
+ * the qwen3moe ones, gpt-oss and Llama 4
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
 {
@@ -163,6 +169,14 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-seed_oss", "231be134fa9146446fbb1dbda1273d4030ca14e83daee22fe3a4f80410af0fb4" },
         { "heldout-mistral3", "25bfdf19447e8399b0a912158192b0e288ba53dec0c4721f8eebebc0e5b779e8" },
         { "heldout-exaone4", "f4cb4ebf70e76edba9ef5139834bfd89d3b9ee32a53f4a016f3bd13d20344121" },
+        { "heldout-exaone", "5c62f5f036164fea303dfff0e39365b987d811c8faacf4045ded09017bb641dc" },
+        { "heldout-internlm2", "c7ae0f14205817a43fc85dbdaf8af9fac957caf27ae5a6d1ded18b9e22ccb6b7" },
+        { "heldout-ernie4_5", "a2e2f3219edb31462a0892f98b241c2efb2f742ecb351c74a7d14fc21c4a8277" },
+        { "heldout-gemma", "9a07cb61b6784b772f0f0a44dd76a4e80525aab7231691fbf07c798f79f2cc79" },
+        { "heldout-mistral4", "db6195e567675dfac9705fe42910c4aa6a3986e7af4b01859b2099b876452853" },
+        { "heldout-glm4", "f061abc8c7aaa7175eac499121eb2eb67862ea993b2177c593a27d370e370774" },
+        { "heldout-llama4", "e55bb0cb3a5d691251c8bdb294451c9f922438ffd3eecd19fed7463dd4fa4847" },
+        { "heldout-llama4-k2", "d99b8a76b0dde435f7a3a082d59028c23f4306f2bfe5f56f5d453bc84328e31d" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -182,9 +196,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* six of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* seven of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
-     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout and both forms of latent attention */
+     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
+     * Llama 4's interleaved experts */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -196,6 +211,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-deepseek2", "Q4_K_M", "q4_k_m", "c19afd6bbf14fdd155d2bcb3e7a38fd2773ffc7e5c5f8d37214547c89533a1d7" },
         { "heldout-deepseek2-whole", "Q4_K_M", "q4_k_m",
           "230f0f1b6b0c04900f3c09011f2691edde11f2fa65fc56dddd5f837947767a75" },
+        { "heldout-llama4", "Q4_K_M", "q4_k_m", "8ac3b0301707ba6bdc6c1ac2e972f29314e730af9258827724dbbe7cb8e24068" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -553,3 +553,55 @@ Test(arch, yarn_keys_and_the_attention_temperature_are_read_where_the_loader_rea
         free(b.p);
     }
 }
+
+/* Llama 4 as llama.cpp's llama4 loader reads it: interleave_moe_layer_step required and picking the layers with
+ * experts ((il + 1) % step == 0: the first router looked for is layer 1's), chunks of 8192 on three layers in four
+ * whatever attention.sliding_window says (0 refused: llama.cpp's graph then stops on an assertion), every fourth layer
+ * without positions and with the temperature (0.1, floors of 8192, offset 1), q/k normed without gains but with 128
+ * experts, the shared expert as wide as an expert. */
+Test(arch, llama4_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "llama4" },          { "llama4.embedding_length", 'u', "256" },
+                      { "llama4.block_count", 'u', "8" },                 { "llama4.attention.head_count", 'u', "4" },
+                      { "llama4.feed_forward_length", 'u', "512" },       { "llama4.expert_count", 'u', "16" },
+                      { "llama4.expert_used_count", 'u', "1" },           { "llama4.expert_feed_forward_length", 'u', "96" },
+                      { "llama4.attention.sliding_window", 'u', "4096" }, { "llama4.interleave_moe_layer_step", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED); /* a header without tensors: read all the same */
+    cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "the first layer with experts is layer 1: %s", e.message);
+    cr_assert(!model_hparams_layer_has_experts(&hp, 0) && model_hparams_layer_has_experts(&hp, 1) &&
+              !model_hparams_layer_has_experts(&hp, 2) && model_hparams_layer_has_experts(&hp, 7));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE_INP, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_UP_SHEXP, 1), MODEL_NEED_REQUIRED);
+    cr_assert_eq(hp.n_ff_shexp, 96, "the shared expert is an expert wide");
+    cr_assert_eq(hp.swa_window, 8192, "the file's window is not read: chunks of 8192");
+    cr_assert(hp.swa_chunked && hp.qk_l2_norm && hp.attn_temp_nope_only);
+    cr_assert(model_hparams_layer_is_swa(&hp, 2) && !model_hparams_layer_is_swa(&hp, 3));
+    cr_assert(model_hparams_layer_rotates(&hp, 2) && !model_hparams_layer_rotates(&hp, 3) &&
+              !model_hparams_layer_rotates(&hp, 7));
+    cr_assert_float_eq(hp.attn_temp_scale, 0.1f, 0);
+    cr_assert_float_eq(hp.attn_temp_floor, 8192.0f, 0);
+    cr_assert_float_eq(hp.attn_temp_offset, 1.0f, 0);
+    gguf_close(f);
+    free(b.p);
+
+    kvs[5].value = "128"; /* Maverick: no q/k norm */
+    f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e);
+    cr_assert_not(hp.qk_l2_norm);
+    gguf_close(f);
+    free(b.p);
+    kvs[5].value = "16";
+
+    refused_naming(kvs, N(kvs), 8, "0", "llama4.attention.sliding_window");
+    f = file_with(kvs, N(kvs) - 1, &b); /* no interleave step */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "llama4.interleave_moe_layer_step");
+    gguf_close(f);
+    free(b.p);
+    refused_naming(kvs, N(kvs), 5, "0", "llama4.expert_count"); /* llama.cpp's loader: no zero experts */
+}

@@ -218,12 +218,29 @@ typedef struct model_arch {
     uint32_t swa_n_layer;
     /* where the sliding window is on, its layers alone rotate: the others attend without positions (EXAONE 4) */
     bool rope_swa_only;
+    /* Llama 4's (llama.cpp's llama4 loader and graph, build_moe_ffn's weight_before_ffn):
+     * moe_weight_before: a chosen expert's weight scales its input, not its output;
+     * moe_step_layers: interleave_moe_layer_step picks the layers with experts, (il + 1) % step == 0;
+     * shexp_expert_wide: each layer with experts has one ungated shared expert as wide as an expert (no count key);
+     * swa_chunked: the sliding-window layers attend within chunks of swa_window_default positions (a query at p sees
+     *   p - p % window .. p: LLAMA_SWA_TYPE_CHUNKED) whatever attention.sliding_window says, unless it says 0, which
+     *   is refused (llama.cpp's loader turns the chunks and the temperature off, and its graph then stops on an
+     *   assertion when the last layer asks for the temperature);
+     * qk_l2_norm: q and k RMS-normed without gains after their rotation on the layers that rotate, unless the file
+     *   has qk_l2_norm_off_experts experts (Maverick's 128: use_kq_norm);
+     * attn_temp_fixed_*: with the chunks on, the attention temperature of the layers without positions, from these
+     *   constants rather than a key (scale, floor, offset: log(floor((pos + offset) / floor) + 1) * scale + 1). */
+    bool moe_weight_before, moe_step_layers, shexp_expert_wide, swa_chunked, qk_l2_norm;
+    uint32_t qk_l2_norm_off_experts;
+    float attn_temp_fixed_scale, attn_temp_fixed_offset;
+    uint32_t attn_temp_fixed_floor;
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
  * written, or divided by 0.1 (DeepSeek's converter writes 0.1 mscale_all_dim and llama.cpp's deepseek2 loader divides it
- * out). */
-enum { MODEL_YARN_KEY_BETAS = 1, MODEL_YARN_KEY_LOG_MUL = 2, MODEL_YARN_KEY_LOG_MUL_TENTHS = 4 };
+ * out). MSCALE_OWN: the context's magnitude ratio takes the multiplier as its own mscale too (llama.cpp's context
+ * special-cases deepseek2 by name; mistral4, which shares its loader, keeps mscale 1). */
+enum { MODEL_YARN_KEY_BETAS = 1, MODEL_YARN_KEY_LOG_MUL = 2, MODEL_YARN_KEY_LOG_MUL_TENTHS = 4, MODEL_YARN_KEY_MSCALE_OWN = 8 };
 
 /* The entry for an architecture name (len bytes, not NUL-terminated), or NULL. */
 GGUFSCOPE_API const model_arch *model_arch_find(const char *name, size_t len);
@@ -280,7 +297,13 @@ typedef struct model_hparams {
     int64_t n_lora_q, n_lora_kv, head_dim_k_mla, head_dim_v_mla;
     int64_t n_group_used;        /* expert_group_used_count: groups of experts a token chooses from (0: absent) */
     float yarn_log_mul;          /* rope.scaling.yarn_log_multiplier (DeepSeek's: / 0.1, its mscale_all_dim; 0: absent) */
-    float attn_temp_scale;       /* attention.temperature_scale (0: none) */
+    /* the attention temperature: log(floor((pos + offset) / floor) + 1) * scale + 1 on each query (scale 0: none), on
+     * the layers without positions alone where nope_only (Llama 4's); floor is Ministral 3's original context */
+    float attn_temp_scale, attn_temp_floor, attn_temp_offset;
+    bool attn_temp_nope_only;
+    uint32_t no_rope_period;     /* model_arch's */
+    bool swa_chunked;            /* the window's layers attend within chunks of it (model_arch.swa_chunked) */
+    bool qk_l2_norm;             /* q and k RMS-normed without gains after rotation (model_arch.qk_l2_norm) */
     model_mrope mrope;           /* the file's multi-axis rotary form (model_arch.mrope), NONE when it has none */
     int64_t rope_sections[4];    /* rope.dimension_sections: pairs of each head per time, height, width, extra axis */
     int64_t n_deepstack_layers;  /* Qwen3-VL: layers that add an image's deeper features (none for text) */
@@ -311,6 +334,9 @@ GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams 
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* Whether layer il rotates q and k (false on an architecture's NoPE layers: model_arch.no_rope_period). */
 GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il);
+/* Whether layer il has experts (a mixture's, past its leading dense layers and on its interleave step); il < 0: whether
+ * any layer does. */
+GGUFSCOPE_API bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
 GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
 /* The shape role ri's tensor has under these hyperparameters, GGUF order (1 for a dimension the role does not have);

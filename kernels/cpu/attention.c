@@ -1,7 +1,8 @@
 /*
  * Causal multi-head attention over one layer's KV cache (f32), with grouped
  * query heads and an optional sliding window (a query at position p sees keys
- * p - window + 1 .. p: llama.cpp's LLAMA_SWA_TYPE_STANDARD mask).
+ * p - window + 1 .. p: llama.cpp's LLAMA_SWA_TYPE_STANDARD mask; or chunked, p - p % window .. p:
+ * LLAMA_SWA_TYPE_CHUNKED, Llama 4's).
  *   q (T, n_head, d), K cache (pos0 + T, n_kv, d), V cache (pos0 + T, n_kv, dv) -> out (T, n_head, dv)
  *
  * One task is a block of up to Q_BLOCK tokens times the query heads that share
@@ -224,7 +225,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     const int M = nt * group;
     const size_t kv_dim = (size_t)a->n_kv_head * (size_t)d, vv_dim = (size_t)a->n_kv_head * (size_t)dv;
     const int first_keys = pos0 + t0 + 1, jhi = pos0 + t0 + nt;
-    const int jlo = a->window > 0 && first_keys > a->window ? first_keys - a->window : 0;
+    const int jlo = kern_attn_first_key(a, first_keys - 1);
     const int nj = jhi - jlo;
     float *o_row[Q_BLOCK * MAX_GROUP];
     const float *q_row[Q_BLOCK * MAX_GROUP];
@@ -234,7 +235,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
         q_row[m] = q + row * (size_t)d;
         o_row[m] = out + row * (size_t)dv;
         const int n_keys = pos0 + t0 + m / group + 1;
-        const int j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
+        const int j0 = kern_attn_first_key(a, n_keys - 1);
         lo[m] = j0 - jlo, hi[m] = n_keys - jlo; /* this query's keys within the block's */
     }
     const float *keys = k_cache + (size_t)jlo * kv_dim + (size_t)kh * d;

@@ -158,7 +158,7 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
             if (!p || !acc)
                 continue;
             const int t = row / n_head, h = row % n_head, kh = h / group, hi = pos0 + t + 1;
-            const int lo = a->window > 0 && hi > a->window ? hi - a->window : 0;
+            const int lo = kern_attn_first_key(a, hi - 1);
             const float sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;
             attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * dv, ld, ldv, d, dv, lo,
                        hi, a->scale, a->softcap, sink, T >= 2, W, p, acc, out + (size_t)row * dv);

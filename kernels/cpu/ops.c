@@ -76,8 +76,19 @@ X86_AVX2 static void scale_row_avx2(const float *x, float scale, const float *g,
 }
 #endif
 
+/* o = x * scale: the norm without gains (ggml_rms_norm's own product) */
+static void scale_row_plain(const float *x, float scale, int n, float *o)
+{
+    for (int i = 0; i < n; i++)
+        o[i] = x[i] * scale;
+}
+
 static void scale_row(const float *x, float scale, const float *g, int n, float *o, bool avx2)
 {
+    if (!g) {
+        scale_row_plain(x, scale, n, o);
+        return;
+    }
 #if defined(__x86_64__)
     if (avx2) {
         scale_row_avx2(x, scale, g, n, o);
@@ -112,9 +123,9 @@ static void sum_squares(const float *x, int nt, int n, double *ss, bool avx2)
 
 kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
-    const float *g;
-    float *buf;
-    kern_status s = cpu_vector(w, n, &g, &buf);
+    const float *g = NULL;
+    float *buf = NULL;
+    kern_status s = w ? cpu_vector(w, n, &g, &buf) : KERN_OK;
     if (s)
         return s;
     const int groups = (T + NORM_ROWS - 1) / NORM_ROWS;

@@ -1,6 +1,6 @@
 /*
  * Causal attention over one layer's f32 KV cache with grouped query heads and
- * an optional sliding window (keys p - window + 1 .. p), decode and prompt
+ * an optional sliding window (keys p - window + 1 .. p, or p - p % window .. p in chunks), decode and prompt
  * alike: one block per (token, head), each of its warps
  * walks every ATT_WARPS-th key with a running (online) softmax, and the
  * warps' partial results are merged at the end. A lane holds head dimensions
@@ -18,7 +18,7 @@ enum { ATT_WARPS = 4, ATT_MAX_D = 576, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev, int pos0, int n_head, int n_kv,
-            int hd, int dv, float scale, float softcap, int window, const float *sinks, float *out)
+            int hd, int dv, float scale, float softcap, int window, bool chunked, const float *sinks, float *out)
 {
     kc_grid_wait();
     if (pos_dev)
@@ -26,7 +26,10 @@ attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev
     const int h = blockIdx.x, t = blockIdx.y, kh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t kv_dim = (size_t)n_kv * hd, vv_dim = (size_t)n_kv * dv;
-    const int n_keys = pos0 + t + 1, j0 = window > 0 && n_keys > window ? n_keys - window : 0;
+    /* kern_attn_first_key, on the device */
+    const int n_keys = pos0 + t + 1, j0 = window <= 0    ? 0
+                                          : chunked     ? (n_keys - 1) - (n_keys - 1) % window
+                                          : n_keys > window ? n_keys - window : 0;
     const float *qv = q + ((size_t)t * n_head + h) * hd;
     float qr[ATT_PER_LANE], acc[ATT_PER_LANE];
 #pragma unroll
@@ -107,7 +110,7 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
     if (kern_status ls = cu_launch(b, "attention_k", attention_k, dim3(grid), dim3(ATT_WARPS * 32), q, k_cache, v_cache,
                                    pos_dev, pos0, a->n_head, a->n_kv_head, a->head_dim, dv, a->scale, a->softcap, a->window,
-                                   sw ? sw->vec : NULL, out))
+                                   a->chunked, sw ? sw->vec : NULL, out))
         return ls;
     return KERN_OK;
 }

@@ -108,7 +108,7 @@ __device__ void rmsnorm_row(const float *xr, const float *g, int n, float eps, f
     ss = block_sum(ss);
     const float scale = 1.0f / sqrtf((float)(ss / n) + eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x)
-        o[i] = xr[i] * scale * g[i];
+        o[i] = g ? xr[i] * scale * g[i] : xr[i] * scale; /* no gains: ggml_rms_norm alone */
 }
 
 __global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
@@ -141,10 +141,11 @@ kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern
 
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
-    const cu_weight *cw = (const cu_weight *)w->dev;
-    if (!cw->vec || cw->ne0 * cw->ne1 != n)
+    const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
+    if (cw && (!cw->vec || cw->ne0 * cw->ne1 != n))
         return KERN_E_SHAPE;
-    if (kern_status ls = cu_launch(b, "rmsnorm_rows", rmsnorm_rows, dim3(T), dim3(256), x, cw->vec, n, eps, out))
+    const float *gains = cw ? cw->vec : NULL;
+    if (kern_status ls = cu_launch(b, "rmsnorm_rows", rmsnorm_rows, dim3(T), dim3(256), x, gains, n, eps, out))
         return ls;
     return KERN_OK;
 }

@@ -20,12 +20,14 @@ static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const floa
                                float *out)
 {
     (void)b;
-    if (!w->t || w->t->ne[0] != (uint64_t)n)
+    if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
         return KERN_E_SHAPE;
     float *g = malloc((size_t)n * sizeof *g);
     if (!g)
         return KERN_E_NOMEM;
-    if (quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
+    for (int i = 0; i < n && !w; i++)
+        g[i] = 1.0f; /* no gains: ggml_rms_norm alone */
+    if (w && quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
         free(g);
         return KERN_E_UNSUPPORTED;
     }
@@ -76,7 +78,7 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
         for (int h = 0; h < a->n_head; h++) {
             const float *qh = q + ((size_t)t * a->n_head + h) * d;
             const size_t off = (size_t)(h / group) * d, voff = (size_t)(h / group) * dv;
-            const int n_keys = pos0 + t + 1, j0 = a->window > 0 && n_keys > a->window ? n_keys - a->window : 0;
+            const int n_keys = pos0 + t + 1, j0 = kern_attn_first_key(a, n_keys - 1);
             double m = -INFINITY, l = 0.0;
             for (int j = j0; j < n_keys; j++) {
                 p[j] = dot_double(qh, k_cache + (size_t)j * kv_dim + off, d) * a->scale;

@@ -22,6 +22,8 @@ from moe_arch import write_moe  # noqa: E402
 from mla_arch import write_deepseek2  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
+from glm4_arch import write_glm4  # noqa: E402
+from llama4_arch import write_llama4  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -78,6 +80,15 @@ OWN_WRITERS = {
     'heldout-seed_oss': lambda out: write_renamed(out, 'seed_oss'),
     'heldout-mistral3': lambda out: write_renamed(out, 'mistral3'),
     'heldout-exaone4': lambda out: write_exaone4(out),
+    'heldout-exaone': lambda out: write_renamed(out, 'exaone'),
+    'heldout-internlm2': lambda out: write_renamed(out, 'internlm2'),
+    'heldout-ernie4_5': lambda out: write_renamed(out, 'ernie4_5'),
+    'heldout-gemma': lambda out: write_renamed(out, 'gemma'),
+    'heldout-mistral4': lambda out: write_renamed(out, 'mistral4'),
+    'heldout-glm4': lambda out: write_glm4(out),
+    'heldout-llama4': lambda out: write_llama4(out),
+    'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,
+                                                  step=1, seed=5602),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

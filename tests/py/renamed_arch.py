@@ -1,6 +1,6 @@
 """Writes the families whose files are another architecture's under a new name, as convert_hf_to_gguf.py lays them out:
 a file of the base architecture (../shared/tools/synth_model.py's tiny-qwen2, tiny-qwen3 and tiny-llama, synth_arch.py's
-tiny-qwen3moe held out to 3 layers) under the family's name, its keys renamed, and the family's own keys:
+tiny-qwen3moe and tiny-gemma2 held out to 3 layers, tests/py/mla_arch.py's deepseek2) under the family's name, its keys renamed, and the family's own keys:
   smollm3     SmolLM3: llama's file (its converter is llama's), every fourth layer without rotary positions (fixed by
               llama.cpp's loader: no key);
   mistral3    Ministral 3 (the architecture of Mistral Small 3.x's text decoder): llama's file with YaRN (factor 16, betas
@@ -14,7 +14,15 @@ time, height, width, extra) and, for Qwen3-VL, n_deepstack_layers:
               pairs, so the extra axis's last 6 keep a text token's position 0;
   qwen3vl     Qwen3-VL: qwen3 rotated by interleaved sections; here 16, 14, 14, 0 of 48 pairs (the sections wrap, and a
               pair past the height's interleave falls to the extra axis), 3 deepstack layers;
-  qwen3vlmoe  Qwen3-VL-MoE: qwen3moe with Qwen3-VL's rotation; 12, 10, 10, 0 of 32 pairs, 2 deepstack layers.
+  qwen3vlmoe  Qwen3-VL-MoE: qwen3moe with Qwen3-VL's rotation; 12, 10, 10, 0 of 32 pairs, 2 deepstack layers;
+and the families whose layers are one of those already (their converters llama's, qwen2's or gemma's):
+  exaone      EXAONE 3.x: qwen2's file (q/k/v biases, tied output; NEOX rotary as llama.cpp's exaone has it);
+  internlm2   InternLM2: llama's (an output projection of its own, NORM rotary);
+  ernie4_5    ERNIE 4.5 0.3B: llama's;
+  gemma       Gemma 1: gemma2's held out to 3 layers without its post-norms, soft-capping and window;
+  mistral4    Mistral 4: deepseek2's latent attention and routing (tests/py/mla_arch.py, split form, held out to 3
+              layers of 6 heads and 8 experts, 2 used) with yarn_log_multiplier 0.0707, which llama.cpp's context treats
+              otherwise than deepseek2's.
 Deterministic, as its sources are.
 
     from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
@@ -35,6 +43,11 @@ FAMILIES = {
     'qwen2vl': ('qwen2', ('synth_model', 'tiny-qwen2', None), [6, 10, 10, 6], 0),
     'qwen3vl': ('qwen3', ('synth_model', 'tiny-qwen3', None), [16, 14, 14, 0], 3),
     'qwen3vlmoe': ('qwen3moe', ('synth_arch', 'tiny-qwen3moe', dict(n_layer=3, seed=4201)), [12, 10, 10, 0], 2),
+    'exaone': ('qwen2', ('synth_model', 'tiny-qwen2', None), None, 0),
+    'internlm2': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'ernie4_5': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'gemma': ('gemma2', ('synth_arch', 'tiny-gemma2', dict(n_layer=3, seed=4202)), None, 0),
+    'mistral4': ('deepseek2', ('mla_arch', None, dict(n_layer=3, n_head=6, n_exp=8, n_used=2, seed=4203)), None, 0),
 }
 
 
@@ -47,6 +60,16 @@ EXTRA_KEYS = {
                  'rope.scaling.yarn_beta_slow': (2.0, GGUFValueType.FLOAT32),
                  'rope.scaling.yarn_log_multiplier': (1.0, GGUFValueType.FLOAT32),
                  'attention.temperature_scale': (0.1, GGUFValueType.FLOAT32)},
+    # in place of the base's 0.1: a multiplier other than 1 (after the loader's division by 0.1), where llama.cpp's
+    # context takes the magnitude ratio of mscale 1 for mistral4 and of the multiplier itself for deepseek2
+    'mistral4': {'rope.scaling.yarn_log_multiplier': (0.0707, GGUFValueType.FLOAT32)},
+}
+
+# what a family's converter leaves out of the base's file: tensor name suffixes and key suffixes (gemma 1 has no
+# norms after its blocks, no soft-capping and no window, and its output projection is the token embedding)
+DROPPED = {
+    'gemma': (('.post_attention_norm.weight', '.post_ffw_norm.weight', 'output.weight'),
+              ('attn_logit_softcapping', 'final_logit_softcapping', 'attention.sliding_window')),
 }
 
 # families whose converter names the feed-forward block's input norm post_attention_norm
@@ -56,7 +79,10 @@ TENSOR_RENAMED = ('seed_oss',)
 def write_base(tool, preset, changes, out):
     argv = sys.argv
     try:
-        if tool == 'synth_model':
+        if tool == 'mla_arch':
+            from mla_arch import write_deepseek2
+            write_deepseek2(out, split=True, **changes)
+        elif tool == 'synth_model':
             import synth_model
             sys.argv = [argv[0], preset, out]
             synth_model.main()
@@ -81,6 +107,9 @@ def write_renamed(out, arch):
             if name.startswith('GGUF.') or name == 'general.architecture':
                 continue
             key = arch + name[len(base):] if name.startswith(base + '.') else name
+            suffix = key[len(arch) + 1:] if key.startswith(arch + '.') else None
+            if suffix in EXTRA_KEYS.get(arch, {}) or suffix in DROPPED.get(arch, ((), ()))[1]:
+                continue
             if key == 'general.name':
                 w.add_name(f'synthetic {arch}{" text decoder" if sections else ""} (random weights)')
                 continue
@@ -96,6 +125,9 @@ def write_renamed(out, arch):
         for suffix, (value, vt) in EXTRA_KEYS.get(arch, {}).items():
             w.add_key_value(f'{arch}.{suffix}', value, vt)
         for t in r.tensors:
+            dropped = DROPPED.get(arch, ((), ()))[0]
+            if t.name in dropped or t.name.endswith(tuple(d for d in dropped if d.startswith('.'))):
+                continue
             name = t.name.replace('.ffn_norm.', '.post_attention_norm.') if arch in TENSOR_RENAMED else t.name
             w.add_tensor(name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
         write_out(w)

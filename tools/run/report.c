@@ -64,19 +64,25 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
-    char nope[160] = "";
-    if (hp->g.attn_temp_scale != 0.0f)
-        snprintf(nope, sizeof nope, "; q scaled at position p by log(floor(p / %lld) + 1) x %g + 1 (attention temperature)",
-                 (long long)hp->g.n_ctx_orig_yarn, hp->g.attn_temp_scale);
-    else if (hp->desc->rope_swa_only && hp->swa_window > 0)
+    char nope[160] = "", temp[200] = "";
+    const uint32_t period = hp->g.no_rope_period;
+    if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
-    else if (hp->desc->no_rope_period)
-        snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", hp->desc->no_rope_period,
-                 hp->desc->no_rope_period - 1, 2 * hp->desc->no_rope_period - 1);
-    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s\n",
+    else if (period)
+        snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", period, period - 1,
+                 2 * period - 1);
+    if (hp->g.attn_temp_scale != 0.0f) {
+        char at[32] = "p";
+        if (hp->g.attn_temp_offset != 0.0f)
+            snprintf(at, sizeof at, "(p + %g)", hp->g.attn_temp_offset);
+        snprintf(temp, sizeof temp, "; q scaled at position p by log(floor(%s / %g) + 1) x %g + 1 (attention "
+                 "temperature%s)", at, hp->g.attn_temp_floor, hp->g.attn_temp_scale,
+                 hp->g.attn_temp_nope_only ? ", on the layers without positions" : "");
+    }
+    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s%s\n",
             hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
             hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
-            scaling, factors ? ", " : "", factors ? factors : "", nope);
+            scaling, factors ? ", " : "", factors ? factors : "", nope, temp);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
         char q[64] = "straight from the input";
         if (hp->n_lora_q)
@@ -96,8 +102,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             n_swa += model_hparams_layer_is_swa(&hp->g, il);
         fprintf(out, "attention  ");
         if (hp->swa_window > 0)
-            fprintf(out, "sliding window of %d positions on %d of %d layers (rope base %g there%s); ",
-                    hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base,
+            fprintf(out, "%s of %d positions on %d of %d layers (rope base %g there%s); ",
+                    hp->g.swa_chunked ? "chunks" : "sliding window", hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base,
                     hp->rope_swa.freq_scale == hp->rope.freq_scale && hp->rope_swa.ext_factor == hp->rope.ext_factor
                         ? ""
                         : ", unscaled");
@@ -110,7 +116,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     }
     fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s\n", hp->eps,
             hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
-            !hp->qk_norm ? "no" : hp->qk_norm_full ? "yes, over whole rows" : "yes, per head", hp->post_norms ? "yes" : "no");
+            hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
+            : !hp->qk_norm   ? "no"
+            : hp->qk_norm_full ? "yes, over whole rows"
+                               : "yes, per head",
+            hp->post_norms ? "yes" : "no");
     static const char *const act_names[] = {
         [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
@@ -124,7 +134,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                                                [MODEL_MOE_SOFTMAX_WEIGHT] = "the top logits, then their softmax",
                                                [MODEL_MOE_SIGMOID] = "sigmoid" };
         const engine_layer_kinds kinds = engine_model_layer_kinds(m);
-        char scale[48] = "", shared[48] = "", dense[64] = "", groups[64] = "";
+        char scale[48] = "", shared[48] = "", dense[96] = "", groups[64] = "";
         if (hp->g.n_expert_groups > 1)
             snprintf(groups, sizeof groups, ", within the best %lld of %lld groups", (long long)hp->g.n_group_used,
                      (long long)hp->g.n_expert_groups);
@@ -133,13 +143,19 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         if (kinds.shared_experts)
             snprintf(shared, sizeof shared, " + a shared expert%s (%d wide)", kinds.shared_gate ? " with its gate" : "",
                      hp->n_ff_shexp);
-        if (kinds.dense_layers)
+        if (kinds.dense_layers && hp->desc->moe_step_layers && hp->g.n_moe_layer_step > 1)
+            snprintf(dense, sizeof dense, "; experts on one layer in %lld (%d dense between)",
+                     (long long)hp->g.n_moe_layer_step, kinds.dense_layers);
+        else if (kinds.dense_layers)
             snprintf(dense, sizeof dense, "; %d dense layer%s first", kinds.dense_layers,
                      kinds.dense_layers == 1 ? "" : "s");
         fprintf(out, "; experts %d, %d used per token (%s%s%s%s%s), each %d wide%s%s%s; %s of weights read per token",
                 hp->n_expert, hp->n_expert_used, gatings[hp->moe_gating], kinds.selection_bias ? ", a selection bias" : "",
                 groups,
-                hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? "" : hp->moe_renormalise ? ", renormalised" : ", not renormalised",
+                hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT ? ""
+                : hp->moe_renormalise                       ? ", renormalised"
+                : hp->desc->moe_weight_before ? ", chosen by the logits, the weight scaling the expert's input"
+                                              : ", not renormalised",
                 scale, hp->n_ff_exp, shared, kinds.expert_biases ? ", with biases" : "", dense, bytes);
         if (hp->g.n_layer_nextn)
             fprintf(out, "; %lld multi-token prediction block%s after them not run", (long long)hp->g.n_layer_nextn,
