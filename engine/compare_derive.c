@@ -211,13 +211,16 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
 }
 
 /* One gated block (gate, up, down with their biases where given) of one row h (E values) into out (E): the products
- * in the side's numerics, the activation as the reference defines it (SiLU or gpt-oss's in double). */
+ * and the activation in the side's numerics (SiLU or gpt-oss's: the reference's in double for an exact side, the
+ * side's own exponential for a GGML one, whose down product rounds the activation to 8 bits: an ulp of the
+ * activation can move a value across a rounding step there, 1e-3 of the row, which is the definition's and not a
+ * difference between the sides). */
 static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], const kern_weight *const bias[3], int F,
                         const float *h, float *out)
 {
     cmp_deriving *d = &s->d;
     const int E = s->m->hp.n_embd;
-    kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
+    kern_backend *ref = d->be[d->numerics[side]] ? d->be[d->numerics[side]] : d->be[KERN_NUMERICS_EXACT];
     float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
     return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH && product(s, side, w[0], bias[0], h, 1, E, gate) &&
            product(s, side, w[1], bias[1], h, 1, E, up) &&
