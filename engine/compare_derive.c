@@ -35,6 +35,17 @@ static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T,
     return ref && x && (!w || g.t) && ref->rmsnorm(ref, w ? &g : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
 }
 
+/* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
+ * (Cohere's), as the reference defines it. */
+static bool block_norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
+{
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    if (!s->m->hp.desc->norm_layer)
+        return norm_rows(s, w, x, T, n, out);
+    const kern_weight g = { .t = w->t };
+    return ref && x && g.t && ref->layernorm(ref, &g, x, T, n, s->m->hp.eps, out) == KERN_OK;
+}
+
 /* The rows x (T, n) as a side's product meets them: a GGML side rounds them to the activation type of the weight's
  * type (as llama.cpp's CPU backend does; the rounded rows stay in d->act), which the exact product then multiplies
  * as they are. */
@@ -318,7 +329,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     switch (op) {
     case ENGINE_OP_EMBD: return host_embeddings(s, T, out) != NULL;
     case ENGINE_OP_ATTN_NORM:
-        return norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+        return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V:
@@ -329,14 +340,16 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:
-        return norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T, E,
-                         out);
+        return block_norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T,
+                               E, out);
     case ENGINE_OP_FFN_NORM:
+        if (hp->desc->parallel_ffn) /* Cohere's feed-forward block reads the attention's norm */
+            return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
-               norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
+               block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
         if (hp->n_expert > 0)
@@ -344,7 +357,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
                        T, hp->n_ff, out);
     case ENGINE_OP_FFN_POST_NORM:
-        return norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E, out);
+        return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
+                               out);
     case ENGINE_OP_LAYER_OUT:
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
@@ -352,8 +366,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
                         hp->residual_scale, (size_t)T * E, out);
     case ENGINE_OP_RESULT_NORM:
-        return norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E,
-                         out);
+        return block_norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T,
+                               E, out);
     case ENGINE_OP_COUNT: return derive_logits(s, side, T, out);
     }
     return false;

@@ -151,7 +151,7 @@ static void attention_block(pass *p, int il, int T)
     const float *in = c->x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_ATTN_NORM].t) {
         if (!p->normed)
-            run_rmsnorm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
+            run_block_norm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
         pass_look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
         in = c->h;
     }
@@ -208,7 +208,7 @@ static void residual_add(pass *p, float *x, const float *o, int n, const kern_we
 {
     engine_ctx *c = p->c;
     const int E = c->m->hp.n_embd;
-    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe) {
+    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe && !c->m->hp.desc->norm_layer) {
         if (!p->st)
             pass_check(p, p->be->add_rmsnorm(p->be, x, o, next_norm, n, E, c->m->hp.eps, h),
                        "residual add and the norm after it");
@@ -237,7 +237,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     p->layer = il;
 
     if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
-        run_rmsnorm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
+        run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
         pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
     }
     if (hp->residual_scale != 1.0f)
@@ -246,7 +246,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     const float *in = x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_FFN_NORM].t) {
         if (!p->normed)
-            run_rmsnorm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
+            run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
         pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
         in = h;
     }
@@ -260,12 +260,37 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     }
     pass_look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
     if (w[MODEL_ROLE_FFN_POST_NORM].t) {
-        run_rmsnorm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
+        run_block_norm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
         pass_look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
     residual_add(p, x, o, Tr, next_norm, h);
+    pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
+}
+
+/* Cohere's layer (model_arch.parallel_ffn): the feed-forward block reads the attention's input norm (c->h) and writes
+ * c->att (free once the attention's output product ran; the model's q rows are n_embd wide), then x = (x + ffn) + the
+ * attention's output in c->o, the order llama.cpp's command-r and cohere2 graphs add them. Rows [r0, T), as ffn_block. */
+static void parallel_block(pass *p, int il, int T, int r0)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const int E = hp->n_embd, F = hp->n_ff, Tr = T - r0;
+    const kern_weight *w = c->m->layers[il].w;
+    float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
+    float *f = c->att + (size_t)r0 * E, *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
+    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
+    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
+    const kern_weight *const no_bias[2] = { 0 };
+    p->layer = il;
+    pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E); /* the feed-forward block's input: the attention's norm */
+    run_gated_products(p, gate_up, no_bias, h, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
+    pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, f);
+    pass_look(p, ENGINE_OP_FFN_OUT, c->att, T, E);
+    run_add(p, "residual add (feed-forward)", x, f, (size_t)Tr * E);
+    run_add(p, "residual add (attention)", x, o, (size_t)Tr * E);
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
@@ -315,13 +340,17 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
         const bool last = il == hp->n_layer - 1;
-        ffn_block(&p, il, T, last ? keep0 : 0, last ? &m->output_norm : &m->layers[il + 1].w[MODEL_ROLE_ATTN_NORM]);
+        if (hp->desc->parallel_ffn)
+            parallel_block(&p, il, T, last ? keep0 : 0);
+        else
+            ffn_block(&p, il, T, last ? keep0 : 0,
+                      last ? &m->output_norm : &m->layers[il + 1].w[MODEL_ROLE_ATTN_NORM]);
         if (m->release_weights)
             release_layer(m, il);
     }
     p.layer = hp->n_layer;
     if (!p.normed)
-        run_rmsnorm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
+        run_block_norm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
                     c->h + (size_t)keep0 * E);
     p.normed = false;
     pass_look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);

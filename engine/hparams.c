@@ -32,6 +32,10 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         return engine_fail(err, ms == MODEL_E_UNSUPPORTED ? ENGINE_E_ARCH : ENGINE_E_MODEL, me.offset, me.subject,
                            "%s", me.message);
     hp->desc = g->arch;
+    if (g->arch->parallel_ffn && g->n_head * g->head_dim_k < g->n_embd) /* parallel_block's rows in the attention's */
+        return engine_fail(err, ENGINE_E_MODEL, 0, "", "%s: q rows of %lld values are narrower than n_embd %lld, which "
+                           "llama.cpp's %s loader makes them", g->arch_name, (long long)(g->n_head * g->head_dim_k),
+                           (long long)g->n_embd, g->arch_name);
     /* the reader's ranges and checks keep every size below 2^30, so they fit an int */
     hp->n_embd = (int)g->n_embd;
     hp->n_layer = (int)(g->n_layer - g->n_layer_nextn); /* the prediction blocks after them are not run */

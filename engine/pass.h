@@ -32,6 +32,17 @@ void pass_check(pass *p, kern_status ks, const char *what);
 KERN_OPS(RUN)
 #undef RUN
 
+/* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
+ * (model_arch.norm_layer: Cohere's). */
+static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const float *x, int T, int n,
+                                  float eps, float *out)
+{
+    if (p->c->m->hp.desc->norm_layer)
+        run_layernorm(p, what, w, x, T, n, eps, out);
+    else
+        run_rmsnorm(p, what, w, x, T, n, eps, out);
+}
+
 /* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
  * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
 static inline void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],

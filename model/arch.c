@@ -486,6 +486,38 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "command-r",
+        .families = "Command R (35B), Aya 23, Aya Expanse",
+        /* llama.cpp's command-r: LayerNorms, the attention and the feed-forward block side by side on one norm, the
+         * output projection always the token embedding, logits times logit_scale; NORM rotary */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .parallel_ffn = true,
+        .logit_scale_mul = true,
+        .unsupported_from_layers = 64,
+        .quantize = true,
+    },
+    {
+        .name = "cohere2",
+        .families = "Command R7B, Command A",
+        /* llama.cpp's cohere2: command-r's parallel block and LayerNorms; three layers in four slide (a window of
+         * attention.sliding_window) and alone rotate, the fourth attends to all without positions */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .parallel_ffn = true,
+        .logit_scale_mul = true,
+        .swa_period = 4,
+        .swa_rope = MODEL_SWA_ROPE_SAME,
+        .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
         .name = "phi3",
         .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
         /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k

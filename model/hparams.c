@@ -352,7 +352,9 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->n_deepstack_layers = get_int(&r, "n_deepstack_layers", false, 0, 0, dims, NULL);
     }
     hp->n_rot_from_key = !no_rot;
-    hp->eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps_defaulted);
+    hp->eps = get_float(&r, hp->arch && hp->arch->norm_layer ? "attention.layer_norm_epsilon"
+                                                             : "attention.layer_norm_rms_epsilon",
+                        1e-5f, &hp->eps_defaulted);
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
     hp->rope_freq_scale = 1.0f;
     const unsigned yarn_keys = hp->arch ? hp->arch->yarn_keys : 0;
@@ -383,9 +385,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         if (hp->swa_window > 0) {
             hp->swa_period = ar->swa_period;
             swa_pattern(&r, hp);
-            const bool global = ar->swa_rope == MODEL_SWA_ROPE_GLOBAL;
+            const bool global = ar->swa_rope == MODEL_SWA_ROPE_GLOBAL || ar->swa_rope == MODEL_SWA_ROPE_SAME;
             const float base = get_float(&r, "rope.freq_base_swa", global ? hp->rope_base : 10000.0f, NULL);
-            hp->rope_base_swa = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED ? hp->rope_base : base;
+            hp->rope_base_swa = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED || ar->swa_rope == MODEL_SWA_ROPE_SAME
+                                    ? hp->rope_base
+                                    : base;
             hp->rope_freq_scale_swa = global ? hp->rope_freq_scale : 1.0f;
             hp->yarn_swa_off = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED;
         }
@@ -411,6 +415,10 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         const int64_t k_mla = hp->head_dim_k_mla ? hp->head_dim_k_mla : hp->head_dim_k;
         if (k_mla > 0)
             hp->attn_scale = mscale * mscale / sqrtf((float)k_mla);
+    }
+    if (ar && ar->logit_scale_mul) { /* Cohere: the logits times logit_scale (absent or 0: none) */
+        const float logit = get_float(&r, "logit_scale", 0.0f, NULL);
+        hp->logit_scale = logit != 0.0f ? logit : 1.0f;
     }
     if (ar && ar->multipliers) { /* llama.cpp's granite loader: 0 (absent) leaves each one out; logit_scale required */
         const float embd = get_float(&r, "embedding_scale", 0.0f, NULL), res = get_float(&r, "residual_scale", 0.0f, NULL),

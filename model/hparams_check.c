@@ -26,6 +26,13 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "key '%s' is %lld, head_count %lld: llama.cpp's %s loader sizes attn_k and attn_v as attn_q and "
                     "refuses grouped heads", key, (long long)hp->n_head_kv, (long long)hp->n_head, arch);
     }
+    if (hp->arch->unsupported_from_layers && hp->n_layer >= hp->arch->unsupported_from_layers) {
+        snprintf(key, sizeof key, "%s.block_count", arch);
+        return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                    "key '%s' is %lld: llama.cpp's %s graph gives a model of %u layers or more a LayerNorm of each "
+                    "head of q and k, which gguf-run does not run yet", key, (long long)hp->n_layer, arch,
+                    hp->arch->unsupported_from_layers);
+    }
     if (hp->arch->swa_chunked && hp->swa_window == 0) {
         snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
         return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
@@ -198,7 +205,7 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
         bool zero_ok;
         const char *range;
     } ranged[] = {
-        { "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
+        { hp->arch->norm_layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
           "a small positive number (under 1: an epsilon is added to a mean square, not in place of it)" },
         { "rope.freq_base", hp->rope_base, HUGE_VAL, false, "a finite positive number" },
         { "rope.freq_base_swa", hp->rope_base_swa, HUGE_VAL, false, "a finite positive number" },

@@ -44,7 +44,8 @@ static const builder_facts facts[] = {
     { "internlm2", false, false, false, false },     { "ernie4_5", false, false, false, false },
     { "mistral4", false, false, false, false },      { "glm4", false, false, false, false },
     { "exaone", false, false, false, false },        { "gemma", false, true, false, false },
-    { "llama4", false, false, false, false },
+    { "llama4", false, false, false, false },       { "command-r", false, false, false, false },
+    { "cohere2", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -186,11 +187,14 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
 
-static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w);
+static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w);
+static int out_projection(build *b, int att);
 
-/* Layer il's attention from h: q, k, v in the builder's order, their rows stored into the cache, attention
- * (flash, or the scores of every head), the output product (plus bias). */
-static int attention(build *b, int il, int h)
+/* Layer il's attention from h up to its output projection: q, k, v in the builder's order, their rows stored into the
+ * cache, the attention (flash, or the scores of every head). llama.cpp's build_attn adds these to the graph where it
+ * builds them; the output projection joins it where a later node reads it, which a parallel block (Cohere's) reaches
+ * after its feed-forward block. */
+static int attention_core(build *b, int il, int h)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
@@ -216,12 +220,18 @@ static int attention(build *b, int il, int h)
     v = rotated(b, v, &b->v_rot[swa], b->v_rot_n);
     if (!b->bf->k_before_v)
         k = q_or_k(b, h, k_w, false, fused, swa, rotate);
-    return attend(b, swa, q, k, v, o_w);
+    return attend_core(b, swa, q, k, v, o_w);
 }
 
-/* The rows k and v stored into the cache, the attention of q over it (flash, or the scores of every head) and its
- * output product (plus bias); o_w: the attention output's width. */
-static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w)
+/* Layer il's attention from h: its core, then the output product (plus bias). */
+static int attention(build *b, int il, int h)
+{
+    return out_projection(b, attention_core(b, il, h));
+}
+
+/* The rows k and v stored into the cache, the attention of q over it (flash, or the scores of every head); o_w: the
+ * attention output's width. */
+static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
@@ -243,10 +253,22 @@ static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w)
         const int kqv = graph_op(g, rows(b, o_w), LY_OTHER, false, kq, -1, -1);
         att = graph_op(g, rows(b, o_w), LY_OTHER, false, graph_view(g, kqv), -1, -1); /* permuted, then a copy */
     }
-    int out = graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, false, att, -1, -1);
+    return att;
+}
+
+/* The attention's output product (plus bias). */
+static int out_projection(build *b, int att)
+{
+    graph *g = b->g;
+    int out = graph_op(g, rows(b, b->E), LY_ROWS, false, att, -1, -1);
     if (has(b, MODEL_ROLE_ATTN_OUT_BIAS))
-        out = graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, true, out, -1, -1);
+        out = graph_op(g, rows(b, b->E), LY_ROWS, true, out, -1, -1);
     return out;
+}
+
+static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w)
+{
+    return out_projection(b, attend_core(b, swa, q, k, v, o_w));
 }
 
 /* A layer's latent attention from h (llama.cpp's deepseek2 graph): the query (through its compression where the file
@@ -459,6 +481,25 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         const bool last = il == n_layer - 1 && !bf->rows_after_layers;
         const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm_rows(&b, x, rows(&b, b.E), LY_ROWS) : x;
+        if (hp->arch->parallel_ffn) { /* Cohere: x = (ffn(h) + x) + attention(h), in ggml's order: the attention's core;
+                                        * the feed-forward block (on the last layer's rows of h); the sum with x (its
+                                        * rows); the output product; its rows; the sum */
+            const int core = attention_core(&b, (int)il, h);
+            const int hi = last ? pick_rows(&b, h) : h;
+            const uint64_t all_rows = b.n_rows;
+            if (last)
+                b.n_rows = b.n_out;
+            const int ffn = feed_forward(&b, hi, il);
+            const int sum = graph_op(g, rows(&b, b.E), LY_ROWS, true, ffn, last ? pick_rows(&b, x) : x, -1);
+            b.n_rows = all_rows;
+            int att = out_projection(&b, core);
+            if (last) {
+                att = pick_rows(&b, att);
+                b.n_rows = b.n_out;
+            }
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, sum, att, -1);
+            continue;
+        }
         int cur = hp->arch->mla ? latent_attention(&b, h) : attention(&b, (int)il, h);
         if (last) {
             cur = pick_rows(&b, cur);

@@ -138,7 +138,9 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * mistral3, the Qwen-VL decoders, EXAONE 3, InternLM2, ERNIE 4.5 dense, Gemma 1), EXAONE 4.0 and GLM-4-0414 (pre- and
  * post-norms, gate and up fused, half of each head rotating NORM-wise), Llama 4 (tests/py/llama4_arch.py: experts on
  * every second layer and on every layer, 1 of 4 and 2 of 6 chosen by their logits, the sigmoid weight scaling the
- * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains);
+ * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains),
+ * Cohere's (tests/py/cohere_arch.py: LayerNorms, attention and feed-forward side by side, logits scaled; cohere2's
+ * window on three layers in four, which alone rotate);
  * the qwen3moe ones, gpt-oss and Llama 4
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
@@ -177,6 +179,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-glm4", "f061abc8c7aaa7175eac499121eb2eb67862ea993b2177c593a27d370e370774" },
         { "heldout-llama4", "e55bb0cb3a5d691251c8bdb294451c9f922438ffd3eecd19fed7463dd4fa4847" },
         { "heldout-llama4-k2", "d99b8a76b0dde435f7a3a082d59028c23f4306f2bfe5f56f5d453bc84328e31d" },
+        { "heldout-cohere2", "2f12fc5636e57bede6da3b8eb2af4d9aa857a88e653ee4b450907c71fe1b16a1" },
+        { "heldout-command-r", "01492d79353d26c4d48a16091d44a9e45cd393d157d5d5822eb49423a2d8327a" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -196,10 +200,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* seven of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* eight of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
-     * Llama 4's interleaved experts */
+     * Llama 4's interleaved experts, Cohere's LayerNorms */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -211,6 +215,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
         { "heldout-deepseek2", "Q4_K_M", "q4_k_m", "c19afd6bbf14fdd155d2bcb3e7a38fd2773ffc7e5c5f8d37214547c89533a1d7" },
         { "heldout-deepseek2-whole", "Q4_K_M", "q4_k_m",
           "230f0f1b6b0c04900f3c09011f2691edde11f2fa65fc56dddd5f837947767a75" },
+        { "heldout-cohere2", "Q4_K_M", "q4_k_m", "80bcc9e03048fd57c137ea34158f1469aa943142e4f01d336723da8072d1a004" },
         { "heldout-llama4", "Q4_K_M", "q4_k_m", "8ac3b0301707ba6bdc6c1ac2e972f29314e730af9258827724dbbe7cb8e24068" },
     };
     outcome sum = { 0 };

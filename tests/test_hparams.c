@@ -605,3 +605,46 @@ Test(arch, llama4_keys_are_read_as_its_loader_reads_them)
     free(b.p);
     refused_naming(kvs, N(kvs), 5, "0", "llama4.expert_count"); /* llama.cpp's loader: no zero experts */
 }
+
+/* Cohere's keys as llama.cpp's command-r and cohere2 loaders read them: the LayerNorm's epsilon from
+ * attention.layer_norm_epsilon (the RMS key not read), logits times logit_scale, cohere2's window on three layers in four
+ * which alone rotate with the global base (rope.freq_base_swa read, not used); Command R+'s 64 layers refused naming
+ * block_count (their per-head q/k LayerNorm is not run yet). */
+Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "cohere2" },          { "cohere2.embedding_length", 'u', "256" },
+                      { "cohere2.block_count", 'u', "8" },                 { "cohere2.attention.head_count", 'u', "4" },
+                      { "cohere2.feed_forward_length", 'u', "512" },       { "cohere2.attention.layer_norm_epsilon", 'f', "0.001" },
+                      { "cohere2.attention.layer_norm_rms_epsilon", 'f', "0.5" }, { "cohere2.logit_scale", 'f', "0.25" },
+                      { "cohere2.attention.sliding_window", 'u', "4096" }, { "cohere2.rope.freq_base", 'f', "50000" },
+                      { "cohere2.rope.freq_base_swa", 'f', "10000" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_float_eq(hp.eps, 0.001f, 0, "the LayerNorm's own key");
+    cr_assert_float_eq(hp.logit_scale, 0.25f, 0, "logits times logit_scale");
+    cr_assert_eq(hp.swa_window, 4096);
+    cr_assert(model_hparams_layer_is_swa(&hp, 0) && !model_hparams_layer_is_swa(&hp, 3));
+    cr_assert(model_hparams_layer_rotates(&hp, 2) && !model_hparams_layer_rotates(&hp, 3), "the window's layers alone");
+    cr_assert_float_eq(hp.rope_base_swa, 50000.0f, 0, "the graph rotates with the global base");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_OUTPUT), MODEL_NEED_ABSENT, "the output is the token embedding");
+    gguf_close(f);
+    free(b.p);
+
+    kv_spec cr[] = { { "general.architecture", 's', "command-r" },     { "command-r.embedding_length", 'u', "256" },
+                     { "command-r.block_count", 'u', "40" },           { "command-r.attention.head_count", 'u', "4" },
+                     { "command-r.feed_forward_length", 'u', "512" } };
+    f = file_with(cr, N(cr), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_float_eq(hp.logit_scale, 1.0f, 0, "no logit_scale: none");
+    gguf_close(f);
+    free(b.p);
+    cr[2].value = "64";
+    f = file_with(cr, N(cr), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
+    cr_assert_str_eq(e.subject, "command-r.block_count");
+    gguf_close(f);
+    free(b.p);
+}

@@ -485,3 +485,49 @@ Test(ops, the_reference_backend_is_its_definition)
     cr_assert_eq(c[2], (float)(30.0 * tanh(1.0)));
     ref->destroy(ref);
 }
+
+/* LayerNorm (Cohere's norms): each row less its mean, over the square root of its variance plus eps, times the gains
+ * (or none), on the CPU and the reference backends, each within 2e-6 of the definition in double; a row shifted by a
+ * constant normalises to the same values (the mean is taken out), which an RMSNorm would not. */
+Test(ops, layernorm_takes_the_mean_out)
+{
+    enum { N = 300, T = 3 };
+    uint8_t *gb;
+    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &gb);
+    g.n_dims = 1;
+    const kern_weight kg = { .t = &g };
+    const float *gv = (const float *)gb;
+    static float x[T * N], out[T * N];
+    uint32_t s = 17;
+    for (int i = 0; i < N; i++) {
+        x[i] = test_frand(&s) * 3.0f + 0.5f;
+        x[N + i] = x[i] + 40.0f; /* row 1: row 0 shifted */
+        x[2 * N + i] = test_frand(&s) * 0.01f;
+    }
+    kern_backend *bes[2] = { kern_cpu_create(2), kern_ref_create(1) };
+    for (int b = 0; b < 2; b++)
+        for (int gains = 0; gains < 2; gains++) {
+            cr_assert_eq(bes[b]->layernorm(bes[b], gains ? &kg : NULL, x, T, N, 1e-5f, out), KERN_OK);
+            for (int t = 0; t < T; t++) {
+                const float *xr = x + (size_t)t * N;
+                double mean = 0, var = 0;
+                for (int i = 0; i < N; i++)
+                    mean += xr[i];
+                mean /= N;
+                for (int i = 0; i < N; i++)
+                    var += (xr[i] - mean) * (xr[i] - mean);
+                const double scale = 1.0 / sqrt(var / N + 1e-5);
+                for (int i = 0; i < N; i++) {
+                    const double want = (xr[i] - mean) * scale * (gains ? gv[i] : 1.0);
+                    cr_assert_leq(fabs(out[(size_t)t * N + i] - want), 2e-6 * (1.0 + fabs(want)),
+                                  "backend %d, gains %d, row %d, value %d: %g, want %g", b, gains, t, i,
+                                  out[(size_t)t * N + i], want);
+                }
+            }
+            for (int i = 0; i < N; i++)
+                cr_assert_leq(fabsf(out[i] - out[N + i]), 1e-4f * (1.0f + fabsf(out[i])), "a shifted row normalises alike");
+        }
+    bes[0]->destroy(bes[0]);
+    bes[1]->destroy(bes[1]);
+    free(gb);
+}

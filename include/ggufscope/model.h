@@ -155,8 +155,10 @@ typedef enum model_rope_scaling { MODEL_ROPE_SCALING_NONE, MODEL_ROPE_SCALING_LI
  * GLOBAL: the global rope, base and scaling alike, with rope.freq_base_swa's base where the file has one (gemma2,
  *   gpt-oss);
  * UNSCALED: the global base with no scaling of any kind, YaRN's magnitude included; rope.freq_base_swa is read by
- *   llama.cpp's loader but its graph rotates with the global base (olmo2's Olmo 3 files). */
-typedef enum model_swa_rope { MODEL_SWA_ROPE_OWN_BASE, MODEL_SWA_ROPE_GLOBAL, MODEL_SWA_ROPE_UNSCALED }
+ *   llama.cpp's loader but its graph rotates with the global base (olmo2's Olmo 3 files);
+ * SAME: the global rope exactly, base and scaling; rope.freq_base_swa is read by the loader, its graph does not use
+ *   it (cohere2). */
+typedef enum model_swa_rope { MODEL_SWA_ROPE_OWN_BASE, MODEL_SWA_ROPE_GLOBAL, MODEL_SWA_ROPE_UNSCALED, MODEL_SWA_ROPE_SAME }
     model_swa_rope;
 
 typedef struct model_arch {
@@ -231,6 +233,13 @@ typedef struct model_arch {
      * attn_temp_fixed_*: with the chunks on, the attention temperature of the layers without positions, from these
      *   constants rather than a key (scale, floor, offset: log(floor((pos + offset) / floor) + 1) * scale + 1). */
     bool moe_weight_before, moe_step_layers, shexp_expert_wide, swa_chunked, qk_l2_norm;
+    /* Cohere's (llama.cpp's command-r and cohere2): norm_layer: every norm a LayerNorm (the mean taken out; no bias),
+     *   its epsilon attention.layer_norm_epsilon; parallel_ffn: the feed-forward block reads the attention's input norm
+     *   and the layer's output is (ffn + x) + attention; logit_scale_mul: logits times the file's logit_scale;
+     *   unsupported_from_layers: files of that many layers or more are refused (Command R+'s per-head q/k LayerNorm,
+     *   not run yet) */
+    bool norm_layer, parallel_ffn, logit_scale_mul;
+    uint32_t unsupported_from_layers;
     uint32_t qk_l2_norm_off_experts;
     float attn_temp_fixed_scale, attn_temp_fixed_offset;
     uint32_t attn_temp_fixed_floor;

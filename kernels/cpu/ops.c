@@ -145,6 +145,37 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
     return KERN_OK;
 }
 
+/* ggml_norm's order (ggml-cpu ops.cpp, norm_f32): the sum in double, the mean rounded to float, each value less the
+ * mean in float, the squares' sum in double, the variance in float; then the gains. */
+kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+{
+    const float *g = NULL;
+    float *buf = NULL;
+    kern_status s = w ? cpu_vector(w, n, &g, &buf) : KERN_OK;
+    if (s)
+        return s;
+    const bool avx2 = cpu_have_avx2();
+#pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * n;
+        float *o = out + (size_t)t * n;
+        double sum = 0.0;
+        for (int i = 0; i < n; i++)
+            sum += (double)xr[i];
+        const float mean = (float)(sum / n);
+        double sum2 = 0.0;
+        for (int i = 0; i < n; i++) {
+            const float v = xr[i] - mean;
+            o[i] = v;
+            sum2 += (double)(v * v);
+        }
+        const float variance = (float)(sum2 / n);
+        scale_row(o, 1.0f / sqrtf(variance + eps), g, n, o, avx2);
+    }
+    free(buf);
+    return KERN_OK;
+}
+
 static bool same_angles(const cpu_rope_angles *a, int pos0, int T, const kern_rope *r)
 {
     const size_t pairs = (size_t)T * (size_t)(r->n_rot / 2);

@@ -139,6 +139,39 @@ kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern
     return KERN_OK;
 }
 
+/* ggml_norm's order in a block: the sum, the mean in float, the squares of x - mean, the variance in float. */
+__global__ void layernorm_rows(const float *x, const float *g, int n, float eps, float *out)
+{
+    kc_grid_wait();
+    const float *xr = x + (size_t)blockIdx.x * n;
+    float *o = out + (size_t)blockIdx.x * n;
+    double sum = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        sum = __dadd_rn(sum, (double)xr[i]);
+    const float mean = (float)(block_sum(sum) / n);
+    double sum2 = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = __fsub_rn(xr[i], mean);
+        sum2 = __dadd_rn(sum2, (double)__fmul_rn(v, v));
+    }
+    const float scale = 1.0f / sqrtf((float)(block_sum(sum2) / n) + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = __fmul_rn(__fsub_rn(xr[i], mean), scale);
+        o[i] = g ? __fmul_rn(v, g[i]) : v;
+    }
+}
+
+kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+{
+    const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
+    if (cw && (!cw->vec || cw->ne0 * cw->ne1 != n))
+        return KERN_E_SHAPE;
+    if (kern_status ls = cu_launch(b, "layernorm_rows", layernorm_rows, dim3(T), dim3(256), x, cw ? cw->vec : NULL, n,
+                                   eps, out))
+        return ls;
+    return KERN_OK;
+}
+
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;

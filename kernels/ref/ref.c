@@ -15,6 +15,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* out = (x - mean) / sqrt(var + eps) * g, all in double, each value rounded once. */
+static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
+                                 float *out)
+{
+    (void)b;
+    if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
+        return KERN_E_SHAPE;
+    float *g = malloc((size_t)n * sizeof *g);
+    if (!g)
+        return KERN_E_NOMEM;
+    for (int i = 0; i < n && !w; i++)
+        g[i] = 1.0f;
+    if (w && quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
+        free(g);
+        return KERN_E_UNSUPPORTED;
+    }
+    for (int t = 0; t < T; t++) {
+        const float *xr = x + (size_t)t * n;
+        double mean = 0.0, var = 0.0;
+        for (int i = 0; i < n; i++)
+            mean += xr[i];
+        mean /= n;
+        for (int i = 0; i < n; i++)
+            var += (xr[i] - mean) * (xr[i] - mean);
+        const double scale = 1.0 / sqrt(var / n + (double)eps);
+        for (int i = 0; i < n; i++)
+            out[(size_t)t * n + i] = (float)((xr[i] - mean) * scale * g[i]);
+    }
+    free(g);
+    return KERN_OK;
+}
+
 /* out = x / sqrt(mean(x^2) + eps) * g: the mean and the scale in double, each value rounded once. */
 static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
                                float *out)
@@ -144,6 +176,7 @@ kern_backend *kern_ref_create(int n_threads)
     b->matmul_many = b->matmul_each = NULL;
     b->matmul_many_x = NULL;
     b->rmsnorm = ref_rmsnorm;
+    b->layernorm = ref_layernorm;
     b->attention = ref_attention;
     b->glu = ref_glu;
     b->softcap = ref_softcap;

@@ -24,6 +24,7 @@ from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
 from llama4_arch import write_llama4  # noqa: E402
+from cohere_arch import write_cohere  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -89,6 +90,9 @@ OWN_WRITERS = {
     'heldout-llama4': lambda out: write_llama4(out),
     'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,
                                                   step=1, seed=5602),
+    'heldout-cohere2': lambda out: write_cohere(out, 'cohere2'),
+    'heldout-command-r': lambda out: write_cohere(out, 'command-r', n_layer=3, n_head=4, n_kv=4, n_ff=320,
+                                                  logit_scale=0.0625, seed=5702),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -114,13 +114,14 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             fprintf(out, "; a sink logit per head in each softmax");
         fprintf(out, "\n");
     }
-    fprintf(out, "norm       RMSNorm eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s\n", hp->eps,
-            hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
+    fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
+            hp->desc->norm_layer ? "LayerNorm (no bias)" : "RMSNorm", hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
             hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
             : !hp->qk_norm   ? "no"
             : hp->qk_norm_full ? "yes, over whole rows"
                                : "yes, per head",
-            hp->post_norms ? "yes" : "no");
+            hp->post_norms ? "yes" : "no",
+            hp->desc->parallel_ffn ? "; attention and feed-forward side by side on one norm (x + ffn + attention)" : "");
     static const char *const act_names[] = {
         [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
@@ -166,6 +167,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     fprintf(out, "\n");
     fprintf(out, "output     %s", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
                                                    : "output.weight");
+    if (hp->logit_scale != 1.0f)
+        fprintf(out, "; logits times %g", hp->logit_scale);
     if (hp->final_softcap > 0.0f)
         fprintf(out, "; logits soft-capped at %g", hp->final_softcap);
     fprintf(out, "\n");
