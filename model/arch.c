@@ -149,6 +149,14 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
     .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },        \
     .rope_neox = true, .act = MODEL_ACT_SILU, .moe = true, .moe_renormalise = true, .moe_ff_split = true
 
+/* Cohere's layers (command-r, cohere2): the output always the token embedding, LayerNorms, the attention and the
+ * feed-forward block side by side, logits times logit_scale */
+#define COHERE_LAYERS                                                                                         \
+    .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,  \
+              [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,             \
+              [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },                       \
+    .act = MODEL_ACT_SILU, .norm_layer = true, .parallel_ffn = true, .logit_scale_mul = true
+
 /* deepseek2's latent attention and routing, which mistral4 shares */
 #define DEEPSEEK2_LAYERS                                                                                      \
     .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_Q_A] = R,     \
@@ -490,13 +498,7 @@ static const model_arch archs[] = {
         .families = "Command R (35B), Aya 23, Aya Expanse",
         /* llama.cpp's command-r: LayerNorms, the attention and the feed-forward block side by side on one norm, the
          * output projection always the token embedding, logits times logit_scale; NORM rotary */
-        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
-                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
-                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },
-        .act = MODEL_ACT_SILU,
-        .norm_layer = true,
-        .parallel_ffn = true,
-        .logit_scale_mul = true,
+        COHERE_LAYERS,
         .unsupported_from_layers = 64,
         .quantize = true,
     },
@@ -505,13 +507,7 @@ static const model_arch archs[] = {
         .families = "Command R7B, Command A",
         /* llama.cpp's cohere2: command-r's parallel block and LayerNorms; three layers in four slide (a window of
          * attention.sliding_window) and alone rotate, the fourth attends to all without positions */
-        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
-                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
-                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },
-        .act = MODEL_ACT_SILU,
-        .norm_layer = true,
-        .parallel_ffn = true,
-        .logit_scale_mul = true,
+        COHERE_LAYERS,
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_SAME,
         .rope_swa_only = true,

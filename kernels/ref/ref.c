@@ -15,22 +15,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A norm's n gains as floats into *g (the caller frees them): w's, or ones where w is NULL (the norm alone). */
+static kern_status gains(const kern_weight *w, int n, float **g)
+{
+    *g = NULL;
+    if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
+        return KERN_E_SHAPE;
+    float *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return KERN_E_NOMEM;
+    for (int i = 0; i < n && !w; i++)
+        v[i] = 1.0f;
+    if (w && quant_dequantize_row(w->t->type, w->t->data, v, n) != QUANT_OK) {
+        free(v);
+        return KERN_E_UNSUPPORTED;
+    }
+    *g = v;
+    return KERN_OK;
+}
+
 /* out = (x - mean) / sqrt(var + eps) * g, all in double, each value rounded once. */
 static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
                                  float *out)
 {
     (void)b;
-    if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
-        return KERN_E_SHAPE;
-    float *g = malloc((size_t)n * sizeof *g);
-    if (!g)
-        return KERN_E_NOMEM;
-    for (int i = 0; i < n && !w; i++)
-        g[i] = 1.0f;
-    if (w && quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
-        free(g);
-        return KERN_E_UNSUPPORTED;
-    }
+    float *g;
+    const kern_status s = gains(w, n, &g);
+    if (s)
+        return s;
     for (int t = 0; t < T; t++) {
         const float *xr = x + (size_t)t * n;
         double mean = 0.0, var = 0.0;
@@ -52,17 +64,10 @@ static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const floa
                                float *out)
 {
     (void)b;
-    if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
-        return KERN_E_SHAPE;
-    float *g = malloc((size_t)n * sizeof *g);
-    if (!g)
-        return KERN_E_NOMEM;
-    for (int i = 0; i < n && !w; i++)
-        g[i] = 1.0f; /* no gains: ggml_rms_norm alone */
-    if (w && quant_dequantize_row(w->t->type, w->t->data, g, n) != QUANT_OK) {
-        free(g);
-        return KERN_E_UNSUPPORTED;
-    }
+    float *g;
+    const kern_status s = gains(w, n, &g);
+    if (s)
+        return s;
     for (int t = 0; t < T; t++) {
         const float *xr = x + (size_t)t * n;
         float *o = out + (size_t)t * n;
