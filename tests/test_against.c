@@ -412,7 +412,7 @@ Test(against_long, a_long_gemma_prompt_agrees_with_the_default_options, .timeout
     int st;
     char *out = run_tool("gguf-run", args, &st);
     cr_expect_eq(st, 0, "%s", out);
-    cr_expect(strstr(out, "verdict    AGREE") && strstr(out, "tolerance 0.005 (gemma's GeGLU"), "%s", out);
+    cr_expect(strstr(out, "verdict    AGREE") && strstr(out, "tolerance 0.01 (gemma's GeGLU"), "%s", out);
     free(out);
     /* our own whole dump of it, read back: the stats trace and the dump together, one verdict */
     tbuf b = read_whole_file(g);

@@ -350,7 +350,7 @@ Test(quantize, gemma3_and_qwen3_come_out_as_llama_quantize_writes_them)
  * its fused attn_qkv; rows of 128 values the fallbacks; DeepSeek's latent attention (attn_kv_b counted as attn_v,
  * attn_output's rows of 96 taking Q5_K's fallback, Q5_1). The synthetic sources are checked against the golden
  * README's sha256 by synth_arch_write, so a changed source is not blamed on the quantizer. */
-Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it)
+Test(quantize, every_architecture_comes_out_as_llama_quantize_writes_it, .timeout = 1200)
 {
     FILE *fp = fopen("tests/data/llama_quantize_sha256.tsv", "r");
     cr_assert(fp, "tests/data/llama_quantize_sha256.tsv is missing");

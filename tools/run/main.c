@@ -221,11 +221,12 @@ static int tool_main(int argc, char **argv)
     const engine_hparams *hp = engine_model_hparams(m);
     if ((o.against || o.against_full) && !o.tolerance_given && hp->act == KERN_ACT_GELU_TANH) {
         /* measured on gemma-3-270m against transformers: 1.7e-3 at the final norm for a correct f32 engine */
-        o.tolerance = 5e-3f;
+        o.tolerance = 1e-2f;
         o.massive_tolerance = 0.1f;
         o.tolerance_why = " (gemma's GeGLU: llama.cpp's GELU, which ours follows, rounds through an f16 table whose "
                           "steps magnify the order of summation: an engine computing GELU exactly departs by 1.7e-3 "
-                          "on a short prompt, llama.cpp and we by 3.4e-3 on gemma-3-270m's 1392-token one; at "
+                          "on a short prompt, llama.cpp and we by 3.4e-3 (AVX-512) to 5.7e-3 (AVX2) on "
+                          "gemma-3-270m's 1392-token one; at "
                           "positions carrying massive activations, a row RMS over 4x the layer's median, and the one "
                           "after, the RMS alone is held, to 0.1: they part by 5.6% there; --tolerance sets one for "
                           "all)";
