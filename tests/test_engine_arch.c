@@ -149,7 +149,7 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * window on three layers in four, which alone rotate);
  * the qwen3moe ones, gpt-oss and Llama 4
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
-Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 300)
+Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
         const char *name, *sha256;

@@ -105,7 +105,7 @@ static double mib(uint64_t b)
     return (double)b / (1024.0 * 1024.0);
 }
 
-Test(memory, buffers_match_llama_cpp)
+Test(memory, buffers_match_llama_cpp, .timeout = 1200)
 {
     static row rows[512];
     size_t n = read_rows("tests/data/llama_cpp_memory.tsv", false, rows, 0, 512), checked = 0, files_missing = 0;
