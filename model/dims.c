@@ -19,7 +19,7 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 {
     if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
         return model_hparams_layer_is_swa(hp, il);
-    const uint32_t period = hp->no_rope_period;
+    const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
     return period == 0 || (il + 1) % period != 0;
 }
 

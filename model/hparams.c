@@ -368,7 +368,6 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->rope_freq_scale_swa = hp->rope_freq_scale;
 
     const model_arch *ar = hp->arch;
-    hp->no_rope_period = ar ? ar->no_rope_period : 0;
     if (hp->arch && hp->arch->attn_temperature) /* Ministral 3: floors of the original context */
         hp->attn_temp_floor = (float)hp->n_ctx_orig_yarn;
     if (ar && ar->swa_period && (!ar->swa_n_layer || hp->n_layer == ar->swa_n_layer)) {

@@ -310,7 +310,6 @@ typedef struct model_hparams {
      * the layers without positions alone where nope_only (Llama 4's); floor is Ministral 3's original context */
     float attn_temp_scale, attn_temp_floor, attn_temp_offset;
     bool attn_temp_nope_only;
-    uint32_t no_rope_period;     /* model_arch's */
     bool swa_chunked;            /* the window's layers attend within chunks of it (model_arch.swa_chunked) */
     bool qk_l2_norm;             /* q and k RMS-normed without gains after rotation (model_arch.qk_l2_norm) */
     model_mrope mrope;           /* the file's multi-axis rotary form (model_arch.mrope), NONE when it has none */

@@ -65,7 +65,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
     char nope[160] = "", temp[200] = "";
-    const uint32_t period = hp->g.no_rope_period;
+    const uint32_t period = hp->desc->no_rope_period;
     if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
     else if (period)
