@@ -125,6 +125,9 @@ static void keep_history(cmp_state *s, int side, engine_op op, int layer, int po
     if (h->kv[0][0] && (op == ENGINE_OP_K || op == ENGINE_OP_V) && n == h->kv_dim && pos0 + T <= h->n_pos)
         memcpy(h->kv[side][op == ENGINE_OP_V] + ((size_t)layer * h->n_pos + (size_t)pos0) * (size_t)n, x,
                (size_t)T * n * sizeof(float));
+    if (h->norm[0] && op == ENGINE_OP_ATTN_NORM && s->m->layers[layer].recurrent && n == s->m->hp.n_embd &&
+        pos0 + T <= h->n_pos)
+        memcpy(h->norm[side] + ((size_t)layer * h->n_pos + (size_t)pos0) * (size_t)n, x, (size_t)T * n * sizeof(float));
 }
 
 /* A side's rows of one op kept for this chunk; false when memory runs out. */
@@ -288,6 +291,13 @@ static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
     h->q_dim = hp->n_head * hp->head_dim;
     if (hp->mla)
         return; /* latent attention's steps are not re-derived (compare_derive.c) */
+    const size_t norms = (size_t)hp->n_layer * (size_t)n_pos * (size_t)hp->n_embd;
+    for (int side = 0; side < 2 && hp->delta_net && norms * 2 * sizeof(float) <= CMP_HISTORY_MAX; side++)
+        h->norm[side] = calloc(norms ? norms : 1, sizeof(float));
+    if (!h->norm[0] || !h->norm[1]) { /* both or none */
+        free(h->norm[0]), free(h->norm[1]);
+        h->norm[0] = h->norm[1] = NULL;
+    }
     const size_t hist = (size_t)hp->n_layer * (size_t)n_pos * (size_t)h->kv_dim;
     if (hist * 4 * sizeof(float) > CMP_HISTORY_MAX)
         return;
@@ -306,9 +316,11 @@ static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
 
 static void history_free(attn_history *h)
 {
-    for (int side = 0; side < 2; side++)
+    for (int side = 0; side < 2; side++) {
         for (int kv = 0; kv < 2; kv++)
             free(h->kv[side][kv]);
+        free(h->norm[side]);
+    }
 }
 
 /* The host backends that re-derive ops: the reference for every op's definition (its products are the exact CPU

@@ -146,6 +146,70 @@ static bool derive_attention(cmp_state *s, int side, int il, int pos0, int T, fl
     return ref->attention(ref, q, h->kv[side][0] + layer, h->kv[side][1] + layer, T, pos0, &a, out) == KERN_OK;
 }
 
+/* The gated attention's q product (Qwen3.5: each head's query then its gate, 2 head_dim a head) of the side's attn_norm
+ * rows in, into the deriving scratch. */
+static float *gated_q(cmp_state *s, int side, int il, int T, const float *in)
+{
+    const engine_hparams *hp = &s->m->hp;
+    cmp_deriving *d = &s->d;
+    float *both = room(&d->gate, &d->cap_gate, (size_t)T * 2 * hp->n_head * hp->head_dim);
+    return both && product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_Q], NULL, in, T, hp->n_embd, both) ? both : NULL;
+}
+
+/* The attention's output rows (T, n_head x head_dim) times the sigmoid of each head's gate, from the side's own
+ * attn_norm rows. */
+static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const int hd = hp->head_dim;
+    const float *both = gated_q(s, side, il, T, cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd));
+    if (!both)
+        return false;
+    for (size_t r = 0; r < (size_t)T * hp->n_head; r++)
+        for (int i = 0; i < hd; i++)
+            out[r * hd + i] = (float)(out[r * hd + i] / (1.0 + exp(-(double)both[r * 2 * hd + hd + i])));
+    return true;
+}
+
+/* A gated delta net's output (delta_net.c's block before ssm_out) on the chunk's rows, replayed from a zero state over
+ * the side's own attn_norm rows at every position before and in the chunk (its state holds them all): the products in
+ * the side's numerics, the convolution, the delta rule, the norm and the gate by the reference. */
+static bool derive_delta_net(cmp_state *s, int side, int il, int pos0, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const attn_history *h = &s->h;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const int E = hp->n_embd, n = pos0 + T, C = hp->dn_channels, H = hp->dn_hv, inner = H * hp->dn_d;
+    if (!ref || !h->norm[side] || n > h->n_pos)
+        return false;
+    const float *x = h->norm[side] + (size_t)il * h->n_pos * E;
+    const kern_weight *lw = s->m->layers[il].w;
+    kern_weight w[MODEL_ROLE_COUNT]; /* the file's tensors as the host reads them, whichever backend bound them */
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+        w[r] = (kern_weight){ .t = lw[r].t };
+    const size_t conv_n = (size_t)(hp->dn_conv - 1) * C, state_n = (size_t)H * hp->dn_d * hp->dn_d;
+    float *buf = calloc((size_t)n * (2 * (size_t)C + 2 * (size_t)inner + 2 * (size_t)H) + conv_n + state_n, sizeof *buf);
+    if (!buf)
+        return false;
+    float *mixed = buf, *conv = mixed + (size_t)n * C, *z = conv + (size_t)n * C, *beta = z + (size_t)n * inner;
+    float *alpha = beta + (size_t)n * H, *o = alpha + (size_t)n * H, *conv_state = o + (size_t)n * inner;
+    float *state = conv_state + conv_n;
+    const bool ok =
+        product(s, side, &w[MODEL_ROLE_ATTN_QKV], NULL, x, n, E, mixed) &&
+        product(s, side, &w[MODEL_ROLE_ATTN_GATE], NULL, x, n, E, z) &&
+        product(s, side, &w[MODEL_ROLE_SSM_BETA], NULL, x, n, E, beta) &&
+        product(s, side, &w[MODEL_ROLE_SSM_ALPHA], NULL, x, n, E, alpha) &&
+        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], mixed, n, C, hp->dn_conv, conv_state, conv) == KERN_OK &&
+        ref->delta_net(ref, conv, beta, alpha, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], state, n, hp->dn_hk, H,
+                       hp->dn_d, hp->eps, o) == KERN_OK &&
+        ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], o, n * H, hp->dn_d, hp->eps, o) == KERN_OK &&
+        ref->glu(ref, KERN_ACT_SILU, z, o, (size_t)n * inner, (size_t)inner, o) == KERN_OK;
+    if (ok)
+        memcpy(out, o + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
+    free(buf);
+    return ok;
+}
+
 /* q or k: the product with the side's attn_norm rows (+ bias), each head's RMSNorm where the model has one
  * (qwen3, gemma3), then the rotation, with the angles of the side's numerics. */
 static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T, float *out)
@@ -158,8 +222,16 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     const kern_weight *bias = L->has_bias ? &L->w[is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS] : NULL;
     const kern_weight *g = &L->w[is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM];
     kern_backend *rot = s->d.be[s->d.numerics[side]];
-    if (!rot || !product(s, side, w, bias, cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd), T, hp->n_embd,
-                         out))
+    const float *in = cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd);
+    if (is_q && hp->attn_out_gated) { /* each head's query, then its gate: the queries taken */
+        float *both = gated_q(s, side, il, T, in);
+        if (!both)
+            return false;
+        for (size_t r = 0; r < (size_t)T * heads; r++)
+            memcpy(out + r * hd, both + r * 2 * hd, (size_t)hd * sizeof(float));
+    } else if (!rot || !product(s, side, w, bias, in, T, hp->n_embd, out))
+        return false;
+    if (!rot)
         return false;
     if (g->t && !norm_rows(s, g, out, T * heads, hd, out))
         return false;
@@ -335,8 +407,16 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_V:
         return product(s, side, &w[MODEL_ROLE_ATTN_V], m->layers[il].has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
-    case ENGINE_OP_ATTN: return derive_attention(s, side, il, pos0, T, out);
+    case ENGINE_OP_ATTN:
+        if (m->layers[il].recurrent)
+            return derive_delta_net(s, side, il, pos0, T, out);
+        return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
     case ENGINE_OP_ATTN_OUT:
+        if (m->layers[il].recurrent) { /* ssm_out of the delta net's output */
+            const int inner = hp->dn_hv * hp->dn_d;
+            return product(s, side, &w[MODEL_ROLE_SSM_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T,
+                           inner, out);
+        }
         return product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:

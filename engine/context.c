@@ -15,7 +15,7 @@ void engine_ctx_free(engine_ctx *c)
     if (!c)
         return;
     float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
-                      c->router, c->moe_tmp, c->k_step, c->v_step, c->mla };
+                      c->router, c->moe_tmp, c->k_step, c->v_step, c->mla, c->dn, c->dn_conv_state, c->dn_state };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
@@ -37,6 +37,7 @@ void engine_ctx_free(engine_ctx *c)
 /* Elements of each buffer a context of n_ctx positions and batches of B holds. */
 typedef struct ctx_sizes {
     size_t kv, kv_v, x, q, ff, logit, router, mla; /* kv, kv_v: the K and the V cache */
+    size_t dn, dn_conv, dn_state; /* a gated delta net's rows (or gated attention's), its recurrent states */
     size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
 
@@ -58,19 +59,22 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     size_t kv_dim, v_dim, q_dim;
     int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
     ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
-    size_t mla_row = engine_mla_width(hp);
+    size_t mla_row = engine_mla_width(hp), dn_row = engine_dn_width(hp);
+    z->dn_state = engine_dn_state_floats(hp, &z->dn_conv);
     bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->v_dim, &v_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_head, engine_q_width(hp), &q_dim) ||
                     __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &z->kv) ||
                     __builtin_mul_overflow(z->kv, v_dim, &z->kv_v) ||
                     __builtin_mul_overflow(z->kv, kv_dim, &z->kv) || __builtin_mul_overflow(B, mla_row, &z->mla) ||
+                    __builtin_mul_overflow(B, dn_row, &z->dn) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
                     __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &z->router) ||
                     __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &z->logit);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
-    if (overflow || z->kv > float_max || z->kv_v > float_max || z->mla > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
+    if (overflow || z->kv > float_max || z->kv_v > float_max || z->mla > float_max || z->dn > float_max ||
+        z->dn_state > float_max || z->dn_conv > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
         z->logit > float_max || z->router > float_max)
         return engine_fail(err, ENGINE_E_INPUT, 0, "",
                            "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
@@ -109,10 +113,11 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->v_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->v_dim * f;
     out->kv_bytes = ((uint64_t)z.kv + (uint64_t)z.kv_v) * f;
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
+    out->state_bytes = ((uint64_t)z.dn_conv + (uint64_t)z.dn_state) * f;
     /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe;
      * the grouped experts' host staging; latent attention's rows */
     const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0,
-                                 z.moe_host, z.mla };
+                                 z.moe_host, z.mla, z.dn };
     const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
     for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
         if (!rows_of[i])
@@ -158,6 +163,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         { &c->q, q_n }, { &c->att, q_n }, { &c->o, x_n }, { &c->gate, ff_n },
         { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
+        { &c->dn, z.dn }, { &c->dn_conv_state, z.dn_conv }, { &c->dn_state, z.dn_state },
         /* only where steps replay: two rows, outside the estimate */
         { &c->k_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
         { &c->v_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->v_dim : 0 },
@@ -173,6 +179,10 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
                                "out of %s memory allocating %.1f MiB for a context of %d positions", m->be->name,
                                want[i].n * sizeof(float) / 1048576.0, n_ctx);
         }
+    }
+    if ((zs = engine_dn_reset(c, err)) != ENGINE_OK) {
+        engine_ctx_free(c);
+        return zs;
     }
     c->stats = calloc(B, sizeof *c->stats);
     if (hp->n_expert) {
@@ -217,6 +227,15 @@ engine_status engine_ctx_rewind(engine_ctx *c, int pos, engine_error *err)
 {
     if (pos < 0 || pos > c->pos)
         return engine_fail(err, ENGINE_E_INPUT, 0, "", "rewind to position %d: %d positions are filled", pos, c->pos);
+    /* a recurrent state holds every position before, none apart: it goes back to the start or nowhere */
+    if (c->m->hp.delta_net && pos != c->pos && pos != 0)
+        return engine_fail(err, ENGINE_E_INPUT, 0, "", "rewind to position %d: this model's recurrent layers keep one "
+                           "state of all %d positions, which can only start over (position 0)", pos, c->pos);
+    if (c->m->hp.delta_net && pos == 0 && c->pos > 0) {
+        engine_status s = engine_dn_reset(c, err);
+        if (s)
+            return s;
+    }
     c->pos = pos;
     c->last_T = 0; /* the final norm's rows belong to the positions forgotten (the spot check needs a new pass) */
     return ENGINE_OK;

@@ -57,6 +57,11 @@ typedef struct engine_hparams {
      * values in the cache) */
     bool mla, mla_split;
     int n_lora_q, n_lora_kv, k_mla, v_mla, qk_nope;
+    /* A gated delta net's layers (Qwen3.5: model_arch.delta_net): the convolution's taps, the key and value heads, a
+     * head's length, the convolved channels (2 dn_hk dn_d + dn_hv dn_d); the recurrent layers' count. attn_out_gated:
+     * the attention layers' q rows carry a gate per head (model_arch.attn_out_gated). */
+    bool delta_net, attn_out_gated;
+    int dn_conv, dn_hk, dn_hv, dn_d, dn_channels, n_recurrent;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */
@@ -159,9 +164,10 @@ uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
 /* What engine_ctx_create(m, n_ctx, max_batch) allocates, without allocating it: the K and V caches (each one buffer
  * of n_layer x n_ctx rows of kv_row_bytes: the pages of positions never reached are not touched) and the
  * activations, each a buffer of rows (a batch's, or the logits' scratch) of row_bytes. */
-enum { ENGINE_CTX_ACT_BUFFERS = 12 };
+enum { ENGINE_CTX_ACT_BUFFERS = 13 };
 typedef struct engine_ctx_memory {
     uint64_t kv_bytes, kv_bytes_per_position;
+    uint64_t state_bytes;               /* recurrent layers' states (a gated delta net's), whatever the context */
     int n_layer, n_ctx, max_batch;
     uint64_t kv_row_bytes, v_row_bytes; /* a K cache row, a V cache row (shorter in latent attention) */
     uint64_t activation_bytes;

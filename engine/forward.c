@@ -10,6 +10,8 @@
  *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3; over the whole row: olmo2)
  *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
  *               a = attention(q, K, V; scale, window; a sink logit per head: gpt-oss) Wo (+bo)
+ *                                                          (a * sigmoid(the gate each head's q row carries): Qwen3.5;
+ *                                                           its other layers a gated delta net: delta_net.c)
  *                                                          (a = rmsnorm(a) * post_attention_norm: gemma, olmo2)
  *               x += a                                     (a * residual_scale: granite)
  *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2; gpt-oss calls it
@@ -145,7 +147,7 @@ static void attention_block(pass *p, int il, int T)
     const kern_weight *const qkv_bias[3] = { L->has_bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
                                              L->has_bias ? &w[MODEL_ROLE_ATTN_K_BIAS] : NULL,
                                              L->has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL };
-    float *const qkv_out[3] = { c->q, k_new, v_new };
+    float *qkv_out[3] = { c->q, k_new, v_new };
     p->layer = il;
 
     const float *in = c->x; /* olmo2 has no norm before its blocks */
@@ -160,7 +162,20 @@ static void attention_block(pass *p, int il, int T)
         engine_mla_attention_block(p, il, T, in);
         return;
     }
+    if (L->recurrent) {
+        engine_delta_net_block(p, il, T, in);
+        return;
+    }
+    /* Qwen3.5: each head's query then its output gate in attn_q's rows, taken apart after the product */
+    float *const q_gate = hp->attn_out_gated ? c->dn : NULL;
+    float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : NULL;
+    if (q_gate)
+        qkv_out[0] = q_gate;
     run_products(p, 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
+    if (q_gate) {
+        run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * hp->n_head, hd);
+        run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * hp->n_head, hd);
+    }
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
@@ -196,6 +211,8 @@ static void attention_block(pass *p, int il, int T)
         run_store_rows(p, "v into the cache", vc, v_new, T, kv_dim, pos0);
     }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
+    if (q_gate)
+        run_glu(p, "attention output gate", KERN_ACT_SIGMOID, gates, c->att, (size_t)T * q_dim, (size_t)q_dim, c->att);
     pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
@@ -306,7 +323,9 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
 
     /* A decode step without probes needs nothing from the host until its logits: a device may record it. */
     /* routing reads the host, and a temperature's scale is the position's */
-    const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert && hp->g.attn_temp_scale == 0.0f;
+    /* (a recurrent state is not a position's: such models run their steps as they come) */
+    const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert && hp->g.attn_temp_scale == 0.0f &&
+                      !hp->delta_net;
     /* One that ends in a top-k on the backend (no logits to the host) may be replayed whole where the backend can:
      * its key says which top-k, so steps under one key differ only in position and token. */
     const bool replayable = step && c->be->step_replay && top && !logits;

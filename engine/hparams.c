@@ -50,6 +50,17 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->k_mla = (int)(hp->mla_split ? g->head_dim_k_mla : g->head_dim_k);
     hp->v_mla = (int)(hp->mla_split ? g->head_dim_v_mla : g->head_dim_v);
     hp->qk_nope = hp->k_mla - (int)g->n_rot;
+    hp->delta_net = g->arch->delta_net;
+    hp->attn_out_gated = g->arch->attn_out_gated;
+    if (hp->delta_net) {
+        hp->dn_conv = (int)g->ssm_d_conv;
+        hp->dn_hk = (int)g->ssm_n_k_heads;
+        hp->dn_hv = (int)g->ssm_n_v_heads;
+        hp->dn_d = (int)g->ssm_d_state;
+        hp->dn_channels = (2 * hp->dn_hk + hp->dn_hv) * hp->dn_d;
+        for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn; il++)
+            hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
+    }
     hp->n_ff = (int)g->n_ff;
     hp->n_ctx_train = (int)g->n_ctx_train;
     hp->n_expert = (int)g->n_expert;

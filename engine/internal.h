@@ -22,6 +22,7 @@ typedef struct engine_layer {
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
     bool no_rope;            /* attends without rotary positions (NoPE: SmolLM3's every fourth layer) */
+    int recurrent;           /* a gated delta net's layer: 1 + its index among them (its state's); 0: attention */
     /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];
@@ -93,6 +94,13 @@ static inline size_t engine_q_width(const engine_hparams *hp)
     return (size_t)widest;
 }
 
+/* Floats a token's gated delta net or gated attention keeps in the context's dn rows (delta_net.c), 0 without. */
+size_t engine_dn_width(const engine_hparams *hp);
+/* Floats of the recurrent states: every recurrent layer's convolution inputs and delta rule state (delta_net.c). */
+size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv);
+/* Zeroes every recurrent layer's state: a context that starts over (delta_net.c). */
+engine_status engine_dn_reset(engine_ctx *c, engine_error *err);
+
 /* Floats a token's latent attention keeps in the context's mla rows (mla.c), 0 without latent attention. */
 size_t engine_mla_width(const engine_hparams *hp);
 
@@ -119,6 +127,9 @@ struct engine_ctx {
     float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim or v_dim) */
     float *x, *h, *q, *att, *o;   /* (max_batch, n_embd, or q's widest: engine_q_width) */
     float *mla;                   /* (max_batch, engine_mla_width) latent attention's rows (mla.c), or NULL */
+    /* gated delta nets (delta_net.c): each recurrent layer's convolution inputs (dn_conv - 1, dn_channels) and state
+     * (dn_hv, dn_d, dn_d); the batch's rows (max_batch, engine_dn_width); NULL without */
+    float *dn_conv_state, *dn_state, *dn;
     float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp) */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */

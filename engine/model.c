@@ -50,7 +50,7 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
-    if (ri->ne2 != MODEL_DIM_NONE || ri->expert_rows || role == MODEL_ROLE_ATTN_QKV ||
+    if (ri->ne2 != MODEL_DIM_NONE || ri->expert_rows || (role == MODEL_ROLE_ATTN_QKV && !m->hp.delta_net) ||
         (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
         return ENGINE_OK; /* an experts' or a fused tensor: its parts are bound (bind_experts, bind_fused) */
     kern_status ks = m->be->bind(m->be, w);
@@ -214,6 +214,12 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
     L->no_rope = !model_hparams_layer_rotates(&m->hp.g, il);
+    if (model_hparams_layer_is_recurrent(&m->hp.g, il)) { /* one more than the nearest recurrent layer before */
+        int before = 0;
+        for (int j = il - 1; j >= 0 && !before; j--)
+            before = m->layers[j].recurrent;
+        L->recurrent = before + 1;
+    }
     if (m->hp.desc->ffn_norm_is_post_attention) { /* gpt-oss: its post_attention_norm is the experts' input norm */
         L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_POST_NORM];
         L->w[MODEL_ROLE_ATTN_POST_NORM] = (kern_weight){ 0 };
@@ -223,7 +229,9 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return engine_fail(err, ENGINE_E_MODEL, sinks->t->info_offset, sinks->t->name,
                            "tensor '%s' is %s: attention sinks must be F32 (llama.cpp asserts it)", sinks->t->name,
                            gguf_type_traits_of(sinks->t->type)->name);
-    engine_status s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK) : bind_fused(m, il, err);
+    engine_status s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
+                      : L->recurrent ? ENGINE_OK /* a delta net's attn_qkv is one product */
+                                     : bind_fused(m, il, err);
     if (s)
         return s;
     if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
@@ -438,8 +446,11 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     /* after the binding: a misnamed tensor is reported as the missing one first */
     if ((s = check_no_stray_tensors(m, err)))
         goto fail;
-    const kern_weight *w0 = m->layers[0].w;
-    hp->qkv_bias = m->layers[0].has_bias;
+    int first_attn = 0; /* a hybrid's first layer may be recurrent: the attention's facts from an attention layer */
+    while (first_attn < hp->n_layer - 1 && m->layers[first_attn].recurrent)
+        first_attn++;
+    const kern_weight *w0 = m->layers[first_attn].w;
+    hp->qkv_bias = m->layers[first_attn].has_bias;
     hp->qk_norm = w0[MODEL_ROLE_ATTN_Q_NORM].t && w0[MODEL_ROLE_ATTN_K_NORM].t;
     hp->post_norms = w0[MODEL_ROLE_ATTN_POST_NORM].t && w0[MODEL_ROLE_FFN_POST_NORM].t;
     /* rotary frequency divisors: Llama 3.1's rope_freqs for every context, or LongRoPE's pair, of which

@@ -104,6 +104,9 @@ void pass_look(pass *p, engine_op op, const float *x, int T, int n);
 /* Layer il's latent attention (mla.c) on the T rows of in (attn_norm's output) into c->o. */
 void engine_mla_attention_block(pass *p, int il, int T, const float *in);
 
+/* Layer il's gated delta net (delta_net.c) on the T rows of in (attn_norm's output) into c->o. */
+void engine_delta_net_block(pass *p, int il, int T, const float *in);
+
 /* Layer il's mixture of experts on the Tr rows of h into o (experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o);
 

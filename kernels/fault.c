@@ -15,7 +15,7 @@
 typedef enum fault_kind {
     FAULT_ROPE_MODE, FAULT_LM_HEAD_ROWS, FAULT_STUCK_EMBEDDING, FAULT_NO_QKV_BIAS, FAULT_LM_HEAD_TRANSPOSED,
     FAULT_Q4K_SCALES, FAULT_KV_POS, FAULT_GQA_MAP, FAULT_NORM_SKIP, FAULT_RESIDUAL_TWICE, FAULT_ATTN_SCALE,
-    FAULT_PADDING_LOGITS, FAULT_COUNT
+    FAULT_PADDING_LOGITS, FAULT_CONV_STATE, FAULT_COUNT
 } fault_kind;
 
 /* Name, and the bug in a sentence (the seed report's symptom is in the README's table). */
@@ -32,6 +32,8 @@ static const struct { const char *name, *bug; } faults[FAULT_COUNT] = {
     [FAULT_RESIDUAL_TWICE] = { "residual-twice", "each residual add adds twice" },
     [FAULT_ATTN_SCALE] = { "attn-scale", "attention scores scaled by 1/d instead of 1/sqrt(d)" },
     [FAULT_PADDING_LOGITS] = { "padding-logits", "the last (padding) vocabulary row wins every step" },
+    [FAULT_CONV_STATE] = { "conv-state", "a delta net's convolution forgets the inputs before each batch (its state "
+                                         "cleared)" },
 };
 
 typedef struct fault_ctx {
@@ -186,6 +188,23 @@ static kern_status f_attention(kern_backend *b, const float *q, const float *k, 
     default:
         return in->attention(in, q, k, v, T, pos0, a, out);
     }
+}
+
+static void zero_rows(float *h, size_t n, void *user)
+{
+    (void)user;
+    memset(h, 0, n * sizeof *h);
+}
+
+static kern_status f_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv,
+                              float *state, float *out)
+{
+    kern_backend *in = inner(b);
+    kern_status s;
+    if (kind_of(b) == FAULT_CONV_STATE && d_conv > 1 &&
+        (s = bend_rows(in, state, (size_t)(d_conv - 1) * (size_t)n, zero_rows, NULL)))
+        return s;
+    return in->ssm_conv(in, w, x, T, n, d_conv, state, out);
 }
 
 static kern_status f_add(kern_backend *b, float *x, const float *y, size_t n)
@@ -367,5 +386,6 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
     b->rope = f_rope;
     b->attention = f_attention;
     b->add = f_add;
+    b->ssm_conv = f_ssm_conv;
     return b;
 }

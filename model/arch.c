@@ -114,6 +114,23 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_V_B] = { "attn_v_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_V_MLA, false,
                              "values' decompression per head", MODEL_DIM_HEAD, .form = MODEL_FFN_ANY,
                              .attn_form = MODEL_ATTN_KV_B_SPLIT },
+    [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
+                              "delta net's output gate projection (z)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_CONV1D] = { "ssm_conv1d.weight", true, MODEL_DIM_SSM_CONV, MODEL_DIM_QKV, false,
+                               "delta net's short convolution taps (per channel of q, k, v)", MODEL_DIM_NONE,
+                               .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_DT] = { "ssm_dt.bias", true, MODEL_DIM_SSM_HEADS, MODEL_DIM_NONE, false,
+                           "delta net's decay bias (per value head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_A] = { "ssm_a", true, MODEL_DIM_SSM_HEADS, MODEL_DIM_NONE, false,
+                          "delta net's decay rate -exp(A_log) (per value head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_BETA] = { "ssm_beta.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_HEADS, false,
+                             "delta net's write strength projection (beta)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_ALPHA] = { "ssm_alpha.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_HEADS, false,
+                              "delta net's decay projection (alpha)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_NORM] = { "ssm_norm.weight", true, MODEL_DIM_SSM_STATE, MODEL_DIM_NONE, true,
+                             "delta net's output norm gains (per head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_OUT] = { "ssm_out.weight", true, MODEL_DIM_SSM_INNER, MODEL_DIM_EMBD, false,
+                            "delta net's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
@@ -148,6 +165,20 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 #define QWEN3MOE_LAYERS                                                                                       \
     .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R },        \
     .rope_neox = true, .act = MODEL_ACT_SILU, .moe = true, .moe_renormalise = true, .moe_ff_split = true
+
+/* Qwen3.5's two kinds of layer (model_arch.delta_net): the attention layers' roles, the gated delta nets'; both have
+ * the input norm and post_attention_norm (the feed-forward block's input) */
+#define QWEN35_ATTENTION_ROLES                                                                                \
+    GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_ATTN_Q] = R,          \
+    [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_Q_NORM] = R,    \
+    [MODEL_ROLE_ATTN_K_NORM] = R
+#define QWEN35_RECURRENT_ROLES                                                                                \
+    [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R,                     \
+    [MODEL_ROLE_ATTN_GATE] = R, [MODEL_ROLE_SSM_CONV1D] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R,    \
+    [MODEL_ROLE_SSM_BETA] = R, [MODEL_ROLE_SSM_ALPHA] = R, [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R
+#define QWEN35_LAYERS                                                                                         \
+    .rope_neox = true, .act = MODEL_ACT_SILU, .ffn_norm_is_post_attention = true, .mrope = MODEL_MROPE_INTERLEAVED, \
+    .mrope_partial = true, .delta_net = true, .attn_out_gated = true, .quantize = true
 
 /* Cohere's layers (command-r, cohere2): the output always the token embedding, LayerNorms, the attention and the
  * feed-forward block side by side, logits times logit_scale */
@@ -318,6 +349,31 @@ static const model_arch archs[] = {
         QWEN3MOE_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
+    },
+    /* Qwen3.5 (llama.cpp's qwen35 and qwen35moe): three gated delta net layers to one of attention (full_attention_
+     * interval 4). The attention layers: q rows holding each head's query and its output gate, per-head q/k norms,
+     * interleaved multi-axis rotation of rope.dimension_count of each head, the output times sigmoid(gate). The delta
+     * net layers: q, k, v through a short causal convolution and SiLU, a recurrent state per value head decayed by
+     * exp(softplus(alpha + dt) * a) and written with strength sigmoid(beta) (delta-net-base.cpp), the output RMS-normed
+     * per head times SiLU(z). post_attention_norm is the feed-forward block's input norm. */
+    {
+        .name = "qwen35",
+        .families = "Qwen3.5, Qwen3.6 (dense: 0.8B to 27B)",
+        .need = { QWEN35_ATTENTION_ROLES, DENSE_FFN_ROLES },
+        .need_recurrent = { QWEN35_RECURRENT_ROLES, DENSE_FFN_ROLES },
+        QWEN35_LAYERS,
+    },
+    {
+        .name = "qwen35moe",
+        .families = "Qwen3.5-MoE, Qwen3.6-MoE (35B-A3B, 122B-A10B, 397B-A17B)",
+        /* qwen2moe's feed-forward block: softmax over the experts, the top k renormalised, a shared expert gated by
+         * the sigmoid of its own product */
+        .need = { QWEN35_ATTENTION_ROLES, EXPERT_ROLES, SHARED_EXPERT_ROLES },
+        .need_recurrent = { QWEN35_RECURRENT_ROLES, EXPERT_ROLES, SHARED_EXPERT_ROLES },
+        QWEN35_LAYERS,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_ff_split = true,
     },
     {
         .name = "gpt-oss",
@@ -671,7 +727,13 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         if (!in_form)
             return MODEL_NEED_ABSENT;
     }
-    return (model_need)hp->arch->need[r];
+    if (!hp->arch->delta_net)
+        return (model_need)hp->arch->need[r];
+    /* a hybrid's layer needs its kind's roles; any layer (il < 0), either kind's */
+    const model_need attn = (model_need)hp->arch->need[r], recr = (model_need)hp->arch->need_recurrent[r];
+    if (il < 0 || !roles[r].per_layer)
+        return attn > recr ? attn : recr;
+    return model_hparams_layer_is_recurrent(hp, il) ? recr : attn;
 }
 
 const model_role_info *model_role_info_of(model_role r)

@@ -23,6 +23,22 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
     return period == 0 || (il + 1) % period != 0;
 }
 
+bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
+{
+    if (!hp->arch || !hp->arch->delta_net)
+        return false;
+    if (il < 0)
+        return true;
+    if (il >= hp->n_layer - hp->n_layer_nextn) /* the multi-token prediction blocks attend (llama.cpp's is_recr) */
+        return false;
+    if (hp->recurrent_layers) {
+        gguf_value v;
+        return gguf_array_scalar(hp->recurrent_layers, (uint64_t)il, &v) == GGUF_OK && v.v.b;
+    }
+    /* llama.cpp's qwen35 loader: every full_attention_interval-th layer attends, the others recur */
+    return hp->full_attn_interval > 0 && (il + 1) % hp->full_attn_interval != 0;
+}
+
 bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
 {
     if (hp->n_expert <= 0)
@@ -42,14 +58,17 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_EMBD: return hp->n_embd;
     case MODEL_DIM_VOCAB: return hp->n_vocab;
     case MODEL_DIM_FF: return hp->n_ff;
-    case MODEL_DIM_Q: return hp->n_head * k_mla;
+    case MODEL_DIM_Q: return hp->n_head * k_mla * (hp->arch && hp->arch->attn_out_gated ? 2 : 1);
     case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
     case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
     case MODEL_DIM_Q_V: return hp->n_head * v_mla;
     case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
     case MODEL_DIM_QK_NORM_K:
         return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
-    case MODEL_DIM_QKV: return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
+    case MODEL_DIM_QKV:
+        if (hp->arch && hp->arch->delta_net) /* the delta net's q, k (a key head's each) and v, convolved together */
+            return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
+        return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
     case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
     case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
     case MODEL_DIM_EXPERT: return hp->n_expert;
@@ -62,6 +81,10 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_KV_B: return k_mla > hp->n_rot ? hp->n_head * (k_mla - hp->n_rot + v_mla) : 0;
     case MODEL_DIM_QK_NOPE: return k_mla > hp->n_rot ? k_mla - hp->n_rot : 0;
     case MODEL_DIM_V_MLA: return v_mla;
+    case MODEL_DIM_SSM_CONV: return hp->ssm_d_conv;
+    case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
+    case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
+    case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
     default: return 0;
     }
 }
@@ -81,11 +104,12 @@ const char *model_dim_name(model_dim d)
 {
     static const char *const names[MODEL_DIM_COUNT] = {
         [MODEL_DIM_NONE] = "", [MODEL_DIM_EMBD] = "embedding_length", [MODEL_DIM_VOCAB] = "tokens in the vocabulary",
-        [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length",
+        [MODEL_DIM_FF] = "feed_forward_length", [MODEL_DIM_Q] = "head_count x key_length (x2 with gates)",
         [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
         [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_QK_NORM_Q] = "key_length (or head_count x key_length)",
         [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
-        [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length",
+        [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length (a delta net's: 2 ssm.group_count x "
+                          "ssm.state_size + ssm.inner_size)",
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
@@ -93,6 +117,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_KV_A] = "kv_lora_rank + rope.dimension_count",
         [MODEL_DIM_KV_B] = "head_count x (key_length_mla - rope.dimension_count + value_length_mla)",
         [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
+        [MODEL_DIM_SSM_CONV] = "ssm.conv_kernel", [MODEL_DIM_SSM_INNER] = "ssm.inner_size",
+        [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

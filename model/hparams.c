@@ -168,6 +168,32 @@ static void swa_pattern(reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
+/* A gated delta net's sizes as llama.cpp's qwen35 loader reads them (all required), and which layers recur:
+ * attention.recurrent_layers (an array of bools, one per layer) where the file has it, else all but every
+ * full_attention_interval-th (default 4). */
+static void delta_net(reader *r, model_hparams *hp)
+{
+    const int64_t big = INT64_C(1) << 20, dims = 65536;
+    hp->ssm_d_conv = get_int(r, "ssm.conv_kernel", true, 0, 1, 64, NULL);
+    hp->ssm_d_inner = get_int(r, "ssm.inner_size", true, 0, 1, big, NULL);
+    hp->ssm_d_state = get_int(r, "ssm.state_size", true, 0, 1, dims, NULL);
+    hp->ssm_n_v_heads = get_int(r, "ssm.time_step_rank", true, 0, 1, dims, NULL);
+    hp->ssm_n_k_heads = get_int(r, "ssm.group_count", true, 0, 1, dims, NULL);
+    hp->full_attn_interval = get_int(r, "full_attention_interval", false, 4, 1, dims, NULL);
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.recurrent_layers", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv)
+        return;
+    gguf_error e;
+    if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
+        (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
+                          (long long)hp->n_layer), &e);
+    else
+        hp->recurrent_layers = &kv->value;
+}
+
 /* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
  * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
  * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
@@ -351,6 +377,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         rope_sections(&r, hp);
         hp->n_deepstack_layers = get_int(&r, "n_deepstack_layers", false, 0, 0, dims, NULL);
     }
+    if (hp->arch && hp->arch->delta_net)
+        delta_net(&r, hp);
     hp->n_rot_from_key = !no_rot;
     hp->eps = get_float(&r, hp->arch && hp->arch->norm_layer ? "attention.layer_norm_epsilon"
                                                              : "attention.layer_norm_rms_epsilon",

@@ -180,7 +180,7 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
     }
     if (hp->mrope) { /* what llama.cpp's multi-axis rope and its qwen2vl / qwen3vl graphs assert */
         const int64_t *s = hp->rope_sections, sum = s[0] + s[1] + s[2] + s[3];
-        const bool whole = hp->arch->mrope_optional || hp->n_rot == hp->head_dim_k;
+        const bool whole = hp->arch->mrope_optional || hp->arch->mrope_partial || hp->n_rot == hp->head_dim_k;
         if (sum > hp->head_dim_k || (s[0] == 0 && s[1] == 0 && s[2] == 0) || !whole) {
             snprintf(key, sizeof key, "%s.%s", arch, whole ? "rope.dimension_sections" : "rope.dimension_count");
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
@@ -189,6 +189,20 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         "at least, fit a head%s", (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3],
                         arch, (long long)hp->head_dim_k, (long long)hp->n_rot,
                         hp->arch->mrope_optional ? "" : ", and that the whole head rotates");
+        }
+    }
+    if (hp->arch->delta_net) { /* the shapes llama.cpp's qwen35 loader makes and its graph asserts */
+        const int64_t kd = hp->ssm_n_k_heads, vd = hp->ssm_n_v_heads;
+        const char *bad = hp->ssm_d_inner != hp->ssm_d_state * vd ? "ssm.inner_size"
+                          : vd % kd                                ? "ssm.group_count"
+                                                                   : NULL;
+        if (bad) {
+            snprintf(key, sizeof key, "%s.%s", arch, bad);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                              "the delta net's sizes do not fit (key '%s'): ssm.inner_size %lld must be ssm.state_size "
+                              "%lld x ssm.time_step_rank %lld (the value heads), and the value heads a multiple of "
+                              "ssm.group_count %lld (the key heads)", key, (long long)hp->ssm_d_inner,
+                              (long long)hp->ssm_d_state, (long long)vd, (long long)kd);
         }
     }
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {

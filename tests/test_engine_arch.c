@@ -146,8 +146,10 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * every second layer and on every layer, 1 of 4 and 2 of 6 chosen by their logits, the sigmoid weight scaling the
  * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains),
  * Cohere's (tests/py/cohere_arch.py: LayerNorms, attention and feed-forward side by side, logits scaled; cohere2's
- * window on three layers in four, which alone rotate);
- * the qwen3moe ones, gpt-oss and Llama 4
+ * window on three layers in four, which alone rotate), Qwen3.5 dense and MoE (tests/py/qwen35_arch.py: gated delta
+ * nets with an attention layer every fourth or third, two or one key heads to four or three value heads, the
+ * attention's gated output and partial interleaved rotation);
+ * the qwen3moe ones, gpt-oss, Llama 4 and Qwen3.5
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
@@ -187,6 +189,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-llama4-k2", "d99b8a76b0dde435f7a3a082d59028c23f4306f2bfe5f56f5d453bc84328e31d" },
         { "heldout-cohere2", "2f12fc5636e57bede6da3b8eb2af4d9aa857a88e653ee4b450907c71fe1b16a1" },
         { "heldout-command-r", "01492d79353d26c4d48a16091d44a9e45cd393d157d5d5822eb49423a2d8327a" },
+        { "heldout-qwen35", "fe89194ca31da2feaf05df6350949d2ad6e70eb328a1cc5c1543d0520c40474d" },
+        { "heldout-qwen35moe", "a7bbb8bea65ff422a84343b3a592f99dd17c8aae4333f3aab8591ca9556c6df1" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -206,10 +210,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* eight of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* ten of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
-     * Llama 4's interleaved experts, Cohere's LayerNorms */
+     * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's delta nets */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -223,6 +227,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
           "230f0f1b6b0c04900f3c09011f2691edde11f2fa65fc56dddd5f837947767a75" },
         { "heldout-cohere2", "Q4_K_M", "q4_k_m", "80bcc9e03048fd57c137ea34158f1469aa943142e4f01d336723da8072d1a004" },
         { "heldout-llama4", "Q4_K_M", "q4_k_m", "8ac3b0301707ba6bdc6c1ac2e972f29314e730af9258827724dbbe7cb8e24068" },
+        { "heldout-qwen35", "Q4_K_M", "q4_k_m", "cdadf2efe39929f0b5cec43085e799cea5ed5ebd3f1b2ff832f8eebee55d967e" },
+        { "heldout-qwen35moe", "Q4_K_M", "q4_k_m", "371ec1eba56f145c000e6875aa585dce15d41427382b9a2a652e73d4f782b273" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {
@@ -513,6 +519,60 @@ Test(engine_arch, multi_axis_rope_leaves_the_extra_axis_unrotated_for_text, .tim
         engine_model_free(m);
         be->destroy(be);
         gguf_close(f);
+    }
+    cr_assert(tmp_dir_remove(dir));
+}
+
+/* A gated delta net's recurrent state carries every position before (Qwen3.5's held-out shape, both numerics): a
+ * prompt run in batches of 3 gives the logits it gives in one batch (to the products' order of summation), token by
+ * token too; the state goes back only to the start (a rewind elsewhere is refused, naming why), and a rerun from the
+ * start gives the first run's logits bit for bit, so nothing of the first run is left in it. */
+Test(engine_arch, a_delta_net_s_state_carries_across_batches_and_starts_over, .timeout = 120)
+{
+    char dir[128], path[256], why[200];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: the held-out file cannot be written");
+    cr_assert(tmp_dir_make(dir, "deltanet"));
+    snprintf(path, sizeof path, "%s/heldout-qwen35.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-qwen35", path, why), "%s", why);
+    enum { T = 10 };
+    const int32_t prompt[T] = { 5, 17, 300, 42, 9, 600, 77, 8, 123, 400 };
+    for (int numerics = 0; numerics < 2; numerics++) {
+        golden_model l;
+        golden_model_open(path, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT, &l);
+        const int nv = engine_model_hparams(l.m)->n_vocab;
+        float *whole = malloc((size_t)T * nv * sizeof(float)), *parts = malloc((size_t)T * nv * sizeof(float));
+        float *again = malloc((size_t)T * nv * sizeof(float));
+        cr_assert(whole && parts && again);
+        engine_ctx *one, *threes, *alone;
+        engine_error e;
+        cr_assert_eq(engine_ctx_create(l.m, 32, 16, &one, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(engine_ctx_create(l.m, 32, 3, &threes, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(engine_ctx_create(l.m, 32, 1, &alone, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(engine_forward(one, prompt, T, true, whole, NULL, &e), ENGINE_OK, "%s", e.message);
+        engine_ctx *const others[2] = { threes, alone };
+        for (int o = 0; o < 2; o++) {
+            cr_assert_eq(engine_forward(others[o], prompt, T, true, parts, NULL, &e), ENGINE_OK, "%s", e.message);
+            for (int t = 0; t < T; t++) {
+                double most = 0, diff = 0;
+                for (int v = 0; v < nv; v++) {
+                    const size_t i = (size_t)t * nv + v;
+                    most = fmax(most, fabs(whole[i]));
+                    diff = fmax(diff, fabs(whole[i] - parts[i]));
+                }
+                cr_assert_leq(diff, 1e-5 * most, "%s, %s: position %d, %.3g apart", numerics ? "ggml" : "exact",
+                              o ? "token by token" : "batches of 3", t, diff / most);
+            }
+        }
+        cr_assert_eq(engine_ctx_rewind(one, 4, &e), ENGINE_E_INPUT, "a recurrent state cannot go back to position 4");
+        cr_assert(strstr(e.message, "start over"), "%s", e.message);
+        cr_assert_eq(engine_ctx_pos(one), T, "a refused rewind leaves the context as it was");
+        cr_assert_eq(engine_ctx_rewind(one, 0, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(engine_forward(one, prompt, T, true, again, NULL, &e), ENGINE_OK, "%s", e.message);
+        cr_assert_eq(memcmp(whole, again, (size_t)T * nv * sizeof(float)), 0, "a rerun from the start differs");
+        free(whole), free(parts), free(again);
+        engine_ctx_free(one), engine_ctx_free(threes), engine_ctx_free(alone);
+        golden_model_close(&l);
     }
     cr_assert(tmp_dir_remove(dir));
 }

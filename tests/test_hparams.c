@@ -648,3 +648,76 @@ Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
     gguf_close(f);
     free(b.p);
 }
+
+/* Qwen3.5 as llama.cpp's qwen35 loader reads it: the ssm.* sizes required; every full_attention_interval-th layer
+ * attends (default 4), the others are gated delta nets, or attention.recurrent_layers says which; each layer needs
+ * its own kind's roles (both kinds' for the file as a whole), q rows twice as wide for the gates, the convolved
+ * channels 2 key heads' + the values; a part of each head rotating by sections. The sizes llama.cpp's reshapes assume
+ * (inner = state x value heads, value heads a multiple of key heads) refused naming the key. */
+Test(arch, qwen35_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen35" },          { "qwen35.embedding_length", 'u', "256" },
+                      { "qwen35.block_count", 'u', "8" },                 { "qwen35.attention.head_count", 'u', "4" },
+                      { "qwen35.attention.head_count_kv", 'u', "2" },     { "qwen35.attention.key_length", 'u', "64" },
+                      { "qwen35.feed_forward_length", 'u', "512" },       { "qwen35.rope.dimension_count", 'u', "32" },
+                      { "qwen35.rope.dimension_sections", 'u', "4" },     { "qwen35.ssm.conv_kernel", 'u', "4" },
+                      { "qwen35.ssm.inner_size", 'u', "128" },            { "qwen35.ssm.state_size", 'u', "32" },
+                      { "qwen35.ssm.time_step_rank", 'u', "4" },          { "qwen35.ssm.group_count", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(hp.ssm_d_conv == 4 && hp.ssm_d_inner == 128 && hp.ssm_d_state == 32 && hp.ssm_n_v_heads == 4 &&
+              hp.ssm_n_k_heads == 2 && hp.full_attn_interval == 4);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && model_hparams_layer_is_recurrent(&hp, 2) &&
+              !model_hparams_layer_is_recurrent(&hp, 3) && model_hparams_layer_is_recurrent(&hp, 4) &&
+              !model_hparams_layer_is_recurrent(&hp, 7));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 3), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 3), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_POST_NORM, 0), MODEL_NEED_REQUIRED, "both kinds have it");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED, "the file as a whole: either kind's");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_SSM_OUT), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_Q), 2 * 4 * 64, "each head's query and its gate");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_QKV), 2 * 2 * 32 + 128, "q and k of each key head, then v");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_HEADS), 4);
+    gguf_close(f);
+    free(b.p);
+
+    kv_spec listed[N(kvs) + 1];
+    memcpy(listed, kvs, sizeof kvs);
+    listed[N(kvs)] = (kv_spec){ "qwen35.attention.recurrent_layers", 'b', "1,1,0,0,1,1,1,0" };
+    f = file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 1) && !model_hparams_layer_is_recurrent(&hp, 2) &&
+              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7), "the file's list");
+    gguf_close(f);
+    free(b.p);
+    refused_naming(listed, N(listed), N(kvs), "1,0", "qwen35.attention.recurrent_layers");
+    listed[N(kvs)] = (kv_spec){ "qwen35.full_attention_interval", 'u', "2" };
+    f = file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 1) &&
+              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7));
+    gguf_close(f);
+    free(b.p);
+
+    listed[N(kvs)] = (kv_spec){ "qwen35.nextn_predict_layers", 'u', "1" }; /* 6 layers and a prediction block */
+    listed[2].value = "7";
+    f = file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 5) && !model_hparams_layer_is_recurrent(&hp, 6),
+              "the prediction block attends, as llama.cpp's loader flags it");
+    gguf_close(f);
+    free(b.p);
+
+    refused_naming(kvs, N(kvs), 10, "100", "qwen35.ssm.inner_size");
+    refused_naming(kvs, N(kvs), 13, "3", "qwen35.ssm.group_count");
+    f = file_with(kvs, N(kvs) - 1, &b); /* no ssm.group_count */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen35.ssm.group_count");
+    gguf_close(f);
+    free(b.p);
+}

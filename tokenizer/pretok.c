@@ -51,6 +51,10 @@ static const pre_kind kinds[] = {
     { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
         "\\s+(?!\\S)|\\s+" }, false, false },
+    /* Qwen3.5's: qwen2's with the combining marks (\p{M}) counted as letters */
+    { { "qwen35" },
+      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
+        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
     /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */
     { { "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2" },
       { "\\p{N}", GPT2_RE }, false, false },

@@ -33,13 +33,15 @@ typedef enum model_dim {
     MODEL_DIM_EMBD,      /* embedding_length */
     MODEL_DIM_VOCAB,     /* tokens in the vocabulary */
     MODEL_DIM_FF,        /* feed_forward_length */
-    MODEL_DIM_Q,         /* head_count x key_length (x key_length_mla: latent attention) */
+    MODEL_DIM_Q,         /* head_count x key_length (x key_length_mla: latent attention; twice that where each head's
+                          * query is followed by its output gate: model_arch.attn_out_gated) */
     MODEL_DIM_KV_K,      /* head_count_kv x key_length */
     MODEL_DIM_KV_V,      /* head_count_kv x value_length */
     MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input; x value_length_mla) */
     MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full) */
     MODEL_DIM_QK_NORM_K, /* k's norm: key_length, or head_count_kv x key_length */
-    MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length */
+    MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length; in a gated
+                          * delta net 2 ssm.group_count x ssm.state_size + ssm.inner_size */
     MODEL_DIM_FF_UP,     /* ffn_up's rows: feed_forward_length, twice that where gate and up are fused */
     MODEL_DIM_ROT_HALF,  /* rope.dimension_count / 2: rope_freqs */
     MODEL_DIM_EXPERT,    /* expert_count */
@@ -50,6 +52,9 @@ typedef enum model_dim {
      * compressed row with its rotary part, the decompression's rows (per head: the keys' part without rotation and
      * the values), a head's key part without rotation, a head's value length */
     MODEL_DIM_Q_LORA, MODEL_DIM_KV_LORA, MODEL_DIM_KV_A, MODEL_DIM_KV_B, MODEL_DIM_QK_NOPE, MODEL_DIM_V_MLA,
+    /* gated delta net (Qwen3.5): the short convolution's taps (ssm.conv_kernel), the values' width (ssm.inner_size), a
+     * head's key and value length (ssm.state_size), the value heads (ssm.time_step_rank) */
+    MODEL_DIM_SSM_CONV, MODEL_DIM_SSM_INNER, MODEL_DIM_SSM_STATE, MODEL_DIM_SSM_HEADS,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -80,6 +85,11 @@ typedef enum model_role {
      * whole (older files) or split per head into the keys' (absorbed into the query) and the values' */
     MODEL_ROLE_ATTN_Q_A, MODEL_ROLE_ATTN_Q_A_NORM, MODEL_ROLE_ATTN_Q_B, MODEL_ROLE_ATTN_KV_A_MQA,
     MODEL_ROLE_ATTN_KV_A_NORM, MODEL_ROLE_ATTN_KV_B, MODEL_ROLE_ATTN_K_B, MODEL_ROLE_ATTN_V_B,
+    /* a gated delta net's layer (Qwen3.5): q, k and v come from attn_qkv, its output's gate from attn_gate; the short
+     * convolution's taps, the decay's bias and rate (ssm_a: -exp(A_log)), the write strength's and the decay's
+     * projections, the output's norm gains and projection */
+    MODEL_ROLE_ATTN_GATE, MODEL_ROLE_SSM_CONV1D, MODEL_ROLE_SSM_DT, MODEL_ROLE_SSM_A, MODEL_ROLE_SSM_BETA,
+    MODEL_ROLE_SSM_ALPHA, MODEL_ROLE_SSM_NORM, MODEL_ROLE_SSM_OUT,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -243,6 +253,13 @@ typedef struct model_arch {
     uint32_t qk_l2_norm_off_experts;
     float attn_temp_fixed_scale, attn_temp_fixed_offset;
     uint32_t attn_temp_fixed_floor;
+    /* Qwen3.5's (llama.cpp's qwen35 and delta-net-base): delta_net: the layers but every full_attention_interval-th
+     *   (default 4; attention.recurrent_layers lists them where the file has it) are gated delta nets, whose roles are
+     *   need_recurrent's (need: the attention layers'), with the ssm.* keys read;
+     * attn_out_gated: attn_q's rows hold each head's query then its gate, the attention's output times sigmoid(gate);
+     * mrope_partial: the rotary sections cover rope.dimension_count, a part of each head (no whole-head rotation). */
+    bool delta_net, attn_out_gated, mrope_partial;
+    uint8_t need_recurrent[MODEL_ROLE_COUNT];
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
@@ -315,6 +332,11 @@ typedef struct model_hparams {
     model_mrope mrope;           /* the file's multi-axis rotary form (model_arch.mrope), NONE when it has none */
     int64_t rope_sections[4];    /* rope.dimension_sections: pairs of each head per time, height, width, extra axis */
     int64_t n_deepstack_layers;  /* Qwen3-VL: layers that add an image's deeper features (none for text) */
+    /* gated delta net (model_arch.delta_net): ssm.conv_kernel, ssm.inner_size, ssm.state_size, ssm.time_step_rank (value
+     * heads), ssm.group_count (key heads); full_attention_interval; attention.recurrent_layers as an array of bools, or
+     * NULL */
+    int64_t ssm_d_conv, ssm_d_inner, ssm_d_state, ssm_n_v_heads, ssm_n_k_heads, full_attn_interval;
+    const gguf_value *recurrent_layers;
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;
@@ -342,6 +364,8 @@ GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams 
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* Whether layer il rotates q and k (false on an architecture's NoPE layers: model_arch.no_rope_period). */
 GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il);
+/* Whether layer il is a recurrent one (a gated delta net's: model_arch.delta_net); il < 0: whether any layer is. */
+GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il);
 /* Whether layer il has experts (a mixture's, past its leading dense layers and on its interleave step); il < 0: whether
  * any layer does. */
 GGUFSCOPE_API bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il);

@@ -141,19 +141,20 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
     return KERN_OK;
 }
 
-/* SiLU and gpt-oss's clamped SwiGLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs
+/* SiLU, the sigmoid gate and gpt-oss's clamped SwiGLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs
  * and outputs). */
 static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                            float *out)
 {
     (void)b;
-    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID)
         return KERN_E_UNSUPPORTED;
     if (!row || n % row)
         return KERN_E_SHAPE;
     for (size_t i = 0; i < n; i++) {
         const double x = gate[i];
         out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * up[i]
+                         : act == KERN_ACT_SIGMOID   ? up[i] / (1.0 + exp(-x))
                          : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])
                                                       : (double)kern_gelu_ggml(gate[i]) * up[i]);
     }

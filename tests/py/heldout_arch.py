@@ -25,6 +25,7 @@ from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
 from llama4_arch import write_llama4  # noqa: E402
 from cohere_arch import write_cohere  # noqa: E402
+from qwen35_arch import write_qwen35  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -93,6 +94,10 @@ OWN_WRITERS = {
     'heldout-cohere2': lambda out: write_cohere(out, 'cohere2'),
     'heldout-command-r': lambda out: write_cohere(out, 'command-r', n_layer=3, n_head=4, n_kv=4, n_ff=320,
                                                   logit_scale=0.0625, seed=5702),
+    'heldout-qwen35': lambda out: write_qwen35(out, 'qwen35'),
+    'heldout-qwen35moe': lambda out: write_qwen35(out, 'qwen35moe', n_layer=6, n_head=6, n_kv=3, head_dim=24,
+                                                  n_rot=12, sections=(2, 2, 2, 0), d_state=24, k_heads=1,
+                                                  v_heads=3, interval=3, seed=6102),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -64,6 +64,7 @@ uint64_t run_memory_expected(const run_memory *rm, int positions, int batch)
         for (int l = 0; l < c->n_layer; l++)
             total += new_pages((uint64_t)l * region, (uint64_t)positions * row, page, &next);
     }
+    total += c->state_bytes; /* recurrent states: written whole (zeroed) when the context is made */
     /* activations: the rows of the largest batch run (the logits' scratch whole) */
     for (int i = 0; i < c->n_act; i++) {
         uint64_t rows = c->act[i].batch_rows && (uint64_t)batch < c->act[i].rows ? (uint64_t)batch : c->act[i].rows;
@@ -90,16 +91,20 @@ int run_memory_dry_run(FILE *out, const gguf_file *f, const run_memory *rm, cons
         cJSON_AddNumberToObject(o, "loaded_bytes", (double)rm->loaded);
         cJSON_AddNumberToObject(o, "kv_bytes", (double)rm->ctx.kv_bytes);
         cJSON_AddNumberToObject(o, "activation_bytes", (double)rm->ctx.activation_bytes);
+        cJSON_AddNumberToObject(o, "state_bytes", (double)rm->ctx.state_bytes);
         cJSON_AddNumberToObject(o, "estimated_full_context_bytes",
                                 (double)run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch));
         if (llama)
             cJSON_AddItemToObject(doc, "llama_cpp", memory_report_json(&p, &mm));
         return json_print_line(out, doc) == 0 ? 0 : 2;
     }
+    char state[64] = "";
+    if (rm->ctx.state_bytes)
+        snprintf(state, sizeof state, ", recurrent state %.1f MiB", mib(rm->ctx.state_bytes));
     fprintf(out, "gguf-run   -c %d: %.1f MiB private with the model loaded, then KV cache %.1f MiB (%.1f KiB a "
-            "position) and activations %.1f MiB: %.1f MiB when every position is used\n", rm->n_ctx, mib(rm->loaded),
-            mib(rm->ctx.kv_bytes), rm->ctx.kv_bytes_per_position / 1024.0, mib(rm->ctx.activation_bytes),
-            mib(run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch)));
+            "position)%s and activations %.1f MiB: %.1f MiB when every position is used\n", rm->n_ctx,
+            mib(rm->loaded), mib(rm->ctx.kv_bytes), rm->ctx.kv_bytes_per_position / 1024.0, state,
+            mib(rm->ctx.activation_bytes), mib(run_memory_expected(rm, rm->n_ctx, rm->ctx.max_batch)));
     if (llama)
         memory_report_text(out, &hp, &p, &mm);
     else

@@ -46,7 +46,7 @@ static const char *const usage[] = {
     "  --debug-fault NAME    break one op on purpose in the run's backend (--compare: in B) to see that the\n"
     "                        checks find it, the seed reports' bugs: rope-mode, lm-head-rows, stuck-embedding,\n"
     "                        no-qkv-bias, lm-head-transposed, q4k-scales, kv-pos, gqa-map, norm-skip,\n"
-    "                        residual-twice, attn-scale, padding-logits (README: the bug zoo)\n"
+    "                        residual-twice, attn-scale, padding-logits, conv-state (README: the bug zoo)\n"
     ,
     "  --against F.json      hold our trace to another engine's (llama.cpp's goldens' schema, docs/TRACE.md) on\n"
     "                        the same tokens: name the first layer and position where theirs departs beyond\n"

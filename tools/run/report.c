@@ -95,6 +95,12 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                               : "decompressed whole (attn_kv_b): the cache holds every head's key and value",
                 hp->k_mla, hp->v_mla, hp->attn_scale);
     }
+    if (hp->delta_net) { /* Qwen3.5: the recurrent layers and the gated attention between them */
+        fprintf(out, "layers     %d of %d a gated delta net (a causal convolution of %d taps and SiLU; %d key heads to %d "
+                "value heads of %d; a %d x %d state per value head, decayed by exp(softplus(alpha + dt) a), written with "
+                "sigmoid(beta); out RMS-normed x SiLU(z)), the others attention with each head's output x sigmoid(its "
+                "gate)\n", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hk, hp->dn_hv, hp->dn_d, hp->dn_d, hp->dn_d);
+    }
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;

@@ -1,0 +1,119 @@
+/*
+ * A gated delta net's recurrent ops on the device (kern.h's ssm_conv and delta_net), as kernels/cpu/delta_net.c
+ * computes them: the convolution one thread per channel, its taps in the CPU's order; the delta rule one block per
+ * value head, one thread per row of the head's state (a value index), tokens in turn. The state lives in the
+ * context's device memory between calls.
+ */
+#include "cuda.h"
+
+#include <math.h>
+
+__global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int d_conv, float *state, float *out)
+{
+    kc_grid_wait();
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n)
+        return;
+    const int past = d_conv - 1;
+    float win[64];
+    for (int j = 0; j < past; j++)
+        win[j] = state[(size_t)j * n + c];
+    const float *wc = taps + (size_t)c * d_conv;
+    for (int t = 0; t < T; t++) {
+        win[past] = x[(size_t)t * n + c];
+        float sum = 0.0f;
+        for (int j = 0; j < d_conv; j++)
+            sum += win[j] * wc[j];
+        out[(size_t)t * n + c] = sum / (1.0f + expf(-sum));
+        for (int j = 0; j < past; j++)
+            win[j] = win[j + 1];
+    }
+    for (int j = 0; j < past; j++)
+        state[(size_t)j * n + c] = win[j];
+}
+
+kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, float *state,
+                        float *out)
+{
+    const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
+    if (T < 0 || n < 1 || d_conv < 1 || d_conv > 64 || !cw || cw->ne0 != d_conv || cw->ne1 != n)
+        return KERN_E_SHAPE;
+    if (cw->type != GGUF_TENSOR_F32) /* llama-quantize keeps the taps F32 */
+        return KERN_E_UNSUPPORTED;
+    return cu_launch(b, "ssm_conv_k", ssm_conv_k, dim3((unsigned)((n + 127) / 128)), dim3(128),
+                     (const float *)cw->data, x, T, n, d_conv, state, out);
+}
+
+/* The sum of v over the block (blockDim.x a multiple of 32, at most 1024), in every thread. */
+static __device__ float block_sum(float v, float *scratch)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    __syncthreads();
+    if (lane == 0)
+        scratch[warp] = v;
+    __syncthreads();
+    float total = 0.0f;
+    for (int i = 0; i < warps; i++)
+        total += scratch[i];
+    return total;
+}
+
+enum { DN_MAX_D = 1024 };
+
+/* One block per value head, d <= blockDim.x threads: thread j owns row j of the head's state. Shared memory holds
+ * the normed q and k of the token. */
+__global__ void delta_net_k(const float *qkv, const float *beta, const float *alpha, const float *dt, const float *a,
+                            float *state, int T, int hk, int hv, int d, float eps, float *out)
+{
+    kc_grid_wait();
+    __shared__ float qn[DN_MAX_D], kn[DN_MAX_D], scratch[32];
+    const int h = blockIdx.x, j = threadIdx.x, kh = h % hk;
+    const size_t row = (size_t)(2 * hk + hv) * d;
+    float *S = state + (size_t)h * d * d;
+    const float scale = 1.0f / sqrtf((float)d);
+    for (int t = 0; t < T; t++) {
+        const float *r = qkv + (size_t)t * row;
+        const float qj = j < d ? r[(size_t)kh * d + j] : 0.0f, kj = j < d ? r[(size_t)(hk + kh) * d + j] : 0.0f;
+        const float qs = 1.0f / fmaxf(sqrtf(block_sum(qj * qj, scratch)), eps);
+        const float ks = 1.0f / fmaxf(sqrtf(block_sum(kj * kj, scratch)), eps);
+        if (j < d) {
+            qn[j] = qj * qs;
+            kn[j] = kj * ks;
+        }
+        __syncthreads();
+        const float x = alpha[(size_t)t * hv + h] + dt[h];
+        const float decay = expf((x > 20.0f ? x : logf(1.0f + expf(x))) * a[h]);
+        const float bt = 1.0f / (1.0f + expf(-beta[(size_t)t * hv + h]));
+        if (j < d) {
+            float *Sj = S + (size_t)j * d;
+            float sk = 0.0f;
+            for (int i = 0; i < d; i++) {
+                Sj[i] *= decay;
+                sk += Sj[i] * kn[i];
+            }
+            const float delta = (r[(size_t)(2 * hk + h) * d + j] - sk) * bt;
+            float o = 0.0f;
+            for (int i = 0; i < d; i++) {
+                Sj[i] += kn[i] * delta;
+                o += Sj[i] * qn[i];
+            }
+            out[(size_t)t * hv * d + (size_t)h * d + j] = o * scale;
+        }
+        __syncthreads();
+    }
+}
+
+kern_status cu_delta_net(kern_backend *b, const float *qkv, const float *beta, const float *alpha,
+                         const kern_weight *dt, const kern_weight *a, float *state, int T, int hk, int hv, int d,
+                         float eps, float *out)
+{
+    const cu_weight *cdt = dt ? (const cu_weight *)dt->dev : NULL, *ca = a ? (const cu_weight *)a->dev : NULL;
+    if (T < 0 || hk < 1 || hv < 1 || d < 1 || d > DN_MAX_D || hv % hk || !cdt || !ca || !cdt->vec || !ca->vec ||
+        cdt->ne0 * cdt->ne1 != hv || ca->ne0 * ca->ne1 != hv)
+        return KERN_E_SHAPE;
+    const unsigned threads = (unsigned)((d + 31) / 32 * 32);
+    return cu_launch(b, "delta_net_k", delta_net_k, dim3((unsigned)hv), dim3(threads), qkv, beta, alpha,
+                     (const float *)cdt->vec, (const float *)ca->vec, state, T, hk, hv, d, eps, out);
+}
