@@ -214,8 +214,9 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             for (int64_t l = 0; l < L; l++) {
                 if (k < g + present && e[k].layer == l)
                     k++;
-                else if (per_layer[l] && role_fits_layer(f, hp, form, l))
-                    missing_tensor(fs, hp, l, e[g].role, present);
+                else if (per_layer[l] && role_fits_layer(f, hp, form, l) &&
+                         (role == MODEL_ROLE_COUNT || model_role_need_at(&hp->g, role, l) != MODEL_NEED_ABSENT))
+                    missing_tensor(fs, hp, l, e[g].role, present); /* (a hybrid's roles belong to their kind's layers) */
             }
         }
         g = end;

@@ -292,7 +292,7 @@ static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
     if (hp->mla)
         return; /* latent attention's steps are not re-derived (compare_derive.c) */
     const size_t norms = (size_t)hp->n_layer * (size_t)n_pos * (size_t)hp->n_embd;
-    for (int side = 0; side < 2 && hp->delta_net && norms * 2 * sizeof(float) <= CMP_HISTORY_MAX; side++)
+    for (int side = 0; side < 2 && hp->n_recurrent && norms * 2 * sizeof(float) <= CMP_HISTORY_MAX; side++)
         h->norm[side] = calloc(norms ? norms : 1, sizeof(float));
     if (!h->norm[0] || !h->norm[1]) { /* both or none */
         free(h->norm[0]), free(h->norm[1]);

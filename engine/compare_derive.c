@@ -188,24 +188,61 @@ static bool derive_delta_net(cmp_state *s, int side, int il, int pos0, int T, fl
     for (int r = 0; r < MODEL_ROLE_COUNT; r++)
         w[r] = (kern_weight){ .t = lw[r].t };
     const size_t conv_n = (size_t)(hp->dn_conv - 1) * C, state_n = (size_t)H * hp->dn_d * hp->dn_d;
-    float *buf = calloc((size_t)n * (2 * (size_t)C + 2 * (size_t)inner + 2 * (size_t)H) + conv_n + state_n, sizeof *buf);
+    const size_t fused = (size_t)n * ((size_t)C + (size_t)inner + 2 * (size_t)H); /* Qwen3-Next's, as they come */
+    float *buf = calloc((size_t)n * (2 * (size_t)C + 2 * (size_t)inner + 2 * (size_t)H) + conv_n + state_n + fused,
+                        sizeof *buf);
     if (!buf)
         return false;
     float *mixed = buf, *conv = mixed + (size_t)n * C, *z = conv + (size_t)n * C, *beta = z + (size_t)n * inner;
     float *alpha = beta + (size_t)n * H, *o = alpha + (size_t)n * H, *conv_state = o + (size_t)n * inner;
-    float *state = conv_state + conv_n;
+    float *state = conv_state + conv_n, *qkvz = state + state_n, *ba = qkvz + (size_t)n * (C + inner);
+    const bool fused_in = !w[MODEL_ROLE_ATTN_QKV].t, fused_ba = w[MODEL_ROLE_SSM_BA].t != NULL;
     const bool ok =
-        product(s, side, &w[MODEL_ROLE_ATTN_QKV], NULL, x, n, E, mixed) &&
-        product(s, side, &w[MODEL_ROLE_ATTN_GATE], NULL, x, n, E, z) &&
-        product(s, side, &w[MODEL_ROLE_SSM_BETA], NULL, x, n, E, beta) &&
-        product(s, side, &w[MODEL_ROLE_SSM_ALPHA], NULL, x, n, E, alpha) &&
-        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], mixed, n, C, hp->dn_conv, conv_state, conv) == KERN_OK &&
+        (fused_in ? product(s, side, &w[MODEL_ROLE_SSM_IN], NULL, x, n, E, qkvz)
+                  : product(s, side, &w[MODEL_ROLE_ATTN_QKV], NULL, x, n, E, mixed) &&
+                        product(s, side, &w[MODEL_ROLE_ATTN_GATE], NULL, x, n, E, z)) &&
+        (fused_ba ? product(s, side, &w[MODEL_ROLE_SSM_BA], NULL, x, n, E, ba)
+                  : product(s, side, &w[MODEL_ROLE_SSM_BETA], NULL, x, n, E, beta) &&
+                        product(s, side, &w[MODEL_ROLE_SSM_ALPHA], NULL, x, n, E, alpha)) &&
+        engine_dn_unpack(ref, hp, fused_in ? qkvz : NULL, fused_ba ? ba : NULL, n, mixed, z, beta, alpha) == KERN_OK &&
+        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], mixed, n, C, hp->dn_conv, true, conv_state, conv) == KERN_OK &&
         ref->delta_net(ref, conv, beta, alpha, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], state, n, hp->dn_hk, H,
-                       hp->dn_d, hp->eps, o) == KERN_OK &&
+                       hp->dn_grouped, hp->dn_d, hp->eps, o) == KERN_OK &&
         ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], o, n * H, hp->dn_d, hp->eps, o) == KERN_OK &&
         ref->glu(ref, KERN_ACT_SILU, z, o, (size_t)n * inner, (size_t)inner, o) == KERN_OK;
     if (ok)
         memcpy(out, o + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
+    free(buf);
+    return ok;
+}
+
+/* LFM2's short convolution (delta_net.c's engine_shortconv_block before out_proj) on the chunk's rows, replayed from a
+ * zero state over the side's own attn_norm rows from the first position: the projection in the side's numerics, the
+ * products of its thirds and the convolution by the reference. */
+static bool derive_shortconv(cmp_state *s, int side, int il, int pos0, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const attn_history *h = &s->h;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const int E = hp->n_embd, n = pos0 + T;
+    if (!ref || !h->norm[side] || n > h->n_pos)
+        return false;
+    const kern_weight in = { .t = s->m->layers[il].w[MODEL_ROLE_SHORTCONV_IN].t };
+    const kern_weight taps = { .t = s->m->layers[il].w[MODEL_ROLE_SHORTCONV_CONV].t };
+    const size_t rows = (size_t)n * E;
+    float *buf = calloc(6 * rows + (size_t)(hp->dn_conv - 1) * E, sizeof *buf);
+    if (!buf)
+        return false;
+    float *bcx = buf, *b = bcx + 3 * rows, *c = b + rows, *x = c + rows, *state = x + rows;
+    bool ok = product(s, side, &in, NULL, h->norm[side] + (size_t)il * h->n_pos * E, n, E, bcx);
+    float *const parts[3] = { b, c, x };
+    for (int i = 0; i < 3 && ok; i++)
+        ok = ref->copy_rows(ref, parts[i], (size_t)E, bcx + (size_t)i * E, 3 * (size_t)E, n, E) == KERN_OK;
+    ok = ok && ref->glu(ref, KERN_ACT_NONE, b, x, rows, (size_t)E, b) == KERN_OK &&
+         ref->ssm_conv(ref, &taps, b, n, E, hp->dn_conv, false, state, x) == KERN_OK &&
+         ref->glu(ref, KERN_ACT_NONE, c, x, rows, (size_t)E, x) == KERN_OK;
+    if (ok)
+        memcpy(out, x + (size_t)pos0 * E, (size_t)T * E * sizeof *out);
     free(buf);
     return ok;
 }
@@ -409,13 +446,13 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)
-            return derive_delta_net(s, side, il, pos0, T, out);
+            return hp->shortconv ? derive_shortconv(s, side, il, pos0, T, out) : derive_delta_net(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
     case ENGINE_OP_ATTN_OUT:
-        if (m->layers[il].recurrent) { /* ssm_out of the delta net's output */
-            const int inner = hp->dn_hv * hp->dn_d;
-            return product(s, side, &w[MODEL_ROLE_SSM_OUT], NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T,
-                           inner, out);
+        if (m->layers[il].recurrent) { /* the delta net's ssm_out, or the convolution's out_proj */
+            const int inner = hp->shortconv ? E : hp->dn_hv * hp->dn_d;
+            const kern_weight *wo = &w[hp->shortconv ? MODEL_ROLE_SHORTCONV_OUT : MODEL_ROLE_SSM_OUT];
+            return product(s, side, wo, NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T, inner, out);
         }
         return product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);

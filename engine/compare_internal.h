@@ -24,8 +24,9 @@ typedef struct side_rows {
 enum { CMP_HISTORY_MAX = 256 << 20 };
 typedef struct attn_history {
     float *kv[2][2];          /* [side][0: k, 1: v]: (n_layer, n_pos, kv_dim) */
-    /* [side]: a gated delta net's inputs, its layers' attn_norm rows (n_layer, n_pos, n_embd), from which its block
-     * is replayed from the start (its state holds every position before); NULL without delta nets */
+    /* [side]: a recurrent layer's inputs (a gated delta net's, a short convolution's), its attn_norm rows (n_layer,
+     * n_pos, n_embd), from which its block is replayed from the start (its state holds every position before); NULL
+     * without such layers */
     float *norm[2];
     int n_pos, kv_dim, q_dim;
 } attn_history;

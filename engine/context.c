@@ -228,10 +228,10 @@ engine_status engine_ctx_rewind(engine_ctx *c, int pos, engine_error *err)
     if (pos < 0 || pos > c->pos)
         return engine_fail(err, ENGINE_E_INPUT, 0, "", "rewind to position %d: %d positions are filled", pos, c->pos);
     /* a recurrent state holds every position before, none apart: it goes back to the start or nowhere */
-    if (c->m->hp.delta_net && pos != c->pos && pos != 0)
+    if (c->m->hp.n_recurrent && pos != c->pos && pos != 0)
         return engine_fail(err, ENGINE_E_INPUT, 0, "", "rewind to position %d: this model's recurrent layers keep one "
                            "state of all %d positions, which can only start over (position 0)", pos, c->pos);
-    if (c->m->hp.delta_net && pos == 0 && c->pos > 0) {
+    if (c->m->hp.n_recurrent && pos == 0 && c->pos > 0) {
         engine_status s = engine_dn_reset(c, err);
         if (s)
             return s;

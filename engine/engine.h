@@ -60,8 +60,11 @@ typedef struct engine_hparams {
     /* A gated delta net's layers (Qwen3.5: model_arch.delta_net): the convolution's taps, the key and value heads, a
      * head's length, the convolved channels (2 dn_hk dn_d + dn_hv dn_d); the recurrent layers' count. attn_out_gated:
      * the attention layers' q rows carry a gate per head (model_arch.attn_out_gated). */
-    bool delta_net, attn_out_gated;
+    bool delta_net, attn_out_gated, dn_grouped; /* dn_grouped: model_arch.dn_heads_grouped */
     int dn_conv, dn_hk, dn_hv, dn_d, dn_channels, n_recurrent;
+    /* LFM2's short convolution layers (model_arch.shortconv): dn_conv taps over dn_channels = n_embd, n_recurrent of
+     * them; no delta rule state */
+    bool shortconv;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */

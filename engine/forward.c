@@ -11,7 +11,8 @@
  *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
  *               a = attention(q, K, V; scale, window; a sink logit per head: gpt-oss) Wo (+bo)
  *                                                          (a * sigmoid(the gate each head's q row carries): Qwen3.5;
- *                                                           its other layers a gated delta net: delta_net.c)
+ *                                                           its other layers a gated delta net, LFM2's a short
+ *                                                           convolution: delta_net.c)
  *                                                          (a = rmsnorm(a) * post_attention_norm: gemma, olmo2)
  *               x += a                                     (a * residual_scale: granite)
  *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2; gpt-oss calls it
@@ -160,6 +161,10 @@ static void attention_block(pass *p, int il, int T)
     p->normed = false;
     if (hp->mla) {
         engine_mla_attention_block(p, il, T, in);
+        return;
+    }
+    if (L->recurrent && hp->shortconv) {
+        engine_shortconv_block(p, il, T, in);
         return;
     }
     if (L->recurrent) {
@@ -325,7 +330,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     /* routing reads the host, and a temperature's scale is the position's */
     /* (a recurrent state is not a position's: such models run their steps as they come) */
     const bool step = T == 1 && !probe && c->be->step_begin && !hp->n_expert && hp->g.attn_temp_scale == 0.0f &&
-                      !hp->delta_net;
+                      !hp->n_recurrent;
     /* One that ends in a top-k on the backend (no logits to the host) may be replayed whole where the backend can:
      * its key says which top-k, so steps under one key differ only in position and token. */
     const bool replayable = step && c->be->step_replay && top && !logits;

@@ -52,6 +52,14 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->qk_nope = hp->k_mla - (int)g->n_rot;
     hp->delta_net = g->arch->delta_net;
     hp->attn_out_gated = g->arch->attn_out_gated;
+    hp->dn_grouped = g->arch->dn_heads_grouped;
+    hp->shortconv = g->arch->shortconv;
+    if (hp->shortconv) {
+        hp->dn_conv = (int)g->shortconv_l_cache;
+        hp->dn_channels = (int)g->n_embd;
+    }
+    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && hp->shortconv; il++)
+        hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
     if (hp->delta_net) {
         hp->dn_conv = (int)g->ssm_d_conv;
         hp->dn_hk = (int)g->ssm_n_k_heads;

@@ -98,6 +98,12 @@ static inline size_t engine_q_width(const engine_hparams *hp)
 size_t engine_dn_width(const engine_hparams *hp);
 /* Floats of the recurrent states: every recurrent layer's convolution inputs and delta rule state (delta_net.c). */
 size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv);
+/* A delta net's inputs out of Qwen3-Next's fused projections (delta_net.c), by be's copy_rows: each row of qkvz (T,
+ * 2 dn_hk dn_d + 2 dn_hv dn_d: per key head its q, k, its value heads' v, then their z) into mixed (q, k, v) and z;
+ * each of ba (T, 2 dn_hv: per key head its value heads' beta, then their alpha) into beta and alpha. Either source may
+ * be NULL (nothing of it unpacked). */
+kern_status engine_dn_unpack(kern_backend *be, const engine_hparams *hp, const float *qkvz, const float *ba, int T,
+                             float *mixed, float *z, float *beta, float *alpha);
 /* Zeroes every recurrent layer's state: a context that starts over (delta_net.c). */
 engine_status engine_dn_reset(engine_ctx *c, engine_error *err);
 

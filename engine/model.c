@@ -200,7 +200,8 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
 {
     engine_layer *L = &m->layers[il];
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
-        if (model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
+        if (!model_role_info_of((model_role)r)->per_layer ||
+            model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
             continue;
         char name[96];
         snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of((model_role)r)->name);
@@ -229,6 +230,14 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return engine_fail(err, ENGINE_E_MODEL, sinks->t->info_offset, sinks->t->name,
                            "tensor '%s' is %s: attention sinks must be F32 (llama.cpp asserts it)", sinks->t->name,
                            gguf_type_traits_of(sinks->t->type)->name);
+    if (L->recurrent && m->hp.delta_net && !(w[MODEL_ROLE_ATTN_QKV].t && w[MODEL_ROLE_ATTN_GATE].t) &&
+        !w[MODEL_ROLE_SSM_IN].t) {
+        char name[64];
+        snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", il);
+        return engine_fail(err, ENGINE_E_MODEL, 0, name,
+                           "layer %d has neither attn_qkv and attn_gate nor ssm_in: a %s model's delta net needs q, k, "
+                           "v and z from one or the other", il, m->hp.arch);
+    }
     engine_status s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : bind_fused(m, il, err);
@@ -432,8 +441,10 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         s = engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
+    /* LFM2's converter names the final norm token_embd_norm */
+    const model_role final_norm = hp->desc->final_norm_embd_named ? MODEL_ROLE_TOKEN_EMBD_NORM : MODEL_ROLE_OUTPUT_NORM;
     if ((s = bind(m, &m->tok_embd, "token_embd.weight", MODEL_ROLE_TOKEN_EMBD, -1, &dims, err)) ||
-        (s = bind(m, &m->output_norm, "output_norm.weight", MODEL_ROLE_OUTPUT_NORM, -1, &dims, err)) ||
+        (s = bind(m, &m->output_norm, model_role_info_of(final_norm)->name, final_norm, -1, &dims, err)) ||
         (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, -1, &dims, err)))
         goto fail;
     if (!m->output.t) {

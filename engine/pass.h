@@ -107,6 +107,9 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in);
 /* Layer il's gated delta net (delta_net.c) on the T rows of in (attn_norm's output) into c->o. */
 void engine_delta_net_block(pass *p, int il, int T, const float *in);
 
+/* Layer il's short convolution (LFM2; delta_net.c) on the T rows of in into c->o. */
+void engine_shortconv_block(pass *p, int il, int T, const float *in);
+
 /* Layer il's mixture of experts on the Tr rows of h into o (experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o);
 

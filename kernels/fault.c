@@ -32,8 +32,8 @@ static const struct { const char *name, *bug; } faults[FAULT_COUNT] = {
     [FAULT_RESIDUAL_TWICE] = { "residual-twice", "each residual add adds twice" },
     [FAULT_ATTN_SCALE] = { "attn-scale", "attention scores scaled by 1/d instead of 1/sqrt(d)" },
     [FAULT_PADDING_LOGITS] = { "padding-logits", "the last (padding) vocabulary row wins every step" },
-    [FAULT_CONV_STATE] = { "conv-state", "a delta net's convolution forgets the inputs before each batch (its state "
-                                         "cleared)" },
+    [FAULT_CONV_STATE] = { "conv-state", "a recurrent layer's short convolution (a delta net's, LFM2's) forgets the "
+                                         "inputs before each batch (its state cleared)" },
 };
 
 typedef struct fault_ctx {
@@ -197,14 +197,14 @@ static void zero_rows(float *h, size_t n, void *user)
 }
 
 static kern_status f_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv,
-                              float *state, float *out)
+                              bool silu, float *state, float *out)
 {
     kern_backend *in = inner(b);
     kern_status s;
     if (kind_of(b) == FAULT_CONV_STATE && d_conv > 1 &&
         (s = bend_rows(in, state, (size_t)(d_conv - 1) * (size_t)n, zero_rows, NULL)))
         return s;
-    return in->ssm_conv(in, w, x, T, n, d_conv, state, out);
+    return in->ssm_conv(in, w, x, T, n, d_conv, silu, state, out);
 }
 
 static kern_status f_add(kern_backend *b, float *x, const float *y, size_t n)

@@ -40,8 +40,9 @@ typedef struct kern_weight {
 } kern_weight;
 
 /* The gate's activation of a gated feed-forward block (GLU). */
-/* SIGMOID: sigmoid(gate) * up, a gate on an output rather than a feed-forward activation (Qwen3.5's attention). */
-typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID } kern_act;
+/* SIGMOID: sigmoid(gate) * up, a gate on an output rather than a feed-forward activation (Qwen3.5's attention);
+ * NONE: gate * up, a product of two rows (LFM2's short convolution: ggml_mul). */
+typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE } kern_act;
 
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
@@ -130,13 +131,14 @@ typedef struct kern_backend kern_backend;
  *               cache where a replayed decode step must find its position at run time (step_replay).
  *   copy_rows   rows of n values from src (rows ld_src apart) to dst (rows ld_dst apart): a part of each row
  *               gathered or put back (a head of q, the rotary part of a latent row), the regions apart.
- *   ssm_conv    a short causal convolution per channel and its SiLU: out (T, n) row t = SiLU(sum_j w[c][j] *
- *               in[t + j][c]) over the d_conv rows in = state (d_conv - 1, n: the inputs before, oldest first) then x
- *               (T, n); state becomes in's last d_conv - 1 rows (ggml_ssm_conv then ggml_silu; w: ssm_conv1d, (n,
- *               d_conv) in GGUF order (d_conv, n)).
+ *   ssm_conv    a short causal convolution per channel, then its SiLU where silu: out (T, n) row t = (SiLU of)
+ *               sum_j w[c][j] * in[t + j][c] over the d_conv rows in = state (d_conv - 1, n: the inputs before,
+ *               oldest first) then x (T, n); state becomes in's last d_conv - 1 rows (ggml_ssm_conv, then ggml_silu
+ *               in a delta net; w: ssm_conv1d or LFM2's shortconv.conv, (n, d_conv) in GGUF order (d_conv, n)).
+ *               x and out may not overlap.
  *   delta_net   the gated delta rule (llama.cpp's delta-net-base.cpp, ggml_gated_delta_net) over T tokens of qkv (T,
  *               2 hk d + hv d: the convolved q and k of hk key heads, then v of hv value heads, each d long), with
- *               value head h reading key head h % hk: q, k L2-normed (x / max(|x|, eps)); per token and head
+ *               value head h reading key head h % hk (tiled), or h / (hv / hk) where grouped: q, k L2-normed (x / max(|x|, eps)); per token and head
  *               g = softplus(alpha + dt[h]) * a[h], b = sigmoid(beta); the state S (hv, d, d: row j a value
  *               index, column i a key index) becomes S exp(g), then row j += k (v_j - S_j . k) b; out (T, hv d) row
  *               t, head h, value j = S_j . q / sqrt(d). beta, alpha (T, hv) as the products left them; dt, a F32 (hv).
@@ -166,11 +168,11 @@ typedef struct kern_backend kern_backend;
     X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
     X(copy_rows, (float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n),                       \
       (dst, ld_dst, src, ld_src, rows, n))                                                                            \
-    X(ssm_conv, (const kern_weight *w, const float *x, int T, int n, int d_conv, float *state, float *out),           \
-      (w, x, T, n, d_conv, state, out))                                                                               \
+    X(ssm_conv, (const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu, float *state,           \
+                 float *out), (w, x, T, n, d_conv, silu, state, out))                                                  \
     X(delta_net, (const float *qkv, const float *beta, const float *alpha, const kern_weight *dt,                     \
-                  const kern_weight *a, float *state, int T, int hk, int hv, int d, float eps, float *out),           \
-      (qkv, beta, alpha, dt, a, state, T, hk, hv, d, eps, out))                                                       \
+                  const kern_weight *a, float *state, int T, int hk, int hv, bool grouped, int d, float eps,          \
+                  float *out), (qkv, beta, alpha, dt, a, state, T, hk, hv, grouped, d, eps, out))                    \
     X(row_stats, (const float *x, int T, int n, kern_row_stats *out), (x, T, n, out))                                 \
     X(argmax, (const float *x, int n, int32_t *out), (x, n, out))                                                     \
     X(top_k, (const float *x, int n, int k, int32_t *ids, float *vals), (x, n, k, ids, vals))

@@ -131,6 +131,21 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                              "delta net's output norm gains (per head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SSM_OUT] = { "ssm_out.weight", true, MODEL_DIM_SSM_INNER, MODEL_DIM_EMBD, false,
                             "delta net's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_IN] = { "ssm_in.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_QKVZ, false,
+                           "delta net's q, k, v and z projection (each key head's rows together)", MODEL_DIM_NONE,
+                           .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_BA] = { "ssm_ba.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_BA, false,
+                           "delta net's beta and alpha projection (each key head's value heads together)",
+                           MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_TOKEN_EMBD_NORM] = { "token_embd_norm.weight", false, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                    "final norm gains (LFM2's name for them)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SHORTCONV_IN] = { "shortconv.in_proj.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EMBD3, false,
+                                 "short convolution's input projection (B, C, x)", MODEL_DIM_NONE,
+                                 .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SHORTCONV_CONV] = { "shortconv.conv.weight", true, MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD, false,
+                                   "short convolution's taps (per channel)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SHORTCONV_OUT] = { "shortconv.out_proj.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EMBD, false,
+                                  "short convolution's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
 };
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
@@ -374,6 +389,45 @@ static const model_arch archs[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_ff_split = true,
+    },
+    {
+        .name = "qwen3next",
+        .families = "Qwen3-Next (80B-A3B)",
+        /* Qwen3.5's layers before Qwen3.5 (llama.cpp's qwen3next): experts always, NEOX rotation of a part of each head
+         * without sections, beta and alpha in one projection (ssm_ba) and older files' q, k, v and z in another
+         * (ssm_in, in place of attn_qkv and attn_gate), each key head's rows together; a key head's value heads
+         * next to each other (dn_heads_grouped) */
+        .need = { QWEN35_ATTENTION_ROLES, EXPERT_ROLES, SHARED_EXPERT_ROLES },
+        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_ATTN_QKV] = O,
+                            [MODEL_ROLE_ATTN_GATE] = O, [MODEL_ROLE_SSM_IN] = O, [MODEL_ROLE_SSM_CONV1D] = R,
+                            [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_BA] = R,
+                            [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R, EXPERT_ROLES, SHARED_EXPERT_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .ffn_norm_is_post_attention = true,
+        .delta_net = true,
+        .attn_out_gated = true,
+        .dn_heads_grouped = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_ff_split = true,
+        .quantize = true,
+    },
+    {
+        .name = "lfm2",
+        .families = "LFM2, LFM2.5 (Liquid: 350M to 2.6B)",
+        /* llama.cpp's lfm2: the layers whose head_count_kv entry is 0 are short convolutions (B, C, x from one
+         * projection, y = C * conv(B * x)), the others attention with per-head q/k norms and NEOX rotation; the final
+         * norm is named token_embd_norm; the output projection optional (the token embedding) */
+        .need = { [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_TOKEN_EMBD_NORM] = R, [MODEL_ROLE_OUTPUT] = O,
+                  ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R, DENSE_FFN_ROLES },
+        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SHORTCONV_IN] = R, [MODEL_ROLE_SHORTCONV_CONV] = R,
+                            [MODEL_ROLE_SHORTCONV_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .shortconv = true,
+        .final_norm_embd_named = true,
+        .quantize = true,
     },
     {
         .name = "gpt-oss",
@@ -727,7 +781,7 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         if (!in_form)
             return MODEL_NEED_ABSENT;
     }
-    if (!hp->arch->delta_net)
+    if (!hp->arch->delta_net && !hp->arch->shortconv)
         return (model_need)hp->arch->need[r];
     /* a hybrid's layer needs its kind's roles; any layer (il < 0), either kind's */
     const model_need attn = (model_need)hp->arch->need[r], recr = (model_need)hp->arch->need_recurrent[r];

@@ -2,6 +2,7 @@
  * What the hyperparameters say of one layer (sliding window, rotary) and of each dimension a tensor role is sized by.
  */
 #include "model.h"
+#include "model_internal.h"
 
 bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
 {
@@ -25,8 +26,15 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 
 bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
 {
-    if (!hp->arch || !hp->arch->delta_net)
+    if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv))
         return false;
+    if (hp->arch->shortconv) { /* llama.cpp's lfm2 loader: a layer without key/value heads is a convolution */
+        gguf_value v;
+        int64_t n = 1;
+        if (il < 0 || !hp->kv_heads_layers)
+            return il < 0 && hp->kv_heads_layers;
+        return gguf_array_scalar(hp->kv_heads_layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n) && n == 0;
+    }
     if (il < 0)
         return true;
     if (il >= hp->n_layer - hp->n_layer_nextn) /* the multi-token prediction blocks attend (llama.cpp's is_recr) */
@@ -85,6 +93,10 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
     case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
     case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
+    case MODEL_DIM_SSM_QKVZ: return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + 2 * hp->ssm_d_inner;
+    case MODEL_DIM_SSM_BA: return 2 * hp->ssm_n_v_heads;
+    case MODEL_DIM_SHORTCONV: return hp->shortconv_l_cache;
+    case MODEL_DIM_EMBD3: return 3 * hp->n_embd;
     default: return 0;
     }
 }
@@ -119,6 +131,9 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
         [MODEL_DIM_SSM_CONV] = "ssm.conv_kernel", [MODEL_DIM_SSM_INNER] = "ssm.inner_size",
         [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
+        [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size",
+        [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
+        [MODEL_DIM_EMBD3] = "3 x embedding_length",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

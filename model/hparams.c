@@ -194,6 +194,42 @@ static void delta_net(reader *r, model_hparams *hp)
         hp->recurrent_layers = &kv->value;
 }
 
+/* LFM2's attention.head_count_kv as llama.cpp's get_key_or_arr reads it: one count for every layer, or an array of one
+ * per layer (block_count of them), where 0 marks a short convolution layer (its lfm2 loader); the attention layers'
+ * count is n_head_kv (one count for all of them: the engine's cache has one row shape). shortconv.l_cache required. */
+static void kv_heads_per_layer(reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.head_count_kv", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    hp->shortconv_l_cache = get_int(r, "shortconv.l_cache", true, 0, 2, 64, NULL);
+    if (!kv || kv->value.type != GGUF_VT_ARRAY) {
+        hp->n_head_kv = get_int(r, "attention.head_count_kv", false, hp->n_head, 1, 65536, NULL);
+        return;
+    }
+    gguf_error e;
+    int64_t count = 0;
+    for (uint64_t i = 0; i < kv->value.count; i++) {
+        gguf_value v;
+        int64_t n;
+        if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < 0 || n > 65536 ||
+            (n && count && n != count)) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list a key/value head count for "
+                              "each layer, 0 for a convolution layer, the others one count (entry %llu)", key,
+                              (unsigned long long)i), &e);
+            return;
+        }
+        count = n ? n : count;
+    }
+    if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                          (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        return;
+    }
+    hp->kv_heads_layers = &kv->value;
+    hp->n_head_kv = count ? count : hp->n_head; /* convolutions only: the attention's shape is never used */
+}
+
 /* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
  * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
  * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
@@ -265,8 +301,7 @@ static void latent_attention(reader *r, model_hparams *hp)
     }
 }
 
-/* An integer value of any width as an int64 (false for another type, or a uint64 past INT64_MAX). */
-static bool integer_of(const gguf_value *v, int64_t *out)
+bool model_value_integer(const gguf_value *v, int64_t *out)
 {
     switch (v->type) {
     case GGUF_VT_UINT8: case GGUF_VT_UINT16: case GGUF_VT_UINT32: case GGUF_VT_UINT64:
@@ -310,7 +345,7 @@ static void rope_sections(reader *r, model_hparams *hp)
             return;
         }
         int64_t n;
-        if (!integer_of(&v, &n) || n < 0 || n > 65536) {
+        if (!model_value_integer(&v, &n) || n < 0 || n > 65536) {
             note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' holds a section that is not a count of "
                               "pairs (0 to 65536)", key), &e);
             return;
@@ -352,7 +387,10 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_embd = get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = get_int(&r, "block_count", true, 0, 1, dims, NULL);
     hp->n_head = get_int(&r, "attention.head_count", true, 0, 1, dims, NULL);
-    hp->n_head_kv = get_int(&r, "attention.head_count_kv", false, hp->n_head, 1, dims, NULL);
+    if (hp->arch && hp->arch->shortconv)
+        kv_heads_per_layer(&r, hp);
+    else
+        hp->n_head_kv = get_int(&r, "attention.head_count_kv", false, hp->n_head, 1, dims, NULL);
     hp->n_ff = get_int(&r, "feed_forward_length", false, 0, 0, big, NULL);
     hp->n_ctx_train = get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
@@ -379,6 +417,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     }
     if (hp->arch && hp->arch->delta_net)
         delta_net(&r, hp);
+    if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */
+        hp->swa_window = get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
     hp->n_rot_from_key = !no_rot;
     hp->eps = get_float(&r, hp->arch && hp->arch->norm_layer ? "attention.layer_norm_epsilon"
                                                              : "attention.layer_norm_rms_epsilon",

@@ -191,6 +191,12 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         hp->arch->mrope_optional ? "" : ", and that the whole head rotates");
         }
     }
+    if (hp->arch->shortconv && hp->swa_window > 0) {
+        snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
+        return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                          "a %s model's attention layers within a window of %lld (key '%s') are not run yet", arch,
+                          (long long)hp->swa_window, key);
+    }
     if (hp->arch->delta_net) { /* the shapes llama.cpp's qwen35 loader makes and its graph asserts */
         const int64_t kd = hp->ssm_n_k_heads, vd = hp->ssm_n_v_heads;
         const char *bad = hp->ssm_d_inner != hp->ssm_d_state * vd ? "ssm.inner_size"

@@ -16,10 +16,10 @@ Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
-                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, gpt-oss, glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
+                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, gpt-oss, glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 37);
+    cr_assert_eq(model_arch_count(), 39);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -43,7 +43,7 @@ Test(arch, names_and_roles_round_trip)
     /* every architecture here is a decoder: these roles are always required (q, k and v, or the fused attn_qkv:
      * phi3); its feed-forward block is dense (gate and up fused: phi3), or experts where it is a mixture (or either,
      * by expert_count: llama) */
-    const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_OUTPUT_NORM, MODEL_ROLE_ATTN_OUT };
+    const model_role always[] = { MODEL_ROLE_TOKEN_EMBD, MODEL_ROLE_ATTN_OUT };
     const model_role dense[] = { MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN },
                      experts[] = { MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS,
                                    MODEL_ROLE_FFN_DOWN_EXPS };
@@ -52,6 +52,18 @@ Test(arch, names_and_roles_round_trip)
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
             cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);
+        /* the final norm, under LFM2's name for it there */
+        const model_role final_norm = ar->final_norm_embd_named ? MODEL_ROLE_TOKEN_EMBD_NORM : MODEL_ROLE_OUTPUT_NORM;
+        cr_assert(ar->need[final_norm] == MODEL_NEED_REQUIRED &&
+                      ar->need[MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm] == MODEL_NEED_ABSENT,
+                  "%s: one final norm", ar->name);
+        /* a hybrid's other kind of layer: its input norm, its own block, the same feed-forward block */
+        cr_assert(!(ar->delta_net || ar->shortconv) ||
+                      (ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
+                       ar->need_recurrent[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
+                       ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == ar->need[MODEL_ROLE_FFN_DOWN] &&
+                       ar->need_recurrent[MODEL_ROLE_FFN_DOWN_EXPS] == ar->need[MODEL_ROLE_FFN_DOWN_EXPS]),
+                  "%s", ar->name);
         /* q, k and v apart, or fused where the family may fuse them (phi3), or only fused (bailingmoe2) */
         static const model_need qkv_apart[3] = { [MODEL_NEED_ABSENT] = MODEL_NEED_REQUIRED,
                                                  [MODEL_NEED_OPTIONAL] = MODEL_NEED_OPTIONAL,

@@ -148,8 +148,10 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * Cohere's (tests/py/cohere_arch.py: LayerNorms, attention and feed-forward side by side, logits scaled; cohere2's
  * window on three layers in four, which alone rotate), Qwen3.5 dense and MoE (tests/py/qwen35_arch.py: gated delta
  * nets with an attention layer every fourth or third, two or one key heads to four or three value heads, the
- * attention's gated output and partial interleaved rotation);
- * the qwen3moe ones, gpt-oss, Llama 4 and Qwen3.5
+ * attention's gated output and partial interleaved rotation), Qwen3-Next (a key head's value heads grouped, beta and
+ * alpha fused; older files' q, k, v and z fused too), LFM2 (tests/py/lfm2_arch.py: short convolutions of 3 and 4
+ * taps between attention layers, tied and untied);
+ * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next and LFM2
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
@@ -191,6 +193,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-command-r", "01492d79353d26c4d48a16091d44a9e45cd393d157d5d5822eb49423a2d8327a" },
         { "heldout-qwen35", "fe89194ca31da2feaf05df6350949d2ad6e70eb328a1cc5c1543d0520c40474d" },
         { "heldout-qwen35moe", "a7bbb8bea65ff422a84343b3a592f99dd17c8aae4333f3aab8591ca9556c6df1" },
+        { "heldout-qwen3next", "f98e22980a2b5c38041bff7a1816bdd442d0c58ecf7cf300d9190026e2ded648" },
+        { "heldout-qwen3next-legacy", "8f66a5d5b256a5864b53f158288dcf855840c16e208ad031442f83b3e642a554" },
+        { "heldout-lfm2", "904f63479ed217e6d441d11eb85a0d383982182bbd67066c7210f4ed0366b519" },
+        { "heldout-lfm2-untied", "7daac2be558be75aa83b3024fbe262059d920bdbaa0aa6c21fd8f9b3796da9d4" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -210,10 +216,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* ten of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* thirteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
-     * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's delta nets */
+     * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -229,6 +235,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-llama4", "Q4_K_M", "q4_k_m", "8ac3b0301707ba6bdc6c1ac2e972f29314e730af9258827724dbbe7cb8e24068" },
         { "heldout-qwen35", "Q4_K_M", "q4_k_m", "cdadf2efe39929f0b5cec43085e799cea5ed5ebd3f1b2ff832f8eebee55d967e" },
         { "heldout-qwen35moe", "Q4_K_M", "q4_k_m", "371ec1eba56f145c000e6875aa585dce15d41427382b9a2a652e73d4f782b273" },
+        { "heldout-qwen3next", "Q4_K_M", "q4_k_m", "006765bdc78490121d3c96d866d868c8a1177c8f7a063e18510b73948cc509a3" },
+        { "heldout-qwen3next-legacy", "Q4_K_M", "q4_k_m",
+          "865e97bb729b7ec217e8f3e03b45c0d2160c18a33d953236805e3d2e7ffb6ff0" },
+        { "heldout-lfm2", "Q4_K_M", "q4_k_m", "33eb0e93da3d04fcac311fb3aab337740544a503d50740418912e68ff3954d1a" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {
@@ -523,21 +533,24 @@ Test(engine_arch, multi_axis_rope_leaves_the_extra_axis_unrotated_for_text, .tim
     cr_assert(tmp_dir_remove(dir));
 }
 
-/* A gated delta net's recurrent state carries every position before (Qwen3.5's held-out shape, both numerics): a
- * prompt run in batches of 3 gives the logits it gives in one batch (to the products' order of summation), token by
- * token too; the state goes back only to the start (a rewind elsewhere is refused, naming why), and a rerun from the
- * start gives the first run's logits bit for bit, so nothing of the first run is left in it. */
-Test(engine_arch, a_delta_net_s_state_carries_across_batches_and_starts_over, .timeout = 120)
+/* A recurrent layer's state carries every position before (Qwen3.5's gated delta nets, LFM2's short convolutions; both
+ * numerics): a prompt run in batches of 3 gives the logits it gives in one batch (to the products' order of
+ * summation), token by token too; the state goes back only to the start (a rewind elsewhere is refused, naming why),
+ * and a rerun from the start gives the first run's logits bit for bit, so nothing of the first run is left in it. */
+Test(engine_arch, a_recurrent_state_carries_across_batches_and_starts_over, .timeout = 120)
 {
     char dir[128], path[256], why[200];
     if (access(venv_python(), X_OK) != 0)
-        cr_skip_test("build/venv not found: the held-out file cannot be written");
-    cr_assert(tmp_dir_make(dir, "deltanet"));
-    snprintf(path, sizeof path, "%s/heldout-qwen35.gguf", dir);
-    cr_assert(heldout_arch_write("heldout-qwen35", path, why), "%s", why);
+        cr_skip_test("build/venv not found: the held-out files cannot be written");
+    cr_assert(tmp_dir_make(dir, "recurrent"));
     enum { T = 10 };
     const int32_t prompt[T] = { 5, 17, 300, 42, 9, 600, 77, 8, 123, 400 };
-    for (int numerics = 0; numerics < 2; numerics++) {
+    static const char *const files[] = { "heldout-qwen35", "heldout-lfm2" };
+    for (int run = 0; run < 4; run++) {
+        const int numerics = run % 2;
+        snprintf(path, sizeof path, "%s/%s.gguf", dir, files[run / 2]);
+        if (!numerics)
+            cr_assert(heldout_arch_write(files[run / 2], path, why), "%s", why);
         golden_model l;
         golden_model_open(path, numerics ? KERN_NUMERICS_GGML : KERN_NUMERICS_EXACT, &l);
         const int nv = engine_model_hparams(l.m)->n_vocab;
@@ -560,8 +573,8 @@ Test(engine_arch, a_delta_net_s_state_carries_across_batches_and_starts_over, .t
                     most = fmax(most, fabs(whole[i]));
                     diff = fmax(diff, fabs(whole[i] - parts[i]));
                 }
-                cr_assert_leq(diff, 1e-5 * most, "%s, %s: position %d, %.3g apart", numerics ? "ggml" : "exact",
-                              o ? "token by token" : "batches of 3", t, diff / most);
+                cr_assert_leq(diff, 1e-5 * most, "%s, %s, %s: position %d, %.3g apart", files[run / 2],
+                              numerics ? "ggml" : "exact", o ? "token by token" : "batches of 3", t, diff / most);
             }
         }
         cr_assert_eq(engine_ctx_rewind(one, 4, &e), ENGINE_E_INPUT, "a recurrent state cannot go back to position 4");

@@ -16,7 +16,8 @@
 /* A file of our writer with the keys given (an arch name and "key=value" pairs of u32/f32/str). */
 typedef struct kv_spec {
     const char *key;
-    char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1") */
+    char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1"), 'i' int32
+                         * array ("0,2,0") */
     const char *value;
 } kv_spec;
 
@@ -34,7 +35,14 @@ static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
             s = gguf_writer_add_str(w, kvs[i].key, kvs[i].value, &e);
         else if (kvs[i].kind == 'B')
             s = gguf_writer_add(w, kvs[i].key, &(gguf_wvalue){ .type = GGUF_VT_BOOL, .v.b = kvs[i].value[0] == '1' }, &e);
-        else {
+        else if (kvs[i].kind == 'i') {
+            static int32_t ints[64];
+            uint64_t count = 0;
+            for (const char *p = kvs[i].value; *p && count < 64; p += strcspn(p, ","), p += *p == ',')
+                ints[count++] = (int32_t)strtol(p, NULL, 10);
+            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_INT32, .count = count, .v.elems = ints };
+            s = gguf_writer_add(w, kvs[i].key, &v, &e);
+        } else {
             static bool bits[64];
             uint64_t count = 0;
             for (const char *p = kvs[i].value; *p; p++)
@@ -718,6 +726,84 @@ Test(arch, qwen35_keys_are_read_as_its_loader_reads_them)
     f = file_with(kvs, N(kvs) - 1, &b); /* no ssm.group_count */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "qwen35.ssm.group_count");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Qwen3-Next as llama.cpp's qwen3next loader reads it: Qwen3.5's delta net keys, no rotary sections (NEOX), a key head's
+ * value heads next to each other; beta and alpha in one ssm_ba (required), q, k, v and z from attn_qkv and attn_gate
+ * or from one ssm_in (each optional: the engine asks for one form or the other); experts always ("cannot have zero
+ * experts"). */
+Test(arch, qwen3next_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3next" },       { "qwen3next.embedding_length", 'u', "256" },
+                      { "qwen3next.block_count", 'u', "4" },              { "qwen3next.attention.head_count", 'u', "4" },
+                      { "qwen3next.attention.key_length", 'u', "64" },    { "qwen3next.feed_forward_length", 'u', "512" },
+                      { "qwen3next.rope.dimension_count", 'u', "16" },    { "qwen3next.ssm.conv_kernel", 'u', "4" },
+                      { "qwen3next.ssm.inner_size", 'u', "192" },         { "qwen3next.ssm.state_size", 'u', "32" },
+                      { "qwen3next.ssm.time_step_rank", 'u', "6" },       { "qwen3next.ssm.group_count", 'u', "2" },
+                      { "qwen3next.expert_used_count", 'u', "2" },        { "qwen3next.expert_count", 'u', "8" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* a header without tensors: the keys are read all the same */
+    cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "no sections: NEOX");
+    cr_assert(hp.arch->dn_heads_grouped && !model_role_need_at(&hp, MODEL_ROLE_SSM_BETA, 0));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_BA, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 0), MODEL_NEED_OPTIONAL);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_QKV, 0), MODEL_NEED_OPTIONAL);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 3), MODEL_NEED_ABSENT, "layer 3 attends");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_QKVZ), 2 * 2 * 32 + 2 * 192);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_BA), 12);
+    gguf_close(f);
+    free(b.p);
+    f = file_with(kvs, N(kvs) - 2, &b); /* no experts */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3next.expert_count");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* LFM2 as llama.cpp's lfm2 loader reads it: attention.head_count_kv one count per layer, 0 marking a short convolution
+ * (its roles in place of the attention's), the attention layers' count the engine's; shortconv.l_cache required; a
+ * list of the wrong length or with two different counts refused naming the key; a window refused as not run yet. */
+Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "lfm2" },      { "lfm2.embedding_length", 'u', "256" },
+                      { "lfm2.block_count", 'u', "4" },             { "lfm2.attention.head_count", 'u', "4" },
+                      { "lfm2.feed_forward_length", 'u', "512" },   { "lfm2.shortconv.l_cache", 'u', "3" },
+                      { "lfm2.attention.head_count_kv", 'i', "0,0,2,0" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_head_kv, 2);
+    cr_assert_eq(hp.shortconv_l_cache, 3);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 2) &&
+              model_hparams_layer_is_recurrent(&hp, 3));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SHORTCONV_CONV, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K_NORM, 2), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_TOKEN_EMBD_NORM), MODEL_NEED_REQUIRED, "the final norm's name");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_OUTPUT_NORM), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_EMBD3), 768);
+    gguf_close(f);
+    free(b.p);
+    refused_naming(kvs, N(kvs), 6, "0,0,2", "lfm2.attention.head_count_kv");
+    refused_naming(kvs, N(kvs), 6, "0,4,2,0", "lfm2.attention.head_count_kv");
+    f = file_with(kvs, N(kvs) - 2, &b); /* no l_cache, no list */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "lfm2.shortconv.l_cache");
+    gguf_close(f);
+    free(b.p);
+    kv_spec swa[N(kvs) + 1];
+    memcpy(swa, kvs, sizeof kvs);
+    swa[N(kvs)] = (kv_spec){ "lfm2.attention.sliding_window", 'u', "512" };
+    f = file_with(swa, N(swa), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
+    cr_assert_str_eq(e.subject, "lfm2.attention.sliding_window");
     gguf_close(f);
     free(b.p);
 }

@@ -55,6 +55,12 @@ typedef enum model_dim {
     /* gated delta net (Qwen3.5): the short convolution's taps (ssm.conv_kernel), the values' width (ssm.inner_size), a
      * head's key and value length (ssm.state_size), the value heads (ssm.time_step_rank) */
     MODEL_DIM_SSM_CONV, MODEL_DIM_SSM_INNER, MODEL_DIM_SSM_STATE, MODEL_DIM_SSM_HEADS,
+    /* Qwen3-Next's fused projections: q, k, v and z of each key head together (2 ssm.group_count x ssm.state_size +
+     * 2 ssm.inner_size), beta and alpha of each key head's value heads together (2 ssm.time_step_rank) */
+    MODEL_DIM_SSM_QKVZ, MODEL_DIM_SSM_BA,
+    /* LFM2's short convolution: its taps (shortconv.l_cache), and its input projection's rows (3 embedding_length: B,
+     * C and x) */
+    MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD3,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -64,6 +70,7 @@ typedef enum model_role {
     /* LongRoPE (phi3's 128k files): frequency divisors for contexts past rope.scaling.original_context_length, and
      * for those within it */
     MODEL_ROLE_ROPE_FACTORS_LONG, MODEL_ROLE_ROPE_FACTORS_SHORT,
+    MODEL_ROLE_TOKEN_EMBD_NORM, /* the final norm under the name LFM2's converter gives it */
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
@@ -90,6 +97,11 @@ typedef enum model_role {
      * projections, the output's norm gains and projection */
     MODEL_ROLE_ATTN_GATE, MODEL_ROLE_SSM_CONV1D, MODEL_ROLE_SSM_DT, MODEL_ROLE_SSM_A, MODEL_ROLE_SSM_BETA,
     MODEL_ROLE_SSM_ALPHA, MODEL_ROLE_SSM_NORM, MODEL_ROLE_SSM_OUT,
+    /* Qwen3-Next's: q, k, v and z in one projection, each key head's rows together (older files, in place of attn_qkv
+     * and attn_gate); beta and alpha in one, each key head's value heads together */
+    MODEL_ROLE_SSM_IN, MODEL_ROLE_SSM_BA,
+    /* LFM2: a short convolution layer's input projection (B, C, x), taps and output projection */
+    MODEL_ROLE_SHORTCONV_IN, MODEL_ROLE_SHORTCONV_CONV, MODEL_ROLE_SHORTCONV_OUT,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -257,8 +269,15 @@ typedef struct model_arch {
      *   (default 4; attention.recurrent_layers lists them where the file has it) are gated delta nets, whose roles are
      *   need_recurrent's (need: the attention layers'), with the ssm.* keys read;
      * attn_out_gated: attn_q's rows hold each head's query then its gate, the attention's output times sigmoid(gate);
-     * mrope_partial: the rotary sections cover rope.dimension_count, a part of each head (no whole-head rotation). */
-    bool delta_net, attn_out_gated, mrope_partial;
+     * mrope_partial: the rotary sections cover rope.dimension_count, a part of each head (no whole-head rotation);
+     * dn_heads_grouped: value head h reads key head h / (value heads / key heads) (Qwen3-Next repeats each key head
+     *   for its group; Qwen3.5's graph tiles them: h mod key heads). */
+    bool delta_net, attn_out_gated, mrope_partial, dn_heads_grouped;
+    /* LFM2's (llama.cpp's lfm2): shortconv: the layers whose attention.head_count_kv entry is 0 are short convolutions
+     *   (y = C * conv(B * x) over shortconv.l_cache taps, kept across calls), their roles need_recurrent's, the others
+     *   attention, within attention.sliding_window where the file has one; final_norm_embd_named: the final norm is
+     *   the file's token_embd_norm */
+    bool shortconv, final_norm_embd_named;
     uint8_t need_recurrent[MODEL_ROLE_COUNT];
 } model_arch;
 
@@ -337,6 +356,10 @@ typedef struct model_hparams {
      * NULL */
     int64_t ssm_d_conv, ssm_d_inner, ssm_d_state, ssm_n_v_heads, ssm_n_k_heads, full_attn_interval;
     const gguf_value *recurrent_layers;
+    /* a short convolution's taps (model_arch.shortconv: shortconv.l_cache), and attention.head_count_kv where it is an
+     * array of one count per layer (0: a recurrent layer; n_head_kv is then the attention layers' count), or NULL */
+    int64_t shortconv_l_cache;
+    const gguf_value *kv_heads_layers;
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;

@@ -25,7 +25,7 @@ static float *decoded(const kern_weight *w, int64_t n)
     return v;
 }
 
-kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv,
+kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
                          float *state, float *out)
 {
     if (T < 0 || n < 1 || d_conv < 1 || d_conv > 64)
@@ -45,7 +45,7 @@ kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, 
             float sum = 0.0f;
             for (int j = 0; j < d_conv; j++)
                 sum += win[j] * wc[j];
-            out[(size_t)t * n + c] = sum / (1.0f + expf(-sum));
+            out[(size_t)t * n + c] = silu ? sum / (1.0f + expf(-sum)) : sum;
             memmove(win, win + 1, (size_t)past * sizeof *win);
         }
         for (int j = 0; j < past; j++)
@@ -73,8 +73,8 @@ static float dot(const float *a, const float *b, int d)
 }
 
 kern_status cpu_delta_net(kern_backend *b, const float *qkv, const float *beta, const float *alpha,
-                          const kern_weight *dt, const kern_weight *a, float *state, int T, int hk, int hv, int d,
-                          float eps, float *out)
+                          const kern_weight *dt, const kern_weight *a, float *state, int T, int hk, int hv,
+                          bool grouped, int d, float eps, float *out)
 {
     if (T < 0 || hk < 1 || hv < 1 || d < 1 || d > 4096 || hv % hk)
         return KERN_E_SHAPE;
@@ -99,7 +99,7 @@ kern_status cpu_delta_net(kern_backend *b, const float *qkv, const float *beta, 
             if (!qn)
                 continue;
             float *kn = qn + d, *S = state + (size_t)h * d * d;
-            const int kh = h % hk;
+            const int kh = grouped ? h / (hv / hk) : h % hk;
             for (int t = 0; t < T; t++) {
                 const float *r = qkv + (size_t)t * row;
                 const float *q = r + (size_t)kh * d, *k = r + (size_t)(hk + kh) * d, *v = r + (size_t)(2 * hk + h) * d;

@@ -474,14 +474,15 @@ static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *o
 kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                     float *out)
 {
-    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
+        act != KERN_ACT_NONE)
         return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
-    if (act == KERN_ACT_SIGMOID) { /* ggml_sigmoid then ggml_mul, in both numerics */
+    if (act == KERN_ACT_SIGMOID || act == KERN_ACT_NONE) { /* ggml_sigmoid then ggml_mul, or ggml_mul: both numerics */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
         for (size_t i = 0; i < n; i++)
-            out[i] = up[i] * (1.0f / (1.0f + expf(-gate[i])));
+            out[i] = up[i] * (act == KERN_ACT_NONE ? gate[i] : 1.0f / (1.0f + expf(-gate[i])));
         return KERN_OK;
     }
     if (act == KERN_ACT_SWIGLU_OAI) { /* ggml's scalar loop, in both numerics */

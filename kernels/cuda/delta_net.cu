@@ -8,7 +8,8 @@
 
 #include <math.h>
 
-__global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int d_conv, float *state, float *out)
+__global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int d_conv, bool silu, float *state,
+                           float *out)
 {
     kc_grid_wait();
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -24,7 +25,7 @@ __global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int 
         float sum = 0.0f;
         for (int j = 0; j < d_conv; j++)
             sum += win[j] * wc[j];
-        out[(size_t)t * n + c] = sum / (1.0f + expf(-sum));
+        out[(size_t)t * n + c] = silu ? sum / (1.0f + expf(-sum)) : sum;
         for (int j = 0; j < past; j++)
             win[j] = win[j + 1];
     }
@@ -32,8 +33,8 @@ __global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int 
         state[(size_t)j * n + c] = win[j];
 }
 
-kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, float *state,
-                        float *out)
+kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
+                        float *state, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
     if (T < 0 || n < 1 || d_conv < 1 || d_conv > 64 || !cw || cw->ne0 != d_conv || cw->ne1 != n)
@@ -41,7 +42,7 @@ kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, i
     if (cw->type != GGUF_TENSOR_F32) /* llama-quantize keeps the taps F32 */
         return KERN_E_UNSUPPORTED;
     return cu_launch(b, "ssm_conv_k", ssm_conv_k, dim3((unsigned)((n + 127) / 128)), dim3(128),
-                     (const float *)cw->data, x, T, n, d_conv, state, out);
+                     (const float *)cw->data, x, T, n, d_conv, silu, state, out);
 }
 
 /* The sum of v over the block (blockDim.x a multiple of 32, at most 1024), in every thread. */
@@ -65,11 +66,11 @@ enum { DN_MAX_D = 1024 };
 /* One block per value head, d <= blockDim.x threads: thread j owns row j of the head's state. Shared memory holds
  * the normed q and k of the token. */
 __global__ void delta_net_k(const float *qkv, const float *beta, const float *alpha, const float *dt, const float *a,
-                            float *state, int T, int hk, int hv, int d, float eps, float *out)
+                            float *state, int T, int hk, int hv, bool grouped, int d, float eps, float *out)
 {
     kc_grid_wait();
     __shared__ float qn[DN_MAX_D], kn[DN_MAX_D], scratch[32];
-    const int h = blockIdx.x, j = threadIdx.x, kh = h % hk;
+    const int h = blockIdx.x, j = threadIdx.x, kh = grouped ? h / (hv / hk) : h % hk;
     const size_t row = (size_t)(2 * hk + hv) * d;
     float *S = state + (size_t)h * d * d;
     const float scale = 1.0f / sqrtf((float)d);
@@ -106,8 +107,8 @@ __global__ void delta_net_k(const float *qkv, const float *beta, const float *al
 }
 
 kern_status cu_delta_net(kern_backend *b, const float *qkv, const float *beta, const float *alpha,
-                         const kern_weight *dt, const kern_weight *a, float *state, int T, int hk, int hv, int d,
-                         float eps, float *out)
+                         const kern_weight *dt, const kern_weight *a, float *state, int T, int hk, int hv,
+                         bool grouped, int d, float eps, float *out)
 {
     const cu_weight *cdt = dt ? (const cu_weight *)dt->dev : NULL, *ca = a ? (const cu_weight *)a->dev : NULL;
     if (T < 0 || hk < 1 || hv < 1 || d < 1 || d > DN_MAX_D || hv % hk || !cdt || !ca || !cdt->vec || !ca->vec ||
@@ -115,5 +116,5 @@ kern_status cu_delta_net(kern_backend *b, const float *qkv, const float *beta, c
         return KERN_E_SHAPE;
     const unsigned threads = (unsigned)((d + 31) / 32 * 32);
     return cu_launch(b, "delta_net_k", delta_net_k, dim3((unsigned)hv), dim3(threads), qkv, beta, alpha,
-                     (const float *)cdt->vec, (const float *)ca->vec, state, T, hk, hv, d, eps, out);
+                     (const float *)cdt->vec, (const float *)ca->vec, state, T, hk, hv, grouped, d, eps, out);
 }

@@ -348,6 +348,7 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
     case KERN_ACT_GELU_TANH: kernel = glu_k<KERN_ACT_GELU_TANH>; break;
     case KERN_ACT_SWIGLU_OAI: kernel = glu_k<KERN_ACT_SWIGLU_OAI>; break;
     case KERN_ACT_SIGMOID: kernel = glu_k<KERN_ACT_SIGMOID>; break;
+    case KERN_ACT_NONE: kernel = glu_k<KERN_ACT_NONE>; break;
     }
     if (!kernel)
         return KERN_E_UNSUPPORTED;

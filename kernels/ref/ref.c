@@ -147,7 +147,8 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
                            float *out)
 {
     (void)b;
-    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID)
+    if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
+        act != KERN_ACT_NONE)
         return KERN_E_UNSUPPORTED;
     if (!row || n % row)
         return KERN_E_SHAPE;
@@ -155,6 +156,7 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
         const double x = gate[i];
         out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * up[i]
                          : act == KERN_ACT_SIGMOID   ? up[i] / (1.0 + exp(-x))
+                         : act == KERN_ACT_NONE      ? x * up[i]
                          : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])
                                                       : (double)kern_gelu_ggml(gate[i]) * up[i]);
     }

@@ -26,6 +26,7 @@ from glm4_arch import write_glm4  # noqa: E402
 from llama4_arch import write_llama4  # noqa: E402
 from cohere_arch import write_cohere  # noqa: E402
 from qwen35_arch import write_qwen35  # noqa: E402
+from lfm2_arch import write_lfm2  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -98,6 +99,13 @@ OWN_WRITERS = {
     'heldout-qwen35moe': lambda out: write_qwen35(out, 'qwen35moe', n_layer=6, n_head=6, n_kv=3, head_dim=24,
                                                   n_rot=12, sections=(2, 2, 2, 0), d_state=24, k_heads=1,
                                                   v_heads=3, interval=3, seed=6102),
+    'heldout-qwen3next': lambda out: write_qwen35(out, 'qwen3next', n_layer=4, k_heads=2, v_heads=6, interval=2,
+                                                  n_exp=6, n_used=3, seed=6103),
+    'heldout-qwen3next-legacy': lambda out: write_qwen35(out, 'qwen3next', n_layer=4, d_state=32, k_heads=1,
+                                                         v_heads=2, legacy=True, seed=6104),
+    'heldout-lfm2': lambda out: write_lfm2(out),
+    'heldout-lfm2-untied': lambda out: write_lfm2(out, n_embd=96, kinds='cacacca', n_head=3, n_kv=1, n_ff=256,
+                                                  l_cache=4, tied=False, seed=6202),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

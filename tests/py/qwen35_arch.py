@@ -1,10 +1,12 @@
 """Writes a small random-weight Qwen3.5 file as convert_hf_to_gguf.py's Qwen3_5TextModel (qwen35) and
-Qwen3_5MoeTextModel (qwen35moe) lay one out (names: gguf-py's constants; what the loader and graph read: llama.cpp's
-src/models/qwen35.cpp, qwen35moe.cpp and delta-net-base.cpp): gated delta net layers with an attention layer every
-full_attention_interval-th, the attention's q rows holding each head's query and output gate, per-head q/k norms, a
-part of each head rotated by interleaved sections; the delta nets' q, k, v through a short convolution, the decay's
-rate a = -exp(A_log) negative, post_attention_norm before the feed-forward block. Key heads fewer than value heads, so
-that the mapping of one to the other is exercised. Deterministic: the same arguments give the same bytes.
+Qwen3_5MoeTextModel (qwen35moe) lay one out, or a Qwen3-Next one (qwen3next, Qwen3NextModel) (names: gguf-py's
+constants; what the loader and graph read: llama.cpp's src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp and
+delta-net-base.cpp): gated delta net layers with an attention layer every full_attention_interval-th, the attention's q
+rows holding each head's query and output gate, per-head q/k norms, a part of each head rotated (by interleaved
+sections in Qwen3.5); the delta nets' q, k, v through a short convolution, the decay's rate a = -exp(A_log) negative,
+post_attention_norm before the feed-forward block. Key heads fewer than value heads, so that the mapping of one to the
+other is exercised. qwen3next: experts, beta and alpha in one ssm_ba, and with legacy=True q, k, v and z in one ssm_in
+(each key head's rows together, as older converters wrote them). Deterministic: the same arguments give the same bytes.
 
     from qwen35_arch import write_qwen35; write_qwen35(path, 'qwen35')"""
 import numpy as np
@@ -17,7 +19,7 @@ from moe_arch import add_bpe_vocab
 
 def write_qwen35(path, arch, n_embd=128, n_layer=5, n_head=4, n_kv=2, head_dim=32, n_rot=16, sections=(3, 3, 2, 0),
                  n_ff=256, d_conv=4, d_state=16, k_heads=2, v_heads=4, interval=4, n_exp=8, n_used=2, n_ffe=64,
-                 n_ffs=96, n_vocab=1024, seed=6101):
+                 n_ffs=96, n_vocab=1024, legacy=False, seed=6101):
     rs = np.random.RandomState(seed)
     E, L = n_embd, n_layer
     inner, conv_ch = d_state * v_heads, 2 * k_heads * d_state + d_state * v_heads
@@ -39,20 +41,22 @@ def write_qwen35(path, arch, n_embd=128, n_layer=5, n_head=4, n_kv=2, head_dim=3
     w.add_layer_norm_rms_eps(1e-6)
     w.add_rope_freq_base(1e7)
     w.add_rope_dimension_count(n_rot)
-    w.add_array(f'{arch}.rope.dimension_sections', list(sections))
+    nxt = arch == 'qwen3next'
+    if not nxt:
+        w.add_array(f'{arch}.rope.dimension_sections', list(sections))
     w.add_uint32(f'{arch}.ssm.conv_kernel', d_conv)
     w.add_uint32(f'{arch}.ssm.inner_size', inner)
     w.add_uint32(f'{arch}.ssm.state_size', d_state)
     w.add_uint32(f'{arch}.ssm.time_step_rank', v_heads)
     w.add_uint32(f'{arch}.ssm.group_count', k_heads)
     w.add_uint32(f'{arch}.full_attention_interval', interval)
-    moe = arch == 'qwen35moe'
+    moe = arch in ('qwen35moe', 'qwen3next')
     if moe:
         w.add_expert_count(n_exp)
         w.add_expert_used_count(n_used)
         w.add_expert_feed_forward_length(n_ffe)
         w.add_expert_shared_feed_forward_length(n_ffs)
-    add_bpe_vocab(w, 'qwen35', ['<|im_start|>', '<|im_end|>', '<|endoftext|>'], n_vocab, '<|endoftext|>', False)
+    add_bpe_vocab(w, 'qwen2' if nxt else 'qwen35', ['<|im_start|>', '<|im_end|>', '<|endoftext|>'], n_vocab, '<|endoftext|>', False)
 
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.08))
@@ -67,13 +71,19 @@ def write_qwen35(path, arch, n_embd=128, n_layer=5, n_head=4, n_kv=2, head_dim=3
             t(b + 'attn_q_norm.weight', rnd((head_dim,), 0.2, 1.0))
             t(b + 'attn_k_norm.weight', rnd((head_dim,), 0.2, 1.0))
         else:
-            t(b + 'attn_qkv.weight', rnd((conv_ch, E), 0.12))
-            t(b + 'attn_gate.weight', rnd((inner, E), 0.12))
+            if legacy:  # per key head: its q, k, its value heads' v, then their z
+                t(b + 'ssm_in.weight', rnd((conv_ch + inner, E), 0.12))
+            else:
+                t(b + 'attn_qkv.weight', rnd((conv_ch, E), 0.12))
+                t(b + 'attn_gate.weight', rnd((inner, E), 0.12))
             t(b + 'ssm_conv1d.weight', rnd((conv_ch, d_conv), 0.4))
             t(b + 'ssm_dt.bias', rnd((v_heads,), 0.5))
             t(b + 'ssm_a', -np.exp(rnd((v_heads,), 0.5, -0.5)).astype(np.float32))
-            t(b + 'ssm_beta.weight', rnd((v_heads, E), 0.15))
-            t(b + 'ssm_alpha.weight', rnd((v_heads, E), 0.15))
+            if nxt:  # per key head: its value heads' beta, then their alpha
+                t(b + 'ssm_ba.weight', rnd((2 * v_heads, E), 0.15))
+            else:
+                t(b + 'ssm_beta.weight', rnd((v_heads, E), 0.15))
+                t(b + 'ssm_alpha.weight', rnd((v_heads, E), 0.15))
             t(b + 'ssm_norm.weight', rnd((d_state,), 0.2, 1.0))
             t(b + 'ssm_out.weight', rnd((E, inner), 0.1))
         t(b + 'post_attention_norm.weight', rnd((E,), 0.2, 1.0))

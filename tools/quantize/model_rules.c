@@ -128,9 +128,9 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
 {
     const char *name = t->name;
     /* kept as they are (tensor_allows_quantization): 1-D tensors, anything not named *weight, the norms, the
-     * experts' router, a delta net's convolution taps */
+     * experts' router, a delta net's and LFM2's convolution taps */
     if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
-        strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d")) {
+        strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d") || strstr(name, "shortconv.conv.weight")) {
         *type = t->type;
         return GGUF_OK;
     }

@@ -101,6 +101,10 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 "sigmoid(beta); out RMS-normed x SiLU(z)), the others attention with each head's output x sigmoid(its "
                 "gate)\n", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hk, hp->dn_hv, hp->dn_d, hp->dn_d, hp->dn_d);
     }
+    if (hp->shortconv) /* LFM2 */
+        fprintf(out, "layers     %d of %d a short convolution (B, C, x from one projection; y = C x conv(B x) over %d "
+                "taps, the last %d inputs kept), the others attention\n", hp->n_recurrent, hp->n_layer, hp->dn_conv,
+                hp->dn_conv - 1);
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;
