@@ -7,10 +7,10 @@
  */
 #include "cpu.h"
 #include "quant.h"
+#include "ssm_conv.h"
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* A small F32 copy of weight w's n values (the caller frees it); NULL when w cannot be decoded. */
 static float *decoded(const kern_weight *w, int64_t n)
@@ -28,29 +28,14 @@ static float *decoded(const kern_weight *w, int64_t n)
 kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
                          float *state, float *out)
 {
-    if (T < 0 || n < 1 || d_conv < 1 || d_conv > 64)
+    if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS)
         return KERN_E_SHAPE;
     float *taps = decoded(w, (int64_t)n * d_conv);
     if (!taps)
         return w && w->t && w->t->n_elements == (uint64_t)n * (uint64_t)d_conv ? KERN_E_UNSUPPORTED : KERN_E_SHAPE;
-    const int past = d_conv - 1;
 #pragma omp parallel for num_threads(cpu_threads(b)) if ((int64_t)n * T >= 4096)
-    for (int c = 0; c < n; c++) {
-        float win[64]; /* this channel's last d_conv inputs, oldest first */
-        for (int j = 0; j < past; j++)
-            win[j] = state[(size_t)j * n + c];
-        const float *wc = taps + (size_t)c * d_conv;
-        for (int t = 0; t < T; t++) {
-            win[past] = x[(size_t)t * n + c];
-            float sum = 0.0f;
-            for (int j = 0; j < d_conv; j++)
-                sum += win[j] * wc[j];
-            out[(size_t)t * n + c] = silu ? sum / (1.0f + expf(-sum)) : sum;
-            memmove(win, win + 1, (size_t)past * sizeof *win);
-        }
-        for (int j = 0; j < past; j++)
-            state[(size_t)j * n + c] = win[j];
-    }
+    for (int c = 0; c < n; c++)
+        ssm_conv_channel(taps + (size_t)c * d_conv, x, T, n, c, d_conv, silu, state, out);
     free(taps);
     return KERN_OK;
 }

@@ -5,6 +5,7 @@
  * context's device memory between calls.
  */
 #include "cuda.h"
+#include "ssm_conv.h"
 
 #include <math.h>
 
@@ -13,31 +14,15 @@ __global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int 
 {
     kc_grid_wait();
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n)
-        return;
-    const int past = d_conv - 1;
-    float win[64];
-    for (int j = 0; j < past; j++)
-        win[j] = state[(size_t)j * n + c];
-    const float *wc = taps + (size_t)c * d_conv;
-    for (int t = 0; t < T; t++) {
-        win[past] = x[(size_t)t * n + c];
-        float sum = 0.0f;
-        for (int j = 0; j < d_conv; j++)
-            sum += win[j] * wc[j];
-        out[(size_t)t * n + c] = silu ? sum / (1.0f + expf(-sum)) : sum;
-        for (int j = 0; j < past; j++)
-            win[j] = win[j + 1];
-    }
-    for (int j = 0; j < past; j++)
-        state[(size_t)j * n + c] = win[j];
+    if (c < n)
+        ssm_conv_channel(taps + (size_t)c * d_conv, x, T, n, c, d_conv, silu, state, out);
 }
 
 kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
                         float *state, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
-    if (T < 0 || n < 1 || d_conv < 1 || d_conv > 64 || !cw || cw->ne0 != d_conv || cw->ne1 != n)
+    if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS || !cw || cw->ne0 != d_conv || cw->ne1 != n)
         return KERN_E_SHAPE;
     if (cw->type != GGUF_TENSOR_F32) /* llama-quantize keeps the taps F32 */
         return KERN_E_UNSUPPORTED;
