@@ -430,6 +430,27 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "lfm2moe",
+        .families = "LFM2-MoE (8B-A1B, 24B-A2B)",
+        /* lfm2's layers (llama.cpp's lfm2moe shares its graph) with experts past leading_dense_block_count: the router's
+         * selection bias required, expert_gating_func required (sigmoid in the released files), the chosen weights
+         * renormalised */
+        .need = { [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_TOKEN_EMBD_NORM] = R, [MODEL_ROLE_OUTPUT] = O,
+                  ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R, DENSE_FFN_ROLES,
+                  EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = R },
+        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SHORTCONV_IN] = R, [MODEL_ROLE_SHORTCONV_CONV] = R,
+                            [MODEL_ROLE_SHORTCONV_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES,
+                            [MODEL_ROLE_FFN_EXP_PROBS_B] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .shortconv = true,
+        .final_norm_embd_named = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_GATING_REQUIRED | MODEL_MOE_KEY_DENSE_LEAD,
+        .quantize = true,
+    },
+    {
         .name = "gpt-oss",
         .families = "OpenAI gpt-oss (20b, 120b)",
         /* llama.cpp's openai-moe loader (src/models/openai-moe.cpp): biases on q/k/v/o, the router and every expert,

@@ -255,7 +255,7 @@ static void moe_routing(reader *r, model_hparams *hp)
          * root of softplus) and above are refused by check() */
         static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
                                                       MODEL_MOE_SOFTMAX_WEIGHT };
-        hp->moe_gating_func = get_int(r, "expert_gating_func", false, 0, 0, 255, NULL);
+        hp->moe_gating_func = get_int(r, "expert_gating_func", keys & MODEL_MOE_KEY_GATING_REQUIRED, 0, 0, 255, NULL);
         if (hp->moe_gating_func > 0 && hp->moe_gating_func < 4)
             hp->moe_gating = gating_of[hp->moe_gating_func];
     }

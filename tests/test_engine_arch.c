@@ -150,7 +150,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * nets with an attention layer every fourth or third, two or one key heads to four or three value heads, the
  * attention's gated output and partial interleaved rotation), Qwen3-Next (a key head's value heads grouped, beta and
  * alpha fused; older files' q, k, v and z fused too), LFM2 (tests/py/lfm2_arch.py: short convolutions of 3 and 4
- * taps between attention layers, tied and untied);
+ * taps between attention layers, tied and untied; lfm2moe's experts past two dense layers, chosen by sigmoids with a
+ * selection bias);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next and LFM2
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
@@ -197,6 +198,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-qwen3next-legacy", "8f66a5d5b256a5864b53f158288dcf855840c16e208ad031442f83b3e642a554" },
         { "heldout-lfm2", "904f63479ed217e6d441d11eb85a0d383982182bbd67066c7210f4ed0366b519" },
         { "heldout-lfm2-untied", "7daac2be558be75aa83b3024fbe262059d920bdbaa0aa6c21fd8f9b3796da9d4" },
+        { "heldout-lfm2moe", "5fb4574af8838498294f6f53d742c4dd4532458af32b1e318cfbc7ae901bca31" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -216,7 +218,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* thirteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* fourteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions */
@@ -239,6 +241,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-qwen3next-legacy", "Q4_K_M", "q4_k_m",
           "865e97bb729b7ec217e8f3e03b45c0d2160c18a33d953236805e3d2e7ffb6ff0" },
         { "heldout-lfm2", "Q4_K_M", "q4_k_m", "33eb0e93da3d04fcac311fb3aab337740544a503d50740418912e68ff3954d1a" },
+        { "heldout-lfm2moe", "Q4_K_M", "q4_k_m", "5d2be9ac28318c661543035abaa1691a72fabfdc8f28ee29da6f7a6473cde6bf" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -164,7 +164,8 @@ typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MOD
  * family.) */
 typedef enum model_moe_key {
     MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
-    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32, MODEL_MOE_KEY_SHARED_WIDTH = 64
+    MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32, MODEL_MOE_KEY_SHARED_WIDTH = 64,
+    MODEL_MOE_KEY_GATING_REQUIRED = 128 /* with GATING: the loader requires expert_gating_func (lfm2moe) */
 } model_moe_key;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of

@@ -106,6 +106,8 @@ OWN_WRITERS = {
     'heldout-lfm2': lambda out: write_lfm2(out),
     'heldout-lfm2-untied': lambda out: write_lfm2(out, n_embd=96, kinds='cacacca', n_head=3, n_kv=1, n_ff=256,
                                                   l_cache=4, tied=False, seed=6202),
+    'heldout-lfm2moe': lambda out: write_lfm2(out, kinds='cacacc', n_exp=8, n_used=2, n_ffe=64, dense_lead=2,
+                                              seed=6203),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
