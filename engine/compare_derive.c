@@ -270,7 +270,7 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
         return false;
     if (!rot)
         return false;
-    if (g->t && !norm_rows(s, g, out, T * heads, hd, out))
+    if (g->t && !block_norm_rows(s, g, out, T * heads, hd, out)) /* Command R+'s: LayerNorms, each head's own gains */
         return false;
     if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
         return false;

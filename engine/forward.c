@@ -184,9 +184,10 @@ static void attention_block(pass *p, int il, int T)
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
-    } else if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k */
-        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
-        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+    } else if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k (Command R+: a
+                                                * LayerNorm, each head with its own gains) */
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
     /* nothing probes a staged step; Llama 4's norm comes after the rotation, before the store */
     const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm;

@@ -114,7 +114,8 @@ typedef struct kern_backend kern_backend;
  *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
  *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n); NULL: no gains, ggml_rms_norm alone).
- *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w  (ggml_norm then the gains; w as rmsnorm's).
+ *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w  (ggml_norm then the gains; w as rmsnorm's, or
+ *               (n, m): row t takes gains row t mod m, Command R+'s each head's own). x and out may be the same.
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
  *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys (pos0 + T, n_kv_head,
  *               head_dim) and values (pos0 + T, n_kv_head, v_dim) of one layer's cache (v_dim: kern_attn_v_dim);

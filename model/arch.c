@@ -41,9 +41,9 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
       "attention key bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_V_BIAS] = { "attn_v.bias", true, MODEL_DIM_KV_V, MODEL_DIM_NONE, false,
       "attention value bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_QK_NORM_Q, MODEL_DIM_NONE, true,
+    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_QK_NORM_Q, MODEL_DIM_QK_NORM_ROWS_Q, true,
                                 "query norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_QK_NORM_K, MODEL_DIM_NONE, true,
+    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_QK_NORM_K, MODEL_DIM_QK_NORM_ROWS_K, true,
                                 "key norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_OUT] = { "attn_output.weight", true, MODEL_DIM_Q_V, MODEL_DIM_EMBD, false,
       "attention output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
@@ -626,11 +626,12 @@ static const model_arch archs[] = {
     },
     {
         .name = "command-r",
-        .families = "Command R (35B), Aya 23, Aya Expanse",
+        .families = "Command R (35B), Command R+ (104B), Aya 23, Aya Expanse",
         /* llama.cpp's command-r: LayerNorms, the attention and the feed-forward block side by side on one norm, the
-         * output projection always the token embedding, logits times logit_scale; NORM rotary */
+         * output projection always the token embedding, logits times logit_scale; NORM rotary; in files of 64 layers
+         * (Command R+) each head of q and k LayerNormed with gains of its own before the rotation */
         COHERE_LAYERS,
-        .unsupported_from_layers = 64,
+        .qk_norm_from_layers = 64,
         .quantize = true,
     },
     {
@@ -802,6 +803,8 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         if (!in_form)
             return MODEL_NEED_ABSENT;
     }
+    if ((r == MODEL_ROLE_ATTN_Q_NORM || r == MODEL_ROLE_ATTN_K_NORM) && hp->arch->qk_norm_from_layers)
+        return hp->n_layer >= hp->arch->qk_norm_from_layers ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT;
     if (!hp->arch->delta_net && !hp->arch->shortconv)
         return (model_need)hp->arch->need[r];
     /* a hybrid's layer needs its kind's roles; any layer (il < 0), either kind's */

@@ -73,6 +73,8 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
     case MODEL_DIM_QK_NORM_K:
         return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QK_NORM_ROWS_Q: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head : 1;
+    case MODEL_DIM_QK_NORM_ROWS_K: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head_kv : 1;
     case MODEL_DIM_QKV:
         if (hp->arch && hp->arch->delta_net) /* the delta net's q, k (a key head's each) and v, convolved together */
             return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
@@ -120,6 +122,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_KV_K] = "head_count_kv x key_length", [MODEL_DIM_KV_V] = "head_count_kv x value_length",
         [MODEL_DIM_Q_V] = "head_count x value_length", [MODEL_DIM_QK_NORM_Q] = "key_length (or head_count x key_length)",
         [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
+        [MODEL_DIM_QK_NORM_ROWS_Q] = "1 (head_count with each head's own gains)",
+        [MODEL_DIM_QK_NORM_ROWS_K] = "1 (head_count_kv with each head's own gains)",
         [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length (a delta net's: 2 ssm.group_count x "
                           "ssm.state_size + ssm.inner_size)",
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",

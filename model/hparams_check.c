@@ -26,13 +26,6 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "key '%s' is %lld, head_count %lld: llama.cpp's %s loader sizes attn_k and attn_v as attn_q and "
                     "refuses grouped heads", key, (long long)hp->n_head_kv, (long long)hp->n_head, arch);
     }
-    if (hp->arch->unsupported_from_layers && hp->n_layer >= hp->arch->unsupported_from_layers) {
-        snprintf(key, sizeof key, "%s.block_count", arch);
-        return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
-                    "key '%s' is %lld: llama.cpp's %s graph gives a model of %u layers or more a LayerNorm of each "
-                    "head of q and k, which gguf-run does not run yet", key, (long long)hp->n_layer, arch,
-                    hp->arch->unsupported_from_layers);
-    }
     if (hp->arch->swa_chunked && hp->swa_window == 0) {
         snprintf(key, sizeof key, "%s.attention.sliding_window", arch);
         return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,

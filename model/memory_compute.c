@@ -123,10 +123,12 @@ static int rotated(build *b, int x, int *rot, uint64_t n)
     return graph_view(b->g, graph_op(b->g, graph_bytes(b->g, v), LY_OTHER, false, *rot, v, -1));
 }
 
-/* RMSNorm then its gains: the norm in place where x has no other reader. */
+/* RMSNorm then its gains: the norm in place where x has no other reader (ggml-alloc's ggml_op_can_inplace: RMS_NORM
+ * may reuse its source, a LayerNorm's NORM may not: Cohere's). */
 static int norm_rows(build *b, int x, uint64_t bytes, layout ly)
 {
-    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
+    const bool inplace = !b->hp->arch->norm_layer;
+    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, inplace, x, -1, -1), -1, -1);
 }
 
 static int norm(build *b, int x, layout ly)

@@ -77,7 +77,7 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-dots1 heldout-granitemoe heldout-deepseek2 heldout-deepseek2-whole heldout-qwen2vl heldout-qwen3vl \
   heldout-qwen3vlmoe heldout-smollm3 heldout-seed_oss heldout-mistral3 heldout-exaone4 heldout-exaone heldout-internlm2 \
   heldout-ernie4_5 heldout-gemma heldout-mistral4 heldout-glm4 heldout-llama4 heldout-llama4-k2 \
-  heldout-cohere2 heldout-command-r heldout-qwen35 heldout-qwen35moe heldout-qwen3next \
+  heldout-cohere2 heldout-command-r heldout-command-r-plus heldout-qwen35 heldout-qwen35moe heldout-qwen3next \
   heldout-qwen3next-legacy heldout-lfm2 heldout-lfm2-untied \
   heldout-lfm2moe; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1

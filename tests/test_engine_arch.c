@@ -146,7 +146,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * every second layer and on every layer, 1 of 4 and 2 of 6 chosen by their logits, the sigmoid weight scaling the
  * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains),
  * Cohere's (tests/py/cohere_arch.py: LayerNorms, attention and feed-forward side by side, logits scaled; cohere2's
- * window on three layers in four, which alone rotate), Qwen3.5 dense and MoE (tests/py/qwen35_arch.py: gated delta
+ * window on three layers in four, which alone rotate; Command R+'s 64 layers, each head's q and k LayerNormed with
+ * gains of its own), Qwen3.5 dense and MoE (tests/py/qwen35_arch.py: gated delta
  * nets with an attention layer every fourth or third, two or one key heads to four or three value heads, the
  * attention's gated output and partial interleaved rotation), Qwen3-Next (a key head's value heads grouped, beta and
  * alpha fused; older files' q, k, v and z fused too), LFM2 (tests/py/lfm2_arch.py: short convolutions of 3 and 4
@@ -199,6 +200,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-lfm2", "904f63479ed217e6d441d11eb85a0d383982182bbd67066c7210f4ed0366b519" },
         { "heldout-lfm2-untied", "7daac2be558be75aa83b3024fbe262059d920bdbaa0aa6c21fd8f9b3796da9d4" },
         { "heldout-lfm2moe", "5fb4574af8838498294f6f53d742c4dd4532458af32b1e318cfbc7ae901bca31" },
+        { "heldout-command-r-plus", "f86314a6b31645abfa241fe7a90302e8f6a62bf9eb63f4578cc37bdaad53fd32" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

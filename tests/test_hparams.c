@@ -616,8 +616,8 @@ Test(arch, llama4_keys_are_read_as_its_loader_reads_them)
 
 /* Cohere's keys as llama.cpp's command-r and cohere2 loaders read them: the LayerNorm's epsilon from
  * attention.layer_norm_epsilon (the RMS key not read), logits times logit_scale, cohere2's window on three layers in four
- * which alone rotate with the global base (rope.freq_base_swa read, not used); Command R+'s 64 layers refused naming
- * block_count (their per-head q/k LayerNorm is not run yet). */
+ * which alone rotate with the global base (rope.freq_base_swa read, not used); Command R+'s 64 layers with q and k
+ * norms of their own gains per head (required there, absent below 64 layers, as the loader makes them). */
 Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
 {
     kv_spec kvs[] = { { "general.architecture", 's', "cohere2" },          { "cohere2.embedding_length", 'u', "256" },
@@ -647,12 +647,18 @@ Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
     f = file_with(cr, N(cr), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.logit_scale, 1.0f, 0, "no logit_scale: none");
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q_NORM, 0), MODEL_NEED_ABSENT, "40 layers: no q/k norms");
     gguf_close(f);
     free(b.p);
-    cr[2].value = "64";
+    cr[2].value = "64"; /* Command R+: each head of q and k LayerNormed with gains of its own */
     f = file_with(cr, N(cr), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
-    cr_assert_str_eq(e.subject, "command-r.block_count");
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q_NORM, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K_NORM, 63), MODEL_NEED_REQUIRED);
+    int64_t ne[3];
+    cr_assert(model_role_shape(&hp, model_role_info_of(MODEL_ROLE_ATTN_Q_NORM), ne));
+    cr_assert(ne[0] == 64 && ne[1] == 4 && ne[2] == 1, "(key_length, head_count): [%lld, %lld]", (long long)ne[0],
+              (long long)ne[1]);
     gguf_close(f);
     free(b.p);
 }

@@ -40,6 +40,7 @@ typedef enum model_dim {
     MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input; x value_length_mla) */
     MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full) */
     MODEL_DIM_QK_NORM_K, /* k's norm: key_length, or head_count_kv x key_length */
+    MODEL_DIM_QK_NORM_ROWS_Q, MODEL_DIM_QK_NORM_ROWS_K, /* their rows: 1, or one per head (qk_norm_from_layers) */
     MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length; in a gated
                           * delta net 2 ssm.group_count x ssm.state_size + ssm.inner_size */
     MODEL_DIM_FF_UP,     /* ffn_up's rows: feed_forward_length, twice that where gate and up are fused */
@@ -259,10 +260,11 @@ typedef struct model_arch {
     /* Cohere's (llama.cpp's command-r and cohere2): norm_layer: every norm a LayerNorm (the mean taken out; no bias),
      *   its epsilon attention.layer_norm_epsilon; parallel_ffn: the feed-forward block reads the attention's input norm
      *   and the layer's output is (ffn + x) + attention; logit_scale_mul: logits times the file's logit_scale;
-     *   unsupported_from_layers: files of that many layers or more are refused (Command R+'s per-head q/k LayerNorm,
-     *   not run yet) */
+     *   qk_norm_from_layers: files of that many layers or more (Command R+) norm each head of q and k with gains of its
+     *   own (attn_q_norm (key_length, head_count), attn_k_norm (key_length, head_count_kv): required there, absent
+     *   in smaller files, as its loader makes them) */
     bool norm_layer, parallel_ffn, logit_scale_mul;
-    uint32_t unsupported_from_layers;
+    uint32_t qk_norm_from_layers;
     uint32_t qk_l2_norm_off_experts;
     float attn_temp_fixed_scale, attn_temp_fixed_offset;
     uint32_t attn_temp_fixed_floor;

@@ -151,7 +151,8 @@ kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const float *x,
 {
     const float *g = NULL;
     float *buf = NULL;
-    kern_status s = w ? cpu_vector(w, n, &g, &buf) : KERN_OK;
+    const int64_t m = w && n > 0 && w->t->n_elements % (uint64_t)n == 0 ? (int64_t)(w->t->n_elements / (uint64_t)n) : 1;
+    kern_status s = w ? cpu_vector(w, (int64_t)n * m, &g, &buf) : KERN_OK;
     if (s)
         return s;
     const bool avx2 = cpu_have_avx2();
@@ -170,7 +171,7 @@ kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const float *x,
             sum2 += (double)(v * v);
         }
         const float variance = (float)(sum2 / n);
-        scale_row(o, 1.0f / sqrtf(variance + eps), g, n, o, avx2);
+        scale_row(o, 1.0f / sqrtf(variance + eps), g ? g + (size_t)(t % m) * n : NULL, n, o, avx2);
     }
     free(buf);
     return KERN_OK;

@@ -162,11 +162,13 @@ static void cu_unbind(kern_backend *b, kern_weight *w)
     w->dev = NULL;
 }
 
-/* Uploads the tensor's bytes; 1-D weights (norms, biases) also as f32, the form their ops read. */
+/* Uploads the tensor's bytes; 1-D weights (norms, biases) also as f32, the form their ops read, and so small F32
+ * matrices that are gains of several rows (Command R+'s each head's q/k norm). */
 static kern_status cu_bind(kern_backend *b, kern_weight *w)
 {
     const gguf_tensor *t = w->t;
-    const bool vector = t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
+    const bool vector = (t->ne[1] == 1 || (t->type == GGUF_TENSOR_F32 && t->n_elements <= (1u << 20))) &&
+                        t->ne[2] == 1 && t->ne[3] == 1;
     w->dev = NULL;
     if (!cu_supports(t->type) && !(vector && quant_can_dequantize(t->type)))
         return KERN_E_UNSUPPORTED;

@@ -140,10 +140,11 @@ kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern
 }
 
 /* ggml_norm's order in a block: the sum, the mean in float, the squares of x - mean, the variance in float. */
-__global__ void layernorm_rows(const float *x, const float *g, int n, float eps, float *out)
+__global__ void layernorm_rows(const float *x, const float *g, int m, int n, float eps, float *out)
 {
     kc_grid_wait();
     const float *xr = x + (size_t)blockIdx.x * n;
+    g = g ? g + (size_t)(blockIdx.x % m) * n : NULL; /* a row's gains: one set, or each head's (m of them) */
     float *o = out + (size_t)blockIdx.x * n;
     double sum = 0.0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -164,10 +165,11 @@ __global__ void layernorm_rows(const float *x, const float *g, int n, float eps,
 kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
-    if (cw && (!cw->vec || cw->ne0 * cw->ne1 != n))
+    if (cw && (!cw->vec || n <= 0 || (cw->ne0 * cw->ne1) % n))
         return KERN_E_SHAPE;
-    if (kern_status ls = cu_launch(b, "layernorm_rows", layernorm_rows, dim3(T), dim3(256), x, cw ? cw->vec : NULL, n,
-                                   eps, out))
+    const int m = cw ? (int)(cw->ne0 * cw->ne1 / n) : 1;
+    if (kern_status ls = cu_launch(b, "layernorm_rows", layernorm_rows, dim3(T), dim3(256), x, cw ? cw->vec : NULL, m,
+                                   n, eps, out))
         return ls;
     return KERN_OK;
 }

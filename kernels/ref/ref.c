@@ -15,18 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A norm's n gains as floats into *g (the caller frees them): w's, or ones where w is NULL (the norm alone). */
-static kern_status gains(const kern_weight *w, int n, float **g)
+/* A norm's gains as floats into *g (the caller frees them): w's n (or *m rows of n: each row's own; m NULL: one row),
+ * or ones where w is NULL (the norm alone). */
+static kern_status gains(const kern_weight *w, int n, float **g, int64_t *m)
 {
     *g = NULL;
+    const int64_t rows = w && w->t && m && w->t->ne[0] == (uint64_t)n ? (int64_t)(w->t->n_elements / (uint64_t)n) : 1;
+    if (m)
+        *m = rows;
     if (w && (!w->t || w->t->ne[0] != (uint64_t)n))
         return KERN_E_SHAPE;
-    float *v = malloc((size_t)n * sizeof *v);
+    float *v = malloc((size_t)(n * rows) * sizeof *v);
     if (!v)
         return KERN_E_NOMEM;
     for (int i = 0; i < n && !w; i++)
         v[i] = 1.0f;
-    if (w && quant_dequantize_row(w->t->type, w->t->data, v, n) != QUANT_OK) {
+    if (w && quant_dequantize_row(w->t->type, w->t->data, v, n * rows) != QUANT_OK) {
         free(v);
         return KERN_E_UNSUPPORTED;
     }
@@ -40,11 +44,12 @@ static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const fl
 {
     (void)b;
     float *g;
-    const kern_status s = gains(w, n, &g);
+    int64_t m;
+    const kern_status s = gains(w, n, &g, &m);
     if (s)
         return s;
     for (int t = 0; t < T; t++) {
-        const float *xr = x + (size_t)t * n;
+        const float *xr = x + (size_t)t * n, *gt = g + (size_t)(t % m) * n;
         double mean = 0.0, var = 0.0;
         for (int i = 0; i < n; i++)
             mean += xr[i];
@@ -53,7 +58,7 @@ static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const fl
             var += (xr[i] - mean) * (xr[i] - mean);
         const double scale = 1.0 / sqrt(var / n + (double)eps);
         for (int i = 0; i < n; i++)
-            out[(size_t)t * n + i] = (float)((xr[i] - mean) * scale * g[i]);
+            out[(size_t)t * n + i] = (float)((xr[i] - mean) * scale * gt[i]);
     }
     free(g);
     return KERN_OK;
@@ -65,7 +70,7 @@ static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const floa
 {
     (void)b;
     float *g;
-    const kern_status s = gains(w, n, &g);
+    const kern_status s = gains(w, n, &g, NULL);
     if (s)
         return s;
     for (int t = 0; t < T; t++) {

@@ -2,7 +2,8 @@
 Cohere2Model (cohere2: Command R7B, Command A) lay one out (names: gguf-py's constants; what the loader and graph read:
 llama.cpp's src/models/command-r.cpp and cohere2.cpp): LayerNorms without bias (attention.layer_norm_epsilon), the
 attention and the feed-forward block side by side on one norm, the output projection the token embedding, logits times
-logit_scale; for cohere2 a window on three layers in four, which alone rotate. Gains around 1 with a spread, as a trained
+logit_scale; for cohere2 a window on three layers in four, which alone rotate; for command-r of 64 layers or more
+(Command R+) a LayerNorm of each head of q and k with gains of its own. Gains around 1 with a spread, as a trained
 model's LayerNorms have. Deterministic: the same arguments give the same bytes.
 
     from cohere_arch import write_cohere; write_cohere(path, 'cohere2')"""
@@ -49,6 +50,9 @@ def write_cohere(path, arch, n_embd=192, n_layer=5, n_head=6, n_kv=2, n_ff=384, 
         t(b + 'attn_k.weight', rnd((n_kv * hd, E), 0.12))
         t(b + 'attn_v.weight', rnd((n_kv * hd, E), 0.12))
         t(b + 'attn_output.weight', rnd((E, n_head * hd), 0.1))
+        if arch == 'command-r' and L >= 64:  # Command R+: each head's own LayerNorm gains for q and k
+            t(b + 'attn_q_norm.weight', rnd((n_head, hd), 0.2, 1.0))
+            t(b + 'attn_k_norm.weight', rnd((n_kv, hd), 0.2, 1.0))
         t(b + 'ffn_gate.weight', rnd((n_ff, E), 0.12))
         t(b + 'ffn_up.weight', rnd((n_ff, E), 0.12))
         t(b + 'ffn_down.weight', rnd((E, n_ff), 0.1))

@@ -95,6 +95,8 @@ OWN_WRITERS = {
     'heldout-cohere2': lambda out: write_cohere(out, 'cohere2'),
     'heldout-command-r': lambda out: write_cohere(out, 'command-r', n_layer=3, n_head=4, n_kv=4, n_ff=320,
                                                   logit_scale=0.0625, seed=5702),
+    'heldout-command-r-plus': lambda out: write_cohere(out, 'command-r', n_embd=64, n_layer=64, n_head=4, n_kv=2,
+                                                       n_ff=128, logit_scale=0.125, seed=5703),
     'heldout-qwen35': lambda out: write_qwen35(out, 'qwen35'),
     'heldout-qwen35moe': lambda out: write_qwen35(out, 'qwen35moe', n_layer=6, n_head=6, n_kv=3, head_dim=24,
                                                   n_rot=12, sections=(2, 2, 2, 0), d_state=24, k_heads=1,
