@@ -124,8 +124,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
         [MODEL_DIM_QK_NORM_ROWS_Q] = "1 (head_count with each head's own gains)",
         [MODEL_DIM_QK_NORM_ROWS_K] = "1 (head_count_kv with each head's own gains)",
-        [MODEL_DIM_QKV] = "(head_count + 2 head_count_kv) x key_length (a delta net's: 2 ssm.group_count x "
-                          "ssm.state_size + ssm.inner_size)",
+        [MODEL_DIM_QKV] = ("(head_count + 2 head_count_kv) x key_length (a delta net's: 2 ssm.group_count x "
+                           "ssm.state_size + ssm.inner_size)"),
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
