@@ -270,9 +270,12 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
         return false;
     if (!rot)
         return false;
-    if (g->t && !block_norm_rows(s, g, out, T * heads, hd, out)) /* Command R+'s: LayerNorms, each head's own gains */
+    const bool norm_after = hp->desc->qk_norm_after_rope; /* Hunyuan's norms come after the rotation */
+    if (g->t && !norm_after && !block_norm_rows(s, g, out, T * heads, hd, out)) /* Command R+'s: LayerNorms */
         return false;
     if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
+        return false;
+    if (g->t && norm_after && !norm_rows(s, g, out, T * heads, hd, out))
         return false;
     if (hp->g.qk_l2_norm && !L->no_rope && !norm_rows(s, NULL, out, T * heads, hd, out))
         return false; /* Llama 4's norm without gains after the rotation */

@@ -184,13 +184,14 @@ static void attention_block(pass *p, int il, int T)
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
-    } else if (w[MODEL_ROLE_ATTN_Q_NORM].t) { /* qwen3, gemma3: RMSNorm of every head of q and k (Command R+: a
-                                                * LayerNorm, each head with its own gains) */
+    } else if (w[MODEL_ROLE_ATTN_Q_NORM].t && !hp->desc->qk_norm_after_rope) { /* qwen3, gemma3: RMSNorm of every
+                                                * head of q and k (Command R+: a LayerNorm, each head's own gains) */
         run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
     /* nothing probes a staged step; Llama 4's norm comes after the rotation, before the store */
-    const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm;
+    const bool norm_after = hp->desc->qk_norm_after_rope && w[MODEL_ROLE_ATTN_Q_NORM].t; /* Hunyuan's */
+    const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm && !norm_after;
     if (L->no_rope) {
         /* a NoPE layer: q and k go to the attention as the products left them */
     } else if (fused && !p->st) {
@@ -203,6 +204,10 @@ static void attention_block(pass *p, int il, int T)
     if (hp->g.qk_l2_norm && !L->no_rope) { /* Llama 4: each rotated head of q and k normed without gains */
         run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+    }
+    if (norm_after) { /* Hunyuan: each rotated head of q and k RMS-normed with its gains */
+        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
     }
     for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3, Llama 4: q scaled by position */
         const float temp = engine_attn_temperature(hp, L->no_rope, pos0 + t);

@@ -451,6 +451,20 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "hunyuan-dense",
+        .families = "Hunyuan dense (0.5B to 7B)",
+        /* llama.cpp's hunyuan-dense (hunyuan-vl's graph): llama's layers with q/k/v biases optional, NEOX rotation, the
+         * per-head q/k RMSNorms after it, the base scaled by rope.scaling.alpha; an expert_count of 1 is dense */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_after_rope = true,
+        .rope_base_alpha = true,
+        .expert_count_one_dense = true,
+        .quantize = true,
+    },
+    {
         .name = "gpt-oss",
         .families = "OpenAI gpt-oss (20b, 120b)",
         /* llama.cpp's openai-moe loader (src/models/openai-moe.cpp): biases on q/k/v/o, the router and every expert,

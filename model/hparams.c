@@ -396,6 +396,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
     hp->n_expert = get_int(&r, "expert_count", false, 0, 0, dims, NULL);
     hp->n_expert_used = get_int(&r, "expert_used_count", false, 0, 0, dims, NULL);
+    if (hp->arch && hp->arch->expert_count_one_dense && hp->n_expert <= 1) /* its loader: one expert is dense */
+        hp->n_expert = hp->n_expert_used = 0;
     if (hp->n_expert > 0) { /* widths as llama.cpp's loaders default them (src/models/qwen2moe.cpp, llama.cpp) */
         const model_arch *ma = hp->arch;
         int64_t split = ma && ma->moe_ff_split && hp->n_expert_used > 0 ? hp->n_ff / hp->n_expert_used : hp->n_ff;
@@ -424,6 +426,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
                                                              : "attention.layer_norm_rms_epsilon",
                         1e-5f, &hp->eps_defaulted);
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
+    if (hp->arch && hp->arch->rope_base_alpha) { /* Hunyuan's NTK-aware base, in f32 as its loader computes it */
+        const float alpha = get_float(&r, "rope.scaling.alpha", 0.0f, NULL);
+        const int64_t d = hp->head_dim_k;
+        if (alpha > 0.0f && d > 2)
+            hp->rope_base = hp->rope_base * powf(alpha, (float)d / (float)(d - 2));
+    }
     hp->rope_freq_scale = 1.0f;
     const unsigned yarn_keys = hp->arch ? hp->arch->yarn_keys : 0;
     if (yarn_keys & (MODEL_YARN_KEY_LOG_MUL | MODEL_YARN_KEY_LOG_MUL_TENTHS))

@@ -45,7 +45,7 @@ static const builder_facts facts[] = {
     { "mistral4", false, false, false, false },      { "glm4", false, false, false, false },
     { "exaone", false, false, false, false },        { "gemma", false, true, false, false },
     { "llama4", false, false, false, false },       { "command-r", false, false, false, false },
-    { "cohere2", false, false, false, false },
+    { "cohere2", false, false, false, false },      { "hunyuan-dense", false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -174,12 +174,14 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
     int r;
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_full)
         r = graph_view(g, norm(b, x, LY_ROWS));
-    else if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM))
+    else if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && !b->hp->arch->qk_norm_after_rope)
         r = norm(b, graph_view(g, x), LY_HEADS);
     else
         r = graph_view(g, x);
     if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
         r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
+    if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_after_rope)
+        r = norm(b, r, LY_HEADS); /* Hunyuan's norms after the rotation */
     /* the temperature: q times its position's scale (Ministral 3's; Llama 4's on the layers without positions) */
     if (is_q && b->hp->attn_temp_scale != 0.0f && !(b->hp->attn_temp_nope_only && rotate))
         r = graph_op(g, bytes, LY_HEADS, true, r, temperature(b), -1);

@@ -141,7 +141,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * best 2 of 4 groups, scaled, a prediction block; and as V2-Lite files were, the query direct, the decompression
  * whole, softmax routing, two shared experts; mistral4, its layers with the YaRN magnitude llama.cpp's context gives
  * every family but deepseek2), the families whose layers another's are (tests/py/renamed_arch.py: smollm3, seed_oss,
- * mistral3, the Qwen-VL decoders, EXAONE 3, InternLM2, ERNIE 4.5 dense, Gemma 1), EXAONE 4.0 and GLM-4-0414 (pre- and
+ * mistral3, the Qwen-VL decoders, EXAONE 3, InternLM2, ERNIE 4.5 dense, Gemma 1, Hunyuan dense: q/k norms after the
+ * rotation, the base scaled by rope.scaling.alpha), EXAONE 4.0 and GLM-4-0414 (pre- and
  * post-norms, gate and up fused, half of each head rotating NORM-wise), Llama 4 (tests/py/llama4_arch.py: experts on
  * every second layer and on every layer, 1 of 4 and 2 of 6 chosen by their logits, the sigmoid weight scaling the
  * expert's input, a shared expert, every fourth layer without positions, the others' q and k normed without gains),
@@ -201,6 +202,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-lfm2-untied", "7daac2be558be75aa83b3024fbe262059d920bdbaa0aa6c21fd8f9b3796da9d4" },
         { "heldout-lfm2moe", "5fb4574af8838498294f6f53d742c4dd4532458af32b1e318cfbc7ae901bca31" },
         { "heldout-command-r-plus", "f86314a6b31645abfa241fe7a90302e8f6a62bf9eb63f4578cc37bdaad53fd32" },
+        { "heldout-hunyuan-dense", "cb3a6fa53859a189adaf6326330d955d8fac31662202d0b7b16271aeabbd464c" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());

@@ -813,3 +813,30 @@ Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
     gguf_close(f);
     free(b.p);
 }
+
+/* Hunyuan dense as llama.cpp's hunyuan-dense loader reads it: rope.scaling.alpha scales the base NTK-wise (base *
+ * alpha^(d / (d - 2)) in f32 for a head of d), an expert_count of 1 is a dense model (its loader zeroes it), the q/k
+ * norms come after the rotation (the entry's flag the engine and --memory follow). */
+Test(arch, hunyuan_dense_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "hunyuan-dense" },  { "hunyuan-dense.embedding_length", 'u', "256" },
+                      { "hunyuan-dense.block_count", 'u', "2" },         { "hunyuan-dense.attention.head_count", 'u', "4" },
+                      { "hunyuan-dense.feed_forward_length", 'u', "512" }, { "hunyuan-dense.rope.freq_base", 'f', "10000" },
+                      { "hunyuan-dense.expert_count", 'u', "1" },        { "hunyuan-dense.expert_used_count", 'u', "1" },
+                      { "hunyuan-dense.rope.scaling.alpha", 'f', "1000" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_expert, 0, "one expert: dense");
+    cr_assert_float_eq(hp.rope_base, 10000.0f * powf(1000.0f, 64.0f / 62.0f), 0, "the NTK-scaled base");
+    cr_assert(hp.arch->qk_norm_after_rope);
+    gguf_close(f);
+    free(b.p);
+    f = file_with(kvs, N(kvs) - 1, &b); /* no alpha: the file's base */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
+    gguf_close(f);
+    free(b.p);
+}

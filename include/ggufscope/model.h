@@ -281,6 +281,10 @@ typedef struct model_arch {
      *   attention, within attention.sliding_window where the file has one; final_norm_embd_named: the final norm is
      *   the file's token_embd_norm */
     bool shortconv, final_norm_embd_named;
+    /* Hunyuan's (llama.cpp's hunyuan-dense): qk_norm_after_rope: the per-head q/k RMSNorms (with gains) come after the
+     *   rotation; rope_base_alpha: rope.scaling.alpha > 0 scales the base NTK-wise, base * alpha^(d / (d - 2)) for a
+     *   head of d; expert_count_one_dense: an expert_count of 1 (or 0) is a dense model, as its loader makes it */
+    bool qk_norm_after_rope, rope_base_alpha, expert_count_one_dense;
     uint8_t need_recurrent[MODEL_ROLE_COUNT];
 } model_arch;
 

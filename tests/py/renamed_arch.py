@@ -22,7 +22,9 @@ and the families whose layers are one of those already (their converters llama's
   gemma       Gemma 1: gemma2's held out to 3 layers without its post-norms, soft-capping and window;
   mistral4    Mistral 4: deepseek2's latent attention and routing (tests/py/mla_arch.py, split form, held out to 3
               layers of 6 heads and 8 experts, 2 used) with yarn_log_multiplier 0.0707, which llama.cpp's context treats
-              otherwise than deepseek2's.
+              otherwise than deepseek2's;
+  hunyuan-dense  Hunyuan dense: qwen3's tensors (its per-head q/k norms, which Hunyuan's graph applies after the
+              rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense).
 Deterministic, as its sources are.
 
     from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
@@ -48,6 +50,7 @@ FAMILIES = {
     'ernie4_5': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'gemma': ('gemma2', ('synth_arch', 'tiny-gemma2', dict(n_layer=3, seed=4202)), None, 0),
     'mistral4': ('deepseek2', ('mla_arch', None, dict(n_layer=3, n_head=6, n_exp=8, n_used=2, seed=4203)), None, 0),
+    'hunyuan-dense': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
 }
 
 
@@ -63,6 +66,9 @@ EXTRA_KEYS = {
     # in place of the base's 0.1: a multiplier other than 1 (after the loader's division by 0.1), where llama.cpp's
     # context takes the magnitude ratio of mscale 1 for mistral4 and of the multiplier itself for deepseek2
     'mistral4': {'rope.scaling.yarn_log_multiplier': (0.0707, GGUFValueType.FLOAT32)},
+    # Hunyuan's converter: the NTK alpha its loader turns into the base, and one "expert" for a dense model
+    'hunyuan-dense': {'rope.scaling.alpha': (1000.0, GGUFValueType.FLOAT32),
+                      'expert_count': (1, GGUFValueType.UINT32), 'expert_used_count': (1, GGUFValueType.UINT32)},
 }
 
 # what a family's converter leaves out of the base's file: tensor name suffixes and key suffixes (gemma 1 has no
