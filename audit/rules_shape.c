@@ -28,7 +28,7 @@ static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const mod
     if (ri->ne2 != MODEL_DIM_NONE)
         FSET(x->expected, "[%lld, %lld, %lld] (%s, %s, %s of %s)", (long long)e0, (long long)e1, (long long)e2,
              model_dim_name(ri->ne0), model_dim_name(ri->ne1), model_dim_name(ri->ne2), arch);
-    else if (ri->ne1 == MODEL_DIM_NONE)
+    else if (ri->ne1 == MODEL_DIM_NONE || (ri->norm && e1 == 1)) /* a norm's one row of gains (not one per head) */
         FSET(x->expected, "[%lld] (%s of %s)", (long long)e0, model_dim_name(ri->ne0), arch);
     else
         FSET(x->expected, "[%lld, %lld] (%s, %s of %s)", (long long)e0, (long long)e1, model_dim_name(ri->ne0),

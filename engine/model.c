@@ -36,7 +36,7 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
         if (ri->ne2 != MODEL_DIM_NONE)
             snprintf(want, sizeof want, "[%lld, %lld, %lld] (%s, %s, %s)", (long long)ne0, (long long)ne1,
                      (long long)ne2, model_dim_name(ri->ne0), model_dim_name(ri->ne1), model_dim_name(ri->ne2));
-        else if (ri->ne1 != MODEL_DIM_NONE)
+        else if (ri->ne1 != MODEL_DIM_NONE && !(ri->norm && ne1 == 1)) /* (a norm's one row of gains: a vector) */
             snprintf(want, sizeof want, "[%lld, %lld] (%s, %s)", (long long)ne0, (long long)ne1,
                      model_dim_name(ri->ne0), model_dim_name(ri->ne1));
         else
