@@ -58,7 +58,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_conv = (int)g->shortconv_l_cache;
         hp->dn_channels = (int)g->n_embd;
     }
-    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && hp->shortconv; il++)
+    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && (hp->shortconv || hp->delta_net); il++)
         hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
     if (hp->delta_net) {
         hp->dn_conv = (int)g->ssm_d_conv;
@@ -66,8 +66,6 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_hv = (int)g->ssm_n_v_heads;
         hp->dn_d = (int)g->ssm_d_state;
         hp->dn_channels = (2 * hp->dn_hk + hp->dn_hv) * hp->dn_d;
-        for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn; il++)
-            hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
     }
     hp->n_ff = (int)g->n_ff;
     hp->n_ctx_train = (int)g->n_ctx_train;

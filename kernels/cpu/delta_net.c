@@ -6,37 +6,25 @@
  * recurrence. Heads and channels are independent: they share the threads.
  */
 #include "cpu.h"
-#include "quant.h"
 #include "ssm_conv.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-/* A small F32 copy of weight w's n values (the caller frees it); NULL when w cannot be decoded. */
-static float *decoded(const kern_weight *w, int64_t n)
-{
-    if (!w || !w->t || w->t->n_elements != (uint64_t)n)
-        return NULL;
-    float *v = malloc((size_t)n * sizeof *v);
-    if (v && quant_dequantize_row(w->t->type, w->t->data, v, n) != QUANT_OK) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
 
 kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
                          float *state, float *out)
 {
     if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS)
         return KERN_E_SHAPE;
-    float *taps = decoded(w, (int64_t)n * d_conv);
-    if (!taps)
-        return w && w->t && w->t->n_elements == (uint64_t)n * (uint64_t)d_conv ? KERN_E_UNSUPPORTED : KERN_E_SHAPE;
+    const float *taps;
+    float *owned;
+    const kern_status s = w && w->t ? cpu_vector(w, (int64_t)n * d_conv, &taps, &owned) : KERN_E_SHAPE;
+    if (s)
+        return s;
 #pragma omp parallel for num_threads(cpu_threads(b)) if ((int64_t)n * T >= 4096)
     for (int c = 0; c < n; c++)
         ssm_conv_channel(taps + (size_t)c * d_conv, x, T, n, c, d_conv, silu, state, out);
-    free(taps);
+    free(owned);
     return KERN_OK;
 }
 
@@ -63,11 +51,14 @@ kern_status cpu_delta_net(kern_backend *b, const float *qkv, const float *beta, 
 {
     if (T < 0 || hk < 1 || hv < 1 || d < 1 || d > 4096 || hv % hk)
         return KERN_E_SHAPE;
-    float *dts = decoded(dt, hv), *as = decoded(a, hv);
-    if (!dts || !as) {
-        free(dts);
-        free(as);
-        return KERN_E_SHAPE;
+    const float *dts, *as;
+    float *dts_owned = NULL, *as_owned = NULL;
+    kern_status vs = dt && dt->t && a && a->t ? cpu_vector(dt, hv, &dts, &dts_owned) : KERN_E_SHAPE;
+    if (!vs)
+        vs = cpu_vector(a, hv, &as, &as_owned);
+    if (vs) {
+        free(dts_owned);
+        return vs;
     }
     const size_t row = (size_t)(2 * hk + hv) * d;
     const float scale = 1.0f / sqrtf((float)d);
@@ -112,7 +103,7 @@ kern_status cpu_delta_net(kern_backend *b, const float *qkv, const float *beta, 
         }
         free(qn);
     }
-    free(dts);
-    free(as);
+    free(dts_owned);
+    free(as_owned);
     return st;
 }
