@@ -207,7 +207,7 @@ audit_status audit_model(const gguf_file *f, const audit_stats *stats, audit_rep
     rules_shape(f, &out->hp, &fs);
     rules_names(f, &out->hp, &fs);
     if (stats) {
-        rules_values(f, stats, &fs);
+        rules_values(f, &out->hp, stats, &fs);
         rules_siblings(f, stats, &fs);
         rules_experts(f, stats, &fs);
     }

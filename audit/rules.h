@@ -31,7 +31,7 @@ void rules_shape(const gguf_file *f, const audit_hparams *hp, findings *fs);
 /* Normal oddities explained: tied embeddings, padded vocabulary, file type, final norm. */
 void rules_meta(const gguf_file *f, const audit_hparams *hp, const audit_stats *stats, findings *fs);
 /* Each tensor's own numbers: NaN/Inf, block scales, constant matrices, norms, extremes. */
-void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs);
+void rules_values(const gguf_file *f, const audit_hparams *hp, const audit_stats *stats, findings *fs);
 /* Each per-layer tensor against the same role in the other layers. */
 void rules_siblings(const gguf_file *f, const audit_stats *stats, findings *fs);
 /* Each expert of a mixture-of-experts tensor against its layer's other experts; constant experts. Reads the

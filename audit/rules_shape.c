@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const model_role_info *ri, findings *fs)
+static void check_shape(const gguf_tensor *t, const audit_hparams *hp, const model_role_info *ri, int64_t layer,
+                        findings *fs)
 {
     const model_hparams *g = &hp->g;
     const char *arch = g->arch_name[0] ? g->arch_name : "this model";
     int64_t ne[3];
-    if (!model_role_shape(g, ri, ne))
+    if (!model_role_shape_at(g, ri, layer < g->n_layer ? layer : -1, ne)) /* the layer's own heads (Gemma 4) */
         return; /* a hyperparameter is unknown: nothing to hold the shape to */
     const int64_t e0 = ne[0], e1 = ne[1], e2 = ne[2];
     bool ok = (int64_t)t->ne[0] == e0 && (int64_t)t->ne[1] == e1 && (int64_t)t->ne[2] == e2 && t->ne[3] == 1;
@@ -56,7 +57,7 @@ static void shape_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             continue;
         const model_role_info *ri = model_role_info_of(r);
         if (ri->per_layer ? hp->g.arch != NULL : r != MODEL_ROLE_ROPE_FREQS || hp->g.arch != NULL)
-            check_shape(t, hp, ri, fs);
+            check_shape(t, hp, ri, layer, fs);
     }
     const model_hparams *g = &hp->g;
     if (g->n_head > 0 && g->n_head_kv > 0 && g->n_head % g->n_head_kv != 0) {
@@ -156,6 +157,13 @@ static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer,
                      "garbage for this layer");
 }
 
+/* Whether a layer without this role is a form of its architecture: Gemma 4's full layers take their values from the
+ * key projection (attention_k_eq_v), so attn_v is in the sliding layers alone (llama.cpp loads it as optional). */
+static bool values_from_keys(const audit_hparams *hp, model_role role)
+{
+    return role == MODEL_ROLE_ATTN_V && hp->g.arch && hp->g.arch->v_from_k;
+}
+
 /* Layers past block_count, layers with no tensor, and roles present in most
  * layers but absent in some. Works on tensors grouped by role, so its cost
  * follows the tensors, not block_count (which comes from the file). */
@@ -214,7 +222,7 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             for (int64_t l = 0; l < L; l++) {
                 if (k < g + present && e[k].layer == l)
                     k++;
-                else if (per_layer[l] && role_fits_layer(f, hp, form, l) &&
+                else if (per_layer[l] && role_fits_layer(f, hp, form, l) && !values_from_keys(hp, role) &&
                          (role == MODEL_ROLE_COUNT || model_role_need_at(&hp->g, role, l) != MODEL_NEED_ABSENT))
                     missing_tensor(fs, hp, l, e[g].role, present); /* (a hybrid's roles belong to their kind's layers) */
             }

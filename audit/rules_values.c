@@ -175,8 +175,11 @@ static void range_rules(const gguf_tensor *t, audit_class cls, const audit_stats
     }
 }
 
-void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs)
+void rules_values(const gguf_file *f, const audit_hparams *hp, const audit_stats *stats, findings *fs)
 {
+    /* Gemma 4's converter writes rope_freqs as 1 for the pairs that rotate and 1e30 for those that stay put (its
+     * "proportional" rope): a spread of 2^100 by design, and an f16 copy's Inf stops them as well */
+    const bool stay_put_marker = hp->g.arch && hp->g.arch->rope_freqs_full_only;
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         const audit_stats *s = &stats[i];
@@ -189,6 +192,7 @@ void rules_values(const gguf_file *f, const audit_stats *stats, findings *fs)
         magnitude_rule(t, cls, s, fs);
         if (cls == AUDIT_CLASS_NORM)
             norm_rule(t, s, fs);
-        range_rules(t, cls, s, fs);
+        if (!(stay_put_marker && !strcmp(t->name, model_role_info_of(MODEL_ROLE_ROPE_FREQS)->name)))
+            range_rules(t, cls, s, fs);
     }
 }

@@ -122,8 +122,10 @@ static void on_stats_b(void *user, engine_op op, int layer, int pos0, int T, con
 static void keep_history(cmp_state *s, int side, engine_op op, int layer, int pos0, int T, int n, const float *x)
 {
     attn_history *h = &s->h;
-    if (h->kv[0][0] && (op == ENGINE_OP_K || op == ENGINE_OP_V) && n == h->kv_dim && pos0 + T <= h->n_pos)
-        memcpy(h->kv[side][op == ENGINE_OP_V] + ((size_t)layer * h->n_pos + (size_t)pos0) * (size_t)n, x,
+    const engine_layer *L = layer >= 0 && layer < s->m->hp.n_layer ? &s->m->layers[layer] : NULL;
+    if (h->kv[0][0] && L && (op == ENGINE_OP_K || op == ENGINE_OP_V) &&
+        n == L->n_kv_head * (op == ENGINE_OP_K ? L->head_dim : L->v_dim) && pos0 + T <= h->n_pos)
+        memcpy(h->kv[side][op == ENGINE_OP_V] + (size_t)layer * h->n_pos * h->kv_dim + (size_t)pos0 * (size_t)n, x,
                (size_t)T * n * sizeof(float));
     if (h->norm[0] && op == ENGINE_OP_ATTN_NORM && s->m->layers[layer].recurrent && n == s->m->hp.n_embd &&
         pos0 + T <= h->n_pos)
@@ -287,8 +289,7 @@ static void side_rows_free(side_rows *r, int n_points)
 static void history_new(attn_history *h, const engine_hparams *hp, int n_pos)
 {
     h->n_pos = n_pos;
-    h->kv_dim = hp->n_kv_head * hp->head_dim;
-    h->q_dim = hp->n_head * hp->head_dim;
+    h->kv_dim = hp->kv_max; /* a layer's rows are its own width, at the widest layer's stride */
     if (hp->mla)
         return; /* latent attention's steps are not re-derived (compare_derive.c) */
     const size_t norms = (size_t)hp->n_layer * (size_t)n_pos * (size_t)hp->n_embd;

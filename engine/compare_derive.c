@@ -138,7 +138,7 @@ static bool derive_attention(cmp_state *s, int side, int il, int pos0, int T, fl
 {
     const attn_history *h = &s->h;
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, h->q_dim);
+    const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, s->m->hp.n_head * s->m->layers[il].head_dim);
     if (!ref || !q || !h->kv[0][0] || pos0 + T > h->n_pos)
         return false;
     const size_t layer = (size_t)il * h->n_pos * h->kv_dim;
@@ -254,7 +254,7 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     const engine_model *m = s->m;
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
-    const int heads = is_q ? hp->n_head : hp->n_kv_head, hd = hp->head_dim;
+    const int heads = is_q ? hp->n_head : L->n_kv_head, hd = L->head_dim;
     const kern_weight *w = &L->w[is_q ? MODEL_ROLE_ATTN_Q : MODEL_ROLE_ATTN_K];
     const kern_weight *bias = L->has_bias ? &L->w[is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS] : NULL;
     const kern_weight *g = &L->w[is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM];
@@ -316,7 +316,7 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
     const kern_weight *w = s->m->layers[il].w;
-    const int E = hp->n_embd, F = hp->n_ff;
+    const int E = hp->n_embd, F = s->m->layers[il].n_ff;
     cmp_deriving *d = &s->d;
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
@@ -422,14 +422,23 @@ static bool derive_logits(cmp_state *s, int side, int T, float *out)
            ref->softcap(ref, out, (size_t)T * hp->n_vocab, hp->final_softcap) == KERN_OK;
 }
 
+/* out times a layer's output scale (Gemma 4's; 1: none), as forward.c scales the residual. */
+static bool scale_rows(float scale, size_t n, float *out)
+{
+    for (size_t i = 0; i < n && scale != 1.0f; i++)
+        out[i] *= scale;
+    return true;
+}
+
 /* One side's T rows of op (layer il) into out. */
 static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, int T, float *out)
 {
     const engine_model *m = s->m;
     const engine_hparams *hp = &m->hp;
     /* the attention's output rows: decompressed by then in latent attention */
-    const int E = hp->n_embd, q_dim = hp->n_head * (hp->mla ? hp->v_mla : hp->head_dim);
-    const kern_weight *w = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : m->layers[il].w;
+    const engine_layer *L = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : &m->layers[il];
+    const int E = hp->n_embd, q_dim = L ? hp->n_head * (hp->mla ? hp->v_mla : L->head_dim) : 0, F = L ? L->n_ff : 0;
+    const kern_weight *w = L ? L->w : NULL;
     cmp_deriving *d = &s->d;
     float *in = room(&d->in, &d->cap_in, (size_t)T * E);
     if (!in)
@@ -444,9 +453,11 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
-    case ENGINE_OP_V:
-        return product(s, side, &w[MODEL_ROLE_ATTN_V], m->layers[il].has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
-                       cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
+    case ENGINE_OP_V: /* (Gemma 4: the key projection where the layer has none of its own; each head normed) */
+        return product(s, side, &w[w[MODEL_ROLE_ATTN_V].t ? MODEL_ROLE_ATTN_V : MODEL_ROLE_ATTN_K],
+                       L->has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
+                       cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out) &&
+               (!hp->desc->v_norm || norm_rows(s, NULL, out, T * L->n_kv_head, L->v_dim, out));
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)
             return hp->shortconv ? derive_shortconv(s, side, il, pos0, T, out) : derive_delta_net(s, side, il, pos0, T, out);
@@ -474,8 +485,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_FFN_OUT:
         if (hp->n_expert > 0)
             return derive_experts(s, side, il, T, out);
-        return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, hp->n_ff),
-                       T, hp->n_ff, out);
+        return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F,
+                       out);
     case ENGINE_OP_FFN_POST_NORM:
         return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
                                out);
@@ -484,7 +495,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
-                        hp->residual_scale, (size_t)T * E, out);
+                        hp->residual_scale, (size_t)T * E, out) &&
+               scale_rows(L->out_scale, (size_t)T * E, out);
     case ENGINE_OP_RESULT_NORM:
         return block_norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T,
                                E, out);

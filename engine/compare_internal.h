@@ -23,12 +23,12 @@ typedef struct side_rows {
  * than CMP_HISTORY_MAX bytes: then attention rows are judged by the tolerance alone). */
 enum { CMP_HISTORY_MAX = 256 << 20 };
 typedef struct attn_history {
-    float *kv[2][2];          /* [side][0: k, 1: v]: (n_layer, n_pos, kv_dim) */
+    float *kv[2][2];          /* [side][0: k, 1: v]: per layer (n_pos, its keys' or values' width) at il n_pos kv_dim */
     /* [side]: a recurrent layer's inputs (a gated delta net's, a short convolution's), its attn_norm rows (n_layer,
      * n_pos, n_embd), from which its block is replayed from the start (its state holds every position before); NULL
      * without such layers */
     float *norm[2];
-    int n_pos, kv_dim, q_dim;
+    int n_pos, kv_dim;
 } attn_history;
 
 /* Host backends and room for re-deriving one op of both sides (all the chunk's rows). */

@@ -31,7 +31,31 @@ void engine_ctx_free(engine_ctx *c)
     free(c->moe_ids_host);
     free(c->moe_slots_host);
     free(c->probe_host);
+    free(c->k_off);
+    free(c->v_off);
     free(c);
+}
+
+/* Where each layer's keys and values start in the caches (k_off, v_off: NULL to count only), each layer n_ctx rows of
+ * its own width; the caches' sizes in *k, *v. False when they overflow. */
+static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, size_t *v_off, size_t *k, size_t *v)
+{
+    size_t ka = 0, va = 0;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const engine_layer *L = &m->layers[il];
+        size_t kr, vr;
+        if (k_off)
+            k_off[il] = ka;
+        if (v_off)
+            v_off[il] = va;
+        if (__builtin_mul_overflow(n_ctx, (size_t)L->n_kv_head * (size_t)L->head_dim, &kr) ||
+            __builtin_mul_overflow(n_ctx, (size_t)L->n_kv_head * (size_t)L->v_dim, &vr) ||
+            __builtin_add_overflow(ka, kr, &ka) || __builtin_add_overflow(va, vr, &va))
+            return false;
+    }
+    *k = ka;
+    *v = va;
+    return true;
 }
 
 /* Elements of each buffer a context of n_ctx positions and batches of B holds. */
@@ -56,17 +80,14 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     const engine_hparams *hp = &m->hp;
     /* Every size here comes from the file's hyperparameters (each below 2^30 or 2^16, but their products are
      * not), so each product is checked: one that does not fit is refused, not wrapped into a small buffer. */
-    size_t kv_dim, v_dim, q_dim;
+    size_t q_dim;
     int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
     ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
     size_t mla_row = engine_mla_width(hp), dn_row = engine_dn_width(hp);
     z->dn_state = engine_dn_state_floats(hp, &z->dn_conv);
-    bool overflow = __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->head_dim, &kv_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_kv_head, (size_t)hp->v_dim, &v_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_head, engine_q_width(hp), &q_dim) ||
-                    __builtin_mul_overflow((size_t)hp->n_layer, (size_t)n_ctx, &z->kv) ||
-                    __builtin_mul_overflow(z->kv, v_dim, &z->kv_v) ||
-                    __builtin_mul_overflow(z->kv, kv_dim, &z->kv) || __builtin_mul_overflow(B, mla_row, &z->mla) ||
+    bool overflow = __builtin_mul_overflow((size_t)hp->n_head, engine_q_width(hp), &q_dim) ||
+                    !cache_layout(m, (size_t)n_ctx, NULL, NULL, &z->kv, &z->kv_v) ||
+                    __builtin_mul_overflow(B, mla_row, &z->mla) ||
                     __builtin_mul_overflow(B, dn_row, &z->dn) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
                     __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
@@ -109,8 +130,9 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->n_layer = hp->n_layer;
     out->n_ctx = n_ctx;
     out->max_batch = (int)B;
-    out->kv_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim * f;
-    out->v_row_bytes = (uint64_t)hp->n_kv_head * (uint64_t)hp->v_dim * f;
+    /* a layer's row (a position's keys, its values): their mean over the layers where layers differ */
+    out->kv_row_bytes = (uint64_t)z.kv / (uint64_t)hp->n_layer / (uint64_t)n_ctx * f;
+    out->v_row_bytes = (uint64_t)z.kv_v / (uint64_t)hp->n_layer / (uint64_t)n_ctx * f;
     out->kv_bytes = ((uint64_t)z.kv + (uint64_t)z.kv_v) * f;
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
     out->state_bytes = ((uint64_t)z.dn_conv + (uint64_t)z.dn_state) * f;
@@ -165,8 +187,8 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
         { &c->dn, z.dn }, { &c->dn_conv_state, z.dn_conv }, { &c->dn_state, z.dn_state },
         /* only where steps replay: two rows, outside the estimate */
-        { &c->k_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->head_dim : 0 },
-        { &c->v_step, c->be->step_replay ? (size_t)hp->n_kv_head * hp->v_dim : 0 },
+        { &c->k_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },
+        { &c->v_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (!want[i].n)
@@ -179,6 +201,13 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
                                "out of %s memory allocating %.1f MiB for a context of %d positions", m->be->name,
                                want[i].n * sizeof(float) / 1048576.0, n_ctx);
         }
+    }
+    c->k_off = malloc((size_t)hp->n_layer * sizeof *c->k_off);
+    c->v_off = malloc((size_t)hp->n_layer * sizeof *c->v_off);
+    size_t k_n, v_n;
+    if (!c->k_off || !c->v_off || !cache_layout(m, (size_t)n_ctx, c->k_off, c->v_off, &k_n, &v_n)) {
+        engine_ctx_free(c);
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }
     if ((zs = engine_dn_reset(c, err)) != ENGINE_OK) {
         engine_ctx_free(c);

@@ -50,6 +50,9 @@ typedef struct engine_hparams {
     const model_arch *desc;  /* its description (model/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
     int v_dim;              /* a head's value row in the cache: head_dim, but in latent attention */
+    /* the widest over the layers (engine_layer has each one's): a head's key and value rows, a position's keys or
+     * values in a layer's cache */
+    int head_dim_max, v_dim_max, kv_max;
     /* Latent attention (DeepSeek-V2/V3: model_arch.mla): the query's and the keys' and values' compression ranks
      * (n_lora_q 0: the query straight from the input), a head's key and value lengths after decompression and the
      * key's part without rotation; split: the decompression per head (attn_k_b, attn_v_b: the cache holds the

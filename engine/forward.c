@@ -131,13 +131,13 @@ static void attention_block(pass *p, int il, int T)
     engine_ctx *c = p->c;
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
-    const int E = hp->n_embd, hd = hp->head_dim, q_dim = hp->n_head * hd, kv_dim = hp->n_kv_head * hd;
-    const int pos0 = c->pos;
     const engine_layer *L = &m->layers[il];
+    const int E = hp->n_embd, hd = L->head_dim, n_kv = L->n_kv_head, q_dim = hp->n_head * hd, kv_dim = n_kv * hd;
+    const int pos0 = c->pos;
     const kern_weight *w = L->w;
     const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
     const kern_attn attn = engine_layer_attn(m, il);
-    float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_dim, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_dim;
+    float *kc = c->k_cache + c->k_off[il], *vc = c->v_cache + c->v_off[il];
     /* a step that may be replayed at another position keeps its key and value rows apart until store_rows puts
      * them in the cache (kern.h: no position folded into a pointer) */
     const bool staged = c->recording && c->k_step;
@@ -176,7 +176,11 @@ static void attention_block(pass *p, int il, int T)
     float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : NULL;
     if (q_gate)
         qkv_out[0] = q_gate;
-    run_products(p, 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, "attn_q, attn_k, attn_v");
+    const bool v_is_k = !qkv[2]->t; /* Gemma 4's full layers: the values are the key projection's output */
+    run_products(p, v_is_k ? 2 : 3, qkv, qkv_bias, in, T, qkv_out, qkv_names, v_is_k ? "attn_q, attn_k"
+                                                                                 : "attn_q, attn_k, attn_v");
+    if (v_is_k)
+        run_copy_rows(p, "v as k", v_new, (size_t)kv_dim, k_new, (size_t)kv_dim, T, kv_dim);
     if (q_gate) {
         run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * hp->n_head, hd);
         run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * hp->n_head, hd);
@@ -187,27 +191,29 @@ static void attention_block(pass *p, int il, int T)
     } else if (w[MODEL_ROLE_ATTN_Q_NORM].t && !hp->desc->qk_norm_after_rope) { /* qwen3, gemma3: RMSNorm of every
                                                 * head of q and k (Command R+: a LayerNorm, each head's own gains) */
         run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
-        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * n_kv, hd, hp->eps, k_new);
     }
+    if (hp->desc->v_norm) /* Gemma 4: each head of v RMS-normed without gains */
+        run_rmsnorm(p, "v norm (no gains)", NULL, v_new, T * n_kv, hd, hp->eps, v_new);
     /* nothing probes a staged step; Llama 4's norm comes after the rotation, before the store */
     const bool norm_after = hp->desc->qk_norm_after_rope && w[MODEL_ROLE_ATTN_Q_NORM].t; /* Hunyuan's */
     const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm && !norm_after;
     if (L->no_rope) {
         /* a NoPE layer: q and k go to the attention as the products left them */
     } else if (fused && !p->st) {
-        pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, hp->n_head, hp->n_kv_head, hd, pos0, rope, kc, vc),
+        pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, hp->n_head, n_kv, hd, pos0, rope, kc, vc),
                    "rope(q), rope(k), k and v into the cache");
     } else {
         run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
-        run_rope(p, "rope(k)", k_new, T, hp->n_kv_head, hd, pos0, rope);
+        run_rope(p, "rope(k)", k_new, T, n_kv, hd, pos0, rope);
     }
     if (hp->g.qk_l2_norm && !L->no_rope) { /* Llama 4: each rotated head of q and k normed without gains */
         run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
-        run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+        run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
     if (norm_after) { /* Hunyuan: each rotated head of q and k RMS-normed with its gains */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
-        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * hp->n_kv_head, hd, hp->eps, k_new);
+        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * n_kv, hd, hp->eps, k_new);
     }
     for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3, Llama 4: q scaled by position */
         const float temp = engine_attn_temperature(hp, L->no_rope, pos0 + t);
@@ -255,8 +261,9 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
-    const int E = hp->n_embd, F = hp->n_ff, Tr = T - r0;
-    const kern_weight *w = c->m->layers[il].w;
+    const engine_layer *L = &c->m->layers[il];
+    const int E = hp->n_embd, F = L->n_ff, Tr = T - r0;
+    const kern_weight *w = L->w;
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
     static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
@@ -293,7 +300,9 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    residual_add(p, x, o, Tr, next_norm, h);
+    residual_add(p, x, o, Tr, L->out_scale != 1.0f ? NULL : next_norm, h);
+    if (L->out_scale != 1.0f) /* Gemma 4: the layer's output scaled (after the residual add, before the next norm) */
+        run_scale(p, "layer output scale", x, (size_t)Tr * E, L->out_scale);
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
@@ -304,7 +313,7 @@ static void parallel_block(pass *p, int il, int T, int r0)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
-    const int E = hp->n_embd, F = hp->n_ff, Tr = T - r0;
+    const int E = hp->n_embd, F = c->m->layers[il].n_ff, Tr = T - r0;
     const kern_weight *w = c->m->layers[il].w;
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *f = c->att + (size_t)r0 * E, *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;

@@ -67,7 +67,16 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_d = (int)g->ssm_d_state;
         hp->dn_channels = (2 * hp->dn_hk + hp->dn_hv) * hp->dn_d;
     }
-    hp->n_ff = (int)g->n_ff;
+    hp->n_ff = (int)g->n_ff; /* the widest, where the file lists one per layer */
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        model_hparams l;
+        model_hparams_layer(g, il, &l);
+        const int k = (int)(l.n_head_kv * l.head_dim_k), v = (int)(l.n_head_kv * l.head_dim_v);
+        hp->head_dim_max = l.head_dim_k > hp->head_dim_max ? (int)l.head_dim_k : hp->head_dim_max;
+        hp->v_dim_max = l.head_dim_v > hp->v_dim_max ? (int)l.head_dim_v : hp->v_dim_max;
+        hp->kv_max = k > hp->kv_max ? k : hp->kv_max;
+        hp->kv_max = v > hp->kv_max ? v : hp->kv_max;
+    }
     hp->n_ctx_train = (int)g->n_ctx_train;
     hp->n_expert = (int)g->n_expert;
     hp->n_expert_used = (int)g->n_expert_used;
@@ -93,6 +102,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
                             .freq_scale = g->rope_freq_scale, .ext_factor = g->yarn_ext_factor,
                             .attn_factor = g->yarn_attn_factor };
     hp->rope_swa = hp->rope;
+    hp->rope_swa.n_rot = (int)(g->n_rot_swa ? g->n_rot_swa : g->n_rot);
     hp->rope_swa.base = g->rope_base_swa;
     hp->rope_swa.freq_scale = g->rope_freq_scale_swa;
     if (g->yarn_swa_off) {

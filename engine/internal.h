@@ -31,6 +31,11 @@ typedef struct engine_layer {
     /* latent attention split per head: each head's matrix of attn_k_b (heads[0]) and attn_v_b (heads[1]), n_head
      * each; NULL otherwise */
     kern_weight *heads[2];
+    /* the layer's own shape (model_hparams_layer: a sliding-window layer's head lengths, a count of key/value heads or
+     * a feed-forward width per layer), and the factor its output is multiplied by (Gemma 4's layer_output_scale; 1:
+     * none) */
+    int n_kv_head, head_dim, v_dim, n_ff;
+    float out_scale;
 } engine_layer;
 
 struct engine_model {
@@ -57,7 +62,8 @@ enum { ENGINE_EXPERT_GATE, ENGINE_EXPERT_UP, ENGINE_EXPERT_DOWN, ENGINE_EXPERT_G
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {
     const engine_hparams *hp = &m->hp;
-    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = hp->n_kv_head, .head_dim = hp->head_dim, .v_dim = hp->v_dim,
+    const engine_layer *L = &m->layers[il];
+    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = L->n_kv_head, .head_dim = L->head_dim, .v_dim = L->v_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
                         .chunked = hp->g.swa_chunked,
                         .softcap = hp->g.attn_softcap,
@@ -87,7 +93,7 @@ void engine_route(const engine_hparams *hp, const float *select_bias, const floa
  * before absorption and its output after decompression (k_mla, v_mla). */
 static inline size_t engine_q_width(const engine_hparams *hp)
 {
-    const int w[] = { hp->head_dim, hp->v_dim, hp->mla ? hp->k_mla : 0, hp->mla ? hp->v_mla : 0 };
+    const int w[] = { hp->head_dim_max, hp->v_dim_max, hp->mla ? hp->k_mla : 0, hp->mla ? hp->v_mla : 0 };
     int widest = 0;
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
         widest = w[i] > widest ? w[i] : widest;
@@ -130,7 +136,8 @@ struct engine_ctx {
     engine_model *m;
     kern_backend *be;
     int n_ctx, max_batch, pos;
-    float *k_cache, *v_cache;     /* (n_layer, n_ctx, n_kv_head * head_dim or v_dim) */
+    float *k_cache, *v_cache;     /* per layer (n_ctx, its n_kv_head * head_dim or v_dim), at k_off[il], v_off[il] */
+    size_t *k_off, *v_off;        /* (n_layer) */
     float *x, *h, *q, *att, *o;   /* (max_batch, n_embd, or q's widest: engine_q_width) */
     float *mla;                   /* (max_batch, engine_mla_width) latent attention's rows (mla.c), or NULL */
     /* gated delta nets (delta_net.c): each recurrent layer's convolution inputs (dn_conv - 1, dn_channels) and state

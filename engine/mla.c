@@ -118,7 +118,7 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
     const int vd = hp->v_dim, kv_k = hp->n_kv_head * kd, kv_v = hp->n_kv_head * vd, pos0 = c->pos;
     const size_t qw = (size_t)H * (size_t)hp->k_mla;
     const mla_rows r = mla_rows_of(c);
-    float *kc = c->k_cache + (size_t)il * c->n_ctx * kv_k, *vc = c->v_cache + (size_t)il * c->n_ctx * kv_v;
+    float *kc = c->k_cache + c->k_off[il], *vc = c->v_cache + c->v_off[il];
     const bool staged = c->recording && c->k_step; /* as forward.c's attention_block */
     float *k_new = staged ? c->k_step : kc + (size_t)pos0 * kv_k, *v_new = staged ? c->v_step : vc + (size_t)pos0 * kv_v;
 

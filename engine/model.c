@@ -26,7 +26,7 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
                            ri->what, m->hp.arch);
     }
     int64_t ne[3];
-    model_role_shape(dims, ri, ne);
+    model_role_shape_at(dims, ri, il, ne);
     const int64_t ne0 = ne[0], ne1 = ne[1], ne2 = ne[2];
     bool ok = ri->ne1 == MODEL_DIM_NONE ? t->n_elements == (uint64_t)ne0
                                        : t->ne[0] == (uint64_t)ne0 && t->ne[1] == (uint64_t)ne1 &&
@@ -167,8 +167,8 @@ static engine_status bind_fused(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
     const engine_hparams *hp = &m->hp;
-    const uint64_t q = (uint64_t)hp->n_head * hp->head_dim, kv = (uint64_t)hp->n_kv_head * hp->head_dim,
-                   ff = (uint64_t)hp->n_ff;
+    const uint64_t q = (uint64_t)hp->n_head * L->head_dim, kv = (uint64_t)L->n_kv_head * L->head_dim,
+                   ff = (uint64_t)L->n_ff;
     const gguf_tensor *qkv = L->w[MODEL_ROLE_ATTN_QKV].t, *up = L->w[MODEL_ROLE_FFN_UP].t;
     engine_status s = ENGINE_OK;
     if (qkv) {
@@ -180,7 +180,8 @@ static engine_status bind_fused(engine_model *m, int il, engine_error *err)
             (s = bind_part(m, L, 1, qkv, q, kv, MODEL_ROLE_ATTN_K, err)) ||
             (s = bind_part(m, L, 2, qkv, q + kv, kv, MODEL_ROLE_ATTN_V, err)))
             return s;
-    } else if (!L->w[MODEL_ROLE_ATTN_Q].t || !L->w[MODEL_ROLE_ATTN_K].t || !L->w[MODEL_ROLE_ATTN_V].t) {
+    } else if (!L->w[MODEL_ROLE_ATTN_Q].t || !L->w[MODEL_ROLE_ATTN_K].t ||
+               (!L->w[MODEL_ROLE_ATTN_V].t && !hp->desc->v_from_k)) {
         char name[64];
         snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", il);
         return engine_fail(err, ENGINE_E_MODEL, 0, name,
@@ -196,9 +197,31 @@ static engine_status bind_fused(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
+/* Layer il's output scale (Gemma 4's layer_output_scale: one value), which the forward pass multiplies by on the host's
+ * word: decoded once into L->out_scale (1 without). */
+static engine_status load_out_scale(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    const gguf_tensor *t = L->w[MODEL_ROLE_LAYER_OUT_SCALE].t;
+    L->out_scale = 1.0f;
+    if (t && quant_dequantize_row(t->type, t->data, &L->out_scale, 1) != QUANT_OK)
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (%s) cannot be decoded",
+                           t->name, gguf_type_traits_of(t->type)->name);
+    if (!isfinite(L->out_scale))
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' is %g: a layer's output scale "
+                           "must be a finite number", t->name, (double)L->out_scale);
+    return ENGINE_OK;
+}
+
 static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
+    model_hparams shape;
+    model_hparams_layer(dims, il, &shape);
+    L->n_kv_head = (int)shape.n_head_kv;
+    L->head_dim = (int)shape.head_dim_k;
+    L->v_dim = (int)shape.head_dim_v;
+    L->n_ff = (int)shape.n_ff;
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
         if (!model_role_info_of((model_role)r)->per_layer ||
             model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
@@ -238,7 +261,10 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
                            "layer %d has neither attn_qkv and attn_gate nor ssm_in: a %s model's delta net needs q, k, "
                            "v and z from one or the other", il, m->hp.arch);
     }
-    engine_status s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
+    engine_status s = load_out_scale(m, il, err);
+    if (s)
+        return s;
+    s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : bind_fused(m, il, err);
     if (s)
@@ -475,6 +501,8 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
     if ((s = mrope_text_factors(m, err)))
         goto fail;
     hp->rope.freq_factors = hp->rope_swa.freq_factors = m->freq_factors ? m->freq_factors : m->rope_short;
+    if (hp->desc->rope_freqs_full_only) /* Gemma 4: the sliding-window layers rotate without them */
+        hp->rope_swa.freq_factors = NULL;
     hp->freq_factors = m->freq_factors || m->rope_long || m->rope_short;
     *out = m;
     return ENGINE_OK;

@@ -114,6 +114,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_V_B] = { "attn_v_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_V_MLA, false,
                              "values' decompression per head", MODEL_DIM_HEAD, .form = MODEL_FFN_ANY,
                              .attn_form = MODEL_ATTN_KV_B_SPLIT },
+    [MODEL_ROLE_LAYER_OUT_SCALE] = { "layer_output_scale.weight", true, MODEL_DIM_ONE, MODEL_DIM_NONE, false,
+                                    "the layer output's scale", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
                               "delta net's output gate projection (z)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SSM_CONV1D] = { "ssm_conv1d.weight", true, MODEL_DIM_SSM_CONV, MODEL_DIM_QKV, false,
@@ -793,6 +795,30 @@ static const model_arch archs[] = {
         /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
                       "a final norm peaking in the hundreds are gemma-3-270m's trained values",
+    },
+    {
+        .name = "gemma4",
+        .families = "Gemma 4 (text: 31B; E2B, E4B and 26B-A4B refused for now)",
+        /* llama.cpp's gemma4: gemma3's layers with the sliding-window layers' own head lengths and rotated width
+         * (attention.key_length_swa, rope.dimension_count_swa) and key/value heads per layer; full layers rotate
+         * "proportionally" through rope_freqs, may take their values from the key projection (no attn_v), every v
+         * is RMS-normed without gains, q.k is not scaled, and a layer's output may be scaled */
+        .need = { GLOBAL_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ROPE_FREQS] = R, [MODEL_ROLE_ATTN_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = O,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_POST_NORM] = R,
+                  [MODEL_ROLE_LAYER_OUT_SCALE] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .embd_scale_sqrt = true,
+        .swa_period = 6,
+        .swa_rope = MODEL_SWA_ROPE_OWN_BASE,
+        .final_softcap = true,
+        .rope_freqs_full_only = true,
+        .v_from_k = true,
+        .v_norm = true,
+        .attn_scale_one = true,
+        .quantize = true,
     },
 };
 

@@ -99,8 +99,38 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_SSM_BA: return 2 * hp->ssm_n_v_heads;
     case MODEL_DIM_SHORTCONV: return hp->shortconv_l_cache;
     case MODEL_DIM_EMBD3: return 3 * hp->n_embd;
+    case MODEL_DIM_ONE: return 1;
     default: return 0;
     }
+}
+
+void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out)
+{
+    *out = *hp;
+    if (il < 0)
+        return;
+    gguf_value v;
+    int64_t n;
+    /* a count per layer (LFM2's 0 marks a convolution, which has no heads to shape: the attention's count stays) */
+    if (hp->kv_heads_layers && gguf_array_scalar(hp->kv_heads_layers, (uint64_t)il, &v) == GGUF_OK &&
+        model_value_integer(&v, &n) && n > 0)
+        out->n_head_kv = n;
+    if (hp->ff_layers && gguf_array_scalar(hp->ff_layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n))
+        out->n_ff = n;
+    if (model_hparams_layer_is_swa(hp, il)) {
+        out->head_dim_k = hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k;
+        out->head_dim_v = hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v;
+        out->n_rot = hp->n_rot_swa ? hp->n_rot_swa : hp->n_rot;
+    }
+}
+
+bool model_role_shape_at(const model_hparams *hp, const model_role_info *ri, int64_t il, int64_t ne[3])
+{
+    if (il < 0 || !ri->per_layer)
+        return model_role_shape(hp, ri, ne);
+    model_hparams layer;
+    model_hparams_layer(hp, il, &layer);
+    return model_role_shape(&layer, ri, ne);
 }
 
 bool model_role_shape(const model_hparams *hp, const model_role_info *ri, int64_t ne[3])
@@ -137,7 +167,7 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
         [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size",
         [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
-        [MODEL_DIM_EMBD3] = "3 x embedding_length",
+        [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

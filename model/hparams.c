@@ -230,6 +230,39 @@ static void kv_heads_per_layer(reader *r, model_hparams *hp)
     hp->n_head_kv = count ? count : hp->n_head; /* convolutions only: the attention's shape is never used */
 }
 
+/* <arch>.suffix as llama.cpp's get_key_or_arr reads it: one integer in [min, max] for every layer, or an array of one
+ * per layer (block_count of them, *per_layer pointing at it); the largest of them, dflt when absent. */
+static int64_t get_int_or_layers(reader *r, const char *suffix, int64_t dflt, int64_t min, int64_t max,
+                                 const gguf_value **per_layer, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    *per_layer = NULL;
+    if (!kv || kv->value.type != GGUF_VT_ARRAY)
+        return get_int(r, suffix, false, dflt, min, max, NULL);
+    gguf_error e;
+    if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+        note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                          (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        return dflt;
+    }
+    int64_t widest = 0;
+    for (uint64_t i = 0; i < kv->value.count; i++) {
+        gguf_value v;
+        int64_t n;
+        if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < min || n > max) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list one integer from %lld to %lld "
+                              "per layer (entry %llu is not)", key, (long long)min, (long long)max,
+                              (unsigned long long)i), &e);
+            return dflt;
+        }
+        widest = n > widest ? n : widest;
+    }
+    *per_layer = &kv->value;
+    return widest;
+}
+
 /* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
  * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
  * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
@@ -390,8 +423,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (hp->arch && hp->arch->shortconv)
         kv_heads_per_layer(&r, hp);
     else
-        hp->n_head_kv = get_int(&r, "attention.head_count_kv", false, hp->n_head, 1, dims, NULL);
-    hp->n_ff = get_int(&r, "feed_forward_length", false, 0, 0, big, NULL);
+        hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, 1, dims, &hp->kv_heads_layers, hp);
+    hp->n_ff = get_int_or_layers(&r, "feed_forward_length", 0, 0, big, &hp->ff_layers, hp);
     hp->n_ctx_train = get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
     hp->n_expert = get_int(&r, "expert_count", false, 0, 0, dims, NULL);
@@ -411,6 +444,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->head_dim_from_key_length = !no_key_length;
     hp->head_dim_v = get_int(&r, "attention.value_length", false, hp->head_dim_k, 1, dims, NULL);
     hp->n_rot = get_int(&r, "rope.dimension_count", false, hp->head_dim_k, 2, dims, &no_rot);
+    hp->head_dim_k_swa = get_int(&r, "attention.key_length_swa", false, 0, 1, dims, NULL);
+    hp->head_dim_v_swa = get_int(&r, "attention.value_length_swa", false, 0, 1, dims, NULL);
+    hp->n_rot_swa = get_int(&r, "rope.dimension_count_swa", false, 0, 2, dims, NULL);
+    hp->n_kv_shared = get_int(&r, "attention.shared_kv_layers", false, 0, 0, dims, NULL);
+    hp->n_embd_per_layer = get_int(&r, "embedding_length_per_layer_input", false, 0, 0, big, NULL);
     if (hp->arch && hp->arch->mla)
         latent_attention(&r, hp);
     if (hp->arch && hp->arch->mrope) {
@@ -480,6 +518,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->embd_scale = sqrtf((float)hp->n_embd);
     if (ar && ar->attn_scale_embd_layers && hp->n_layer == ar->attn_scale_embd_layers && per_head > 0)
         hp->attn_scale = 1.0f / sqrtf((float)per_head);
+    else if (ar && ar->attn_scale_one)
+        hp->attn_scale = 1.0f;
     else if (hp->head_dim_k > 0)
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);
     if (ar && ar->mla) {

@@ -132,18 +132,44 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "%lld heads (key '%s') of %lld values make query rows of more than 2^30 values",
                     (long long)hp->n_head, key, (long long)hp->head_dim_k);
     }
-    if (hp->n_head % hp->n_head_kv) {
-        snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
-        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
-                    "%lld query heads cannot share %lld key/value heads (key '%s') evenly", (long long)hp->n_head,
-                    (long long)hp->n_head_kv, key);
+    for (int64_t il = 0; il < hp->n_layer; il++) { /* each layer's heads (a sliding window's own lengths) */
+        model_hparams l;
+        model_hparams_layer(hp, il, &l);
+        const bool swa = model_hparams_layer_is_swa(hp, il) && (hp->head_dim_k_swa || hp->head_dim_v_swa);
+        if (l.n_head % l.n_head_kv) {
+            snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "%lld query heads cannot share %lld key/value heads (key '%s'%s) evenly",
+                        (long long)l.n_head, (long long)l.n_head_kv, key, hp->kv_heads_layers ? ", a layer's" : "");
+        }
+        if (l.head_dim_v != l.head_dim_k && !hp->arch->mla) {
+            snprintf(key, sizeof key, "%s.attention.value_length%s", arch, swa ? "_swa" : "");
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "value length %lld (key '%s') differs from key length %lld: not supported",
+                        (long long)l.head_dim_v, key, (long long)l.head_dim_k);
+        }
+        if (l.n_rot > l.head_dim_k || l.n_rot % 2) {
+            snprintf(key, sizeof key, "%s.rope.dimension_count%s", arch, swa ? "_swa" : "");
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                        "rotary dimensions %lld (key '%s') do not fit a head of %lld", (long long)l.n_rot, key,
+                        (long long)l.head_dim_k);
+        }
     }
-    if (hp->head_dim_v != hp->head_dim_k && !hp->arch->mla) {
-        snprintf(key, sizeof key, "%s.attention.value_length", arch);
-        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
-                    "value length %lld (key '%s') differs from key length %lld: not supported",
-                    (long long)hp->head_dim_v, key, (long long)hp->head_dim_k);
-    }
+    /* Gemma 4 E2B / E4B: not run yet (llama.cpp's gemma4 graph reads the earlier layers' caches and a second
+     * embedding table) */
+    const struct {
+        int64_t value;
+        const char *suffix, *what;
+    } unrun[] = {
+        { hp->n_kv_shared, "attention.shared_kv_layers", "layers that reuse earlier layers' keys and values" },
+        { hp->n_embd_per_layer, "embedding_length_per_layer_input", "per-layer token embeddings" },
+    };
+    for (size_t i = 0; i < sizeof unrun / sizeof unrun[0]; i++)
+        if (unrun[i].value > 0) {
+            snprintf(key, sizeof key, "%s.%s", arch, unrun[i].suffix);
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                              "%s (key '%s' is %lld) are not run yet", unrun[i].what, key, (long long)unrun[i].value);
+        }
     if (hp->arch->mla) { /* what llama.cpp's deepseek2 loader asserts, or its cache would not fit its rows */
         const bool split = hp->head_dim_k_mla > 0;
         const int64_t k_mla = split ? hp->head_dim_k_mla : hp->head_dim_k;
@@ -203,12 +229,6 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                               "ssm.group_count %lld (the key heads)", key, (long long)hp->ssm_d_inner,
                               (long long)hp->ssm_d_state, (long long)vd, (long long)kd);
         }
-    }
-    if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2) {
-        snprintf(key, sizeof key, "%s.rope.dimension_count", arch);
-        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
-                    "rotary dimensions %lld (key '%s') do not fit a head of %lld", (long long)hp->n_rot, key,
-                    (long long)hp->head_dim_k);
     }
     /* llama.cpp takes these as they come; out of these ranges every output is NaN or a constant (an infinite
      * epsilon or soft-cap, a scaling factor whose inverse overflows), so the file is refused, naming the key */

@@ -123,15 +123,8 @@ static model_status cache_type_ok(uint32_t type, const char *which, int64_t head
 
 static model_status kv_cache(const model_hparams *hp, const model_memory_params *p, model_memory *m, model_error *err)
 {
-    const uint64_t k_width = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     /* latent attention split per head keeps no V cache: its values are the first kv_lora_rank of each key row */
     const bool k_only = hp->arch && hp->arch->mla && hp->head_dim_k_mla > 0;
-    const uint64_t v_width = k_only ? 0 : (uint64_t)(hp->n_head_kv * hp->head_dim_v);
-    model_status s = cache_type_ok(p->type_k, "-ctk", hp->head_dim_k, err);
-    if (s == MODEL_OK && !k_only)
-        s = cache_type_ok(p->type_v, "-ctv", hp->head_dim_v, err);
-    if (s != MODEL_OK)
-        return s;
     /* one stream of cells per sequence (llama-completion's default, not --kv-unified): n_ctx / n_seq cells each,
      * a sliding-window layer min(that, window + ubatch) */
     m->kv_cells = m->n_ctx / p->n_seq;
@@ -141,6 +134,15 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
     }
     /* the trailing multi-token prediction blocks have no cache (llama.cpp's KV cache filters them out) */
     for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
+        model_hparams l; /* the layer's heads (a sliding window's own lengths, a count per layer) */
+        model_hparams_layer(hp, il, &l);
+        const uint64_t k_width = (uint64_t)(l.n_head_kv * l.head_dim_k);
+        const uint64_t v_width = k_only ? 0 : (uint64_t)(l.n_head_kv * l.head_dim_v);
+        model_status s = cache_type_ok(p->type_k, "-ctk", l.head_dim_k, err);
+        if (s == MODEL_OK && !k_only)
+            s = cache_type_ok(p->type_v, "-ctv", l.head_dim_v, err);
+        if (s != MODEL_OK)
+            return s;
         bool swa = model_hparams_layer_is_swa(hp, il);
         uint64_t cells = (uint64_t)(swa ? m->kv_cells_swa : m->kv_cells);
         if (swa)

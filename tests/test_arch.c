@@ -18,8 +18,8 @@ Test(arch, names_and_roles_round_trip)
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, hunyuan-dense, gpt-oss, glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
-                     "exaone, exaone4, gemma, gemma2, gemma3");
-    cr_assert_eq(model_arch_count(), 41);
+                     "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
+    cr_assert_eq(model_arch_count(), 42);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -64,12 +64,15 @@ Test(arch, names_and_roles_round_trip)
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == ar->need[MODEL_ROLE_FFN_DOWN] &&
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN_EXPS] == ar->need[MODEL_ROLE_FFN_DOWN_EXPS]),
                   "%s", ar->name);
-        /* q, k and v apart, or fused where the family may fuse them (phi3), or only fused (bailingmoe2) */
+        /* q, k and v apart, or fused where the family may fuse them (phi3), or only fused (bailingmoe2); v optional
+         * where a layer's keys may serve as its values (Gemma 4) */
         static const model_need qkv_apart[3] = { [MODEL_NEED_ABSENT] = MODEL_NEED_REQUIRED,
                                                  [MODEL_NEED_OPTIONAL] = MODEL_NEED_OPTIONAL,
                                                  [MODEL_NEED_REQUIRED] = MODEL_NEED_ABSENT };
         for (int r = MODEL_ROLE_ATTN_Q; r <= MODEL_ROLE_ATTN_V && !ar->mla; r++)
-            cr_assert_eq(ar->need[r], qkv_apart[ar->need[MODEL_ROLE_ATTN_QKV]], "%s", ar->name);
+            cr_assert_eq(ar->need[r], r == MODEL_ROLE_ATTN_V && ar->v_from_k ? MODEL_NEED_OPTIONAL
+                                                                             : qkv_apart[ar->need[MODEL_ROLE_ATTN_QKV]],
+                         "%s", ar->name);
         /* or latent attention: keys and values from one compressed row, no attn_k or attn_v */
         cr_assert(!ar->mla || (ar->need[MODEL_ROLE_ATTN_KV_A_MQA] == MODEL_NEED_REQUIRED &&
                                ar->need[MODEL_ROLE_ATTN_K] == MODEL_NEED_ABSENT &&

@@ -153,8 +153,11 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * attention's gated output and partial interleaved rotation), Qwen3-Next (a key head's value heads grouped, beta and
  * alpha fused; older files' q, k, v and z fused too), LFM2 (tests/py/lfm2_arch.py: short convolutions of 3 and 4
  * taps between attention layers, tied and untied; lfm2moe's experts past two dense layers, chosen by sigmoids with a
- * selection bias);
- * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next and LFM2
+ * selection bias), Gemma 4 (tests/py/gemma4_arch.py: the sliding layers' own head lengths, rotated widths and
+ * key/value head counts, the full layers' values their keys and a part of each head rotating through rope_freqs, v
+ * normed without gains, each layer's output scaled; and with attn_v on every layer, one key/value head count, feed-forward
+ * widths per layer);
+ * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2 and Gemma 4
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
@@ -203,6 +206,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-lfm2moe", "5fb4574af8838498294f6f53d742c4dd4532458af32b1e318cfbc7ae901bca31" },
         { "heldout-command-r-plus", "f86314a6b31645abfa241fe7a90302e8f6a62bf9eb63f4578cc37bdaad53fd32" },
         { "heldout-hunyuan-dense", "cb3a6fa53859a189adaf6326330d955d8fac31662202d0b7b16271aeabbd464c" },
+        { "heldout-gemma4", "19ee7c9c90d65dd78a82a6b0becdbff5005c305a067194c8e64b23ba3bbfe54b" },
+        { "heldout-gemma4-b", "fcd3d2c3c895fb746f9adb7eadac2a2f2c7852689d7e63eccc7f8bebeca46a4a" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -222,10 +227,11 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* fourteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* fifteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
-     * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions */
+     * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
+     * Gemma 4's layers of two shapes */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -246,6 +252,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
           "865e97bb729b7ec217e8f3e03b45c0d2160c18a33d953236805e3d2e7ffb6ff0" },
         { "heldout-lfm2", "Q4_K_M", "q4_k_m", "33eb0e93da3d04fcac311fb3aab337740544a503d50740418912e68ff3954d1a" },
         { "heldout-lfm2moe", "Q4_K_M", "q4_k_m", "5d2be9ac28318c661543035abaa1691a72fabfdc8f28ee29da6f7a6473cde6bf" },
+        { "heldout-gemma4", "Q4_K_M", "q4_k_m", "b02fa5c263de69d17f7000eb11110c11e85a4b060282da662e50aaf3382ed8ad" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -5,6 +5,7 @@
  */
 #include "gguf.h"
 #include "model.h"
+#include "hparams_files.h"
 #include "testutil.h"
 
 #include <criterion/criterion.h>
@@ -13,62 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A file of our writer with the keys given (an arch name and "key=value" pairs of u32/f32/str). */
-typedef struct kv_spec {
-    const char *key;
-    char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1"), 'i' int32
-                         * array ("0,2,0") */
-    const char *value;
-} kv_spec;
-
-static gguf_file *file_with(const kv_spec *kvs, size_t n, tbuf *keep)
-{
-    gguf_writer *w = gguf_writer_create(3);
-    gguf_error e;
-    for (size_t i = 0; i < n; i++) {
-        gguf_status s;
-        if (kvs[i].kind == 'u')
-            s = gguf_writer_add_u32(w, kvs[i].key, (uint32_t)strtoul(kvs[i].value, NULL, 10), &e);
-        else if (kvs[i].kind == 'f')
-            s = gguf_writer_add_f32(w, kvs[i].key, strtof(kvs[i].value, NULL), &e);
-        else if (kvs[i].kind == 's')
-            s = gguf_writer_add_str(w, kvs[i].key, kvs[i].value, &e);
-        else if (kvs[i].kind == 'B')
-            s = gguf_writer_add(w, kvs[i].key, &(gguf_wvalue){ .type = GGUF_VT_BOOL, .v.b = kvs[i].value[0] == '1' }, &e);
-        else if (kvs[i].kind == 'i') {
-            static int32_t ints[64];
-            uint64_t count = 0;
-            for (const char *p = kvs[i].value; *p && count < 64; p += strcspn(p, ","), p += *p == ',')
-                ints[count++] = (int32_t)strtol(p, NULL, 10);
-            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_INT32, .count = count, .v.elems = ints };
-            s = gguf_writer_add(w, kvs[i].key, &v, &e);
-        } else {
-            static bool bits[64];
-            uint64_t count = 0;
-            for (const char *p = kvs[i].value; *p; p++)
-                if (*p == '0' || *p == '1')
-                    bits[count++] = *p == '1';
-            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_BOOL, .count = count, .v.elems = bits };
-            s = gguf_writer_add(w, kvs[i].key, &v, &e);
-        }
-        cr_assert_eq(s, GGUF_OK, "%s", e.message);
-    }
-    cr_assert_eq(gguf_writer_write_buffer(w, &keep->p, &keep->len, &e), GGUF_OK);
-    gguf_writer_free(w);
-    gguf_file *f;
-    cr_assert_eq(gguf_open_memory(keep->p, keep->len, &f, &e), GGUF_OK, "%s", e.message);
-    return f;
-}
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 Test(arch, llama_cpp_s_defaults_fill_absent_keys)
 {
     const kv_spec kvs[] = { { "general.architecture", 's', "llama" }, { "llama.embedding_length", 'u', "256" },
                             { "llama.block_count", 'u', "4" },        { "llama.attention.head_count", 'u', "8" },
                             { "llama.feed_forward_length", 'u', "512" } };
     tbuf b;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams hp;
     model_error e;
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
@@ -103,7 +55,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
                       { "gemma3.feed_forward_length", 'u', "2048" },
                       { "gemma3.attention.sliding_window_pattern", 'u', "3" } };
     tbuf b;
-    gguf_file *f = file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */
+    gguf_file *f = hparams_file_with(kvs, N(kvs) - 1, &b); /* first without the pattern key */
     model_hparams hp;
     model_error e;
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
@@ -119,7 +71,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     gguf_close(f);
     free(b.p);
 
-    f = file_with(kvs, N(kvs), &b); /* period 3: layers 2 and 5 are global */
+    f = hparams_file_with(kvs, N(kvs), &b); /* period 3: layers 2 and 5 are global */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     for (int il = 0; il < 8; il++)
         cr_assert_eq(model_hparams_layer_is_swa(&hp, il), il % 3 < 2, "layer %d", il);
@@ -127,7 +79,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     free(b.p);
 
     kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,0,1,1,1,1,0" };
-    f = file_with(kvs, N(kvs), &b);
+    f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     const bool listed[8] = { 1, 0, 0, 1, 1, 1, 1, 0 };
     for (int il = 0; il < 8; il++)
@@ -136,7 +88,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     free(b.p);
 
     kvs[N(kvs) - 1] = (kv_spec){ "gemma3.attention.sliding_window_pattern", 'b', "1,0,1" };
-    f = file_with(kvs, N(kvs), &b);
+    f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_neq(model_hparams_read(f, &hp, &e), MODEL_OK, "3 flags for 8 layers");
     cr_assert_str_eq(e.subject, "gemma3.attention.sliding_window_pattern");
     cr_assert(strstr(e.message, "3 layers") && strstr(e.message, "8"), "%s", e.message);
@@ -144,7 +96,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     free(b.p);
 
     kvs[2] = (kv_spec){ "gemma3.block_count", 'u', "62" };
-    f = file_with(kvs, 9, &b);
+    f = hparams_file_with(kvs, 9, &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(160.0f), 0, "27B: 1/sqrt(n_embd / n_head)");
     gguf_close(f);
@@ -158,7 +110,7 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
                             { "qwen3.block_count", 'u', "3000000000" },      { "qwen3.attention.head_count", 'u', "4" },
                             { "qwen3.attention.layer_norm_rms_epsilon", 'u', "1" } };
     tbuf b;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams hp;
     model_error e;
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
@@ -171,7 +123,7 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
     free(b.p);
 
     const kv_spec missing[] = { { "general.architecture", 's', "qwen3" }, { "qwen3.block_count", 'u', "2" } };
-    f = file_with(missing, N(missing), &b);
+    f = hparams_file_with(missing, N(missing), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "qwen3.embedding_length");
     cr_assert(strstr(e.message, "incomplete"), "%s", e.message);
@@ -180,7 +132,7 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
 
     const kv_spec other[] = { { "general.architecture", 's', "mamba" }, { "mamba.embedding_length", 'u', "64" },
                               { "mamba.block_count", 'u', "2" }, { "mamba.attention.head_count", 'u', "1" } };
-    f = file_with(other, N(other), &b);
+    f = hparams_file_with(other, N(other), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "an undescribed architecture: not run");
     cr_assert_null(hp.arch);
     cr_assert_str_eq(hp.arch_name, "mamba");
@@ -202,7 +154,7 @@ Test(arch, expert_widths_and_counts)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs) - 1, &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs) - 1, &b);
     model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the widths are read all the same */
     cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
     cr_assert(strstr(e.message, "no expert tensors"), "%s", e.message);
@@ -211,14 +163,14 @@ Test(arch, expert_widths_and_counts)
     gguf_close(f);
     free(b.p);
 
-    f = file_with(kvs, N(kvs), &b);
+    f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams_read(f, &hp, &e);
     cr_assert_eq(hp.n_ff_exp, 96, "the key when present");
     cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_FF_EXP), 96);
     gguf_close(f);
     free(b.p);
 
-    f = file_with(kvs, 5, &b); /* no expert_count */
+    f = hparams_file_with(kvs, 5, &b); /* no expert_count */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "qwen3moe.expert_count");
     cr_assert(strstr(e.message, "needs key"), "%s", e.message);
@@ -229,7 +181,7 @@ Test(arch, expert_widths_and_counts)
                           { "llama.block_count", 'u', "2" },           { "llama.attention.head_count", 'u', "4" },
                           { "llama.feed_forward_length", 'u', "384" }, { "llama.expert_count", 'u', "4" },
                           { "llama.expert_used_count", 'u', "2" } };
-    f = file_with(mixtral, N(mixtral), &b);
+    f = hparams_file_with(mixtral, N(mixtral), &b);
     model_hparams_read(f, &hp, &e);
     cr_assert_eq(hp.n_ff_exp, 384, "Mixtral's experts are feed_forward_length wide");
     gguf_close(f);
@@ -252,7 +204,7 @@ Test(arch, glm4moe_routing_keys)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams_read(f, &hp, &e); /* refused for want of blk.1's router: the keys are read all the same */
     cr_assert_str_eq(e.subject, "glm4moe.expert_count");
     cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "the first layer with experts: %s", e.message);
@@ -271,7 +223,7 @@ Test(arch, glm4moe_routing_keys)
     gguf_close(f);
     free(b.p);
 
-    f = file_with(kvs, N(kvs) - 3, &b); /* no scale, no norm, no gating function: sigmoid, as is, unscaled */
+    f = hparams_file_with(kvs, N(kvs) - 3, &b); /* no scale, no norm, no gating function: sigmoid, as is, unscaled */
     model_hparams_read(f, &hp, &e);
     cr_assert_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
     cr_assert_not(hp.moe_renormalise);
@@ -285,7 +237,7 @@ Test(arch, glm4moe_routing_keys)
     } refused[] = { { "4", MODEL_E_UNSUPPORTED }, { "9", MODEL_E_MALFORMED } };
     for (size_t i = 0; i < N(refused); i++) {
         kvs[N(kvs) - 1].value = refused[i].func;
-        f = file_with(kvs, N(kvs), &b);
+        f = hparams_file_with(kvs, N(kvs), &b);
         cr_assert_eq(model_hparams_read(f, &hp, &e), refused[i].want, "expert_gating_func %s", refused[i].func);
         cr_assert_str_eq(e.subject, "glm4moe.expert_gating_func");
         gguf_close(f);
@@ -318,7 +270,7 @@ Test(arch, each_family_reads_only_its_loader_s_routing_keys)
         tbuf b;
         model_hparams hp;
         model_error e;
-        gguf_file *f = file_with(kvs, N(kvs), &b);
+        gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
         model_hparams_read(f, &hp, &e); /* refused for want of expert tensors: the keys are read all the same */
         cr_assert_eq(hp.moe_gating, want[i].gating, "%s", want[i].arch);
         cr_assert_eq(hp.moe_renormalise, want[i].renormalise, "%s", want[i].arch);
@@ -344,7 +296,7 @@ Test(arch, ernie_s_interleave_step_is_required_and_one)
         tbuf b;
         model_hparams hp;
         model_error e;
-        gguf_file *f = file_with(kvs, cases[i].n, &b);
+        gguf_file *f = hparams_file_with(kvs, cases[i].n, &b);
         cr_assert_eq(model_hparams_read(f, &hp, &e), cases[i].want, "%s", e.message);
         cr_assert_str_eq(e.subject, "ernie4_5-moe.interleave_moe_layer_step");
         gguf_close(f);
@@ -361,28 +313,12 @@ Test(arch, dots1_refuses_grouped_heads)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "dots1.attention.head_count_kv");
     cr_assert(strstr(e.message, "grouped heads"), "%s", e.message);
     gguf_close(f);
     free(b.p);
-}
-
-/* The file of kvs with kvs[at] set to value is refused as malformed, naming subject (kvs is left as it was). */
-static void refused_naming(kv_spec *kvs, size_t n, size_t at, const char *value, const char *subject)
-{
-    const char *was = kvs[at].value;
-    kvs[at].value = value;
-    tbuf b;
-    model_hparams hp;
-    model_error e;
-    gguf_file *f = file_with(kvs, n, &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s = %s", subject, value);
-    cr_assert_str_eq(e.subject, subject);
-    gguf_close(f);
-    free(b.p);
-    kvs[at].value = was;
 }
 
 /* deepseek2's keys as llama.cpp's loader reads and asserts them: q_lora_rank required but in the "lite" shapes it
@@ -405,7 +341,7 @@ Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(hp.n_lora_q, 96);
     cr_assert_eq(hp.n_lora_kv, 64);
@@ -419,13 +355,13 @@ Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
     gguf_close(f);
     free(b.p);
 
-    f = file_with(kvs, N(kvs) - 1, &b); /* no q_lora_rank in a shape llama.cpp does not call lite */
+    f = hparams_file_with(kvs, N(kvs) - 1, &b); /* no q_lora_rank in a shape llama.cpp does not call lite */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "deepseek2.attention.q_lora_rank");
     gguf_close(f);
     free(b.p);
     kvs[2].value = "27"; /* DeepSeek-V2-Lite's 27 layers: the query straight from the input, the key not read */
-    f = file_with(kvs, N(kvs), &b);
+    f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(hp.n_lora_q, 0);
     cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED);
@@ -443,11 +379,11 @@ Test(arch, latent_attention_keys_are_read_and_checked_as_llama_cpp_does)
         { 10, "16", "deepseek2.attention.key_length_mla" }, /* no key part without rotation */
     };
     for (size_t i = 0; i < N(bad); i++)
-        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
+        hparams_refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
     kv_spec half[N(kvs)];
     memcpy(half, kvs, sizeof kvs);
     half[11] = half[N(kvs) - 1]; /* key_length_mla without value_length_mla */
-    f = file_with(half, N(kvs) - 1, &b);
+    f = hparams_file_with(half, N(kvs) - 1, &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "deepseek2.attention.value_length_mla");
     gguf_close(f);
@@ -470,7 +406,7 @@ Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams_read(f, &hp, &e); /* refused for want of expert tensors, after the groups were found sound */
     cr_assert_str_eq(e.subject, "qwen3moe.expert_count", "%s", e.message);
     cr_assert_eq(hp.n_expert_groups, 4);
@@ -478,7 +414,7 @@ Test(arch, groups_of_experts_are_checked_as_llama_cpp_asserts)
     gguf_close(f);
     free(b.p);
     for (size_t i = 0; i < N(bad); i++)
-        refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
+        hparams_refused_naming(kvs, N(kvs), bad[i].at, bad[i].value, bad[i].subject);
 }
 
 /* rope.dimension_sections as llama.cpp reads it: required by qwen2vl (and the Qwen3-VL families), 4 counts (or one for
@@ -493,34 +429,34 @@ Test(arch, rotary_sections_are_read_and_checked_as_llama_cpp_does)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b); /* one value for all four sections: 4 x 8 = 32 pairs of 64 values */
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b); /* one value for all four sections: 4 x 8 = 32 pairs of 64 values */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(hp.rope_sections[i], 8);
     gguf_close(f);
     free(b.p);
-    f = file_with(kvs, N(kvs) - 1, &b);
+    f = hparams_file_with(kvs, N(kvs) - 1, &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "no sections");
     cr_assert_str_eq(e.subject, "qwen2vl.rope.dimension_sections");
     gguf_close(f);
     free(b.p);
-    refused_naming(kvs, N(kvs), 5, "17", "qwen2vl.rope.dimension_sections"); /* 68 pairs: past the head */
+    hparams_refused_naming(kvs, N(kvs), 5, "17", "qwen2vl.rope.dimension_sections"); /* 68 pairs: past the head */
     kv_spec part[N(kvs) + 1];
     memcpy(part, kvs, sizeof kvs);
     part[N(kvs)] = (kv_spec){ "qwen2vl.rope.dimension_count", 'u', "32" }; /* half the head rotating */
-    refused_naming(part, N(part), N(kvs), "32", "qwen2vl.rope.dimension_count");
+    hparams_refused_naming(part, N(part), N(kvs), "32", "qwen2vl.rope.dimension_count");
 
     kv_spec glm[] = { { "general.architecture", 's', "glm4moe" },      { "glm4moe.embedding_length", 'u', "256" },
                       { "glm4moe.block_count", 'u', "2" },             { "glm4moe.attention.head_count", 'u', "4" },
                       { "glm4moe.feed_forward_length", 'u', "512" },   { "glm4moe.rope.dimension_sections", 'u', "0" } };
-    f = file_with(glm, N(glm), &b);
+    f = hparams_file_with(glm, N(glm), &b);
     model_hparams_read(f, &hp, &e); /* refused for want of experts: the sections are read all the same */
     cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "sections of 0: llama.cpp's use_mrope is false");
     gguf_close(f);
     free(b.p);
     glm[5].value = "8";
-    f = file_with(glm, N(glm), &b);
+    f = hparams_file_with(glm, N(glm), &b);
     model_hparams_read(f, &hp, &e);
     cr_assert_eq(hp.mrope, MODEL_MROPE_SECTIONS, "GLM-4.5V's text decoder rotates by sections");
     gguf_close(f);
@@ -549,7 +485,7 @@ Test(arch, yarn_keys_and_the_attention_temperature_are_read_where_the_loader_rea
         tbuf b;
         model_hparams hp;
         model_error e;
-        gguf_file *f = file_with(kvs, N(kvs), &b);
+        gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
         model_hparams_read(f, &hp, &e);
         const bool reads = a == 0;
         cr_assert_float_eq(hp.yarn_beta_fast, reads ? 16.0f : 32.0f, 0.0f, "%s", archs[a]);
@@ -577,7 +513,7 @@ Test(arch, llama4_keys_are_read_as_its_loader_reads_them)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED); /* a header without tensors: read all the same */
     cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "the first layer with experts is layer 1: %s", e.message);
     cr_assert(!model_hparams_layer_has_experts(&hp, 0) && model_hparams_layer_has_experts(&hp, 1) &&
@@ -598,20 +534,20 @@ Test(arch, llama4_keys_are_read_as_its_loader_reads_them)
     free(b.p);
 
     kvs[5].value = "128"; /* Maverick: no q/k norm */
-    f = file_with(kvs, N(kvs), &b);
+    f = hparams_file_with(kvs, N(kvs), &b);
     model_hparams_read(f, &hp, &e);
     cr_assert_not(hp.qk_l2_norm);
     gguf_close(f);
     free(b.p);
     kvs[5].value = "16";
 
-    refused_naming(kvs, N(kvs), 8, "0", "llama4.attention.sliding_window");
-    f = file_with(kvs, N(kvs) - 1, &b); /* no interleave step */
+    hparams_refused_naming(kvs, N(kvs), 8, "0", "llama4.attention.sliding_window");
+    f = hparams_file_with(kvs, N(kvs) - 1, &b); /* no interleave step */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
     cr_assert_str_eq(e.subject, "llama4.interleave_moe_layer_step");
     gguf_close(f);
     free(b.p);
-    refused_naming(kvs, N(kvs), 5, "0", "llama4.expert_count"); /* llama.cpp's loader: no zero experts */
+    hparams_refused_naming(kvs, N(kvs), 5, "0", "llama4.expert_count"); /* llama.cpp's loader: no zero experts */
 }
 
 /* Cohere's keys as llama.cpp's command-r and cohere2 loaders read them: the LayerNorm's epsilon from
@@ -629,7 +565,7 @@ Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.eps, 0.001f, 0, "the LayerNorm's own key");
     cr_assert_float_eq(hp.logit_scale, 0.25f, 0, "logits times logit_scale");
@@ -644,14 +580,14 @@ Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
     kv_spec cr[] = { { "general.architecture", 's', "command-r" },     { "command-r.embedding_length", 'u', "256" },
                      { "command-r.block_count", 'u', "40" },           { "command-r.attention.head_count", 'u', "4" },
                      { "command-r.feed_forward_length", 'u', "512" } };
-    f = file_with(cr, N(cr), &b);
+    f = hparams_file_with(cr, N(cr), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.logit_scale, 1.0f, 0, "no logit_scale: none");
     cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q_NORM, 0), MODEL_NEED_ABSENT, "40 layers: no q/k norms");
     gguf_close(f);
     free(b.p);
     cr[2].value = "64"; /* Command R+: each head of q and k LayerNormed with gains of its own */
-    f = file_with(cr, N(cr), &b);
+    f = hparams_file_with(cr, N(cr), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q_NORM, 0), MODEL_NEED_REQUIRED);
     cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K_NORM, 63), MODEL_NEED_REQUIRED);
@@ -659,157 +595,6 @@ Test(arch, cohere_keys_are_read_as_its_loaders_read_them)
     cr_assert(model_role_shape(&hp, model_role_info_of(MODEL_ROLE_ATTN_Q_NORM), ne));
     cr_assert(ne[0] == 64 && ne[1] == 4 && ne[2] == 1, "(key_length, head_count): [%lld, %lld]", (long long)ne[0],
               (long long)ne[1]);
-    gguf_close(f);
-    free(b.p);
-}
-
-/* Qwen3.5 as llama.cpp's qwen35 loader reads it: the ssm.* sizes required; every full_attention_interval-th layer
- * attends (default 4), the others are gated delta nets, or attention.recurrent_layers says which; each layer needs
- * its own kind's roles (both kinds' for the file as a whole), q rows twice as wide for the gates, the convolved
- * channels 2 key heads' + the values; a part of each head rotating by sections. The sizes llama.cpp's reshapes assume
- * (inner = state x value heads, value heads a multiple of key heads) refused naming the key. */
-Test(arch, qwen35_keys_are_read_as_its_loader_reads_them)
-{
-    kv_spec kvs[] = { { "general.architecture", 's', "qwen35" },          { "qwen35.embedding_length", 'u', "256" },
-                      { "qwen35.block_count", 'u', "8" },                 { "qwen35.attention.head_count", 'u', "4" },
-                      { "qwen35.attention.head_count_kv", 'u', "2" },     { "qwen35.attention.key_length", 'u', "64" },
-                      { "qwen35.feed_forward_length", 'u', "512" },       { "qwen35.rope.dimension_count", 'u', "32" },
-                      { "qwen35.rope.dimension_sections", 'u', "4" },     { "qwen35.ssm.conv_kernel", 'u', "4" },
-                      { "qwen35.ssm.inner_size", 'u', "128" },            { "qwen35.ssm.state_size", 'u', "32" },
-                      { "qwen35.ssm.time_step_rank", 'u', "4" },          { "qwen35.ssm.group_count", 'u', "2" } };
-    tbuf b;
-    model_hparams hp;
-    model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
-    cr_assert(hp.ssm_d_conv == 4 && hp.ssm_d_inner == 128 && hp.ssm_d_state == 32 && hp.ssm_n_v_heads == 4 &&
-              hp.ssm_n_k_heads == 2 && hp.full_attn_interval == 4);
-    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && model_hparams_layer_is_recurrent(&hp, 2) &&
-              !model_hparams_layer_is_recurrent(&hp, 3) && model_hparams_layer_is_recurrent(&hp, 4) &&
-              !model_hparams_layer_is_recurrent(&hp, 7));
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 3), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 0), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 3), MODEL_NEED_ABSENT);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_POST_NORM, 0), MODEL_NEED_REQUIRED, "both kinds have it");
-    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED, "the file as a whole: either kind's");
-    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_SSM_OUT), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_Q), 2 * 4 * 64, "each head's query and its gate");
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_QKV), 2 * 2 * 32 + 128, "q and k of each key head, then v");
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_HEADS), 4);
-    gguf_close(f);
-    free(b.p);
-
-    kv_spec listed[N(kvs) + 1];
-    memcpy(listed, kvs, sizeof kvs);
-    listed[N(kvs)] = (kv_spec){ "qwen35.attention.recurrent_layers", 'b', "1,1,0,0,1,1,1,0" };
-    f = file_with(listed, N(listed), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
-    cr_assert(model_hparams_layer_is_recurrent(&hp, 1) && !model_hparams_layer_is_recurrent(&hp, 2) &&
-              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7), "the file's list");
-    gguf_close(f);
-    free(b.p);
-    refused_naming(listed, N(listed), N(kvs), "1,0", "qwen35.attention.recurrent_layers");
-    listed[N(kvs)] = (kv_spec){ "qwen35.full_attention_interval", 'u', "2" };
-    f = file_with(listed, N(listed), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
-    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 1) &&
-              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7));
-    gguf_close(f);
-    free(b.p);
-
-    listed[N(kvs)] = (kv_spec){ "qwen35.nextn_predict_layers", 'u', "1" }; /* 6 layers and a prediction block */
-    listed[2].value = "7";
-    f = file_with(listed, N(listed), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
-    cr_assert(model_hparams_layer_is_recurrent(&hp, 5) && !model_hparams_layer_is_recurrent(&hp, 6),
-              "the prediction block attends, as llama.cpp's loader flags it");
-    gguf_close(f);
-    free(b.p);
-
-    refused_naming(kvs, N(kvs), 10, "100", "qwen35.ssm.inner_size");
-    refused_naming(kvs, N(kvs), 13, "3", "qwen35.ssm.group_count");
-    f = file_with(kvs, N(kvs) - 1, &b); /* no ssm.group_count */
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
-    cr_assert_str_eq(e.subject, "qwen35.ssm.group_count");
-    gguf_close(f);
-    free(b.p);
-}
-
-/* Qwen3-Next as llama.cpp's qwen3next loader reads it: Qwen3.5's delta net keys, no rotary sections (NEOX), a key head's
- * value heads next to each other; beta and alpha in one ssm_ba (required), q, k, v and z from attn_qkv and attn_gate
- * or from one ssm_in (each optional: the engine asks for one form or the other); experts always ("cannot have zero
- * experts"). */
-Test(arch, qwen3next_keys_are_read_as_its_loader_reads_them)
-{
-    kv_spec kvs[] = { { "general.architecture", 's', "qwen3next" },       { "qwen3next.embedding_length", 'u', "256" },
-                      { "qwen3next.block_count", 'u', "4" },              { "qwen3next.attention.head_count", 'u', "4" },
-                      { "qwen3next.attention.key_length", 'u', "64" },    { "qwen3next.feed_forward_length", 'u', "512" },
-                      { "qwen3next.rope.dimension_count", 'u', "16" },    { "qwen3next.ssm.conv_kernel", 'u', "4" },
-                      { "qwen3next.ssm.inner_size", 'u', "192" },         { "qwen3next.ssm.state_size", 'u', "32" },
-                      { "qwen3next.ssm.time_step_rank", 'u', "6" },       { "qwen3next.ssm.group_count", 'u', "2" },
-                      { "qwen3next.expert_used_count", 'u', "2" },        { "qwen3next.expert_count", 'u', "8" } };
-    tbuf b;
-    model_hparams hp;
-    model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
-    model_hparams_read(f, &hp, &e); /* a header without tensors: the keys are read all the same */
-    cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "no sections: NEOX");
-    cr_assert(hp.arch->dn_heads_grouped && !model_role_need_at(&hp, MODEL_ROLE_SSM_BETA, 0));
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_BA, 0), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 0), MODEL_NEED_OPTIONAL);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_QKV, 0), MODEL_NEED_OPTIONAL);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 3), MODEL_NEED_ABSENT, "layer 3 attends");
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_QKVZ), 2 * 2 * 32 + 2 * 192);
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_BA), 12);
-    gguf_close(f);
-    free(b.p);
-    f = file_with(kvs, N(kvs) - 2, &b); /* no experts */
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
-    cr_assert_str_eq(e.subject, "qwen3next.expert_count");
-    gguf_close(f);
-    free(b.p);
-}
-
-/* LFM2 as llama.cpp's lfm2 loader reads it: attention.head_count_kv one count per layer, 0 marking a short convolution
- * (its roles in place of the attention's), the attention layers' count the engine's; shortconv.l_cache required; a
- * list of the wrong length or with two different counts refused naming the key; a window refused as not run yet. */
-Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
-{
-    kv_spec kvs[] = { { "general.architecture", 's', "lfm2" },      { "lfm2.embedding_length", 'u', "256" },
-                      { "lfm2.block_count", 'u', "4" },             { "lfm2.attention.head_count", 'u', "4" },
-                      { "lfm2.feed_forward_length", 'u', "512" },   { "lfm2.shortconv.l_cache", 'u', "3" },
-                      { "lfm2.attention.head_count_kv", 'i', "0,0,2,0" } };
-    tbuf b;
-    model_hparams hp;
-    model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
-    cr_assert_eq(hp.n_head_kv, 2);
-    cr_assert_eq(hp.shortconv_l_cache, 3);
-    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 2) &&
-              model_hparams_layer_is_recurrent(&hp, 3));
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SHORTCONV_CONV, 0), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
-    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K_NORM, 2), MODEL_NEED_REQUIRED);
-    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_TOKEN_EMBD_NORM), MODEL_NEED_REQUIRED, "the final norm's name");
-    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_OUTPUT_NORM), MODEL_NEED_ABSENT);
-    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_EMBD3), 768);
-    gguf_close(f);
-    free(b.p);
-    refused_naming(kvs, N(kvs), 6, "0,0,2", "lfm2.attention.head_count_kv");
-    refused_naming(kvs, N(kvs), 6, "0,4,2,0", "lfm2.attention.head_count_kv");
-    f = file_with(kvs, N(kvs) - 2, &b); /* no l_cache, no list */
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
-    cr_assert_str_eq(e.subject, "lfm2.shortconv.l_cache");
-    gguf_close(f);
-    free(b.p);
-    kv_spec swa[N(kvs) + 1];
-    memcpy(swa, kvs, sizeof kvs);
-    swa[N(kvs)] = (kv_spec){ "lfm2.attention.sliding_window", 'u', "512" };
-    f = file_with(swa, N(swa), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
-    cr_assert_str_eq(e.subject, "lfm2.attention.sliding_window");
     gguf_close(f);
     free(b.p);
 }
@@ -827,14 +612,14 @@ Test(arch, hunyuan_dense_keys_are_read_as_its_loader_reads_them)
     tbuf b;
     model_hparams hp;
     model_error e;
-    gguf_file *f = file_with(kvs, N(kvs), &b);
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(hp.n_expert, 0, "one expert: dense");
     cr_assert_float_eq(hp.rope_base, 10000.0f * powf(1000.0f, 64.0f / 62.0f), 0, "the NTK-scaled base");
     cr_assert(hp.arch->qk_norm_after_rope);
     gguf_close(f);
     free(b.p);
-    f = file_with(kvs, N(kvs) - 1, &b); /* no alpha: the file's base */
+    f = hparams_file_with(kvs, N(kvs) - 1, &b); /* no alpha: the file's base */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
     gguf_close(f);

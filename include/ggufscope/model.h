@@ -62,6 +62,7 @@ typedef enum model_dim {
     /* LFM2's short convolution: its taps (shortconv.l_cache), and its input projection's rows (3 embedding_length: B,
      * C and x) */
     MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD3,
+    MODEL_DIM_ONE,       /* a single value (Gemma 4's layer_output_scale) */
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -103,6 +104,8 @@ typedef enum model_role {
     MODEL_ROLE_SSM_IN, MODEL_ROLE_SSM_BA,
     /* LFM2: a short convolution layer's input projection (B, C, x), taps and output projection */
     MODEL_ROLE_SHORTCONV_IN, MODEL_ROLE_SHORTCONV_CONV, MODEL_ROLE_SHORTCONV_OUT,
+    /* Gemma 4: one factor the layer's output is multiplied by */
+    MODEL_ROLE_LAYER_OUT_SCALE,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -286,6 +289,11 @@ typedef struct model_arch {
      *   head of d; expert_count_one_dense: an expert_count of 1 (or 0) is a dense model, as its loader makes it */
     bool qk_norm_after_rope, rope_base_alpha, expert_count_one_dense;
     uint8_t need_recurrent[MODEL_ROLE_COUNT];
+    /* Gemma 4's (llama.cpp's gemma4): rope_freqs_full_only: rope_freqs divides the full-attention layers' frequencies
+     *   alone (its "proportional" rotation: the pairs past the rotated part get 1e30, so they stay put); v_from_k: where
+     *   a layer has no attn_v its values are the key projection's output (attention_k_eq_v), before k's norm;
+     *   v_norm: each head of v RMS-normed without gains; attn_scale_one: q.k unscaled (the q norm does it) */
+    bool rope_freqs_full_only, v_from_k, v_norm, attn_scale_one;
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
@@ -367,6 +375,13 @@ typedef struct model_hparams {
      * array of one count per layer (0: a recurrent layer; n_head_kv is then the attention layers' count), or NULL */
     int64_t shortconv_l_cache;
     const gguf_value *kv_heads_layers;
+    /* a sliding-window layer's key and value lengths and rotated width (attention.key_length_swa, value_length_swa,
+     * rope.dimension_count_swa, read for every architecture as llama.cpp's loader does; the full layers' where
+     * absent); attention.shared_kv_layers (the last layers reuse earlier layers' caches: Gemma 4 E2B / E4B) and
+     * embedding_length_per_layer_input (per-layer embeddings), 0 where absent */
+    int64_t head_dim_k_swa, head_dim_v_swa, n_rot_swa, n_kv_shared, n_embd_per_layer;
+    /* feed_forward_length where it is an array of one width per layer (n_ff is then the widest), or NULL */
+    const gguf_value *ff_layers;
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;
@@ -401,9 +416,15 @@ GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int
 GGUFSCOPE_API bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il);
 /* The value of a shape dimension (0: unknown). */
 GGUFSCOPE_API int64_t model_hparams_dim(const model_hparams *hp, model_dim d);
+/* hp as layer il sees it: its key/value heads and feed-forward width (the entries of attention.head_count_kv and
+ * feed_forward_length where they list layers), and on a sliding-window layer the
+ * window's head lengths and rotated width (model_hparams.head_dim_k_swa ..); hp itself for il < 0. */
+GGUFSCOPE_API void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out);
 /* The shape role ri's tensor has under these hyperparameters, GGUF order (1 for a dimension the role does not have);
  * false when one of them is unknown (0). */
 GGUFSCOPE_API bool model_role_shape(const model_hparams *hp, const model_role_info *ri, int64_t ne[3]);
+/* The same for a per-layer role's tensor in layer il (model_hparams_layer's view; il < 0: model_role_shape's). */
+GGUFSCOPE_API bool model_role_shape_at(const model_hparams *hp, const model_role_info *ri, int64_t il, int64_t ne[3]);
 /* What a dimension is, in words ("embedding_length"). */
 GGUFSCOPE_API const char *model_dim_name(model_dim d);
 /* How much a file of these hyperparameters needs role r: its architecture's need, ABSENT for the dense feed-forward

@@ -27,6 +27,7 @@ from llama4_arch import write_llama4  # noqa: E402
 from cohere_arch import write_cohere  # noqa: E402
 from qwen35_arch import write_qwen35  # noqa: E402
 from lfm2_arch import write_lfm2  # noqa: E402
+from gemma4_arch import write_gemma4  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -111,6 +112,11 @@ OWN_WRITERS = {
                                                   l_cache=4, tied=False, seed=6202),
     'heldout-lfm2moe': lambda out: write_lfm2(out, kinds='cacacc', n_exp=8, n_used=2, n_ffe=64, dense_lead=2,
                                               seed=6203),
+    'heldout-gemma4': lambda out: write_gemma4(out),
+    'heldout-gemma4-b': lambda out: write_gemma4(out, n_embd=96, swa_layers=(True, False, True, True, False),
+                                                 n_head=3, n_kv_swa=3, n_kv_full=3, head_swa=32, head_full=96,
+                                                 rot_full_frac=0.5, n_ff=160, window=3, softcap=0.0, k_eq_v=False,
+                                                 out_scale=False, rot_swa=16, ff_wide_last=2, seed=5802),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

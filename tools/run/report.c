@@ -44,6 +44,28 @@ void run_token_label(const tok_vocab *v, int32_t id, char *buf, size_t cap)
     }
 }
 
+/* The shapes of a model whose layers differ (Gemma 4: a sliding-window layer's heads, rotation and key/value heads of
+ * its own; counts or widths listed per layer): the first layer of each kind, as model_hparams_layer reads it. */
+static void print_layer_shapes(FILE *out, const engine_hparams *hp)
+{
+    fprintf(out, "layers    ");
+    for (int swa = 1; swa >= 0; swa--) {
+        int il = 0;
+        while (il < hp->n_layer && model_hparams_layer_is_swa(&hp->g, il) != (swa != 0))
+            il++;
+        if (il == hp->n_layer)
+            continue;
+        model_hparams l;
+        model_hparams_layer(&hp->g, il, &l);
+        const bool factors = hp->freq_factors && (!swa || !hp->desc->rope_freqs_full_only);
+        fprintf(out, " %s (from layer %d): %lld kv heads of %lld values, %lld rotating%s, n_ff %lld;",
+                swa ? "sliding" : "full", il, (long long)l.n_head_kv, (long long)l.head_dim_k, (long long)l.n_rot,
+                factors ? " (rope_freqs)" : "", (long long)l.n_ff);
+    }
+    fprintf(out, "%s%s\n", hp->desc->v_from_k ? " values the keys' projection where a layer has no attn_v;" : "",
+            hp->desc->v_norm ? " v RMS-normed without gains" : "");
+}
+
 void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const tok_vocab *v,
                      const run_opts *o, int n_ctx)
 {
@@ -105,6 +127,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "layers     %d of %d a short convolution (B, C, x from one projection; y = C x conv(B x) over %d "
                 "taps, the last %d inputs kept), the others attention\n", hp->n_recurrent, hp->n_layer, hp->dn_conv,
                 hp->dn_conv - 1);
+    if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa || hp->desc->v_norm)
+        print_layer_shapes(out, hp);
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;

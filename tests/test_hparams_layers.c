@@ -1,0 +1,224 @@
+/*
+ * What the hyperparameter reader says of each layer: a hybrid's kinds of layer (Qwen3.5's and Qwen3-Next's gated delta
+ * nets, LFM2's short convolutions) and their keys, and layers of shapes of their own (Gemma 4's sliding layers).
+ */
+#include "gguf.h"
+#include "hparams_files.h"
+#include "model.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Qwen3.5 as llama.cpp's qwen35 loader reads it: the ssm.* sizes required; every full_attention_interval-th layer
+ * attends (default 4), the others are gated delta nets, or attention.recurrent_layers says which; each layer needs
+ * its own kind's roles (both kinds' for the file as a whole), q rows twice as wide for the gates, the convolved
+ * channels 2 key heads' + the values; a part of each head rotating by sections. The sizes llama.cpp's reshapes assume
+ * (inner = state x value heads, value heads a multiple of key heads) refused naming the key. */
+Test(arch, qwen35_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen35" },          { "qwen35.embedding_length", 'u', "256" },
+                      { "qwen35.block_count", 'u', "8" },                 { "qwen35.attention.head_count", 'u', "4" },
+                      { "qwen35.attention.head_count_kv", 'u', "2" },     { "qwen35.attention.key_length", 'u', "64" },
+                      { "qwen35.feed_forward_length", 'u', "512" },       { "qwen35.rope.dimension_count", 'u', "32" },
+                      { "qwen35.rope.dimension_sections", 'u', "4" },     { "qwen35.ssm.conv_kernel", 'u', "4" },
+                      { "qwen35.ssm.inner_size", 'u', "128" },            { "qwen35.ssm.state_size", 'u', "32" },
+                      { "qwen35.ssm.time_step_rank", 'u', "4" },          { "qwen35.ssm.group_count", 'u', "2" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(hp.ssm_d_conv == 4 && hp.ssm_d_inner == 128 && hp.ssm_d_state == 32 && hp.ssm_n_v_heads == 4 &&
+              hp.ssm_n_k_heads == 2 && hp.full_attn_interval == 4);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && model_hparams_layer_is_recurrent(&hp, 2) &&
+              !model_hparams_layer_is_recurrent(&hp, 3) && model_hparams_layer_is_recurrent(&hp, 4) &&
+              !model_hparams_layer_is_recurrent(&hp, 7));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 3), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_CONV1D, 3), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_POST_NORM, 0), MODEL_NEED_REQUIRED, "both kinds have it");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q), MODEL_NEED_REQUIRED, "the file as a whole: either kind's");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_SSM_OUT), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_Q), 2 * 4 * 64, "each head's query and its gate");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_QKV), 2 * 2 * 32 + 128, "q and k of each key head, then v");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_HEADS), 4);
+    gguf_close(f);
+    free(b.p);
+
+    kv_spec listed[N(kvs) + 1];
+    memcpy(listed, kvs, sizeof kvs);
+    listed[N(kvs)] = (kv_spec){ "qwen35.attention.recurrent_layers", 'b', "1,1,0,0,1,1,1,0" };
+    f = hparams_file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 1) && !model_hparams_layer_is_recurrent(&hp, 2) &&
+              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7), "the file's list");
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(listed, N(listed), N(kvs), "1,0", "qwen35.attention.recurrent_layers");
+    listed[N(kvs)] = (kv_spec){ "qwen35.full_attention_interval", 'u', "2" };
+    f = hparams_file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 1) &&
+              model_hparams_layer_is_recurrent(&hp, 6) && !model_hparams_layer_is_recurrent(&hp, 7));
+    gguf_close(f);
+    free(b.p);
+
+    listed[N(kvs)] = (kv_spec){ "qwen35.nextn_predict_layers", 'u', "1" }; /* 6 layers and a prediction block */
+    listed[2].value = "7";
+    f = hparams_file_with(listed, N(listed), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 5) && !model_hparams_layer_is_recurrent(&hp, 6),
+              "the prediction block attends, as llama.cpp's loader flags it");
+    gguf_close(f);
+    free(b.p);
+
+    hparams_refused_naming(kvs, N(kvs), 10, "100", "qwen35.ssm.inner_size");
+    hparams_refused_naming(kvs, N(kvs), 13, "3", "qwen35.ssm.group_count");
+    f = hparams_file_with(kvs, N(kvs) - 1, &b); /* no ssm.group_count */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen35.ssm.group_count");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Qwen3-Next as llama.cpp's qwen3next loader reads it: Qwen3.5's delta net keys, no rotary sections (NEOX), a key head's
+ * value heads next to each other; beta and alpha in one ssm_ba (required), q, k, v and z from attn_qkv and attn_gate
+ * or from one ssm_in (each optional: the engine asks for one form or the other); experts always ("cannot have zero
+ * experts"). */
+Test(arch, qwen3next_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen3next" },       { "qwen3next.embedding_length", 'u', "256" },
+                      { "qwen3next.block_count", 'u', "4" },              { "qwen3next.attention.head_count", 'u', "4" },
+                      { "qwen3next.attention.key_length", 'u', "64" },    { "qwen3next.feed_forward_length", 'u', "512" },
+                      { "qwen3next.rope.dimension_count", 'u', "16" },    { "qwen3next.ssm.conv_kernel", 'u', "4" },
+                      { "qwen3next.ssm.inner_size", 'u', "192" },         { "qwen3next.ssm.state_size", 'u', "32" },
+                      { "qwen3next.ssm.time_step_rank", 'u', "6" },       { "qwen3next.ssm.group_count", 'u', "2" },
+                      { "qwen3next.expert_used_count", 'u', "2" },        { "qwen3next.expert_count", 'u', "8" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* a header without tensors: the keys are read all the same */
+    cr_assert_eq(hp.mrope, MODEL_MROPE_NONE, "no sections: NEOX");
+    cr_assert(hp.arch->dn_heads_grouped && !model_role_need_at(&hp, MODEL_ROLE_SSM_BETA, 0));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_BA, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 0), MODEL_NEED_OPTIONAL);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_QKV, 0), MODEL_NEED_OPTIONAL);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_IN, 3), MODEL_NEED_ABSENT, "layer 3 attends");
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_QKVZ), 2 * 2 * 32 + 2 * 192);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_SSM_BA), 12);
+    gguf_close(f);
+    free(b.p);
+    f = hparams_file_with(kvs, N(kvs) - 2, &b); /* no experts */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "qwen3next.expert_count");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* LFM2 as llama.cpp's lfm2 loader reads it: attention.head_count_kv one count per layer, 0 marking a short convolution
+ * (its roles in place of the attention's), the attention layers' count the engine's; shortconv.l_cache required; a
+ * list of the wrong length or with two different counts refused naming the key; a window refused as not run yet. */
+Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "lfm2" },      { "lfm2.embedding_length", 'u', "256" },
+                      { "lfm2.block_count", 'u', "4" },             { "lfm2.attention.head_count", 'u', "4" },
+                      { "lfm2.feed_forward_length", 'u', "512" },   { "lfm2.shortconv.l_cache", 'u', "3" },
+                      { "lfm2.attention.head_count_kv", 'i', "0,0,2,0" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_head_kv, 2);
+    cr_assert_eq(hp.shortconv_l_cache, 3);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 2) &&
+              model_hparams_layer_is_recurrent(&hp, 3));
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SHORTCONV_CONV, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K_NORM, 2), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_TOKEN_EMBD_NORM), MODEL_NEED_REQUIRED, "the final norm's name");
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_OUTPUT_NORM), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_hparams_dim(&hp, MODEL_DIM_EMBD3), 768);
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 6, "0,0,2", "lfm2.attention.head_count_kv");
+    hparams_refused_naming(kvs, N(kvs), 6, "0,4,2,0", "lfm2.attention.head_count_kv");
+    f = hparams_file_with(kvs, N(kvs) - 2, &b); /* no l_cache, no list */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert_str_eq(e.subject, "lfm2.shortconv.l_cache");
+    gguf_close(f);
+    free(b.p);
+    kv_spec swa[N(kvs) + 1];
+    memcpy(swa, kvs, sizeof kvs);
+    swa[N(kvs)] = (kv_spec){ "lfm2.attention.sliding_window", 'u', "512" };
+    f = hparams_file_with(swa, N(swa), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
+    cr_assert_str_eq(e.subject, "lfm2.attention.sliding_window");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Gemma 4 as llama.cpp's loader reads it (src/llama-model.cpp's generic keys, src/models/gemma4.cpp): the sliding layers'
+ * own key and value lengths and rotated width (attention.key_length_swa, value_length_swa, rope.dimension_count_swa),
+ * attention.head_count_kv and feed_forward_length one per layer (get_key_or_arr), each layer's role shapes from them;
+ * q.k unscaled. A count that does not divide the heads, or a sliding layer's value length apart from its key length,
+ * refused naming the key; the E2B / E4B forms (layers sharing earlier layers' caches, per-layer embeddings) refused as
+ * not run yet. */
+Test(arch, gemma4_layers_have_shapes_of_their_own)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "gemma4" },          { "gemma4.embedding_length", 'u', "256" },
+                      { "gemma4.block_count", 'u', "4" },                 { "gemma4.attention.head_count", 'u', "8" },
+                      { "gemma4.attention.head_count_kv", 'i', "4,4,4,2" }, { "gemma4.feed_forward_length", 'i', "512,512,1024,1024" },
+                      { "gemma4.attention.key_length", 'u', "128" },      { "gemma4.attention.value_length", 'u', "128" },
+                      { "gemma4.attention.key_length_swa", 'u', "64" },   { "gemma4.attention.value_length_swa", 'u', "64" },
+                      { "gemma4.rope.dimension_count_swa", 'u', "32" },   { "gemma4.attention.sliding_window", 'u', "512" },
+                      { "gemma4.attention.sliding_window_pattern", 'b', "1,1,1,0" },
+                      { "gemma4.attention.shared_kv_layers", 'u', "0" } };
+    tbuf b;
+    model_hparams hp, l;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(hp.n_head_kv, 4, "the widest layer's count");
+    cr_assert_eq(hp.n_ff, 1024, "the widest layer's width");
+    cr_assert_float_eq(hp.attn_scale, 1.0f, 0, "gemma4 scales q.k by 1");
+    model_hparams_layer(&hp, 0, &l); /* sliding */
+    cr_assert(l.head_dim_k == 64 && l.head_dim_v == 64 && l.n_rot == 32 && l.n_head_kv == 4 && l.n_ff == 512);
+    model_hparams_layer(&hp, 2, &l); /* sliding, twice as wide a feed-forward block */
+    cr_assert_eq(l.n_ff, 1024);
+    model_hparams_layer(&hp, 3, &l); /* full */
+    cr_assert(l.head_dim_k == 128 && l.n_rot == 128 && l.n_head_kv == 2 && l.n_ff == 1024);
+    int64_t ne[3];
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_ATTN_K), 0, ne));
+    cr_assert(ne[0] == 256 && ne[1] == 4 * 64, "sliding attn_k: [%lld, %lld]", (long long)ne[0], (long long)ne[1]);
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_ATTN_K), 3, ne));
+    cr_assert(ne[0] == 256 && ne[1] == 2 * 128, "full attn_k: [%lld, %lld]", (long long)ne[0], (long long)ne[1]);
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_FFN_DOWN), 1, ne));
+    cr_assert(ne[0] == 512 && ne[1] == 256);
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_ROPE_FREQS), -1, ne));
+    cr_assert_eq(ne[0], 64, "rope_freqs: the full layers' pairs");
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_V, 3), MODEL_NEED_OPTIONAL, "values from the keys");
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 4, "4,4,3,2", "gemma4.attention.head_count_kv");
+    hparams_refused_naming(kvs, N(kvs), 4, "4,4,2", "gemma4.attention.head_count_kv");
+    hparams_refused_naming(kvs, N(kvs), 9, "48", "gemma4.attention.value_length_swa");
+    hparams_refused_naming(kvs, N(kvs), 10, "96", "gemma4.rope.dimension_count_swa");
+    static const struct {
+        const char *key, *value;
+    } unrun[] = { { "gemma4.attention.shared_kv_layers", "2" }, { "gemma4.embedding_length_per_layer_input", "256" } };
+    for (size_t i = 0; i < N(unrun); i++) {
+        kvs[N(kvs) - 1] = (kv_spec){ unrun[i].key, 'u', unrun[i].value };
+        f = hparams_file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "%s", unrun[i].key);
+        cr_assert_str_eq(e.subject, unrun[i].key);
+        gguf_close(f);
+        free(b.p);
+    }
+}
