@@ -107,6 +107,29 @@ static void check_synth_vocab(const char *preset)
 Test(tokenizer, stories260k_spm) { check_vocab("stories260K"); }
 /* o200k's pre-tokenizer (gpt-4o: letter classes by case, digits by threes) on gpt-oss's synthetic vocabulary */
 Test(tokenizer, gptoss_gpt4o_pretokenizer, .timeout = 60) { check_synth_vocab("tiny-gptoss"); }
+/* Gemma 4's tokenizer (tokenizer.ggml.model "gemma4": BPE with merges over the text's own characters, spaces as U+2581,
+ * runs of line breaks apart and whole, <0xXX> tokens for what no merge reaches, BOS always added) on a vocabulary
+ * written as its converter writes one (tests/py/gemma4_vocab.py, checked by its sha256): llama.cpp's ids for
+ * tests/data/pretok_strings.txt (tests/data/golden/tokenize/gemma4-vocab.jsonl, ../shared/tools/tok.c), and the text
+ * back from the pieces. */
+Test(tokenizer, gemma4_spm_style_bpe, .timeout = 120)
+{
+    char dir[128], path[256], cmd[1024];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "gemma4-vocab"));
+    snprintf(path, sizeof path, "%s/gemma4-vocab.gguf", dir);
+    snprintf(cmd, sizeof cmd, "'%s' tests/py/gemma4_vocab.py '%s' 2>&1", venv_python(), path);
+    int st;
+    char *out = run_capture(cmd, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    free(out);
+    assert_sha256(path, "64102dcc79adba034acb5c28831d8194a8945f1f89ab3ec6b355b777a571e7d0",
+                  "not the vocabulary llama.cpp's tokens were made with");
+    cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
+    check_vocab_of("gemma4-vocab", path);
+    cr_assert(tmp_dir_remove(dir));
+}
 /* The gpt-4o pre-tokenizer's words against the o200k expression of gpt-oss's tokenizer.json (\p{Lu}\p{Lt}\p{Lm}\p{Lo}
  * \p{M} letter classes, which llama.cpp rewrites), as Python's regex module splits these strings (computed with it,
  * regex 2026.11.19): CamelCase and acronyms apart, contractions kept on their word in either case, digits by threes,

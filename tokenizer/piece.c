@@ -1,7 +1,7 @@
 /*
  * Token id -> the bytes it stands for in generated text (llama.cpp's
  * token_to_piece with special tokens not rendered): SentencePiece pieces turn
- * U+2581 back into spaces and <0xXX> tokens into their byte; byte-level BPE
+ * U+2581 back into spaces and <0xXX> tokens into their byte (Gemma 4's BPE too); byte-level BPE
  * pieces map each code point back to its byte; control tokens print nothing.
  * Partial UTF-8 across byte tokens is the caller's to join.
  */
@@ -55,7 +55,7 @@ size_t tok_piece(const tok_vocab *v, int32_t id, char *buf, size_t cap)
         break;
     }
     size_t out = 0;
-    if (v->kind == VOCAB_SPM) {
+    if (v->kind == VOCAB_SPM || v->spm_style) { /* (Gemma 4's BPE pieces are SentencePiece's) */
         for (size_t i = 0; i < t->len;) {
             if (i + 3 <= t->len && !memcmp(t->ptr + i, "\xe2\x96\x81", 3)) {
                 out = put(buf, cap, out, " ", 1);

@@ -26,6 +26,10 @@ typedef struct pre_kind {
     const char *names[PRE_KIND_NAMES];
     const char *regex[6];
     bool ignore_merges, add_bos;
+    /* SentencePiece-style BPE (llama.cpp's LLAMA_VOCAB_PRE_TYPE_GEMMA4): spaces become U+2581 before the split, the
+     * symbols are the text's own UTF-8 (no byte-level code points), a word of line breaks alone is one token where the
+     * vocabulary has it, a symbol without a token falls back to its bytes' <0xXX> tokens, and BOS is always added */
+    bool spm_style;
 } pre_kind;
 
 #define LLAMA3_RE                                                                                                   \
@@ -38,66 +42,69 @@ typedef struct pre_kind {
 
 static const pre_kind kinds[] = {
     { { "default" },
-      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false, false },
+      { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false, false, false },
     { { "gpt2", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
         "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling" },
-      { GPT2_RE }, false, false },
+      { GPT2_RE }, false, false, false },
     { { "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano" },
-      { LLAMA3_RE }, true, true },
+      { LLAMA3_RE }, true, true, false },
     /* llama3's expression without its defaults (cl100k's tokenizers: DBRX, Smaug; ChatGLM's) */
-    { { "dbrx", "smaug-bpe", "chatglm-bpe" }, { LLAMA3_RE }, false, false },
+    { { "dbrx", "smaug-bpe", "chatglm-bpe" }, { LLAMA3_RE }, false, false, false },
     /* GLM 4.5 / 4.6 / 5 (glm4moe): llama3's expression with merges ignored, and no BOS by default */
-    { { "glm4", "glm5" }, { LLAMA3_RE }, true, false },
+    { { "glm4", "glm5" }, { LLAMA3_RE }, true, false, false },
     { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-        "\\s+(?!\\S)|\\s+" }, false, false },
+        "\\s+(?!\\S)|\\s+" }, false, false, false },
     /* Qwen3.5's: qwen2's with the combining marks (\p{M}) counted as letters */
     { { "qwen35" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
-        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
+        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
     /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */
     { { "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2" },
-      { "\\p{N}", GPT2_RE }, false, false },
+      { "\\p{N}", GPT2_RE }, false, false, false },
     /* o200k (gpt-oss, Llama 4): a word is an optional non-letter, then "upper" letters and "lower" ones (or the
      * reverse), each class a letter that is not ASCII a-z (resp. A-Z), as llama.cpp rewrites tokenizer.json's
      * \p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M} classes for its regex engine; digits by threes; "/" ends punctuation runs */
     { { "gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2" },
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" CONTRACTIONS_CI "?|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" CONTRACTIONS_CI "?|"
-        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
     /* Mistral's tekken (Nemo, Pixtral's text): o200k's words without contractions, digits one by one */
     { { "tekken" },
       { "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|"
         "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|"
-        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true, true },
+        "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, true, true, false },
     /* BLOOM's: every run of characters other than whitespace and . , ! ? and their CJK and Indic kin, with one
      * leading space (Poro, GPT-3 Finnish); Viking's splits the digits off one by one too */
     { { "poro-chat", "bloom", "gpt3-finnish" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+" },
-      false, false },
-    { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false, false },
+      false, false, false },
+    { { "viking" }, { " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+", "\\p{N}" }, false, false, false },
     /* Ling / Ring 2.0 (bailingmoe2), LLaDA-MoE: qwen2's expression with contractions of either case, one line break
      * at a time after spaces, as llama.cpp rewrites tokenizer.json's possessive quantifiers */
     { { "bailingmoe", "bailingmoe2", "llada-moe" },
       { "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-        "\\s*[\\r\\n]|\\s+(?!\\S)|\\s+" }, false, false },
+        "\\s*[\\r\\n]|\\s+(?!\\S)|\\s+" }, false, false, false },
     /* DeepSeek-V3 / R1 (and Hunyuan's dense models, JoyAI, HY v4): digits by threes, runs of CJK ideographs, hiragana
      * and katakana (U+4E00-U+9FA5, U+3040-U+30FF), then words: a punctuation mark or symbol with the ASCII letters
      * after it, letters with their combining marks after an optional other character, punctuation and symbol runs */
     { { "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4" },
       { "\\p{N}{1,3}", "[\\x{4E00}-\\x{9FA5}\\x{3040}-\\x{309F}\\x{30A0}-\\x{30FF}]+",
         "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
-        " ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
+        " ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
     /* Kimi K2 (tiktoken's expression with Han runs apart, as llama.cpp's hand-written splitter runs it: a word is an
      * optional non-letter and letters that are not Han, marks not among them, then a contraction of either case;
      * Han as llama.cpp's unicode_cpt_is_han ranges it: the unified ideographs, extensions A-F, compatibility ones) */
     { { "kimi-k2" },
       { "(?:" KIMI_HAN ")+|[^\\r\\n\\p{L}\\p{N}]?(?:(?!" KIMI_HAN ")\\p{L})+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?|"
-        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false },
+        "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
     /* DeepSeek Coder: line breaks alone, letters and punctuation each with one leading space, CJK and Hangul runs
      * (U+4E00-U+9FA5, U+0800-U+4E00, U+AC00-U+D7FF), digits one by one */
+    /* Gemma 4 (tokenizer.ggml.model "gemma4", which makes its pre-tokenizer this whatever the file says), and
+     * Granite's multilingual embedding models: runs of line breaks apart from the rest, BPE over the whole of each */
+    { { "gemma4", "granite-embed-multi-311m" }, { "[^\\n]+|[\\n]+" }, false, true, true },
     { { "deepseek-coder" },
       { "[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
-        "\\p{N}" }, false, false },
+        "\\p{N}" }, false, false, false },
 };
 
 /* Every tokenizer.ggml.pre value llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load, as vendored
@@ -128,7 +135,7 @@ static bool llama_cpp_knows(const char *name)
 const char *tok_pretok_name(size_t i)
 {
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        for (int j = 0; j < PRE_KIND_NAMES && kinds[k].names[j]; j++)
+        for (int j = 0; j < PRE_KIND_NAMES && kinds[k].names[j] && !kinds[k].spm_style; j++)
             if (llama_cpp_knows(kinds[k].names[j]) && i-- == 0)
                 return kinds[k].names[j];
     return NULL;
@@ -168,6 +175,12 @@ bool pretok_adds_bos(const char *name)
 {
     const pre_kind *k = kind_named(name);
     return k && k->add_bos;
+}
+
+bool pretok_spm_style(const char *name)
+{
+    const pre_kind *k = kind_named(name);
+    return k && k->spm_style;
 }
 
 tok_status pretok_create(tok_vocab *v, tok_error *err)

@@ -3,6 +3,9 @@
  * (llm_tokenizer_bpe_session): pre-tokenize into words with the
  * vocabulary's regexes, map every byte of a word to GPT-2's printable code
  * point, merge adjacent symbols by lowest merge rank, and look the results up.
+ * Gemma 4's SentencePiece-style BPE (vocab.spm_style) runs the same merges over
+ * the text's own UTF-8 with spaces as U+2581, a symbol without a token falling
+ * back to its bytes' <0xXX> tokens.
  */
 #include "bigram.h"
 #include "vocab.h"
@@ -83,8 +86,17 @@ static bool word(void *user, size_t start, size_t len)
     if (!grow(j, 2 * len + 1))
         return false;
     size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += put_utf8(v->byte_cp[(uint8_t)j->text[start + i]], j->buf + n);
+    if (v->spm_style) {
+        memcpy(j->buf, j->text + start, len);
+        n = len;
+        /* llama.cpp's fix for Gemma 4 (its PR 21343): a run of line breaks is one token where the vocabulary has it */
+        int32_t id = strspn(j->buf, "\n") >= n ? strmap_get(&v->by_text, j->buf, n) : -1;
+        if (id >= 0)
+            return tok_out_push(j->out, id);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            n += put_utf8(v->byte_cp[(uint8_t)j->text[start + i]], j->buf + n);
+    }
     if (v->ignore_merges) {
         int32_t id = strmap_get(&v->by_text, j->buf, n);
         if (id >= 0)
@@ -99,9 +111,10 @@ static bool word(void *user, size_t start, size_t len)
             ok = tok_out_push(j->out, id);
             continue;
         }
-        /* llama.cpp's fallback: each byte of the symbol as a one-byte token, when one exists. */
+        /* llama.cpp's fallback: each byte of the symbol as a one-byte token (SentencePiece-style: its <0xXX> token),
+         * when one exists. */
         for (size_t k = 0; ok && k < sym[i].n; k++) {
-            int32_t b = strmap_get(&v->by_text, sym[i].text + k, 1);
+            int32_t b = v->spm_style ? v->byte_token[(uint8_t)sym[i].text[k]] : strmap_get(&v->by_text, sym[i].text + k, 1);
             if (b >= 0)
                 ok = tok_out_push(j->out, b);
         }
@@ -111,11 +124,39 @@ static bool word(void *user, size_t start, size_t len)
     return ok;
 }
 
+/* text with every space as U+2581 (llama_escape_whitespace), into *out (malloc'd; *n its length); false when out of
+ * memory. */
+static bool escape_spaces(const char *text, size_t len, char **out, size_t *n)
+{
+    size_t spaces = 0;
+    for (size_t i = 0; i < len; i++)
+        spaces += text[i] == ' ';
+    char *e = malloc(len + 2 * spaces + 1);
+    if (!e)
+        return false;
+    size_t at = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == ' ') {
+            memcpy(e + at, "\xe2\x96\x81", 3);
+            at += 3;
+        } else {
+            e[at++] = text[i];
+        }
+    }
+    *out = e;
+    *n = at;
+    return true;
+}
+
 bool bpe_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out)
 {
-    bpe_job j = { .v = v, .text = text, .out = out };
-    bool ok = pretok_split(v->pretok, text, len, word, &j);
+    char *escaped = NULL;
+    if (v->spm_style && !escape_spaces(text, len, &escaped, &len))
+        return false;
+    bpe_job j = { .v = v, .text = escaped ? escaped : text, .out = out };
+    bool ok = pretok_split(v->pretok, j.text, len, word, &j);
     free(j.buf);
     free(j.pair);
+    free(escaped);
     return ok;
 }

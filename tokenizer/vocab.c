@@ -20,7 +20,7 @@ static bool key_bool(const gguf_file *f, const char *key, bool dflt)
 /* A special token's id, or the default when the key is absent; -1 ("none") for an id that is not a token
  * of this vocabulary, the default included (SentencePiece's EOS 2 in a vocabulary of two tokens). */
 /* The ids llama.cpp starts from before it reads a special-token key (llama_vocab::impl::load): SentencePiece
- * bos 1, eos 2, unk 0; byte-level BPE bos and eos 11; the rest none. A key whose id is past the vocabulary
+ * bos 1, eos 2, unk 0; byte-level BPE bos and eos 11; the rest, and all of gemma4's, none. A key whose id is past the vocabulary
  * leaves that default in place ("bad special token ... using default id"), and a default past the vocabulary
  * is none. */
 typedef struct special_default {
@@ -39,8 +39,9 @@ int32_t tok_special_default(const char *tokenizer_model, const char *key, int32_
 {
     for (size_t i = 0; i < sizeof special_defaults / sizeof *special_defaults; i++)
         if (!strcmp(special_defaults[i].key, key)) {
-            const int32_t id = strcmp(tokenizer_model, "llama") == 0 ? special_defaults[i].spm
-                                                                      : special_defaults[i].bpe;
+            const int32_t id = strcmp(tokenizer_model, "llama") == 0  ? special_defaults[i].spm
+                               : strcmp(tokenizer_model, "gpt2") == 0 ? special_defaults[i].bpe
+                                                                       : -1; /* gemma4: none */
             return id < n_vocab ? id : -1;
         }
     return -1;
@@ -129,19 +130,28 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
     if (!v)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
     tok_status s = TOK_OK;
-    if (model.len == 5 && !memcmp(model.ptr, "llama", 5))
-        v->kind = VOCAB_SPM;
-    else if (model.len == 4 && !memcmp(model.ptr, "gpt2", 4))
-        v->kind = VOCAB_BPE;
-    else {
+    static const struct {
+        const char *name;
+        vocab_kind kind;
+    } models[] = { { "llama", VOCAB_SPM }, { "gpt2", VOCAB_BPE }, { "gemma4", VOCAB_BPE } };
+    size_t mi = 0;
+    while (mi < sizeof models / sizeof models[0] &&
+           !(model.len == strlen(models[mi].name) && !memcmp(model.ptr, models[mi].name, model.len)))
+        mi++;
+    if (mi < sizeof models / sizeof models[0]) {
+        v->kind = models[mi].kind;
+        v->model = models[mi].name;
+    } else {
         uint64_t at = gguf_find_kv(f, "tokenizer.ggml.model")->offset;
         s = gguf_is_identifier(model.ptr, model.len)
                 ? tok_fail(err, TOK_E_UNSUPPORTED, at, "tokenizer.ggml.model",
-                              "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE are)",
+                              "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE, "
+                              "gemma4 = SentencePiece-style BPE are)",
                               (int)model.len, model.ptr)
                 : tok_fail(err, TOK_E_MALFORMED, at, "tokenizer.ggml.model",
                               "tokenizer.ggml.model '%.*s' is not a tokenizer's name (llama = SentencePiece, gpt2 = "
-                              "byte-level BPE are)", (int)(model.len < 64 ? model.len : 64), model.ptr);
+                              "byte-level BPE, gemma4 = SentencePiece-style BPE are)", (int)(model.len < 64 ? model.len : 64),
+                              model.ptr);
         goto fail;
     }
     const gguf_value *tokens, *scores, *types, *merges;
@@ -205,8 +215,12 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         goto fail;
     }
     snprintf(v->pre, sizeof v->pre, "%.*s", (int)(pre.len < 31 ? pre.len : 31), pre.ptr);
+    if (!strcmp(v->model, "gemma4")) /* llama.cpp's loader: the gemma4 tokenizer's pre-tokenizer, whatever the key */
+        snprintf(v->pre, sizeof v->pre, "gemma4");
     v->ignore_merges = !spm && pretok_ignores_merges(v->pre);
+    v->spm_style = !spm && pretok_spm_style(v->pre);
     v->add_bos = key_bool(f, "tokenizer.ggml.add_bos_token", spm || pretok_adds_bos(v->pre));
+    v->add_bos |= v->spm_style; /* llama.cpp's loader turns it on for Gemma 4 whatever the key says */
     v->add_eos = key_bool(f, "tokenizer.ggml.add_eos_token", false);
     v->add_space_prefix = key_bool(f, "tokenizer.ggml.add_space_prefix", spm);
     if (v->add_bos && v->bos < 0)
@@ -241,7 +255,7 @@ fail:
 
 int32_t tok_vocab_size(const tok_vocab *v) { return v->n; }
 int32_t tok_vocab_id_of(const tok_vocab *v, const char *text, size_t len) { return strmap_get(&v->by_text, text, len); }
-const char *tok_vocab_model(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "llama" : "gpt2"; }
+const char *tok_vocab_model(const tok_vocab *v) { return v->model; }
 const char *tok_vocab_pre(const tok_vocab *v) { return v->kind == VOCAB_SPM ? "spm" : v->pre; }
 int32_t tok_vocab_bos(const tok_vocab *v) { return v->bos; }
 int32_t tok_vocab_eos(const tok_vocab *v) { return v->eos; }

@@ -21,6 +21,8 @@ struct tok_vocab {
     strmap merge_rank;        /* "left right" -> rank (BPE) */
     int32_t bos, eos, eot, eom, unk;
     bool add_bos, add_eos, add_space_prefix, ignore_merges;
+    bool spm_style;           /* BPE over U+2581 for spaces and the text's own UTF-8 (pretok_spm_style) */
+    const char *model;        /* tokenizer.ggml.model: "llama", "gpt2" or "gemma4" */
     uint8_t *eog;             /* (n) end-of-generation flags */
     int32_t n_real;
     int32_t *special;         /* control, user-defined and unknown tokens, longest text first (special.c) */
@@ -38,6 +40,8 @@ void vocab_apply_llama_rules(tok_vocab *v, const gguf_file *f);
  * adds BOS by default (the llama3 names, tekken), for this tokenizer.ggml.pre (pretok.c). */
 bool pretok_ignores_merges(const char *name);
 bool pretok_adds_bos(const char *name);
+/* Whether this tokenizer.ggml.pre is SentencePiece-style BPE (gemma4: pre_kind.spm_style in pretok.c). */
+bool pretok_spm_style(const char *name);
 /* BPE pre-tokenizer (pretok.c): compiles the regexes for v->pre. */
 tok_status pretok_create(tok_vocab *v, tok_error *err);
 void pretok_free(void *p);

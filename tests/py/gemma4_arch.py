@@ -15,14 +15,17 @@ import gguf
 from gguf_copy import write_out
 
 from moe_arch import add_bpe_vocab
+from gemma4_vocab import add_gemma4_vocab
 
 
 def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, False, True), n_head=4, n_kv_swa=2,
                  n_kv_full=1, head_swa=48, head_full=64, rot_full_frac=0.25, n_ff=384, window=4, softcap=30.0,
-                 n_vocab=1024, k_eq_v=True, out_scale=True, rot_swa=None, ff_wide_last=0, seed=5801):
+                 n_vocab=1024, k_eq_v=True, out_scale=True, rot_swa=None, ff_wide_last=0, vocab='gpt2', weights=True,
+                 seed=5801):
     """k_eq_v: the full layers without attn_v; out_scale: layer_output_scale in every layer; rot_swa: the sliding
     layers' rotated width (their whole head when None); ff_wide_last: that many last layers twice as wide (the
-    converter's use_double_wide_mlp, feed_forward_length then one width per layer)"""
+    converter's use_double_wide_mlp, feed_forward_length then one width per layer); vocab: 'gemma4' for Gemma 4's own
+    tokenizer (gemma4_vocab.py), else a byte-level one; weights: False for the keys alone (a vocabulary file)"""
     rs = np.random.RandomState(seed)
     E, L = n_embd, len(swa_layers)
 
@@ -56,7 +59,13 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
     w.add_shared_kv_layers(0)
     w.add_embedding_length_per_layer_input(0)
     w.add_final_logit_softcapping(softcap)
-    add_bpe_vocab(w, 'gpt-2', ['<bos>', '<eos>', '<|endoftext|>'], n_vocab, '<bos>', True)
+    if vocab == 'gemma4':
+        add_gemma4_vocab(w, n_vocab)
+    else:
+        add_bpe_vocab(w, 'gpt-2', ['<bos>', '<eos>', '<|endoftext|>'], n_vocab, '<bos>', True)
+    if not weights:
+        write_out(w)
+        return
 
     t = w.add_tensor
     n_rot = int(head_full * rot_full_frac / 2)

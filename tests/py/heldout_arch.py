@@ -116,7 +116,8 @@ OWN_WRITERS = {
     'heldout-gemma4-b': lambda out: write_gemma4(out, n_embd=96, swa_layers=(True, False, True, True, False),
                                                  n_head=3, n_kv_swa=3, n_kv_full=3, head_swa=32, head_full=96,
                                                  rot_full_frac=0.5, n_ff=160, window=3, softcap=0.0, k_eq_v=False,
-                                                 out_scale=False, rot_swa=16, ff_wide_last=2, seed=5802),
+                                                 out_scale=False, rot_swa=16, ff_wide_last=2, vocab='gemma4',
+                                                 seed=5802),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
