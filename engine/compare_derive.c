@@ -141,7 +141,7 @@ static bool derive_attention(cmp_state *s, int side, int il, int pos0, int T, fl
     const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, s->m->hp.n_head * s->m->layers[il].head_dim);
     if (!ref || !q || !h->kv[0][0] || pos0 + T > h->n_pos)
         return false;
-    const size_t layer = (size_t)il * h->n_pos * h->kv_dim;
+    const size_t layer = (size_t)s->m->layers[il].kv_src * h->n_pos * h->kv_dim; /* (an earlier layer's: Gemma 4) */
     const kern_attn a = engine_layer_attn(s->m, il);
     return ref->attention(ref, q, h->kv[side][0] + layer, h->kv[side][1] + layer, T, pos0, &a, out) == KERN_OK;
 }
@@ -491,6 +491,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
                                out);
     case ENGINE_OP_LAYER_OUT:
+        if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
+            return false;
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),

@@ -15,7 +15,8 @@ void engine_ctx_free(engine_ctx *c)
     if (!c)
         return;
     float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
-                      c->router, c->moe_tmp, c->k_step, c->v_step, c->mla, c->dn, c->dn_conv_state, c->dn_state };
+                      c->router, c->moe_tmp, c->k_step, c->v_step, c->mla, c->dn, c->dn_conv_state, c->dn_state,
+                      c->ple, c->ple_tmp };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
@@ -44,6 +45,13 @@ static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, siz
     for (int il = 0; il < m->hp.n_layer; il++) {
         const engine_layer *L = &m->layers[il];
         size_t kr, vr;
+        if (L->kv_src != il) { /* it reads an earlier layer's cache (Gemma 4 E2B / E4B): none of its own */
+            if (k_off)
+                k_off[il] = k_off[L->kv_src];
+            if (v_off)
+                v_off[il] = v_off[L->kv_src];
+            continue;
+        }
         if (k_off)
             k_off[il] = ka;
         if (v_off)
@@ -61,6 +69,7 @@ static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, siz
 /* Elements of each buffer a context of n_ctx positions and batches of B holds. */
 typedef struct ctx_sizes {
     size_t kv, kv_v, x, q, ff, logit, router, mla; /* kv, kv_v: the K and the V cache */
+    size_t ple;      /* Gemma 4's per-layer inputs (each of two buffers) */
     size_t dn, dn_conv, dn_state; /* a gated delta net's rows (or gated attention's), its recurrent states */
     size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
@@ -83,6 +92,7 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     size_t q_dim;
     int ff_widest = hp->n_ff > hp->n_ff_exp ? hp->n_ff : hp->n_ff_exp;
     ff_widest = ff_widest > hp->n_ff_shexp ? ff_widest : hp->n_ff_shexp;
+    ff_widest = ff_widest > hp->n_ple ? ff_widest : hp->n_ple; /* a layer's per-layer input uses gate and up */
     size_t mla_row = engine_mla_width(hp), dn_row = engine_dn_width(hp);
     z->dn_state = engine_dn_state_floats(hp, &z->dn_conv);
     bool overflow = __builtin_mul_overflow((size_t)hp->n_head, engine_q_width(hp), &q_dim) ||
@@ -90,12 +100,14 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
                     __builtin_mul_overflow(B, mla_row, &z->mla) ||
                     __builtin_mul_overflow(B, dn_row, &z->dn) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_embd, &z->x) ||
+                    __builtin_mul_overflow(B * (size_t)hp->n_layer, (size_t)hp->n_ple, &z->ple) ||
                     __builtin_mul_overflow(B, q_dim, &z->q) || __builtin_mul_overflow(B, (size_t)ff_widest, &z->ff) ||
                     __builtin_mul_overflow(B, (size_t)hp->n_expert + 1, &z->router) ||
                     __builtin_mul_overflow((size_t)engine_logit_rows(m->be), (size_t)hp->n_vocab, &z->logit);
     const size_t float_max = SIZE_MAX / sizeof(float) / 2; /* the byte count of each, and of two caches, fits */
     if (overflow || z->kv > float_max || z->kv_v > float_max || z->mla > float_max || z->dn > float_max ||
         z->dn_state > float_max || z->dn_conv > float_max || z->x > float_max || z->q > float_max || z->ff > float_max ||
+        z->ple > float_max ||
         z->logit > float_max || z->router > float_max)
         return engine_fail(err, ENGINE_E_INPUT, 0, "",
                            "a context of %d positions for this model's hyperparameters (%d layers, %d x %d key/value "
@@ -137,9 +149,9 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
     out->state_bytes = ((uint64_t)z.dn_conv + (uint64_t)z.dn_state) * f;
     /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe;
-     * the grouped experts' host staging; latent attention's rows */
+     * the grouped experts' host staging; latent attention's rows; a delta net's; Gemma 4's per-layer inputs */
     const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0,
-                                 z.moe_host, z.mla, z.dn };
+                                 z.moe_host, z.mla, z.dn, z.ple, z.ple };
     const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
     for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
         if (!rows_of[i])
@@ -186,6 +198,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
         { &c->dn, z.dn }, { &c->dn_conv_state, z.dn_conv }, { &c->dn_state, z.dn_state },
+        { &c->ple, z.ple }, { &c->ple_tmp, z.ple },
         /* only where steps replay: two rows, outside the estimate */
         { &c->k_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },
         { &c->v_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },

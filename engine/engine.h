@@ -53,6 +53,7 @@ typedef struct engine_hparams {
     /* the widest over the layers (engine_layer has each one's): a head's key and value rows, a position's keys or
      * values in a layer's cache */
     int head_dim_max, v_dim_max, kv_max;
+    int n_ple;              /* Gemma 4 E2B / E4B's per-layer input width (embedding_length_per_layer_input; 0: none) */
     /* Latent attention (DeepSeek-V2/V3: model_arch.mla): the query's and the keys' and values' compression ranks
      * (n_lora_q 0: the query straight from the input), a head's key and value lengths after decompression and the
      * key's part without rotation; split: the decompression per head (attn_k_b, attn_v_b: the cache holds the
@@ -170,7 +171,7 @@ uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
 /* What engine_ctx_create(m, n_ctx, max_batch) allocates, without allocating it: the K and V caches (each one buffer
  * of n_layer x n_ctx rows of kv_row_bytes: the pages of positions never reached are not touched) and the
  * activations, each a buffer of rows (a batch's, or the logits' scratch) of row_bytes. */
-enum { ENGINE_CTX_ACT_BUFFERS = 13 };
+enum { ENGINE_CTX_ACT_BUFFERS = 15 };
 typedef struct engine_ctx_memory {
     uint64_t kv_bytes, kv_bytes_per_position;
     uint64_t state_bytes;               /* recurrent layers' states (a gated delta net's), whatever the context */

@@ -124,6 +124,29 @@ static void deliver_top(const engine_ctx *c, const top_request *top)
         memcpy(top->vals, c->step_vals, (size_t)top->k * sizeof *top->vals);
 }
 
+/* Layer il's attention over an earlier layer's keys and values (Gemma 4 E2B / E4B's last layers: kv_src's cache, which
+ * that layer filled for these positions before): its own q (norm, rotation), the attention, the output projection. */
+static void shared_kv_attention(pass *p, int il, int T, const float *in)
+{
+    engine_ctx *c = p->c;
+    const engine_model *m = c->m;
+    const engine_hparams *hp = &m->hp;
+    const engine_layer *L = &m->layers[il];
+    const int hd = L->head_dim, q_dim = hp->n_head * hd, src = L->kv_src;
+    const kern_weight *w = L->w;
+    const kern_attn attn = engine_layer_attn(m, il);
+    run_matmul(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, c->q);
+    if (w[MODEL_ROLE_ATTN_Q_NORM].t)
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+    run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, c->pos, L->swa ? &hp->rope_swa : &hp->rope);
+    pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
+    run_attention(p, "attention (an earlier layer's keys and values)", c->q, c->k_cache + c->k_off[src],
+                  c->v_cache + c->v_off[src], T, c->pos, &attn, c->att);
+    pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
+    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o);
+    pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
+}
+
 /* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
  * norms and rotation; k and v go into the cache), attention, and its output projection into c->o. */
 static void attention_block(pass *p, int il, int T)
@@ -169,6 +192,10 @@ static void attention_block(pass *p, int il, int T)
     }
     if (L->recurrent) {
         engine_delta_net_block(p, il, T, in);
+        return;
+    }
+    if (L->kv_src != il) {
+        shared_kv_attention(p, il, T, in);
         return;
     }
     /* Qwen3.5: each head's query then its output gate in attn_q's rows, taken apart after the product */
@@ -252,6 +279,43 @@ static void residual_add(pass *p, float *x, const float *o, int n, const kern_we
     run_add(p, "residual add", x, o, (size_t)n * E);
 }
 
+/* Gemma 4 E2B / E4B's per-layer inputs of the batch (llama.cpp's gemma4 project_per_layer_inputs): each token's rows of
+ * per_layer_token_embd times sqrt(its width), plus the RMS-normed projection of the scaled embeddings times
+ * 1/sqrt(n_embd), the sum times 1/sqrt(2); into c->ple (T, n_layer, n_ple). */
+static void per_layer_inputs(pass *p, const int32_t *tokens, int T)
+{
+    engine_ctx *c = p->c;
+    const engine_model *m = c->m;
+    const engine_hparams *hp = &m->hp;
+    const size_t n = (size_t)T * hp->n_layer * hp->n_ple;
+    run_embed(p, "per_layer_token_embd", &m->ple_embd, tokens, T, c->ple_tmp);
+    run_scale(p, "per-layer embedding scale", c->ple_tmp, n, sqrtf((float)hp->n_ple));
+    run_matmul(p, "per_layer_model_proj", &m->ple_proj, NULL, c->x, T, c->ple);
+    run_scale(p, "per-layer projection scale", c->ple, n, 1.0f / sqrtf((float)hp->n_embd));
+    run_rmsnorm(p, "per_layer_proj_norm", &m->ple_norm, c->ple, T * hp->n_layer, hp->n_ple, hp->eps, c->ple);
+    run_add(p, "per-layer inputs", c->ple, c->ple_tmp, n);
+    run_scale(p, "per-layer input scale", c->ple, n, 1.0f / sqrtf(2.0f));
+}
+
+/* Layer il's per-layer input on rows [r0, T) of the residual (llama.cpp's gemma4 graph): x += post_norm(proj(
+ * GELU(inp_gate x) * the layer's per-layer input)). c->gate and c->up are free by then. */
+static void per_layer_input(pass *p, int il, int T, int r0)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const kern_weight *w = c->m->layers[il].w;
+    const int E = hp->n_embd, P = hp->n_ple, Tr = T - r0;
+    float *x = c->x + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
+    const size_t row = (size_t)hp->n_layer * P; /* a token's rows of every layer */
+    run_matmul(p, "inp_gate", &w[MODEL_ROLE_PER_LAYER_INP_GATE], NULL, x, Tr, c->gate);
+    run_copy_rows(p, "the layer's per-layer inputs", c->up, (size_t)P, c->ple + (size_t)r0 * row + (size_t)il * P, row,
+                  Tr, P);
+    run_glu(p, "GELU(gate) x per-layer input", KERN_ACT_GELU_TANH, c->gate, c->up, (size_t)Tr * P, (size_t)P, c->gate);
+    run_matmul(p, "proj", &w[MODEL_ROLE_PER_LAYER_PROJ], NULL, c->gate, Tr, o);
+    run_block_norm(p, "post_norm", &w[MODEL_ROLE_PER_LAYER_POST_NORM], o, Tr, E, hp->eps, o);
+    run_add(p, "residual add (per-layer input)", x, o, (size_t)Tr * E);
+}
+
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
  * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0.
@@ -300,7 +364,10 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    residual_add(p, x, o, Tr, L->out_scale != 1.0f ? NULL : next_norm, h);
+    const bool more = L->out_scale != 1.0f || L->w[MODEL_ROLE_PER_LAYER_INP_GATE].t; /* Gemma 4's after the add */
+    residual_add(p, x, o, Tr, more ? NULL : next_norm, h);
+    if (L->w[MODEL_ROLE_PER_LAYER_INP_GATE].t)
+        per_layer_input(p, il, T, r0);
     if (L->out_scale != 1.0f) /* Gemma 4: the layer's output scaled (after the residual add, before the next norm) */
         run_scale(p, "layer output scale", x, (size_t)Tr * E, L->out_scale);
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
@@ -373,6 +440,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     run_embed(&p, "token embedding", &m->tok_embd, tokens, T, c->x);
     if (hp->embd_scale != 1.0f)
         run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
+    if (hp->n_ple)
+        per_layer_inputs(&p, tokens, T);
     p.layer = 0;
     pass_look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {

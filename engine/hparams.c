@@ -67,6 +67,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_d = (int)g->ssm_d_state;
         hp->dn_channels = (2 * hp->dn_hk + hp->dn_hv) * hp->dn_d;
     }
+    hp->n_ple = (int)g->n_embd_per_layer;
     hp->n_ff = (int)g->n_ff; /* the widest, where the file lists one per layer */
     for (int64_t il = 0; il < hp->n_layer; il++) {
         model_hparams l;

@@ -36,6 +36,7 @@ typedef struct engine_layer {
      * none) */
     int n_kv_head, head_dim, v_dim, n_ff;
     float out_scale;
+    int kv_src;              /* the layer whose keys and values it attends to: il, or an earlier one (Gemma 4 E2B) */
 } engine_layer;
 
 struct engine_model {
@@ -43,6 +44,7 @@ struct engine_model {
     kern_backend *be;
     engine_hparams hp;
     kern_weight tok_embd, output_norm, output;
+    kern_weight ple_embd, ple_proj, ple_norm; /* Gemma 4's per-layer inputs' table, projection, norm (t NULL: none) */
     engine_layer *layers;  /* (n_layer) */
     gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the
                                    * experts' biases as a row, or NULL */
@@ -143,7 +145,8 @@ struct engine_ctx {
     /* gated delta nets (delta_net.c): each recurrent layer's convolution inputs (dn_conv - 1, dn_channels) and state
      * (dn_hv, dn_d, dn_d); the batch's rows (max_batch, engine_dn_width); NULL without */
     float *dn_conv_state, *dn_state, *dn;
-    float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp) */
+    float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp, n_ple) */
+    float *ple, *ple_tmp;         /* (max_batch, n_layer, n_ple) Gemma 4's per-layer inputs, or NULL */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */
     float *router_host;           /* (max_batch, n_expert + 1), host */

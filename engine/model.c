@@ -222,6 +222,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     L->head_dim = (int)shape.head_dim_k;
     L->v_dim = (int)shape.head_dim_v;
     L->n_ff = (int)shape.n_ff;
+    L->kv_src = (int)model_hparams_layer_kv_source(dims, il);
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
         if (!model_role_info_of((model_role)r)->per_layer ||
             model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
@@ -379,8 +380,8 @@ const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const cha
 
 static void unbind_all(engine_model *m)
 {
-    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output };
-    for (size_t i = 0; i < 3; i++)
+    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->ple_embd, &m->ple_proj, &m->ple_norm };
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
         if (globals[i]->t && !(i == 2 && m->hp.tied_output))
             m->be->unbind(m->be, globals[i]);
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
@@ -473,6 +474,13 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         (s = bind(m, &m->output_norm, model_role_info_of(final_norm)->name, final_norm, -1, &dims, err)) ||
         (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, -1, &dims, err)))
         goto fail;
+    static const model_role ple_roles[3] = { MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ,
+                                             MODEL_ROLE_PER_LAYER_PROJ_NORM };
+    kern_weight *ple[3] = { &m->ple_embd, &m->ple_proj, &m->ple_norm }; /* Gemma 4 E2B / E4B */
+    for (int k = 0; k < 3; k++)
+        if (model_role_need(&hp->g, ple_roles[k]) != MODEL_NEED_ABSENT &&
+            (s = bind(m, ple[k], model_role_info_of(ple_roles[k])->name, ple_roles[k], -1, &dims, err)))
+            goto fail;
     if (!m->output.t) {
         hp->tied_output = true;
         m->output = m->tok_embd;

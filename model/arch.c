@@ -114,6 +114,24 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_V_B] = { "attn_v_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_V_MLA, false,
                              "values' decompression per head", MODEL_DIM_HEAD, .form = MODEL_FFN_ANY,
                              .attn_form = MODEL_ATTN_KV_B_SPLIT },
+    [MODEL_ROLE_PER_LAYER_TOKEN_EMBD] = { "per_layer_token_embd.weight", false, MODEL_DIM_PLE_ALL, MODEL_DIM_VOCAB, false,
+                                         "per-layer token embeddings (every layer's row of each token)",
+                                         MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .per_layer_input = true },
+    [MODEL_ROLE_PER_LAYER_MODEL_PROJ] = { "per_layer_model_proj.weight", false, MODEL_DIM_EMBD, MODEL_DIM_PLE_ALL,
+                                         false, "projection of the embeddings into the per-layer inputs",
+                                         MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .per_layer_input = true },
+    [MODEL_ROLE_PER_LAYER_PROJ_NORM] = { "per_layer_proj_norm.weight", false, MODEL_DIM_PLE, MODEL_DIM_NONE, true,
+                                        "per-layer input projection's norm gains", MODEL_DIM_NONE,
+                                        .form = MODEL_FFN_ANY, .per_layer_input = true },
+    [MODEL_ROLE_PER_LAYER_INP_GATE] = { "inp_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_PLE, false,
+                                       "gate over the layer's per-layer input", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
+                                       .per_layer_input = true },
+    [MODEL_ROLE_PER_LAYER_PROJ] = { "proj.weight", true, MODEL_DIM_PLE, MODEL_DIM_EMBD, false,
+                                   "per-layer input's projection back to the embedding", MODEL_DIM_NONE,
+                                   .form = MODEL_FFN_ANY, .per_layer_input = true },
+    [MODEL_ROLE_PER_LAYER_POST_NORM] = { "post_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                        "per-layer input's output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
+                                        .per_layer_input = true },
     [MODEL_ROLE_LAYER_OUT_SCALE] = { "layer_output_scale.weight", true, MODEL_DIM_ONE, MODEL_DIM_NONE, false,
                                     "the layer output's scale", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
@@ -798,7 +816,7 @@ static const model_arch archs[] = {
     },
     {
         .name = "gemma4",
-        .families = "Gemma 4 (text: 31B; E2B, E4B and 26B-A4B refused for now)",
+        .families = "Gemma 4 (text: 31B, E2B, E4B; 26B-A4B refused for now)",
         /* llama.cpp's gemma4: gemma3's layers with the sliding-window layers' own head lengths and rotated width
          * (attention.key_length_swa, rope.dimension_count_swa) and key/value heads per layer; full layers rotate
          * "proportionally" through rope_freqs, may take their values from the key projection (no attn_v), every v
@@ -807,7 +825,10 @@ static const model_arch archs[] = {
                   [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = O,
                   [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
                   [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_POST_NORM] = R,
-                  [MODEL_ROLE_LAYER_OUT_SCALE] = O },
+                  [MODEL_ROLE_LAYER_OUT_SCALE] = O, [MODEL_ROLE_PER_LAYER_TOKEN_EMBD] = R,
+                  [MODEL_ROLE_PER_LAYER_MODEL_PROJ] = R, [MODEL_ROLE_PER_LAYER_PROJ_NORM] = R,
+                  [MODEL_ROLE_PER_LAYER_INP_GATE] = R, [MODEL_ROLE_PER_LAYER_PROJ] = R,
+                  [MODEL_ROLE_PER_LAYER_POST_NORM] = R },
         .rope_neox = true,
         .act = MODEL_ACT_GELU_TANH,
         .embd_scale_sqrt = true,
@@ -843,6 +864,13 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         if (!in_form)
             return MODEL_NEED_ABSENT;
     }
+    if (roles[r].per_layer_input && hp->n_embd_per_layer <= 0) /* Gemma 4's, in E2B / E4B files only */
+        return MODEL_NEED_ABSENT;
+    /* a layer that reads an earlier layer's cache makes no keys or values: llama.cpp's gemma4 loader takes them
+     * where the file has them (TENSOR_NOT_REQUIRED) and its graph does not read them */
+    if ((r == MODEL_ROLE_ATTN_K || r == MODEL_ROLE_ATTN_V || r == MODEL_ROLE_ATTN_K_NORM) && il >= 0 &&
+        model_hparams_layer_kv_source(hp, il) != il && hp->arch->need[r] != MODEL_NEED_ABSENT)
+        return MODEL_NEED_OPTIONAL;
     if ((r == MODEL_ROLE_ATTN_Q_NORM || r == MODEL_ROLE_ATTN_K_NORM) && hp->arch->qk_norm_from_layers)
         return hp->n_layer >= hp->arch->qk_norm_from_layers ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT;
     if (!hp->arch->delta_net && !hp->arch->shortconv)

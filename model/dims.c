@@ -47,6 +47,13 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
     return hp->full_attn_interval > 0 && (il + 1) % hp->full_attn_interval != 0;
 }
 
+int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il)
+{
+    if (hp->n_kv_shared <= 0 || il < hp->n_layer_kv)
+        return il;
+    return hp->n_layer_kv - (model_hparams_layer_is_swa(hp, il) ? 2 : 1);
+}
+
 bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
 {
     if (hp->n_expert <= 0)
@@ -100,6 +107,8 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_SHORTCONV: return hp->shortconv_l_cache;
     case MODEL_DIM_EMBD3: return 3 * hp->n_embd;
     case MODEL_DIM_ONE: return 1;
+    case MODEL_DIM_PLE: return hp->n_embd_per_layer;
+    case MODEL_DIM_PLE_ALL: return hp->n_embd_per_layer * hp->n_layer;
     default: return 0;
     }
 }
@@ -167,7 +176,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
         [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size",
         [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
-        [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1",
+        [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1", [MODEL_DIM_PLE] = "embedding_length_per_layer_input",
+        [MODEL_DIM_PLE_ALL] = "embedding_length_per_layer_input x block_count",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

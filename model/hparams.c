@@ -448,7 +448,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->head_dim_v_swa = get_int(&r, "attention.value_length_swa", false, 0, 1, dims, NULL);
     hp->n_rot_swa = get_int(&r, "rope.dimension_count_swa", false, 0, 2, dims, NULL);
     hp->n_kv_shared = get_int(&r, "attention.shared_kv_layers", false, 0, 0, dims, NULL);
-    hp->n_embd_per_layer = get_int(&r, "embedding_length_per_layer_input", false, 0, 0, big, NULL);
+    hp->n_embd_per_layer = get_int(&r, "embedding_length_per_layer_input", false, 0, 0, dims, NULL);
+    hp->n_layer_kv = hp->n_layer - hp->n_kv_shared;
     if (hp->arch && hp->arch->mla)
         latent_attention(&r, hp);
     if (hp->arch && hp->arch->mrope) {

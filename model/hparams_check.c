@@ -155,21 +155,16 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         (long long)l.head_dim_k);
         }
     }
-    /* Gemma 4 E2B / E4B: not run yet (llama.cpp's gemma4 graph reads the earlier layers' caches and a second
-     * embedding table) */
-    const struct {
-        int64_t value;
-        const char *suffix, *what;
-    } unrun[] = {
-        { hp->n_kv_shared, "attention.shared_kv_layers", "layers that reuse earlier layers' keys and values" },
-        { hp->n_embd_per_layer, "embedding_length_per_layer_input", "per-layer token embeddings" },
-    };
-    for (size_t i = 0; i < sizeof unrun / sizeof unrun[0]; i++)
-        if (unrun[i].value > 0) {
-            snprintf(key, sizeof key, "%s.%s", arch, unrun[i].suffix);
-            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
-                              "%s (key '%s' is %lld) are not run yet", unrun[i].what, key, (long long)unrun[i].value);
+    if (hp->n_kv_shared > 0) { /* llama.cpp's gemma4 cache asserts two layers before, the last two of each kind */
+        const int64_t from = hp->n_layer_kv;
+        if (from < 2 || !model_hparams_layer_is_swa(hp, from - 2) || model_hparams_layer_is_swa(hp, from - 1)) {
+            snprintf(key, sizeof key, "%s.attention.shared_kv_layers", arch);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                              "key '%s' is %lld of %lld layers: the layers before the shared ones must end with a "
+                              "sliding-window layer then a full one, whose caches the shared layers read (llama.cpp "
+                              "asserts it)", key, (long long)hp->n_kv_shared, (long long)hp->n_layer);
         }
+    }
     if (hp->arch->mla) { /* what llama.cpp's deepseek2 loader asserts, or its cache would not fit its rows */
         const bool split = hp->head_dim_k_mla > 0;
         const int64_t k_mla = split ? hp->head_dim_k_mla : hp->head_dim_k;

@@ -168,8 +168,9 @@ Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
  * own key and value lengths and rotated width (attention.key_length_swa, value_length_swa, rope.dimension_count_swa),
  * attention.head_count_kv and feed_forward_length one per layer (get_key_or_arr), each layer's role shapes from them;
  * q.k unscaled. A count that does not divide the heads, or a sliding layer's value length apart from its key length,
- * refused naming the key; the E2B / E4B forms (layers sharing earlier layers' caches, per-layer embeddings) refused as
- * not run yet. */
+ * refused naming the key; E2B / E4B's last layers read the caches of the last sliding and full layers before them
+ * (llama.cpp's layer_reuse_cb), which must be there, and their per-layer input roles are the file's only with
+ * embedding_length_per_layer_input. */
 Test(arch, gemma4_layers_have_shapes_of_their_own)
 {
     kv_spec kvs[] = { { "general.architecture", 's', "gemma4" },          { "gemma4.embedding_length", 'u', "256" },
@@ -210,15 +211,37 @@ Test(arch, gemma4_layers_have_shapes_of_their_own)
     hparams_refused_naming(kvs, N(kvs), 4, "4,4,2", "gemma4.attention.head_count_kv");
     hparams_refused_naming(kvs, N(kvs), 9, "48", "gemma4.attention.value_length_swa");
     hparams_refused_naming(kvs, N(kvs), 10, "96", "gemma4.rope.dimension_count_swa");
-    static const struct {
-        const char *key, *value;
-    } unrun[] = { { "gemma4.attention.shared_kv_layers", "2" }, { "gemma4.embedding_length_per_layer_input", "256" } };
-    for (size_t i = 0; i < N(unrun); i++) {
-        kvs[N(kvs) - 1] = (kv_spec){ unrun[i].key, 'u', unrun[i].value };
-        f = hparams_file_with(kvs, N(kvs), &b);
-        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "%s", unrun[i].key);
-        cr_assert_str_eq(e.subject, unrun[i].key);
-        gguf_close(f);
-        free(b.p);
-    }
+    /* E2B / E4B: the last two layers read the caches of the sliding and the full layer before them */
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma4.attention.shared_kv_layers", 'u', "1" };
+    kv_spec e2b[N(kvs) + 1];
+    memcpy(e2b, kvs, sizeof kvs);
+    e2b[N(kvs)] = (kv_spec){ "gemma4.embedding_length_per_layer_input", 'u', "32" };
+    e2b[12] = (kv_spec){ "gemma4.attention.sliding_window_pattern", 'b', "1,0,1,0" };
+    e2b[N(kvs) - 1].value = "2";
+    f = hparams_file_with(e2b, N(e2b), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    const int64_t src[4] = { 0, 1, 0, 1 };
+    for (int il = 0; il < 4; il++)
+        cr_assert_eq(model_hparams_layer_kv_source(&hp, il), src[il], "layer %d", il);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K, 2), MODEL_NEED_OPTIONAL, "a shared layer makes no keys");
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_K, 1), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_PER_LAYER_TOKEN_EMBD), MODEL_NEED_REQUIRED);
+    cr_assert_not(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_PER_LAYER_TOKEN_EMBD), -1, ne),
+                  "no vocabulary here");
+    cr_assert_eq(ne[0], 4 * 32, "every layer's 32 per token");
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_PER_LAYER_INP_GATE), 1, ne));
+    cr_assert(ne[0] == 256 && ne[1] == 32);
+    gguf_close(f);
+    free(b.p);
+    /* the layers before the shared ones must end with a sliding and a full one (llama.cpp asserts it) */
+    hparams_refused_naming(e2b, N(e2b), N(kvs) - 1, "3", "gemma4.attention.shared_kv_layers");
+    e2b[12].value = "1,1,0,0";
+    hparams_refused_naming(e2b, N(e2b), N(kvs) - 1, "2", "gemma4.attention.shared_kv_layers");
+    kvs[N(kvs) - 1] = (kv_spec){ "gemma4.attention.shared_kv_layers", 'u', "0" };
+    f = hparams_file_with(kvs, N(kvs), &b); /* without per-layer inputs their roles are not the file's */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert_eq(model_role_need(&hp, MODEL_ROLE_PER_LAYER_PROJ), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_hparams_layer_kv_source(&hp, 3), 3);
+    gguf_close(f);
+    free(b.p);
 }

@@ -63,6 +63,8 @@ typedef enum model_dim {
      * C and x) */
     MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD3,
     MODEL_DIM_ONE,       /* a single value (Gemma 4's layer_output_scale) */
+    /* Gemma 4's per-layer token embeddings: embedding_length_per_layer_input, and that times block_count */
+    MODEL_DIM_PLE, MODEL_DIM_PLE_ALL,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -73,6 +75,9 @@ typedef enum model_role {
      * for those within it */
     MODEL_ROLE_ROPE_FACTORS_LONG, MODEL_ROLE_ROPE_FACTORS_SHORT,
     MODEL_ROLE_TOKEN_EMBD_NORM, /* the final norm under the name LFM2's converter gives it */
+    /* Gemma 4 E2B / E4B's per-layer inputs: a second embedding table (each token's rows for every layer), the
+     * projection of the embeddings that joins them, that projection's norm gains */
+    MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ, MODEL_ROLE_PER_LAYER_PROJ_NORM,
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
@@ -104,8 +109,9 @@ typedef enum model_role {
     MODEL_ROLE_SSM_IN, MODEL_ROLE_SSM_BA,
     /* LFM2: a short convolution layer's input projection (B, C, x), taps and output projection */
     MODEL_ROLE_SHORTCONV_IN, MODEL_ROLE_SHORTCONV_CONV, MODEL_ROLE_SHORTCONV_OUT,
-    /* Gemma 4: one factor the layer's output is multiplied by */
-    MODEL_ROLE_LAYER_OUT_SCALE,
+    /* Gemma 4: one factor the layer's output is multiplied by; a layer's gate over its per-layer input, the
+     * projection back to the embedding and its norm gains (E2B / E4B) */
+    MODEL_ROLE_LAYER_OUT_SCALE, MODEL_ROLE_PER_LAYER_INP_GATE, MODEL_ROLE_PER_LAYER_PROJ, MODEL_ROLE_PER_LAYER_POST_NORM,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -136,6 +142,8 @@ typedef struct model_role_info {
     model_ffn_form form;
     bool expert_rows;     /* one row per expert (ne1 = expert_count): the experts' biases */
     model_attn_form attn_form;
+    bool per_layer_input;  /* a role of Gemma 4's per-layer inputs: in a file with embedding_length_per_layer_input
+                            * > 0 only */
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
@@ -380,8 +388,10 @@ typedef struct model_hparams {
      * absent); attention.shared_kv_layers (the last layers reuse earlier layers' caches: Gemma 4 E2B / E4B) and
      * embedding_length_per_layer_input (per-layer embeddings), 0 where absent */
     int64_t head_dim_k_swa, head_dim_v_swa, n_rot_swa, n_kv_shared, n_embd_per_layer;
-    /* feed_forward_length where it is an array of one width per layer (n_ff is then the widest), or NULL */
+    /* feed_forward_length where it is an array of one width per layer (n_ff is then the widest), or NULL; the first
+     * layer that reuses an earlier layer's keys and values (n_layer - n_kv_shared) */
     const gguf_value *ff_layers;
+    int64_t n_layer_kv;
     /* Where values came from, for reports. */
     bool eps_defaulted, rope_base_defaulted, head_dim_from_key_length, n_rot_from_key;
 } model_hparams;
@@ -411,6 +421,10 @@ GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t i
 GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il);
 /* Whether layer il is a recurrent one (a gated delta net's: model_arch.delta_net); il < 0: whether any layer is. */
 GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il);
+/* The layer whose keys and values layer il attends to: il itself, or for Gemma 4's last attention.shared_kv_layers
+ * layers the last of the layers before them with a cache of the same kind (llama.cpp's layer_reuse_cb: the one before
+ * the last for a sliding layer, the last for a full one). */
+GGUFSCOPE_API int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il);
 /* Whether layer il has experts (a mixture's, past its leading dense layers and on its interleave step); il < 0: whether
  * any layer does. */
 GGUFSCOPE_API bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il);

@@ -21,11 +21,13 @@ from gemma4_vocab import add_gemma4_vocab
 def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, False, True), n_head=4, n_kv_swa=2,
                  n_kv_full=1, head_swa=48, head_full=64, rot_full_frac=0.25, n_ff=384, window=4, softcap=30.0,
                  n_vocab=1024, k_eq_v=True, out_scale=True, rot_swa=None, ff_wide_last=0, vocab='gpt2', weights=True,
-                 seed=5801):
+                 n_ple=0, kv_shared=0, seed=5801):
     """k_eq_v: the full layers without attn_v; out_scale: layer_output_scale in every layer; rot_swa: the sliding
     layers' rotated width (their whole head when None); ff_wide_last: that many last layers twice as wide (the
     converter's use_double_wide_mlp, feed_forward_length then one width per layer); vocab: 'gemma4' for Gemma 4's own
-    tokenizer (gemma4_vocab.py), else a byte-level one; weights: False for the keys alone (a vocabulary file)"""
+    tokenizer (gemma4_vocab.py), else a byte-level one; weights: False for the keys alone (a vocabulary file); n_ple:
+    per-layer inputs of that width (E2B / E4B); kv_shared: that many last layers reading earlier layers' caches (their
+    k and v projections still in the file, as the converter writes them, unread)"""
     rs = np.random.RandomState(seed)
     E, L = n_embd, len(swa_layers)
 
@@ -56,8 +58,8 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
     w.add_rope_freq_base_swa(10000.0)
     w.add_sliding_window(window)
     w.add_sliding_window_pattern(list(swa_layers))
-    w.add_shared_kv_layers(0)
-    w.add_embedding_length_per_layer_input(0)
+    w.add_shared_kv_layers(kv_shared)
+    w.add_embedding_length_per_layer_input(n_ple)
     w.add_final_logit_softcapping(softcap)
     if vocab == 'gemma4':
         add_gemma4_vocab(w, n_vocab)
@@ -71,6 +73,10 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
     n_rot = int(head_full * rot_full_frac / 2)
     t('rope_freqs.weight', np.array([1.0] * n_rot + [1e30] * (head_full // 2 - n_rot), dtype=np.float32))
     t('token_embd.weight', rnd((n_vocab, E), 0.08))
+    if n_ple:
+        t('per_layer_token_embd.weight', rnd((n_vocab, L * n_ple), 0.1))
+        t('per_layer_model_proj.weight', rnd((L * n_ple, E), 0.08))
+        t('per_layer_proj_norm.weight', rnd((n_ple,), 0.2, 1.0))
     for i, swa in enumerate(swa_layers):
         b = f'blk.{i}.'
         hd, kv = (head_swa, n_kv_swa) if swa else (head_full, n_kv_full)
@@ -88,6 +94,10 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
         t(b + 'ffn_up.weight', rnd((ff[i], E), 0.12))
         t(b + 'ffn_down.weight', rnd((E, ff[i]), 0.1))
         t(b + 'post_ffw_norm.weight', rnd((E,), 0.2, 1.0))
+        if n_ple:
+            t(b + 'inp_gate.weight', rnd((n_ple, E), 0.12))
+            t(b + 'proj.weight', rnd((E, n_ple), 0.12))
+            t(b + 'post_norm.weight', rnd((E,), 0.2, 1.0))
         if out_scale:
             t(b + 'layer_output_scale.weight', np.array([0.5 + rs.random_sample()], dtype=np.float32))
     t('output_norm.weight', rnd((E,), 0.2, 1.0))

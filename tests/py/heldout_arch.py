@@ -118,6 +118,10 @@ OWN_WRITERS = {
                                                  rot_full_frac=0.5, n_ff=160, window=3, softcap=0.0, k_eq_v=False,
                                                  out_scale=False, rot_swa=16, ff_wide_last=2, vocab='gemma4',
                                                  seed=5802),
+    'heldout-gemma4-e': lambda out: write_gemma4(out, n_embd=128, swa_layers=(True, True, True, False, True, False),
+                                                 n_head=4, n_kv_swa=1, n_kv_full=1, head_swa=32, head_full=64,
+                                                 n_ff=192, window=3, k_eq_v=False, ff_wide_last=2, vocab='gemma4',
+                                                 n_ple=16, kv_shared=2, seed=5803),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

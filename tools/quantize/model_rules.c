@@ -96,7 +96,7 @@ static category category_of(const char *name)
 {
     if (strcmp(name, "output.weight") == 0)
         return CAT_OUTPUT;
-    if (strcmp(name, "token_embd.weight") == 0)
+    if (strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0) /* (Gemma 4's) */
         return CAT_TOKEN_EMBD;
     static const struct { const char *part; category c; } parts[] = {
         { "attn_qkv.weight", CAT_ATTN_QKV }, { "attn_kv_b.weight", CAT_ATTN_KV_B },
@@ -128,9 +128,10 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
 {
     const char *name = t->name;
     /* kept as they are (tensor_allows_quantization): 1-D tensors, anything not named *weight, the norms, the
-     * experts' router, a delta net's and LFM2's convolution taps */
+     * experts' router, a delta net's and LFM2's convolution taps, Gemma 4's per-layer input projection */
     if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
-        strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d") || strstr(name, "shortconv.conv.weight")) {
+        strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d") || strstr(name, "shortconv.conv.weight") ||
+        strstr(name, "per_layer_model_proj")) {
         *type = t->type;
         return GGUF_OK;
     }

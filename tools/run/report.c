@@ -62,6 +62,12 @@ static void print_layer_shapes(FILE *out, const engine_hparams *hp)
                 swa ? "sliding" : "full", il, (long long)l.n_head_kv, (long long)l.head_dim_k, (long long)l.n_rot,
                 factors ? " (rope_freqs)" : "", (long long)l.n_ff);
     }
+    if (hp->g.n_kv_shared > 0) /* Gemma 4 E2B / E4B */
+        fprintf(out, " the last %lld read the caches of layers %lld (sliding) and %lld (full);",
+                (long long)hp->g.n_kv_shared, (long long)hp->g.n_layer_kv - 2, (long long)hp->g.n_layer_kv - 1);
+    if (hp->n_ple)
+        fprintf(out, " per-layer inputs of %d (a second embedding table and a projection of the embeddings, gated into "
+                "each layer's output);", hp->n_ple);
     fprintf(out, "%s%s\n", hp->desc->v_from_k ? " values the keys' projection where a layer has no attn_v;" : "",
             hp->desc->v_norm ? " v RMS-normed without gains" : "");
 }
