@@ -483,6 +483,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
+        if (hp->desc->moe_dense_beside && w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's: the tolerance judges */
+            return false;
         if (hp->n_expert > 0)
             return derive_experts(s, side, il, T, out);
         return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F,

@@ -16,7 +16,7 @@ void engine_ctx_free(engine_ctx *c)
         return;
     float *bufs[] = { c->k_cache, c->v_cache, c->x, c->h, c->q, c->att, c->o, c->gate, c->up, c->logits,
                       c->router, c->moe_tmp, c->k_step, c->v_step, c->mla, c->dn, c->dn_conv_state, c->dn_state,
-                      c->ple, c->ple_tmp };
+                      c->ple, c->ple_tmp, c->moe_beside };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             c->be->free(c->be, bufs[i]);
@@ -32,6 +32,7 @@ void engine_ctx_free(engine_ctx *c)
     free(c->moe_ids_host);
     free(c->moe_slots_host);
     free(c->probe_host);
+    free(c->router_in_host);
     free(c->k_off);
     free(c->v_off);
     free(c);
@@ -70,6 +71,7 @@ static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, siz
 typedef struct ctx_sizes {
     size_t kv, kv_v, x, q, ff, logit, router, mla; /* kv, kv_v: the K and the V cache */
     size_t ple;      /* Gemma 4's per-layer inputs (each of two buffers) */
+    size_t beside;   /* Gemma 4's experts beside a dense block: their input, the router's, their output */
     size_t dn, dn_conv, dn_state; /* a gated delta net's rows (or gated attention's), its recurrent states */
     size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
@@ -115,6 +117,7 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
                            hp->n_kv_head, hp->head_dim);
     if (!hp->n_expert)
         z->router = 0; /* a dense model has no router */
+    z->beside = hp->n_expert && hp->desc->moe_dense_beside ? 3 * z->x : 0;
     /* B rows twice, B k outputs of n_embd and B k weights */
     size_t slots_x = 0;
     z->moe_host = 0;
@@ -149,9 +152,10 @@ engine_status engine_ctx_estimate(const engine_model *m, int n_ctx, int max_batc
     out->kv_bytes_per_position = out->kv_bytes / (uint64_t)n_ctx;
     out->state_bytes = ((uint64_t)z.dn_conv + (uint64_t)z.dn_state) * f;
     /* the buffers engine_ctx_create allocates besides the caches: x, h, o; q, att; gate, up; logits; router, moe;
-     * the grouped experts' host staging; latent attention's rows; a delta net's; Gemma 4's per-layer inputs */
+     * the grouped experts' host staging; latent attention's rows; a delta net's; Gemma 4's per-layer inputs and
+     * experts beside a dense block */
     const uint64_t rows_of[] = { z.x, z.x, z.x, z.q, z.q, z.ff, z.ff, z.logit, z.router, z.router ? z.x : 0,
-                                 z.moe_host, z.mla, z.dn, z.ple, z.ple };
+                                 z.moe_host, z.mla, z.dn, z.ple, z.ple, z.beside };
     const uint64_t logit_rows = (uint64_t)engine_logit_rows(m->be);
     for (int i = 0; i < ENGINE_CTX_ACT_BUFFERS; i++) {
         if (!rows_of[i])
@@ -198,7 +202,7 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
         { &c->up, ff_n }, { &c->logits, logit_n }, { &c->router, router_n },
         { &c->moe_tmp, router_n ? x_n : 0 }, /* engine_ctx_estimate counts the same buffers */
         { &c->dn, z.dn }, { &c->dn_conv_state, z.dn_conv }, { &c->dn_state, z.dn_state },
-        { &c->ple, z.ple }, { &c->ple_tmp, z.ple },
+        { &c->ple, z.ple }, { &c->ple_tmp, z.ple }, { &c->moe_beside, z.beside },
         /* only where steps replay: two rows, outside the estimate */
         { &c->k_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },
         { &c->v_step, c->be->step_replay ? (size_t)hp->kv_max : 0 },
@@ -248,7 +252,10 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
             return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory for the experts' batches");
         }
     }
-    if (!c->stats || (hp->n_expert && (!c->router_host || !c->route_probs || !c->route_weights || !c->route_ids))) {
+    if (z.beside)
+        c->router_in_host = malloc(x_n * sizeof(float));
+    if (!c->stats || (hp->n_expert && (!c->router_host || !c->route_probs || !c->route_weights || !c->route_ids)) ||
+        (z.beside && !c->router_in_host)) {
         engine_ctx_free(c);
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }

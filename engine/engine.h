@@ -171,7 +171,7 @@ uint64_t engine_ctx_bytes(const engine_ctx *c);  /* KV cache + activations */
 /* What engine_ctx_create(m, n_ctx, max_batch) allocates, without allocating it: the K and V caches (each one buffer
  * of n_layer x n_ctx rows of kv_row_bytes: the pages of positions never reached are not touched) and the
  * activations, each a buffer of rows (a batch's, or the logits' scratch) of row_bytes. */
-enum { ENGINE_CTX_ACT_BUFFERS = 15 };
+enum { ENGINE_CTX_ACT_BUFFERS = 16 };
 typedef struct engine_ctx_memory {
     uint64_t kv_bytes, kv_bytes_per_position;
     uint64_t state_bytes;               /* recurrent layers' states (a gated delta net's), whatever the context */

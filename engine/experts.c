@@ -23,11 +23,20 @@ static const kern_weight *expert_part(const engine_layer *L, int role, int e)
     return L->experts[role] ? &L->experts[role][e] : NULL;
 }
 
-/* Expert output y (n_embd values) scaled by its routing weight and, from the second chosen (j > 0) on, added into
- * out: the experts' sum in the order chosen, as ggml adds them. */
-static void sum_expert(pass *p, float *out, float *y, int j, float weight)
+/* Expert e's output scale (Gemma 4's ffn_down_exps.scale), 1 without one. */
+static float expert_scale(const engine_layer *L, int e)
+{
+    return L->down_scale ? L->down_scale[e] : 1.0f;
+}
+
+/* Expert output y (n_embd values) scaled by the expert's own scale where it has one, then by its routing weight (as
+ * ggml multiplies them in turn) and, from the second chosen (j > 0) on, added into out: the experts' sum in the order
+ * chosen, as ggml adds them. */
+static void sum_expert(pass *p, float *out, float *y, int j, float scale, float weight)
 {
     const size_t E = (size_t)p->c->m->hp.n_embd;
+    if (scale != 1.0f)
+        run_scale(p, "expert scale", y, E, scale);
     run_scale(p, "expert weight", y, E, weight);
     if (j > 0)
         run_add(p, "sum of the experts", out, y, E);
@@ -115,7 +124,7 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
         run_products_x(p, k - i < KERN_MATMUL_MANY ? k - i : KERN_MATMUL_MANY, ws + i, bs + i, ins + i, 1, ys + i,
                        "expert down");
     for (int j = 0; j < k; j++)
-        sum_expert(p, out, ys[j], j, weights[j]);
+        sum_expert(p, out, ys[j], j, expert_scale(L, ids[j]), weights[j]);
 }
 
 /* The chosen experts of Tr tokens (routed already: their logits in c->router_host), each expert once over the
@@ -170,8 +179,9 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
         for (int j = 0; j < k; j++) {
             const float *y = c->moe_out_host + ((size_t)t * k + j) * E;
             const float w = before ? 1.0f : c->moe_weights_host[(size_t)t * k + j];
+            const float s = expert_scale(L, c->moe_ids_host[(size_t)t * k + j]); /* (1 but in Gemma 4) */
             for (int i = 0; i < E; i++) {
-                const float scaled = y[i] * w;
+                const float scaled = y[i] * s * w;
                 acc[i] = j ? acc[i] + scaled : scaled;
             }
         }
@@ -179,11 +189,12 @@ static void grouped_experts(pass *p, int il, int Tr, const float *h, float *o)
     pass_check(p, c->be->from_host(c->be, o, c->moe_in_host, (size_t)Tr * E), "copy of the experts' sums");
 }
 
-/* Layer il's mixture of experts on the Tr rows of h into o: the router's logits (plus its bias) come to the host,
+/* Layer il's mixture of experts on the Tr rows of h into o, routed on the rows of router_in (h where NULL): the
+ * router's logits (plus its bias) come to the host,
  * each token goes through the experts engine_route picks for it, each output scaled by its weight and summed in
  * the order chosen (as ggml adds them); then the shared expert, scaled by the sigmoid of its gate where it has
  * one (qwen2moe), where there is one. Only the chosen experts' rows are read. */
-void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
+void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *router_in, float *o)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
@@ -191,7 +202,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
     const kern_weight *w = L->w;
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
     const kern_weight *router_bias = w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL;
-    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, h, Tr, c->router);
+    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, router_in ? router_in : h, Tr, c->router);
     if (!p->st)
         pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp),
                    "copy of the router's logits");
@@ -210,7 +221,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, float *o)
         for (int j = 0; j < k; j++) {
             float *dst = j == 0 ? ot : tmp;
             run_expert(p, L, c->route_ids[j], 1, false, h + (size_t)t * E, dst);
-            sum_expert(p, ot, dst, j, c->route_weights[j]);
+            sum_expert(p, ot, dst, j, expert_scale(L, c->route_ids[j]), c->route_weights[j]);
         }
     }
     if (!w[MODEL_ROLE_FFN_GATE_SHEXP].t)

@@ -316,6 +316,42 @@ static void per_layer_input(pass *p, int il, int T, int r0)
     run_add(p, "residual add (per-layer input)", x, o, (size_t)Tr * E);
 }
 
+/* Gemma 4 26B-A4B's layer with experts (llama.cpp's gemma4 graph) on rows [r0, T), the residual c->x and its ffn_norm
+ * rows in h: o = post_ffw_norm_1(the dense block on h) + post_ffw_norm_2(the experts on pre_ffw_norm_2(x)), routed on
+ * rmsnorm(x) (no gains) times 1/sqrt(n_embd) times ffn_gate_inp.scale, the last product on the host (c->moe_beside:
+ * the experts' input, the router's, the experts' output). */
+static void dense_and_experts(pass *p, int il, int T, int r0, const float *h)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const kern_weight *w = L->w;
+    const int E = hp->n_embd, F = L->n_ff, Tr = T - r0;
+    const size_t n = (size_t)Tr * E, B = (size_t)c->max_batch * E;
+    float *x = c->x + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
+    float *moe_in = c->moe_beside, *router_in = moe_in + B, *moe_out = router_in + B;
+    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
+    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
+    const kern_weight *const no_bias[2] = { 0 };
+    run_gated_products(p, gate_up, no_bias, h, Tr, F, hp->act, c->gate + (size_t)r0 * F, c->up + (size_t)r0 * F,
+                       gate_up_names, "ffn_gate, ffn_up");
+    pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, c->gate + (size_t)r0 * F, Tr, o);
+    run_block_norm(p, "post_ffw_norm_1", &w[MODEL_ROLE_FFN_POST_NORM_1], o, Tr, E, hp->eps, o);
+    run_block_norm(p, "pre_ffw_norm_2", &w[MODEL_ROLE_FFN_PRE_NORM_2], x, Tr, E, hp->eps, moe_in);
+    run_rmsnorm(p, "router input norm (no gains)", NULL, x, Tr, E, hp->eps, router_in);
+    run_scale(p, "router input scale", router_in, n, 1.0f / sqrtf((float)E));
+    if (!p->st)
+        pass_check(p, c->be->to_host(c->be, c->router_in_host, router_in, n), "copy of the router's input");
+    for (size_t i = 0; i < n && !p->st; i++) /* times ffn_gate_inp.scale, as ggml's mul does it */
+        c->router_in_host[i] *= L->router_scale[i % (size_t)E];
+    if (!p->st)
+        pass_check(p, c->be->from_host(c->be, router_in, c->router_in_host, n), "copy of the router's input");
+    engine_experts_block(p, il, Tr, moe_in, router_in, moe_out);
+    run_block_norm(p, "post_ffw_norm_2", &w[MODEL_ROLE_FFN_POST_NORM_2], moe_out, Tr, E, hp->eps, moe_out);
+    run_add(p, "dense block + experts", o, moe_out, n);
+}
+
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
  * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0.
@@ -350,8 +386,10 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         in = h;
     }
     p->normed = false;
-    if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
-        engine_experts_block(p, il, Tr, in, o);
+    if (w[MODEL_ROLE_FFN_GATE_INP].t && hp->desc->moe_dense_beside) {
+        dense_and_experts(p, il, T, r0, in);
+    } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
+        engine_experts_block(p, il, Tr, in, NULL, o);
     } else {
         run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
         pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);

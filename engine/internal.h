@@ -27,6 +27,8 @@ typedef struct engine_layer {
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];
     float *select_bias;      /* (n_expert) exp_probs_b on the host, for the routing; NULL without one */
+    float *down_scale;       /* (n_expert) each expert's output scale on the host (Gemma 4); NULL without */
+    float *router_scale;     /* (n_embd) the router's input gains on the host (Gemma 4's ffn_gate_inp.scale), or NULL */
     gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
     /* latent attention split per head: each head's matrix of attn_k_b (heads[0]) and attn_v_b (heads[1]), n_head
      * each; NULL otherwise */
@@ -147,6 +149,8 @@ struct engine_ctx {
     float *dn_conv_state, *dn_state, *dn;
     float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp, n_ple) */
     float *ple, *ple_tmp;         /* (max_batch, n_layer, n_ple) Gemma 4's per-layer inputs, or NULL */
+    float *moe_beside;            /* (3, max_batch, n_embd) Gemma 4's experts' input, router's input, experts' output */
+    float *router_in_host;        /* (max_batch, n_embd) the router's input on the host (Gemma 4), or NULL */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */
     float *router_host;           /* (max_batch, n_expert + 1), host */

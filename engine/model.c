@@ -64,13 +64,11 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
     return ENGINE_OK;
 }
 
-/* The n parts of t bound one by one into views[0..n) and weights[0..n): each a row of it (rows: an expert's bias)
- * or a matrix of its outermost axis (an expert's, a head's); `part` names one in a failure ("expert", "head"). */
-static engine_status bind_parts(engine_model *m, const gguf_tensor *t, int n, bool rows, gguf_tensor *views,
-                                kern_weight *weights, const char *part, engine_error *err)
+/* The n views of t already made in views[0..n) bound into weights[0..n); `part` names one in a failure. */
+static engine_status bind_views(engine_model *m, const gguf_tensor *t, int n, gguf_tensor *views, kern_weight *weights,
+                                const char *part, engine_error *err)
 {
     for (int e = 0; e < n; e++) {
-        views[e] = rows ? gguf_tensor_rows(t, (uint64_t)e, 1) : gguf_tensor_slice(t, (uint64_t)e);
         kern_weight *w = &weights[e];
         w->t = &views[e];
         kern_status ks = m->be->bind(m->be, w);
@@ -84,6 +82,16 @@ static engine_status bind_parts(engine_model *m, const gguf_tensor *t, int n, bo
     return ENGINE_OK;
 }
 
+/* The n parts of t bound one by one into views[0..n) and weights[0..n): each a row of it (rows: an expert's bias)
+ * or a matrix of its outermost axis (an expert's, a head's); `part` names one in a failure ("expert", "head"). */
+static engine_status bind_parts(engine_model *m, const gguf_tensor *t, int n, bool rows, gguf_tensor *views,
+                                kern_weight *weights, const char *part, engine_error *err)
+{
+    for (int e = 0; e < n; e++)
+        views[e] = rows ? gguf_tensor_rows(t, (uint64_t)e, 1) : gguf_tensor_slice(t, (uint64_t)e);
+    return bind_views(m, t, n, views, weights, part, err);
+}
+
 /* Each expert of layer il's gate, up and down tensors bound as a matrix, and its row of each of their biases
  * (gpt-oss) as a vector: a token's forward pass reads only the rows of the experts its router picks. */
 static engine_status bind_experts(engine_model *m, int il, engine_error *err)
@@ -95,12 +103,34 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
         [ENGINE_EXPERT_DOWN] = MODEL_ROLE_FFN_DOWN_EXPS, [ENGINE_EXPERT_GATE_BIAS] = MODEL_ROLE_FFN_GATE_EXPS_BIAS,
         [ENGINE_EXPERT_UP_BIAS] = MODEL_ROLE_FFN_UP_EXPS_BIAS, [ENGINE_EXPERT_DOWN_BIAS] = MODEL_ROLE_FFN_DOWN_EXPS_BIAS,
     };
+    const gguf_tensor *gate_up = L->w[MODEL_ROLE_FFN_GATE_UP_EXPS].t; /* Gemma 4: each expert's gate rows, then up */
+    if (gate_up && (L->w[MODEL_ROLE_FFN_GATE_EXPS].t || L->w[MODEL_ROLE_FFN_UP_EXPS].t))
+        return engine_fail(err, ENGINE_E_MODEL, gate_up->info_offset, gate_up->name,
+                           "layer %d has both '%s' and separate experts' gate and up tensors", il, gate_up->name);
+    if (!gate_up && (!L->w[MODEL_ROLE_FFN_GATE_EXPS].t || !L->w[MODEL_ROLE_FFN_UP_EXPS].t)) {
+        char name[64];
+        snprintf(name, sizeof name, "blk.%d.ffn_gate_up_exps.weight", il);
+        return engine_fail(err, ENGINE_E_MODEL, 0, name, "layer %d has neither '%s' nor the experts' gate and up "
+                           "tensors apart: a %s model needs one or the other", il, name, m->hp.arch);
+    }
     for (int k = 0; k < ENGINE_EXPERT_PARTS; k++) {
         const gguf_tensor *t = L->w[roles[k]].t;
         L->experts[k] = NULL;
+        const size_t at = ((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n;
+        if (gate_up && (k == ENGINE_EXPERT_GATE || k == ENGINE_EXPERT_UP)) { /* the half of each expert's rows */
+            const uint64_t F = (uint64_t)m->hp.n_ff_exp;
+            for (int e = 0; e < n; e++) {
+                const gguf_tensor expert = gguf_tensor_slice(gate_up, (uint64_t)e);
+                m->expert_views[at + (size_t)e] = gguf_tensor_rows(&expert, k == ENGINE_EXPERT_UP ? F : 0, F);
+            }
+            engine_status s = bind_views(m, gate_up, n, &m->expert_views[at], &m->expert_weights[at], "expert", err);
+            if (s)
+                return s;
+            L->experts[k] = &m->expert_weights[at];
+            continue;
+        }
         if (!t)
             continue; /* biases the file does not have */
-        const size_t at = ((size_t)il * ENGINE_EXPERT_PARTS + (size_t)k) * (size_t)n;
         engine_status s = bind_parts(m, t, n, model_role_info_of(roles[k])->expert_rows, &m->expert_views[at],
                                      &m->expert_weights[at], "expert", err);
         if (s)
@@ -128,17 +158,17 @@ static engine_status bind_heads(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
-/* Layer il's selection bias (exp_probs_b), which the host's routing reads: decoded once into L->select_bias. */
-static engine_status load_selection_bias(engine_model *m, int il, engine_error *err)
+/* Layer il's vector of n values (role r) that the host reads: decoded once into *out (NULL where the file has none).
+ * The selection bias (exp_probs_b) of the routing; Gemma 4's experts' output scales and router's input gains. */
+static engine_status load_host_vector(engine_model *m, int il, model_role r, int n, float **out, engine_error *err)
 {
-    engine_layer *L = &m->layers[il];
-    const gguf_tensor *t = L->w[MODEL_ROLE_FFN_EXP_PROBS_B].t;
+    const gguf_tensor *t = m->layers[il].w[r].t;
     if (!t)
         return ENGINE_OK;
-    L->select_bias = malloc((size_t)m->hp.n_expert * sizeof(float));
-    if (!L->select_bias)
+    *out = malloc((size_t)n * sizeof(float));
+    if (!*out)
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
-    if (quant_dequantize_row(t->type, t->data, L->select_bias, m->hp.n_expert) != QUANT_OK)
+    if (quant_dequantize_row(t->type, t->data, *out, n) != QUANT_OK)
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (%s) cannot be decoded",
                            t->name, gguf_type_traits_of(t->type)->name);
     return ENGINE_OK;
@@ -272,7 +302,10 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return s;
     if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
         return ENGINE_OK;
-    if ((s = load_selection_bias(m, il, err)))
+    engine_layer *Lm = &m->layers[il];
+    if ((s = load_host_vector(m, il, MODEL_ROLE_FFN_EXP_PROBS_B, m->hp.n_expert, &Lm->select_bias, err)) ||
+        (s = load_host_vector(m, il, MODEL_ROLE_FFN_DOWN_EXPS_SCALE, m->hp.n_expert, &Lm->down_scale, err)) ||
+        (s = load_host_vector(m, il, MODEL_ROLE_FFN_GATE_INP_SCALE, m->hp.n_embd, &Lm->router_scale, err)))
         return s;
     return bind_experts(m, il, err);
 }
@@ -408,7 +441,7 @@ void engine_model_free(engine_model *m)
         return;
     unbind_all(m);
     for (int il = 0; m->layers && il < m->hp.n_layer; il++)
-        free(m->layers[il].select_bias);
+        free(m->layers[il].select_bias), free(m->layers[il].down_scale), free(m->layers[il].router_scale);
     free(m->layers);
     free(m->expert_views);
     free(m->expert_weights);

@@ -132,6 +132,21 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_PER_LAYER_POST_NORM] = { "post_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
                                         "per-layer input's output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
                                         .per_layer_input = true },
+    [MODEL_ROLE_FFN_GATE_UP_EXPS] = { "ffn_gate_up_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP2, false,
+                                     "experts' gate and up projections, each expert's gate rows then its up rows",
+                                     MODEL_DIM_EXPERT, .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_GATE_INP_SCALE] = { "ffn_gate_inp.scale", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
+                                       "expert router's input gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_DOWN_EXPS_SCALE] = { "ffn_down_exps.scale", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
+                                        "experts' output scales (one per expert)", MODEL_DIM_NONE,
+                                        .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_PRE_NORM_2] = { "pre_ffw_norm_2.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                   "experts' input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_POST_NORM_1] = { "post_ffw_norm_1.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                    "dense block's output norm gains (beside the experts)", MODEL_DIM_NONE,
+                                    .form = MODEL_FFN_MOE },
+    [MODEL_ROLE_FFN_POST_NORM_2] = { "post_ffw_norm_2.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                    "experts' output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
     [MODEL_ROLE_LAYER_OUT_SCALE] = { "layer_output_scale.weight", true, MODEL_DIM_ONE, MODEL_DIM_NONE, false,
                                     "the layer output's scale", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
@@ -816,7 +831,7 @@ static const model_arch archs[] = {
     },
     {
         .name = "gemma4",
-        .families = "Gemma 4 (text: 31B, E2B, E4B; 26B-A4B refused for now)",
+        .families = "Gemma 4 (text: 31B, E2B, E4B, 26B-A4B)",
         /* llama.cpp's gemma4: gemma3's layers with the sliding-window layers' own head lengths and rotated width
          * (attention.key_length_swa, rope.dimension_count_swa) and key/value heads per layer; full layers rotate
          * "proportionally" through rope_freqs, may take their values from the key projection (no attn_v), every v
@@ -828,7 +843,11 @@ static const model_arch archs[] = {
                   [MODEL_ROLE_LAYER_OUT_SCALE] = O, [MODEL_ROLE_PER_LAYER_TOKEN_EMBD] = R,
                   [MODEL_ROLE_PER_LAYER_MODEL_PROJ] = R, [MODEL_ROLE_PER_LAYER_PROJ_NORM] = R,
                   [MODEL_ROLE_PER_LAYER_INP_GATE] = R, [MODEL_ROLE_PER_LAYER_PROJ] = R,
-                  [MODEL_ROLE_PER_LAYER_POST_NORM] = R },
+                  [MODEL_ROLE_PER_LAYER_POST_NORM] = R, [MODEL_ROLE_FFN_GATE_INP] = R,
+                  [MODEL_ROLE_FFN_GATE_UP_EXPS] = R, /* (its converter fuses them; gguf-py lists them no other way) */
+                  [MODEL_ROLE_FFN_DOWN_EXPS] = R, [MODEL_ROLE_FFN_GATE_INP_SCALE] = R,
+                  [MODEL_ROLE_FFN_DOWN_EXPS_SCALE] = O, [MODEL_ROLE_FFN_PRE_NORM_2] = R,
+                  [MODEL_ROLE_FFN_POST_NORM_1] = R, [MODEL_ROLE_FFN_POST_NORM_2] = R },
         .rope_neox = true,
         .act = MODEL_ACT_GELU_TANH,
         .embd_scale_sqrt = true,
@@ -840,6 +859,11 @@ static const model_arch archs[] = {
         .v_norm = true,
         .attn_scale_one = true,
         .quantize = true,
+        /* 26B-A4B: softmax routing, renormalised (llama.cpp's gemma4 build_moe_ffn call) */
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_gating = MODEL_MOE_SOFTMAX,
+        .moe_dense_beside = true,
     },
 };
 
@@ -854,7 +878,7 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return MODEL_NEED_ABSENT;
     const model_ffn_form form = roles[r].form;
     const bool moe = model_hparams_layer_has_experts(hp, il);
-    if ((form == MODEL_FFN_DENSE && moe) || (form == MODEL_FFN_MOE && !moe))
+    if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside) || (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
     const model_attn_form af = roles[r].attn_form;
     if (hp->arch->mla && af != MODEL_ATTN_ANY) { /* the form of latent attention the file's keys say */

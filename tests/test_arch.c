@@ -87,8 +87,14 @@ Test(arch, names_and_roles_round_trip)
         /* a norm before each block, or after it (olmo2's post-norms only) */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
                       ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED, "%s", ar->name);
-        for (size_t k = 0; k < 4; k++)
-            cr_assert_eq(ar->need[experts[k]], ar->moe ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT, "%s", ar->name);
+        /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps) */
+        const bool fused_experts = ar->need[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
+        for (size_t k = 0; k < 4; k++) {
+            const bool apart = experts[k] == MODEL_ROLE_FFN_GATE_EXPS || experts[k] == MODEL_ROLE_FFN_UP_EXPS;
+            cr_assert_eq(ar->need[experts[k]], !ar->moe || (apart && fused_experts) ? MODEL_NEED_ABSENT
+                                                                                     : MODEL_NEED_REQUIRED,
+                         "%s", ar->name);
+        }
     }
 }
 
@@ -159,9 +165,9 @@ Test(arch, every_described_tensor_is_one_gguf_py_lists)
             const model_role_info *ri = model_role_info_of((model_role)r);
             char base[128];
             snprintf(base, sizeof base, ri->per_layer ? "blk.{bid}.%s" : "%s", ri->name);
-            /* gguf-py names the tensor, .weight / .bias are its parts (a delta net's ssm_a has neither) */
+            /* gguf-py names the tensor, .weight / .bias / .scale are its parts (a delta net's ssm_a has neither) */
             char *dot = strrchr(base, '.');
-            if (dot && (!strcmp(dot, ".weight") || !strcmp(dot, ".bias")))
+            if (dot && (!strcmp(dot, ".weight") || !strcmp(dot, ".bias") || !strcmp(dot, ".scale")))
                 *dot = '\0';
             /* lfm2moe's loader takes an output projection (TENSOR_NOT_REQUIRED, as lfm2's) that its converter never
              * writes, so gguf-py does not list it */

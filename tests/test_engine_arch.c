@@ -157,7 +157,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * key/value head counts, the full layers' values their keys and a part of each head rotating through rope_freqs, v
  * normed without gains, each layer's output scaled; and with attn_v on every layer, one key/value head count, feed-forward
  * widths per layer, Gemma 4's own tokenizer; and as E2B / E4B are, the last two layers reading the caches of the two
- * before them, per-layer inputs);
+ * before them, per-layer inputs; and as 26B-A4B is, 6 experts, 2 chosen, beside the dense block in every layer, their
+ * gate and up fused, a scale each, routed on the layer's input normed and scaled by gains of the router's own);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2 and Gemma 4
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
@@ -210,6 +211,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-gemma4", "19ee7c9c90d65dd78a82a6b0becdbff5005c305a067194c8e64b23ba3bbfe54b" },
         { "heldout-gemma4-b", "2a065111fbffa74987da6ff9f1a75db78fa97ebde34ad4650770a1de96e7f9b7" },
         { "heldout-gemma4-e", "5e1da3d48ec6026e5a9491282c35f64667be2e90f0a73ec0d2ecd78ef18e3f5f" },
+        { "heldout-gemma4-moe", "a5a055a86795735496b01096a978e2db8a4c8e7b6caa050d17beff10db5583a4" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -229,11 +231,12 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* sixteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* seventeen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
-     * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them) */
+     * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them), its experts with
+     * their gate and up fused */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -256,6 +259,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-lfm2moe", "Q4_K_M", "q4_k_m", "5d2be9ac28318c661543035abaa1691a72fabfdc8f28ee29da6f7a6473cde6bf" },
         { "heldout-gemma4", "Q4_K_M", "q4_k_m", "b02fa5c263de69d17f7000eb11110c11e85a4b060282da662e50aaf3382ed8ad" },
         { "heldout-gemma4-e", "Q4_K_M", "q4_k_m", "57703fa7e5bdcf6b9215c436e20d3678e1d8489bb6b0f0e75e95781ddf161a3a" },
+        { "heldout-gemma4-moe", "Q4_K_M", "q4_k_m",
+          "b370bece797afff76b097b2ea75727631ccee367189e38181620f073e42d79dc" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

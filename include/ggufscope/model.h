@@ -65,6 +65,7 @@ typedef enum model_dim {
     MODEL_DIM_ONE,       /* a single value (Gemma 4's layer_output_scale) */
     /* Gemma 4's per-layer token embeddings: embedding_length_per_layer_input, and that times block_count */
     MODEL_DIM_PLE, MODEL_DIM_PLE_ALL,
+    MODEL_DIM_FF_EXP2,   /* twice an expert's width: its gate and up rows fused (ffn_gate_up_exps) */
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -112,6 +113,10 @@ typedef enum model_role {
     /* Gemma 4: one factor the layer's output is multiplied by; a layer's gate over its per-layer input, the
      * projection back to the embedding and its norm gains (E2B / E4B) */
     MODEL_ROLE_LAYER_OUT_SCALE, MODEL_ROLE_PER_LAYER_INP_GATE, MODEL_ROLE_PER_LAYER_PROJ, MODEL_ROLE_PER_LAYER_POST_NORM,
+    /* Gemma 4 26B-A4B's mixture beside its dense block: each expert's gate and up rows in one tensor, the router's input
+     * gains, each expert's output scale, the experts' input norm, the dense block's and the experts' output norms */
+    MODEL_ROLE_FFN_GATE_UP_EXPS, MODEL_ROLE_FFN_GATE_INP_SCALE, MODEL_ROLE_FFN_DOWN_EXPS_SCALE, MODEL_ROLE_FFN_PRE_NORM_2,
+    MODEL_ROLE_FFN_POST_NORM_1, MODEL_ROLE_FFN_POST_NORM_2,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -302,6 +307,10 @@ typedef struct model_arch {
      *   a layer has no attn_v its values are the key projection's output (attention_k_eq_v), before k's norm;
      *   v_norm: each head of v RMS-normed without gains; attn_scale_one: q.k unscaled (the q norm does it) */
     bool rope_freqs_full_only, v_from_k, v_norm, attn_scale_one;
+    /* Gemma 4 26B-A4B's layers with experts keep their dense block beside them (ffn_norm, the block, post_ffw_norm_1;
+     * the experts on pre_ffw_norm_2's rows, post_ffw_norm_2; the two added, then post_ffw_norm), and route on the
+     * layer's input RMS-normed without gains, times 1/sqrt(n_embd) and ffn_gate_inp.scale */
+    bool moe_dense_beside;
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as

@@ -21,13 +21,15 @@ from gemma4_vocab import add_gemma4_vocab
 def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, False, True), n_head=4, n_kv_swa=2,
                  n_kv_full=1, head_swa=48, head_full=64, rot_full_frac=0.25, n_ff=384, window=4, softcap=30.0,
                  n_vocab=1024, k_eq_v=True, out_scale=True, rot_swa=None, ff_wide_last=0, vocab='gpt2', weights=True,
-                 n_ple=0, kv_shared=0, seed=5801):
+                 n_ple=0, kv_shared=0, n_exp=0, n_used=0, n_ffe=0, seed=5801):
     """k_eq_v: the full layers without attn_v; out_scale: layer_output_scale in every layer; rot_swa: the sliding
     layers' rotated width (their whole head when None); ff_wide_last: that many last layers twice as wide (the
     converter's use_double_wide_mlp, feed_forward_length then one width per layer); vocab: 'gemma4' for Gemma 4's own
     tokenizer (gemma4_vocab.py), else a byte-level one; weights: False for the keys alone (a vocabulary file); n_ple:
     per-layer inputs of that width (E2B / E4B); kv_shared: that many last layers reading earlier layers' caches (their
-    k and v projections still in the file, as the converter writes them, unread)"""
+    k and v projections still in the file, as the converter writes them, unread); n_exp: 26B-A4B's experts beside the
+    dense block in every layer (n_used chosen, n_ffe wide; gate and up fused, a scale per expert, the router's input
+    gains)"""
     rs = np.random.RandomState(seed)
     E, L = n_embd, len(swa_layers)
 
@@ -58,6 +60,10 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
     w.add_rope_freq_base_swa(10000.0)
     w.add_sliding_window(window)
     w.add_sliding_window_pattern(list(swa_layers))
+    if n_exp:
+        w.add_expert_count(n_exp)
+        w.add_expert_used_count(n_used)
+        w.add_expert_feed_forward_length(n_ffe)
     w.add_shared_kv_layers(kv_shared)
     w.add_embedding_length_per_layer_input(n_ple)
     w.add_final_logit_softcapping(softcap)
@@ -94,6 +100,15 @@ def write_gemma4(path, n_embd=192, swa_layers=(True, True, False, True, True, Fa
         t(b + 'ffn_up.weight', rnd((ff[i], E), 0.12))
         t(b + 'ffn_down.weight', rnd((E, ff[i]), 0.1))
         t(b + 'post_ffw_norm.weight', rnd((E,), 0.2, 1.0))
+        if n_exp:
+            t(b + 'ffn_gate_inp.weight', rnd((n_exp, E), 0.3))
+            t(b + 'ffn_gate_inp.scale', rnd((E,), 0.2, 1.0))
+            t(b + 'ffn_gate_up_exps.weight', rnd((n_exp, 2 * n_ffe, E), 0.12))
+            t(b + 'ffn_down_exps.weight', rnd((n_exp, E, n_ffe), 0.1))
+            t(b + 'ffn_down_exps.scale', rnd((n_exp,), 0.3, 1.0))
+            t(b + 'pre_ffw_norm_2.weight', rnd((E,), 0.2, 1.0))
+            t(b + 'post_ffw_norm_1.weight', rnd((E,), 0.2, 1.0))
+            t(b + 'post_ffw_norm_2.weight', rnd((E,), 0.2, 1.0))
         if n_ple:
             t(b + 'inp_gate.weight', rnd((n_ple, E), 0.12))
             t(b + 'proj.weight', rnd((E, n_ple), 0.12))

@@ -122,6 +122,9 @@ OWN_WRITERS = {
                                                  n_head=4, n_kv_swa=1, n_kv_full=1, head_swa=32, head_full=64,
                                                  n_ff=192, window=3, k_eq_v=False, ff_wide_last=2, vocab='gemma4',
                                                  n_ple=16, kv_shared=2, seed=5803),
+    'heldout-gemma4-moe': lambda out: write_gemma4(out, n_embd=128, swa_layers=(True, True, False, True), n_head=4,
+                                                   n_kv_swa=2, n_kv_full=1, head_swa=32, head_full=64, n_ff=96,
+                                                   window=3, n_exp=6, n_used=2, n_ffe=64, seed=5804),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

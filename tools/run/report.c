@@ -175,7 +175,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                                                [MODEL_MOE_SOFTMAX_WEIGHT] = "the top logits, then their softmax",
                                                [MODEL_MOE_SIGMOID] = "sigmoid" };
         const engine_layer_kinds kinds = engine_model_layer_kinds(m);
-        char scale[48] = "", shared[48] = "", dense[96] = "", groups[64] = "";
+        char scale[48] = "", shared[160] = "", dense[96] = "", groups[64] = "";
         if (hp->g.n_expert_groups > 1)
             snprintf(groups, sizeof groups, ", within the best %lld of %lld groups", (long long)hp->g.n_group_used,
                      (long long)hp->g.n_expert_groups);
@@ -184,6 +184,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         if (kinds.shared_experts)
             snprintf(shared, sizeof shared, " + a shared expert%s (%d wide)", kinds.shared_gate ? " with its gate" : "",
                      hp->n_ff_shexp);
+        else if (hp->desc->moe_dense_beside) /* Gemma 4 26B-A4B */
+            snprintf(shared, sizeof shared, ", beside the dense block (each normed apart, then added), routed on the "
+                     "input normed and scaled by the router's gains, each expert's output scaled");
         if (kinds.dense_layers && hp->desc->moe_step_layers && hp->g.n_moe_layer_step > 1)
             snprintf(dense, sizeof dense, "; experts on one layer in %lld (%d dense between)",
                      (long long)hp->g.n_moe_layer_step, kinds.dense_layers);
