@@ -25,27 +25,29 @@ typedef struct builder_facts {
     bool q_scaled;           /* q scaled after the rotation (gemma's query_pre_attn_scalar, phi3's 1/sqrt(d)) */
     bool residual_first;     /* the FFN's residual add reads the residual first (phi3) */
     bool rows_after_layers;  /* the output rows picked after the last layer, not inside it (gpt-oss) */
+    bool rows_after_norm;    /* ... after the final norm (gemma4) */
 } builder_facts;
 
 static const builder_facts facts[] = {
-    { "llama", false, false, false, false },   { "qwen2", false, false, false, false },
-    { "qwen3", false, false, false, false },   { "qwen2moe", false, false, false, false },
-    { "qwen3moe", false, false, false, false }, { "gpt-oss", true, false, false, true },
-    { "phi3", false, true, true, false },      { "granite", false, false, false, false },
-    { "olmo2", false, false, false, false },   { "gemma2", true, true, false, false },
-    { "gemma3", true, true, false, false },     { "glm4moe", false, false, false, false },
-    { "minimax-m2", false, false, false, false }, { "olmoe", false, false, false, false },
-    { "ernie4_5-moe", false, false, false, false }, { "bailingmoe2", false, false, false, false },
-    { "dots1", false, false, false, false },         { "granitemoe", false, false, false, false },
-    { "deepseek2", false, false, false, false },    { "qwen2vl", false, false, false, false },
-    { "qwen3vl", false, false, false, false },      { "qwen3vlmoe", false, false, false, false },
-    { "smollm3", false, false, false, false },      { "seed_oss", false, false, false, false },
-    { "mistral3", false, false, false, false },      { "exaone4", false, false, false, false },
-    { "internlm2", false, false, false, false },     { "ernie4_5", false, false, false, false },
-    { "mistral4", false, false, false, false },      { "glm4", false, false, false, false },
-    { "exaone", false, false, false, false },        { "gemma", false, true, false, false },
-    { "llama4", false, false, false, false },       { "command-r", false, false, false, false },
-    { "cohere2", false, false, false, false },      { "hunyuan-dense", false, false, false, false },
+    { "llama", false, false, false, false, false },   { "qwen2", false, false, false, false, false },
+    { "qwen3", false, false, false, false, false },   { "qwen2moe", false, false, false, false, false },
+    { "qwen3moe", false, false, false, false, false }, { "gpt-oss", true, false, false, true, false },
+    { "phi3", false, true, true, false, false },      { "granite", false, false, false, false, false },
+    { "olmo2", false, false, false, false, false },   { "gemma2", true, true, false, false, false },
+    { "gemma3", true, true, false, false, false },     { "glm4moe", false, false, false, false, false },
+    { "minimax-m2", false, false, false, false, false }, { "olmoe", false, false, false, false, false },
+    { "ernie4_5-moe", false, false, false, false, false }, { "bailingmoe2", false, false, false, false, false },
+    { "dots1", false, false, false, false, false },         { "granitemoe", false, false, false, false, false },
+    { "deepseek2", false, false, false, false, false },    { "qwen2vl", false, false, false, false, false },
+    { "qwen3vl", false, false, false, false, false },      { "qwen3vlmoe", false, false, false, false, false },
+    { "smollm3", false, false, false, false, false },      { "seed_oss", false, false, false, false, false },
+    { "mistral3", false, false, false, false, false },      { "exaone4", false, false, false, false, false },
+    { "internlm2", false, false, false, false, false },     { "ernie4_5", false, false, false, false, false },
+    { "mistral4", false, false, false, false, false },      { "glm4", false, false, false, false, false },
+    { "exaone", false, false, false, false, false },        { "gemma", false, true, false, false, false },
+    { "llama4", false, false, false, false, false },       { "command-r", false, false, false, false, false },
+    { "cohere2", false, false, false, false, false },      { "hunyuan-dense", false, false, false, false, false },
+    { "gemma4", true, false, false, true, true },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -73,14 +75,15 @@ typedef struct build {
     int k_rot[2], v_rot[2];
     uint32_t type_k;       /* the K cache's type (latent attention's values are a view of it) */
     uint64_t streams;      /* cache streams: one per sequence */
+    int64_t layer;         /* the layer being built */
 } build;
 
-/* Whether the file has role r: in layer 0, or for the experts' roles in the first layer with experts (after a
- * mixture's leading dense layers). */
+/* Whether the file has role r: in the layer being built (b->layer), or for the experts' roles in the first layer with
+ * experts (after a mixture's leading dense layers). */
 static bool has(const build *b, model_role r)
 {
     char name[96];
-    int64_t il = 0;
+    int64_t il = model_role_info_of(r)->form == MODEL_FFN_MOE ? 0 : b->layer;
     while (model_role_info_of(r)->form == MODEL_FFN_MOE && il + 1 < b->hp->n_layer &&
            !model_hparams_layer_has_experts(b->hp, il))
         il++;
@@ -142,12 +145,11 @@ static bool keys_only(const build *b)
     return b->hp->arch->mla && b->hp->head_dim_k_mla > 0;
 }
 
-static cache_inputs *cache_of(build *b, bool swa)
+static cache_inputs *cache_of(build *b, bool swa, uint64_t v_width)
 {
     cache_inputs *c = &b->cache[swa];
     if (c->mask < 0) {
         const bool fa = b->m->flash_attn;
-        const uint64_t v_width = (uint64_t)(b->hp->n_head_kv * b->hp->head_dim_v);
         c->k_idxs = graph_input(b->g, 8 * b->T);
         /* without flash attention V is stored transposed: an index per value */
         if (!keys_only(b))
@@ -159,7 +161,15 @@ static cache_inputs *cache_of(build *b, bool swa)
 
 /* q or k of layer il from its input h: the product (plus bias), its norm (per head, or over the whole row:
  * olmo2), the rotation; q scaled where the builder scales it. */
+static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool swa, bool rotate, int *product);
+
 static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool swa, bool rotate)
+{
+    return q_or_k_of(b, h, width, is_q, fused, swa, rotate, NULL);
+}
+
+/* The same, the product itself into *product where it is not NULL (Gemma 4's values read it too). */
+static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool swa, bool rotate, int *product)
 {
     graph *g = b->g;
     const uint64_t bytes = rows(b, width);
@@ -169,6 +179,8 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
         return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
     }
     int x = graph_op(g, bytes, LY_ROWS, false, h, -1, -1);
+    if (product)
+        *product = x;
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS))
         x = graph_op(g, bytes, LY_ROWS, true, x, -1, -1);
     int r;
@@ -191,7 +203,7 @@ static int q_or_k(build *b, int h, uint64_t width, bool is_q, int fused, bool sw
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
 }
 
-static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w);
+static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w, uint64_t v_w);
 static int out_projection(build *b, int att);
 
 /* Layer il's attention from h up to its output projection: q, k, v in the builder's order, their rows stored into the
@@ -201,30 +213,40 @@ static int out_projection(build *b, int att);
 static int attention_core(build *b, int il, int h)
 {
     graph *g = b->g;
-    const model_hparams *hp = b->hp;
+    model_hparams lh; /* the layer's own heads (Gemma 4's sliding layers) */
+    model_hparams_layer(b->hp, il, &lh);
+    const model_hparams *hp = &lh;
     const uint64_t q_w = (uint64_t)(hp->n_head * hp->head_dim_k), k_w = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     const uint64_t v_w = (uint64_t)(hp->n_head_kv * hp->head_dim_v), o_w = (uint64_t)(hp->n_head * hp->head_dim_v);
     const bool swa = b->m->n_layer_swa > 0 && model_hparams_layer_is_swa(hp, il);
+    const uint64_t v_cache_w = model_memory_v_width(b->hp, il, b->m->flash_attn); /* its rows in the cache */
     int fused = -1, q, k = -1, v;
     if (has(b, MODEL_ROLE_ATTN_QKV))
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
     const bool rotate = model_hparams_layer_rotates(hp, il);
     q = q_or_k(b, h, q_w, true, fused, swa, rotate);
     const bool bias_v = has(b, MODEL_ROLE_ATTN_V_BIAS);
+    /* Gemma 4's full layers: the values are the key product (before k's norm), which then has two readers */
+    const bool v_is_k = hp->arch->v_from_k && !has(b, MODEL_ROLE_ATTN_V);
+    int k_product = -1;
     if (b->bf->k_before_v)
-        k = q_or_k(b, h, k_w, false, fused, swa, rotate);
+        k = q_or_k_of(b, h, k_w, false, fused, swa, rotate, v_is_k ? &k_product : NULL);
     if (fused >= 0) {
         v = graph_view(g, fused);
+    } else if (v_is_k) {
+        v = graph_view(g, k_product);
     } else {
         v = graph_op(g, rows(b, v_w), LY_ROWS, false, h, -1, -1);
         if (bias_v)
             v = graph_op(g, rows(b, v_w), LY_ROWS, true, v, -1, -1);
         v = graph_view(g, v);
     }
+    if (hp->arch->v_norm) /* Gemma 4: v RMS-normed without gains */
+        v = graph_op(g, rows(b, v_w), LY_HEADS, true, v, -1, -1);
     v = rotated(b, v, &b->v_rot[swa], b->v_rot_n);
     if (!b->bf->k_before_v)
         k = q_or_k(b, h, k_w, false, fused, swa, rotate);
-    return attend_core(b, swa, q, k, v, o_w);
+    return attend_core(b, swa, q, k, v, o_w, v_cache_w);
 }
 
 /* Layer il's attention from h: its core, then the output product (plus bias). */
@@ -235,11 +257,11 @@ static int attention(build *b, int il, int h)
 
 /* The rows k and v stored into the cache, the attention of q over it (flash, or the scores of every head); o_w: the
  * attention output's width. */
-static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w)
+static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w, uint64_t v_w)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
-    cache_inputs *c = cache_of(b, swa);
+    cache_inputs *c = cache_of(b, swa, v_w);
     graph_store(g, graph_view(g, k), c->k_idxs);
     graph_store(g, b->m->flash_attn ? graph_view(g, v) : graph_view(g, graph_view(g, v)), c->v_idxs);
     const int qp = graph_view(g, graph_view(g, q));
@@ -272,7 +294,7 @@ static int out_projection(build *b, int att)
 
 static int attend(build *b, bool swa, int q, int k, int v, uint64_t o_w)
 {
-    return out_projection(b, attend_core(b, swa, q, k, v, o_w));
+    return out_projection(b, attend_core(b, swa, q, k, v, o_w, (uint64_t)(b->hp->n_head_kv * b->hp->head_dim_v)));
 }
 
 /* A layer's latent attention from h (llama.cpp's deepseek2 graph): the query (through its compression where the file
@@ -305,7 +327,7 @@ static int latent_attention(build *b, int h)
     if (split) {
         const int k_pe = graph_op(g, rot * T * f, LY_HEADS, true, graph_view(g, kv_a), positions(b, false), -1);
         const int k = graph_op(g, (lora + rot) * T * f, LY_OTHER, false, graph_view(g, kv_c), k_pe, -1);
-        cache_inputs *c = cache_of(b, false);
+        cache_inputs *c = cache_of(b, false, 0);
         graph_store(g, graph_view(g, k), c->k_idxs);
         int kqv;
         if (b->m->flash_attn) {
@@ -427,7 +449,9 @@ static int feed_forward(build *b, int x, int64_t il)
     const model_hparams *hp = b->hp;
     if (model_hparams_layer_has_experts(hp, il))
         return experts(b, x);
-    const uint64_t F = (uint64_t)hp->n_ff;
+    model_hparams lh; /* the layer's own width (Gemma 4's last layers twice as wide) */
+    model_hparams_layer(hp, il, &lh);
+    const uint64_t F = (uint64_t)lh.n_ff;
     int act;
     if (hp->arch->gate_up_fused) {
         act = graph_op(g, rows(b, F), LY_OTHER, false, graph_op(g, rows(b, 2 * F), LY_ROWS, false, x, -1, -1), -1, -1);
@@ -483,7 +507,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
     const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
-        const bool last = il == n_layer - 1 && !bf->rows_after_layers;
+        b.layer = il;
+        const bool last = il == n_layer - 1 && !bf->rows_after_layers && !bf->rows_after_norm;
         const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm_rows(&b, x, rows(&b, b.E), LY_ROWS) : x;
         if (hp->arch->parallel_ffn) { /* Cohere: x = (ffn(h) + x) + attention(h), in ggml's order: the attention's core;
                                         * the feed-forward block (on the last layer's rows of h); the sum with x (its
@@ -523,12 +548,20 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                                : graph_op(g, rows(&b, b.E), LY_ROWS, true, out, inp, -1);
         if ((uint64_t)il < deepstack) /* the input row's slice il + 1 added to the layer's output */
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, graph_view(g, embd), -1);
+        if (has(&b, MODEL_ROLE_LAYER_OUT_SCALE)) /* Gemma 4: the layer's output times its scale */
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, -1, -1);
     }
+    b.layer = 0;
     if (bf->rows_after_layers) {
         x = pick_rows(&b, x);
         b.n_rows = b.n_out;
     }
-    int logits = graph_op(g, rows(&b, V), LY_ROWS, false, norm(&b, x, LY_ROWS), -1, -1);
+    x = norm(&b, x, LY_ROWS);
+    if (bf->rows_after_norm) { /* gemma4: the rows picked from the final norm's output */
+        x = pick_rows(&b, x);
+        b.n_rows = b.n_out;
+    }
+    int logits = graph_op(g, rows(&b, V), LY_ROWS, false, x, -1, -1);
     logits = scaled(&b, logits, hp->logit_scale);
     if (hp->final_softcap > 0.0f) /* scale, tanh, scale */
         for (int i = 0; i < 3; i++)
@@ -544,6 +577,10 @@ uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const
 {
     /* latent attention with a quantized cache rotates its keys and values where this replay does not follow yet */
     if (hp->arch && hp->arch->mla && (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
+        return 0;
+    /* Gemma 4's layers that read earlier caches, its per-layer inputs and its experts beside the dense block are not
+     * in this replay yet */
+    if (hp->n_kv_shared > 0 || hp->n_embd_per_layer > 0 || (hp->arch && hp->arch->moe_dense_beside && hp->n_expert > 0))
         return 0;
     for (size_t i = 0; hp->arch && i < sizeof facts / sizeof facts[0]; i++)
         if (!strcmp(facts[i].arch, hp->arch->name))

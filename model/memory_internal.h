@@ -10,4 +10,9 @@
 uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
                               const model_memory *m);
 
+/* The values of a position's V row in layer il's cache: its key/value heads times the value length, or without flash
+ * attention, where the layers' widths differ, the widest of them (llama_kv_cache pads a transposed V cache so:
+ * "padding V cache to ..."; Gemma 4's two kinds of layer). */
+uint64_t model_memory_v_width(const model_hparams *hp, int64_t il, bool flash_attn);
+
 #endif
