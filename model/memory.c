@@ -148,6 +148,8 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
     }
     /* the trailing multi-token prediction blocks have no cache (llama.cpp's KV cache filters them out) */
     for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
+        if (model_hparams_layer_kv_source(hp, il) != il)
+            continue; /* Gemma 4 E2B / E4B: it reads an earlier layer's cache and has none of its own */
         model_hparams l; /* the layer's heads (a sliding window's own lengths, a count per layer) */
         model_hparams_layer(hp, il, &l);
         const uint64_t k_width = (uint64_t)(l.n_head_kv * l.head_dim_k);

@@ -71,7 +71,7 @@ typedef struct build {
     cache_inputs cache[2]; /* full, sliding-window */
     /* a quantized K (V) cache's Hadamard rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): its side, 0 for
      * none, and each cache's input holding it once made */
-    uint64_t k_rot_n, v_rot_n;
+    uint64_t k_rot_n[2], v_rot_n[2]; /* [full, sliding-window]: each cache's own head lengths (Gemma 4's differ) */
     int k_rot[2], v_rot[2];
     uint32_t type_k;       /* the K cache's type (latent attention's values are a view of it) */
     uint64_t streams;      /* cache streams: one per sequence */
@@ -100,8 +100,8 @@ static uint64_t rows(const build *b, uint64_t width)
  * ggml visits a product's matrix before its other source). */
 static int positions(build *b, bool swa)
 {
-    if (b->k_rot_n && b->k_rot[swa] < 0)
-        b->k_rot[swa] = graph_input(b->g, b->k_rot_n * b->k_rot_n * sizeof(float));
+    if (b->k_rot_n[swa] && b->k_rot[swa] < 0)
+        b->k_rot[swa] = graph_input(b->g, b->k_rot_n[swa] * b->k_rot_n[swa] * sizeof(float));
     if (b->pos < 0)
         b->pos = graph_input(b->g, 4 * b->T * (b->hp->mrope ? 4 : 1)); /* multi-axis: 4 positions a token */
     return b->pos;
@@ -176,7 +176,7 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
     if (fused >= 0) { /* phi3: a view of the fused product, rotated into a new tensor */
         int r = graph_op(g, bytes, LY_HEADS, true, graph_view(g, fused), positions(b, swa), -1);
         r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
-        return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
+        return rotated(b, r, &b->k_rot[swa], b->k_rot_n[swa]);
     }
     int x = graph_op(g, bytes, LY_ROWS, false, h, -1, -1);
     if (product)
@@ -200,10 +200,11 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
     if (rotate && b->hp->qk_l2_norm) /* Llama 4: a norm without gains after the rotation */
         r = graph_op(g, bytes, LY_HEADS, true, r, -1, -1);
     r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
-    return rotated(b, r, &b->k_rot[swa], b->k_rot_n);
+    return rotated(b, r, &b->k_rot[swa], b->k_rot_n[swa]);
 }
 
 static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w, uint64_t v_w);
+static int attend_stored(build *b, bool swa, int q, uint64_t o_w, uint64_t v_w);
 static int out_projection(build *b, int att);
 
 /* Layer il's attention from h up to its output projection: q, k, v in the builder's order, their rows stored into the
@@ -225,6 +226,8 @@ static int attention_core(build *b, int il, int h)
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
     const bool rotate = model_hparams_layer_rotates(hp, il);
     q = q_or_k(b, h, q_w, true, fused, swa, rotate);
+    if (model_hparams_layer_kv_source(hp, il) != il) /* Gemma 4 E2B / E4B: an earlier layer's keys and values */
+        return attend_stored(b, swa, q, o_w, v_cache_w);
     const bool bias_v = has(b, MODEL_ROLE_ATTN_V_BIAS);
     /* Gemma 4's full layers: the values are the key product (before k's norm), which then has two readers */
     const bool v_is_k = hp->arch->v_from_k && !has(b, MODEL_ROLE_ATTN_V);
@@ -243,7 +246,7 @@ static int attention_core(build *b, int il, int h)
     }
     if (hp->arch->v_norm) /* Gemma 4: v RMS-normed without gains */
         v = graph_op(g, rows(b, v_w), LY_HEADS, true, v, -1, -1);
-    v = rotated(b, v, &b->v_rot[swa], b->v_rot_n);
+    v = rotated(b, v, &b->v_rot[swa], b->v_rot_n[swa]);
     if (!b->bf->k_before_v)
         k = q_or_k(b, h, k_w, false, fused, swa, rotate);
     return attend_core(b, swa, q, k, v, o_w, v_cache_w);
@@ -260,15 +263,23 @@ static int attention(build *b, int il, int h)
 static int attend_core(build *b, bool swa, int q, int k, int v, uint64_t o_w, uint64_t v_w)
 {
     graph *g = b->g;
-    const model_hparams *hp = b->hp;
     cache_inputs *c = cache_of(b, swa, v_w);
     graph_store(g, graph_view(g, k), c->k_idxs);
     graph_store(g, b->m->flash_attn ? graph_view(g, v) : graph_view(g, graph_view(g, v)), c->v_idxs);
+    return attend_stored(b, swa, q, o_w, v_w);
+}
+
+/* The attention of q over the cache as it stands (Gemma 4's shared layers read an earlier layer's, storing nothing). */
+static int attend_stored(build *b, bool swa, int q, uint64_t o_w, uint64_t v_w)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
+    cache_inputs *c = cache_of(b, swa, v_w);
     const int qp = graph_view(g, graph_view(g, q));
     int att;
     if (b->m->flash_attn) {
         att = graph_view(g, graph_op(g, rows(b, o_w), LY_OTHER, false, qp, c->mask, -1));
-        att = rotated(b, att, &b->v_rot[swa], b->v_rot_n); /* the rotation undone on the output */
+        att = rotated(b, att, &b->v_rot[swa], b->v_rot_n[swa]); /* the rotation undone on the output */
     } else {
         const uint64_t scores = c->cells * b->T * (uint64_t)hp->n_head * sizeof(float);
         int kq = graph_op(g, scores, LY_SCORES, false, qp, -1, -1);
@@ -481,6 +492,20 @@ static uint64_t rotation(uint32_t cache_type, int64_t hd, bool largest)
     return n;
 }
 
+/* The rotation's side in the cache of one kind of layer (full or sliding-window; keys, or values): llama_kv_cache
+ * turns rotation on where layer 0's head length is a multiple of 64 (hparams.n_embd_head_k() reads layer 0) and sizes it
+ * by the cache's own layers' heads (Gemma 4's two kinds differ). */
+static uint64_t cache_rotation(const model_hparams *hp, uint32_t cache_type, bool swa, bool keys)
+{
+    model_hparams first;
+    model_hparams_layer(hp, 0, &first);
+    if ((keys ? first.head_dim_k : first.head_dim_v) % 64)
+        return 0;
+    const int64_t own = keys ? (swa && hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k)
+                             : (swa && hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v);
+    return rotation(cache_type, own, keys);
+}
+
 static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
                                  const model_memory *m, const builder_facts *bf)
 {
@@ -490,8 +515,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     const uint64_t seqs = (uint64_t)p->n_seq, T = ((uint64_t)m->n_tokens + seqs - 1) / seqs * seqs;
     build b = { .g = g, .f = f, .hp = hp, .m = m, .bf = bf, .T = T, .n_rows = T, .n_out = (uint64_t)m->n_tokens,
                 .out_ids = -1, .pos = -1, .attn_temp = -1,
-                .k_rot_n = rotation(p->type_k, hp->head_dim_k, true),
-                .v_rot_n = rotation(p->type_v, hp->head_dim_v, false),
+                .k_rot_n = { cache_rotation(hp, p->type_k, false, true), cache_rotation(hp, p->type_k, true, true) },
+                .v_rot_n = { cache_rotation(hp, p->type_v, false, false), cache_rotation(hp, p->type_v, true, false) },
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
@@ -504,7 +529,15 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     int x = graph_op(g, rows(&b, b.E), LY_ROWS, false, tokens, -1, -1);
     const int embd = deepstack ? graph_view(g, graph_op(g, rows(&b, b.E * (1 + deepstack)), LY_OTHER, false, x, -1, -1))
                                : -1;
+    /* Gemma 4 E2B / E4B: each token's per-layer rows (llama.cpp expands them right after the embedding), [P, L, T] */
+    const uint64_t P = (uint64_t)hp->n_embd_per_layer, PL = P * (uint64_t)hp->n_layer;
+    int ple_sel = -1, ple_all = -1;
+    if (P) {
+        ple_sel = graph_op(g, rows(&b, PL), LY_ROWS, false, graph_input(g, 4 * b.T), -1, -1);
+        ple_sel = graph_op(g, rows(&b, PL), LY_HEADS, true, graph_view(g, ple_sel), -1, -1);
+    }
     x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
+    const int embd_scaled = x;
     const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         b.layer = il;
@@ -548,6 +581,22 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                                : graph_op(g, rows(&b, b.E), LY_ROWS, true, out, inp, -1);
         if ((uint64_t)il < deepstack) /* the input row's slice il + 1 added to the layer's output */
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, graph_view(g, embd), -1);
+        if (P) { /* Gemma 4 E2B / E4B: x += post_norm(proj(GELU(inp_gate x) * the layer's per-layer rows)) */
+            const int gate = graph_op(g, rows(&b, P), LY_ROWS, true, graph_op(g, rows(&b, P), LY_ROWS, false, x, -1, -1),
+                                      -1, -1);
+            if (ple_all < 0) { /* the per-layer inputs, where the first layer reads them: the embeddings' projection,
+                                * scaled, normed, added to the rows, scaled, permuted into a copy */
+                int pr = graph_op(g, rows(&b, PL), LY_ROWS, true, graph_op(g, rows(&b, PL), LY_ROWS, false, embd_scaled,
+                                                                            -1, -1), -1, -1);
+                pr = norm(&b, graph_view(g, pr), LY_HEADS);
+                pr = graph_op(g, rows(&b, PL), LY_HEADS, true, graph_op(g, rows(&b, PL), LY_HEADS, true, pr, ple_sel, -1),
+                              -1, -1);
+                ple_all = graph_op(g, rows(&b, PL), LY_OTHER, false, graph_view(g, pr), -1, -1);
+            }
+            const int mixed = graph_op(g, rows(&b, P), LY_ROWS, true, gate, graph_view(g, ple_all), -1);
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x,
+                         norm(&b, graph_op(g, rows(&b, b.E), LY_ROWS, false, mixed, -1, -1), LY_ROWS), -1);
+        }
         if (has(&b, MODEL_ROLE_LAYER_OUT_SCALE)) /* Gemma 4: the layer's output times its scale */
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, -1, -1);
     }
@@ -578,9 +627,8 @@ uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const
     /* latent attention with a quantized cache rotates its keys and values where this replay does not follow yet */
     if (hp->arch && hp->arch->mla && (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
         return 0;
-    /* Gemma 4's layers that read earlier caches, its per-layer inputs and its experts beside the dense block are not
-     * in this replay yet */
-    if (hp->n_kv_shared > 0 || hp->n_embd_per_layer > 0 || (hp->arch && hp->arch->moe_dense_beside && hp->n_expert > 0))
+    /* Gemma 4's experts beside the dense block are not in this replay yet */
+    if (hp->arch && hp->arch->moe_dense_beside && hp->n_expert > 0)
         return 0;
     for (size_t i = 0; hp->arch && i < sizeof facts / sizeof facts[0]; i++)
         if (!strcmp(facts[i].arch, hp->arch->name))

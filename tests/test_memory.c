@@ -3,7 +3,7 @@
  * types and flash-attention settings (tests/data/llama_cpp_memory.tsv, made by scripts/llama-memory-reference.sh):
  * every shared model, the two real ones, the four quantized mixtures, the eight synthetic architectures
  * (written at test time by synth_arch.py) and the held-out Olmo 3 shape (heldout_arch.py: its iSWA cache) and
- * Gemma 4's two (their layers of two shapes: each kind's cache, V padded to the widest without flash attention), at
+ * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches), at
  * contexts 512, 4096 and the model's maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
