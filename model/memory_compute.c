@@ -47,7 +47,7 @@ static const builder_facts facts[] = {
     { "exaone", false, false, false, false, false },        { "gemma", false, true, false, false, false },
     { "llama4", false, false, false, false, false },       { "command-r", false, false, false, false, false },
     { "cohere2", false, false, false, false, false },      { "hunyuan-dense", false, false, false, false, false },
-    { "gemma4", true, false, false, true, true },
+    { "gemma4", true, false, false, false, true },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -376,16 +376,25 @@ static int pick_rows(build *b, int x)
     return graph_op(b->g, graph_bytes(b->g, x) / b->T * b->n_out, LY_ROWS, false, x, b->out_ids, -1);
 }
 
+static int experts_of(build *b, int x, int router_in, bool norm_in);
+
 /* The routed experts of x (llama-graph's build_moe_ffn): router, choice, the experts' products, their weighted
  * sum; then the shared expert, under its sigmoid gate where it has one (qwen2moe; glm4moe's has none). */
 static int experts(build *b, int x)
+{
+    return experts_of(b, x, x, false);
+}
+
+/* The same, routed on the rows of router_in, the experts reading x (normed first where norm_in: Gemma 4's
+ * pre_ffw_norm_2, which its graph meets after the routing). */
+static int experts_of(build *b, int x, int router_in, bool norm_in)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
     const uint64_t T = b->n_rows, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
     const uint64_t ff = (uint64_t)hp->n_ff_exp, E = b->E;
     const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT;
-    const int logits = graph_op(g, n_exp * T * f, LY_ROUTE, false, x, -1, -1);
+    const int logits = graph_op(g, n_exp * T * f, LY_ROUTE, false, router_in, -1, -1);
     int probs = logits;
     /* the softmax or the sigmoids, or the router's bias (gpt-oss) */
     if (!softmax_after || has(b, MODEL_ROLE_FFN_GATE_INP_BIAS))
@@ -419,20 +428,31 @@ static int experts(build *b, int x)
     }
     if (hp->moe_scale != 1.0f) /* expert_weights_scale */
         w = graph_op(g, k * T * f, LY_CHOSEN, true, w, -1, -1);
-    int in = graph_view(g, x);
+    int in = graph_view(g, norm_in ? norm(b, x, LY_ROWS) : x);
     const bool before = hp->arch->moe_weight_before; /* Llama 4: the input repeated per choice, times its weight */
     if (before)
         in = graph_op(g, E * k * T * f, LY_EXPERT, true, graph_op(g, E * k * T * f, LY_EXPERT, false, in, -1, -1), w, -1);
-    int gate = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
-    if (bias)
-        gate = graph_op(g, ff * k * T * f, LY_EXPERT, true, gate, chosen, -1);
-    int up = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
-    if (bias)
-        up = graph_op(g, ff * k * T * f, LY_EXPERT, true, up, chosen, -1);
+    int gate, up;
+    if (has(b, MODEL_ROLE_FFN_GATE_UP_EXPS)) { /* Gemma 4: one product, gate and up its two views */
+        const int both = graph_op(g, 2 * ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
+        gate = graph_view(g, both), up = graph_view(g, both);
+    } else {
+        gate = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
+        if (bias)
+            gate = graph_op(g, ff * k * T * f, LY_EXPERT, true, gate, chosen, -1);
+        up = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
+        if (bias)
+            up = graph_op(g, ff * k * T * f, LY_EXPERT, true, up, chosen, -1);
+    }
     const int act = graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
+    if (has(b, MODEL_ROLE_FFN_DOWN_EXPS_SCALE)) { /* Gemma 4: each expert's scale repeated per token, its rows picked */
+        const int repeated = graph_op(g, n_exp * T * f, LY_OTHER, false, -1, -1, -1);
+        down = graph_op(g, E * k * T * f, LY_EXPERT, true, down,
+                        graph_op(g, k * T * f, LY_OTHER, false, repeated, chosen, -1), -1);
+    }
     const int weighted = before ? down : graph_op(g, E * k * T * f, LY_EXPERT, true, down, w, -1);
     int sum = k > 1 ? graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, weighted), graph_view(g, weighted), -1)
                     : graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, weighted), -1, -1); /* one expert: a copy */
@@ -454,12 +474,34 @@ static int experts(build *b, int x)
 
 /* Layer il's feed-forward block of x: gated (gate and up, or phi3's one product holding both), or the experts (past
  * a mixture's leading dense layers). */
+static int dense_ffn(build *b, int x, int64_t il);
+
 static int feed_forward(build *b, int x, int64_t il)
+{
+    if (model_hparams_layer_has_experts(b->hp, il))
+        return experts(b, x);
+    return dense_ffn(b, x, il);
+}
+
+/* Gemma 4 26B-A4B's layer with experts on its attention output x, in its graph's order: the router's input (x normed
+ * without gains, scaled, times its gains), the experts on pre_ffw_norm_2(x), the dense block on ffn_norm(x) and its
+ * post_ffw_norm_1, the experts' post_ffw_norm_2, their sum. */
+static int dense_and_experts(build *b, int x, int64_t il)
+{
+    graph *g = b->g;
+    const uint64_t bytes = rows(b, b->E);
+    int router_in = graph_op(g, bytes, LY_ROWS, true, x, -1, -1);
+    router_in = graph_op(g, bytes, LY_ROWS, true, graph_op(g, bytes, LY_ROWS, true, router_in, -1, -1), -1, -1);
+    const int moe = experts_of(b, x, router_in, true);
+    const int mlp = norm(b, dense_ffn(b, norm(b, x, LY_ROWS), il), LY_ROWS);
+    return graph_op(g, bytes, LY_ROWS, true, mlp, norm(b, moe, LY_ROWS), -1);
+}
+
+/* A layer's dense feed-forward block of x. */
+static int dense_ffn(build *b, int x, int64_t il)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;
-    if (model_hparams_layer_has_experts(hp, il))
-        return experts(b, x);
     model_hparams lh; /* the layer's own width (Gemma 4's last layers twice as wide) */
     model_hparams_layer(hp, il, &lh);
     const uint64_t F = (uint64_t)lh.n_ff;
@@ -573,7 +615,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         const int inp = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, last ? pick_rows(&b, x) : x, -1);
         const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) ||
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
-        int out = feed_forward(&b, ffn_norm ? norm(&b, inp, LY_ROWS) : inp, il);
+        int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)
+                      ? dense_and_experts(&b, inp, il)
+                      : feed_forward(&b, ffn_norm ? norm(&b, inp, LY_ROWS) : inp, il);
         if (has(&b, MODEL_ROLE_FFN_POST_NORM))
             out = norm(&b, out, LY_ROWS);
         out = scaled(&b, out, hp->residual_scale);
@@ -626,9 +670,6 @@ uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const
 {
     /* latent attention with a quantized cache rotates its keys and values where this replay does not follow yet */
     if (hp->arch && hp->arch->mla && (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
-        return 0;
-    /* Gemma 4's experts beside the dense block are not in this replay yet */
-    if (hp->arch && hp->arch->moe_dense_beside && hp->n_expert > 0)
         return 0;
     for (size_t i = 0; hp->arch && i < sizeof facts / sizeof facts[0]; i++)
         if (!strcmp(facts[i].arch, hp->arch->name))
