@@ -121,18 +121,24 @@ static model_status cache_type_ok(uint32_t type, const char *which, int64_t head
     return MODEL_OK;
 }
 
-uint64_t model_memory_v_width(const model_hparams *hp, int64_t il, bool flash_attn)
+uint64_t model_memory_v_padded(const model_hparams *hp, bool flash_attn)
 {
-    model_hparams l;
-    model_hparams_layer(hp, il, &l);
-    uint64_t own = (uint64_t)(l.n_head_kv * l.head_dim_v), widest = 0;
+    uint64_t widest = 0;
     for (int64_t j = 0; !flash_attn && j < hp->n_layer; j++) {
         model_hparams lj;
         model_hparams_layer(hp, j, &lj);
         const uint64_t w = (uint64_t)(lj.n_head_kv * lj.head_dim_v);
         widest = w > widest ? w : widest;
     }
-    return widest > own ? widest : own;
+    return widest;
+}
+
+uint64_t model_memory_v_width(const model_hparams *hp, int64_t il, uint64_t padded)
+{
+    model_hparams l;
+    model_hparams_layer(hp, il, &l);
+    const uint64_t own = (uint64_t)(l.n_head_kv * l.head_dim_v);
+    return padded > own ? padded : own;
 }
 
 static model_status kv_cache(const model_hparams *hp, const model_memory_params *p, model_memory *m, model_error *err)
@@ -147,13 +153,14 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
         m->kv_cells_swa = (int64_t)pad(swa < (uint64_t)m->kv_cells ? swa : (uint64_t)m->kv_cells, KV_PAD);
     }
     /* the trailing multi-token prediction blocks have no cache (llama.cpp's KV cache filters them out) */
+    const uint64_t v_padded = model_memory_v_padded(hp, m->flash_attn); /* once: the layers' loop reads it */
     for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
         if (model_hparams_layer_kv_source(hp, il) != il)
             continue; /* Gemma 4 E2B / E4B: it reads an earlier layer's cache and has none of its own */
         model_hparams l; /* the layer's heads (a sliding window's own lengths, a count per layer) */
         model_hparams_layer(hp, il, &l);
         const uint64_t k_width = (uint64_t)(l.n_head_kv * l.head_dim_k);
-        const uint64_t v_width = k_only ? 0 : model_memory_v_width(hp, il, m->flash_attn);
+        const uint64_t v_width = k_only ? 0 : model_memory_v_width(hp, il, v_padded);
         model_status s = cache_type_ok(p->type_k, "-ctk", l.head_dim_k, err);
         if (s == MODEL_OK && !k_only)
             s = cache_type_ok(p->type_v, "-ctv", l.head_dim_v, err);

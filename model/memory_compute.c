@@ -76,6 +76,7 @@ typedef struct build {
     uint32_t type_k;       /* the K cache's type (latent attention's values are a view of it) */
     uint64_t streams;      /* cache streams: one per sequence */
     int64_t layer;         /* the layer being built */
+    uint64_t v_padded;     /* model_memory_v_padded: the V rows' width without flash attention, 0 with it */
 } build;
 
 /* Whether the file has role r: in the layer being built (b->layer), or for the experts' roles in the first layer with
@@ -220,7 +221,7 @@ static int attention_core(build *b, int il, int h)
     const uint64_t q_w = (uint64_t)(hp->n_head * hp->head_dim_k), k_w = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     const uint64_t v_w = (uint64_t)(hp->n_head_kv * hp->head_dim_v), o_w = (uint64_t)(hp->n_head * hp->head_dim_v);
     const bool swa = b->m->n_layer_swa > 0 && model_hparams_layer_is_swa(hp, il);
-    const uint64_t v_cache_w = model_memory_v_width(b->hp, il, b->m->flash_attn); /* its rows in the cache */
+    const uint64_t v_cache_w = model_memory_v_width(b->hp, il, b->v_padded); /* its rows in the cache */
     int fused = -1, q, k = -1, v;
     if (has(b, MODEL_ROLE_ATTN_QKV))
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
@@ -560,6 +561,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 .k_rot_n = { cache_rotation(hp, p->type_k, false, true), cache_rotation(hp, p->type_k, true, true) },
                 .v_rot_n = { cache_rotation(hp, p->type_v, false, false), cache_rotation(hp, p->type_v, true, false) },
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
+                .v_padded = model_memory_v_padded(hp, m->flash_attn),
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
