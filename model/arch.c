@@ -1,9 +1,7 @@
 /*
- * The architectures as data: tensor roles with their shapes, and one entry per
- * architecture saying which roles it needs and what its forward pass does.
- * Tensor names are llama.cpp's (gguf-py constants.py, TENSOR_NAMES); the
- * required/optional split, the rope mode, the activation and the defaults are
- * those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ * The architectures as data: one entry per architecture saying which roles (model/roles.c) it needs and what its
+ * forward pass does. The required/optional split, the rope mode, the activation and the defaults are those of
+ * llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "model.h"
 
@@ -12,176 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const model_role_info roles[MODEL_ROLE_COUNT] = {
-    [MODEL_ROLE_TOKEN_EMBD] = { "token_embd.weight", false, MODEL_DIM_EMBD, MODEL_DIM_VOCAB, false,
-      "token embedding", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_OUTPUT_NORM] = { "output_norm.weight", false, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-      "final norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_OUTPUT] = { "output.weight", false, MODEL_DIM_EMBD, MODEL_DIM_VOCAB, false,
-      "output projection (lm_head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ROPE_FREQS] = { "rope_freqs.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
-                               "rotary frequency divisors (Llama 3.1 scaling)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ROPE_FACTORS_LONG] = { "rope_factors_long.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
-                                       "LongRoPE frequency divisors past the original context", MODEL_DIM_NONE,
-                                       .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ROPE_FACTORS_SHORT] = { "rope_factors_short.weight", false, MODEL_DIM_ROT_HALF, MODEL_DIM_NONE, false,
-                                        "LongRoPE frequency divisors within the original context", MODEL_DIM_NONE,
-                                        .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_NORM] = { "attn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-      "attention input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_Q] = { "attn_q.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q, false,
-      "attention query projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_Q_DIRECT },
-    [MODEL_ROLE_ATTN_K] = { "attn_k.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_K, false,
-      "attention key projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_V] = { "attn_v.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_V, false,
-      "attention value projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_Q_BIAS] = { "attn_q.bias", true, MODEL_DIM_Q, MODEL_DIM_NONE, false,
-      "attention query bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_K_BIAS] = { "attn_k.bias", true, MODEL_DIM_KV_K, MODEL_DIM_NONE, false,
-      "attention key bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_V_BIAS] = { "attn_v.bias", true, MODEL_DIM_KV_V, MODEL_DIM_NONE, false,
-      "attention value bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_Q_NORM] = { "attn_q_norm.weight", true, MODEL_DIM_QK_NORM_Q, MODEL_DIM_QK_NORM_ROWS_Q, true,
-                                "query norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_K_NORM] = { "attn_k_norm.weight", true, MODEL_DIM_QK_NORM_K, MODEL_DIM_QK_NORM_ROWS_K, true,
-                                "key norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_OUT] = { "attn_output.weight", true, MODEL_DIM_Q_V, MODEL_DIM_EMBD, false,
-      "attention output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_POST_NORM] = { "post_attention_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                   "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_FFN_NORM] = { "ffn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-      "feed-forward input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_FFN_GATE] = { "ffn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false,
-      "feed-forward gate projection", .form = MODEL_FFN_DENSE },
-    [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_UP, false,
-                            "feed-forward up projection", .form = MODEL_FFN_DENSE },
-    [MODEL_ROLE_FFN_DOWN] = { "ffn_down.weight", true, MODEL_DIM_FF, MODEL_DIM_EMBD, false,
-      "feed-forward down projection", .form = MODEL_FFN_DENSE },
-    [MODEL_ROLE_FFN_POST_NORM] = { "post_ffw_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                  "feed-forward output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_FFN_GATE_INP] = { "ffn_gate_inp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
-                                 "expert router", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_GATE_EXPS] = { "ffn_gate_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP, false,
-                                  "experts' gate projections", MODEL_DIM_EXPERT, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_UP_EXPS] = { "ffn_up_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP, false,
-                                "experts' up projections", MODEL_DIM_EXPERT, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_DOWN_EXPS] = { "ffn_down_exps.weight", true, MODEL_DIM_FF_EXP, MODEL_DIM_EMBD, false,
-                                  "experts' down projections", MODEL_DIM_EXPERT, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_GATE_INP_SHEXP] = { "ffn_gate_inp_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
-                                       "shared expert's gate (a sigmoid of its dot product)", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_GATE_SHEXP] = { "ffn_gate_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_SHEXP, false,
-                                   "shared expert's gate projection", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_UP_SHEXP] = { "ffn_up_shexp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_SHEXP, false,
-                                 "shared expert's up projection", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_DOWN_SHEXP] = { "ffn_down_shexp.weight", true, MODEL_DIM_FF_SHEXP, MODEL_DIM_EMBD, false,
-                                   "shared expert's down projection", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_ATTN_QKV] = { "attn_qkv.weight", true, MODEL_DIM_EMBD, MODEL_DIM_QKV, false,
-                             "fused query, key and value projections", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_OUT_BIAS] = { "attn_output.bias", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
-                                  "attention output bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_SINKS] = { "attn_sinks.weight", true, MODEL_DIM_HEAD, MODEL_DIM_NONE, false,
-                               "attention sinks (a logit per head that takes part in the softmax)", MODEL_DIM_NONE,
-                               .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_FFN_GATE_INP_BIAS] = { "ffn_gate_inp.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
-                                      "expert router bias", .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_GATE_EXPS_BIAS] = { "ffn_gate_exps.bias", true, MODEL_DIM_FF_EXP, MODEL_DIM_EXPERT, false,
-                                       "experts' gate biases", .form = MODEL_FFN_MOE, .expert_rows = true },
-    [MODEL_ROLE_FFN_UP_EXPS_BIAS] = { "ffn_up_exps.bias", true, MODEL_DIM_FF_EXP, MODEL_DIM_EXPERT, false,
-                                     "experts' up biases", .form = MODEL_FFN_MOE, .expert_rows = true },
-    [MODEL_ROLE_FFN_DOWN_EXPS_BIAS] = { "ffn_down_exps.bias", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
-                                       "experts' down biases", .form = MODEL_FFN_MOE, .expert_rows = true },
-    [MODEL_ROLE_FFN_EXP_PROBS_B] = { "exp_probs_b.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
-                                    "experts' selection bias (added to the router's scores for the choice only)",
-                                    .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_ATTN_Q_A] = { "attn_q_a.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q_LORA, false,
-                             "query compression", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_Q_LORA },
-    [MODEL_ROLE_ATTN_Q_A_NORM] = { "attn_q_a_norm.weight", true, MODEL_DIM_Q_LORA, MODEL_DIM_NONE, true,
-                                  "query compression norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
-                                  .attn_form = MODEL_ATTN_Q_LORA },
-    [MODEL_ROLE_ATTN_Q_B] = { "attn_q_b.weight", true, MODEL_DIM_Q_LORA, MODEL_DIM_Q, false,
-                             "query decompression", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_Q_LORA },
-    [MODEL_ROLE_ATTN_KV_A_MQA] = { "attn_kv_a_mqa.weight", true, MODEL_DIM_EMBD, MODEL_DIM_KV_A, false,
-                                  "key/value compression and the rotary key all heads share", MODEL_DIM_NONE,
-                                  .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_KV_A_NORM] = { "attn_kv_a_norm.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_NONE, true,
-                                   "key/value compression norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_KV_B] = { "attn_kv_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_KV_B, false,
-                              "keys' and values' decompression", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
-                              .attn_form = MODEL_ATTN_KV_B_WHOLE },
-    [MODEL_ROLE_ATTN_K_B] = { "attn_k_b.weight", true, MODEL_DIM_QK_NOPE, MODEL_DIM_KV_LORA, false,
-                             "keys' decompression per head (absorbed into the query)", MODEL_DIM_HEAD,
-                             .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_KV_B_SPLIT },
-    [MODEL_ROLE_ATTN_V_B] = { "attn_v_b.weight", true, MODEL_DIM_KV_LORA, MODEL_DIM_V_MLA, false,
-                             "values' decompression per head", MODEL_DIM_HEAD, .form = MODEL_FFN_ANY,
-                             .attn_form = MODEL_ATTN_KV_B_SPLIT },
-    [MODEL_ROLE_PER_LAYER_TOKEN_EMBD] = { "per_layer_token_embd.weight", false, MODEL_DIM_PLE_ALL, MODEL_DIM_VOCAB, false,
-                                         "per-layer token embeddings (every layer's row of each token)",
-                                         MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .per_layer_input = true },
-    [MODEL_ROLE_PER_LAYER_MODEL_PROJ] = { "per_layer_model_proj.weight", false, MODEL_DIM_EMBD, MODEL_DIM_PLE_ALL,
-                                         false, "projection of the embeddings into the per-layer inputs",
-                                         MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .per_layer_input = true },
-    [MODEL_ROLE_PER_LAYER_PROJ_NORM] = { "per_layer_proj_norm.weight", false, MODEL_DIM_PLE, MODEL_DIM_NONE, true,
-                                        "per-layer input projection's norm gains", MODEL_DIM_NONE,
-                                        .form = MODEL_FFN_ANY, .per_layer_input = true },
-    [MODEL_ROLE_PER_LAYER_INP_GATE] = { "inp_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_PLE, false,
-                                       "gate over the layer's per-layer input", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
-                                       .per_layer_input = true },
-    [MODEL_ROLE_PER_LAYER_PROJ] = { "proj.weight", true, MODEL_DIM_PLE, MODEL_DIM_EMBD, false,
-                                   "per-layer input's projection back to the embedding", MODEL_DIM_NONE,
-                                   .form = MODEL_FFN_ANY, .per_layer_input = true },
-    [MODEL_ROLE_PER_LAYER_POST_NORM] = { "post_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                        "per-layer input's output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
-                                        .per_layer_input = true },
-    [MODEL_ROLE_FFN_GATE_UP_EXPS] = { "ffn_gate_up_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP2, false,
-                                     "experts' gate and up projections, each expert's gate rows then its up rows",
-                                     MODEL_DIM_EXPERT, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_GATE_INP_SCALE] = { "ffn_gate_inp.scale", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
-                                       "expert router's input gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_DOWN_EXPS_SCALE] = { "ffn_down_exps.scale", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
-                                        "experts' output scales (one per expert)", MODEL_DIM_NONE,
-                                        .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_PRE_NORM_2] = { "pre_ffw_norm_2.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                   "experts' input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_POST_NORM_1] = { "post_ffw_norm_1.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                    "dense block's output norm gains (beside the experts)", MODEL_DIM_NONE,
-                                    .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_FFN_POST_NORM_2] = { "post_ffw_norm_2.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                    "experts' output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
-    [MODEL_ROLE_LAYER_OUT_SCALE] = { "layer_output_scale.weight", true, MODEL_DIM_ONE, MODEL_DIM_NONE, false,
-                                    "the layer output's scale", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
-                              "delta net's output gate projection (z)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_CONV1D] = { "ssm_conv1d.weight", true, MODEL_DIM_SSM_CONV, MODEL_DIM_QKV, false,
-                               "delta net's short convolution taps (per channel of q, k, v)", MODEL_DIM_NONE,
-                               .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_DT] = { "ssm_dt.bias", true, MODEL_DIM_SSM_HEADS, MODEL_DIM_NONE, false,
-                           "delta net's decay bias (per value head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_A] = { "ssm_a", true, MODEL_DIM_SSM_HEADS, MODEL_DIM_NONE, false,
-                          "delta net's decay rate -exp(A_log) (per value head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_BETA] = { "ssm_beta.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_HEADS, false,
-                             "delta net's write strength projection (beta)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_ALPHA] = { "ssm_alpha.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_HEADS, false,
-                              "delta net's decay projection (alpha)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_NORM] = { "ssm_norm.weight", true, MODEL_DIM_SSM_STATE, MODEL_DIM_NONE, true,
-                             "delta net's output norm gains (per head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_OUT] = { "ssm_out.weight", true, MODEL_DIM_SSM_INNER, MODEL_DIM_EMBD, false,
-                            "delta net's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_IN] = { "ssm_in.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_QKVZ, false,
-                           "delta net's q, k, v and z projection (each key head's rows together)", MODEL_DIM_NONE,
-                           .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_BA] = { "ssm_ba.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_BA, false,
-                           "delta net's beta and alpha projection (each key head's value heads together)",
-                           MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_TOKEN_EMBD_NORM] = { "token_embd_norm.weight", false, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                    "final norm gains (LFM2's name for them)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SHORTCONV_IN] = { "shortconv.in_proj.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EMBD3, false,
-                                 "short convolution's input projection (B, C, x)", MODEL_DIM_NONE,
-                                 .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SHORTCONV_CONV] = { "shortconv.conv.weight", true, MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD, false,
-                                   "short convolution's taps (per channel)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SHORTCONV_OUT] = { "shortconv.out_proj.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EMBD, false,
-                                  "short convolution's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-};
 
 enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 
@@ -876,11 +704,11 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
 {
     if (!hp->arch || (unsigned)r >= MODEL_ROLE_COUNT)
         return MODEL_NEED_ABSENT;
-    const model_ffn_form form = roles[r].form;
+    const model_ffn_form form = model_role_info_of(r)->form;
     const bool moe = model_hparams_layer_has_experts(hp, il);
     if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside) || (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
-    const model_attn_form af = roles[r].attn_form;
+    const model_attn_form af = model_role_info_of(r)->attn_form;
     if (hp->arch->mla && af != MODEL_ATTN_ANY) { /* the form of latent attention the file's keys say */
         const bool lora = hp->n_lora_q > 0, split = hp->head_dim_k_mla > 0;
         const bool in_form = af == MODEL_ATTN_Q_DIRECT ? !lora : af == MODEL_ATTN_Q_LORA ? lora
@@ -888,7 +716,7 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         if (!in_form)
             return MODEL_NEED_ABSENT;
     }
-    if (roles[r].per_layer_input && hp->n_embd_per_layer <= 0) /* Gemma 4's, in E2B / E4B files only */
+    if (model_role_info_of(r)->per_layer_input && hp->n_embd_per_layer <= 0) /* Gemma 4's, in E2B / E4B files only */
         return MODEL_NEED_ABSENT;
     /* a layer that reads an earlier layer's cache makes no keys or values: llama.cpp's gemma4 loader takes them
      * where the file has them (TENSOR_NOT_REQUIRED) and its graph does not read them */
@@ -901,33 +729,9 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return (model_need)hp->arch->need[r];
     /* a hybrid's layer needs its kind's roles; any layer (il < 0), either kind's */
     const model_need attn = (model_need)hp->arch->need[r], recr = (model_need)hp->arch->need_recurrent[r];
-    if (il < 0 || !roles[r].per_layer)
+    if (il < 0 || !model_role_info_of(r)->per_layer)
         return attn > recr ? attn : recr;
     return model_hparams_layer_is_recurrent(hp, il) ? recr : attn;
-}
-
-const model_role_info *model_role_info_of(model_role r)
-{
-    return (unsigned)r < MODEL_ROLE_COUNT ? &roles[r] : NULL;
-}
-
-model_role model_role_of_name(const char *name, int64_t *layer)
-{
-    *layer = -1;
-    const char *role = name;
-    if (strncmp(name, "blk.", 4) == 0) {
-        char *end;
-        long long l = strtoll(name + 4, &end, 10);
-        if (end == name + 4 || *end != '.' || l < 0 || name[4] == '-' || name[4] == '+')
-            return MODEL_ROLE_COUNT;
-        *layer = l;
-        role = end + 1;
-    }
-    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-        if (roles[r].per_layer == (*layer >= 0) && strcmp(roles[r].name, role) == 0)
-            return (model_role)r;
-    *layer = -1;
-    return MODEL_ROLE_COUNT;
 }
 
 const model_arch *model_arch_find(const char *name, size_t len)
