@@ -205,13 +205,51 @@ static bool derive_delta_net(cmp_state *s, int side, int il, int pos0, int T, fl
                   : product(s, side, &w[MODEL_ROLE_SSM_BETA], NULL, x, n, E, beta) &&
                         product(s, side, &w[MODEL_ROLE_SSM_ALPHA], NULL, x, n, E, alpha)) &&
         engine_dn_unpack(ref, hp, fused_in ? qkvz : NULL, fused_ba ? ba : NULL, n, mixed, z, beta, alpha) == KERN_OK &&
-        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], mixed, n, C, hp->dn_conv, true, conv_state, conv) == KERN_OK &&
+        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], NULL, mixed, n, C, hp->dn_conv, true, conv_state, conv) == KERN_OK &&
         ref->delta_net(ref, conv, beta, alpha, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], state, n, hp->dn_hk, H,
                        hp->dn_grouped, hp->dn_d, hp->eps, o) == KERN_OK &&
         ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], o, n * H, hp->dn_d, hp->eps, o) == KERN_OK &&
         ref->glu(ref, KERN_ACT_SILU, z, o, (size_t)n * inner, (size_t)inner, o) == KERN_OK;
     if (ok)
         memcpy(out, o + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
+    free(buf);
+    return ok;
+}
+
+/* A Mamba-2 mixer's output (mamba2.c's block before ssm_out) on the chunk's rows, replayed from zero states over the
+ * side's own attn_norm rows from the first position: ssm_in in the side's numerics, the convolution, the scan, the gate
+ * and the grouped norm by the reference. */
+static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const attn_history *h = &s->h;
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const int E = hp->n_embd, n = pos0 + T, C = hp->dn_channels, inner = hp->m2_inner, H = hp->dn_hv, G = hp->dn_hk;
+    if (!ref || !h->norm[side] || n > h->n_pos)
+        return false;
+    const kern_weight *lw = s->m->layers[il].w;
+    kern_weight w[MODEL_ROLE_COUNT]; /* the file's tensors as the host reads them, whichever backend bound them */
+    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+        w[r] = (kern_weight){ .t = lw[r].t };
+    const size_t P = (size_t)inner + (size_t)C + (size_t)H, conv_n = (size_t)(hp->dn_conv - 1) * C;
+    float *buf = calloc((size_t)n * (P + 2 * (size_t)C + 2 * (size_t)inner) + conv_n + (size_t)inner * hp->dn_d,
+                        sizeof *buf);
+    if (!buf)
+        return false;
+    float *proj = buf, *xbc = proj + (size_t)n * P, *conv = xbc + (size_t)n * C, *z = conv + (size_t)n * C;
+    float *y = z + (size_t)n * inner, *conv_state = y + (size_t)n * inner, *state = conv_state + conv_n;
+    const bool ok =
+        product(s, side, &w[MODEL_ROLE_SSM_IN], NULL, h->norm[side] + (size_t)il * h->n_pos * E, n, E, proj) &&
+        ref->copy_rows(ref, z, (size_t)inner, proj, P, n, inner) == KERN_OK &&
+        ref->copy_rows(ref, xbc, (size_t)C, proj + inner, P, n, C) == KERN_OK &&
+        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], &w[MODEL_ROLE_SSM_CONV1D_BIAS], xbc, n, C, hp->dn_conv, true,
+                      conv_state, conv) == KERN_OK &&
+        ref->ssm_scan(ref, conv, proj + inner + C, P, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], &w[MODEL_ROLE_SSM_D],
+                      state, n, H, inner / H, G, hp->dn_d, y) == KERN_OK &&
+        ref->glu(ref, KERN_ACT_SILU, z, y, (size_t)n * inner, (size_t)inner, y) == KERN_OK &&
+        ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], y, n * G, inner / G, hp->eps, y) == KERN_OK;
+    if (ok)
+        memcpy(out, y + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
     free(buf);
     return ok;
 }
@@ -239,7 +277,7 @@ static bool derive_shortconv(cmp_state *s, int side, int il, int pos0, int T, fl
     for (int i = 0; i < 3 && ok; i++)
         ok = ref->copy_rows(ref, parts[i], (size_t)E, bcx + (size_t)i * E, 3 * (size_t)E, n, E) == KERN_OK;
     ok = ok && ref->glu(ref, KERN_ACT_NONE, b, x, rows, (size_t)E, b) == KERN_OK &&
-         ref->ssm_conv(ref, &taps, b, n, E, hp->dn_conv, false, state, x) == KERN_OK &&
+         ref->ssm_conv(ref, &taps, NULL, b, n, E, hp->dn_conv, false, state, x) == KERN_OK &&
          ref->glu(ref, KERN_ACT_NONE, c, x, rows, (size_t)E, x) == KERN_OK;
     if (ok)
         memcpy(out, x + (size_t)pos0 * E, (size_t)T * E * sizeof *out);
@@ -321,8 +359,13 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
     float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
-    if (!own || !gate || !up || !product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate) ||
-        !product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
+    if (!own || !gate || !up || !product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
+        return false;
+    if (!w[MODEL_ROLE_FFN_GATE].t) { /* Nemotron-H's block without a gate: relu(up)^2 */
+        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
+        return ref->glu(ref, hp->act, up, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
+    }
+    if (!product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate))
         return false;
     if (hp->act == KERN_ACT_SILU) {
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
@@ -460,11 +503,13 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                (!hp->desc->v_norm || norm_rows(s, NULL, out, T * L->n_kv_head, L->v_dim, out));
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)
-            return hp->shortconv ? derive_shortconv(s, side, il, pos0, T, out) : derive_delta_net(s, side, il, pos0, T, out);
+            return hp->shortconv ? derive_shortconv(s, side, il, pos0, T, out)
+                   : hp->mamba2  ? derive_mamba2(s, side, il, pos0, T, out)
+                                 : derive_delta_net(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
     case ENGINE_OP_ATTN_OUT:
         if (m->layers[il].recurrent) { /* the delta net's ssm_out, or the convolution's out_proj */
-            const int inner = hp->shortconv ? E : hp->dn_hv * hp->dn_d;
+            const int inner = hp->shortconv ? E : hp->mamba2 ? hp->m2_inner : hp->dn_hv * hp->dn_d;
             const kern_weight *wo = &w[hp->shortconv ? MODEL_ROLE_SHORTCONV_OUT : MODEL_ROLE_SSM_OUT];
             return product(s, side, wo, NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T, inner, out);
         }
@@ -476,6 +521,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_FFN_NORM:
         if (hp->desc->parallel_ffn) /* Cohere's feed-forward block reads the attention's norm */
             return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+        if (!L->mixer) /* Nemotron-H's feed-forward layer: its norm reads the layer's input */
+            return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, T, in), T, E, out);
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
@@ -495,6 +542,13 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_LAYER_OUT:
         if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
             return false;
+        if (!L->mixer || !L->ffn) /* Nemotron-H's layer: its one block's output added */
+            return add_rows(residual_in(s, side, il, T, in),
+                            L->mixer ? block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
+                                                    MODEL_ROLE_ATTN_POST_NORM)
+                                     : block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT,
+                                                    MODEL_ROLE_FFN_POST_NORM),
+                            NULL, hp->residual_scale, (size_t)T * E, out);
         return add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),

@@ -46,6 +46,13 @@ static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, siz
     for (int il = 0; il < m->hp.n_layer; il++) {
         const engine_layer *L = &m->layers[il];
         size_t kr, vr;
+        if (L->recurrent || !L->mixer) { /* a recurrent or feed-forward layer keeps no keys or values */
+            if (k_off)
+                k_off[il] = ka;
+            if (v_off)
+                v_off[il] = va;
+            continue;
+        }
         if (L->kv_src != il) { /* it reads an earlier layer's cache (Gemma 4 E2B / E4B): none of its own */
             if (k_off)
                 k_off[il] = k_off[L->kv_src];

@@ -16,6 +16,7 @@
 #include "pass.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* LFM2's short convolution layer (llama.cpp's lfm2 graph, build_shortconv_block), on the same state's upkeep:
  *
@@ -38,9 +39,18 @@ static size_t dn_widths(const engine_hparams *hp, size_t w[DN_REGIONS])
     const size_t C = (size_t)hp->dn_channels, inner = (size_t)hp->dn_hv * hp->dn_d, H = (size_t)hp->dn_hv;
     const size_t fused = hp->dn_grouped;
     const size_t ws[DN_REGIONS] = { C, C, inner, H, H, inner, fused * (C + inner), fused * 2 * H };
+    memcpy(w, ws, sizeof ws);
+    return engine_dn_regions(NULL, w, DN_REGIONS, NULL);
+}
+
+size_t engine_dn_regions(const engine_ctx *c, const size_t *widths, int n, float **regions)
+{
     size_t sum = 0;
-    for (int i = 0; i < DN_REGIONS; i++)
-        sum += w[i] = ws[i];
+    for (int i = 0; i < n; i++) {
+        if (c)
+            regions[i] = c->dn + (size_t)c->max_batch * sum;
+        sum += widths[i];
+    }
     return sum;
 }
 
@@ -48,7 +58,8 @@ size_t engine_dn_width(const engine_hparams *hp)
 {
     size_t w[DN_REGIONS];
     /* LFM2's short convolution: B, C, x as the product leaves them, then apart */
-    const size_t net = hp->delta_net ? dn_widths(hp, w) : hp->shortconv ? 6 * (size_t)hp->n_embd : 0;
+    const size_t net = hp->delta_net ? dn_widths(hp, w) : hp->shortconv ? 6 * (size_t)hp->n_embd
+                       : hp->mamba2 ? engine_mamba2_width(hp) : 0;
     /* a gated attention layer: q and gate as the product leaves them, then the gates apart */
     const size_t gated = hp->attn_out_gated ? 3 * (size_t)hp->n_head * hp->head_dim : 0;
     return net > gated ? net : gated;
@@ -58,20 +69,19 @@ static dn_rows dn_rows_of(const engine_ctx *c)
 {
     size_t w[DN_REGIONS];
     dn_widths(&c->m->hp, w);
-    float *at = c->dn;
-    dn_rows r;
-    float **const region[DN_REGIONS] = { &r.mixed, &r.conv, &r.z, &r.beta, &r.alpha, &r.out, &r.qkvz, &r.ba };
-    for (int i = 0; i < DN_REGIONS; i++) {
-        *region[i] = at;
-        at += (size_t)c->max_batch * w[i];
-    }
-    return r;
+    float *at[DN_REGIONS];
+    engine_dn_regions(c, w, DN_REGIONS, at);
+    return (dn_rows){ .mixed = at[0], .conv = at[1], .z = at[2], .beta = at[3], .alpha = at[4], .out = at[5],
+                      .qkvz = at[6], .ba = at[7] };
 }
 
 size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv)
 {
-    *conv = hp->delta_net || hp->shortconv ? (size_t)hp->n_recurrent * (size_t)(hp->dn_conv - 1) * (size_t)hp->dn_channels
-                                           : 0;
+    *conv = hp->delta_net || hp->shortconv || hp->mamba2
+                ? (size_t)hp->n_recurrent * (size_t)(hp->dn_conv - 1) * (size_t)hp->dn_channels
+                : 0;
+    if (hp->mamba2) /* each head's rows of state_size values */
+        return (size_t)hp->n_recurrent * (size_t)hp->m2_inner * (size_t)hp->dn_d;
     return hp->delta_net ? (size_t)hp->n_recurrent * (size_t)hp->dn_hv * (size_t)hp->dn_d * (size_t)hp->dn_d : 0;
 }
 
@@ -154,7 +164,7 @@ void engine_delta_net_block(pass *p, int il, int T, const float *in)
     if ((fused_in || fused_ba) && !p->st)
         pass_check(p, engine_dn_unpack(c->be, hp, fused_in ? r.qkvz : NULL, fused_ba ? r.ba : NULL, T, r.mixed, r.z,
                                        r.beta, r.alpha), "the fused projections taken apart");
-    run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SSM_CONV1D], r.mixed, T, C, hp->dn_conv, true, conv_state,
+    run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SSM_CONV1D], NULL, r.mixed, T, C, hp->dn_conv, true, conv_state,
                  r.conv);
     run_delta_net(p, "gated delta rule", r.conv, r.beta, r.alpha, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], state,
                   T, hp->dn_hk, hp->dn_hv, hp->dn_grouped, hp->dn_d, hp->eps, r.out);
@@ -180,7 +190,7 @@ void engine_shortconv_block(pass *p, int il, int T, const float *in)
     for (int i = 0; i < 3; i++)
         run_copy_rows(p, "B, C and x apart", parts[i], (size_t)E, bcx + (size_t)i * E, 3 * (size_t)E, T, E);
     run_glu(p, "B * x", KERN_ACT_NONE, b, x, (size_t)T * E, (size_t)E, b);
-    run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SHORTCONV_CONV], b, T, E, hp->dn_conv, false, conv_state, x);
+    run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SHORTCONV_CONV], NULL, b, T, E, hp->dn_conv, false, conv_state, x);
     run_glu(p, "C * conv", KERN_ACT_NONE, cc, x, (size_t)T * E, (size_t)E, x);
     pass_look(p, ENGINE_OP_ATTN, x, T, E);
     run_matmul(p, "shortconv.out_proj", &w[MODEL_ROLE_SHORTCONV_OUT], NULL, x, T, c->o);

@@ -69,6 +69,10 @@ typedef struct engine_hparams {
     /* LFM2's short convolution layers (model_arch.shortconv): dn_conv taps over dn_channels = n_embd, n_recurrent of
      * them; no delta rule state */
     bool shortconv;
+    /* Mamba-2's layers (model_arch.mamba2: Nemotron-H): dn_conv taps over dn_channels = m2_inner + 2 dn_hk dn_d (x, B,
+     * C), dn_hv heads of m2_inner / dn_hv, dn_hk groups of B and C, dn_d state values per row */
+    bool mamba2;
+    int m2_inner;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */
@@ -261,6 +265,10 @@ int engine_trace_layers(const engine_trace *t);      /* n_layer + 1 (the last is
 int engine_trace_positions(const engine_trace *t);
 /* Statistics of layer il (n_layer: the final norm) at position pos, NULL when not recorded. */
 const kern_row_stats *engine_trace_at(const engine_trace *t, int il, int pos);
+/* What llama.cpp's graph for hp's architecture calls l_out-il (or result_norm: il = n_layer) at position pos: the
+ * residual after the layer (engine_trace_at), or where model_arch.l_out_is_ffn_out says so the feed-forward block's
+ * output before its residual add (NaN statistics in a layer without one); NULL when not recorded. */
+const kern_row_stats *engine_trace_l_out_at(const engine_trace *t, const engine_hparams *hp, int il, int pos);
 size_t engine_trace_n_steps(const engine_trace *t);
 const engine_step *engine_trace_step_at(const engine_trace *t, size_t i);
 

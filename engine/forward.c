@@ -67,7 +67,10 @@ void pass_look(pass *p, engine_op op, const float *x, int T, int n)
 {
     engine_ctx *c = p->c;
     const engine_probe *pr = p->probe;
-    if (p->st || !pr || (!pr->all_ops && op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM))
+    /* the feed-forward output too where llama.cpp's traces name it l_out (model_arch.l_out_is_ffn_out) */
+    const bool traced = op == ENGINE_OP_LAYER_OUT || op == ENGINE_OP_RESULT_NORM ||
+                        (op == ENGINE_OP_FFN_OUT && c->m->hp.desc->l_out_is_ffn_out);
+    if (p->st || !pr || (!pr->all_ops && !traced))
         return;
     if (pr->on_op) {
         run_row_stats(p, "row statistics", x, T, n, c->stats);
@@ -188,6 +191,10 @@ static void attention_block(pass *p, int il, int T)
     }
     if (L->recurrent && hp->shortconv) {
         engine_shortconv_block(p, il, T, in);
+        return;
+    }
+    if (L->recurrent && hp->mamba2) {
+        engine_mamba2_block(p, il, T, in);
         return;
     }
     if (L->recurrent) {
@@ -371,13 +378,18 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     const kern_weight *const no_bias[2] = { 0 };
     p->layer = il;
 
-    if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
+    if (L->mixer && w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the add */
         run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
         pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
     }
-    if (hp->residual_scale != 1.0f)
+    if (L->mixer && hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    residual_add(p, x, o, Tr, &w[MODEL_ROLE_FFN_NORM], h);
+    if (L->mixer)
+        residual_add(p, x, o, Tr, L->ffn ? &w[MODEL_ROLE_FFN_NORM] : next_norm, h);
+    if (!L->ffn) { /* Nemotron-H's mixer layer: the mixer is the whole layer */
+        pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
+        return;
+    }
     const float *in = x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_FFN_NORM].t) {
         if (!p->normed)
@@ -390,6 +402,11 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         dense_and_experts(p, il, T, r0, in);
     } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
         engine_experts_block(p, il, Tr, in, NULL, o);
+    } else if (!gate_up[0]->t) { /* Nemotron-H's block without a gate: relu(h Wup)^2 as relu(u) * u */
+        run_matmul(p, "ffn_up", gate_up[1], NULL, in, Tr, up);
+        run_glu(p, "relu(up)^2", hp->act, up, up, (size_t)Tr * F, (size_t)F, gate);
+        pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+        run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
     } else {
         run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
         pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
@@ -483,14 +500,14 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     p.layer = 0;
     pass_look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
-        attention_block(&p, il, T);
+        if (m->layers[il].mixer)
+            attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
         const bool last = il == hp->n_layer - 1;
         if (hp->desc->parallel_ffn)
             parallel_block(&p, il, T, last ? keep0 : 0);
         else
-            ffn_block(&p, il, T, last ? keep0 : 0,
-                      last ? &m->output_norm : &m->layers[il + 1].w[MODEL_ROLE_ATTN_NORM]);
+            ffn_block(&p, il, T, last ? keep0 : 0, last ? &m->output_norm : engine_layer_input_norm(m, il + 1));
         if (m->release_weights)
             release_layer(m, il);
     }

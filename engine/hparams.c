@@ -16,8 +16,9 @@ const char *engine_supported_archs(void)
 /* model/'s activation, as the kernels name it */
 static kern_act kern_act_of(model_act a)
 {
+    /* relu(x)^2 as relu(x) * x (kern.h's RELU with the row as gate and up) */
     static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH,
-                                     [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI };
+                                     [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI, [MODEL_ACT_RELU_SQR] = KERN_ACT_RELU };
     return acts[a];
 }
 
@@ -58,7 +59,16 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_conv = (int)g->shortconv_l_cache;
         hp->dn_channels = (int)g->n_embd;
     }
-    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && (hp->shortconv || hp->delta_net); il++)
+    hp->mamba2 = g->arch->mamba2;
+    if (hp->mamba2) {
+        hp->dn_conv = (int)g->ssm_d_conv;
+        hp->dn_hv = (int)g->ssm_n_v_heads;
+        hp->dn_hk = (int)g->ssm_n_k_heads;
+        hp->dn_d = (int)g->ssm_d_state;
+        hp->m2_inner = (int)g->ssm_d_inner;
+        hp->dn_channels = hp->m2_inner + 2 * hp->dn_hk * hp->dn_d;
+    }
+    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && (hp->shortconv || hp->delta_net || hp->mamba2); il++)
         hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
     if (hp->delta_net) {
         hp->dn_conv = (int)g->ssm_d_conv;

@@ -22,7 +22,10 @@ typedef struct engine_layer {
     bool has_bias;           /* attn_{q,k,v}.bias */
     bool swa;                /* attends within the sliding window, with rope_swa */
     bool no_rope;            /* attends without rotary positions (NoPE: SmolLM3's every fourth layer) */
-    int recurrent;           /* a gated delta net's layer: 1 + its index among them (its state's); 0: attention */
+    int recurrent;           /* a recurrent layer: 1 + its index among them (its state's); 0: attention */
+    /* what the layer runs after its input norm: a mixer (attention or recurrent) and a feed-forward block, or one of
+     * them (model_arch.single_block: a feed-forward layer's norm is bound as its ffn_norm) */
+    bool mixer, ffn;
     /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];
@@ -61,6 +64,13 @@ struct engine_model {
 /* The experts' parts of a layer (engine_layer.experts), each a role of model/arch.c. */
 enum { ENGINE_EXPERT_GATE, ENGINE_EXPERT_UP, ENGINE_EXPERT_DOWN, ENGINE_EXPERT_GATE_BIAS, ENGINE_EXPERT_UP_BIAS,
        ENGINE_EXPERT_DOWN_BIAS, ENGINE_EXPERT_PARTS };
+
+/* The norm that reads layer il's input: its attn_norm, or a feed-forward layer's own (engine_layer.mixer false). */
+static inline const kern_weight *engine_layer_input_norm(const engine_model *m, int il)
+{
+    const engine_layer *L = &m->layers[il];
+    return &L->w[L->mixer ? MODEL_ROLE_ATTN_NORM : MODEL_ROLE_FFN_NORM];
+}
 
 /* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
@@ -106,6 +116,11 @@ static inline size_t engine_q_width(const engine_hparams *hp)
 
 /* Floats a token's gated delta net or gated attention keeps in the context's dn rows (delta_net.c), 0 without. */
 size_t engine_dn_width(const engine_hparams *hp);
+/* The context's dn buffer cut into n regions of max_batch rows each, widths[i] floats a row (regions NULL, c NULL: only
+ * the sum of the widths, which it returns; delta_net.c). */
+size_t engine_dn_regions(const engine_ctx *c, const size_t *widths, int n, float **regions);
+/* Floats a token's Mamba-2 mixer keeps in the context's dn rows (mamba2.c). */
+size_t engine_mamba2_width(const engine_hparams *hp);
 /* Floats of the recurrent states: every recurrent layer's convolution inputs and delta rule state (delta_net.c). */
 size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv);
 /* A delta net's inputs out of Qwen3-Next's fused projections (delta_net.c), by be's copy_rows: each row of qkvz (T,

@@ -275,6 +275,12 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
             before = m->layers[j].recurrent;
         L->recurrent = before + 1;
     }
+    L->ffn = !m->hp.desc->single_block || model_hparams_layer_is_ffn_only(&m->hp.g, il);
+    L->mixer = !m->hp.desc->single_block || !L->ffn;
+    if (!L->mixer) { /* Nemotron-H's feed-forward layer: its one norm (attn_norm) is the block's input norm */
+        L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_NORM];
+        L->w[MODEL_ROLE_ATTN_NORM] = (kern_weight){ 0 };
+    }
     if (m->hp.desc->ffn_norm_is_post_attention) { /* gpt-oss: its post_attention_norm is the experts' input norm */
         L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_POST_NORM];
         L->w[MODEL_ROLE_ATTN_POST_NORM] = (kern_weight){ 0 };
@@ -296,7 +302,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (s)
         return s;
     s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
-                      : L->recurrent ? ENGINE_OK /* a delta net's attn_qkv is one product */
+                      : L->recurrent || !L->mixer ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : bind_fused(m, il, err);
     if (s)
         return s;

@@ -14,6 +14,7 @@ struct engine_trace {
     int32_t n_vocab;
     int n_pos, cap_pos;
     kern_row_stats *rows;    /* (cap_pos, n_layer + 1) */
+    kern_row_stats *ffn_rows; /* (cap_pos, n_layer): the feed-forward blocks' outputs where a model's probe shows them */
     engine_step *steps;
     size_t n_steps, cap_steps;
     float *prev;             /* the previous step's logits */
@@ -46,6 +47,7 @@ void engine_trace_free(engine_trace *t)
 {
     if (t) {
         free(t->rows);
+        free(t->ffn_rows);
         free(t->values);
         for (int op = 0; op < ENGINE_OP_COUNT; op++)
             free(t->op_values[op]);
@@ -66,10 +68,14 @@ static bool reserve_pos(engine_trace *t, int n)
     kern_row_stats *p = realloc(t->rows, (size_t)cap * width * sizeof *p);
     if (!p)
         return false;
+    t->rows = p;
+    kern_row_stats *f = realloc(t->ffn_rows, (size_t)cap * width * sizeof *f);
+    if (!f)
+        return false;
+    t->ffn_rows = f;
     /* Unrecorded entries stay NaN so readers can tell. */
     for (size_t i = (size_t)t->cap_pos * width; i < (size_t)cap * width; i++)
-        p[i] = (kern_row_stats){ .rms = NAN, .mean = NAN, .min = NAN, .max = NAN, .max_abs = NAN };
-    t->rows = p;
+        p[i] = f[i] = (kern_row_stats){ .rms = NAN, .mean = NAN, .min = NAN, .max = NAN, .max_abs = NAN };
     t->cap_pos = cap;
     return true;
 }
@@ -77,11 +83,12 @@ static bool reserve_pos(engine_trace *t, int n)
 static void on_op(void *user, engine_op op, int layer, int pos0, int T, const kern_row_stats *rows)
 {
     engine_trace *t = user;
-    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM) || layer < 0 || layer > t->n_layer ||
-        !reserve_pos(t, pos0 + T))
+    if ((op != ENGINE_OP_LAYER_OUT && op != ENGINE_OP_RESULT_NORM && op != ENGINE_OP_FFN_OUT) || layer < 0 ||
+        layer > t->n_layer || !reserve_pos(t, pos0 + T))
         return;
+    kern_row_stats *table = op == ENGINE_OP_FFN_OUT ? t->ffn_rows : t->rows;
     for (int i = 0; i < T; i++)
-        t->rows[(size_t)(pos0 + i) * (t->n_layer + 1) + layer] = rows[i];
+        table[(size_t)(pos0 + i) * (t->n_layer + 1) + layer] = rows[i];
     if (pos0 + T > t->n_pos)
         t->n_pos = pos0 + T;
 }
@@ -210,6 +217,13 @@ const kern_row_stats *engine_trace_at(const engine_trace *t, int il, int pos)
     if (il < 0 || il > t->n_layer || pos < 0 || pos >= t->n_pos)
         return NULL;
     return &t->rows[(size_t)pos * (t->n_layer + 1) + il];
+}
+
+const kern_row_stats *engine_trace_l_out_at(const engine_trace *t, const engine_hparams *hp, int il, int pos)
+{
+    if (il < hp->n_layer && hp->desc->l_out_is_ffn_out)
+        return il < 0 || pos < 0 || pos >= t->n_pos ? NULL : &t->ffn_rows[(size_t)pos * (t->n_layer + 1) + il];
+    return engine_trace_at(t, il, pos);
 }
 
 const engine_step *engine_trace_step_at(const engine_trace *t, size_t i)

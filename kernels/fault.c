@@ -196,15 +196,15 @@ static void zero_rows(float *h, size_t n, void *user)
     memset(h, 0, n * sizeof *h);
 }
 
-static kern_status f_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv,
-                              bool silu, float *state, float *out)
+static kern_status f_ssm_conv(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                              int n, int d_conv, bool silu, float *state, float *out)
 {
     kern_backend *in = inner(b);
     kern_status s;
     if (kind_of(b) == FAULT_CONV_STATE && d_conv > 1 &&
         (s = bend_rows(in, state, (size_t)(d_conv - 1) * (size_t)n, zero_rows, NULL)))
         return s;
-    return in->ssm_conv(in, w, x, T, n, d_conv, silu, state, out);
+    return in->ssm_conv(in, w, bias, x, T, n, d_conv, silu, state, out);
 }
 
 static kern_status f_add(kern_backend *b, float *x, const float *y, size_t n)

@@ -41,8 +41,12 @@ typedef struct kern_weight {
 
 /* The gate's activation of a gated feed-forward block (GLU). */
 /* SIGMOID: sigmoid(gate) * up, a gate on an output rather than a feed-forward activation (Qwen3.5's attention);
- * NONE: gate * up, a product of two rows (LFM2's short convolution: ggml_mul). */
-typedef enum kern_act { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE } kern_act;
+ * NONE: gate * up, a product of two rows (LFM2's short convolution: ggml_mul); RELU: max(gate, 0) * up, which with
+ * gate and up the same row is relu(x)^2 (Nemotron-H's ungated block: ggml_relu then ggml_sqr, equal but for the sign
+ * of a zero). */
+typedef enum kern_act {
+    KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE, KERN_ACT_RELU
+} kern_act;
 
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
@@ -113,7 +117,8 @@ typedef struct kern_backend kern_backend;
  *
  *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
- *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n); NULL: no gains, ggml_rms_norm alone).
+ *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n), or (n, m): row t takes gains row t mod m,
+ *               Mamba-2's each group's own; NULL: no gains, ggml_rms_norm alone).
  *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w  (ggml_norm then the gains; w as rmsnorm's, or
  *               (n, m): row t takes gains row t mod m, Command R+'s each head's own). x and out may be the same.
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
@@ -133,10 +138,15 @@ typedef struct kern_backend kern_backend;
  *   copy_rows   rows of n values from src (rows ld_src apart) to dst (rows ld_dst apart): a part of each row
  *               gathered or put back (a head of q, the rotary part of a latent row), the regions apart.
  *   ssm_conv    a short causal convolution per channel, then its SiLU where silu: out (T, n) row t = (SiLU of)
- *               sum_j w[c][j] * in[t + j][c] over the d_conv rows in = state (d_conv - 1, n: the inputs before,
- *               oldest first) then x (T, n); state becomes in's last d_conv - 1 rows (ggml_ssm_conv, then ggml_silu
- *               in a delta net; w: ssm_conv1d or LFM2's shortconv.conv, (n, d_conv) in GGUF order (d_conv, n)).
- *               x and out may not overlap.
+ *               sum_j w[c][j] * in[t + j][c] (+ bias[c] where bias is not NULL: Mamba-2's) over the d_conv rows in =
+ *               state (d_conv - 1, n: the inputs before, oldest first) then x (T, n); state becomes in's last d_conv - 1
+ *               rows (ggml_ssm_conv, ggml_add, then ggml_silu in a delta net or Mamba-2; w: ssm_conv1d or LFM2's
+ *               shortconv.conv, (n, d_conv) in GGUF order (d_conv, n)). x and out may not overlap.
+ *   ssm_scan    Mamba-2's selective scan (ggml_ssm_scan, kernels/ssm_scan.h) over T tokens of xbc (T, n_head head_dim +
+ *               2 n_group d_state: x, then B and C of each group, as the convolution left them) and dt (T rows of
+ *               n_head, ld_dt apart): per token, head h and row i of it, dts = softplus(dt[h] + dt_bias[h]); the
+ *               state (n_head, head_dim, d_state) row becomes s exp(dts a[h]) + B x dts (B, C: group h / (n_head /
+ *               n_group)); out (T, n_head head_dim) = s . C + d[h] x. dt_bias, a, d: F32 (n_head) in any shape.
  *   delta_net   the gated delta rule (llama.cpp's delta-net-base.cpp, ggml_gated_delta_net) over T tokens of qkv (T,
  *               2 hk d + hv d: the convolved q and k of hk key heads, then v of hv value heads, each d long), with
  *               value head h reading key head h % hk (tiled), or h / (hv / hk) where grouped: q, k L2-normed (x / max(|x|, eps)); per token and head
@@ -169,8 +179,11 @@ typedef struct kern_backend kern_backend;
     X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
     X(copy_rows, (float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n),                       \
       (dst, ld_dst, src, ld_src, rows, n))                                                                            \
-    X(ssm_conv, (const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu, float *state,           \
-                 float *out), (w, x, T, n, d_conv, silu, state, out))                                                  \
+    X(ssm_conv, (const kern_weight *w, const kern_weight *bias, const float *x, int T, int n, int d_conv, bool silu,  \
+                 float *state, float *out), (w, bias, x, T, n, d_conv, silu, state, out))                              \
+    X(ssm_scan, (const float *xbc, const float *dt, size_t ld_dt, const kern_weight *dt_bias, const kern_weight *a,   \
+                 const kern_weight *d, float *state, int T, int n_head, int head_dim, int n_group, int d_state,       \
+                 float *out), (xbc, dt, ld_dt, dt_bias, a, d, state, T, n_head, head_dim, n_group, d_state, out))     \
     X(delta_net, (const float *qkv, const float *beta, const float *alpha, const kern_weight *dt,                     \
                   const kern_weight *a, float *state, int T, int hk, int hv, bool grouped, int d, float eps,          \
                   float *out), (qkv, beta, alpha, dt, a, state, T, hk, hv, grouped, d, eps, out))                    \

@@ -313,6 +313,31 @@ static const model_arch archs[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_GATING_REQUIRED | MODEL_MOE_KEY_DENSE_LEAD,
         .quantize = true,
     },
+    /* NVIDIA's Nemotron-H (llama.cpp's nemotron_h): every layer one block after its attn_norm, added to the residual
+     * stream. A Mamba-2 mixer where the layer's attention.head_count_kv and feed_forward_length entries are both 0: z,
+     * x, B, C and dt from ssm_in; x, B, C through a short causal convolution with its bias and SiLU; a state per head
+     * (head_dim x ssm.state_size) decayed by exp(softplus(dt + dt_bias) A) and written with x dt B, read by C, plus D x;
+     * times SiLU(z), RMS-normed per group of B and C, ssm_out. Attention without positions where head_count_kv is above
+     * 0; else a feed-forward block without a gate: relu(x Wup)^2 Wdown. The convolution's bias is required: the loader
+     * takes a file without it and the graph then adds a missing tensor (a crash in llama-cpp-python 0.3.36's). */
+    {
+        .name = "nemotron_h",
+        .families = "Nemotron-H (8B, 47B, 56B), Nemotron Nano 2 (9B, 12B)",
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
+        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,
+                            [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R,
+                            [MODEL_ROLE_SSM_D] = R, [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R },
+        .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
+        .act = MODEL_ACT_RELU_SQR,
+        .no_rope_period = 1,
+        .single_block = true,
+        .mamba2 = true,
+        .eps_either_key = true,
+        .l_out_is_ffn_out = true,
+        .quantize = true,
+    },
     {
         .name = "hunyuan-dense",
         .families = "Hunyuan dense (0.5B to 7B)",
@@ -725,13 +750,18 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return MODEL_NEED_OPTIONAL;
     if ((r == MODEL_ROLE_ATTN_Q_NORM || r == MODEL_ROLE_ATTN_K_NORM) && hp->arch->qk_norm_from_layers)
         return hp->n_layer >= hp->arch->qk_norm_from_layers ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT;
-    if (!hp->arch->delta_net && !hp->arch->shortconv)
+    if (!hp->arch->delta_net && !hp->arch->shortconv && !hp->arch->mamba2)
         return (model_need)hp->arch->need[r];
-    /* a hybrid's layer needs its kind's roles; any layer (il < 0), either kind's */
+    /* a hybrid's layer needs its kind's roles; any layer (il < 0), any kind's */
     const model_need attn = (model_need)hp->arch->need[r], recr = (model_need)hp->arch->need_recurrent[r];
-    if (il < 0 || !model_role_info_of(r)->per_layer)
-        return attn > recr ? attn : recr;
-    return model_hparams_layer_is_recurrent(hp, il) ? recr : attn;
+    const model_need ffn = hp->arch->single_block ? (model_need)hp->arch->need_ffn[r] : MODEL_NEED_ABSENT;
+    if (il < 0 || !model_role_info_of(r)->per_layer) {
+        const model_need most = attn > recr ? attn : recr;
+        return most > ffn ? most : ffn;
+    }
+    if (model_hparams_layer_is_recurrent(hp, il))
+        return recr;
+    return model_hparams_layer_is_ffn_only(hp, il) ? ffn : attn;
 }
 
 const model_arch *model_arch_find(const char *name, size_t len)

@@ -26,8 +26,15 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 
 bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
 {
-    if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv))
+    if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv || hp->arch->mamba2))
         return false;
+    if (hp->arch->mamba2) { /* llama.cpp's nemotron_h loader: neither key/value heads nor a feed-forward width */
+        if (il < 0)
+            return true;
+        model_hparams l;
+        model_hparams_layer(hp, il, &l);
+        return il < hp->n_layer - hp->n_layer_nextn && l.n_ff == 0 && !model_hparams_layer_has_kv_heads(hp, il);
+    }
     if (hp->arch->shortconv) { /* llama.cpp's lfm2 loader: a layer without key/value heads is a convolution */
         gguf_value v;
         int64_t n = 1;
@@ -45,6 +52,24 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
     }
     /* llama.cpp's qwen35 loader: every full_attention_interval-th layer attends, the others recur */
     return hp->full_attn_interval > 0 && (il + 1) % hp->full_attn_interval != 0;
+}
+
+bool model_hparams_layer_has_kv_heads(const model_hparams *hp, int64_t il)
+{
+    gguf_value v;
+    int64_t n = 1;
+    if (il < 0 || !hp->kv_heads_layers)
+        return hp->n_head_kv > 0;
+    return gguf_array_scalar(hp->kv_heads_layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n) && n > 0;
+}
+
+bool model_hparams_layer_is_ffn_only(const model_hparams *hp, int64_t il)
+{
+    if (!hp->arch || !hp->arch->single_block || il < 0)
+        return false;
+    model_hparams l;
+    model_hparams_layer(hp, il, &l);
+    return l.n_ff > 0;
 }
 
 int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il)
@@ -83,7 +108,8 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_QK_NORM_ROWS_Q: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head : 1;
     case MODEL_DIM_QK_NORM_ROWS_K: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head_kv : 1;
     case MODEL_DIM_QKV:
-        if (hp->arch && hp->arch->delta_net) /* the delta net's q, k (a key head's each) and v, convolved together */
+        /* the delta net's q, k (a key head's each) and v, or Mamba-2's x, B and C (a group's each), convolved together */
+        if (hp->arch && (hp->arch->delta_net || hp->arch->mamba2))
             return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
         return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
     case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
@@ -102,7 +128,9 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
     case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
     case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
-    case MODEL_DIM_SSM_QKVZ: return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + 2 * hp->ssm_d_inner;
+    case MODEL_DIM_SSM_QKVZ: /* Mamba-2's z, x, B, C and dt (llama.cpp's d_in_proj) */
+        return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + 2 * hp->ssm_d_inner +
+               (hp->arch && hp->arch->mamba2 ? hp->ssm_n_v_heads : 0);
     case MODEL_DIM_SSM_BA: return 2 * hp->ssm_n_v_heads;
     case MODEL_DIM_SHORTCONV: return hp->shortconv_l_cache;
     case MODEL_DIM_EMBD3: return 3 * hp->n_embd;
@@ -110,6 +138,13 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_PLE: return hp->n_embd_per_layer;
     case MODEL_DIM_PLE_ALL: return hp->n_embd_per_layer * hp->n_layer;
     case MODEL_DIM_FF_EXP2: return 2 * hp->n_ff_exp;
+    case MODEL_DIM_SSM_A: return hp->arch && hp->arch->mamba2 ? 1 : hp->ssm_n_v_heads;
+    case MODEL_DIM_SSM_A_ROWS: return hp->arch && hp->arch->mamba2 ? hp->ssm_n_v_heads : 1;
+    case MODEL_DIM_SSM_NORM:
+        if (!hp->arch || !hp->arch->mamba2)
+            return hp->ssm_d_state;
+        return hp->ssm_n_k_heads > 0 && hp->ssm_d_inner % hp->ssm_n_k_heads == 0 ? hp->ssm_d_inner / hp->ssm_n_k_heads : 0;
+    case MODEL_DIM_SSM_NORM_ROWS: return hp->arch && hp->arch->mamba2 ? hp->ssm_n_k_heads : 1;
     default: return 0;
     }
 }
@@ -164,8 +199,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
         [MODEL_DIM_QK_NORM_ROWS_Q] = "1 (head_count with each head's own gains)",
         [MODEL_DIM_QK_NORM_ROWS_K] = "1 (head_count_kv with each head's own gains)",
-        [MODEL_DIM_QKV] = ("(head_count + 2 head_count_kv) x key_length (a delta net's: 2 ssm.group_count x "
-                           "ssm.state_size + ssm.inner_size)"),
+        [MODEL_DIM_QKV] = ("(head_count + 2 head_count_kv) x key_length (a delta net's or Mamba-2's: 2 ssm.group_count "
+                           "x ssm.state_size + ssm.inner_size)"),
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
@@ -175,11 +210,14 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
         [MODEL_DIM_SSM_CONV] = "ssm.conv_kernel", [MODEL_DIM_SSM_INNER] = "ssm.inner_size",
         [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
-        [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size",
+        [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size (Mamba-2: + ssm.time_step_rank)",
         [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
         [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1", [MODEL_DIM_PLE] = "embedding_length_per_layer_input",
         [MODEL_DIM_PLE_ALL] = "embedding_length_per_layer_input x block_count",
         [MODEL_DIM_FF_EXP2] = "2 x expert_feed_forward_length",
+        [MODEL_DIM_SSM_A] = "ssm.time_step_rank (Mamba-2: 1)", [MODEL_DIM_SSM_A_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
+        [MODEL_DIM_SSM_NORM] = "ssm.state_size (Mamba-2: ssm.inner_size / ssm.group_count)",
+        [MODEL_DIM_SSM_NORM_ROWS] = "1 (Mamba-2: ssm.group_count)",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

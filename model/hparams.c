@@ -168,10 +168,8 @@ static void swa_pattern(reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
-/* A gated delta net's sizes as llama.cpp's qwen35 loader reads them (all required), and which layers recur:
- * attention.recurrent_layers (an array of bools, one per layer) where the file has it, else all but every
- * full_attention_interval-th (default 4). */
-static void delta_net(reader *r, model_hparams *hp)
+/* A recurrent layer's sizes as llama.cpp's qwen35 and nemotron_h loaders read them (all required). */
+static void ssm_sizes(reader *r, model_hparams *hp)
 {
     const int64_t big = INT64_C(1) << 20, dims = 65536;
     hp->ssm_d_conv = get_int(r, "ssm.conv_kernel", true, 0, 1, 64, NULL);
@@ -179,6 +177,15 @@ static void delta_net(reader *r, model_hparams *hp)
     hp->ssm_d_state = get_int(r, "ssm.state_size", true, 0, 1, dims, NULL);
     hp->ssm_n_v_heads = get_int(r, "ssm.time_step_rank", true, 0, 1, dims, NULL);
     hp->ssm_n_k_heads = get_int(r, "ssm.group_count", true, 0, 1, dims, NULL);
+}
+
+/* A gated delta net's sizes as llama.cpp's qwen35 loader reads them (all required), and which layers recur:
+ * attention.recurrent_layers (an array of bools, one per layer) where the file has it, else all but every
+ * full_attention_interval-th (default 4). */
+static void delta_net(reader *r, model_hparams *hp)
+{
+    const int64_t dims = 65536;
+    ssm_sizes(r, hp);
     hp->full_attn_interval = get_int(r, "full_attention_interval", false, 4, 1, dims, NULL);
     char key[160];
     snprintf(key, sizeof key, "%s.attention.recurrent_layers", r->arch);
@@ -194,15 +201,15 @@ static void delta_net(reader *r, model_hparams *hp)
         hp->recurrent_layers = &kv->value;
 }
 
-/* LFM2's attention.head_count_kv as llama.cpp's get_key_or_arr reads it: one count for every layer, or an array of one
- * per layer (block_count of them), where 0 marks a short convolution layer (its lfm2 loader); the attention layers'
- * count is n_head_kv (one count for all of them: the engine's cache has one row shape). shortconv.l_cache required. */
+/* A hybrid's attention.head_count_kv as llama.cpp's get_key_or_arr reads it: one count for every layer, or an array
+ * of one per layer (block_count of them), where 0 marks a layer without attention (LFM2's short convolutions,
+ * Nemotron-H's Mamba-2 and feed-forward layers); the attention layers' count is n_head_kv (one count for all of them:
+ * the engine's cache has one row shape). */
 static void kv_heads_per_layer(reader *r, model_hparams *hp)
 {
     char key[160];
     snprintf(key, sizeof key, "%s.attention.head_count_kv", r->arch);
     const gguf_kv *kv = gguf_find_kv(r->f, key);
-    hp->shortconv_l_cache = get_int(r, "shortconv.l_cache", true, 0, 2, 64, NULL);
     if (!kv || kv->value.type != GGUF_VT_ARRAY) {
         hp->n_head_kv = get_int(r, "attention.head_count_kv", false, hp->n_head, 1, 65536, NULL);
         return;
@@ -215,7 +222,7 @@ static void kv_heads_per_layer(reader *r, model_hparams *hp)
         if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < 0 || n > 65536 ||
             (n && count && n != count)) {
             note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list a key/value head count for "
-                              "each layer, 0 for a convolution layer, the others one count (entry %llu)", key,
+                              "each layer, 0 for a layer without attention, the others one count (entry %llu)", key,
                               (unsigned long long)i), &e);
             return;
         }
@@ -421,6 +428,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_layer = get_int(&r, "block_count", true, 0, 1, dims, NULL);
     hp->n_head = get_int(&r, "attention.head_count", true, 0, 1, dims, NULL);
     if (hp->arch && hp->arch->shortconv)
+        hp->shortconv_l_cache = get_int(&r, "shortconv.l_cache", true, 0, 2, 64, NULL);
+    if (hp->arch && (hp->arch->shortconv || hp->arch->mamba2))
         kv_heads_per_layer(&r, hp);
     else
         hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, 1, dims, &hp->kv_heads_layers, hp);
@@ -458,12 +467,18 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     }
     if (hp->arch && hp->arch->delta_net)
         delta_net(&r, hp);
+    if (hp->arch && hp->arch->mamba2)
+        ssm_sizes(&r, hp);
     if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */
         hp->swa_window = get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
     hp->n_rot_from_key = !no_rot;
     hp->eps = get_float(&r, hp->arch && hp->arch->norm_layer ? "attention.layer_norm_epsilon"
                                                              : "attention.layer_norm_rms_epsilon",
                         1e-5f, &hp->eps_defaulted);
+    if (hp->eps_defaulted && hp->arch && hp->arch->eps_either_key) { /* nemotron_h's loader: the LayerNorm key */
+        hp->eps_defaulted = false;
+        hp->eps = get_float(&r, "attention.layer_norm_epsilon", 1e-5f, &hp->eps_defaulted);
+    }
     hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f, &hp->rope_base_defaulted);
     if (hp->arch && hp->arch->rope_base_alpha) { /* Hunyuan's NTK-aware base, in f32 as its loader computes it */
         const float alpha = get_float(&r, "rope.scaling.alpha", 0.0f, NULL);

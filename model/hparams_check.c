@@ -225,6 +225,17 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                               (long long)hp->ssm_d_state, (long long)vd, (long long)kd);
         }
     }
+    if (hp->arch->mamba2) { /* what llama.cpp's mamba2 layer and ggml_ssm_scan assert */
+        const int64_t heads = hp->ssm_n_v_heads, groups = hp->ssm_n_k_heads;
+        const char *bad = hp->ssm_d_inner % heads ? "ssm.time_step_rank" : heads % groups ? "ssm.group_count" : NULL;
+        if (bad) {
+            snprintf(key, sizeof key, "%s.%s", arch, bad);
+            return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                              "Mamba-2's sizes do not fit (key '%s'): ssm.inner_size %lld must be a multiple of "
+                              "ssm.time_step_rank %lld (the heads), and the heads a multiple of ssm.group_count %lld",
+                              key, (long long)hp->ssm_d_inner, (long long)heads, (long long)groups);
+        }
+    }
     /* llama.cpp takes these as they come; out of these ranges every output is NaN or a constant (an infinite
      * epsilon or soft-cap, a scaling factor whose inverse overflows), so the file is refused, naming the key */
     const struct {

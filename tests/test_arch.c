@@ -16,10 +16,11 @@ Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
-                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, hunyuan-dense, gpt-oss, glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
+                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, hunyuan-dense, gpt-oss, "
+                     "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 42);
+    cr_assert_eq(model_arch_count(), 43);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -77,12 +78,26 @@ Test(arch, names_and_roles_round_trip)
         cr_assert(!ar->mla || (ar->need[MODEL_ROLE_ATTN_KV_A_MQA] == MODEL_NEED_REQUIRED &&
                                ar->need[MODEL_ROLE_ATTN_K] == MODEL_NEED_ABSENT &&
                                ar->need[MODEL_ROLE_ATTN_V] == MODEL_NEED_ABSENT), "%s", ar->name);
-        const bool has_dense = ar->need[MODEL_ROLE_FFN_DOWN] != MODEL_NEED_ABSENT;
+        /* one block a layer (Nemotron-H): the feed-forward layers' roles apart, neither mixer's in them, no
+         * feed-forward block in the mixers' */
+        const uint8_t *ffn = ar->single_block ? ar->need_ffn : ar->need;
+        cr_assert(!ar->single_block ||
+                      (ar->need_ffn[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
+                       ar->need_ffn[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
+                       ar->need_ffn[MODEL_ROLE_SSM_IN] == MODEL_NEED_ABSENT &&
+                       ar->need[MODEL_ROLE_FFN_DOWN] == MODEL_NEED_ABSENT &&
+                       ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == MODEL_NEED_ABSENT &&
+                       ar->need_recurrent[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
+                       ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED),
+                  "%s", ar->name);
+        const bool has_dense = ffn[MODEL_ROLE_FFN_DOWN] != MODEL_NEED_ABSENT;
         cr_assert(has_dense || ar->moe, "%s has neither a dense feed-forward block nor experts", ar->name);
         for (size_t k = 0; k < 3; k++)
-            cr_assert_eq(ar->need[dense[k]],
-                         !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE && ar->gate_up_fused) ? MODEL_NEED_ABSENT
-                                                                                               : MODEL_NEED_REQUIRED,
+            cr_assert_eq(ffn[dense[k]],
+                         !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE &&
+                                        (ar->gate_up_fused || ar->act == MODEL_ACT_RELU_SQR)) /* no gate: relu^2 */
+                             ? MODEL_NEED_ABSENT
+                             : MODEL_NEED_REQUIRED,
                          "%s: %s", ar->name, model_role_info_of(dense[k])->name);
         /* a norm before each block, or after it (olmo2's post-norms only) */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||

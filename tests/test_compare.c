@@ -411,6 +411,11 @@ Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
         /* Qwen3.5's held-out shape (tests/py/qwen35_arch.py), written here: its first layer a delta net, the prompt's
          * second batch of 4 the first to miss the inputs before */
         { "conv-state", "heldout-qwen35", 0, ENGINE_OP_ATTN, false },
+        /* Nemotron-H's (tests/py/nemotron_h_arch.py): its first layer a Mamba-2 mixer, whose convolution forgets the
+         * first batch; its attention layer (3, without positions, 4 query heads to 2 key/value heads) the first that
+         * grouped heads read wrongly reach */
+        { "conv-state", "heldout-nemotron_h", 0, ENGINE_OP_ATTN, false },
+        { "gqa-map", "heldout-nemotron_h", 3, ENGINE_OP_ATTN, false },
     };
     char dir[128] = "", written[256] = "", why[200];
     for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {

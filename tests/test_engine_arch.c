@@ -158,8 +158,10 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * normed without gains, each layer's output scaled; and with attn_v on every layer, one key/value head count, feed-forward
  * widths per layer, Gemma 4's own tokenizer; and as E2B / E4B are, the last two layers reading the caches of the two
  * before them, per-layer inputs; and as 26B-A4B is, 6 experts, 2 chosen, beside the dense block in every layer, their
- * gate and up fused, a scale each, routed on the layer's input normed and scaled by gains of the router's own);
- * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2 and Gemma 4
+ * gate and up fused, a scale each, routed on the layer's input normed and scaled by gains of the router's own),
+ * Nemotron-H (tests/py/nemotron_h_arch.py: one block a layer, Mamba-2 mixers of 8 heads in 2 groups and of 6 heads in
+ * one, attention without positions, ungated relu^2 feed-forward blocks, in two patterns);
+ * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4 and Nemotron-H
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
@@ -212,6 +214,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-gemma4-b", "2a065111fbffa74987da6ff9f1a75db78fa97ebde34ad4650770a1de96e7f9b7" },
         { "heldout-gemma4-e", "5e1da3d48ec6026e5a9491282c35f64667be2e90f0a73ec0d2ecd78ef18e3f5f" },
         { "heldout-gemma4-moe", "a5a055a86795735496b01096a978e2db8a4c8e7b6caa050d17beff10db5583a4" },
+        { "heldout-nemotron_h", "701a11045210a35d62194d757628d1297c4cf57cbdc24c3ffa2ef24a02d6f792" },
+        { "heldout-nemotron_h-b", "df2c5506dd6ba571513e67ff6df5b4f3c8a9415632d1720525d8aae1fca4dece" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -231,12 +235,12 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* seventeen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* nineteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
      * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them), its experts with
-     * their gate and up fused */
+     * their gate and up fused, Nemotron-H's Mamba-2 mixers */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -261,6 +265,9 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-gemma4-e", "Q4_K_M", "q4_k_m", "57703fa7e5bdcf6b9215c436e20d3678e1d8489bb6b0f0e75e95781ddf161a3a" },
         { "heldout-gemma4-moe", "Q4_K_M", "q4_k_m",
           "b370bece797afff76b097b2ea75727631ccee367189e38181620f073e42d79dc" },
+        { "heldout-nemotron_h", "Q4_K_M", "q4_k_m", "de155834a648efbedb12603a6423f9404b5320d530a3ce3d3b2e7da256dc43d9" },
+        { "heldout-nemotron_h-b", "Q4_K_M", "q4_k_m",
+          "c5e5474571ec4649cb29fca12de19c5c81bab1acc607e18cc20303422c96b0ad" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

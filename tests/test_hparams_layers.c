@@ -164,6 +164,69 @@ Test(arch, lfm2_keys_are_read_as_its_loader_reads_them)
     free(b.p);
 }
 
+/* Nemotron-H as llama.cpp's nemotron_h loader reads it: a layer whose attention.head_count_kv and feed_forward_length
+ * entries are both 0 a Mamba-2 mixer (its ssm_* roles), one with key/value heads attention, one with a width a
+ * feed-forward block without a gate (ffn_up and ffn_down under its attn_norm, nothing of attention); the Mamba-2 roles'
+ * shapes from the ssm.* keys (ssm_a and ssm_d one per head as (1, heads), the norm's gains one row per group, the
+ * convolution over x, B and C); the epsilon from attention.layer_norm_epsilon where the RMS key is absent. Sizes that
+ * do not divide (llama.cpp's asserts) refused naming the key. */
+Test(arch, nemotron_h_layers_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "nemotron_h" },
+                      { "nemotron_h.embedding_length", 'u', "128" },
+                      { "nemotron_h.block_count", 'u', "4" },
+                      { "nemotron_h.attention.head_count", 'u', "4" },
+                      { "nemotron_h.attention.head_count_kv", 'i', "0,0,2,0" },
+                      { "nemotron_h.feed_forward_length", 'i', "0,256,0,0" },
+                      { "nemotron_h.ssm.conv_kernel", 'u', "4" },
+                      { "nemotron_h.ssm.inner_size", 'u', "128" },
+                      { "nemotron_h.ssm.state_size", 'u', "16" },
+                      { "nemotron_h.ssm.time_step_rank", 'u', "8" },
+                      { "nemotron_h.ssm.group_count", 'u', "2" },
+                      { "nemotron_h.attention.layer_norm_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(!hp.eps_defaulted && fabsf(hp.eps - 1e-5f) < 1e-12f, "the LayerNorm key's epsilon");
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 1) &&
+              !model_hparams_layer_is_recurrent(&hp, 2) && model_hparams_layer_is_recurrent(&hp, 3));
+    cr_assert(model_hparams_layer_is_ffn_only(&hp, 1) && !model_hparams_layer_is_ffn_only(&hp, 2));
+    static const struct {
+        model_role r;
+        int layer;
+        model_need need;
+    } needs[] = { { MODEL_ROLE_SSM_IN, 0, MODEL_NEED_REQUIRED },   { MODEL_ROLE_SSM_D, 3, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_SSM_CONV1D_BIAS, 0, MODEL_NEED_REQUIRED }, { MODEL_ROLE_FFN_UP, 0, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_FFN_UP, 1, MODEL_NEED_REQUIRED },   { MODEL_ROLE_FFN_GATE, 1, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_ATTN_NORM, 1, MODEL_NEED_REQUIRED }, { MODEL_ROLE_ATTN_Q, 1, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_FFN_NORM, 1, MODEL_NEED_ABSENT },   { MODEL_ROLE_ATTN_Q, 2, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_FFN_DOWN, 2, MODEL_NEED_ABSENT },   { MODEL_ROLE_SSM_IN, 2, MODEL_NEED_ABSENT } };
+    for (size_t i = 0; i < N(needs); i++)
+        cr_expect_eq(model_role_need_at(&hp, needs[i].r, needs[i].layer), needs[i].need, "%s in layer %d",
+                     model_role_info_of(needs[i].r)->name, needs[i].layer);
+    static const struct {
+        model_role r;
+        int64_t ne0, ne1;
+    } shapes[] = { { MODEL_ROLE_SSM_IN, 128, 2 * 128 + 2 * 2 * 16 + 8 }, { MODEL_ROLE_SSM_CONV1D, 4, 128 + 2 * 2 * 16 },
+                   { MODEL_ROLE_SSM_CONV1D_BIAS, 128 + 2 * 2 * 16, 1 }, { MODEL_ROLE_SSM_A, 1, 8 },
+                   { MODEL_ROLE_SSM_D, 1, 8 }, { MODEL_ROLE_SSM_DT, 8, 1 }, { MODEL_ROLE_SSM_NORM, 64, 2 },
+                   { MODEL_ROLE_SSM_OUT, 128, 128 } };
+    for (size_t i = 0; i < N(shapes); i++) {
+        int64_t ne[3];
+        cr_assert(model_role_shape_at(&hp, model_role_info_of(shapes[i].r), 0, ne));
+        cr_expect(ne[0] == shapes[i].ne0 && ne[1] == shapes[i].ne1, "%s: %lld x %lld, want %lld x %lld",
+                  model_role_info_of(shapes[i].r)->name, (long long)ne[0], (long long)ne[1], (long long)shapes[i].ne0,
+                  (long long)shapes[i].ne1);
+    }
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 9, "6", "nemotron_h.ssm.time_step_rank"); /* 128 in heads of 6 */
+    hparams_refused_naming(kvs, N(kvs), 10, "3", "nemotron_h.ssm.group_count");   /* 8 heads in 3 groups */
+    hparams_refused_naming(kvs, N(kvs), 4, "0,2,4,0", "nemotron_h.attention.head_count_kv");
+}
+
 /* Gemma 4 as llama.cpp's loader reads it (src/llama-model.cpp's generic keys, src/models/gemma4.cpp): the sliding layers'
  * own key and value lengths and rotated width (attention.key_length_swa, value_length_swa, rope.dimension_count_swa),
  * attention.head_count_kv and feed_forward_length one per layer (get_key_or_arr), each layer's role shapes from them;

@@ -66,6 +66,10 @@ typedef enum model_dim {
     /* Gemma 4's per-layer token embeddings: embedding_length_per_layer_input, and that times block_count */
     MODEL_DIM_PLE, MODEL_DIM_PLE_ALL,
     MODEL_DIM_FF_EXP2,   /* twice an expert's width: its gate and up rows fused (ffn_gate_up_exps) */
+    /* a recurrent layer's ssm_a and ssm_d (one value per head: a delta net's (heads), Mamba-2's (1, heads)) and its
+     * output norm's gains (a delta net's one head's (ssm.state_size), Mamba-2's one row per group (ssm.inner_size /
+     * ssm.group_count, ssm.group_count)) */
+    MODEL_DIM_SSM_A, MODEL_DIM_SSM_A_ROWS, MODEL_DIM_SSM_NORM, MODEL_DIM_SSM_NORM_ROWS,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -117,6 +121,8 @@ typedef enum model_role {
      * gains, each expert's output scale, the experts' input norm, the dense block's and the experts' output norms */
     MODEL_ROLE_FFN_GATE_UP_EXPS, MODEL_ROLE_FFN_GATE_INP_SCALE, MODEL_ROLE_FFN_DOWN_EXPS_SCALE, MODEL_ROLE_FFN_PRE_NORM_2,
     MODEL_ROLE_FFN_POST_NORM_1, MODEL_ROLE_FFN_POST_NORM_2,
+    /* Mamba-2 (Nemotron-H): the skip connection's factor per head (D) and the convolution's bias */
+    MODEL_ROLE_SSM_D, MODEL_ROLE_SSM_CONV1D_BIAS,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -161,8 +167,9 @@ enum { MODEL_EXPERTS_MAX = 1024 };
 
 typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
 /* The FFN's gated activation: SiLU(gate) * up, tanh-GELU(gate) * up, or gpt-oss's clamped form
- * (gate' = min(gate, 7), up' = clamp(up, -7, 7), gate' * sigmoid(1.702 gate') * (up' + 1): ggml_swiglu_oai). */
-typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_OAI } model_act;
+ * (gate' = min(gate, 7), up' = clamp(up, -7, 7), gate' * sigmoid(1.702 gate') * (up' + 1): ggml_swiglu_oai); or, in a
+ * block without a gate, relu(up)^2 (Nemotron-H: llama.cpp's LLM_FFN_RELU_SQR). */
+typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_OAI, MODEL_ACT_RELU_SQR } model_act;
 
 /* How a mixture of experts weighs the experts its router picks (llama.cpp's expert_gating_func):
  * SOFTMAX: softmax over all the router's logits, the top k of those probabilities;
@@ -311,6 +318,16 @@ typedef struct model_arch {
      * the experts on pre_ffw_norm_2's rows, post_ffw_norm_2; the two added, then post_ffw_norm), and route on the
      * layer's input RMS-normed without gains, times 1/sqrt(n_embd) and ffn_gate_inp.scale */
     bool moe_dense_beside;
+    /* Nemotron-H's (llama.cpp's nemotron_h): single_block: each layer is one block after its attn_norm, a mixer or a
+     *   feed-forward block (need_ffn's roles: the layers whose feed_forward_length entry is above 0), never both;
+     * mamba2: the layers whose attention.head_count_kv and feed_forward_length entries are both 0 are Mamba-2 mixers
+     *   (need_recurrent's roles; the ssm.* keys read), the other mixers attention;
+     * eps_either_key: attention.layer_norm_rms_epsilon, else attention.layer_norm_epsilon (its loader's fallback) */
+    bool single_block, mamba2, eps_either_key;
+    /* its llama.cpp graph names the feed-forward block's output (before the residual add) l_out, and a layer without
+     * one nothing (nemotron_h's build_ffn_layer): what a trace of llama.cpp's l_out-N is held to */
+    bool l_out_is_ffn_out;
+    uint8_t need_ffn[MODEL_ROLE_COUNT];
 } model_arch;
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
@@ -385,7 +402,8 @@ typedef struct model_hparams {
     int64_t n_deepstack_layers;  /* Qwen3-VL: layers that add an image's deeper features (none for text) */
     /* gated delta net (model_arch.delta_net): ssm.conv_kernel, ssm.inner_size, ssm.state_size, ssm.time_step_rank (value
      * heads), ssm.group_count (key heads); full_attention_interval; attention.recurrent_layers as an array of bools, or
-     * NULL */
+     * NULL. Mamba-2 (model_arch.mamba2) reads the same keys: ssm_n_v_heads its heads, ssm_n_k_heads its groups of B and
+     * C. */
     int64_t ssm_d_conv, ssm_d_inner, ssm_d_state, ssm_n_v_heads, ssm_n_k_heads, full_attn_interval;
     const gguf_value *recurrent_layers;
     /* a short convolution's taps (model_arch.shortconv: shortconv.l_cache), and attention.head_count_kv where it is an
@@ -428,8 +446,13 @@ GGUFSCOPE_API model_status model_hparams_read(const gguf_file *f, model_hparams 
 GGUFSCOPE_API bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il);
 /* Whether layer il rotates q and k (false on an architecture's NoPE layers: model_arch.no_rope_period). */
 GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il);
-/* Whether layer il is a recurrent one (a gated delta net's: model_arch.delta_net); il < 0: whether any layer is. */
+/* Whether layer il is a recurrent one (a gated delta net's, a short convolution's, a Mamba-2 mixer's); il < 0: whether
+ * any layer may be. */
 GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il);
+/* Whether layer il has key/value heads: attention.head_count_kv's entry for it above 0 (one count: whether it is). */
+GGUFSCOPE_API bool model_hparams_layer_has_kv_heads(const model_hparams *hp, int64_t il);
+/* Whether layer il is a feed-forward block alone (model_arch.single_block: its feed_forward_length entry above 0). */
+GGUFSCOPE_API bool model_hparams_layer_is_ffn_only(const model_hparams *hp, int64_t il);
 /* The layer whose keys and values layer il attends to: il itself, or for Gemma 4's last attention.shared_kv_layers
  * layers the last of the layers before them with a cache of the same kind (llama.cpp's layer_reuse_cb: the one before
  * the last for a sliding layer, the last for a full one). */

@@ -1,5 +1,5 @@
 /*
- * A gated delta net's two recurrent ops on the CPU (kern.h's ssm_conv and delta_net): the short convolution over the
+ * The recurrent layers' ops on the CPU (kern.h's ssm_conv, ssm_scan and delta_net): the short convolution over the
  * inputs before and its SiLU, and the delta rule's state, token by token. llama.cpp's CPU backend computes both the
  * same way (ggml-cpu/ops.cpp: ggml_compute_forward_ssm_conv_f32, the sums in f32 tap by tap; ..._gated_delta_net,
  * one state per value head); the state is the context's, so a prompt and the decode steps after it continue one
@@ -7,25 +7,57 @@
  */
 #include "cpu.h"
 #include "ssm_conv.h"
+#include "ssm_scan.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
-                         float *state, float *out)
+kern_status cpu_ssm_conv(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                         int d_conv, bool silu, float *state, float *out)
 {
     if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS)
         return KERN_E_SHAPE;
-    const float *taps;
-    float *owned;
-    const kern_status s = w && w->t ? cpu_vector(w, (int64_t)n * d_conv, &taps, &owned) : KERN_E_SHAPE;
+    const float *taps, *biases = NULL;
+    float *owned, *bias_owned = NULL;
+    kern_status s = w && w->t ? cpu_vector(w, (int64_t)n * d_conv, &taps, &owned) : KERN_E_SHAPE;
     if (s)
         return s;
+    if (bias && (s = bias->t ? cpu_vector(bias, n, &biases, &bias_owned) : KERN_E_SHAPE)) {
+        free(owned);
+        return s;
+    }
 #pragma omp parallel for num_threads(cpu_threads(b)) if ((int64_t)n * T >= 4096)
     for (int c = 0; c < n; c++)
-        ssm_conv_channel(taps + (size_t)c * d_conv, x, T, n, c, d_conv, silu, state, out);
+        ssm_conv_channel(taps + (size_t)c * d_conv, biases, x, T, n, c, d_conv, silu, state, out);
     free(owned);
+    free(bias_owned);
     return KERN_OK;
+}
+
+kern_status cpu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, size_t ld_dt, const kern_weight *dt_bias,
+                         const kern_weight *a, const kern_weight *d, float *state, int T, int n_head, int head_dim,
+                         int n_group, int d_state, float *out)
+{
+    if (T < 0 || n_head < 1 || head_dim < 1 || n_group < 1 || d_state < 1 || n_head % n_group)
+        return KERN_E_SHAPE;
+    const kern_weight *const vecs[3] = { dt_bias, a, d };
+    const float *v[3] = { 0 };
+    float *owned[3] = { 0 };
+    kern_status s = KERN_OK;
+    for (int i = 0; i < 3 && !s; i++)
+        s = vecs[i] && vecs[i]->t ? cpu_vector(vecs[i], n_head, &v[i], &owned[i]) : KERN_E_SHAPE;
+    if (!s) {
+        const ssm_scan_shape sh = { T, n_head, head_dim, n_group, d_state, ld_dt };
+        const int rows = n_head * head_dim;
+#pragma omp parallel for num_threads(cpu_threads(b)) if ((int64_t)rows * T * d_state >= 65536)
+        for (int r = 0; r < rows; r++) {
+            const int h = r / head_dim;
+            ssm_scan_row(&sh, xbc, dt, v[0][h], v[1][h], v[2][h], h, r % head_dim, state + (size_t)r * d_state, out);
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        free(owned[i]);
+    return s;
 }
 
 /* 1 / max(|x|, eps) for a row of d (ggml_l2_norm: the sum of squares in double). */

@@ -125,7 +125,9 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
 {
     const float *g = NULL;
     float *buf = NULL;
-    kern_status s = w ? cpu_vector(w, n, &g, &buf) : KERN_OK;
+    /* gains of one row, or of m rows that the rows take in turn (Mamba-2's per group) */
+    const int64_t m = w && n > 0 && w->t->n_elements % (uint64_t)n == 0 ? (int64_t)(w->t->n_elements / (uint64_t)n) : 1;
+    kern_status s = w ? cpu_vector(w, (int64_t)n * m, &g, &buf) : KERN_OK;
     if (s)
         return s;
     const int groups = (T + NORM_ROWS - 1) / NORM_ROWS;
@@ -138,7 +140,7 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
         for (int t = 0; t < nt; t++) {
             const float *xr = x + (size_t)(t0 + t) * n;
             float *o = out + (size_t)(t0 + t) * n;
-            scale_row(xr, 1.0f / sqrtf((float)(ss[t] / n) + eps), g, n, o, avx2);
+            scale_row(xr, 1.0f / sqrtf((float)(ss[t] / n) + eps), g ? g + (size_t)((t0 + t) % m) * n : NULL, n, o, avx2);
         }
     }
     free(buf);
@@ -476,10 +478,16 @@ kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const floa
                     float *out)
 {
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
-        act != KERN_ACT_NONE)
+        act != KERN_ACT_NONE && act != KERN_ACT_RELU)
         return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
+    if (act == KERN_ACT_RELU) { /* ggml_relu's x > 0 ? x : 0, then the product, in both numerics */
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
+        for (size_t i = 0; i < n; i++)
+            out[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
+        return KERN_OK;
+    }
     if (act == KERN_ACT_SIGMOID || act == KERN_ACT_NONE) { /* ggml_sigmoid then ggml_mul, or ggml_mul: both numerics */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
         for (size_t i = 0; i < n; i++)

@@ -1,33 +1,69 @@
 /*
- * A gated delta net's recurrent ops on the device (kern.h's ssm_conv and delta_net), as kernels/cpu/delta_net.c
+ * The recurrent layers' ops on the device (kern.h's ssm_conv, ssm_scan and delta_net), as kernels/cpu/delta_net.c
  * computes them: the convolution one thread per channel, its taps in the CPU's order; the delta rule one block per
  * value head, one thread per row of the head's state (a value index), tokens in turn. The state lives in the
  * context's device memory between calls.
  */
 #include "cuda.h"
 #include "ssm_conv.h"
+#include "ssm_scan.h"
 
 #include <math.h>
 
-__global__ void ssm_conv_k(const float *taps, const float *x, int T, int n, int d_conv, bool silu, float *state,
-                           float *out)
+__global__ void ssm_conv_k(const float *taps, const float *bias, const float *x, int T, int n, int d_conv, bool silu,
+                           float *state, float *out)
 {
     kc_grid_wait();
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c < n)
-        ssm_conv_channel(taps + (size_t)c * d_conv, x, T, n, c, d_conv, silu, state, out);
+        ssm_conv_channel(taps + (size_t)c * d_conv, bias, x, T, n, c, d_conv, silu, state, out);
 }
 
-kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const float *x, int T, int n, int d_conv, bool silu,
-                        float *state, float *out)
+kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                        int d_conv, bool silu, float *state, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
-    if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS || !cw || cw->ne0 != d_conv || cw->ne1 != n)
+    const cu_weight *cb = bias ? (const cu_weight *)bias->dev : NULL;
+    if (T < 0 || n < 1 || d_conv < 1 || d_conv > SSM_CONV_MAX_TAPS || !cw || cw->ne0 != d_conv || cw->ne1 != n ||
+        (bias && (!cb || !cb->vec || cb->ne0 * cb->ne1 != n)))
         return KERN_E_SHAPE;
     if (cw->type != GGUF_TENSOR_F32) /* llama-quantize keeps the taps F32 */
         return KERN_E_UNSUPPORTED;
     return cu_launch(b, "ssm_conv_k", ssm_conv_k, dim3((unsigned)((n + 127) / 128)), dim3(128),
-                     (const float *)cw->data, x, T, n, d_conv, silu, state, out);
+                     (const float *)cw->data, cb ? (const float *)cb->vec : (const float *)NULL, x, T, n, d_conv, silu,
+                     state, out);
+}
+
+/* Mamba-2's scan: one thread per row of a head's state (n_head x head_dim of them), tokens in turn (ssm_scan.h). */
+__global__ void ssm_scan_k(ssm_scan_shape sh, const float *xbc, const float *dt, const float *dt_bias, const float *a,
+                           const float *d, float *state, float *out)
+{
+    kc_grid_wait();
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= sh.n_head * sh.head_dim)
+        return;
+    const int h = r / sh.head_dim, i = r % sh.head_dim;
+    ssm_scan_row(&sh, xbc, dt, dt_bias[h], a[h], d[h], h, i, state + (size_t)r * sh.d_state, out);
+}
+
+kern_status cu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, size_t ld_dt, const kern_weight *dt_bias,
+                        const kern_weight *a, const kern_weight *d, float *state, int T, int n_head, int head_dim,
+                        int n_group, int d_state, float *out)
+{
+    const kern_weight *const vecs[3] = { dt_bias, a, d };
+    const float *v[3];
+    for (int i = 0; i < 3; i++) {
+        const cu_weight *cw = vecs[i] ? (const cu_weight *)vecs[i]->dev : NULL;
+        if (!cw || !cw->vec || cw->ne0 * cw->ne1 != n_head)
+            return KERN_E_SHAPE;
+        v[i] = cw->vec;
+    }
+    if (T < 0 || n_head < 1 || head_dim < 1 || n_group < 1 || d_state < 1 || n_head % n_group)
+        return KERN_E_SHAPE;
+    const ssm_scan_shape sh = { T, n_head, head_dim, n_group, d_state, ld_dt };
+    const int rows = n_head * head_dim;
+    return cu_launch(b, "ssm_scan_k", ssm_scan_k, dim3((unsigned)((rows + 127) / 128)), dim3(128), sh, xbc, dt, v[0],
+                     v[1], v[2], state, out);
 }
 
 /* The sum of v over the block (blockDim.x a multiple of 32, at most 1024), in every thread. */

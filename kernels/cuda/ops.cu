@@ -111,9 +111,10 @@ __device__ void rmsnorm_row(const float *xr, const float *g, int n, float eps, f
         o[i] = g ? xr[i] * scale * g[i] : xr[i] * scale; /* no gains: ggml_rms_norm alone */
 }
 
-__global__ void rmsnorm_rows(const float *x, const float *g, int n, float eps, float *out)
+__global__ void rmsnorm_rows(const float *x, const float *g, int m, int n, float eps, float *out)
 {
     kc_grid_wait();
+    g = g ? g + (size_t)(blockIdx.x % m) * n : NULL; /* a row's gains: one set, or each group's (m of them) */
     rmsnorm_row(x + (size_t)blockIdx.x * n, g, n, eps, out + (size_t)blockIdx.x * n);
 }
 
@@ -177,10 +178,11 @@ kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const float *x, 
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
-    if (cw && (!cw->vec || cw->ne0 * cw->ne1 != n))
+    if (cw && (!cw->vec || n < 1 || (cw->ne0 * cw->ne1) % n))
         return KERN_E_SHAPE;
     const float *gains = cw ? cw->vec : NULL;
-    if (kern_status ls = cu_launch(b, "rmsnorm_rows", rmsnorm_rows, dim3(T), dim3(256), x, gains, n, eps, out))
+    const int m = cw ? (int)(cw->ne0 * cw->ne1 / n) : 1;
+    if (kern_status ls = cu_launch(b, "rmsnorm_rows", rmsnorm_rows, dim3(T), dim3(256), x, gains, m, n, eps, out))
         return ls;
     return KERN_OK;
 }
@@ -351,6 +353,7 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
     case KERN_ACT_SWIGLU_OAI: kernel = glu_k<KERN_ACT_SWIGLU_OAI>; break;
     case KERN_ACT_SIGMOID: kernel = glu_k<KERN_ACT_SIGMOID>; break;
     case KERN_ACT_NONE: kernel = glu_k<KERN_ACT_NONE>; break;
+    case KERN_ACT_RELU: kernel = glu_k<KERN_ACT_RELU>; break;
     }
     if (!kernel)
         return KERN_E_UNSUPPORTED;

@@ -64,24 +64,26 @@ static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const fl
     return KERN_OK;
 }
 
-/* out = x / sqrt(mean(x^2) + eps) * g: the mean and the scale in double, each value rounded once. */
+/* out = x / sqrt(mean(x^2) + eps) * g: the mean and the scale in double, each value rounded once; row t takes gains
+ * row t mod m where w holds m rows (Mamba-2's each group's). */
 static kern_status ref_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
                                float *out)
 {
     (void)b;
     float *g;
-    const kern_status s = gains(w, n, &g, NULL);
+    int64_t m;
+    const kern_status s = gains(w, n, &g, &m);
     if (s)
         return s;
     for (int t = 0; t < T; t++) {
-        const float *xr = x + (size_t)t * n;
+        const float *xr = x + (size_t)t * n, *gt = g + (size_t)(t % m) * n;
         float *o = out + (size_t)t * n;
         double ss = 0.0;
         for (int i = 0; i < n; i++)
             ss += (double)xr[i] * xr[i];
         const double scale = 1.0 / sqrt(ss / n + (double)eps);
         for (int i = 0; i < n; i++)
-            o[i] = (float)(xr[i] * scale * g[i]);
+            o[i] = (float)(xr[i] * scale * gt[i]);
     }
     free(g);
     return KERN_OK;
@@ -153,7 +155,7 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
 {
     (void)b;
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
-        act != KERN_ACT_NONE)
+        act != KERN_ACT_NONE && act != KERN_ACT_RELU)
         return KERN_E_UNSUPPORTED;
     if (!row || n % row)
         return KERN_E_SHAPE;
@@ -162,6 +164,7 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
         out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * up[i]
                          : act == KERN_ACT_SIGMOID   ? up[i] / (1.0 + exp(-x))
                          : act == KERN_ACT_NONE      ? x * up[i]
+                         : act == KERN_ACT_RELU      ? (x > 0.0 ? x : 0.0) * up[i]
                          : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])
                                                       : (double)kern_gelu_ggml(gate[i]) * up[i]);
     }

@@ -28,6 +28,7 @@ from cohere_arch import write_cohere  # noqa: E402
 from qwen35_arch import write_qwen35  # noqa: E402
 from lfm2_arch import write_lfm2  # noqa: E402
 from gemma4_arch import write_gemma4  # noqa: E402
+from nemotron_h_arch import write_nemotron_h  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -125,6 +126,12 @@ OWN_WRITERS = {
     'heldout-gemma4-moe': lambda out: write_gemma4(out, n_embd=128, swa_layers=(True, True, False, True), n_head=4,
                                                    n_kv_swa=2, n_kv_full=1, head_swa=32, head_full=64, n_ff=96,
                                                    window=3, n_exp=6, n_used=2, n_ffe=64, seed=5804),
+    'heldout-nemotron_h': lambda out: write_nemotron_h(out),
+    # another pattern (attention first, two mixers in a row), one group, wider states, three taps
+    'heldout-nemotron_h-b': lambda out: write_nemotron_h(out, n_embd=96, pattern='*MM-M-', n_head=3, n_kv=1,
+                                                         head_dim=32, n_ff=192, ssm_heads=6, ssm_head_dim=16,
+                                                         n_group=1, d_state=32, d_conv=3,
+                                                         seed=7102),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

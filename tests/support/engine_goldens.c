@@ -189,7 +189,7 @@ outcome check_against(const char *model_file, const char *own, const char *ref, 
         const cJSON *rms = cJSON_GetObjectItem(layer, "rms");
         for (size_t p = 0; p < n; p++) {
             double want_rms = cJSON_GetArrayItem(rms, (int)p)->valuedouble;
-            double got = engine_trace_at(tr, il, (int)p)->rms;
+            double got = engine_trace_l_out_at(tr, hp, il, (int)p)->rms;
             double rel = fabs(got - want_rms) / fabs(want_rms);
             if (massive[p]) {
                 loose += rel > TRACE_TOL;

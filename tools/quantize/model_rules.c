@@ -123,13 +123,23 @@ typedef struct rules_state {
     int n_attn_v, i_attn_v, i_ffn_down;
 } rules_state;
 
+/* t's dimensions as ggml counts them (ggml_n_dims: the trailing 1s dropped, at least one): what llama-quantize writes in
+ * a tensor's info and what its rules ask of a tensor's rank. */
+static uint32_t ggml_rank(const gguf_tensor *t)
+{
+    uint32_t n = t->n_dims;
+    while (n > 1 && t->ne[n - 1] == 1)
+        n--;
+    return n;
+}
+
 /* What llama-quantize does with tensor t (llama_tensor_get_type without an importance matrix or overrides). */
 static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *type, gguf_error *err)
 {
     const char *name = t->name;
     /* kept as they are (tensor_allows_quantization): 1-D tensors, anything not named *weight, the norms, the
      * experts' router, a delta net's and LFM2's convolution taps, Gemma 4's per-layer input projection */
-    if (t->n_dims < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
+    if (ggml_rank(t) < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
         strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d") || strstr(name, "shortconv.conv.weight") ||
         strstr(name, "per_layer_model_proj")) {
         *type = t->type;
@@ -315,10 +325,10 @@ gguf_status quantize_model_write(const gguf_file *in, quantize_ftype ftype, cons
     for (size_t i = 0; i < n && !st; i++) {
         const gguf_tensor *t = plan[i].src;
         if (plan[i].type == t->type) {
-            st = gguf_writer_add_tensor(w, t->name, t->type, t->n_dims, t->ne, t->data, err);
+            st = gguf_writer_add_tensor(w, t->name, t->type, ggml_rank(t), t->ne, t->data, err);
         } else {
             jobs[i] = (tensor_job){ t, plan[i].type, threads };
-            st = gguf_writer_add_tensor_fill(w, t->name, plan[i].type, t->n_dims, t->ne, fill_tensor, &jobs[i], err);
+            st = gguf_writer_add_tensor_fill(w, t->name, plan[i].type, ggml_rank(t), t->ne, fill_tensor, &jobs[i], err);
         }
     }
     if (!st)

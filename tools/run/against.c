@@ -233,7 +233,7 @@ static outcome evaluate(const entries *e, const int *ours, const run_opts *o, co
         if (il == SKIP)
             continue;
         for (int p = 0; p < n_pos; p++) {
-            const kern_row_stats *s = engine_trace_at(r->trace, il, p);
+            const kern_row_stats *s = engine_trace_l_out_at(r->trace, engine_model_hparams(r->model), il, p);
             if (!s || !isfinite(their(e->layer[i], "rms", p)))
                 continue;
             const char *what;
@@ -486,7 +486,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
         double worst = 0.0;
         int worst_pos = 0, over = 0;
         for (int p = 0; p < n_pos; p++) {
-            const kern_row_stats *s = engine_trace_at(r->trace, il, p);
+            const kern_row_stats *s = engine_trace_l_out_at(r->trace, engine_model_hparams(r->model), il, p);
             if (!s || !isfinite(their(e.layer[i], "rms", p)))
                 continue;
             const char *what;
@@ -496,7 +496,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
             if (d > worst)
                 worst = d, worst_pos = p;
         }
-        const kern_row_stats *s = engine_trace_at(r->trace, il, worst_pos);
+        const kern_row_stats *s = engine_trace_l_out_at(r->trace, engine_model_hparams(r->model), il, worst_pos);
         fprintf(out, "  %-12s %10.3g %6d %12.6g %12.6g%s\n", name, worst, worst_pos, s ? s->rms : NAN,
                 their(e.layer[i], "rms", worst_pos), over ? "  <- departs" : "");
     }
@@ -524,7 +524,7 @@ int run_against_report(FILE *out, const run_opts *o, const run_result *r, run_ag
         entries_free(&e);
         return res->layers_rc = greedy_at >= 0 ? 1 : 0;
     }
-    const kern_row_stats *s = engine_trace_at(r->trace, oc.first_il, oc.first_pos);
+    const kern_row_stats *s = engine_trace_l_out_at(r->trace, engine_model_hparams(r->model), oc.first_il, oc.first_pos);
     const cJSON *L = e.layer[oc.first_entry];
     char name[24];
     snprintf(name, sizeof name, oc.first_il == n_layer ? "the final norm" : "layer %d", oc.first_il);

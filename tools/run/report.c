@@ -96,6 +96,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     const uint32_t period = hp->desc->no_rope_period;
     if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
+    else if (period == 1) /* Nemotron-H */
+        snprintf(nope, sizeof nope, "; none: the attention layers attend without positions");
     else if (period)
         snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", period, period - 1,
                  2 * period - 1);
@@ -133,8 +135,21 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "layers     %d of %d a short convolution (B, C, x from one projection; y = C x conv(B x) over %d "
                 "taps, the last %d inputs kept), the others attention\n", hp->n_recurrent, hp->n_layer, hp->dn_conv,
                 hp->dn_conv - 1);
-    if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa || hp->desc->v_norm)
+    if (hp->mamba2) { /* Nemotron-H: one block a layer */
+        int ffn = 0;
+        for (int il = 0; il < hp->n_layer; il++)
+            ffn += model_hparams_layer_is_ffn_only(&hp->g, il);
+        fprintf(out, "layers     one block each: %d of %d a Mamba-2 mixer (z, x, B, C, dt from one projection; x, B, C "
+                "through a causal convolution of %d taps with its bias and SiLU; %d heads of %d in %d group%s of B and C, a "
+                "state of %d per row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z), RMS-normed per group), "
+                "%d feed-forward (relu(x Wup)^2 Wdown, no gate), %d attention (%d kv heads of %d values, no positions)\n",
+                hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hv, hp->m2_inner / hp->dn_hv, hp->dn_hk,
+                hp->dn_hk == 1 ? "" : "s", hp->dn_d, ffn, hp->n_layer - hp->n_recurrent - ffn, hp->n_kv_head,
+                hp->head_dim);
+    } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
+               hp->desc->v_norm) {
         print_layer_shapes(out, hp);
+    }
     const bool sinks = model_role_need(&hp->g, MODEL_ROLE_ATTN_SINKS) != MODEL_NEED_ABSENT;
     if (hp->swa_window > 0 || hp->g.attn_softcap > 0.0f || sinks) {
         int n_swa = 0;
@@ -166,6 +181,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
         [KERN_ACT_SWIGLU_OAI] = "gpt-oss's clamped SwiGLU (gate <= 7, up in [-7, 7], x sigmoid(1.702 x) (up + 1))",
+        [KERN_ACT_SIGMOID] = "sigmoid gate", [KERN_ACT_NONE] = "a product of two rows",
+        [KERN_ACT_RELU] = "relu(x Wup)^2, no gate",
     };
     fprintf(out, "ffn        %s", act_names[hp->act]);
     if (hp->n_expert > 0) {
