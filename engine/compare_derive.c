@@ -388,9 +388,11 @@ static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], c
     const int E = s->m->hp.n_embd;
     kern_backend *ref = d->be[d->numerics[side]] ? d->be[d->numerics[side]] : d->be[KERN_NUMERICS_EXACT];
     float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
-    return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH && product(s, side, w[0], bias[0], h, 1, E, gate) &&
+    const bool ungated = !w[0] || !w[0]->t; /* Nemotron-H's experts: relu(up)^2 */
+    return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH &&
+           (ungated || product(s, side, w[0], bias[0], h, 1, E, gate)) &&
            product(s, side, w[1], bias[1], h, 1, E, up) &&
-           ref->glu(ref, s->m->hp.act, gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
+           ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
            product(s, side, w[2], bias[2], gate, 1, F, out);
 }
 
@@ -421,8 +423,8 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
             engine_route(hp, L->select_bias, logits, probs, ids, weights);
         for (int j = 0; ok && j < k; j++) {
             const int e = ids[j];
-            const kern_weight *const ew[3] = { &L->experts[ENGINE_EXPERT_GATE][e], &L->experts[ENGINE_EXPERT_UP][e],
-                                               &L->experts[ENGINE_EXPERT_DOWN][e] };
+            const kern_weight *const ew[3] = { L->experts[ENGINE_EXPERT_GATE] ? &L->experts[ENGINE_EXPERT_GATE][e] : NULL,
+                                               &L->experts[ENGINE_EXPERT_UP][e], &L->experts[ENGINE_EXPERT_DOWN][e] };
             const kern_weight *eb[3];
             for (int part = 0; part < 3; part++)
                 eb[part] = L->experts[ENGINE_EXPERT_GATE_BIAS + part] ? &L->experts[ENGINE_EXPERT_GATE_BIAS + part][e]
@@ -434,7 +436,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
             for (int i = 0; ok && i < E; i++)
                 ot[i] = j == 0 ? ot[i] * wj : ot[i] + tmp[i] * wj;
         }
-        if (ok && w[MODEL_ROLE_FFN_GATE_SHEXP].t) {
+        if (ok && w[MODEL_ROLE_FFN_UP_SHEXP].t) {
             const kern_weight *const sw[3] = { &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP],
                                                &w[MODEL_ROLE_FFN_DOWN_SHEXP] };
             const kern_weight *const no_bias[3] = { 0 };

@@ -1,7 +1,7 @@
 /*
  * Mixture-of-experts layers: the router's choice per token (route.c), the chosen experts' gated feed-forward
- * blocks (token by token, or each expert once over the tokens that chose it), their weighted sum in llama.cpp's
- * order, and qwen2moe's shared expert.
+ * blocks (token by token, or each expert once over the tokens that chose it; Nemotron-H's without a gate), their
+ * weighted sum in llama.cpp's order, and the shared expert.
  */
 #include "pass.h"
 
@@ -53,7 +53,13 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     const kern_weight *const gate_up[2] = { wg, wu };
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
-    if (each) {
+    if (!wg || !wg->t) { /* no gate (Nemotron-H's experts): act(up, up), relu(up)^2 */
+        if (each)
+            run_products_each(p, 1, &wu, &bias[1], h, Tr, &gate_up_out[1], names);
+        else
+            run_matmul(p, names, wu, bias[1], h, Tr, c->up);
+        run_glu(p, "activation", c->m->hp.act, c->up, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    } else if (each) {
         run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
         run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
     } else {
@@ -101,18 +107,22 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
     const kern_weight *ws[2 * TOGETHER_MAX], *bs[2 * TOGETHER_MAX];
     const float *ins[TOGETHER_MAX];
     float *ys[2 * TOGETHER_MAX];
+    /* each expert's gate and up products, or its up product alone where the experts have no gate (relu(up)^2) */
+    const int parts = L->experts[ENGINE_EXPERT_GATE] ? 2 : 1;
     for (int j = 0; j < k; j++) {
         const int e = ids[j];
-        ws[2 * j] = expert_part(L, ENGINE_EXPERT_GATE, e), ws[2 * j + 1] = expert_part(L, ENGINE_EXPERT_UP, e);
-        bs[2 * j] = expert_part(L, ENGINE_EXPERT_GATE_BIAS, e);
-        bs[2 * j + 1] = expert_part(L, ENGINE_EXPERT_UP_BIAS, e);
-        ys[2 * j] = c->gate + (size_t)j * F, ys[2 * j + 1] = c->up + (size_t)j * F;
+        for (int i = 0; i < parts; i++) {
+            const int part = parts == 2 && i == 0 ? ENGINE_EXPERT_GATE : ENGINE_EXPERT_UP;
+            ws[parts * j + i] = expert_part(L, part, e);
+            bs[parts * j + i] = expert_part(L, part + ENGINE_EXPERT_GATE_BIAS - ENGINE_EXPERT_GATE, e);
+            ys[parts * j + i] = (part == ENGINE_EXPERT_GATE ? c->gate : c->up) + (size_t)j * F;
+        }
     }
-    for (int i = 0; i < 2 * k; i += KERN_MATMUL_MANY) {
-        const int n = 2 * k - i < KERN_MATMUL_MANY ? 2 * k - i : KERN_MATMUL_MANY;
-        run_products(p, n, ws + i, bs + i, h, 1, ys + i, expert_gate_up, "ffn_gate_exps, ffn_up_exps");
+    for (int i = 0; i < parts * k; i += KERN_MATMUL_MANY) {
+        const int n = parts * k - i < KERN_MATMUL_MANY ? parts * k - i : KERN_MATMUL_MANY;
+        run_products(p, n, ws + i, bs + i, h, 1, ys + i, expert_gate_up + 2 - parts, "ffn_gate_exps, ffn_up_exps");
     }
-    run_glu(p, "gated activation", hp->act, c->gate, c->up, (size_t)k * F, (size_t)F, c->gate);
+    run_glu(p, "gated activation", hp->act, parts == 2 ? c->gate : c->up, c->up, (size_t)k * F, (size_t)F, c->gate);
     for (int j = 0; j < k; j++) {
         const int e = ids[j];
         ws[j] = expert_part(L, ENGINE_EXPERT_DOWN, e);
@@ -224,10 +234,10 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *
             sum_expert(p, ot, dst, j, expert_scale(L, c->route_ids[j]), c->route_weights[j]);
         }
     }
-    if (!w[MODEL_ROLE_FFN_GATE_SHEXP].t)
+    if (!w[MODEL_ROLE_FFN_UP_SHEXP].t)
         return;
     /* llama.cpp's qwen2moe: out += ffn_shexp(h) * sigmoid(h . ffn_gate_inp_shexp); glm4moe's shared experts have no
-     * gate: out += ffn_shexp(h) */
+     * gate: out += ffn_shexp(h); Nemotron-H's is relu(h Wup)^2 Wdown (no ffn_gate_shexp) */
     const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
     if (gated) {
         run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);

@@ -107,7 +107,9 @@ static engine_status bind_experts(engine_model *m, int il, engine_error *err)
     if (gate_up && (L->w[MODEL_ROLE_FFN_GATE_EXPS].t || L->w[MODEL_ROLE_FFN_UP_EXPS].t))
         return engine_fail(err, ENGINE_E_MODEL, gate_up->info_offset, gate_up->name,
                            "layer %d has both '%s' and separate experts' gate and up tensors", il, gate_up->name);
-    if (!gate_up && (!L->w[MODEL_ROLE_FFN_GATE_EXPS].t || !L->w[MODEL_ROLE_FFN_UP_EXPS].t)) {
+    /* experts without a gate (Nemotron-H's: relu(up)^2) where the architecture has none */
+    const bool gated = model_role_need_at(&m->hp.g, MODEL_ROLE_FFN_GATE_EXPS, il) != MODEL_NEED_ABSENT;
+    if (!gate_up && ((gated && !L->w[MODEL_ROLE_FFN_GATE_EXPS].t) || !L->w[MODEL_ROLE_FFN_UP_EXPS].t)) {
         char name[64];
         snprintf(name, sizeof name, "blk.%d.ffn_gate_up_exps.weight", il);
         return engine_fail(err, ENGINE_E_MODEL, 0, name, "layer %d has neither '%s' nor the experts' gate and up "
@@ -563,8 +565,8 @@ engine_layer_kinds engine_model_layer_kinds(const engine_model *m)
     engine_layer_kinds k = { 0 };
     for (int il = 0; il < m->hp.n_layer; il++) {
         const engine_layer *L = &m->layers[il];
-        k.dense_layers += !L->w[MODEL_ROLE_FFN_GATE_INP].t && m->hp.n_expert > 0;
-        k.shared_experts |= L->w[MODEL_ROLE_FFN_GATE_SHEXP].t != NULL;
+        k.dense_layers += !L->w[MODEL_ROLE_FFN_GATE_INP].t && m->hp.n_expert > 0 && L->ffn; /* not a mixer alone */
+        k.shared_experts |= L->w[MODEL_ROLE_FFN_UP_SHEXP].t != NULL;
         k.shared_gate |= L->w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t != NULL;
         k.selection_bias |= L->select_bias != NULL;
         k.expert_biases |= L->experts[ENGINE_EXPERT_GATE_BIAS] != NULL;

@@ -79,6 +79,23 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
                 MODEL_MOE_KEY_DENSE_LEAD,                                                                      \
     .mla = true
 
+/* A Mamba-2 mixer's roles (llama.cpp's build_mamba2_layer) after its attn_norm. The convolution's bias is required:
+ * the nemotron_h and granitehybrid loaders take a file without it and the graph then adds the missing tensor (a crash
+ * in llama-cpp-python 0.3.36's). */
+#define MAMBA2_ROLES                                                                                          \
+    [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,                         \
+    [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R,   \
+    [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R
+
+/* Nemotron-H's mixers: attention (q/k/v and output biases optional) and Mamba-2 */
+#define NEMOTRON_H_MIXERS                                                                                     \
+    .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,        \
+              [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,               \
+              [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O },          \
+    .need_recurrent = { MAMBA2_ROLES },                                                                       \
+    .act = MODEL_ACT_RELU_SQR, .no_rope_period = 1, .single_block = true, .mamba2 = true, .eps_either_key = true, \
+    .l_out_is_ffn_out = true, .quantize = true
+
 static const model_arch archs[] = {
     {
         .name = "llama",
@@ -316,26 +333,51 @@ static const model_arch archs[] = {
     /* NVIDIA's Nemotron-H (llama.cpp's nemotron_h): every layer one block after its attn_norm, added to the residual
      * stream. A Mamba-2 mixer where the layer's attention.head_count_kv and feed_forward_length entries are both 0: z,
      * x, B, C and dt from ssm_in; x, B, C through a short causal convolution with its bias and SiLU; a state per head
-     * (head_dim x ssm.state_size) decayed by exp(softplus(dt + dt_bias) A) and written with x dt B, read by C, plus D x;
+     * (head_dim x ssm.state_size) decayed by exp(softplus(dt + dt_bias) A), written with x dt B, read by C, plus D x;
      * times SiLU(z), RMS-normed per group of B and C, ssm_out. Attention without positions where head_count_kv is above
-     * 0; else a feed-forward block without a gate: relu(x Wup)^2 Wdown. The convolution's bias is required: the loader
-     * takes a file without it and the graph then adds a missing tensor (a crash in llama-cpp-python 0.3.36's). */
+     * 0; else a feed-forward block without a gate: relu(x Wup)^2 Wdown. */
     {
         .name = "nemotron_h",
         .families = "Nemotron-H (8B, 47B, 56B), Nemotron Nano 2 (9B, 12B)",
-        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R,
-                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
-                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
-        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,
-                            [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R,
-                            [MODEL_ROLE_SSM_D] = R, [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R },
+        NEMOTRON_H_MIXERS,
         .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
-        .act = MODEL_ACT_RELU_SQR,
-        .no_rope_period = 1,
-        .single_block = true,
+    },
+    /* Nemotron 3 Nano (llama.cpp's nemotron_h_moe: nemotron_h's graph): the feed-forward layers are experts without a
+     * gate (relu(x Wup)^2 Wdown each), chosen by sigmoids plus a selection bias (exp_probs_b), renormalised where
+     * expert_weights_norm says, scaled by expert_weights_scale, beside an ungated shared expert of
+     * expert_shared_feed_forward_length. Nemotron 3 Super's latent projections (ffn_latent_down / up) are not run. */
+    {
+        .name = "nemotron_h_moe",
+        .families = "Nemotron 3 Nano (30B-A3B)",
+        NEMOTRON_H_MIXERS,
+        .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_GATE_INP] = R, [MODEL_ROLE_FFN_EXP_PROBS_B] = R,
+                      [MODEL_ROLE_FFN_UP_EXPS] = R, [MODEL_ROLE_FFN_DOWN_EXPS] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R,
+                      [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE,
+    },
+    /* IBM's Granite 4.0-H (llama.cpp's granitehybrid): granite's layers (its multipliers, logit_scale optional; a
+     * feed-forward block after each, dense, or experts by softmax renormalised each feed_forward_length wide with a
+     * shared expert of expert_shared_feed_forward_length) where the layers whose head_count_kv entry is 0 are Mamba-2
+     * mixers (nemotron_h's: the convolution's bias required for the same reason); the hybrids write
+     * rope.scaling.finetuned false, which leaves the attention layers without positions */
+    {
+        .name = "granitehybrid",
+        .families = "IBM Granite 4.0-H (Micro, Tiny, Small)",
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = O,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .need_recurrent = { MAMBA2_ROLES, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES,
+                            [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O,
+                            [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .logit_scale_optional = true,
         .mamba2 = true,
-        .eps_either_key = true,
-        .l_out_is_ffn_out = true,
+        .rope_finetuned_switch = true,
+        .ssm_inner_embd_ratio = 2,
+        .moe = true,
+        .moe_renormalise = true,
         .quantize = true,
     },
     {

@@ -18,6 +18,8 @@ bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
 
 bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 {
+    if (hp->rope_off)
+        return false;
     if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
         return model_hparams_layer_is_swa(hp, il);
     const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
@@ -28,12 +30,14 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
 {
     if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv || hp->arch->mamba2))
         return false;
-    if (hp->arch->mamba2) { /* llama.cpp's nemotron_h loader: neither key/value heads nor a feed-forward width */
+    if (hp->arch->mamba2) { /* llama.cpp's granitehybrid loader: no key/value heads; nemotron_h's: no feed-forward
+                             * width either (its layers are one block) */
         if (il < 0)
             return true;
         model_hparams l;
         model_hparams_layer(hp, il, &l);
-        return il < hp->n_layer - hp->n_layer_nextn && l.n_ff == 0 && !model_hparams_layer_has_kv_heads(hp, il);
+        return il < hp->n_layer - hp->n_layer_nextn && (!hp->arch->single_block || l.n_ff == 0) &&
+               !model_hparams_layer_has_kv_heads(hp, il);
     }
     if (hp->arch->shortconv) { /* llama.cpp's lfm2 loader: a layer without key/value heads is a convolution */
         gguf_value v;
@@ -85,6 +89,8 @@ bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
         return false;
     if (il < 0)
         return true;
+    if (hp->arch && hp->arch->single_block && !model_hparams_layer_is_ffn_only(hp, il)) /* a mixer layer */
+        return false;
     const int64_t step = hp->arch && hp->arch->moe_step_layers ? hp->n_moe_layer_step : 1;
     return il >= hp->n_layer_dense_lead && (step <= 1 || (il + 1) % step == 0);
 }

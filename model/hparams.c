@@ -469,6 +469,10 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         delta_net(&r, hp);
     if (hp->arch && hp->arch->mamba2)
         ssm_sizes(&r, hp);
+    if (hp->arch && hp->arch->single_block) /* nemotron_h's loader */
+        hp->moe_latent_size = get_int(&r, "moe_latent_size", false, 0, 0, big, NULL);
+    if (hp->arch && hp->arch->rope_finetuned_switch) /* granitehybrid's loader: the hybrids write false */
+        hp->rope_off = !get_bool(&r, "rope.scaling.finetuned", true);
     if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */
         hp->swa_window = get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
     hp->n_rot_from_key = !no_rot;
@@ -560,6 +564,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         bool absent = false; /* get_float sets it only when the key is absent */
         const float logit = get_float(&r, "logit_scale", 0.0f, &absent);
         hp->logit_scale = absent || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
+        if (hp->logit_scale == 0.0f && ar->logit_scale_optional) /* granitehybrid's: absent or 0, no scaling */
+            hp->logit_scale = 1.0f;
     }
     return r.status;
 }

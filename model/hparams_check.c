@@ -39,6 +39,12 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "key '%s' is %lld of %lld blocks: a file of multi-token prediction blocks alone has no "
                     "layers to generate with", key, (long long)hp->n_layer_nextn, (long long)hp->n_layer);
     }
+    if (hp->moe_latent_size > 0) {
+        snprintf(key, sizeof key, "%s.moe_latent_size", arch);
+        return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                          "experts over a latent width of %lld (key '%s': Nemotron 3 Super's ffn_latent_down and "
+                          "ffn_latent_up) are not run yet", (long long)hp->moe_latent_size, key);
+    }
     if (hp->n_expert > 0) { /* llama.cpp asserts 0 < expert_used_count <= expert_count, then reads the experts */
         snprintf(key, sizeof key, "%s.expert_count", arch);
         if (hp->moe_gating_func >= 4) {
@@ -224,6 +230,12 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                               "ssm.group_count %lld (the key heads)", key, (long long)hp->ssm_d_inner,
                               (long long)hp->ssm_d_state, (long long)vd, (long long)kd);
         }
+    }
+    if (hp->arch->ssm_inner_embd_ratio && hp->ssm_d_inner != hp->arch->ssm_inner_embd_ratio * hp->n_embd) {
+        snprintf(key, sizeof key, "%s.ssm.inner_size", arch);
+        return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
+                          "key '%s' is %lld: llama.cpp's %s loader asserts it is %d x embedding_length (%lld)", key,
+                          (long long)hp->ssm_d_inner, arch, hp->arch->ssm_inner_embd_ratio, (long long)hp->n_embd);
     }
     if (hp->arch->mamba2) { /* what llama.cpp's mamba2 layer and ggml_ssm_scan assert */
         const int64_t heads = hp->ssm_n_v_heads, groups = hp->ssm_n_k_heads;

@@ -16,11 +16,12 @@ Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
-                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, hunyuan-dense, gpt-oss, "
+                     "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
+                     "granitehybrid, hunyuan-dense, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 43);
+    cr_assert_eq(model_arch_count(), 45);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -59,7 +60,7 @@ Test(arch, names_and_roles_round_trip)
                       ar->need[MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm] == MODEL_NEED_ABSENT,
                   "%s: one final norm", ar->name);
         /* a hybrid's other kind of layer: its input norm, its own block, the same feed-forward block */
-        cr_assert(!(ar->delta_net || ar->shortconv) ||
+        cr_assert(!(ar->delta_net || ar->shortconv || (ar->mamba2 && !ar->single_block)) ||
                       (ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
                        ar->need_recurrent[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == ar->need[MODEL_ROLE_FFN_DOWN] &&
@@ -102,12 +103,13 @@ Test(arch, names_and_roles_round_trip)
         /* a norm before each block, or after it (olmo2's post-norms only) */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
                       ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED, "%s", ar->name);
-        /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps) */
-        const bool fused_experts = ar->need[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
+        /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or up alone (relu^2: Nemotron 3 Nano) */
+        const bool fused_experts = ffn[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
         for (size_t k = 0; k < 4; k++) {
             const bool apart = experts[k] == MODEL_ROLE_FFN_GATE_EXPS || experts[k] == MODEL_ROLE_FFN_UP_EXPS;
-            cr_assert_eq(ar->need[experts[k]], !ar->moe || (apart && fused_experts) ? MODEL_NEED_ABSENT
-                                                                                     : MODEL_NEED_REQUIRED,
+            const bool ungated = experts[k] == MODEL_ROLE_FFN_GATE_EXPS && ar->act == MODEL_ACT_RELU_SQR;
+            cr_assert_eq(ffn[experts[k]], !ar->moe || (apart && fused_experts) || ungated ? MODEL_NEED_ABSENT
+                                                                                          : MODEL_NEED_REQUIRED,
                          "%s", ar->name);
         }
     }

@@ -160,8 +160,12 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * before them, per-layer inputs; and as 26B-A4B is, 6 experts, 2 chosen, beside the dense block in every layer, their
  * gate and up fused, a scale each, routed on the layer's input normed and scaled by gains of the router's own),
  * Nemotron-H (tests/py/nemotron_h_arch.py: one block a layer, Mamba-2 mixers of 8 heads in 2 groups and of 6 heads in
- * one, attention without positions, ungated relu^2 feed-forward blocks, in two patterns);
- * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4 and Nemotron-H
+ * one, attention without positions, ungated relu^2 feed-forward blocks, in two patterns; and Nemotron 3 Nano's layers of
+ * experts without a gate, 3 of 8 chosen by sigmoids and a selection bias, renormalised and scaled, and 1 of 6 not
+ * renormalised, beside an ungated shared expert), Granite 4.0-H (tests/py/granitehybrid_arch.py: Mamba-2 mixers and
+ * attention, each followed by granite's feed-forward block with its multipliers, dense or 3 of 10 experts and a shared
+ * one, without rotation as the hybrids are written, and with it as Bamba's are);
+ * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H and Granite 4.0-H's experts
  * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
@@ -216,6 +220,11 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-gemma4-moe", "a5a055a86795735496b01096a978e2db8a4c8e7b6caa050d17beff10db5583a4" },
         { "heldout-nemotron_h", "701a11045210a35d62194d757628d1297c4cf57cbdc24c3ffa2ef24a02d6f792" },
         { "heldout-nemotron_h-b", "df2c5506dd6ba571513e67ff6df5b4f3c8a9415632d1720525d8aae1fca4dece" },
+        { "heldout-nemotron_h_moe", "93b110e58c226345ea109afbdea9294904d032910ab451bf062be9c63594896c" },
+        { "heldout-nemotron_h_moe-b", "adaaa084e5da5f55478901ab20ceddd76244a9e88522768a1f379686a9a61ccc" },
+        { "heldout-granitehybrid", "ab69cdc72e9c18681de66bf2e4c69c90f544e231d25c8ac47374be6feccedc48" },
+        { "heldout-granitehybrid-moe", "f31676a54db7b5d473a8bbb91e2e702256ffd7f4ccd3eb42d193a9666783ac37" },
+        { "heldout-granitehybrid-rope", "96e261369f832a51037cdd6392bc465cbf382254e0cd0abc58aa311e157e2b80" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -235,7 +244,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* nineteen of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* twenty-two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -268,6 +277,12 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-nemotron_h", "Q4_K_M", "q4_k_m", "de155834a648efbedb12603a6423f9404b5320d530a3ce3d3b2e7da256dc43d9" },
         { "heldout-nemotron_h-b", "Q4_K_M", "q4_k_m",
           "c5e5474571ec4649cb29fca12de19c5c81bab1acc607e18cc20303422c96b0ad" },
+        { "heldout-nemotron_h_moe", "Q4_K_M", "q4_k_m",
+          "72cc466191345d63046b0061b42384f138c854a2780b608299acd3f99836a829" },
+        { "heldout-nemotron_h_moe-b", "Q4_K_M", "q4_k_m",
+          "796c44990286d51df488947939830fdc8ad3ea27e91856641dd073b6b4c2560b" },
+        { "heldout-granitehybrid-moe", "Q4_K_M", "q4_k_m",
+          "6b225552d153aa9671d80c1be03da4aa4e59e03035a9757654ee4ba391f2c010" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -227,6 +227,110 @@ Test(arch, nemotron_h_layers_are_read_as_its_loader_reads_them)
     hparams_refused_naming(kvs, N(kvs), 4, "0,2,4,0", "nemotron_h.attention.head_count_kv");
 }
 
+/* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a
+ * shared expert beside them; the mixer layers have no experts (the first layer with experts is the first
+ * feed-forward one, where llama.cpp looks for the router); expert_weights_norm and expert_weights_scale read. */
+Test(arch, nemotron_h_moe_experts_are_in_its_feed_forward_layers)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "nemotron_h_moe" },
+                      { "nemotron_h_moe.embedding_length", 'u', "128" },
+                      { "nemotron_h_moe.block_count", 'u', "3" },
+                      { "nemotron_h_moe.attention.head_count", 'u', "4" },
+                      { "nemotron_h_moe.attention.head_count_kv", 'i', "0,0,2" },
+                      { "nemotron_h_moe.feed_forward_length", 'i', "0,64,0" },
+                      { "nemotron_h_moe.ssm.conv_kernel", 'u', "4" },
+                      { "nemotron_h_moe.ssm.inner_size", 'u', "128" },
+                      { "nemotron_h_moe.ssm.state_size", 'u', "16" },
+                      { "nemotron_h_moe.ssm.time_step_rank", 'u', "8" },
+                      { "nemotron_h_moe.ssm.group_count", 'u', "2" },
+                      { "nemotron_h_moe.expert_count", 'u', "8" },
+                      { "nemotron_h_moe.expert_used_count", 'u', "3" },
+                      { "nemotron_h_moe.expert_feed_forward_length", 'u', "64" },
+                      { "nemotron_h_moe.expert_shared_feed_forward_length", 'u', "96" },
+                      { "nemotron_h_moe.expert_weights_norm", 'B', "1" },
+                      { "nemotron_h_moe.expert_weights_scale", 'f', "2.5" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    /* no tensors: refused for the router llama.cpp looks for in the first feed-forward layer, not in layer 0 */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    cr_assert(strstr(e.message, "blk.1.ffn_gate_inp.weight"), "%s", e.message);
+    cr_assert(!model_hparams_layer_has_experts(&hp, 0) && model_hparams_layer_has_experts(&hp, 1) &&
+              !model_hparams_layer_has_experts(&hp, 2));
+    cr_assert(hp.moe_renormalise && hp.moe_scale == 2.5f && hp.moe_gating == MODEL_MOE_SIGMOID);
+    cr_assert_eq(hp.n_ff_shexp, 96);
+    gguf_close(f);
+    free(b.p);
+    /* Nemotron 3 Super's latent experts: refused as not run yet, naming the key */
+    kv_spec latent[N(kvs) + 1];
+    memcpy(latent, kvs, sizeof kvs);
+    latent[N(kvs)] = (kv_spec){ "nemotron_h_moe.moe_latent_size", 'u', "64" };
+    f = hparams_file_with(latent, N(latent), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED);
+    cr_assert_str_eq(e.subject, "nemotron_h_moe.moe_latent_size");
+    gguf_close(f);
+    free(b.p);
+    f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
+    static const struct {
+        model_role r;
+        int layer;
+        model_need need;
+    } needs[] = { { MODEL_ROLE_FFN_UP_EXPS, 1, MODEL_NEED_REQUIRED },  { MODEL_ROLE_FFN_GATE_EXPS, 1, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_FFN_EXP_PROBS_B, 1, MODEL_NEED_REQUIRED }, { MODEL_ROLE_FFN_UP_SHEXP, 1, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_FFN_GATE_SHEXP, 1, MODEL_NEED_ABSENT }, { MODEL_ROLE_FFN_UP, 1, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_FFN_UP_EXPS, 0, MODEL_NEED_ABSENT },   { MODEL_ROLE_SSM_IN, 0, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_FFN_GATE_INP, 2, MODEL_NEED_ABSENT },  { MODEL_ROLE_ATTN_Q, 2, MODEL_NEED_REQUIRED } };
+    for (size_t i = 0; i < N(needs); i++)
+        cr_expect_eq(model_role_need_at(&hp, needs[i].r, needs[i].layer), needs[i].need, "%s in layer %d",
+                     model_role_info_of(needs[i].r)->name, needs[i].layer);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Granite 4.0-H as llama.cpp's granitehybrid loader reads it: a layer without key/value heads is a Mamba-2 mixer
+ * whatever its feed-forward width (each layer has its feed-forward block, dense or experts), rope.scaling.finetuned
+ * false turns rotation off on every layer, logit_scale may be absent (no scaling), and ssm.inner_size must be twice
+ * embedding_length (its loader asserts it), refused naming the key. */
+Test(arch, granitehybrid_keys_are_read_as_its_loader_reads_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "granitehybrid" },
+                      { "granitehybrid.embedding_length", 'u', "128" },
+                      { "granitehybrid.block_count", 'u', "3" },
+                      { "granitehybrid.attention.head_count", 'u', "4" },
+                      { "granitehybrid.attention.head_count_kv", 'i', "0,2,0" },
+                      { "granitehybrid.feed_forward_length", 'u', "256" },
+                      { "granitehybrid.ssm.conv_kernel", 'u', "4" },
+                      { "granitehybrid.ssm.inner_size", 'u', "256" },
+                      { "granitehybrid.ssm.state_size", 'u', "16" },
+                      { "granitehybrid.ssm.time_step_rank", 'u', "8" },
+                      { "granitehybrid.ssm.group_count", 'u', "1" },
+                      { "granitehybrid.rope.scaling.finetuned", 'B', "0" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(model_hparams_layer_is_recurrent(&hp, 0) && !model_hparams_layer_is_recurrent(&hp, 1) &&
+              model_hparams_layer_is_recurrent(&hp, 2));
+    cr_assert(hp.rope_off && !model_hparams_layer_rotates(&hp, 1), "rope.scaling.finetuned false: no rotation");
+    cr_assert_eq(hp.logit_scale, 1.0f, "no logit_scale: no scaling");
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, 0), MODEL_NEED_REQUIRED, "a mixer's feed-forward block");
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_D, 0), MODEL_NEED_REQUIRED);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 0), MODEL_NEED_ABSENT);
+    cr_assert_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, 1), MODEL_NEED_REQUIRED);
+    gguf_close(f);
+    free(b.p);
+    kvs[11].value = "1"; /* Bamba's: rotation on */
+    f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_assert(!hp.rope_off && model_hparams_layer_rotates(&hp, 1));
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 7, "192", "granitehybrid.ssm.inner_size");
+}
+
 /* Gemma 4 as llama.cpp's loader reads it (src/llama-model.cpp's generic keys, src/models/gemma4.cpp): the sliding layers'
  * own key and value lengths and rotated width (attention.key_length_swa, value_length_swa, rope.dimension_count_swa),
  * attention.head_count_kv and feed_forward_length one per layer (get_key_or_arr), each layer's role shapes from them;

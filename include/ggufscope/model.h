@@ -324,6 +324,12 @@ typedef struct model_arch {
      *   (need_recurrent's roles; the ssm.* keys read), the other mixers attention;
      * eps_either_key: attention.layer_norm_rms_epsilon, else attention.layer_norm_epsilon (its loader's fallback) */
     bool single_block, mamba2, eps_either_key;
+    /* Granite 4.0-H's (llama.cpp's granitehybrid): rope_finetuned_switch: rope.scaling.finetuned false (the hybrids')
+     *   turns rotation off on every layer, true (or absent) leaves it on; logit_scale_optional: the multipliers'
+     *   logit_scale may be absent (no scaling), where granite's loader requires it; ssm_inner_embd_ratio: its loader
+     *   asserts ssm.inner_size = this x embedding_length (0: any) */
+    bool rope_finetuned_switch, logit_scale_optional;
+    uint8_t ssm_inner_embd_ratio;
     /* its llama.cpp graph names the feed-forward block's output (before the residual add) l_out, and a layer without
      * one nothing (nemotron_h's build_ffn_layer): what a trace of llama.cpp's l_out-N is held to */
     bool l_out_is_ffn_out;
@@ -415,6 +421,9 @@ typedef struct model_hparams {
      * absent); attention.shared_kv_layers (the last layers reuse earlier layers' caches: Gemma 4 E2B / E4B) and
      * embedding_length_per_layer_input (per-layer embeddings), 0 where absent */
     int64_t head_dim_k_swa, head_dim_v_swa, n_rot_swa, n_kv_shared, n_embd_per_layer;
+    /* Nemotron 3 Super's experts' latent width (moe_latent_size, read where model_arch.single_block; 0: none) */
+    int64_t moe_latent_size;
+    bool rope_off; /* no layer rotates: rope.scaling.finetuned false where model_arch.rope_finetuned_switch */
     /* feed_forward_length where it is an array of one width per layer (n_ff is then the widest), or NULL; the first
      * layer that reuses an earlier layer's keys and values (n_layer - n_kv_shared) */
     const gguf_value *ff_layers;

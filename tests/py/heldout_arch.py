@@ -29,6 +29,7 @@ from qwen35_arch import write_qwen35  # noqa: E402
 from lfm2_arch import write_lfm2  # noqa: E402
 from gemma4_arch import write_gemma4  # noqa: E402
 from nemotron_h_arch import write_nemotron_h  # noqa: E402
+from granitehybrid_arch import write_granitehybrid  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -132,6 +133,21 @@ OWN_WRITERS = {
                                                          head_dim=32, n_ff=192, ssm_heads=6, ssm_head_dim=16,
                                                          n_group=1, d_state=32, d_conv=3,
                                                          seed=7102),
+    # Nemotron 3 Nano's layers: 8 experts without a gate, 3 chosen by sigmoids and a selection bias, renormalised and
+    # scaled by 2.5, an ungated shared expert; and 6 experts, 1 chosen, not renormalised
+    'heldout-nemotron_h_moe': lambda out: write_nemotron_h(out, pattern='MEM*EM', n_exp=8, n_used=3, n_ffe=64, n_ffs=96,
+                                                           scale=2.5, seed=7103),
+    'heldout-nemotron_h_moe-b': lambda out: write_nemotron_h(out, n_embd=96, pattern='*EMEME', n_head=3, n_kv=1,
+                                                             ssm_heads=6, n_group=3, d_state=8, n_exp=6, n_used=1,
+                                                             n_ffe=48, n_ffs=80, norm=False, seed=7104),
+    # Granite 4.0-H as Micro-H is (dense SwiGLU after each mixer) and as Tiny-H is (10 experts, 3 chosen, a shared
+    # expert), without rotation, tied output
+    'heldout-granitehybrid': lambda out: write_granitehybrid(out),
+    'heldout-granitehybrid-moe': lambda out: write_granitehybrid(out, n_embd=96, pattern='M*MMM*M', n_head=3, n_kv=1,
+                                                                 n_ff=64, ssm_heads=6, n_group=2, d_state=8, d_conv=3,
+                                                                 n_exp=10, n_used=3, n_ffs=96, seed=7202),
+    # Bamba's form of it: rope.scaling.finetuned true, so the attention layers rotate
+    'heldout-granitehybrid-rope': lambda out: write_granitehybrid(out, pattern='*MM*', n_ff=192, rope=True, seed=7203),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

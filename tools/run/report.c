@@ -96,6 +96,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     const uint32_t period = hp->desc->no_rope_period;
     if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
+    else if (hp->g.rope_off) /* Granite 4.0-H */
+        snprintf(nope, sizeof nope, "; none: rope.scaling.finetuned is false (the attention layers attend without "
+                 "positions)");
     else if (period == 1) /* Nemotron-H */
         snprintf(nope, sizeof nope, "; none: the attention layers attend without positions");
     else if (period)
@@ -135,17 +138,22 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "layers     %d of %d a short convolution (B, C, x from one projection; y = C x conv(B x) over %d "
                 "taps, the last %d inputs kept), the others attention\n", hp->n_recurrent, hp->n_layer, hp->dn_conv,
                 hp->dn_conv - 1);
-    if (hp->mamba2) { /* Nemotron-H: one block a layer */
+    if (hp->mamba2) { /* Nemotron-H (one block a layer), Granite 4.0-H */
         int ffn = 0;
         for (int il = 0; il < hp->n_layer; il++)
             ffn += model_hparams_layer_is_ffn_only(&hp->g, il);
-        fprintf(out, "layers     one block each: %d of %d a Mamba-2 mixer (z, x, B, C, dt from one projection; x, B, C "
-                "through a causal convolution of %d taps with its bias and SiLU; %d heads of %d in %d group%s of B and C, a "
-                "state of %d per row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z), RMS-normed per group), "
-                "%d feed-forward (relu(x Wup)^2 Wdown, no gate), %d attention (%d kv heads of %d values, no positions)\n",
-                hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hv, hp->m2_inner / hp->dn_hv, hp->dn_hk,
-                hp->dn_hk == 1 ? "" : "s", hp->dn_d, ffn, hp->n_layer - hp->n_recurrent - ffn, hp->n_kv_head,
-                hp->head_dim);
+        char rest[160];
+        if (hp->desc->single_block)
+            snprintf(rest, sizeof rest, "%d feed-forward (%s), %d attention", ffn,
+                     hp->n_expert ? "experts" : "relu(x Wup)^2 Wdown, no gate", hp->n_layer - hp->n_recurrent - ffn);
+        else
+            snprintf(rest, sizeof rest, "the others attention; a feed-forward block after each");
+        fprintf(out, "layers     %s%d of %d a Mamba-2 mixer (z, x, B, C, dt from one projection; x, B, C through a causal "
+                "convolution of %d taps with its bias and SiLU; %d heads of %d in %d group%s of B and C, a state of %d per "
+                "row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z), RMS-normed per group), %s (%d kv heads of "
+                "%d values%s)\n", hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer,
+                hp->dn_conv, hp->dn_hv, hp->m2_inner / hp->dn_hv, hp->dn_hk, hp->dn_hk == 1 ? "" : "s", hp->dn_d, rest,
+                hp->n_kv_head, hp->head_dim, hp->desc->no_rope_period == 1 || hp->g.rope_off ? ", no positions" : "");
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
         print_layer_shapes(out, hp);
