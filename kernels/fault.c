@@ -32,8 +32,8 @@ static const struct { const char *name, *bug; } faults[FAULT_COUNT] = {
     [FAULT_RESIDUAL_TWICE] = { "residual-twice", "each residual add adds twice" },
     [FAULT_ATTN_SCALE] = { "attn-scale", "attention scores scaled by 1/d instead of 1/sqrt(d)" },
     [FAULT_PADDING_LOGITS] = { "padding-logits", "the last (padding) vocabulary row wins every step" },
-    [FAULT_CONV_STATE] = { "conv-state", "a recurrent layer's short convolution (a delta net's, LFM2's) forgets the "
-                                         "inputs before each batch (its state cleared)" },
+    [FAULT_CONV_STATE] = { "conv-state", "a recurrent layer's short convolution (a delta net's, LFM2's, a Mamba-2 "
+                                         "mixer's) forgets the inputs before each batch (its state cleared)" },
 };
 
 typedef struct fault_ctx {
