@@ -53,15 +53,12 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     const kern_weight *const gate_up[2] = { wg, wu };
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
-    if (!wg || !wg->t) { /* no gate (Nemotron-H's experts): act(up, up), relu(up)^2 */
-        if (each)
-            run_products_each(p, 1, &wu, &bias[1], h, Tr, &gate_up_out[1], names);
-        else
-            run_matmul(p, names, wu, bias[1], h, Tr, c->up);
-        run_glu(p, "activation", c->m->hp.act, c->up, c->up, (size_t)Tr * F, (size_t)F, c->gate);
-    } else if (each) {
-        run_products_each(p, 2, gate_up, gate_up_bias, h, Tr, gate_up_out, names);
-        run_glu(p, "gated activation", c->m->hp.act, c->gate, c->up, (size_t)Tr * F, (size_t)F, c->gate);
+    if (each) { /* the up product alone where the expert has no gate (Nemotron-H's: act(up, up), relu(up)^2) */
+        const int parts = wg && wg->t ? 2 : 1;
+        run_products_each(p, parts, gate_up + 2 - parts, gate_up_bias + 2 - parts, h, Tr, gate_up_out + 2 - parts,
+                          names);
+        run_glu(p, "gated activation", c->m->hp.act, parts == 2 ? c->gate : c->up, c->up, (size_t)Tr * F, (size_t)F,
+                c->gate);
     } else {
         run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, expert_gate_up, names);
     }

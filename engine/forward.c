@@ -378,14 +378,15 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     const kern_weight *const no_bias[2] = { 0 };
     p->layer = il;
 
-    if (L->mixer && w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the add */
-        run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
-        pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
-    }
-    if (L->mixer && hp->residual_scale != 1.0f)
-        run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    if (L->mixer)
+    if (L->mixer) { /* (Nemotron-H's feed-forward layer has none) */
+        if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
+            run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
+            pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
+        }
+        if (hp->residual_scale != 1.0f)
+            run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
         residual_add(p, x, o, Tr, L->ffn ? &w[MODEL_ROLE_FFN_NORM] : next_norm, h);
+    }
     if (!L->ffn) { /* Nemotron-H's mixer layer: the mixer is the whole layer */
         pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
         return;
@@ -402,12 +403,7 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         dense_and_experts(p, il, T, r0, in);
     } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
         engine_experts_block(p, il, Tr, in, NULL, o);
-    } else if (!gate_up[0]->t) { /* Nemotron-H's block without a gate: relu(h Wup)^2 as relu(u) * u */
-        run_matmul(p, "ffn_up", gate_up[1], NULL, in, Tr, up);
-        run_glu(p, "relu(up)^2", hp->act, up, up, (size_t)Tr * F, (size_t)F, gate);
-        pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-        run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
-    } else {
+    } else { /* gated, or Nemotron-H's relu(h Wup)^2 without a gate (run_gated_products) */
         run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
         pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
         run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);

@@ -83,11 +83,17 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
 
 /* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its
  * activation into gate (rows of F; up is scratch): one op where the backend has matmul_glu and nothing probes the
- * products, else the products (run_products) and glu. */
+ * products, else the products (run_products) and glu. A block without a gate (gate_up[0] unbound: Nemotron-H's
+ * relu(up)^2) is its up product and act(up, up). */
 static inline void run_gated_products(pass *p, const kern_weight *const gate_up[2], const kern_weight *const bs[2],
                                       const float *x, int Tr, int F, kern_act act, float *gate, float *up,
                                       const char *const names[2], const char *group)
 {
+    if (!gate_up[0] || !gate_up[0]->t) {
+        run_matmul(p, names[1], gate_up[1], bs[1], x, Tr, up);
+        run_glu(p, "activation", act, up, up, (size_t)Tr * F, (size_t)F, gate);
+        return;
+    }
     if (p->be->matmul_glu && !p->probe) {
         if (!p->st)
             pass_check(p, p->be->matmul_glu(p->be, gate_up[0], gate_up[1], bs, x, Tr, act, gate, up), group);

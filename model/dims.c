@@ -34,18 +34,11 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
                              * width either (its layers are one block) */
         if (il < 0)
             return true;
-        model_hparams l;
-        model_hparams_layer(hp, il, &l);
-        return il < hp->n_layer - hp->n_layer_nextn && (!hp->arch->single_block || l.n_ff == 0) &&
+        return il < hp->n_layer - hp->n_layer_nextn && !model_hparams_layer_is_ffn_only(hp, il) &&
                !model_hparams_layer_has_kv_heads(hp, il);
     }
-    if (hp->arch->shortconv) { /* llama.cpp's lfm2 loader: a layer without key/value heads is a convolution */
-        gguf_value v;
-        int64_t n = 1;
-        if (il < 0 || !hp->kv_heads_layers)
-            return il < 0 && hp->kv_heads_layers;
-        return gguf_array_scalar(hp->kv_heads_layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n) && n == 0;
-    }
+    if (hp->arch->shortconv) /* llama.cpp's lfm2 loader: a layer without key/value heads is a convolution */
+        return il < 0 ? hp->kv_heads_layers != NULL : !model_hparams_layer_has_kv_heads(hp, il);
     if (il < 0)
         return true;
     if (il >= hp->n_layer - hp->n_layer_nextn) /* the multi-token prediction blocks attend (llama.cpp's is_recr) */
