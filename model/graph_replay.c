@@ -40,6 +40,7 @@ struct graph {
     tensor *t;
     node *n;
     int nt, nn, cap_t, cap_n;
+    int insert_at;   /* where add_node puts the next node, -1: at the end */
     block *free;     /* the allocator's free blocks by offset; the last one is the buffer's open end */
     int n_free, cap_free;
     uint64_t high;   /* the high-water mark */
@@ -76,7 +77,12 @@ static int add_node(graph *g, int out, const int *src, int n_src, bool inplace)
         g->failed = true;
         return -1;
     }
-    node *nd = &g->n[g->nn++];
+    int at = g->nn++;
+    if (g->insert_at >= 0 && g->insert_at < at) {
+        memmove(&g->n[g->insert_at + 1], &g->n[g->insert_at], (size_t)(at - g->insert_at) * sizeof *g->n);
+        at = g->insert_at++;
+    }
+    node *nd = &g->n[at];
     *nd = (node){ .out = out, .inplace = inplace };
     for (int i = 0; i < n_src; i++)
         if (src[i] >= 0)
@@ -116,6 +122,16 @@ int graph_view_written(graph *g, int src, int a, int b)
     const int srcs[3] = { a, b, src };
     int t = new_tensor(g, 0, LY_OTHER, base);
     return t < 0 ? -1 : add_node(g, t, srcs, 3, false);
+}
+
+int graph_position(const graph *g)
+{
+    return g->nn;
+}
+
+void graph_insert_at(graph *g, int pos)
+{
+    g->insert_at = pos >= 0 && pos <= g->nn ? pos : -1;
 }
 
 uint64_t graph_bytes(const graph *g, int t)
@@ -261,7 +277,10 @@ uint64_t graph_replay(graph *g)
 
 graph *graph_new(void)
 {
-    return calloc(1, sizeof(graph));
+    graph *g = calloc(1, sizeof(graph));
+    if (g)
+        g->insert_at = -1;
+    return g;
 }
 
 void graph_free(graph *g)

@@ -40,6 +40,12 @@ int graph_view(graph *g, int src);
 int graph_view_written(graph *g, int src, int a, int b);
 /* A node writing outside the buffer (a row store into the KV cache). */
 void graph_store(graph *g, int a, int b);
+/* Where the next node goes: a position graph_insert_at may return to. */
+int graph_position(const graph *g);
+/* Nodes built from now on go in at position pos, in the order built, ahead of the nodes already there (-1: after
+ * every node again). ggml orders a graph by the builder's expand calls: a node expanded early (llama.cpp's reads of a
+ * recurrent layer's states) runs before the nodes built earlier that only a later node pulls in. */
+void graph_insert_at(graph *g, int pos);
 /* The bytes t holds, or its base holds for a view. */
 uint64_t graph_bytes(const graph *g, int t);
 /* Whether building failed (out of memory, or past the node limit): nothing more is built. */

@@ -14,6 +14,10 @@
  *   (n_ctx / n_seq cells each, padded to 256: the default, not --kv-unified); one K and one V row of
  *   n_head_kv x head_dim per cell and layer, in the cache types; a sliding-window layer holds
  *   pad256(min(n_ctx / n_seq, n_swa + n_ubatch)) cells per stream (the iSWA cache, swa_full off).
+ * - Recurrent states (llama-memory-recurrent.cpp, llama-hparams.cpp's n_embd_r / n_embd_s): a hybrid's attention layers
+ *   keep the KV cache above, its recurrent layers (Mamba-2 mixers, gated delta nets, short convolutions) two f32 tensors
+ *   each of one row per sequence (max(1, n_seq) rows): the convolution's last taps - 1 columns of its channels, and the
+ *   scan's state (ssm.state_size x ssm.inner_size; none for a short convolution); each padded to 32 bytes.
  * - Output (llama_context::output_reserve): n_vocab floats per sequence at creation.
  * - Compute: model_memory_compute (memory_compute.c).
  */
@@ -26,7 +30,7 @@
 #include <string.h>
 
 #define KV_PAD 256u          /* llama-context.cpp: cparams.n_ctx = GGML_PAD(n_ctx, 256) */
-#define REPACK_ALIGN 32u     /* the CPU buffer's alignment (ggml-cpu: TENSOR_ALIGNMENT) */
+#define BUFFER_ALIGN 32u     /* the CPU buffer's alignment (ggml-cpu: TENSOR_ALIGNMENT) */
 
 static uint64_t pad(uint64_t x, uint64_t to)
 {
@@ -85,10 +89,10 @@ static void weights(const gguf_file *f, const model_memory_params *p, model_memo
         const gguf_tensor *t = gguf_tensor_at(f, i);
         m->weights_file += t->size;
         if (is_repacked(t, p)) {
-            m->weights_repacked += pad(t->size, REPACK_ALIGN);
+            m->weights_repacked += pad(t->size, BUFFER_ALIGN);
             m->n_repacked++;
         } else if (p->no_mmap)
-            m->weights_mapped += pad(t->size, REPACK_ALIGN); /* read into a CPU buffer of the same alignment */
+            m->weights_mapped += pad(t->size, BUFFER_ALIGN); /* read into a CPU buffer of the same alignment */
         else if (first && last) {
             first[t->shard] = t->offset < first[t->shard] ? t->offset : first[t->shard];
             last[t->shard] = t->offset + t->size > last[t->shard] ? t->offset + t->size : last[t->shard];
@@ -157,6 +161,8 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
     for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
         if (model_hparams_layer_kv_source(hp, il) != il)
             continue; /* Gemma 4 E2B / E4B: it reads an earlier layer's cache and has none of its own */
+        if (model_hparams_layer_is_recurrent(hp, il) || model_hparams_layer_is_ffn_only(hp, il))
+            continue; /* a hybrid's layers that do not attend (llama_memory_hybrid's attention filter) */
         model_hparams l; /* the layer's heads (a sliding window's own lengths, a count per layer) */
         model_hparams_layer(hp, il, &l);
         const uint64_t k_width = (uint64_t)(l.n_head_kv * l.head_dim_k);
@@ -179,6 +185,26 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
     return MODEL_OK;
 }
 
+/* The recurrent layers' states (llama_memory_recurrent): per layer a conv row and a scan row per sequence. */
+static void recurrent_states(const model_hparams *hp, const model_memory_params *p, model_memory *m)
+{
+    if (!model_hparams_layer_is_recurrent(hp, -1))
+        return;
+    if (hp->arch->shortconv) {
+        m->state_conv = hp->n_embd * (hp->shortconv_l_cache - 1);
+    } else {
+        m->state_conv = (hp->ssm_d_conv - 1) * (hp->ssm_d_inner + 2 * hp->ssm_n_k_heads * hp->ssm_d_state);
+        m->state_scan = hp->ssm_d_state * hp->ssm_d_inner;
+    }
+    const uint64_t rows = (uint64_t)p->n_seq, f = sizeof(float);
+    for (int64_t il = 0; il < hp->n_layer; il++)
+        if (model_hparams_layer_is_recurrent(hp, il)) {
+            m->n_layer_recurrent++;
+            m->recurrent += pad((uint64_t)m->state_conv * rows * f, BUFFER_ALIGN) +
+                            pad((uint64_t)m->state_scan * rows * f, BUFFER_ALIGN);
+        }
+}
+
 model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
                                    model_memory *out, model_error *err)
 {
@@ -189,10 +215,10 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
                     model_arch_names());
     if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head_kv <= 0 || hp->head_dim_k <= 0)
         return model_fail(err, MODEL_E_MALFORMED, 0, "", "the hyperparameters do not give the layers' shapes");
-    if (hp->arch->delta_net) /* llama.cpp's hybrid memory: a KV cache for the attention layers, a recurrent one */
+    if (hp->arch->delta_net || hp->arch->shortconv)
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "general.architecture",
-                          "%s's recurrent layers (their state buffer and the delta net's graph scratch) are not in "
-                          "this estimate yet", hp->arch_name);
+                          "the compute buffer of %s's recurrent layers (llama.cpp's %s graph) is not replayed here yet",
+                          hp->arch_name, hp->arch->delta_net ? "gated delta net" : "short convolution");
     if (p->n_ubatch <= 0 || p->n_batch <= 0 || p->n_seq <= 0)
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ub", "batch sizes and sequences must be at least 1");
     int64_t n_ctx = p->n_ctx > 0 ? p->n_ctx : hp->n_ctx_train;
@@ -214,6 +240,7 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
     model_status s = kv_cache(hp, &q, out, err);
     if (s != MODEL_OK)
         return s;
+    recurrent_states(hp, &q, out);
     int64_t n_vocab = hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size;
     out->output = (uint64_t)n_vocab * (uint64_t)p->n_seq * sizeof(float);
     if (!(out->compute = model_memory_compute(f, hp, &q, out)))
@@ -221,7 +248,8 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
                           "the compute buffer was not estimated: llama.cpp's graph for '%s' with %lld layers is not "
                           "replayed here (unknown, past a million nodes, or out of memory)",
                           hp->arch->name, (long long)hp->n_layer);
-    out->total = out->weights_mapped + out->weights_repacked + out->kv_bytes + out->output + out->compute;
+    out->total = out->weights_mapped + out->weights_repacked + out->kv_bytes + out->recurrent + out->output +
+                 out->compute;
     return MODEL_OK;
 }
 

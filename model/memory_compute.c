@@ -25,7 +25,7 @@ typedef struct builder_facts {
     bool q_scaled;           /* q scaled after the rotation (gemma's query_pre_attn_scalar, phi3's 1/sqrt(d)) */
     bool residual_first;     /* the FFN's residual add reads the residual first (phi3) */
     bool rows_after_layers;  /* the output rows picked after the last layer, not inside it (gpt-oss) */
-    bool rows_after_norm;    /* ... after the final norm (gemma4) */
+    bool rows_after_norm;    /* ... after the final norm (gemma4, nemotron_h) */
 } builder_facts;
 
 static const builder_facts facts[] = {
@@ -48,6 +48,8 @@ static const builder_facts facts[] = {
     { "llama4", false, false, false, false, false },       { "command-r", false, false, false, false, false },
     { "cohere2", false, false, false, false, false },      { "hunyuan-dense", false, false, false, false, false },
     { "gemma4", true, false, false, false, true },
+    { "nemotron_h", false, false, false, false, true }, { "nemotron_h_moe", false, false, false, false, true },
+    { "granitehybrid", false, false, false, false, false },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -77,6 +79,13 @@ typedef struct build {
     uint64_t streams;      /* cache streams: one per sequence */
     int64_t layer;         /* the layer being built */
     uint64_t v_padded;     /* model_memory_v_padded: the V rows' width without flash attention, 0 with it */
+    /* the recurrent states' row indices (rs_s_copy: one per sequence) and its two views (the batch's sequences, the
+     * others), made where the first recurrent layer reads them */
+    int s_copy, s_copy_main, s_copy_extra;
+    /* the position after the last node the builder expanded itself (the embedding, an attention's core, the experts'
+     * sum, a mixer's state stores): where a recurrent layer's state reads go, ahead of the nodes only a later product
+     * pulls into ggml's graph */
+    int expanded;
 } build;
 
 /* Whether the file has role r: in the layer being built (b->layer), or for the experts' roles in the first layer with
@@ -291,6 +300,7 @@ static int attend_stored(build *b, bool swa, int q, uint64_t o_w, uint64_t v_w)
         const int kqv = graph_op(g, rows(b, o_w), LY_OTHER, false, kq, -1, -1);
         att = graph_op(g, rows(b, o_w), LY_OTHER, false, graph_view(g, kqv), -1, -1); /* permuted, then a copy */
     }
+    b->expanded = graph_position(g); /* build_attn_mha expands its output; the output product joins later */
     return att;
 }
 
@@ -369,6 +379,60 @@ static int latent_attention(build *b, int h)
     return attend(b, false, q, k, v, H * v_mla);
 }
 
+/* A recurrent layer's state reads (llama-graph's build_rs): the batch's sequences' rows of n values (none where the
+ * read is the op itself: Mamba-2's scan reads its states by index), then the others' (no rows: one sequence a stream),
+ * copied back into the cache; the first makes the row indices. Returns the rows read, or -1. */
+static int state_rows(build *b, uint64_t n)
+{
+    graph *g = b->g;
+    if (b->s_copy < 0) {
+        b->s_copy = graph_input(g, 4 * b->streams);
+        b->s_copy_main = graph_view(g, b->s_copy);
+    }
+    const int read = n ? graph_op(g, n * b->streams * sizeof(float), LY_OTHER, false, b->s_copy_main, -1, -1) : -1;
+    if (b->s_copy_extra < 0)
+        b->s_copy_extra = graph_view(g, b->s_copy);
+    graph_store(g, graph_op(g, 0, LY_OTHER, false, b->s_copy_extra, -1, -1), -1);
+    return read;
+}
+
+/* A Mamba-2 mixer on h (llama.cpp's build_mamba2_layer), in ggml's order: the conv state's rows; the input product
+ * (z, xBC, dt); the state and xBC's columns concatenated, the last columns stored back; the convolution, its bias, silu;
+ * dt made contiguous plus its bias; the scan (its output y, then the new states, stored back); then, pulled in by
+ * the next layer: z made contiguous, y + x D, swiglu(z, y), the grouped norm, the output product. */
+static int mamba2_mixer(build *b, int h)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
+    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
+    const uint64_t inner = (uint64_t)hp->ssm_d_inner, state = (uint64_t)hp->ssm_d_state;
+    const uint64_t channels = inner + 2 * (uint64_t)hp->ssm_n_k_heads * state, taps = (uint64_t)hp->ssm_d_conv - 1;
+    const uint64_t heads = (uint64_t)hp->ssm_n_v_heads;
+    /* the conv state's reads are expanded where the layer is built: after the last node the builder expanded itself,
+     * ahead of the earlier layers' nodes that this layer's product pulls in */
+    graph_insert_at(g, b->expanded);
+    const int conv_rows = state_rows(b, taps * channels);
+    graph_insert_at(g, -1);
+    const int zxbcdt = graph_view(g, graph_op(g, (inner + channels + heads) * T * f, LY_ROWS, false, h, -1, -1));
+    const int conv_x = graph_op(g, (taps + T / S) * channels * S * f, LY_OTHER, false, graph_view(g, conv_rows),
+                                graph_view(g, graph_view(g, zxbcdt)), -1);
+    graph_store(g, graph_view(g, conv_x), -1);
+    int xbc = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
+    xbc = graph_op(g, channels * T * f, LY_ROWS, true, graph_op(g, channels * T * f, LY_ROWS, true, xbc, -1, -1), -1, -1);
+    const int x = graph_view(g, xbc);
+    int dt = graph_op(g, heads * T * f, LY_ROWS, false, graph_view(g, zxbcdt), -1, -1);
+    dt = graph_op(g, heads * T * f, LY_ROWS, true, dt, -1, -1);
+    const int scan = graph_op(g, (inner * T + state * inner * S) * f, LY_OTHER, false, x, dt, b->s_copy_main);
+    state_rows(b, 0);
+    graph_store(g, graph_view(g, scan), -1);
+    b->expanded = graph_position(g);
+    const int z = graph_op(g, inner * T * f, LY_ROWS, false, graph_view(g, zxbcdt), -1, -1);
+    const int y = graph_op(g, inner * T * f, LY_ROWS, true, graph_view(g, scan),
+                           graph_op(g, inner * T * f, LY_ROWS, true, x, -1, -1), -1);
+    const int gated = graph_op(g, inner * T * f, LY_ROWS, false, z, y, -1);
+    return graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, norm(b, graph_view(g, gated), LY_ROWS)), -1, -1);
+}
+
 /* A token row picked by out_ids (every row: the worst case reserves them all), an input the graph meets last. */
 static int pick_rows(build *b, int x)
 {
@@ -378,6 +442,13 @@ static int pick_rows(build *b, int x)
 }
 
 static int experts_of(build *b, int x, int router_in, bool norm_in);
+
+/* An ungated block's activation (nemotron_h's LLM_FFN_RELU_SQR): ggml's relu, then its square, each in place. */
+static int relu_squared(build *b, int x, layout ly)
+{
+    const uint64_t bytes = graph_bytes(b->g, x);
+    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
+}
 
 /* The routed experts of x (llama-graph's build_moe_ffn): router, choice, the experts' products, their weighted
  * sum; then the shared expert, under its sigmoid gate where it has one (qwen2moe; glm4moe's has none). */
@@ -437,6 +508,8 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     if (has(b, MODEL_ROLE_FFN_GATE_UP_EXPS)) { /* Gemma 4: one product, gate and up its two views */
         const int both = graph_op(g, 2 * ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
         gate = graph_view(g, both), up = graph_view(g, both);
+    } else if (!has(b, MODEL_ROLE_FFN_GATE_EXPS)) { /* Nemotron 3's: up alone, then relu and its square in place */
+        gate = up = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
     } else {
         gate = graph_op(g, ff * k * T * f, LY_EXPERT, false, in, chosen, -1);
         if (bias)
@@ -445,7 +518,7 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
         if (bias)
             up = graph_op(g, ff * k * T * f, LY_EXPERT, true, up, chosen, -1);
     }
-    const int act = graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
+    const int act = gate == up ? relu_squared(b, up, LY_EXPERT) : graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
@@ -459,12 +532,19 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
                     : graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, weighted), -1, -1); /* one expert: a copy */
     for (uint64_t j = 2; j < k; j++)
         sum = graph_op(g, E * T * f, LY_ROWS, true, sum, graph_view(g, weighted), -1);
+    b->expanded = graph_position(g); /* build_moe_ffn expands the sum; the shared expert joins later */
     if (!has(b, MODEL_ROLE_FFN_UP_SHEXP))
         return sum;
     const uint64_t fs = (uint64_t)hp->n_ff_shexp;
+    int shared;
+    if (!has(b, MODEL_ROLE_FFN_GATE_SHEXP)) { /* Nemotron 3's: up, relu squared, down */
+        shared = graph_op(g, E * T * f, LY_ROWS, false,
+                          relu_squared(b, graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1), LY_ROWS), -1, -1);
+        return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
+    }
     const int sg = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     const int su = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
-    int shared = graph_op(g, E * T * f, LY_ROWS, false, graph_op(g, fs * T * f, LY_OTHER, false, sg, su, -1), -1, -1);
+    shared = graph_op(g, E * T * f, LY_ROWS, false, graph_op(g, fs * T * f, LY_OTHER, false, sg, su, -1), -1, -1);
     if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
         return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
@@ -509,6 +589,8 @@ static int dense_ffn(build *b, int x, int64_t il)
     int act;
     if (hp->arch->gate_up_fused) {
         act = graph_op(g, rows(b, F), LY_OTHER, false, graph_op(g, rows(b, 2 * F), LY_ROWS, false, x, -1, -1), -1, -1);
+    } else if (!has(b, MODEL_ROLE_FFN_GATE)) { /* ungated: up, relu squared (nemotron_h's) */
+        act = relu_squared(b, graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1), LY_ROWS);
     } else {
         const int gate = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
         const int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
@@ -561,7 +643,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 .k_rot_n = { cache_rotation(hp, p->type_k, false, true), cache_rotation(hp, p->type_k, true, true) },
                 .v_rot_n = { cache_rotation(hp, p->type_v, false, false), cache_rotation(hp, p->type_v, true, false) },
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
-                .v_padded = model_memory_v_padded(hp, m->flash_attn),
+                .v_padded = model_memory_v_padded(hp, m->flash_attn), .s_copy = -1, .s_copy_main = -1,
+                .s_copy_extra = -1,
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
@@ -582,6 +665,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     }
     x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
     const int embd_scaled = x;
+    b.expanded = graph_position(g); /* build_inp_embd expands the embedding */
     const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         b.layer = il;
@@ -606,7 +690,16 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, sum, att, -1);
             continue;
         }
-        int cur = hp->arch->mla ? latent_attention(&b, h) : attention(&b, (int)il, h);
+        if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): a mixer, attention or feed-forward */
+            const int cur = hp->arch->mamba2 && model_hparams_layer_is_recurrent(hp, il) ? mamba2_mixer(&b, h)
+                            : model_hparams_layer_is_ffn_only(hp, il) ? feed_forward(&b, h, il)
+                                                                      : attention(&b, (int)il, h);
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, x, -1);
+            continue;
+        }
+        int cur = hp->arch->mla                               ? latent_attention(&b, h)
+                  : hp->arch->mamba2 && model_hparams_layer_is_recurrent(hp, il) ? mamba2_mixer(&b, h)
+                                                              : attention(&b, (int)il, h);
         if (last) {
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
@@ -652,7 +745,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         b.n_rows = b.n_out;
     }
     x = norm(&b, x, LY_ROWS);
-    if (bf->rows_after_norm) { /* gemma4: the rows picked from the final norm's output */
+    if (bf->rows_after_norm) { /* gemma4, nemotron_h: the rows picked from the final norm's output, which is a graph
+                                * output too (t_h_nextn, a draft head's input): never freed */
+        graph_output(g, x);
         x = pick_rows(&b, x);
         b.n_rows = b.n_out;
     }

@@ -3,8 +3,8 @@
 # (-c 0), with the default F16 cache and flash attention on auto, then at 4096 with a q8_0 cache and with
 # flash attention off: one tab-separated line per buffer llama.cpp printed
 #   file  ctx  ctk  fa  buffer  MiB
-# (buffer: CPU_Mapped, CPU_REPACK, KV, output, compute). tests/data/llama_cpp_memory.tsv was made by it; the
-# memory test holds gguf-inspect --memory to those figures.
+# (buffer: CPU_Mapped, CPU_REPACK, KV, RS (a hybrid's recurrent states), output, compute).
+# tests/data/llama_cpp_memory.tsv was made by it; the memory test holds gguf-inspect --memory to those figures.
 # With STREAMS=1 instead: two settings with several sequences and odd batch sizes per file, the columns
 #   file  ctx  ctk  fa  np  ub  b  buffer  MiB
 # (tests/data/llama_cpp_memory_streams.tsv).
@@ -21,6 +21,7 @@ run() { # file ctx ctk fa [np ub b]: the 6 columns, or with np ub b between fa a
   printf '%s\n' "$out" | sed -n \
     -e 's/.*load_tensors: *\([A-Za-z_]*\) model buffer size = *\([0-9.]*\) MiB.*/\1\t\2/p' \
     -e 's/.*llama_kv_cache: *CPU KV buffer size = *\([0-9.]*\) MiB.*/KV\t\1/p' \
+    -e 's/.*llama_memory_recurrent: *CPU RS buffer size = *\([0-9.]*\) MiB.*/RS\t\1/p' \
     -e 's/.*CPU *output buffer size = *\([0-9.]*\) MiB.*/output\t\1/p' \
     -e 's/.*CPU compute buffer size = *\([0-9.]*\) MiB.*/compute\t\1/p' |
     while IFS=$'\t' read -r buf mib; do printf "$cols\t%s\t%s\n" "$buf" "$mib"; done

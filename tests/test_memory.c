@@ -3,13 +3,15 @@
  * types and flash-attention settings (tests/data/llama_cpp_memory.tsv, made by scripts/llama-memory-reference.sh):
  * every shared model, the two real ones, the four quantized mixtures, the eight synthetic architectures
  * (written at test time by synth_arch.py) and the held-out Olmo 3 shape (heldout_arch.py: its iSWA cache) and
- * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches), at
- * contexts 512, 4096 and the model's maximum.
+ * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches),
+ * and the Mamba-2 hybrids' (nemotron_h, nemotron_h_moe, granitehybrid: a KV cache for the attention layers alone, the
+ * mixers' recurrent states, their graph's state reads run ahead of the layers before), at contexts 512, 4096 and the
+ * model's maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
- * Held to: every buffer (the weights mapped and repacked, the KV cache, the output buffer and the compute buffer,
- * which model/memory_compute.c replays from llama.cpp's graph and allocator, holes and all) to llama.cpp's printed
- * figure (its two decimals of MiB), and so every total.
+ * Held to: every buffer (the weights mapped and repacked, the KV cache, the recurrent states, the output buffer and the
+ * compute buffer, which model/memory_compute.c replays from llama.cpp's graph and allocator, holes and all) to
+ * llama.cpp's printed figure (its two decimals of MiB), and so every total.
  */
 #include "golden.h"
 #include "model.h"
@@ -28,8 +30,8 @@ static void setup(void) { cr_assert(tmp_dir_make(tmp_dir, "memory")); }
 static void teardown(void) { cr_assert(tmp_dir_remove(tmp_dir)); }
 TestSuite(memory, .init = setup, .fini = teardown, .timeout = 300);
 
-enum { B_MAPPED, B_REPACK, B_KV, B_OUTPUT, B_COMPUTE, B_COUNT };
-static const char *const buffer_names[B_COUNT] = { "CPU_Mapped", "CPU_REPACK", "KV", "output", "compute" };
+enum { B_MAPPED, B_REPACK, B_KV, B_RS, B_OUTPUT, B_COMPUTE, B_COUNT };
+static const char *const buffer_names[B_COUNT] = { "CPU_Mapped", "CPU_REPACK", "KV", "RS", "output", "compute" };
 
 typedef struct row {
     char file[96], ctk[8], fa[8];
@@ -137,7 +139,7 @@ Test(memory, buffers_match_llama_cpp, .timeout = 1200)
         model_memory m;
         cr_assert_eq(model_memory_estimate(f, &hp, &p, &m, &me), MODEL_OK, "%s: %s", path, me.message);
         const double ours[B_COUNT] = { mib(m.weights_mapped), mib(m.weights_repacked), mib(m.kv_bytes),
-                                       mib(m.output), mib(m.compute) };
+                                       mib(m.recurrent), mib(m.output), mib(m.compute) };
         /* printed with two decimals: each figure is within 0.005 MiB of what llama.cpp allocated, a sum of two (an
          * iSWA cache's) within 0.01 (the weights' also within 0.1 %: alignment the printout does not show) */
         for (int b = B_MAPPED; b <= B_COMPUTE; b++)
@@ -280,6 +282,34 @@ Test(memory, gguf_run_uses_what_it_estimates)
     char *out = run_tool("gguf-run", args, &st);
     cr_expect(st == 0 && strstr(out, "gguf-run   -c 4096:") && strstr(out, "KV cache                90.00 MiB"), "%s",
               out);
+    free(out);
+    free(path);
+}
+
+/* A hybrid's report says what its recurrent layers hold beside the attention layers' cache (held-out Nemotron-H:
+ * three Mamba-2 mixers, one attention layer; llama.cpp's figures at -c 4096 from tests/data/llama_cpp_memory.tsv),
+ * and an architecture whose recurrent graph is not replayed is refused by name, not guessed. */
+Test(memory, hybrids_report_their_recurrent_states)
+{
+    char *path = find_file("heldout-nemotron_h-f32.gguf");
+    cr_assert(path, "the held-out Nemotron-H shape was not written");
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "'%s' --memory -c 4096", path);
+    char *out = run_tool("gguf-inspect", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "KV cache                 1.00 MiB  (4096 cells x 1 layers;"), "%s", out);
+    cr_expect(strstr(out, "recurrent states         0.03 MiB  (3 recurrent layers x 1 sequence: 576 conv values, "
+                          "2048 state values each; f32)"), "%s", out);
+    cr_expect(strstr(out, "compute                  6.42 MiB"), "%s", out);
+    free(out);
+    free(path);
+    path = find_file("heldout-qwen35-f32.gguf");
+    cr_assert(path, "the held-out Qwen3.5 shape was not written");
+    snprintf(args, sizeof args, "'%s' --memory 2>&1", path);
+    out = run_tool("gguf-inspect", args, &st);
+    cr_expect_eq(st, 2, "%s", out);
+    cr_expect(strstr(out, "gated delta net graph) is not replayed here yet"), "%s", out);
     free(out);
     free(path);
 }

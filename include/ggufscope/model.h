@@ -521,12 +521,17 @@ typedef struct model_memory {
     int64_t kv_cells;           /* cells of a full-attention layer (n_ctx padded to 256) */
     int64_t kv_cells_swa;       /* cells of a sliding-window layer (0: none) */
     int64_t n_layer_full, n_layer_swa;
+    /* the recurrent layers' states (llama_memory_recurrent's RS buffer: f32 rows, one per sequence): each layer's
+     * convolution taps (state_conv values a row) and its scan state (state_scan values; 0 for a short convolution) */
+    uint64_t recurrent;
+    int64_t n_layer_recurrent, state_conv, state_scan;
     uint64_t output;            /* the logits buffer at context creation */
     uint64_t compute;           /* the graph's scratch for the worst-case batch */
     int64_t n_tokens;           /* that batch: min(n_ubatch, n_ctx) */
     bool flash_attn;
     int64_t n_ctx;              /* after padding */
-    uint64_t total;             /* everything above that takes memory: mapped + repacked + KV + output + compute */
+    uint64_t total;             /* everything above that takes memory: mapped + repacked + KV + recurrent + output +
+                                 * compute */
 } model_memory;
 
 /* Fills out for file f with hyperparameters hp. MODEL_E_UNSUPPORTED (err says why) for an architecture not in

@@ -44,6 +44,10 @@ void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_p
         fprintf(out, "  %-18s %10.2f MiB  (%lld cells%s x %lld layers; K %.2f MiB, V %.2f MiB)\n", "KV cache",
                 mib(m->kv_bytes), (long long)m->kv_cells, streams, (long long)m->n_layer_full, mib(m->kv_k),
                 mib(m->kv_v));
+    if (m->n_layer_recurrent > 0)
+        fprintf(out, "  %-18s %10.2f MiB  (%lld recurrent layers x %lld sequence%s: %lld conv values, %lld state values "
+                "each; f32)\n", "recurrent states", mib(m->recurrent), (long long)m->n_layer_recurrent,
+                (long long)p->n_seq, p->n_seq == 1 ? "" : "s", (long long)m->state_conv, (long long)m->state_scan);
     fprintf(out, "  %-18s %10.2f MiB  (the logits of %lld sequence%s)\n", "output", mib(m->output),
             (long long)p->n_seq, p->n_seq == 1 ? "" : "s");
     fprintf(out, "  %-18s %10.2f MiB  (the graph's scratch for a batch of %lld tokens)\n", "compute", mib(m->compute),
@@ -72,6 +76,8 @@ cJSON *memory_report_json(const model_memory_params *p, const model_memory *m)
     cJSON_AddNumberToObject(o, "kv_v", (double)m->kv_v);
     cJSON_AddNumberToObject(o, "kv_cells", (double)m->kv_cells);
     cJSON_AddNumberToObject(o, "kv_cells_swa", (double)m->kv_cells_swa);
+    cJSON_AddNumberToObject(o, "recurrent", (double)m->recurrent);
+    cJSON_AddNumberToObject(o, "n_layer_recurrent", (double)m->n_layer_recurrent);
     cJSON_AddNumberToObject(o, "output", (double)m->output);
     cJSON_AddNumberToObject(o, "compute", (double)m->compute);
     cJSON_AddNumberToObject(o, "total", (double)m->total);
