@@ -15,7 +15,7 @@
 
 /* MAX_NODES: a header may claim 65536 layers of 65536 experts each; real graphs have a few thousand nodes (a
  * 94-layer mixture of 8 experts per token about 7000), so a graph past this is not built (the estimate fails). */
-enum { ALIGN = 32, MAX_SRC = 4, MAX_NODES = 1 << 20 };
+enum { ALIGN = 32, MAX_SRC = 6, MAX_NODES = 1 << 20 };
 
 typedef struct tensor {
     uint64_t bytes, offset;
@@ -101,8 +101,17 @@ int graph_input(graph *g, uint64_t bytes)
 int graph_op(graph *g, uint64_t bytes, layout ly, bool inplace, int a, int b, int c)
 {
     const int src[3] = { a, b, c };
+    return graph_op_n(g, bytes, ly, inplace, src, 3);
+}
+
+int graph_op_n(graph *g, uint64_t bytes, layout ly, bool inplace, const int *src, int n_src)
+{
+    if (n_src > MAX_SRC) {
+        g->failed = true;
+        return -1;
+    }
     int t = new_tensor(g, bytes, ly, -1);
-    return t < 0 ? -1 : add_node(g, t, src, 3, inplace);
+    return t < 0 ? -1 : add_node(g, t, src, n_src, inplace);
 }
 
 int graph_view(graph *g, int src)

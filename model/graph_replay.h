@@ -33,6 +33,8 @@ int graph_input(graph *g, uint64_t bytes);
 /* A node writing a new tensor of `bytes` and layout ly from up to three sources; inplace: its op is one
  * ggml_op_can_inplace lists. */
 int graph_op(graph *g, uint64_t bytes, layout ly, bool inplace, int a, int b, int c);
+/* The same from the n_src sources in src (at most 6: ggml_gated_delta_net's q, k, v, gate, beta and state). */
+int graph_op_n(graph *g, uint64_t bytes, layout ly, bool inplace, const int *src, int n_src);
 /* A view of src (reshape, view, permute): a node that allocates nothing, counted against src's base. */
 int graph_view(graph *g, int src);
 /* A view of src that a node writes, reading a and b too (ggml_set_rows into a tensor of the graph: the experts' group

@@ -215,10 +215,6 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
                     model_arch_names());
     if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head_kv <= 0 || hp->head_dim_k <= 0)
         return model_fail(err, MODEL_E_MALFORMED, 0, "", "the hyperparameters do not give the layers' shapes");
-    if (hp->arch->delta_net || hp->arch->shortconv)
-        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "general.architecture",
-                          "the compute buffer of %s's recurrent layers (llama.cpp's %s graph) is not replayed here yet",
-                          hp->arch_name, hp->arch->delta_net ? "gated delta net" : "short convolution");
     if (p->n_ubatch <= 0 || p->n_batch <= 0 || p->n_seq <= 0)
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ub", "batch sizes and sequences must be at least 1");
     int64_t n_ctx = p->n_ctx > 0 ? p->n_ctx : hp->n_ctx_train;

@@ -26,30 +26,28 @@ typedef struct builder_facts {
     bool residual_first;     /* the FFN's residual add reads the residual first (phi3) */
     bool rows_after_layers;  /* the output rows picked after the last layer, not inside it (gpt-oss) */
     bool rows_after_norm;    /* ... after the final norm (gemma4, nemotron_h) */
+    bool residual_first_attn; /* the attention's (or mixer's) residual add reads the residual first too (lfm2) */
+    bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
 } builder_facts;
 
 static const builder_facts facts[] = {
-    { "llama", false, false, false, false, false },   { "qwen2", false, false, false, false, false },
-    { "qwen3", false, false, false, false, false },   { "qwen2moe", false, false, false, false, false },
-    { "qwen3moe", false, false, false, false, false }, { "gpt-oss", true, false, false, true, false },
-    { "phi3", false, true, true, false, false },      { "granite", false, false, false, false, false },
-    { "olmo2", false, false, false, false, false },   { "gemma2", true, true, false, false, false },
-    { "gemma3", true, true, false, false, false },     { "glm4moe", false, false, false, false, false },
-    { "minimax-m2", false, false, false, false, false }, { "olmoe", false, false, false, false, false },
-    { "ernie4_5-moe", false, false, false, false, false }, { "bailingmoe2", false, false, false, false, false },
-    { "dots1", false, false, false, false, false },         { "granitemoe", false, false, false, false, false },
-    { "deepseek2", false, false, false, false, false },    { "qwen2vl", false, false, false, false, false },
-    { "qwen3vl", false, false, false, false, false },      { "qwen3vlmoe", false, false, false, false, false },
-    { "smollm3", false, false, false, false, false },      { "seed_oss", false, false, false, false, false },
-    { "mistral3", false, false, false, false, false },      { "exaone4", false, false, false, false, false },
-    { "internlm2", false, false, false, false, false },     { "ernie4_5", false, false, false, false, false },
-    { "mistral4", false, false, false, false, false },      { "glm4", false, false, false, false, false },
-    { "exaone", false, false, false, false, false },        { "gemma", false, true, false, false, false },
-    { "llama4", false, false, false, false, false },       { "command-r", false, false, false, false, false },
-    { "cohere2", false, false, false, false, false },      { "hunyuan-dense", false, false, false, false, false },
-    { "gemma4", true, false, false, false, true },
-    { "nemotron_h", false, false, false, false, true }, { "nemotron_h_moe", false, false, false, false, true },
-    { "granitehybrid", false, false, false, false, false },
+    { .arch = "llama" }, { .arch = "qwen2" }, { .arch = "qwen3" }, { .arch = "qwen2moe" }, { .arch = "qwen3moe" },
+    { .arch = "gpt-oss", .k_before_v = true, .rows_after_layers = true },
+    { .arch = "phi3", .q_scaled = true, .residual_first = true }, { .arch = "granite" }, { .arch = "olmo2" },
+    { .arch = "gemma2", .k_before_v = true, .q_scaled = true },
+    { .arch = "gemma3", .k_before_v = true, .q_scaled = true }, { .arch = "glm4moe" }, { .arch = "minimax-m2" },
+    { .arch = "olmoe" }, { .arch = "ernie4_5-moe" }, { .arch = "bailingmoe2" }, { .arch = "dots1" },
+    { .arch = "granitemoe" }, { .arch = "deepseek2" }, { .arch = "qwen2vl" }, { .arch = "qwen3vl" },
+    { .arch = "qwen3vlmoe" }, { .arch = "smollm3" }, { .arch = "seed_oss" }, { .arch = "mistral3" },
+    { .arch = "exaone4" }, { .arch = "internlm2" }, { .arch = "ernie4_5" }, { .arch = "mistral4" }, { .arch = "glm4" },
+    { .arch = "exaone" }, { .arch = "gemma", .q_scaled = true }, { .arch = "llama4" }, { .arch = "command-r" },
+    { .arch = "cohere2" }, { .arch = "hunyuan-dense" },
+    { .arch = "gemma4", .k_before_v = true, .rows_after_norm = true },
+    { .arch = "nemotron_h", .rows_after_norm = true }, { .arch = "nemotron_h_moe", .rows_after_norm = true },
+    { .arch = "granitehybrid" }, { .arch = "lfm2", .residual_first = true, .residual_first_attn = true },
+    { .arch = "lfm2moe", .residual_first = true, .residual_first_attn = true },
+    { .arch = "qwen35", .rows_after_norm = true },
+    { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -82,6 +80,7 @@ typedef struct build {
     /* the recurrent states' row indices (rs_s_copy: one per sequence) and its two views (the batch's sequences, the
      * others), made where the first recurrent layer reads them */
     int s_copy, s_copy_main, s_copy_extra;
+    int q_gated;           /* the layer's q product where it holds the output's gate too (attn_out_gated) */
     /* the position after the last node the builder expanded itself (the embedding, an attention's core, the experts'
      * sum, a mixer's state stores): where a recurrent layer's state reads go, ahead of the nodes only a later product
      * pulls into ggml's graph */
@@ -188,7 +187,11 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
         r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
         return rotated(b, r, &b->k_rot[swa], b->k_rot_n[swa]);
     }
-    int x = graph_op(g, bytes, LY_ROWS, false, h, -1, -1);
+    /* Qwen3.5's q rows hold each head's query then its gate: the product twice as wide, q a view of it */
+    const bool gated = is_q && b->hp->arch->attn_out_gated;
+    int x = graph_op(g, gated ? 2 * bytes : bytes, LY_ROWS, false, h, -1, -1);
+    if (gated)
+        b->q_gated = x;
     if (product)
         *product = x;
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS))
@@ -197,7 +200,7 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_full)
         r = graph_view(g, norm(b, x, LY_ROWS));
     else if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && !b->hp->arch->qk_norm_after_rope)
-        r = norm(b, graph_view(g, x), LY_HEADS);
+        r = norm_rows(b, graph_view(g, x), bytes, LY_HEADS);
     else
         r = graph_view(g, x);
     if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
@@ -262,10 +265,19 @@ static int attention_core(build *b, int il, int h)
     return attend_core(b, swa, q, k, v, o_w, v_cache_w);
 }
 
-/* Layer il's attention from h: its core, then the output product (plus bias). */
+/* Layer il's attention from h: its core (times sigmoid of the query's gate half, made contiguous, where the arch gates
+ * its output: Qwen3.5), then the output product (plus bias). */
 static int attention(build *b, int il, int h)
 {
-    return out_projection(b, attention_core(b, il, h));
+    int att = attention_core(b, il, h);
+    if (b->hp->arch->attn_out_gated) {
+        graph *g = b->g;
+        const uint64_t bytes = rows(b, (uint64_t)(b->hp->n_head * b->hp->head_dim_v));
+        const int gate = graph_op(g, bytes, LY_OTHER, true,
+                                  graph_op(g, bytes, LY_OTHER, false, graph_view(g, b->q_gated), -1, -1), -1, -1);
+        att = graph_op(g, bytes, LY_OTHER, true, att, gate, -1);
+    }
+    return out_projection(b, att);
 }
 
 /* The rows k and v stored into the cache, the attention of q over it (flash, or the scores of every head); o_w: the
@@ -397,9 +409,9 @@ static int state_rows(build *b, uint64_t n)
 }
 
 /* A Mamba-2 mixer on h (llama.cpp's build_mamba2_layer), in ggml's order: the conv state's rows; the input product
- * (z, xBC, dt); the state and xBC's columns concatenated, the last columns stored back; the convolution, its bias, silu;
- * dt made contiguous plus its bias; the scan (its output y, then the new states, stored back); then, pulled in by
- * the next layer: z made contiguous, y + x D, swiglu(z, y), the grouped norm, the output product. */
+ * (z, xBC, dt); the state and xBC's columns concatenated, the last columns stored back; the convolution, its bias,
+ * silu; dt made contiguous plus its bias; the scan (its output y, then the new states, stored back); then, pulled in
+ * by the next layer: z made contiguous, y + x D, swiglu(z, y), the grouped norm, the output product. */
 static int mamba2_mixer(build *b, int h)
 {
     graph *g = b->g;
@@ -418,7 +430,8 @@ static int mamba2_mixer(build *b, int h)
                                 graph_view(g, graph_view(g, zxbcdt)), -1);
     graph_store(g, graph_view(g, conv_x), -1);
     int xbc = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
-    xbc = graph_op(g, channels * T * f, LY_ROWS, true, graph_op(g, channels * T * f, LY_ROWS, true, xbc, -1, -1), -1, -1);
+    xbc = graph_op(g, channels * T * f, LY_ROWS, true, graph_op(g, channels * T * f, LY_ROWS, true, xbc, -1, -1), -1,
+                   -1);
     const int x = graph_view(g, xbc);
     int dt = graph_op(g, heads * T * f, LY_ROWS, false, graph_view(g, zxbcdt), -1, -1);
     dt = graph_op(g, heads * T * f, LY_ROWS, true, dt, -1, -1);
@@ -431,6 +444,69 @@ static int mamba2_mixer(build *b, int h)
                            graph_op(g, inner * T * f, LY_ROWS, true, x, -1, -1), -1);
     const int gated = graph_op(g, inner * T * f, LY_ROWS, false, z, y, -1);
     return graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, norm(b, graph_view(g, gated), LY_ROWS)), -1, -1);
+}
+
+/* A gated delta net on h (llama.cpp's qwen35 build_layer_attn_linear with the fused GATED_DELTA_NET op), in ggml's
+ * order, all of it expanded as built (the graph expands the layer's norm before it, so its state reads follow that):
+ * the conv state's rows; the q, k, v product; the state and its columns concatenated, the last stored back; the scan
+ * states' rows; the convolution and silu; q's and k's L2 norms (an RMS norm and a scale each); alpha's product, its
+ * bias, softplus and A; beta's product and sigmoid; the delta net (its output, then the new states, stored back); the
+ * output's grouped norm, z's product and silu, their product, the output product. */
+static int delta_net_mixer(build *b, int h)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
+    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
+    const uint64_t inner = (uint64_t)hp->ssm_d_inner, keys = (uint64_t)(hp->ssm_d_state * hp->ssm_n_k_heads);
+    const uint64_t channels = inner + 2 * keys, taps = (uint64_t)hp->ssm_d_conv - 1;
+    const uint64_t heads = (uint64_t)hp->ssm_n_v_heads, state = (uint64_t)hp->ssm_d_state * inner;
+    const int conv_rows = state_rows(b, taps * channels);
+    const int qkv = graph_op(g, channels * T * f, LY_ROWS, false, h, -1, -1);
+    const int conv_x = graph_op(g, (taps + T / S) * channels * S * f, LY_OTHER, false, graph_view(g, conv_rows),
+                                graph_view(g, graph_view(g, qkv)), -1);
+    graph_store(g, graph_view(g, conv_x), -1);
+    const int states = state_rows(b, state);
+    int mix = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
+    mix = graph_op(g, channels * T * f, LY_ROWS, true, mix, -1, -1);
+    const int q = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
+    const int k = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
+    const int v = graph_view(g, mix);
+    int gate = graph_op(g, heads * T * f, LY_ROWS, false, h, -1, -1);
+    gate = graph_op(g, heads * T * f, LY_ROWS, true, graph_view(g, gate), -1, -1);
+    gate = graph_op(g, heads * T * f, LY_ROWS, true, graph_op(g, heads * T * f, LY_ROWS, true, gate, -1, -1), -1, -1);
+    const int beta = graph_op(g, heads * T * f, LY_ROWS, true,
+                              graph_view(g, graph_op(g, heads * T * f, LY_ROWS, false, h, -1, -1)), -1, -1);
+    const int src[6] = { q, k, v, graph_view(g, gate), beta, graph_view(g, states) };
+    const int gdn = graph_op_n(g, (inner * T + state * S) * f, LY_OTHER, false, src, 6);
+    graph_store(g, graph_view(g, gdn), -1);
+    b->expanded = graph_position(g);
+    const int normed = norm_rows(b, graph_view(g, gdn), inner * T * f, LY_ROWS);
+    const int z = graph_op(g, inner * T * f, LY_ROWS, false, h, -1, -1);
+    const int gated = graph_op(g, inner * T * f, LY_ROWS, true, normed,
+                               graph_op(g, inner * T * f, LY_ROWS, false, graph_view(g, z), -1, -1), -1);
+    return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, gated), -1, -1));
+}
+
+/* LFM2's short convolution on h (its graph's build_shortconv_block), in ggml's order: the conv state's rows; the input
+ * product (b, c, x); b x; the state and b x's columns concatenated, the last columns stored back; then, pulled in by
+ * the next layer: the convolution, c times it, the output product. */
+static int shortconv_mixer(build *b, int h)
+{
+    graph *g = b->g;
+    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
+    const uint64_t taps = (uint64_t)b->hp->shortconv_l_cache - 1;
+    graph_insert_at(g, b->expanded); /* read where the layer is built, as the Mamba-2 mixer's */
+    const int conv_rows = state_rows(b, taps * E);
+    graph_insert_at(g, -1);
+    const int bcx = graph_op(g, 3 * E * T * f, LY_ROWS, false, graph_view(g, h), -1, -1);
+    const int bx = graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, bcx), graph_view(g, bcx), -1);
+    const int conv_x = graph_op(g, (taps + T / S) * E * S * f, LY_OTHER, false, graph_view(g, conv_rows),
+                                graph_view(g, bx), -1);
+    graph_store(g, graph_view(g, conv_x), -1);
+    b->expanded = graph_position(g);
+    const int conv = graph_op(g, E * T * f, LY_ROWS, false, conv_x, -1, -1);
+    const int y = graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, bcx), conv, -1);
+    return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, y, -1, -1));
 }
 
 /* A token row picked by out_ids (every row: the worst case reserves them all), an input the graph meets last. */
@@ -518,7 +594,8 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
         if (bias)
             up = graph_op(g, ff * k * T * f, LY_EXPERT, true, up, chosen, -1);
     }
-    const int act = gate == up ? relu_squared(b, up, LY_EXPERT) : graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
+    const int act =
+        gate == up ? relu_squared(b, up, LY_EXPERT) : graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
@@ -548,7 +625,10 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
         return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
-    const int gate_w = graph_op(g, T * f, LY_TOKEN, true, graph_op(g, T * f, LY_TOKEN, true, logit, -1, -1), logit, -1);
+    /* sigmoid(logit): one op in place (qwen35moe), or silu(logit) / logit (qwen2moe) */
+    const int gate_w = b->bf->shexp_sigmoid ? graph_op(g, T * f, LY_TOKEN, true, logit, -1, -1)
+                                            : graph_op(g, T * f, LY_TOKEN, true,
+                                                       graph_op(g, T * f, LY_TOKEN, true, logit, -1, -1), logit, -1);
     shared = graph_op(g, E * T * f, LY_ROWS, true, shared, gate_w, -1);
     return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
 }
@@ -644,7 +724,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 .v_rot_n = { cache_rotation(hp, p->type_v, false, false), cache_rotation(hp, p->type_v, true, false) },
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
                 .v_padded = model_memory_v_padded(hp, m->flash_attn), .s_copy = -1, .s_copy_main = -1,
-                .s_copy_extra = -1,
+                .s_copy_extra = -1, .q_gated = -1,
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
@@ -690,16 +770,19 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, sum, att, -1);
             continue;
         }
-        if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): a mixer, attention or feed-forward */
+        if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): mixer, attention or feed-forward */
             const int cur = hp->arch->mamba2 && model_hparams_layer_is_recurrent(hp, il) ? mamba2_mixer(&b, h)
                             : model_hparams_layer_is_ffn_only(hp, il) ? feed_forward(&b, h, il)
                                                                       : attention(&b, (int)il, h);
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, x, -1);
             continue;
         }
-        int cur = hp->arch->mla                               ? latent_attention(&b, h)
-                  : hp->arch->mamba2 && model_hparams_layer_is_recurrent(hp, il) ? mamba2_mixer(&b, h)
-                                                              : attention(&b, (int)il, h);
+        const bool recurrent = model_hparams_layer_is_recurrent(hp, il);
+        int cur = hp->arch->mla                       ? latent_attention(&b, h)
+                  : recurrent && hp->arch->mamba2    ? mamba2_mixer(&b, h)
+                  : recurrent && hp->arch->shortconv ? shortconv_mixer(&b, h)
+                  : recurrent && hp->arch->delta_net ? delta_net_mixer(&b, h)
+                                                      : attention(&b, (int)il, h);
         if (last) {
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
@@ -707,7 +790,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && !hp->arch->ffn_norm_is_post_attention)
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
-        const int inp = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, last ? pick_rows(&b, x) : x, -1);
+        const int res = last ? pick_rows(&b, x) : x;
+        const int inp = bf->residual_first_attn ? graph_op(g, rows(&b, b.E), LY_ROWS, true, res, cur, -1)
+                                                : graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, res, -1);
         const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) ||
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
         int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)

@@ -4,9 +4,9 @@
  * every shared model, the two real ones, the four quantized mixtures, the eight synthetic architectures
  * (written at test time by synth_arch.py) and the held-out Olmo 3 shape (heldout_arch.py: its iSWA cache) and
  * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches),
- * and the Mamba-2 hybrids' (nemotron_h, nemotron_h_moe, granitehybrid: a KV cache for the attention layers alone, the
- * mixers' recurrent states, their graph's state reads run ahead of the layers before), at contexts 512, 4096 and the
- * model's maximum.
+ * and the hybrids' (nemotron_h, nemotron_h_moe, granitehybrid's Mamba-2 mixers, lfm2 and lfm2moe's short convolutions,
+ * qwen35 and qwen35moe's gated delta nets: a KV cache for the attention layers alone, the recurrent states, their
+ * graphs' state reads where the builders expand them), at contexts 512, 4096 and the model's maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
  * Held to: every buffer (the weights mapped and repacked, the KV cache, the recurrent states, the output buffer and the
@@ -287,8 +287,9 @@ Test(memory, gguf_run_uses_what_it_estimates)
 }
 
 /* A hybrid's report says what its recurrent layers hold beside the attention layers' cache (held-out Nemotron-H:
- * three Mamba-2 mixers, one attention layer; llama.cpp's figures at -c 4096 from tests/data/llama_cpp_memory.tsv),
- * and an architecture whose recurrent graph is not replayed is refused by name, not guessed. */
+ * three Mamba-2 mixers, one attention layer; Qwen3.5: four gated delta nets, one attention layer; llama.cpp's figures
+ * at -c 4096 from tests/data/llama_cpp_memory.tsv), and an architecture whose graph is not replayed (Qwen3-Next's) is
+ * refused by name, not guessed. */
 Test(memory, hybrids_report_their_recurrent_states)
 {
     char *path = find_file("heldout-nemotron_h-f32.gguf");
@@ -306,10 +307,20 @@ Test(memory, hybrids_report_their_recurrent_states)
     free(path);
     path = find_file("heldout-qwen35-f32.gguf");
     cr_assert(path, "the held-out Qwen3.5 shape was not written");
+    snprintf(args, sizeof args, "'%s' --memory -c 4096", path);
+    out = run_tool("gguf-inspect", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "recurrent states         0.02 MiB  (4 recurrent layers x 1 sequence: 384 conv values, "
+                          "1024 state values each; f32)"), "%s", out);
+    cr_expect(strstr(out, "compute                  6.27 MiB"), "%s", out);
+    free(out);
+    free(path);
+    path = find_file("heldout-qwen3next-f32.gguf");
+    cr_assert(path, "the held-out Qwen3-Next shape was not written");
     snprintf(args, sizeof args, "'%s' --memory 2>&1", path);
     out = run_tool("gguf-inspect", args, &st);
     cr_expect_eq(st, 2, "%s", out);
-    cr_expect(strstr(out, "gated delta net graph) is not replayed here yet"), "%s", out);
+    cr_expect(strstr(out, "llama.cpp's graph for 'qwen3next' with 4 layers is not replayed here"), "%s", out);
     free(out);
     free(path);
 }

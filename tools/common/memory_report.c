@@ -44,10 +44,14 @@ void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_p
         fprintf(out, "  %-18s %10.2f MiB  (%lld cells%s x %lld layers; K %.2f MiB, V %.2f MiB)\n", "KV cache",
                 mib(m->kv_bytes), (long long)m->kv_cells, streams, (long long)m->n_layer_full, mib(m->kv_k),
                 mib(m->kv_v));
-    if (m->n_layer_recurrent > 0)
-        fprintf(out, "  %-18s %10.2f MiB  (%lld recurrent layers x %lld sequence%s: %lld conv values, %lld state values "
-                "each; f32)\n", "recurrent states", mib(m->recurrent), (long long)m->n_layer_recurrent,
-                (long long)p->n_seq, p->n_seq == 1 ? "" : "s", (long long)m->state_conv, (long long)m->state_scan);
+    if (m->n_layer_recurrent > 0) {
+        char scan[48] = ""; /* a short convolution keeps no scan state */
+        if (m->state_scan > 0)
+            snprintf(scan, sizeof scan, ", %lld state values", (long long)m->state_scan);
+        fprintf(out, "  %-18s %10.2f MiB  (%lld recurrent layers x %lld sequence%s: %lld conv values%s each; f32)\n",
+                "recurrent states", mib(m->recurrent), (long long)m->n_layer_recurrent, (long long)p->n_seq,
+                p->n_seq == 1 ? "" : "s", (long long)m->state_conv, scan);
+    }
     fprintf(out, "  %-18s %10.2f MiB  (the logits of %lld sequence%s)\n", "output", mib(m->output),
             (long long)p->n_seq, p->n_seq == 1 ? "" : "s");
     fprintf(out, "  %-18s %10.2f MiB  (the graph's scratch for a batch of %lld tokens)\n", "compute", mib(m->compute),
