@@ -28,6 +28,7 @@ typedef struct builder_facts {
     bool rows_after_norm;    /* ... after the final norm (gemma4, nemotron_h) */
     bool residual_first_attn; /* the attention's (or mixer's) residual add reads the residual first too (lfm2) */
     bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
+    bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
 } builder_facts;
 
 static const builder_facts facts[] = {
@@ -48,6 +49,7 @@ static const builder_facts facts[] = {
     { .arch = "lfm2moe", .residual_first = true, .residual_first_attn = true },
     { .arch = "qwen35", .rows_after_norm = true },
     { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
+    { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -446,12 +448,15 @@ static int mamba2_mixer(build *b, int h)
     return graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, norm(b, graph_view(g, gated), LY_ROWS)), -1, -1);
 }
 
-/* A gated delta net on h (llama.cpp's qwen35 build_layer_attn_linear with the fused GATED_DELTA_NET op), in ggml's
- * order, all of it expanded as built (the graph expands the layer's norm before it, so its state reads follow that):
- * the conv state's rows; the q, k, v product; the state and its columns concatenated, the last stored back; the scan
- * states' rows; the convolution and silu; q's and k's L2 norms (an RMS norm and a scale each); alpha's product, its
- * bias, softplus and A; beta's product and sigmoid; the delta net (its output, then the new states, stored back); the
- * output's grouped norm, z's product and silu, their product, the output product. */
+/* A gated delta net on h (llama.cpp's qwen35 / qwen3next build_layer_attn_linear with the fused GATED_DELTA_NET op,
+ * which its CPU context turns on), in ggml's order, all of it expanded as built (the graph expands the layer's norm
+ * before it, so its state reads follow that): the conv state's rows; the q, k, v product (or the older files' q, k, v,
+ * z product, its parts made contiguous and concatenated); the state and its columns concatenated, the last stored
+ * back; the scan states' rows; the convolution and silu; q's and k's L2 norms (an RMS norm and a scale each), each
+ * repeated to the value heads where the graph does (qwen3next); alpha's product (or beta and alpha's, each part made
+ * contiguous), its bias, softplus and A; beta's sigmoid; the delta net (its output, then the new states, stored back);
+ * the output's grouped norm, z (a product, or the older files' part made contiguous) and its silu, their product, the
+ * output product. */
 static int delta_net_mixer(build *b, int h)
 {
     graph *g = b->g;
@@ -460,28 +465,51 @@ static int delta_net_mixer(build *b, int h)
     const uint64_t inner = (uint64_t)hp->ssm_d_inner, keys = (uint64_t)(hp->ssm_d_state * hp->ssm_n_k_heads);
     const uint64_t channels = inner + 2 * keys, taps = (uint64_t)hp->ssm_d_conv - 1;
     const uint64_t heads = (uint64_t)hp->ssm_n_v_heads, state = (uint64_t)hp->ssm_d_state * inner;
+    const bool qkvz_fused = !has(b, MODEL_ROLE_ATTN_QKV), ba_fused = has(b, MODEL_ROLE_SSM_BA);
+    const bool repeat = b->bf->gdn_repeat && hp->ssm_n_k_heads != hp->ssm_n_v_heads;
     const int conv_rows = state_rows(b, taps * channels);
-    const int qkv = graph_op(g, channels * T * f, LY_ROWS, false, h, -1, -1);
+    int qkv, qkvz = -1;
+    if (qkvz_fused) {
+        qkvz = graph_op(g, (channels + inner) * T * f, LY_ROWS, false, h, -1, -1);
+        const int q = graph_op(g, keys * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1);
+        const int qk = graph_op(g, 2 * keys * T * f, LY_OTHER, false, q,
+                                graph_op(g, keys * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1), -1);
+        qkv = graph_op(g, channels * T * f, LY_OTHER, false, qk,
+                       graph_op(g, inner * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1), -1);
+    } else {
+        qkv = graph_op(g, channels * T * f, LY_ROWS, false, h, -1, -1);
+    }
     const int conv_x = graph_op(g, (taps + T / S) * channels * S * f, LY_OTHER, false, graph_view(g, conv_rows),
                                 graph_view(g, graph_view(g, qkv)), -1);
     graph_store(g, graph_view(g, conv_x), -1);
     const int states = state_rows(b, state);
     int mix = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
     mix = graph_op(g, channels * T * f, LY_ROWS, true, mix, -1, -1);
-    const int q = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
-    const int k = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
+    int qk[2];
+    for (int i = 0; i < 2; i++) {
+        qk[i] = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
+        if (repeat)
+            qk[i] = graph_view(g, graph_op(g, heads * (uint64_t)hp->ssm_d_state * T * f, LY_OTHER, false,
+                                           graph_view(g, qk[i]), -1, -1));
+    }
     const int v = graph_view(g, mix);
-    int gate = graph_op(g, heads * T * f, LY_ROWS, false, h, -1, -1);
-    gate = graph_op(g, heads * T * f, LY_ROWS, true, graph_view(g, gate), -1, -1);
-    gate = graph_op(g, heads * T * f, LY_ROWS, true, graph_op(g, heads * T * f, LY_ROWS, true, gate, -1, -1), -1, -1);
-    const int beta = graph_op(g, heads * T * f, LY_ROWS, true,
-                              graph_view(g, graph_op(g, heads * T * f, LY_ROWS, false, h, -1, -1)), -1, -1);
-    const int src[6] = { q, k, v, graph_view(g, gate), beta, graph_view(g, states) };
+    /* alpha and beta: each a product viewed, or a part of their one product made contiguous; then alpha's bias (in
+     * place on a contiguous part, new on a view), softplus and A, and beta's sigmoid */
+    const uint64_t per_head = heads * T * f;
+    const int ba = ba_fused ? graph_op(g, 2 * per_head, LY_ROWS, false, h, -1, -1) : -1;
+    int gate = ba_fused ? graph_op(g, per_head, LY_ROWS, false, graph_view(g, ba), -1, -1)
+                        : graph_view(g, graph_op(g, per_head, LY_ROWS, false, h, -1, -1));
+    gate = graph_op(g, per_head, LY_ROWS, true, gate, -1, -1);
+    gate = graph_op(g, per_head, LY_ROWS, true, graph_op(g, per_head, LY_ROWS, true, gate, -1, -1), -1, -1);
+    const int beta_in = ba_fused ? graph_op(g, per_head, LY_ROWS, false, graph_view(g, ba), -1, -1)
+                                 : graph_view(g, graph_op(g, per_head, LY_ROWS, false, h, -1, -1));
+    const int beta = graph_op(g, per_head, LY_ROWS, true, beta_in, -1, -1);
+    const int src[6] = { qk[0], qk[1], v, graph_view(g, gate), graph_view(g, beta), graph_view(g, states) };
     const int gdn = graph_op_n(g, (inner * T + state * S) * f, LY_OTHER, false, src, 6);
     graph_store(g, graph_view(g, gdn), -1);
     b->expanded = graph_position(g);
     const int normed = norm_rows(b, graph_view(g, gdn), inner * T * f, LY_ROWS);
-    const int z = graph_op(g, inner * T * f, LY_ROWS, false, h, -1, -1);
+    const int z = graph_op(g, inner * T * f, LY_ROWS, false, qkvz_fused ? graph_view(g, qkvz) : h, -1, -1);
     const int gated = graph_op(g, inner * T * f, LY_ROWS, true, normed,
                                graph_op(g, inner * T * f, LY_ROWS, false, graph_view(g, z), -1, -1), -1);
     return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, gated), -1, -1));

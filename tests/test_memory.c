@@ -4,9 +4,10 @@
  * every shared model, the two real ones, the four quantized mixtures, the eight synthetic architectures
  * (written at test time by synth_arch.py) and the held-out Olmo 3 shape (heldout_arch.py: its iSWA cache) and
  * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches),
- * and the hybrids' (nemotron_h, nemotron_h_moe, granitehybrid's Mamba-2 mixers, lfm2 and lfm2moe's short convolutions,
- * qwen35 and qwen35moe's gated delta nets: a KV cache for the attention layers alone, the recurrent states, their
- * graphs' state reads where the builders expand them), at contexts 512, 4096 and the model's maximum.
+ * and the hybrids' (nemotron_h, nemotron_h_moe, granitehybrid's Mamba-2 mixers, lfm2 and lfm2moe's short
+ * convolutions, qwen35, qwen35moe and qwen3next's gated delta nets: a KV cache for the attention layers alone, the
+ * recurrent states, their graphs' state reads where the builders expand them), at contexts 512, 4096 and the model's
+ * maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
  * Held to: every buffer (the weights mapped and repacked, the KV cache, the recurrent states, the output buffer and the
@@ -113,9 +114,9 @@ static double mib(uint64_t b)
 
 Test(memory, buffers_match_llama_cpp, .timeout = 1200)
 {
-    static row rows[512];
-    size_t n = read_rows("tests/data/llama_cpp_memory.tsv", false, rows, 0, 512), checked = 0, files_missing = 0;
-    n = read_rows("tests/data/llama_cpp_memory_streams.tsv", true, rows, n, 512);
+    static row rows[1024];
+    size_t n = read_rows("tests/data/llama_cpp_memory.tsv", false, rows, 0, 1024), checked = 0, files_missing = 0;
+    n = read_rows("tests/data/llama_cpp_memory_streams.tsv", true, rows, n, 1024);
     double worst_compute = 0;
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -286,41 +287,40 @@ Test(memory, gguf_run_uses_what_it_estimates)
     free(path);
 }
 
-/* A hybrid's report says what its recurrent layers hold beside the attention layers' cache (held-out Nemotron-H:
- * three Mamba-2 mixers, one attention layer; Qwen3.5: four gated delta nets, one attention layer; llama.cpp's figures
- * at -c 4096 from tests/data/llama_cpp_memory.tsv), and an architecture whose graph is not replayed (Qwen3-Next's) is
- * refused by name, not guessed. */
+/* A hybrid's report says what its recurrent layers hold beside the attention layers' cache, in llama.cpp's figures at
+ * -c 4096 (tests/data/llama_cpp_memory.tsv): Nemotron-H's three Mamba-2 mixers and one attention layer, Qwen3.5's four
+ * gated delta nets, Qwen3-Next's older file (one q, k, v, z product), LFM2's short convolutions (taps, no scan). */
 Test(memory, hybrids_report_their_recurrent_states)
 {
-    char *path = find_file("heldout-nemotron_h-f32.gguf");
-    cr_assert(path, "the held-out Nemotron-H shape was not written");
-    char args[1024];
-    int st;
-    snprintf(args, sizeof args, "'%s' --memory -c 4096", path);
-    char *out = run_tool("gguf-inspect", args, &st);
-    cr_assert_eq(st, 0, "%s", out);
-    cr_expect(strstr(out, "KV cache                 1.00 MiB  (4096 cells x 1 layers;"), "%s", out);
-    cr_expect(strstr(out, "recurrent states         0.03 MiB  (3 recurrent layers x 1 sequence: 576 conv values, "
-                          "2048 state values each; f32)"), "%s", out);
-    cr_expect(strstr(out, "compute                  6.42 MiB"), "%s", out);
-    free(out);
-    free(path);
-    path = find_file("heldout-qwen35-f32.gguf");
-    cr_assert(path, "the held-out Qwen3.5 shape was not written");
-    snprintf(args, sizeof args, "'%s' --memory -c 4096", path);
-    out = run_tool("gguf-inspect", args, &st);
-    cr_assert_eq(st, 0, "%s", out);
-    cr_expect(strstr(out, "recurrent states         0.02 MiB  (4 recurrent layers x 1 sequence: 384 conv values, "
-                          "1024 state values each; f32)"), "%s", out);
-    cr_expect(strstr(out, "compute                  6.27 MiB"), "%s", out);
-    free(out);
-    free(path);
-    path = find_file("heldout-qwen3next-f32.gguf");
-    cr_assert(path, "the held-out Qwen3-Next shape was not written");
-    snprintf(args, sizeof args, "'%s' --memory 2>&1", path);
-    out = run_tool("gguf-inspect", args, &st);
-    cr_expect_eq(st, 2, "%s", out);
-    cr_expect(strstr(out, "llama.cpp's graph for 'qwen3next' with 4 layers is not replayed here"), "%s", out);
-    free(out);
-    free(path);
+    static const struct {
+        const char *file, *kv, *states, *compute; /* each: the MiB figure, two spaces, what the report says of it */
+    } cases[] = {
+        { "heldout-nemotron_h-f32.gguf", "1.00 MiB  (4096 cells x 1 layers;",
+          "0.03 MiB  (3 recurrent layers x 1 sequence: 576 conv values, 2048 state values each; f32)", "6.42 MiB" },
+        { "heldout-qwen35-f32.gguf", "1.00 MiB  (4096 cells x 1 layers;",
+          "0.02 MiB  (4 recurrent layers x 1 sequence: 384 conv values, 1024 state values each; f32)", "6.27 MiB" },
+        { "heldout-qwen3next-legacy-f32.gguf", "1.00 MiB  (4096 cells x 1 layers;",
+          "0.03 MiB  (3 recurrent layers x 1 sequence: 384 conv values, 2048 state values each; f32)", "5.92 MiB" },
+        { "heldout-lfm2-f32.gguf", "2.00 MiB  (4096 cells x 2 layers;",
+          "0.00 MiB  (4 recurrent layers x 1 sequence: 256 conv values each; f32)", "6.64 MiB" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = find_file(cases[i].file);
+        cr_assert(path, "%s was not written", cases[i].file);
+        char args[1024], want[3][160];
+        int st;
+        snprintf(args, sizeof args, "'%s' --memory -c 4096", path);
+        char *out = run_tool("gguf-inspect", args, &st);
+        cr_assert_eq(st, 0, "%s", out);
+        /* the report's columns: the buffer's name in 18, then its figure right-aligned in 10 */
+        const char *names[3] = { "KV cache", "recurrent states", "compute" };
+        const char *says[3] = { cases[i].kv, cases[i].states, cases[i].compute };
+        for (int w = 0; w < 3; w++) {
+            const int figure = (int)strcspn(says[w], " ");
+            snprintf(want[w], sizeof want[w], "%-18s %*.*s%s", names[w], 10, figure, says[w], says[w] + figure);
+            cr_expect(strstr(out, want[w]), "%s: \"%s\" is not in\n%s", cases[i].file, want[w], out);
+        }
+        free(out);
+        free(path);
+    }
 }
