@@ -101,7 +101,7 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
         for (int64_t l = 0; l < L; l++) {
             if (model_role_need_at(&hp->g, (model_role)r, l) != MODEL_NEED_REQUIRED)
                 continue; /* a mixture's leading dense layers have no experts */
-            snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, ri->name);
+            snprintf(name, sizeof name, "blk.%lld.%s", (long long)l, model_role_name(a, (model_role)r));
             if (!gguf_tensor_by_name(f, name) && missing++ == 0)
                 first = l;
         }
@@ -111,13 +111,14 @@ static void required_roles_rule(const gguf_file *f, const audit_hparams *hp, fin
         if (!x)
             continue;
         x->layer = missing == 1 ? (int)first : -1;
+        const char *own = model_role_name(a, (model_role)r);
         if (missing == 1)
-            FSET(x->tensor, "blk.%lld.%s", (long long)first, ri->name);
+            FSET(x->tensor, "blk.%lld.%s", (long long)first, own);
         else
-            FSET(x->tensor, "blk.*.%s", ri->name);
+            FSET(x->tensor, "blk.*.%s", own);
         FSET(x->measured, "absent in %lld of %lld layers (the first: layer %lld)", (long long)missing, (long long)L,
              (long long)first);
-        FSET(x->expected, "every layer of a %s model has %s (%s)", a->name, ri->name, ri->what);
+        FSET(x->expected, "every layer of a %s model has %s (%s)", a->name, own, ri->what);
         FSET(x->meaning, "llama.cpp would refuse this file; an engine that does not check runs those layers "
                          "without their %s", ri->what);
     }

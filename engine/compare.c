@@ -127,7 +127,7 @@ static void keep_history(cmp_state *s, int side, engine_op op, int layer, int po
         n == L->n_kv_head * (op == ENGINE_OP_K ? L->head_dim : L->v_dim) && pos0 + T <= h->n_pos)
         memcpy(h->kv[side][op == ENGINE_OP_V] + (size_t)layer * h->n_pos * h->kv_dim + (size_t)pos0 * (size_t)n, x,
                (size_t)T * n * sizeof(float));
-    if (h->norm[0] && op == ENGINE_OP_ATTN_NORM && s->m->layers[layer].recurrent && n == s->m->hp.n_embd &&
+    if (h->norm[0] && op == ENGINE_OP_ATTN_NORM && s->m->layers[layer].state && n == s->m->hp.n_embd &&
         pos0 + T <= h->n_pos)
         memcpy(h->norm[side] + ((size_t)layer * h->n_pos + (size_t)pos0) * (size_t)n, x, (size_t)T * n * sizeof(float));
 }

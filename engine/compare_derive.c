@@ -216,6 +216,29 @@ static bool derive_delta_net(cmp_state *s, int side, int il, int pos0, int T, fl
     return ok;
 }
 
+static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float *out);
+
+/* Falcon-H1's block output (model_arch.mixer_beside): attn_output of the side's attention rows, plus ssm_out of its
+ * Mamba-2 mixer replayed from the side's own attn_norm rows (derive_mamba2). */
+static bool derive_beside(cmp_state *s, int side, int il, int pos0, int T, int q_dim, float *out)
+{
+    const engine_hparams *hp = &s->m->hp;
+    const kern_weight *w = s->m->layers[il].w;
+    const int E = hp->n_embd, inner = hp->m2_inner;
+    float *y = malloc((size_t)T * ((size_t)inner + (size_t)E) * sizeof *y);
+    if (!y)
+        return false;
+    float *mixed = y + (size_t)T * inner;
+    const kern_weight *bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
+    const float *att = cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim);
+    const bool ok = product(s, side, &w[MODEL_ROLE_ATTN_OUT], bias, att, T, q_dim, out) &&
+                    derive_mamba2(s, side, il, pos0, T, y) &&
+                    product(s, side, &w[MODEL_ROLE_SSM_OUT], NULL, y, T, inner, mixed) &&
+                    add_rows(out, mixed, NULL, 1.0f, (size_t)T * E, out);
+    free(y);
+    return ok;
+}
+
 /* A Mamba-2 mixer's output (mamba2.c's block before ssm_out) on the chunk's rows, replayed from zero states over the
  * side's own attn_norm rows from the first position: ssm_in in the side's numerics, the convolution, the scan, the gate
  * and the grouped norm by the reference. */
@@ -247,7 +270,8 @@ static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float
         ref->ssm_scan(ref, conv, proj + inner + C, P, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], &w[MODEL_ROLE_SSM_D],
                       state, n, H, inner / H, G, hp->dn_d, y) == KERN_OK &&
         ref->glu(ref, KERN_ACT_SILU, z, y, (size_t)n * inner, (size_t)inner, y) == KERN_OK &&
-        ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], y, n * G, inner / G, hp->eps, y) == KERN_OK;
+        (!w[MODEL_ROLE_SSM_NORM].t || /* (Falcon-H1's without mamba_rms_norm have none) */
+         ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], y, n * G, inner / G, hp->eps, y) == KERN_OK);
     if (ok)
         memcpy(out, y + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
     free(buf);
@@ -510,6 +534,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                                  : derive_delta_net(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
     case ENGINE_OP_ATTN_OUT:
+        if (hp->desc->mixer_beside) /* Falcon-H1: the attention's output product plus its mixer's */
+            return derive_beside(s, side, il, pos0, T, q_dim, out);
         if (m->layers[il].recurrent) { /* the delta net's ssm_out, or the convolution's out_proj */
             const int inner = hp->shortconv ? E : hp->mamba2 ? hp->m2_inner : hp->dn_hv * hp->dn_d;
             const kern_weight *wo = &w[hp->shortconv ? MODEL_ROLE_SHORTCONV_OUT : MODEL_ROLE_SSM_OUT];

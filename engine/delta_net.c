@@ -135,7 +135,7 @@ void engine_delta_net_block(pass *p, int il, int T, const float *in)
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
     const kern_weight *w = c->m->layers[il].w;
-    const int slot = c->m->layers[il].recurrent - 1, C = hp->dn_channels, inner = hp->dn_hv * hp->dn_d;
+    const int slot = c->m->layers[il].state - 1, C = hp->dn_channels, inner = hp->dn_hv * hp->dn_d;
     float *conv_state = c->dn_conv_state + (size_t)slot * (hp->dn_conv - 1) * C;
     float *state = c->dn_state + (size_t)slot * hp->dn_hv * hp->dn_d * hp->dn_d;
     const dn_rows r = dn_rows_of(c);
@@ -182,7 +182,7 @@ void engine_shortconv_block(pass *p, int il, int T, const float *in)
     const kern_weight *w = c->m->layers[il].w;
     const int E = hp->n_embd;
     const size_t B = (size_t)c->max_batch;
-    float *conv_state = c->dn_conv_state + (size_t)(c->m->layers[il].recurrent - 1) * (hp->dn_conv - 1) * E;
+    float *conv_state = c->dn_conv_state + (size_t)(c->m->layers[il].state - 1) * (hp->dn_conv - 1) * E;
     /* the batch's rows: the projection (3 n_embd), then B, C and x apart (n_embd each) */
     float *bcx = c->dn, *b = bcx + B * 3 * E, *cc = b + B * E, *x = cc + B * E;
     run_matmul(p, "shortconv.in_proj", &w[MODEL_ROLE_SHORTCONV_IN], NULL, in, T, bcx);

@@ -194,7 +194,7 @@ static void attention_block(pass *p, int il, int T)
         return;
     }
     if (L->recurrent && hp->mamba2) {
-        engine_mamba2_block(p, il, T, in);
+        engine_mamba2_block(p, il, T, in, c->o);
         return;
     }
     if (L->recurrent) {
@@ -267,7 +267,15 @@ static void attention_block(pass *p, int il, int T)
     pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
-    pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
+    if (!hp->desc->mixer_beside)
+        pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
+    if (hp->desc->mixer_beside) { /* Falcon-H1: its Mamba-2 mixer on the same norm, added to the attention's output
+                                   * (into c->h, attn_norm's output: the attention's products read it before, nothing
+                                   * after) */
+        engine_mamba2_block(p, il, T, c->h, c->h);
+        run_add(p, "attention + mixer", c->o, c->h, (size_t)T * E);
+        pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E); /* the layer's block output: both, as added to x */
+    }
 }
 
 /* x += o over n rows of E, and where the backend fuses them and nothing probes the sum, the norm that reads it next

@@ -69,7 +69,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->dn_channels = hp->m2_inner + 2 * hp->dn_hk * hp->dn_d;
     }
     for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && (hp->shortconv || hp->delta_net || hp->mamba2); il++)
-        hp->n_recurrent += model_hparams_layer_is_recurrent(g, il);
+        hp->n_recurrent += model_hparams_layer_has_state(g, il); /* the layers that keep a state */
     if (hp->delta_net) {
         hp->dn_conv = (int)g->ssm_d_conv;
         hp->dn_hk = (int)g->ssm_n_k_heads;

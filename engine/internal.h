@@ -23,6 +23,8 @@ typedef struct engine_layer {
     bool swa;                /* attends within the sliding window, with rope_swa */
     bool no_rope;            /* attends without rotary positions (NoPE: SmolLM3's every fourth layer) */
     int recurrent;           /* a recurrent layer: 1 + its index among them (its state's); 0: attention */
+    int state;               /* 1 + the index of its recurrent state among the layers that keep one (a recurrent
+                              * layer's, or Falcon-H1's mixer beside its attention: model_arch.mixer_beside); 0: none */
     /* what the layer runs after its input norm: a mixer (attention or recurrent) and a feed-forward block, or one of
      * them (model_arch.single_block: a feed-forward layer's norm is bound as its ffn_norm) */
     bool mixer, ffn;

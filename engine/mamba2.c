@@ -30,12 +30,12 @@ size_t engine_mamba2_width(const engine_hparams *hp)
     return engine_dn_regions(NULL, w, M2_REGIONS, NULL);
 }
 
-void engine_mamba2_block(pass *p, int il, int T, const float *in)
+void engine_mamba2_block(pass *p, int il, int T, const float *in, float *out)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
     const kern_weight *w = c->m->layers[il].w;
-    const int slot = c->m->layers[il].recurrent - 1, inner = hp->m2_inner, C = hp->dn_channels;
+    const int slot = c->m->layers[il].state - 1, inner = hp->m2_inner, C = hp->dn_channels;
     const int heads = hp->dn_hv, groups = hp->dn_hk;
     size_t width[M2_REGIONS];
     m2_widths(hp, width);
@@ -55,8 +55,12 @@ void engine_mamba2_block(pass *p, int il, int T, const float *in)
     run_ssm_scan(p, "selective scan", conv, proj + inner + C, P, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A],
                  &w[MODEL_ROLE_SSM_D], state, T, heads, inner / heads, groups, hp->dn_d, y);
     run_glu(p, "y * SiLU(z)", KERN_ACT_SILU, z, y, (size_t)T * inner, (size_t)inner, y);
-    run_rmsnorm(p, "ssm_norm (per group)", &w[MODEL_ROLE_SSM_NORM], y, T * groups, inner / groups, hp->eps, y);
-    pass_look(p, ENGINE_OP_ATTN, y, T, inner);
-    run_matmul(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, y, T, c->o);
-    pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
+    if (w[MODEL_ROLE_SSM_NORM].t) /* (Falcon-H1's without mamba_rms_norm have none) */
+        run_rmsnorm(p, "ssm_norm (per group)", &w[MODEL_ROLE_SSM_NORM], y, T * groups, inner / groups, hp->eps, y);
+    const bool beside = hp->desc->mixer_beside; /* the attention's own output is the layer's attn and attn_out */
+    if (!beside)
+        pass_look(p, ENGINE_OP_ATTN, y, T, inner);
+    run_matmul(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, y, T, out);
+    if (!beside)
+        pass_look(p, ENGINE_OP_ATTN_OUT, out, T, hp->n_embd);
 }

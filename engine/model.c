@@ -260,7 +260,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
             model_role_need_at(&m->hp.g, (model_role)r, il) == MODEL_NEED_ABSENT)
             continue;
         char name[96];
-        snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of((model_role)r)->name);
+        snprintf(name, sizeof name, "blk.%d.%s", il, model_role_name(m->hp.desc, (model_role)r));
         engine_status s = bind(m, &L->w[r], name, (model_role)r, il, dims, err);
         if (s)
             return s;
@@ -271,11 +271,12 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
     L->no_rope = !model_hparams_layer_rotates(&m->hp.g, il);
-    if (model_hparams_layer_is_recurrent(&m->hp.g, il)) { /* one more than the nearest recurrent layer before */
+    if (model_hparams_layer_has_state(&m->hp.g, il)) { /* one more than the nearest layer before with a state */
         int before = 0;
         for (int j = il - 1; j >= 0 && !before; j--)
-            before = m->layers[j].recurrent;
-        L->recurrent = before + 1;
+            before = m->layers[j].state;
+        L->state = before + 1;
+        L->recurrent = model_hparams_layer_is_recurrent(&m->hp.g, il) ? L->state : 0;
     }
     L->ffn = !m->hp.desc->single_block || model_hparams_layer_is_ffn_only(&m->hp.g, il);
     L->mixer = !m->hp.desc->single_block || !L->ffn;

@@ -116,8 +116,9 @@ void engine_delta_net_block(pass *p, int il, int T, const float *in);
 /* Layer il's short convolution (LFM2; delta_net.c) on the T rows of in into c->o. */
 void engine_shortconv_block(pass *p, int il, int T, const float *in);
 
-/* Layer il's Mamba-2 mixer (Nemotron-H; mamba2.c) on the T rows of in into c->o. */
-void engine_mamba2_block(pass *p, int il, int T, const float *in);
+/* Layer il's Mamba-2 mixer (Nemotron-H; mamba2.c) on the T rows of in into out (c->o; Falcon-H1's beside its
+ * attention: in itself, which only the mixer's first product reads). */
+void engine_mamba2_block(pass *p, int il, int T, const float *in, float *out);
 
 /* Layer il's mixture of experts on the Tr rows of h into o, routed on the rows of router_in (h where NULL; experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *router_in, float *o);

@@ -82,10 +82,10 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
 /* A Mamba-2 mixer's roles (llama.cpp's build_mamba2_layer) after its attn_norm. The convolution's bias is required:
  * the nemotron_h and granitehybrid loaders take a file without it and the graph then adds the missing tensor (a crash
  * in llama-cpp-python 0.3.36's). */
-#define MAMBA2_ROLES                                                                                          \
-    [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,                         \
-    [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R,   \
-    [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R
+#define MAMBA2_MIXER_ROLES                                                                                    \
+    [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R, [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_DT] = R, \
+    [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R, [MODEL_ROLE_SSM_OUT] = R
+#define MAMBA2_ROLES [MODEL_ROLE_ATTN_NORM] = R, MAMBA2_MIXER_ROLES, [MODEL_ROLE_SSM_NORM] = R
 
 /* Nemotron-H's mixers: attention (q/k/v and output biases optional) and Mamba-2 */
 #define NEMOTRON_H_MIXERS                                                                                     \
@@ -378,6 +378,21 @@ static const model_arch archs[] = {
         .ssm_inner_embd_ratio = 2,
         .moe = true,
         .moe_renormalise = true,
+        .quantize = true,
+    },
+    {
+        .name = "falcon-h1",
+        .families = "TII Falcon-H1 (0.5B to 34B)",
+        /* llama.cpp's falcon-h1: every layer's attention and Mamba-2 mixer side by side on attn_norm(x), both added to
+         * x, then ffn_norm (blk.N.ffn_norm: no .weight) and SwiGLU; the mixer's width its own (mamba_d_ssm), its
+         * grouped norm where the model has mamba_rms_norm; NEOX rotation; the converter folds the multipliers (mup)
+         * into the weights */
+        .need = { DENSE_DECODER_ROLES, MAMBA2_MIXER_ROLES, [MODEL_ROLE_SSM_NORM] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .mamba2 = true,
+        .mixer_beside = true,
+        .ffn_norm_bare = true,
         .quantize = true,
     },
     {

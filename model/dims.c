@@ -31,9 +31,9 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
     if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv || hp->arch->mamba2))
         return false;
     if (hp->arch->mamba2) { /* llama.cpp's granitehybrid loader: no key/value heads; nemotron_h's: no feed-forward
-                             * width either (its layers are one block) */
+                             * width either (its layers are one block); falcon-h1's attend as well */
         if (il < 0)
-            return true;
+            return !hp->arch->mixer_beside;
         return il < hp->n_layer - hp->n_layer_nextn && !model_hparams_layer_is_ffn_only(hp, il) &&
                !model_hparams_layer_has_kv_heads(hp, il);
     }
@@ -49,6 +49,13 @@ bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
     }
     /* llama.cpp's qwen35 loader: every full_attention_interval-th layer attends, the others recur */
     return hp->full_attn_interval > 0 && (il + 1) % hp->full_attn_interval != 0;
+}
+
+bool model_hparams_layer_has_state(const model_hparams *hp, int64_t il)
+{
+    if (hp->arch && hp->arch->mixer_beside) /* Falcon-H1: every layer's mixer beside its attention */
+        return il < hp->n_layer - hp->n_layer_nextn;
+    return model_hparams_layer_is_recurrent(hp, il);
 }
 
 bool model_hparams_layer_has_kv_heads(const model_hparams *hp, int64_t il)

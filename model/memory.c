@@ -188,7 +188,7 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
 /* The recurrent layers' states (llama_memory_recurrent): per layer a conv row and a scan row per sequence. */
 static void recurrent_states(const model_hparams *hp, const model_memory_params *p, model_memory *m)
 {
-    if (!model_hparams_layer_is_recurrent(hp, -1))
+    if (!model_hparams_layer_has_state(hp, -1))
         return;
     if (hp->arch->shortconv) {
         m->state_conv = hp->n_embd * (hp->shortconv_l_cache - 1);
@@ -198,7 +198,7 @@ static void recurrent_states(const model_hparams *hp, const model_memory_params 
     }
     const uint64_t rows = (uint64_t)p->n_seq, f = sizeof(float);
     for (int64_t il = 0; il < hp->n_layer; il++)
-        if (model_hparams_layer_is_recurrent(hp, il)) {
+        if (model_hparams_layer_has_state(hp, il)) {
             m->n_layer_recurrent++;
             m->recurrent += pad((uint64_t)m->state_conv * rows * f, BUFFER_ALIGN) +
                             pad((uint64_t)m->state_scan * rows * f, BUFFER_ALIGN);

@@ -29,6 +29,7 @@ typedef struct builder_facts {
     bool residual_first_attn; /* the attention's (or mixer's) residual add reads the residual first too (lfm2) */
     bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
     bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
+    bool rows_after_residual; /* the last layer's rows picked from the attention's residual sum (falcon-h1) */
 } builder_facts;
 
 static const builder_facts facts[] = {
@@ -50,6 +51,7 @@ static const builder_facts facts[] = {
     { .arch = "qwen35", .rows_after_norm = true },
     { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
+    { .arch = "falcon-h1", .rows_after_residual = true },
 };
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -98,7 +100,7 @@ static bool has(const build *b, model_role r)
     while (model_role_info_of(r)->form == MODEL_FFN_MOE && il + 1 < b->hp->n_layer &&
            !model_hparams_layer_has_experts(b->hp, il))
         il++;
-    snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_info_of(r)->name);
+    snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_name(b->hp->arch, r));
     return gguf_tensor_by_name(b->f, name) != NULL;
 }
 
@@ -537,6 +539,20 @@ static int shortconv_mixer(build *b, int h)
     return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, y, -1, -1));
 }
 
+/* Falcon-H1's layer from its input x and h = attn_norm(x) (llama.cpp's falcon-h1 graph): the attention's core;
+ * attn_norm(x) again (the graph builds it twice), the Mamba-2 mixer on it, the attention's output product between the
+ * mixer's expanded nodes and those its sum pulls in; the two added. */
+static int attention_and_mixer(build *b, int il, int x, int h)
+{
+    graph *g = b->g;
+    const int core = attention_core(b, il, h);
+    const int mixed = mamba2_mixer(b, norm_rows(b, x, rows(b, b->E), LY_ROWS));
+    graph_insert_at(g, b->expanded);
+    const int att = out_projection(b, core);
+    graph_insert_at(g, -1);
+    return graph_op(g, rows(b, b->E), LY_ROWS, true, att, mixed, -1);
+}
+
 /* A token row picked by out_ids (every row: the worst case reserves them all), an input the graph meets last. */
 static int pick_rows(build *b, int x)
 {
@@ -807,20 +823,26 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         }
         const bool recurrent = model_hparams_layer_is_recurrent(hp, il);
         int cur = hp->arch->mla                       ? latent_attention(&b, h)
+                  : hp->arch->mixer_beside           ? attention_and_mixer(&b, (int)il, x, h)
                   : recurrent && hp->arch->mamba2    ? mamba2_mixer(&b, h)
                   : recurrent && hp->arch->shortconv ? shortconv_mixer(&b, h)
                   : recurrent && hp->arch->delta_net ? delta_net_mixer(&b, h)
                                                       : attention(&b, (int)il, h);
-        if (last) {
+        const bool pick_sum = last && bf->rows_after_residual; /* falcon-h1: the residual sum's rows picked */
+        if (last && !pick_sum) {
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
         }
         if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && !hp->arch->ffn_norm_is_post_attention)
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
-        const int res = last ? pick_rows(&b, x) : x;
-        const int inp = bf->residual_first_attn ? graph_op(g, rows(&b, b.E), LY_ROWS, true, res, cur, -1)
-                                                : graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, res, -1);
+        const int res = last && !pick_sum ? pick_rows(&b, x) : x;
+        int inp = bf->residual_first_attn ? graph_op(g, rows(&b, b.E), LY_ROWS, true, res, cur, -1)
+                                          : graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, res, -1);
+        if (pick_sum) {
+            inp = pick_rows(&b, inp);
+            b.n_rows = b.n_out;
+        }
         const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) ||
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
         int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)

@@ -46,7 +46,7 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_POST_NORM] = { "post_attention_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
                                    "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_FFN_NORM] = { "ffn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-      "feed-forward input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+      "feed-forward input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .bare = "ffn_norm" },
     [MODEL_ROLE_FFN_GATE] = { "ffn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF, false,
       "feed-forward gate projection", .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_FFN_UP] = { "ffn_up.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_UP, false,
@@ -203,8 +203,17 @@ model_role model_role_of_name(const char *name, int64_t *layer)
         role = end + 1;
     }
     for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-        if (roles[r].per_layer == (*layer >= 0) && strcmp(roles[r].name, role) == 0)
+        if (roles[r].per_layer == (*layer >= 0) &&
+            (strcmp(roles[r].name, role) == 0 || (roles[r].bare && strcmp(roles[r].bare, role) == 0)))
             return (model_role)r;
     *layer = -1;
     return MODEL_ROLE_COUNT;
+}
+
+const char *model_role_name(const model_arch *a, model_role r)
+{
+    const model_role_info *ri = model_role_info_of(r);
+    if (!ri)
+        return "?";
+    return a && a->ffn_norm_bare && r == MODEL_ROLE_FFN_NORM ? ri->bare : ri->name;
 }

@@ -17,11 +17,11 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, hunyuan-dense, gpt-oss, "
+                     "granitehybrid, falcon-h1, hunyuan-dense, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 45);
+    cr_assert_eq(model_arch_count(), 46);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -34,7 +34,16 @@ Test(arch, names_and_roles_round_trip)
         cr_assert_eq(model_role_of_name(name, &layer), (model_role)r, "%s", name);
         cr_assert_eq(layer, ri->per_layer ? 17 : -1);
         cr_assert(ri->what && ri->what[0]);
+        if (ri->bare) { /* the bare name is the same role: Falcon-H1's blk.N.ffn_norm */
+            snprintf(name, sizeof name, "blk.17.%s", ri->bare);
+            cr_assert_eq(model_role_of_name(name, &layer), (model_role)r, "%s", name);
+        }
     }
+    const model_arch *falcon = model_arch_find("falcon-h1", 9);
+    cr_assert(falcon);
+    cr_assert_str_eq(model_role_name(falcon, MODEL_ROLE_FFN_NORM), "ffn_norm", "its converter's name, no .weight");
+    cr_assert_str_eq(model_role_name(model_arch_find("llama", 5), MODEL_ROLE_FFN_NORM), "ffn_norm.weight");
+    cr_assert_str_eq(model_role_name(falcon, MODEL_ROLE_ATTN_NORM), "attn_norm.weight");
     int64_t layer;
     const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkvz.weight",
                                 "attn_q.weight", "blk.3.token_embd.weight", "blk.3", "" };
@@ -60,11 +69,17 @@ Test(arch, names_and_roles_round_trip)
                       ar->need[MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm] == MODEL_NEED_ABSENT,
                   "%s: one final norm", ar->name);
         /* a hybrid's other kind of layer: its input norm, its own block, the same feed-forward block */
-        cr_assert(!(ar->delta_net || ar->shortconv || (ar->mamba2 && !ar->single_block)) ||
+        cr_assert(!(ar->delta_net || ar->shortconv || (ar->mamba2 && !ar->single_block && !ar->mixer_beside)) ||
                       (ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
                        ar->need_recurrent[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == ar->need[MODEL_ROLE_FFN_DOWN] &&
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN_EXPS] == ar->need[MODEL_ROLE_FFN_DOWN_EXPS]),
+                  "%s", ar->name);
+        /* a mixer beside every layer's attention (Falcon-H1): both blocks' roles in every layer, no other kind */
+        cr_assert(!ar->mixer_beside ||
+                      (ar->mamba2 && ar->need[MODEL_ROLE_ATTN_Q] == MODEL_NEED_REQUIRED &&
+                       ar->need[MODEL_ROLE_SSM_IN] == MODEL_NEED_REQUIRED &&
+                       ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT),
                   "%s", ar->name);
         /* q, k and v apart, or fused where the family may fuse them (phi3), or only fused (bailingmoe2); v optional
          * where a layer's keys may serve as its values (Gemma 4) */

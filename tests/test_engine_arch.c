@@ -164,9 +164,11 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * experts without a gate, 3 of 8 chosen by sigmoids and a selection bias, renormalised and scaled, and 1 of 6 not
  * renormalised, beside an ungated shared expert), Granite 4.0-H (tests/py/granitehybrid_arch.py: Mamba-2 mixers and
  * attention, each followed by granite's feed-forward block with its multipliers, dense or 3 of 10 experts and a shared
- * one, without rotation as the hybrids are written, and with it as Bamba's are);
- * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H and Granite 4.0-H's experts
- * quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * one, without rotation as the hybrids are written, and with it as Bamba's are), Falcon-H1 (tests/py/falcon_h1_arch.py:
+ * attention and a Mamba-2 mixer of its own width side by side in every layer, without the mixer's grouped norm and
+ * with it in 2 groups, the feed-forward norm named without .weight);
+ * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
+ * Falcon-H1 quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
@@ -225,6 +227,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-granitehybrid", "ab69cdc72e9c18681de66bf2e4c69c90f544e231d25c8ac47374be6feccedc48" },
         { "heldout-granitehybrid-moe", "f31676a54db7b5d473a8bbb91e2e702256ffd7f4ccd3eb42d193a9666783ac37" },
         { "heldout-granitehybrid-rope", "96e261369f832a51037cdd6392bc465cbf382254e0cd0abc58aa311e157e2b80" },
+        { "heldout-falcon-h1", "9c3b9244664fa3d71444f1e30350d109ed5dcf33a0c642ca1b167f19a5372d6d" },
+        { "heldout-falcon-h1-b", "db5ce2571ca21c2a3fca53a85c82502d99de6a5a2c846c35d20677ee0e2ad515" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -283,6 +287,9 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
           "796c44990286d51df488947939830fdc8ad3ea27e91856641dd073b6b4c2560b" },
         { "heldout-granitehybrid-moe", "Q4_K_M", "q4_k_m",
           "6b225552d153aa9671d80c1be03da4aa4e59e03035a9757654ee4ba391f2c010" },
+        { "heldout-falcon-h1", "Q4_K_M", "q4_k_m", "3067a48d6e6b54c6d7822f166ee0ce03441a72dfc8e662fbeca259de4b55abe0" },
+        { "heldout-falcon-h1-b", "Q4_K_M", "q4_k_m",
+          "1ed3be7c9e3fdf56760c02170bf2895f0d1171b87858c92cda30a1f6fcb7bc9b" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -6,8 +6,8 @@
  * Gemma 4's (layers of two shapes: each kind's cache, V padded to the widest without flash attention; E2B's shared caches),
  * and the hybrids' (nemotron_h, nemotron_h_moe, granitehybrid's Mamba-2 mixers, lfm2 and lfm2moe's short
  * convolutions, qwen35, qwen35moe and qwen3next's gated delta nets: a KV cache for the attention layers alone, the
- * recurrent states, their graphs' state reads where the builders expand them), at contexts 512, 4096 and the model's
- * maximum.
+ * recurrent states, their graphs' state reads where the builders expand them; falcon-h1's mixer beside the attention in
+ * every layer: both), at contexts 512, 4096 and the model's maximum.
  *
  * Also several sequences (one cache stream each) and odd batch sizes (tests/data/llama_cpp_memory_streams.tsv).
  * Held to: every buffer (the weights mapped and repacked, the KV cache, the recurrent states, the output buffer and the

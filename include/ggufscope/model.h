@@ -155,6 +155,8 @@ typedef struct model_role_info {
     model_attn_form attn_form;
     bool per_layer_input;  /* a role of Gemma 4's per-layer inputs: in a file with embedding_length_per_layer_input
                             * > 0 only */
+    const char *bare;      /* the name without its suffix, where a converter writes it so (Falcon-H1's ffn_norm:
+                            * model_arch.ffn_norm_bare); NULL: none */
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);
@@ -334,7 +336,16 @@ typedef struct model_arch {
      * one nothing (nemotron_h's build_ffn_layer): what a trace of llama.cpp's l_out-N is held to */
     bool l_out_is_ffn_out;
     uint8_t need_ffn[MODEL_ROLE_COUNT];
+    /* Falcon-H1's (llama.cpp's falcon-h1): mixer_beside: every layer runs its attention and a Mamba-2 mixer side by
+     *   side on attn_norm(x) and adds both to x (the mixer's roles in need, beside the attention's; every layer keeps
+     *   cache rows and a recurrent state); ffn_norm_bare: its feed-forward norm is blk.N.ffn_norm, without .weight (the
+     *   converter maps pre_ff_layernorm.weight whole, to a name without a suffix; its loader asks for that name) */
+    bool mixer_beside, ffn_norm_bare;
 } model_arch;
+
+/* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where
+ * a's converter writes that (model_arch.ffn_norm_bare); a NULL a: the role's own. */
+GGUFSCOPE_API const char *model_role_name(const model_arch *a, model_role r);
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as
  * written, or divided by 0.1 (DeepSeek's converter writes 0.1 mscale_all_dim and llama.cpp's deepseek2 loader divides it
@@ -458,6 +469,9 @@ GGUFSCOPE_API bool model_hparams_layer_rotates(const model_hparams *hp, int64_t 
 /* Whether layer il is a recurrent one (a gated delta net's, a short convolution's, a Mamba-2 mixer's); il < 0: whether
  * any layer may be. */
 GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il);
+/* Whether layer il keeps a recurrent state: a recurrent layer, or one with a Mamba-2 mixer beside its attention
+ * (model_arch.mixer_beside); il < 0: whether any layer may. */
+GGUFSCOPE_API bool model_hparams_layer_has_state(const model_hparams *hp, int64_t il);
 /* Whether layer il has key/value heads: attention.head_count_kv's entry for it above 0 (one count: whether it is). */
 GGUFSCOPE_API bool model_hparams_layer_has_kv_heads(const model_hparams *hp, int64_t il);
 /* Whether layer il is a feed-forward block alone (model_arch.single_block: its feed_forward_length entry above 0). */

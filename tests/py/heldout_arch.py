@@ -30,6 +30,7 @@ from lfm2_arch import write_lfm2  # noqa: E402
 from gemma4_arch import write_gemma4  # noqa: E402
 from nemotron_h_arch import write_nemotron_h  # noqa: E402
 from granitehybrid_arch import write_granitehybrid  # noqa: E402
+from falcon_h1_arch import write_falcon_h1  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -148,6 +149,12 @@ OWN_WRITERS = {
                                                                  n_exp=10, n_used=3, n_ffs=96, seed=7202),
     # Bamba's form of it: rope.scaling.finetuned true, so the attention layers rotate
     'heldout-granitehybrid-rope': lambda out: write_granitehybrid(out, pattern='*MM*', n_ff=192, rope=True, seed=7203),
+    # Falcon-H1: attention and a Mamba-2 mixer side by side in every layer; the mixer's own width (not 2 x embedding)
+    'heldout-falcon-h1': lambda out: write_falcon_h1(out),
+    # grouped norm on (mamba_rms_norm), 2 groups, state 32, 3 taps, 1 kv head of 3, tied output
+    'heldout-falcon-h1-b': lambda out: write_falcon_h1(out, n_embd=96, n_layer=3, n_head=3, n_kv=1, head_dim=32,
+                                                      n_ff=192, ssm_heads=6, ssm_head_dim=16, n_group=2, d_state=32,
+                                                      d_conv=3, ssm_norm=True, tied=True, seed=7302),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

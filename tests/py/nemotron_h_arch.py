@@ -18,9 +18,9 @@ from gguf_copy import write_out
 from moe_arch import add_bpe_vocab
 
 
-def add_mamba2_layer(t, rs, rnd, b, E, heads, head_dim, n_group, d_state, d_conv):
+def add_mamba2_layer(t, rs, rnd, b, E, heads, head_dim, n_group, d_state, d_conv, norm=True):
     """Layer b's Mamba-2 mixer tensors (t: the writer's add_tensor; rs, rnd: the writer's random state and normal
-    draws), as Mamba2Model.modify_tensors writes them."""
+    draws), as Mamba2Model.modify_tensors writes them; norm=False: no grouped norm (Falcon-H1's mamba_rms_norm off)."""
     inner = heads * head_dim
     channels = inner + 2 * n_group * d_state
     t(b + 'ssm_in.weight', rnd((2 * inner + 2 * n_group * d_state + heads, E), 0.12))
@@ -31,7 +31,8 @@ def add_mamba2_layer(t, rs, rnd, b, E, heads, head_dim, n_group, d_state, d_conv
     a_log = np.log(rs.uniform(1.0, 16.0, heads)).astype(np.float32)
     t(b + 'ssm_a', (-np.exp(a_log)).reshape(heads, 1).astype(np.float32))
     t(b + 'ssm_d', rnd((heads, 1), 0.3, 1.0))
-    t(b + 'ssm_norm.weight', rnd((n_group, inner // n_group), 0.2, 1.0))
+    if norm:
+        t(b + 'ssm_norm.weight', rnd((n_group, inner // n_group), 0.2, 1.0))
     t(b + 'ssm_out.weight', rnd((E, inner), 0.1))
 
 

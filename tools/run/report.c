@@ -143,16 +143,21 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         for (int il = 0; il < hp->n_layer; il++)
             ffn += model_hparams_layer_is_ffn_only(&hp->g, il);
         char rest[160];
-        if (hp->desc->single_block)
+        const gguf_tensor *norm = gguf_tensor_by_name(f, "blk.0.ssm_norm.weight");
+        if (hp->desc->mixer_beside) /* Falcon-H1 */
+            snprintf(rest, sizeof rest, "each beside the layer's attention on the same attn_norm, the two added; a "
+                     "feed-forward block after each");
+        else if (hp->desc->single_block)
             snprintf(rest, sizeof rest, "%d feed-forward (%s), %d attention", ffn,
                      hp->n_expert ? "experts" : "relu(x Wup)^2 Wdown, no gate", hp->n_layer - hp->n_recurrent - ffn);
         else
             snprintf(rest, sizeof rest, "the others attention; a feed-forward block after each");
         fprintf(out, "layers     %s%d of %d a Mamba-2 mixer (z, x, B, C, dt from one projection; x, B, C through a causal "
                 "convolution of %d taps with its bias and SiLU; %d heads of %d in %d group%s of B and C, a state of %d per "
-                "row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z), RMS-normed per group), %s (%d kv heads of "
-                "%d values%s)\n", hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer,
-                hp->dn_conv, hp->dn_hv, hp->m2_inner / hp->dn_hv, hp->dn_hk, hp->dn_hk == 1 ? "" : "s", hp->dn_d, rest,
+                "row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z)%s), %s (%d kv heads of %d values%s)\n",
+                hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hv,
+                hp->m2_inner / hp->dn_hv, hp->dn_hk, hp->dn_hk == 1 ? "" : "s", hp->dn_d,
+                norm ? ", RMS-normed per group" : "", rest,
                 hp->n_kv_head, hp->head_dim, hp->desc->no_rope_period == 1 || hp->g.rope_off ? ", no positions" : "");
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
