@@ -429,7 +429,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_head = get_int(&r, "attention.head_count", true, 0, 1, dims, NULL);
     if (hp->arch && hp->arch->shortconv)
         hp->shortconv_l_cache = get_int(&r, "shortconv.l_cache", true, 0, 2, 64, NULL);
-    if (hp->arch && (hp->arch->shortconv || hp->arch->mamba2))
+    /* a hybrid's counts may mark layers without attention; Falcon-H1's every layer attends (mixer_beside) */
+    if (hp->arch && (hp->arch->shortconv || (hp->arch->mamba2 && !hp->arch->mixer_beside)))
         kv_heads_per_layer(&r, hp);
     else
         hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, 1, dims, &hp->kv_heads_layers, hp);

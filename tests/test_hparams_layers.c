@@ -227,6 +227,55 @@ Test(arch, nemotron_h_layers_are_read_as_its_loader_reads_them)
     hparams_refused_naming(kvs, N(kvs), 4, "0,2,4,0", "nemotron_h.attention.head_count_kv");
 }
 
+/* Falcon-H1 as llama.cpp's falcon-h1 loader reads it: every layer attends and keeps a Mamba-2 mixer beside its
+ * attention (both blocks' roles required in every layer, a recurrent state in every layer, none of them a recurrent layer
+ * in place of attention), the mixer's own width (ssm.inner_size 192 beside an embedding of 128), its grouped norm
+ * optional, the feed-forward norm named blk.N.ffn_norm; a layer without key/value heads refused by name. */
+Test(arch, falcon_h1_layers_hold_attention_and_a_mixer)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "falcon-h1" },
+                      { "falcon-h1.embedding_length", 'u', "128" },
+                      { "falcon-h1.block_count", 'u', "3" },
+                      { "falcon-h1.attention.head_count", 'u', "4" },
+                      { "falcon-h1.attention.head_count_kv", 'u', "2" },
+                      { "falcon-h1.feed_forward_length", 'u', "256" },
+                      { "falcon-h1.ssm.conv_kernel", 'u', "4" },
+                      { "falcon-h1.ssm.inner_size", 'u', "192" },
+                      { "falcon-h1.ssm.state_size", 'u', "16" },
+                      { "falcon-h1.ssm.time_step_rank", 'u', "8" },
+                      { "falcon-h1.ssm.group_count", 'u', "1" },
+                      { "falcon-h1.attention.layer_norm_rms_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    for (int il = 0; il < 3; il++)
+        cr_expect(!model_hparams_layer_is_recurrent(&hp, il) && model_hparams_layer_has_state(&hp, il) &&
+                      model_hparams_layer_has_kv_heads(&hp, il), "layer %d", il);
+    cr_expect(!model_hparams_layer_is_recurrent(&hp, -1) && model_hparams_layer_has_state(&hp, -1));
+    static const struct {
+        model_role r;
+        model_need need;
+    } needs[] = { { MODEL_ROLE_ATTN_Q, MODEL_NEED_REQUIRED },      { MODEL_ROLE_SSM_IN, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_SSM_CONV1D_BIAS, MODEL_NEED_REQUIRED }, { MODEL_ROLE_SSM_NORM, MODEL_NEED_OPTIONAL },
+                  { MODEL_ROLE_FFN_NORM, MODEL_NEED_REQUIRED },   { MODEL_ROLE_FFN_GATE, MODEL_NEED_REQUIRED } };
+    for (size_t i = 0; i < N(needs); i++)
+        for (int il = 0; il < 3; il++)
+            cr_expect_eq(model_role_need_at(&hp, needs[i].r, il), needs[i].need, "%s in layer %d",
+                         model_role_info_of(needs[i].r)->name, il);
+    cr_expect_str_eq(model_role_name(hp.arch, MODEL_ROLE_FFN_NORM), "ffn_norm");
+    int64_t ne[3];
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_SSM_IN), 0, ne));
+    cr_expect(ne[0] == 128 && ne[1] == 2 * 192 + 2 * 16 + 8, "ssm_in %lld x %lld", (long long)ne[0], (long long)ne[1]);
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_SSM_OUT), 0, ne));
+    cr_expect(ne[0] == 192 && ne[1] == 128, "ssm_out %lld x %lld", (long long)ne[0], (long long)ne[1]);
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 9, "7", "falcon-h1.ssm.time_step_rank"); /* 192 in heads of 7 */
+    hparams_refused_naming(kvs, N(kvs), 4, "0", "falcon-h1.attention.head_count_kv"); /* every layer attends */
+}
+
 /* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a
  * shared expert beside them; the mixer layers have no experts (the first layer with experts is the first
  * feed-forward one, where llama.cpp looks for the router); expert_weights_norm and expert_weights_scale read. */
