@@ -267,11 +267,10 @@ static void attention_block(pass *p, int il, int T)
     pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
-    if (!hp->desc->mixer_beside)
+    if (!hp->desc->mixer_beside) {
         pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
-    if (hp->desc->mixer_beside) { /* Falcon-H1: its Mamba-2 mixer on the same norm, added to the attention's output
-                                   * (into c->h, attn_norm's output: the attention's products read it before, nothing
-                                   * after) */
+    } else { /* Falcon-H1: its Mamba-2 mixer on the same norm, added to the attention's output (into c->h,
+              * attn_norm's output: the attention's products read it before, nothing after) */
         engine_mamba2_block(p, il, T, c->h, c->h);
         run_add(p, "attention + mixer", c->o, c->h, (size_t)T * E);
         pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E); /* the layer's block output: both, as added to x */

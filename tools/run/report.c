@@ -143,7 +143,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         for (int il = 0; il < hp->n_layer; il++)
             ffn += model_hparams_layer_is_ffn_only(&hp->g, il);
         char rest[160];
-        const gguf_tensor *norm = gguf_tensor_by_name(f, "blk.0.ssm_norm.weight");
+        char norm_name[96];
+        snprintf(norm_name, sizeof norm_name, "blk.0.%s", model_role_name(hp->desc, MODEL_ROLE_SSM_NORM));
+        const gguf_tensor *norm = gguf_tensor_by_name(f, norm_name);
         if (hp->desc->mixer_beside) /* Falcon-H1 */
             snprintf(rest, sizeof rest, "each beside the layer's attention on the same attn_norm, the two added; a "
                      "feed-forward block after each");
