@@ -68,8 +68,8 @@ static const float *as_multiplied(cmp_state *s, int side, const gguf_tensor *w, 
 
 /* y (T, rows of w) = x (T, n) @ w^T (+ bias) as the op defines it, in the side's numerics: for a GGML side, the
  * exact product of its rounded activations plus what llama.cpp's dots add beyond that (Q8_1's f16 sums). */
-static bool product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *x, int T,
-                    int n, float *y)
+bool cmp_product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                 float *y)
 {
     kern_backend *be = s->d.be[KERN_NUMERICS_EXACT];
     if (!be || !x || !y || !w->t || w->t->ne[0] != (uint64_t)n)
@@ -123,7 +123,7 @@ static const float *block_output(const cmp_state *s, int side, int il, engine_op
 
 /* out = a + s b (+ s c), each T * E, added in double: the residual and its blocks' outputs, each scaled by the
  * model's residual scale s (granite; 1 elsewhere). */
-static bool add_rows(const float *a, const float *b, const float *c, float s, size_t n, float *out)
+bool cmp_add_rows(const float *a, const float *b, const float *c, float s, size_t n, float *out)
 {
     if (!a || !b)
         return false;
@@ -153,7 +153,7 @@ static float *gated_q(cmp_state *s, int side, int il, int T, const float *in)
     const engine_hparams *hp = &s->m->hp;
     cmp_deriving *d = &s->d;
     float *both = room(&d->gate, &d->cap_gate, (size_t)T * 2 * hp->n_head * hp->head_dim);
-    return both && product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_Q], NULL, in, T, hp->n_embd, both) ? both : NULL;
+    return both && cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_Q], NULL, in, T, hp->n_embd, both) ? both : NULL;
 }
 
 /* The attention's output rows (T, n_head x head_dim) times the sigmoid of each head's gate, from the side's own
@@ -169,144 +169,6 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
         for (int i = 0; i < hd; i++)
             out[r * hd + i] = (float)(out[r * hd + i] / (1.0 + exp(-(double)both[r * 2 * hd + hd + i])));
     return true;
-}
-
-/* A gated delta net's output (delta_net.c's block before ssm_out) on the chunk's rows, replayed from a zero state over
- * the side's own attn_norm rows at every position before and in the chunk (its state holds them all): the products in
- * the side's numerics, the convolution, the delta rule, the norm and the gate by the reference. */
-static bool derive_delta_net(cmp_state *s, int side, int il, int pos0, int T, float *out)
-{
-    const engine_hparams *hp = &s->m->hp;
-    const attn_history *h = &s->h;
-    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const int E = hp->n_embd, n = pos0 + T, C = hp->dn_channels, H = hp->dn_hv, inner = H * hp->dn_d;
-    if (!ref || !h->norm[side] || n > h->n_pos)
-        return false;
-    const float *x = h->norm[side] + (size_t)il * h->n_pos * E;
-    const kern_weight *lw = s->m->layers[il].w;
-    kern_weight w[MODEL_ROLE_COUNT]; /* the file's tensors as the host reads them, whichever backend bound them */
-    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-        w[r] = (kern_weight){ .t = lw[r].t };
-    const size_t conv_n = (size_t)(hp->dn_conv - 1) * C, state_n = (size_t)H * hp->dn_d * hp->dn_d;
-    const size_t fused = (size_t)n * ((size_t)C + (size_t)inner + 2 * (size_t)H); /* Qwen3-Next's, as they come */
-    float *buf = calloc((size_t)n * (2 * (size_t)C + 2 * (size_t)inner + 2 * (size_t)H) + conv_n + state_n + fused,
-                        sizeof *buf);
-    if (!buf)
-        return false;
-    float *mixed = buf, *conv = mixed + (size_t)n * C, *z = conv + (size_t)n * C, *beta = z + (size_t)n * inner;
-    float *alpha = beta + (size_t)n * H, *o = alpha + (size_t)n * H, *conv_state = o + (size_t)n * inner;
-    float *state = conv_state + conv_n, *qkvz = state + state_n, *ba = qkvz + (size_t)n * (C + inner);
-    const bool fused_in = !w[MODEL_ROLE_ATTN_QKV].t, fused_ba = w[MODEL_ROLE_SSM_BA].t != NULL;
-    const bool ok =
-        (fused_in ? product(s, side, &w[MODEL_ROLE_SSM_IN], NULL, x, n, E, qkvz)
-                  : product(s, side, &w[MODEL_ROLE_ATTN_QKV], NULL, x, n, E, mixed) &&
-                        product(s, side, &w[MODEL_ROLE_ATTN_GATE], NULL, x, n, E, z)) &&
-        (fused_ba ? product(s, side, &w[MODEL_ROLE_SSM_BA], NULL, x, n, E, ba)
-                  : product(s, side, &w[MODEL_ROLE_SSM_BETA], NULL, x, n, E, beta) &&
-                        product(s, side, &w[MODEL_ROLE_SSM_ALPHA], NULL, x, n, E, alpha)) &&
-        engine_dn_unpack(ref, hp, fused_in ? qkvz : NULL, fused_ba ? ba : NULL, n, mixed, z, beta, alpha) == KERN_OK &&
-        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], NULL, mixed, n, C, hp->dn_conv, true, conv_state, conv) == KERN_OK &&
-        ref->delta_net(ref, conv, beta, alpha, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], state, n, hp->dn_hk, H,
-                       hp->dn_grouped, hp->dn_d, hp->eps, o) == KERN_OK &&
-        ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], o, n * H, hp->dn_d, hp->eps, o) == KERN_OK &&
-        ref->glu(ref, KERN_ACT_SILU, z, o, (size_t)n * inner, (size_t)inner, o) == KERN_OK;
-    if (ok)
-        memcpy(out, o + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
-    free(buf);
-    return ok;
-}
-
-static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float *out);
-
-/* Falcon-H1's block output (model_arch.mixer_beside): attn_output of the side's attention rows, plus ssm_out of its
- * Mamba-2 mixer replayed from the side's own attn_norm rows (derive_mamba2). */
-static bool derive_beside(cmp_state *s, int side, int il, int pos0, int T, int q_dim, float *out)
-{
-    const engine_hparams *hp = &s->m->hp;
-    const kern_weight *w = s->m->layers[il].w;
-    const int E = hp->n_embd, inner = hp->m2_inner;
-    float *y = malloc((size_t)T * ((size_t)inner + (size_t)E) * sizeof *y);
-    if (!y)
-        return false;
-    float *mixed = y + (size_t)T * inner;
-    const kern_weight *bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
-    const float *att = cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim);
-    const bool ok = product(s, side, &w[MODEL_ROLE_ATTN_OUT], bias, att, T, q_dim, out) &&
-                    derive_mamba2(s, side, il, pos0, T, y) &&
-                    product(s, side, &w[MODEL_ROLE_SSM_OUT], NULL, y, T, inner, mixed) &&
-                    add_rows(out, mixed, NULL, 1.0f, (size_t)T * E, out);
-    free(y);
-    return ok;
-}
-
-/* A Mamba-2 mixer's output (mamba2.c's block before ssm_out) on the chunk's rows, replayed from zero states over the
- * side's own attn_norm rows from the first position: ssm_in in the side's numerics, the convolution, the scan, the gate
- * and the grouped norm by the reference. */
-static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float *out)
-{
-    const engine_hparams *hp = &s->m->hp;
-    const attn_history *h = &s->h;
-    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const int E = hp->n_embd, n = pos0 + T, C = hp->dn_channels, inner = hp->m2_inner, H = hp->dn_hv, G = hp->dn_hk;
-    if (!ref || !h->norm[side] || n > h->n_pos)
-        return false;
-    const kern_weight *lw = s->m->layers[il].w;
-    kern_weight w[MODEL_ROLE_COUNT]; /* the file's tensors as the host reads them, whichever backend bound them */
-    for (int r = 0; r < MODEL_ROLE_COUNT; r++)
-        w[r] = (kern_weight){ .t = lw[r].t };
-    const size_t P = (size_t)inner + (size_t)C + (size_t)H, conv_n = (size_t)(hp->dn_conv - 1) * C;
-    float *buf = calloc((size_t)n * (P + 2 * (size_t)C + 2 * (size_t)inner) + conv_n + (size_t)inner * hp->dn_d,
-                        sizeof *buf);
-    if (!buf)
-        return false;
-    float *proj = buf, *xbc = proj + (size_t)n * P, *conv = xbc + (size_t)n * C, *z = conv + (size_t)n * C;
-    float *y = z + (size_t)n * inner, *conv_state = y + (size_t)n * inner, *state = conv_state + conv_n;
-    const bool ok =
-        product(s, side, &w[MODEL_ROLE_SSM_IN], NULL, h->norm[side] + (size_t)il * h->n_pos * E, n, E, proj) &&
-        ref->copy_rows(ref, z, (size_t)inner, proj, P, n, inner) == KERN_OK &&
-        ref->copy_rows(ref, xbc, (size_t)C, proj + inner, P, n, C) == KERN_OK &&
-        ref->ssm_conv(ref, &w[MODEL_ROLE_SSM_CONV1D], &w[MODEL_ROLE_SSM_CONV1D_BIAS], xbc, n, C, hp->dn_conv, true,
-                      conv_state, conv) == KERN_OK &&
-        ref->ssm_scan(ref, conv, proj + inner + C, P, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], &w[MODEL_ROLE_SSM_D],
-                      state, n, H, inner / H, G, hp->dn_d, y) == KERN_OK &&
-        ref->glu(ref, KERN_ACT_SILU, z, y, (size_t)n * inner, (size_t)inner, y) == KERN_OK &&
-        (!w[MODEL_ROLE_SSM_NORM].t || /* (Falcon-H1's without mamba_rms_norm have none) */
-         ref->rmsnorm(ref, &w[MODEL_ROLE_SSM_NORM], y, n * G, inner / G, hp->eps, y) == KERN_OK);
-    if (ok)
-        memcpy(out, y + (size_t)pos0 * inner, (size_t)T * inner * sizeof *out);
-    free(buf);
-    return ok;
-}
-
-/* LFM2's short convolution (delta_net.c's engine_shortconv_block before out_proj) on the chunk's rows, replayed from a
- * zero state over the side's own attn_norm rows from the first position: the projection in the side's numerics, the
- * products of its thirds and the convolution by the reference. */
-static bool derive_shortconv(cmp_state *s, int side, int il, int pos0, int T, float *out)
-{
-    const engine_hparams *hp = &s->m->hp;
-    const attn_history *h = &s->h;
-    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const int E = hp->n_embd, n = pos0 + T;
-    if (!ref || !h->norm[side] || n > h->n_pos)
-        return false;
-    const kern_weight in = { .t = s->m->layers[il].w[MODEL_ROLE_SHORTCONV_IN].t };
-    const kern_weight taps = { .t = s->m->layers[il].w[MODEL_ROLE_SHORTCONV_CONV].t };
-    const size_t rows = (size_t)n * E;
-    float *buf = calloc(6 * rows + (size_t)(hp->dn_conv - 1) * E, sizeof *buf);
-    if (!buf)
-        return false;
-    float *bcx = buf, *b = bcx + 3 * rows, *c = b + rows, *x = c + rows, *state = x + rows;
-    bool ok = product(s, side, &in, NULL, h->norm[side] + (size_t)il * h->n_pos * E, n, E, bcx);
-    float *const parts[3] = { b, c, x };
-    for (int i = 0; i < 3 && ok; i++)
-        ok = ref->copy_rows(ref, parts[i], (size_t)E, bcx + (size_t)i * E, 3 * (size_t)E, n, E) == KERN_OK;
-    ok = ok && ref->glu(ref, KERN_ACT_NONE, b, x, rows, (size_t)E, b) == KERN_OK &&
-         ref->ssm_conv(ref, &taps, NULL, b, n, E, hp->dn_conv, false, state, x) == KERN_OK &&
-         ref->glu(ref, KERN_ACT_NONE, c, x, rows, (size_t)E, x) == KERN_OK;
-    if (ok)
-        memcpy(out, x + (size_t)pos0 * E, (size_t)T * E * sizeof *out);
-    free(buf);
-    return ok;
 }
 
 /* q or k: the product with the side's attn_norm rows (+ bias), each head's RMSNorm where the model has one
@@ -328,7 +190,7 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
             return false;
         for (size_t r = 0; r < (size_t)T * heads; r++)
             memcpy(out + r * hd, both + r * 2 * hd, (size_t)hd * sizeof(float));
-    } else if (!rot || !product(s, side, w, bias, in, T, hp->n_embd, out))
+    } else if (!rot || !cmp_product(s, side, w, bias, in, T, hp->n_embd, out))
         return false;
     if (!rot)
         return false;
@@ -383,13 +245,13 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
     float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
-    if (!own || !gate || !up || !product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
+    if (!own || !gate || !up || !cmp_product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
         return false;
     if (!w[MODEL_ROLE_FFN_GATE].t) { /* Nemotron-H's block without a gate: relu(up)^2 */
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
         return ref->glu(ref, hp->act, up, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
     }
-    if (!product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate))
+    if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate))
         return false;
     if (hp->act == KERN_ACT_SILU) {
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
@@ -414,10 +276,10 @@ static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], c
     float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
     const bool ungated = !w[0] || !w[0]->t; /* Nemotron-H's experts: relu(up)^2 */
     return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH &&
-           (ungated || product(s, side, w[0], bias[0], h, 1, E, gate)) &&
-           product(s, side, w[1], bias[1], h, 1, E, up) &&
+           (ungated || cmp_product(s, side, w[0], bias[0], h, 1, E, gate)) &&
+           cmp_product(s, side, w[1], bias[1], h, 1, E, up) &&
            ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
-           product(s, side, w[2], bias[2], gate, 1, F, out);
+           cmp_product(s, side, w[2], bias[2], gate, 1, F, out);
 }
 
 /* A mixture of experts' output from the side's ffn_norm rows, as the forward pass defines it: the router's logits
@@ -441,7 +303,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     for (int t = 0; ok && t < T; t++) {
         const float *ht = h + (size_t)t * E;
         float *ot = out + (size_t)t * E;
-        ok = product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
+        ok = cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
                      w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL, ht, 1, E, logits);
         if (ok)
             engine_route(hp, L->select_bias, logits, probs, ids, weights);
@@ -465,7 +327,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
                                                &w[MODEL_ROLE_FFN_DOWN_SHEXP] };
             const kern_weight *const no_bias[3] = { 0 };
             const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
-            ok = (!gated || product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
+            ok = (!gated || cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
                  gated_block(s, side, sw, no_bias, hp->n_ff_shexp, ht, tmp);
             for (int i = 0; ok && i < E; i++)
                 ot[i] += gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i];
@@ -482,7 +344,7 @@ static bool derive_logits(cmp_state *s, int side, int T, float *out)
     const engine_hparams *hp = &s->m->hp;
     const int E = hp->n_embd;
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
+    if (!cmp_product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
                  out))
         return false;
     if (hp->logit_scale != 1.0f && ref->scale(ref, out, (size_t)T * hp->n_vocab, hp->logit_scale) != KERN_OK)
@@ -523,25 +385,23 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V: /* (Gemma 4: the key projection where the layer has none of its own; each head normed) */
-        return product(s, side, &w[w[MODEL_ROLE_ATTN_V].t ? MODEL_ROLE_ATTN_V : MODEL_ROLE_ATTN_K],
+        return cmp_product(s, side, &w[w[MODEL_ROLE_ATTN_V].t ? MODEL_ROLE_ATTN_V : MODEL_ROLE_ATTN_K],
                        L->has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out) &&
                (!hp->desc->v_norm || norm_rows(s, NULL, out, T * L->n_kv_head, L->v_dim, out));
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)
-            return hp->shortconv ? derive_shortconv(s, side, il, pos0, T, out)
-                   : hp->mamba2  ? derive_mamba2(s, side, il, pos0, T, out)
-                                 : derive_delta_net(s, side, il, pos0, T, out);
+            return cmp_derive_mixer(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
     case ENGINE_OP_ATTN_OUT:
         if (hp->desc->mixer_beside) /* Falcon-H1: the attention's output product plus its mixer's */
-            return derive_beside(s, side, il, pos0, T, q_dim, out);
+            return cmp_derive_beside(s, side, il, pos0, T, q_dim, out);
         if (m->layers[il].recurrent) { /* the delta net's ssm_out, or the convolution's out_proj */
-            const int inner = hp->shortconv ? E : hp->mamba2 ? hp->m2_inner : hp->dn_hv * hp->dn_d;
+            const int inner = hp->shortconv ? E : hp->mamba2 || hp->mamba1 ? hp->m2_inner : hp->dn_hv * hp->dn_d;
             const kern_weight *wo = &w[hp->shortconv ? MODEL_ROLE_SHORTCONV_OUT : MODEL_ROLE_SSM_OUT];
-            return product(s, side, wo, NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T, inner, out);
+            return cmp_product(s, side, wo, NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T, inner, out);
         }
-        return product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
+        return cmp_product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:
         return block_norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T,
@@ -551,7 +411,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
         if (!L->mixer) /* Nemotron-H's feed-forward layer: its norm reads the layer's input */
             return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, T, in), T, E, out);
-        return add_rows(residual_in(s, side, il, T, in),
+        return cmp_add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
@@ -562,7 +422,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             return false;
         if (hp->n_expert > 0)
             return derive_experts(s, side, il, T, out);
-        return product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F,
+        return cmp_product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F,
                        out);
     case ENGINE_OP_FFN_POST_NORM:
         return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
@@ -571,13 +431,13 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
             return false;
         if (!L->mixer || !L->ffn) /* Nemotron-H's layer: its one block's output added */
-            return add_rows(residual_in(s, side, il, T, in),
+            return cmp_add_rows(residual_in(s, side, il, T, in),
                             L->mixer ? block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                                     MODEL_ROLE_ATTN_POST_NORM)
                                      : block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT,
                                                     MODEL_ROLE_FFN_POST_NORM),
                             NULL, hp->residual_scale, (size_t)T * E, out);
-        return add_rows(residual_in(s, side, il, T, in),
+        return cmp_add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),

@@ -73,6 +73,16 @@ float cmp_row_rel(const float *a, const float *b, int n);
  * re-derived (an input not traced, memory, a weight the host cannot decode): then the rows are judged by the
  * tolerance alone. */
 bool cmp_derive(cmp_state *s, engine_op op, int layer, int pos0, int T, int n);
+/* y (T, rows of w) = x (T, n) @ w^T (+ bias) as the op defines it, in the side's numerics (compare_derive.c). */
+bool cmp_product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                 float *y);
+/* out = a + s b (+ s c), n values each, added in double (compare_derive.c). */
+bool cmp_add_rows(const float *a, const float *b, const float *c, float s, size_t n, float *out);
+/* A recurrent layer's mixer output before its output product (a delta net's, a short convolution's, Mamba-1's or
+ * Mamba-2's) on the chunk's T rows at pos0, and Falcon-H1's block output (its attention's output product plus its
+ * mixer's), re-derived from one side's own rows (compare_recurrent.c). */
+bool cmp_derive_mixer(cmp_state *s, int side, int il, int pos0, int T, float *out);
+bool cmp_derive_beside(cmp_state *s, int side, int il, int pos0, int T, int q_dim, float *out);
 void cmp_deriving_free(cmp_deriving *d);
 
 #endif

@@ -59,7 +59,7 @@ size_t engine_dn_width(const engine_hparams *hp)
     size_t w[DN_REGIONS];
     /* LFM2's short convolution: B, C, x as the product leaves them, then apart */
     const size_t net = hp->delta_net ? dn_widths(hp, w) : hp->shortconv ? 6 * (size_t)hp->n_embd
-                       : hp->mamba2 ? engine_mamba2_width(hp) : 0;
+                       : hp->mamba2 ? engine_mamba2_width(hp) : hp->mamba1 ? engine_mamba1_width(hp) : 0;
     /* a gated attention layer: q and gate as the product leaves them, then the gates apart */
     const size_t gated = hp->attn_out_gated ? 3 * (size_t)hp->n_head * hp->head_dim : 0;
     return net > gated ? net : gated;
@@ -77,10 +77,10 @@ static dn_rows dn_rows_of(const engine_ctx *c)
 
 size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv)
 {
-    *conv = hp->delta_net || hp->shortconv || hp->mamba2
+    *conv = hp->delta_net || hp->shortconv || hp->mamba2 || hp->mamba1
                 ? (size_t)hp->n_recurrent * (size_t)(hp->dn_conv - 1) * (size_t)hp->dn_channels
                 : 0;
-    if (hp->mamba2) /* each head's rows of state_size values */
+    if (hp->mamba2 || hp->mamba1) /* each head's rows (Mamba-1: each channel) of state_size values */
         return (size_t)hp->n_recurrent * (size_t)hp->m2_inner * (size_t)hp->dn_d;
     return hp->delta_net ? (size_t)hp->n_recurrent * (size_t)hp->dn_hv * (size_t)hp->dn_d * (size_t)hp->dn_d : 0;
 }

@@ -73,6 +73,11 @@ typedef struct engine_hparams {
      * C), dn_hv heads of m2_inner / dn_hv, dn_hk groups of B and C, dn_d state values per row */
     bool mamba2;
     int m2_inner;
+    /* Mamba-1's layers (model_arch.mamba1): Mamba-2's fields with a head per channel (dn_hv = m2_inner channels, one
+     * group, dn_channels = m2_inner convolved), dt of rank m1_dt_rank widened to every channel, dt, B and C RMS-normed
+     * without gains where m1_dt_b_c_rms (Falcon-Mamba) */
+    bool mamba1, m1_dt_b_c_rms;
+    int m1_dt_rank;
     float eps;              /* RMSNorm epsilon */
     kern_rope rope;         /* full-attention layers: n_rot, neox, base, freq_scale (freq_factors bound with the
                              * weights) */

@@ -197,6 +197,10 @@ static void attention_block(pass *p, int il, int T)
         engine_mamba2_block(p, il, T, in, c->o);
         return;
     }
+    if (L->recurrent && hp->mamba1) {
+        engine_mamba1_block(p, il, T, in, c->o);
+        return;
+    }
     if (L->recurrent) {
         engine_delta_net_block(p, il, T, in);
         return;

@@ -68,7 +68,17 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         hp->m2_inner = (int)g->ssm_d_inner;
         hp->dn_channels = hp->m2_inner + 2 * hp->dn_hk * hp->dn_d;
     }
-    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && (hp->shortconv || hp->delta_net || hp->mamba2); il++)
+    hp->mamba1 = g->arch->mamba1;
+    if (hp->mamba1) {
+        hp->dn_conv = (int)g->ssm_d_conv;
+        hp->m2_inner = hp->dn_hv = hp->dn_channels = (int)g->ssm_d_inner;
+        hp->dn_hk = 1;
+        hp->dn_d = (int)g->ssm_d_state;
+        hp->m1_dt_rank = (int)g->ssm_dt_rank;
+        hp->m1_dt_b_c_rms = g->ssm_dt_b_c_rms;
+    }
+    const bool recurrent_kinds = hp->shortconv || hp->delta_net || hp->mamba2 || hp->mamba1;
+    for (int64_t il = 0; il < g->n_layer - g->n_layer_nextn && recurrent_kinds; il++)
         hp->n_recurrent += model_hparams_layer_has_state(g, il); /* the layers that keep a state */
     if (hp->delta_net) {
         hp->dn_conv = (int)g->ssm_d_conv;

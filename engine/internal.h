@@ -123,6 +123,8 @@ size_t engine_dn_width(const engine_hparams *hp);
 size_t engine_dn_regions(const engine_ctx *c, const size_t *widths, int n, float **regions);
 /* Floats a token's Mamba-2 mixer keeps in the context's dn rows (mamba2.c). */
 size_t engine_mamba2_width(const engine_hparams *hp);
+/* ... and its Mamba-1 mixer (mamba1.c). */
+size_t engine_mamba1_width(const engine_hparams *hp);
 /* Floats of the recurrent states: every recurrent layer's convolution inputs and delta rule state (delta_net.c). */
 size_t engine_dn_state_floats(const engine_hparams *hp, size_t *conv);
 /* A delta net's inputs out of Qwen3-Next's fused projections (delta_net.c), by be's copy_rows: each row of qkvz (T,

@@ -120,6 +120,9 @@ void engine_shortconv_block(pass *p, int il, int T, const float *in);
  * attention: in itself, which only the mixer's first product reads). */
 void engine_mamba2_block(pass *p, int il, int T, const float *in, float *out);
 
+/* Layer il's Mamba-1 mixer (state-spaces Mamba, Falcon-Mamba; mamba1.c) on the T rows of in into out (c->o). */
+void engine_mamba1_block(pass *p, int il, int T, const float *in, float *out);
+
 /* Layer il's mixture of experts on the Tr rows of h into o, routed on the rows of router_in (h where NULL; experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *router_in, float *o);
 

@@ -142,11 +142,13 @@ typedef struct kern_backend kern_backend;
  *               state (d_conv - 1, n: the inputs before, oldest first) then x (T, n); state becomes in's last d_conv - 1
  *               rows (ggml_ssm_conv, ggml_add, then ggml_silu in a delta net or Mamba-2; w: ssm_conv1d or LFM2's
  *               shortconv.conv, (n, d_conv) in GGUF order (d_conv, n)). x and out may not overlap.
- *   ssm_scan    Mamba-2's selective scan (ggml_ssm_scan, kernels/ssm_scan.h) over T tokens of xbc (T, n_head head_dim +
+ *   ssm_scan    Mamba's selective scan (ggml_ssm_scan, kernels/ssm_scan.h) over T tokens of xbc (T, n_head head_dim +
  *               2 n_group d_state: x, then B and C of each group, as the convolution left them) and dt (T rows of
  *               n_head, ld_dt apart): per token, head h and row i of it, dts = softplus(dt[h] + dt_bias[h]); the
  *               state (n_head, head_dim, d_state) row becomes s exp(dts a[h]) + B x dts (B, C: group h / (n_head /
- *               n_group)); out (T, n_head head_dim) = s . C + d[h] x. dt_bias, a, d: F32 (n_head) in any shape.
+ *               n_group)); out (T, n_head head_dim) = s . C + d[h] x. dt_bias, d: F32 (n_head) in any shape; a: F32
+ *               (n_head), or (n_head, d_state) for Mamba-1 (a head per channel, head_dim 1), whose state value j
+ *               decays by exp(dts a[h][j]).
  *   delta_net   the gated delta rule (llama.cpp's delta-net-base.cpp, ggml_gated_delta_net) over T tokens of qkv (T,
  *               2 hk d + hv d: the convolved q and k of hk key heads, then v of hv value heads, each d long), with
  *               value head h reading key head h % hk (tiled), or h / (hv / hk) where grouped: q, k L2-normed (x / max(|x|, eps)); per token and head

@@ -395,6 +395,34 @@ static const model_arch archs[] = {
         .ffn_norm_bare = true,
         .quantize = true,
     },
+    /* Mamba-2 alone (llama.cpp's mamba2: src/models/mamba.cpp's graph): every layer x + a Mamba-2 mixer on attn_norm(x),
+     * its grouped norm required; no attention (the converter writes head_count 0) and no feed-forward block */
+    {
+        .name = "mamba2",
+        .families = "Mamba-2 (Mamba-Codestral 7B, state-spaces mamba2 130m to 2.7b)",
+        .need = { GLOBAL_ROLES },
+        .need_recurrent = { MAMBA2_ROLES },
+        .single_block = true,
+        .mamba2 = true,
+        .attention_free = true,
+        .quantize = true,
+    },
+    /* Mamba-1 (llama.cpp's mamba: state-spaces mamba, Falcon-Mamba): every layer x + a Mamba-1 mixer on attn_norm(x);
+     * its loader asserts an expansion of 2 (ssm.inner_size = 2 x embedding_length) */
+    {
+        .name = "mamba",
+        .families = "Mamba (state-spaces mamba 130m to 2.8b), Falcon-Mamba 7B",
+        .need = { GLOBAL_ROLES },
+        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,
+                            [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_X] = R, [MODEL_ROLE_SSM_DT_PROJ] = R,
+                            [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R,
+                            [MODEL_ROLE_SSM_OUT] = R },
+        .single_block = true,
+        .mamba1 = true,
+        .attention_free = true,
+        .ssm_inner_embd_ratio = 2,
+        .quantize = true,
+    },
     {
         .name = "hunyuan-dense",
         .families = "Hunyuan dense (0.5B to 7B)",
@@ -807,7 +835,7 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return MODEL_NEED_OPTIONAL;
     if ((r == MODEL_ROLE_ATTN_Q_NORM || r == MODEL_ROLE_ATTN_K_NORM) && hp->arch->qk_norm_from_layers)
         return hp->n_layer >= hp->arch->qk_norm_from_layers ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT;
-    if (!hp->arch->delta_net && !hp->arch->shortconv && !hp->arch->mamba2)
+    if (!hp->arch->delta_net && !hp->arch->shortconv && !hp->arch->mamba2 && !hp->arch->mamba1)
         return (model_need)hp->arch->need[r];
     /* a hybrid's layer needs its kind's roles; any layer (il < 0), any kind's */
     const model_need attn = (model_need)hp->arch->need[r], recr = (model_need)hp->arch->need_recurrent[r];

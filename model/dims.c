@@ -28,10 +28,11 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 
 bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
 {
-    if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv || hp->arch->mamba2))
+    if (!hp->arch || !(hp->arch->delta_net || hp->arch->shortconv || hp->arch->mamba2 || hp->arch->mamba1))
         return false;
-    if (hp->arch->mamba2) { /* llama.cpp's granitehybrid loader: no key/value heads; nemotron_h's: no feed-forward
-                             * width either (its layers are one block); falcon-h1's attend as well */
+    if (hp->arch->mamba2 || hp->arch->mamba1) { /* llama.cpp's granitehybrid loader: no key/value heads;
+                                                 * nemotron_h's: no feed-forward width either (its layers are one
+                                                 * block); falcon-h1's attend as well; mamba's and mamba2's all recur */
         if (il < 0)
             return !hp->arch->mixer_beside;
         return il < hp->n_layer - hp->n_layer_nextn && !model_hparams_layer_is_ffn_only(hp, il) &&
@@ -115,7 +116,7 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_QK_NORM_ROWS_K: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head_kv : 1;
     case MODEL_DIM_QKV:
         /* the delta net's q, k (a key head's each) and v, or Mamba-2's x, B and C (a group's each), convolved together */
-        if (hp->arch && (hp->arch->delta_net || hp->arch->mamba2))
+        if (hp->arch && (hp->arch->delta_net || hp->arch->mamba2 || hp->arch->mamba1))
             return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
         return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
     case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
@@ -144,8 +145,13 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_PLE: return hp->n_embd_per_layer;
     case MODEL_DIM_PLE_ALL: return hp->n_embd_per_layer * hp->n_layer;
     case MODEL_DIM_FF_EXP2: return 2 * hp->n_ff_exp;
-    case MODEL_DIM_SSM_A: return hp->arch && hp->arch->mamba2 ? 1 : hp->ssm_n_v_heads;
-    case MODEL_DIM_SSM_A_ROWS: return hp->arch && hp->arch->mamba2 ? hp->ssm_n_v_heads : 1;
+    case MODEL_DIM_SSM_A: /* a rate per head; Mamba-1's (state_size, channels): one per state value */
+        return hp->arch && hp->arch->mamba2 ? 1 : hp->arch && hp->arch->mamba1 ? hp->ssm_d_state : hp->ssm_n_v_heads;
+    case MODEL_DIM_SSM_A_ROWS: return hp->arch && (hp->arch->mamba2 || hp->arch->mamba1) ? hp->ssm_n_v_heads : 1;
+    case MODEL_DIM_SSM_D: return hp->arch && hp->arch->mamba2 ? 1 : hp->ssm_n_v_heads;
+    case MODEL_DIM_SSM_D_ROWS: return hp->arch && hp->arch->mamba2 ? hp->ssm_n_v_heads : 1;
+    case MODEL_DIM_SSM_DT_RANK: return hp->ssm_dt_rank;
+    case MODEL_DIM_SSM_X: return hp->ssm_dt_rank + 2 * hp->ssm_d_state;
     case MODEL_DIM_SSM_NORM:
         if (!hp->arch || !hp->arch->mamba2)
             return hp->ssm_d_state;
@@ -215,15 +221,19 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_KV_B] = "head_count x (key_length_mla - rope.dimension_count + value_length_mla)",
         [MODEL_DIM_QK_NOPE] = "key_length_mla - rope.dimension_count", [MODEL_DIM_V_MLA] = "value_length_mla",
         [MODEL_DIM_SSM_CONV] = "ssm.conv_kernel", [MODEL_DIM_SSM_INNER] = "ssm.inner_size",
-        [MODEL_DIM_SSM_STATE] = "ssm.state_size", [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank",
+        [MODEL_DIM_SSM_STATE] = "ssm.state_size",
+        [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank (Mamba-1: ssm.inner_size)",
         [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size (Mamba-2: + ssm.time_step_rank)",
         [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
         [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1", [MODEL_DIM_PLE] = "embedding_length_per_layer_input",
         [MODEL_DIM_PLE_ALL] = "embedding_length_per_layer_input x block_count",
         [MODEL_DIM_FF_EXP2] = "2 x expert_feed_forward_length",
-        [MODEL_DIM_SSM_A] = "ssm.time_step_rank (Mamba-2: 1)", [MODEL_DIM_SSM_A_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
+        [MODEL_DIM_SSM_A] = "ssm.time_step_rank (Mamba-2: 1; Mamba-1: ssm.state_size)",
+        [MODEL_DIM_SSM_A_ROWS] = "1 (Mamba-2: ssm.time_step_rank; Mamba-1: ssm.inner_size)",
         [MODEL_DIM_SSM_NORM] = "ssm.state_size (Mamba-2: ssm.inner_size / ssm.group_count)",
         [MODEL_DIM_SSM_NORM_ROWS] = "1 (Mamba-2: ssm.group_count)",
+        [MODEL_DIM_SSM_DT_RANK] = "ssm.time_step_rank", [MODEL_DIM_SSM_X] = "ssm.time_step_rank + 2 ssm.state_size",
+        [MODEL_DIM_SSM_D] = "ssm.inner_size (Mamba-2: 1)", [MODEL_DIM_SSM_D_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

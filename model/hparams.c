@@ -168,14 +168,24 @@ static void swa_pattern(reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
-/* A recurrent layer's sizes as llama.cpp's qwen35 and nemotron_h loaders read them (all required). */
+/* A recurrent layer's sizes as llama.cpp's qwen35, nemotron_h and mamba loaders read them (all required): the
+ * convolution's taps, the inner width, the state; then ssm.time_step_rank, which is the heads of a delta net or of
+ * Mamba-2 (and ssm.group_count their groups), and Mamba-1's dt rank (a head per channel, one group; dt_b_c_rms
+ * optional). */
 static void ssm_sizes(reader *r, model_hparams *hp)
 {
     const int64_t big = INT64_C(1) << 20, dims = 65536;
     hp->ssm_d_conv = get_int(r, "ssm.conv_kernel", true, 0, 1, 64, NULL);
     hp->ssm_d_inner = get_int(r, "ssm.inner_size", true, 0, 1, big, NULL);
     hp->ssm_d_state = get_int(r, "ssm.state_size", true, 0, 1, dims, NULL);
-    hp->ssm_n_v_heads = get_int(r, "ssm.time_step_rank", true, 0, 1, dims, NULL);
+    const int64_t rank = get_int(r, "ssm.time_step_rank", true, 0, 1, dims, NULL);
+    if (hp->arch && hp->arch->mamba1) {
+        hp->ssm_dt_rank = rank;
+        hp->ssm_dt_b_c_rms = get_bool(r, "ssm.dt_b_c_rms", false);
+        hp->ssm_n_v_heads = hp->ssm_d_inner;
+        return;
+    }
+    hp->ssm_n_v_heads = rank;
     hp->ssm_n_k_heads = get_int(r, "ssm.group_count", true, 0, 1, dims, NULL);
 }
 
@@ -426,11 +436,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     const int64_t big = INT64_C(1) << 30, dims = 65536;
     hp->n_embd = get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = get_int(&r, "block_count", true, 0, 1, dims, NULL);
-    hp->n_head = get_int(&r, "attention.head_count", true, 0, 1, dims, NULL);
+    hp->n_head = get_int(&r, "attention.head_count", true, 0, hp->arch && hp->arch->attention_free ? 0 : 1, dims, NULL);
     if (hp->arch && hp->arch->shortconv)
         hp->shortconv_l_cache = get_int(&r, "shortconv.l_cache", true, 0, 2, 64, NULL);
     /* a hybrid's counts may mark layers without attention; Falcon-H1's every layer attends (mixer_beside) */
-    if (hp->arch && (hp->arch->shortconv || (hp->arch->mamba2 && !hp->arch->mixer_beside)))
+    if (hp->arch && (hp->arch->shortconv || hp->arch->mamba1 || (hp->arch->mamba2 && !hp->arch->mixer_beside)))
         kv_heads_per_layer(&r, hp);
     else
         hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, 1, dims, &hp->kv_heads_layers, hp);
@@ -468,7 +478,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     }
     if (hp->arch && hp->arch->delta_net)
         delta_net(&r, hp);
-    if (hp->arch && hp->arch->mamba2)
+    if (hp->arch && (hp->arch->mamba2 || hp->arch->mamba1))
         ssm_sizes(&r, hp);
     if (hp->arch && hp->arch->single_block) /* nemotron_h's loader */
         hp->moe_latent_size = get_int(&r, "moe_latent_size", false, 0, 0, big, NULL);
@@ -539,7 +549,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->embd_scale = sqrtf((float)hp->n_embd);
     if (ar && ar->attn_scale_embd_layers && hp->n_layer == ar->attn_scale_embd_layers && per_head > 0)
         hp->attn_scale = 1.0f / sqrtf((float)per_head);
-    else if (ar && ar->attn_scale_one)
+    else if (ar && (ar->attn_scale_one || ar->attention_free)) /* (a state-space model's: never used) */
         hp->attn_scale = 1.0f;
     else if (hp->head_dim_k > 0)
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);

@@ -120,13 +120,14 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "a %s model needs key '%s' > 0 (it has no dense feed-forward block); llama.cpp refuses it", arch,
                     key);
     }
-    if (hp->n_expert == 0 && hp->n_ff <= 0) { /* llama.cpp sizes ffn_gate (n_embd, n_ff) by it and refuses the file */
+    /* llama.cpp sizes ffn_gate (n_embd, n_ff) by it and refuses the file; a state-space model has neither */
+    if (hp->n_expert == 0 && hp->n_ff <= 0 && !hp->arch->attention_free) {
         snprintf(key, sizeof key, "%s.feed_forward_length", arch);
         return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "key '%s' is %s: llama.cpp sizes the feed-forward tensors by it and refuses the file", key,
                     gguf_find_kv(f, key) ? "0" : "missing");
     }
-    if (hp->head_dim_k == 0) {
+    if (hp->head_dim_k == 0 && !hp->arch->attention_free) {
         snprintf(key, sizeof key, "%s.attention.head_count", arch);
         return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                     "no attention.key_length, and %lld heads (key '%s') do not divide embedding_length %lld",
@@ -138,7 +139,8 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                     "%lld heads (key '%s') of %lld values make query rows of more than 2^30 values",
                     (long long)hp->n_head, key, (long long)hp->head_dim_k);
     }
-    for (int64_t il = 0; il < hp->n_layer; il++) { /* each layer's heads (a sliding window's own lengths) */
+    /* each layer's heads (a sliding window's own lengths) */
+    for (int64_t il = 0; il < hp->n_layer && !hp->arch->attention_free; il++) {
         model_hparams l;
         model_hparams_layer(hp, il, &l);
         const bool swa = model_hparams_layer_is_swa(hp, il) && (hp->head_dim_k_swa || hp->head_dim_v_swa);

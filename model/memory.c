@@ -213,7 +213,8 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "general.architecture",
                     "architecture '%s' is not one whose graph this estimate knows (%s)", hp->arch_name,
                     model_arch_names());
-    if (hp->n_layer <= 0 || hp->n_embd <= 0 || hp->n_head_kv <= 0 || hp->head_dim_k <= 0)
+    const bool attends = !hp->arch->attention_free; /* (a state-space model keeps no cache rows) */
+    if (hp->n_layer <= 0 || hp->n_embd <= 0 || (attends && (hp->n_head_kv <= 0 || hp->head_dim_k <= 0)))
         return model_fail(err, MODEL_E_MALFORMED, 0, "", "the hyperparameters do not give the layers' shapes");
     if (p->n_ubatch <= 0 || p->n_batch <= 0 || p->n_seq <= 0)
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ub", "batch sizes and sequences must be at least 1");

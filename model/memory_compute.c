@@ -12,25 +12,10 @@
  * scripts/llama-alloc-trace.sh prints llama.cpp's own run of this on a file; tests/test_memory.c holds the
  * replay to the buffers llama.cpp printed for every shared, real and synthetic-architecture file.
  */
-#include "graph_replay.h"
-#include "memory_internal.h"
+#include "memory_graph.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* What differs between llama.cpp's builders beyond the tensors a file has. */
-typedef struct builder_facts {
-    const char *arch;
-    bool k_before_v;         /* its q, k, v in that order (else q, v, k: llama-graph's build_attn order) */
-    bool q_scaled;           /* q scaled after the rotation (gemma's query_pre_attn_scalar, phi3's 1/sqrt(d)) */
-    bool residual_first;     /* the FFN's residual add reads the residual first (phi3) */
-    bool rows_after_layers;  /* the output rows picked after the last layer, not inside it (gpt-oss) */
-    bool rows_after_norm;    /* ... after the final norm (gemma4, nemotron_h) */
-    bool residual_first_attn; /* the attention's (or mixer's) residual add reads the residual first too (lfm2) */
-    bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
-    bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
-    bool rows_after_residual; /* the last layer's rows picked from the attention's residual sum (falcon-h1) */
-} builder_facts;
 
 static const builder_facts facts[] = {
     { .arch = "llama" }, { .arch = "qwen2" }, { .arch = "qwen3" }, { .arch = "qwen2moe" }, { .arch = "qwen3moe" },
@@ -51,63 +36,8 @@ static const builder_facts facts[] = {
     { .arch = "qwen35", .rows_after_norm = true },
     { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
-    { .arch = "falcon-h1", .rows_after_residual = true },
+    { .arch = "falcon-h1", .rows_after_residual = true }, { .arch = "mamba2" }, { .arch = "mamba" },
 };
-
-/* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
-typedef struct cache_inputs {
-    int k_idxs, v_idxs, mask;
-    uint64_t cells;
-} cache_inputs;
-
-typedef struct build {
-    graph *g;
-    const gguf_file *f;
-    const model_hparams *hp;
-    const model_memory *m;
-    const builder_facts *bf;
-    uint64_t T, E;
-    /* the rows the tensors built next have: T, then the outputs' rows once the rows are picked (T rounded up to a
-     * multiple of the sequences is the graph's batch; the outputs are the batch asked for) */
-    uint64_t n_rows, n_out;
-    int pos, out_ids;
-    int attn_temp;         /* the attention temperature's input (a scale per token), made where q first reads it */
-    cache_inputs cache[2]; /* full, sliding-window */
-    /* a quantized K (V) cache's Hadamard rotation (llama-kv-cache.cpp's attn_rot_k / attn_rot_v): its side, 0 for
-     * none, and each cache's input holding it once made */
-    uint64_t k_rot_n[2], v_rot_n[2]; /* [full, sliding-window]: each cache's own head lengths (Gemma 4's differ) */
-    int k_rot[2], v_rot[2];
-    uint32_t type_k;       /* the K cache's type (latent attention's values are a view of it) */
-    uint64_t streams;      /* cache streams: one per sequence */
-    int64_t layer;         /* the layer being built */
-    uint64_t v_padded;     /* model_memory_v_padded: the V rows' width without flash attention, 0 with it */
-    /* the recurrent states' row indices (rs_s_copy: one per sequence) and its two views (the batch's sequences, the
-     * others), made where the first recurrent layer reads them */
-    int s_copy, s_copy_main, s_copy_extra;
-    int q_gated;           /* the layer's q product where it holds the output's gate too (attn_out_gated) */
-    /* the position after the last node the builder expanded itself (the embedding, an attention's core, the experts'
-     * sum, a mixer's state stores): where a recurrent layer's state reads go, ahead of the nodes only a later product
-     * pulls into ggml's graph */
-    int expanded;
-} build;
-
-/* Whether the file has role r: in the layer being built (b->layer), or for the experts' roles in the first layer with
- * experts (after a mixture's leading dense layers). */
-static bool has(const build *b, model_role r)
-{
-    char name[96];
-    int64_t il = model_role_info_of(r)->form == MODEL_FFN_MOE ? 0 : b->layer;
-    while (model_role_info_of(r)->form == MODEL_FFN_MOE && il + 1 < b->hp->n_layer &&
-           !model_hparams_layer_has_experts(b->hp, il))
-        il++;
-    snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_name(b->hp->arch, r));
-    return gguf_tensor_by_name(b->f, name) != NULL;
-}
-
-static uint64_t rows(const build *b, uint64_t width)
-{
-    return width * b->n_rows * sizeof(float);
-}
 
 /* The positions, an input the graph meets at the first rotation (after the K rotation matrix where there is one:
  * ggml visits a product's matrix before its other source). */
@@ -137,19 +67,6 @@ static int rotated(build *b, int x, int *rot, uint64_t n)
         *rot = graph_input(b->g, n * n * sizeof(float));
     const int v = graph_view(b->g, x);
     return graph_view(b->g, graph_op(b->g, graph_bytes(b->g, v), LY_OTHER, false, *rot, v, -1));
-}
-
-/* RMSNorm then its gains: the norm in place where x has no other reader (ggml-alloc's ggml_op_can_inplace: RMS_NORM
- * may reuse its source, a LayerNorm's NORM may not: Cohere's). */
-static int norm_rows(build *b, int x, uint64_t bytes, layout ly)
-{
-    const bool inplace = !b->hp->arch->norm_layer;
-    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, inplace, x, -1, -1), -1, -1);
-}
-
-static int norm(build *b, int x, layout ly)
-{
-    return norm_rows(b, x, graph_bytes(b->g, x), ly);
 }
 
 /* Latent attention split per head: the cache holds keys only (its values are their first kv_lora_rank). */
@@ -393,150 +310,6 @@ static int latent_attention(build *b, int h)
     const int k = graph_op(g, rows(b, H * k_mla), LY_OTHER, false, k_nope,
                            graph_op(g, rot * H * T * f, LY_OTHER, false, k_pe, -1, -1), -1);
     return attend(b, false, q, k, v, H * v_mla);
-}
-
-/* A recurrent layer's state reads (llama-graph's build_rs): the batch's sequences' rows of n values (none where the
- * read is the op itself: Mamba-2's scan reads its states by index), then the others' (no rows: one sequence a stream),
- * copied back into the cache; the first makes the row indices. Returns the rows read, or -1. */
-static int state_rows(build *b, uint64_t n)
-{
-    graph *g = b->g;
-    if (b->s_copy < 0) {
-        b->s_copy = graph_input(g, 4 * b->streams);
-        b->s_copy_main = graph_view(g, b->s_copy);
-    }
-    const int read = n ? graph_op(g, n * b->streams * sizeof(float), LY_OTHER, false, b->s_copy_main, -1, -1) : -1;
-    if (b->s_copy_extra < 0)
-        b->s_copy_extra = graph_view(g, b->s_copy);
-    graph_store(g, graph_op(g, 0, LY_OTHER, false, b->s_copy_extra, -1, -1), -1);
-    return read;
-}
-
-/* A Mamba-2 mixer on h (llama.cpp's build_mamba2_layer), in ggml's order: the conv state's rows; the input product
- * (z, xBC, dt); the state and xBC's columns concatenated, the last columns stored back; the convolution, its bias,
- * silu; dt made contiguous plus its bias; the scan (its output y, then the new states, stored back); then, pulled in
- * by the next layer: z made contiguous, y + x D, swiglu(z, y), the grouped norm, the output product. */
-static int mamba2_mixer(build *b, int h)
-{
-    graph *g = b->g;
-    const model_hparams *hp = b->hp;
-    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
-    const uint64_t inner = (uint64_t)hp->ssm_d_inner, state = (uint64_t)hp->ssm_d_state;
-    const uint64_t channels = inner + 2 * (uint64_t)hp->ssm_n_k_heads * state, taps = (uint64_t)hp->ssm_d_conv - 1;
-    const uint64_t heads = (uint64_t)hp->ssm_n_v_heads;
-    /* the conv state's reads are expanded where the layer is built: after the last node the builder expanded itself,
-     * ahead of the earlier layers' nodes that this layer's product pulls in */
-    graph_insert_at(g, b->expanded);
-    const int conv_rows = state_rows(b, taps * channels);
-    graph_insert_at(g, -1);
-    const int zxbcdt = graph_view(g, graph_op(g, (inner + channels + heads) * T * f, LY_ROWS, false, h, -1, -1));
-    const int conv_x = graph_op(g, (taps + T / S) * channels * S * f, LY_OTHER, false, graph_view(g, conv_rows),
-                                graph_view(g, graph_view(g, zxbcdt)), -1);
-    graph_store(g, graph_view(g, conv_x), -1);
-    int xbc = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
-    xbc = graph_op(g, channels * T * f, LY_ROWS, true, graph_op(g, channels * T * f, LY_ROWS, true, xbc, -1, -1), -1,
-                   -1);
-    const int x = graph_view(g, xbc);
-    int dt = graph_op(g, heads * T * f, LY_ROWS, false, graph_view(g, zxbcdt), -1, -1);
-    dt = graph_op(g, heads * T * f, LY_ROWS, true, dt, -1, -1);
-    const int scan = graph_op(g, (inner * T + state * inner * S) * f, LY_OTHER, false, x, dt, b->s_copy_main);
-    state_rows(b, 0);
-    graph_store(g, graph_view(g, scan), -1);
-    b->expanded = graph_position(g);
-    const int z = graph_op(g, inner * T * f, LY_ROWS, false, graph_view(g, zxbcdt), -1, -1);
-    const int y = graph_op(g, inner * T * f, LY_ROWS, true, graph_view(g, scan),
-                           graph_op(g, inner * T * f, LY_ROWS, true, x, -1, -1), -1);
-    const int gated = graph_op(g, inner * T * f, LY_ROWS, false, z, y, -1);
-    return graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, norm(b, graph_view(g, gated), LY_ROWS)), -1, -1);
-}
-
-/* A gated delta net on h (llama.cpp's qwen35 / qwen3next build_layer_attn_linear with the fused GATED_DELTA_NET op,
- * which its CPU context turns on), in ggml's order, all of it expanded as built (the graph expands the layer's norm
- * before it, so its state reads follow that): the conv state's rows; the q, k, v product (or the older files' q, k, v,
- * z product, its parts made contiguous and concatenated); the state and its columns concatenated, the last stored
- * back; the scan states' rows; the convolution and silu; q's and k's L2 norms (an RMS norm and a scale each), each
- * repeated to the value heads where the graph does (qwen3next); alpha's product (or beta and alpha's, each part made
- * contiguous), its bias, softplus and A; beta's sigmoid; the delta net (its output, then the new states, stored back);
- * the output's grouped norm, z (a product, or the older files' part made contiguous) and its silu, their product, the
- * output product. */
-static int delta_net_mixer(build *b, int h)
-{
-    graph *g = b->g;
-    const model_hparams *hp = b->hp;
-    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
-    const uint64_t inner = (uint64_t)hp->ssm_d_inner, keys = (uint64_t)(hp->ssm_d_state * hp->ssm_n_k_heads);
-    const uint64_t channels = inner + 2 * keys, taps = (uint64_t)hp->ssm_d_conv - 1;
-    const uint64_t heads = (uint64_t)hp->ssm_n_v_heads, state = (uint64_t)hp->ssm_d_state * inner;
-    const bool qkvz_fused = !has(b, MODEL_ROLE_ATTN_QKV), ba_fused = has(b, MODEL_ROLE_SSM_BA);
-    const bool repeat = b->bf->gdn_repeat && hp->ssm_n_k_heads != hp->ssm_n_v_heads;
-    const int conv_rows = state_rows(b, taps * channels);
-    int qkv, qkvz = -1;
-    if (qkvz_fused) {
-        qkvz = graph_op(g, (channels + inner) * T * f, LY_ROWS, false, h, -1, -1);
-        const int q = graph_op(g, keys * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1);
-        const int qk = graph_op(g, 2 * keys * T * f, LY_OTHER, false, q,
-                                graph_op(g, keys * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1), -1);
-        qkv = graph_op(g, channels * T * f, LY_OTHER, false, qk,
-                       graph_op(g, inner * T * f, LY_OTHER, false, graph_view(g, qkvz), -1, -1), -1);
-    } else {
-        qkv = graph_op(g, channels * T * f, LY_ROWS, false, h, -1, -1);
-    }
-    const int conv_x = graph_op(g, (taps + T / S) * channels * S * f, LY_OTHER, false, graph_view(g, conv_rows),
-                                graph_view(g, graph_view(g, qkv)), -1);
-    graph_store(g, graph_view(g, conv_x), -1);
-    const int states = state_rows(b, state);
-    int mix = graph_op(g, channels * T * f, LY_ROWS, false, conv_x, -1, -1);
-    mix = graph_op(g, channels * T * f, LY_ROWS, true, mix, -1, -1);
-    int qk[2];
-    for (int i = 0; i < 2; i++) {
-        qk[i] = norm_rows(b, graph_view(g, mix), keys * T * f, LY_HEADS);
-        if (repeat)
-            qk[i] = graph_view(g, graph_op(g, heads * (uint64_t)hp->ssm_d_state * T * f, LY_OTHER, false,
-                                           graph_view(g, qk[i]), -1, -1));
-    }
-    const int v = graph_view(g, mix);
-    /* alpha and beta: each a product viewed, or a part of their one product made contiguous; then alpha's bias (in
-     * place on a contiguous part, new on a view), softplus and A, and beta's sigmoid */
-    const uint64_t per_head = heads * T * f;
-    const int ba = ba_fused ? graph_op(g, 2 * per_head, LY_ROWS, false, h, -1, -1) : -1;
-    int gate = ba_fused ? graph_op(g, per_head, LY_ROWS, false, graph_view(g, ba), -1, -1)
-                        : graph_view(g, graph_op(g, per_head, LY_ROWS, false, h, -1, -1));
-    gate = graph_op(g, per_head, LY_ROWS, true, gate, -1, -1);
-    gate = graph_op(g, per_head, LY_ROWS, true, graph_op(g, per_head, LY_ROWS, true, gate, -1, -1), -1, -1);
-    const int beta_in = ba_fused ? graph_op(g, per_head, LY_ROWS, false, graph_view(g, ba), -1, -1)
-                                 : graph_view(g, graph_op(g, per_head, LY_ROWS, false, h, -1, -1));
-    const int beta = graph_op(g, per_head, LY_ROWS, true, beta_in, -1, -1);
-    const int src[6] = { qk[0], qk[1], v, graph_view(g, gate), graph_view(g, beta), graph_view(g, states) };
-    const int gdn = graph_op_n(g, (inner * T + state * S) * f, LY_OTHER, false, src, 6);
-    graph_store(g, graph_view(g, gdn), -1);
-    b->expanded = graph_position(g);
-    const int normed = norm_rows(b, graph_view(g, gdn), inner * T * f, LY_ROWS);
-    const int z = graph_op(g, inner * T * f, LY_ROWS, false, qkvz_fused ? graph_view(g, qkvz) : h, -1, -1);
-    const int gated = graph_op(g, inner * T * f, LY_ROWS, true, normed,
-                               graph_op(g, inner * T * f, LY_ROWS, false, graph_view(g, z), -1, -1), -1);
-    return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, graph_view(g, gated), -1, -1));
-}
-
-/* LFM2's short convolution on h (its graph's build_shortconv_block), in ggml's order: the conv state's rows; the input
- * product (b, c, x); b x; the state and b x's columns concatenated, the last columns stored back; then, pulled in by
- * the next layer: the convolution, c times it, the output product. */
-static int shortconv_mixer(build *b, int h)
-{
-    graph *g = b->g;
-    const uint64_t f = sizeof(float), T = b->n_rows, S = b->streams, E = b->E;
-    const uint64_t taps = (uint64_t)b->hp->shortconv_l_cache - 1;
-    graph_insert_at(g, b->expanded); /* read where the layer is built, as the Mamba-2 mixer's */
-    const int conv_rows = state_rows(b, taps * E);
-    graph_insert_at(g, -1);
-    const int bcx = graph_op(g, 3 * E * T * f, LY_ROWS, false, graph_view(g, h), -1, -1);
-    const int bx = graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, bcx), graph_view(g, bcx), -1);
-    const int conv_x = graph_op(g, (taps + T / S) * E * S * f, LY_OTHER, false, graph_view(g, conv_rows),
-                                graph_view(g, bx), -1);
-    graph_store(g, graph_view(g, conv_x), -1);
-    b->expanded = graph_position(g);
-    const int conv = graph_op(g, E * T * f, LY_ROWS, false, conv_x, -1, -1);
-    const int y = graph_op(g, E * T * f, LY_ROWS, true, graph_view(g, bcx), conv, -1);
-    return graph_view(g, graph_op(g, E * T * f, LY_ROWS, false, y, -1, -1));
 }
 
 /* Falcon-H1's layer from its input x and h = attn_norm(x) (llama.cpp's falcon-h1 graph): the attention's core;
@@ -814,11 +587,18 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, sum, att, -1);
             continue;
         }
-        if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): mixer, attention or feed-forward */
-            const int cur = hp->arch->mamba2 && model_hparams_layer_is_recurrent(hp, il) ? mamba2_mixer(&b, h)
-                            : model_hparams_layer_is_ffn_only(hp, il) ? feed_forward(&b, h, il)
-                                                                      : attention(&b, (int)il, h);
-            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, x, -1);
+        if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): mixer, attention or feed-forward
+                                        * (mamba2: the last layer's rows picked from the mixer's output, then x's) */
+            const bool recurrent = model_hparams_layer_is_recurrent(hp, il);
+            int cur = recurrent && hp->arch->mamba2 ? mamba2_mixer(&b, h)
+                      : recurrent && hp->arch->mamba1 ? mamba1_mixer(&b, h)
+                      : model_hparams_layer_is_ffn_only(hp, il) ? feed_forward(&b, h, il)
+                                                                : attention(&b, (int)il, h);
+            if (last) {
+                cur = pick_rows(&b, cur);
+                b.n_rows = b.n_out;
+            }
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, last ? pick_rows(&b, x) : x, -1);
             continue;
         }
         const bool recurrent = model_hparams_layer_is_recurrent(hp, il);

@@ -178,11 +178,17 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                    "short convolution's taps (per channel)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SHORTCONV_OUT] = { "shortconv.out_proj.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EMBD, false,
                                   "short convolution's output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_SSM_D] = { "ssm_d", true, MODEL_DIM_SSM_A, MODEL_DIM_SSM_A_ROWS, false,
-                          "Mamba-2's skip factor D (per head)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_D] = { "ssm_d", true, MODEL_DIM_SSM_D, MODEL_DIM_SSM_D_ROWS, false,
+                          "Mamba's skip factor D (per head; Mamba-1's per channel)", MODEL_DIM_NONE,
+                          .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SSM_CONV1D_BIAS] = { "ssm_conv1d.bias", true, MODEL_DIM_QKV, MODEL_DIM_NONE, false,
-                                    "Mamba-2's convolution bias (per channel of x, B, C)", MODEL_DIM_NONE,
+                                    "Mamba's convolution bias (per channel of x, B, C; Mamba-1's of x)", MODEL_DIM_NONE,
                                     .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_X] = { "ssm_x.weight", true, MODEL_DIM_SSM_INNER, MODEL_DIM_SSM_X, false,
+                          "Mamba-1's projection of the convolved x to dt, B and C", MODEL_DIM_NONE,
+                          .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_DT_PROJ] = { "ssm_dt.weight", true, MODEL_DIM_SSM_DT_RANK, MODEL_DIM_SSM_INNER, false,
+                                "Mamba-1's widening of dt to every channel", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
 };
 
 const model_role_info *model_role_info_of(model_role r)

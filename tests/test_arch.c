@@ -17,11 +17,11 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, falcon-h1, hunyuan-dense, gpt-oss, "
+                     "granitehybrid, falcon-h1, mamba2, mamba, hunyuan-dense, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 46);
+    cr_assert_eq(model_arch_count(), 48);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -58,8 +58,27 @@ Test(arch, names_and_roles_round_trip)
     const model_role dense[] = { MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN },
                      experts[] = { MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_GATE_EXPS, MODEL_ROLE_FFN_UP_EXPS,
                                    MODEL_ROLE_FFN_DOWN_EXPS };
+    /* ... but the state-space models (Mamba): every layer a mixer after its norm, nothing of attention or a
+     * feed-forward block anywhere */
+    const model_role neither[] = { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V, MODEL_ROLE_ATTN_QKV,
+                                   MODEL_ROLE_ATTN_OUT, MODEL_ROLE_FFN_NORM, MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP,
+                                   MODEL_ROLE_FFN_DOWN, MODEL_ROLE_FFN_GATE_INP, MODEL_ROLE_FFN_DOWN_EXPS };
     for (size_t a = 0; a < model_arch_count(); a++) {
         const model_arch *ar = model_arch_at(a);
+        if (ar->attention_free) {
+            cr_assert(ar->need[MODEL_ROLE_TOKEN_EMBD] == MODEL_NEED_REQUIRED &&
+                          ar->need[MODEL_ROLE_OUTPUT_NORM] == MODEL_NEED_REQUIRED &&
+                          ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
+                          ar->need_recurrent[MODEL_ROLE_SSM_IN] == MODEL_NEED_REQUIRED &&
+                          ar->need_recurrent[MODEL_ROLE_SSM_OUT] == MODEL_NEED_REQUIRED && ar->single_block && !ar->moe,
+                      "%s", ar->name);
+            for (size_t k = 0; k < sizeof neither / sizeof neither[0]; k++)
+                cr_assert(ar->need[neither[k]] == MODEL_NEED_ABSENT &&
+                              ar->need_recurrent[neither[k]] == MODEL_NEED_ABSENT &&
+                              ar->need_ffn[neither[k]] == MODEL_NEED_ABSENT,
+                          "%s: %s", ar->name, model_role_info_of(neither[k])->name);
+            continue;
+        }
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
             cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);

@@ -166,9 +166,11 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * attention, each followed by granite's feed-forward block with its multipliers, dense or 3 of 10 experts and a shared
  * one, without rotation as the hybrids are written, and with it as Bamba's are), Falcon-H1 (tests/py/falcon_h1_arch.py:
  * attention and a Mamba-2 mixer of its own width side by side in every layer, without the mixer's grouped norm and
- * with it in 2 groups, the feed-forward norm named without .weight);
+ * with it in 2 groups, the feed-forward norm named without .weight), Mamba-2 alone (tests/py/mamba_arch.py: layers of
+ * nothing but the mixer, no attention, head_count 0; 8 heads of 32 in one group, 12 of 16 in two, tied), Mamba-1
+ * (a state of 16 per channel, dt of rank 6, tied; Falcon-Mamba's dt, B and C normed, rank 8, state 8, 3 taps);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
- * Falcon-H1 quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * Falcon-H1, Mamba-2 and Mamba-1 quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
@@ -229,6 +231,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-granitehybrid-rope", "96e261369f832a51037cdd6392bc465cbf382254e0cd0abc58aa311e157e2b80" },
         { "heldout-falcon-h1", "9c3b9244664fa3d71444f1e30350d109ed5dcf33a0c642ca1b167f19a5372d6d" },
         { "heldout-falcon-h1-b", "db5ce2571ca21c2a3fca53a85c82502d99de6a5a2c846c35d20677ee0e2ad515" },
+        { "heldout-mamba2", "c846c684dda48efb2a51a0eab818858ca98c0eccb5561581e84995f131530b00" },
+        { "heldout-mamba2-b", "4ca698de1f9838aaccb8d9dc753ab4c4e2e886c4fc741af730639dee1ddb1f06" },
+        { "heldout-mamba", "f2416b29034967b9dc83855f1ec65eb22742617ec51ec658ba8d2ade381d7d9e" },
+        { "heldout-mamba-falcon", "8734827833545ec7d815d5e739528e93ec2917f303bbcb569c2fbc6cc7123c38" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -248,12 +254,12 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* twenty-two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* twenty-eight of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
      * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them), its experts with
-     * their gate and up fused, Nemotron-H's Mamba-2 mixers */
+     * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -290,6 +296,11 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-falcon-h1", "Q4_K_M", "q4_k_m", "3067a48d6e6b54c6d7822f166ee0ce03441a72dfc8e662fbeca259de4b55abe0" },
         { "heldout-falcon-h1-b", "Q4_K_M", "q4_k_m",
           "1ed3be7c9e3fdf56760c02170bf2895f0d1171b87858c92cda30a1f6fcb7bc9b" },
+        { "heldout-mamba2", "Q4_K_M", "q4_k_m", "41267514a7fcba666529d4a04c262bba706d4c0e6ed0a46ec8eb0508ab8e0646" },
+        { "heldout-mamba2-b", "Q4_K_M", "q4_k_m", "8201143e548273ddf62ea59841ed4c99d2ce8f84e761a1b47d37c1cd22dcb7e9" },
+        { "heldout-mamba", "Q4_K_M", "q4_k_m", "63fe6569042ccdf97f6a65d90d759bc286a6d9fe52a6453aca8254bab0440065" },
+        { "heldout-mamba-falcon", "Q4_K_M", "q4_k_m",
+          "22ac4f4c2fb116ee5d9da3023f7d5df8572c0dc1387123b765e7fcb7b60b620e" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -276,6 +276,104 @@ Test(arch, falcon_h1_layers_hold_attention_and_a_mixer)
     hparams_refused_naming(kvs, N(kvs), 4, "0", "falcon-h1.attention.head_count_kv"); /* every layer attends */
 }
 
+/* Mamba-2 alone as llama.cpp's mamba2 loader reads what its converter writes: attention.head_count 0 and
+ * feed_forward_length 0 taken (no layer attends, none has a feed-forward block), every layer a Mamba-2 mixer needing
+ * its grouped norm, no attention role anywhere; an attending architecture's head_count 0 is still refused by name. */
+Test(arch, mamba2_layers_are_mixers_alone)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "mamba2" },
+                      { "mamba2.context_length", 'u', "1048576" },
+                      { "mamba2.embedding_length", 'u', "128" },
+                      { "mamba2.feed_forward_length", 'u', "0" },
+                      { "mamba2.attention.head_count", 'u', "0" },
+                      { "mamba2.block_count", 'u', "3" },
+                      { "mamba2.ssm.conv_kernel", 'u', "4" },
+                      { "mamba2.ssm.inner_size", 'u', "256" },
+                      { "mamba2.ssm.state_size", 'u', "32" },
+                      { "mamba2.ssm.time_step_rank", 'u', "8" },
+                      { "mamba2.ssm.group_count", 'u', "2" },
+                      { "mamba2.attention.layer_norm_rms_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    for (int il = 0; il < 3; il++)
+        cr_expect(model_hparams_layer_is_recurrent(&hp, il) && model_hparams_layer_has_state(&hp, il) &&
+                      !model_hparams_layer_has_kv_heads(&hp, il), "layer %d", il);
+    static const struct {
+        model_role r;
+        model_need need;
+    } needs[] = { { MODEL_ROLE_ATTN_NORM, MODEL_NEED_REQUIRED }, { MODEL_ROLE_SSM_IN, MODEL_NEED_REQUIRED },
+                  { MODEL_ROLE_SSM_NORM, MODEL_NEED_REQUIRED },  { MODEL_ROLE_ATTN_Q, MODEL_NEED_ABSENT },
+                  { MODEL_ROLE_FFN_NORM, MODEL_NEED_ABSENT },    { MODEL_ROLE_FFN_DOWN, MODEL_NEED_ABSENT } };
+    for (size_t i = 0; i < N(needs); i++)
+        for (int il = 0; il < 3; il++)
+            cr_expect_eq(model_role_need_at(&hp, needs[i].r, il), needs[i].need, "%s in layer %d",
+                         model_role_info_of(needs[i].r)->name, il);
+    int64_t ne[3];
+    cr_assert(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_SSM_IN), 0, ne));
+    cr_expect(ne[0] == 128 && ne[1] == 2 * 256 + 2 * 2 * 32 + 8, "ssm_in %lld x %lld", (long long)ne[0],
+              (long long)ne[1]);
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 9, "7", "mamba2.ssm.time_step_rank"); /* 256 in heads of 7 */
+    kv_spec attends[] = { { "general.architecture", 's', "llama" },
+                          { "llama.embedding_length", 'u', "128" },
+                          { "llama.feed_forward_length", 'u', "256" },
+                          { "llama.attention.head_count", 'u', "4" },
+                          { "llama.block_count", 'u', "2" } };
+    hparams_refused_naming(attends, N(attends), 3, "0", "llama.attention.head_count");
+}
+
+/* Mamba-1 as llama.cpp's mamba loader reads it: time_step_rank is dt's rank (not heads: a head per channel), no group
+ * key, dt_b_c_rms read (Falcon-Mamba's); every layer a Mamba-1 mixer with ssm_x and ssm_dt's projection, A one rate
+ * per channel and state value, D one per channel; an expansion other than 2 refused as its loader refuses it. */
+Test(arch, mamba_layers_are_mamba1_mixers)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "mamba" },
+                      { "mamba.context_length", 'u', "1048576" },
+                      { "mamba.embedding_length", 'u', "96" },
+                      { "mamba.feed_forward_length", 'u', "0" },
+                      { "mamba.attention.head_count", 'u', "0" },
+                      { "mamba.block_count", 'u', "2" },
+                      { "mamba.ssm.conv_kernel", 'u', "4" },
+                      { "mamba.ssm.inner_size", 'u', "192" },
+                      { "mamba.ssm.state_size", 'u', "16" },
+                      { "mamba.ssm.time_step_rank", 'u', "6" },
+                      { "mamba.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                      { "mamba.ssm.dt_b_c_rms", 'B', "1" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.ssm_dt_rank == 6 && hp.ssm_n_v_heads == 192 && hp.ssm_n_k_heads == 0 && hp.ssm_dt_b_c_rms);
+    for (int il = 0; il < 2; il++)
+        cr_expect(model_hparams_layer_is_recurrent(&hp, il) && !model_hparams_layer_has_kv_heads(&hp, il), "layer %d",
+                  il);
+    static const struct {
+        model_role r;
+        int64_t ne0, ne1; /* the shape llama.cpp's loader asks for */
+    } shapes[] = { { MODEL_ROLE_SSM_IN, 96, 384 },       { MODEL_ROLE_SSM_CONV1D, 4, 192 },
+                   { MODEL_ROLE_SSM_CONV1D_BIAS, 192, 1 }, { MODEL_ROLE_SSM_X, 192, 6 + 2 * 16 },
+                   { MODEL_ROLE_SSM_DT_PROJ, 6, 192 },   { MODEL_ROLE_SSM_DT, 192, 1 },
+                   { MODEL_ROLE_SSM_A, 16, 192 },        { MODEL_ROLE_SSM_D, 192, 1 },
+                   { MODEL_ROLE_SSM_OUT, 192, 96 } };
+    for (size_t i = 0; i < N(shapes); i++) {
+        int64_t ne[3];
+        cr_expect_eq(model_role_need_at(&hp, shapes[i].r, 1), MODEL_NEED_REQUIRED, "%s",
+                     model_role_info_of(shapes[i].r)->name);
+        cr_assert(model_role_shape_at(&hp, model_role_info_of(shapes[i].r), 1, ne));
+        cr_expect(ne[0] == shapes[i].ne0 && ne[1] == shapes[i].ne1, "%s: %lld x %lld",
+                  model_role_info_of(shapes[i].r)->name, (long long)ne[0], (long long)ne[1]);
+    }
+    cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_NORM, 0), MODEL_NEED_ABSENT);
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, N(kvs), 7, "256", "mamba.ssm.inner_size"); /* not 2 x 96 */
+}
+
 /* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a
  * shared expert beside them; the mixer layers have no experts (the first layer with experts is the first
  * feed-forward one, where llama.cpp looks for the router); expert_weights_norm and expert_weights_scale read. */

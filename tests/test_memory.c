@@ -289,7 +289,8 @@ Test(memory, gguf_run_uses_what_it_estimates)
 
 /* A hybrid's report says what its recurrent layers hold beside the attention layers' cache, in llama.cpp's figures at
  * -c 4096 (tests/data/llama_cpp_memory.tsv): Nemotron-H's three Mamba-2 mixers and one attention layer, Qwen3.5's four
- * gated delta nets, Qwen3-Next's older file (one q, k, v, z product), LFM2's short convolutions (taps, no scan). */
+ * gated delta nets, Qwen3-Next's older file (one q, k, v, z product), LFM2's short convolutions (taps, no scan); Mamba-2
+ * and Falcon-Mamba (Mamba-1: a state per channel) keep no cache at all (llama.cpp prints no KV buffer). */
 Test(memory, hybrids_report_their_recurrent_states)
 {
     static const struct {
@@ -303,6 +304,10 @@ Test(memory, hybrids_report_their_recurrent_states)
           "0.03 MiB  (3 recurrent layers x 1 sequence: 384 conv values, 2048 state values each; f32)", "5.92 MiB" },
         { "heldout-lfm2-f32.gguf", "2.00 MiB  (4096 cells x 2 layers;",
           "0.00 MiB  (4 recurrent layers x 1 sequence: 256 conv values each; f32)", "6.64 MiB" },
+        { "heldout-mamba2-f32.gguf", "0.00 MiB  (none: no layer attends",
+          "0.14 MiB  (4 recurrent layers x 1 sequence: 960 conv values, 8192 state values each; f32)", "3.65 MiB" },
+        { "heldout-mamba-falcon-f32.gguf", "0.00 MiB  (none: no layer attends",
+          "0.04 MiB  (4 recurrent layers x 1 sequence: 512 conv values, 2048 state values each; f32)", "3.26 MiB" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *path = find_file(cases[i].file);

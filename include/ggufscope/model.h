@@ -70,6 +70,9 @@ typedef enum model_dim {
      * output norm's gains (a delta net's one head's (ssm.state_size), Mamba-2's one row per group (ssm.inner_size /
      * ssm.group_count, ssm.group_count)) */
     MODEL_DIM_SSM_A, MODEL_DIM_SSM_A_ROWS, MODEL_DIM_SSM_NORM, MODEL_DIM_SSM_NORM_ROWS,
+    /* Mamba-1's: dt's rank (ssm.time_step_rank), ssm_x's rows (that + 2 ssm.state_size: dt, B, C), and D's shape (one
+     * value per channel; Mamba-2's (1, heads), a head's each) */
+    MODEL_DIM_SSM_DT_RANK, MODEL_DIM_SSM_X, MODEL_DIM_SSM_D, MODEL_DIM_SSM_D_ROWS,
     MODEL_DIM_COUNT
 } model_dim;
 
@@ -123,6 +126,8 @@ typedef enum model_role {
     MODEL_ROLE_FFN_POST_NORM_1, MODEL_ROLE_FFN_POST_NORM_2,
     /* Mamba-2 (Nemotron-H): the skip connection's factor per head (D) and the convolution's bias */
     MODEL_ROLE_SSM_D, MODEL_ROLE_SSM_CONV1D_BIAS,
+    /* Mamba-1: the projection of the convolved x to dt, B and C, and dt's widening to every channel */
+    MODEL_ROLE_SSM_X, MODEL_ROLE_SSM_DT_PROJ,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -341,6 +346,12 @@ typedef struct model_arch {
      *   cache rows and a recurrent state); ffn_norm_bare: its feed-forward norm is blk.N.ffn_norm, without .weight (the
      *   converter maps pre_ff_layernorm.weight whole, to a name without a suffix; its loader asks for that name) */
     bool mixer_beside, ffn_norm_bare;
+    /* Mamba-1's (llama.cpp's mamba): every layer's mixer is Mamba-1's (x and z from ssm_in; x convolved; dt, B, C from
+     *   ssm_x, dt widened by ssm_dt; a state per channel of ssm.state_size values, each decayed at its own rate) */
+    bool mamba1;
+    /* the state-space models' (llama.cpp's mamba, mamba2): no layer attends; the converter writes attention.head_count
+     * 0 ("unused, but seemingly required when loading"), which the loaders accept */
+    bool attention_free;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where
@@ -422,6 +433,11 @@ typedef struct model_hparams {
      * NULL. Mamba-2 (model_arch.mamba2) reads the same keys: ssm_n_v_heads its heads, ssm_n_k_heads its groups of B and
      * C. */
     int64_t ssm_d_conv, ssm_d_inner, ssm_d_state, ssm_n_v_heads, ssm_n_k_heads, full_attn_interval;
+    /* Mamba-1 (model_arch.mamba1): ssm.time_step_rank is dt's rank (its heads, ssm_n_v_heads, are its channels, one
+     * group: ssm_n_k_heads 0 as no key says otherwise); ssm.dt_b_c_rms: dt, B and C RMS-normed without gains
+     * (Falcon-Mamba) */
+    int64_t ssm_dt_rank;
+    bool ssm_dt_b_c_rms;
     const gguf_value *recurrent_layers;
     /* a short convolution's taps (model_arch.shortconv: shortconv.l_cache), and attention.head_count_kv where it is an
      * array of one count per layer (0: a recurrent layer; n_head_kv is then the attention layers' count), or NULL */

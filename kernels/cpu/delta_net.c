@@ -43,16 +43,21 @@ kern_status cpu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, siz
     const kern_weight *const vecs[3] = { dt_bias, a, d };
     const float *v[3] = { 0 };
     float *owned[3] = { 0 };
+    /* a decay rate per head (Mamba-2), or per head and state value (Mamba-1's A: d_state x n_head) */
+    const bool per_state = a && a->t && a->t->n_elements == (uint64_t)n_head * (uint64_t)d_state && d_state > 1;
+    const int a_len = per_state ? d_state : 1;
     kern_status s = KERN_OK;
     for (int i = 0; i < 3 && !s; i++)
-        s = vecs[i] && vecs[i]->t ? cpu_vector(vecs[i], n_head, &v[i], &owned[i]) : KERN_E_SHAPE;
+        s = vecs[i] && vecs[i]->t ? cpu_vector(vecs[i], (int64_t)n_head * (i == 1 ? a_len : 1), &v[i], &owned[i])
+                                  : KERN_E_SHAPE;
     if (!s) {
         const ssm_scan_shape sh = { T, n_head, head_dim, n_group, d_state, ld_dt };
         const int rows = n_head * head_dim;
 #pragma omp parallel for num_threads(cpu_threads(b)) if ((int64_t)rows * T * d_state >= 65536)
         for (int r = 0; r < rows; r++) {
             const int h = r / head_dim;
-            ssm_scan_row(&sh, xbc, dt, v[0][h], v[1][h], v[2][h], h, r % head_dim, state + (size_t)r * d_state, out);
+            ssm_scan_row(&sh, xbc, dt, v[0][h], v[1] + (size_t)h * a_len, per_state, v[2][h], h, r % head_dim,
+                         state + (size_t)r * d_state, out);
         }
     }
     for (int i = 0; i < 3; i++)

@@ -34,16 +34,18 @@ kern_status cu_ssm_conv(kern_backend *b, const kern_weight *w, const kern_weight
                      state, out);
 }
 
-/* Mamba-2's scan: one thread per row of a head's state (n_head x head_dim of them), tokens in turn (ssm_scan.h). */
+/* Mamba's scan: one thread per row of a head's state (n_head x head_dim of them), tokens in turn (ssm_scan.h); a decay
+ * rate per head (Mamba-2) or per head and state value (Mamba-1: a_per_state). */
 __global__ void ssm_scan_k(ssm_scan_shape sh, const float *xbc, const float *dt, const float *dt_bias, const float *a,
-                           const float *d, float *state, float *out)
+                           bool a_per_state, const float *d, float *state, float *out)
 {
     kc_grid_wait();
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= sh.n_head * sh.head_dim)
         return;
     const int h = r / sh.head_dim, i = r % sh.head_dim;
-    ssm_scan_row(&sh, xbc, dt, dt_bias[h], a[h], d[h], h, i, state + (size_t)r * sh.d_state, out);
+    ssm_scan_row(&sh, xbc, dt, dt_bias[h], a + (size_t)h * (a_per_state ? sh.d_state : 1), a_per_state, d[h], h, i,
+                 state + (size_t)r * sh.d_state, out);
 }
 
 kern_status cu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, size_t ld_dt, const kern_weight *dt_bias,
@@ -52,9 +54,12 @@ kern_status cu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, size
 {
     const kern_weight *const vecs[3] = { dt_bias, a, d };
     const float *v[3];
+    const cu_weight *ca = a ? (const cu_weight *)a->dev : NULL;
+    /* a decay rate per head (Mamba-2), or per head and state value (Mamba-1's A: d_state x n_head) */
+    const bool per_state = ca && ca->ne0 * ca->ne1 == (int64_t)n_head * d_state && d_state > 1;
     for (int i = 0; i < 3; i++) {
         const cu_weight *cw = vecs[i] ? (const cu_weight *)vecs[i]->dev : NULL;
-        if (!cw || !cw->vec || cw->ne0 * cw->ne1 != n_head)
+        if (!cw || !cw->vec || cw->ne0 * cw->ne1 != (int64_t)n_head * (i == 1 && per_state ? d_state : 1))
             return KERN_E_SHAPE;
         v[i] = cw->vec;
     }
@@ -63,7 +68,7 @@ kern_status cu_ssm_scan(kern_backend *b, const float *xbc, const float *dt, size
     const ssm_scan_shape sh = { T, n_head, head_dim, n_group, d_state, ld_dt };
     const int rows = n_head * head_dim;
     return cu_launch(b, "ssm_scan_k", ssm_scan_k, dim3((unsigned)((rows + 127) / 128)), dim3(128), sh, xbc, dt, v[0],
-                     v[1], v[2], state, out);
+                     v[1], per_state, v[2], state, out);
 }
 
 /* The sum of v over the block (blockDim.x a multiple of 32, at most 1024), in every thread. */

@@ -31,6 +31,7 @@ from gemma4_arch import write_gemma4  # noqa: E402
 from nemotron_h_arch import write_nemotron_h  # noqa: E402
 from granitehybrid_arch import write_granitehybrid  # noqa: E402
 from falcon_h1_arch import write_falcon_h1  # noqa: E402
+from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -155,6 +156,16 @@ OWN_WRITERS = {
     'heldout-falcon-h1-b': lambda out: write_falcon_h1(out, n_embd=96, n_layer=3, n_head=3, n_kv=1, head_dim=32,
                                                       n_ff=192, ssm_heads=6, ssm_head_dim=16, n_group=2, d_state=32,
                                                       d_conv=3, ssm_norm=True, tied=True, seed=7302),
+    # pure Mamba-2 (Mamba-Codestral's layers: x + mixer(attn_norm(x)), nothing else): 8 heads of 32, one group; and 2
+    # groups, heads of 16, state 16, 3 taps, tied output
+    'heldout-mamba2': lambda out: write_mamba2(out),
+    'heldout-mamba2-b': lambda out: write_mamba2(out, n_embd=96, n_layer=3, head_dim=16, n_group=2, d_state=16,
+                                                 d_conv=3, tied=True, seed=7402),
+    # Mamba-1 (state-spaces/mamba-*): a state of 16 per channel, dt of rank 6; Falcon-Mamba's form: dt, B and C
+    # RMS-normed, rank 8, state 8, 3 taps, untied
+    'heldout-mamba': lambda out: write_mamba(out),
+    'heldout-mamba-falcon': lambda out: write_mamba(out, n_embd=128, n_layer=4, d_state=8, d_conv=3, dt_rank=8,
+                                                    dt_b_c_rms=True, tied=False, seed=7502),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

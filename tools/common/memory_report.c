@@ -35,7 +35,10 @@ void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_p
     char streams[48] = ""; /* one stream of cells per sequence */
     if (p->n_seq > 1)
         snprintf(streams, sizeof streams, " x %lld sequences", (long long)p->n_seq);
-    if (m->n_layer_swa > 0)
+    if (m->n_layer_swa + m->n_layer_full == 0) /* Mamba: llama.cpp makes no KV cache at all */
+        fprintf(out, "  %-18s %10.2f MiB  (none: no layer attends, so the context costs no memory)\n",
+                "KV cache", 0.0);
+    else if (m->n_layer_swa > 0)
         fprintf(out, "  %-18s %10.2f MiB  (%lld cells%s x %lld full layers, %lld cells%s x %lld sliding-window "
                 "layers; K %.2f MiB, V %.2f MiB)\n", "KV cache", mib(m->kv_bytes), (long long)m->kv_cells, streams,
                 (long long)m->n_layer_full, (long long)m->kv_cells_swa, streams, (long long)m->n_layer_swa,

@@ -80,9 +80,13 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     gguf_format_size(gguf_file_size(f), size, sizeof size);
     const char *mname = meta_string(f, "general.name", name, sizeof name);
     fprintf(out, "model      %s (%s%s%s)\n", o->model, mname ? mname : "", mname ? ", " : "", size);
-    fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
-            hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
-            hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
+    if (hp->desc->attention_free) /* Mamba: its layers' line says what they are */
+        fprintf(out, "arch       %s: %d layers, n_embd %d, no attention, no feed-forward block\n", hp->arch,
+                hp->n_layer, hp->n_embd);
+    else
+        fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
+                hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
+                hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
     char scaling[160] = "";
     if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN)
         snprintf(scaling, sizeof scaling, ", YaRN x%g from %lld positions (ramp over pairs %g-%g, magnitude %.4g)",
@@ -112,10 +116,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                  "temperature%s)", at, hp->g.attn_temp_floor, hp->g.attn_temp_scale,
                  hp->g.attn_temp_nope_only ? ", on the layers without positions" : "");
     }
-    fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s%s\n",
-            hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
-            hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
-            scaling, factors ? ", " : "", factors ? factors : "", nope, temp);
+    if (!hp->desc->attention_free)
+        fprintf(out, "rope       %s (by architecture), base %g%s, %d of %d dims rotate%s%s%s%s%s%s\n",
+                hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
+                hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
+                scaling, factors ? ", " : "", factors ? factors : "", nope, temp);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
         char q[64] = "straight from the input";
         if (hp->n_lora_q)
@@ -142,25 +147,35 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         int ffn = 0;
         for (int il = 0; il < hp->n_layer; il++)
             ffn += model_hparams_layer_is_ffn_only(&hp->g, il);
-        char rest[160];
+        char rest[160], attn[96] = "";
         char norm_name[96];
         snprintf(norm_name, sizeof norm_name, "blk.0.%s", model_role_name(hp->desc, MODEL_ROLE_SSM_NORM));
         const gguf_tensor *norm = gguf_tensor_by_name(f, norm_name);
         if (hp->desc->mixer_beside) /* Falcon-H1 */
             snprintf(rest, sizeof rest, "each beside the layer's attention on the same attn_norm, the two added; a "
                      "feed-forward block after each");
+        else if (hp->desc->attention_free) /* Mamba-2 alone */
+            snprintf(rest, sizeof rest, "nothing else");
         else if (hp->desc->single_block)
             snprintf(rest, sizeof rest, "%d feed-forward (%s), %d attention", ffn,
                      hp->n_expert ? "experts" : "relu(x Wup)^2 Wdown, no gate", hp->n_layer - hp->n_recurrent - ffn);
         else
             snprintf(rest, sizeof rest, "the others attention; a feed-forward block after each");
+        if (!hp->desc->attention_free)
+            snprintf(attn, sizeof attn, " (%d kv heads of %d values%s)", hp->n_kv_head, hp->head_dim,
+                     hp->desc->no_rope_period == 1 || hp->g.rope_off ? ", no positions" : "");
         fprintf(out, "layers     %s%d of %d a Mamba-2 mixer (z, x, B, C, dt from one projection; x, B, C through a causal "
                 "convolution of %d taps with its bias and SiLU; %d heads of %d in %d group%s of B and C, a state of %d per "
-                "row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z)%s), %s (%d kv heads of %d values%s)\n",
+                "row, decayed by exp(softplus(dt + dt_bias) A); + D x; x SiLU(z)%s), %s%s\n",
                 hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hv,
                 hp->m2_inner / hp->dn_hv, hp->dn_hk, hp->dn_hk == 1 ? "" : "s", hp->dn_d,
-                norm ? ", RMS-normed per group" : "", rest,
-                hp->n_kv_head, hp->head_dim, hp->desc->no_rope_period == 1 || hp->g.rope_off ? ", no positions" : "");
+                norm ? ", RMS-normed per group" : "", rest, attn);
+    } else if (hp->mamba1) { /* Mamba, Falcon-Mamba */
+        fprintf(out, "layers     one block each: %d of %d a Mamba-1 mixer (x, z from one projection; x through a causal "
+                "convolution of %d taps with its bias and SiLU; dt of rank %d, B and C from x%s; dt widened to the %d "
+                "channels; a state of %d per channel, each value decayed by exp(softplus(dt + dt_bias) A) at its own "
+                "rate; + D x; x SiLU(z)), nothing else\n", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->m1_dt_rank,
+                hp->m1_dt_b_c_rms ? ", each RMS-normed without gains (ssm.dt_b_c_rms)" : "", hp->m2_inner, hp->dn_d);
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
         print_layer_shapes(out, hp);
@@ -184,7 +199,10 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
             fprintf(out, "; a sink logit per head in each softmax");
         fprintf(out, "\n");
     }
-    fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
+    if (hp->desc->attention_free) /* Mamba: the norm before each mixer and the final one */
+        fprintf(out, "norm       RMSNorm eps %g%s\n", hp->eps, hp->eps_defaulted ? " (default)" : "");
+    else
+        fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
             hp->desc->norm_layer ? "LayerNorm (no bias)" : "RMSNorm", hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
             hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
             : !hp->qk_norm   ? "no"
@@ -199,7 +217,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         [KERN_ACT_SIGMOID] = "sigmoid gate", [KERN_ACT_NONE] = "a product of two rows",
         [KERN_ACT_RELU] = "relu(x Wup)^2, no gate",
     };
-    fprintf(out, "ffn        %s", act_names[hp->act]);
+    fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : act_names[hp->act]);
     if (hp->n_expert > 0) {
         char bytes[32];
         gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
