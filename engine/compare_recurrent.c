@@ -105,7 +105,7 @@ static bool derive_mamba2(cmp_state *s, int side, int il, int pos0, int T, float
 
 /* A Mamba-1 mixer's output (mamba1.c's block before ssm_out) on the chunk's rows, replayed from zero states over the
  * side's own attn_norm rows from the first position: the products in the side's numerics, the convolution, the norms
- * (Falcon-Mamba's), the scan and the gate by the reference. */
+ * (Falcon-Mamba's, Jamba's), the scan and the gate by the reference. */
 static bool derive_mamba1(cmp_state *s, int side, int il, int pos0, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
@@ -118,14 +118,18 @@ static bool derive_mamba1(cmp_state *s, int side, int il, int pos0, int T, float
     host_weights(s->m, il, w);
     const size_t xdb_w = (size_t)R + 2 * (size_t)S, xbc_w = (size_t)I + 2 * (size_t)S;
     const size_t per_row = 7 * (size_t)I + xdb_w + 2 * (size_t)S + xbc_w + (size_t)R; /* proj (2), x, z, conv, dt, y */
+    const kern_weight *dt_gains = w[MODEL_ROLE_SSM_DT_NORM].t ? &w[MODEL_ROLE_SSM_DT_NORM] : NULL;
+    const kern_weight *b_gains = w[MODEL_ROLE_SSM_B_NORM].t ? &w[MODEL_ROLE_SSM_B_NORM] : NULL;
+    const kern_weight *c_gains = w[MODEL_ROLE_SSM_C_NORM].t ? &w[MODEL_ROLE_SSM_C_NORM] : NULL;
     float *buf = calloc((size_t)n * per_row + (size_t)(hp->dn_conv - 1) * I + (size_t)I * S, sizeof *buf);
     if (!buf)
         return false;
     float *proj = buf, *x = proj + (size_t)n * 2 * I, *z = x + (size_t)n * I, *conv = z + (size_t)n * I;
     float *dt = conv + (size_t)n * I, *y = dt + (size_t)n * I, *xdb = y + (size_t)n * I, *bc = xdb + (size_t)n * xdb_w;
+    float *c = bc + (size_t)n * S; /* B's rows, then C's */
     float *xbc = bc + (size_t)n * 2 * S, *dt_low = xbc + (size_t)n * xbc_w, *conv_state = dt_low + (size_t)n * R;
     float *state = conv_state + (size_t)(hp->dn_conv - 1) * I;
-    const bool rms = hp->m1_dt_b_c_rms;
+    const bool rms = hp->m1_dt_b_c_rms; /* (Falcon-Mamba's: no gains; Jamba's have them) */
     const bool ok =
         cmp_product(s, side, &w[MODEL_ROLE_SSM_IN], NULL, h->norm[side] + (size_t)il * h->n_pos * E, n, E, proj) &&
         ref->copy_rows(ref, x, (size_t)I, proj, 2 * (size_t)I, n, I) == KERN_OK &&
@@ -134,12 +138,15 @@ static bool derive_mamba1(cmp_state *s, int side, int il, int pos0, int T, float
                       conv_state, conv) == KERN_OK &&
         cmp_product(s, side, &w[MODEL_ROLE_SSM_X], NULL, conv, n, I, xdb) &&
         ref->copy_rows(ref, dt_low, (size_t)R, xdb, xdb_w, n, R) == KERN_OK &&
-        ref->copy_rows(ref, bc, 2 * (size_t)S, xdb + R, xdb_w, n, 2 * S) == KERN_OK &&
-        (!rms || (ref->rmsnorm(ref, NULL, dt_low, n, R, hp->eps, dt_low) == KERN_OK &&
-                  ref->rmsnorm(ref, NULL, bc, 2 * n, S, hp->eps, bc) == KERN_OK)) &&
+        ref->copy_rows(ref, bc, (size_t)S, xdb + R, xdb_w, n, S) == KERN_OK &&
+        ref->copy_rows(ref, c, (size_t)S, xdb + R + S, xdb_w, n, S) == KERN_OK &&
+        (!(rms || dt_gains) || ref->rmsnorm(ref, dt_gains, dt_low, n, R, hp->eps, dt_low) == KERN_OK) &&
+        (!(rms || b_gains) || ref->rmsnorm(ref, b_gains, bc, n, S, hp->eps, bc) == KERN_OK) &&
+        (!(rms || c_gains) || ref->rmsnorm(ref, c_gains, c, n, S, hp->eps, c) == KERN_OK) &&
         cmp_product(s, side, &w[MODEL_ROLE_SSM_DT_PROJ], NULL, dt_low, n, R, dt) &&
         ref->copy_rows(ref, xbc, xbc_w, conv, (size_t)I, n, I) == KERN_OK &&
-        ref->copy_rows(ref, xbc + I, xbc_w, bc, 2 * (size_t)S, n, 2 * S) == KERN_OK &&
+        ref->copy_rows(ref, xbc + I, xbc_w, bc, (size_t)S, n, S) == KERN_OK &&
+        ref->copy_rows(ref, xbc + I + S, xbc_w, c, (size_t)S, n, S) == KERN_OK &&
         ref->ssm_scan(ref, xbc, dt, (size_t)I, &w[MODEL_ROLE_SSM_DT], &w[MODEL_ROLE_SSM_A], &w[MODEL_ROLE_SSM_D], state,
                       n, I, 1, 1, S, y) == KERN_OK &&
         ref->glu(ref, KERN_ACT_SILU, z, y, (size_t)n * I, (size_t)I, y) == KERN_OK;

@@ -87,6 +87,12 @@ enum { R = MODEL_NEED_REQUIRED, O = MODEL_NEED_OPTIONAL };
     [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R, [MODEL_ROLE_SSM_OUT] = R
 #define MAMBA2_ROLES [MODEL_ROLE_ATTN_NORM] = R, MAMBA2_MIXER_ROLES, [MODEL_ROLE_SSM_NORM] = R
 
+/* A Mamba-1 mixer's roles (llama.cpp's build_mamba_layer) after its attn_norm */
+#define MAMBA1_ROLES                                                                                          \
+    [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,                           \
+    [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_X] = R, [MODEL_ROLE_SSM_DT_PROJ] = R, [MODEL_ROLE_SSM_DT] = R, \
+    [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R, [MODEL_ROLE_SSM_OUT] = R
+
 /* Nemotron-H's mixers: attention (q/k/v and output biases optional) and Mamba-2 */
 #define NEMOTRON_H_MIXERS                                                                                     \
     .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,        \
@@ -409,18 +415,43 @@ static const model_arch archs[] = {
     },
     /* Mamba-1 (llama.cpp's mamba: state-spaces mamba, Falcon-Mamba): every layer x + a Mamba-1 mixer on attn_norm(x);
      * its loader asserts an expansion of 2 (ssm.inner_size = 2 x embedding_length) */
+    /* AI21's Jamba (llama.cpp's jamba): the layers whose head_count_kv entry is 0 are Mamba-1 mixers with gains on dt's,
+     * B's and C's norms, the others attention without positions; each followed by ffn_norm and a SwiGLU block, or
+     * experts (softmax, not renormalised, no scale: its loader reads none) where the file has the layer's router;
+     * both residual adds read the residual first */
+    {
+        .name = "jamba",
+        .families = "AI21 Jamba (v0.1, 1.5 / 1.6 Mini and Large, Reasoning 3B)",
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, EXPERT_ROLES },
+        .need_recurrent = { MAMBA1_ROLES, [MODEL_ROLE_SSM_DT_NORM] = R, [MODEL_ROLE_SSM_B_NORM] = R,
+                            [MODEL_ROLE_SSM_C_NORM] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES },
+        .act = MODEL_ACT_SILU,
+        .no_rope_period = 1,
+        .mamba1 = true,
+        .ssm_inner_embd_ratio = 2,
+        .moe = true,
+        .moe_where_router = true,
+        .quantize = true,
+    },
     {
         .name = "mamba",
         .families = "Mamba (state-spaces mamba 130m to 2.8b), Falcon-Mamba 7B",
         .need = { GLOBAL_ROLES },
-        .need_recurrent = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_SSM_IN] = R, [MODEL_ROLE_SSM_CONV1D] = R,
-                            [MODEL_ROLE_SSM_CONV1D_BIAS] = R, [MODEL_ROLE_SSM_X] = R, [MODEL_ROLE_SSM_DT_PROJ] = R,
-                            [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R, [MODEL_ROLE_SSM_D] = R,
-                            [MODEL_ROLE_SSM_OUT] = R },
+        .need_recurrent = { MAMBA1_ROLES },
         .single_block = true,
         .mamba1 = true,
         .attention_free = true,
         .ssm_inner_embd_ratio = 2,
+        .quantize = true,
+    },
+    {
+        .name = "arcee",
+        .families = "Arcee AFM-4.5B",
+        /* llama.cpp's arcee: llama's layers (its converter is LlamaModel's: NORM rotation, rope_freqs optional) with an
+         * ungated feed-forward block, relu(x Wup)^2 Wdown */
+        .need = { DECODER_ROLES, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_ROPE_FREQS] = O,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_RELU_SQR,
         .quantize = true,
     },
     {
@@ -435,6 +466,24 @@ static const model_arch archs[] = {
         .qk_norm_after_rope = true,
         .rope_base_alpha = true,
         .expert_count_one_dense = true,
+        .quantize = true,
+    },
+    {
+        .name = "hunyuan-moe",
+        .families = "Hunyuan-A13B",
+        /* llama.cpp's hunyuan-moe: hunyuan-dense's attention (q/k/v biases optional, the per-head q/k RMSNorms after the
+         * NEOX rotation; the converter scales the base by alpha itself, so the loader reads no alpha), then experts
+         * chosen by softmax and renormalised, each feed_forward_length wide, beside an ungated shared expert always
+         * added (expert_shared_feed_forward_length wide, feed_forward_length by default) */
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_after_rope = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_experts_ff_wide = true,
         .quantize = true,
     },
     {

@@ -4,6 +4,8 @@
 #include "model.h"
 #include "model_internal.h"
 
+#include <stdio.h>
+
 bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
 {
     if (hp->swa_window <= 0 || il < 0)
@@ -92,6 +94,11 @@ bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
         return true;
     if (hp->arch && hp->arch->single_block && !model_hparams_layer_is_ffn_only(hp, il)) /* a mixer layer */
         return false;
+    if (hp->arch && hp->arch->moe_where_router) { /* Jamba: where the router is */
+        char name[64];
+        snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_info_of(MODEL_ROLE_FFN_GATE_INP)->name);
+        return hp->file && gguf_tensor_by_name(hp->file, name) != NULL;
+    }
     const int64_t step = hp->arch && hp->arch->moe_step_layers ? hp->n_moe_layer_step : 1;
     return il >= hp->n_layer_dense_lead && (step <= 1 || (il + 1) % step == 0);
 }

@@ -410,6 +410,7 @@ static void rope_sections(reader *r, model_hparams *hp)
 static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *err)
 {
     memset(hp, 0, sizeof *hp);
+    hp->file = f;
     hp->file_type = -1;
     hp->embd_scale = 1.0f;
     hp->residual_scale = 1.0f;
@@ -455,6 +456,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         const model_arch *ma = hp->arch;
         int64_t split = ma && ma->moe_ff_split && hp->n_expert_used > 0 ? hp->n_ff / hp->n_expert_used : hp->n_ff;
         hp->n_ff_exp = get_int(&r, "expert_feed_forward_length", false, split, 0, big, NULL);
+        if (ma && ma->moe_experts_ff_wide)
+            hp->n_ff_exp = hp->n_ff;
         hp->n_ff_shexp = get_int(&r, "expert_shared_feed_forward_length", false, hp->n_ff, 0, big, NULL);
     }
     moe_routing(&r, hp);

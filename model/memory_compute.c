@@ -37,6 +37,7 @@ static const builder_facts facts[] = {
     { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
     { .arch = "falcon-h1", .rows_after_residual = true }, { .arch = "mamba2" }, { .arch = "mamba" },
+    { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" },
 };
 
 /* The positions, an input the graph meets at the first rotation (after the K rotation matrix where there is one:
@@ -605,10 +606,18 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         int cur = hp->arch->mla                       ? latent_attention(&b, h)
                   : hp->arch->mixer_beside           ? attention_and_mixer(&b, (int)il, x, h)
                   : recurrent && hp->arch->mamba2    ? mamba2_mixer(&b, h)
+                  : recurrent && hp->arch->mamba1    ? mamba1_mixer(&b, h)
                   : recurrent && hp->arch->shortconv ? shortconv_mixer(&b, h)
                   : recurrent && hp->arch->delta_net ? delta_net_mixer(&b, h)
                                                       : attention(&b, (int)il, h);
         const bool pick_sum = last && bf->rows_after_residual; /* falcon-h1: the residual sum's rows picked */
+        int res = x;
+        if (last && !pick_sum && bf->residual_first_attn) { /* the add reads the residual's rows first: ggml meets
+                                                             * them before the block's nodes nothing expanded yet */
+            graph_insert_at(g, b.expanded);
+            res = pick_rows(&b, x);
+            graph_insert_at(g, -1);
+        }
         if (last && !pick_sum) {
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
@@ -616,7 +625,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && !hp->arch->ffn_norm_is_post_attention)
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
-        const int res = last && !pick_sum ? pick_rows(&b, x) : x;
+        if (last && !pick_sum && !bf->residual_first_attn)
+            res = pick_rows(&b, x);
         int inp = bf->residual_first_attn ? graph_op(g, rows(&b, b.E), LY_ROWS, true, res, cur, -1)
                                           : graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, res, -1);
         if (pick_sum) {

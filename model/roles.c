@@ -189,6 +189,12 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                           .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SSM_DT_PROJ] = { "ssm_dt.weight", true, MODEL_DIM_SSM_DT_RANK, MODEL_DIM_SSM_INNER, false,
                                 "Mamba-1's widening of dt to every channel", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_DT_NORM] = { "ssm_dt_norm.weight", true, MODEL_DIM_SSM_DT_RANK, MODEL_DIM_NONE, true,
+                                "Jamba's dt norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_B_NORM] = { "ssm_b_norm.weight", true, MODEL_DIM_SSM_STATE, MODEL_DIM_NONE, true,
+                               "Jamba's B norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_SSM_C_NORM] = { "ssm_c_norm.weight", true, MODEL_DIM_SSM_STATE, MODEL_DIM_NONE, true,
+                               "Jamba's C norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
 };
 
 const model_role_info *model_role_info_of(model_role r)

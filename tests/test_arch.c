@@ -17,11 +17,11 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, falcon-h1, mamba2, mamba, hunyuan-dense, gpt-oss, "
+                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 48);
+    cr_assert_eq(model_arch_count(), 51);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -88,7 +88,8 @@ Test(arch, names_and_roles_round_trip)
                       ar->need[MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm] == MODEL_NEED_ABSENT,
                   "%s: one final norm", ar->name);
         /* a hybrid's other kind of layer: its input norm, its own block, the same feed-forward block */
-        cr_assert(!(ar->delta_net || ar->shortconv || (ar->mamba2 && !ar->single_block && !ar->mixer_beside)) ||
+        const bool mamba_hybrid = (ar->mamba2 || ar->mamba1) && !ar->single_block && !ar->mixer_beside;
+        cr_assert(!(ar->delta_net || ar->shortconv || mamba_hybrid) ||
                       (ar->need_recurrent[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED &&
                        ar->need_recurrent[MODEL_ROLE_ATTN_Q] == MODEL_NEED_ABSENT &&
                        ar->need_recurrent[MODEL_ROLE_FFN_DOWN] == ar->need[MODEL_ROLE_FFN_DOWN] &&

@@ -168,9 +168,14 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * attention and a Mamba-2 mixer of its own width side by side in every layer, without the mixer's grouped norm and
  * with it in 2 groups, the feed-forward norm named without .weight), Mamba-2 alone (tests/py/mamba_arch.py: layers of
  * nothing but the mixer, no attention, head_count 0; 8 heads of 32 in one group, 12 of 16 in two, tied), Mamba-1
- * (a state of 16 per channel, dt of rank 6, tied; Falcon-Mamba's dt, B and C normed, rank 8, state 8, 3 taps);
+ * (a state of 16 per channel, dt of rank 6, tied; Falcon-Mamba's dt, B and C normed, rank 8, state 8, 3 taps), Jamba
+ * (tests/py/jamba_arch.py: Mamba-1 mixers with gains on their dt, B and C norms and attention without positions,
+ * experts where a layer has its router: 2 of 6 on every other layer, and 3 of 8 on the first and third, two attention
+ * layers),
+ * Hunyuan-A13B's layers (tests/py/moe_arch.py: 2 of 8 experts renormalised beside an ungated shared expert), Arcee's
+ * (tests/py/renamed_arch.py: llama's without a gate, relu^2);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
- * Falcon-H1, Mamba-2 and Mamba-1 quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B and Arcee quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
@@ -235,6 +240,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-mamba2-b", "4ca698de1f9838aaccb8d9dc753ab4c4e2e886c4fc741af730639dee1ddb1f06" },
         { "heldout-mamba", "f2416b29034967b9dc83855f1ec65eb22742617ec51ec658ba8d2ade381d7d9e" },
         { "heldout-mamba-falcon", "8734827833545ec7d815d5e739528e93ec2917f303bbcb569c2fbc6cc7123c38" },
+        { "heldout-jamba", "051b8de6997fcf713a3d72e7719a95c34e616f5557d551e36da6226c49a86c56" },
+        { "heldout-jamba-b", "66e743107d8724ea51e5df0e574e293fa9dd559763de62d18e1708e9d6a02f3b" },
+        { "heldout-hunyuan-moe", "930d4611e691533175cc2c1df5b73b54e5882d4872f714b9dd768f956ea6db8b" },
+        { "heldout-arcee", "dfce597f272cbba1c6d47ee117b1536c42ed39185f477f9e2a2d32b78fb264ed" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -254,12 +263,12 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* twenty-eight of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* thirty-two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
      * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them), its experts with
-     * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers */
+     * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers, Jamba's */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -301,6 +310,10 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-mamba", "Q4_K_M", "q4_k_m", "63fe6569042ccdf97f6a65d90d759bc286a6d9fe52a6453aca8254bab0440065" },
         { "heldout-mamba-falcon", "Q4_K_M", "q4_k_m",
           "22ac4f4c2fb116ee5d9da3023f7d5df8572c0dc1387123b765e7fcb7b60b620e" },
+        { "heldout-jamba", "Q4_K_M", "q4_k_m", "a1d136fc411c35b2499da78d440396440a9542b1fe6c2d7b149668de9dcd82a7" },
+        { "heldout-jamba-b", "Q4_K_M", "q4_k_m", "5d78eb5e9f9f59d4320a4396fffe27750642d960ff1cde8d2d83a7f6e6aada96" },
+        { "heldout-arcee", "Q4_K_M", "q4_k_m", "a902a2068bd5d6ac90e5f29c0dc08c172f8f3deed9633a477ac2e9cf79292c49" },
+        { "heldout-hunyuan-moe", "Q4_K_M", "q4_k_m", "d04daba6c7167d33de605743e76140c54a6504af975a91e1807a98db0d567efa" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

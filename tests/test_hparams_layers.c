@@ -3,6 +3,7 @@
  * nets, LFM2's short convolutions) and their keys, and layers of shapes of their own (Gemma 4's sliding layers).
  */
 #include "gguf.h"
+#include "golden.h"
 #include "hparams_files.h"
 #include "model.h"
 #include "testutil.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Qwen3.5 as llama.cpp's qwen35 loader reads it: the ssm.* sizes required; every full_attention_interval-th layer
  * attends (default 4), the others are gated delta nets, or attention.recurrent_layers says which; each layer needs
@@ -372,6 +374,75 @@ Test(arch, mamba_layers_are_mamba1_mixers)
     gguf_close(f);
     free(b.p);
     hparams_refused_naming(kvs, N(kvs), 7, "256", "mamba.ssm.inner_size"); /* not 2 x 96 */
+}
+
+/* Jamba as llama.cpp's jamba loader reads its held-out file (tests/py/jamba_arch.py, written here): the layers whose
+ * head_count_kv entry is 0 are Mamba-1 mixers with gains on their dt, B and C norms, the others attention; a layer has
+ * experts where the file has its router (ffn_gate_inp: no key says which), a dense block elsewhere; a file whose
+ * router is missing from a layer needs that layer's dense block instead. */
+Test(arch, jamba_layers_have_experts_where_the_file_has_their_router)
+{
+    char dir[128], path[256], why[200];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: heldout-jamba not written");
+    cr_assert(tmp_dir_make(dir, "jamba"));
+    snprintf(path, sizeof path, "%s/heldout-jamba.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-jamba", path, why), "%s", why);
+    gguf_file *f = NULL;
+    gguf_error ge;
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s", ge.message);
+    model_hparams hp;
+    model_error e;
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    static const char attention[] = "..A...", experts[] = ".E.E.E"; /* as the writer's defaults lay them */
+    for (int il = 0; il < 6; il++) {
+        const bool attends = attention[il] == 'A', moe = experts[il] == 'E';
+        cr_expect_eq(model_hparams_layer_is_recurrent(&hp, il), !attends, "layer %d", il);
+        cr_expect_eq(model_hparams_layer_has_experts(&hp, il), moe, "layer %d", il);
+        cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE_INP, il), moe ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT,
+                     "layer %d", il);
+        cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE, il), moe ? MODEL_NEED_ABSENT : MODEL_NEED_REQUIRED,
+                     "layer %d", il);
+        cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_SSM_B_NORM, il), attends ? MODEL_NEED_ABSENT : MODEL_NEED_REQUIRED,
+                     "layer %d", il);
+        cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_ATTN_Q, il), attends ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT,
+                     "layer %d", il);
+    }
+    model_hparams none = hp; /* the same keys, no file to ask: every layer dense */
+    none.file = NULL;
+    cr_expect(!model_hparams_layer_has_experts(&none, 1));
+    gguf_close(f);
+    cr_assert(tmp_dir_remove(dir));
+}
+
+/* Hunyuan-A13B as llama.cpp's hunyuan-moe loader sizes its experts: feed_forward_length wide, whatever
+ * expert_feed_forward_length says; the shared expert expert_shared_feed_forward_length wide; renormalised softmax. */
+Test(arch, hunyuan_moe_experts_are_feed_forward_length_wide)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "hunyuan-moe" },
+                      { "hunyuan-moe.embedding_length", 'u', "128" },
+                      { "hunyuan-moe.block_count", 'u', "2" },
+                      { "hunyuan-moe.attention.head_count", 'u', "4" },
+                      { "hunyuan-moe.feed_forward_length", 'u', "96" },
+                      { "hunyuan-moe.expert_feed_forward_length", 'u', "64" },
+                      { "hunyuan-moe.expert_shared_feed_forward_length", 'u', "80" },
+                      { "hunyuan-moe.expert_count", 'u', "8" },
+                      { "hunyuan-moe.expert_used_count", 'u', "2" },
+                      { "hunyuan-moe.attention.layer_norm_rms_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    /* no tensors: refused for the router llama.cpp looks for, the keys read before */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED, "%s", e.message);
+    cr_expect_str_eq(e.subject, "hunyuan-moe.expert_count");
+    cr_expect(hp.n_ff_exp == 96 && hp.n_ff_shexp == 80, "experts %lld wide, the shared one %lld", (long long)hp.n_ff_exp,
+              (long long)hp.n_ff_shexp);
+    cr_expect(hp.moe_renormalise && hp.moe_gating == MODEL_MOE_SOFTMAX);
+    cr_expect_eq(model_role_need_at(&hp, MODEL_ROLE_FFN_GATE_INP_SHEXP, 0), MODEL_NEED_ABSENT,
+                 "its shared expert has no gate");
+    gguf_close(f);
+    free(b.p);
 }
 
 /* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a

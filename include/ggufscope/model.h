@@ -126,8 +126,9 @@ typedef enum model_role {
     MODEL_ROLE_FFN_POST_NORM_1, MODEL_ROLE_FFN_POST_NORM_2,
     /* Mamba-2 (Nemotron-H): the skip connection's factor per head (D) and the convolution's bias */
     MODEL_ROLE_SSM_D, MODEL_ROLE_SSM_CONV1D_BIAS,
-    /* Mamba-1: the projection of the convolved x to dt, B and C, and dt's widening to every channel */
-    MODEL_ROLE_SSM_X, MODEL_ROLE_SSM_DT_PROJ,
+    /* Mamba-1: the projection of the convolved x to dt, B and C, and dt's widening to every channel; Jamba's gains of
+     * dt's, B's and C's RMSNorms */
+    MODEL_ROLE_SSM_X, MODEL_ROLE_SSM_DT_PROJ, MODEL_ROLE_SSM_DT_NORM, MODEL_ROLE_SSM_B_NORM, MODEL_ROLE_SSM_C_NORM,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -352,6 +353,12 @@ typedef struct model_arch {
     /* the state-space models' (llama.cpp's mamba, mamba2): no layer attends; the converter writes attention.head_count
      * 0 ("unused, but seemingly required when loading"), which the loaders accept */
     bool attention_free;
+    /* Jamba's (llama.cpp's jamba): a layer has experts where the file has its router (ffn_gate_inp, loaded where
+     * present), a dense block elsewhere: the converter writes no key for which layers (expert_layer_period) */
+    bool moe_where_router;
+    /* Hunyuan-A13B's (llama.cpp's hunyuan-moe): its loader sizes the experts by feed_forward_length, whatever
+     * expert_feed_forward_length says (its converter writes the two equal) */
+    bool moe_experts_ff_wide;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where
@@ -439,6 +446,7 @@ typedef struct model_hparams {
     int64_t ssm_dt_rank;
     bool ssm_dt_b_c_rms;
     const gguf_value *recurrent_layers;
+    const gguf_file *file; /* the file read (model_arch.moe_where_router asks it which layers have a router) */
     /* a short convolution's taps (model_arch.shortconv: shortconv.l_cache), and attention.head_count_kv where it is an
      * array of one count per layer (0: a recurrent layer; n_head_kv is then the attention layers' count), or NULL */
     int64_t shortconv_l_cache;

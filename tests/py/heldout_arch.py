@@ -32,6 +32,7 @@ from nemotron_h_arch import write_nemotron_h  # noqa: E402
 from granitehybrid_arch import write_granitehybrid  # noqa: E402
 from falcon_h1_arch import write_falcon_h1  # noqa: E402
 from mamba_arch import write_mamba, write_mamba2  # noqa: E402
+from jamba_arch import write_jamba  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -78,6 +79,9 @@ OWN_WRITERS = {
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
                                                 seed=4107),
+    # Hunyuan-A13B's layers: 8 experts, 2 chosen and renormalised, an ungated shared expert, q/k normed per head
+    'heldout-hunyuan-moe': lambda out: write_moe(out, 'hunyuan-moe', n_layer=3, n_exp=8, n_used=2, n_ffe=96,
+                                                 seed=4108),
     'heldout-deepseek2': lambda out: write_deepseek2(out, split=True),
     'heldout-deepseek2-whole': lambda out: write_deepseek2(out, split=False, n_layer=3, n_head=6, n_exp=6, n_used=2,
                                                            v_head=40),
@@ -94,6 +98,7 @@ OWN_WRITERS = {
     'heldout-gemma': lambda out: write_renamed(out, 'gemma'),
     'heldout-mistral4': lambda out: write_renamed(out, 'mistral4'),
     'heldout-hunyuan-dense': lambda out: write_renamed(out, 'hunyuan-dense'),
+    'heldout-arcee': lambda out: write_renamed(out, 'arcee'),
     'heldout-glm4': lambda out: write_glm4(out),
     'heldout-llama4': lambda out: write_llama4(out),
     'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,
@@ -166,6 +171,13 @@ OWN_WRITERS = {
     'heldout-mamba': lambda out: write_mamba(out),
     'heldout-mamba-falcon': lambda out: write_mamba(out, n_embd=128, n_layer=4, d_state=8, d_conv=3, dt_rank=8,
                                                     dt_b_c_rms=True, tied=False, seed=7502),
+    # Jamba: Mamba-1 mixers (dt, B, C normed with gains) and one attention layer without positions, experts (6, 2
+    # chosen) on every other layer; and 8 experts, 3 chosen, on the first and third layers, two attention layers with
+    # one key/value head, state 8, rank 4, 3 taps, tied
+    'heldout-jamba': lambda out: write_jamba(out),
+    'heldout-jamba-b': lambda out: write_jamba(out, n_embd=96, attn='.A.A', experts='E.E.', n_head=3, n_kv=1, n_ff=64,
+                                               n_exp=8, n_used=3, d_state=8, d_conv=3, dt_rank=4, tied=True,
+                                               seed=7602),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

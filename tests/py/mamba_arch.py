@@ -24,6 +24,29 @@ from moe_arch import add_bpe_vocab
 from nemotron_h_arch import add_mamba2_layer
 
 
+def add_mamba1_layer(t, rs, rnd, b, E, d_state, d_conv, dt_rank, norms=False):
+    """Layer b's Mamba-1 mixer tensors (t: the writer's add_tensor; rs, rnd: its random state and normal draws), as
+    MambaModel.modify_tensors writes them (inner = 2 E); norms: the gains of dt's, B's and C's norms (Jamba's)."""
+    inner = 2 * E
+    t(b + 'ssm_in.weight', rnd((2 * inner, E), 0.12))
+    t(b + 'ssm_conv1d.weight', rnd((inner, d_conv), 0.4))
+    t(b + 'ssm_conv1d.bias', rnd((inner,), 0.1))
+    t(b + 'ssm_x.weight', rnd((dt_rank + 2 * d_state, inner), 0.1))
+    if norms:
+        t(b + 'ssm_dt_norm.weight', rnd((dt_rank,), 0.2, 1.0))
+    t(b + 'ssm_dt.weight', rnd((inner, dt_rank), 0.3))
+    dt = np.exp(rs.uniform(np.log(1e-3), np.log(1e-1), inner)).astype(np.float32)
+    t(b + 'ssm_dt.bias', (dt + np.log(-np.expm1(-dt))).astype(np.float32))  # softplus(bias) = dt
+    if norms:
+        t(b + 'ssm_b_norm.weight', rnd((d_state,), 0.2, 1.0))
+        t(b + 'ssm_c_norm.weight', rnd((d_state,), 0.2, 1.0))
+    # Mamba's A_log init is log(1 .. state) for every channel; jittered so that channels differ
+    a_log = np.log(np.arange(1, d_state + 1, dtype=np.float32))[None, :] + rnd((inner, d_state), 0.3)
+    t(b + 'ssm_a', (-np.exp(a_log)).astype(np.float32))
+    t(b + 'ssm_d', rnd((inner,), 0.3, 1.0))
+    t(b + 'ssm_out.weight', rnd((E, inner), 0.1))
+
+
 def _write(path, arch, E, L, d_conv, d_state, n_vocab, tied, seed, keys, mixer):
     """The file both write: the converter's keys (keys(w) adds the mixer's own after the shared ones), the vocabulary,
     the embedding, each layer's attn_norm then its mixer (mixer(t, rs, rnd, prefix)), the final norm and the output."""
@@ -75,7 +98,7 @@ def write_mamba2(path, n_embd=128, n_layer=4, head_dim=32, n_group=1, d_state=32
 
 def write_mamba(path, n_embd=96, n_layer=3, d_state=16, d_conv=4, dt_rank=None, dt_b_c_rms=False, n_vocab=1024,
                 tied=True, seed=7501):
-    E, inner = n_embd, 2 * n_embd
+    E = n_embd
     dt_rank = dt_rank or -(E // -16)  # the converter's default: ceil(d_model / 16)
 
     def keys(w):
@@ -84,17 +107,6 @@ def write_mamba(path, n_embd=96, n_layer=3, d_state=16, d_conv=4, dt_rank=None, 
         w.add_ssm_dt_b_c_rms(dt_b_c_rms)
 
     def mixer(t, rs, rnd, b):
-        t(b + 'ssm_in.weight', rnd((2 * inner, E), 0.12))
-        t(b + 'ssm_conv1d.weight', rnd((inner, d_conv), 0.4))
-        t(b + 'ssm_conv1d.bias', rnd((inner,), 0.1))
-        t(b + 'ssm_x.weight', rnd((dt_rank + 2 * d_state, inner), 0.1))
-        t(b + 'ssm_dt.weight', rnd((inner, dt_rank), 0.3))
-        dt = np.exp(rs.uniform(np.log(1e-3), np.log(1e-1), inner)).astype(np.float32)
-        t(b + 'ssm_dt.bias', (dt + np.log(-np.expm1(-dt))).astype(np.float32))  # softplus(bias) = dt
-        # Mamba's A_log init is log(1 .. state) for every channel; jittered so that channels differ
-        a_log = np.log(np.arange(1, d_state + 1, dtype=np.float32))[None, :] + rnd((inner, d_state), 0.3)
-        t(b + 'ssm_a', (-np.exp(a_log)).astype(np.float32))
-        t(b + 'ssm_d', rnd((inner,), 0.3, 1.0))
-        t(b + 'ssm_out.weight', rnd((E, inner), 0.1))
+        add_mamba1_layer(t, rs, rnd, b, E, d_state, d_conv, dt_rank)
 
     _write(path, 'mamba', E, n_layer, d_conv, d_state, n_vocab, tied, seed, keys, mixer)

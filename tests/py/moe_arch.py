@@ -18,7 +18,10 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
               and scaled, a shared expert;
   granitemoe  Granite 3.x MoE: granite's embedding, residual, attention and logit multipliers, softmax routing,
               renormalised, experts feed_forward_length wide, a shared expert of expert_shared_feed_forward_length
-              (as granitemoeshared files add), NORM rotary.
+              (as granitemoeshared files add), NORM rotary;
+  hunyuan-moe Hunyuan-A13B: per-head q/k norms (after the rotation, in its graph), softmax routing, renormalised,
+              experts and an ungated shared expert as wide as feed_forward_length (its converter writes the experts'
+              width and the shared one's, and the loader sizes the experts by feed_forward_length).
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
@@ -46,6 +49,8 @@ FAMILIES = {
                   partial_rope=False, keys=True, nextn=False),
     'granitemoe': dict(pre='refact', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
                        shared=True, partial_rope=False, keys=False),
+    'hunyuan-moe': dict(pre='hunyuan', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=False,
+                        shared=True, partial_rope=False, keys=False),
 }
 
 
@@ -72,7 +77,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
-    ernie, granite = arch == 'ernie4_5-moe', arch == 'granitemoe'
+    ernie, granite, hunyuan = arch == 'ernie4_5-moe', arch == 'granitemoe', arch == 'hunyuan-moe'
     if not fam['keys']:  # prediction blocks and scaled weights are glm4moe's; a dense first layer ERNIE's too
         n_nextn, n_dense, n_shared = 0, (n_dense if ernie else 0), (n_shared if fam['shared'] else 0)
     if not fam.get('nextn', True):
@@ -87,7 +92,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     w.add_embedding_length(E)
     w.add_block_count(L)
     # MiniMax-M2's and OLMoE's experts are feed_forward_length wide (their loaders read no expert width)
-    w.add_feed_forward_length(n_ff if fam['keys'] or ernie else Fe)
+    w.add_feed_forward_length(n_ff if fam['keys'] or ernie else Fe)  # (Hunyuan's: its experts' width)
     w.add_head_count(H)
     w.add_head_count_kv(KV)
     w.add_key_length(hd)
@@ -112,6 +117,9 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
         w.add_uint32(f'{arch}.interleave_moe_layer_step', 1)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
+    if hunyuan:  # HunYuanMoEModel.set_gguf_parameters: the shared expert's width, one shared expert
+        w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
+        w.add_uint32(f'{arch}.expert_shared_count', n_shared)
     ling = arch == 'bailingmoe2'
     if ling:  # one shared expert's width, its own (here 1.5 times an expert's)
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * 3 // 2)

@@ -24,7 +24,8 @@ and the families whose layers are one of those already (their converters llama's
               layers of 6 heads and 8 experts, 2 used) with yarn_log_multiplier 0.0707, which llama.cpp's context treats
               otherwise than deepseek2's;
   hunyuan-dense  Hunyuan dense: qwen3's tensors (its per-head q/k norms, which Hunyuan's graph applies after the
-              rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense).
+              rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense);
+  arcee       Arcee AFM: llama's file (its converter is LlamaModel's) without ffn_gate: relu(x Wup)^2 Wdown.
 Deterministic, as its sources are.
 
     from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
@@ -51,6 +52,7 @@ FAMILIES = {
     'gemma': ('gemma2', ('synth_arch', 'tiny-gemma2', dict(n_layer=3, seed=4202)), None, 0),
     'mistral4': ('deepseek2', ('mla_arch', None, dict(n_layer=3, n_head=6, n_exp=8, n_used=2, seed=4203)), None, 0),
     'hunyuan-dense': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
+    'arcee': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
 }
 
 
@@ -74,6 +76,8 @@ EXTRA_KEYS = {
 # what a family's converter leaves out of the base's file: tensor name suffixes and key suffixes (gemma 1 has no
 # norms after its blocks, no soft-capping and no window, and its output projection is the token embedding)
 DROPPED = {
+    # Arcee's feed-forward block has no gate: relu(x Wup)^2 Wdown
+    'arcee': (('.ffn_gate.weight',), ()),
     'gemma': (('.post_attention_norm.weight', '.post_ffw_norm.weight', 'output.weight'),
               ('attn_logit_softcapping', 'final_logit_softcapping', 'attention.sliding_window')),
 }

@@ -170,12 +170,20 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->dn_hv,
                 hp->m2_inner / hp->dn_hv, hp->dn_hk, hp->dn_hk == 1 ? "" : "s", hp->dn_d,
                 norm ? ", RMS-normed per group" : "", rest, attn);
-    } else if (hp->mamba1) { /* Mamba, Falcon-Mamba */
-        fprintf(out, "layers     one block each: %d of %d a Mamba-1 mixer (x, z from one projection; x through a causal "
-                "convolution of %d taps with its bias and SiLU; dt of rank %d, B and C from x%s; dt widened to the %d "
-                "channels; a state of %d per channel, each value decayed by exp(softplus(dt + dt_bias) A) at its own "
-                "rate; + D x; x SiLU(z)), nothing else\n", hp->n_recurrent, hp->n_layer, hp->dn_conv, hp->m1_dt_rank,
-                hp->m1_dt_b_c_rms ? ", each RMS-normed without gains (ssm.dt_b_c_rms)" : "", hp->m2_inner, hp->dn_d);
+    } else if (hp->mamba1) { /* Mamba, Falcon-Mamba; Jamba between attention layers */
+        char rest[160] = "nothing else";
+        if (!hp->desc->attention_free)
+            snprintf(rest, sizeof rest, "the others attention (%d kv heads of %d values, no positions); a feed-forward "
+                     "block after each", hp->n_kv_head, hp->head_dim);
+        fprintf(out, "layers     %s%d of %d a Mamba-1 mixer (x, z from one projection; x through a causal convolution "
+                "of %d taps with its bias and SiLU; dt of rank %d, B and C from x%s; dt widened to the %d channels; a "
+                "state of %d per channel, each value decayed by exp(softplus(dt + dt_bias) A) at its own rate; + D x; x "
+                "SiLU(z)), %s\n", hp->desc->single_block ? "one block each: " : "", hp->n_recurrent, hp->n_layer,
+                hp->dn_conv, hp->m1_dt_rank,
+                hp->m1_dt_b_c_rms                  ? ", each RMS-normed without gains (ssm.dt_b_c_rms)"
+                : hp->desc->need_recurrent[MODEL_ROLE_SSM_DT_NORM] ? ", each RMS-normed with its gains"
+                                                                   : "",
+                hp->m2_inner, hp->dn_d, rest);
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
         print_layer_shapes(out, hp);
@@ -240,6 +248,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         if (kinds.dense_layers && hp->desc->moe_step_layers && hp->g.n_moe_layer_step > 1)
             snprintf(dense, sizeof dense, "; experts on one layer in %lld (%d dense between)",
                      (long long)hp->g.n_moe_layer_step, kinds.dense_layers);
+        else if (kinds.dense_layers && hp->desc->moe_where_router) /* Jamba */
+            snprintf(dense, sizeof dense, "; dense on the %d layer%s without a router", kinds.dense_layers,
+                     kinds.dense_layers == 1 ? "" : "s");
         else if (kinds.dense_layers)
             snprintf(dense, sizeof dense, "; %d dense layer%s first", kinds.dense_layers,
                      kinds.dense_layers == 1 ? "" : "s");
