@@ -705,6 +705,20 @@ static const model_arch archs[] = {
         .quantize = true,
     },
     {
+        .name = "minicpm",
+        .families = "MiniCPM 1B / 2B, MiniCPM4 (dense)",
+        /* llama.cpp's minicpm loader over granite's graph: llama's layers (LlamaModel's q/k permutation), the
+         * attention output's and the feed-forward block's biases optional, rope_freqs or LongRoPE's pair optional,
+         * granite's multipliers with its own defaults */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ROPE_FREQS] = O,
+                  [MODEL_ROLE_ROPE_FACTORS_LONG] = O, [MODEL_ROLE_ROPE_FACTORS_SHORT] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .multipliers_minicpm = true,
+        .quantize = true,
+    },
+    {
         .name = "granitemoe",
         .families = "IBM Granite 3.x MoE (1B-A400M, 3B-A800M)",
         /* llama.cpp's granite-moe loader, granite's graph (src/models/granite.cpp): the attention output's bias where

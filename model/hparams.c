@@ -570,14 +570,17 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->logit_scale = logit != 0.0f ? logit : 1.0f;
     }
     if (ar && ar->multipliers) { /* llama.cpp's granite loader: 0 (absent) leaves each one out; logit_scale required */
-        const float embd = get_float(&r, "embedding_scale", 0.0f, NULL), res = get_float(&r, "residual_scale", 0.0f, NULL),
-                    attn = get_float(&r, "attention.scale", 0.0f, NULL);
+        const bool mini = ar->multipliers_minicpm; /* its loader's defaults, its graph granite's */
+        const float d_embd = mini ? 12.0f : 0.0f, d_res = mini && hp->n_layer > 0 ? 1.4f / sqrtf((float)hp->n_layer) : 0.0f;
+        const float d_logit = mini && hp->n_embd > 0 ? 256.0f / (float)hp->n_embd : 0.0f;
+        const float embd = get_float(&r, "embedding_scale", d_embd, NULL), res = get_float(&r, "residual_scale", d_res, NULL),
+                    attn = mini ? 0.0f : get_float(&r, "attention.scale", 0.0f, NULL);
         hp->embd_scale = embd != 0.0f ? embd : 1.0f;
         hp->residual_scale = res != 0.0f ? res : 1.0f;
         hp->attn_scale = attn != 0.0f ? attn : hp->attn_scale;
         bool absent = false; /* get_float sets it only when the key is absent */
-        const float logit = get_float(&r, "logit_scale", 0.0f, &absent);
-        hp->logit_scale = absent || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
+        const float logit = get_float(&r, "logit_scale", d_logit, &absent);
+        hp->logit_scale = (absent && !mini) || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
         if (hp->logit_scale == 0.0f && ar->logit_scale_optional) /* granitehybrid's: absent or 0, no scaling */
             hp->logit_scale = 1.0f;
     }

@@ -37,7 +37,7 @@ static const builder_facts facts[] = {
     { .arch = "qwen35moe", .rows_after_norm = true, .shexp_sigmoid = true },
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
     { .arch = "falcon-h1", .rows_after_residual = true }, { .arch = "mamba2" }, { .arch = "mamba" },
-    { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" },
+    { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
 };
 
 /* The positions, an input the graph meets at the first rotation (after the K rotation matrix where there is one:

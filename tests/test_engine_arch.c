@@ -173,9 +173,9 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * experts where a layer has its router: 2 of 6 on every other layer, and 3 of 8 on the first and third, two attention
  * layers),
  * Hunyuan-A13B's layers (tests/py/moe_arch.py: 2 of 8 experts renormalised beside an ungated shared expert), Arcee's
- * (tests/py/renamed_arch.py: llama's without a gate, relu^2);
+ * (tests/py/renamed_arch.py: llama's without a gate, relu^2), MiniCPM's (llama's with granite's multipliers);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
- * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B and Arcee quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B, Arcee and MiniCPM quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
@@ -244,6 +244,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-jamba-b", "66e743107d8724ea51e5df0e574e293fa9dd559763de62d18e1708e9d6a02f3b" },
         { "heldout-hunyuan-moe", "930d4611e691533175cc2c1df5b73b54e5882d4872f714b9dd768f956ea6db8b" },
         { "heldout-arcee", "dfce597f272cbba1c6d47ee117b1536c42ed39185f477f9e2a2d32b78fb264ed" },
+        { "heldout-minicpm", "a292b9096bf4c69f7e62a519aa79b120caa6d25544c1622cc033fd364b99f890" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -263,7 +264,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* thirty-two of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
+    /* thirty-three of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
      * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
      * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -312,6 +313,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
           "22ac4f4c2fb116ee5d9da3023f7d5df8572c0dc1387123b765e7fcb7b60b620e" },
         { "heldout-jamba", "Q4_K_M", "q4_k_m", "a1d136fc411c35b2499da78d440396440a9542b1fe6c2d7b149668de9dcd82a7" },
         { "heldout-jamba-b", "Q4_K_M", "q4_k_m", "5d78eb5e9f9f59d4320a4396fffe27750642d960ff1cde8d2d83a7f6e6aada96" },
+        { "heldout-minicpm", "Q4_K_M", "q4_k_m", "86adae3e71c69d14b417af2acdf29dbe9f34c49a1df353b6aa024127aba12e0e" },
         { "heldout-arcee", "Q4_K_M", "q4_k_m", "a902a2068bd5d6ac90e5f29c0dc08c172f8f3deed9633a477ac2e9cf79292c49" },
         { "heldout-hunyuan-moe", "Q4_K_M", "q4_k_m", "d04daba6c7167d33de605743e76140c54a6504af975a91e1807a98db0d567efa" },
     };

@@ -445,6 +445,39 @@ Test(arch, hunyuan_moe_experts_are_feed_forward_length_wide)
     free(b.p);
 }
 
+/* MiniCPM as llama.cpp's minicpm loader reads it: granite's multipliers where the file has them, else its own defaults
+ * (embedding x12, residual x1.4 / sqrt(block_count), logits / (256 / embedding_length)); attention.scale not read. */
+Test(arch, minicpm_multipliers_default_as_its_loader_defaults_them)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "minicpm" },
+                      { "minicpm.embedding_length", 'u', "128" },
+                      { "minicpm.block_count", 'u', "4" },
+                      { "minicpm.attention.head_count", 'u', "4" },
+                      { "minicpm.feed_forward_length", 'u', "256" },
+                      { "minicpm.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                      { "minicpm.attention.scale", 'f', "0.5" },
+                      { "minicpm.embedding_scale", 'f', "10" },
+                      { "minicpm.residual_scale", 'f', "0.25" },
+                      { "minicpm.logit_scale", 'f', "4" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, 6, &b); /* without the multipliers */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.embd_scale == 12.0f && hp.residual_scale == 1.4f / 2.0f && hp.logit_scale == 0.5f,
+              "defaults: embedding %g, residual %g, logits x%g", hp.embd_scale, hp.residual_scale, hp.logit_scale);
+    cr_expect_float_eq(hp.attn_scale, 1.0f / sqrtf(32.0f), 1e-7f);
+    gguf_close(f);
+    free(b.p);
+    f = hparams_file_with(kvs, N(kvs), &b); /* with them, and an attention.scale its loader does not read */
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.embd_scale == 10.0f && hp.residual_scale == 0.25f && hp.logit_scale == 0.25f,
+              "the file's: embedding %g, residual %g, logits x%g", hp.embd_scale, hp.residual_scale, hp.logit_scale);
+    cr_expect_float_eq(hp.attn_scale, 1.0f / sqrtf(32.0f), 1e-7f);
+    gguf_close(f);
+    free(b.p);
+}
+
 /* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a
  * shared expert beside them; the mixer layers have no experts (the first layer with experts is the first
  * feed-forward one, where llama.cpp looks for the router); expert_weights_norm and expert_weights_scale read. */

@@ -359,6 +359,10 @@ typedef struct model_arch {
     /* Hunyuan-A13B's (llama.cpp's hunyuan-moe): its loader sizes the experts by feed_forward_length, whatever
      * expert_feed_forward_length says (its converter writes the two equal) */
     bool moe_experts_ff_wide;
+    /* MiniCPM's (llama.cpp's minicpm, granite's graph): granite's multipliers where the file has them, else its loader's
+     *   defaults (embedding x12, residual x1.4 / sqrt(block_count), logits / (256 / embedding_length)); attention.scale
+     *   not read */
+    bool multipliers_minicpm;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where

@@ -99,6 +99,7 @@ OWN_WRITERS = {
     'heldout-mistral4': lambda out: write_renamed(out, 'mistral4'),
     'heldout-hunyuan-dense': lambda out: write_renamed(out, 'hunyuan-dense'),
     'heldout-arcee': lambda out: write_renamed(out, 'arcee'),
+    'heldout-minicpm': lambda out: write_renamed(out, 'minicpm'),
     'heldout-glm4': lambda out: write_glm4(out),
     'heldout-llama4': lambda out: write_llama4(out),
     'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,

@@ -25,7 +25,8 @@ and the families whose layers are one of those already (their converters llama's
               otherwise than deepseek2's;
   hunyuan-dense  Hunyuan dense: qwen3's tensors (its per-head q/k norms, which Hunyuan's graph applies after the
               rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense);
-  arcee       Arcee AFM: llama's file (its converter is LlamaModel's) without ffn_gate: relu(x Wup)^2 Wdown.
+  arcee       Arcee AFM: llama's file (its converter is LlamaModel's) without ffn_gate: relu(x Wup)^2 Wdown;
+  minicpm     MiniCPM: llama's file with granite's multipliers as its converter writes them (12, 0.35, 2.5).
 Deterministic, as its sources are.
 
     from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
@@ -53,6 +54,7 @@ FAMILIES = {
     'mistral4': ('deepseek2', ('mla_arch', None, dict(n_layer=3, n_head=6, n_exp=8, n_used=2, seed=4203)), None, 0),
     'hunyuan-dense': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
     'arcee': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'minicpm': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
 }
 
 
@@ -69,6 +71,9 @@ EXTRA_KEYS = {
     # context takes the magnitude ratio of mscale 1 for mistral4 and of the multiplier itself for deepseek2
     'mistral4': {'rope.scaling.yarn_log_multiplier': (0.0707, GGUFValueType.FLOAT32)},
     # Hunyuan's converter: the NTK alpha its loader turns into the base, and one "expert" for a dense model
+    # MiniCPMModel.set_gguf_parameters: scale_emb, scale_depth / sqrt(layers), hidden_size / dim_model_base
+    'minicpm': {'embedding_scale': (12.0, GGUFValueType.FLOAT32), 'residual_scale': (0.35, GGUFValueType.FLOAT32),
+                'logit_scale': (2.5, GGUFValueType.FLOAT32)},
     'hunyuan-dense': {'rope.scaling.alpha': (1000.0, GGUFValueType.FLOAT32),
                       'expert_count': (1, GGUFValueType.UINT32), 'expert_used_count': (1, GGUFValueType.UINT32)},
 }
