@@ -36,14 +36,20 @@ static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T,
 }
 
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
- * (Cohere's), as the reference defines it. */
-static bool block_norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
+ * (Cohere's; plus its bias where bias is bound: StarCoder2's), as the reference defines it. */
+static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                                 int n, float *out)
 {
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
     if (!s->m->hp.desc->norm_layer)
         return norm_rows(s, w, x, T, n, out);
-    const kern_weight g = { .t = w->t };
-    return ref && x && g.t && ref->layernorm(ref, &g, x, T, n, s->m->hp.eps, out) == KERN_OK;
+    const kern_weight g = { .t = w->t }, b = { .t = bias ? bias->t : NULL };
+    return ref && x && g.t && ref->layernorm(ref, &g, b.t ? &b : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
+}
+
+static bool block_norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
+{
+    return block_norm_bias_rows(s, w, NULL, x, T, n, out);
 }
 
 /* The rows x (T, n) as a side's product meets them: a GGML side rounds them to the activation type of the weight's
@@ -245,11 +251,16 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
     const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
     float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
-    if (!own || !gate || !up || !cmp_product(s, side, &w[MODEL_ROLE_FFN_UP], NULL, h, T, E, up))
+    if (!own || !gate || !up || !cmp_product(s, side, &w[MODEL_ROLE_FFN_UP], &w[MODEL_ROLE_FFN_UP_BIAS], h, T, E, up))
         return false;
-    if (!w[MODEL_ROLE_FFN_GATE].t) { /* Nemotron-H's block without a gate: relu(up)^2 */
+    if (!w[MODEL_ROLE_FFN_GATE].t && hp->act_squared) { /* Nemotron-H's block without a gate: relu(up)^2 */
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
         return ref->glu(ref, hp->act, up, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
+    }
+    if (!w[MODEL_ROLE_FFN_GATE].t) { /* StarCoder2's: GELU(up) alone, as gelu_up_nearest takes it with up 1 */
+        for (size_t i = 0; i < (size_t)T * F; i++)
+            out[i] = (float)gelu_up_nearest(up[i], 1.0f, own[i]);
+        return true;
     }
     if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate))
         return false;
@@ -338,14 +349,15 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     return ok;
 }
 
-/* The logits: the output projection of the side's final-norm rows, soft-capped where the model caps them. */
+/* The logits: the output projection of the side's final-norm rows (plus its bias: phi2's), soft-capped where the model
+ * caps them. */
 static bool derive_logits(cmp_state *s, int side, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
     const int E = hp->n_embd;
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!cmp_product(s, side, &s->m->output, NULL, cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E,
-                 out))
+    if (!cmp_product(s, side, &s->m->output, &s->m->output_b,
+                     cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E, out))
         return false;
     if (hp->logit_scale != 1.0f && ref->scale(ref, out, (size_t)T * hp->n_vocab, hp->logit_scale) != KERN_OK)
         return false;
@@ -378,10 +390,14 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
      * tolerance alone */
     if (hp->mla && (op == ENGINE_OP_Q || op == ENGINE_OP_K || op == ENGINE_OP_V || op == ENGINE_OP_ATTN))
         return false;
+    /* Falcon-40B's q, k and v read the attention's own norm, which no probe records: the tolerance judges them */
+    if (w && w[MODEL_ROLE_ATTN_NORM_2].t && (op == ENGINE_OP_Q || op == ENGINE_OP_K || op == ENGINE_OP_V))
+        return false;
     switch (op) {
     case ENGINE_OP_EMBD: return host_embeddings(s, T, out) != NULL;
     case ENGINE_OP_ATTN_NORM:
-        return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+        return block_norm_bias_rows(s, &w[MODEL_ROLE_ATTN_NORM], &w[MODEL_ROLE_ATTN_NORM_BIAS],
+                                    residual_in(s, side, il, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V: /* (Gemma 4: the key projection where the layer has none of its own; each head normed) */
@@ -407,23 +423,28 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return block_norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T,
                                E, out);
     case ENGINE_OP_FFN_NORM:
-        if (hp->desc->parallel_ffn) /* Cohere's feed-forward block reads the attention's norm */
-            return block_norm_rows(s, &w[MODEL_ROLE_ATTN_NORM], residual_in(s, side, il, T, in), T, E, out);
+        if (hp->g.parallel) { /* a parallel layer's block reads x: its own norm (GPT-NeoX's), or the attention's
+                               * (Cohere's) */
+            const bool own = w[MODEL_ROLE_FFN_NORM].t != NULL;
+            return block_norm_bias_rows(s, &w[own ? MODEL_ROLE_FFN_NORM : MODEL_ROLE_ATTN_NORM],
+                                        &w[own ? MODEL_ROLE_FFN_NORM_BIAS : MODEL_ROLE_ATTN_NORM_BIAS],
+                                        residual_in(s, side, il, T, in), T, E, out);
+        }
         if (!L->mixer) /* Nemotron-H's feed-forward layer: its norm reads the layer's input */
             return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, T, in), T, E, out);
         return cmp_add_rows(residual_in(s, side, il, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
-               block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], in, T, E, out);
+               block_norm_bias_rows(s, &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], in, T, E, out);
     case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
     case ENGINE_OP_FFN_OUT:
         if (hp->desc->moe_dense_beside && w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's: the tolerance judges */
             return false;
         if (hp->n_expert > 0)
             return derive_experts(s, side, il, T, out);
-        return cmp_product(s, side, &w[MODEL_ROLE_FFN_DOWN], NULL, cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F,
-                       out);
+        return cmp_product(s, side, &w[MODEL_ROLE_FFN_DOWN], &w[MODEL_ROLE_FFN_DOWN_BIAS],
+                           cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F, out);
     case ENGINE_OP_FFN_POST_NORM:
         return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
                                out);
@@ -444,8 +465,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                         hp->residual_scale, (size_t)T * E, out) &&
                scale_rows(L->out_scale, (size_t)T * E, out);
     case ENGINE_OP_RESULT_NORM:
-        return block_norm_rows(s, &m->output_norm, cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T,
-                               E, out);
+        return block_norm_bias_rows(s, &m->output_norm, &m->output_norm_b,
+                                    cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E, out);
     case ENGINE_OP_COUNT: return derive_logits(s, side, T, out);
     }
     return false;

@@ -5,7 +5,8 @@
  * present tensor, never a name:
  *
  *   x = embd[tokens] (* sqrt(n_embd): gemma; * embedding_scale: granite)
- *   per layer:  h = rmsnorm(x) * attn_norm                (h = x without attn_norm: olmo2)
+ *   per layer:  h = rmsnorm(x) * attn_norm                (h = x without attn_norm: olmo2; a LayerNorm: Cohere,
+ *                                                           + its bias: StarCoder2, whose every product has one)
  *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)   (the rows of one fused Wqkv: phi3)
  *               (q, k = rmsnorm per head * q_norm, k_norm: qwen3, gemma3; over the whole row: olmo2)
  *               rope(q), rope(k) (sliding-window layers: their own base);  k, v -> cache
@@ -18,7 +19,8 @@
  *               h = rmsnorm(x) * ffn_norm                  (h = x without ffn_norm: olmo2; gpt-oss calls it
  *                                                           post_attention_norm)
  *               f = (act(h Wgate) * (h Wup)) Wdown, act SiLU, tanh-GELU or gpt-oss's clamped SwiGLU
- *                                                          (or the chosen experts', with their biases: MoE)
+ *                                                          (or the chosen experts', with their biases: MoE;
+ *                                                           without a gate: relu(h Wup)^2, GELU(h Wup + b))
  *                                                          (f = rmsnorm(f) * post_ffw_norm: gemma, olmo2)
  *               x += f                                     <- l_out (the traced residual; f * residual_scale)
  *   logits = (rmsnorm(x) * output_norm) Wout               <- result_norm before Wout
@@ -140,7 +142,7 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     const kern_attn attn = engine_layer_attn(m, il);
     run_matmul(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, c->q);
     if (w[MODEL_ROLE_ATTN_Q_NORM].t)
-        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
     run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, c->pos, L->swa ? &hp->rope_swa : &hp->rope);
     pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
     run_attention(p, "attention (an earlier layer's keys and values)", c->q, c->k_cache + c->k_off[src],
@@ -180,9 +182,16 @@ static void attention_block(pass *p, int il, int T)
     const float *in = c->x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_ATTN_NORM].t) {
         if (!p->normed)
-            run_block_norm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], c->x, T, E, hp->eps, c->h);
+            run_block_norm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], &w[MODEL_ROLE_ATTN_NORM_BIAS], c->x, T, E, hp->eps,
+                           c->h);
         pass_look(p, ENGINE_OP_ATTN_NORM, c->h, T, E);
         in = c->h;
+    }
+    if (w[MODEL_ROLE_ATTN_NORM_2].t) { /* Falcon-40B: the attention's own norm, into c->o (free until the output
+                                        * product); attn_norm's rows in c->h are the feed-forward block's */
+        run_block_norm(p, "attn_norm_2", &w[MODEL_ROLE_ATTN_NORM_2], &w[MODEL_ROLE_ATTN_NORM_2_BIAS], c->x, T, E,
+                       hp->eps, c->o);
+        in = c->o;
     }
     p->normed = false;
     if (hp->mla) {
@@ -228,8 +237,8 @@ static void attention_block(pass *p, int il, int T)
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
     } else if (w[MODEL_ROLE_ATTN_Q_NORM].t && !hp->desc->qk_norm_after_rope) { /* qwen3, gemma3: RMSNorm of every
                                                 * head of q and k (Command R+: a LayerNorm, each head's own gains) */
-        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
-        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * n_kv, hd, hp->eps, k_new);
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
     if (hp->desc->v_norm) /* Gemma 4: each head of v RMS-normed without gains */
         run_rmsnorm(p, "v norm (no gains)", NULL, v_new, T * n_kv, hd, hp->eps, v_new);
@@ -330,8 +339,23 @@ static void per_layer_input(pass *p, int il, int T, int r0)
                   Tr, P);
     run_glu(p, "GELU(gate) x per-layer input", KERN_ACT_GELU_TANH, c->gate, c->up, (size_t)Tr * P, (size_t)P, c->gate);
     run_matmul(p, "proj", &w[MODEL_ROLE_PER_LAYER_PROJ], NULL, c->gate, Tr, o);
-    run_block_norm(p, "post_norm", &w[MODEL_ROLE_PER_LAYER_POST_NORM], o, Tr, E, hp->eps, o);
+    run_block_norm(p, "post_norm", &w[MODEL_ROLE_PER_LAYER_POST_NORM], NULL, o, Tr, E, hp->eps, o);
     run_add(p, "residual add (per-layer input)", x, o, (size_t)Tr * E);
+}
+
+/* Layer il's dense feed-forward block on the Tr rows of in into out: gated, or without a gate (run_gated_products:
+ * Nemotron-H's relu(h Wup)^2, StarCoder2's GELU), with the biases the layer has (gate and up are its scratch rows). */
+static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *gate, float *up, float *out)
+{
+    const engine_ctx *c = p->c;
+    const kern_weight *w = c->m->layers[il].w;
+    const int F = c->m->layers[il].n_ff;
+    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
+    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
+    const kern_weight *const biases[2] = { NULL, pass_bound(&w[MODEL_ROLE_FFN_UP_BIAS]) };
+    run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up");
+    pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
+    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], pass_bound(&w[MODEL_ROLE_FFN_DOWN_BIAS]), gate, Tr, out);
 }
 
 /* Gemma 4 26B-A4B's layer with experts (llama.cpp's gemma4 graph) on rows [r0, T), the residual c->x and its ffn_norm
@@ -348,15 +372,9 @@ static void dense_and_experts(pass *p, int il, int T, int r0, const float *h)
     const size_t n = (size_t)Tr * E, B = (size_t)c->max_batch * E;
     float *x = c->x + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *moe_in = c->moe_beside, *router_in = moe_in + B, *moe_out = router_in + B;
-    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
-    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
-    const kern_weight *const no_bias[2] = { 0 };
-    run_gated_products(p, gate_up, no_bias, h, Tr, F, hp->act, c->gate + (size_t)r0 * F, c->up + (size_t)r0 * F,
-                       gate_up_names, "ffn_gate, ffn_up");
-    pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, c->gate + (size_t)r0 * F, Tr, o);
-    run_block_norm(p, "post_ffw_norm_1", &w[MODEL_ROLE_FFN_POST_NORM_1], o, Tr, E, hp->eps, o);
-    run_block_norm(p, "pre_ffw_norm_2", &w[MODEL_ROLE_FFN_PRE_NORM_2], x, Tr, E, hp->eps, moe_in);
+    dense_block(p, il, T, Tr, h, c->gate + (size_t)r0 * F, c->up + (size_t)r0 * F, o);
+    run_block_norm(p, "post_ffw_norm_1", &w[MODEL_ROLE_FFN_POST_NORM_1], NULL, o, Tr, E, hp->eps, o);
+    run_block_norm(p, "pre_ffw_norm_2", &w[MODEL_ROLE_FFN_PRE_NORM_2], NULL, x, Tr, E, hp->eps, moe_in);
     run_rmsnorm(p, "router input norm (no gains)", NULL, x, Tr, E, hp->eps, router_in);
     run_scale(p, "router input scale", router_in, n, 1.0f / sqrtf((float)E));
     if (!p->st)
@@ -366,7 +384,7 @@ static void dense_and_experts(pass *p, int il, int T, int r0, const float *h)
     if (!p->st)
         pass_check(p, c->be->from_host(c->be, router_in, c->router_in_host, n), "copy of the router's input");
     engine_experts_block(p, il, Tr, moe_in, router_in, moe_out);
-    run_block_norm(p, "post_ffw_norm_2", &w[MODEL_ROLE_FFN_POST_NORM_2], moe_out, Tr, E, hp->eps, moe_out);
+    run_block_norm(p, "post_ffw_norm_2", &w[MODEL_ROLE_FFN_POST_NORM_2], NULL, moe_out, Tr, E, hp->eps, moe_out);
     run_add(p, "dense block + experts", o, moe_out, n);
 }
 
@@ -384,14 +402,11 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     const kern_weight *w = L->w;
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
-    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
-    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
-    const kern_weight *const no_bias[2] = { 0 };
     p->layer = il;
 
     if (L->mixer) { /* (Nemotron-H's feed-forward layer has none) */
         if (w[MODEL_ROLE_ATTN_POST_NORM].t) { /* gemma: the block's output is normalized before the residual add */
-            run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], o, Tr, E, hp->eps, o);
+            run_block_norm(p, "post_attention_norm", &w[MODEL_ROLE_ATTN_POST_NORM], NULL, o, Tr, E, hp->eps, o);
             pass_look(p, ENGINE_OP_ATTN_POST_NORM, c->o, T, E);
         }
         if (hp->residual_scale != 1.0f)
@@ -405,7 +420,8 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     const float *in = x; /* olmo2 has no norm before its blocks */
     if (w[MODEL_ROLE_FFN_NORM].t) {
         if (!p->normed)
-            run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], x, Tr, E, hp->eps, h);
+            run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], x, Tr, E, hp->eps,
+                           h);
         pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E);
         in = h;
     }
@@ -414,14 +430,12 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         dense_and_experts(p, il, T, r0, in);
     } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
         engine_experts_block(p, il, Tr, in, NULL, o);
-    } else { /* gated, or Nemotron-H's relu(h Wup)^2 without a gate (run_gated_products) */
-        run_gated_products(p, gate_up, no_bias, in, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
-        pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-        run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, o);
+    } else {
+        dense_block(p, il, T, Tr, in, gate, up, o);
     }
     pass_look(p, ENGINE_OP_FFN_OUT, c->o, T, E);
     if (w[MODEL_ROLE_FFN_POST_NORM].t) {
-        run_block_norm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], o, Tr, E, hp->eps, o);
+        run_block_norm(p, "post_ffw_norm", &w[MODEL_ROLE_FFN_POST_NORM], NULL, o, Tr, E, hp->eps, o);
         pass_look(p, ENGINE_OP_FFN_POST_NORM, c->o, T, E);
     }
     if (hp->residual_scale != 1.0f)
@@ -435,28 +449,32 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
-/* Cohere's layer (model_arch.parallel_ffn): the feed-forward block reads the attention's input norm (c->h) and writes
- * c->att (free once the attention's output product ran; the model's q rows are n_embd wide), then x = (x + ffn) + the
- * attention's output in c->o, the order llama.cpp's command-r and cohere2 graphs add them. Rows [r0, T), as ffn_block. */
+/* A parallel layer (model_hparams.parallel): the feed-forward block reads the attention's input norm (c->h), or its
+ * own norm of x where the layer has one (GPT-NeoX's ffn_norm, into c->h: the attention read it before), and writes c->att
+ * (free once the attention's output product ran; the model's q rows are n_embd wide), then x = (x + ffn) + the
+ * attention's output in c->o, the order llama.cpp's command-r, cohere2 and gptneox graphs add them, or x + (attention
+ * + ffn), phi2's and falcon's (parallel_blocks_summed). Rows [r0, T), as ffn_block. */
 static void parallel_block(pass *p, int il, int T, int r0)
 {
     engine_ctx *c = p->c;
     const engine_hparams *hp = &c->m->hp;
     const int E = hp->n_embd, F = c->m->layers[il].n_ff, Tr = T - r0;
-    const kern_weight *w = c->m->layers[il].w;
     float *x = c->x + (size_t)r0 * E, *h = c->h + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     float *f = c->att + (size_t)r0 * E, *gate = c->gate + (size_t)r0 * F, *up = c->up + (size_t)r0 * F;
-    static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
-    const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
-    const kern_weight *const no_bias[2] = { 0 };
+    const kern_weight *w = c->m->layers[il].w;
     p->layer = il;
-    pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E); /* the feed-forward block's input: the attention's norm */
-    run_gated_products(p, gate_up, no_bias, h, Tr, F, hp->act, gate, up, gate_up_names, "ffn_gate, ffn_up");
-    pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], NULL, gate, Tr, f);
+    if (w[MODEL_ROLE_FFN_NORM].t)
+        run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], x, Tr, E, hp->eps, h);
+    pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E); /* the feed-forward block's input */
+    dense_block(p, il, T, Tr, h, gate, up, f);
     pass_look(p, ENGINE_OP_FFN_OUT, c->att, T, E);
-    run_add(p, "residual add (feed-forward)", x, f, (size_t)Tr * E);
-    run_add(p, "residual add (attention)", x, o, (size_t)Tr * E);
+    if (hp->desc->parallel_blocks_summed) {
+        run_add(p, "attention + feed-forward", o, f, (size_t)Tr * E);
+        run_add(p, "residual add", x, o, (size_t)Tr * E);
+    } else {
+        run_add(p, "residual add (feed-forward)", x, f, (size_t)Tr * E);
+        run_add(p, "residual add (attention)", x, o, (size_t)Tr * E);
+    }
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
 }
 
@@ -511,7 +529,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
             attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
         const bool last = il == hp->n_layer - 1;
-        if (hp->desc->parallel_ffn)
+        if (hp->g.parallel)
             parallel_block(&p, il, T, last ? keep0 : 0);
         else
             ffn_block(&p, il, T, last ? keep0 : 0, last ? &m->output_norm : engine_layer_input_norm(m, il + 1));
@@ -520,8 +538,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     }
     p.layer = hp->n_layer;
     if (!p.normed)
-        run_block_norm(&p, "output_norm", &m->output_norm, c->x + (size_t)keep0 * E, T - keep0, E, hp->eps,
-                    c->h + (size_t)keep0 * E);
+        run_block_norm(&p, "output_norm", &m->output_norm, &m->output_norm_b, c->x + (size_t)keep0 * E, T - keep0, E,
+                       hp->eps, c->h + (size_t)keep0 * E);
     p.normed = false;
     pass_look(&p, ENGINE_OP_RESULT_NORM, c->h, T, E);
     if (p.st)
@@ -536,7 +554,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     const int first = all_logits && logits ? 0 : T - 1;
     for (int r = first, n; r < T && !p.st; r += n) {
         n = engine_logit_part(c->be, T - r);
-        run_matmul(&p, "output", &m->output, NULL, c->h + (size_t)r * E, n, c->logits);
+        run_matmul(&p, "output", &m->output, pass_bound(&m->output_b), c->h + (size_t)r * E, n, c->logits);
         if (hp->logit_scale != 1.0f)
             run_scale(&p, "logit scale", c->logits, (size_t)n * V, hp->logit_scale);
         if (hp->final_softcap > 0.0f)

@@ -13,12 +13,14 @@ const char *engine_supported_archs(void)
     return model_arch_names();
 }
 
-/* model/'s activation, as the kernels name it */
-static kern_act kern_act_of(model_act a)
+/* model/'s activation, as the kernels name it; *squared: an ungated block's row is act(x) * x, not act(x) alone
+ * (relu(x)^2 as relu(x) * x: kern.h's RELU with the row as gate and up) */
+static kern_act kern_act_of(model_act a, bool *squared)
 {
-    /* relu(x)^2 as relu(x) * x (kern.h's RELU with the row as gate and up) */
     static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH,
                                      [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI, [MODEL_ACT_RELU_SQR] = KERN_ACT_RELU };
+    static const bool squares[] = { [MODEL_ACT_RELU_SQR] = true };
+    *squared = (size_t)a < sizeof squares / sizeof squares[0] && squares[a];
     return acts[a];
 }
 
@@ -33,7 +35,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
         return engine_fail(err, ms == MODEL_E_UNSUPPORTED ? ENGINE_E_ARCH : ENGINE_E_MODEL, me.offset, me.subject,
                            "%s", me.message);
     hp->desc = g->arch;
-    if (g->arch->parallel_ffn && g->n_head * g->head_dim_k < g->n_embd) /* parallel_block's rows in the attention's */
+    if (g->parallel && g->n_head * g->head_dim_k < g->n_embd) /* parallel_block's rows in the attention's */
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "%s: q rows of %lld values are narrower than n_embd %lld, which "
                            "llama.cpp's %s loader makes them", g->arch_name, (long long)(g->n_head * g->head_dim_k),
                            (long long)g->n_embd, g->arch_name);
@@ -110,7 +112,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->base_defaulted = g->rope_base_defaulted;
     hp->head_dim_from_key_length = g->head_dim_from_key_length;
     hp->n_rot_from_key = g->n_rot_from_key;
-    hp->act = kern_act_of(g->arch->act);
+    hp->act = kern_act_of(g->arch->act, &hp->act_squared);
     hp->attn_scale = g->attn_scale;
     hp->embd_scale = g->embd_scale;
     hp->residual_scale = g->residual_scale;

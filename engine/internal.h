@@ -34,7 +34,8 @@ typedef struct engine_layer {
     float *select_bias;      /* (n_expert) exp_probs_b on the host, for the routing; NULL without one */
     float *down_scale;       /* (n_expert) each expert's output scale on the host (Gemma 4); NULL without */
     float *router_scale;     /* (n_embd) the router's input gains on the host (Gemma 4's ffn_gate_inp.scale), or NULL */
-    gguf_tensor split[5];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each */
+    gguf_tensor split[8];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each; q's, k's
+                              * and v's values of a fused attn_qkv.bias */
     /* latent attention split per head: each head's matrix of attn_k_b (heads[0]) and attn_v_b (heads[1]), n_head
      * each; NULL otherwise */
     kern_weight *heads[2];
@@ -51,6 +52,8 @@ struct engine_model {
     kern_backend *be;
     engine_hparams hp;
     kern_weight tok_embd, output_norm, output;
+    kern_weight output_norm_b; /* the final LayerNorm's bias (StarCoder2; t NULL: none) */
+    kern_weight output_b;      /* the logits' bias (phi2; t NULL: none) */
     kern_weight ple_embd, ple_proj, ple_norm; /* Gemma 4's per-layer inputs' table, projection, norm (t NULL: none) */
     engine_layer *layers;  /* (n_layer) */
     gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the

@@ -51,7 +51,7 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
     if (ri->ne2 != MODEL_DIM_NONE || ri->expert_rows || (role == MODEL_ROLE_ATTN_QKV && !m->hp.delta_net) ||
-        (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
+        role == MODEL_ROLE_ATTN_QKV_BIAS || (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
         return ENGINE_OK; /* an experts' or a fused tensor: its parts are bound (bind_experts, bind_fused) */
     kern_status ks = m->be->bind(m->be, w);
     if (ks == KERN_E_UNSUPPORTED)
@@ -193,8 +193,45 @@ static engine_status bind_part(engine_model *m, engine_layer *L, int part, const
                        m->be->name, kern_status_name(ks));
 }
 
-/* A fused attn_qkv's rows bound as attn_q, attn_k and attn_v; a fused ffn_up's as ffn_gate and ffn_up (phi3: the
- * gate's rows first, as ggml_swiglu reads one fused row). Either way the forward pass sees separate matrices. */
+/* Values e0 .. e0 + n of a vector of a float type (a fused bias's part), as a tensor of their own. */
+static gguf_tensor vector_part(const gguf_tensor *t, uint64_t e0, uint64_t n)
+{
+    gguf_tensor v = *t;
+    const uint64_t size = gguf_type_traits_of(t->type)->type_size;
+    v.ne[0] = n;
+    v.size = n * size;
+    v.n_elements = n;
+    v.offset = t->offset + e0 * size;
+    v.data = t->data ? t->data + e0 * size : NULL;
+    return v;
+}
+
+/* A fused attn_qkv.bias's q, k and v parts bound as the separate biases (views split[5..8)). */
+static engine_status bind_fused_bias(engine_model *m, engine_layer *L, const gguf_tensor *b, uint64_t q, uint64_t kv,
+                                     engine_error *err)
+{
+    static const model_role as[3] = { MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS };
+    const uint64_t e0[3] = { 0, q, q + kv }, n[3] = { q, kv, kv };
+    if (gguf_type_traits_of(b->type)->block_size != 1)
+        return engine_fail(err, ENGINE_E_MODEL, b->info_offset, b->name, "tensor '%s' is %s: a bias is a float vector",
+                           b->name, gguf_type_traits_of(b->type)->name);
+    for (int k = 0; k < 3; k++) {
+        L->split[5 + k] = vector_part(b, e0[k], n[k]);
+        L->w[as[k]].t = &L->split[5 + k];
+        const kern_status ks = m->be->bind(m->be, &L->w[as[k]]);
+        if (ks != KERN_OK) {
+            L->w[as[k]].t = NULL;
+            return engine_fail(err, ks == KERN_E_UNSUPPORTED ? ENGINE_E_MODEL : ENGINE_E_BACKEND, b->info_offset,
+                               b->name, "binding the %s values of '%s' on %s failed: %s",
+                               model_role_info_of(as[k])->name, b->name, m->be->name, kern_status_name(ks));
+        }
+    }
+    return ENGINE_OK;
+}
+
+/* A fused attn_qkv's rows bound as attn_q, attn_k and attn_v (its bias's values as their biases, phi2's); a fused
+ * ffn_up's as ffn_gate and ffn_up (phi3: the gate's rows first, as ggml_swiglu reads one fused row). Either way the
+ * forward pass sees separate matrices. */
 static engine_status bind_fused(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
@@ -202,16 +239,24 @@ static engine_status bind_fused(engine_model *m, int il, engine_error *err)
     const uint64_t q = (uint64_t)hp->n_head * L->head_dim, kv = (uint64_t)L->n_kv_head * L->head_dim,
                    ff = (uint64_t)L->n_ff;
     const gguf_tensor *qkv = L->w[MODEL_ROLE_ATTN_QKV].t, *up = L->w[MODEL_ROLE_FFN_UP].t;
+    const gguf_tensor *qkv_b = L->w[MODEL_ROLE_ATTN_QKV_BIAS].t;
     engine_status s = ENGINE_OK;
+    if (qkv_b && (!qkv || L->has_bias))
+        return engine_fail(err, ENGINE_E_MODEL, qkv_b->info_offset, qkv_b->name,
+                           "layer %d has '%s' %s", il, qkv_b->name,
+                           qkv ? "and separate q/k/v biases" : "without a fused attn_qkv.weight");
     if (qkv) {
         if (L->w[MODEL_ROLE_ATTN_Q].t || L->w[MODEL_ROLE_ATTN_K].t || L->w[MODEL_ROLE_ATTN_V].t)
             return engine_fail(err, ENGINE_E_MODEL, qkv->info_offset, qkv->name,
                                "layer %d has both '%s' and separate q/k/v projections", il, qkv->name);
         L->w[MODEL_ROLE_ATTN_QKV].t = NULL;
+        L->w[MODEL_ROLE_ATTN_QKV_BIAS].t = NULL;
         if ((s = bind_part(m, L, 0, qkv, 0, q, MODEL_ROLE_ATTN_Q, err)) ||
             (s = bind_part(m, L, 1, qkv, q, kv, MODEL_ROLE_ATTN_K, err)) ||
-            (s = bind_part(m, L, 2, qkv, q + kv, kv, MODEL_ROLE_ATTN_V, err)))
+            (s = bind_part(m, L, 2, qkv, q + kv, kv, MODEL_ROLE_ATTN_V, err)) ||
+            (qkv_b && (s = bind_fused_bias(m, L, qkv_b, q, kv, err))))
             return s;
+        L->has_bias = qkv_b != NULL || L->has_bias;
     } else if (!L->w[MODEL_ROLE_ATTN_Q].t || !L->w[MODEL_ROLE_ATTN_K].t ||
                (!L->w[MODEL_ROLE_ATTN_V].t && !hp->desc->v_from_k)) {
         char name[64];
@@ -422,7 +467,8 @@ const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const cha
 
 static void unbind_all(engine_model *m)
 {
-    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->ple_embd, &m->ple_proj, &m->ple_norm };
+    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->ple_embd, &m->ple_proj, &m->ple_norm,
+                               &m->output_norm_b, &m->output_b };
     for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
         if (globals[i]->t && !(i == 2 && m->hp.tied_output))
             m->be->unbind(m->be, globals[i]);
@@ -516,12 +562,15 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         (s = bind(m, &m->output_norm, model_role_info_of(final_norm)->name, final_norm, -1, &dims, err)) ||
         (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, -1, &dims, err)))
         goto fail;
-    static const model_role ple_roles[3] = { MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ,
-                                             MODEL_ROLE_PER_LAYER_PROJ_NORM };
-    kern_weight *ple[3] = { &m->ple_embd, &m->ple_proj, &m->ple_norm }; /* Gemma 4 E2B / E4B */
-    for (int k = 0; k < 3; k++)
-        if (model_role_need(&hp->g, ple_roles[k]) != MODEL_NEED_ABSENT &&
-            (s = bind(m, ple[k], model_role_info_of(ple_roles[k])->name, ple_roles[k], -1, &dims, err)))
+    /* the globals some architectures have: Gemma 4 E2B / E4B's per-layer inputs, the final norm's bias (StarCoder2),
+     * the logits' (phi2) */
+    static const model_role more_roles[5] = { MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ,
+                                              MODEL_ROLE_PER_LAYER_PROJ_NORM, MODEL_ROLE_OUTPUT_NORM_BIAS,
+                                              MODEL_ROLE_OUTPUT_BIAS };
+    kern_weight *more[5] = { &m->ple_embd, &m->ple_proj, &m->ple_norm, &m->output_norm_b, &m->output_b };
+    for (int k = 0; k < 5; k++)
+        if (model_role_need(&hp->g, more_roles[k]) != MODEL_NEED_ABSENT &&
+            (s = bind(m, more[k], model_role_info_of(more_roles[k])->name, more_roles[k], -1, &dims, err)))
             goto fail;
     if (!m->output.t) {
         hp->tied_output = true;
@@ -586,8 +635,8 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
      * are views of it (in split[]), the experts' tensors and biases are held but bound expert by expert */
     const gguf_tensor *own = gguf_tensor_by_name(m->f, t->name);
     kern_weight *slot = NULL;
-    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output };
-    for (size_t i = 0; i < 3 && own && !slot; i++)
+    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->output_norm_b, &m->output_b };
+    for (size_t i = 0; i < 5 && own && !slot; i++)
         if (globals[i]->t && !strcmp(globals[i]->t->name, t->name))
             slot = globals[i];
     for (int il = 0; il < m->hp.n_layer && own && !slot; il++) {
@@ -633,7 +682,8 @@ kern_backend *engine_model_backend(const engine_model *m)
 
 uint64_t engine_model_bytes_per_token(const engine_model *m)
 {
-    uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size;
+    uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size +
+                     (m->output_norm_b.t ? m->output_norm_b.t->size : 0) + (m->output_b.t ? m->output_b.t->size : 0);
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++) {

@@ -33,12 +33,13 @@ KERN_OPS(RUN)
 #undef RUN
 
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
- * (model_arch.norm_layer: Cohere's). */
-static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const float *x, int T, int n,
-                                  float eps, float *out)
+ * (model_arch.norm_layer: Cohere's), plus its bias where bias is bound (StarCoder2's LayerNorms; the architectures'
+ * tables give RMSNorms none). */
+static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const kern_weight *bias,
+                                  const float *x, int T, int n, float eps, float *out)
 {
     if (p->c->m->hp.desc->norm_layer)
-        run_layernorm(p, what, w, x, T, n, eps, out);
+        run_layernorm(p, what, w, bias && bias->t ? bias : NULL, x, T, n, eps, out);
     else
         run_rmsnorm(p, what, w, x, T, n, eps, out);
 }
@@ -81,17 +82,24 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
 }
 
+/* w where it is bound, else NULL: an optional bias as the ops take it */
+static inline const kern_weight *pass_bound(const kern_weight *w)
+{
+    return w && w->t ? w : NULL;
+}
+
 /* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its
  * activation into gate (rows of F; up is scratch): one op where the backend has matmul_glu and nothing probes the
- * products, else the products (run_products) and glu. A block without a gate (gate_up[0] unbound: Nemotron-H's
- * relu(up)^2) is its up product and act(up, up). */
+ * products, else the products (run_products) and glu. A block without a gate (gate_up[0] unbound) is its up product
+ * and act(up) * up where the model's activation is squared (Nemotron-H's relu(up)^2), act(up) alone otherwise
+ * (StarCoder2's GELU). */
 static inline void run_gated_products(pass *p, const kern_weight *const gate_up[2], const kern_weight *const bs[2],
                                       const float *x, int Tr, int F, kern_act act, float *gate, float *up,
                                       const char *const names[2], const char *group)
 {
     if (!gate_up[0] || !gate_up[0]->t) {
         run_matmul(p, names[1], gate_up[1], bs[1], x, Tr, up);
-        run_glu(p, "activation", act, up, up, (size_t)Tr * F, (size_t)F, gate);
+        run_glu(p, "activation", act, up, p->c->m->hp.act_squared ? up : NULL, (size_t)Tr * F, (size_t)F, gate);
         return;
     }
     if (p->be->matmul_glu && !p->probe) {

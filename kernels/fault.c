@@ -121,6 +121,14 @@ static kern_status f_rmsnorm(kern_backend *b, const kern_weight *w, const float 
     return bend_rows(inner(b), out, (size_t)T * (size_t)n, divide_by_gains, (void *)w);
 }
 
+/* The same fault in a LayerNorm (StarCoder2's, Cohere's): the norm without its gains, its bias still added */
+static kern_status f_layernorm(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                               int n, float eps, float *out)
+{
+    const bool bent = kind_of(b) == FAULT_NORM_SKIP && w && w->t && strstr(w->t->name, ".attn_norm.weight");
+    return inner(b)->layernorm(inner(b), bent ? NULL : w, bias, x, T, n, eps, out);
+}
+
 typedef struct heads {
     int T, n_head, head_dim;
 } heads;
@@ -383,6 +391,7 @@ kern_backend *kern_fault_wrap(kern_backend *in, const char *fault)
     b->matmul_many = in->matmul_many ? f_matmul_many : NULL;
     b->matmul_many_x = in->matmul_many_x ? f_matmul_many_x : NULL;
     b->rmsnorm = f_rmsnorm;
+    b->layernorm = f_layernorm;
     b->rope = f_rope;
     b->attention = f_attention;
     b->add = f_add;

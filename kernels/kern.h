@@ -48,6 +48,12 @@ typedef enum kern_act {
     KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE, KERN_ACT_RELU
 } kern_act;
 
+/* The activations glu applies alone (up NULL: out = act(gate), ggml_gelu or ggml_relu of an ungated block) */
+static inline bool kern_act_alone(kern_act a)
+{
+    return a == KERN_ACT_GELU_TANH || a == KERN_ACT_RELU;
+}
+
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
     int n_rot;                 /* leading dimensions of each head that rotate (even) */
@@ -119,8 +125,9 @@ typedef struct kern_backend kern_backend;
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
  *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n), or (n, m): row t takes gains row t mod m,
  *               Mamba-2's each group's own; NULL: no gains, ggml_rms_norm alone).
- *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w  (ggml_norm then the gains; w as rmsnorm's, or
- *               (n, m): row t takes gains row t mod m, Command R+'s each head's own). x and out may be the same.
+ *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w + bias  (ggml_norm, the gains, then the bias
+ *               where bias is not NULL: StarCoder2's; w as rmsnorm's, or (n, m): row t takes gains row t mod m,
+ *               Command R+'s each head's own; bias F32 (n)). x and out may be the same.
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
  *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys (pos0 + T, n_kv_head,
  *               head_dim) and values (pos0 + T, n_kv_head, v_dim) of one layer's cache (v_dim: kern_attn_v_dim);
@@ -130,6 +137,7 @@ typedef struct kern_backend kern_backend;
  *               the keys at p - window + 1 .. p (sliding-window layers), or chunked at p - p % window .. p.
  *   glu         out (n) = act(gate) * up: SiLU (SwiGLU), or GELU (GeGLU) as kern_gelu_ggml defines it; rows of
  *               `row` values (n a multiple of it: --numerics ggml's SiLU treats each row's end as llama.cpp does).
+ *               up NULL: act(gate) alone, for the activations kern_act_alone names (KERN_E_UNSUPPORTED otherwise).
  *   scale       x (n) *= s.
  *   softcap     x (n) = cap * tanh(x / cap): soft-capping of logits.
  *   add         x (n) += y.
@@ -167,8 +175,8 @@ typedef struct kern_backend kern_backend;
       (w, bias, x, T, y))                                                                                             \
     X(rmsnorm, (const kern_weight *w, const float *x, int T, int n, float eps, float *out),                           \
       (w, x, T, n, eps, out))                                                                                         \
-    X(layernorm, (const kern_weight *w, const float *x, int T, int n, float eps, float *out),                         \
-      (w, x, T, n, eps, out))                                                                                         \
+    X(layernorm, (const kern_weight *w, const kern_weight *bias, const float *x, int T, int n, float eps,            \
+                  float *out), (w, bias, x, T, n, eps, out))                                                          \
     X(rope, (float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r),                                \
       (x, T, n_head, head_dim, pos0, r))                                                                              \
     X(attention, (const float *q, const float *k_cache, const float *v_cache, int T, int pos0,                        \

@@ -485,6 +485,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         ssm_sizes(&r, hp);
     if (hp->arch && hp->arch->single_block) /* nemotron_h's loader */
         hp->moe_latent_size = get_int(&r, "moe_latent_size", false, 0, 0, big, NULL);
+    hp->parallel = hp->arch && (hp->arch->parallel_ffn ||
+                                (hp->arch->parallel_residual_key && get_bool(&r, "use_parallel_residual", true)));
     if (hp->arch && hp->arch->rope_finetuned_switch) /* granitehybrid's loader: the hybrids write false */
         hp->rope_off = !get_bool(&r, "rope.scaling.finetuned", true);
     if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */

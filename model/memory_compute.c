@@ -38,6 +38,8 @@ static const builder_facts facts[] = {
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
     { .arch = "falcon-h1", .rows_after_residual = true }, { .arch = "mamba2" }, { .arch = "mamba" },
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
+    { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
+    { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" },
 };
 
 /* The positions, an input the graph meets at the first rotation (after the K rotation matrix where there is one:
@@ -159,6 +161,8 @@ static int attention_core(build *b, int il, int h)
     int fused = -1, q, k = -1, v;
     if (has(b, MODEL_ROLE_ATTN_QKV))
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
+    if (fused >= 0 && has(b, MODEL_ROLE_ATTN_QKV_BIAS)) /* phi2's older files: the fused product's bias */
+        fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, true, fused, -1, -1);
     const bool rotate = model_hparams_layer_rotates(hp, il);
     q = q_or_k(b, h, q_w, true, fused, swa, rotate);
     if (model_hparams_layer_kv_source(hp, il) != il) /* Gemma 4 E2B / E4B: an earlier layer's keys and values */
@@ -487,14 +491,21 @@ static int dense_ffn(build *b, int x, int64_t il)
     int act;
     if (hp->arch->gate_up_fused) {
         act = graph_op(g, rows(b, F), LY_OTHER, false, graph_op(g, rows(b, 2 * F), LY_ROWS, false, x, -1, -1), -1, -1);
-    } else if (!has(b, MODEL_ROLE_FFN_GATE)) { /* ungated: up, relu squared (nemotron_h's) */
-        act = relu_squared(b, graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1), LY_ROWS);
+    } else if (!has(b, MODEL_ROLE_FFN_GATE)) { /* ungated: up (plus its bias), relu squared (nemotron_h's) or GELU in
+                                                 * place (starcoder2's) */
+        int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
+        if (has(b, MODEL_ROLE_FFN_UP_BIAS))
+            up = graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
+        act = hp->arch->act == MODEL_ACT_RELU_SQR ? relu_squared(b, up, LY_ROWS)
+                                                  : graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
     } else {
         const int gate = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
         const int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
         act = graph_op(g, rows(b, F), LY_OTHER, false, gate, up, -1);
     }
-    return graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, false, act, -1, -1);
+    const int down = graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, false, act, -1, -1);
+    return has(b, MODEL_ROLE_FFN_DOWN_BIAS) ? graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, true, down, -1, -1)
+                                            : down;
 }
 
 /* Scaled in place where the model multiplies by s (granite's multipliers, gemma's embedding scale). */
@@ -527,6 +538,51 @@ static uint64_t cache_rotation(const model_hparams *hp, uint32_t cache_type, boo
     const int64_t own = keys ? (swa && hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k)
                              : (swa && hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v);
     return rotation(cache_type, own, keys);
+}
+
+/* The attention's output product of its core (its rows picked in the last layer), for summed_parallel_layer. */
+static int parallel_attention(build *b, int core, bool last)
+{
+    const int att = out_projection(b, core);
+    return last ? pick_rows(b, att) : att;
+}
+
+/* The feed-forward block of h (its rows picked in the last layer, the block on those), for summed_parallel_layer. */
+static int parallel_ffn(build *b, int h, int64_t il, bool last)
+{
+    const int hi = last ? pick_rows(b, h) : h;
+    b->n_rows = last ? b->n_out : b->T;
+    const int ffn = feed_forward(b, hi, il);
+    b->n_rows = b->T;
+    return ffn;
+}
+
+/* A layer whose two blocks read one norm and are summed before the residual (llama.cpp's phi2: (attention + ffn) + x;
+ * falcon: (ffn + attention) + x), in ggml's order: the attention's core, which build_attn expands (on Falcon-40B's
+ * attn_norm_2 of x, attn_norm being the feed-forward block's alone and met where that block is), then the final sum's
+ * sources depth first: the first block's, the second's, their sum, x's rows, the residual sum. */
+static int summed_parallel_layer(build *b, int64_t il, int x, bool last)
+{
+    graph *g = b->g;
+    const bool own_norm = has(b, MODEL_ROLE_ATTN_NORM_2);
+    const model_role norm_role = own_norm ? MODEL_ROLE_ATTN_NORM_2 : MODEL_ROLE_ATTN_NORM;
+    const model_role bias_role = own_norm ? MODEL_ROLE_ATTN_NORM_2_BIAS : MODEL_ROLE_ATTN_NORM_BIAS;
+    const int h_attn = has(b, norm_role) ? norm_rows_bias(b, x, rows(b, b->E), LY_ROWS, has(b, bias_role)) : x;
+    const int core = attention_core(b, (int)il, h_attn);
+    int first, second;
+    if (b->bf->parallel_ffn_first) { /* the feed-forward block's norm is met here */
+        const int h = own_norm ? norm_rows_bias(b, x, rows(b, b->E), LY_ROWS, has(b, MODEL_ROLE_ATTN_NORM_BIAS))
+                               : h_attn;
+        first = parallel_ffn(b, h, il, last);
+        second = parallel_attention(b, core, last);
+    } else {
+        first = parallel_attention(b, core, last);
+        second = parallel_ffn(b, h_attn, il, last);
+    }
+    if (last)
+        b->n_rows = b->n_out;
+    const int both = graph_op(g, rows(b, b->E), LY_ROWS, true, first, second, -1);
+    return graph_op(g, rows(b, b->E), LY_ROWS, true, both, last ? pick_rows(b, x) : x, -1);
 }
 
 static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
@@ -568,17 +624,29 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
         b.layer = il;
         const bool last = il == n_layer - 1 && !bf->rows_after_layers && !bf->rows_after_norm;
-        const int h = has(&b, MODEL_ROLE_ATTN_NORM) ? norm_rows(&b, x, rows(&b, b.E), LY_ROWS) : x;
-        if (hp->arch->parallel_ffn) { /* Cohere: x = (ffn(h) + x) + attention(h), in ggml's order: the attention's core;
-                                        * the feed-forward block (on the last layer's rows of h); the sum with x (its
-                                        * rows); the output product; its rows; the sum */
+        if (hp->arch->parallel_blocks_summed) {
+            x = summed_parallel_layer(&b, il, x, last);
+            continue;
+        }
+        const int h = has(&b, MODEL_ROLE_ATTN_NORM)
+                          ? norm_rows_bias(&b, x, rows(&b, b.E), LY_ROWS, has(&b, MODEL_ROLE_ATTN_NORM_BIAS))
+                          : x;
+        if (hp->parallel) { /* Cohere: x = (ffn(h) + x) + attention(h), GPT-NeoX: (ffn(ffn_norm(x)) + x) +
+                              * attention(h), in ggml's order: the attention's core; the feed-forward block (on the last
+                              * layer's rows of h, or its own norm of x's rows, picked first); the sum with x (its rows);
+                              * the output product; its rows; the sum */
+            const bool own_norm = has(&b, MODEL_ROLE_FFN_NORM);
             const int core = attention_core(&b, (int)il, h);
-            const int hi = last ? pick_rows(&b, h) : h;
             const uint64_t all_rows = b.n_rows;
+            const int xr = own_norm && last ? pick_rows(&b, x) : x;
+            const int hi = own_norm ? -1 : last ? pick_rows(&b, h) : h;
             if (last)
                 b.n_rows = b.n_out;
-            const int ffn = feed_forward(&b, hi, il);
-            const int sum = graph_op(g, rows(&b, b.E), LY_ROWS, true, ffn, last ? pick_rows(&b, x) : x, -1);
+            const int ffn = feed_forward(&b, own_norm ? norm_rows_bias(&b, xr, rows(&b, b.E), LY_ROWS,
+                                                                       has(&b, MODEL_ROLE_FFN_NORM_BIAS))
+                                                      : hi,
+                                         il);
+            const int sum = graph_op(g, rows(&b, b.E), LY_ROWS, true, ffn, own_norm || !last ? xr : pick_rows(&b, x), -1);
             b.n_rows = all_rows;
             int att = out_projection(&b, core);
             if (last) {
@@ -637,7 +705,11 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
         int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)
                       ? dense_and_experts(&b, inp, il)
-                      : feed_forward(&b, ffn_norm ? norm(&b, inp, LY_ROWS) : inp, il);
+                      : feed_forward(&b,
+                                     ffn_norm ? norm_rows_bias(&b, inp, rows(&b, b.E), LY_ROWS,
+                                                               has(&b, MODEL_ROLE_FFN_NORM_BIAS))
+                                              : inp,
+                                     il);
         if (has(&b, MODEL_ROLE_FFN_POST_NORM))
             out = norm(&b, out, LY_ROWS);
         out = scaled(&b, out, hp->residual_scale);
@@ -669,7 +741,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         x = pick_rows(&b, x);
         b.n_rows = b.n_out;
     }
-    x = norm(&b, x, LY_ROWS);
+    x = norm_rows_bias(&b, x, rows(&b, b.E), LY_ROWS,
+                       gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_OUTPUT_NORM_BIAS)->name) != NULL);
     if (bf->rows_after_norm) { /* gemma4, nemotron_h: the rows picked from the final norm's output, which is a graph
                                 * output too (t_h_nextn, a draft head's input): never freed */
         graph_output(g, x);
@@ -677,6 +750,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         b.n_rows = b.n_out;
     }
     int logits = graph_op(g, rows(&b, V), LY_ROWS, false, x, -1, -1);
+    if (gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_OUTPUT_BIAS)->name)) /* phi2's logits' bias */
+        logits = graph_op(g, rows(&b, V), LY_ROWS, true, logits, -1, -1);
     logits = scaled(&b, logits, hp->logit_scale);
     if (hp->final_softcap > 0.0f) /* scale, tanh, scale */
         for (int i = 0; i < 3; i++)

@@ -20,6 +20,7 @@ typedef struct builder_facts {
     bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
     bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
     bool rows_after_residual; /* the last layer's rows picked from the attention's residual sum (falcon-h1) */
+    bool parallel_ffn_first; /* a summed parallel layer adds ffn + attention, ggml meeting the ffn first (falcon) */
 } builder_facts;
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -83,6 +84,13 @@ static inline int norm_rows(build *b, int x, uint64_t bytes, layout ly)
 {
     const bool inplace = !b->hp->arch->norm_layer;
     return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, inplace, x, -1, -1), -1, -1);
+}
+
+/* The same, then its bias added where the norm has one (build_norm's ggml_add: StarCoder2's LayerNorms) */
+static inline int norm_rows_bias(build *b, int x, uint64_t bytes, layout ly, bool bias)
+{
+    const int y = norm_rows(b, x, bytes, ly);
+    return bias ? graph_op(b->g, bytes, ly, true, y, -1, -1) : y;
 }
 
 static inline int norm(build *b, int x, layout ly)

@@ -17,11 +17,12 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
+                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, stablelm, phi2, falcon, "
+                     "gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 52);
+    cr_assert_eq(model_arch_count(), 57);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -128,12 +129,15 @@ Test(arch, names_and_roles_round_trip)
                   "%s", ar->name);
         const bool has_dense = ffn[MODEL_ROLE_FFN_DOWN] != MODEL_NEED_ABSENT;
         cr_assert(has_dense || ar->moe, "%s has neither a dense feed-forward block nor experts", ar->name);
+        /* a block without a gate: phi3's fused into ffn_up, or one whose activation stands alone (relu^2, StarCoder2's
+         * GELU: kern_act_alone) */
+        const bool ungated = ffn[MODEL_ROLE_FFN_GATE] == MODEL_NEED_ABSENT;
+        cr_assert(!has_dense || !ungated || ar->gate_up_fused || ar->act == MODEL_ACT_RELU_SQR ||
+                      ar->act == MODEL_ACT_GELU_TANH, "%s: no gate, and %d needs one", ar->name, ar->act);
         for (size_t k = 0; k < 3; k++)
             cr_assert_eq(ffn[dense[k]],
-                         !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE &&
-                                        (ar->gate_up_fused || ar->act == MODEL_ACT_RELU_SQR)) /* no gate: relu^2 */
-                             ? MODEL_NEED_ABSENT
-                             : MODEL_NEED_REQUIRED,
+                         !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE && ungated) ? MODEL_NEED_ABSENT
+                                                                                    : MODEL_NEED_REQUIRED,
                          "%s: %s", ar->name, model_role_info_of(dense[k])->name);
         /* a norm before each block, or after it (olmo2's post-norms only) */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||

@@ -419,6 +419,11 @@ Test(compare, every_bug_zoo_fault_is_named_at_its_layer_and_op)
         /* Falcon-Mamba's (tests/py/mamba_arch.py): its first layer a Mamba-1 mixer with dt, B and C normed, re-derived
          * on both sides (the correct side within the tolerance of its own replay) */
         { "conv-state", "heldout-mamba-falcon", 0, ENGINE_OP_ATTN, false },
+        /* StarCoder2's (tests/py/layernorm_arch.py): LayerNorms with biases, the correct side's re-derived with its
+         * bias; the faulty side's gains left out */
+        { "norm-skip", "heldout-starcoder2", 0, ENGINE_OP_ATTN_NORM, false },
+        /* Phi-2's first GGUF form: attn_qkv with its bias, whose q values the faulty side leaves out */
+        { "no-qkv-bias", "heldout-phi2-fused", 0, ENGINE_OP_Q, false },
     };
     char dir[128] = "", written[256] = "", why[200];
     for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {

@@ -173,9 +173,17 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * experts where a layer has its router: 2 of 6 on every other layer, and 3 of 8 on the first and third, two attention
  * layers),
  * Hunyuan-A13B's layers (tests/py/moe_arch.py: 2 of 8 experts renormalised beside an ungated shared expert), Arcee's
- * (tests/py/renamed_arch.py: llama's without a gate, relu^2), MiniCPM's (llama's with granite's multipliers);
+ * (tests/py/renamed_arch.py: llama's without a gate, relu^2), MiniCPM's (llama's with granite's multipliers),
+ * StarCoder2's (tests/py/layernorm_arch.py: LayerNorms with biases, biases on every product, GELU without a gate; tied,
+ * and untied with one key/value head), StableLM's (LayerNorms with biases, a quarter of each head rotating, SwiGLU;
+ * with q/k/v biases, and without them with grouped heads), Phi-2's (the attention and the ungated GELU block side by
+ * side on one LayerNorm, summed before the residual, the logits with a bias; q, k and v apart, and fused with their
+ * bias), Falcon's (the same layer without biases, q, k and v fused; 7B's one key/value head, 40B's norm of the
+ * attention's own), GPT-NeoX's (q, k and v fused with their bias, biases everywhere; its blocks side by side, each on
+ * its own norm, and one after the other);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
- * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B, Arcee and MiniCPM quantized too (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
+ * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B, Arcee, MiniCPM, StarCoder2, StableLM, Phi-2, Falcon and GPT-NeoX quantized too
+ * (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
 Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
 {
     static const struct {
@@ -245,6 +253,16 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-hunyuan-moe", "930d4611e691533175cc2c1df5b73b54e5882d4872f714b9dd768f956ea6db8b" },
         { "heldout-arcee", "dfce597f272cbba1c6d47ee117b1536c42ed39185f477f9e2a2d32b78fb264ed" },
         { "heldout-minicpm", "a292b9096bf4c69f7e62a519aa79b120caa6d25544c1622cc033fd364b99f890" },
+        { "heldout-starcoder2", "d923ac3ae925af43047f3d70baada7032d9d5d4f44c055c62c285172e7cce94d" },
+        { "heldout-starcoder2-b", "b1e241a2598bf7125d1a91f699dcabe02d4bf878ef7980e94d49f137453b0096" },
+        { "heldout-stablelm", "a48de315a7a4bb69d96c7f2814d237de18df07d992cf58604211a9e664a1dc16" },
+        { "heldout-stablelm-b", "d1a44dfe4655befaff9f664b2db8fecdbc79a4d96b01a9eeaf29121d3b02a877" },
+        { "heldout-phi2", "00395b5d048a7d2ac2879c41a093a866ecba1663ebb2c1645f47f31ff572bb84" },
+        { "heldout-phi2-fused", "f1888eb63b71919afcca8c7f0e6c0d240069fa1d4e205f3b0ecbdc9f438d01d5" },
+        { "heldout-falcon", "914ffc7a32228bbf1cfa35d76fe586950ef59cfaf36b4e633b96703332e4f1bd" },
+        { "heldout-falcon-40b", "97ee35534018f3ab4de700c5ba24cfba8c908760f6a84fd434fe3b772fe71aee" },
+        { "heldout-gptneox", "defb5c2a01e6d42720e5b0b1189b78dc0fc32ff9eeb114539b6a4f39c6e39ff4" },
+        { "heldout-gptneox-seq", "4014d9596aa10848fb6c6adde8bba1a27003eea279abcb610c188748ce3d6fec" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -264,12 +282,14 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* thirty-three of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below), held in
-     * llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4, 7 in
-     * 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
+    /* forty-one of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
+     * held in llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4,
+     * 7 in 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
      * Gemma 4's layers of two shapes, its per-layer embeddings (Q8_0 as llama-quantize makes them), its experts with
-     * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers, Jamba's */
+     * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers, Jamba's,
+     * StarCoder2's biases everywhere, StableLM's, Phi-2's parallel blocks (its fused q/k/v bias too), Falcon-40B's
+     * (llama-quantize's rules for falcon), GPT-NeoX's both forms */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -316,6 +336,19 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-minicpm", "Q4_K_M", "q4_k_m", "86adae3e71c69d14b417af2acdf29dbe9f34c49a1df353b6aa024127aba12e0e" },
         { "heldout-arcee", "Q4_K_M", "q4_k_m", "a902a2068bd5d6ac90e5f29c0dc08c172f8f3deed9633a477ac2e9cf79292c49" },
         { "heldout-hunyuan-moe", "Q4_K_M", "q4_k_m", "d04daba6c7167d33de605743e76140c54a6504af975a91e1807a98db0d567efa" },
+        { "heldout-starcoder2", "Q4_K_M", "q4_k_m",
+          "4f81707cfe56f9b2d4e123ab9ef5d71bd97e5e30c71e31be55049e00425662f9" },
+        { "heldout-starcoder2-b", "Q4_K_M", "q4_k_m",
+          "f0e8a7427362be5ac2b237c68238a037c3bf93f9661f08ad32c61e3a07d0c90f" },
+        { "heldout-stablelm", "Q4_K_M", "q4_k_m", "c009c68c4cb21ffcef04e5b7ac79289dae81bd47f8b923214e1fab26ca94e8bb" },
+        { "heldout-phi2", "Q4_K_M", "q4_k_m", "bff73b74029900e92c7e0c0baf133158e4a8dc84b98a5c3a5174172ba6d4cc72" },
+        { "heldout-phi2-fused", "Q4_K_M", "q4_k_m",
+          "a6402fe65d120e454ecaed6d0673ca6ee6f6c330672a49e2991ca1e9f2725264" },
+        { "heldout-falcon-40b", "Q4_K_M", "q4_k_m",
+          "bfb725f3754ce687bfd0ec483b789cc5dab7ff2e1fd86e5ead40fc5d5462cc88" },
+        { "heldout-gptneox", "Q4_K_M", "q4_k_m", "dfb5a660aa058faed010f55990ae88b02b25bbae5a4ab10d453635f06904daab" },
+        { "heldout-gptneox-seq", "Q4_K_M", "q4_k_m",
+          "6bc9edc583193bd849fbbbcede1e7fa8fbd1854bae33d6236385d7759bed09b1" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

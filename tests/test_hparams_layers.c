@@ -478,6 +478,99 @@ Test(arch, minicpm_multipliers_default_as_its_loader_defaults_them)
     free(b.p);
 }
 
+/* StarCoder2 as llama.cpp's starcoder2 loader reads it: the LayerNorms' epsilon from attention.layer_norm_epsilon (not
+ * the RMSNorm key: without its own, the default, reported as such); the norms' biases, the output projection's and
+ * the ungated block's required, q, k and v's optional (create_tensor_qkv), no ffn_gate. */
+Test(arch, starcoder2_layers_are_layernorms_with_biases)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "starcoder2" },
+                      { "starcoder2.embedding_length", 'u', "128" },
+                      { "starcoder2.block_count", 'u', "2" },
+                      { "starcoder2.attention.head_count", 'u', "4" },
+                      { "starcoder2.attention.head_count_kv", 'u', "2" },
+                      { "starcoder2.feed_forward_length", 'u', "256" },
+                      { "starcoder2.attention.layer_norm_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.arch->norm_layer && hp.arch->rope_neox && hp.arch->act == MODEL_ACT_GELU_TANH);
+    cr_expect_float_eq(hp.eps, 1e-5f, 1e-12f);
+    static const model_role required[] = { MODEL_ROLE_OUTPUT_NORM_BIAS, MODEL_ROLE_ATTN_NORM_BIAS,
+                                           MODEL_ROLE_ATTN_OUT_BIAS,     MODEL_ROLE_FFN_NORM_BIAS,
+                                           MODEL_ROLE_FFN_UP_BIAS,       MODEL_ROLE_FFN_DOWN_BIAS };
+    for (size_t i = 0; i < N(required); i++)
+        cr_expect_eq(model_role_need(&hp, required[i]), MODEL_NEED_REQUIRED, "%s",
+                     model_role_info_of(required[i])->name);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_ATTN_Q_BIAS), MODEL_NEED_OPTIONAL);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_FFN_GATE), MODEL_NEED_ABSENT);
+    gguf_close(f);
+    free(b.p);
+    kvs[6] = (kv_spec){ "starcoder2.attention.layer_norm_rms_epsilon", 'f', "0.001" };
+    f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.eps_defaulted && hp.eps == 1e-5f, "the RMSNorm key is not a LayerNorm's: %g", (double)hp.eps);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* StableLM as llama.cpp's stablelm loader reads it: part of each head rotating (rope.dimension_count: a quarter in
+ * StableLM 2), LayerNorms with biases, SwiGLU, an output projection of its own required; no ffn_norm (its 12B's
+ * parallel residual) is refused by that tensor's name. */
+Test(arch, stablelm_rotates_part_of_each_head)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "stablelm" },
+                      { "stablelm.embedding_length", 'u', "128" },
+                      { "stablelm.block_count", 'u', "2" },
+                      { "stablelm.attention.head_count", 'u', "4" },
+                      { "stablelm.feed_forward_length", 'u', "256" },
+                      { "stablelm.rope.dimension_count", 'u', "8" },
+                      { "stablelm.attention.layer_norm_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+    cr_expect(hp.n_rot == 8 && hp.head_dim_k == 32 && hp.arch->norm_layer && hp.arch->act == MODEL_ACT_SILU,
+              "%lld of %lld rotate", (long long)hp.n_rot, (long long)hp.head_dim_k);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_OUTPUT), MODEL_NEED_REQUIRED);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_FFN_NORM), MODEL_NEED_REQUIRED);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_FFN_NORM_BIAS), MODEL_NEED_REQUIRED);
+    cr_expect_eq(model_role_need(&hp, MODEL_ROLE_ATTN_OUT_BIAS), MODEL_NEED_ABSENT, "its output projection has none");
+    gguf_close(f);
+    free(b.p);
+}
+
+/* GPT-NeoX's layers are parallel or not as its file's use_parallel_residual says (llama.cpp's gptneox loader reads the
+ * key; its converter writes true unless the config says otherwise); Cohere's, Phi-2's and Falcon's always are. */
+Test(arch, gptneox_parallel_residual_is_the_files_word)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "gptneox" },
+                      { "gptneox.embedding_length", 'u', "128" },
+                      { "gptneox.block_count", 'u', "2" },
+                      { "gptneox.attention.head_count", 'u', "4" },
+                      { "gptneox.feed_forward_length", 'u', "256" },
+                      { "gptneox.attention.layer_norm_epsilon", 'f', "0.00001" },
+                      { "gptneox.use_parallel_residual", 'B', "0" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    for (int with = 0; with < 3; with++) { /* the key false, true, absent */
+        kvs[6].value = with == 1 ? "1" : "0";
+        gguf_file *f = hparams_file_with(kvs, with == 2 ? N(kvs) - 1 : N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+        cr_expect_eq(hp.parallel, with != 0, "use_parallel_residual %s: parallel %d",
+                     with == 2 ? "absent" : kvs[6].value, hp.parallel);
+        cr_expect(hp.n_head_kv == 4 && hp.arch->parallel_residual_key && !hp.arch->parallel_ffn);
+        gguf_close(f);
+        free(b.p);
+    }
+    static const char *const always[] = { "phi2", "falcon", "command-r" };
+    for (size_t i = 0; i < N(always); i++)
+        cr_expect(model_arch_find(always[i], strlen(always[i]))->parallel_ffn, "%s", always[i]);
+}
+
 /* Nemotron 3 Nano (nemotron_h_moe): the feed-forward layers' experts have no gate, their router a selection bias, a
  * shared expert beside them; the mixer layers have no experts (the first layer with experts is the first
  * feed-forward one, where llama.cpp looks for the router); expert_weights_norm and expert_weights_scale read. */

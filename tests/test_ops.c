@@ -236,6 +236,13 @@ Test(ops, geglu_equals_the_table_lookup_bit_for_bit)
         const float want = kern_gelu_ggml(g[i]) * u[i];
         cr_assert(memcmp(&want, &o[i], 4) == 0, "geglu(%.9g, %g) = %.9g, the table's %.9g", g[i], u[i], o[i], want);
     }
+    /* without up: GELU alone (StarCoder2's ungated block, ggml_gelu), the same table; SiLU alone is not an op here */
+    cr_assert_eq(be->glu(be, KERN_ACT_GELU_TANH, g, NULL, n, n, o), KERN_OK);
+    for (size_t i = 0; i < n; i++) {
+        const float want = kern_gelu_ggml(g[i]);
+        cr_assert(memcmp(&want, &o[i], 4) == 0, "gelu(%.9g) = %.9g, the table's %.9g", g[i], o[i], want);
+    }
+    cr_assert_eq(be->glu(be, KERN_ACT_SILU, g, NULL, n, n, o), KERN_E_UNSUPPORTED);
     free(g);
     free(u);
     free(o);
@@ -486,17 +493,18 @@ Test(ops, the_reference_backend_is_its_definition)
     ref->destroy(ref);
 }
 
-/* LayerNorm (Cohere's norms): each row less its mean, over the square root of its variance plus eps, times the gains
- * (or none), on the CPU and the reference backends, each within 2e-6 of the definition in double; a row shifted by a
- * constant normalises to the same values (the mean is taken out), which an RMSNorm would not. */
+/* LayerNorm (Cohere's norms; StarCoder2's with a bias): each row less its mean, over the square root of its variance
+ * plus eps, times the gains (or none), plus the bias (or none), on the CPU and the reference backends, each within
+ * 2e-6 of the definition in double; a row shifted by a constant normalises to the same values (the mean is taken
+ * out), which an RMSNorm would not. */
 Test(ops, layernorm_takes_the_mean_out)
 {
     enum { N = 300, T = 3 };
-    uint8_t *gb;
-    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &gb);
-    g.n_dims = 1;
-    const kern_weight kg = { .t = &g };
-    const float *gv = (const float *)gb;
+    uint8_t *gb, *bb;
+    gguf_tensor g = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &gb), bt = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &bb);
+    g.n_dims = bt.n_dims = 1;
+    const kern_weight kg = { .t = &g }, kb = { .t = &bt };
+    const float *gv = (const float *)gb, *bv = (const float *)bb;
     static float x[T * N], out[T * N];
     uint32_t s = 17;
     for (int i = 0; i < N; i++) {
@@ -506,8 +514,9 @@ Test(ops, layernorm_takes_the_mean_out)
     }
     kern_backend *bes[2] = { kern_cpu_create(2), kern_ref_create(1) };
     for (int b = 0; b < 2; b++)
-        for (int gains = 0; gains < 2; gains++) {
-            cr_assert_eq(bes[b]->layernorm(bes[b], gains ? &kg : NULL, x, T, N, 1e-5f, out), KERN_OK);
+        for (int gains = 0; gains < 4; gains++) { /* gains: bit 0 the gains, bit 1 the bias */
+            cr_assert_eq(bes[b]->layernorm(bes[b], gains & 1 ? &kg : NULL, gains & 2 ? &kb : NULL, x, T, N, 1e-5f, out),
+                         KERN_OK);
             for (int t = 0; t < T; t++) {
                 const float *xr = x + (size_t)t * N;
                 double mean = 0, var = 0;
@@ -518,7 +527,7 @@ Test(ops, layernorm_takes_the_mean_out)
                     var += (xr[i] - mean) * (xr[i] - mean);
                 const double scale = 1.0 / sqrt(var / N + 1e-5);
                 for (int i = 0; i < N; i++) {
-                    const double want = (xr[i] - mean) * scale * (gains ? gv[i] : 1.0);
+                    const double want = (xr[i] - mean) * scale * (gains & 1 ? gv[i] : 1.0) + (gains & 2 ? bv[i] : 0.0);
                     cr_assert_leq(fabs(out[(size_t)t * N + i] - want), 2e-6 * (1.0 + fabs(want)),
                                   "backend %d, gains %d, row %d, value %d: %g, want %g", b, gains, t, i,
                                   out[(size_t)t * N + i], want);
@@ -530,4 +539,5 @@ Test(ops, layernorm_takes_the_mean_out)
     bes[0]->destroy(bes[0]);
     bes[1]->destroy(bes[1]);
     free(gb);
+    free(bb);
 }

@@ -59,6 +59,8 @@ static const pre_kind kinds[] = {
     { { "qwen35" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
         "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
+    /* Falcon's (7B, 40B, 180B): punctuation runs apart first, then GPT-2's, then digits by threes */
+    { { "falcon" }, { "[\\p{P}\\$\\+<=>\\^~\\|`]+", GPT2_RE, "[0-9][0-9][0-9]" }, false, false, false },
     /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */
     { { "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2" },
       { "\\p{N}", GPT2_RE }, false, false, false },

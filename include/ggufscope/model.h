@@ -86,6 +86,8 @@ typedef enum model_role {
     /* Gemma 4 E2B / E4B's per-layer inputs: a second embedding table (each token's rows for every layer), the
      * projection of the embeddings that joins them, that projection's norm gains */
     MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ, MODEL_ROLE_PER_LAYER_PROJ_NORM,
+    MODEL_ROLE_OUTPUT_NORM_BIAS, /* the final LayerNorm's bias (StarCoder2) */
+    MODEL_ROLE_OUTPUT_BIAS,      /* the logits' bias (phi2) */
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
@@ -129,6 +131,12 @@ typedef enum model_role {
     /* Mamba-1: the projection of the convolved x to dt, B and C, and dt's widening to every channel; Jamba's gains of
      * dt's, B's and C's RMSNorms */
     MODEL_ROLE_SSM_X, MODEL_ROLE_SSM_DT_PROJ, MODEL_ROLE_SSM_DT_NORM, MODEL_ROLE_SSM_B_NORM, MODEL_ROLE_SSM_C_NORM,
+    /* the LayerNorms' biases and the ungated feed-forward block's (StarCoder2: x W + b everywhere) */
+    MODEL_ROLE_ATTN_NORM_BIAS, MODEL_ROLE_FFN_NORM_BIAS, MODEL_ROLE_FFN_UP_BIAS, MODEL_ROLE_FFN_DOWN_BIAS,
+    /* a fused attn_qkv's bias, q's, k's and v's in that order (phi2's older files) */
+    MODEL_ROLE_ATTN_QKV_BIAS,
+    /* Falcon-40B's attention's own LayerNorm (attn_norm then the feed-forward block's alone) */
+    MODEL_ROLE_ATTN_NORM_2, MODEL_ROLE_ATTN_NORM_2_BIAS,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -237,6 +245,10 @@ typedef struct model_arch {
      * 1/sqrt(embedding_length / head_count) (gemma 3 27B: gemma_pytorch's query_pre_attn_scalar). 0: none. */
     uint32_t attn_scale_embd_layers;
     bool quantize;               /* gguf-quantize knows llama-quantize's rules for it */
+    /* llama-quantize's rules that name LLM_ARCH_FALCON (src/llama-quant.cpp): the output (or tied embedding) in Q8_0,
+     * Q4_K_M's ffn_down in Q6_K in the first sixteenth of the layers, Q5_K in use_more_bits' layers, Q4_K in the others,
+     * attn_output left to the file type */
+    bool quantize_falcon_rules;
     const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */
     /* Mixture of experts (files with expert_count > 0): softmax over the router's logits, the top
      * expert_used_count experts, their probabilities renormalised to sum 1 when moe_renormalise (llama.cpp's
@@ -295,6 +307,12 @@ typedef struct model_arch {
      *   own (attn_q_norm (key_length, head_count), attn_k_norm (key_length, head_count_kv): required there, absent
      *   in smaller files, as its loader makes them) */
     bool norm_layer, parallel_ffn, logit_scale_mul;
+    /* phi2's and falcon's parallel layer: the two blocks' outputs summed first, then the residual: (attention + ffn)
+     * + x */
+    bool parallel_blocks_summed;
+    /* GPT-NeoX's: the file's use_parallel_residual says whether its layers are parallel (Cohere's order of adds, the
+     * feed-forward block on its own norm of x: ffn_norm) or one block after the other (model_hparams.parallel) */
+    bool parallel_residual_key;
     uint32_t qk_norm_from_layers;
     uint32_t qk_l2_norm_off_experts;
     float attn_temp_fixed_scale, attn_temp_fixed_offset;
@@ -463,6 +481,9 @@ typedef struct model_hparams {
     /* Nemotron 3 Super's experts' latent width (moe_latent_size, read where model_arch.single_block; 0: none) */
     int64_t moe_latent_size;
     bool rope_off; /* no layer rotates: rope.scaling.finetuned false where model_arch.rope_finetuned_switch */
+    /* the attention and the feed-forward block side by side: model_arch.parallel_ffn, or the file's
+     * use_parallel_residual where model_arch.parallel_residual_key */
+    bool parallel;
     /* feed_forward_length where it is an array of one width per layer (n_ff is then the widest), or NULL; the first
      * layer that reuses an earlier layer's keys and values (n_layer - n_kv_shared) */
     const gguf_value *ff_layers;

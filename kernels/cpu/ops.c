@@ -149,14 +149,19 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
 
 /* ggml_norm's order (ggml-cpu ops.cpp, norm_f32): the sum in double, the mean rounded to float, each value less the
  * mean in float, the squares' sum in double, the variance in float; then the gains. */
-kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                          float eps, float *out)
 {
-    const float *g = NULL;
-    float *buf = NULL;
+    const float *g = NULL, *bv = NULL;
+    float *buf = NULL, *bias_buf = NULL;
     const int64_t m = w && n > 0 && w->t->n_elements % (uint64_t)n == 0 ? (int64_t)(w->t->n_elements / (uint64_t)n) : 1;
     kern_status s = w ? cpu_vector(w, (int64_t)n * m, &g, &buf) : KERN_OK;
-    if (s)
+    if (!s && bias)
+        s = cpu_vector(bias, n, &bv, &bias_buf);
+    if (s) {
+        free(buf);
         return s;
+    }
     const bool avx2 = cpu_have_avx2();
 #pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
     for (int t = 0; t < T; t++) {
@@ -174,8 +179,11 @@ kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const float *x,
         }
         const float variance = (float)(sum2 / n);
         scale_row(o, 1.0f / sqrtf(variance + eps), g ? g + (size_t)(t % m) * n : NULL, n, o, avx2);
+        for (int i = 0; bv && i < n; i++) /* ggml_add of the bias after the gains' ggml_mul */
+            o[i] += bv[i];
     }
     free(buf);
+    free(bias_buf);
     return KERN_OK;
 }
 
@@ -453,16 +461,18 @@ X86_AVX2 static size_t gelu_tanh_mul_avx2(const float *gate, const float *up, si
         const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GT_OQ), _mm256_cmp_ps(x, hi, _CMP_LT_OQ));
         if (_mm256_movemask_ps(inside) != 0xff) {
             for (size_t j = i; j < i + 8; j++)
-                out[j] = gelu_lookup(gate[j]) * up[j];
+                out[j] = up ? gelu_lookup(gate[j]) * up[j] : gelu_lookup(gate[j]);
             continue;
         }
         const __m256i h = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_i32gather_ps(gelu_table, h, 4), _mm256_loadu_ps(up + i)));
+        const __m256 g = _mm256_i32gather_ps(gelu_table, h, 4);
+        _mm256_storeu_ps(out + i, up ? _mm256_mul_ps(g, _mm256_loadu_ps(up + i)) : g);
     }
     return i;
 }
 #endif
 
+/* GELU(gate) * up, or GELU(gate) alone where up is NULL (ggml_gelu: an ungated block) */
 static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *out)
 {
     size_t i = 0;
@@ -471,7 +481,7 @@ static void gelu_tanh_mul(const float *gate, const float *up, size_t n, float *o
         i = gelu_tanh_mul_avx2(gate, up, n, out);
 #endif
     for (; i < n; i++)
-        out[i] = gelu_lookup(gate[i]) * up[i];
+        out[i] = up ? gelu_lookup(gate[i]) * up[i] : gelu_lookup(gate[i]);
 }
 
 kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
@@ -480,12 +490,14 @@ kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const floa
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
         act != KERN_ACT_NONE && act != KERN_ACT_RELU)
         return KERN_E_UNSUPPORTED;
+    if (!up && !kern_act_alone(act))
+        return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
     if (act == KERN_ACT_RELU) { /* ggml_relu's x > 0 ? x : 0, then the product, in both numerics */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
         for (size_t i = 0; i < n; i++)
-            out[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
+            out[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * (up ? up[i] : 1.0f);
         return KERN_OK;
     }
     if (act == KERN_ACT_SIGMOID || act == KERN_ACT_NONE) { /* ggml_sigmoid then ggml_mul, or ggml_mul: both numerics */
@@ -519,7 +531,7 @@ kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const floa
         if (act == KERN_ACT_SILU)
             cpu_silu_mul(gate + i0, up + i0, len, out + i0);
         else
-            gelu_tanh_mul(gate + i0, up + i0, len, out + i0);
+            gelu_tanh_mul(gate + i0, up ? up + i0 : NULL, len, out + i0);
     }
     return KERN_OK;
 }

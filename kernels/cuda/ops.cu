@@ -141,7 +141,7 @@ kern_status cu_add_rmsnorm(kern_backend *b, float *x, const float *y, const kern
 }
 
 /* ggml_norm's order in a block: the sum, the mean in float, the squares of x - mean, the variance in float. */
-__global__ void layernorm_rows(const float *x, const float *g, int m, int n, float eps, float *out)
+__global__ void layernorm_rows(const float *x, const float *g, const float *bias, int m, int n, float eps, float *out)
 {
     kc_grid_wait();
     const float *xr = x + (size_t)blockIdx.x * n;
@@ -159,18 +159,22 @@ __global__ void layernorm_rows(const float *x, const float *g, int m, int n, flo
     const float scale = 1.0f / sqrtf((float)(block_sum(sum2) / n) + eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const float v = __fmul_rn(__fsub_rn(xr[i], mean), scale);
-        o[i] = g ? __fmul_rn(v, g[i]) : v;
+        const float scaled = g ? __fmul_rn(v, g[i]) : v;
+        o[i] = bias ? __fadd_rn(scaled, bias[i]) : scaled;
     }
 }
 
-kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
+kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,
+                         float eps, float *out)
 {
-    const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;
+    const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL, *cb = bias ? (const cu_weight *)bias->dev : NULL;
     if (cw && (!cw->vec || n <= 0 || (cw->ne0 * cw->ne1) % n))
         return KERN_E_SHAPE;
+    if (cb && (!cb->vec || cb->ne0 * cb->ne1 != n))
+        return KERN_E_SHAPE;
     const int m = cw ? (int)(cw->ne0 * cw->ne1 / n) : 1;
-    if (kern_status ls = cu_launch(b, "layernorm_rows", layernorm_rows, dim3(T), dim3(256), x, cw ? cw->vec : NULL, m,
-                                   n, eps, out))
+    if (kern_status ls = cu_launch(b, "layernorm_rows", layernorm_rows, dim3(T), dim3(256), x, cw ? cw->vec : NULL,
+                                   cb ? cb->vec : NULL, m, n, eps, out))
         return ls;
     return KERN_OK;
 }
@@ -318,7 +322,7 @@ template <kern_act ACT> __global__ void glu_k(const float *gate, const float *up
 {
     kc_grid_wait();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = kc_glu(ACT, gate[i], up[i]);
+        out[i] = kc_glu(ACT, gate[i], up ? up[i] : 1.0f); /* up NULL: the activation alone (kern_act_alone's) */
 }
 
 __global__ void add_k(float *x, const float *y, size_t n)
@@ -346,6 +350,8 @@ __global__ void softcap_k(float *x, size_t n, float inv, float cap)
 kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
+    if (!up && !kern_act_alone(act))
+        return KERN_E_UNSUPPORTED;
     void (*kernel)(const float *, const float *, size_t, float *) = NULL;
     switch (act) {
     case KERN_ACT_SILU: kernel = glu_k<KERN_ACT_SILU>; break;

@@ -39,13 +39,15 @@ static kern_status gains(const kern_weight *w, int n, float **g, int64_t *m)
 }
 
 /* out = (x - mean) / sqrt(var + eps) * g, all in double, each value rounded once. */
-static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps,
-                                 float *out)
+static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T,
+                                 int n, float eps, float *out)
 {
     (void)b;
-    float *g;
+    float *g, *bv = NULL;
     int64_t m;
-    const kern_status s = gains(w, n, &g, &m);
+    kern_status s = gains(w, n, &g, &m);
+    if (!s && bias && (s = gains(bias, n, &bv, NULL)))
+        free(g);
     if (s)
         return s;
     for (int t = 0; t < T; t++) {
@@ -58,9 +60,10 @@ static kern_status ref_layernorm(kern_backend *b, const kern_weight *w, const fl
             var += (xr[i] - mean) * (xr[i] - mean);
         const double scale = 1.0 / sqrt(var / n + (double)eps);
         for (int i = 0; i < n; i++)
-            out[(size_t)t * n + i] = (float)((xr[i] - mean) * scale * gt[i]);
+            out[(size_t)t * n + i] = (float)((xr[i] - mean) * scale * gt[i] + (bv ? bv[i] : 0.0));
     }
     free(g);
+    free(bv);
     return KERN_OK;
 }
 
@@ -157,16 +160,18 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
         act != KERN_ACT_NONE && act != KERN_ACT_RELU)
         return KERN_E_UNSUPPORTED;
+    if (!up && !kern_act_alone(act))
+        return KERN_E_UNSUPPORTED;
     if (!row || n % row)
         return KERN_E_SHAPE;
     for (size_t i = 0; i < n; i++) {
-        const double x = gate[i];
-        out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * up[i]
-                         : act == KERN_ACT_SIGMOID   ? up[i] / (1.0 + exp(-x))
-                         : act == KERN_ACT_NONE      ? x * up[i]
-                         : act == KERN_ACT_RELU      ? (x > 0.0 ? x : 0.0) * up[i]
+        const double x = gate[i], u = up ? up[i] : 1.0;
+        out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * u
+                         : act == KERN_ACT_SIGMOID   ? u / (1.0 + exp(-x))
+                         : act == KERN_ACT_NONE      ? x * u
+                         : act == KERN_ACT_RELU      ? (x > 0.0 ? x : 0.0) * u
                          : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])
-                                                      : (double)kern_gelu_ggml(gate[i]) * up[i]);
+                                                      : (double)kern_gelu_ggml(gate[i]) * u);
     }
     return KERN_OK;
 }

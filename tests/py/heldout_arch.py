@@ -33,6 +33,7 @@ from granitehybrid_arch import write_granitehybrid  # noqa: E402
 from falcon_h1_arch import write_falcon_h1  # noqa: E402
 from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 from jamba_arch import write_jamba  # noqa: E402
+from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -179,6 +180,30 @@ OWN_WRITERS = {
     'heldout-jamba-b': lambda out: write_jamba(out, n_embd=96, attn='.A.A', experts='E.E.', n_head=3, n_kv=1, n_ff=64,
                                                n_exp=8, n_used=3, d_state=8, d_conv=3, dt_rank=4, tied=True,
                                                seed=7602),
+    # StarCoder2: LayerNorms with biases, biases everywhere, ungated GELU, tied (3B's form); and untied, one key/value
+    # head, a wider block (7B / 15B's form)
+    'heldout-starcoder2': lambda out: write_starcoder2(out),
+    'heldout-starcoder2-b': lambda out: write_starcoder2(out, n_embd=96, n_layer=3, n_head=6, n_kv=1, n_ff=448,
+                                                         tied=False, seed=7702),
+    # StableLM 2 1.6B's form (q/k/v biases, a quarter of each head rotating); StableLM 3B 4E1T's (no biases, grouped
+    # heads here, 4 of 16 values rotating)
+    'heldout-stablelm': lambda out: write_stablelm(out),
+    'heldout-stablelm-b': lambda out: write_stablelm(out, n_embd=96, n_layer=3, n_head=6, n_kv=2, n_ff=256,
+                                                     qkv_bias=False, seed=7802),
+    # Phi-2's layers as today's checkpoints hold them (q, k, v apart, 16 of 40 values rotating) and as its first GGUF
+    # files were written (attn_qkv with its bias, 4 layers, 8 of 32 rotating)
+    'heldout-phi2': lambda out: write_phi2(out),
+    'heldout-phi2-fused': lambda out: write_phi2(out, n_embd=128, n_layer=4, rot=8, fused=True, seed=7902),
+    # Falcon-7B's layers (one key/value head, tied) and Falcon-40B's (the attention's own norm, 2 key/value heads of 8,
+    # untied; rows of 256, so that llama-quantize's K-quant rules for falcon apply rather than their fallbacks)
+    'heldout-falcon': lambda out: write_falcon(out),
+    'heldout-falcon-40b': lambda out: write_falcon(out, n_embd=256, n_layer=4, n_head=8, n_kv=2, own_attn_norm=True,
+                                                   tied=False, seed=8002),
+    # Pythia's layers (parallel residual, a quarter of each head rotating) and GPT-NeoX's other form, one block after
+    # the other (use_parallel_residual false), rows of 256, half of each head rotating
+    'heldout-gptneox': lambda out: write_gptneox(out),
+    'heldout-gptneox-seq': lambda out: write_gptneox(out, n_embd=256, n_layer=3, n_head=8, n_ff=768, rot_frac=0.5,
+                                                     parallel=False, seed=8102),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -119,6 +119,7 @@ typedef struct rules_state {
     quantize_ftype ftype;
     const quantize_overrides *ov;
     bool tied;                 /* no output.weight: token_embd is the output too */
+    bool falcon;               /* model_arch.quantize_falcon_rules */
     int64_t n_expert, n_layer;
     int n_attn_v, i_attn_v, i_ffn_down;
 } rules_state;
@@ -152,7 +153,7 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     if (manual != GGUF_TENSOR_COUNT) /* the mix's rules skipped, their counters too, as llama-quantize does */
         nt = manual;
     else if (cat == CAT_OUTPUT || (rs->tied && cat == CAT_TOKEN_EMBD)) {
-        nt = rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE || t->ne[0] % gguf_type_traits_of(nt)->block_size != 0
+        nt = rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE || rs->falcon || t->ne[0] % gguf_type_traits_of(nt)->block_size != 0
                  ? GGUF_TENSOR_Q8_0
              : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K
                                       : nt;
@@ -174,11 +175,15 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
                              "tensor '%s': no layer in its name, which llama-quantize needs for an expert's tensor",
                              name);
-        if (q4_k_m && use_more_bits(layer, (int)rs->n_layer))
+        if (q4_k_m && rs->falcon)
+            nt = layer < (int)rs->n_layer / 16                ? GGUF_TENSOR_Q6_K
+                 : use_more_bits(layer, (int)rs->n_layer) ? GGUF_TENSOR_Q5_K
+                                                          : GGUF_TENSOR_Q4_K;
+        else if (q4_k_m && use_more_bits(layer, (int)rs->n_layer))
             nt = GGUF_TENSOR_Q6_K;
         ++rs->i_ffn_down;
     } else if (cat == CAT_ATTN_OUTPUT) {
-        if (eight_experts && q4_k_m)
+        if (eight_experts && q4_k_m && !rs->falcon)
             nt = GGUF_TENSOR_Q5_K;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
@@ -228,7 +233,8 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
         free(plan);
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
     }
-    rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .n_expert = hp.n_expert, .n_layer = n_layer };
+    rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .falcon = hp.arch->quantize_falcon_rules,
+                       .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
         order[i] = gguf_tensor_at(in, i);
         rs.n_attn_v += is_attn_v_like(category_of(order[i]->name));

@@ -211,13 +211,20 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "norm       RMSNorm eps %g%s\n", hp->eps, hp->eps_defaulted ? " (default)" : "");
     else
         fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
-            hp->desc->norm_layer ? "LayerNorm (no bias)" : "RMSNorm", hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
+            !hp->desc->norm_layer                          ? "RMSNorm"
+            : hp->desc->need[MODEL_ROLE_ATTN_NORM_BIAS] ? "LayerNorm with bias"
+                                                         : "LayerNorm (no bias)",
+            hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
             hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
             : !hp->qk_norm   ? "no"
             : hp->qk_norm_full ? "yes, over whole rows"
                                : "yes, per head",
             hp->post_norms ? "yes" : "no",
-            hp->desc->parallel_ffn ? "; attention and feed-forward side by side on one norm (x + ffn + attention)" : "");
+            !hp->g.parallel                     ? ""
+            : hp->desc->parallel_blocks_summed ? "; attention and feed-forward side by side on one norm ((attention + "
+                                                 "ffn) + x)"
+                                               : "; attention and feed-forward side by side on one norm (x + ffn + "
+                                                 "attention)");
     static const char *const act_names[] = {
         [KERN_ACT_SILU] = "SwiGLU (SiLU gate)",
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
@@ -225,7 +232,14 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         [KERN_ACT_SIGMOID] = "sigmoid gate", [KERN_ACT_NONE] = "a product of two rows",
         [KERN_ACT_RELU] = "relu(x Wup)^2, no gate",
     };
-    fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : act_names[hp->act]);
+    /* a block without a gate that is not relu^2 (StarCoder2's): the activation of up's row alone */
+    const bool act_alone = hp->act == KERN_ACT_GELU_TANH && !hp->n_expert && !hp->act_squared &&
+                           !hp->desc->need[MODEL_ROLE_FFN_GATE] && !hp->desc->gate_up_fused;
+    const bool ffn_biases = hp->desc->need[MODEL_ROLE_FFN_UP_BIAS] != MODEL_NEED_ABSENT;
+    char alone[160];
+    snprintf(alone, sizeof alone, "GELU(x Wup%s) Wdown%s, no gate (tanh-GELU through llama.cpp's f16 table)",
+             ffn_biases ? " + b" : "", ffn_biases ? " + b" : "");
+    fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : act_alone ? alone : act_names[hp->act]);
     if (hp->n_expert > 0) {
         char bytes[32];
         gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
@@ -271,6 +285,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     fprintf(out, "\n");
     fprintf(out, "output     %s", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
                                                    : "output.weight");
+    if (model_role_need(&hp->g, MODEL_ROLE_OUTPUT_BIAS) != MODEL_NEED_ABSENT &&
+        gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_OUTPUT_BIAS)->name))
+        fprintf(out, " plus output.bias");
     if (hp->logit_scale != 1.0f)
         fprintf(out, "; logits times %g", hp->logit_scale);
     if (hp->final_softcap > 0.0f)
