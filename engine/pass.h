@@ -32,6 +32,12 @@ void pass_check(pass *p, kern_status ks, const char *what);
 KERN_OPS(RUN)
 #undef RUN
 
+/* w where it is bound, else NULL: an optional bias as the ops take it */
+static inline const kern_weight *pass_bound(const kern_weight *w)
+{
+    return w && w->t ? w : NULL;
+}
+
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
  * (model_arch.norm_layer: Cohere's), plus its bias where bias is bound (StarCoder2's LayerNorms; the architectures'
  * tables give RMSNorms none). */
@@ -39,7 +45,7 @@ static inline void run_block_norm(pass *p, const char *what, const kern_weight *
                                   const float *x, int T, int n, float eps, float *out)
 {
     if (p->c->m->hp.desc->norm_layer)
-        run_layernorm(p, what, w, bias && bias->t ? bias : NULL, x, T, n, eps, out);
+        run_layernorm(p, what, w, pass_bound(bias), x, T, n, eps, out);
     else
         run_rmsnorm(p, what, w, x, T, n, eps, out);
 }
@@ -80,12 +86,6 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
 {
     if (!p->st)
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
-}
-
-/* w where it is bound, else NULL: an optional bias as the ops take it */
-static inline const kern_weight *pass_bound(const kern_weight *w)
-{
-    return w && w->t ? w : NULL;
 }
 
 /* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its

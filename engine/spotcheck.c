@@ -47,6 +47,7 @@ engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, 
         scale = 1.0f;  /* all-zero or non-finite logits: compare absolutely (NaN rows still differ) */
     const size_t row_bytes = t->size / t->ne[1];
     const gguf_tensor *bias = m->output_b.t; /* phi2's logits' bias, as the forward pass adds it */
+    const size_t bias_size = bias ? gguf_type_traits_of(bias->type)->type_size : 0;
     float b = 0.0f;
     uint64_t state = seed ^ ((uint64_t)c->pos << 32);
     if (acc->checks == 0)
@@ -58,8 +59,7 @@ engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, 
             return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "row %d of '%s' cannot be decoded", r,
                                t->name);
         }
-        const size_t at = (size_t)r * gguf_type_traits_of(bias ? bias->type : GGUF_TENSOR_F32)->type_size;
-        if (bias && quant_dequantize_row(bias->type, bias->data + at, &b, 1) != QUANT_OK) {
+        if (bias && quant_dequantize_row(bias->type, bias->data + (size_t)r * bias_size, &b, 1) != QUANT_OK) {
             free(h);
             return engine_fail(err, ENGINE_E_MODEL, bias->info_offset, bias->name, "value %d of '%s' cannot be decoded",
                                r, bias->name);
