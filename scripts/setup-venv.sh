@@ -9,4 +9,4 @@ if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import gguf, numpy' 2>/de
 fi
 echo "setup-venv: creating $venv with the gguf package from PyPI" >&2
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check 'gguf==0.19.0' numpy
+"$venv/bin/pip" install -q --disable-pip-version-check 'gguf==0.19.0' 'numpy==2.4.6'
