@@ -96,13 +96,16 @@ bool cmp_product(cmp_state *s, int side, const kern_weight *w, const kern_weight
 
 /* The residual stream entering layer il: the previous layer's output, or for the first layer the chunk's
  * embeddings, looked up and scaled by the host backend as the forward pass does it. */
-/* The token embeddings as the model scales them, from the host's exact backend. */
-static const float *host_embeddings(cmp_state *s, int T, float *out)
+/* The embeddings of the chunk's tokens at positions pos0.. as the model makes them (learned positions added, scaled),
+ * from the host's exact backend. */
+static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
 {
     const engine_model *m = s->m;
     kern_backend *be = s->d.be[KERN_NUMERICS_EXACT];
-    const kern_weight emb = { .t = m->tok_embd.t };
+    const kern_weight emb = { .t = m->tok_embd.t }, pos = { .t = m->pos_embd.t };
     if (!be || !emb.t || !s->toks || be->embed(be, &emb, s->toks, T, out) != KERN_OK)
+        return NULL;
+    if (pos.t && be->add_rows(be, &pos, pos0, T, out) != KERN_OK)
         return NULL;
     if (m->hp.embd_scale != 1.0f && be->scale(be, out, (size_t)T * m->hp.n_embd, m->hp.embd_scale) != KERN_OK)
         return NULL;
@@ -111,13 +114,13 @@ static const float *host_embeddings(cmp_state *s, int T, float *out)
 
 /* The residual entering layer il on one side: the previous layer's output, or the side's own embeddings (the host's
  * when the side showed none). */
-static const float *residual_in(cmp_state *s, int side, int il, int T, float *scratch)
+static const float *residual_in(cmp_state *s, int side, int il, int pos0, int T, float *scratch)
 {
     const int E = s->m->hp.n_embd;
     if (il > 0)
         return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
     const float *embd = cmp_side_rows(s, side, ENGINE_OP_EMBD, 0, E);
-    return embd ? embd : host_embeddings(s, T, scratch);
+    return embd ? embd : host_embeddings(s, pos0, T, scratch);
 }
 
 /* What the attention (or FFN) block adds to the residual: its post-norm's rows where the model has one. */
@@ -394,10 +397,10 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     if (w && w[MODEL_ROLE_ATTN_NORM_2].t && (op == ENGINE_OP_Q || op == ENGINE_OP_K || op == ENGINE_OP_V))
         return false;
     switch (op) {
-    case ENGINE_OP_EMBD: return host_embeddings(s, T, out) != NULL;
+    case ENGINE_OP_EMBD: return host_embeddings(s, pos0, T, out) != NULL;
     case ENGINE_OP_ATTN_NORM:
         return block_norm_bias_rows(s, &w[MODEL_ROLE_ATTN_NORM], &w[MODEL_ROLE_ATTN_NORM_BIAS],
-                                    residual_in(s, side, il, T, in), T, E, out);
+                                    residual_in(s, side, il, pos0, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V: /* (Gemma 4: the key projection where the layer has none of its own; each head normed) */
@@ -428,11 +431,11 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             const bool own = w[MODEL_ROLE_FFN_NORM].t != NULL;
             return block_norm_bias_rows(s, &w[own ? MODEL_ROLE_FFN_NORM : MODEL_ROLE_ATTN_NORM],
                                         &w[own ? MODEL_ROLE_FFN_NORM_BIAS : MODEL_ROLE_ATTN_NORM_BIAS],
-                                        residual_in(s, side, il, T, in), T, E, out);
+                                        residual_in(s, side, il, pos0, T, in), T, E, out);
         }
         if (!L->mixer) /* Nemotron-H's feed-forward layer: its norm reads the layer's input */
-            return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, T, in), T, E, out);
-        return cmp_add_rows(residual_in(s, side, il, T, in),
+            return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, pos0, T, in), T, E, out);
+        return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
@@ -452,13 +455,13 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
             return false;
         if (!L->mixer || !L->ffn) /* Nemotron-H's layer: its one block's output added */
-            return cmp_add_rows(residual_in(s, side, il, T, in),
+            return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
                             L->mixer ? block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                                     MODEL_ROLE_ATTN_POST_NORM)
                                      : block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT,
                                                     MODEL_ROLE_FFN_POST_NORM),
                             NULL, hp->residual_scale, (size_t)T * E, out);
-        return cmp_add_rows(residual_in(s, side, il, T, in),
+        return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),

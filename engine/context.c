@@ -183,6 +183,11 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
     const engine_hparams *hp = &m->hp;
     if (n_ctx < 1 || max_batch < 1)
         return engine_fail(err, ENGINE_E_INPUT, 0, "", "context %d / batch %d must be positive", n_ctx, max_batch);
+    /* learned positions end where their table does (llama.cpp's get_rows would read past it) */
+    if (m->pos_embd.t && (uint64_t)n_ctx > m->pos_embd.t->ne[1])
+        return engine_fail(err, ENGINE_E_INPUT, m->pos_embd.t->info_offset, m->pos_embd.t->name,
+                           "a context of %d positions is longer than the %llu the model has learned (%s rows)", n_ctx,
+                           (unsigned long long)m->pos_embd.t->ne[1], m->pos_embd.t->name);
     engine_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");

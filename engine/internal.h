@@ -55,6 +55,7 @@ struct engine_model {
     kern_weight output_norm_b; /* the final LayerNorm's bias (StarCoder2; t NULL: none) */
     kern_weight output_b;      /* the logits' bias (phi2; t NULL: none) */
     kern_weight ple_embd, ple_proj, ple_norm; /* Gemma 4's per-layer inputs' table, projection, norm (t NULL: none) */
+    kern_weight pos_embd;  /* learned positions, a row per position (GPT-2; t NULL: none) */
     engine_layer *layers;  /* (n_layer) */
     gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the
                                    * experts' biases as a row, or NULL */

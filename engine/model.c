@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,13 +466,35 @@ const float *engine_rope_factors_for(const engine_model *m, int n_ctx, const cha
     return f;
 }
 
+/* The weights outside the layers some architectures have, each with its role: Gemma 4 E2B / E4B's per-layer inputs,
+ * the final norm's bias (StarCoder2), the logits' (phi2), learned positions (GPT-2). */
+static const struct {
+    size_t slot; /* offsetof(engine_model, ...) */
+    model_role role;
+} optional_globals[] = {
+    { offsetof(engine_model, ple_embd), MODEL_ROLE_PER_LAYER_TOKEN_EMBD },
+    { offsetof(engine_model, ple_proj), MODEL_ROLE_PER_LAYER_MODEL_PROJ },
+    { offsetof(engine_model, ple_norm), MODEL_ROLE_PER_LAYER_PROJ_NORM },
+    { offsetof(engine_model, output_norm_b), MODEL_ROLE_OUTPUT_NORM_BIAS },
+    { offsetof(engine_model, output_b), MODEL_ROLE_OUTPUT_BIAS },
+    { offsetof(engine_model, pos_embd), MODEL_ROLE_POS_EMBD },
+};
+enum { N_OPTIONAL_GLOBALS = sizeof optional_globals / sizeof optional_globals[0], N_GLOBALS = 3 + N_OPTIONAL_GLOBALS };
+
+/* Global weight i of N_GLOBALS: the token embedding, the final norm, the output, then optional_globals' */
+static kern_weight *global_slot(engine_model *m, size_t i)
+{
+    kern_weight *always[3] = { &m->tok_embd, &m->output_norm, &m->output };
+    return i < 3 ? always[i] : (kern_weight *)((char *)m + optional_globals[i - 3].slot);
+}
+
 static void unbind_all(engine_model *m)
 {
-    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->ple_embd, &m->ple_proj, &m->ple_norm,
-                               &m->output_norm_b, &m->output_b };
-    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
-        if (globals[i]->t && !(i == 2 && m->hp.tied_output))
-            m->be->unbind(m->be, globals[i]);
+    for (size_t i = 0; i < N_GLOBALS; i++) {
+        kern_weight *g = global_slot(m, i);
+        if (g->t && !(g == &m->output && m->hp.tied_output))
+            m->be->unbind(m->be, g);
+    }
     for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
         kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
@@ -562,16 +585,12 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         (s = bind(m, &m->output_norm, model_role_info_of(final_norm)->name, final_norm, -1, &dims, err)) ||
         (s = bind(m, &m->output, "output.weight", MODEL_ROLE_OUTPUT, -1, &dims, err)))
         goto fail;
-    /* the globals some architectures have: Gemma 4 E2B / E4B's per-layer inputs, the final norm's bias (StarCoder2),
-     * the logits' (phi2) */
-    static const model_role more_roles[5] = { MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ,
-                                              MODEL_ROLE_PER_LAYER_PROJ_NORM, MODEL_ROLE_OUTPUT_NORM_BIAS,
-                                              MODEL_ROLE_OUTPUT_BIAS };
-    kern_weight *more[5] = { &m->ple_embd, &m->ple_proj, &m->ple_norm, &m->output_norm_b, &m->output_b };
-    for (int k = 0; k < 5; k++)
-        if (model_role_need(&hp->g, more_roles[k]) != MODEL_NEED_ABSENT &&
-            (s = bind(m, more[k], model_role_info_of(more_roles[k])->name, more_roles[k], -1, &dims, err)))
+    for (size_t k = 0; k < N_OPTIONAL_GLOBALS; k++) {
+        const model_role r = optional_globals[k].role;
+        if (model_role_need(&hp->g, r) != MODEL_NEED_ABSENT &&
+            (s = bind(m, global_slot(m, 3 + k), model_role_info_of(r)->name, r, -1, &dims, err)))
             goto fail;
+    }
     if (!m->output.t) {
         hp->tied_output = true;
         m->output = m->tok_embd;
@@ -635,10 +654,9 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
      * are views of it (in split[]), the experts' tensors and biases are held but bound expert by expert */
     const gguf_tensor *own = gguf_tensor_by_name(m->f, t->name);
     kern_weight *slot = NULL;
-    kern_weight *globals[] = { &m->tok_embd, &m->output_norm, &m->output, &m->output_norm_b, &m->output_b };
-    for (size_t i = 0; i < 5 && own && !slot; i++)
-        if (globals[i]->t && !strcmp(globals[i]->t->name, t->name))
-            slot = globals[i];
+    for (size_t i = 0; i < N_GLOBALS && own && !slot; i++)
+        if (global_slot(m, i)->t && !strcmp(global_slot(m, i)->t->name, t->name))
+            slot = global_slot(m, i);
     for (int il = 0; il < m->hp.n_layer && own && !slot; il++) {
         engine_layer *L = &m->layers[il];
         for (int r = 0; r < MODEL_ROLE_COUNT && !slot; r++) {
@@ -682,8 +700,10 @@ kern_backend *engine_model_backend(const engine_model *m)
 
 uint64_t engine_model_bytes_per_token(const engine_model *m)
 {
+    /* a token reads one row of each table (its embedding, its position's), the rest whole */
     uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size +
-                     (m->output_norm_b.t ? m->output_norm_b.t->size : 0) + (m->output_b.t ? m->output_b.t->size : 0);
+                     (m->output_norm_b.t ? m->output_norm_b.t->size : 0) + (m->output_b.t ? m->output_b.t->size : 0) +
+                     (m->pos_embd.t ? m->pos_embd.t->size / m->pos_embd.t->ne[1] : 0);
     for (int il = 0; il < m->hp.n_layer; il++) {
         const kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++) {

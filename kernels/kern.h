@@ -122,6 +122,8 @@ typedef struct kern_backend kern_backend;
  * lacks it no longer links.
  *
  *   embed       out (T, ne0) = rows tokens[0..T) of the embedding matrix w.
+ *   add_rows    x (T, ne0) += rows row0 .. row0 + T of w (learned positions: GPT-2's position_embd rows at the
+ *               batch's positions, found at run time in a replayed decode step as store_rows' are).
  *   matmul      y (T, ne1) = x (T, ne0) @ w^T, plus bias (ne1) when bias != NULL.
  *   rmsnorm     out (T, n) = x / sqrt(mean(x^2) + eps) * w  (w: F32 (n), or (n, m): row t takes gains row t mod m,
  *               Mamba-2's each group's own; NULL: no gains, ggml_rms_norm alone).
@@ -171,6 +173,7 @@ typedef struct kern_backend kern_backend;
  */
 #define KERN_OPS(X)                                                                                                   \
     X(embed, (const kern_weight *w, const int32_t *tokens, int T, float *out), (w, tokens, T, out))                   \
+    X(add_rows, (const kern_weight *w, int row0, int T, float *x), (w, row0, T, x))                                   \
     X(matmul, (const kern_weight *w, const kern_weight *bias, const float *x, int T, float *y),                       \
       (w, bias, x, T, y))                                                                                             \
     X(rmsnorm, (const kern_weight *w, const float *x, int T, int n, float eps, float *out),                           \

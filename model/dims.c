@@ -149,6 +149,7 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_SHORTCONV: return hp->shortconv_l_cache;
     case MODEL_DIM_EMBD3: return 3 * hp->n_embd;
     case MODEL_DIM_ONE: return 1;
+    case MODEL_DIM_CTX_TRAIN: return hp->n_ctx_train;
     case MODEL_DIM_PLE: return hp->n_embd_per_layer;
     case MODEL_DIM_PLE_ALL: return hp->n_embd_per_layer * hp->n_layer;
     case MODEL_DIM_FF_EXP2: return 2 * hp->n_ff_exp;
@@ -232,7 +233,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_HEADS] = "ssm.time_step_rank (Mamba-1: ssm.inner_size)",
         [MODEL_DIM_SSM_QKVZ] = "2 ssm.group_count x ssm.state_size + 2 ssm.inner_size (Mamba-2: + ssm.time_step_rank)",
         [MODEL_DIM_SSM_BA] = "2 ssm.time_step_rank", [MODEL_DIM_SHORTCONV] = "shortconv.l_cache",
-        [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1", [MODEL_DIM_PLE] = "embedding_length_per_layer_input",
+        [MODEL_DIM_EMBD3] = "3 x embedding_length", [MODEL_DIM_ONE] = "1",
+        [MODEL_DIM_CTX_TRAIN] = "context_length", [MODEL_DIM_PLE] = "embedding_length_per_layer_input",
         [MODEL_DIM_PLE_ALL] = "embedding_length_per_layer_input x block_count",
         [MODEL_DIM_FF_EXP2] = "2 x expert_feed_forward_length",
         [MODEL_DIM_SSM_A] = "ssm.time_step_rank (Mamba-2: 1; Mamba-1: ssm.state_size)",

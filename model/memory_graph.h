@@ -98,6 +98,30 @@ static inline int norm(build *b, int x, layout ly)
     return norm_rows(b, x, graph_bytes(b->g, x), ly);
 }
 
+/* A token row picked by out_ids (every row: the worst case reserves them all), an input the graph meets last. */
+static inline int pick_rows(build *b, int x)
+{
+    if (b->out_ids < 0)
+        b->out_ids = graph_input(b->g, 4 * b->n_out);
+    return graph_op(b->g, graph_bytes(b->g, x) / b->T * b->n_out, LY_ROWS, false, x, b->out_ids, -1);
+}
+
+/* Layer il's attention from h = attn_norm(x) (memory_attention.c): its core (q, k and v, the cache's stores, the
+ * attention), the whole block (its output gate where the arch has one, the output product), the output product of a
+ * core, latent attention, an attention layer with a mixer beside it (Falcon-H1); the side of a quantized cache's
+ * rotation for one kind of layer (0: none). */
+int build_attention_core(build *b, int il, int h);
+int build_attention(build *b, int il, int h);
+int build_out_projection(build *b, int att);
+int build_latent_attention(build *b, int h);
+int build_attention_and_mixer(build *b, int il, int x, int h);
+uint64_t build_cache_rotation(const model_hparams *hp, uint32_t cache_type, bool swa, bool keys);
+
+/* Layer il's feed-forward block of x (memory_ffn.c): dense or the routed experts as the layer has; the dense block
+ * and the experts side by side (Gemma 4). */
+int build_feed_forward(build *b, int x, int64_t il);
+int build_dense_and_experts(build *b, int x, int64_t il);
+
 /* A recurrent layer's mixer on h = attn_norm(x), in ggml's order (memory_recurrent.c): Mamba-2's, Mamba-1's, a gated
  * delta net's, LFM2's short convolution. Each returns its output product. */
 int mamba2_mixer(build *b, int h);

@@ -15,6 +15,7 @@
 #include "quant.h"
 #include "testutil.h"
 #include "cuda_sides.h"
+#include "weights.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -201,6 +202,36 @@ Test(cuda, rope_both_modes_and_attention_gqa)
         gpu->free(gpu, qd), gpu->free(gpu, od), free(q), free(oc), free(og);
     }
     gpu->free(gpu, kd), gpu->free(gpu, vd), free(k), free(v);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
+/* add_rows (learned positions) adds the CPU's rows bit for bit, of an F16 and a Q8_0 table, at two positions. */
+Test(cuda, add_rows_is_the_cpus)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    enum { N = 256, ROWS = 40, T = 5 };
+    const uint32_t types[2] = { GGUF_TENSOR_F16, GGUF_TENSOR_Q8_0 };
+    for (int k = 0; k < 2; k++) {
+        uint8_t *buf;
+        gguf_tensor t = test_weight_tensor(types[k], N, ROWS, &buf);
+        kern_weight wc = { .t = &t }, wg = { .t = &t };
+        cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);
+        cr_assert_eq(gpu->bind(gpu, &wg), KERN_OK, "%s", gpu->last_error(gpu));
+        for (int row0 = 0; row0 <= ROWS - T; row0 += ROWS - T) {
+            float *x = noise((size_t)T * N, 70 + row0, 1.0f);
+            float *xd = up(gpu, x, (size_t)T * N);
+            cr_assert_eq(cpu->add_rows(cpu, &wc, row0, T, x), KERN_OK);
+            cr_assert_eq(gpu->add_rows(gpu, &wg, row0, T, xd), KERN_OK, "%s", gpu->last_error(gpu));
+            float *xg = down(gpu, xd, (size_t)T * N);
+            cr_assert_eq(memcmp(x, xg, (size_t)T * N * sizeof(float)), 0, "type %u, rows from %d", types[k], row0);
+            gpu->free(gpu, xd);
+            free(x), free(xg);
+        }
+        cr_assert_eq(gpu->add_rows(gpu, &wg, ROWS - T + 1, T, NULL), KERN_E_SHAPE, "past the table");
+        gpu->unbind(gpu, &wg), cpu->unbind(cpu, &wc);
+        free(buf);
+    }
     gpu->destroy(gpu);
     cpu->destroy(cpu);
 }

@@ -541,3 +541,36 @@ Test(ops, layernorm_takes_the_mean_out)
     free(gb);
     free(bb);
 }
+
+/* add_rows (GPT-2's learned positions): x row t gains row row0 + t of the table, decoded as the type decodes it, added
+ * after what x holds (ggml_add(inpL, pos)); rows past the table are refused. */
+Test(ops, add_rows_adds_the_rows_of_the_positions)
+{
+    enum { N = 64, ROWS = 9, T = 3 };
+    const uint32_t types[2] = { GGUF_TENSOR_F16, GGUF_TENSOR_Q8_0 };
+    kern_backend *bes[2] = { kern_cpu_create(2), kern_ref_create(1) };
+    for (int k = 0; k < 2; k++) {
+        uint8_t *buf;
+        gguf_tensor w = test_weight_tensor(types[k], N, ROWS, &buf);
+        const kern_weight kw = { .t = &w };
+        float rows[ROWS * N];
+        cr_assert_eq(quant_dequantize_row(types[k], buf, rows, ROWS * N), QUANT_OK);
+        for (int b = 0; b < 2; b++)
+            for (int row0 = 0; row0 <= ROWS - T; row0 += ROWS - T) {
+                float x[T * N], orig[T * N];
+                uint32_t s = 5;
+                for (int i = 0; i < T * N; i++)
+                    orig[i] = x[i] = test_frand(&s);
+                cr_assert_eq(bes[b]->add_rows(bes[b], &kw, row0, T, x), KERN_OK);
+                for (int i = 0; i < T * N; i++)
+                    cr_assert_eq(x[i], orig[i] + rows[(size_t)row0 * N + i], "type %u, backend %d, row0 %d, value %d",
+                                 types[k], b, row0, i);
+            }
+        float x[T * N] = { 0 };
+        cr_assert_eq(bes[0]->add_rows(bes[0], &kw, ROWS - T + 1, T, x), KERN_E_SHAPE, "the last row is past the table");
+        cr_assert_eq(bes[0]->add_rows(bes[0], &kw, -1, T, x), KERN_E_SHAPE);
+        free(buf);
+    }
+    bes[0]->destroy(bes[0]);
+    bes[1]->destroy(bes[1]);
+}

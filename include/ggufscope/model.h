@@ -63,6 +63,7 @@ typedef enum model_dim {
      * C and x) */
     MODEL_DIM_SHORTCONV, MODEL_DIM_EMBD3,
     MODEL_DIM_ONE,       /* a single value (Gemma 4's layer_output_scale) */
+    MODEL_DIM_CTX_TRAIN, /* context_length: a learned position table's rows */
     /* Gemma 4's per-layer token embeddings: embedding_length_per_layer_input, and that times block_count */
     MODEL_DIM_PLE, MODEL_DIM_PLE_ALL,
     MODEL_DIM_FF_EXP2,   /* twice an expert's width: its gate and up rows fused (ffn_gate_up_exps) */
@@ -88,6 +89,7 @@ typedef enum model_role {
     MODEL_ROLE_PER_LAYER_TOKEN_EMBD, MODEL_ROLE_PER_LAYER_MODEL_PROJ, MODEL_ROLE_PER_LAYER_PROJ_NORM,
     MODEL_ROLE_OUTPUT_NORM_BIAS, /* the final LayerNorm's bias (StarCoder2) */
     MODEL_ROLE_OUTPUT_BIAS,      /* the logits' bias (phi2) */
+    MODEL_ROLE_POS_EMBD,         /* learned absolute positions, one row per position (GPT-2, StarCoder) */
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,

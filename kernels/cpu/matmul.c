@@ -84,6 +84,29 @@ kern_status cpu_embed(kern_backend *b, const kern_weight *w, const int32_t *toke
     return KERN_OK;
 }
 
+kern_status cpu_add_rows(kern_backend *b, const kern_weight *w, int row0, int T, float *x)
+{
+    (void)b;
+    const gguf_tensor *t = w->t;
+    quant_row_fn deq = quant_row_function(t->type, QUANT_IMPL_BEST);
+    if (!deq)
+        return KERN_E_UNSUPPORTED;
+    if (row0 < 0 || T < 0 || (uint64_t)row0 + (uint64_t)T > t->ne[1])
+        return KERN_E_SHAPE;
+    const size_t n = (size_t)t->ne[0];
+    float *row = malloc((n ? n : 1) * sizeof *row);
+    if (!row)
+        return KERN_E_NOMEM;
+    const uint64_t rb = row_bytes(t);
+    for (int i = 0; i < T; i++) {
+        deq(t->data + (uint64_t)(row0 + i) * rb, row, (int64_t)n);
+        for (size_t j = 0; j < n; j++) /* x + row: ggml_add(inpL, pos) adds in that order */
+            x[(size_t)i * n + j] += row[j];
+    }
+    free(row);
+    return KERN_OK;
+}
+
 /* Where a thread's rows decoded to f32 go (allocated on first need: the fused and F16/F32 one-token paths never
  * need them), and, for GEMM products, x packed once for all threads (NULL: dot kernels). */
 typedef struct row_work {

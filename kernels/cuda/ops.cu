@@ -39,23 +39,27 @@ template <typename V> __device__ V block_sum(V v)
 
 /* ---- embedding ------------------------------------------------------------ */
 
-template <uint32_t TYPE>
-__global__ void embed_rows(const uint8_t *w, size_t row_bytes, int64_t K, const int32_t *tokens, float *out)
+/* Rows of w into out (T, K): row tokens[t], or where tokens is NULL row row0 + t (+ *pos_dev where a replayed step
+ * keeps its position on the device), written (embed) or added to what out holds (add_rows). */
+template <uint32_t TYPE, bool ADD>
+__global__ void embed_rows(const uint8_t *w, size_t row_bytes, int64_t K, const int32_t *tokens, const int *pos_dev,
+                           int row0, float *out)
 {
     kc_grid_wait();
     const int t = blockIdx.y;
-    const uint8_t *row = w + (size_t)tokens[t] * row_bytes;
+    const int64_t r = tokens ? tokens[t] : (int64_t)row0 + (pos_dev ? *pos_dev : 0) + t;
+    const uint8_t *row = w + (size_t)r * row_bytes;
     float *o = out + (size_t)t * K;
     if (K % 8 == 0) {
         for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < K / 8; i += (int64_t)gridDim.x * blockDim.x) {
             float v[8];
             decode8<TYPE>(row, i, v);
             for (int k = 0; k < 8; k++)
-                o[8 * i + k] = v[k];
+                o[8 * i + k] = ADD ? __fadd_rn(o[8 * i + k], v[k]) : v[k];
         }
     } else {
         for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < K; i += (int64_t)gridDim.x * blockDim.x)
-            o[i] = kc_decode1(TYPE, row, i);
+            o[i] = ADD ? __fadd_rn(o[i], kc_decode1(TYPE, row, i)) : kc_decode1(TYPE, row, i);
     }
 }
 
@@ -90,7 +94,25 @@ kern_status cu_embed(kern_backend *b, const kern_weight *w, const int32_t *token
     dim3 grid(per_row > 0 ? per_row : 1, T);
     kern_status ls = KERN_OK;
     bool known = kc_dispatch(cw->type, [&]<uint32_t TYPE>() {
-        ls = cu_launch(b, "embed_rows", embed_rows<TYPE>, grid, dim3(256), cw->data, cw->row_bytes, K, c->tok_dev, out);
+        ls = cu_launch(b, "embed_rows", embed_rows<TYPE, false>, grid, dim3(256), cw->data, cw->row_bytes, K,
+                       (const int32_t *)c->tok_dev, (const int *)NULL, 0, out);
+    });
+    return known ? ls : KERN_E_UNSUPPORTED;
+}
+
+kern_status cu_add_rows(kern_backend *b, const kern_weight *w, int row0, int T, float *x)
+{
+    const cu_weight *cw = (const cu_weight *)w->dev;
+    if (row0 < 0 || T < 1 || (int64_t)row0 + T > cw->ne1)
+        return KERN_E_SHAPE;
+    const int *pos_dev = cu_step_pos(cu_of(b), &row0);
+    const int64_t K = cw->ne0;
+    const int per_row = (int)((K / 8 + 255) / 256);
+    dim3 grid(per_row > 0 ? per_row : 1, T);
+    kern_status ls = KERN_OK;
+    bool known = kc_dispatch(cw->type, [&]<uint32_t TYPE>() {
+        ls = cu_launch(b, "add_rows", embed_rows<TYPE, true>, grid, dim3(256), cw->data, cw->row_bytes, K,
+                       (const int32_t *)NULL, pos_dev, row0, x);
     });
     return known ? ls : KERN_E_UNSUPPORTED;
 }

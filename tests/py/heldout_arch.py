@@ -40,6 +40,7 @@ from falcon_h1_arch import write_falcon_h1  # noqa: E402
 from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 from jamba_arch import write_jamba  # noqa: E402
 from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
+from position_arch import write_gpt2, write_starcoder  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -210,6 +211,10 @@ OWN_WRITERS = {
     'heldout-gptneox': lambda out: write_gptneox(out),
     'heldout-gptneox-seq': lambda out: write_gptneox(out, n_embd=256, n_layer=3, n_head=8, n_ff=768, rot_frac=0.5,
                                                      parallel=False, seed=8102),
+    # GPT-2's layers (learned positions, every head its own, tied, a table of 256 positions) and StarCoder's (one
+    # key/value head, untied, rows of 256 so that llama-quantize's K-quants apply, 512 positions)
+    'heldout-gpt2': lambda out: write_gpt2(out),
+    'heldout-starcoder': lambda out: write_starcoder(out),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -292,3 +292,22 @@ int check_goldens_in(const char *models, kern_numerics numerics, outcome *sum)
     closedir(d);
     return checked;
 }
+
+void assert_logits_match(engine_ctx *ctx, int nv, const int32_t *prompt, int T, const float *whole, double rel,
+                         const char *what)
+{
+    float *got = malloc((size_t)T * nv * sizeof(float));
+    engine_error e;
+    cr_assert(got);
+    cr_assert_eq(engine_forward(ctx, prompt, T, true, got, NULL, &e), ENGINE_OK, "%s: %s", what, e.message);
+    for (int t = 0; t < T; t++) {
+        double most = 0, diff = 0;
+        for (int v = 0; v < nv; v++) {
+            const size_t i = (size_t)t * nv + v;
+            most = fmax(most, fabs(whole[i]));
+            diff = fmax(diff, fabs(whole[i] - got[i]));
+        }
+        cr_assert_leq(diff, rel * most, "%s: row %d, %.3g apart", what, t, most > 0 ? diff / most : diff);
+    }
+    free(got);
+}

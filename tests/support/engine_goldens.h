@@ -42,5 +42,10 @@ bool golden_exists(const char *stem);
 /* Every golden whose model is in the folder models (see engine_goldens.c); how many model/prompt pairs it checked;
  * with ggml numerics, the quantized files' rows within 1e-4 added to *sum. */
 int check_goldens_in(const char *models, kern_numerics numerics, outcome *sum);
+/* Runs the T tokens of prompt through ctx (from where it stands) with every row's logits and asserts each row within
+ * rel of whole's row (T x nv: the same prompt in one batch) relative to that row's max |logit|; what names the run in
+ * a failure. */
+void assert_logits_match(engine_ctx *ctx, int nv, const int32_t *prompt, int T, const float *whole, double rel,
+                         const char *what);
 
 #endif

@@ -139,8 +139,10 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
 {
     const char *name = t->name;
     /* kept as they are (tensor_allows_quantization): 1-D tensors, anything not named *weight, the norms, the
-     * experts' router, a delta net's and LFM2's convolution taps, Gemma 4's per-layer input projection */
+     * experts' router, a delta net's and LFM2's convolution taps, Gemma 4's per-layer input projection, learned
+     * positions */
     if (ggml_rank(t) < 2 || !ends_with(name, "weight") || strstr(name, "_norm.weight") ||
+        !strcmp(name, "position_embd.weight") ||
         strstr(name, "ffn_gate_inp.weight") || strstr(name, "ssm_conv1d") || strstr(name, "shortconv.conv.weight") ||
         strstr(name, "per_layer_model_proj")) {
         *type = t->type;

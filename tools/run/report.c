@@ -103,6 +103,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     else if (hp->g.rope_off) /* Granite 4.0-H */
         snprintf(nope, sizeof nope, "; none: rope.scaling.finetuned is false (the attention layers attend without "
                  "positions)");
+    else if (period == 1 && gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_POS_EMBD)->name)) /* GPT-2 */
+        snprintf(nope, sizeof nope, "; none: learned positions (position_embd.weight, %d of them) are added to the "
+                 "embeddings", hp->n_ctx_train);
     else if (period == 1) /* Nemotron-H */
         snprintf(nope, sizeof nope, "; none: the attention layers attend without positions");
     else if (period)

@@ -1,0 +1,138 @@
+/*
+ * Architectures as data, other dense families: Cohere's (Command R, Command A), Phi-3, Granite and MiniCPM's
+ * multipliers, OLMo 2, EXAONE: one entry per architecture (model/arch.c joins the families' tables). The facts are
+ * those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ */
+#include "arch_table.h"
+
+/* Cohere's layers (command-r, cohere2): the output always the token embedding, LayerNorms, the attention and the
+ * feed-forward block side by side, logits times logit_scale */
+#define COHERE_LAYERS                                                                                         \
+    .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,  \
+              [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,             \
+              [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },                       \
+    .act = MODEL_ACT_SILU, .norm_layer = true, .parallel_ffn = true, .logit_scale_mul = true
+
+const model_arch model_archs_dense[] = {
+    {
+        .name = "command-r",
+        .families = "Command R (35B), Command R+ (104B), Aya 23, Aya Expanse",
+        /* llama.cpp's command-r: LayerNorms, the attention and the feed-forward block side by side on one norm, the
+         * output projection always the token embedding, logits times logit_scale; NORM rotary; in files of 64 layers
+         * (Command R+) each head of q and k LayerNormed with gains of its own before the rotation */
+        COHERE_LAYERS,
+        .qk_norm_from_layers = 64,
+        .quantize = true,
+    },
+    {
+        .name = "cohere2",
+        .families = "Command R7B, Command A",
+        /* llama.cpp's cohere2: command-r's parallel block and LayerNorms; three layers in four slide (a window of
+         * attention.sliding_window) and alone rotate, the fourth attends to all without positions */
+        COHERE_LAYERS,
+        .swa_period = 4,
+        .swa_rope = MODEL_SWA_ROPE_SAME,
+        .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
+        .name = "phi3",
+        .families = "Phi-3, Phi-3.5, Phi-4 (dense)",
+        /* llama.cpp's phi3 loader takes q/k/v fused (attn_qkv) or apart, and gate and up fused in ffn_up; the 128k
+         * files' LongRoPE divisors, long past rope.scaling.original_context_length, short within it */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FACTORS_LONG] = O, [MODEL_ROLE_ROPE_FACTORS_SHORT] = O,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = O, [MODEL_ROLE_ATTN_K] = O,
+                  [MODEL_ROLE_ATTN_V] = O, [MODEL_ROLE_ATTN_QKV] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
+        .quantize = true,
+    },
+    {
+        .name = "granite",
+        .families = "IBM Granite 3.x (dense)",
+        /* llama.cpp's granite loader takes experts too, which gguf-py lists for granitemoe alone */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .quantize = true,
+    },
+    {
+        .name = "minicpm",
+        .families = "MiniCPM 1B / 2B, MiniCPM4 (dense)",
+        /* llama.cpp's minicpm loader over granite's graph: llama's layers (LlamaModel's q/k permutation), the
+         * attention output's and the feed-forward block's biases optional, rope_freqs or LongRoPE's pair optional,
+         * granite's multipliers with its own defaults */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ROPE_FREQS] = O,
+                  [MODEL_ROLE_ROPE_FACTORS_LONG] = O, [MODEL_ROLE_ROPE_FACTORS_SHORT] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .multipliers_minicpm = true,
+        .quantize = true,
+    },
+    {
+        .name = "granitemoe",
+        .families = "IBM Granite 3.x MoE (1B-A400M, 3B-A800M)",
+        /* llama.cpp's granite-moe loader, granite's graph (src/models/granite.cpp): the attention output's bias where
+         * the file has one, experts by expert_count (softmax, renormalised, each feed_forward_length wide), a shared
+         * expert of expert_shared_feed_forward_length where the file has one */
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = O,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .quantize = true,
+    },
+    {
+        .name = "olmo2",
+        .families = "OLMo 2",
+        /* no norm before the blocks: each block's output is normalized (post-norms), q and k over their whole rows */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_GATE] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
+        /* Olmo 3 (written as olmo2): with attention.sliding_window, three layers in four slide (or as
+         * sliding_window_pattern lists them), rotating with the global base and no scaling while the full layers
+         * take the file's YaRN (llama.cpp's olmo2 loader and graph) */
+        .swa_period = 4,
+        .swa_rope = MODEL_SWA_ROPE_UNSCALED,
+        .quantize = true,
+    },
+    {
+        .name = "exaone",
+        .families = "EXAONE 3.0, 3.5, Deep",
+        /* llama.cpp's exaone: llama's layers (q/k/v biases where the file has them, Llama 3's rope_freqs where
+         * present) with NEOX rotary */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "exaone4",
+        .families = "EXAONE 4.0 (1.2B, 32B)",
+        /* llama.cpp's exaone4: olmo2's norms after the blocks and none before, per-head q/k norms, Llama 3's rope_freqs
+         * where present, NEOX rotary; in a 64-layer file (the 32B) the sliding window (4096 by default) on three layers
+         * in four, which alone rotate: the others attend without positions */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .swa_period = 4,
+        .swa_window_default = 4096,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .swa_n_layer = 64,
+        .rope_swa_only = true,
+        .quantize = true,
+    },
+};
+const size_t model_archs_dense_count = sizeof model_archs_dense / sizeof model_archs_dense[0];

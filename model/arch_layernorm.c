@@ -1,0 +1,121 @@
+/*
+ * Architectures as data, the families with LayerNorms and biases: StarCoder2, GPT-2 and StarCoder (learned
+ * positions), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c joins the families'
+ * tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ */
+#include "arch_table.h"
+
+/* GPT-2's layers (gpt2, and starcoder, whose converter writes one key/value head) */
+#define GPT2_LAYERS                                                                                           \
+    .need = { GLOBAL_ROLES, [MODEL_ROLE_POS_EMBD] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R,                     \
+              [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_QKV] = R,            \
+              [MODEL_ROLE_ATTN_QKV_BIAS] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = R,         \
+              [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_UP] = R,                \
+              [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },         \
+    .act = MODEL_ACT_GELU_TANH, .norm_layer = true, .no_rope_period = 1, .quantize = true
+
+const model_arch model_archs_layernorm[] = {
+    {
+        .name = "starcoder2",
+        .families = "StarCoder2 (3B, 7B, 15B)",
+        /* llama.cpp's starcoder2: LayerNorms with biases (attention.layer_norm_epsilon), biases on every projection
+         * (q, k and v optional as create_tensor_qkv makes them), NEOX rotation of whole heads, an ungated feed-forward
+         * block GELU(x Wup + b) Wdown + b; the output the token embedding where the file has none */
+        .need = { DECODER_ROLES, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .quantize = true,
+    },
+    {
+        .name = "gpt2",
+        .families = "GPT-2 (124M to 1.5B), ruGPT-3 XL",
+        /* llama.cpp's gpt2 and starcoder (one graph): learned absolute positions (position_embd rows added to the
+         * token embeddings), no rotation, LayerNorms with biases, q, k and v fused in attn_qkv with its bias (as
+         * they are, q then k then v), biases on every product, an ungated GELU block, the output the token
+         * embedding where the file has none */
+        GPT2_LAYERS,
+    },
+    {
+        .name = "starcoder",
+        .families = "StarCoder, StarCoderBase, SantaCoder, WizardCoder (GPTBigCode: one key/value head)",
+        GPT2_LAYERS,
+    },
+    {
+        .name = "stablelm",
+        .families = "StableLM 2 (1.6B), StableLM 3B 4E1T, Zephyr 3B, StableCode 3B",
+        /* llama.cpp's stablelm: LayerNorms with biases, q/k/v biases optional (StableLM 2 has them), part of each head
+         * rotating in NEOX pairs (rope.dimension_count), SwiGLU, an output projection of its own. Its 12B's parallel
+         * residual (no ffn_norm; per-head q/k LayerNorms) is another order of adds, refused by ffn_norm's name. */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_OUTPUT_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_FFN_NORM_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .quantize = true,
+    },
+    {
+        .name = "phi2",
+        .families = "Phi-1, Phi-1.5, Phi-2",
+        /* llama.cpp's phi2: a LayerNorm with bias before the attention and the feed-forward block side by side, summed
+         * before the residual ((attention + ffn) + x), q, k and v with biases (separate, or fused in attn_qkv with its
+         * bias in older files), part of each head rotating in NEOX pairs, q scaled before the scores, GELU without a
+         * gate with biases, the final LayerNorm with bias, the logits with a bias of their own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_BIAS] = R,
+                  [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_QKV] = O, [MODEL_ROLE_ATTN_QKV_BIAS] = O, [MODEL_ROLE_ATTN_Q] = O,
+                  [MODEL_ROLE_ATTN_K] = O, [MODEL_ROLE_ATTN_V] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_UP_BIAS] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .parallel_ffn = true,
+        .parallel_blocks_summed = true,
+        .quantize = true,
+    },
+    {
+        .name = "falcon",
+        .families = "Falcon 7B, 40B, 180B (the first Falcons; Falcon 3 is llama)",
+        /* llama.cpp's falcon: phi2's parallel layer without biases but the LayerNorms': the attention and an ungated GELU
+         * block on one norm, summed before the residual; q, k and v fused in attn_qkv (its converter regroups them,
+         * one kv head for the 7B), whole heads rotating in NEOX pairs; the 40B and 180B give the attention a norm of its
+         * own (attn_norm_2), attn_norm being the feed-forward block's */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM] = R,
+                  [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM_2] = O, [MODEL_ROLE_ATTN_NORM_2_BIAS] = O,
+                  [MODEL_ROLE_ATTN_QKV] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .parallel_ffn = true,
+        .parallel_blocks_summed = true,
+        .quantize = true,
+        .quantize_falcon_rules = true,
+    },
+    {
+        .name = "gptneox",
+        .families = "GPT-NeoX-20B, Pythia, Dolly v2, RedPajama-INCITE",
+        /* llama.cpp's gptneox: LayerNorms with biases, q, k and v fused in attn_qkv with its bias (its converter regroups
+         * each head's rows as all q's, then k's, then v's), biases on every product, part of each head rotating in NEOX
+         * pairs, an ungated GELU block; use_parallel_residual: x + attention(attn_norm(x)) + ffn(ffn_norm(x)), in
+         * Cohere's order of adds, else one block after the other */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .parallel_residual_key = true,
+        .quantize = true,
+    },
+};
+const size_t model_archs_layernorm_count = sizeof model_archs_layernorm / sizeof model_archs_layernorm[0];

@@ -1,0 +1,103 @@
+/*
+ * Architectures as data, llama and the families that keep its layer whole: Llama 1-4, Mistral 3, InternLM2, SmolLM3,
+ * Seed-OSS: one entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
+ * src/models/<arch>.cpp and src/llama-arch.cpp.
+ */
+#include "arch_table.h"
+
+const model_arch model_archs_llama[] = {
+    {
+        .name = "llama",
+        .families = "Llama 1/2/3, Mistral 7B, Mixtral, SmolLM, TinyLlama, llama2.c",
+        /* q/k/v biases and rope_freqs are optional in llama.cpp's llama loader; Mixtral is llama with experts */
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = false,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+        .moe = true,
+        .moe_renormalise = true,
+    },
+    {
+        .name = "llama4",
+        .families = "Llama 4 (Scout 17B-16E, Maverick 17B-128E)",
+        /* llama.cpp's llama4 loader and graph: llama's layers (q/k/v biases optional there, rope_freqs optional), no
+         * rotary positions on every fourth layer, which alone see all positions: the other three attend within chunks
+         * of 8192 (iSWA) and norm q and k without gains after rotating them (but with 128 experts); the layers on the
+         * interleave step have experts: one chosen by the sigmoid of its logit, that weight scaling the expert's input,
+         * and an ungated shared expert as wide; the layers without positions take a temperature past 8192 positions */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, DENSE_FFN_ROLES, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_STEP,
+        .moe_weight_before = true,
+        .moe_step_layers = true,
+        .shexp_expert_wide = true,
+        .no_rope_period = 4,
+        .swa_period = 4,
+        .swa_window_default = 8192,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .swa_chunked = true,
+        .qk_l2_norm = true,
+        .qk_l2_norm_off_experts = 128,
+        .attn_temp_fixed_scale = 0.1f,
+        .attn_temp_fixed_floor = 8192,
+        .attn_temp_fixed_offset = 1.0f,
+        .quantize = true,
+    },
+    {
+        .name = "mistral3",
+        .families = "Mistral Small 3.1/3.2, Magistral, Devstral, Ministral 3 (text)",
+        /* llama.cpp's mistral3: llama's layers (q/k/v biases optional; the attention output's bias where present;
+         * rope_freqs optional; experts where expert_count > 0, softmax renormalised), the file's YaRN betas and log
+         * multiplier, and Ministral 3's attention temperature (attention.temperature_scale, over floors of the
+         * original context) */
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .yarn_keys = MODEL_YARN_KEY_BETAS | MODEL_YARN_KEY_LOG_MUL,
+        .attn_temperature = true,
+        .quantize = true,
+    },
+    {
+        .name = "internlm2",
+        .families = "InternLM2, InternLM2.5",
+        /* llama.cpp's internlm2: llama's layers with an output projection of its own (required there), q/k/v biases
+         * where the file has them, NORM rotary */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "smollm3",
+        .families = "SmolLM3",
+        /* llama.cpp's smollm3: llama's layers (q/k/v biases optional there) with no rotary positions on every fourth
+         * layer (its loader fixes n_no_rope_layer_step at 4) */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .no_rope_period = 4,
+        .quantize = true,
+    },
+    {
+        .name = "seed_oss",
+        .families = "Seed-OSS (36B)",
+        /* llama.cpp's seed-oss: q/k/v (biases optional there), NEOX rotary, post_attention_norm as the feed-forward
+         * block's input norm (as glm4moe's and gpt-oss's) */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R,
+                  DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+};
+const size_t model_archs_llama_count = sizeof model_archs_llama / sizeof model_archs_llama[0];

@@ -1,0 +1,240 @@
+/*
+ * Architectures as data, the families with mixture-of-experts members, and their dense siblings: AFM (arcee),
+ * Hunyuan, gpt-oss, GLM-4, MiniMax-M2, OLMoE, ERNIE 4.5, Ling 2, dots.llm1, DeepSeek-V2/V3 and Mistral 4 latent
+ * attention: one entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
+ * src/models/<arch>.cpp and src/llama-arch.cpp.
+ */
+#include "arch_table.h"
+
+/* deepseek2's latent attention and routing, which mistral4 shares */
+#define DEEPSEEK2_LAYERS                                                                                      \
+    .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_Q_A] = R,     \
+              [MODEL_ROLE_ATTN_Q_A_NORM] = R, [MODEL_ROLE_ATTN_Q_B] = R, [MODEL_ROLE_ATTN_KV_A_MQA] = R,          \
+              [MODEL_ROLE_ATTN_KV_A_NORM] = R, [MODEL_ROLE_ATTN_KV_B] = R, [MODEL_ROLE_ATTN_K_B] = R,              \
+              [MODEL_ROLE_ATTN_V_B] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES,    \
+              EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = R,                     \
+              [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },                                   \
+    .act = MODEL_ACT_SILU, .moe = true,                                                                        \
+    .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |         \
+                MODEL_MOE_KEY_DENSE_LEAD,                                                                      \
+    .mla = true
+
+const model_arch model_archs_moe[] = {
+    {
+        .name = "arcee",
+        .families = "Arcee AFM-4.5B",
+        /* llama.cpp's arcee: llama's layers (its converter is LlamaModel's: NORM rotation, rope_freqs optional) with an
+         * ungated feed-forward block, relu(x Wup)^2 Wdown */
+        .need = { DECODER_ROLES, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_ROPE_FREQS] = O,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_RELU_SQR,
+        .quantize = true,
+    },
+    {
+        .name = "hunyuan-dense",
+        .families = "Hunyuan dense (0.5B to 7B)",
+        /* llama.cpp's hunyuan-dense (hunyuan-vl's graph): llama's layers with q/k/v biases optional, NEOX rotation, the
+         * per-head q/k RMSNorms after it, the base scaled by rope.scaling.alpha; an expert_count of 1 is dense */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_after_rope = true,
+        .rope_base_alpha = true,
+        .expert_count_one_dense = true,
+        .quantize = true,
+    },
+    {
+        .name = "hunyuan-moe",
+        .families = "Hunyuan-A13B",
+        /* llama.cpp's hunyuan-moe: hunyuan-dense's attention (q/k/v biases optional, the per-head q/k RMSNorms after the
+         * NEOX rotation; the converter scales the base by alpha itself, so the loader reads no alpha), then experts
+         * chosen by softmax and renormalised, each feed_forward_length wide, beside an ungated shared expert always
+         * added (expert_shared_feed_forward_length wide, feed_forward_length by default) */
+        .need = { DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_after_rope = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_experts_ff_wide = true,
+        .quantize = true,
+    },
+    {
+        .name = "gpt-oss",
+        .families = "OpenAI gpt-oss (20b, 120b)",
+        /* llama.cpp's openai-moe loader (src/models/openai-moe.cpp): biases on q/k/v/o, the router and every expert,
+         * a sink per head, post_attention_norm before the experts; every other layer slides with the global rope
+         * (YaRN in the released files); the top k router logits are softmaxed (SOFTMAX_WEIGHT) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = R, [MODEL_ROLE_ATTN_K_BIAS] = R, [MODEL_ROLE_ATTN_V_BIAS] = R,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_ATTN_SINKS] = R, [MODEL_ROLE_ATTN_POST_NORM] = R,
+                  EXPERT_ROLES, [MODEL_ROLE_FFN_GATE_INP_BIAS] = R, [MODEL_ROLE_FFN_GATE_EXPS_BIAS] = R,
+                  [MODEL_ROLE_FFN_UP_EXPS_BIAS] = R, [MODEL_ROLE_FFN_DOWN_EXPS_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SWIGLU_OAI,
+        .swa_period = 2,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
+        .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+    {
+        .name = "glm4",
+        .families = "GLM-4-0414 (9B, 32B), GLM-Z1",
+        /* llama.cpp's glm4: q/k/v (biases where the file has them), NORM rotary of the first rope.dimension_count
+         * values of each head, a norm after the attention and after the feed-forward block as well as before each,
+         * gate and up fused in ffn_up (as phi3's); multi-axis sections where the file has them (GLM-4.1V) */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
+        .mrope = MODEL_MROPE_SECTIONS,
+        .mrope_optional = true,
+        .quantize = true,
+    },
+    {
+        .name = "glm4moe",
+        .families = "GLM-4.5, GLM-4.5-Air, GLM-4.6",
+        /* llama.cpp's glm4-moe loader and graph: q/k/v biases (optional there), per-head q/k norms in some files,
+         * post_attention_norm before the feed-forward block as gpt-oss's, the first leading_dense_block_count layers
+         * dense, the rest experts chosen by sigmoid scores plus exp_probs_b, their weights renormalised and scaled,
+         * and ungated shared experts; the trailing nextn (multi-token prediction) blocks are not run */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,
+                  [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = O, [MODEL_ROLE_ATTN_K_NORM] = O,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_POST_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_EXP_PROBS_B] = R, [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O,
+                  [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD,
+        .ffn_norm_is_post_attention = true,
+        .mrope = MODEL_MROPE_SECTIONS, /* GLM-4.5V's text decoder, where the file has sections */
+        .mrope_optional = true,
+        .quantize = true,
+    },
+    {
+        .name = "minimax-m2",
+        .families = "MiniMax-M2",
+        /* llama.cpp's minimax-m2 loader and graph: q and k normed over their whole rows, experts chosen by sigmoid
+         * scores plus exp_probs_b, their weights always renormalised (norm_w true), only expert_gating_func read */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_renormalise = true,
+        .moe_keys = MODEL_MOE_KEY_GATING,
+        .quantize = true,
+    },
+    {
+        .name = "olmoe",
+        .families = "OLMoE",
+        /* llama.cpp's olmoe loader and graph: q and k normed over their whole rows, softmax routing, the chosen
+         * weights not renormalised */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, EXPERT_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .qk_norm_full = true,
+        .moe = true,
+        .quantize = true,
+    },
+    {
+        .name = "ernie4_5",
+        .families = "ERNIE 4.5 (0.3B dense)",
+        /* llama.cpp's ernie4-5 loader and graph without experts: llama's layers, NORM rotary; attn_output.bias is
+         * loaded there but never added, so a file with one is refused here rather than run otherwise */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "ernie4_5-moe",
+        .families = "ERNIE 4.5 (21B-A3B, 300B-A47B)",
+        /* llama.cpp's ernie4-5 loader and ernie4-5-moe graph: NORM rotary, dense first layers, experts chosen by
+         * softmax plus exp_probs_b where the file has it, always renormalised, a shared expert of
+         * expert_shared_feed_forward_length where the file has one; attn_output.bias is loaded there but never
+         * added, so a file with one is refused here rather than run otherwise */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_keys = MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_STEP,
+        .quantize = true,
+    },
+    {
+        .name = "bailingmoe2",
+        .families = "Ling 2.0, Ring 2.0 (mini, flash)",
+        /* llama.cpp's bailingmoe2 loader and graph: q, k and v in one attn_qkv, per-head q/k norms, the attention
+         * output's bias where the file has one, dense first layers, experts chosen by the file's gating function plus
+         * exp_probs_b where present, the file's renormalisation and scale, expert_shared_count shared experts of
+         * expert_shared_feed_forward_length (or an expert's width) each, ungated; prediction blocks not run */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O,
+                  [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_SHARED_WIDTH,
+        .quantize = true,
+    },
+    {
+        .name = "dots1",
+        .families = "dots.llm1",
+        /* llama.cpp's dots1 loader and graph: per-head q/k norms, dense first layers, experts chosen by the file's
+         * gating function plus exp_probs_b where present, the file's renormalisation and scale, expert_shared_count
+         * ungated shared experts; k and v as wide as q (no grouped heads) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_DENSE_LEAD,
+        .no_gqa = true,
+        .quantize = true,
+    },
+    {
+        .name = "deepseek2",
+        .families = "DeepSeek-V2, V2-Lite, V2.5, V3, R1; Kimi K2; GLM-4.7-Flash; Moonlight",
+        /* llama.cpp's deepseek2 loader and graph: latent attention (the query through its compression where
+         * q_lora_rank > 0, keys and values from one compressed row plus a rotary key all heads share, decompressed
+         * whole or, split per head, absorbed into the query and applied to the attention's output), NORM rotary of
+         * each head's last rope.dimension_count values, YaRN with DeepSeek's magnitude in the scores; dense first
+         * layers, experts chosen by the file's gating function (softmax without one) plus exp_probs_b where present,
+         * within groups where expert_group_count > 1, the file's renormalisation and scale, expert_shared_count
+         * ungated shared experts an expert wide each; prediction blocks not run */
+        DEEPSEEK2_LAYERS,
+        .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS | MODEL_YARN_KEY_MSCALE_OWN,
+        .quantize = true,
+    },
+    {
+        .name = "mistral4",
+        .families = "Mistral 4 (text)",
+        /* llama.cpp's mistral4 is its deepseek2 loader and graph under another name (src/models/models.h); only the
+         * context's YaRN magnitude differs, which names deepseek2 alone */
+        DEEPSEEK2_LAYERS,
+        .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS,
+        .quantize = true,
+    },
+};
+const size_t model_archs_moe_count = sizeof model_archs_moe / sizeof model_archs_moe[0];

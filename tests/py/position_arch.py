@@ -1,0 +1,62 @@
+"""Writes small random-weight files of the families with learned absolute positions, as convert_hf_to_gguf.py lays
+them out (names: gguf-py's constants; what the loader and graph read: llama.cpp's src/models/gpt2.cpp and
+starcoder.cpp, one graph): GPT-2 (GPT2Model: every head its own key/value head, no head_count_kv key, the output the
+token embedding) and StarCoder (StarCoderModel, GPTBigCode: head_count_kv 1, an output projection of its own). Both:
+position_embd (a row per position up to context_length) added to the token embeddings, no rotation, LayerNorms with
+biases (attention.layer_norm_epsilon), q, k and v fused in attn_qkv with its bias (q's rows, then k's, then v's: the
+converter only transposes HF's Conv1D), biases on every product, an ungated GELU block 4 x n_embd wide. Positions get
+a larger spread than the tokens, as GPT-2's trained table has. Deterministic: the same arguments give the same bytes.
+
+    from position_arch import write_gpt2; write_gpt2(path)   (write_starcoder)"""
+import gguf
+
+from gguf_copy import write_out
+from layernorm_arch import _layernorm, _random
+from moe_arch import add_bpe_vocab
+
+
+def _write(path, arch, pre, n_embd, n_layer, n_head, n_kv, n_ctx, tied, n_vocab, seed):
+    rnd = _random(seed)
+    E, L, hd, F = n_embd, n_layer, n_embd // n_head, 4 * n_embd
+
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f'synthetic {arch} (random weights)')
+    w.add_block_count(L)
+    w.add_context_length(n_ctx)
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(F)
+    w.add_head_count(n_head)
+    if n_kv is not None:
+        w.add_head_count_kv(n_kv)
+    w.add_layer_norm_eps(1e-5)
+    w.add_file_type(0)
+    add_bpe_vocab(w, pre, ['<|endoftext|>'], n_vocab, '<|endoftext|>', False)
+
+    kv_dim = (n_kv if n_kv is not None else n_head) * hd
+    t = w.add_tensor
+    t('token_embd.weight', rnd((n_vocab, E), 0.08))
+    t('position_embd.weight', rnd((n_ctx, E), 0.15))
+    for i in range(L):
+        b = f'blk.{i}.'
+        _layernorm(t, b + 'attn_norm', E, rnd)
+        t(b + 'attn_qkv.weight', rnd((E + 2 * kv_dim, E), 0.12))
+        t(b + 'attn_qkv.bias', rnd((E + 2 * kv_dim,), 0.1))
+        t(b + 'attn_output.weight', rnd((E, E), 0.1))
+        t(b + 'attn_output.bias', rnd((E,), 0.05))
+        _layernorm(t, b + 'ffn_norm', E, rnd)
+        t(b + 'ffn_up.weight', rnd((F, E), 0.12))
+        t(b + 'ffn_up.bias', rnd((F,), 0.1))
+        t(b + 'ffn_down.weight', rnd((E, F), 0.06))
+        t(b + 'ffn_down.bias', rnd((E,), 0.05))
+    _layernorm(t, 'output_norm', E, rnd)
+    if not tied:
+        t('output.weight', rnd((n_vocab, E), 0.08))
+    write_out(w)
+
+
+def write_gpt2(path, n_embd=128, n_layer=4, n_head=4, n_ctx=256, n_vocab=1024, seed=8201):
+    _write(path, 'gpt2', 'gpt-2', n_embd, n_layer, n_head, None, n_ctx, True, n_vocab, seed)
+
+
+def write_starcoder(path, n_embd=256, n_layer=3, n_head=8, n_ctx=512, n_vocab=1024, seed=8301):
+    _write(path, 'starcoder', 'starcoder', n_embd, n_layer, n_head, 1, n_ctx, False, n_vocab, seed)
