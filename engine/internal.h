@@ -139,6 +139,8 @@ kern_status engine_dn_unpack(kern_backend *be, const engine_hparams *hp, const f
                              float *mixed, float *z, float *beta, float *alpha);
 /* Zeroes every recurrent layer's state: a context that starts over (delta_net.c). */
 engine_status engine_dn_reset(engine_ctx *c, engine_error *err);
+/* The model's rotary frequency divisors, loaded once (engine/rope_factors.c). */
+engine_status engine_load_rope_factors(engine_model *m, engine_error *err);
 
 /* Floats a token's latent attention keeps in the context's mla rows (mla.c), 0 without latent attention. */
 size_t engine_mla_width(const engine_hparams *hp);
