@@ -96,8 +96,8 @@ bool cmp_product(cmp_state *s, int side, const kern_weight *w, const kern_weight
 
 /* The residual stream entering layer il: the previous layer's output, or for the first layer the chunk's
  * embeddings, looked up and scaled by the host backend as the forward pass does it. */
-/* The embeddings of the chunk's tokens at positions pos0.. as the model makes them (learned positions added, scaled),
- * from the host's exact backend. */
+/* The embeddings of the chunk's tokens at positions pos0.. as the model makes them (learned positions added, normed,
+ * scaled), from the host's exact backend. */
 static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
 {
     const engine_model *m = s->m;
@@ -106,6 +106,9 @@ static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
     if (!be || !emb.t || !s->toks || be->embed(be, &emb, s->toks, T, out) != KERN_OK)
         return NULL;
     if (pos.t && be->add_rows(be, &pos, pos0, T, out) != KERN_OK)
+        return NULL;
+    const kern_weight norm = { .t = m->embd_norm.t }, bias = { .t = m->embd_norm_b.t };
+    if (norm.t && be->layernorm(be, &norm, bias.t ? &bias : NULL, out, T, m->hp.n_embd, m->hp.eps, out) != KERN_OK)
         return NULL;
     if (m->hp.embd_scale != 1.0f && be->scale(be, out, (size_t)T * m->hp.n_embd, m->hp.embd_scale) != KERN_OK)
         return NULL;

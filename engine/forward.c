@@ -4,7 +4,8 @@
  * model is bound to. What differs between architectures is a flag or a
  * present tensor, never a name:
  *
- *   x = embd[tokens] (+ position_embd[positions]: gpt2; * sqrt(n_embd): gemma; * embedding_scale: granite)
+ *   x = embd[tokens] (+ position_embd[positions]: gpt2; LayerNormed: bloom; * sqrt(n_embd): gemma; * embedding_scale:
+ *       granite)
  *   per layer:  h = rmsnorm(x) * attn_norm                (h = x without attn_norm: olmo2; a LayerNorm: Cohere,
  *                                                           + its bias: StarCoder2, whose every product has one)
  *               q, k, v = h Wq (+bq), h Wk (+bk), h Wv (+bv)   (the rows of one fused Wqkv: phi3)
@@ -520,6 +521,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     run_embed(&p, "token embedding", &m->tok_embd, tokens, T, c->x);
     if (m->pos_embd.t) /* GPT-2: x = token row + the position's row */
         run_add_rows(&p, "position embedding", &m->pos_embd, c->pos, T, c->x);
+    if (m->embd_norm.t) /* BLOOM: the embeddings LayerNormed before the first layer */
+        run_block_norm(&p, "token_embd_norm", &m->embd_norm, &m->embd_norm_b, c->x, T, E, hp->eps, c->x);
     if (hp->embd_scale != 1.0f)
         run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
     if (hp->n_ple)

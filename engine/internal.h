@@ -56,6 +56,7 @@ struct engine_model {
     kern_weight output_b;      /* the logits' bias (phi2; t NULL: none) */
     kern_weight ple_embd, ple_proj, ple_norm; /* Gemma 4's per-layer inputs' table, projection, norm (t NULL: none) */
     kern_weight pos_embd;  /* learned positions, a row per position (GPT-2; t NULL: none) */
+    kern_weight embd_norm, embd_norm_b; /* BLOOM's LayerNorm of the embeddings, its bias (t NULL: none) */
     engine_layer *layers;  /* (n_layer) */
     gguf_tensor *expert_views;    /* (n_layer, 6, n_expert) each expert of the 3-D tensors as a matrix and of the
                                    * experts' biases as a row, or NULL */
@@ -86,7 +87,7 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
     return (kern_attn){ .n_head = hp->n_head, .n_kv_head = L->n_kv_head, .head_dim = L->head_dim, .v_dim = L->v_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
                         .chunked = hp->g.swa_chunked,
-                        .softcap = hp->g.attn_softcap,
+                        .softcap = hp->g.attn_softcap, .alibi_max_bias = hp->g.alibi_max_bias,
                         .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
                                                                           : NULL };
 }

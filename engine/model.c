@@ -399,7 +399,7 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
 }
 
 /* The weights outside the layers some architectures have, each with its role: Gemma 4 E2B / E4B's per-layer inputs,
- * the final norm's bias (StarCoder2), the logits' (phi2), learned positions (GPT-2). */
+ * the final norm's bias (StarCoder2), the logits' (phi2), learned positions (GPT-2), the embeddings' norm (BLOOM). */
 static const struct {
     size_t slot; /* offsetof(engine_model, ...) */
     model_role role;
@@ -410,6 +410,8 @@ static const struct {
     { offsetof(engine_model, output_norm_b), MODEL_ROLE_OUTPUT_NORM_BIAS },
     { offsetof(engine_model, output_b), MODEL_ROLE_OUTPUT_BIAS },
     { offsetof(engine_model, pos_embd), MODEL_ROLE_POS_EMBD },
+    { offsetof(engine_model, embd_norm), MODEL_ROLE_TOKEN_EMBD_NORM },
+    { offsetof(engine_model, embd_norm_b), MODEL_ROLE_TOKEN_EMBD_NORM_BIAS },
 };
 enum { N_OPTIONAL_GLOBALS = sizeof optional_globals / sizeof optional_globals[0], N_GLOBALS = 3 + N_OPTIONAL_GLOBALS };
 
@@ -519,6 +521,9 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         goto fail;
     for (size_t k = 0; k < N_OPTIONAL_GLOBALS; k++) {
         const model_role r = optional_globals[k].role;
+        /* token_embd_norm is the embeddings' norm where the architecture says so, else (LFM2) the final norm */
+        if (r == MODEL_ROLE_TOKEN_EMBD_NORM && !hp->desc->embd_norm)
+            continue;
         if (model_role_need(&hp->g, r) != MODEL_NEED_ABSENT &&
             (s = bind(m, global_slot(m, 3 + k), model_role_info_of(r)->name, r, -1, &dims, err)))
             goto fail;

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 typedef enum kern_status {
@@ -80,7 +81,25 @@ typedef struct kern_attn {
      * latent and its rotary part, values of the latent alone); 0: head_dim (kern_attn_v_dim) */
     int v_dim;
     bool chunked; /* with window > 0: a query at p sees p - p % window .. p instead (Llama 4's chunks) */
+    /* > 0: ALiBi (BLOOM): each scaled score of head h gains kern_alibi_slope(h) times (key position - query
+     * position), as ggml_soft_max_ext's max_bias scales llama.cpp's mask of -|p0 - p1| */
+    float alibi_max_bias;
 } kern_attn;
+
+/* ALiBi's slope of head h of n_head (ggml_soft_max_ext's max_bias): m0^(h + 1) for the first n_head_log2 heads (the
+ * largest power of two not above n_head), m1^(2 (h - n_head_log2) + 1) after, m0 = 2^(-max_bias / n_head_log2), m1 =
+ * 2^(-max_bias / 2 / n_head_log2), in f32 as ggml's CPU backend computes them. */
+#ifdef __CUDACC__
+__host__ __device__ /* the CUDA attention's heads compute theirs (its powf, within an ulp or two of libm's) */
+#endif
+static inline float kern_alibi_slope(float max_bias, int n_head, int h)
+{
+    uint32_t n_log2 = 1;
+    while (n_log2 * 2 <= (uint32_t)n_head)
+        n_log2 *= 2;
+    const float m0 = powf(2.0f, -max_bias / (float)n_log2), m1 = powf(2.0f, -(max_bias / 2.0f) / (float)n_log2);
+    return (uint32_t)h < n_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - (int)n_log2) + 1));
+}
 
 /* The first key position a query at position pos sees (kern_attn.window and .chunked). */
 static inline int kern_attn_first_key(const kern_attn *a, int pos)

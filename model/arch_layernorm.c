@@ -1,6 +1,6 @@
 /*
  * Architectures as data, the families with LayerNorms and biases: StarCoder2, GPT-2 and StarCoder (learned
- * positions), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c joins the families'
+ * positions), BLOOM (ALiBi), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c joins the families'
  * tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
@@ -43,6 +43,25 @@ const model_arch model_archs_layernorm[] = {
         .name = "starcoder",
         .families = "StarCoder, StarCoderBase, SantaCoder, WizardCoder (GPTBigCode: one key/value head)",
         GPT2_LAYERS,
+    },
+    {
+        .name = "bloom",
+        .families = "BLOOM (560M to 176B), BLOOMZ",
+        /* llama.cpp's bloom: GPT-2's layers with ALiBi in place of learned positions (max_bias 8, fixed by its loader)
+         * and a LayerNorm with bias of the embeddings (token_embd_norm) before the first layer; q, k and v fused with
+         * their bias (its converter regroups HF's per-head q, k, v rows as all q's, then k's, then v's) */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_TOKEN_EMBD_NORM] = R, [MODEL_ROLE_TOKEN_EMBD_NORM_BIAS] = R,
+                  [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_QKV] = R, [MODEL_ROLE_ATTN_QKV_BIAS] = R, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R,
+                  [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R,
+                  [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .no_rope_period = 1,
+        .alibi_max_bias = 8.0f,
+        .embd_norm = true,
+        .quantize = true,
     },
     {
         .name = "stablelm",

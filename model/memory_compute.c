@@ -40,6 +40,7 @@ static const builder_facts facts[] = {
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
     { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
+    { .arch = "bloom" },
 };
 
 
@@ -122,6 +123,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         b.pos = graph_input(g, 4 * b.T);
         x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, graph_op(g, rows(&b, b.E), LY_ROWS, false, b.pos, -1, -1), -1);
     }
+    if (hp->arch->embd_norm) /* BLOOM: the embeddings' LayerNorm with its bias */
+        x = norm_rows_bias(&b, x, rows(&b, b.E), LY_ROWS, true);
     const int embd = deepstack ? graph_view(g, graph_op(g, rows(&b, b.E * (1 + deepstack)), LY_OTHER, false, x, -1, -1))
                                : -1;
     /* Gemma 4 E2B / E4B: each token's per-layer rows (llama.cpp expands them right after the embedding), [P, L, T] */

@@ -17,12 +17,12 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, stablelm, phi2, falcon, "
+                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, stablelm, phi2, falcon, "
                      "gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 59);
+    cr_assert_eq(model_arch_count(), 60);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -83,11 +83,15 @@ Test(arch, names_and_roles_round_trip)
         for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
             cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);
-        /* the final norm, under LFM2's name for it there */
+        /* the final norm, under LFM2's name for it there; the other name absent but where it is the embeddings' norm
+         * (BLOOM's) */
         const model_role final_norm = ar->final_norm_embd_named ? MODEL_ROLE_TOKEN_EMBD_NORM : MODEL_ROLE_OUTPUT_NORM;
+        const model_role other = (model_role)(MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm);
         cr_assert(ar->need[final_norm] == MODEL_NEED_REQUIRED &&
-                      ar->need[MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm] == MODEL_NEED_ABSENT,
+                      (ar->need[other] == MODEL_NEED_ABSENT || (ar->embd_norm && other == MODEL_ROLE_TOKEN_EMBD_NORM)),
                   "%s: one final norm", ar->name);
+        cr_assert(!ar->embd_norm || !ar->final_norm_embd_named, "%s: token_embd_norm is one norm or the other",
+                  ar->name);
         /* a hybrid's other kind of layer: its input norm, its own block, the same feed-forward block */
         const bool mamba_hybrid = (ar->mamba2 || ar->mamba1) && !ar->single_block && !ar->mixer_beside;
         cr_assert(!(ar->delta_net || ar->shortconv || mamba_hybrid) ||

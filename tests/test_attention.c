@@ -47,16 +47,16 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0, false },
-                                 { H, KV, d, 0.37f, 3, 0, NULL, 0, false }, { H, KV, d, 0.37f, 3, 0.5f, NULL, 0, false } };
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0, false, 0 },
+                                 { H, KV, d, 0.37f, 3, 0, NULL, 0, false, 0 }, { H, KV, d, 0.37f, 3, 0.5f, NULL, 0, false, 0 } };
     for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0, false }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0, false };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0, false, 0 }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0, false, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0, false };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0, false, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
 }
@@ -398,4 +398,52 @@ Test(attention, softmax_exp_is_correctly_rounded)
     cr_assert_eq(kern_expf(-300.0f), 0.0f);
     cr_assert(isinf(kern_expf(1000.0f)));
     cr_assert_eq(float_bits(kern_expf(-100.0f)), float_bits((float)exp(-100.0)), "a denormal result rounds once");
+}
+
+/* ALiBi (BLOOM): head h's slopes are the paper's geometric sequence (12 heads, max_bias 8: 2^-1 .. 2^-8 for the first
+ * 8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 interleaved between them), and each score gains slope x (key position - query
+ * position). With q = 0 every dot product is 0, so a query's weights are e^(slope (j - p)) normalised: the output is
+ * that average of the values, computed here in double; with random q, each backend within 1e-5 of the reference. */
+Test(attention, alibi_leans_on_the_nearest_keys)
+{
+    enum { H = 12, KV = 12, d = 16, pos0 = 6, T = 9, n = pos0 + T };
+    for (int h = 0; h < H; h++) {
+        const double want = h < 8 ? pow(2.0, -(h + 1)) : pow(2.0, -(h - 8) - 0.5);
+        cr_assert_leq(fabs(kern_alibi_slope(8.0f, H, h) - want), 1e-6 * want, /* f32: m1 rounded, then powered */ "head %d: %.9g, want %.9g", h,
+                      kern_alibi_slope(8.0f, H, h), want);
+    }
+    float *q = calloc((size_t)T * H * d, sizeof(float)), *k = malloc(sizeof(float) * n * KV * d);
+    float *v = malloc(sizeof(float) * n * KV * d), *out = malloc(sizeof(float) * T * H * d);
+    uint32_t s = 41;
+    for (int i = 0; i < n * KV * d; i++)
+        k[i] = test_frand(&s), v[i] = test_frand(&s);
+    const kern_attn a = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = 0.25f, .alibi_max_bias = 8.0f };
+    kern_backend *bes[3] = { kern_cpu_create(2), kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    for (int b = 0; b < 3; b++) {
+        cr_assert_eq(bes[b]->attention(bes[b], q, k, v, T, pos0, &a, out), KERN_OK);
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++) {
+                const int p = pos0 + t;
+                const double slope = h < 8 ? pow(2.0, -(h + 1)) : pow(2.0, -(h - 8) - 0.5);
+                double sum = 0, o[d] = { 0 };
+                for (int j = 0; j <= p; j++) {
+                    const double w = exp(slope * (j - p));
+                    sum += w;
+                    for (int i = 0; i < d; i++)
+                        o[i] += w * v[((size_t)j * KV + h) * d + i];
+                }
+                for (int i = 0; i < d; i++)
+                    cr_assert_leq(fabs(out[((size_t)t * H + h) * d + i] - o[i] / sum), 2e-6,
+                                  "backend %d, position %d, head %d, value %d", b, p, h, i);
+            }
+    }
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = test_frand(&s) * 2.0f;
+    for (int b = 0; b < 2; b++) {
+        check_against_reference(bes[b], q, k, v, T, pos0, &a, out);
+        check_against_reference(bes[b], q, k, v, 1, n - 1, &a, out);
+    }
+    for (int b = 0; b < 3; b++)
+        bes[b]->destroy(bes[b]);
+    free(q), free(k), free(v), free(out);
 }

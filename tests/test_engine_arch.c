@@ -265,6 +265,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-gptneox-seq", "4014d9596aa10848fb6c6adde8bba1a27003eea279abcb610c188748ce3d6fec" },
         { "heldout-gpt2", "25083fd6c0316ca837116e74277202a91728bfd35ef5d4dc8962a388e9baff12" },
         { "heldout-starcoder", "cebfcdfc1ed1024289ae4ae3f26c991e1cb94426433cb61a487da4f5b9c66d9f" },
+        { "heldout-bloom", "fff5d7349b120b082ed50ad29332a1b063df5682a7feabb7a426589cc910270f" },
+        { "heldout-bloom-b", "77e2aa343285fe4b0e4e410c0ff39febd3c3d3f2ccadbee8b9ffc26d21dd6186" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -284,7 +286,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* forty-three of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
+    /* forty-five of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
      * held in llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4,
      * 7 in 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -292,7 +294,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
      * their gate and up fused, Nemotron-H's, Granite 4.0-H's, Falcon-H1's, Mamba-2's and Mamba-1's mixers, Jamba's,
      * StarCoder2's biases everywhere, StableLM's, Phi-2's parallel blocks (its fused q/k/v bias too), Falcon-40B's
      * (llama-quantize's rules for falcon), GPT-NeoX's both forms, GPT-2's and StarCoder's learned positions (kept
-     * f32 as llama-quantize keeps them) */
+     * f32 as llama-quantize keeps them), BLOOM's ALiBi */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -354,6 +356,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
           "6bc9edc583193bd849fbbbcede1e7fa8fbd1854bae33d6236385d7759bed09b1" },
         { "heldout-gpt2", "Q4_K_M", "q4_k_m", "3758dcb8a40470d01a36fcc9118915f9c0ee3aa0dce8988089133c0409123fdf" },
         { "heldout-starcoder", "Q4_K_M", "q4_k_m", "27cf10708f6aad61104585514ebf983c7fda97be58c30564df7b8d2f3173e04c" },
+        { "heldout-bloom", "Q4_K_M", "q4_k_m", "fd691bdf284f89a311cb0761f0807a2e69c189410655193c04054ca6a495cb63" },
+        { "heldout-bloom-b", "Q4_K_M", "q4_k_m", "1024a481107ffc894dbd70da1aa7d420785c15285c0f3027d5e9ef8e813a579f" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -130,12 +130,12 @@ Test(arch, bad_keys_are_named_and_the_rest_still_read)
     gguf_close(f);
     free(b.p);
 
-    const kv_spec other[] = { { "general.architecture", 's', "bloom" }, { "bloom.embedding_length", 'u', "64" },
-                              { "bloom.block_count", 'u', "2" }, { "bloom.attention.head_count", 'u', "1" } };
+    const kv_spec other[] = { { "general.architecture", 's', "rwkv6" }, { "rwkv6.embedding_length", 'u', "64" },
+                              { "rwkv6.block_count", 'u', "2" }, { "rwkv6.attention.head_count", 'u', "1" } };
     f = hparams_file_with(other, N(other), &b);
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_UNSUPPORTED, "an undescribed architecture: not run");
     cr_assert_null(hp.arch);
-    cr_assert_str_eq(hp.arch_name, "bloom");
+    cr_assert_str_eq(hp.arch_name, "rwkv6");
     cr_assert_eq(hp.n_embd, 64);
     gguf_close(f);
     free(b.p);

@@ -238,7 +238,7 @@ static void rename_arch(tbuf *b)
 {
     uint64_t at = kv_value_offset(b, "general.architecture");
     cr_assert_eq(memcmp(b->p + at + 8, "llama", 5), 0);
-    memcpy(b->p + at + 8, "bloom", 5);
+    memcpy(b->p + at + 8, "rwkv6", 5);
 }
 
 static void rename_tensor(tbuf *b)
@@ -250,13 +250,13 @@ static void rename_tensor(tbuf *b)
 
 Test(run, unsupported_architecture_lists_the_supported_ones)
 {
-    char *p = run_fixture(tmp_dir, "bloom.gguf", rename_arch);
+    char *p = run_fixture(tmp_dir, "rwkv6.gguf", rename_arch);
     char args[512];
     int st;
     snprintf(args, sizeof args, "'%s' -p hi 2>&1", p);
     char *out = run_tool("gguf-run", args, &st);
     cr_assert_eq(st, 2);
-    cr_assert(strstr(out, "'bloom' is not supported") && strstr(out, model_arch_names()), "%s", out);
+    cr_assert(strstr(out, "'rwkv6' is not supported") && strstr(out, model_arch_names()), "%s", out);
     free(out);
     free(p);
 }

@@ -90,6 +90,7 @@ typedef enum model_role {
     MODEL_ROLE_OUTPUT_NORM_BIAS, /* the final LayerNorm's bias (StarCoder2) */
     MODEL_ROLE_OUTPUT_BIAS,      /* the logits' bias (phi2) */
     MODEL_ROLE_POS_EMBD,         /* learned absolute positions, one row per position (GPT-2, StarCoder) */
+    MODEL_ROLE_TOKEN_EMBD_NORM_BIAS, /* the bias of BLOOM's LayerNorm of the embeddings */
     MODEL_ROLE_FIRST_LAYER_ROLE,
     MODEL_ROLE_ATTN_NORM = MODEL_ROLE_FIRST_LAYER_ROLE, MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V,
     MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS, MODEL_ROLE_ATTN_Q_NORM,
@@ -241,6 +242,11 @@ typedef struct model_arch {
     float final_softcap_default; /* its value when the key is absent (0: none) */
     /* > 0: attention scores are soft-capped, s = c * tanh(s / c), c = attn_logit_softcapping or this (gemma2) */
     float attn_softcap_default;
+    /* > 0: ALiBi with this max_bias, fixed by the loader (BLOOM's 8: llama.cpp's bloom loader reads no key) */
+    float alibi_max_bias;
+    /* BLOOM's token_embd_norm: a LayerNorm (with token_embd_norm.bias) of the embeddings before the first layer, not
+     * the final norm LFM2's converter names so */
+    bool embd_norm;
     uint32_t swa_window_default; /* attention.sliding_window when the key is absent (0: no window) */
     model_swa_rope swa_rope;     /* the sliding-window layers' rope */
     /* q.k is scaled by 1/sqrt(key_length), except in a model of this many layers, which scales by
@@ -440,6 +446,7 @@ typedef struct model_hparams {
     const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */
     float final_softcap;         /* 0: none */
     float attn_softcap;          /* attention scores' soft-cap; 0: none */
+    float alibi_max_bias;        /* ALiBi's max_bias (kern_alibi_slope); 0: none */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
     float residual_scale;        /* multiplies each block's output before the residual add (1: none) */

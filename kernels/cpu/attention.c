@@ -202,17 +202,30 @@ typedef struct attn_layout {
     size_t ldp;
 } attn_layout;
 
-/* gemma2's soft-capping of the scores (rows x cols, rows ld apart): each scaled score s becomes c tanh(s / c), after
- * which the softmax scales by 1. Returns the scale the softmax is to apply. */
-static float cap_scores(float *p, int rows, int cols, size_t ld, const kern_attn *a)
+/* The scores of a block (M queries by nj keys from key position jlo; p[m * ld + j], or p[j * ld + m] where key_major)
+ * made final where a model changes them: gemma2's soft-capping (each scaled score s becomes c tanh(s / c)), ALiBi's
+ * slope of the query's head times (key position - query position) added to the scaled score (row m is the query at
+ * position q0 + m / group of head kh * group + m % group). Returns the scale the softmax is to apply: 1 where the
+ * scores are final here, else the model's. */
+static float final_scores(float *p, int M, int nj, size_t ld, bool key_major, int q0, int group, int kh, int jlo,
+                          const kern_attn *a)
 {
-    if (a->softcap <= 0.0f)
+    if (a->softcap <= 0.0f && a->alibi_max_bias <= 0.0f)
         return a->scale;
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++) {
-            float *s = p + (size_t)r * ld + c;
-            *s = a->softcap * tanhf(*s * a->scale / a->softcap);
+    for (int m = 0; m < M; m++) {
+        const float slope = a->alibi_max_bias > 0.0f ? kern_alibi_slope(a->alibi_max_bias, a->n_head, kh * group + m % group)
+                                                     : 0.0f;
+        const int qpos = q0 + m / group;
+        for (int j = 0; j < nj; j++) {
+            float *sc = key_major ? p + (size_t)j * ld + m : p + (size_t)m * ld + j;
+            float v = *sc * a->scale;
+            if (a->softcap > 0.0f)
+                v = a->softcap * tanhf(v / a->softcap);
+            if (slope != 0.0f)
+                v += slope * (float)(jlo + j - qpos);
+            *sc = v;
         }
+    }
     return 1.0f;
 }
 
@@ -246,7 +259,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
             lo[m] = hi[m] = 0; /* lanes with no query: no keys */
         cpu_scores_pack_queries(q_row, M, d, W, s->q);
         cpu_scores_lanes(s->q, M, d, W, keys, (int64_t)kv_dim, nj, s->p, lay->Mp);
-        const float scale = cap_scores(s->p, nj, lay->Mp, (size_t)lay->Mp, a);
+        const float scale = final_scores(s->p, M, nj, (size_t)lay->Mp, true, pos0 + t0, group, kh, jlo, a);
         cpu_softmax_lanes(s->p, lay->Mp, nj, Mp, lo, hi, scale);
         weighted_sums(s->p, 1, (size_t)lay->Mp, M, nj, values, vv_dim, dv, o_row);
         return;
@@ -254,7 +267,7 @@ static void attend_block(const float *q, const float *k_cache, const float *v_ca
     for (int m = 0; m < M; m++)
         memcpy(s->q + (size_t)m * d, q_row[m], (size_t)d * sizeof(float));
     cpu_dot_grid(keys, (int64_t)kv_dim, nj, s->q, d, M, d, s->p, (int64_t)lay->ldp);
-    const float scale = cap_scores(s->p, M, nj, lay->ldp, a);
+    const float scale = final_scores(s->p, M, nj, lay->ldp, false, pos0 + t0, group, kh, jlo, a);
     const float *sinks = a->sinks ? (const float *)a->sinks->t->data : NULL;
     for (int m = 0; m < M; m++)
         cpu_softmax_scaled(s->p + (size_t)m * lay->ldp, lo[m], hi[m], nj, scale,

@@ -127,10 +127,12 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
             const size_t off = (size_t)(h / group) * d, voff = (size_t)(h / group) * dv;
             const int n_keys = pos0 + t + 1, j0 = kern_attn_first_key(a, n_keys - 1);
             double m = -INFINITY, l = 0.0;
+            const double slope = a->alibi_max_bias > 0.0f ? kern_alibi_slope(a->alibi_max_bias, a->n_head, h) : 0.0;
             for (int j = j0; j < n_keys; j++) {
                 p[j] = dot_double(qh, k_cache + (size_t)j * kv_dim + off, d) * a->scale;
                 if (a->softcap > 0.0f)
                     p[j] = a->softcap * tanh(p[j] / a->softcap);
+                p[j] += slope * (double)(j - (n_keys - 1)); /* ALiBi: the key's distance behind the query */
                 m = p[j] > m ? p[j] : m;
             }
             const double sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;

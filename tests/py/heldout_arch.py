@@ -40,7 +40,7 @@ from falcon_h1_arch import write_falcon_h1  # noqa: E402
 from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 from jamba_arch import write_jamba  # noqa: E402
 from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
-from position_arch import write_gpt2, write_starcoder  # noqa: E402
+from position_arch import write_bloom, write_gpt2, write_starcoder  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -215,6 +215,11 @@ OWN_WRITERS = {
     # key/value head, untied, rows of 256 so that llama-quantize's K-quants apply, 512 positions)
     'heldout-gpt2': lambda out: write_gpt2(out),
     'heldout-starcoder': lambda out: write_starcoder(out),
+    # BLOOM's layers (ALiBi over 8 heads, the embeddings' LayerNorm, tied) and another head count (12: ALiBi's
+    # slopes past the largest power of two), untied, rows of 384 (K-quant blocks of 256 do not fit: the fallbacks)
+    'heldout-bloom': lambda out: write_bloom(out),
+    'heldout-bloom-b': lambda out: write_bloom(out, n_embd=384, n_layer=2, n_head=12, n_ctx=1024, tied=False,
+                                               seed=8402),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -60,3 +60,43 @@ def write_gpt2(path, n_embd=128, n_layer=4, n_head=4, n_ctx=256, n_vocab=1024, s
 
 def write_starcoder(path, n_embd=256, n_layer=3, n_head=8, n_ctx=512, n_vocab=1024, seed=8301):
     _write(path, 'starcoder', 'starcoder', n_embd, n_layer, n_head, 1, n_ctx, False, n_vocab, seed)
+
+
+def write_bloom(path, n_embd=128, n_layer=4, n_head=8, n_ctx=2048, tied=True, n_vocab=1024, seed=8401):
+    """BLOOM as convert_hf_to_gguf.py's BloomModel writes it: GPT-2's layers without position_embd (ALiBi, which the
+    loader fixes at max_bias 8: no key), token_embd_norm and its bias after the embedding, head_count_kv written equal
+    to head_count, attn_qkv's rows regrouped from HF's per-head q, k, v to all q's, then k's, then v's."""
+    rnd = _random(seed)
+    E, L, F = n_embd, n_layer, 4 * n_embd
+
+    w = gguf.GGUFWriter(path, 'bloom')
+    w.add_name('synthetic bloom (random weights)')
+    w.add_context_length(n_ctx)
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(F)
+    w.add_block_count(L)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head)
+    w.add_layer_norm_eps(1e-5)
+    w.add_file_type(0)
+    add_bpe_vocab(w, 'bloom', ['<unk>', '<s>', '</s>', '<pad>', '<|endoftext|>'], n_vocab, '<s>', False)
+
+    t = w.add_tensor
+    t('token_embd.weight', rnd((n_vocab, E), 0.08))
+    _layernorm(t, 'token_embd_norm', E, rnd)
+    for i in range(L):
+        b = f'blk.{i}.'
+        _layernorm(t, b + 'attn_norm', E, rnd)
+        t(b + 'attn_qkv.weight', rnd((3 * E, E), 0.12))
+        t(b + 'attn_qkv.bias', rnd((3 * E,), 0.1))
+        t(b + 'attn_output.weight', rnd((E, E), 0.1))
+        t(b + 'attn_output.bias', rnd((E,), 0.05))
+        _layernorm(t, b + 'ffn_norm', E, rnd)
+        t(b + 'ffn_up.weight', rnd((F, E), 0.12))
+        t(b + 'ffn_up.bias', rnd((F,), 0.1))
+        t(b + 'ffn_down.weight', rnd((E, F), 0.06))
+        t(b + 'ffn_down.bias', rnd((E,), 0.05))
+    _layernorm(t, 'output_norm', E, rnd)
+    if not tied:
+        t('output.weight', rnd((n_vocab, E), 0.08))
+    write_out(w)

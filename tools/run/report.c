@@ -96,13 +96,18 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(scaling, sizeof scaling, ", linear scaling x%g", 1.0 / hp->rope.freq_scale);
     const char *factors = NULL;
     engine_rope_factors_for(m, n_ctx, &factors);
-    char nope[160] = "", temp[200] = "";
+    char nope[224] = "", temp[200] = "";
     const uint32_t period = hp->desc->no_rope_period;
     if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
     else if (hp->g.rope_off) /* Granite 4.0-H */
         snprintf(nope, sizeof nope, "; none: rope.scaling.finetuned is false (the attention layers attend without "
                  "positions)");
+    else if (period == 1 && hp->g.alibi_max_bias > 0.0f) /* BLOOM */
+        snprintf(nope, sizeof nope, "; none: ALiBi (max_bias %g): head h's scores gain slope(h) x (key position - "
+                 "query position), slopes %.4g .. %.4g", hp->g.alibi_max_bias,
+                 kern_alibi_slope(hp->g.alibi_max_bias, hp->n_head, 0),
+                 kern_alibi_slope(hp->g.alibi_max_bias, hp->n_head, hp->n_head - 1));
     else if (period == 1 && gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_POS_EMBD)->name)) /* GPT-2 */
         snprintf(nope, sizeof nope, "; none: learned positions (position_embd.weight, %d of them) are added to the "
                  "embeddings", hp->n_ctx_train);
