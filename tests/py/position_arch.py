@@ -15,6 +15,23 @@ from layernorm_arch import _layernorm, _random
 from moe_arch import add_bpe_vocab
 
 
+def _layers(t, rnd, L, E, kv_dim, F):
+    """GPT-2's layers: LayerNorms with biases, q, k and v fused with their bias, biases on every product, the ungated
+    block F wide."""
+    for i in range(L):
+        b = f'blk.{i}.'
+        _layernorm(t, b + 'attn_norm', E, rnd)
+        t(b + 'attn_qkv.weight', rnd((E + 2 * kv_dim, E), 0.12))
+        t(b + 'attn_qkv.bias', rnd((E + 2 * kv_dim,), 0.1))
+        t(b + 'attn_output.weight', rnd((E, E), 0.1))
+        t(b + 'attn_output.bias', rnd((E,), 0.05))
+        _layernorm(t, b + 'ffn_norm', E, rnd)
+        t(b + 'ffn_up.weight', rnd((F, E), 0.12))
+        t(b + 'ffn_up.bias', rnd((F,), 0.1))
+        t(b + 'ffn_down.weight', rnd((E, F), 0.06))
+        t(b + 'ffn_down.bias', rnd((E,), 0.05))
+
+
 def _write(path, arch, pre, n_embd, n_layer, n_head, n_kv, n_ctx, tied, n_vocab, seed):
     rnd = _random(seed)
     E, L, hd, F = n_embd, n_layer, n_embd // n_head, 4 * n_embd
@@ -36,18 +53,7 @@ def _write(path, arch, pre, n_embd, n_layer, n_head, n_kv, n_ctx, tied, n_vocab,
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.08))
     t('position_embd.weight', rnd((n_ctx, E), 0.15))
-    for i in range(L):
-        b = f'blk.{i}.'
-        _layernorm(t, b + 'attn_norm', E, rnd)
-        t(b + 'attn_qkv.weight', rnd((E + 2 * kv_dim, E), 0.12))
-        t(b + 'attn_qkv.bias', rnd((E + 2 * kv_dim,), 0.1))
-        t(b + 'attn_output.weight', rnd((E, E), 0.1))
-        t(b + 'attn_output.bias', rnd((E,), 0.05))
-        _layernorm(t, b + 'ffn_norm', E, rnd)
-        t(b + 'ffn_up.weight', rnd((F, E), 0.12))
-        t(b + 'ffn_up.bias', rnd((F,), 0.1))
-        t(b + 'ffn_down.weight', rnd((E, F), 0.06))
-        t(b + 'ffn_down.bias', rnd((E,), 0.05))
+    _layers(t, rnd, L, E, kv_dim, F)
     _layernorm(t, 'output_norm', E, rnd)
     if not tied:
         t('output.weight', rnd((n_vocab, E), 0.08))
@@ -84,18 +90,7 @@ def write_bloom(path, n_embd=128, n_layer=4, n_head=8, n_ctx=2048, tied=True, n_
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.08))
     _layernorm(t, 'token_embd_norm', E, rnd)
-    for i in range(L):
-        b = f'blk.{i}.'
-        _layernorm(t, b + 'attn_norm', E, rnd)
-        t(b + 'attn_qkv.weight', rnd((3 * E, E), 0.12))
-        t(b + 'attn_qkv.bias', rnd((3 * E,), 0.1))
-        t(b + 'attn_output.weight', rnd((E, E), 0.1))
-        t(b + 'attn_output.bias', rnd((E,), 0.05))
-        _layernorm(t, b + 'ffn_norm', E, rnd)
-        t(b + 'ffn_up.weight', rnd((F, E), 0.12))
-        t(b + 'ffn_up.bias', rnd((F,), 0.1))
-        t(b + 'ffn_down.weight', rnd((E, F), 0.06))
-        t(b + 'ffn_down.bias', rnd((E,), 0.05))
+    _layers(t, rnd, L, E, E, F)
     _layernorm(t, 'output_norm', E, rnd)
     if not tied:
         t('output.weight', rnd((n_vocab, E), 0.08))
