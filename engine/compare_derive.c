@@ -47,6 +47,14 @@ static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_
     return ref && x && g.t && ref->layernorm(ref, &g, b.t ? &b : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
 }
 
+/* clamp_kqv's clamp of a q, k or v product (where the model has one: MPT's, OLMo's), as the forward pass applies it */
+static bool clamp_kqv(cmp_state *s, float *x, size_t n)
+{
+    kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
+    const float cl = s->m->hp.g.clamp_kqv;
+    return cl <= 0.0f || (ref && ref->clamp(ref, x, n, -cl, cl) == KERN_OK);
+}
+
 static bool block_norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
 {
     return block_norm_bias_rows(s, w, NULL, x, T, n, out);
@@ -183,8 +191,9 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
     return true;
 }
 
-/* q or k: the product with the side's attn_norm rows (+ bias), each head's RMSNorm where the model has one
- * (qwen3, gemma3), then the rotation, with the angles of the side's numerics. */
+/* q or k: the product with the side's attn_norm rows (+ bias), clamped where the model clamps, each head's RMSNorm
+ * where the model has one (qwen3, gemma3; the whole row's in olmo2 and MPT), then the rotation, with the angles of the
+ * side's numerics. */
 static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T, float *out)
 {
     const engine_model *m = s->m;
@@ -204,11 +213,16 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
             memcpy(out + r * hd, both + r * 2 * hd, (size_t)hd * sizeof(float));
     } else if (!rot || !cmp_product(s, side, w, bias, in, T, hp->n_embd, out))
         return false;
-    if (!rot)
+    if (!rot || !clamp_kqv(s, out, (size_t)T * heads * hd))
         return false;
     const bool norm_after = hp->desc->qk_norm_after_rope; /* Hunyuan's norms come after the rotation */
-    if (g->t && !norm_after && !block_norm_rows(s, g, out, T * heads, hd, out)) /* Command R+'s: LayerNorms */
+    const kern_weight *gb = &L->w[is_q ? MODEL_ROLE_ATTN_Q_NORM_BIAS : MODEL_ROLE_ATTN_K_NORM_BIAS];
+    if (g->t && hp->qk_norm_full) { /* olmo2's, MPT's: each whole row */
+        if (!block_norm_bias_rows(s, g, gb, out, T, heads * hd, out))
+            return false;
+    } else if (g->t && !norm_after && !block_norm_rows(s, g, out, T * heads, hd, out)) { /* Command R+'s: LayerNorms */
         return false;
+    }
     if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
         return false;
     if (g->t && norm_after && !norm_rows(s, g, out, T * heads, hd, out))
@@ -410,6 +424,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return cmp_product(s, side, &w[w[MODEL_ROLE_ATTN_V].t ? MODEL_ROLE_ATTN_V : MODEL_ROLE_ATTN_K],
                        L->has_bias ? &w[MODEL_ROLE_ATTN_V_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out) &&
+               clamp_kqv(s, out, (size_t)T * L->n_kv_head * L->v_dim) &&
                (!hp->desc->v_norm || norm_rows(s, NULL, out, T * L->n_kv_head, L->v_dim, out));
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)

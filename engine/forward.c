@@ -233,9 +233,18 @@ static void attention_block(pass *p, int il, int T)
         run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * hp->n_head, hd);
         run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * hp->n_head, hd);
     }
-    if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2: RMSNorm of each whole q and k row */
-        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T, q_dim, hp->eps, c->q);
-        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T, kv_dim, hp->eps, k_new);
+    if (hp->g.clamp_kqv > 0.0f) { /* MPT's, OLMo's clip_qkv: after the products and their biases, as build_qkv */
+        const float cl = hp->g.clamp_kqv;
+        run_clamp(p, "clamp_kqv(q)", c->q, (size_t)T * q_dim, -cl, cl);
+        run_clamp(p, "clamp_kqv(k)", k_new, (size_t)T * kv_dim, -cl, cl);
+        run_clamp(p, "clamp_kqv(v)", v_new, (size_t)T * kv_dim, -cl, cl);
+    }
+    if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2's RMSNorm, MPT's LayerNorm (with biases where the
+                                                             * file has them) of each whole q and k row */
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], &w[MODEL_ROLE_ATTN_Q_NORM_BIAS], c->q, T, q_dim,
+                       hp->eps, c->q);
+        run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], &w[MODEL_ROLE_ATTN_K_NORM_BIAS], k_new, T, kv_dim,
+                       hp->eps, k_new);
     } else if (w[MODEL_ROLE_ATTN_Q_NORM].t && !hp->desc->qk_norm_after_rope) { /* qwen3, gemma3: RMSNorm of every
                                                 * head of q and k (Command R+: a LayerNorm, each head's own gains) */
         run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);

@@ -291,6 +291,32 @@ static engine_status load_out_scale(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
+/* The optional parts of layer il that come in pairs: q's norm and k's (MPT's qk_ln has both or neither; a layer reading
+ * an earlier layer's cache has no keys to norm), and a norm's bias with its gains. AWQ's activation scales
+ * (ffn.act.scales: the activation divided by them) are not run here: refused by name rather than run without. */
+static engine_status check_optional_parts(const engine_model *m, int il, engine_error *err)
+{
+    const engine_layer *L = &m->layers[il];
+    const kern_weight *w = L->w;
+    const gguf_tensor *awq = w[MODEL_ROLE_FFN_ACT_SCALES].t;
+    if (awq)
+        return engine_fail(err, ENGINE_E_ARCH, awq->info_offset, awq->name, "tensor '%s' holds AWQ activation scales "
+                           "(the feed-forward activation divided by them): gguf-run does not run them", awq->name);
+    const gguf_tensor *q = w[MODEL_ROLE_ATTN_Q_NORM].t, *k = w[MODEL_ROLE_ATTN_K_NORM].t;
+    if (L->kv_src == il && !q != !k)
+        return engine_fail(err, ENGINE_E_MODEL, (q ? q : k)->info_offset, (q ? q : k)->name,
+                           "layer %d has '%s' without its %s norm: q and k are normed together", il, (q ? q : k)->name,
+                           q ? "key" : "query");
+    static const model_role pairs[2][2] = { { MODEL_ROLE_ATTN_Q_NORM_BIAS, MODEL_ROLE_ATTN_Q_NORM },
+                                            { MODEL_ROLE_ATTN_K_NORM_BIAS, MODEL_ROLE_ATTN_K_NORM } };
+    for (int i = 0; i < 2; i++)
+        if (w[pairs[i][0]].t && !w[pairs[i][1]].t)
+            return engine_fail(err, ENGINE_E_MODEL, w[pairs[i][0]].t->info_offset, w[pairs[i][0]].t->name,
+                               "layer %d has '%s' without the norm's gains (%s)", il, w[pairs[i][0]].t->name,
+                               model_role_info_of(pairs[i][1])->name);
+    return ENGINE_OK;
+}
+
 static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
@@ -315,6 +341,9 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     L->has_bias = w[MODEL_ROLE_ATTN_Q_BIAS].t && w[MODEL_ROLE_ATTN_K_BIAS].t && w[MODEL_ROLE_ATTN_V_BIAS].t;
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);
+    engine_status s = check_optional_parts(m, il, err);
+    if (s)
+        return s;
     L->swa = model_hparams_layer_is_swa(&m->hp.g, il);
     L->no_rope = !model_hparams_layer_rotates(&m->hp.g, il);
     if (model_hparams_layer_has_state(&m->hp.g, il)) { /* one more than the nearest layer before with a state */
@@ -347,8 +376,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
                            "layer %d has neither attn_qkv and attn_gate nor ssm_in: a %s model's delta net needs q, k, "
                            "v and z from one or the other", il, m->hp.arch);
     }
-    engine_status s = load_out_scale(m, il, err);
-    if (s)
+    if ((s = load_out_scale(m, il, err)))
         return s;
     s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent || !L->mixer ? ENGINE_OK /* a delta net's attn_qkv is one product */

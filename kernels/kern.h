@@ -161,6 +161,8 @@ typedef struct kern_backend kern_backend;
  *               up NULL: act(gate) alone, for the activations kern_act_alone names (KERN_E_UNSUPPORTED otherwise).
  *   scale       x (n) *= s.
  *   softcap     x (n) = cap * tanh(x / cap): soft-capping of logits.
+ *   clamp       x (n) = max(min(x, hi), lo), as ggml_clamp (a NaN becomes hi there too): the q, k and v products'
+ *               clamp_kqv (MPT, OLMo, DBRX).
  *   add         x (n) += y.
  *   store_rows  rows src (T, n) into rows pos0 .. pos0 + T of dst (rows of n): keys and values into a layer's
  *               cache where a replayed decode step must find its position at run time (step_replay).
@@ -207,6 +209,7 @@ typedef struct kern_backend kern_backend;
       (act, gate, up, n, row, out))                                                                                   \
     X(scale, (float *x, size_t n, float s), (x, n, s))                                                                \
     X(softcap, (float *x, size_t n, float cap), (x, n, cap))                                                          \
+    X(clamp, (float *x, size_t n, float lo, float hi), (x, n, lo, hi))                                                \
     X(add, (float *x, const float *y, size_t n), (x, y, n))                                                           \
     X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
     X(copy_rows, (float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n),                       \

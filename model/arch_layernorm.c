@@ -1,7 +1,7 @@
 /*
  * Architectures as data, the families with LayerNorms and biases: StarCoder2, GPT-2 and StarCoder (learned
- * positions), BLOOM (ALiBi), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c joins the families'
- * tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ * positions), BLOOM and MPT (ALiBi), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c
+ * joins the families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -61,6 +61,29 @@ const model_arch model_archs_layernorm[] = {
         .no_rope_period = 1,
         .alibi_max_bias = 8.0f,
         .embd_norm = true,
+        .quantize = true,
+    },
+    {
+        .name = "mpt",
+        .families = "MPT (7B, 30B; -Instruct, -Chat, -StoryWriter), Replit Code, SEA-LION",
+        /* llama.cpp's mpt: GPT-2's layers with every bias optional (MPT's no_bias files have none), ALiBi where
+         * attention.max_alibi_bias > 0, learned positions where the file has them, q, k and v fused (attn_qkv) and
+         * clamped to +-attention.clamp_kqv where it is > 0 (clip_qkv), then LayerNormed over whole rows with biases
+         * where the file has q/k norms (qk_ln); no rotation, an ungated GELU block, the output the token embedding
+         * where the file has none */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_POS_EMBD] = O, [MODEL_ROLE_OUTPUT_NORM_BIAS] = O,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = O, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = O, [MODEL_ROLE_ATTN_Q_NORM_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_NORM] = O, [MODEL_ROLE_ATTN_K_NORM_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = O,
+                  [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN] = R,
+                  [MODEL_ROLE_FFN_DOWN_BIAS] = O, [MODEL_ROLE_FFN_ACT_SCALES] = O },
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .no_rope_period = 1,
+        .alibi_key = true,
+        .clamp_kqv_key = true,
+        .qk_norm_full = true,
         .quantize = true,
     },
     {

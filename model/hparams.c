@@ -550,8 +550,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->final_softcap = get_float(&r, "final_logit_softcapping", ar->final_softcap_default, NULL);
     if (ar && ar->attn_softcap_default > 0.0f)
         hp->attn_softcap = get_float(&r, "attn_logit_softcapping", ar->attn_softcap_default, NULL);
-    if (ar)
-        hp->alibi_max_bias = ar->alibi_max_bias;
+    if (ar) { /* llama.cpp applies either where its value is > 0 (so not where it is NaN) */
+        const float alibi = ar->alibi_key ? get_float(&r, "attention.max_alibi_bias", 0.0f, NULL) : ar->alibi_max_bias;
+        const float clamp = ar->clamp_kqv_key ? get_float(&r, "attention.clamp_kqv", 0.0f, NULL) : 0.0f;
+        hp->alibi_max_bias = alibi > 0.0f ? alibi : 0.0f;
+        hp->clamp_kqv = clamp > 0.0f ? clamp : 0.0f;
+    }
     if (ar && ar->embd_scale_sqrt && hp->n_embd > 0)
         hp->embd_scale = sqrtf((float)hp->n_embd);
     if (ar && ar->attn_scale_embd_layers && hp->n_layer == ar->attn_scale_embd_layers && per_head > 0)

@@ -55,6 +55,12 @@ static cache_inputs *cache_of(build *b, bool swa, uint64_t v_width)
     return c;
 }
 
+/* x clamped where the model clamps q, k and v (clamp_kqv: ggml_clamp, an op ggml may run in place) */
+static int clamped(build *b, int x, uint64_t bytes)
+{
+    return b->hp->clamp_kqv > 0.0f ? graph_op(b->g, bytes, LY_ROWS, true, x, -1, -1) : x;
+}
+
 /* q or k of layer il from its input h: the product (plus bias), its norm (per head, or over the whole row:
  * olmo2), the rotation; q scaled where the builder scales it. */
 static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool swa, bool rotate, int *product);
@@ -84,6 +90,7 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
         *product = x;
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS))
         x = graph_op(g, bytes, LY_ROWS, true, x, -1, -1);
+    x = clamped(b, x, bytes);
     int r;
     if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_full)
         r = graph_view(g, norm(b, x, LY_ROWS));
@@ -126,6 +133,8 @@ int build_attention_core(build *b, int il, int h)
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, false, h, -1, -1);
     if (fused >= 0 && has(b, MODEL_ROLE_ATTN_QKV_BIAS)) /* phi2's older files: the fused product's bias */
         fused = graph_op(g, rows(b, q_w + k_w + v_w), LY_ROWS, true, fused, -1, -1);
+    if (fused >= 0)
+        fused = clamped(b, fused, rows(b, q_w + k_w + v_w));
     const bool rotate = model_hparams_layer_rotates(hp, il);
     q = q_or_k(b, h, q_w, true, fused, swa, rotate);
     if (model_hparams_layer_kv_source(hp, il) != il) /* Gemma 4 E2B / E4B: an earlier layer's keys and values */
@@ -144,7 +153,7 @@ int build_attention_core(build *b, int il, int h)
         v = graph_op(g, rows(b, v_w), LY_ROWS, false, h, -1, -1);
         if (bias_v)
             v = graph_op(g, rows(b, v_w), LY_ROWS, true, v, -1, -1);
-        v = graph_view(g, v);
+        v = graph_view(g, clamped(b, v, rows(b, v_w)));
     }
     if (hp->arch->v_norm) /* Gemma 4: v RMS-normed without gains */
         v = graph_op(g, rows(b, v_w), LY_HEADS, true, v, -1, -1);

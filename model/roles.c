@@ -217,6 +217,12 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                 "attention's own input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_ATTN_NORM_2_BIAS] = { "attn_norm_2.bias", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
                                      "attention's own input norm bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_ATTN_Q_NORM_BIAS] = { "attn_q_norm.bias", true, MODEL_DIM_QK_NORM_Q, MODEL_DIM_NONE, false,
+                                     "query norm bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_ATTN_K_NORM_BIAS] = { "attn_k_norm.bias", true, MODEL_DIM_QK_NORM_K, MODEL_DIM_NONE, false,
+                                     "key norm bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_FFN_ACT_SCALES] = { "ffn.act.scales", true, MODEL_DIM_FF, MODEL_DIM_NONE, false,
+                                   "AWQ activation scales", MODEL_DIM_NONE, .form = MODEL_FFN_DENSE },
 };
 
 const model_role_info *model_role_info_of(model_role r)

@@ -17,12 +17,12 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
-                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, stablelm, phi2, falcon, "
-                     "gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
+                     "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, mpt, "
+                     "stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 60);
+    cr_assert_eq(model_arch_count(), 61);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -229,6 +229,10 @@ Test(arch, every_described_tensor_is_one_gguf_py_lists)
             char *dot = strrchr(base, '.');
             if (dot && (!strcmp(dot, ".weight") || !strcmp(dot, ".bias") || !strcmp(dot, ".scale")))
                 *dot = '\0';
+            /* MPT's AWQ scales: gguf-py names the tensor blk.{bid}.ffn, its converter writes ffn.act.scales */
+            const size_t len = strlen(base), awq = strlen(".act.scales");
+            if (len > awq && !strcmp(base + len - awq, ".act.scales"))
+                base[len - awq] = '\0';
             /* lfm2moe's loader takes an output projection (TENSOR_NOT_REQUIRED, as lfm2's) that its converter never
              * writes, so gguf-py does not list it */
             if (!strcmp(ar->name, "lfm2moe") && r == MODEL_ROLE_OUTPUT)

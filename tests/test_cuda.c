@@ -268,6 +268,12 @@ Test(cuda, elementwise_stats_and_argmax)
     cr_assert_eq(gpu->softcap(gpu, bd, n, 30.0f), KERN_OK, "%s", gpu->last_error(gpu));
     float *og = down(gpu, bd, n);
     cr_assert_lt(rel_diff(bb, og, n), 1e-6f, "scale and soft-capping");
+    free(og);
+    /* clamp_kqv's clamp: the same comparisons, so the same values */
+    cr_assert_eq(cpu->clamp(cpu, bb, n, -12.5f, 20.0f), KERN_OK);
+    cr_assert_eq(gpu->clamp(gpu, bd, n, -12.5f, 20.0f), KERN_OK, "%s", gpu->last_error(gpu));
+    og = down(gpu, bd, n);
+    cr_assert_arr_eq(bb, og, n * sizeof(float), "clamp");
     float *x = noise(32003, 60, 1.0f);
     x[31999] = 5.0f, x[12] = 5.0f, x[5] = NAN;
     float *xd = up(gpu, x, 32003);

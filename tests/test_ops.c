@@ -147,6 +147,37 @@ Test(ops, rope_yarn_follows_transformers)
         bes[b]->destroy(bes[b]);
 }
 
+/* clamp_kqv's clamp (ggml_clamp): values past either bound become the bound, the rest are untouched, a NaN becomes
+ * the upper bound as ggml's MAX(MIN(x, hi), lo) makes it, infinities the bounds; reversed bounds are refused. On the
+ * CPU (both numerics, past the size it splits across threads) and the reference backend. */
+Test(ops, clamp_is_ggml_clamp)
+{
+    kern_backend *bes[3] = { kern_cpu_create(2), kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    const size_t n = 40009;
+    float *x = malloc(n * sizeof(float));
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = -20.0f + 40.0f * (float)i / (float)n;
+        x[7] = NAN, x[8] = INFINITY, x[9] = -INFINITY, x[10] = 6.0f, x[11] = -6.0f, x[12] = -0.0f;
+        cr_assert_eq(bes[k]->clamp(bes[k], x, n, -6.0f, 6.0f), KERN_OK);
+        for (size_t i = 13; i < n; i++) {
+            const float v = -20.0f + 40.0f * (float)i / (float)n;
+            const float want = v > 6.0f ? 6.0f : v < -6.0f ? -6.0f : v;
+            cr_assert_eq(x[i], want, "%s: clamp(%.9g) = %.9g", bes[k]->name, v, x[i]);
+        }
+        cr_assert_eq(x[7], 6.0f, "%s: ggml's comparisons make a NaN the upper bound", bes[k]->name);
+        cr_assert_eq(x[8], 6.0f);
+        cr_assert_eq(x[9], -6.0f);
+        cr_assert_eq(x[10], 6.0f);
+        cr_assert_eq(x[11], -6.0f);
+        cr_assert(x[12] == 0.0f && signbit(x[12]), "-0 is inside the bounds and stays as it is");
+        cr_assert_eq(bes[k]->clamp(bes[k], x, n, 1.0f, -1.0f), KERN_E_SHAPE, "lo above hi is no clamp");
+        cr_assert_eq(bes[k]->clamp(bes[k], x, n, NAN, 1.0f), KERN_E_SHAPE);
+        bes[k]->destroy(bes[k]);
+    }
+    free(x);
+}
+
 /* GeGLU (gemma): GELU as llama.cpp's CPU computes it, the tanh approximation
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) through f16: every value an
  * f16, within f16 rounding (of x and of the result) of the exact GELU in

@@ -140,6 +140,10 @@ typedef enum model_role {
     MODEL_ROLE_ATTN_QKV_BIAS,
     /* Falcon-40B's attention's own LayerNorm (attn_norm then the feed-forward block's alone) */
     MODEL_ROLE_ATTN_NORM_2, MODEL_ROLE_ATTN_NORM_2_BIAS,
+    /* the biases of q's and k's LayerNorms over whole rows (MPT's qk_ln) */
+    MODEL_ROLE_ATTN_Q_NORM_BIAS, MODEL_ROLE_ATTN_K_NORM_BIAS,
+    /* AWQ's activation scales the feed-forward block's activation is divided by (MPT's ffn.act.scales) */
+    MODEL_ROLE_FFN_ACT_SCALES,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -244,6 +248,9 @@ typedef struct model_arch {
     float attn_softcap_default;
     /* > 0: ALiBi with this max_bias, fixed by the loader (BLOOM's 8: llama.cpp's bloom loader reads no key) */
     float alibi_max_bias;
+    /* the loader reads attention.max_alibi_bias (ALiBi where it is > 0: MPT's), and attention.clamp_kqv (q, k and v
+     * clamped to +-it after their products and biases where it is > 0: MPT's, OLMo's) */
+    bool alibi_key, clamp_kqv_key;
     /* BLOOM's token_embd_norm: a LayerNorm (with token_embd_norm.bias) of the embeddings before the first layer, not
      * the final norm LFM2's converter names so */
     bool embd_norm;
@@ -447,6 +454,7 @@ typedef struct model_hparams {
     float final_softcap;         /* 0: none */
     float attn_softcap;          /* attention scores' soft-cap; 0: none */
     float alibi_max_bias;        /* ALiBi's max_bias (kern_alibi_slope); 0: none */
+    float clamp_kqv;             /* q, k and v clamped to [-it, it] (attention.clamp_kqv); 0: none */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
     float residual_scale;        /* multiplies each block's output before the residual add (1: none) */

@@ -556,6 +556,19 @@ kern_status cpu_softcap(kern_backend *b, float *x, size_t n, float cap)
     return KERN_OK;
 }
 
+/* ggml_clamp's MAX(MIN(x, hi), lo) with its comparisons: a NaN fails x < hi and becomes hi. */
+kern_status cpu_clamp(kern_backend *b, float *x, size_t n, float lo, float hi)
+{
+    if (!(lo <= hi))
+        return KERN_E_SHAPE;
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i] < hi ? x[i] : hi;
+        x[i] = v > lo ? v : lo;
+    }
+    return KERN_OK;
+}
+
 kern_status cpu_add(kern_backend *b, float *x, const float *y, size_t n)
 {
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)

@@ -369,6 +369,16 @@ __global__ void softcap_k(float *x, size_t n, float inv, float cap)
         x[i] = tanhf(x[i] * inv) * cap;
 }
 
+/* As the CPU (ggml_clamp's comparisons: a NaN becomes hi). */
+__global__ void clamp_k(float *x, size_t n, float lo, float hi)
+{
+    kc_grid_wait();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float v = x[i] < hi ? x[i] : hi;
+        x[i] = v > lo ? v : lo;
+    }
+}
+
 kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
@@ -400,6 +410,15 @@ kern_status cu_softcap(kern_backend *b, float *x, size_t n, float cap)
     if (!(cap > 0.0f))
         return KERN_E_SHAPE;
     if (kern_status ls = cu_launch(b, "softcap_k", softcap_k, dim3(cu_grid(n)), dim3(256), x, n, 1.0f / cap, cap))
+        return ls;
+    return KERN_OK;
+}
+
+kern_status cu_clamp(kern_backend *b, float *x, size_t n, float lo, float hi)
+{
+    if (!(lo <= hi))
+        return KERN_E_SHAPE;
+    if (kern_status ls = cu_launch(b, "clamp_k", clamp_k, dim3(cu_grid(n)), dim3(256), x, n, lo, hi))
         return ls;
     return KERN_OK;
 }

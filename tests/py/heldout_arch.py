@@ -40,7 +40,7 @@ from falcon_h1_arch import write_falcon_h1  # noqa: E402
 from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 from jamba_arch import write_jamba  # noqa: E402
 from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
-from position_arch import write_bloom, write_gpt2, write_starcoder  # noqa: E402
+from position_arch import write_bloom, write_gpt2, write_mpt, write_starcoder  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -220,6 +220,17 @@ OWN_WRITERS = {
     'heldout-bloom': lambda out: write_bloom(out),
     'heldout-bloom-b': lambda out: write_bloom(out, n_embd=384, n_layer=2, n_head=12, n_ctx=1024, tied=False,
                                                seed=8402),
+    # MPT-7B's layers (ALiBi over 8 heads, no biases anywhere, tied; q, k and v clamped to +-2) and MPT's other
+    # options: learned positions without ALiBi, biases, 2 key/value heads of 8, untied, rows of 256, no clamp
+    'heldout-mpt': lambda out: write_mpt(out),
+    'heldout-mpt-b': lambda out: write_mpt(out, n_embd=256, n_layer=3, n_head=8, n_kv=2, n_ctx=512, alibi=0.0,
+                                           clamp=None, positions=True, biases=True, tied=False, seed=8502),
+    # MPT's q/k LayerNorms (qk_ln), on which llama.cpp aborts: held to tests/py/mpt_reference.py's numpy instead
+    # (2 key/value heads of 8: k's norm spans their rows; clamped to +-3, ALiBi, biases); a layer's q norm without
+    # its k norm; AWQ's activation scales
+    'heldout-mpt-qkln': lambda out: write_mpt(out, n_kv=2, clamp=3.0, biases=True, qk_ln=True, seed=8503),
+    'heldout-mpt-q-only': lambda out: write_mpt(out, n_layer=2, qk_ln='q', seed=8504),
+    'heldout-mpt-awq': lambda out: write_mpt(out, n_layer=2, awq=True, seed=8505),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -129,6 +129,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 hp->rope.neox ? "NEOX" : "NORM", hp->rope.base, hp->base_defaulted ? " (default: no rope.freq_base)" : "",
                 hp->rope.n_rot, hp->mla ? hp->k_mla : hp->head_dim, hp->mla ? " (each head's last, and the shared key)" : "",
                 scaling, factors ? ", " : "", factors ? factors : "", nope, temp);
+    if (hp->g.clamp_kqv > 0.0f) /* MPT's, OLMo's clip_qkv */
+        fprintf(out, "attention  q, k and v clamped to [-%g, %g] after their products (attention.clamp_kqv)\n",
+                hp->g.clamp_kqv, hp->g.clamp_kqv);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
         char q[64] = "straight from the input";
         if (hp->n_lora_q)
@@ -220,7 +223,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     else
         fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
             !hp->desc->norm_layer                          ? "RMSNorm"
-            : hp->desc->need[MODEL_ROLE_ATTN_NORM_BIAS] ? "LayerNorm with bias"
+            : gguf_tensor_by_name(f, "blk.0.attn_norm.bias") ? "LayerNorm with bias"
                                                          : "LayerNorm (no bias)",
             hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
             hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
