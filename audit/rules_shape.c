@@ -168,6 +168,16 @@ static bool values_from_keys(const audit_hparams *hp, model_role role)
 /* Layers past block_count, layers with no tensor, and roles present in most
  * layers but absent in some. Works on tensors grouped by role, so its cost
  * follows the tensors, not block_count (which comes from the file). */
+/* whether the architecture requires any tensor in layer il */
+static bool layer_requires_any(const model_hparams *g, int64_t il)
+{
+    for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++)
+        if (model_role_info_of((model_role)r)->per_layer &&
+            model_role_need_at(g, (model_role)r, il) == MODEL_NEED_REQUIRED)
+            return true;
+    return false;
+}
+
 static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *fs)
 {
     size_t n = gguf_tensor_count(f);
@@ -197,8 +207,8 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
         }
     }
     for (int64_t l = 0; l < L && any; l++) {
-        if (per_layer[l])
-            continue;
+        if (per_layer[l] || (hp->g.arch && !layer_requires_any(&hp->g, l)))
+            continue; /* (DeciLM's layer of neither block has no tensors) */
         audit_finding *x = finding_add(fs, AUDIT_ERROR, "missing-layer", NULL);
         if (x) {
             x->layer = (int)l;

@@ -438,6 +438,9 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             const kern_weight *wo = &w[hp->shortconv ? MODEL_ROLE_SHORTCONV_OUT : MODEL_ROLE_SSM_OUT];
             return cmp_product(s, side, wo, NULL, cmp_side_rows(s, side, ENGINE_OP_ATTN, il, inner), T, inner, out);
         }
+        if (L->linear) /* DeciLM's "linear attention": the output product of the normed input (no bias) */
+            return cmp_product(s, side, &w[MODEL_ROLE_ATTN_OUT], NULL,
+                               cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
         return cmp_product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
                        cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
     case ENGINE_OP_ATTN_POST_NORM:
@@ -472,6 +475,12 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_LAYER_OUT:
         if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
             return false;
+        if (!L->mixer && !L->ffn) { /* DeciLM's layer of neither block: its input as it came */
+            const float *x = residual_in(s, side, il, pos0, T, in);
+            if (x)
+                memcpy(out, x, (size_t)T * E * sizeof *out);
+            return x != NULL;
+        }
         if (!L->mixer || !L->ffn) /* Nemotron-H's layer: its one block's output added */
             return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
                             L->mixer ? block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,

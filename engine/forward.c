@@ -195,6 +195,12 @@ static void attention_block(pass *p, int il, int T)
         in = c->o;
     }
     p->normed = false;
+    if (L->linear) { /* DeciLM's "linear attention": the output product of the normed input, nothing attended (and,
+                      * as llama.cpp's deci graph has it, without the output's bias) */
+        run_matmul(p, "attn_output (linear attention)", &w[MODEL_ROLE_ATTN_OUT], NULL, in, T, c->o);
+        pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
+        return;
+    }
     if (hp->mla) {
         engine_mla_attention_block(p, il, T, in);
         return;

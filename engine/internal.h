@@ -26,8 +26,9 @@ typedef struct engine_layer {
     int state;               /* 1 + the index of its recurrent state among the layers that keep one (a recurrent
                               * layer's, or Falcon-H1's mixer beside its attention: model_arch.mixer_beside); 0: none */
     /* what the layer runs after its input norm: a mixer (attention or recurrent) and a feed-forward block, or one of
-     * them (model_arch.single_block: a feed-forward layer's norm is bound as its ffn_norm) */
-    bool mixer, ffn;
+     * them (model_arch.single_block: a feed-forward layer's norm is bound as its ffn_norm; DeciLM's: either, both or
+     * none); linear: DeciLM's "linear attention", attn_output of the normed input alone (no heads, no cache) */
+    bool mixer, ffn, linear;
     /* a mixture of experts, n_expert each: gate, up and down of each expert (ENGINE_EXPERT_GATE..DOWN), then their
      * biases where the file has them (ENGINE_EXPERT_GATE_BIAS..; NULL without) */
     kern_weight *experts[6];

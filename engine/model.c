@@ -353,9 +353,13 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         L->state = before + 1;
         L->recurrent = model_hparams_layer_is_recurrent(&m->hp.g, il) ? L->state : 0;
     }
-    L->ffn = !m->hp.desc->single_block || model_hparams_layer_is_ffn_only(&m->hp.g, il);
-    L->mixer = !m->hp.desc->single_block || !L->ffn;
-    if (!L->mixer) { /* Nemotron-H's feed-forward layer: its one norm (attn_norm) is the block's input norm */
+    L->ffn = model_hparams_layer_has_ffn(&m->hp.g, il);
+    L->mixer = model_hparams_layer_has_attention(&m->hp.g, il);
+    L->linear = L->mixer && m->hp.desc->blocks_by_width && !model_hparams_layer_has_kv_heads(&m->hp.g, il);
+    if (L->linear)
+        L->n_kv_head = 0; /* no keys or values to keep */
+    if (m->hp.desc->single_block && !L->mixer) { /* Nemotron-H's feed-forward layer: its one norm (attn_norm) is the
+                                                 * block's input norm */
         L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_NORM];
         L->w[MODEL_ROLE_ATTN_NORM] = (kern_weight){ 0 };
     }
@@ -379,7 +383,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if ((s = load_out_scale(m, il, err)))
         return s;
     s = m->hp.mla ? (m->hp.mla_split ? bind_heads(m, il, err) : ENGINE_OK)
-                      : L->recurrent || !L->mixer ? ENGINE_OK /* a delta net's attn_qkv is one product */
+                      : L->recurrent || !L->mixer || L->linear ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : bind_fused(m, il, err);
     if (s)
         return s;

@@ -53,6 +53,14 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
     if ((r == MODEL_ROLE_ATTN_K || r == MODEL_ROLE_ATTN_V || r == MODEL_ROLE_ATTN_K_NORM) && il >= 0 &&
         model_hparams_layer_kv_source(hp, il) != il && hp->arch->need[r] != MODEL_NEED_ABSENT)
         return MODEL_NEED_OPTIONAL;
+    const model_block block = model_role_info_of(r)->block;
+    if (hp->arch->blocks_by_width && il >= 0 && block != MODEL_BLOCK_ANY) { /* DeciLM: the blocks its counts give */
+        const bool attends = model_hparams_layer_has_attention(hp, il);
+        if ((block == MODEL_BLOCK_ATTENTION && !attends) ||
+            (block == MODEL_BLOCK_QKV && (!attends || !model_hparams_layer_has_kv_heads(hp, il))) ||
+            (block == MODEL_BLOCK_FFN && !model_hparams_layer_has_ffn(hp, il)))
+            return MODEL_NEED_ABSENT;
+    }
     if ((r == MODEL_ROLE_ATTN_Q_NORM || r == MODEL_ROLE_ATTN_K_NORM) && hp->arch->qk_norm_from_layers)
         return hp->n_layer >= hp->arch->qk_norm_from_layers ? MODEL_NEED_REQUIRED : MODEL_NEED_ABSENT;
     if (!hp->arch->delta_net && !hp->arch->shortconv && !hp->arch->mamba2 && !hp->arch->mamba1)

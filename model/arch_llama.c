@@ -1,7 +1,7 @@
 /*
- * Architectures as data, llama and the families that keep its layer whole: Llama 1-4, Mistral 3, InternLM2, SmolLM3,
- * Seed-OSS: one entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
- * src/models/<arch>.cpp and src/llama-arch.cpp.
+ * Architectures as data, llama and the families built on its layer: Llama 1-4, Mistral 3, InternLM2, SmolLM3, Seed-OSS,
+ * DeciLM (the Nemotron 51B, 49B and 253B, its layers pruned): one entry per architecture (model/arch.c joins the
+ * families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -97,6 +97,21 @@ const model_arch model_archs_llama[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .ffn_norm_is_post_attention = true,
+        .quantize = true,
+    },
+    {
+        .name = "deci",
+        .families = "Llama-3.1-Nemotron-51B, Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B, DeciLM",
+        /* llama.cpp's deci: llama's layers pruned per layer by their counts (model_arch.blocks_by_width): no attention
+         * block where head_count is 0, attn_output of the normed input alone where head_count_kv is 0 ("linear
+         * attention"), no feed-forward block where feed_forward_length is 0; q, k and v apart (the converter writes no
+         * attn_qkv, and gguf-py lists none for deci), their biases, the attention output's and the feed-forward
+         * block's optional; rope_freqs optional (Llama 3.1's) */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O,
+                  [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .blocks_by_width = true,
         .quantize = true,
     },
 };

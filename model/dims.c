@@ -79,6 +79,28 @@ bool model_hparams_layer_is_ffn_only(const model_hparams *hp, int64_t il)
     return l.n_ff > 0;
 }
 
+/* layer il's entry of a per-layer count (-1: none listed) */
+static int64_t layer_count(const gguf_value *layers, int64_t il)
+{
+    gguf_value v;
+    int64_t n;
+    return layers && gguf_array_scalar(layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n) ? n : -1;
+}
+
+bool model_hparams_layer_has_attention(const model_hparams *hp, int64_t il)
+{
+    if (hp->arch && hp->arch->single_block && il >= 0)
+        return !model_hparams_layer_is_ffn_only(hp, il);
+    return !(hp->arch && hp->arch->blocks_by_width && il >= 0) || layer_count(hp->heads_layers, il) != 0;
+}
+
+bool model_hparams_layer_has_ffn(const model_hparams *hp, int64_t il)
+{
+    if (hp->arch && hp->arch->single_block && il >= 0)
+        return model_hparams_layer_is_ffn_only(hp, il);
+    return !(hp->arch && hp->arch->blocks_by_width && il >= 0) || layer_count(hp->ff_layers, il) != 0;
+}
+
 int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il)
 {
     if (hp->n_kv_shared <= 0 || il < hp->n_layer_kv)
@@ -178,10 +200,13 @@ void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out
     int64_t n;
     /* a count per layer (LFM2's 0 marks a convolution, which has no heads to shape: the attention's count stays) */
     if (hp->kv_heads_layers && gguf_array_scalar(hp->kv_heads_layers, (uint64_t)il, &v) == GGUF_OK &&
-        model_value_integer(&v, &n) && n > 0)
-        out->n_head_kv = n;
+        model_value_integer(&v, &n) && (n > 0 || (hp->arch && hp->arch->blocks_by_width)))
+        out->n_head_kv = n; /* DeciLM's 0: a layer with no keys or values to keep */
     if (hp->ff_layers && gguf_array_scalar(hp->ff_layers, (uint64_t)il, &v) == GGUF_OK && model_value_integer(&v, &n))
         out->n_ff = n;
+    if (hp->heads_layers && gguf_array_scalar(hp->heads_layers, (uint64_t)il, &v) == GGUF_OK &&
+        model_value_integer(&v, &n) && n > 0) /* DeciLM's 0 marks a layer without attention: no heads to shape */
+        out->n_head = n;
     if (model_hparams_layer_is_swa(hp, il)) {
         out->head_dim_k = hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k;
         out->head_dim_v = hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v;

@@ -247,8 +247,18 @@ static void kv_heads_per_layer(reader *r, model_hparams *hp)
     hp->n_head_kv = count ? count : hp->n_head; /* convolutions only: the attention's shape is never used */
 }
 
+/* whether <arch>.suffix is in the file as an array */
+static bool is_array(reader *r, const char *suffix)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    return kv && kv->value.type == GGUF_VT_ARRAY;
+}
+
 /* <arch>.suffix as llama.cpp's get_key_or_arr reads it: one integer in [min, max] for every layer, or an array of one
  * per layer (block_count of them, *per_layer pointing at it); the largest of them, dflt when absent. */
+
 static int64_t get_int_or_layers(reader *r, const char *suffix, int64_t dflt, int64_t min, int64_t max,
                                  const gguf_value **per_layer, model_hparams *hp)
 {
@@ -437,14 +447,20 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     const int64_t big = INT64_C(1) << 30, dims = 65536;
     hp->n_embd = get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = get_int(&r, "block_count", true, 0, 1, dims, NULL);
-    hp->n_head = get_int(&r, "attention.head_count", true, 0, hp->arch && hp->arch->attention_free ? 0 : 1, dims, NULL);
+    const bool by_width = hp->arch && hp->arch->blocks_by_width;
+    if (by_width && is_array(&r, "attention.head_count")) /* DeciLM's: a count per layer, 0 for one without attention */
+        hp->n_head = get_int_or_layers(&r, "attention.head_count", 0, 0, dims, &hp->heads_layers, hp);
+    else
+        hp->n_head = get_int(&r, "attention.head_count", true, 0, hp->arch && hp->arch->attention_free ? 0 : 1, dims,
+                             NULL);
     if (hp->arch && hp->arch->shortconv)
         hp->shortconv_l_cache = get_int(&r, "shortconv.l_cache", true, 0, 2, 64, NULL);
     /* a hybrid's counts may mark layers without attention; Falcon-H1's every layer attends (mixer_beside) */
     if (hp->arch && (hp->arch->shortconv || hp->arch->mamba1 || (hp->arch->mamba2 && !hp->arch->mixer_beside)))
         kv_heads_per_layer(&r, hp);
-    else
-        hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, 1, dims, &hp->kv_heads_layers, hp);
+    else /* DeciLM's 0: no key/value heads (a layer without attention, or its "linear attention") */
+        hp->n_head_kv = get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, by_width ? 0 : 1, dims,
+                                          &hp->kv_heads_layers, hp);
     hp->n_ff = get_int_or_layers(&r, "feed_forward_length", 0, 0, big, &hp->ff_layers, hp);
     hp->n_ctx_train = get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);

@@ -143,8 +143,24 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
     for (int64_t il = 0; il < hp->n_layer && !hp->arch->attention_free; il++) {
         model_hparams l;
         model_hparams_layer(hp, il, &l);
+        if (hp->heads_layers && l.n_head != hp->n_head) { /* DeciLM's attending layers: q rows of one width here */
+            snprintf(key, sizeof key, "%s.attention.head_count", arch);
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "layer %lld has %lld heads where another has %lld (key '%s'): gguf-run runs one count",
+                        (long long)il, (long long)l.n_head, (long long)hp->n_head, key);
+        }
+        if (hp->arch->blocks_by_width && model_hparams_layer_has_attention(hp, il) &&
+            !model_hparams_layer_has_ffn(hp, il)) {
+            /* llama.cpp's deci graph goes on to the next layer before adding such a layer's attention, which DeciLM
+             * adds: the two engines would part */
+            snprintf(key, sizeof key, "%s.feed_forward_length", arch);
+            return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
+                        "layer %lld attends but has no feed-forward block (key '%s' 0): llama.cpp's deci graph skips "
+                        "that layer's attention output where DeciLM adds it; gguf-run runs neither", (long long)il,
+                        key);
+        }
         const bool swa = model_hparams_layer_is_swa(hp, il) && (hp->head_dim_k_swa || hp->head_dim_v_swa);
-        if (l.n_head % l.n_head_kv) {
+        if (l.n_head_kv && l.n_head % l.n_head_kv) { /* (0: DeciLM's layer without keys and values) */
             snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "%lld query heads cannot share %lld key/value heads (key '%s'%s) evenly",

@@ -40,7 +40,7 @@ static const builder_facts facts[] = {
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
     { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
-    { .arch = "bloom" }, { .arch = "mpt" },
+    { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" },
 };
 
 
@@ -50,6 +50,31 @@ static int scaled(build *b, int x, float s)
     return s != 1.0f ? graph_op(b->g, graph_bytes(b->g, x), LY_ROWS, true, x, -1, -1) : x;
 }
 
+
+/* A DeciLM layer (llama.cpp's deci graph) of input x, h its attn_norm where it attends: its attention (the output
+ * product of h alone where it has no key/value heads: llama.cpp's "linear attention", without the output's bias),
+ * added to x, or x itself where it has no heads; the last layer's rows picked (the attention's, then x's); then the
+ * feed-forward block on its norm, added; a layer without one leaves x as it came (the graph goes on from x). */
+static int pruned_layer(build *b, int64_t il, int x, int h, bool last)
+{
+    graph *g = b->g;
+    const model_hparams *hp = b->hp;
+    const bool attends = model_hparams_layer_has_attention(hp, il);
+    int cur = !attends ? x
+              : model_hparams_layer_has_kv_heads(hp, il) ? build_attention(b, (int)il, h)
+                                                          : graph_op(g, rows(b, b->E), LY_ROWS, false, h, -1, -1);
+    if (!model_hparams_layer_has_ffn(hp, il))
+        return x;
+    int res = x;
+    if (last) {
+        cur = pick_rows(b, cur);
+        res = attends ? pick_rows(b, x) : cur;
+        b->n_rows = b->n_out;
+    }
+    const int inp = attends ? graph_op(g, rows(b, b->E), LY_ROWS, true, cur, res, -1) : cur;
+    const int out = build_feed_forward(b, norm_rows_bias(b, inp, rows(b, b->E), LY_ROWS, false), il);
+    return graph_op(g, rows(b, b->E), LY_ROWS, true, out, inp, -1);
+}
 
 /* The attention's output product of its core (its rows picked in the last layer), for summed_parallel_layer. */
 static int parallel_attention(build *b, int core, bool last)
@@ -171,6 +196,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 b.n_rows = b.n_out;
             }
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, sum, att, -1);
+            continue;
+        }
+        if (hp->arch->blocks_by_width) {
+            x = pruned_layer(&b, il, x, h, last);
             continue;
         }
         if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): mixer, attention or feed-forward

@@ -15,14 +15,14 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, llama4, mistral3, internlm2, smollm3, seed_oss, qwen2, qwen3, qwen2moe, qwen3moe, "
+                     "llama, llama4, mistral3, internlm2, smollm3, seed_oss, deci, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
                      "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, mpt, "
                      "stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 61);
+    cr_assert_eq(model_arch_count(), 62);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -205,8 +205,8 @@ Test(arch, latent_attention_roles_follow_the_file_s_form)
  * that architecture: the names come from llama.cpp, not from us. */
 Test(arch, every_described_tensor_is_one_gguf_py_lists)
 {
-    char cmd[1024];
-    char names[512] = "";
+    char cmd[2048];
+    char names[1024] = "";
     for (size_t a = 0; a < model_arch_count(); a++)
         snprintf(names + strlen(names), sizeof names - strlen(names), " %s", model_arch_at(a)->name);
     snprintf(cmd, sizeof cmd, "'%s' tests/py/arch_tensors.py%s 2>&1", venv_python(), names);

@@ -164,6 +164,10 @@ typedef enum model_attn_form {
     MODEL_ATTN_ANY = 0, MODEL_ATTN_Q_DIRECT, MODEL_ATTN_Q_LORA, MODEL_ATTN_KV_B_WHOLE, MODEL_ATTN_KV_B_SPLIT
 } model_attn_form;
 
+/* The blocks of a layer that DeciLM's layers each may lack (model_arch.blocks_by_width): the attention's norm and
+ * output product; its q, k and v; the feed-forward block. ANY: a role of none of these. */
+typedef enum model_block { MODEL_BLOCK_ANY, MODEL_BLOCK_ATTENTION, MODEL_BLOCK_QKV, MODEL_BLOCK_FFN } model_block;
+
 typedef struct model_role_info {
     const char *name;     /* "token_embd.weight"; per layer without the "blk.N." prefix: "attn_q.weight" */
     bool per_layer;
@@ -176,6 +180,7 @@ typedef struct model_role_info {
     model_attn_form attn_form;
     bool per_layer_input;  /* a role of Gemma 4's per-layer inputs: in a file with embedding_length_per_layer_input
                             * > 0 only */
+    model_block block;     /* the block it belongs to, where a layer may lack that block (model_arch.blocks_by_width) */
     const char *bare;      /* the name without its suffix, where a converter writes it so (Falcon-H1's ffn_norm:
                             * model_arch.ffn_norm_bare); NULL: none */
 } model_role_info;
@@ -251,6 +256,11 @@ typedef struct model_arch {
     /* the loader reads attention.max_alibi_bias (ALiBi where it is > 0: MPT's), and attention.clamp_kqv (q, k and v
      * clamped to +-it after their products and biases where it is > 0: MPT's, OLMo's) */
     bool alibi_key, clamp_kqv_key;
+    /* DeciLM's (Llama-3.1-Nemotron 51B, Llama-3.3-Nemotron-Super-49B, -Ultra-253B: llama.cpp's deci): head_count,
+     * head_count_kv and feed_forward_length list each layer's; a layer of 0 heads has no attention block, one of
+     * heads but 0 key/value heads a "linear attention" (attn_output of its attn_norm alone), one of width 0 no
+     * feed-forward block (model_hparams_layer_has_attention / _has_ffn) */
+    bool blocks_by_width;
     /* BLOOM's token_embd_norm: a LayerNorm (with token_embd_norm.bias) of the embeddings before the first layer, not
      * the final norm LFM2's converter names so */
     bool embd_norm;
@@ -455,6 +465,7 @@ typedef struct model_hparams {
     float attn_softcap;          /* attention scores' soft-cap; 0: none */
     float alibi_max_bias;        /* ALiBi's max_bias (kern_alibi_slope); 0: none */
     float clamp_kqv;             /* q, k and v clamped to [-it, it] (attention.clamp_kqv); 0: none */
+    const gguf_value *heads_layers; /* attention.head_count per layer (model_arch.blocks_by_width), or NULL */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
     float residual_scale;        /* multiplies each block's output before the residual add (1: none) */
@@ -540,6 +551,11 @@ GGUFSCOPE_API bool model_hparams_layer_is_recurrent(const model_hparams *hp, int
 GGUFSCOPE_API bool model_hparams_layer_has_state(const model_hparams *hp, int64_t il);
 /* Whether layer il has key/value heads: attention.head_count_kv's entry for it above 0 (one count: whether it is). */
 GGUFSCOPE_API bool model_hparams_layer_has_kv_heads(const model_hparams *hp, int64_t il);
+/* Whether layer il has an attention block (or a single block's mixer) and a feed-forward block: both in most
+ * models; one of the two in Nemotron-H's (model_arch.single_block); DeciLM's as its counts say (blocks_by_width: heads
+ * for the attention, a width for the feed-forward block). il < 0: whether any layer has one. */
+GGUFSCOPE_API bool model_hparams_layer_has_attention(const model_hparams *hp, int64_t il);
+GGUFSCOPE_API bool model_hparams_layer_has_ffn(const model_hparams *hp, int64_t il);
 /* Whether layer il is a feed-forward block alone (model_arch.single_block: its feed_forward_length entry above 0). */
 GGUFSCOPE_API bool model_hparams_layer_is_ffn_only(const model_hparams *hp, int64_t il);
 /* The layer whose keys and values layer il attends to: il itself, or for Gemma 4's last attention.shared_kv_layers

@@ -41,6 +41,7 @@ from mamba_arch import write_mamba, write_mamba2  # noqa: E402
 from jamba_arch import write_jamba  # noqa: E402
 from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
 from position_arch import write_bloom, write_gpt2, write_mpt, write_starcoder  # noqa: E402
+from deci_arch import write_deci  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -231,6 +232,15 @@ OWN_WRITERS = {
     'heldout-mpt-qkln': lambda out: write_mpt(out, n_kv=2, clamp=3.0, biases=True, qk_ln=True, seed=8503),
     'heldout-mpt-q-only': lambda out: write_mpt(out, n_layer=2, qk_ln='q', seed=8504),
     'heldout-mpt-awq': lambda out: write_mpt(out, n_layer=2, awq=True, seed=8505),
+    # DeciLM's pruned layers as the Nemotron 51B / 49B / 253B have them (attention with 2 and 4 and 1 key/value heads,
+    # a linear attention, a feed-forward layer alone, a layer of neither; Llama 3.1's rope_freqs, untied) and attention
+    # everywhere with another key/value count per layer, rows of 256, no rope_freqs, tied; a layer that attends
+    # without a feed-forward block (llama.cpp drops its attention: refused)
+    'heldout-deci': lambda out: write_deci(out),
+    'heldout-deci-b': lambda out: write_deci(out, n_embd=256, heads=(16, 16, 16, 16), kv=(4, 1, 2, 16),
+                                             ff=(512, 768, 256, 512), base=10000.0, llama3_ctx=None, tied=True,
+                                             seed=8602),
+    'heldout-deci-attn-no-ffn': lambda out: write_deci(out, heads=(8, 8), kv=(2, 2), ff=(256, 0), seed=8603),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -72,6 +72,34 @@ static void print_layer_shapes(FILE *out, const engine_hparams *hp)
             hp->desc->v_norm ? " v RMS-normed without gains" : "");
 }
 
+/* DeciLM's layers, each pruned as its counts say: how many of each kind, the key/value heads and widths they have. */
+static void print_pruned_layers(FILE *out, const engine_hparams *hp)
+{
+    int attend = 0, linear = 0, ffn_only = 0, neither = 0;
+    int64_t kv_lo = INT64_MAX, kv_hi = 0, ff_lo = INT64_MAX, ff_hi = 0;
+    for (int il = 0; il < hp->n_layer; il++) {
+        model_hparams l;
+        model_hparams_layer(&hp->g, il, &l);
+        const bool attn = model_hparams_layer_has_attention(&hp->g, il), ffn = model_hparams_layer_has_ffn(&hp->g, il);
+        attend += attn && l.n_head_kv > 0;
+        linear += attn && l.n_head_kv == 0;
+        ffn_only += !attn && ffn;
+        neither += !attn && !ffn;
+        if (attn && l.n_head_kv > 0) {
+            kv_lo = l.n_head_kv < kv_lo ? l.n_head_kv : kv_lo;
+            kv_hi = l.n_head_kv > kv_hi ? l.n_head_kv : kv_hi;
+        }
+        if (ffn) {
+            ff_lo = l.n_ff < ff_lo ? l.n_ff : ff_lo;
+            ff_hi = l.n_ff > ff_hi ? l.n_ff : ff_hi;
+        }
+    }
+    fprintf(out, "layers     pruned per layer: %d attend (%lld to %lld kv heads), %d a linear attention (attn_output "
+            "of the normed input), %d a feed-forward block alone, %d neither; feed-forward widths %lld to %lld\n",
+            attend, (long long)(attend ? kv_lo : 0), (long long)kv_hi, linear, ffn_only, neither,
+            (long long)(ff_hi ? ff_lo : 0), (long long)ff_hi);
+}
+
 void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const tok_vocab *v,
                      const run_opts *o, int n_ctx)
 {
@@ -195,6 +223,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 : hp->desc->need_recurrent[MODEL_ROLE_SSM_DT_NORM] ? ", each RMS-normed with its gains"
                                                                    : "",
                 hp->m2_inner, hp->dn_d, rest);
+    } else if (hp->desc->blocks_by_width) {
+        print_pruned_layers(out, hp);
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
         print_layer_shapes(out, hp);
