@@ -1,7 +1,8 @@
 /*
  * Architectures as data, the families with LayerNorms and biases: StarCoder2, GPT-2 and StarCoder (learned
- * positions), BLOOM and MPT (ALiBi), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per architecture (model/arch.c
- * joins the families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ * positions), BLOOM and MPT (ALiBi), Nemotron (Minitron), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per
+ * architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp
+ * and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -84,6 +85,21 @@ const model_arch model_archs_layernorm[] = {
         .alibi_key = true,
         .clamp_kqv_key = true,
         .qk_norm_full = true,
+        .quantize = true,
+    },
+    {
+        .name = "nemotron",
+        .families = "Nemotron-4 Minitron (4B, 8B), Nemotron-Mini-4B-Instruct",
+        /* llama.cpp's nemotron: LayerNorms with biases (the converter folds LayerNorm1P's +1 into the gains), q, k and v
+         * apart, part of each head rotating in NEOX pairs, the attention output's bias optional, an ungated squared
+         * ReLU block relu(x Wup + b)^2 Wdown + b (the biases optional), an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, ATTENTION_ROLES,
+                  [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_FFN_NORM_BIAS] = R,
+                  [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN] = R,
+                  [MODEL_ROLE_FFN_DOWN_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_RELU_SQR,
+        .norm_layer = true,
         .quantize = true,
     },
     {

@@ -40,7 +40,7 @@ static const builder_facts facts[] = {
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
     { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
-    { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" },
+    { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" },
 };
 
 

@@ -42,6 +42,7 @@ from jamba_arch import write_jamba  # noqa: E402
 from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stablelm, write_starcoder2  # noqa: E402
 from position_arch import write_bloom, write_gpt2, write_mpt, write_starcoder  # noqa: E402
 from deci_arch import write_deci  # noqa: E402
+from nemotron_arch import write_nemotron  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -241,6 +242,12 @@ OWN_WRITERS = {
                                              ff=(512, 768, 256, 512), base=10000.0, llama3_ctx=None, tied=True,
                                              seed=8602),
     'heldout-deci-attn-no-ffn': lambda out: write_deci(out, heads=(8, 8), kv=(2, 2), ff=(256, 0), seed=8603),
+    # Minitron's layers (2 key/value heads of 8, half of each head rotating, no biases but the LayerNorms') and the
+    # optional biases on the attention output and the squared-ReLU block, every head its own, a quarter rotating, rows
+    # of 256
+    'heldout-nemotron': lambda out: write_nemotron(out),
+    'heldout-nemotron-b': lambda out: write_nemotron(out, n_embd=256, n_layer=3, n_head=4, n_kv=4, n_ff=768,
+                                                     rot_frac=0.25, biases=True, seed=8702),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -276,11 +276,17 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     /* a block without a gate that is not relu^2 (StarCoder2's): the activation of up's row alone */
     const bool act_alone = hp->act == KERN_ACT_GELU_TANH && !hp->n_expert && !hp->act_squared &&
                            !hp->desc->need[MODEL_ROLE_FFN_GATE] && !hp->desc->gate_up_fused;
-    const bool ffn_biases = hp->desc->need[MODEL_ROLE_FFN_UP_BIAS] != MODEL_NEED_ABSENT;
+    char bias_name[64]; /* the first layer's up bias: the file's biases, where the entry allows them */
+    snprintf(bias_name, sizeof bias_name, "blk.0.%s", model_role_info_of(MODEL_ROLE_FFN_UP_BIAS)->name);
+    const char *b = gguf_tensor_by_name(f, bias_name) ? " + b" : "";
     char alone[160];
-    snprintf(alone, sizeof alone, "GELU(x Wup%s) Wdown%s, no gate (tanh-GELU through llama.cpp's f16 table)",
-             ffn_biases ? " + b" : "", ffn_biases ? " + b" : "");
-    fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : act_alone ? alone : act_names[hp->act]);
+    if (act_alone)
+        snprintf(alone, sizeof alone, "GELU(x Wup%s) Wdown%s, no gate (tanh-GELU through llama.cpp's f16 table)", b, b);
+    else if (hp->act == KERN_ACT_RELU && !hp->n_expert && *b) /* Nemotron's squared ReLU with biases */
+        snprintf(alone, sizeof alone, "relu(x Wup + b)^2 Wdown + b, no gate");
+    else
+        snprintf(alone, sizeof alone, "%s", act_names[hp->act]);
+    fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : alone);
     if (hp->n_expert > 0) {
         char bytes[32];
         gguf_format_size(engine_model_bytes_per_token(m), bytes, sizeof bytes);
