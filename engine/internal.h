@@ -143,6 +143,11 @@ kern_status engine_dn_unpack(kern_backend *be, const engine_hparams *hp, const f
 engine_status engine_dn_reset(engine_ctx *c, engine_error *err);
 /* The model's rotary frequency divisors, loaded once (engine/rope_factors.c). */
 engine_status engine_load_rope_factors(engine_model *m, engine_error *err);
+/* Layer il's tensors bound in parts (engine/model_parts.c): each expert of its experts' tensors, each head of latent
+ * attention's attn_k_b and attn_v_b, the q, k, v (gate, up) rows of a fused attn_qkv (ffn_up). */
+engine_status engine_bind_experts(engine_model *m, int il, engine_error *err);
+engine_status engine_bind_heads(engine_model *m, int il, engine_error *err);
+engine_status engine_bind_fused(engine_model *m, int il, engine_error *err);
 
 /* Floats a token's latent attention keeps in the context's mla rows (mla.c), 0 without latent attention. */
 size_t engine_mla_width(const engine_hparams *hp);
