@@ -44,7 +44,9 @@ static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_
     if (!s->m->hp.desc->norm_layer)
         return norm_rows(s, w, x, T, n, out);
     const kern_weight g = { .t = w->t }, b = { .t = bias ? bias->t : NULL };
-    return ref && x && g.t && ref->layernorm(ref, &g, b.t ? &b : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
+    const bool gains = !s->m->hp.desc->norms_without_gains; /* OLMo's have none */
+    return ref && x && (g.t || !gains) &&
+           ref->layernorm(ref, g.t ? &g : NULL, b.t ? &b : NULL, x, T, n, s->m->hp.eps, out) == KERN_OK;
 }
 
 /* clamp_kqv's clamp of a q, k or v product (where the model has one: MPT's, OLMo's), as the forward pass applies it */

@@ -180,8 +180,8 @@ static void attention_block(pass *p, int il, int T)
     float *qkv_out[3] = { c->q, k_new, v_new };
     p->layer = il;
 
-    const float *in = c->x; /* olmo2 has no norm before its blocks */
-    if (w[MODEL_ROLE_ATTN_NORM].t) {
+    const float *in = c->x; /* olmo2 has no norm before its blocks (OLMo one without gains) */
+    if (w[MODEL_ROLE_ATTN_NORM].t || hp->desc->norms_without_gains) {
         if (!p->normed)
             run_block_norm(p, "attn_norm", &w[MODEL_ROLE_ATTN_NORM], &w[MODEL_ROLE_ATTN_NORM_BIAS], c->x, T, E, hp->eps,
                            c->h);
@@ -433,8 +433,8 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
         pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);
         return;
     }
-    const float *in = x; /* olmo2 has no norm before its blocks */
-    if (w[MODEL_ROLE_FFN_NORM].t) {
+    const float *in = x; /* olmo2 has no norm before its blocks (OLMo one without gains) */
+    if (w[MODEL_ROLE_FFN_NORM].t || hp->desc->norms_without_gains) {
         if (!p->normed)
             run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], x, Tr, E, hp->eps,
                            h);

@@ -468,7 +468,8 @@ kern_backend *engine_model_backend(const engine_model *m)
 uint64_t engine_model_bytes_per_token(const engine_model *m)
 {
     /* a token reads one row of each table (its embedding, its position's), the rest whole */
-    uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size + m->output_norm.t->size +
+    uint64_t total = m->tok_embd.t->size / m->tok_embd.t->ne[1] + m->output.t->size +
+                     (m->output_norm.t ? m->output_norm.t->size : 0) +
                      (m->output_norm_b.t ? m->output_norm_b.t->size : 0) + (m->output_b.t ? m->output_b.t->size : 0) +
                      (m->pos_embd.t ? m->pos_embd.t->size / m->pos_embd.t->ne[1] : 0);
     for (int il = 0; il < m->hp.n_layer; il++) {

@@ -44,8 +44,8 @@ static inline const kern_weight *pass_bound(const kern_weight *w)
 static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const kern_weight *bias,
                                   const float *x, int T, int n, float eps, float *out)
 {
-    if (p->c->m->hp.desc->norm_layer)
-        run_layernorm(p, what, w, pass_bound(bias), x, T, n, eps, out);
+    if (p->c->m->hp.desc->norm_layer) /* (no gains at all: OLMo's) */
+        run_layernorm(p, what, pass_bound(w), pass_bound(bias), x, T, n, eps, out);
     else
         run_rmsnorm(p, what, w, x, T, n, eps, out);
 }

@@ -1,8 +1,8 @@
 /*
  * Architectures as data, the families with LayerNorms and biases: StarCoder2, GPT-2 and StarCoder (learned
- * positions), BLOOM and MPT (ALiBi), Nemotron (Minitron), StableLM, Phi-2, Falcon, GPT-NeoX: one entry per
- * architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp
- * and src/llama-arch.cpp.
+ * positions), BLOOM and MPT (ALiBi), OLMo (no gains), Nemotron (Minitron), StableLM, Phi-2, Falcon, GPT-NeoX: one
+ * entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
+ * src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -85,6 +85,22 @@ const model_arch model_archs_layernorm[] = {
         .alibi_key = true,
         .clamp_kqv_key = true,
         .qk_norm_full = true,
+        .quantize = true,
+    },
+    {
+        .name = "olmo",
+        .families = "OLMo 1B, 7B, 7B-0424 (OLMo 1 and 1.7; OLMo 2 is olmo2)",
+        /* llama.cpp's olmo: LayerNorms without gains or bias before each block and at the end (no tensors), q, k and v
+         * (their biases optional there), clamped to +-attention.clamp_kqv where it is > 0 (clip_qkv), NORM rotation of
+         * whole heads, SwiGLU, the output the token embedding where the file has none */
+        .need = { [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  DENSE_FFN_ROLES },
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .norms_without_gains = true,
+        .clamp_kqv_key = true,
         .quantize = true,
     },
     {

@@ -40,7 +40,7 @@ static const builder_facts facts[] = {
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
     { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
-    { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" },
+    { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" }, { .arch = "olmo" },
 };
 
 
@@ -170,7 +170,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = summed_parallel_layer(&b, il, x, last);
             continue;
         }
-        const int h = has(&b, MODEL_ROLE_ATTN_NORM)
+        const int h = has(&b, MODEL_ROLE_ATTN_NORM) || hp->arch->norms_without_gains
                           ? norm_rows_bias(&b, x, rows(&b, b.E), LY_ROWS, has(&b, MODEL_ROLE_ATTN_NORM_BIAS))
                           : x;
         if (hp->parallel) { /* Cohere: x = (ffn(h) + x) + build_attention(h), GPT-NeoX: (ffn(ffn_norm(x)) + x) +
@@ -247,7 +247,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             inp = pick_rows(&b, inp);
             b.n_rows = b.n_out;
         }
-        const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) ||
+        const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) || hp->arch->norms_without_gains ||
                               (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
         int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)
                       ? build_dense_and_experts(&b, inp, il)

@@ -79,11 +79,12 @@ static inline uint64_t rows(const build *b, uint64_t width)
 }
 
 /* RMSNorm then its gains: the norm in place where x has no other reader (ggml-alloc's ggml_op_can_inplace: RMS_NORM
- * may reuse its source, a LayerNorm's NORM may not: Cohere's). */
+ * may reuse its source, a LayerNorm's NORM may not: Cohere's); OLMo's norm alone, without gains. */
 static inline int norm_rows(build *b, int x, uint64_t bytes, layout ly)
 {
     const bool inplace = !b->hp->arch->norm_layer;
-    return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, inplace, x, -1, -1), -1, -1);
+    const int n = graph_op(b->g, bytes, ly, inplace, x, -1, -1);
+    return b->hp->arch->norms_without_gains ? n : graph_op(b->g, bytes, ly, true, n, -1, -1);
 }
 
 /* The same, then its bias added where the norm has one (build_norm's ggml_add: StarCoder2's LayerNorms) */

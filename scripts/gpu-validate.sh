@@ -85,7 +85,7 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-mamba-falcon heldout-jamba heldout-jamba-b heldout-starcoder2 heldout-starcoder2-b \
   heldout-stablelm heldout-stablelm-b heldout-phi2 heldout-phi2-fused \
   heldout-falcon heldout-falcon-40b heldout-gptneox heldout-gptneox-seq heldout-gpt2 heldout-starcoder heldout-bloom heldout-bloom-b \
-  heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b; do
+  heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b heldout-olmo heldout-olmo-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \

@@ -18,11 +18,11 @@ Test(arch, names_and_roles_round_trip)
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, deci, qwen2, qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
                      "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, mpt, "
-                     "nemotron, stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
+                     "olmo, nemotron, stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
                      "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
                      "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 63);
+    cr_assert_eq(model_arch_count(), 64);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -84,10 +84,11 @@ Test(arch, names_and_roles_round_trip)
             cr_assert_eq(ar->need[always[k]], MODEL_NEED_REQUIRED, "%s: %s", ar->name,
                          model_role_info_of(always[k])->name);
         /* the final norm, under LFM2's name for it there; the other name absent but where it is the embeddings' norm
-         * (BLOOM's) */
+         * (BLOOM's); none at all where the norms have no gains (OLMo's) */
         const model_role final_norm = ar->final_norm_embd_named ? MODEL_ROLE_TOKEN_EMBD_NORM : MODEL_ROLE_OUTPUT_NORM;
         const model_role other = (model_role)(MODEL_ROLE_OUTPUT_NORM + MODEL_ROLE_TOKEN_EMBD_NORM - final_norm);
-        cr_assert(ar->need[final_norm] == MODEL_NEED_REQUIRED &&
+        const model_need want = ar->norms_without_gains ? MODEL_NEED_ABSENT : MODEL_NEED_REQUIRED;
+        cr_assert(ar->need[final_norm] == want &&
                       (ar->need[other] == MODEL_NEED_ABSENT || (ar->embd_norm && other == MODEL_ROLE_TOKEN_EMBD_NORM)),
                   "%s: one final norm", ar->name);
         cr_assert(!ar->embd_norm || !ar->final_norm_embd_named, "%s: token_embd_norm is one norm or the other",
@@ -143,9 +144,13 @@ Test(arch, names_and_roles_round_trip)
                          !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE && ungated) ? MODEL_NEED_ABSENT
                                                                                     : MODEL_NEED_REQUIRED,
                          "%s: %s", ar->name, model_role_info_of(dense[k])->name);
-        /* a norm before each block, or after it (olmo2's post-norms only) */
+        /* a norm before each block, or after it (olmo2's post-norms only), or one without gains and so without a
+         * tensor (OLMo's), then nothing of the block norms' */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
-                      ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED, "%s", ar->name);
+                      ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED ||
+                      (ar->norms_without_gains && ar->norm_layer && ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT &&
+                       ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT),
+                  "%s", ar->name);
         /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or up alone (relu^2: Nemotron 3 Nano) */
         const bool fused_experts = ffn[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
         for (size_t k = 0; k < 4; k++) {

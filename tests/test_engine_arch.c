@@ -273,6 +273,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-deci-b", "d84900cada61463c5da672beecf0ec160401e5d4118bcdd05cc5890e24066fef" },
         { "heldout-nemotron", "00540d8572173f70110cfd1fec4c3525dd26c1cd34f245cd658d78064f215fdf" },
         { "heldout-nemotron-b", "e628443389bb1448c546b29880419904eb19f150a4d3edff2c391d3ccbee7549" },
+        { "heldout-olmo", "061147e86413c0a9d20831062e109ae0ec57a7197b06d6cd79bfb1969f004a5f" },
+        { "heldout-olmo-b", "eaf5504423435d3c7883f13a954601b310e3dd1c455354e8a73c403009132a43" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -292,7 +294,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* fifty-one of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
+    /* fifty-three of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
      * held in llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4,
      * 7 in 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -301,7 +303,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
      * StarCoder2's biases everywhere, StableLM's, Phi-2's parallel blocks (its fused q/k/v bias too), Falcon-40B's
      * (llama-quantize's rules for falcon), GPT-NeoX's both forms, GPT-2's and StarCoder's learned positions (kept
      * f32 as llama-quantize keeps them), BLOOM's ALiBi, MPT's clamped q/k/v without biases and its learned positions
-     * with them, DeciLM's pruned layers, Minitron's squared ReLU */
+     * with them, DeciLM's pruned layers, Minitron's squared ReLU, OLMo's norms without
+     * gains */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -371,6 +374,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-deci-b", "Q4_K_M", "q4_k_m", "2e505f2dc357cfbe1e6edf0667cd198cb7f1e365dd2a027fa2e610272d3a40f6" },
         { "heldout-nemotron", "Q4_K_M", "q4_k_m", "f1be8551966084f80bed8627200d10af2b3899f7c12637f3ed18b9afcb24886b" },
         { "heldout-nemotron-b", "Q4_K_M", "q4_k_m", "d1ea66f858c4c8ca0728157be80d64b051f181c42c6857341fbee191e89a5c66" },
+        { "heldout-olmo", "Q4_K_M", "q4_k_m", "cba1d50ee4833b5fdc833d1debdfcbf5e823f7d0f4f090c743490e4105213bf0" },
+        { "heldout-olmo-b", "Q4_K_M", "q4_k_m", "d3d17a64d0e72052e6783601ff96a0514805400d579f13e8477b808b38fcfe0d" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

@@ -261,6 +261,9 @@ typedef struct model_arch {
      * heads but 0 key/value heads a "linear attention" (attn_output of its attn_norm alone), one of width 0 no
      * feed-forward block (model_hparams_layer_has_attention / _has_ffn) */
     bool blocks_by_width;
+    /* OLMo's (llama.cpp's olmo): its LayerNorms have neither gains nor bias (attn_norm, ffn_norm and the final norm
+     * are in no file: ggml_norm alone) */
+    bool norms_without_gains;
     /* BLOOM's token_embd_norm: a LayerNorm (with token_embd_norm.bias) of the embeddings before the first layer, not
      * the final norm LFM2's converter names so */
     bool embd_norm;

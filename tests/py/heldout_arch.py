@@ -43,6 +43,7 @@ from layernorm_arch import write_falcon, write_gptneox, write_phi2, write_stable
 from position_arch import write_bloom, write_gpt2, write_mpt, write_starcoder  # noqa: E402
 from deci_arch import write_deci  # noqa: E402
 from nemotron_arch import write_nemotron  # noqa: E402
+from olmo_arch import write_olmo  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -248,6 +249,11 @@ OWN_WRITERS = {
     'heldout-nemotron': lambda out: write_nemotron(out),
     'heldout-nemotron-b': lambda out: write_nemotron(out, n_embd=256, n_layer=3, n_head=4, n_kv=4, n_ff=768,
                                                      rot_frac=0.25, biases=True, seed=8702),
+    # OLMo 1's layers: OLMo-7B-0424's form (clip_qkv: q, k and v clamped to +-2, which bites on these weights; untied)
+    # and OLMo-1B's (no clamp, tied), 2 key/value heads of 4, rows of 256
+    'heldout-olmo': lambda out: write_olmo(out),
+    'heldout-olmo-b': lambda out: write_olmo(out, n_embd=256, n_layer=3, n_head=4, n_kv=2, n_ff=512, clamp=None,
+                                             tied=True, seed=8802),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
