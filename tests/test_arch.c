@@ -148,7 +148,8 @@ Test(arch, names_and_roles_round_trip)
          * tensor (OLMo's), then nothing of the block norms' */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
                       ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED ||
-                      (ar->norms_without_gains && ar->norm_layer && ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT &&
+                      (ar->norms_without_gains && ar->norm_layer &&
+                       ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT &&
                        ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT),
                   "%s", ar->name);
         /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or up alone (relu^2: Nemotron 3 Nano) */
