@@ -86,6 +86,9 @@ const model_arch model_archs_layernorm[] = {
         .clamp_kqv_key = true,
         .qk_norm_full = true,
         .quantize = true,
+        .llama_aborts_why = "its mpt graph reshapes a view of the fused q/k/v product to norm q and k, and "
+                            "ggml_reshape_2d asserts a contiguous tensor (GGML_ASSERT(ggml_is_contiguous(a)))",
+        .llama_aborts_role = MODEL_ROLE_ATTN_Q_NORM,
     },
     {
         .name = "olmo",

@@ -81,6 +81,14 @@ Test(mpt, q_and_k_layernorms_agree_with_the_numpy_reference, .timeout = 120)
         engine_ctx_free(c);
         golden_model_close(&l);
     }
+    /* gguf-verify: the file is sound (exit 0), and llama.cpp aborts on it: a warning saying why */
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, "'%s' 2>&1", path);
+    char *out = run_tool("gguf-verify", args, &st);
+    cr_expect_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "[llama-cpp-aborts]") && strstr(out, "ggml_reshape_2d"), "%s", out);
+    free(out);
     cr_assert(tmp_dir_remove(dir));
 }
 

@@ -264,6 +264,10 @@ typedef struct model_arch {
     /* OLMo's (llama.cpp's olmo): its LayerNorms have neither gains nor bias (attn_norm, ffn_norm and the final norm
      * are in no file: ggml_norm alone) */
     bool norms_without_gains;
+    /* where not NULL: why llama.cpp aborts building the graph of a file of this architecture that has a tensor of role
+     * llama_aborts_role in its layers (gguf-verify warns; gguf-run runs it) */
+    const char *llama_aborts_why;
+    model_role llama_aborts_role;
     /* BLOOM's token_embd_norm: a LayerNorm (with token_embd_norm.bias) of the embeddings before the first layer, not
      * the final norm LFM2's converter names so */
     bool embd_norm;

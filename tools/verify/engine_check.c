@@ -6,6 +6,8 @@
 #include "kern.h"
 #include "verify.h"
 
+#include <stdio.h>
+
 /* The engine's and the tokenizer's error records have these fields alike. */
 typedef struct refusal {
     uint64_t offset;
@@ -35,6 +37,28 @@ static void unsupported(verify_result *r, const refusal *e)
     AUDIT_FSET(x->meaning, "gguf-run cannot load this model, so only the structure and the weights were checked");
 }
 
+/* A file the engine runs but llama.cpp's graph for its architecture aborts on (model_arch.llama_aborts_why): MPT's
+ * q/k LayerNorms. */
+static void llama_aborts(verify_result *r, const engine_model *m)
+{
+    const engine_hparams *hp = engine_model_hparams(m);
+    const model_arch *a = hp->desc;
+    const gguf_tensor *t = NULL;
+    char name[96];
+    for (int il = 0; il < hp->n_layer && a->llama_aborts_why && !t; il++) {
+        snprintf(name, sizeof name, "blk.%d.%s", il, model_role_name(a, a->llama_aborts_role));
+        t = gguf_tensor_by_name(r->f, name);
+    }
+    audit_finding *x = t ? audit_findings_add(&r->integrity, AUDIT_WARNING, "llama-cpp-aborts", t->name) : NULL;
+    if (!x)
+        return;
+    AUDIT_FSET(x->measured, "tensor '%s' (%s), in a %s model", t->name, model_role_info_of(a->llama_aborts_role)->what,
+               a->name);
+    AUDIT_FSET(x->expected, "a file llama.cpp builds a graph for");
+    AUDIT_FSET(x->meaning, "llama.cpp loads this file, then aborts building its graph: %s; the file itself may be "
+                           "sound (gguf-run runs it)", a->llama_aborts_why);
+}
+
 void verify_engine_check(verify_result *r)
 {
     if (!r->f)
@@ -55,6 +79,8 @@ void verify_engine_check(verify_result *r)
         const refusal why = { e.offset, e.subject, e.message };
         (engine_status_is_file_fault(s) ? refused : unsupported)(r, &why);
     }
+    if (s == ENGINE_OK && m)
+        llama_aborts(r, m);
     if (s == ENGINE_OK) {
         tok_error te = { 0 };
         tok_status ts = tok_vocab_load(r->f, &v, &te);
