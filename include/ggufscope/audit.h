@@ -109,7 +109,7 @@ typedef struct audit_finding {
     char code[32];               /* stable identifier: "nan", "scale-inf", "sibling-outlier", … */
     char tensor[256];            /* "" when about the whole model */
     int layer;                   /* -1 when not per layer */
-    char measured[1100];
+    char measured[GGUF_ERROR_MESSAGE_SIZE + 128]; /* (room for an error's message and where it was) */
     char expected[320];
     char meaning[600];           /* one sentence: what it means for inference */
 } audit_finding;

@@ -81,9 +81,10 @@ GGUFSCOPE_API const char *gguf_status_name(gguf_status s);
 /* The version of the installed library ("0.1.0"). */
 GGUFSCOPE_API const char *ggufscope_library_version(void);
 
-/* Every layer's error record carries its subject and message in these sizes (gguf_error_textv fills them). */
+/* Every layer's error record carries its subject and message in these sizes (gguf_error_textv fills them); a message
+ * may list every architecture's name (model_arch_names), so it has room for a few hundred more than today's. */
 #define GGUF_ERROR_SUBJECT_SIZE 256
-#define GGUF_ERROR_MESSAGE_SIZE 768
+#define GGUF_ERROR_MESSAGE_SIZE 1536
 
 typedef struct gguf_error {
     gguf_status code;

@@ -215,7 +215,7 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
     const model_status hs = model_hparams_read(in, &hp, &hperr);
     const gguf_kv *arch_kv = gguf_find_kv(in, "general.architecture");
     if (!hp.arch || !hp.arch->quantize) {
-        char names[600] = ""; /* the message holds GGUF_ERROR_MESSAGE_SIZE (768) bytes in all */
+        char names[GGUF_ERROR_MESSAGE_SIZE - 192] = ""; /* the message holds GGUF_ERROR_MESSAGE_SIZE bytes in all */
         for (size_t i = 0, at = 0; i < model_arch_count() && at < sizeof names; i++)
             if (model_arch_at(i)->quantize)
                 at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", model_arch_at(i)->name);

@@ -136,7 +136,7 @@ static cJSON *role_json(const audit_role_summary *s)
 int verify_print_json(FILE *out, const verify_result *r)
 {
     cJSON *root = json_doc_new("gguf-verify", r->o->path);
-    char summary[1600];
+    char summary[sizeof r->trouble + 64];
     snprintf(summary, sizeof summary, "%s%s%s", verify_verdict_name(r), r->trouble[0] ? ": " : "", r->trouble);
     cJSON *findings = json_doc_verdict(root, (int)r->verdict, summary);
     if (r->trouble[0])

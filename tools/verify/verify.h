@@ -46,7 +46,7 @@ typedef struct verify_result {
     bool audited;
     audit_findings integrity;    /* structure, coverage, checksums */
     verdict verdict;
-    char trouble[1400];           /* why the file cannot be checked */
+    char trouble[GGUF_ERROR_MESSAGE_SIZE + 512]; /* why the file cannot be checked (a manifest's path, then a message) */
     /* a URL: read by range requests, its header and its one-dimensional tensors only */
     bool remote;
     uint64_t remote_read, remote_size, remote_unread_bytes;
