@@ -275,6 +275,10 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
     if (!own || !gate || !up || !cmp_product(s, side, &w[MODEL_ROLE_FFN_UP], &w[MODEL_ROLE_FFN_UP_BIAS], h, T, E, up))
         return false;
+    if (!w[MODEL_ROLE_FFN_GATE].t && hp->act_xielu) { /* Apertus's: xIELU(up), as the reference defines it */
+        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
+        return ref->xielu(ref, up, (size_t)T * F, &s->m->layers[il].xielu, out) == KERN_OK;
+    }
     if (!w[MODEL_ROLE_FFN_GATE].t && hp->act_squared) { /* Nemotron-H's block without a gate: relu(up)^2 */
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
         return ref->glu(ref, hp->act, up, up, (size_t)T * F, (size_t)F, out) == KERN_OK;

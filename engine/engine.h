@@ -85,6 +85,7 @@ typedef struct engine_hparams {
     int swa_window;         /* sliding-window layers mask keys this many positions back or more (0: none) */
     kern_act act;           /* the FFN gate's activation */
     bool act_squared;       /* a block without a gate: act(x Wup) * (x Wup) (relu^2), else act(x Wup) alone */
+    bool act_xielu;         /* a block without a gate: xIELU(x Wup) with each layer's parameters (engine_layer.xielu) */
     float attn_scale;       /* multiplies q.k (1/sqrt(head_dim) unless the architecture says otherwise) */
     float embd_scale;       /* multiplies the token embeddings (gemma: sqrt(n_embd); granite: embedding_scale) */
     float residual_scale;   /* multiplies each block's output before its residual add (granite; 1: none) */

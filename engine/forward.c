@@ -360,7 +360,8 @@ static void per_layer_input(pass *p, int il, int T, int r0)
 }
 
 /* Layer il's dense feed-forward block on the Tr rows of in into out: gated, or without a gate (run_gated_products:
- * Nemotron-H's relu(h Wup)^2, StarCoder2's GELU), with the biases the layer has (gate and up are its scratch rows). */
+ * Nemotron-H's relu(h Wup)^2, StarCoder2's GELU; Apertus's xIELU), with the biases the layer has (gate and up are its
+ * scratch rows). */
 static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *gate, float *up, float *out)
 {
     const engine_ctx *c = p->c;
@@ -369,7 +370,12 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
     static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
     const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
     const kern_weight *const biases[2] = { NULL, pass_bound(&w[MODEL_ROLE_FFN_UP_BIAS]) };
-    run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up");
+    if (c->m->hp.act_xielu) { /* Apertus's: xIELU(up) with the layer's parameters, no gate */
+        run_matmul(p, "ffn_up", gate_up[1], biases[1], in, Tr, up);
+        run_xielu(p, "xIELU", up, (size_t)Tr * F, &c->m->layers[il].xielu, gate);
+    } else {
+        run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up");
+    }
     pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
     run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], pass_bound(&w[MODEL_ROLE_FFN_DOWN_BIAS]), gate, Tr, out);
 }

@@ -18,7 +18,8 @@ const char *engine_supported_archs(void)
 static kern_act kern_act_of(model_act a, bool *squared)
 {
     static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH,
-                                     [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI, [MODEL_ACT_RELU_SQR] = KERN_ACT_RELU };
+                                     [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI, [MODEL_ACT_RELU_SQR] = KERN_ACT_RELU,
+                                     [MODEL_ACT_XIELU] = KERN_ACT_NONE /* its own op: engine_hparams.act_xielu */ };
     static const bool squares[] = { [MODEL_ACT_RELU_SQR] = true };
     *squared = (size_t)a < sizeof squares / sizeof squares[0] && squares[a];
     return acts[a];
@@ -113,6 +114,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->head_dim_from_key_length = g->head_dim_from_key_length;
     hp->n_rot_from_key = g->n_rot_from_key;
     hp->act = kern_act_of(g->arch->act, &hp->act_squared);
+    hp->act_xielu = g->arch->act == MODEL_ACT_XIELU;
     hp->attn_scale = g->attn_scale;
     hp->embd_scale = g->embd_scale;
     hp->residual_scale = g->residual_scale;

@@ -45,6 +45,7 @@ typedef struct engine_layer {
      * none) */
     int n_kv_head, head_dim, v_dim, n_ff;
     float out_scale;
+    kern_xielu xielu;        /* its xIELU's parameters as ggml_xielu takes them (engine_hparams.act_xielu: Apertus) */
     int kv_src;              /* the layer whose keys and values it attends to: il, or an earlier one (Gemma 4 E2B) */
 } engine_layer;
 

@@ -4,6 +4,7 @@
  * anything runs. Tensor names: llama.cpp's (token_embd, blk.N.attn_q, ..., output).
  */
 #include "internal.h"
+#include "act_xielu.h"
 #include "quant.h"
 
 #include <math.h>
@@ -132,6 +133,8 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     L->head_dim = (int)shape.head_dim_k;
     L->v_dim = (int)shape.head_dim_v;
     L->n_ff = (int)shape.n_ff;
+    if (m->hp.act_xielu)
+        L->xielu = kern_xielu_of(shape.xielu[0], shape.xielu[1], shape.xielu[2], shape.xielu[3]);
     L->kv_src = (int)model_hparams_layer_kv_source(dims, il);
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
         if (!model_role_info_of((model_role)r)->per_layer ||
@@ -169,9 +172,11 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
         L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_NORM];
         L->w[MODEL_ROLE_ATTN_NORM] = (kern_weight){ 0 };
     }
-    if (m->hp.desc->ffn_norm_is_post_attention) { /* gpt-oss: its post_attention_norm is the experts' input norm */
-        L->w[MODEL_ROLE_FFN_NORM] = L->w[MODEL_ROLE_ATTN_POST_NORM];
-        L->w[MODEL_ROLE_ATTN_POST_NORM] = (kern_weight){ 0 };
+    const model_role ffn_norm_from = m->hp.desc->ffn_norm_from; /* gpt-oss's post_attention_norm, DBRX's
+                                                                  * attn_output_norm: the feed-forward input norm */
+    if (ffn_norm_from) {
+        L->w[MODEL_ROLE_FFN_NORM] = L->w[ffn_norm_from];
+        L->w[ffn_norm_from] = (kern_weight){ 0 };
     }
     const kern_weight *sinks = &L->w[MODEL_ROLE_ATTN_SINKS];
     if (sinks->t && sinks->t->type != GGUF_TENSOR_F32) /* llama.cpp's soft_max_ext asserts F32 sinks */

@@ -55,6 +55,12 @@ static inline bool kern_act_alone(kern_act a)
     return a == KERN_ACT_GELU_TANH || a == KERN_ACT_RELU;
 }
 
+/* xIELU's parameters for one layer (Apertus), as ggml_xielu takes them: alpha_p = softplus(the file's alpha_p),
+ * alpha_n = beta + softplus(the file's alpha_n) (kern_xielu_of). */
+typedef struct kern_xielu {
+    float alpha_n, alpha_p, beta, eps;
+} kern_xielu;
+
 /* Rotary embedding parameters for one model. */
 typedef struct kern_rope {
     int n_rot;                 /* leading dimensions of each head that rotate (even) */
@@ -163,6 +169,8 @@ typedef struct kern_backend kern_backend;
  *   softcap     x (n) = cap * tanh(x / cap): soft-capping of logits.
  *   clamp       x (n) = max(min(x, hi), lo), as ggml_clamp (a NaN becomes hi there too): the q, k and v products'
  *               clamp_kqv (MPT, OLMo, DBRX).
+ *   xielu       out (n) = alpha_p x^2 + beta x where x > 0, else (expm1(min(x, eps)) - x) alpha_n + beta x (ggml_xielu,
+ *               the activation of Apertus's block without a gate). x and out may be the same.
  *   add         x (n) += y.
  *   store_rows  rows src (T, n) into rows pos0 .. pos0 + T of dst (rows of n): keys and values into a layer's
  *               cache where a replayed decode step must find its position at run time (step_replay).
@@ -210,6 +218,7 @@ typedef struct kern_backend kern_backend;
     X(scale, (float *x, size_t n, float s), (x, n, s))                                                                \
     X(softcap, (float *x, size_t n, float cap), (x, n, cap))                                                          \
     X(clamp, (float *x, size_t n, float lo, float hi), (x, n, lo, hi))                                                \
+    X(xielu, (const float *x, size_t n, const kern_xielu *xp, float *out), (x, n, xp, out))                           \
     X(add, (float *x, const float *y, size_t n), (x, y, n))                                                           \
     X(store_rows, (float *dst, const float *src, int T, int n, int pos0), (dst, src, T, n, pos0))                     \
     X(copy_rows, (float *dst, size_t ld_dst, const float *src, size_t ld_src, int rows, int n),                       \

@@ -83,7 +83,7 @@ const model_arch model_archs_layernorm[] = {
         .norm_layer = true,
         .no_rope_period = 1,
         .alibi_key = true,
-        .clamp_kqv_key = true,
+        .clamp_kqv_key = MODEL_NEED_OPTIONAL,
         .qk_norm_full = true,
         .quantize = true,
         .llama_aborts_why = "its mpt graph reshapes a view of the fused q/k/v product to norm q and k, and "
@@ -103,7 +103,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_SILU,
         .norm_layer = true,
         .norms_without_gains = true,
-        .clamp_kqv_key = true,
+        .clamp_kqv_key = MODEL_NEED_OPTIONAL,
         .quantize = true,
     },
     {

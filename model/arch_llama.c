@@ -1,7 +1,8 @@
 /*
  * Architectures as data, llama and the families built on its layer: Llama 1-4, Mistral 3, InternLM2, SmolLM3, Seed-OSS,
- * DeciLM (the Nemotron 51B, 49B and 253B, its layers pruned): one entry per architecture (model/arch.c joins the
- * families' tables). The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ * DeciLM (the Nemotron 51B, 49B and 253B, its layers pruned), XVERSE, Maincoder, Apertus (xIELU without a gate): one
+ * entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
+ * src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -96,7 +97,7 @@ const model_arch model_archs_llama[] = {
                   DENSE_FFN_ROLES },
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
-        .ffn_norm_is_post_attention = true,
+        .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
     },
     {
@@ -112,6 +113,42 @@ const model_arch model_archs_llama[] = {
                   [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .blocks_by_width = true,
+        .quantize = true,
+    },
+    {
+        .name = "xverse",
+        .families = "XVERSE (7B, 13B, 65B)",
+        /* llama.cpp's xverse: llama's layers (q/k/v biases optional there: create_tensor_qkv), NORM rotation, an output
+         * projection of its own (required by its loader) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "maincoder",
+        .families = "Maincoder (1B)",
+        /* llama.cpp's maincoder: llama's layers with per-head q/k RMSNorms after the NORM rotation (as Hunyuan's
+         * dense graph applies them), q/k/v biases optional, the output the token embedding where the file has none */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .qk_norm_after_rope = true,
+        .quantize = true,
+    },
+    {
+        .name = "apertus",
+        .families = "Apertus (8B, 70B)",
+        /* llama.cpp's apertus: llama's attention (q/k/v biases and the attention output's optional there) with per-head
+         * q/k RMSNorms before the NEOX rotation (their biases are loaded and never added: a file with one is refused
+         * here rather than run otherwise), rope_freqs optional (Llama 3.1's); a block without a gate, xIELU(x Wup)
+         * Wdown with each layer's parameters (kernels/act_xielu.h); an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ROPE_FREQS] = O,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_XIELU,
         .quantize = true,
     },
 };

@@ -1,8 +1,8 @@
 /*
  * Architectures as data, the families with mixture-of-experts members, and their dense siblings: AFM (arcee),
- * Hunyuan, gpt-oss, GLM-4, MiniMax-M2, OLMoE, ERNIE 4.5, Ling 2, dots.llm1, DeepSeek-V2/V3 and Mistral 4 latent
- * attention: one entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
- * src/models/<arch>.cpp and src/llama-arch.cpp.
+ * Hunyuan, gpt-oss, GLM-4 and ChatGLM, MiniMax-M2, OLMoE, DBRX, ERNIE 4.5, Ling 1 and 2, dots.llm1, DeepSeek-MoE,
+ * DeepSeek-V2/V3 and Mistral 4 latent attention: one entry per architecture (model/arch.c joins the families' tables).
+ * The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -80,7 +80,7 @@ const model_arch model_archs_moe[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .moe = true,
         .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
-        .ffn_norm_is_post_attention = true,
+        .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
     },
     {
@@ -96,6 +96,22 @@ const model_arch model_archs_moe[] = {
         .gate_up_fused = true,
         .mrope = MODEL_MROPE_SECTIONS,
         .mrope_optional = true,
+        .quantize = true,
+    },
+    {
+        .name = "chatglm",
+        .families = "GLM-4-9B (chat, 1M), ChatGLM3-6B, GLM-Edge (GLM-4-0414 is glm4)",
+        /* llama.cpp's chatglm: q, k and v in one attn_qkv with its bias as the converter writes query_key_value, or
+         * apart (create_tensor_qkv takes either, their biases optional), NORM rotary of the first rope.dimension_count
+         * values of each head, gate and up fused in ffn_up (dense_h_to_4h), no bias on the attention's output; the
+         * output the token embedding where the file has none */
+        .need = { GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = O, [MODEL_ROLE_ATTN_QKV_BIAS] = O,
+                  [MODEL_ROLE_ATTN_Q] = O, [MODEL_ROLE_ATTN_K] = O, [MODEL_ROLE_ATTN_V] = O,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R },
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
         .quantize = true,
     },
     {
@@ -117,7 +133,7 @@ const model_arch model_archs_moe[] = {
         .moe_gating = MODEL_MOE_SIGMOID,
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD,
-        .ffn_norm_is_post_attention = true,
+        .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .mrope = MODEL_MROPE_SECTIONS, /* GLM-4.5V's text decoder, where the file has sections */
         .mrope_optional = true,
         .quantize = true,
@@ -152,6 +168,25 @@ const model_arch model_archs_moe[] = {
         .quantize = true,
     },
     {
+        .name = "dbrx",
+        .families = "DBRX (Base, Instruct)",
+        /* llama.cpp's dbrx loader and graph: LayerNorms without bias, q, k and v in one attn_qkv clamped to
+         * +-attention.clamp_kqv (a key it requires), NEOX rotation of whole heads; the norm before the experts is
+         * attn_output_norm (the converter's name for norm_2); experts feed_forward_length wide, chosen by softmax and
+         * renormalised (moe_normalize_expert_weights' L1 norm), no scale read; an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_NORM] = R, EXPERT_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .clamp_kqv_key = MODEL_NEED_REQUIRED,
+        .ffn_norm_from = MODEL_ROLE_ATTN_OUT_NORM,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_experts_ff_wide = true,
+        .quantize = true,
+    },
+    {
         .name = "ernie4_5",
         .families = "ERNIE 4.5 (0.3B dense)",
         /* llama.cpp's ernie4-5 loader and graph without experts: llama's layers, NORM rotary; attn_output.bias is
@@ -174,6 +209,22 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_STEP,
+        .quantize = true,
+    },
+    {
+        .name = "bailingmoe",
+        .families = "Ling-lite, Ling-plus, Ling-Coder-lite (Ling 1.x; Ling 2.0 is bailingmoe2)",
+        /* llama.cpp's bailingmoe loader and graph: q, k and v apart as the converter splits them (create_tensor_qkv
+         * would take them fused too, a form gguf-py does not list for it and no converter writes), their biases
+         * optional, NORM rotation, experts on every layer (leading_dense_block_count is read and not used), chosen by
+         * softmax, renormalised and scaled as expert_weights_norm and _scale say, expert_shared_count shared experts
+         * an expert wide each, always added (no gate of their own); an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED,
         .quantize = true,
     },
     {
@@ -211,6 +262,21 @@ const model_arch model_archs_moe[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD,
         .no_gqa = true,
+        .quantize = true,
+    },
+    {
+        .name = "deepseek",
+        .families = "DeepSeek-MoE 16B (DeepSeek's first mixture; V2 and later are deepseek2)",
+        /* llama.cpp's deepseek loader and graph: llama's attention (q/k/v biases optional there: create_tensor_qkv),
+         * NORM rotation of whole heads, leading_dense_block_count dense layers, then experts chosen by softmax, not
+         * renormalised, scaled by expert_weights_scale where the file has one, beside expert_shared_count shared
+         * experts an expert wide each, always added; the output the token embedding where the file has none */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, EXPERT_ROLES, [MODEL_ROLE_FFN_GATE_SHEXP] = R,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_keys = MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED | MODEL_MOE_KEY_DENSE_LEAD,
         .quantize = true,
     },
     {

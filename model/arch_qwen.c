@@ -28,7 +28,7 @@
     [MODEL_ROLE_ATTN_GATE] = R, [MODEL_ROLE_SSM_CONV1D] = R, [MODEL_ROLE_SSM_DT] = R, [MODEL_ROLE_SSM_A] = R,    \
     [MODEL_ROLE_SSM_BETA] = R, [MODEL_ROLE_SSM_ALPHA] = R, [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R
 #define QWEN35_LAYERS                                                                                         \
-    .rope_neox = true, .act = MODEL_ACT_SILU, .ffn_norm_is_post_attention = true, .mrope = MODEL_MROPE_INTERLEAVED, \
+    .rope_neox = true, .act = MODEL_ACT_SILU, .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM, .mrope = MODEL_MROPE_INTERLEAVED, \
     .mrope_partial = true, .delta_net = true, .attn_out_gated = true, .quantize = true
 
 const model_arch model_archs_qwen[] = {
@@ -117,7 +117,7 @@ const model_arch model_archs_qwen[] = {
                             [MODEL_ROLE_SSM_NORM] = R, [MODEL_ROLE_SSM_OUT] = R, EXPERT_ROLES, SHARED_EXPERT_ROLES },
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
-        .ffn_norm_is_post_attention = true,
+        .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .delta_net = true,
         .attn_out_gated = true,
         .dn_heads_grouped = true,

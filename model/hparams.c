@@ -290,6 +290,57 @@ static int64_t get_int_or_layers(reader *r, const char *suffix, int64_t dflt, in
     return widest;
 }
 
+/* A float of a metadata value (F32 or F64), or false. */
+static bool value_float(const gguf_value *v, float *out)
+{
+    if (v->type != GGUF_VT_FLOAT32 && v->type != GGUF_VT_FLOAT64)
+        return false;
+    *out = (float)v->v.f64;
+    return true;
+}
+
+/* xIELU's four parameters as llama.cpp's apertus loader reads them (get_key_or_arr, required: one float for every
+ * layer, or an array of block_count): keys of no architecture's prefix (xielu.alpha_n, as gguf-py's Keys.xIELU). */
+static void xielu_params(reader *r, model_hparams *hp)
+{
+    static const char *const names[4] = { "xielu.alpha_n", "xielu.alpha_p", "xielu.beta", "xielu.eps" };
+    for (int k = 0; k < 4; k++) {
+        const gguf_kv *kv = gguf_find_kv(r->f, names[k]);
+        gguf_error e;
+        hp->xielu[k] = 0.0f;
+        hp->xielu_layers[k] = NULL;
+        if (!kv) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, names[k],
+                              "key '%s' is not in the file: the %s architecture's xIELU activation needs it "
+                              "(llama.cpp requires it)", names[k], r->arch), &e);
+            return;
+        }
+        if (kv->value.type != GGUF_VT_ARRAY) {
+            if (!value_float(&kv->value, &hp->xielu[k]))
+                note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' is %s, expected a float",
+                                  names[k], gguf_value_type_name(kv->value.type)), &e);
+            continue;
+        }
+        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+            note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' lists %llu layers, block_count is "
+                              "%lld", names[k], (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+            continue;
+        }
+        for (uint64_t i = 0; i < kv->value.count; i++) {
+            gguf_value v;
+            float x;
+            if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !value_float(&v, &x)) {
+                note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' must list one float per layer "
+                                  "(entry %llu is not)", names[k], (unsigned long long)i), &e);
+                break;
+            }
+            if (i == 0)
+                hp->xielu[k] = x;
+        }
+        hp->xielu_layers[k] = &kv->value;
+    }
+}
+
 /* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
  * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
  * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
@@ -568,9 +619,20 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->attn_softcap = get_float(&r, "attn_logit_softcapping", ar->attn_softcap_default, NULL);
     if (ar) { /* llama.cpp applies either where its value is > 0 (so not where it is NaN) */
         const float alibi = ar->alibi_key ? get_float(&r, "attention.max_alibi_bias", 0.0f, NULL) : ar->alibi_max_bias;
-        const float clamp = ar->clamp_kqv_key ? get_float(&r, "attention.clamp_kqv", 0.0f, NULL) : 0.0f;
+        bool clamp_absent = false;
+        const float clamp = ar->clamp_kqv_key ? get_float(&r, "attention.clamp_kqv", 0.0f, &clamp_absent) : 0.0f;
+        if (clamp_absent && ar->clamp_kqv_key == MODEL_NEED_REQUIRED) {
+            char key[160];
+            gguf_error e;
+            snprintf(key, sizeof key, "%s.attention.clamp_kqv", r.arch);
+            note(&r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
+                               "key '%s' is not in the file: a %s model clamps q, k and v (llama.cpp requires it)", key,
+                               r.arch), &e);
+        }
         hp->alibi_max_bias = alibi > 0.0f ? alibi : 0.0f;
         hp->clamp_kqv = clamp > 0.0f ? clamp : 0.0f;
+        if (ar->act == MODEL_ACT_XIELU)
+            xielu_params(&r, hp);
     }
     if (ar && ar->embd_scale_sqrt && hp->n_embd > 0)
         hp->embd_scale = sqrtf((float)hp->n_embd);

@@ -41,6 +41,8 @@ static const builder_facts facts[] = {
     { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
     { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" }, { .arch = "olmo" },
+    { .arch = "dbrx" }, { .arch = "bailingmoe" }, { .arch = "apertus" }, { .arch = "deepseek" },
+    { .arch = "chatglm" }, { .arch = "xverse" }, { .arch = "maincoder" },
 };
 
 
@@ -236,7 +238,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
         }
-        if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && !hp->arch->ffn_norm_is_post_attention)
+        if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && hp->arch->ffn_norm_from != MODEL_ROLE_ATTN_POST_NORM)
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
         if (last && !pick_sum && !bf->residual_first_attn)
@@ -248,7 +250,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             b.n_rows = b.n_out;
         }
         const bool ffn_norm = has(&b, MODEL_ROLE_FFN_NORM) || hp->arch->norms_without_gains ||
-                              (hp->arch->ffn_norm_is_post_attention && has(&b, MODEL_ROLE_ATTN_POST_NORM));
+                              (hp->arch->ffn_norm_from && has(&b, hp->arch->ffn_norm_from));
         int out = hp->arch->moe_dense_beside && model_hparams_layer_has_experts(hp, il)
                       ? build_dense_and_experts(&b, inp, il)
                       : build_feed_forward(&b,

@@ -157,8 +157,8 @@ static int dense_ffn(build *b, int x, int64_t il)
     int act;
     if (hp->arch->gate_up_fused) {
         act = graph_op(g, rows(b, F), LY_OTHER, false, graph_op(g, rows(b, 2 * F), LY_ROWS, false, x, -1, -1), -1, -1);
-    } else if (!has(b, MODEL_ROLE_FFN_GATE)) { /* ungated: up (plus its bias), relu squared (nemotron_h's) or GELU in
-                                                 * place (starcoder2's) */
+    } else if (!has(b, MODEL_ROLE_FFN_GATE)) { /* ungated: up (plus its bias), relu squared (nemotron_h's) or GELU
+                                                 * (starcoder2's) or xIELU (apertus's) in place */
         int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
         if (has(b, MODEL_ROLE_FFN_UP_BIAS))
             up = graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);

@@ -228,6 +228,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                      "key norm bias", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
     [MODEL_ROLE_FFN_ACT_SCALES] = { "ffn.act.scales", true, MODEL_DIM_FF, MODEL_DIM_NONE, false,
                                    "AWQ activation scales", MODEL_DIM_NONE, .form = MODEL_FFN_DENSE },
+    [MODEL_ROLE_ATTN_OUT_NORM] = { "attn_output_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                  "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
 };
 
 const model_role_info *model_role_info_of(model_role r)

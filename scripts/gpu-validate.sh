@@ -85,14 +85,16 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-mamba-falcon heldout-jamba heldout-jamba-b heldout-starcoder2 heldout-starcoder2-b \
   heldout-stablelm heldout-stablelm-b heldout-phi2 heldout-phi2-fused \
   heldout-falcon heldout-falcon-40b heldout-gptneox heldout-gptneox-seq heldout-gpt2 heldout-starcoder heldout-bloom heldout-bloom-b \
-  heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b heldout-olmo heldout-olmo-b; do
+  heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b heldout-olmo heldout-olmo-b \
+  heldout-dbrx heldout-dbrx-b heldout-bailingmoe heldout-bailingmoe-b heldout-apertus heldout-apertus-b \
+  heldout-deepseek heldout-deepseek-b heldout-chatglm heldout-chatglm-b heldout-xverse heldout-maincoder; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \
   heldout-glm4moe heldout-deepseek2 heldout-gemma4-e heldout-gemma4-moe heldout-nemotron_h \
   heldout-nemotron_h_moe heldout-granitehybrid-moe heldout-falcon-h1 heldout-mamba2 heldout-mamba-falcon heldout-jamba \
   heldout-starcoder2 heldout-phi2-fused heldout-falcon-40b heldout-gptneox heldout-starcoder heldout-bloom heldout-mpt \
-  heldout-deci-b; do
+  heldout-deci-b heldout-dbrx heldout-bailingmoe heldout-apertus heldout-deepseek heldout-chatglm; do
   "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-q4_k_m.gguf" Q4_K_M >/dev/null 2>&1 || status=1
 done
 for p in tiny-gptoss heldout-gptoss; do

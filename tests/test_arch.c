@@ -15,14 +15,16 @@
 Test(arch, names_and_roles_round_trip)
 {
     cr_assert_str_eq(model_arch_names(),
-                     "llama, llama4, mistral3, internlm2, smollm3, seed_oss, deci, qwen2, qwen3, qwen2moe, qwen3moe, "
+                     "llama, llama4, mistral3, internlm2, smollm3, seed_oss, deci, xverse, maincoder, apertus, qwen2, "
+                     "qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
                      "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, mpt, "
                      "olmo, nemotron, stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
-                     "glm4, glm4moe, minimax-m2, olmoe, ernie4_5, ernie4_5-moe, "
-                     "bailingmoe2, dots1, deepseek2, mistral4, command-r, cohere2, phi3, granite, minicpm, granitemoe, olmo2, "
+                     "glm4, chatglm, glm4moe, minimax-m2, olmoe, dbrx, ernie4_5, ernie4_5-moe, "
+                     "bailingmoe, bailingmoe2, dots1, deepseek, deepseek2, mistral4, command-r, cohere2, phi3, granite, "
+                     "minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 64);
+    cr_assert_eq(model_arch_count(), 71);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -138,7 +140,7 @@ Test(arch, names_and_roles_round_trip)
          * GELU: kern_act_alone) */
         const bool ungated = ffn[MODEL_ROLE_FFN_GATE] == MODEL_NEED_ABSENT;
         cr_assert(!has_dense || !ungated || ar->gate_up_fused || ar->act == MODEL_ACT_RELU_SQR ||
-                      ar->act == MODEL_ACT_GELU_TANH, "%s: no gate, and %d needs one", ar->name, ar->act);
+                      ar->act == MODEL_ACT_GELU_TANH || ar->act == MODEL_ACT_XIELU, "%s: no gate, and %d needs one", ar->name, ar->act);
         for (size_t k = 0; k < 3; k++)
             cr_assert_eq(ffn[dense[k]],
                          !has_dense || (dense[k] == MODEL_ROLE_FFN_GATE && ungated) ? MODEL_NEED_ABSENT
@@ -152,6 +154,12 @@ Test(arch, names_and_roles_round_trip)
                        ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT &&
                        ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT),
                   "%s", ar->name);
+        /* the feed-forward input norm under another role's name (gpt-oss's post_attention_norm, DBRX's
+         * attn_output_norm) is that role's tensor, with no ffn_norm beside it */
+        if (ar->ffn_norm_from)
+            cr_assert(ar->need[ar->ffn_norm_from] == MODEL_NEED_REQUIRED &&
+                          ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT,
+                      "%s", ar->name);
         /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or up alone (relu^2: Nemotron 3 Nano) */
         const bool fused_experts = ffn[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
         for (size_t k = 0; k < 4; k++) {

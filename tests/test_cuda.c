@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "cuda_sides.h"
 #include "weights.h"
+#include "act_xielu.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -274,6 +275,13 @@ Test(cuda, elementwise_stats_and_argmax)
     cr_assert_eq(gpu->clamp(gpu, bd, n, -12.5f, 20.0f), KERN_OK, "%s", gpu->last_error(gpu));
     og = down(gpu, bd, n);
     cr_assert_arr_eq(bb, og, n * sizeof(float), "clamp");
+    free(og);
+    /* Apertus's xIELU: the same formula (kernels/act_xielu.h), CUDA's expm1f within a few roundings of libm's */
+    const kern_xielu xp = kern_xielu_of(0.6f, 0.9f, 0.45f, -1e-6f);
+    cr_assert_eq(cpu->xielu(cpu, bb, n, &xp, oc), KERN_OK);
+    cr_assert_eq(gpu->xielu(gpu, bd, n, &xp, bd), KERN_OK, "%s", gpu->last_error(gpu));
+    og = down(gpu, bd, n);
+    cr_assert_lt(rel_diff(oc, og, n), 1e-6f, "xielu");
     float *x = noise(32003, 60, 1.0f);
     x[31999] = 5.0f, x[12] = 5.0f, x[5] = NAN;
     float *xd = up(gpu, x, 32003);

@@ -180,7 +180,15 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * side on one LayerNorm, summed before the residual, the logits with a bias; q, k and v apart, and fused with their
  * bias), Falcon's (the same layer without biases, q, k and v fused; 7B's one key/value head, 40B's norm of the
  * attention's own), GPT-NeoX's (q, k and v fused with their bias, biases everywhere; its blocks side by side, each on
- * its own norm, and one after the other);
+ * its own norm, and one after the other), DBRX's (tests/py/dbrx_arch.py: LayerNorms without bias, fused q/k/v clamped
+ * to +-1.5, which bites, and to DBRX-132B's +-8; 3 of 8 and 4 of 16 experts renormalised, the experts' norm named
+ * attn_output_norm), Ling 1.x's (bailingmoe: experts on every layer, 4 of 12 renormalised beside two shared experts, 2
+ * of 6 not renormalised beside one), Apertus's (tests/py/apertus_arch.py: xIELU without a gate, its parameters one per
+ * layer as the converter writes them and one for all, per-head q/k norms, Llama 3.1's rope_freqs), DeepSeek-MoE's
+ * (dense first layers, then 3 of 10 experts beside two shared ones and 2 of 6 beside one, not renormalised, tied;
+ * DeepSeek LLM's pre-tokenizer), ChatGLM's (tests/py/chatglm_arch.py: q, k and v fused with their bias and apart
+ * without, multi-query groups, half of each head rotating, gate and up fused, tied and not), XVERSE's and Maincoder's
+ * (tests/py/renamed_arch.py: llama's file; qwen3's with its q/k norms after a NORM rotation);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
  * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B, Arcee, MiniCPM, StarCoder2, StableLM, Phi-2, Falcon and GPT-NeoX quantized too
  * (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
@@ -275,6 +283,18 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-nemotron-b", "e628443389bb1448c546b29880419904eb19f150a4d3edff2c391d3ccbee7549" },
         { "heldout-olmo", "061147e86413c0a9d20831062e109ae0ec57a7197b06d6cd79bfb1969f004a5f" },
         { "heldout-olmo-b", "eaf5504423435d3c7883f13a954601b310e3dd1c455354e8a73c403009132a43" },
+        { "heldout-dbrx", "a606e23507296bce536fb46d3c20d3ccd09cdc2178420389e24a41b6d572895b" },
+        { "heldout-dbrx-b", "0f70ad62d067fc9600718710808ca70f01c3a9359309f2499b6ba1a3f8900166" },
+        { "heldout-bailingmoe", "793883bb16057034568a88055137a2396a6a1dc53bb3877c80aba66705be26ce" },
+        { "heldout-bailingmoe-b", "28732268ff49fdeb4269f911d12fd2ba716b1f614c3678c463b2ff5d9860018d" },
+        { "heldout-apertus", "c56870aa3714a64304e417fd090996d5cc807e6aba38800cfc161e0ec941182b" },
+        { "heldout-apertus-b", "cef6b5ed6fbb71f9cc229c9d787a1389db8f7f1c2309e9b172f0f5bfaa79cff3" },
+        { "heldout-deepseek", "ce6f999acab036b0225f8d962817ddba3f73589c9ca1cc574def1c8c3477a2df" },
+        { "heldout-deepseek-b", "6f5a9db66f5350706635b8195e3c7bc6c9265b25ce06a8d1ceefed77cb2db5c2" },
+        { "heldout-chatglm", "f518a5bb4515c46fa84811ab20ba4cef9a6d9548f9e1c9fb25fae12cb8e01aa4" },
+        { "heldout-chatglm-b", "f309120098a2a0dbfdd3bb2e7d0eb1f042a86044b25322e4a8b4806e70d5bfcd" },
+        { "heldout-xverse", "cd706eeb6daf1ac185def10a55d1388dbd8a6073f78d99fb3cec1a4bd477e65b" },
+        { "heldout-maincoder", "2332e81b648a7baa13cfc779ea5ee6e4c8a1035f7a7af9eb037a6e1387216aee" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -294,7 +314,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* fifty-three of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
+    /* sixty-five of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
      * held in llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4,
      * 7 in 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -304,7 +324,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
      * (llama-quantize's rules for falcon), GPT-NeoX's both forms, GPT-2's and StarCoder's learned positions (kept
      * f32 as llama-quantize keeps them), BLOOM's ALiBi, MPT's clamped q/k/v without biases and its learned positions
      * with them, DeciLM's pruned layers, Minitron's squared ReLU, OLMo's norms without
-     * gains */
+     * gains, DBRX's, Ling 1's and DeepSeek-MoE's experts, Apertus's xIELU, ChatGLM's fused q/k/v, XVERSE's and
+     * Maincoder's layers */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -376,6 +397,21 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-nemotron-b", "Q4_K_M", "q4_k_m", "d1ea66f858c4c8ca0728157be80d64b051f181c42c6857341fbee191e89a5c66" },
         { "heldout-olmo", "Q4_K_M", "q4_k_m", "cba1d50ee4833b5fdc833d1debdfcbf5e823f7d0f4f090c743490e4105213bf0" },
         { "heldout-olmo-b", "Q4_K_M", "q4_k_m", "d3d17a64d0e72052e6783601ff96a0514805400d579f13e8477b808b38fcfe0d" },
+        { "heldout-dbrx", "Q4_K_M", "q4_k_m", "75e19dbd6a2ebf263c2a31f425e5b785aca61ab9777fa10319c65a5e56ee3b60" },
+        { "heldout-dbrx-b", "Q4_K_M", "q4_k_m", "21289b7837d4181a0e2e3f53c9494ec4de405ec16dd20c0db51b76ca5c863ad1" },
+        { "heldout-bailingmoe", "Q4_K_M", "q4_k_m",
+          "4e1874ae8da8ba76c4bee7929fa1c1a2b961825bb59b5bf370c25729d56cd3d1" },
+        { "heldout-bailingmoe-b", "Q4_K_M", "q4_k_m",
+          "5ac08e9f0e61dc901ebc58f4dc94b019e8139585bc056fa8dbbdc5d505b399af" },
+        { "heldout-apertus", "Q4_K_M", "q4_k_m", "278fa68efc635148df5fb54502bef63eb5490f5bd2b13edf0933621669281273" },
+        { "heldout-apertus-b", "Q4_K_M", "q4_k_m", "727ab2088519f98ffde9df6e17a1a5dca38c2d01ca9a8ab9f34377be3264b27a" },
+        { "heldout-deepseek", "Q4_K_M", "q4_k_m", "72e7a6ad6929eee75f9582f3bc27aa1875460ca751222eb0c1c2936e4137833e" },
+        { "heldout-deepseek-b", "Q4_K_M", "q4_k_m",
+          "5a70aaf03f113321f20d0ed40b043cda967ceb7771a5d497ccf05ce7a02eaa18" },
+        { "heldout-chatglm", "Q4_K_M", "q4_k_m", "da7707d3d18203cdaa93c29d72a91b7abbca8c4d82547cb1476daa2e7c8377ff" },
+        { "heldout-chatglm-b", "Q4_K_M", "q4_k_m", "10dda32ea005a66b3eb7dae28c748d8d7d24732f10a97b641aaf844a954b2f4c" },
+        { "heldout-xverse", "Q4_K_M", "q4_k_m", "394d111bf4d0f2b75106269f522c7ed2752da72e81d28ea6f245c36c89e93062" },
+        { "heldout-maincoder", "Q4_K_M", "q4_k_m", "44a899b199fef8f4c93a4e33cda2a832278771766114e90d66cd7ff71dda2175" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

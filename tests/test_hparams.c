@@ -280,47 +280,6 @@ Test(arch, each_family_reads_only_its_loader_s_routing_keys)
     }
 }
 
-/* ERNIE 4.5's loader requires interleave_moe_layer_step and makes experts for every layer past the dense ones, so it
- * runs step 1 only: absent is the file's fault, 2 not run here, each named by its key. */
-Test(arch, ernie_s_interleave_step_is_required_and_one)
-{
-    kv_spec kvs[] = { { "general.architecture", 's', "ernie4_5-moe" }, { "ernie4_5-moe.embedding_length", 'u', "256" },
-                      { "ernie4_5-moe.block_count", 'u', "2" },       { "ernie4_5-moe.attention.head_count", 'u', "4" },
-                      { "ernie4_5-moe.expert_count", 'u', "8" },      { "ernie4_5-moe.expert_used_count", 'u', "2" },
-                      { "ernie4_5-moe.interleave_moe_layer_step", 'u', "2" } };
-    static const struct {
-        size_t n;
-        model_status want;
-    } cases[] = { { N(kvs) - 1, MODEL_E_MALFORMED }, { N(kvs), MODEL_E_UNSUPPORTED } };
-    for (size_t i = 0; i < N(cases); i++) {
-        tbuf b;
-        model_hparams hp;
-        model_error e;
-        gguf_file *f = hparams_file_with(kvs, cases[i].n, &b);
-        cr_assert_eq(model_hparams_read(f, &hp, &e), cases[i].want, "%s", e.message);
-        cr_assert_str_eq(e.subject, "ernie4_5-moe.interleave_moe_layer_step");
-        gguf_close(f);
-        free(b.p);
-    }
-}
-
-/* dots1's loader sizes attn_k and attn_v as attn_q: a file with grouped heads is one llama.cpp refuses, named by key. */
-Test(arch, dots1_refuses_grouped_heads)
-{
-    kv_spec kvs[] = { { "general.architecture", 's', "dots1" }, { "dots1.embedding_length", 'u', "256" },
-                      { "dots1.block_count", 'u', "2" },        { "dots1.attention.head_count", 'u', "4" },
-                      { "dots1.attention.head_count_kv", 'u', "2" } };
-    tbuf b;
-    model_hparams hp;
-    model_error e;
-    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
-    cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_E_MALFORMED);
-    cr_assert_str_eq(e.subject, "dots1.attention.head_count_kv");
-    cr_assert(strstr(e.message, "grouped heads"), "%s", e.message);
-    gguf_close(f);
-    free(b.p);
-}
-
 /* deepseek2's keys as llama.cpp's loader reads and asserts them: q_lora_rank required but in the "lite" shapes it
  * knows by their layer count (which take the query straight from the input whatever the key says), key_length_mla
  * and value_length_mla together, the split form's cache sizes (key kv_lora_rank + rope, value kv_lora_rank, one

@@ -40,6 +40,26 @@ typedef struct pre_kind {
     "[\\x{4E00}-\\x{9FFF}\\x{3400}-\\x{4DBF}\\x{20000}-\\x{2A6DF}\\x{2A700}-\\x{2EBEF}\\x{F900}-\\x{FAFF}"              \
     "\\x{2F800}-\\x{2FA1F}]"
 
+/* DeepSeek LLM's letters: the cased letters tokenizer.json's expression lists by range, as llama.cpp's
+ * LLAMA_VOCAB_PRE_TYPE_DEEPSEEK_LLM carries them (src/llama-vocab.cpp), each range here as code points */
+#define DEEPSEEK_LLM_LETTERS                                                                                        \
+    "A-Za-z\\x{B5}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{1BA}\\x{1BC}-\\x{1BF}\\x{1C4}-\\x{293}"                 \
+    "\\x{295}-\\x{2AF}\\x{370}-\\x{373}\\x{376}\\x{377}\\x{37B}-\\x{37D}\\x{37F}\\x{386}"                           \
+    "\\x{388}-\\x{38A}\\x{38C}\\x{38E}-\\x{3A1}\\x{3A3}-\\x{3F5}\\x{3F7}-\\x{481}\\x{48A}-\\x{52F}"                 \
+    "\\x{531}-\\x{556}\\x{10A0}-\\x{10C5}\\x{13A0}-\\x{13F5}\\x{13F8}-\\x{13FD}\\x{1C90}-\\x{1CBA}"                 \
+    "\\x{1CBD}-\\x{1CBF}\\x{1D00}-\\x{1D2B}\\x{1D6B}-\\x{1D77}\\x{1D79}-\\x{1D9A}\\x{1E00}-\\x{1F15}"               \
+    "\\x{1F18}-\\x{1F1D}\\x{1F20}-\\x{1F45}\\x{1F48}-\\x{1F4D}\\x{1F50}-\\x{1F57}\\x{1F59}\\x{1F5B}"                \
+    "\\x{1F5D}\\x{1F5F}-\\x{1F7D}\\x{1F80}-\\x{1FB4}\\x{1FB6}-\\x{1FBC}\\x{1FBE}\\x{1FC2}-\\x{1FC4}"                \
+    "\\x{1FC6}-\\x{1FCC}\\x{1FD0}-\\x{1FD3}\\x{1FD6}-\\x{1FDB}\\x{1FE0}-\\x{1FEC}\\x{1FF2}-\\x{1FF4}"               \
+    "\\x{1FF6}-\\x{1FFC}\\x{2102}\\x{2107}\\x{210A}-\\x{2113}\\x{2115}\\x{2119}-\\x{211D}\\x{2124}"                 \
+    "\\x{2126}\\x{2128}\\x{212A}-\\x{212D}\\x{212F}-\\x{2134}\\x{2139}\\x{213C}-\\x{213F}"                          \
+    "\\x{2145}-\\x{2149}\\x{214E}\\x{2183}\\x{2184}\\x{2C00}-\\x{2C7B}\\x{2C7E}-\\x{2CE4}"                          \
+    "\\x{2CEB}-\\x{2CEE}\\x{2CF2}\\x{2CF3}\\x{A640}-\\x{A66D}\\x{A680}-\\x{A69B}\\x{A722}-\\x{A76F}"                \
+    "\\x{A771}-\\x{A787}\\x{A78B}-\\x{A78E}\\x{AB70}-\\x{ABBF}\\x{FB00}-\\x{FB06}\\x{FB13}-\\x{FB17}"               \
+    "\\x{FF21}-\\x{FF3A}\\x{FF41}-\\x{FF5A}\\x{10400}-\\x{1044F}\\x{104B0}-\\x{104D3}"                              \
+    "\\x{104D8}-\\x{104FB}\\x{10C80}-\\x{10CB2}\\x{10CC0}-\\x{10CF2}\\x{118A0}-\\x{118DF}"                          \
+    "\\x{1E900}-\\x{1E943}"
+
 static const pre_kind kinds[] = {
     { { "default" },
       { "[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_RE, "\\p{N}+", "[0-9][0-9][0-9]" }, false, false, false },
@@ -104,6 +124,13 @@ static const pre_kind kinds[] = {
     /* Gemma 4 (tokenizer.ggml.model "gemma4", which makes its pre-tokenizer this whatever the file says), and
      * Granite's multilingual embedding models: runs of line breaks apart from the rest, BPE over the whole of each */
     { { "gemma4", "granite-embed-multi-311m" }, { "[^\\n]+|[\\n]+" }, false, true, true },
+    /* DeepSeek LLM (7B, 67B) and DeepSeek-MoE: line breaks alone, then runs of those letters and of ASCII, fullwidth
+     * and quotation-mark punctuation, each with one leading space, whitespace at the end, CJK and Hangul runs (as
+     * DeepSeek Coder's), digit runs */
+    { { "deepseek-llm" },
+      { "[\\r\\n]", "\\s?[" DEEPSEEK_LLM_LETTERS "]+",
+        "\\s?[!-/:-~\\x{FF01}-\\x{FF0F}\\x{FF1A}-\\x{FF5E}\\x{2018}-\\x{201F}\\x{3000}-\\x{3002}]+", "\\s+$",
+        "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+", "\\p{N}+" }, false, false, false },
     { { "deepseek-coder" },
       { "[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
         "\\p{N}" }, false, false, false },
@@ -198,7 +225,8 @@ tok_status pretok_create(tok_vocab *v, tok_error *err)
         return tok_fail(err, TOK_E_UNSUPPORTED, v->pre_offset, "tokenizer.ggml.pre",
                         "pre-tokenizer '%s' is not supported here, though llama.cpp knows it (default, gpt-2, "
                         "llama3/llama-bpe, dbrx, qwen2, smollm/starcoder/refact, gpt-4o/llama4, tekken, bloom, "
-                        "viking, deepseek-coder, deepseek-v3, kimi-k2 and the names llama.cpp splits as they do are)",
+                        "viking, deepseek-llm, deepseek-coder, deepseek-v3, kimi-k2 and the names llama.cpp splits as "
+                        "they do are)",
                         v->pre);
     pretok *t = calloc(1, sizeof *t);
     if (!t)

@@ -144,6 +144,8 @@ typedef enum model_role {
     MODEL_ROLE_ATTN_Q_NORM_BIAS, MODEL_ROLE_ATTN_K_NORM_BIAS,
     /* AWQ's activation scales the feed-forward block's activation is divided by (MPT's ffn.act.scales) */
     MODEL_ROLE_FFN_ACT_SCALES,
+    /* DBRX's norm between the attention and the experts, under the name its converter gives it (norm_2) */
+    MODEL_ROLE_ATTN_OUT_NORM,
     MODEL_ROLE_COUNT
 } model_role;
 
@@ -196,8 +198,11 @@ enum { MODEL_EXPERTS_MAX = 1024 };
 typedef enum model_need { MODEL_NEED_ABSENT = 0, MODEL_NEED_OPTIONAL, MODEL_NEED_REQUIRED } model_need;
 /* The FFN's gated activation: SiLU(gate) * up, tanh-GELU(gate) * up, or gpt-oss's clamped form
  * (gate' = min(gate, 7), up' = clamp(up, -7, 7), gate' * sigmoid(1.702 gate') * (up' + 1): ggml_swiglu_oai); or, in a
- * block without a gate, relu(up)^2 (Nemotron-H: llama.cpp's LLM_FFN_RELU_SQR). */
-typedef enum model_act { MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_OAI, MODEL_ACT_RELU_SQR } model_act;
+ * block without a gate, relu(up)^2 (Nemotron-H: llama.cpp's LLM_FFN_RELU_SQR), or xIELU(up) with each layer's
+ * parameters (Apertus: the global keys xielu.alpha_n, .alpha_p, .beta, .eps; kernels/act_xielu.h). */
+typedef enum model_act {
+    MODEL_ACT_SILU, MODEL_ACT_GELU_TANH, MODEL_ACT_SWIGLU_OAI, MODEL_ACT_RELU_SQR, MODEL_ACT_XIELU
+} model_act;
 
 /* How a mixture of experts weighs the experts its router picks (llama.cpp's expert_gating_func):
  * SOFTMAX: softmax over all the router's logits, the top k of those probabilities;
@@ -253,9 +258,11 @@ typedef struct model_arch {
     float attn_softcap_default;
     /* > 0: ALiBi with this max_bias, fixed by the loader (BLOOM's 8: llama.cpp's bloom loader reads no key) */
     float alibi_max_bias;
-    /* the loader reads attention.max_alibi_bias (ALiBi where it is > 0: MPT's), and attention.clamp_kqv (q, k and v
-     * clamped to +-it after their products and biases where it is > 0: MPT's, OLMo's) */
-    bool alibi_key, clamp_kqv_key;
+    /* the loader reads attention.max_alibi_bias (ALiBi where it is > 0: MPT's) */
+    bool alibi_key;
+    /* how the loader reads attention.clamp_kqv (q, k and v clamped to +-it after their products and biases where it
+     * is > 0): not at all (ABSENT), where present (OPTIONAL: MPT's, OLMo's), or as a key it requires (DBRX's) */
+    model_need clamp_kqv_key;
     /* DeciLM's (Llama-3.1-Nemotron 51B, Llama-3.3-Nemotron-Super-49B, -Ultra-253B: llama.cpp's deci): head_count,
      * head_count_kv and feed_forward_length list each layer's; a layer of 0 heads has no attention block, one of
      * heads but 0 key/value heads a "linear attention" (attn_output of its attn_norm alone), one of width 0 no
@@ -291,9 +298,10 @@ typedef struct model_arch {
     /* The routing keys its llama.cpp loader reads from the file (model_moe_key bits; the entry's fields where a key
      * is absent or not read). */
     uint8_t moe_keys;
-    /* post_attention_norm is the norm before the feed-forward block, not one of the attention's output (gpt-oss:
-     * llama.cpp names it so and applies it to the residual stream) */
-    bool ffn_norm_is_post_attention;
+    /* the role whose tensor is the norm before the feed-forward block, where the converter names that norm otherwise
+     * (gpt-oss's post_attention_norm, which llama.cpp applies to the residual stream, not to the attention's output;
+     * DBRX's attn_output_norm); 0: ffn_norm itself */
+    model_role ffn_norm_from;
     bool qk_norm_full;           /* q/k norms over the whole q and k rows, not per head (olmo2) */
     bool gate_up_fused;          /* ffn_up holds the gate's rows, then the up rows (phi3) */
     bool no_gqa;                 /* its loader sizes attn_k and attn_v as attn_q: head_count_kv must be head_count */
@@ -513,6 +521,11 @@ typedef struct model_hparams {
      * absent); attention.shared_kv_layers (the last layers reuse earlier layers' caches: Gemma 4 E2B / E4B) and
      * embedding_length_per_layer_input (per-layer embeddings), 0 where absent */
     int64_t head_dim_k_swa, head_dim_v_swa, n_rot_swa, n_kv_shared, n_embd_per_layer;
+    /* xIELU's alpha_n, alpha_p, beta and eps (MODEL_ACT_XIELU: xielu.alpha_n ...), each one value for every layer or
+     * an array of one per layer (xielu_layers[k], else NULL) as the file has them; model_hparams_layer gives a
+     * layer's */
+    float xielu[4];
+    const gguf_value *xielu_layers[4];
     /* Nemotron 3 Super's experts' latent width (moe_latent_size, read where model_arch.single_block; 0: none) */
     int64_t moe_latent_size;
     bool rope_off; /* no layer rotates: rope.scaling.finetuned false where model_arch.rope_finetuned_switch */

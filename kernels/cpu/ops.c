@@ -11,6 +11,7 @@
 #include "row_stats.h"
 #include "rope_yarn.h"
 #include "act_oai.h"
+#include "act_xielu.h"
 
 #include "quant.h"
 
@@ -566,6 +567,16 @@ kern_status cpu_clamp(kern_backend *b, float *x, size_t n, float lo, float hi)
         const float v = x[i] < hi ? x[i] : hi;
         x[i] = v > lo ? v : lo;
     }
+    return KERN_OK;
+}
+
+/* ggml_xielu's function in f32 (act_xielu.h) */
+kern_status cpu_xielu(kern_backend *b, const float *x, size_t n, const kern_xielu *xp, float *out)
+{
+    const kern_xielu q = *xp;
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = act_xielu(x[i], q.alpha_n, q.alpha_p, q.beta, q.eps);
     return KERN_OK;
 }
 

@@ -7,6 +7,7 @@
  * only in summation order.
  */
 #include "act.cuh"
+#include "act_xielu.h"
 #include "blocks.cuh"
 #include "cuda.h"
 #include "row_stats.h"
@@ -379,6 +380,14 @@ __global__ void clamp_k(float *x, size_t n, float lo, float hi)
     }
 }
 
+/* ggml_xielu's function (act_xielu.h) */
+__global__ void xielu_k(const float *x, size_t n, kern_xielu p, float *out)
+{
+    kc_grid_wait();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = act_xielu(x[i], p.alpha_n, p.alpha_p, p.beta, p.eps);
+}
+
 kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row, float *out)
 {
     (void)row; /* element-wise here: rows matter only to the CPU's --numerics ggml */
@@ -704,4 +713,11 @@ kern_status cu_argmax(kern_backend *b, const float *x, int n, int32_t *out)
     if (!s && !cu_of(b)->capturing && *out < 0)
         *out = 0;  /* all NaN: as the CPU, index 0 */
     return s;
+}
+
+kern_status cu_xielu(kern_backend *b, const float *x, size_t n, const kern_xielu *p, float *out)
+{
+    if (kern_status ls = cu_launch(b, "xielu_k", xielu_k, dim3(cu_grid(n)), dim3(256), x, n, *p, out))
+        return ls;
+    return KERN_OK;
 }

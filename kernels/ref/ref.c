@@ -8,6 +8,7 @@
  */
 #include "kern.h"
 #include "act_oai.h"
+#include "act_xielu.h"
 
 #include "quant.h"
 
@@ -189,6 +190,15 @@ static kern_status ref_softcap(kern_backend *b, float *x, size_t n, float cap)
     return KERN_OK;
 }
 
+/* xIELU in double (act_xielu.h) */
+static kern_status ref_xielu(kern_backend *b, const float *x, size_t n, const kern_xielu *p, float *out)
+{
+    (void)b;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)act_xielu_double(x[i], p);
+    return KERN_OK;
+}
+
 kern_backend *kern_ref_create(int n_threads)
 {
     kern_backend *b = kern_cpu_create_numerics(n_threads, KERN_NUMERICS_EXACT);
@@ -203,5 +213,6 @@ kern_backend *kern_ref_create(int n_threads)
     b->attention = ref_attention;
     b->glu = ref_glu;
     b->softcap = ref_softcap;
+    b->xielu = ref_xielu;
     return b;
 }

@@ -44,6 +44,9 @@ from position_arch import write_bloom, write_gpt2, write_mpt, write_starcoder  #
 from deci_arch import write_deci  # noqa: E402
 from nemotron_arch import write_nemotron  # noqa: E402
 from olmo_arch import write_olmo  # noqa: E402
+from dbrx_arch import write_dbrx  # noqa: E402
+from apertus_arch import write_apertus  # noqa: E402
+from chatglm_arch import write_chatglm  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -86,6 +89,20 @@ OWN_WRITERS = {
                                                   n_shared=2, n_vocab=512, seed=4104),
     'heldout-bailingmoe2': lambda out: write_moe(out, 'bailingmoe2', n_layer=4, n_exp=16, n_used=4, n_ffe=64,
                                                  n_shared=2, scale=1.5, seed=4105),
+    # Ling 1.x's layers: experts on every layer, 4 of 12 renormalised beside two shared experts; and 2 of 6 not
+    # renormalised beside one, a key/value head of 4, heads of 32 (scaled by the 1.0 the converter writes)
+    'heldout-bailingmoe': lambda out: write_moe(out, 'bailingmoe', n_layer=3, n_dense=0, n_exp=12, n_used=4, n_ffe=64,
+                                                n_shared=2, scale=1.0, seed=4111),
+    'heldout-bailingmoe-b': lambda out: write_moe(out, 'bailingmoe', n_embd=128, n_layer=2, n_dense=0, n_head=4, n_kv=1,
+                                                  hd=32, n_exp=6, n_used=2, n_ffe=96, n_shared=1, scale=1.0,
+                                                  norm=False, seed=4112),
+    # DeepSeek-MoE's layers: a dense first layer, then 3 of 10 experts beside two shared ones, not renormalised; and
+    # two dense layers, 2 of 6 beside one, a key/value head of 4, heads of 32, tied
+    'heldout-deepseek': lambda out: write_moe(out, 'deepseek', n_layer=3, n_dense=1, n_exp=10, n_used=3, n_ffe=64,
+                                              n_shared=2, scale=1.0, seed=4121),
+    'heldout-deepseek-b': lambda out: write_moe(out, 'deepseek', n_embd=128, n_layer=4, n_dense=2, n_head=4, n_kv=1,
+                                                hd=32, n_ff=256, n_exp=6, n_used=2, n_ffe=96, n_shared=1, scale=1.0,
+                                                tied=True, seed=4122),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
@@ -111,6 +128,8 @@ OWN_WRITERS = {
     'heldout-hunyuan-dense': lambda out: write_renamed(out, 'hunyuan-dense'),
     'heldout-arcee': lambda out: write_renamed(out, 'arcee'),
     'heldout-minicpm': lambda out: write_renamed(out, 'minicpm'),
+    'heldout-xverse': lambda out: write_renamed(out, 'xverse'),
+    'heldout-maincoder': lambda out: write_renamed(out, 'maincoder'),
     'heldout-glm4': lambda out: write_glm4(out),
     'heldout-llama4': lambda out: write_llama4(out),
     'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,
@@ -254,6 +273,21 @@ OWN_WRITERS = {
     'heldout-olmo': lambda out: write_olmo(out),
     'heldout-olmo-b': lambda out: write_olmo(out, n_embd=256, n_layer=3, n_head=4, n_kv=2, n_ff=512, clamp=None,
                                              tied=True, seed=8802),
+    # DBRX's layers: 8 experts, 3 used, 2 key/value heads of 8, q, k and v clamped to +-1.5 (which bites on these
+    # weights); and DBRX-132B's 16 experts, 4 used, its clip_qkv of 8, one key/value head of 4, rows of 256
+    'heldout-dbrx': lambda out: write_dbrx(out),
+    'heldout-dbrx-b': lambda out: write_dbrx(out, n_embd=256, n_layer=2, n_head=4, n_kv=1, n_ff=64, n_exp=16, n_used=4,
+                                             clamp=8.0, seed=8902),
+    # Apertus's layers: xIELU's parameters one per layer as the converter writes them, Llama 3.1's rope_freqs, 2
+    # key/value heads of 8; and one value of each for every layer, no rope_freqs, every head its own, rows of 256
+    'heldout-apertus': lambda out: write_apertus(out),
+    'heldout-apertus-b': lambda out: write_apertus(out, n_embd=256, n_layer=3, n_head=4, n_kv=4, n_ff=512,
+                                                   base=10000.0, llama3_ctx=None, scalar_xielu=True, seed=9002),
+    # GLM-4-9B's layers: q, k and v fused with their bias, 2 multi-query groups of 4 heads, half of each head
+    # rotating, gate and up fused; and q, k and v apart without biases, one group, tied, rows of 256
+    'heldout-chatglm': lambda out: write_chatglm(out),
+    'heldout-chatglm-b': lambda out: write_chatglm(out, n_embd=256, n_layer=2, n_head=8, n_kv=1, n_ff=384,
+                                                   rope_ratio=1.0, fused=False, bias=False, tied=True, seed=9102),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape

@@ -14,6 +14,11 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
   bailingmoe2 Ling / Ring 2.0: q, k and v in one attn_qkv, per-head q/k norms, a dense first layer, sigmoid routing
               plus a selection bias, renormalised and scaled, shared experts of their own width, a rotary half of
               each head, and a trailing multi-token prediction block;
+  bailingmoe  Ling 1.x (Ling-lite, -plus, -Coder-lite): q, k and v apart (the converter splits query_key_value),
+              experts on every layer chosen by softmax, renormalised where norm_topk_prob is set, scaled by the 1.0
+              the converter writes, shared experts an expert wide each, NORM rotary of whole heads;
+  deepseek    DeepSeek-MoE 16B: dense first layers, experts chosen by softmax, not renormalised, scaled by the 1.0
+              the converter writes, shared experts an expert wide each, NORM rotary of whole heads;
   dots1       dots.llm1: per-head q/k norms, a dense first layer, sigmoid routing plus a selection bias, renormalised
               and scaled, a shared expert;
   granitemoe  Granite 3.x MoE: granite's embedding, residual, attention and logit multipliers, softmax routing,
@@ -45,6 +50,10 @@ FAMILIES = {
                          partial_rope=False, keys=False),
     'bailingmoe2': dict(pre='bailingmoe2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True,
                         shared=True, partial_rope=True, keys=True, fused_qkv=True),
+    'bailingmoe': dict(pre='bailingmoe', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
+                       shared=True, partial_rope=False, keys=True, nextn=False, rope_dim=True),
+    'deepseek': dict(pre='deepseek-llm', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
+                     shared=True, partial_rope=False, keys=True, nextn=False, rope_dim=True, norm_key=False),
     'dots1': dict(pre='qwen2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True, shared=True,
                   partial_rope=False, keys=True, nextn=False),
     'granitemoe': dict(pre='refact', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
@@ -73,7 +82,7 @@ def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
 
 
 def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
-              n_used=3, n_ffe=96, n_shared=1, scale=2.5, n_vocab=1024, seed=4101):
+              n_used=3, n_ffe=96, n_shared=1, scale=2.5, norm=True, tied=False, n_vocab=1024, seed=4101):
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
@@ -103,6 +112,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     w.add_rope_freq_base(1000000.0)
     if fam['partial_rope']:
         w.add_rope_dimension_count(hd // 2)
+    elif fam.get('rope_dim'):  # BailingMoeModel writes the whole head's
+        w.add_rope_dimension_count(hd)
     w.add_expert_count(X)
     w.add_expert_used_count(n_used)
     if arch not in ('olmoe', 'granitemoe'):
@@ -127,7 +138,8 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_uint32(f'{arch}.expert_shared_count', n_shared)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
         w.add_float32(f'{arch}.expert_weights_scale', scale)
-        w.add_bool(f'{arch}.expert_weights_norm', True)
+        if fam.get('norm_key', True):
+            w.add_bool(f'{arch}.expert_weights_norm', norm)
     if fam['select_bias'] and not ernie:
         w.add_uint32(f'{arch}.expert_gating_func', 2)  # sigmoid
     if fam['keys'] and fam.get('nextn', True):
@@ -194,5 +206,6 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
             if ling:
                 t(b + 'layer_output_norm.weight', rnd((E,), 0.1, 1.0))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
-    t('output.weight', rnd((n_vocab, E), 0.08))
+    if not tied:  # (tied: the loader takes the token embedding)
+        t('output.weight', rnd((n_vocab, E), 0.08))
     write_out(w)

@@ -26,7 +26,10 @@ and the families whose layers are one of those already (their converters llama's
   hunyuan-dense  Hunyuan dense: qwen3's tensors (its per-head q/k norms, which Hunyuan's graph applies after the
               rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense);
   arcee       Arcee AFM: llama's file (its converter is LlamaModel's) without ffn_gate: relu(x Wup)^2 Wdown;
-  minicpm     MiniCPM: llama's file with granite's multipliers as its converter writes them (12, 0.35, 2.5).
+  minicpm     MiniCPM: llama's file with granite's multipliers as its converter writes them (12, 0.35, 2.5);
+  xverse      XVERSE: llama's (an output projection of its own, NORM rotary);
+  maincoder   Maincoder: qwen3's tensors (its per-head q/k norms, which Maincoder's graph applies after a NORM
+              rotation).
 Deterministic, as its sources are.
 
     from renamed_arch import write_renamed; write_renamed(path, 'qwen3vl')"""
@@ -55,6 +58,8 @@ FAMILIES = {
     'hunyuan-dense': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
     'arcee': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'minicpm': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'xverse': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
+    'maincoder': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
 }
 
 

@@ -32,6 +32,14 @@ gguf_file *hparams_file_with(const kv_spec *kvs, size_t n, tbuf *keep)
                 ints[count++] = (int32_t)strtol(p, NULL, 10);
             gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_INT32, .count = count, .v.elems = ints };
             s = gguf_writer_add(w, kvs[i].key, &v, &e);
+        } else if (kvs[i].kind == 'F') {
+            float *fs = held[n_held++] = malloc(64 * sizeof *fs);
+            cr_assert(fs);
+            uint64_t count = 0;
+            for (const char *p = kvs[i].value; *p && count < 64; p += strcspn(p, ","), p += *p == ',')
+                fs[count++] = strtof(p, NULL);
+            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_FLOAT32, .count = count, .v.elems = fs };
+            s = gguf_writer_add(w, kvs[i].key, &v, &e);
         } else {
             bool *bits = held[n_held++] = malloc(64 * sizeof *bits);
             cr_assert(bits);

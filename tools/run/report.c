@@ -280,11 +280,17 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     char bias_name[64]; /* the first layer's up bias: the file's biases, where the entry allows them */
     snprintf(bias_name, sizeof bias_name, "blk.0.%s", model_role_info_of(MODEL_ROLE_FFN_UP_BIAS)->name);
     const char *b = gguf_tensor_by_name(f, bias_name) ? " + b" : "";
-    char alone[160];
+    char alone[224];
     if (act_alone)
         snprintf(alone, sizeof alone, "GELU(x Wup%s) Wdown%s, no gate (tanh-GELU through llama.cpp's f16 table)", b, b);
     else if (hp->act == KERN_ACT_RELU && !hp->n_expert && *b) /* Nemotron's squared ReLU with biases */
         snprintf(alone, sizeof alone, "relu(x Wup + b)^2 Wdown + b, no gate");
+    else if (hp->act_xielu) /* Apertus's: the file's parameters (layer 0's where it lists one per layer) */
+        snprintf(alone, sizeof alone, "xIELU(x Wup) Wdown, no gate (alpha_n %.4g, alpha_p %.4g, beta %.4g, eps %.4g%s)",
+                 hp->g.xielu[0], hp->g.xielu[1], hp->g.xielu[2], hp->g.xielu[3],
+                 hp->g.xielu_layers[0] || hp->g.xielu_layers[1] || hp->g.xielu_layers[2] || hp->g.xielu_layers[3]
+                     ? " in layer 0; each layer its own"
+                     : "");
     else
         snprintf(alone, sizeof alone, "%s", act_names[hp->act]);
     fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : alone);
