@@ -1,0 +1,325 @@
+/*
+ * The hyperparameters only some families' llama.cpp loaders read (hparams_reader.h): rope scaling and YaRN, the
+ * sliding-window pattern, the recurrent layers' sizes, key/value heads per layer, xIELU's parameters, the router's
+ * keys, latent attention's sizes, rotary sections.
+ */
+#include "model.h"
+#include "model_internal.h"
+#include "hparams_reader.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* rope.scaling.type: none, linear, or yarn, with rope.scaling.factor; YaRN's settings as llama.cpp's context derives
+ * them (src/llama-context.cpp: ext_factor 1, the magnitude correction get_mscale(factor, 1) cancelled by the
+ * 1 + 0.1 ln(factor) that ggml's rope_yarn multiplies in again, times rope.scaling.attn_factor; beta_fast 32 and
+ * beta_slow 1, which llama.cpp does not read from files), each in f32 as there. */
+void hp_rope_scaling(hp_reader *r, model_hparams *hp)
+{
+    hp->rope_scaling = MODEL_ROPE_SCALING_LINEAR; /* llama.cpp's default: a factor alone scales linearly */
+    const bool betas = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_BETAS);
+    hp->yarn_beta_fast = betas ? hp_get_float(r, "rope.scaling.yarn_beta_fast", 32.0f, NULL) : 32.0f;
+    hp->yarn_beta_slow = betas ? hp_get_float(r, "rope.scaling.yarn_beta_slow", 1.0f, NULL) : 1.0f;
+    hp->yarn_attn_factor = 1.0f;
+    hp->n_ctx_orig_yarn = hp_get_int(r, "rope.scaling.original_context_length", false, hp->n_ctx_train, 1,
+                                  INT64_C(1) << 30, NULL);
+    char key[160];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", r->arch);
+    gguf_str st;
+    gguf_error e;
+    gguf_status s = gguf_get_str(r->f, key, &st, &e);
+    static const struct {
+        const char *name;
+        model_rope_scaling kind;
+    } kinds[] = { { "none", MODEL_ROPE_SCALING_NONE }, { "linear", MODEL_ROPE_SCALING_LINEAR },
+                  { "yarn", MODEL_ROPE_SCALING_YARN } };
+    if (s == GGUF_OK) {
+        size_t k = 0;
+        while (k < sizeof kinds / sizeof kinds[0] && !(st.len == strlen(kinds[k].name) &&
+                                                        memcmp(st.ptr, kinds[k].name, st.len) == 0))
+            k++;
+        if (k == sizeof kinds / sizeof kinds[0]) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
+                              "rope scaling '%.*s' is not supported (none, linear and yarn are)",
+                              (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
+            return;
+        }
+        hp->rope_scaling = kinds[k].kind;
+    } else if (s != GGUF_E_KEY_NOT_FOUND) {
+        hp_note(r, s, &e);
+        return;
+    }
+    const float factor = hp_get_float(r, "rope.scaling.factor", 0.0f, NULL);
+    if (hp->rope_scaling != MODEL_ROPE_SCALING_NONE) /* llama.cpp: "never scale if scaling type is none" */
+        hp->rope_freq_scale = factor != 0.0f ? 1.0f / factor : 1.0f;
+    if (hp->rope_scaling == MODEL_ROPE_SCALING_YARN) {
+        hp->yarn_ext_factor = 1.0f;
+        const float f = 1.0f / hp->rope_freq_scale;
+        /* llama.cpp's context: get_mscale(f, m) / get_mscale(f, yarn_log_multiplier) with m 1, but for deepseek2
+         * the multiplier itself, whose ratio is then 1; without the key get_mscale(f, 1) */
+        const bool own = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_MSCALE_OWN);
+        const float lm = hp->yarn_log_mul, m = own && lm != 1.0f ? lm : 1.0f;
+        const float mscale = f <= 1.0f ? 1.0f
+                             : lm != 0.0f ? (0.1f * m * logf(f) + 1.0f) / (0.1f * lm * logf(f) + 1.0f)
+                                          : 0.1f * logf(f) + 1.0f;
+        hp->yarn_attn_factor = mscale * (1.0f / (1.0f + 0.1f * logf(f)));
+    }
+    hp->yarn_attn_factor *= hp_get_float(r, "rope.scaling.attn_factor", 1.0f, NULL);
+}
+
+/* attention.sliding_window_pattern: a period, or one bool per layer. */
+void hp_swa_pattern(hp_reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv)
+        return;
+    if (kv->value.type == GGUF_VT_ARRAY && kv->value.elem_type == GGUF_VT_BOOL) {
+        gguf_error e;
+        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer)
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key,
+                              "key '%s' lists %llu layers, block_count is %lld", key,
+                              (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        else {
+            hp->swa_layers = &kv->value;
+            hp->swa_period = 0;
+        }
+        return;
+    }
+    hp->swa_period = (uint32_t)hp_get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
+}
+
+/* A recurrent layer's sizes as llama.cpp's qwen35, nemotron_h and mamba loaders read them (all required): the
+ * convolution's taps, the inner width, the state; then ssm.time_step_rank, which is the heads of a delta net or of
+ * Mamba-2 (and ssm.group_count their groups), and Mamba-1's dt rank (a head per channel, one group; dt_b_c_rms
+ * optional). */
+void hp_ssm_sizes(hp_reader *r, model_hparams *hp)
+{
+    const int64_t big = INT64_C(1) << 20, dims = 65536;
+    hp->ssm_d_conv = hp_get_int(r, "ssm.conv_kernel", true, 0, 1, 64, NULL);
+    hp->ssm_d_inner = hp_get_int(r, "ssm.inner_size", true, 0, 1, big, NULL);
+    hp->ssm_d_state = hp_get_int(r, "ssm.state_size", true, 0, 1, dims, NULL);
+    const int64_t rank = hp_get_int(r, "ssm.time_step_rank", true, 0, 1, dims, NULL);
+    if (hp->arch && hp->arch->mamba1) {
+        hp->ssm_dt_rank = rank;
+        hp->ssm_dt_b_c_rms = hp_get_bool(r, "ssm.dt_b_c_rms", false);
+        hp->ssm_n_v_heads = hp->ssm_d_inner;
+        return;
+    }
+    hp->ssm_n_v_heads = rank;
+    hp->ssm_n_k_heads = hp_get_int(r, "ssm.group_count", true, 0, 1, dims, NULL);
+}
+
+/* A gated delta net's sizes as llama.cpp's qwen35 loader reads them (all required), and which layers recur:
+ * attention.recurrent_layers (an array of bools, one per layer) where the file has it, else all but every
+ * full_attention_interval-th (default 4). */
+void hp_delta_net(hp_reader *r, model_hparams *hp)
+{
+    const int64_t dims = 65536;
+    hp_ssm_sizes(r, hp);
+    hp->full_attn_interval = hp_get_int(r, "full_attention_interval", false, 4, 1, dims, NULL);
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.recurrent_layers", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv)
+        return;
+    gguf_error e;
+    if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
+        (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
+        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
+                          (long long)hp->n_layer), &e);
+    else
+        hp->recurrent_layers = &kv->value;
+}
+
+/* A hybrid's attention.head_count_kv as llama.cpp's get_key_or_arr reads it: one count for every layer, or an array
+ * of one per layer (block_count of them), where 0 marks a layer without attention (LFM2's short convolutions,
+ * Nemotron-H's Mamba-2 and feed-forward layers); the attention layers' count is n_head_kv (one count for all of them:
+ * the engine's cache has one row shape). */
+void hp_kv_heads_per_layer(hp_reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.head_count_kv", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv || kv->value.type != GGUF_VT_ARRAY) {
+        hp->n_head_kv = hp_get_int(r, "attention.head_count_kv", false, hp->n_head, 1, 65536, NULL);
+        return;
+    }
+    gguf_error e;
+    int64_t count = 0;
+    for (uint64_t i = 0; i < kv->value.count; i++) {
+        gguf_value v;
+        int64_t n;
+        if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < 0 || n > 65536 ||
+            (n && count && n != count)) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list a key/value head count for "
+                              "each layer, 0 for a layer without attention, the others one count (entry %llu)", key,
+                              (unsigned long long)i), &e);
+            return;
+        }
+        count = n ? n : count;
+    }
+    if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                          (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        return;
+    }
+    hp->kv_heads_layers = &kv->value;
+    hp->n_head_kv = count ? count : hp->n_head; /* convolutions only: the attention's shape is never used */
+}
+
+/* xIELU's four parameters as llama.cpp's apertus loader reads them (get_key_or_arr, required: one float for every
+ * layer, or an array of block_count): keys of no architecture's prefix (xielu.alpha_n, as gguf-py's Keys.xIELU). */
+void hp_xielu_params(hp_reader *r, model_hparams *hp)
+{
+    static const char *const names[4] = { "xielu.alpha_n", "xielu.alpha_p", "xielu.beta", "xielu.eps" };
+    for (int k = 0; k < 4; k++) {
+        const gguf_kv *kv = gguf_find_kv(r->f, names[k]);
+        gguf_error e;
+        hp->xielu[k] = 0.0f;
+        hp->xielu_layers[k] = NULL;
+        if (!kv) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, names[k],
+                              "key '%s' is not in the file: the %s architecture's xIELU activation needs it "
+                              "(llama.cpp requires it)", names[k], r->arch), &e);
+            return;
+        }
+        if (kv->value.type != GGUF_VT_ARRAY) {
+            if (!hp_value_float(&kv->value, &hp->xielu[k]))
+                hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' is %s, expected a float",
+                                  names[k], gguf_value_type_name(kv->value.type)), &e);
+            continue;
+        }
+        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' lists %llu layers, block_count is "
+                              "%lld", names[k], (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+            continue;
+        }
+        for (uint64_t i = 0; i < kv->value.count; i++) {
+            gguf_value v;
+            float x;
+            if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !hp_value_float(&v, &x)) {
+                hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' must list one float per layer "
+                                  "(entry %llu is not)", names[k], (unsigned long long)i), &e);
+                break;
+            }
+            if (i == 0)
+                hp->xielu[k] = x;
+        }
+        hp->xielu_layers[k] = &kv->value;
+    }
+}
+
+/* How the router weighs its choice: the entry's fields, or the file's keys where the family's llama.cpp loader reads
+ * them (model_moe_key: src/models/glm4-moe.cpp all, minimax-m2.cpp the gating function); expert_gating_func 0
+ * ("none") is the entry's, 0 or 1 for expert_weights_scale is none. nextn_predict_layers and expert_group_count
+ * llama.cpp reads for every family (src/llama-model.cpp), leading_dense_block_count we read for a family not in the
+ * table too, since it says which tensors a file has (the audit reads it whatever the architecture). */
+void hp_moe_routing(hp_reader *r, model_hparams *hp)
+{
+    const model_arch *ma = hp->arch;
+    const unsigned keys = ma ? ma->moe_keys : MODEL_MOE_KEY_DENSE_LEAD;
+    hp->moe_gating = ma ? ma->moe_gating : MODEL_MOE_SOFTMAX;
+    hp->moe_renormalise = ma && ma->moe_renormalise;
+    hp->moe_scale = 1.0f;
+    const int64_t dims = 65536;
+    hp->n_layer_nextn = hp_get_int(r, "nextn_predict_layers", false, 0, 0, hp->n_layer > 0 ? hp->n_layer : dims, NULL);
+    hp->n_expert_groups = hp_get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
+    hp->n_group_used = hp_get_int(r, "expert_group_used_count", false, 0, 0, dims, NULL);
+    if (keys & MODEL_MOE_KEY_DENSE_LEAD)
+        hp->n_layer_dense_lead = hp_get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
+    if (!ma || hp->n_expert == 0)
+        return;
+    if (keys & MODEL_MOE_KEY_GATING) {
+        /* llama.cpp's llama_expert_gating_func_type: 1 softmax, 2 sigmoid, 3 softmax over the chosen; 4 (the square
+         * root of softplus) and above are refused by check() */
+        static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
+                                                      MODEL_MOE_SOFTMAX_WEIGHT };
+        hp->moe_gating_func = hp_get_int(r, "expert_gating_func", keys & MODEL_MOE_KEY_GATING_REQUIRED, 0, 0, 255, NULL);
+        if (hp->moe_gating_func > 0 && hp->moe_gating_func < 4)
+            hp->moe_gating = gating_of[hp->moe_gating_func];
+    }
+    if (keys & MODEL_MOE_KEY_STEP)
+        hp->n_moe_layer_step = hp_get_int(r, "interleave_moe_layer_step", false, -1, 1, dims, NULL);
+    if (keys & MODEL_MOE_KEY_NORM)
+        hp->moe_renormalise = hp_get_bool(r, "expert_weights_norm", false);
+    if (keys & MODEL_MOE_KEY_SCALE) {
+        const float scale = hp_get_float(r, "expert_weights_scale", 0.0f, NULL);
+        hp->moe_scale = scale != 0.0f ? scale : 1.0f;
+    }
+    if (keys & MODEL_MOE_KEY_SHARED) {
+        /* one shared expert's width: the key where the loader reads it that way (and the file has it), else an
+         * expert's */
+        const int64_t each = keys & MODEL_MOE_KEY_SHARED_WIDTH
+                                 ? hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
+                                 : 0;
+        hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * (each ? each : hp->n_ff_exp);
+    }
+}
+
+/* Latent attention's sizes as llama.cpp's deepseek2 loader reads them: kv_lora_rank required; q_lora_rank required
+ * except in the "lite" shapes it knows by their layer count (26 or 27 layers, or 48 with a 128256-token vocabulary:
+ * DeepSeek-V2-Lite, GigaChat3, Kanana-2), which take the query straight from the input whatever the key says;
+ * key_length_mla and value_length_mla together or not at all. */
+void hp_latent_attention(hp_reader *r, model_hparams *hp)
+{
+    const int64_t big = INT64_C(1) << 20;
+    const int64_t vocab = hp->vocab_size ? hp->vocab_size : hp->n_vocab;
+    const bool lite = hp->n_layer == 26 || hp->n_layer == 27 || (hp->n_layer == 48 && vocab == 128256);
+    hp->n_lora_q = lite ? 0 : hp_get_int(r, "attention.q_lora_rank", true, 0, 0, big, NULL);
+    hp->n_lora_kv = hp_get_int(r, "attention.kv_lora_rank", true, 0, 1, big, NULL);
+    bool no_k = false, no_v = false;
+    hp->head_dim_k_mla = hp_get_int(r, "attention.key_length_mla", false, 0, 1, big, &no_k);
+    hp->head_dim_v_mla = hp_get_int(r, "attention.value_length_mla", false, 0, 1, big, &no_v);
+    if (no_k != no_v) {
+        char key[160];
+        gguf_error e;
+        snprintf(key, sizeof key, "%s.attention.%s", r->arch, no_k ? "key_length_mla" : "value_length_mla");
+        hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
+                          "key '%s' is missing: latent attention's key and value lengths come together (llama.cpp "
+                          "asserts it)", key), &e);
+    }
+}
+
+/* rope.dimension_sections as llama.cpp's get_key_or_arr reads it: an array of exactly 4, or one value for all four;
+ * required by the families whose loader requires it. Whether it applies: model_arch.mrope, or for a family where it is
+ * optional llama.cpp's use_mrope (the first two sections above 0). */
+void hp_rope_sections(hp_reader *r, model_hparams *hp)
+{
+    const model_arch *ma = hp->arch;
+    char key[160];
+    snprintf(key, sizeof key, "%s.rope.dimension_sections", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    gguf_error e;
+    if (!kv) {
+        if (!ma->mrope_optional)
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
+                              "key '%s' is not in the file: a %s model rotates by sections (llama.cpp requires it)", key,
+                              r->arch), &e);
+        return;
+    }
+    const bool array = kv->value.type == GGUF_VT_ARRAY;
+    if (array && kv->value.count != 4) {
+        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu sections, llama.cpp reads 4", key,
+                          (unsigned long long)kv->value.count), &e);
+        return;
+    }
+    for (uint64_t i = 0; i < 4; i++) {
+        gguf_value v = kv->value;
+        if (array && gguf_array_scalar(&kv->value, i, &v) != GGUF_OK) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not an array of integers", key), &e);
+            return;
+        }
+        int64_t n;
+        if (!model_value_integer(&v, &n) || n < 0 || n > 65536) {
+            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' holds a section that is not a count of "
+                              "pairs (0 to 65536)", key), &e);
+            return;
+        }
+        hp->rope_sections[i] = n;
+    }
+    hp->mrope = !ma->mrope_optional || (hp->rope_sections[0] > 0 && hp->rope_sections[1] > 0) ? ma->mrope
+                                                                                              : MODEL_MROPE_NONE;
+}
