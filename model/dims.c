@@ -207,10 +207,9 @@ void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out
     if (hp->heads_layers && gguf_array_scalar(hp->heads_layers, (uint64_t)il, &v) == GGUF_OK &&
         model_value_integer(&v, &n) && n > 0) /* DeciLM's 0 marks a layer without attention: no heads to shape */
         out->n_head = n;
-    for (int k = 0; k < 4; k++) /* xIELU's parameters, where the file lists one per layer (read as floats) */
-        if (hp->xielu_layers[k] && gguf_array_scalar(hp->xielu_layers[k], (uint64_t)il, &v) == GGUF_OK &&
-            (v.type == GGUF_VT_FLOAT32 || v.type == GGUF_VT_FLOAT64))
-            out->xielu[k] = (float)v.v.f64;
+    for (int k = 0; k < 4; k++) /* xIELU's parameters, where the file lists one per layer */
+        if (hp->xielu_layers[k] && gguf_array_scalar(hp->xielu_layers[k], (uint64_t)il, &v) == GGUF_OK)
+            model_value_float(&v, &out->xielu[k]);
     if (model_hparams_layer_is_swa(hp, il)) {
         out->head_dim_k = hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k;
         out->head_dim_v = hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v;

@@ -49,11 +49,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_embd = hp_get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = hp_get_int(&r, "block_count", true, 0, 1, dims, NULL);
     const bool by_width = hp->arch && hp->arch->blocks_by_width;
-    if (by_width && hp_is_array(&r, "attention.head_count")) /* DeciLM's: a count per layer, 0 for one without attention */
+    /* DeciLM's: a count per layer, 0 for one without attention */
+    if (by_width && hp_is_array(&r, "attention.head_count"))
         hp->n_head = hp_get_int_or_layers(&r, "attention.head_count", 0, 0, dims, &hp->heads_layers, hp);
     else
         hp->n_head = hp_get_int(&r, "attention.head_count", true, 0, hp->arch && hp->arch->attention_free ? 0 : 1, dims,
-                             NULL);
+                                NULL);
     if (hp->arch && hp->arch->shortconv)
         hp->shortconv_l_cache = hp_get_int(&r, "shortconv.l_cache", true, 0, 2, 64, NULL);
     /* a hybrid's counts may mark layers without attention; Falcon-H1's every layer attends (mixer_beside) */
@@ -61,7 +62,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp_kv_heads_per_layer(&r, hp);
     else /* DeciLM's 0: no key/value heads (a layer without attention, or its "linear attention") */
         hp->n_head_kv = hp_get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, by_width ? 0 : 1, dims,
-                                          &hp->kv_heads_layers, hp);
+                                             &hp->kv_heads_layers, hp);
     hp->n_ff = hp_get_int_or_layers(&r, "feed_forward_length", 0, 0, big, &hp->ff_layers, hp);
     hp->n_ctx_train = hp_get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = hp_get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
@@ -168,16 +169,16 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (ar && ar->attn_softcap_default > 0.0f)
         hp->attn_softcap = hp_get_float(&r, "attn_logit_softcapping", ar->attn_softcap_default, NULL);
     if (ar) { /* llama.cpp applies either where its value is > 0 (so not where it is NaN) */
-        const float alibi = ar->alibi_key ? hp_get_float(&r, "attention.max_alibi_bias", 0.0f, NULL) : ar->alibi_max_bias;
+        const float alibi =
+            ar->alibi_key ? hp_get_float(&r, "attention.max_alibi_bias", 0.0f, NULL) : ar->alibi_max_bias;
         bool clamp_absent = false;
         const float clamp = ar->clamp_kqv_key ? hp_get_float(&r, "attention.clamp_kqv", 0.0f, &clamp_absent) : 0.0f;
         if (clamp_absent && ar->clamp_kqv_key == MODEL_NEED_REQUIRED) {
             char key[160];
-            gguf_error e;
             snprintf(key, sizeof key, "%s.attention.clamp_kqv", r.arch);
-            hp_note(&r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
-                               "key '%s' is not in the file: a %s model clamps q, k and v (llama.cpp requires it)", key,
-                               r.arch), &e);
+            hp_fail(&r, GGUF_E_KEY_NOT_FOUND, 0, key,
+                    "key '%s' is not in the file: a %s model clamps q, k and v (llama.cpp requires it)", key,
+                    r.arch);
         }
         hp->alibi_max_bias = alibi > 0.0f ? alibi : 0.0f;
         hp->clamp_kqv = clamp > 0.0f ? clamp : 0.0f;
@@ -209,7 +210,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         const bool mini = ar->multipliers_minicpm; /* its loader's defaults, its graph granite's */
         const float d_embd = mini ? 12.0f : 0.0f, d_res = mini && hp->n_layer > 0 ? 1.4f / sqrtf((float)hp->n_layer) : 0.0f;
         const float d_logit = mini && hp->n_embd > 0 ? 256.0f / (float)hp->n_embd : 0.0f;
-        const float embd = hp_get_float(&r, "embedding_scale", d_embd, NULL), res = hp_get_float(&r, "residual_scale", d_res, NULL),
+        const float embd = hp_get_float(&r, "embedding_scale", d_embd, NULL),
+                    res = hp_get_float(&r, "residual_scale", d_res, NULL),
                     attn = mini ? 0.0f : hp_get_float(&r, "attention.scale", 0.0f, NULL);
         hp->embd_scale = embd != 0.0f ? embd : 1.0f;
         hp->residual_scale = res != 0.0f ? res : 1.0f;

@@ -23,7 +23,7 @@ void hp_rope_scaling(hp_reader *r, model_hparams *hp)
     hp->yarn_beta_slow = betas ? hp_get_float(r, "rope.scaling.yarn_beta_slow", 1.0f, NULL) : 1.0f;
     hp->yarn_attn_factor = 1.0f;
     hp->n_ctx_orig_yarn = hp_get_int(r, "rope.scaling.original_context_length", false, hp->n_ctx_train, 1,
-                                  INT64_C(1) << 30, NULL);
+                                     INT64_C(1) << 30, NULL);
     char key[160];
     snprintf(key, sizeof key, "%s.rope.scaling.type", r->arch);
     gguf_str st;
@@ -40,9 +40,9 @@ void hp_rope_scaling(hp_reader *r, model_hparams *hp)
                                                         memcmp(st.ptr, kinds[k].name, st.len) == 0))
             k++;
         if (k == sizeof kinds / sizeof kinds[0]) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
-                              "rope scaling '%.*s' is not supported (none, linear and yarn are)",
-                              (int)(st.len < 32 ? st.len : 32), st.ptr), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
+                    "rope scaling '%.*s' is not supported (none, linear and yarn are)",
+                    (int)(st.len < 32 ? st.len : 32), st.ptr);
             return;
         }
         hp->rope_scaling = kinds[k].kind;
@@ -77,11 +77,10 @@ void hp_swa_pattern(hp_reader *r, model_hparams *hp)
     if (!kv)
         return;
     if (kv->value.type == GGUF_VT_ARRAY && kv->value.elem_type == GGUF_VT_BOOL) {
-        gguf_error e;
         if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer)
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key,
-                              "key '%s' lists %llu layers, block_count is %lld", key,
-                              (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key,
+                    "key '%s' lists %llu layers, block_count is %lld", key,
+                    (unsigned long long)kv->value.count, (long long)hp->n_layer);
         else {
             hp->swa_layers = &kv->value;
             hp->swa_period = 0;
@@ -125,11 +124,10 @@ void hp_delta_net(hp_reader *r, model_hparams *hp)
     const gguf_kv *kv = gguf_find_kv(r->f, key);
     if (!kv)
         return;
-    gguf_error e;
     if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
         (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
-                          (long long)hp->n_layer), &e);
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
+                (long long)hp->n_layer);
     else
         hp->recurrent_layers = &kv->value;
 }
@@ -147,23 +145,22 @@ void hp_kv_heads_per_layer(hp_reader *r, model_hparams *hp)
         hp->n_head_kv = hp_get_int(r, "attention.head_count_kv", false, hp->n_head, 1, 65536, NULL);
         return;
     }
-    gguf_error e;
     int64_t count = 0;
     for (uint64_t i = 0; i < kv->value.count; i++) {
         gguf_value v;
         int64_t n;
         if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < 0 || n > 65536 ||
             (n && count && n != count)) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list a key/value head count for "
-                              "each layer, 0 for a layer without attention, the others one count (entry %llu)", key,
-                              (unsigned long long)i), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list a key/value head count for "
+                    "each layer, 0 for a layer without attention, the others one count (entry %llu)", key,
+                    (unsigned long long)i);
             return;
         }
         count = n ? n : count;
     }
     if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
-                          (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                (unsigned long long)kv->value.count, (long long)hp->n_layer);
         return;
     }
     hp->kv_heads_layers = &kv->value;
@@ -177,32 +174,31 @@ void hp_xielu_params(hp_reader *r, model_hparams *hp)
     static const char *const names[4] = { "xielu.alpha_n", "xielu.alpha_p", "xielu.beta", "xielu.eps" };
     for (int k = 0; k < 4; k++) {
         const gguf_kv *kv = gguf_find_kv(r->f, names[k]);
-        gguf_error e;
         hp->xielu[k] = 0.0f;
         hp->xielu_layers[k] = NULL;
         if (!kv) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, names[k],
-                              "key '%s' is not in the file: the %s architecture's xIELU activation needs it "
-                              "(llama.cpp requires it)", names[k], r->arch), &e);
+            hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, names[k],
+                    "key '%s' is not in the file: the %s architecture's xIELU activation needs it "
+                    "(llama.cpp requires it)", names[k], r->arch);
             return;
         }
         if (kv->value.type != GGUF_VT_ARRAY) {
-            if (!hp_value_float(&kv->value, &hp->xielu[k]))
-                hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' is %s, expected a float",
-                                  names[k], gguf_value_type_name(kv->value.type)), &e);
+            if (!model_value_float(&kv->value, &hp->xielu[k]))
+                hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' is %s, expected a float",
+                        names[k], gguf_value_type_name(kv->value.type));
             continue;
         }
         if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' lists %llu layers, block_count is "
-                              "%lld", names[k], (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' lists %llu layers, block_count is "
+                    "%lld", names[k], (unsigned long long)kv->value.count, (long long)hp->n_layer);
             continue;
         }
         for (uint64_t i = 0; i < kv->value.count; i++) {
             gguf_value v;
             float x;
-            if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !hp_value_float(&v, &x)) {
-                hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' must list one float per layer "
-                                  "(entry %llu is not)", names[k], (unsigned long long)i), &e);
+            if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_float(&v, &x)) {
+                hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' must list one float per layer "
+                        "(entry %llu is not)", names[k], (unsigned long long)i);
                 break;
             }
             if (i == 0)
@@ -237,7 +233,8 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
          * root of softplus) and above are refused by check() */
         static const model_moe_gating gating_of[] = { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX, MODEL_MOE_SIGMOID,
                                                       MODEL_MOE_SOFTMAX_WEIGHT };
-        hp->moe_gating_func = hp_get_int(r, "expert_gating_func", keys & MODEL_MOE_KEY_GATING_REQUIRED, 0, 0, 255, NULL);
+        hp->moe_gating_func =
+            hp_get_int(r, "expert_gating_func", keys & MODEL_MOE_KEY_GATING_REQUIRED, 0, 0, 255, NULL);
         if (hp->moe_gating_func > 0 && hp->moe_gating_func < 4)
             hp->moe_gating = gating_of[hp->moe_gating_func];
     }
@@ -252,9 +249,10 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
     if (keys & MODEL_MOE_KEY_SHARED) {
         /* one shared expert's width: the key where the loader reads it that way (and the file has it), else an
          * expert's */
-        const int64_t each = keys & MODEL_MOE_KEY_SHARED_WIDTH
-                                 ? hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
-                                 : 0;
+        const int64_t each =
+            keys & MODEL_MOE_KEY_SHARED_WIDTH
+                ? hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
+                : 0;
         hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * (each ? each : hp->n_ff_exp);
     }
 }
@@ -275,11 +273,10 @@ void hp_latent_attention(hp_reader *r, model_hparams *hp)
     hp->head_dim_v_mla = hp_get_int(r, "attention.value_length_mla", false, 0, 1, big, &no_v);
     if (no_k != no_v) {
         char key[160];
-        gguf_error e;
         snprintf(key, sizeof key, "%s.attention.%s", r->arch, no_k ? "key_length_mla" : "value_length_mla");
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
-                          "key '%s' is missing: latent attention's key and value lengths come together (llama.cpp "
-                          "asserts it)", key), &e);
+        hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, key,
+                "key '%s' is missing: latent attention's key and value lengths come together (llama.cpp "
+                "asserts it)", key);
     }
 }
 
@@ -292,30 +289,29 @@ void hp_rope_sections(hp_reader *r, model_hparams *hp)
     char key[160];
     snprintf(key, sizeof key, "%s.rope.dimension_sections", r->arch);
     const gguf_kv *kv = gguf_find_kv(r->f, key);
-    gguf_error e;
     if (!kv) {
         if (!ma->mrope_optional)
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_NOT_FOUND, 0, key,
-                              "key '%s' is not in the file: a %s model rotates by sections (llama.cpp requires it)", key,
-                              r->arch), &e);
+            hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, key,
+                    "key '%s' is not in the file: a %s model rotates by sections (llama.cpp requires it)", key,
+                    r->arch);
         return;
     }
     const bool array = kv->value.type == GGUF_VT_ARRAY;
     if (array && kv->value.count != 4) {
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu sections, llama.cpp reads 4", key,
-                          (unsigned long long)kv->value.count), &e);
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu sections, llama.cpp reads 4", key,
+                (unsigned long long)kv->value.count);
         return;
     }
     for (uint64_t i = 0; i < 4; i++) {
         gguf_value v = kv->value;
         if (array && gguf_array_scalar(&kv->value, i, &v) != GGUF_OK) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not an array of integers", key), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not an array of integers", key);
             return;
         }
         int64_t n;
         if (!model_value_integer(&v, &n) || n < 0 || n > 65536) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' holds a section that is not a count of "
-                              "pairs (0 to 65536)", key), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' holds a section that is not a count of "
+                    "pairs (0 to 65536)", key);
             return;
         }
         hp->rope_sections[i] = n;

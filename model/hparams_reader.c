@@ -6,6 +6,7 @@
 #include "model_internal.h"
 #include "hparams_reader.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,18 @@ void hp_note(hp_reader *r, gguf_status s, const gguf_error *e)
     r->status = s;
     if (r->err)
         *r->err = *e;
+}
+
+void hp_fail(hp_reader *r, gguf_status code, uint64_t offset, const char *subject, const char *fmt, ...)
+{
+    if (r->status != GGUF_OK) /* only the first problem is kept */
+        return;
+    gguf_error e = { .code = code, .offset = offset };
+    va_list ap;
+    va_start(ap, fmt);
+    gguf_error_textv(e.subject, e.message, subject, fmt, ap);
+    va_end(ap);
+    hp_note(r, code, &e);
 }
 
 /* <arch>.suffix as an integer in [min, max]; *dflt_used when absent (not an error unless required). */
@@ -65,13 +78,13 @@ float hp_get_float(hp_reader *r, const char *suffix, float dflt, bool *dflt_used
             *dflt_used = true;
         return dflt;
     }
-    if (kv->value.type != GGUF_VT_FLOAT32 && kv->value.type != GGUF_VT_FLOAT64) {
-        gguf_error e;
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is %s, expected a float", key,
-                          gguf_value_type_name(kv->value.type)), &e);
+    float v;
+    if (!model_value_float(&kv->value, &v)) {
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is %s, expected a float", key,
+                gguf_value_type_name(kv->value.type));
         return dflt;
     }
-    return (float)kv->value.v.f64;
+    return v;
 }
 
 /* whether <arch>.suffix is in the file as an array */
@@ -95,10 +108,9 @@ int64_t hp_get_int_or_layers(hp_reader *r, const char *suffix, int64_t dflt, int
     *per_layer = NULL;
     if (!kv || kv->value.type != GGUF_VT_ARRAY)
         return hp_get_int(r, suffix, false, dflt, min, max, NULL);
-    gguf_error e;
     if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
-        hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
-                          (unsigned long long)kv->value.count, (long long)hp->n_layer), &e);
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                (unsigned long long)kv->value.count, (long long)hp->n_layer);
         return dflt;
     }
     int64_t widest = 0;
@@ -106,9 +118,9 @@ int64_t hp_get_int_or_layers(hp_reader *r, const char *suffix, int64_t dflt, int
         gguf_value v;
         int64_t n;
         if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_integer(&v, &n) || n < min || n > max) {
-            hp_note(r, gguf_fail(&e, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list one integer from %lld to %lld "
-                              "per layer (entry %llu is not)", key, (long long)min, (long long)max,
-                              (unsigned long long)i), &e);
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list one integer from %lld to %lld "
+                    "per layer (entry %llu is not)", key, (long long)min, (long long)max,
+                    (unsigned long long)i);
             return dflt;
         }
         widest = n > widest ? n : widest;
@@ -117,8 +129,7 @@ int64_t hp_get_int_or_layers(hp_reader *r, const char *suffix, int64_t dflt, int
     return widest;
 }
 
-/* A float of a metadata value (F32 or F64), or false. */
-bool hp_value_float(const gguf_value *v, float *out)
+bool model_value_float(const gguf_value *v, float *out)
 {
     if (v->type != GGUF_VT_FLOAT32 && v->type != GGUF_VT_FLOAT64)
         return false;

@@ -17,6 +17,9 @@ typedef struct hp_reader {
 
 /* Keeps s (with e) as the reader's status when it is the first problem. */
 void hp_note(hp_reader *r, gguf_status s, const gguf_error *e);
+/* hp_note of the problem code at offset, about subject, its message formatted from fmt. */
+void hp_fail(hp_reader *r, gguf_status code, uint64_t offset, const char *subject, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* <arch>.suffix as an integer in [min, max]; dflt (and *dflt_used) when absent, a problem where required. */
 int64_t hp_get_int(hp_reader *r, const char *suffix, bool required, int64_t dflt, int64_t min, int64_t max,
                    bool *dflt_used);
@@ -30,8 +33,6 @@ bool hp_is_array(hp_reader *r, const char *suffix);
  * (*per_layer then points at it); the largest, dflt when absent. */
 int64_t hp_get_int_or_layers(hp_reader *r, const char *suffix, int64_t dflt, int64_t min, int64_t max,
                              const gguf_value **per_layer, model_hparams *hp);
-/* A metadata value's float (F32 or F64), or false. */
-bool hp_value_float(const gguf_value *v, float *out);
 
 /* The keys of some families' loaders, into hp (hparams_family.c; each function's comment there says which). */
 void hp_rope_scaling(hp_reader *r, model_hparams *hp);
