@@ -107,6 +107,20 @@ const model_arch model_archs_layernorm[] = {
         .quantize = true,
     },
     {
+        .name = "orion",
+        .families = "Orion-14B (Base, Chat, LongChat)",
+        /* llama.cpp's orion: LayerNorms with gains and biases (its config's rms_norm_eps is a LayerNorm's), q, k and v
+         * apart (their biases optional there: create_tensor_qkv), NEOX rotation of whole heads, SwiGLU, an output
+         * projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, ATTENTION_ROLES,
+                  [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .quantize = true,
+    },
+    {
         .name = "nemotron",
         .families = "Nemotron-4 Minitron (4B, 8B), Nemotron-Mini-4B-Instruct",
         /* llama.cpp's nemotron: LayerNorms with biases (the converter folds LayerNorm1P's +1 into the gains), q, k and v

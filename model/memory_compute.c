@@ -43,6 +43,7 @@ static const builder_facts facts[] = {
     { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" }, { .arch = "olmo" },
     { .arch = "dbrx" }, { .arch = "bailingmoe" }, { .arch = "apertus" }, { .arch = "deepseek" },
     { .arch = "chatglm" }, { .arch = "xverse" }, { .arch = "maincoder" },
+    { .arch = "orion" },
 };
 
 

@@ -52,7 +52,7 @@ cp "$shared/tools/synth_model.py" "$shared/tools/synth_arch.py" "$here/../tests/
   "$here/../tests/py/position_arch.py" "$here/../tests/py/deci_arch.py" \
   "$here/../tests/py/nemotron_arch.py" "$here/../tests/py/olmo_arch.py" \
   "$here/../tests/py/dbrx_arch.py" "$here/../tests/py/apertus_arch.py" "$here/../tests/py/chatglm_arch.py" \
-  "$dest/tools/"
+  "$here/../tests/py/orion_arch.py" "$dest/tools/"
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$dest/whl" gguf
 cp /usr/share/common-licenses/{GPL-3,Apache-2.0,MPL-2.0,GFDL-1.3} "$dest/licenses/"  # synth_model.py's corpus
 cp "$here"/{bench-interleaved.sh,llama-bench-line.py} "$dest/"

@@ -87,7 +87,8 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-falcon heldout-falcon-40b heldout-gptneox heldout-gptneox-seq heldout-gpt2 heldout-starcoder heldout-bloom heldout-bloom-b \
   heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b heldout-olmo heldout-olmo-b \
   heldout-dbrx heldout-dbrx-b heldout-bailingmoe heldout-bailingmoe-b heldout-apertus heldout-apertus-b \
-  heldout-deepseek heldout-deepseek-b heldout-chatglm heldout-chatglm-b heldout-xverse heldout-maincoder; do
+  heldout-deepseek heldout-deepseek-b heldout-chatglm heldout-chatglm-b heldout-xverse heldout-maincoder \
+  heldout-orion heldout-orion-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \

@@ -19,12 +19,13 @@ Test(arch, names_and_roles_round_trip)
                      "qwen3, qwen2moe, qwen3moe, "
                      "qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, "
                      "granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, gpt2, starcoder, bloom, mpt, "
-                     "olmo, nemotron, stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, gpt-oss, "
+                     "olmo, orion, nemotron, stablelm, phi2, falcon, gptneox, arcee, hunyuan-dense, hunyuan-moe, "
+                     "gpt-oss, "
                      "glm4, chatglm, glm4moe, minimax-m2, olmoe, dbrx, ernie4_5, ernie4_5-moe, "
                      "bailingmoe, bailingmoe2, dots1, deepseek, deepseek2, mistral4, command-r, cohere2, phi3, granite, "
                      "minicpm, granitemoe, olmo2, "
                      "exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 71);
+    cr_assert_eq(model_arch_count(), 72);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));

@@ -188,7 +188,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
  * (dense first layers, then 3 of 10 experts beside two shared ones and 2 of 6 beside one, not renormalised, tied;
  * DeepSeek LLM's pre-tokenizer), ChatGLM's (tests/py/chatglm_arch.py: q, k and v fused with their bias and apart
  * without, multi-query groups, half of each head rotating, gate and up fused, tied and not), XVERSE's and Maincoder's
- * (tests/py/renamed_arch.py: llama's file; qwen3's with its q/k norms after a NORM rotation);
+ * (tests/py/renamed_arch.py: llama's file; qwen3's with its q/k norms after a NORM rotation), Orion's
+ * (tests/py/orion_arch.py: LayerNorms with biases, SwiGLU, NEOX; every head its own, and 2 key/value heads of 8);
  * the qwen3moe ones, gpt-oss, Llama 4, Qwen3.5, Qwen3-Next, LFM2, Gemma 4, Nemotron-H, Granite 4.0-H's experts and
  * Falcon-H1, Mamba-2, Mamba-1, Jamba, Hunyuan-A13B, Arcee, MiniCPM, StarCoder2, StableLM, Phi-2, Falcon and GPT-NeoX quantized too
  * (Q4_K_M, MXFP4_MOE) in llama.cpp's numerics. */
@@ -295,6 +296,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-chatglm-b", "f309120098a2a0dbfdd3bb2e7d0eb1f042a86044b25322e4a8b4806e70d5bfcd" },
         { "heldout-xverse", "cd706eeb6daf1ac185def10a55d1388dbd8a6073f78d99fb3cec1a4bd477e65b" },
         { "heldout-maincoder", "2332e81b648a7baa13cfc779ea5ee6e4c8a1035f7a7af9eb037a6e1387216aee" },
+        { "heldout-orion", "383fa4f1c18be2c124778487d161d0166741f1855ef98c3073564ee364ccea14" },
+        { "heldout-orion-b", "12c7b544989fc90402063799c1e6b25cb0b5046f413596c61d350a4b66c888cd" },
     };
     char ref[1024], dir[128];
     snprintf(ref, sizeof ref, "%s/../tools/synth_arch.py", models_dir());
@@ -314,7 +317,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
                         o.trace_rel, o.greedy_compared, o.greedy_total);
         }
     }
-    /* sixty-five of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
+    /* sixty-seven of them quantized by our gguf-quantize (the bytes llama-quantize writes: its files' sha256 below),
      * held in llama.cpp's numerics to its logits on them as the shared MoE files are (the first position within 1e-4,
      * 7 in 8 of all): Q4_K_M experts, gpt-oss's MXFP4 ones, GLM-4.5's layout, both forms of latent attention and
      * Llama 4's interleaved experts, Cohere's LayerNorms, Qwen3.5's and Qwen3-Next's delta nets, LFM2's convolutions,
@@ -325,7 +328,7 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
      * f32 as llama-quantize keeps them), BLOOM's ALiBi, MPT's clamped q/k/v without biases and its learned positions
      * with them, DeciLM's pruned layers, Minitron's squared ReLU, OLMo's norms without
      * gains, DBRX's, Ling 1's and DeepSeek-MoE's experts, Apertus's xIELU, ChatGLM's fused q/k/v, XVERSE's and
-     * Maincoder's layers */
+     * Maincoder's layers, Orion's LayerNorms */
     static const struct {
         const char *name, *type, *suffix, *sha256;
     } quants[] = {
@@ -412,6 +415,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         { "heldout-chatglm-b", "Q4_K_M", "q4_k_m", "10dda32ea005a66b3eb7dae28c748d8d7d24732f10a97b641aaf844a954b2f4c" },
         { "heldout-xverse", "Q4_K_M", "q4_k_m", "394d111bf4d0f2b75106269f522c7ed2752da72e81d28ea6f245c36c89e93062" },
         { "heldout-maincoder", "Q4_K_M", "q4_k_m", "44a899b199fef8f4c93a4e33cda2a832278771766114e90d66cd7ff71dda2175" },
+        { "heldout-orion", "Q4_K_M", "q4_k_m", "d4544279f8a1c1b9ba7cc27f9954bdafb3bf758100f2fc9cb563b10002ab1429" },
+        { "heldout-orion-b", "Q4_K_M", "q4_k_m", "6bc44f732c2dbcfe299a79f3c81743ad0a41e4613e654922acf164c667007c2e" },
     };
     outcome sum = { 0 };
     for (size_t i = 0; i < sizeof quants / sizeof quants[0]; i++) {

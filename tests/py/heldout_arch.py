@@ -47,6 +47,7 @@ from olmo_arch import write_olmo  # noqa: E402
 from dbrx_arch import write_dbrx  # noqa: E402
 from apertus_arch import write_apertus  # noqa: E402
 from chatglm_arch import write_chatglm  # noqa: E402
+from orion_arch import write_orion  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -288,6 +289,9 @@ OWN_WRITERS = {
     'heldout-chatglm': lambda out: write_chatglm(out),
     'heldout-chatglm-b': lambda out: write_chatglm(out, n_embd=256, n_layer=2, n_head=8, n_kv=1, n_ff=384,
                                                    rope_ratio=1.0, fused=False, bias=False, tied=True, seed=9102),
+    # Orion-14B's layers (LayerNorms with biases, every head its own); and 2 key/value heads of 8, rows of 256
+    'heldout-orion': lambda out: write_orion(out),
+    'heldout-orion-b': lambda out: write_orion(out, n_embd=256, n_layer=2, n_head=8, n_kv=2, n_ff=512, seed=9202),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
