@@ -13,8 +13,15 @@ set -euo pipefail
 bin=$1; shift
 run() { # file ctx ctk fa [np ub b]: the 6 columns, or with np ub b between fa and the buffer (STREAMS=1)
   local out np=${5:-1} ub=${6:-512} b=${7:-2048}
-  out=$("$bin/llama-completion" -m "$1" -c "$2" -ctk "$3" -ctv "$3" -fa "$4" -np "$np" -ub "$ub" -b "$b" -n 1 -p hi -t 2 \
-        --no-warmup -fit off -v -no-cnv 2>&1 </dev/null) || { echo "llama-completion failed on $1 -c $2 -ctk $3 -fa $4" >&2; return 0; }
+  # its log lines can come out torn on a busy machine: a run whose compute buffer line did not come through is run again
+  local try
+  for try in 1 2 3; do
+    out=$("$bin/llama-completion" -m "$1" -c "$2" -ctk "$3" -ctv "$3" -fa "$4" -np "$np" -ub "$ub" -b "$b" -n 1 -p hi \
+          -t 2 --no-warmup -fit off -v -no-cnv 2>&1 </dev/null) ||
+      { echo "llama-completion failed on $1 -c $2 -ctk $3 -fa $4" >&2; return 0; }
+    printf '%s\n' "$out" | grep -q 'CPU compute buffer size = ' && break
+    echo "llama-completion on $1 -c $2 -ctk $3 -fa $4: no compute buffer line (try $try)" >&2
+  done
   local name cols; name=$(basename "$1")
   cols="$name\t$2\t$3\t$4"
   [ -n "${STREAMS:-}" ] && cols="$cols\t$np\t$ub\t$b"
