@@ -36,13 +36,15 @@ static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T,
 }
 
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
- * (Cohere's; plus its bias where bias is bound: StarCoder2's), as the reference defines it. */
+ * (Cohere's), plus its bias where bias is bound (StarCoder2's, PhiMoE's), as the reference defines it. */
 static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_weight *bias, const float *x, int T,
                                  int n, float *out)
 {
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!s->m->hp.desc->norm_layer)
-        return norm_rows(s, w, x, T, n, out);
+    if (!s->m->hp.desc->norm_layer) { /* (PhiMoE's RMSNorms add a bias after the gains) */
+        const kern_weight b = { .t = bias ? bias->t : NULL };
+        return norm_rows(s, w, x, T, n, out) && (!b.t || ref->add_bias(ref, &b, T, n, out) == KERN_OK);
+    }
     const kern_weight g = { .t = w->t }, b = { .t = bias ? bias->t : NULL };
     const bool gains = !s->m->hp.desc->norms_without_gains; /* OLMo's have none */
     return ref && x && (g.t || !gains) &&
@@ -160,7 +162,7 @@ static bool derive_attention(cmp_state *s, int side, int il, int pos0, int T, fl
 {
     const attn_history *h = &s->h;
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, s->m->hp.n_head * s->m->layers[il].head_dim);
+    const float *q = cmp_side_rows(s, side, ENGINE_OP_Q, il, s->m->layers[il].n_head * s->m->layers[il].head_dim);
     if (!ref || !q || !h->kv[0][0] || pos0 + T > h->n_pos)
         return false;
     const size_t layer = (size_t)s->m->layers[il].kv_src * h->n_pos * h->kv_dim; /* (an earlier layer's: Gemma 4) */
@@ -184,7 +186,18 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
     const int hd = hp->head_dim;
-    const float *both = gated_q(s, side, il, T, cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd));
+    const float *in = cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd);
+    if (hp->attn_gate_proj) { /* AFMoE: a gate product of its own, a gate per value */
+        cmp_deriving *d = &s->d;
+        const size_t n = (size_t)T * hp->n_head * hd;
+        float *gate = room(&d->gate, &d->cap_gate, n);
+        if (!gate || !cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            out[i] = (float)(out[i] / (1.0 + exp(-(double)gate[i])));
+        return true;
+    }
+    const float *both = gated_q(s, side, il, T, in);
     if (!both)
         return false;
     for (size_t r = 0; r < (size_t)T * hp->n_head; r++)
@@ -201,7 +214,7 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     const engine_model *m = s->m;
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
-    const int heads = is_q ? hp->n_head : L->n_kv_head, hd = L->head_dim;
+    const int heads = is_q ? L->n_head : L->n_kv_head, hd = L->head_dim;
     const kern_weight *w = &L->w[is_q ? MODEL_ROLE_ATTN_Q : MODEL_ROLE_ATTN_K];
     const kern_weight *bias = L->has_bias ? &L->w[is_q ? MODEL_ROLE_ATTN_Q_BIAS : MODEL_ROLE_ATTN_K_BIAS] : NULL;
     const kern_weight *g = &L->w[is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM];
@@ -288,7 +301,7 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
             out[i] = (float)gelu_up_nearest(up[i], 1.0f, own[i]);
         return true;
     }
-    if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], NULL, h, T, E, gate))
+    if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_GATE_BIAS], h, T, E, gate))
         return false;
     if (hp->act == KERN_ACT_SILU) {
         kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
@@ -323,8 +336,9 @@ static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], c
  * (its bias), the experts engine_route picks, each chosen expert's output times its weight summed in order, the
  * shared expert times the sigmoid of its gate; where the weight scales the expert's input (Llama 4), the input times
  * it and the outputs summed as they are. Routing is re-derived too: a side whose router logits sit near a tie
- * may pick another expert, which shows as a difference here (rare; the logits' own difference is small). */
-static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
+ * may pick another expert, which shows as a difference here (rare; the logits' own difference is small). The router
+ * reads the layer's input where the model routes on it (SmallThinker's). */
+static bool derive_experts(cmp_state *s, int side, int il, int pos0, int T, float *out)
 {
     const engine_model *m = s->m;
     const engine_hparams *hp = &m->hp;
@@ -336,12 +350,15 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     float *scaled = malloc((size_t)E * sizeof(float));
     int ids[1024];
     const bool before = hp->desc->moe_weight_before;
-    bool ok = h && tmp && scaled && n_exp <= 1024;
+    float *layer_in = hp->desc->router_on_input ? malloc((size_t)T * E * sizeof(float)) : NULL;
+    const float *routed = layer_in ? residual_in(s, side, il, pos0, T, layer_in) : h;
+    bool ok = h && routed && tmp && scaled && n_exp <= 1024 && (layer_in || !hp->desc->router_on_input);
     for (int t = 0; ok && t < T; t++) {
         const float *ht = h + (size_t)t * E;
         float *ot = out + (size_t)t * E;
         ok = cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
-                     w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL, ht, 1, E, logits);
+                     w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL,
+                     routed + (size_t)t * E, 1, E, logits);
         if (ok)
             engine_route(hp, L->select_bias, logits, probs, ids, weights);
         for (int j = 0; ok && j < k; j++) {
@@ -372,20 +389,32 @@ static bool derive_experts(cmp_state *s, int side, int il, int T, float *out)
     }
     free(tmp);
     free(scaled);
+    free(layer_in);
     return ok;
 }
 
-/* The logits: the output projection of the side's final-norm rows (plus its bias: phi2's), soft-capped where the model
- * caps them. */
+/* The logits: the output projection of the side's final-norm rows (scaled first where MiniCPM3 scales them, plus its
+ * bias: phi2's), scaled, soft-capped where the model caps them. */
 static bool derive_logits(cmp_state *s, int side, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
     const int E = hp->n_embd;
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!cmp_product(s, side, &s->m->output, &s->m->output_b,
-                     cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E), T, E, out))
+    const float *h = cmp_side_rows(s, side, ENGINE_OP_RESULT_NORM, hp->n_layer, E);
+    float *first = hp->g.logit_scale_first && h ? malloc((size_t)T * (size_t)E * sizeof(float)) : NULL;
+    if (hp->g.logit_scale_first && h && !first)
         return false;
-    if (hp->logit_scale != 1.0f && ref->scale(ref, out, (size_t)T * hp->n_vocab, hp->logit_scale) != KERN_OK)
+    if (first) {
+        memcpy(first, h, (size_t)T * (size_t)E * sizeof(float));
+        h = first;
+    }
+    const bool ok = (!first || ref->scale(ref, first, (size_t)T * E, hp->logit_scale) == KERN_OK) &&
+                    cmp_product(s, side, &s->m->output, &s->m->output_b, h, T, E, out);
+    free(first);
+    if (!ok)
+        return false;
+    if (hp->logit_scale != 1.0f && !hp->g.logit_scale_first &&
+        ref->scale(ref, out, (size_t)T * hp->n_vocab, hp->logit_scale) != KERN_OK)
         return false;
     return hp->final_softcap <= 0.0f ||
            ref->softcap(ref, out, (size_t)T * hp->n_vocab, hp->final_softcap) == KERN_OK;
@@ -406,7 +435,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     const engine_hparams *hp = &m->hp;
     /* the attention's output rows: decompressed by then in latent attention */
     const engine_layer *L = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : &m->layers[il];
-    const int E = hp->n_embd, q_dim = L ? hp->n_head * (hp->mla ? hp->v_mla : L->head_dim) : 0, F = L ? L->n_ff : 0;
+    const int E = hp->n_embd, q_dim = L ? L->n_head * (hp->mla ? hp->v_mla : L->head_dim) : 0, F = L ? L->n_ff : 0;
     const kern_weight *w = L ? L->w : NULL;
     cmp_deriving *d = &s->d;
     float *in = room(&d->in, &d->cap_in, (size_t)T * E);
@@ -435,7 +464,9 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_ATTN:
         if (m->layers[il].recurrent)
             return cmp_derive_mixer(s, side, il, pos0, T, out);
-        return derive_attention(s, side, il, pos0, T, out) && (!hp->attn_out_gated || gate_attention(s, side, il, T, out));
+        return derive_attention(s, side, il, pos0, T, out) &&
+               (!(hp->attn_out_gated || hp->attn_gate_proj) || gate_attention(s, side, il, T, out)) &&
+               (!w[MODEL_ROLE_ATTN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_ATTN_SUB_NORM], out, T, q_dim, out));
     case ENGINE_OP_ATTN_OUT:
         if (hp->desc->mixer_beside) /* Falcon-H1: the attention's output product plus its mixer's */
             return cmp_derive_beside(s, side, il, pos0, T, q_dim, out);
@@ -467,12 +498,15 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
                block_norm_bias_rows(s, &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], in, T, E, out);
-    case ENGINE_OP_FFN_ACT: return derive_glu(s, side, il, T, out);
+    case ENGINE_OP_FFN_ACT: /* (BitNet's sub-norm after the activation) */
+        return derive_glu(s, side, il, T, out) &&
+               (!w[MODEL_ROLE_FFN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_FFN_SUB_NORM], out, T, F, out));
     case ENGINE_OP_FFN_OUT:
-        if (hp->desc->moe_dense_beside && w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's: the tolerance judges */
+        if ((hp->desc->moe_dense_beside || (hp->desc->moe_dense_mean && w[MODEL_ROLE_FFN_UP].t)) &&
+            w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's, Grok-2's dense block beside: the tolerance judges */
             return false;
         if (hp->n_expert > 0)
-            return derive_experts(s, side, il, T, out);
+            return derive_experts(s, side, il, pos0, T, out);
         return cmp_product(s, side, &w[MODEL_ROLE_FFN_DOWN], &w[MODEL_ROLE_FFN_DOWN_BIAS],
                            cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F, out);
     case ENGINE_OP_FFN_POST_NORM:

@@ -124,7 +124,12 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
                            hp->n_kv_head, hp->head_dim);
     if (!hp->n_expert)
         z->router = 0; /* a dense model has no router */
-    z->beside = hp->n_expert && hp->desc->moe_dense_beside ? 3 * z->x : 0;
+    /* (SmallThinker's router reads the layer's input, kept here through the attention) */
+    z->beside = !hp->n_expert                   ? 0
+                : hp->desc->moe_dense_beside    ? 3 * z->x
+                : hp->desc->router_on_input     ? z->x
+                : hp->desc->moe_dense_mean      ? z->x /* Grok-2's dense block's output */
+                                                : 0;
     /* B rows twice, B k outputs of n_embd and B k weights */
     size_t slots_x = 0;
     z->moe_host = 0;

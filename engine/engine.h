@@ -65,6 +65,7 @@ typedef struct engine_hparams {
      * head's length, the convolved channels (2 dn_hk dn_d + dn_hv dn_d); the recurrent layers' count. attn_out_gated:
      * the attention layers' q rows carry a gate per head (model_arch.attn_out_gated). */
     bool delta_net, attn_out_gated, dn_grouped; /* dn_grouped: model_arch.dn_heads_grouped */
+    bool attn_gate_proj; /* the attention's output gated by a product of its own (model_arch.attn_gate_proj) */
     int dn_conv, dn_hk, dn_hv, dn_d, dn_channels, n_recurrent;
     /* LFM2's short convolution layers (model_arch.shortconv): dn_conv taps over dn_channels = n_embd, n_recurrent of
      * them; no delta rule state */
@@ -133,6 +134,7 @@ kern_backend *engine_model_backend(const engine_model *m);
 typedef struct engine_layer_kinds {
     int dense_layers;      /* layers with a dense feed-forward block (a mixture's leading ones) */
     bool shared_experts, shared_gate, selection_bias, expert_biases;
+    bool dense_beside;     /* experts with a dense block beside them, the sum scaled (Grok-2's) */
 } engine_layer_kinds;
 engine_layer_kinds engine_model_layer_kinds(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */

@@ -138,13 +138,13 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
-    const int hd = L->head_dim, q_dim = hp->n_head * hd, src = L->kv_src;
+    const int hd = L->head_dim, q_dim = L->n_head * hd, src = L->kv_src;
     const kern_weight *w = L->w;
     const kern_attn attn = engine_layer_attn(m, il);
     run_matmul(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, c->q);
     if (w[MODEL_ROLE_ATTN_Q_NORM].t)
-        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
-    run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, c->pos, L->swa ? &hp->rope_swa : &hp->rope);
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * L->n_head, hd, hp->eps, c->q);
+    run_rope(p, "rope(q)", c->q, T, L->n_head, hd, c->pos, L->swa ? &hp->rope_swa : &hp->rope);
     pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
     run_attention(p, "attention (an earlier layer's keys and values)", c->q, c->k_cache + c->k_off[src],
                   c->v_cache + c->v_off[src], T, c->pos, &attn, c->att);
@@ -161,11 +161,11 @@ static void attention_block(pass *p, int il, int T)
     const engine_model *m = c->m;
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
-    const int E = hp->n_embd, hd = L->head_dim, n_kv = L->n_kv_head, q_dim = hp->n_head * hd, kv_dim = n_kv * hd;
+    const int E = hp->n_embd, hd = L->head_dim, n_kv = L->n_kv_head, q_dim = L->n_head * hd, kv_dim = n_kv * hd;
     const int pos0 = c->pos;
     const kern_weight *w = L->w;
     const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
-    const kern_attn attn = engine_layer_attn(m, il);
+    kern_attn attn = engine_layer_attn(m, il);
     float *kc = c->k_cache + c->k_off[il], *vc = c->v_cache + c->v_off[il];
     /* a step that may be replayed at another position keeps its key and value rows apart until store_rows puts
      * them in the cache (kern.h: no position folded into a pointer) */
@@ -227,7 +227,8 @@ static void attention_block(pass *p, int il, int T)
     }
     /* Qwen3.5: each head's query then its output gate in attn_q's rows, taken apart after the product */
     float *const q_gate = hp->attn_out_gated ? c->dn : NULL;
-    float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : NULL;
+    /* AFMoE: the gates a product of their own of the attention's input */
+    float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : hp->attn_gate_proj ? c->dn : NULL;
     if (q_gate)
         qkv_out[0] = q_gate;
     const bool v_is_k = !qkv[2]->t; /* Gemma 4's full layers: the values are the key projection's output */
@@ -235,9 +236,11 @@ static void attention_block(pass *p, int il, int T)
                                                                                  : "attn_q, attn_k, attn_v");
     if (v_is_k)
         run_copy_rows(p, "v as k", v_new, (size_t)kv_dim, k_new, (size_t)kv_dim, T, kv_dim);
+    if (hp->attn_gate_proj)
+        run_matmul(p, "attn_gate", &w[MODEL_ROLE_ATTN_GATE], NULL, in, T, gates);
     if (q_gate) {
-        run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * hp->n_head, hd);
-        run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * hp->n_head, hd);
+        run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * L->n_head, hd);
+        run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * L->n_head, hd);
     }
     if (hp->g.clamp_kqv > 0.0f) { /* MPT's, OLMo's clip_qkv: after the products and their biases, as build_qkv */
         const float cl = hp->g.clamp_kqv;
@@ -253,7 +256,7 @@ static void attention_block(pass *p, int il, int T)
                        hp->eps, k_new);
     } else if (w[MODEL_ROLE_ATTN_Q_NORM].t && !hp->desc->qk_norm_after_rope) { /* qwen3, gemma3: RMSNorm of every
                                                 * head of q and k (Command R+: a LayerNorm, each head's own gains) */
-        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * L->n_head, hd, hp->eps, c->q);
         run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
     if (hp->desc->v_norm) /* Gemma 4: each head of v RMS-normed without gains */
@@ -264,18 +267,18 @@ static void attention_block(pass *p, int il, int T)
     if (L->no_rope) {
         /* a NoPE layer: q and k go to the attention as the products left them */
     } else if (fused && !p->st) {
-        pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, hp->n_head, n_kv, hd, pos0, rope, kc, vc),
+        pass_check(p, p->be->rope_store(p->be, c->q, k_new, v_new, T, L->n_head, n_kv, hd, pos0, rope, kc, vc),
                    "rope(q), rope(k), k and v into the cache");
     } else {
-        run_rope(p, "rope(q)", c->q, T, hp->n_head, hd, pos0, rope);
+        run_rope(p, "rope(q)", c->q, T, L->n_head, hd, pos0, rope);
         run_rope(p, "rope(k)", k_new, T, n_kv, hd, pos0, rope);
     }
     if (hp->g.qk_l2_norm && !L->no_rope) { /* Llama 4: each rotated head of q and k normed without gains */
-        run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * L->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
     if (norm_after) { /* Hunyuan: each rotated head of q and k RMS-normed with its gains */
-        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * hp->n_head, hd, hp->eps, c->q);
+        run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * L->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * n_kv, hd, hp->eps, k_new);
     }
     for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3, Llama 4: q scaled by position */
@@ -286,13 +289,19 @@ static void attention_block(pass *p, int il, int T)
     pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
     pass_look(p, ENGINE_OP_K, k_new, T, kv_dim);
     pass_look(p, ENGINE_OP_V, v_new, T, kv_dim);
+    if (hp->desc->q_prescaled && attn.scale != 1.0f) { /* q times the scale, the scores by 1: llama.cpp's rounding */
+        run_scale(p, "q scale", c->q, (size_t)T * q_dim, attn.scale);
+        attn.scale = 1.0f;
+    }
     if (staged && !fused) {
         run_store_rows(p, "k into the cache", kc, k_new, T, kv_dim, pos0);
         run_store_rows(p, "v into the cache", vc, v_new, T, kv_dim, pos0);
     }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
-    if (q_gate)
+    if (gates)
         run_glu(p, "attention output gate", KERN_ACT_SIGMOID, gates, c->att, (size_t)T * q_dim, (size_t)q_dim, c->att);
+    if (w[MODEL_ROLE_ATTN_SUB_NORM].t) /* BitNet: the attention's output RMS-normed before its product */
+        run_block_norm(p, "attn_sub_norm", &w[MODEL_ROLE_ATTN_SUB_NORM], NULL, c->att, T, q_dim, hp->eps, c->att);
     pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
@@ -307,12 +316,15 @@ static void attention_block(pass *p, int il, int T)
 }
 
 /* x += o over n rows of E, and where the backend fuses them and nothing probes the sum, the norm that reads it next
- * (next_norm: NULL when none does) into h with it: then p->normed says h holds it. */
+ * (next_norm: NULL when none does) into h with it: then p->normed says h holds it. (An RMSNorm with a bias, PhiMoE's,
+ * is not fused.) */
 static void residual_add(pass *p, float *x, const float *o, int n, const kern_weight *next_norm, float *h)
 {
     engine_ctx *c = p->c;
     const int E = c->m->hp.n_embd;
-    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe && !c->m->hp.desc->norm_layer) {
+    const model_arch *a = c->m->hp.desc;
+    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe && !a->norm_layer &&
+        a->need[MODEL_ROLE_ATTN_NORM_BIAS] == MODEL_NEED_ABSENT) {
         if (!p->st)
             pass_check(p, p->be->add_rmsnorm(p->be, x, o, next_norm, n, E, c->m->hp.eps, h),
                        "residual add and the norm after it");
@@ -369,13 +381,16 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
     const int F = c->m->layers[il].n_ff;
     static const char *const gate_up_names[2] = { "ffn_gate", "ffn_up" };
     const kern_weight *const gate_up[2] = { &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_UP] };
-    const kern_weight *const biases[2] = { NULL, pass_bound(&w[MODEL_ROLE_FFN_UP_BIAS]) };
+    const kern_weight *const biases[2] = { pass_bound(&w[MODEL_ROLE_FFN_GATE_BIAS]),
+                                           pass_bound(&w[MODEL_ROLE_FFN_UP_BIAS]) };
     if (c->m->hp.act_xielu) { /* Apertus's: xIELU(up) with the layer's parameters, no gate */
         run_matmul(p, "ffn_up", gate_up[1], biases[1], in, Tr, up);
         run_xielu(p, "xIELU", up, (size_t)Tr * F, &c->m->layers[il].xielu, gate);
     } else {
         run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up");
     }
+    if (w[MODEL_ROLE_FFN_SUB_NORM].t) /* BitNet: the activation RMS-normed before ffn_down */
+        run_block_norm(p, "ffn_sub_norm", &w[MODEL_ROLE_FFN_SUB_NORM], NULL, gate, Tr, F, c->m->hp.eps, gate);
     pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
     run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], pass_bound(&w[MODEL_ROLE_FFN_DOWN_BIAS]), gate, Tr, out);
 }
@@ -451,7 +466,14 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     if (w[MODEL_ROLE_FFN_GATE_INP].t && hp->desc->moe_dense_beside) {
         dense_and_experts(p, il, T, r0, in);
     } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
-        engine_experts_block(p, il, Tr, in, NULL, o);
+        engine_experts_block(p, il, Tr, in, hp->desc->router_on_input ? c->moe_beside + (size_t)r0 * E : NULL, o);
+        if (hp->desc->moe_dense_mean && w[MODEL_ROLE_FFN_UP].t) { /* Grok-2's: (dense + experts) * sqrt(2)/2, the
+                                                                   * factor a double's quotient in float */
+            float *dense = c->moe_beside + (size_t)r0 * E;
+            dense_block(p, il, T, Tr, in, gate, up, dense);
+            run_add(p, "dense block + experts", o, dense, (size_t)Tr * E);
+            run_scale(p, "dense block + experts scale", o, (size_t)Tr * E, (float)(sqrt(2.0) / 2.0));
+        }
     } else {
         dense_block(p, il, T, Tr, in, gate, up, o);
     }
@@ -551,6 +573,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     p.layer = 0;
     pass_look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
+        if (hp->desc->router_on_input && m->layers[il].w[MODEL_ROLE_FFN_GATE_INP].t)
+            run_copy_rows(&p, "the layer's input (its router's)", c->moe_beside, (size_t)E, c->x, (size_t)E, T, E);
         if (m->layers[il].mixer)
             attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
@@ -578,10 +602,12 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         return p.st;
     }
     const int first = all_logits && logits ? 0 : T - 1;
+    if (hp->g.logit_scale_first && hp->logit_scale != 1.0f) /* after the trace's look at the norm, as llama.cpp's */
+        run_scale(&p, "lm_head scale", c->h + (size_t)first * E, (size_t)(T - first) * E, hp->logit_scale);
     for (int r = first, n; r < T && !p.st; r += n) {
         n = engine_logit_part(c->be, T - r);
         run_matmul(&p, "output", &m->output, pass_bound(&m->output_b), c->h + (size_t)r * E, n, c->logits);
-        if (hp->logit_scale != 1.0f)
+        if (hp->logit_scale != 1.0f && !hp->g.logit_scale_first)
             run_scale(&p, "logit scale", c->logits, (size_t)n * V, hp->logit_scale);
         if (hp->final_softcap > 0.0f)
             run_softcap(&p, "logit soft-capping", c->logits, (size_t)n * V, hp->final_softcap);

@@ -19,7 +19,8 @@ static kern_act kern_act_of(model_act a, bool *squared)
 {
     static const kern_act acts[] = { [MODEL_ACT_SILU] = KERN_ACT_SILU, [MODEL_ACT_GELU_TANH] = KERN_ACT_GELU_TANH,
                                      [MODEL_ACT_SWIGLU_OAI] = KERN_ACT_SWIGLU_OAI, [MODEL_ACT_RELU_SQR] = KERN_ACT_RELU,
-                                     [MODEL_ACT_XIELU] = KERN_ACT_NONE /* its own op: engine_hparams.act_xielu */ };
+                                     [MODEL_ACT_XIELU] = KERN_ACT_NONE /* its own op: engine_hparams.act_xielu */,
+                                     [MODEL_ACT_RELU] = KERN_ACT_RELU };
     static const bool squares[] = { [MODEL_ACT_RELU_SQR] = true };
     *squared = (size_t)a < sizeof squares / sizeof squares[0] && squares[a];
     return acts[a];
@@ -56,6 +57,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->qk_nope = hp->k_mla - (int)g->n_rot;
     hp->delta_net = g->arch->delta_net;
     hp->attn_out_gated = g->arch->attn_out_gated;
+    hp->attn_gate_proj = g->arch->attn_gate_proj;
     hp->dn_grouped = g->arch->dn_heads_grouped;
     hp->shortconv = g->arch->shortconv;
     if (hp->shortconv) {

@@ -43,7 +43,7 @@ typedef struct engine_layer {
     /* the layer's own shape (model_hparams_layer: a sliding-window layer's head lengths, a count of key/value heads or
      * a feed-forward width per layer), and the factor its output is multiplied by (Gemma 4's layer_output_scale; 1:
      * none) */
-    int n_kv_head, head_dim, v_dim, n_ff;
+    int n_head, n_kv_head, head_dim, v_dim, n_ff; /* (OpenELM's head counts differ by layer) */
     float out_scale;
     kern_xielu xielu;        /* its xIELU's parameters as ggml_xielu takes them (engine_hparams.act_xielu: Apertus) */
     int kv_src;              /* the layer whose keys and values it attends to: il, or an earlier one (Gemma 4 E2B) */
@@ -86,10 +86,11 @@ static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
-    return (kern_attn){ .n_head = hp->n_head, .n_kv_head = L->n_kv_head, .head_dim = L->head_dim, .v_dim = L->v_dim,
+    return (kern_attn){ .n_head = L->n_head, .n_kv_head = L->n_kv_head, .head_dim = L->head_dim, .v_dim = L->v_dim,
                         .scale = hp->attn_scale, .window = m->layers[il].swa ? hp->swa_window : 0,
                         .chunked = hp->g.swa_chunked,
-                        .softcap = hp->g.attn_softcap, .alibi_max_bias = hp->g.alibi_max_bias,
+                        .softcap = hp->g.attn_softcap, .softcap_in = hp->g.attn_softcap_in,
+                        .alibi_max_bias = hp->g.alibi_max_bias,
                         .sinks = m->layers[il].w[MODEL_ROLE_ATTN_SINKS].t ? &m->layers[il].w[MODEL_ROLE_ATTN_SINKS]
                                                                           : NULL };
 }
@@ -182,7 +183,8 @@ struct engine_ctx {
     float *dn_conv_state, *dn_state, *dn;
     float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp, n_ple) */
     float *ple, *ple_tmp;         /* (max_batch, n_layer, n_ple) Gemma 4's per-layer inputs, or NULL */
-    float *moe_beside;            /* (3, max_batch, n_embd) Gemma 4's experts' input, router's input, experts' output */
+    float *moe_beside;            /* (3, max_batch, n_embd) Gemma 4's experts' input, router's input, experts' output;
+                                   * (max_batch, n_embd) the layer's input, SmallThinker's router's */
     float *router_in_host;        /* (max_batch, n_embd) the router's input on the host (Gemma 4), or NULL */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */

@@ -129,6 +129,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     engine_layer *L = &m->layers[il];
     model_hparams shape;
     model_hparams_layer(dims, il, &shape);
+    L->n_head = (int)shape.n_head;
     L->n_kv_head = (int)shape.n_head_kv;
     L->head_dim = (int)shape.head_dim_k;
     L->v_dim = (int)shape.head_dim_v;
@@ -177,6 +178,22 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     if (ffn_norm_from) {
         L->w[MODEL_ROLE_FFN_NORM] = L->w[ffn_norm_from];
         L->w[ffn_norm_from] = (kern_weight){ 0 };
+    }
+    const model_role post_from = m->hp.desc->attn_post_norm_from, post_or = m->hp.desc->ffn_post_norm_or;
+    if (post_from) { /* Grok's attn_output_norm: the attention's post norm */
+        L->w[MODEL_ROLE_ATTN_POST_NORM] = L->w[post_from];
+        L->w[post_from] = (kern_weight){ 0 };
+    }
+    if (post_or && L->w[post_or].t) { /* Grok-1's layer_output_norm: the feed-forward block's post norm */
+        L->w[MODEL_ROLE_FFN_POST_NORM] = L->w[post_or];
+        L->w[post_or] = (kern_weight){ 0 };
+    } else if (post_or && !L->w[MODEL_ROLE_FFN_POST_NORM].t) {
+        char name[96];
+        snprintf(name, sizeof name, "blk.%d.%s", il, model_role_info_of(MODEL_ROLE_FFN_POST_NORM)->name);
+        return engine_fail(err, ENGINE_E_MODEL, 0, name,
+                           "tensor '%s' is not in the file, nor blk.%d.%s in its place: a %s model norms the "
+                           "feed-forward block's output (llama.cpp requires one)", name, il,
+                           model_role_info_of(post_or)->name, m->hp.arch);
     }
     const kern_weight *sinks = &L->w[MODEL_ROLE_ATTN_SINKS];
     if (sinks->t && sinks->t->type != GGUF_TENSOR_F32) /* llama.cpp's soft_max_ext asserts F32 sinks */
@@ -411,6 +428,7 @@ engine_layer_kinds engine_model_layer_kinds(const engine_model *m)
         k.shared_gate |= L->w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t != NULL;
         k.selection_bias |= L->select_bias != NULL;
         k.expert_biases |= L->experts[ENGINE_EXPERT_GATE_BIAS] != NULL;
+        k.dense_beside |= m->hp.desc->moe_dense_mean && L->w[MODEL_ROLE_FFN_GATE_INP].t && L->w[MODEL_ROLE_FFN_UP].t;
     }
     return k;
 }

@@ -164,7 +164,7 @@ engine_status engine_bind_fused(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
     const engine_hparams *hp = &m->hp;
-    const uint64_t q = (uint64_t)hp->n_head * L->head_dim, kv = (uint64_t)L->n_kv_head * L->head_dim,
+    const uint64_t q = (uint64_t)L->n_head * L->head_dim, kv = (uint64_t)L->n_kv_head * L->head_dim,
                    ff = (uint64_t)L->n_ff;
     const gguf_tensor *qkv = L->w[MODEL_ROLE_ATTN_QKV].t, *up = L->w[MODEL_ROLE_FFN_UP].t;
     const gguf_tensor *qkv_b = L->w[MODEL_ROLE_ATTN_QKV_BIAS].t;

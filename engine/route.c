@@ -96,10 +96,11 @@ void engine_route(const engine_hparams *hp, const float *select_bias, const floa
     }
     if (hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT)
         softmax(weights, n_used);
-    if (hp->moe_renormalise) {
-        float total = 0.0f;
+    if (hp->moe_renormalise) { /* ggml_sum_rows: the sum in double, rounded once */
+        double sum = 0.0;
         for (int k = 0; k < n_used; k++)
-            total += weights[k];
+            sum += weights[k];
+        float total = (float)sum;
         total = total < 6.103515625e-5f ? 6.103515625e-5f : total;
         for (int k = 0; k < n_used; k++)
             weights[k] /= total;

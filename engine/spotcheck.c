@@ -67,7 +67,8 @@ engine_status engine_spot_check(engine_ctx *c, const float *logits, int n_rows, 
         double ref = b;
         for (int i = 0; i < E; i++)
             ref += (double)row[i] * h[i];
-        ref *= m->hp.logit_scale; /* granite's logit scale, then the final soft-capping, as the forward pass does */
+        if (!m->hp.g.logit_scale_first) /* (MiniCPM3's: h was scaled before the product) */
+            ref *= m->hp.logit_scale; /* granite's logit scale, then the final soft-capping, as the forward pass does */
         const double cap = m->hp.final_softcap;
         if (cap > 0.0)
             ref = cap * tanh(ref / cap);

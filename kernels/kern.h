@@ -90,6 +90,8 @@ typedef struct kern_attn {
     /* > 0: ALiBi (BLOOM): each scaled score of head h gains kern_alibi_slope(h) times (key position - query
      * position), as ggml_soft_max_ext's max_bias scales llama.cpp's mask of -|p0 - p1| */
     float alibi_max_bias;
+    /* > 0 (with softcap): softcap * tanh(s * softcap_in), one product, in place of s / softcap (Grok's) */
+    float softcap_in;
 } kern_attn;
 
 /* ALiBi's slope of head h of n_head (ggml_soft_max_ext's max_bias): m0^(h + 1) for the first n_head_log2 heads (the
@@ -155,6 +157,7 @@ typedef struct kern_backend kern_backend;
  *   layernorm   out (T, n) = (x - mean(x)) / sqrt(var(x) + eps) * w + bias  (ggml_norm, the gains, then the bias
  *               where bias is not NULL: StarCoder2's; w as rmsnorm's, or (n, m): row t takes gains row t mod m,
  *               Command R+'s each head's own; bias F32 (n)). x and out may be the same.
+ *   add_bias    x (T, n) += bias (F32 (n)) in every row: an RMSNorm's bias after its gains (llama.cpp's phimoe).
  *   rope        rotates x (T, n_head, head_dim) in place; row t is at position pos0 + t.
  *   attention   causal attention of q (T, n_head, head_dim) at positions pos0.. over the keys (pos0 + T, n_kv_head,
  *               head_dim) and values (pos0 + T, n_kv_head, v_dim) of one layer's cache (v_dim: kern_attn_v_dim);
@@ -209,6 +212,7 @@ typedef struct kern_backend kern_backend;
       (w, x, T, n, eps, out))                                                                                         \
     X(layernorm, (const kern_weight *w, const kern_weight *bias, const float *x, int T, int n, float eps,            \
                   float *out), (w, bias, x, T, n, eps, out))                                                          \
+    X(add_bias, (const kern_weight *bias, int T, int n, float *x), (bias, T, n, x))                                   \
     X(rope, (float *x, int T, int n_head, int head_dim, int pos0, const kern_rope *r),                                \
       (x, T, n_head, head_dim, pos0, r))                                                                              \
     X(attention, (const float *q, const float *k_cache, const float *v_cache, int T, int pos0,                        \

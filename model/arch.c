@@ -36,7 +36,8 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return MODEL_NEED_ABSENT;
     const model_ffn_form form = model_role_info_of(r)->form;
     const bool moe = model_hparams_layer_has_experts(hp, il);
-    if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside) || (form == MODEL_FFN_MOE && !moe))
+    if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside && !hp->arch->moe_dense_mean) ||
+        (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
     const model_attn_form af = model_role_info_of(r)->attn_form;
     if (hp->arch->mla && af != MODEL_ATTN_ANY) { /* the form of latent attention the file's keys say */
@@ -103,7 +104,7 @@ const model_arch *model_arch_find(const char *name, size_t len)
     return NULL;
 }
 
-static char arch_names[1024];
+static char arch_names[2048];
 
 static void list_arch_names(void)
 {

@@ -47,6 +47,7 @@ const model_arch model_archs_dense[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .gate_up_fused = true,
+        .q_prescaled = true,
         .quantize = true,
     },
     {
@@ -69,7 +70,7 @@ const model_arch model_archs_dense[] = {
                   [MODEL_ROLE_ROPE_FACTORS_LONG] = O, [MODEL_ROLE_ROPE_FACTORS_SHORT] = O },
         .act = MODEL_ACT_SILU,
         .multipliers = true,
-        .multipliers_minicpm = true,
+        .multipliers_minicpm = MODEL_MINICPM_SCALES_KEYS_OR_DEFAULTS,
         .quantize = true,
     },
     {

@@ -15,6 +15,7 @@ const model_arch model_archs_gemma[] = {
         .act = MODEL_ACT_GELU_TANH,
         .embd_scale_sqrt = true,
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
+        .q_prescaled = true,
         .quantize = true,
     },
     {
@@ -37,6 +38,7 @@ const model_arch model_archs_gemma[] = {
         .attn_softcap_default = 50.0f,
         .attn_scale_embd_layers = 46,
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
+        .q_prescaled = true,
         .quantize = true,
     },
     {
@@ -50,6 +52,7 @@ const model_arch model_archs_gemma[] = {
         .swa_period = 6,
         .final_softcap = true,
         .attn_scale_embd_layers = 62,
+        .q_prescaled = true,
         .quantize = true,
         /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "

@@ -32,6 +32,59 @@ const model_arch model_archs_layernorm[] = {
         .quantize = true,
     },
     {
+        .name = "jais2",
+        .families = "Jais 2 (8B, 70B; Base, Chat)",
+        /* llama.cpp's jais2: StarCoder2's layers (LayerNorms with biases, biases on every product, q, k and v apart
+         * with their biases optional there: create_tensor_qkv), NEOX rotation of whole heads, an ungated block
+         * relu(x Wup + b)^2 Wdown + b (LLM_FFN_RELU_SQR), the output the token embedding where the file has none */
+        .need = { DECODER_ROLES, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O,
+                  [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_RELU_SQR,
+        .norm_layer = true,
+        .quantize = true,
+    },
+    {
+        .name = "codeshell",
+        .families = "CodeShell-7B (base, chat)",
+        /* llama.cpp's codeshell: GPT-2's layers (LayerNorms with biases, biases on every product, an ungated GELU
+         * block) with NEOX rotation of whole heads in place of learned positions, grouped key/value heads, q, k and v
+         * fused in attn_qkv with its bias as the converter writes c_attn (its loader's create_tensor_qkv would take
+         * them apart too; gguf-py lists no attn_q for codeshell and no converter writes one: refused by name), an
+         * output projection of its own (required by its loader; the converter writes the token embedding too) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_UP_BIAS] = R, [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .norm_layer = true,
+        .quantize = true,
+    },
+    {
+        .name = "jais",
+        .families = "Jais (13B, 30B; -chat), Jais family (590M to 30B), Jais adapted (Llama 2 based: 7B to 70B)",
+        /* llama.cpp's jais: GPT-2's LayerNorms with biases and q, k and v fused with their bias, no rotation (ALiBi
+         * where attention.max_alibi_bias > 0: the converter recovers it from HF's slopes), q.k scaled by 1/key_length
+         * (muP; the converter folds the embedding and output multipliers into those tensors), a SwiGLU block with
+         * biases on gate, up and down, an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_OUTPUT_NORM_BIAS] = R,
+                  [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_NORM_BIAS] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_ATTN_OUT_BIAS] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_NORM_BIAS] = R, [MODEL_ROLE_FFN_GATE] = R,
+                  [MODEL_ROLE_FFN_GATE_BIAS] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_UP_BIAS] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_DOWN_BIAS] = R },
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .no_rope_period = 1,
+        .alibi_key = true,
+        .attn_scale_inv_dim = true,
+        .quantize = true,
+    },
+    {
         .name = "gpt2",
         .families = "GPT-2 (124M to 1.5B), ruGPT-3 XL",
         /* llama.cpp's gpt2 and starcoder (one graph): learned absolute positions (position_embd rows added to the
@@ -169,6 +222,7 @@ const model_arch model_archs_layernorm[] = {
         .norm_layer = true,
         .parallel_ffn = true,
         .parallel_blocks_summed = true,
+        .q_prescaled = true,
         .quantize = true,
     },
     {

@@ -110,7 +110,7 @@ const model_arch model_archs_llama[] = {
          * block's optional; rope_freqs optional (Llama 3.1's) */
         .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
                   [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O,
-                  [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN_BIAS] = O },
+                  [MODEL_ROLE_FFN_GATE_BIAS] = O, [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .blocks_by_width = true,
         .quantize = true,
@@ -123,6 +123,98 @@ const model_arch model_archs_llama[] = {
         .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "pangu-embedded",
+        .families = "openPangu-Embedded (1B, 7B)",
+        /* llama.cpp's pangu-embedded: llama's layers with NEOX rotary (its converter is TextModel's: q and k
+         * unpermuted), q/k/v biases optional (create_tensor_qkv), the attention output's bias required; no rope_freqs
+         * (its graph rotates without factors, and the converter writes none) */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_OUT_BIAS] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .quantize = true,
+    },
+    {
+        .name = "bitnet",
+        .families = "BitNet b1.58 (2B-4T, 3B)",
+        /* llama.cpp's bitnet: llama's layers with NEOX rotary (its converter is TextModel's, the weights ternary in
+         * F32, TQ1_0 or TQ2_0 after llama-quantize), an RMSNorm of the attention's output before attn_output
+         * (attn_sub_norm) and of the gated SiLU activation before ffn_down (ffn_sub_norm); the logits from
+         * token_embd, no output projection. The per-tensor scales its loader takes where present (attn_q.scale and
+         * the like) are not read here: its converter writes none */
+        .need = { TIED_GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ATTN_SUB_NORM] = R,
+                  [MODEL_ROLE_FFN_SUB_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        /* HF transformers' BitNet (bitnet-b1.58-2B-4T's config: hidden_act relu2) gates with relu^2; llama.cpp's bitnet
+         * graph with SiLU (ggml-org/llama.cpp#25885 measured wikitext-2 perplexity 99.8 against 17.1) */
+        .llama_departs_from_training = "BitNet b1.58 2B-4T was trained with a squared-ReLU gate in its feed-forward "
+                                       "block (its config's hidden_act relu2); llama.cpp's bitnet graph, and gguf-run "
+                                       "as it, gate with SiLU (wikitext-2 perplexity 99.8 against 17.1 with relu^2, "
+                                       "as reported on llama.cpp's tracker)",
+        .quantize = true,
+    },
+    {
+        .name = "openelm",
+        .families = "OpenELM (270M, 450M, 1.1B, 3B)",
+        /* llama.cpp's openelm: every layer its own head count, key/value head count and feed-forward width (the
+         * converter writes each as a list), q, k and v in one attn_qkv (q's heads, then k's, then v's), per-head
+         * RMSNorms of q and k before the NEOX rotation, the logits from token_embd */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_K_NORM] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .heads_by_layer = true,
+        .quantize = true,
+    },
+    {
+        .name = "baichuan",
+        .families = "Baichuan (7B, 13B), Baichuan 2 (7B, 13B; Base, Chat)",
+        /* llama.cpp's baichuan: llama's layers (q, k and v apart, as its converter splits W_pack; their biases optional
+         * there: create_tensor_qkv), an output projection of its own (required by its loader). Its positions follow the
+         * depth its loader types the model by: a NORM rotation in a file of 32 layers (the 7B's), ALiBi with max_bias 8
+         * and no rotation in one of 40 (the 13B's), neither at any other depth */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, ATTENTION_ROLES, DENSE_FFN_ROLES,
+                  [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .rope_n_layer = 32,
+        .alibi_n_layer = 40,
+        .alibi_max_bias = 8.0f,
+        .quantize = true,
+    },
+    {
+        .name = "refact",
+        .families = "Refact-1.6B (base, fim)",
+        /* llama.cpp's refact: llama's layers without rotation, ALiBi with max_bias 8 (fixed by its loader) in its
+         * place; q, k and v apart as the converter splits q and kv (their biases optional there: create_tensor_qkv;
+         * the biases of the attention output and the feed-forward block its loader takes, its graph never adds, and
+         * its converter never writes: not run here), one key/value head as the converter writes, the output the
+         * token embedding where the file has none */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .no_rope_period = 1,
+        .alibi_max_bias = 8.0f,
+        .quantize = true,
+    },
+    {
+        .name = "plamo",
+        .families = "PLaMo-13B (base, instruct; PLaMo 2 is another architecture)",
+        /* llama.cpp's plamo: RMSNorm before the attention and the feed-forward block side by side on the same norm (no
+         * ffn_norm), their outputs summed, then the residual: (ffn + attention) + x (phi2's parallel_blocks_summed);
+         * NEOX rotation of whole heads, q, k and v apart (their biases optional there: create_tensor_qkv; the converter
+         * regroups q's heads for ggml's grouping of key/value heads), SwiGLU, an output projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .parallel_ffn = true,
+        .parallel_blocks_summed = true,
         .quantize = true,
     },
     {

@@ -33,6 +33,21 @@
 
 const model_arch model_archs_qwen[] = {
     {
+        .name = "qwen",
+        .families = "Qwen (1): Qwen-1.8B, -7B, -14B, -72B and their Chat models (Qwen1.5 is qwen2)",
+        /* llama.cpp's qwen: q, k and v in one attn_qkv with its bias (c_attn), every head its own (its loader sizes the
+         * product n_embd x 3 n_embd), NEOX rotation, SwiGLU n_ff / 2 wide (model_arch.n_ff_halved), an output
+         * projection of its own */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = R, [MODEL_ROLE_ATTN_OUT] = R, [MODEL_ROLE_FFN_NORM] = R,
+                  DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .no_gqa = true,
+        .n_ff_halved = true,
+        .quantize = true,
+    },
+    {
         .name = "qwen2",
         .families = "Qwen2, Qwen2.5",
         QWEN2_LAYERS,

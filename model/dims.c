@@ -14,8 +14,11 @@ bool model_hparams_layer_is_swa(const model_hparams *hp, int64_t il)
         gguf_value v;
         return gguf_array_scalar(hp->swa_layers, (uint64_t)il, &v) == GGUF_OK && v.v.b;
     }
-    /* llama.cpp's set_swa_pattern: period 0 makes every layer sliding */
-    return hp->swa_period == 0 || (uint32_t)(il % hp->swa_period) < hp->swa_period - 1;
+    /* llama.cpp's set_swa_pattern: period 0 makes every layer sliding; dense first, the first of each period is full */
+    if (hp->swa_period == 0)
+        return true;
+    const uint32_t phase = (uint32_t)(il % hp->swa_period);
+    return hp->arch && hp->arch->swa_dense_first ? phase != 0 : phase < hp->swa_period - 1;
 }
 
 bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
@@ -25,7 +28,9 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
     if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
         return model_hparams_layer_is_swa(hp, il);
     const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
-    return period == 0 || (il + 1) % period != 0;
+    if (period == 0 || (hp->arch->no_rope_window_only && hp->swa_window <= 0))
+        return true;
+    return hp->arch->no_rope_first ? il % period != 0 : (il + 1) % period != 0;
 }
 
 bool model_hparams_layer_is_recurrent(const model_hparams *hp, int64_t il)
@@ -162,6 +167,7 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_V_MLA: return v_mla;
     case MODEL_DIM_SSM_CONV: return hp->ssm_d_conv;
     case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
+    case MODEL_DIM_GATE: return hp->arch && hp->arch->attn_gate_proj ? hp->n_head * hp->head_dim_v : hp->ssm_d_inner;
     case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
     case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
     case MODEL_DIM_SSM_QKVZ: /* Mamba-2's z, x, B, C and dt (llama.cpp's d_in_proj) */
@@ -271,6 +277,7 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_NORM_ROWS] = "1 (Mamba-2: ssm.group_count)",
         [MODEL_DIM_SSM_DT_RANK] = "ssm.time_step_rank", [MODEL_DIM_SSM_X] = "ssm.time_step_rank + 2 ssm.state_size",
         [MODEL_DIM_SSM_D] = "ssm.inner_size (Mamba-2: 1)", [MODEL_DIM_SSM_D_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
+        [MODEL_DIM_GATE] = "ssm.inner_size (AFMoE: head_count x value_length)",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

@@ -49,9 +49,9 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->n_embd = hp_get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = hp_get_int(&r, "block_count", true, 0, 1, dims, NULL);
     const bool by_width = hp->arch && hp->arch->blocks_by_width;
-    /* DeciLM's: a count per layer, 0 for one without attention */
-    if (by_width && hp_is_array(&r, "attention.head_count"))
-        hp->n_head = hp_get_int_or_layers(&r, "attention.head_count", 0, 0, dims, &hp->heads_layers, hp);
+    /* DeciLM's: a count per layer, 0 for one without attention; OpenELM's: a count per layer, each at least 1 */
+    if ((by_width || (hp->arch && hp->arch->heads_by_layer)) && hp_is_array(&r, "attention.head_count"))
+        hp->n_head = hp_get_int_or_layers(&r, "attention.head_count", 0, by_width ? 0 : 1, dims, &hp->heads_layers, hp);
     else
         hp->n_head = hp_get_int(&r, "attention.head_count", true, 0, hp->arch && hp->arch->attention_free ? 0 : 1, dims,
                                 NULL);
@@ -64,6 +64,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->n_head_kv = hp_get_int_or_layers(&r, "attention.head_count_kv", hp->n_head, by_width ? 0 : 1, dims,
                                              &hp->kv_heads_layers, hp);
     hp->n_ff = hp_get_int_or_layers(&r, "feed_forward_length", 0, 0, big, &hp->ff_layers, hp);
+    if (hp->arch && hp->arch->n_ff_halved) /* Qwen's intermediate_size counts w1's rows and w2's */
+        hp->n_ff /= 2;
     hp->n_ctx_train = hp_get_int(&r, "context_length", false, 2048, 1, big, NULL);
     hp->vocab_size = hp_get_int(&r, "vocab_size", false, 0, 1, INT32_MAX, NULL);
     hp->n_expert = hp_get_int(&r, "expert_count", false, 0, 0, dims, NULL);
@@ -73,17 +75,31 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (hp->n_expert > 0) { /* widths as llama.cpp's loaders default them (src/models/qwen2moe.cpp, llama.cpp) */
         const model_arch *ma = hp->arch;
         int64_t split = ma && ma->moe_ff_split && hp->n_expert_used > 0 ? hp->n_ff / hp->n_expert_used : hp->n_ff;
-        hp->n_ff_exp = hp_get_int(&r, "expert_feed_forward_length", false, split, 0, big, NULL);
+        const gguf_value *ff_exp_layers = NULL;
+        if (ma && (ma->moe_keys & MODEL_MOE_KEY_FF_EXP_LAYERS)) { /* one width, or layer 0's of a list */
+            hp->n_ff_exp = hp_get_int_or_layers(&r, "expert_feed_forward_length", split, 0, big, &ff_exp_layers, hp);
+            gguf_value v0;
+            int64_t first;
+            if (ff_exp_layers && gguf_array_scalar(ff_exp_layers, 0, &v0) == GGUF_OK &&
+                model_value_integer(&v0, &first))
+                hp->n_ff_exp = first;
+        } else {
+            hp->n_ff_exp = hp_get_int(&r, "expert_feed_forward_length", false, split, 0, big, NULL);
+        }
         if (ma && ma->moe_experts_ff_wide)
             hp->n_ff_exp = hp->n_ff;
-        hp->n_ff_shexp = hp_get_int(&r, "expert_shared_feed_forward_length", false, hp->n_ff, 0, big, NULL);
+        hp->n_ff_shexp = hp_get_int(&r, "expert_shared_feed_forward_length", false,
+                                    ma && ma->shexp_one_key_wide ? hp->n_ff_exp : hp->n_ff, 0, big, NULL);
     }
     hp_moe_routing(&r, hp);
     bool no_key_length = false, no_rot = false;
     const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
     hp->head_dim_k = hp_get_int(&r, "attention.key_length", false, per_head, 1, dims, &no_key_length);
     hp->head_dim_from_key_length = !no_key_length;
-    hp->head_dim_v = hp_get_int(&r, "attention.value_length", false, hp->head_dim_k, 1, dims, NULL);
+    /* llama.cpp's default for both lengths is embedding_length / head_count, so a file with key_length alone
+     * (MiniCPM3's converter writes no value_length) has values of that width, not the keys' */
+    const int64_t v_default = hp->n_head > 0 && hp->n_embd / hp->n_head > 0 ? hp->n_embd / hp->n_head : hp->head_dim_k;
+    hp->head_dim_v = hp_get_int(&r, "attention.value_length", false, v_default, 1, dims, NULL);
     hp->n_rot = hp_get_int(&r, "rope.dimension_count", false, hp->head_dim_k, 2, dims, &no_rot);
     hp->head_dim_k_swa = hp_get_int(&r, "attention.key_length_swa", false, 0, 1, dims, NULL);
     hp->head_dim_v_swa = hp_get_int(&r, "attention.value_length_swa", false, 0, 1, dims, NULL);
@@ -107,6 +123,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
                                 (hp->arch->parallel_residual_key && hp_get_bool(&r, "use_parallel_residual", true)));
     if (hp->arch && hp->arch->rope_finetuned_switch) /* granitehybrid's loader: the hybrids write false */
         hp->rope_off = !hp_get_bool(&r, "rope.scaling.finetuned", true);
+    if (hp->arch && hp->arch->rope_n_layer && hp->n_layer != hp->arch->rope_n_layer)
+        hp->rope_off = true;
     if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */
         hp->swa_window = hp_get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
     hp->n_rot_from_key = !no_rot;
@@ -139,9 +157,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (hp->arch && hp->arch->attn_temperature) /* Ministral 3: floors of the original context */
         hp->attn_temp_floor = (float)hp->n_ctx_orig_yarn;
     if (ar && ar->swa_period && (!ar->swa_n_layer || hp->n_layer == ar->swa_n_layer)) {
-        hp->swa_window = hp_get_int(&r, "attention.sliding_window", false, ar->swa_window_default, 0, INT32_MAX, NULL);
+        hp->swa_window = hp_get_int(&r, "attention.sliding_window", ar->swa_window_required, ar->swa_window_default, 0,
+                                    INT32_MAX, NULL);
         if (ar->swa_chunked && hp->swa_window > 0) /* any window but 0 is the loader's own size (0: refused) */
             hp->swa_window = ar->swa_window_default;
+        if (ar->swa_window_fixed && hp->swa_window > 0)
+            hp->swa_window = ar->swa_window_fixed;
         if (hp->swa_window > 0 && ar->swa_chunked) {
             hp->swa_chunked = true;
             hp->attn_temp_scale = ar->attn_temp_fixed_scale;
@@ -169,8 +190,10 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (ar && ar->attn_softcap_default > 0.0f)
         hp->attn_softcap = hp_get_float(&r, "attn_logit_softcapping", ar->attn_softcap_default, NULL);
     if (ar) { /* llama.cpp applies either where its value is > 0 (so not where it is NaN) */
-        const float alibi =
-            ar->alibi_key ? hp_get_float(&r, "attention.max_alibi_bias", 0.0f, NULL) : ar->alibi_max_bias;
+        const bool alibi_depth = !ar->alibi_n_layer || hp->n_layer == ar->alibi_n_layer;
+        const float alibi = ar->alibi_key     ? hp_get_float(&r, "attention.max_alibi_bias", 0.0f, NULL)
+                            : alibi_depth ? ar->alibi_max_bias
+                                          : 0.0f;
         bool clamp_absent = false;
         const float clamp = ar->clamp_kqv_key ? hp_get_float(&r, "attention.clamp_kqv", 0.0f, &clamp_absent) : 0.0f;
         if (clamp_absent && ar->clamp_kqv_key == MODEL_NEED_REQUIRED) {
@@ -191,9 +214,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->attn_scale = 1.0f / sqrtf((float)per_head);
     else if (ar && (ar->attn_scale_one || ar->attention_free)) /* (a state-space model's: never used) */
         hp->attn_scale = 1.0f;
+    else if (ar && ar->attn_scale_inv_dim && hp->head_dim_k > 0) /* Jais's muP scale */
+        hp->attn_scale = 1.0f / (float)hp->head_dim_k;
     else if (hp->head_dim_k > 0)
         hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim_k);
-    if (ar && ar->mla) {
+    if (ar && ar->mla == MODEL_MLA_DEEPSEEK2) {
         /* llama.cpp's deepseek2 graph: the magnitude YaRN's rotation takes out of q and k put back into the scores
          * squared, with DeepSeek's own multiplier, over a head's key length after decompression */
         const float ln_factor = logf(1.0f / hp->rope_freq_scale);
@@ -206,19 +231,31 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         const float logit = hp_get_float(&r, "logit_scale", 0.0f, NULL);
         hp->logit_scale = logit != 0.0f ? logit : 1.0f;
     }
+    /* Grok's loader: each read, Grok-1's own where the file has none */
+    if (ar && ar->embd_scale_default > 0.0f)
+        hp->embd_scale = hp_get_float(&r, "embedding_scale", ar->embd_scale_default, NULL);
+    if (ar && ar->logit_scale_default > 0.0f)
+        hp->logit_scale = hp_get_float(&r, "logit_scale", ar->logit_scale_default, NULL);
+    if (ar && ar->attn_out_scale_default > 0.0f) { /* (a cap of 0 is refused by check()) */
+        const float out = hp_get_float(&r, "attention.output_scale", ar->attn_out_scale_default, NULL);
+        hp->attn_softcap_in = hp->attn_softcap > 0.0f ? out / hp->attn_softcap : 0.0f;
+    }
     if (ar && ar->multipliers) { /* llama.cpp's granite loader: 0 (absent) leaves each one out; logit_scale required */
         const bool mini = ar->multipliers_minicpm; /* its loader's defaults, its graph granite's */
+        const bool fixed = ar->multipliers_minicpm == MODEL_MINICPM_SCALES_FIXED; /* MiniCPM3's graph: no key read */
         const float d_embd = mini ? 12.0f : 0.0f, d_res = mini && hp->n_layer > 0 ? 1.4f / sqrtf((float)hp->n_layer) : 0.0f;
         const float d_logit = mini && hp->n_embd > 0 ? 256.0f / (float)hp->n_embd : 0.0f;
-        const float embd = hp_get_float(&r, "embedding_scale", d_embd, NULL),
-                    res = hp_get_float(&r, "residual_scale", d_res, NULL),
+        const float embd = fixed ? d_embd : hp_get_float(&r, "embedding_scale", d_embd, NULL),
+                    res = fixed ? d_res : hp_get_float(&r, "residual_scale", d_res, NULL),
                     attn = mini ? 0.0f : hp_get_float(&r, "attention.scale", 0.0f, NULL);
         hp->embd_scale = embd != 0.0f ? embd : 1.0f;
         hp->residual_scale = res != 0.0f ? res : 1.0f;
         hp->attn_scale = attn != 0.0f ? attn : hp->attn_scale;
         bool absent = false; /* get_float sets it only when the key is absent */
-        const float logit = hp_get_float(&r, "logit_scale", d_logit, &absent);
+        /* MiniCPM3's graph multiplies by 256 / embedding_length, where minicpm's default divides by it */
+        const float logit = fixed ? (float)hp->n_embd / 256.0f : hp_get_float(&r, "logit_scale", d_logit, &absent);
         hp->logit_scale = (absent && !mini) || logit == 0.0f ? 0.0f : 1.0f / logit; /* 0: refused by check() */
+        hp->logit_scale_first = fixed;
         if (hp->logit_scale == 0.0f && ar->logit_scale_optional) /* granitehybrid's: absent or 0, no scaling */
             hp->logit_scale = 1.0f;
     }

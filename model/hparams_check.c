@@ -143,7 +143,8 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
     for (int64_t il = 0; il < hp->n_layer && !hp->arch->attention_free; il++) {
         model_hparams l;
         model_hparams_layer(hp, il, &l);
-        if (hp->heads_layers && l.n_head != hp->n_head) { /* DeciLM's attending layers: q rows of one width here */
+        /* DeciLM's attending layers: q rows of one width here (OpenELM's widths differ, as its entry says) */
+        if (hp->heads_layers && l.n_head != hp->n_head && !hp->arch->heads_by_layer) {
             snprintf(key, sizeof key, "%s.attention.head_count", arch);
             return model_fail(err, MODEL_E_UNSUPPORTED, key_offset(f, key), key,
                         "layer %lld has %lld heads where another has %lld (key '%s'): gguf-run runs one count",
@@ -283,7 +284,12 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
         { "rope.scaling.factor", 1.0 / hp->rope_freq_scale, HUGE_VAL, false,
           "a positive number whose inverse (the position scale) is finite and above 0" },
         { "final_logit_softcapping", hp->final_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
-        { "attn_logit_softcapping", hp->attn_softcap, HUGE_VAL, true, "a finite positive number, or 0 (none)" },
+        /* Grok's graph divides attention.output_scale by it: no 0 there */
+        { "attn_logit_softcapping", hp->attn_softcap, HUGE_VAL, !hp->arch->attn_out_scale_default,
+          hp->arch->attn_out_scale_default ? "a finite positive number (a grok model's scores are capped by it)"
+                                           : "a finite positive number, or 0 (none)" },
+        { "attention.output_scale", hp->attn_softcap_in, HUGE_VAL, !hp->arch->attn_out_scale_default,
+          "a number whose quotient by attn_logit_softcapping is finite and positive" },
         /* the multipliers as the forward pass sees them (granite's keys; 1 where an architecture has none) */
         { "logit_scale", hp->logit_scale, HUGE_VAL, false, "a positive number whose inverse is finite" },
         { "residual_scale", hp->residual_scale, HUGE_VAL, false, "a finite positive number" },

@@ -19,7 +19,8 @@ void hp_rope_scaling(hp_reader *r, model_hparams *hp)
 {
     hp->rope_scaling = MODEL_ROPE_SCALING_LINEAR; /* llama.cpp's default: a factor alone scales linearly */
     const bool betas = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_BETAS);
-    hp->yarn_beta_fast = betas ? hp_get_float(r, "rope.scaling.yarn_beta_fast", 32.0f, NULL) : 32.0f;
+    const float fast = hp->arch && hp->arch->yarn_beta_fast_default > 0.0f ? hp->arch->yarn_beta_fast_default : 32.0f;
+    hp->yarn_beta_fast = betas ? hp_get_float(r, "rope.scaling.yarn_beta_fast", fast, NULL) : fast;
     hp->yarn_beta_slow = betas ? hp_get_float(r, "rope.scaling.yarn_beta_slow", 1.0f, NULL) : 1.0f;
     hp->yarn_attn_factor = 1.0f;
     hp->n_ctx_orig_yarn = hp_get_int(r, "rope.scaling.original_context_length", false, hp->n_ctx_train, 1,
@@ -53,8 +54,27 @@ void hp_rope_scaling(hp_reader *r, model_hparams *hp)
     const float factor = hp_get_float(r, "rope.scaling.factor", 0.0f, NULL);
     if (hp->rope_scaling != MODEL_ROPE_SCALING_NONE) /* llama.cpp: "never scale if scaling type is none" */
         hp->rope_freq_scale = factor != 0.0f ? 1.0f / factor : 1.0f;
-    if (hp->rope_scaling == MODEL_ROPE_SCALING_YARN) {
-        hp->yarn_ext_factor = 1.0f;
+    /* llama.cpp's context: ext_factor 1 under YaRN, else 0, where the loader read none (a negative value) */
+    const bool ext_key = hp->arch && (hp->arch->yarn_keys & MODEL_YARN_KEY_EXT_ATTN);
+    const float ext = ext_key ? hp_get_float(r, "rope.scaling.yarn_ext_factor", -1.0f, NULL) : -1.0f;
+    if (!isfinite(ext)) { /* llama.cpp would blend every angle with it */
+        snprintf(key, sizeof key, "%s.rope.scaling.yarn_ext_factor", r->arch);
+        hp_fail(r, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key, "key '%s' is %g: it must be a finite number",
+                key, (double)ext);
+        return;
+    }
+    hp->yarn_ext_factor = ext >= 0.0f ? ext : hp->rope_scaling == MODEL_ROPE_SCALING_YARN ? 1.0f : 0.0f;
+    if (hp->yarn_ext_factor == 0.0f && ext_key) { /* the loader's magnitude stands only where nothing extrapolates */
+        hp->yarn_attn_factor = hp_get_float(r, "rope.scaling.yarn_attn_factor", 1.0f, NULL);
+        if (!isfinite(hp->yarn_attn_factor) || hp->yarn_attn_factor <= 0.0f) {
+            snprintf(key, sizeof key, "%s.rope.scaling.yarn_attn_factor", r->arch);
+            hp_fail(r, GGUF_E_KEY_TYPE, gguf_find_kv(r->f, key)->offset, key,
+                    "key '%s' is %g: it must be a finite positive number (the rotation's magnitude)", key,
+                    (double)hp->yarn_attn_factor);
+            return;
+        }
+    }
+    if (hp->yarn_ext_factor != 0.0f) {
         const float f = 1.0f / hp->rope_freq_scale;
         /* llama.cpp's context: get_mscale(f, m) / get_mscale(f, yarn_log_multiplier) with m 1, but for deepseek2
          * the multiplier itself, whose ratio is then 1; without the key get_mscale(f, 1) */
@@ -253,17 +273,25 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
             keys & MODEL_MOE_KEY_SHARED_WIDTH
                 ? hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
                 : 0;
-        hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", false, 0, 0, dims, NULL) * (each ? each : hp->n_ff_exp);
+        hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", keys & MODEL_MOE_KEY_SHARED_REQUIRED, 0, 0, dims, NULL) *
+                         (each ? each : hp->n_ff_exp);
     }
 }
 
-/* Latent attention's sizes as llama.cpp's deepseek2 loader reads them: kv_lora_rank required; q_lora_rank required
+/* Latent attention's sizes as llama.cpp's loaders read them: kv_lora_rank required. deepseek2's: q_lora_rank required
  * except in the "lite" shapes it knows by their layer count (26 or 27 layers, or 48 with a 128256-token vocabulary:
  * DeepSeek-V2-Lite, GigaChat3, Kanana-2), which take the query straight from the input whatever the key says;
- * key_length_mla and value_length_mla together or not at all. */
+ * key_length_mla and value_length_mla together or not at all. The whole form's (minicpm3, plm): q_lora_rank required
+ * (and above 0) where the family compresses the query, not read where it does not. */
 void hp_latent_attention(hp_reader *r, model_hparams *hp)
 {
     const int64_t big = INT64_C(1) << 20;
+    if (hp->arch->mla == MODEL_MLA_WHOLE) {
+        const bool q_lora = hp->arch->need[MODEL_ROLE_ATTN_Q_A] == MODEL_NEED_REQUIRED;
+        hp->n_lora_q = q_lora ? hp_get_int(r, "attention.q_lora_rank", true, 0, 1, big, NULL) : 0;
+        hp->n_lora_kv = hp_get_int(r, "attention.kv_lora_rank", true, 0, 1, big, NULL);
+        return;
+    }
     const int64_t vocab = hp->vocab_size ? hp->vocab_size : hp->n_vocab;
     const bool lite = hp->n_layer == 26 || hp->n_layer == 27 || (hp->n_layer == 48 && vocab == 128256);
     hp->n_lora_q = lite ? 0 : hp_get_int(r, "attention.q_lora_rank", true, 0, 0, big, NULL);

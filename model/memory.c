@@ -223,14 +223,20 @@ model_status model_memory_estimate(const gguf_file *f, const model_hparams *hp, 
         return model_fail(err, MODEL_E_MALFORMED, 0, "context_length", "no context length: give -c");
     /* llama_context: n_ctx padded to 256, then each sequence's share of it too (so n_ctx may grow) */
     out->n_ctx = (int64_t)(pad(pad((uint64_t)n_ctx, KV_PAD) / (uint64_t)p->n_seq, KV_PAD) * (uint64_t)p->n_seq);
-    /* llama_context: -ub is at most -b; the worst-case graph is one ubatch of min(n_ubatch, n_ctx) tokens */
-    int64_t n_ubatch = p->n_ubatch < p->n_batch ? p->n_ubatch : p->n_batch;
+    /* llama_context: -b is at most the context asked for (before its padding: a file trained on 128 tokens run at
+     * -c 0 has batches of 128 in a cache of 256), -ub at most -b; the worst-case graph is one ubatch */
+    const int64_t n_batch = p->n_batch < n_ctx ? p->n_batch : n_ctx;
+    const int64_t n_ubatch = p->n_ubatch < n_batch ? p->n_ubatch : n_batch;
     out->n_tokens = n_ubatch < out->n_ctx ? n_ubatch : out->n_ctx;
     model_memory_params q = *p;
     q.n_ubatch = n_ubatch;
     /* auto turns flash attention on when the backend that holds the cache supports it: the CPU does; a quantized
-     * V cache needs it */
-    out->flash_attn = p->flash_attn != 0;
+     * V cache needs it; llama.cpp's context turns it off for some architectures whatever -fa says (Grok's) */
+    const bool never = hp->arch && hp->arch->flash_attn_never;
+    out->flash_attn = p->flash_attn != 0 && !never;
+    if (!out->flash_attn && gguf_type_traits_of(p->type_v)->quantized && never)
+        return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ctv", "a quantized V cache needs flash attention, which "
+                          "llama.cpp turns off for every %s model", hp->arch->name);
     if (!out->flash_attn && gguf_type_traits_of(p->type_v)->quantized)
         return model_fail(err, MODEL_E_UNSUPPORTED, 0, "-ctv", "a quantized V cache needs flash attention (-fa on)");
     weights(f, &q, out);

@@ -78,7 +78,7 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
     if (fused >= 0) { /* phi3: a view of the fused product, rotated into a new tensor (GPT-2's: the view itself) */
         int r = rotate ? graph_op(g, bytes, LY_HEADS, true, graph_view(g, fused), positions(b, swa), -1)
                        : graph_view(g, fused);
-        r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
+        r = is_q && b->hp->arch->q_prescaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
         return rotated(b, r, &b->k_rot[swa], b->k_rot_n[swa]);
     }
     /* Qwen3.5's q rows hold each head's query then its gate: the product twice as wide, q a view of it */
@@ -107,7 +107,7 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
         r = graph_op(g, bytes, LY_HEADS, true, r, temperature(b), -1);
     if (rotate && b->hp->qk_l2_norm) /* Llama 4: a norm without gains after the rotation */
         r = graph_op(g, bytes, LY_HEADS, true, r, -1, -1);
-    r = is_q && b->bf->q_scaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
+    r = is_q && b->hp->arch->q_prescaled ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
     return rotated(b, r, &b->k_rot[swa], b->k_rot_n[swa]);
 }
 
@@ -124,6 +124,7 @@ int build_attention_core(build *b, int il, int h)
     model_hparams lh; /* the layer's own heads (Gemma 4's sliding layers) */
     model_hparams_layer(b->hp, il, &lh);
     const model_hparams *hp = &lh;
+    b->layer_heads = lh.n_head;
     const uint64_t q_w = (uint64_t)(hp->n_head * hp->head_dim_k), k_w = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     const uint64_t v_w = (uint64_t)(hp->n_head_kv * hp->head_dim_v), o_w = (uint64_t)(hp->n_head * hp->head_dim_v);
     const bool swa = b->m->n_layer_swa > 0 && model_hparams_layer_is_swa(hp, il);
@@ -163,17 +164,21 @@ int build_attention_core(build *b, int il, int h)
     return attend_core(b, swa, q, k, v, o_w, v_cache_w);
 }
 
-/* Layer il's attention from h: its core (times sigmoid of the query's gate half, made contiguous, where the arch gates
- * its output: Qwen3.5), then the output product (plus bias). */
+/* Layer il's attention from h: its core, times the sigmoid of its gates where the arch gates its output, then the
+ * output product (plus bias). The gates: Qwen3.5's, the query's gate half made contiguous; AFMoE's, a product of h
+ * that ggml meets after the core (only the product of the two reads it), which then takes a tensor of its own
+ * (llama-completion's buffers: the attention's output there, a reshape of the core's, is not reused). */
 int build_attention(build *b, int il, int h)
 {
     int att = build_attention_core(b, il, h);
-    if (b->hp->arch->attn_out_gated) {
+    const bool own_product = b->hp->arch->attn_gate_proj;
+    if (own_product || b->hp->arch->attn_out_gated) {
         graph *g = b->g;
         const uint64_t bytes = rows(b, (uint64_t)(b->hp->n_head * b->hp->head_dim_v));
-        const int gate = graph_op(g, bytes, LY_OTHER, true,
-                                  graph_op(g, bytes, LY_OTHER, false, graph_view(g, b->q_gated), -1, -1), -1, -1);
-        att = graph_op(g, bytes, LY_OTHER, true, att, gate, -1);
+        const int src = own_product ? graph_op(g, bytes, LY_ROWS, false, h, -1, -1)
+                                    : graph_op(g, bytes, LY_OTHER, false, graph_view(g, b->q_gated), -1, -1);
+        const int gate = graph_op(g, bytes, LY_OTHER, true, src, -1, -1);
+        att = graph_op(g, bytes, LY_OTHER, !own_product, att, gate, -1);
     }
     return build_out_projection(b, att);
 }
@@ -201,7 +206,8 @@ static int attend_stored(build *b, bool swa, int q, uint64_t o_w, uint64_t v_w)
         att = graph_view(g, graph_op(g, rows(b, o_w), LY_OTHER, false, qp, c->mask, -1));
         att = rotated(b, att, &b->v_rot[swa], b->v_rot_n[swa]); /* the rotation undone on the output */
     } else {
-        const uint64_t scores = c->cells * b->T * (uint64_t)hp->n_head * sizeof(float);
+        const uint64_t heads = (uint64_t)(b->layer_heads > 0 ? b->layer_heads : hp->n_head);
+        const uint64_t scores = c->cells * b->T * heads * sizeof(float);
         int kq = graph_op(g, scores, LY_SCORES, false, qp, -1, -1);
         if (hp->attn_softcap > 0.0f) /* scale, tanh, scale */
             for (int i = 0; i < 3; i++)
@@ -218,6 +224,8 @@ static int attend_stored(build *b, bool swa, int q, uint64_t o_w, uint64_t v_w)
 int build_out_projection(build *b, int att)
 {
     graph *g = b->g;
+    if (has(b, MODEL_ROLE_ATTN_SUB_NORM)) /* BitNet: the attention's output normed first */
+        att = norm(b, att, LY_ROWS);
     int out = graph_op(g, rows(b, b->E), LY_ROWS, false, att, -1, -1);
     if (has(b, MODEL_ROLE_ATTN_OUT_BIAS))
         out = graph_op(g, rows(b, b->E), LY_ROWS, true, out, -1, -1);

@@ -20,14 +20,14 @@
 static const builder_facts facts[] = {
     { .arch = "llama" }, { .arch = "qwen2" }, { .arch = "qwen3" }, { .arch = "qwen2moe" }, { .arch = "qwen3moe" },
     { .arch = "gpt-oss", .k_before_v = true, .rows_after_layers = true },
-    { .arch = "phi3", .q_scaled = true, .residual_first = true }, { .arch = "granite" }, { .arch = "olmo2" },
-    { .arch = "gemma2", .k_before_v = true, .q_scaled = true },
-    { .arch = "gemma3", .k_before_v = true, .q_scaled = true }, { .arch = "glm4moe" }, { .arch = "minimax-m2" },
+    { .arch = "phi3", .residual_first = true }, { .arch = "granite" }, { .arch = "olmo2" },
+    { .arch = "gemma2", .k_before_v = true },
+    { .arch = "gemma3", .k_before_v = true }, { .arch = "glm4moe" }, { .arch = "minimax-m2" },
     { .arch = "olmoe" }, { .arch = "ernie4_5-moe" }, { .arch = "bailingmoe2" }, { .arch = "dots1" },
     { .arch = "granitemoe" }, { .arch = "deepseek2" }, { .arch = "qwen2vl" }, { .arch = "qwen3vl" },
     { .arch = "qwen3vlmoe" }, { .arch = "smollm3" }, { .arch = "seed_oss" }, { .arch = "mistral3" },
     { .arch = "exaone4" }, { .arch = "internlm2" }, { .arch = "ernie4_5" }, { .arch = "mistral4" }, { .arch = "glm4" },
-    { .arch = "exaone" }, { .arch = "gemma", .q_scaled = true }, { .arch = "llama4" }, { .arch = "command-r" },
+    { .arch = "exaone" }, { .arch = "gemma" }, { .arch = "llama4" }, { .arch = "command-r" },
     { .arch = "cohere2" }, { .arch = "hunyuan-dense" },
     { .arch = "gemma4", .k_before_v = true, .rows_after_norm = true },
     { .arch = "nemotron_h", .rows_after_norm = true }, { .arch = "nemotron_h_moe", .rows_after_norm = true },
@@ -38,12 +38,17 @@ static const builder_facts facts[] = {
     { .arch = "qwen3next", .rows_after_norm = true, .shexp_sigmoid = true, .gdn_repeat = true },
     { .arch = "falcon-h1", .rows_after_residual = true }, { .arch = "mamba2" }, { .arch = "mamba" },
     { .arch = "jamba", .residual_first = true, .residual_first_attn = true }, { .arch = "hunyuan-moe" }, { .arch = "arcee" }, { .arch = "minicpm" },
-    { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2", .q_scaled = true },
+    { .arch = "starcoder2" }, { .arch = "stablelm" }, { .arch = "phi2" },
     { .arch = "falcon", .parallel_ffn_first = true }, { .arch = "gptneox" }, { .arch = "gpt2" }, { .arch = "starcoder" },
     { .arch = "bloom" }, { .arch = "mpt" }, { .arch = "deci" }, { .arch = "nemotron" }, { .arch = "olmo" },
     { .arch = "dbrx" }, { .arch = "bailingmoe" }, { .arch = "apertus" }, { .arch = "deepseek" },
     { .arch = "chatglm" }, { .arch = "xverse" }, { .arch = "maincoder" },
-    { .arch = "orion" },
+    { .arch = "orion" }, { .arch = "baichuan" }, { .arch = "qwen" }, { .arch = "refact" },
+    { .arch = "codeshell" }, { .arch = "jais" },
+    { .arch = "plamo", .parallel_ffn_first = true }, { .arch = "jais2" }, { .arch = "exaone-moe" }, { .arch = "afmoe" },
+    { .arch = "mellum" }, { .arch = "minicpm3" }, { .arch = "plm" }, { .arch = "phimoe", .residual_first = true },
+    { .arch = "smallthinker" }, { .arch = "pangu-embedded" }, { .arch = "grok" }, { .arch = "bitnet" }, { .arch = "openelm", .residual_first_attn = true },
+    { .arch = "hunyuan_vl" },
 };
 
 
@@ -137,7 +142,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                 .v_rot_n = { build_cache_rotation(hp, p->type_v, false, false), build_cache_rotation(hp, p->type_v, true, false) },
                 .k_rot = { -1, -1 }, .v_rot = { -1, -1 }, .type_k = p->type_k, .streams = seqs,
                 .v_padded = model_memory_v_padded(hp, m->flash_attn), .s_copy = -1, .s_copy_main = -1,
-                .s_copy_extra = -1, .q_gated = -1,
+                .s_copy_extra = -1, .q_gated = -1, .layer_in = -1,
                 .E = (uint64_t)hp->n_embd, .cache = { { -1, -1, -1, (uint64_t)m->kv_cells },
                                                       { -1, -1, -1, (uint64_t)m->kv_cells_swa } } };
     const uint64_t V = (uint64_t)(hp->n_vocab > 0 ? hp->n_vocab : hp->vocab_size);
@@ -173,6 +178,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = summed_parallel_layer(&b, il, x, last);
             continue;
         }
+        b.layer_in = hp->arch->router_on_input ? x : -1;
         const int h = has(&b, MODEL_ROLE_ATTN_NORM) || hp->arch->norms_without_gains
                           ? norm_rows_bias(&b, x, rows(&b, b.E), LY_ROWS, has(&b, MODEL_ROLE_ATTN_NORM_BIAS))
                           : x;
@@ -239,7 +245,9 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             cur = pick_rows(&b, cur);
             b.n_rows = b.n_out;
         }
-        if (has(&b, MODEL_ROLE_ATTN_POST_NORM) && hp->arch->ffn_norm_from != MODEL_ROLE_ATTN_POST_NORM)
+        const model_role post_from = hp->arch->attn_post_norm_from, post_or = hp->arch->ffn_post_norm_or;
+        if ((has(&b, MODEL_ROLE_ATTN_POST_NORM) && hp->arch->ffn_norm_from != MODEL_ROLE_ATTN_POST_NORM) ||
+            (post_from && has(&b, post_from)))
             cur = norm(&b, cur, LY_ROWS);
         cur = scaled(&b, cur, hp->residual_scale);
         if (last && !pick_sum && !bf->residual_first_attn)
@@ -259,7 +267,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
                                                                has(&b, MODEL_ROLE_FFN_NORM_BIAS))
                                               : inp,
                                      il);
-        if (has(&b, MODEL_ROLE_FFN_POST_NORM))
+        if (has(&b, MODEL_ROLE_FFN_POST_NORM) || (post_or && has(&b, post_or)))
             out = norm(&b, out, LY_ROWS);
         out = scaled(&b, out, hp->residual_scale);
         x = bf->residual_first ? graph_op(g, rows(&b, b.E), LY_ROWS, true, inp, out, -1)
@@ -298,10 +306,11 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         x = pick_rows(&b, x);
         b.n_rows = b.n_out;
     }
+    x = hp->logit_scale_first ? scaled(&b, x, hp->logit_scale) : x; /* MiniCPM3's lmhead_scaling */
     int logits = graph_op(g, rows(&b, V), LY_ROWS, false, x, -1, -1);
     if (gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_OUTPUT_BIAS)->name)) /* phi2's logits' bias */
         logits = graph_op(g, rows(&b, V), LY_ROWS, true, logits, -1, -1);
-    logits = scaled(&b, logits, hp->logit_scale);
+    logits = hp->logit_scale_first ? logits : scaled(&b, logits, hp->logit_scale);
     if (hp->final_softcap > 0.0f) /* scale, tanh, scale */
         for (int i = 0; i < 3; i++)
             logits = graph_op(g, rows(&b, V), LY_ROWS, true, logits, -1, -1);
@@ -314,8 +323,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
 uint64_t model_memory_compute(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
                               const model_memory *m)
 {
-    /* latent attention with a quantized cache rotates its keys and values where this replay does not follow yet */
-    if (hp->arch && hp->arch->mla && (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
+    /* deepseek2's latent attention with a quantized cache rotates its keys and values where this replay does not
+     * follow yet (the whole form of minicpm3 and plm caches as any attention does) */
+    if (hp->arch && hp->arch->mla == MODEL_MLA_DEEPSEEK2 &&
+        (gguf_type_traits_of(p->type_k)->quantized || gguf_type_traits_of(p->type_v)->quantized))
         return 0;
     for (size_t i = 0; hp->arch && i < sizeof facts / sizeof facts[0]; i++)
         if (!strcmp(facts[i].arch, hp->arch->name))

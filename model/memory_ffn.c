@@ -30,7 +30,16 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     const uint64_t T = b->n_rows, f = sizeof(float), n_exp = (uint64_t)hp->n_expert, k = (uint64_t)hp->n_expert_used;
     const uint64_t ff = (uint64_t)hp->n_ff_exp, E = b->E;
     const bool bias = has(b, MODEL_ROLE_FFN_GATE_EXPS_BIAS), softmax_after = hp->moe_gating == MODEL_MOE_SOFTMAX_WEIGHT;
-    const int logits = graph_op(g, n_exp * T * f, LY_ROUTE, false, router_in, -1, -1);
+    /* SmallThinker's routing reads the layer's input alone, so build_moe_ffn's expansion of its weights lands right
+     * after the attention's core (the last node expanded), ahead of the output product: every row's logits, the last
+     * layer's rows picked from them */
+    const bool on_input = b->layer_in >= 0;
+    if (on_input)
+        graph_insert_at(g, b->expanded);
+    int logits = graph_op(g, n_exp * (on_input ? b->T : T) * f, LY_ROUTE, false, on_input ? b->layer_in : router_in,
+                          -1, -1);
+    if (on_input && T != b->T)
+        logits = pick_rows(b, logits);
     int probs = logits;
     /* the softmax or the sigmoids, or the router's bias (gpt-oss) */
     if (!softmax_after || has(b, MODEL_ROLE_FFN_GATE_INP_BIAS))
@@ -64,6 +73,8 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     }
     if (hp->moe_scale != 1.0f) /* expert_weights_scale */
         w = graph_op(g, k * T * f, LY_CHOSEN, true, w, -1, -1);
+    if (on_input)
+        graph_insert_at(g, -1);
     int in = graph_view(g, norm_in ? norm(b, x, LY_ROWS) : x);
     const bool before = hp->arch->moe_weight_before; /* Llama 4: the input repeated per choice, times its weight */
     if (before)
@@ -122,14 +133,20 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
 }
 
 /* Layer il's feed-forward block of x: gated (gate and up, or phi3's one product holding both), or the experts (past
- * a mixture's leading dense layers). */
+ * a mixture's leading dense layers; Grok-2's with a dense block beside them, their sum scaled). */
 static int dense_ffn(build *b, int x, int64_t il);
 
 int build_feed_forward(build *b, int x, int64_t il)
 {
-    if (model_hparams_layer_has_experts(b->hp, il))
-        return experts(b, x);
-    return dense_ffn(b, x, il);
+    if (!model_hparams_layer_has_experts(b->hp, il))
+        return dense_ffn(b, x, il);
+    const int moe = experts(b, x);
+    if (!b->hp->arch->moe_dense_mean || !has(b, MODEL_ROLE_FFN_UP))
+        return moe;
+    /* Grok-2's dense block on the same input after the experts, the sum, its scale */
+    const uint64_t bytes = rows(b, b->E);
+    const int sum = graph_op(b->g, bytes, LY_ROWS, true, dense_ffn(b, x, il), moe, -1);
+    return graph_op(b->g, bytes, LY_ROWS, true, sum, -1, -1);
 }
 
 /* Gemma 4 26B-A4B's layer with experts on its attention output x, in its graph's order: the router's input (x normed
@@ -165,10 +182,18 @@ static int dense_ffn(build *b, int x, int64_t il)
         act = hp->arch->act == MODEL_ACT_RELU_SQR ? relu_squared(b, up, LY_ROWS)
                                                   : graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
     } else {
-        const int gate = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
-        const int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
+        /* llama.cpp's build_ffn: up (plus its bias), then gate (plus its bias: Jais's) */
+        int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
+        if (has(b, MODEL_ROLE_FFN_UP_BIAS))
+            up = graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
+        int gate = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);
+        if (has(b, MODEL_ROLE_FFN_GATE_BIAS))
+            gate = graph_op(g, rows(b, F), LY_ROWS, true, gate, -1, -1);
         act = graph_op(g, rows(b, F), LY_OTHER, false, gate, up, -1);
     }
+    if (has(b, MODEL_ROLE_FFN_SUB_NORM)) /* BitNet: the activation normed before the down product, into bytes of its
+                                          * own (llama-completion's buffers at every setting: not the activation's) */
+        act = norm(b, act, LY_OTHER);
     const int down = graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, false, act, -1, -1);
     return has(b, MODEL_ROLE_FFN_DOWN_BIAS) ? graph_op(g, rows(b, (uint64_t)hp->n_embd), LY_ROWS, true, down, -1, -1)
                                             : down;

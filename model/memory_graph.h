@@ -12,7 +12,6 @@
 typedef struct builder_facts {
     const char *arch;
     bool k_before_v;         /* its q, k, v in that order (else q, v, k: llama-graph's build_attn order) */
-    bool q_scaled;           /* q scaled after the rotation (gemma's query_pre_attn_scalar, phi3's 1/sqrt(d)) */
     bool residual_first;     /* the FFN's residual add reads the residual first (phi3) */
     bool rows_after_layers;  /* the output rows picked after the last layer, not inside it (gpt-oss) */
     bool rows_after_norm;    /* ... after the final norm (gemma4, nemotron_h) */
@@ -20,7 +19,7 @@ typedef struct builder_facts {
     bool shexp_sigmoid;      /* the shared expert's gate is ggml_sigmoid of its logit, not silu(x) / x (qwen35moe) */
     bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
     bool rows_after_residual; /* the last layer's rows picked from the attention's residual sum (falcon-h1) */
-    bool parallel_ffn_first; /* a summed parallel layer adds ffn + attention, ggml meeting the ffn first (falcon) */
+    bool parallel_ffn_first; /* a summed parallel layer adds ffn + attention, ggml meeting the ffn first (falcon, plamo) */
 } builder_facts;
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */
@@ -58,6 +57,8 @@ typedef struct build {
      * sum, a mixer's state stores): where a recurrent layer's state reads go, ahead of the nodes only a later product
      * pulls into ggml's graph */
     int expanded;
+    int layer_in; /* the layer's input, which SmallThinker's router reads (model_arch.router_on_input); -1: none */
+    int64_t layer_heads; /* the query heads of the layer being built (OpenELM's differ by layer) */
 } build;
 
 /* Whether the file has role r: in the layer being built (b->layer), or for the experts' roles in the first layer with

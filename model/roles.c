@@ -157,8 +157,9 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                     "experts' output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_MOE },
     [MODEL_ROLE_LAYER_OUT_SCALE] = { "layer_output_scale.weight", true, MODEL_DIM_ONE, MODEL_DIM_NONE, false,
                                     "the layer output's scale", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
-    [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_SSM_INNER, false,
-                              "delta net's output gate projection (z)", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_ATTN_GATE] = { "attn_gate.weight", true, MODEL_DIM_EMBD, MODEL_DIM_GATE, false,
+                              "output gate projection (a delta net's z, AFMoE's attention gate)", MODEL_DIM_NONE,
+                              .form = MODEL_FFN_ANY },
     [MODEL_ROLE_SSM_CONV1D] = { "ssm_conv1d.weight", true, MODEL_DIM_SSM_CONV, MODEL_DIM_QKV, false,
                                "recurrent layer's short convolution taps (per channel: q, k, v; Mamba-2's x, B, C)", MODEL_DIM_NONE,
                                .form = MODEL_FFN_ANY },
@@ -215,6 +216,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                 "feed-forward up bias", .form = MODEL_FFN_DENSE, .block = MODEL_BLOCK_FFN },
     [MODEL_ROLE_FFN_DOWN_BIAS] = { "ffn_down.bias", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, false,
                                   "feed-forward down bias", .form = MODEL_FFN_DENSE, .block = MODEL_BLOCK_FFN },
+    [MODEL_ROLE_FFN_GATE_BIAS] = { "ffn_gate.bias", true, MODEL_DIM_FF, MODEL_DIM_NONE, false,
+                                  "feed-forward gate bias", .form = MODEL_FFN_DENSE, .block = MODEL_BLOCK_FFN },
     [MODEL_ROLE_ATTN_QKV_BIAS] = { "attn_qkv.bias", true, MODEL_DIM_QKV, MODEL_DIM_NONE, false,
                                   "fused query, key and value biases", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
                                   .block = MODEL_BLOCK_QKV },
@@ -230,6 +233,14 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                    "AWQ activation scales", MODEL_DIM_NONE, .form = MODEL_FFN_DENSE },
     [MODEL_ROLE_ATTN_OUT_NORM] = { "attn_output_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
                                   "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_LAYER_OUT_NORM] = { "layer_output_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                   "feed-forward output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    /* (llama.cpp's bitnet loader sizes the attention's by n_embd, which its q width is) */
+    [MODEL_ROLE_ATTN_SUB_NORM] = { "attn_sub_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                  "attention output sub-norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+    [MODEL_ROLE_FFN_SUB_NORM] = { "ffn_sub_norm.weight", true, MODEL_DIM_FF, MODEL_DIM_NONE, true,
+                                 "feed-forward activation sub-norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_DENSE,
+                                 .block = MODEL_BLOCK_FFN },
 };
 
 const model_role_info *model_role_info_of(model_role r)

@@ -43,6 +43,9 @@ for m in "$shared"/models/*.gguf; do
 done
 cp "$shared/tools/synth_model.py" "$shared/tools/synth_arch.py" "$here/../tests/py/heldout_arch.py" \
   "$here/../tests/py/gguf_copy.py" "$here/../tests/py/moe_arch.py" "$here/../tests/py/mla_arch.py" \
+  "$here/../tests/py/phimoe_arch.py" "$here/../tests/py/smallthinker_arch.py" \
+  "$here/../tests/py/grok_arch.py" "$here/../tests/py/bitnet_arch.py" \
+  "$here/../tests/py/openelm_arch.py" \
   "$here/../tests/py/renamed_arch.py" "$here/../tests/py/exaone4_arch.py" "$here/../tests/py/glm4_arch.py" \
   "$here/../tests/py/llama4_arch.py" "$here/../tests/py/cohere_arch.py" "$here/../tests/py/qwen35_arch.py" \
   "$here/../tests/py/lfm2_arch.py" "$here/../tests/py/gemma4_arch.py" "$here/../tests/py/gemma4_vocab.py" \
@@ -52,7 +55,10 @@ cp "$shared/tools/synth_model.py" "$shared/tools/synth_arch.py" "$here/../tests/
   "$here/../tests/py/position_arch.py" "$here/../tests/py/deci_arch.py" \
   "$here/../tests/py/nemotron_arch.py" "$here/../tests/py/olmo_arch.py" \
   "$here/../tests/py/dbrx_arch.py" "$here/../tests/py/apertus_arch.py" "$here/../tests/py/chatglm_arch.py" \
-  "$here/../tests/py/orion_arch.py" "$dest/tools/"
+  "$here/../tests/py/orion_arch.py" "$here/../tests/py/baichuan_arch.py" \
+  "$here/../tests/py/qwen_arch.py" "$here/../tests/py/refact_arch.py" "$here/../tests/py/codeshell_arch.py" \
+  "$here/../tests/py/jais_arch.py" "$here/../tests/py/plamo_arch.py" "$here/../tests/py/afmoe_arch.py" \
+  "$dest/tools/"
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$dest/whl" gguf
 cp /usr/share/common-licenses/{GPL-3,Apache-2.0,MPL-2.0,GFDL-1.3} "$dest/licenses/"  # synth_model.py's corpus
 cp "$here"/{bench-interleaved.sh,llama-bench-line.py} "$dest/"

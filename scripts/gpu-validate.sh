@@ -74,12 +74,13 @@ for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral tiny-gptoss tiny-phi3 tiny-gem
 done
 for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral heldout-gptoss heldout-gemma2 heldout-olmo3 \
   heldout-glm4moe heldout-minimax-m2 heldout-olmoe heldout-ernie4_5-moe heldout-bailingmoe2 \
-  heldout-dots1 heldout-granitemoe heldout-deepseek2 heldout-deepseek2-whole heldout-qwen2vl heldout-qwen3vl \
+  heldout-dots1 heldout-exaone-moe heldout-exaone-moe-b heldout-afmoe heldout-afmoe-b heldout-mellum heldout-mellum-b heldout-granitemoe heldout-deepseek2 heldout-deepseek2-whole heldout-minicpm3 heldout-minicpm3-b heldout-plm heldout-plm-b heldout-phimoe heldout-phimoe-b heldout-smallthinker heldout-smallthinker-b heldout-grok heldout-grok-b heldout-qwen2vl heldout-qwen3vl \
   heldout-qwen3vlmoe heldout-smollm3 heldout-seed_oss heldout-mistral3 heldout-exaone4 heldout-exaone heldout-internlm2 \
   heldout-ernie4_5 heldout-gemma heldout-mistral4 heldout-glm4 heldout-llama4 heldout-llama4-k2 \
   heldout-cohere2 heldout-command-r heldout-command-r-plus heldout-qwen35 heldout-qwen35moe heldout-qwen3next \
   heldout-qwen3next-legacy heldout-lfm2 heldout-lfm2-untied \
-  heldout-lfm2moe heldout-hunyuan-dense heldout-gemma4 heldout-gemma4-b heldout-gemma4-e heldout-gemma4-moe \
+  heldout-lfm2moe heldout-hunyuan-dense heldout-hunyuan_vl \
+  heldout-gemma4 heldout-gemma4-b heldout-gemma4-e heldout-gemma4-moe \
   heldout-nemotron_h heldout-nemotron_h-b heldout-nemotron_h_moe heldout-nemotron_h_moe-b heldout-granitehybrid \
   heldout-granitehybrid-moe heldout-falcon-h1 heldout-falcon-h1-b heldout-mamba2 heldout-mamba2-b heldout-mamba \
   heldout-mamba-falcon heldout-jamba heldout-jamba-b heldout-starcoder2 heldout-starcoder2-b \
@@ -87,15 +88,19 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-falcon heldout-falcon-40b heldout-gptneox heldout-gptneox-seq heldout-gpt2 heldout-starcoder heldout-bloom heldout-bloom-b \
   heldout-mpt heldout-mpt-b heldout-deci heldout-deci-b heldout-nemotron heldout-nemotron-b heldout-olmo heldout-olmo-b \
   heldout-dbrx heldout-dbrx-b heldout-bailingmoe heldout-bailingmoe-b heldout-apertus heldout-apertus-b \
-  heldout-deepseek heldout-deepseek-b heldout-chatglm heldout-chatglm-b heldout-xverse heldout-maincoder \
-  heldout-orion heldout-orion-b; do
+  heldout-deepseek heldout-deepseek-b heldout-chatglm heldout-chatglm-b heldout-xverse heldout-pangu-embedded \
+  heldout-bitnet heldout-bitnet-b heldout-openelm heldout-openelm-b heldout-maincoder \
+  heldout-orion heldout-orion-b heldout-baichuan heldout-baichuan-b heldout-baichuan-c \
+  heldout-qwen heldout-qwen-b heldout-refact heldout-refact-b heldout-codeshell heldout-codeshell-b \
+  heldout-jais heldout-jais-b heldout-plamo heldout-plamo-b heldout-jais2 heldout-jais2-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \
   heldout-glm4moe heldout-deepseek2 heldout-gemma4-e heldout-gemma4-moe heldout-nemotron_h \
   heldout-nemotron_h_moe heldout-granitehybrid-moe heldout-falcon-h1 heldout-mamba2 heldout-mamba-falcon heldout-jamba \
   heldout-starcoder2 heldout-phi2-fused heldout-falcon-40b heldout-gptneox heldout-starcoder heldout-bloom heldout-mpt \
-  heldout-deci-b heldout-dbrx heldout-bailingmoe heldout-apertus heldout-deepseek heldout-chatglm; do
+  heldout-deci-b heldout-dbrx heldout-bailingmoe heldout-apertus heldout-deepseek heldout-chatglm heldout-jais \
+  heldout-exaone-moe heldout-afmoe heldout-grok heldout-grok-b; do
   "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-q4_k_m.gguf" Q4_K_M >/dev/null 2>&1 || status=1
 done
 for p in tiny-gptoss heldout-gptoss; do

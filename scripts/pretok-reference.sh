@@ -14,7 +14,8 @@ names="default gpt-2 phi-2 jina-es jina-de gigachat jina-v2-es jina-v2-de a.x-4.
 jais trillion granite-docling llama3 llama-v3 llama-bpe falcon3 falcon-h1 pixtral midm-2.0 lfm2 jina-v5-nano dbrx
 smaug-bpe chatglm-bpe glm4 glm5 qwen2 qwen35 deepseek-r1-qwen kormo f2llmv2 stablelm2 hunyuan solar-open megrez smollm starcoder refact command-r
 codeshell exaone minerva-7b mellum2 gpt-4o llama4 kanana2 talkie minimax-m2 tekken poro-chat bloom gpt3-finnish viking
-deepseek-llm deepseek-coder deepseek-v3 hunyuan-dense joyai-llm hy_v4 kimi-k2 bailingmoe bailingmoe2 llada-moe falcon"
+deepseek-llm deepseek-coder deepseek-v3 hunyuan-dense joyai-llm hy_v4 kimi-k2 bailingmoe bailingmoe2 llada-moe falcon
+jais-2"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc "$here/../shared/tools/tok.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/ggml/include" \

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,7 +163,9 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
     const uint32_t types[] = { GGUF_TENSOR_Q4_0, GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1,
                                GGUF_TENSOR_Q8_0, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_Q2_K, GGUF_TENSOR_Q3_K,
                                GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS,
-                               GGUF_TENSOR_MXFP4 };
+                               GGUF_TENSOR_MXFP4, GGUF_TENSOR_TQ1_0, GGUF_TENSOR_TQ2_0, GGUF_TENSOR_IQ3_S,
+                               GGUF_TENSOR_IQ3_XXS, GGUF_TENSOR_IQ2_XXS, GGUF_TENSOR_IQ2_XS, GGUF_TENSOR_IQ2_S,
+                               GGUF_TENSOR_IQ1_S, GGUF_TENSOR_IQ1_M };
     const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
@@ -221,13 +224,48 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
         free(raw), free(xa), free(w), free(x), free(xd);
         checked++;
     }
-    cr_assert_eq(checked, 13);
+    cr_assert_eq(checked, 22);
     if (strcmp(quant_simd_level(), "scalar") != 0)
         cr_assert_geq(dot4_checked, 13 * 8 * 2, "a 4-row kernel is missing"); /* every type, AVX2 and best level */
     cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
     cr_assert_eq(quant_act_type(GGUF_TENSOR_F16), GGUF_TENSOR_F16);
     cr_assert_eq(quant_act_type(GGUF_TENSOR_Q4_1), GGUF_TENSOR_Q8_1);
     cr_assert_eq(quant_act_type(GGUF_TENSOR_IQ2_XXS), GGUF_TENSOR_Q8_K);
+}
+
+/* llama.cpp's own dots (scripts/llama-vec-dot-reference.c: libggml-cpu's vec_dot on ggml's quantizations of random
+ * rows, -128 activations among them) of the types whose x86 forms keep eight int32 lanes (act_dot_lanes.c): ours bit
+ * for bit, at the AVX2 level and the best. */
+Test(act, lanes_dots_equal_llama_cpps_vec_dot)
+{
+    FILE *f = fopen("tests/data/llama_cpp_vec_dot.bin", "rb");
+    cr_assert(f, "tests/data/llama_cpp_vec_dot.bin is missing");
+    char magic[8];
+    uint32_t n_types = 0;
+    cr_assert(fread(magic, 1, 8, f) == 8 && memcmp(magic, "VECDOT01", 8) == 0 && fread(&n_types, 4, 1, f) == 1);
+    int checked = 0;
+    for (uint32_t k = 0; k < n_types; k++) {
+        uint32_t h[5]; /* type, n, rows, weight row bytes, activation row bytes */
+        cr_assert_eq(fread(h, 4, 5, f), 5);
+        cr_assert(h[3] <= 1024 && h[4] <= 1024 && h[3] == gguf_type_traits_of(h[0])->type_size * h[1] / 256);
+        for (uint32_t r = 0; r < h[2]; r++) {
+            uint8_t w[1024], a[1024];
+            float want;
+            cr_assert(fread(w, 1, h[3], f) == h[3] && fread(a, 1, h[4], f) == h[4] && fread(&want, 4, 1, f) == 1);
+            const quant_impl impls[2] = { QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
+            for (int p = 0; p < 2 && strcmp(quant_simd_level(), "scalar") != 0; p++) {
+                const cpu_act_kernel kd = cpu_act_dot_function(h[0], impls[p]);
+                cr_assert_not_null(kd.dot, "%s has no integer dot", gguf_type_traits_of(h[0])->name);
+                float got;
+                kd.dot(w, a, (int64_t)h[1], &got);
+                cr_assert_eq(got, want, "%s row %u impl %d: %.9g, llama.cpp's %.9g", gguf_type_traits_of(h[0])->name, r,
+                             p, got, want);
+            }
+            checked++;
+        }
+    }
+    fclose(f);
+    cr_assert_eq(checked, 9 * 8);
 }
 
 /* Each activation row's sums of 16 quants: Q8_K's bsums as stored, Q8_0 / Q8_1 summed. */

@@ -47,18 +47,62 @@ static void attention_causal_gqa(const int d)
         k[i] = test_frand(&s);
         v[i] = test_frand(&s);
     }
-    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0, false, 0 },
-                                 { H, KV, d, 0.37f, 3, 0, NULL, 0, false, 0 }, { H, KV, d, 0.37f, 3, 0.5f, NULL, 0, false, 0 } };
+    const kern_attn cases[3] = { { H, KV, d, 1.0f / sqrtf((float)d), 0, 0, NULL, 0, false, 0, 0 },
+                                 { H, KV, d, 0.37f, 3, 0, NULL, 0, false, 0, 0 },
+                                 { H, KV, d, 0.37f, 3, 0.5f, NULL, 0, false, 0, 0 } };
     for (int c = 0; c < 3; c++)
         check_against_reference(be, q, k, v, T, pos0, &cases[c], out);
     float wide[T * H * d];
-    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0, false, 0 }, w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0, false, 0 };
+    const kern_attn all = { H, KV, d, 0.25f, 0, 0, NULL, 0, false, 0, 0 },
+                    w100 = { H, KV, d, 0.25f, 100, 0, NULL, 0, false, 0, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &all, out), KERN_OK);
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &w100, wide), KERN_OK);
     cr_assert_arr_eq(out, wide, sizeof out);
-    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0, false, 0 };
+    const kern_attn bad = { H, 3, d, 1.0f, 0, 0, NULL, 0, false, 0, 0 };
     cr_assert_eq(be->attention(be, q, k, v, T, pos0, &bad, out), KERN_E_SHAPE, "4 heads do not share 3 kv heads");
     be->destroy(be);
+}
+
+/* Grok's soft-capped scores (llama.cpp's build_attn_mha for grok): q.k unscaled, then c tanh(q.k * f) with f the
+ * output scale over the cap in one product, is c tanh(s / c) of the scores scaled first: on every backend (both CPU
+ * numerics, a prompt and a decode step, and the reference in double) within 1e-5 of the reference's scaled-first
+ * form, and each within 1e-5 of the reference of its own form. Scores reach the cap's bend: q and k of size 4. */
+Test(attention, grok_cap_factor_is_the_scale_inside_the_tanh)
+{
+    enum { H = 4, KV = 2, d = 64, pos0 = 3, T = 5, n = pos0 + T };
+    float q[T * H * d], k[n * KV * d], v[n * KV * d], out[T * H * d], want[T * H * d];
+    uint32_t s = 41;
+    for (int i = 0; i < T * H * d; i++)
+        q[i] = test_frand(&s) * 4.0f;
+    for (int i = 0; i < n * KV * d; i++)
+        k[i] = test_frand(&s) * 4.0f, v[i] = test_frand(&s);
+    const float cap = 30.0f, out_scale = 0.125f;
+    const kern_attn grok = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = 1.0f, .softcap = cap,
+                             .softcap_in = out_scale / cap };
+    const kern_attn scaled_first = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = out_scale, .softcap = cap };
+    kern_backend *ref = kern_ref_create(1);
+    cr_assert_eq(ref->attention(ref, q, k, v, T, pos0, &scaled_first, want), KERN_OK);
+    kern_backend *bes[3] = { kern_cpu_create(2), kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), kern_ref_create(1) };
+    for (int b = 0; b < 3; b++) {
+        cr_assert_not_null(bes[b]);
+        cr_assert_eq(bes[b]->attention(bes[b], q, k, v, T, pos0, &grok, out), KERN_OK);
+        for (int i = 0; i < T * H * d; i++)
+            cr_assert_leq(fabsf(out[i] - want[i]), 1e-5f, "backend %d: out[%d] = %g, scaled first %g", b, i, out[i],
+                          want[i]);
+        if (b < 2) {
+            check_against_reference(bes[b], q, k, v, T, pos0, &grok, out);
+            check_against_reference(bes[b], q + (size_t)(T - 1) * H * d, k, v, 1, n - 1, &grok, out);
+        }
+        bes[b]->destroy(bes[b]);
+    }
+    /* without the factor the cap divides the scores: unscaled scores capped so differ from the scaled ones */
+    const kern_attn unscaled = { .n_head = H, .n_kv_head = KV, .head_dim = d, .scale = 1.0f, .softcap = cap };
+    cr_assert_eq(ref->attention(ref, q, k, v, T, pos0, &unscaled, out), KERN_OK);
+    float most = 0.0f;
+    for (int i = 0; i < T * H * d; i++)
+        most = fmaxf(most, fabsf(out[i] - want[i]));
+    cr_assert_gt(most, 1e-3f, "the factor is what the test exercises");
+    ref->destroy(ref);
 }
 
 /* Llama 4's chunked attention (llama.cpp's LLAMA_SWA_TYPE_CHUNKED): a query at position p sees the keys of its own

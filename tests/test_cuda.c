@@ -135,6 +135,29 @@ Test(cuda, matmul_on_mxfp4_experts, .timeout = 60)
     cpu->destroy(cpu);
 }
 
+/* add_bias (PhiMoE's RMSNorms' bias) adds the one row to every row: the CPU's sums, bit for bit (one float addition
+ * each). */
+Test(cuda, add_bias_is_the_cpus_bit_for_bit)
+{
+    kern_backend *gpu = cuda_or_skip(), *cpu = kern_cpu_create(2);
+    enum { N = 300, T = 5 };
+    float *bv = noise(N, 4, 1.0f), *x = noise((size_t)T * N, 6, 2.0f);
+    gguf_tensor t = { .name = "b", .n_dims = 1, .ne = { N, 1, 1, 1 }, .type = GGUF_TENSOR_F32, .size = N * 4,
+                      .n_elements = N, .data = (const uint8_t *)bv };
+    kern_weight wc = { .t = &t }, wg = { .t = &t };
+    cr_assert_eq(cpu->bind(cpu, &wc), KERN_OK);
+    cr_assert_eq(gpu->bind(gpu, &wg), KERN_OK, "%s", gpu->last_error(gpu));
+    float *xd = up(gpu, x, (size_t)T * N);
+    cr_assert_eq(cpu->add_bias(cpu, &wc, T, N, x), KERN_OK);
+    cr_assert_eq(gpu->add_bias(gpu, &wg, T, N, xd), KERN_OK, "%s", gpu->last_error(gpu));
+    float *xg = down(gpu, xd, (size_t)T * N);
+    cr_assert_eq(memcmp(x, xg, (size_t)T * N * sizeof(float)), 0, "the sums differ");
+    gpu->free(gpu, xd), gpu->unbind(gpu, &wg), cpu->unbind(cpu, &wc);
+    free(bv), free(x), free(xg);
+    gpu->destroy(gpu);
+    cpu->destroy(cpu);
+}
+
 Test(cuda, gemm_layout_on_odd_shapes)
 {
     /* F32 goes through cuBLAS without any rounding: a layout mistake cannot hide in a tolerance. */

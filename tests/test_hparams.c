@@ -50,6 +50,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     kv_spec kvs[] = { { "general.architecture", 's', "gemma3" },  { "gemma3.embedding_length", 'u', "640" },
                       { "gemma3.block_count", 'u', "8" },          { "gemma3.attention.head_count", 'u', "4" },
                       { "gemma3.attention.key_length", 'u', "256" }, { "gemma3.rope.freq_base", 'f', "1000000" },
+                      { "gemma3.attention.value_length", 'u', "256" }, /* as the converter writes both */
                       { "gemma3.attention.sliding_window", 'u', "512" },
                       { "gemma3.final_logit_softcapping", 'f', "30" },
                       { "gemma3.feed_forward_length", 'u', "2048" },
@@ -96,7 +97,7 @@ Test(arch, gemma3_sliding_window_pattern_and_scales)
     free(b.p);
 
     kvs[2] = (kv_spec){ "gemma3.block_count", 'u', "62" };
-    f = hparams_file_with(kvs, 9, &b);
+    f = hparams_file_with(kvs, 10, &b); /* without the pattern */
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_float_eq(hp.attn_scale, 1.0f / sqrtf(160.0f), 0, "27B: 1/sqrt(n_embd / n_head)");
     gguf_close(f);
@@ -583,4 +584,60 @@ Test(arch, hunyuan_dense_keys_are_read_as_its_loader_reads_them)
     cr_assert_float_eq(hp.rope_base, 10000.0f, 0);
     gguf_close(f);
     free(b.p);
+}
+
+/* Baichuan's loader types the model by its depth and its graph gives positions by that type: a NORM rotation at 32
+ * layers (the 7B's), ALiBi with max_bias 8 and no rotation at 40 (the 13B's), neither at any other depth; a
+ * max_alibi_bias key is not read (its loader fixes 8). */
+Test(arch, baichuan_s_positions_follow_its_depth)
+{
+    static const struct {
+        const char *layers;
+        bool rotates;
+        float alibi;
+    } cases[] = { { "32", true, 0.0f }, { "40", false, 8.0f }, { "3", false, 0.0f }, { "33", false, 0.0f } };
+    for (size_t i = 0; i < N(cases); i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "baichuan" },
+                          { "baichuan.embedding_length", 'u', "80" },
+                          { "baichuan.block_count", 'u', cases[i].layers },
+                          { "baichuan.attention.head_count", 'u', "5" },
+                          { "baichuan.feed_forward_length", 'u', "128" },
+                          { "baichuan.attention.max_alibi_bias", 'f', "4" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+        cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
+        for (int64_t il = 0; il < hp.n_layer; il++)
+            cr_assert_eq(model_hparams_layer_rotates(&hp, il), cases[i].rotates, "%s layers: layer %lld",
+                         cases[i].layers, (long long)il);
+        cr_expect_float_eq(hp.alibi_max_bias, cases[i].alibi, 0.0f, "%s layers", cases[i].layers);
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Qwen 1's converter writes HF's intermediate_size, w1's rows and w2's together, as feed_forward_length; llama.cpp's
+ * qwen loader makes gate, up and down half that wide, and sizes the fused q/k/v for every head its own. */
+Test(arch, qwen_s_feed_forward_width_is_half_its_key)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "qwen" },    { "qwen.embedding_length", 'u', "128" },
+                      { "qwen.block_count", 'u', "2" },            { "qwen.attention.head_count", 'u', "4" },
+                      { "qwen.feed_forward_length", 'u', "512" }, { "qwen.attention.head_count_kv", 'u', "2" } };
+    for (size_t n = N(kvs) - 1; n <= N(kvs); n++) {
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, n, &b);
+        const model_status st = model_hparams_read(f, &hp, &e);
+        if (n < N(kvs)) {
+            cr_assert_eq(st, MODEL_OK, "%s", e.message);
+            cr_expect_eq(hp.n_ff, 256, "feed_forward_length 512: blocks 256 wide");
+        } else {
+            cr_assert_eq(st, MODEL_E_MALFORMED, "grouped heads: %s", e.message);
+            cr_expect_str_eq(e.subject, "qwen.attention.head_count_kv");
+        }
+        gguf_close(f);
+        free(b.p);
+    }
 }

@@ -8,6 +8,8 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,4 +201,170 @@ Test(arch, apertus_reads_xielu_parameters_per_layer_or_for_all)
     cr_expect(strstr(e.message, "llama.cpp requires it"), "%s", e.message);
     gguf_close(f);
     free(b.p);
+}
+
+/* K-EXAONE's loader (llama.cpp's exaone-moe) requires attention.sliding_window and expert_gating_func, each refusal
+ * named by its key; it makes one shared expert expert_shared_feed_forward_length wide whatever expert_shared_count
+ * says (the converter writes the width of num_shared_experts experts and their count), an expert's width where the
+ * file has no such key. */
+Test(arch, exaone_moe_requires_its_window_and_gating_and_has_one_shared_expert)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "exaone-moe" },
+                      { "exaone-moe.embedding_length", 'u', "128" },
+                      { "exaone-moe.block_count", 'u', "4" },
+                      { "exaone-moe.attention.head_count", 'u', "4" },
+                      { "exaone-moe.feed_forward_length", 'u', "256" },
+                      { "exaone-moe.expert_count", 'u', "6" },
+                      { "exaone-moe.expert_used_count", 'u', "2" },
+                      { "exaone-moe.expert_feed_forward_length", 'u', "48" },
+                      { "exaone-moe.expert_shared_count", 'u', "2" },
+                      { "exaone-moe.expert_gating_func", 'u', "2" },
+                      { "exaone-moe.attention.sliding_window", 'u', "4" },
+                      { "exaone-moe.expert_shared_feed_forward_length", 'u', "96" } };
+    static const struct {
+        size_t drop; /* the index of the key left out (N: none) */
+        const char *subject;
+        int64_t shared_width;
+    } cases[] = { { N(kvs), NULL, 96 },
+                  { N(kvs) - 1, NULL, 48 },
+                  { N(kvs) - 2, "exaone-moe.attention.sliding_window", 0 },
+                  { N(kvs) - 3, "exaone-moe.expert_gating_func", 0 } };
+    for (size_t i = 0; i < N(cases); i++) {
+        kv_spec some[N(kvs)];
+        size_t n = 0;
+        for (size_t k = 0; k < N(kvs); k++)
+            if (k != cases[i].drop)
+                some[n++] = kvs[k];
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(some, n, &b);
+        const model_status st = model_hparams_read(f, &hp, &e);
+        if (cases[i].subject) {
+            cr_expect_eq(st, MODEL_E_MALFORMED, "without %s: %s", cases[i].subject, e.message);
+            cr_expect_str_eq(e.subject, cases[i].subject);
+        } else {
+            /* (the file has no tensors: the keys are read, then the first layer's router is missed) */
+            cr_expect_eq(hp.n_ff_shexp, cases[i].shared_width, "one shared expert of the key's width, or an expert's");
+            cr_expect_eq(hp.swa_window, 4);
+            cr_expect(model_hparams_layer_rotates(&hp, 0) && !model_hparams_layer_rotates(&hp, 3),
+                      "the sliding-window layers alone rotate");
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Trinity's and K-EXAONE's loaders (llama.cpp's afmoe, exaone-moe) read expert_feed_forward_length as one width or one
+ * per layer (get_key_or_arr: as many as block_count) and size every layer's experts by layer 0's; afmoe's requires
+ * expert_shared_count, named when absent. */
+Test(arch, afmoe_and_exaone_moe_take_layer_0s_expert_width_and_afmoe_requires_its_shared_count)
+{
+    static const struct {
+        const char *arch, *ff_exp; /* 'u' one width, 'i' a list */
+        char kind;
+        bool drop_shared;
+        const char *subject; /* the refusal's key, or NULL: read, experts ff_exp_0 wide */
+        int64_t ff_exp_0;
+    } cases[] = {
+        { "afmoe", "40", 'u', false, NULL, 40 },
+        { "afmoe", "48,32,32,32", 'i', false, NULL, 48 },
+        { "afmoe", "48,32,32", 'i', false, "afmoe.expert_feed_forward_length", 0 }, /* 3 of 4 layers */
+        { "afmoe", "40", 'u', true, "afmoe.expert_shared_count", 0 },
+        { "exaone-moe", "56,24,24,24", 'i', false, NULL, 56 },
+        { "exaone-moe", "40", 'u', true, NULL, 40 }, /* exaone-moe's loader: optional */
+    };
+    for (size_t i = 0; i < N(cases); i++) {
+        char key[8][96];
+        const char *a = cases[i].arch;
+        const char *suffix[] = { "embedding_length", "block_count", "attention.head_count", "feed_forward_length",
+                                 "expert_count", "expert_used_count", "expert_feed_forward_length",
+                                 "expert_shared_count" };
+        for (size_t k = 0; k < 8; k++)
+            snprintf(key[k], sizeof key[k], "%s.%s", a, suffix[k]);
+        kv_spec kvs[] = { { "general.architecture", 's', a }, { key[0], 'u', "128" }, { key[1], 'u', "4" },
+                          { key[2], 'u', "4" }, { key[3], 'u', "256" }, { key[4], 'u', "6" }, { key[5], 'u', "2" },
+                          { key[6], cases[i].kind, cases[i].ff_exp }, { "exaone-moe.expert_gating_func", 'u', "2" },
+                          { "exaone-moe.attention.sliding_window", 'u', "4" }, { key[7], 'u', "1" } };
+        const size_t n = N(kvs) - (cases[i].drop_shared ? 1 : 0);
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, n, &b);
+        const model_status st = model_hparams_read(f, &hp, &e);
+        if (cases[i].subject) {
+            cr_expect_neq(st, MODEL_OK, "%s %s", a, cases[i].ff_exp);
+            cr_expect_str_eq(e.subject, cases[i].subject, "%s %s: %s", a, cases[i].ff_exp, e.message);
+        } else {
+            /* (the file has no tensors: the keys are read, then the first layer's router is missed) */
+            cr_expect_eq(hp.n_ff_exp, cases[i].ff_exp_0, "%s %s: %s", a, cases[i].ff_exp, e.message);
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Grok's loader: its multipliers each from its key or Grok-1's own (embeddings 78.38, logits 0.577, the scores 0.0884
+ * inside a soft-cap of 30: the factor the attention multiplies by inside the tanh, q.k otherwise unscaled), YaRN's
+ * beta_fast 8 and its ext/attn factor keys (the attn factor standing where the ext factor is 0); refused, each named
+ * by its key: a cap of 0 (its graph divides by it), an output scale that is not a number, an ext factor that is not
+ * finite, a magnitude that is not finite and positive where it stands. OpenELM's head counts by layer: a 0 among
+ * them is refused (DeciLM's lists alone mark a layer without attention so). */
+Test(arch, grok_reads_its_multipliers_and_refuses_what_its_graph_cannot_run)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "grok" },        { "grok.embedding_length", 'u', "128" },
+                      { "grok.block_count", 'u', "2" },                { "grok.attention.head_count", 'u', "4" },
+                      { "grok.feed_forward_length", 'u', "256" },      { "grok.rope.scaling.type", 's', "yarn" },
+                      { "grok.rope.scaling.factor", 'f', "4" },        { "grok.attn_logit_softcapping", 'f', "30" },
+                      { "grok.attention.output_scale", 'f', "0.125" },
+                      { "grok.rope.scaling.yarn_ext_factor", 'f', "1" },
+                      { "grok.rope.scaling.yarn_attn_factor", 'f', "2" } };
+    const size_t n = N(kvs);
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, 5, &b); /* Grok-1's defaults */
+    model_hparams_read(f, &hp, &e);
+    cr_expect_float_eq(hp.embd_scale, 78.38367176906169f, 0.0f);
+    cr_expect_float_eq(hp.logit_scale, 0.5773502691896257f, 0.0f);
+    cr_expect_float_eq(hp.attn_scale, 1.0f, 0.0f, "q.k unscaled before the cap");
+    cr_expect_float_eq(hp.attn_softcap, 30.0f, 0.0f);
+    cr_expect_float_eq(hp.attn_softcap_in, 0.08838834764831845f / 30.0f, 0.0f);
+    cr_expect_float_eq(hp.yarn_beta_fast, 8.0f, 0.0f);
+    gguf_close(f);
+    free(b.p);
+    f = hparams_file_with(kvs, n, &b); /* the file's own, the ext factor 1: the magnitude is YaRN's */
+    model_hparams_read(f, &hp, &e);
+    cr_expect_float_eq(hp.attn_softcap_in, 0.125f / 30.0f, 0.0f);
+    cr_expect_float_eq(hp.yarn_ext_factor, 1.0f, 0.0f);
+    cr_expect_float_eq(hp.yarn_attn_factor, 1.0f / (1.0f + 0.1f * logf(4.0f)) * (0.1f * logf(4.0f) + 1.0f), 0.0f);
+    gguf_close(f);
+    free(b.p);
+    kvs[n - 2].value = "0"; /* ext factor 0: the loader's magnitude stands */
+    f = hparams_file_with(kvs, n, &b);
+    model_hparams_read(f, &hp, &e);
+    cr_expect_float_eq(hp.yarn_ext_factor, 0.0f, 0.0f);
+    cr_expect_float_eq(hp.yarn_attn_factor, 2.0f, 0.0f);
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(kvs, n, n - 1, "inf", "grok.rope.scaling.yarn_attn_factor");
+    kvs[n - 2].value = "1";
+    hparams_refused_naming(kvs, n, n - 2, "nan", "grok.rope.scaling.yarn_ext_factor");
+    hparams_refused_naming(kvs, n, n - 4, "0", "grok.attn_logit_softcapping");
+    hparams_refused_naming(kvs, n, n - 3, "nan", "grok.attention.output_scale");
+
+    kv_spec elm[] = { { "general.architecture", 's', "openelm" },     { "openelm.embedding_length", 'u', "128" },
+                      { "openelm.block_count", 'u', "3" },             { "openelm.attention.key_length", 'u', "32" },
+                      { "openelm.attention.value_length", 'u', "32" },
+                      { "openelm.attention.head_count_kv", 'i', "1,1,1" },
+                      { "openelm.attention.head_count", 'i', "2,3,4" } };
+    f = hparams_file_with(elm, N(elm), &b);
+    model_hparams_read(f, &hp, &e);
+    model_hparams l;
+    model_hparams_layer(&hp, 1, &l);
+    cr_expect_eq(l.n_head, 3, "layer 1's own count");
+    cr_expect_eq(hp.n_head, 4, "the widest, for the buffers");
+    gguf_close(f);
+    free(b.p);
+    hparams_refused_naming(elm, N(elm), N(elm) - 1, "2,0,4", "openelm.attention.head_count");
 }

@@ -404,15 +404,69 @@ Test(kernels, matmul_rows_do_not_depend_on_the_token_tiling)
     be->destroy(be);
 }
 
-/* Every type of ggml's own test vectors, as multiplied from the mapping. */
-Test(kernels, matmul_reads_every_ggml_type_in_place)
+/* ggml's own test vectors (the shared quant-testvectors.gguf: a tensor q.<type> of each type), open; the test is
+ * skipped where the file is absent. */
+static gguf_file *open_test_vectors(void)
 {
     char *path = model_path("quant-testvectors.gguf");
     if (!path)
         cr_skip_test("quant-testvectors.gguf not found: skipped");
     gguf_file *f;
     gguf_error ge;
-    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK);
+    cr_assert_eq(gguf_open(path, &f, &ge), GGUF_OK, "%s", ge.message);
+    free(path);
+    return f;
+}
+
+/* Under --numerics ggml a prompt's rows are each token's one-token product (llama.cpp's mul_mat rounds every token's
+ * activations and meets each weight row with its vec_dot whatever the batch), for every type of ggml's test vectors
+ * (the half types through their rounded rows, the quantized ones through their integer dots and panels), alone and
+ * as the second of two products of one x. */
+Test(kernels, ggml_numerics_prompt_rows_are_each_token_alone)
+{
+    gguf_file *f = open_test_vectors();
+    kern_backend *be = kern_cpu_create_numerics(2, KERN_NUMERICS_GGML);
+    enum { T = 12 };
+    int checked = 0;
+    for (size_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (strncmp(t->name, "q.", 2))
+            continue;
+        const int n = (int)t->ne[0], rows = (int)t->ne[1];
+        float *x = malloc(sizeof(float) * T * n), *all = malloc(sizeof(float) * T * rows);
+        float *one = malloc(sizeof(float) * rows);
+        cr_assert(x && all && one);
+        uint32_t s = 17;
+        for (int k = 0; k < T * n; k++)
+            x[k] = test_frand(&s);
+        kern_weight kw = { .t = t };
+        cr_assert_eq(be->bind(be, &kw), KERN_OK);
+        /* alone, and as the second of two products of one x (q, k and v's matmul_many: the first's rounding shared) */
+        const kern_weight *const pair[2] = { &kw, &kw };
+        float *first = malloc(sizeof(float) * T * rows);
+        float *const ys[2] = { first, all };
+        cr_assert_eq(be->matmul_many(be, 2, pair, NULL, x, T, ys), KERN_OK);
+        cr_assert_eq(memcmp(first, all, sizeof(float) * T * rows), 0, "%s: the pair's products differ", t->name);
+        free(first);
+        for (int tt = 0; tt < T; tt++) {
+            matmul_f32(be, &kw, x + (size_t)tt * n, 1, one);
+            for (int r = 0; r < rows; r++)
+                cr_assert_leq(fabsf(all[(size_t)tt * rows + r] - one[r]), 1e-5f * (1.0f + fabsf(one[r])),
+                              "%s token %d row %d: %.9g in a batch of %d, %.9g alone", t->name, tt, r,
+                              all[(size_t)tt * rows + r], T, one[r]);
+        }
+        free(x), free(all), free(one);
+        checked++;
+    }
+    cr_assert_geq(checked, 19);
+    be->destroy(be);
+    gguf_close(f);
+}
+
+/* Every type of ggml's own test vectors, as multiplied from the mapping. */
+Test(kernels, matmul_reads_every_ggml_type_in_place)
+{
+    gguf_file *f = open_test_vectors();
     kern_backend *be = kern_cpu_create(2);
     int checked = 0;
     for (size_t i = 0; i < gguf_tensor_count(f); i++) {
@@ -427,7 +481,6 @@ Test(kernels, matmul_reads_every_ggml_type_in_place)
     cr_assert_geq(checked, 19);
     be->destroy(be);
     gguf_close(f);
-    free(path);
 }
 
 Test(kernels, matmul_adds_the_bias)

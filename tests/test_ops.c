@@ -524,6 +524,30 @@ Test(ops, the_reference_backend_is_its_definition)
     ref->destroy(ref);
 }
 
+/* add_bias (PhiMoE's RMSNorms' bias, added after the gains as llama.cpp's build_norm adds it): the one row added to
+ * every row, exactly, on the CPU and the reference backends; a bias of another length is refused. */
+Test(ops, add_bias_adds_the_row_to_every_row)
+{
+    enum { N = 70, T = 3 };
+    uint8_t *bb;
+    gguf_tensor bt = test_weight_tensor(GGUF_TENSOR_F32, N, 1, &bb);
+    bt.n_dims = 1;
+    const kern_weight kb = { .t = &bt };
+    const float *bv = (const float *)bb;
+    float x[T * N], want[T * N];
+    uint32_t s = 5;
+    kern_backend *bes[2] = { kern_cpu_create(2), kern_ref_create(1) };
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < T * N; i++)
+            want[i] = (x[i] = test_frand(&s)) + bv[i % N];
+        cr_assert_eq(bes[b]->add_bias(bes[b], &kb, T, N, x), KERN_OK);
+        cr_assert_eq(memcmp(x, want, sizeof x), 0, "backend %d", b);
+        cr_assert_eq(bes[b]->add_bias(bes[b], &kb, T, N - 1, x), KERN_E_SHAPE, "backend %d: a bias of %d values", b, N);
+        bes[b]->destroy(bes[b]);
+    }
+    free(bb);
+}
+
 /* LayerNorm (Cohere's norms; StarCoder2's with a bias): each row less its mean, over the square root of its variance
  * plus eps, times the gains (or none), plus the bias (or none), on the CPU and the reference backends, each within
  * 2e-6 of the definition in double; a row shifted by a constant normalises to the same values (the mean is taken

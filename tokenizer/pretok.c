@@ -79,6 +79,12 @@ static const pre_kind kinds[] = {
     { { "qwen35" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"
         "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, false, false, false },
+    /* Jais 2's: llama3's words and digits by threes, and a run of spaces not followed by text cut from its start
+     * into pieces of 512, 256, ... 4, then 2 or 1 (its tokenizer.json's cascade) */
+    { { "jais-2" },
+      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+        "\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|"
+        "\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}" }, false, false, false },
     /* Falcon's (7B, 40B, 180B): punctuation runs apart first, then GPT-2's, then digits by threes */
     { { "falcon" }, { "[\\p{P}\\$\\+<=>\\^~\\|`]+", GPT2_RE, "[0-9][0-9][0-9]" }, false, false, false },
     /* StarCoder's: digits one by one, then GPT-2's (Granite 3's refact, Command R, SmolLM) */

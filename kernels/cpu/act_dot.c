@@ -41,6 +41,13 @@ static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q6_K] = F16_SCALED(208, 0, MIN_NONE),     [GGUF_TENSOR_IQ4_XS] = F16_SCALED(0, 0, MIN_NONE),
     /* ggml_vec_dot_mxfp4_q8_0: the doubled E2M1 levels times Q8_0's quants, the block by e8m0_half(e) * d_a */
     [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, true },
+    /* the ternary types (BitNet) and IQ3_S: the scalar form is ggml's generic one; x86's lanes are act_dot_lanes.c's;
+     * IQ3_XXS, the IQ2s and the IQ1s, whose decode with d = 1 is no integer, take the lanes at every level */
+    [GGUF_TENSOR_TQ1_0] = F16_SCALED(52, 0, MIN_NONE),     [GGUF_TENSOR_TQ2_0] = F16_SCALED(64, 0, MIN_NONE),
+    [GGUF_TENSOR_IQ3_S] = F16_SCALED(0, 0, MIN_NONE),      [GGUF_TENSOR_IQ3_XXS] = F16_SCALED(0, 0, MIN_NONE),
+    [GGUF_TENSOR_IQ2_XXS] = F16_SCALED(0, 0, MIN_NONE),    [GGUF_TENSOR_IQ2_XS] = F16_SCALED(0, 0, MIN_NONE),
+    [GGUF_TENSOR_IQ2_S] = F16_SCALED(0, 0, MIN_NONE),      [GGUF_TENSOR_IQ1_S] = F16_SCALED(0, 0, MIN_NONE),
+    [GGUF_TENSOR_IQ1_M] = F16_SCALED(0, 0, MIN_NONE), /* (its d is spread over its scale words: the lanes read it) */
 };
 
 enum { F16_ONE = 0x3c00, F16_ZERO = 0 };
@@ -131,13 +138,20 @@ SCALAR_ENTRY_POINT(q5_k, GGUF_TENSOR_Q5_K)
 SCALAR_ENTRY_POINT(q6_k, GGUF_TENSOR_Q6_K)
 SCALAR_ENTRY_POINT(iq4_xs, GGUF_TENSOR_IQ4_XS)
 SCALAR_ENTRY_POINT(mxfp4, GGUF_TENSOR_MXFP4)
+SCALAR_ENTRY_POINT(tq1_0, GGUF_TENSOR_TQ1_0)
+SCALAR_ENTRY_POINT(tq2_0, GGUF_TENSOR_TQ2_0)
+SCALAR_ENTRY_POINT(iq3_s, GGUF_TENSOR_IQ3_S)
 
 static const cpu_act_dot_fn scalar_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q4_0] = scalar_q4_0, [GGUF_TENSOR_Q4_1] = scalar_q4_1,     [GGUF_TENSOR_Q5_0] = scalar_q5_0,
     [GGUF_TENSOR_Q5_1] = scalar_q5_1, [GGUF_TENSOR_Q8_0] = scalar_q8_0,     [GGUF_TENSOR_IQ4_NL] = scalar_iq4_nl,
     [GGUF_TENSOR_Q2_K] = scalar_q2_k, [GGUF_TENSOR_Q3_K] = scalar_q3_k,     [GGUF_TENSOR_Q4_K] = scalar_q4_k,
     [GGUF_TENSOR_Q5_K] = scalar_q5_k, [GGUF_TENSOR_Q6_K] = scalar_q6_k,     [GGUF_TENSOR_IQ4_XS] = scalar_iq4_xs,
-    [GGUF_TENSOR_MXFP4] = scalar_mxfp4,
+    [GGUF_TENSOR_MXFP4] = scalar_mxfp4, [GGUF_TENSOR_TQ1_0] = scalar_tq1_0, [GGUF_TENSOR_TQ2_0] = scalar_tq2_0,
+    [GGUF_TENSOR_IQ3_S] = scalar_iq3_s,                 [GGUF_TENSOR_IQ3_XXS] = cpu_act_dot_iq3_xxs_lanes,
+    [GGUF_TENSOR_IQ2_XXS] = cpu_act_dot_iq2_xxs_lanes, [GGUF_TENSOR_IQ2_XS] = cpu_act_dot_iq2_xs_lanes,
+    [GGUF_TENSOR_IQ2_S] = cpu_act_dot_iq2_s_lanes,     [GGUF_TENSOR_IQ1_S] = cpu_act_dot_iq1_s_lanes,
+    [GGUF_TENSOR_IQ1_M] = cpu_act_dot_iq1_m_lanes,
 };
 
 #if defined(__x86_64__)
@@ -159,6 +173,14 @@ static const cpu_act_kernel avx2_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q2_K] = AVX2_KERNEL(q2_k), [GGUF_TENSOR_Q3_K] = AVX2_KERNEL(q3_k),
     [GGUF_TENSOR_Q4_K] = AVX2_KERNEL(q4_k), [GGUF_TENSOR_Q5_K] = AVX2_KERNEL(q5_k),
     [GGUF_TENSOR_Q6_K] = AVX2_KERNEL(q6_k), [GGUF_TENSOR_IQ4_XS] = AVX2_KERNEL(iq4_xs),
+    [GGUF_TENSOR_TQ1_0] = { .dot = cpu_act_dot_tq1_0_lanes }, [GGUF_TENSOR_TQ2_0] = { .dot = cpu_act_dot_tq2_0_lanes },
+    [GGUF_TENSOR_IQ3_S] = { .dot = cpu_act_dot_iq3_s_lanes },
+    [GGUF_TENSOR_IQ3_XXS] = { .dot = cpu_act_dot_iq3_xxs_lanes },
+    [GGUF_TENSOR_IQ2_XXS] = { .dot = cpu_act_dot_iq2_xxs_lanes },
+    [GGUF_TENSOR_IQ2_XS] = { .dot = cpu_act_dot_iq2_xs_lanes },
+    [GGUF_TENSOR_IQ2_S] = { .dot = cpu_act_dot_iq2_s_lanes },
+    [GGUF_TENSOR_IQ1_S] = { .dot = cpu_act_dot_iq1_s_lanes },
+    [GGUF_TENSOR_IQ1_M] = { .dot = cpu_act_dot_iq1_m_lanes },
 };
 #define VNNI_KERNEL(name) { .dot = cpu_act_dot_##name##_vnni, .dot4 = cpu_act_dot4_##name##_vnni }
 static const cpu_act_kernel vnni_fns[GGUF_TENSOR_COUNT] = {

@@ -220,7 +220,7 @@ static float final_scores(float *p, int M, int nj, size_t ld, bool key_major, in
             float *sc = key_major ? p + (size_t)j * ld + m : p + (size_t)m * ld + j;
             float v = *sc * a->scale;
             if (a->softcap > 0.0f)
-                v = a->softcap * tanhf(v / a->softcap);
+                v = a->softcap * tanhf(a->softcap_in > 0.0f ? v * a->softcap_in : v / a->softcap);
             if (slope != 0.0f)
                 v += slope * (float)(jlo + j - qpos);
             *sc = v;

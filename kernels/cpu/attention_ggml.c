@@ -100,8 +100,8 @@ static void lanes_sums(float *acc, int d, int W, bool prompt, float *out)
  * rows ldv apart, dv long). p: hi - lo + 2 W floats; acc: GGML_DOT_ACCUMULATORS W dv floats. prompt: a call of two
  * tokens or more (tinyBLAS). */
 static void attend_row(const float *q, const float *keys, const float *values, size_t ld, size_t ldv, int d, int dv,
-                       int lo, int hi, float scale, float softcap, float slope, float sink, bool prompt, int W, float *p,
-                       float *acc, float *out)
+                       int lo, int hi, float scale, float softcap, float softcap_in, float slope, float sink,
+                       bool prompt, int W, float *p, float *acc, float *out)
 {
     /* p[k] is cell c0 + k: the chunks of W lanes start at multiples of W, as over ggml's whole padded row */
     const int c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
@@ -110,8 +110,8 @@ static void attend_row(const float *q, const float *keys, const float *values, s
         float w = -INFINITY;
         if (c >= lo && c < hi) {
             w = cpu_dot_f32_ggml(keys + (size_t)c * ld, q, d, W) * scale;
-            if (softcap > 0.0f) /* llama.cpp's build_attn_mha: scale by 1/c, tanh, scale by c */
-                w = tanhf(w * (1.0f / softcap)) * softcap;
+            if (softcap > 0.0f) /* llama.cpp's build_attn_mha: scale by 1/c (grok's by its factor), tanh, by c */
+                w = tanhf(w * (softcap_in > 0.0f ? softcap_in : 1.0f / softcap)) * softcap;
             if (slope != 0.0f) /* ALiBi: ggml_soft_max_ext's wp[i] += slope * mask[i], the mask -(hi - 1 - c) */
                 w = fmaf(slope, (float)(c - (hi - 1)), w);
             mx = w > mx ? w : mx;
@@ -164,7 +164,7 @@ bool cpu_attention_ggml(kern_backend *b, const float *q, const float *k_cache, c
             const float sink = a->sinks ? ((const float *)a->sinks->t->data)[h] : -INFINITY;
             const float slope = a->alibi_max_bias > 0.0f ? kern_alibi_slope(a->alibi_max_bias, n_head, h) : 0.0f;
             attend_row(q + (size_t)row * d, k_cache + (size_t)kh * d, v_cache + (size_t)kh * dv, ld, ldv, d, dv, lo,
-                       hi, a->scale, a->softcap, slope, sink, T >= 2, W, p, acc, out + (size_t)row * dv);
+                       hi, a->scale, a->softcap, a->softcap_in, slope, sink, T >= 2, W, p, acc, out + (size_t)row * dv);
         }
         free(p);
         free(acc);

@@ -148,6 +148,23 @@ kern_status cpu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, i
     return KERN_OK;
 }
 
+kern_status cpu_add_bias(kern_backend *b, const kern_weight *bias, int T, int n, float *x)
+{
+    const float *bv = NULL;
+    float *buf = NULL;
+    kern_status s = cpu_vector(bias, n, &bv, &buf);
+    if (s)
+        return s;
+#pragma omp parallel for num_threads(cpu_threads(b)) if (T > 1)
+    for (int t = 0; t < T; t++) {
+        float *r = x + (size_t)t * n;
+        for (int i = 0; i < n; i++)
+            r[i] += bv[i];
+    }
+    free(buf);
+    return KERN_OK;
+}
+
 /* ggml_norm's order (ggml-cpu ops.cpp, norm_f32): the sum in double, the mean rounded to float, each value less the
  * mean in float, the squares' sum in double, the variance in float; then the gains. */
 kern_status cpu_layernorm(kern_backend *b, const kern_weight *w, const kern_weight *bias, const float *x, int T, int n,

@@ -52,10 +52,19 @@ typedef struct cpu_act_kernel {
     void (*gemv)(const void *w, uint64_t row_bytes, int nr, const void *a, int64_t n, float *out);
     int gemv_rows;
 } cpu_act_kernel;
-/* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS), or none:
- * other types multiply exactly what their activations round to (dequantized) in f32, which is the
- * same sum, since they have no f16-rounded offset term. */
+/* The integer dot for weight_type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K..Q6_K, IQ4_XS, MXFP4, TQ1_0,
+ * TQ2_0, and the IQ3, IQ2 and IQ1 types), or none: the float types multiply their rounded activations. */
 cpu_act_kernel cpu_act_dot_function(uint32_t weight_type, quant_impl impl);
+/* llama.cpp's x86 order for the ternary types and the IQ3, IQ2 and IQ1 types (act_dot_lanes.c) */
+void cpu_act_dot_tq1_0_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_tq2_0_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq3_s_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq3_xxs_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq2_xxs_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq2_xs_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq2_s_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq1_s_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_iq1_m_lanes(const void *w, const void *a, int64_t n, float *out);
 /* From this many tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled K-quant
  * kernel (ggml-cpu/tiled, ggml_tiled_min_batch), whose order of arithmetic differs from vec_dot's: so does
  * cpu_act_gemm's multiply for those types. */

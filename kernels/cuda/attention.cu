@@ -18,8 +18,8 @@ enum { ATT_WARPS = 4, ATT_MAX_D = 576, ATT_PER_LANE = ATT_MAX_D / 32 };
 
 __global__ void __launch_bounds__(ATT_WARPS * 32)
 attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev, int pos0, int n_head, int n_kv,
-            int hd, int dv, float scale, float softcap, float alibi, int window, bool chunked, const float *sinks,
-            float *out)
+            int hd, int dv, float scale, float softcap, float softcap_in, float alibi, int window, bool chunked,
+            const float *sinks, float *out)
 {
     kc_grid_wait();
     if (pos_dev)
@@ -53,7 +53,7 @@ attention_k(const float *q, const float *kc, const float *vc, const int *pos_dev
             s += __shfl_xor_sync(0xffffffffu, s, o);
         s *= scale;
         if (softcap > 0.0f)
-            s = softcap * tanhf(s / softcap);
+            s = softcap * tanhf(softcap_in > 0.0f ? s * softcap_in : s / softcap);
         if (alibi > 0.0f) /* ALiBi: the head's slope times the key's distance behind the query */
             s = fmaf(kern_alibi_slope(alibi, n_head, h), (float)(j - (n_keys - 1)), s);
         const float m_new = fmaxf(m, s), corr = expf(m - m_new), p = expf(s - m_new);
@@ -113,7 +113,7 @@ kern_status cu_attention(kern_backend *b, const float *q, const float *k_cache, 
     const int *pos_dev = cu_step_pos(cu_of(b), &pos0);
     if (kern_status ls = cu_launch(b, "attention_k", attention_k, dim3(grid), dim3(ATT_WARPS * 32), q, k_cache, v_cache,
                                    pos_dev, pos0, a->n_head, a->n_kv_head, a->head_dim, dv, a->scale, a->softcap,
-                                   a->alibi_max_bias, a->window, a->chunked, sw ? sw->vec : NULL, out))
+                                   a->softcap_in, a->alibi_max_bias, a->window, a->chunked, sw ? sw->vec : NULL, out))
         return ls;
     return KERN_OK;
 }

@@ -202,6 +202,23 @@ kern_status cu_layernorm(kern_backend *b, const kern_weight *w, const kern_weigh
     return KERN_OK;
 }
 
+__global__ void add_bias_rows(float *x, const float *bias, int n)
+{
+    float *r = x + (size_t)blockIdx.x * n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        r[i] += bias[i];
+}
+
+kern_status cu_add_bias(kern_backend *b, const kern_weight *bias, int T, int n, float *x)
+{
+    const cu_weight *cb = bias ? (const cu_weight *)bias->dev : NULL;
+    if (!cb || !cb->vec || cb->ne0 * cb->ne1 != n)
+        return KERN_E_SHAPE;
+    if (kern_status ls = cu_launch(b, "add_bias_rows", add_bias_rows, dim3(T), dim3(256), x, cb->vec, n))
+        return ls;
+    return KERN_OK;
+}
+
 kern_status cu_rmsnorm(kern_backend *b, const kern_weight *w, const float *x, int T, int n, float eps, float *out)
 {
     const cu_weight *cw = w ? (const cu_weight *)w->dev : NULL;

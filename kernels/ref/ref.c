@@ -132,7 +132,7 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
             for (int j = j0; j < n_keys; j++) {
                 p[j] = dot_double(qh, k_cache + (size_t)j * kv_dim + off, d) * a->scale;
                 if (a->softcap > 0.0f)
-                    p[j] = a->softcap * tanh(p[j] / a->softcap);
+                    p[j] = a->softcap * tanh(a->softcap_in > 0.0f ? p[j] * a->softcap_in : p[j] / a->softcap);
                 p[j] += slope * (double)(j - (n_keys - 1)); /* ALiBi: the key's distance behind the query */
                 m = p[j] > m ? p[j] : m;
             }

@@ -25,7 +25,12 @@ from gguf import GGUFReader, GGUFValueType  # noqa: E402
 
 from gguf_copy import numpy_shape, write_out, writer_with_metadata  # noqa: E402
 from moe_arch import write_moe  # noqa: E402
-from mla_arch import write_deepseek2  # noqa: E402
+from mla_arch import write_deepseek2, write_whole_latent  # noqa: E402
+from phimoe_arch import write_phimoe  # noqa: E402
+from smallthinker_arch import write_smallthinker  # noqa: E402
+from grok_arch import write_grok  # noqa: E402
+from bitnet_arch import write_bitnet  # noqa: E402
+from openelm_arch import write_openelm  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -48,6 +53,13 @@ from dbrx_arch import write_dbrx  # noqa: E402
 from apertus_arch import write_apertus  # noqa: E402
 from chatglm_arch import write_chatglm  # noqa: E402
 from orion_arch import write_orion  # noqa: E402
+from baichuan_arch import write_baichuan  # noqa: E402
+from qwen_arch import write_qwen  # noqa: E402
+from refact_arch import write_refact  # noqa: E402
+from codeshell_arch import write_codeshell  # noqa: E402
+from jais_arch import write_jais, write_jais2  # noqa: E402
+from plamo_arch import write_plamo  # noqa: E402
+from afmoe_arch import write_afmoe  # noqa: E402
 
 # name: (the preset it varies, what differs)
 HELDOUT = {
@@ -104,6 +116,56 @@ OWN_WRITERS = {
     'heldout-deepseek-b': lambda out: write_moe(out, 'deepseek', n_embd=128, n_layer=4, n_dense=2, n_head=4, n_kv=1,
                                                 hd=32, n_ff=256, n_exp=6, n_used=2, n_ffe=96, n_shared=1, scale=1.0,
                                                 tied=True, seed=4122),
+    # K-EXAONE's layers: a window of 3 on three layers in four, which alone rotate, a dense first layer, 3 of 8 experts
+    # by sigmoid and selection bias beside one shared expert; and 2 shared experts' width as one (the converter's
+    # num_shared_experts x width: llama.cpp makes one expert of it), 2 dense layers, windows on layers 0, 2 and 3
+    'heldout-exaone-moe': lambda out: write_moe(out, 'exaone-moe', n_layer=5, n_dense=1, n_exp=8, n_used=3, n_ffe=64,
+                                                n_shared=1, scale=2.5, seed=4131),
+    'heldout-exaone-moe-b': lambda out: write_moe(out, 'exaone-moe', n_embd=128, n_layer=4, n_dense=2, n_head=4, n_kv=1,
+                                                  hd=32, n_ff=256, n_exp=6, n_used=2, n_ffe=48, n_shared=2, scale=1.0,
+                                                  norm=False, window=4, swa_layers=[True, False, True, True],
+                                                  seed=4132),
+    # Arcee Trinity's layers: a window of 3 on three layers in four, NoPE on the fourth, the attention's own output
+    # gate, norms before and after each block, a dense first layer, 3 of 8 experts beside one shared; and windows of 4
+    # on layers 0, 2 and 3 (the last of them NoPE), two dense layers, 2 of 6 not renormalised beside two shared
+    # experts, tied
+    'heldout-afmoe': lambda out: write_afmoe(out),
+    'heldout-afmoe-b': lambda out: write_afmoe(out, n_embd=96, n_layer=4, n_head=3, n_kv=1, hd=32, n_ff=192, n_dense=2,
+                                               n_exp=6, n_used=2, n_ffe=48, n_shared=2, norm=False, scale=1.0,
+                                               window=4, swa_layers=[True, False, True, True], tied=True,
+                                               seed=9902),
+    # (no golden: llama.cpp crashes on an AFMoE file without a window; gguf-verify says so, test_positions)
+    'heldout-afmoe-nowin': lambda out: write_afmoe(out, window=0),
+    # Mellum 2's layers (qwen3moe's): a window of 3 on three layers in four, rotated with the global base unscaled,
+    # linear scaling by 2 on the others, 3 of 8 experts; and no window, 2 of 6 experts
+    'heldout-mellum': lambda out: write_mellum(out, scaled=True),
+    'heldout-mellum-b': lambda out: write_mellum(out, n_embd=128, n_layer=3, n_head=4, n_kv=1, hd=32, n_ff=192,
+                                                 n_exp=6, n_used=2, window=0, seed=4142),
+    # Phi-3.5-MoE's layers: 2 of 6 experts, q/k/v apart with biases; and q/k/v fused, 3 of 8 experts, LongRoPE's long
+    # divisors (an original context of 128, under any context llama.cpp makes)
+    'heldout-phimoe': lambda out: write_phimoe(out),
+    'heldout-phimoe-b': lambda out: write_phimoe(out, n_embd=128, n_layer=4, n_head=4, n_kv=4, n_ff=64, n_exp=8,
+                                                 n_used=3, fused_qkv=True, longrope=True, n_ctx_orig=128, seed=6102),
+    # SmallThinker's layers: a window (so 4096 wide, every fourth layer full and without positions), 2 of 8 experts by
+    # softmax; and no window (every layer rotates), 3 of 6 by sigmoid, tied
+    'heldout-smallthinker': lambda out: write_smallthinker(out),
+    'heldout-smallthinker-b': lambda out: write_smallthinker(out, n_embd=96, n_layer=3, n_head=3, n_kv=3, n_exp=6,
+                                                             n_used=3, n_ffe=40, window=0, sigmoid=True, tied=True,
+                                                             seed=7102),
+    # Grok-2 as its converter writes it (a dense block beside 2 of 8 experts, YaRN from 64 positions, the file's
+    # multipliers, a final soft-cap); Grok-1's older layout (no dense block, layer_output_norm, the loader's own
+    # multipliers, 2 of 8 experts feed_forward_length wide, a SentencePiece vocabulary)
+    'heldout-grok': lambda out: write_grok(out),
+    'heldout-grok-b': lambda out: write_grok(out, grok2=False),
+    # BitNet b1.58 as its converter writes it (ternary projections, the sub-norms), GQA; and rows of 256 and 768, a
+    # multiple of TQ1_0's and TQ2_0's blocks, without GQA
+    'heldout-bitnet': lambda out: write_bitnet(out),
+    'heldout-bitnet-b': lambda out: write_bitnet(out, n_embd=256, n_layer=3, n_head=4, n_kv=4, n_ff=768, seed=7402),
+    # OpenELM's layers of their own widths: 2 to 5 heads of 32 (the last wider than the embedding) over 1, 1, 2, 5
+    # key/value heads; and 4, 4, 2 heads of 64 over 2, 1, 2, rows of 256
+    'heldout-openelm': lambda out: write_openelm(out),
+    'heldout-openelm-b': lambda out: write_openelm(out, n_embd=256, hd=64, heads=(4, 4, 2), kv_heads=(2, 1, 2),
+                                                   ffs=(512, 768, 256), seed=7502),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
@@ -114,6 +176,15 @@ OWN_WRITERS = {
     'heldout-deepseek2': lambda out: write_deepseek2(out, split=True),
     'heldout-deepseek2-whole': lambda out: write_deepseek2(out, split=False, n_layer=3, n_head=6, n_exp=6, n_used=2,
                                                            v_head=40),
+    # MiniCPM3's layers: the query through its compression, LongRoPE's long divisors (the training context of 128 is
+    # shorter than any context llama.cpp makes, 256 at least); and six heads without LongRoPE
+    'heldout-minicpm3': lambda out: write_whole_latent(out, 'minicpm3', longrope=True, n_ctx=128),
+    'heldout-minicpm3-b': lambda out: write_whole_latent(out, 'minicpm3', n_embd=192, n_layer=2, n_head=6, q_lora=64,
+                                                         kv_lora=48, nope=24, rope=8, n_ff=256, seed=5312),
+    # PLM's layers: the query straight, values of 40 beside keys of 48; and eight heads of 32 over four layers
+    'heldout-plm': lambda out: write_whole_latent(out, 'plm', v_head=40, seed=5313),
+    'heldout-plm-b': lambda out: write_whole_latent(out, 'plm', n_embd=128, n_layer=4, n_head=8, kv_lora=32, nope=16,
+                                                    rope=16, v_head=16, n_ff=192, seed=5314),
     'heldout-qwen2vl': lambda out: write_renamed(out, 'qwen2vl'),
     'heldout-qwen3vl': lambda out: write_renamed(out, 'qwen3vl'),
     'heldout-qwen3vlmoe': lambda out: write_renamed(out, 'qwen3vlmoe'),
@@ -125,6 +196,8 @@ OWN_WRITERS = {
     'heldout-internlm2': lambda out: write_renamed(out, 'internlm2'),
     'heldout-ernie4_5': lambda out: write_renamed(out, 'ernie4_5'),
     'heldout-gemma': lambda out: write_renamed(out, 'gemma'),
+    'heldout-pangu-embedded': lambda out: write_renamed(out, 'pangu-embedded'),
+    'heldout-hunyuan_vl': lambda out: write_renamed(out, 'hunyuan_vl'),
     'heldout-mistral4': lambda out: write_renamed(out, 'mistral4'),
     'heldout-hunyuan-dense': lambda out: write_renamed(out, 'hunyuan-dense'),
     'heldout-arcee': lambda out: write_renamed(out, 'arcee'),
@@ -292,6 +365,33 @@ OWN_WRITERS = {
     # Orion-14B's layers (LayerNorms with biases, every head its own); and 2 key/value heads of 8, rows of 256
     'heldout-orion': lambda out: write_orion(out),
     'heldout-orion-b': lambda out: write_orion(out, n_embd=256, n_layer=2, n_head=8, n_kv=2, n_ff=512, seed=9202),
+    # Baichuan's positions by depth: 32 layers rotate (the 7B's), 40 attend with ALiBi (the 13B's: here 5 heads, a
+    # count that is not a power of two as its 40 are not, and 1 key/value head), 3 with neither
+    'heldout-baichuan': lambda out: write_baichuan(out),
+    'heldout-baichuan-b': lambda out: write_baichuan(out, n_embd=80, n_layer=40, n_head=5, n_kv=1, n_ff=128,
+                                                     seed=9302),
+    'heldout-baichuan-c': lambda out: write_baichuan(out, n_embd=96, n_layer=3, n_head=3, n_kv=3, n_ff=256,
+                                                     seed=9303),
+    # Qwen 1's layers (fused q/k/v with bias, SwiGLU half of feed_forward_length); and 3 heads of 32, a wider block
+    'heldout-qwen': lambda out: write_qwen(out),
+    'heldout-qwen-b': lambda out: write_qwen(out, n_embd=96, n_layer=2, n_head=3, n_ff=640, seed=9402),
+    # Refact's layers (ALiBi over 4 heads sharing one key/value head); and 6 heads of 32, tied
+    'heldout-refact': lambda out: write_refact(out),
+    'heldout-refact-b': lambda out: write_refact(out, n_embd=192, n_layer=2, n_head=6, tied=True, seed=9502),
+    # CodeShell's layers (GPT-2's with NEOX rotation: 4 heads over 2 key/value heads); and one key/value head of 8
+    'heldout-codeshell': lambda out: write_codeshell(out),
+    'heldout-codeshell-b': lambda out: write_codeshell(out, n_embd=256, n_layer=2, n_head=8, n_kv=1, seed=9602),
+    # Jais's layers (ALiBi over 4 heads, muP's 1/d attention scale, SwiGLU with biases); and 6 heads of 32 whose slopes
+    # are not a power of two's, a max_bias of 4
+    'heldout-jais': lambda out: write_jais(out),
+    'heldout-jais-b': lambda out: write_jais(out, n_embd=192, n_layer=2, n_head=6, n_ff=512, alibi=4.0, seed=9702),
+    # Jais 2's layers (StarCoder2's with a squared ReLU, tied); and every head its own, untied
+    'heldout-jais2': lambda out: write_jais2(out),
+    'heldout-jais2-b': lambda out: write_jais2(out, n_embd=192, n_layer=2, n_head=6, n_kv=6, n_ff=512, tied=False,
+                                               seed=9712),
+    # PLaMo's parallel layers (4 heads over 2 key/value heads); and PLaMo-13B's 8 to 1 grouping, 8 heads of 32
+    'heldout-plamo': lambda out: write_plamo(out),
+    'heldout-plamo-b': lambda out: write_plamo(out, n_embd=256, n_layer=2, n_head=8, n_kv=1, n_ff=512, seed=9802),
 }
 
 # metadata the converter of a family writes on top of the preset's, by held-out shape
@@ -307,6 +407,15 @@ EXTRA_KEYS = {
         f'{arch}.rope.scaling.yarn_beta_slow': (1.0, GGUFValueType.FLOAT32),
     },
 }
+
+
+def write_mellum(out, scaled=False, **shape):
+    """Mellum 2's layers (moe_arch.py's 'mellum'), with linear rope scaling by 2 where scaled: llama.cpp's mellum graph
+    rotates the sliding-window layers with the global base and no scaling, the others scaled."""
+    write_moe(out, 'mellum', **dict(dict(n_layer=5, n_exp=8, n_used=3, n_ffe=64, seed=4141), **shape))
+    if scaled:
+        add_keys(out, {'mellum.rope.scaling.type': ('linear', GGUFValueType.STRING),
+                       'mellum.rope.scaling.factor': (2.0, GGUFValueType.FLOAT32)})
 
 
 def add_keys(path, keys):

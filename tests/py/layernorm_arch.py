@@ -34,23 +34,34 @@ def _layernorm(t, name, n, rnd):
     t(name + '.bias', rnd((n,), 0.1))
 
 
-def write_starcoder2(path, n_embd=128, n_layer=4, n_head=4, n_kv=2, n_ff=384, tied=True, n_vocab=1024, seed=7701):
+# StarCoder2's converter's keys and vocabulary, and Jais 2's (its layers StarCoder2's: write_jais2 in jais_arch.py)
+STARCODER2_FORMS = {
+    'starcoder2': dict(n_ctx=16384, rope_base=100000.0, rope_dim=False, pre='starcoder',
+                       specials=['<|endoftext|>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>']),
+    'jais2': dict(n_ctx=8192, rope_base=500000.0, rope_dim=True, pre='jais-2', specials=['<|endoftext|>']),
+}
+
+
+def write_starcoder2(path, n_embd=128, n_layer=4, n_head=4, n_kv=2, n_ff=384, tied=True, n_vocab=1024, seed=7701,
+                     arch='starcoder2'):
+    form = STARCODER2_FORMS[arch]
     rnd = _random(seed)
     E, L, hd = n_embd, n_layer, n_embd // n_head
 
-    w = gguf.GGUFWriter(path, 'starcoder2')
-    w.add_name('synthetic starcoder2 (random weights)')
-    w.add_context_length(16384)
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f'synthetic {arch} (random weights)')
+    w.add_context_length(form['n_ctx'])
     w.add_embedding_length(E)
     w.add_feed_forward_length(n_ff)
     w.add_block_count(L)
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
-    w.add_rope_freq_base(100000.0)
+    w.add_rope_freq_base(form['rope_base'])
     w.add_layer_norm_eps(1e-5)
     w.add_file_type(0)
-    add_bpe_vocab(w, 'starcoder', ['<|endoftext|>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>'], n_vocab,
-                  '<|endoftext|>', False)
+    if form['rope_dim']:  # Jais2Model.set_gguf_parameters: the head's width
+        w.add_rope_dimension_count(hd)
+    add_bpe_vocab(w, form['pre'], form['specials'], n_vocab, '<|endoftext|>', False)
 
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.08))

@@ -56,11 +56,30 @@ FAMILIES = {
                      shared=True, partial_rope=False, keys=True, nextn=False, rope_dim=True, norm_key=False),
     'dots1': dict(pre='qwen2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True, shared=True,
                   partial_rope=False, keys=True, nextn=False),
+    # K-EXAONE (ExaoneMoEModel, over Exaone4Model's keys): the sliding window on the layers sliding_window_pattern
+    # marks, one shared expert as wide as the converter's moe_intermediate_size x num_shared_experts
+    'exaone-moe': dict(pre='exaone4', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True,
+                       shared=True, partial_rope=False, keys=True, nextn=False, window=True, shared_width=True),
+    # Mellum 2 (MellumModel: qwen3moe's layers): the sliding window, where the file has one, on three layers in four
+    'mellum': dict(pre='mellum2', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=False, shared=False,
+                   partial_rope=False, keys=False, window=True),
     'granitemoe': dict(pre='refact', qkv_bias=False, qk_norm=None, ffn_norm='ffn_norm', select_bias=False,
                        shared=True, partial_rope=False, keys=False),
     'hunyuan-moe': dict(pre='hunyuan', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=False,
                         shared=True, partial_rope=False, keys=False),
 }
+
+
+def add_spm_vocab(w, n_vocab):
+    """synth_model.py's SentencePiece-style vocabulary, BOS 1, EOS 2, UNK 0."""
+    toks, scores, types = spm_vocab(n_vocab)
+    w.add_tokenizer_model('llama')
+    w.add_token_list(toks)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
 
 
 def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
@@ -82,7 +101,8 @@ def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
 
 
 def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
-              n_used=3, n_ffe=96, n_shared=1, scale=2.5, norm=True, tied=False, n_vocab=1024, seed=4101):
+              n_used=3, n_ffe=96, n_shared=1, scale=2.5, norm=True, tied=False, n_vocab=1024, window=3,
+              swa_layers=None, seed=4101):
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
@@ -134,6 +154,12 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
     ling = arch == 'bailingmoe2'
     if ling:  # one shared expert's width, its own (here 1.5 times an expert's)
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * 3 // 2)
+    if fam.get('window') and window:  # the window, and which layers have it (three in four unless swa_layers says)
+        w.add_uint32(f'{arch}.attention.sliding_window', window)
+        pattern = swa_layers or [(i + 1) % 4 != 0 for i in range(n_layer)]
+        w.add_array(f'{arch}.attention.sliding_window_pattern', [bool(x) for x in pattern])
+    if fam.get('shared_width'):  # K-EXAONE's: num_shared_experts experts' width, as one
+        w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
     if fam['keys']:
         w.add_uint32(f'{arch}.expert_shared_count', n_shared)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
@@ -146,14 +172,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_uint32(f'{arch}.nextn_predict_layers', n_nextn)
 
     if fam['pre'] is None:  # SentencePiece (ERNIE's tokenizer.model)
-        toks, scores, types = spm_vocab(n_vocab)
-        w.add_tokenizer_model('llama')
-        w.add_token_list(toks)
-        w.add_token_scores(scores)
-        w.add_token_types(types)
-        w.add_bos_token_id(1)
-        w.add_eos_token_id(2)
-        w.add_unk_token_id(0)
+        add_spm_vocab(w, n_vocab)
     else:
         add_bpe_vocab(w, fam['pre'], ['<|endoftext|>', '[gMASK]', '<sop>', '<|user|>', '<|assistant|>'], n_vocab,
                       '[gMASK]' if arch == 'glm4moe' else '<|endoftext|>', False)

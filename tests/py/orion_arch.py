@@ -9,7 +9,7 @@ import gguf
 
 from gguf_copy import write_out
 from layernorm_arch import _layernorm, _random
-from synth_model import spm_vocab
+from moe_arch import add_spm_vocab
 
 
 def write_orion(path, n_embd=128, n_layer=3, n_head=4, n_kv=4, n_ff=384, n_vocab=1024, seed=9201):
@@ -26,14 +26,7 @@ def write_orion(path, n_embd=128, n_layer=3, n_head=4, n_kv=4, n_ff=384, n_vocab
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
     w.add_layer_norm_eps(1e-5)
-    toks, scores, types = spm_vocab(n_vocab)
-    w.add_tokenizer_model('llama')
-    w.add_token_list(toks)
-    w.add_token_scores(scores)
-    w.add_token_types(types)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_unk_token_id(0)
+    add_spm_vocab(w, n_vocab)
 
     t = w.add_tensor
     t('token_embd.weight', rnd((n_vocab, E), 0.5))

@@ -23,11 +23,13 @@ and the families whose layers are one of those already (their converters llama's
   mistral4    Mistral 4: deepseek2's latent attention and routing (tests/py/mla_arch.py, split form, held out to 3
               layers of 6 heads and 8 experts, 2 used) with yarn_log_multiplier 0.0707, which llama.cpp's context treats
               otherwise than deepseek2's;
+  hunyuan_vl   HunyuanOCR's text decoder: hunyuan-dense's keys with XD-RoPE's four rotary sections;
   hunyuan-dense  Hunyuan dense: qwen3's tensors (its per-head q/k norms, which Hunyuan's graph applies after the
               rotation), rope.scaling.alpha 1000 (the base scaled NTK-wise) and an expert_count of 1 (dense);
   arcee       Arcee AFM: llama's file (its converter is LlamaModel's) without ffn_gate: relu(x Wup)^2 Wdown;
   minicpm     MiniCPM: llama's file with granite's multipliers as its converter writes them (12, 0.35, 2.5);
   xverse      XVERSE: llama's (an output projection of its own, NORM rotary);
+  pangu-embedded openPangu-Embedded: qwen2's file (q/k/v biases, NEOX rotary) with a bias on the attention output;
   maincoder   Maincoder: qwen3's tensors (its per-head q/k norms, which Maincoder's graph applies after a NORM
               rotation).
 Deterministic, as its sources are.
@@ -56,10 +58,12 @@ FAMILIES = {
     'gemma': ('gemma2', ('synth_arch', 'tiny-gemma2', dict(n_layer=3, seed=4202)), None, 0),
     'mistral4': ('deepseek2', ('mla_arch', None, dict(n_layer=3, n_head=6, n_exp=8, n_used=2, seed=4203)), None, 0),
     'hunyuan-dense': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
+    'hunyuan_vl': ('qwen3', ('synth_model', 'tiny-qwen3', None), [12, 12, 12, 12], 0),
     'arcee': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'minicpm': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'xverse': ('llama', ('synth_model', 'tiny-llama', None), None, 0),
     'maincoder': ('qwen3', ('synth_model', 'tiny-qwen3', None), None, 0),
+    'pangu-embedded': ('qwen2', ('synth_model', 'tiny-qwen2', None), None, 0),
 }
 
 
@@ -81,6 +85,12 @@ EXTRA_KEYS = {
                 'logit_scale': (2.5, GGUFValueType.FLOAT32)},
     'hunyuan-dense': {'rope.scaling.alpha': (1000.0, GGUFValueType.FLOAT32),
                       'expert_count': (1, GGUFValueType.UINT32), 'expert_used_count': (1, GGUFValueType.UINT32)},
+    # HunyuanVLTextModel's XD-RoPE keys: alpha, scaling none with factor 1, the original context (the sections below)
+    'hunyuan_vl': {'rope.scaling.alpha': (1000.0, GGUFValueType.FLOAT32),
+                   'rope.scaling.type': ('none', GGUFValueType.STRING),
+                   'rope.scaling.factor': (1.0, GGUFValueType.FLOAT32),
+                   'rope.scaling.original_context_length': (4096, GGUFValueType.UINT32),
+                   'expert_count': (1, GGUFValueType.UINT32), 'expert_used_count': (1, GGUFValueType.UINT32)},
 }
 
 # what a family's converter leaves out of the base's file: tensor name suffixes and key suffixes (gemma 1 has no
@@ -90,6 +100,12 @@ DROPPED = {
     'arcee': (('.ffn_gate.weight',), ()),
     'gemma': (('.post_attention_norm.weight', '.post_ffw_norm.weight', 'output.weight'),
               ('attn_logit_softcapping', 'final_logit_softcapping', 'attention.sliding_window')),
+}
+
+# tensors a family has that its base lacks: a per-layer suffix and the base tensor whose rows give its length
+# (openPangu-Embedded's o_proj carries a bias, which llama.cpp's loader requires)
+ADDED = {
+    'pangu-embedded': (('.attn_output.bias', '.attn_output.weight'),),
 }
 
 # families whose converter names the feed-forward block's input norm post_attention_norm
@@ -150,4 +166,9 @@ def write_renamed(out, arch):
                 continue
             name = t.name.replace('.ffn_norm.', '.post_attention_norm.') if arch in TENSOR_RENAMED else t.name
             w.add_tensor(name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+            for added, like in ADDED.get(arch, ()):
+                if t.name.endswith(like):
+                    rng = np.random.default_rng(len(t.name) * 7919 + int(t.name.split('.')[1]))
+                    rows = int(t.shape[1])
+                    w.add_tensor(t.name[:-len(like)] + added, (rng.standard_normal(rows) * 0.05).astype(np.float32))
         write_out(w)

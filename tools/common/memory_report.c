@@ -63,6 +63,12 @@ void memory_report_text(FILE *out, const model_hparams *hp, const model_memory_p
     if (m->n_ctx > hp->n_ctx_train && hp->n_ctx_train > 0)
         fprintf(out, "  note: -c %lld is past the %lld positions the model was trained for\n", (long long)m->n_ctx,
                 (long long)hp->n_ctx_train);
+    if (p->flash_attn != 0 && hp->arch && hp->arch->flash_attn_never)
+        fprintf(out, "  note: llama.cpp turns flash attention off for every %s model (-fa %s is not followed)\n",
+                hp->arch->name, p->flash_attn > 0 ? "on" : "auto");
+    if (m->flash_attn && hp->arch && hp->arch->llama_aborts_flash_attn)
+        fprintf(out, "  note: llama.cpp aborts making this context: flash attention is on (-fa auto turns it on) and %s\n",
+                hp->arch->llama_aborts_flash_attn);
 }
 
 cJSON *memory_report_json(const model_memory_params *p, const model_memory *m)

@@ -14,8 +14,10 @@
 
 static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
-    "  TYPE                Q4_K_M, Q6_K, Q8_0 or MXFP4_MOE (llama.cpp's mixes: Q4_K_M keeps attn_v and ffn_down of\n"
-    "                      some layers and the output in Q6_K; MXFP4_MOE puts the experts in MXFP4, the rest in Q8_0)\n"
+    "  TYPE                Q4_K_M, Q6_K, Q8_0, MXFP4_MOE, TQ1_0 or TQ2_0 (llama.cpp's mixes: Q4_K_M keeps attn_v and\n"
+    "                      ffn_down of some layers and the output in Q6_K; MXFP4_MOE puts the experts in MXFP4, the\n"
+    "                      rest in Q8_0; TQ1_0 and TQ2_0, BitNet's ternary types, keep the output in Q6_K and untied\n"
+    "                      embeddings in Q4_K, rows not a multiple of 256 in Q4_0)\n"
     "  --tensor-type NAME=TYPE  llama-quantize's override: TYPE for the tensors whose name the regular expression\n"
     "                      NAME matches (repeatable; the first match wins; e.g. 'blk\\.12\\.attn_v\\.weight=q8_0',\n"
     "                      as gguf-fidelity --attribute suggests)\n"
@@ -95,7 +97,7 @@ static int tool_main(int argc, char **argv)
     type = argv[optind + 2];
     quantize_ftype ftype;
     if (!quantize_ftype_parse(type, &ftype)) {
-        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0, MXFP4_MOE)\n", type);
+        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q6_K, Q8_0, MXFP4_MOE, TQ1_0, TQ2_0)\n", type);
         return 2;
     }
     gguf_file *f;

@@ -28,6 +28,8 @@ static const struct {
     { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGUF_TENSOR_Q4_K },
     { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
     { QUANTIZE_FTYPE_MXFP4_MOE, "MXFP4_MOE", GGUF_TENSOR_MXFP4 },
+    { QUANTIZE_FTYPE_TQ1_0, "TQ1_0", GGUF_TENSOR_TQ1_0 },
+    { QUANTIZE_FTYPE_TQ2_0, "TQ2_0", GGUF_TENSOR_TQ2_0 },
 };
 enum { N_FTYPES = sizeof FTYPES / sizeof FTYPES[0] };
 
@@ -159,6 +161,8 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
                  ? GGUF_TENSOR_Q8_0
              : nt != GGUF_TENSOR_Q8_0 ? GGUF_TENSOR_Q6_K
                                       : nt;
+    } else if (cat == CAT_TOKEN_EMBD && (rs->ftype == QUANTIZE_FTYPE_TQ1_0 || rs->ftype == QUANTIZE_FTYPE_TQ2_0)) {
+        nt = GGUF_TENSOR_Q4_K; /* llama_tensor_get_type: the ternary mixes' embeddings */
     } else if (rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE) {
         nt = t->n_dims == 3 && t->ne[2] > 1 ? GGUF_TENSOR_MXFP4 : GGUF_TENSOR_Q8_0; /* experts, and the rest */
     } else if (is_attn_v_like(cat)) {
@@ -190,10 +194,11 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
         /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size, else F16 */
-        uint32_t fallback = nt == GGUF_TENSOR_Q4_K ? GGUF_TENSOR_Q5_0
-                            : nt == GGUF_TENSOR_Q5_K ? GGUF_TENSOR_Q5_1
-                            : nt == GGUF_TENSOR_Q6_K ? GGUF_TENSOR_Q8_0
-                                                     : nt;
+        uint32_t fallback = nt == GGUF_TENSOR_Q4_K                                ? GGUF_TENSOR_Q5_0
+                            : nt == GGUF_TENSOR_TQ1_0 || nt == GGUF_TENSOR_TQ2_0 ? GGUF_TENSOR_Q4_0
+                            : nt == GGUF_TENSOR_Q5_K                             ? GGUF_TENSOR_Q5_1
+                            : nt == GGUF_TENSOR_Q6_K                             ? GGUF_TENSOR_Q8_0
+                                                                                 : nt;
         if (t->ne[0] % gguf_type_traits_of(fallback)->block_size != 0)
             fallback = GGUF_TENSOR_F16;
         nt = fallback;

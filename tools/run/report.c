@@ -72,6 +72,22 @@ static void print_layer_shapes(FILE *out, const engine_hparams *hp)
             hp->desc->v_norm ? " v RMS-normed without gains" : "");
 }
 
+/* OpenELM's layers, each with its own counts: heads, key/value heads and feed-forward widths in layer order. */
+static void print_layer_lists(FILE *out, const engine_hparams *hp)
+{
+    static const char *const what[3] = { "heads", "kv heads", "n_ff" };
+    fprintf(out, "layers    ");
+    for (int k = 0; k < 3; k++) {
+        fprintf(out, " %s", what[k]);
+        for (int il = 0; il < hp->n_layer; il++) {
+            model_hparams l;
+            model_hparams_layer(&hp->g, il, &l);
+            fprintf(out, "%s%lld", il ? ", " : " ", (long long)(k == 0 ? l.n_head : k == 1 ? l.n_head_kv : l.n_ff));
+        }
+        fprintf(out, "%s", k < 2 ? ";" : "\n");
+    }
+}
+
 /* DeciLM's layers, each pruned as its counts say: how many of each kind, the key/value heads and widths they have. */
 static void print_pruned_layers(FILE *out, const engine_hparams *hp)
 {
@@ -111,12 +127,18 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->desc->attention_free) /* Mamba: its layers' line says what they are */
         fprintf(out, "arch       %s: %d layers, n_embd %d, no attention, no feed-forward block\n", hp->arch,
                 hp->n_layer, hp->n_embd);
+    else if (hp->g.heads_layers && hp->desc->heads_by_layer) /* OpenELM: the layers' line lists them */
+        fprintf(out, "arch       %s: %d layers, n_embd %d, head counts and widths by layer (up to %d heads, n_ff %d), "
+                "head dim %d\n", hp->arch, hp->n_layer, hp->n_embd, hp->n_head, hp->n_ff, hp->head_dim);
     else
         fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
                 hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
                 hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
     char scaling[160] = "";
-    if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN)
+    if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN && hp->rope.ext_factor == 0.0f) /* Grok's ext_factor 0 */
+        snprintf(scaling, sizeof scaling, ", YaRN x%g from %lld positions (ext_factor 0: interpolated alone, magnitude "
+                 "%.4g)", 1.0 / hp->rope.freq_scale, (long long)hp->g.n_ctx_orig_yarn, hp->rope.attn_factor);
+    else if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN)
         snprintf(scaling, sizeof scaling, ", YaRN x%g from %lld positions (ramp over pairs %g-%g, magnitude %.4g)",
                  1.0 / hp->rope.freq_scale, (long long)hp->g.n_ctx_orig_yarn, hp->rope.corr_lo, hp->rope.corr_hi,
                  hp->rope.attn_factor * (1.0 + 0.1 * log(1.0 / hp->rope.freq_scale)));
@@ -128,22 +150,27 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     const uint32_t period = hp->desc->no_rope_period;
     if (hp->desc->rope_swa_only && hp->swa_window > 0)
         snprintf(nope, sizeof nope, "; on the sliding-window layers only (the others: NoPE)");
-    else if (hp->g.rope_off) /* Granite 4.0-H */
-        snprintf(nope, sizeof nope, "; none: rope.scaling.finetuned is false (the attention layers attend without "
-                 "positions)");
-    else if (period == 1 && hp->g.alibi_max_bias > 0.0f) /* BLOOM */
+    else if ((period == 1 || hp->g.rope_off) && hp->g.alibi_max_bias > 0.0f) /* BLOOM, Baichuan 13B */
         snprintf(nope, sizeof nope, "; none: ALiBi (max_bias %g): head h's scores gain slope(h) x (key position - "
                  "query position), slopes %.4g .. %.4g", hp->g.alibi_max_bias,
                  kern_alibi_slope(hp->g.alibi_max_bias, hp->n_head, 0),
                  kern_alibi_slope(hp->g.alibi_max_bias, hp->n_head, hp->n_head - 1));
+    else if (hp->g.rope_off && hp->desc->rope_n_layer) /* Baichuan's loader types the model by its depth */
+        snprintf(nope, sizeof nope, "; none: llama.cpp rotates a %s model of %u layers only (this one's %d attend "
+                 "without positions)", hp->desc->name, hp->desc->rope_n_layer, hp->n_layer);
+    else if (hp->g.rope_off) /* Granite 4.0-H */
+        snprintf(nope, sizeof nope, "; none: rope.scaling.finetuned is false (the attention layers attend without "
+                 "positions)");
     else if (period == 1 && gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_POS_EMBD)->name)) /* GPT-2 */
         snprintf(nope, sizeof nope, "; none: learned positions (position_embd.weight, %d of them) are added to the "
                  "embeddings", hp->n_ctx_train);
     else if (period == 1) /* Nemotron-H */
         snprintf(nope, sizeof nope, "; none: the attention layers attend without positions");
-    else if (period)
-        snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", period, period - 1,
-                 2 * period - 1);
+    else if (period && hp->desc->no_rope_window_only && hp->swa_window <= 0) /* SmallThinker without a window */
+        snprintf(nope, sizeof nope, "; every layer (no sliding window: no NoPE layers)");
+    else if (period) /* the first or the last of each period */
+        snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", period,
+                 hp->desc->no_rope_first ? 0 : period - 1, hp->desc->no_rope_first ? period : 2 * period - 1);
     if (hp->g.attn_temp_scale != 0.0f) {
         char at[32] = "p";
         if (hp->g.attn_temp_offset != 0.0f)
@@ -225,6 +252,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 hp->m2_inner, hp->dn_d, rest);
     } else if (hp->desc->blocks_by_width) {
         print_pruned_layers(out, hp);
+    } else if (hp->g.heads_layers && hp->desc->heads_by_layer) {
+        print_layer_lists(out, hp);
     } else if (hp->g.kv_heads_layers || hp->g.ff_layers || hp->g.head_dim_k_swa || hp->g.n_rot_swa ||
                hp->desc->v_norm) {
         print_layer_shapes(out, hp);
@@ -241,8 +270,12 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                     hp->rope_swa.freq_scale == hp->rope.freq_scale && hp->rope_swa.ext_factor == hp->rope.ext_factor
                         ? ""
                         : ", unscaled");
-        fprintf(out, "scores scaled by %g", hp->attn_scale);
-        if (hp->g.attn_softcap > 0.0f)
+        if (hp->g.attn_softcap_in > 0.0f) /* Grok's: the output scale inside the tanh */
+            fprintf(out, "scores %g tanh(q.k * %g / %g) (the scale inside the soft-cap)", hp->g.attn_softcap,
+                    hp->g.attn_softcap_in * hp->g.attn_softcap, hp->g.attn_softcap);
+        else
+            fprintf(out, "scores scaled by %g", hp->attn_scale);
+        if (hp->g.attn_softcap > 0.0f && hp->g.attn_softcap_in <= 0.0f)
             fprintf(out, ", soft-capped at %g", hp->g.attn_softcap);
         if (sinks)
             fprintf(out, "; a sink logit per head in each softmax");
@@ -292,7 +325,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                      ? " in layer 0; each layer its own"
                      : "");
     else
-        snprintf(alone, sizeof alone, "%s", act_names[hp->act]);
+        snprintf(alone, sizeof alone, "%s",
+                 hp->act == KERN_ACT_RELU && !hp->act_squared ? "ReGLU (ReLU gate)" : act_names[hp->act]);
     fprintf(out, "ffn        %s", hp->desc->attention_free ? "none" : alone);
     if (hp->n_expert > 0) {
         char bytes[32];
@@ -313,6 +347,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         else if (hp->desc->moe_dense_beside) /* Gemma 4 26B-A4B */
             snprintf(shared, sizeof shared, ", beside the dense block (each normed apart, then added), routed on the "
                      "input normed and scaled by the router's gains, each expert's output scaled");
+        else if (kinds.dense_beside) /* Grok-2 */
+            snprintf(shared, sizeof shared, " + the dense block beside them (%d wide), the sum times sqrt(2)/2",
+                     hp->n_ff);
         if (kinds.dense_layers && hp->desc->moe_step_layers && hp->g.n_moe_layer_step > 1)
             snprintf(dense, sizeof dense, "; experts on one layer in %lld (%d dense between)",
                      (long long)hp->g.n_moe_layer_step, kinds.dense_layers);
@@ -343,7 +380,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         gguf_tensor_by_name(f, model_role_info_of(MODEL_ROLE_OUTPUT_BIAS)->name))
         fprintf(out, " plus output.bias");
     if (hp->logit_scale != 1.0f)
-        fprintf(out, "; logits times %g", hp->logit_scale);
+        fprintf(out, hp->g.logit_scale_first ? "; its input times %g" : "; logits times %g", hp->logit_scale);
     if (hp->final_softcap > 0.0f)
         fprintf(out, "; logits soft-capped at %g", hp->final_softcap);
     fprintf(out, "\n");
