@@ -125,7 +125,7 @@ static gguf_file *tiny_llama(enum defect d, uint8_t **buf)
     gguf_writer_add_u32(w, "llama.feed_forward_length", FF, NULL);
     gguf_writer_add_u32(w, "llama.attention.head_count", 4, NULL);
     gguf_writer_add_u32(w, "llama.attention.head_count_kv", d == BAD_GQA ? 3 : 2, NULL);
-    static char names[NV][8];
+    static char names[NV][16]; /* room for any int: the compiler checks it */
     static const char *toks[NV];
     for (int i = 0; i < NV; i++) {
         snprintf(names[i], sizeof names[i], "t%d", i);
