@@ -189,28 +189,28 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
     for (size_t i = 0; i < n; i++) {
         const heldout_line *h = &lines[i];
         f32_files += !h->quantized, quantized += h->quantized;
-        char f32[256], path[256], args[1024], own[96], why[200];
-        snprintf(f32, sizeof f32, "%s/%s-f32.gguf", dir, h->name);
+        char f32[320], path[320], args[1024], own[128], why[200];
+        snprintf(f32, sizeof f32, "%.127s/%.63s-f32.gguf", dir, h->name);
         if (access(f32, R_OK) != 0)
             cr_assert(heldout_arch_write(h->name, f32, why), "%s", why);
         if (!h->quantized) {
             assert_sha256(f32, h->sha256, "not the file the goldens were made from");
             for (int p = 0; p < 2; p++) {
-                snprintf(own, sizeof own, "%s-f32.p%d", h->name, p);
+                snprintf(own, sizeof own, "%.63s-f32.p%d", h->name, p);
                 const outcome o = check_against(f32, own, own, KERN_NUMERICS_EXACT);
                 cr_log_info("%-18s p%d logits %.2e  trace %.2e  greedy %zu/%zu", h->name, p, o.logit_rel,
                             o.trace_rel, o.greedy_compared, o.greedy_total);
             }
             continue;
         }
-        snprintf(path, sizeof path, "%s/%s-%s.gguf", dir, h->name, h->suffix);
-        snprintf(args, sizeof args, "'%s' '%s' %s 2>&1", f32, path, h->type);
+        snprintf(path, sizeof path, "%.127s/%.63s-%.15s.gguf", dir, h->name, h->suffix);
+        snprintf(args, sizeof args, "'%s' '%s' %.15s 2>&1", f32, path, h->type);
         int st;
         free(run_tool("gguf-quantize", args, &st));
         cr_assert_eq(st, 0, "gguf-quantize %s", args);
         assert_sha256(path, h->sha256, "not llama-quantize's bytes");
         for (int p = 0; p < 2; p++) {
-            snprintf(own, sizeof own, "%s-%s.p%d", h->name, h->suffix, p);
+            snprintf(own, sizeof own, "%.63s-%.15s.p%d", h->name, h->suffix, p);
             const outcome o = check_against(path, own, own, KERN_NUMERICS_GGML);
             cr_log_info("%-28s ggml numerics: %zu of %zu positions within %.0e (first %.2e)", own, o.rows_within,
                         o.rows, GGML_LOGIT_TOL, o.first_rel);
