@@ -134,11 +134,12 @@ static int write_through_cache(file_writer write, const char *name, const char *
     if (access(cached, R_OK) != 0) {
         snprintf(part, sizeof part, "%s.%ld.part", cached, (long)getpid());
         const int w = write(name, part, why);
-        if (w == 1 && rename(part, cached) != 0)
-            return write(name, path, why);
-        unlink(part);
+        const bool kept = w == 1 && rename(part, cached) == 0;
+        unlink(part); /* what is left of a failed writing, or nothing */
         if (w != 1)
             return w;
+        if (!kept)
+            return write(name, path, why);
     }
     tbuf b = read_whole_file(cached);
     const bool ok = b.p && write_whole_file(path, b.p, b.len);
