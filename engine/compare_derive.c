@@ -502,8 +502,9 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return derive_glu(s, side, il, T, out) &&
                (!w[MODEL_ROLE_FFN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_FFN_SUB_NORM], out, T, F, out));
     case ENGINE_OP_FFN_OUT:
-        if ((hp->desc->moe_dense_beside || (hp->desc->moe_dense_mean && w[MODEL_ROLE_FFN_UP].t)) &&
-            w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's, Grok-2's dense block beside: the tolerance judges */
+        if ((hp->desc->moe_dense_beside || hp->desc->moe_dense_residual ||
+             (hp->desc->moe_dense_mean && w[MODEL_ROLE_FFN_UP].t)) &&
+            w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's, Arctic's, Grok-2's dense block beside: the tolerance judges */
             return false;
         if (hp->n_expert > 0)
             return derive_experts(s, side, il, pos0, T, out);
@@ -513,7 +514,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         return block_norm_rows(s, &w[MODEL_ROLE_FFN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_FFN_OUT, il, E), T, E,
                                out);
     case ENGINE_OP_LAYER_OUT:
-        if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t) /* Gemma 4's per-layer input is not re-derived: the tolerance judges */
+        /* Gemma 4's per-layer input, Arctic's two blocks each added apart: the tolerance judges */
+        if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t || (hp->desc->moe_dense_residual && w[MODEL_ROLE_FFN_GATE_INP].t))
             return false;
         if (!L->mixer && !L->ffn) { /* DeciLM's layer of neither block: its input as it came */
             const float *x = residual_in(s, side, il, pos0, T, in);

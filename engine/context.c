@@ -128,6 +128,7 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     z->beside = !hp->n_expert                   ? 0
                 : hp->desc->moe_dense_beside    ? 3 * z->x
                 : hp->desc->router_on_input     ? z->x
+                : hp->desc->moe_dense_residual  ? z->x /* Arctic's experts read the layer's input */
                 : hp->desc->moe_dense_mean      ? z->x /* Grok-2's dense block's output */
                                                 : 0;
     /* B rows twice, B k outputs of n_embd and B k weights */

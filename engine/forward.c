@@ -425,6 +425,22 @@ static void dense_and_experts(pass *p, int il, int T, int r0, const float *h)
     run_add(p, "dense block + experts", o, moe_out, n);
 }
 
+/* Arctic's layer with experts: the dense block of h (ffn_norm of the attention's residual) added to that residual
+ * x, then the experts of ffn_norm_exps of the layer's input (kept in c->moe_beside through the attention, normed there
+ * in place) into c->o, which the caller adds last: llama.cpp's arctic graph's order of adds, (ffn + x) + experts. */
+static void dense_then_experts(pass *p, int il, int T, int r0, const float *h)
+{
+    engine_ctx *c = p->c;
+    const engine_hparams *hp = &c->m->hp;
+    const engine_layer *L = &c->m->layers[il];
+    const int E = hp->n_embd, F = L->n_ff, Tr = T - r0;
+    float *x = c->x + (size_t)r0 * E, *o = c->o + (size_t)r0 * E, *layer_in = c->moe_beside + (size_t)r0 * E;
+    dense_block(p, il, T, Tr, h, c->gate + (size_t)r0 * F, c->up + (size_t)r0 * F, o);
+    run_add(p, "residual add (dense block)", x, o, (size_t)Tr * E);
+    run_block_norm(p, "ffn_norm_exps", &L->w[MODEL_ROLE_FFN_NORM_EXPS], NULL, layer_in, Tr, E, hp->eps, layer_in);
+    engine_experts_block(p, il, Tr, layer_in, NULL, o);
+}
+
 /* Layer il's residual adds and feed-forward block: the attention output in c->o (post-normed where the model has
  * it) added to the residual c->x, then ffn_norm, the gated activation, ffn_down (post-normed), added too. Rows
  * [r0, T) only: the last layer's rows that go on (forward_batch's keep0); probes see every row with r0 = 0.
@@ -465,6 +481,8 @@ static void ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     p->normed = false;
     if (w[MODEL_ROLE_FFN_GATE_INP].t && hp->desc->moe_dense_beside) {
         dense_and_experts(p, il, T, r0, in);
+    } else if (w[MODEL_ROLE_FFN_GATE_INP].t && hp->desc->moe_dense_residual) {
+        dense_then_experts(p, il, T, r0, in);
     } else if (w[MODEL_ROLE_FFN_GATE_INP].t) { /* not in a dense model, nor in a mixture's leading dense layers */
         engine_experts_block(p, il, Tr, in, hp->desc->router_on_input ? c->moe_beside + (size_t)r0 * E : NULL, o);
         if (hp->desc->moe_dense_mean && w[MODEL_ROLE_FFN_UP].t) { /* Grok-2's: (dense + experts) * sqrt(2)/2, the
@@ -573,8 +591,8 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
     p.layer = 0;
     pass_look(&p, ENGINE_OP_EMBD, c->x, T, E);
     for (int il = 0; il < hp->n_layer && !p.st; il++) {
-        if (hp->desc->router_on_input && m->layers[il].w[MODEL_ROLE_FFN_GATE_INP].t)
-            run_copy_rows(&p, "the layer's input (its router's)", c->moe_beside, (size_t)E, c->x, (size_t)E, T, E);
+        if ((hp->desc->router_on_input || hp->desc->moe_dense_residual) && m->layers[il].w[MODEL_ROLE_FFN_GATE_INP].t)
+            run_copy_rows(&p, "the layer's input (its experts')", c->moe_beside, (size_t)E, c->x, (size_t)E, T, E);
         if (m->layers[il].mixer)
             attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */

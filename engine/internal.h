@@ -184,7 +184,8 @@ struct engine_ctx {
     float *gate, *up;             /* (max_batch, widest of n_ff, n_ff_exp, n_ff_shexp, n_ple) */
     float *ple, *ple_tmp;         /* (max_batch, n_layer, n_ple) Gemma 4's per-layer inputs, or NULL */
     float *moe_beside;            /* (3, max_batch, n_embd) Gemma 4's experts' input, router's input, experts' output;
-                                   * (max_batch, n_embd) the layer's input, SmallThinker's router's */
+                                   * (max_batch, n_embd) the layer's input, SmallThinker's router's (Arctic's experts',
+                                   * normed there in place) */
     float *router_in_host;        /* (max_batch, n_embd) the router's input on the host (Gemma 4), or NULL */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */

@@ -36,7 +36,8 @@ model_need model_role_need_at(const model_hparams *hp, model_role r, int64_t il)
         return MODEL_NEED_ABSENT;
     const model_ffn_form form = model_role_info_of(r)->form;
     const bool moe = model_hparams_layer_has_experts(hp, il);
-    if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside && !hp->arch->moe_dense_mean) ||
+    if ((form == MODEL_FFN_DENSE && moe && !hp->arch->moe_dense_beside && !hp->arch->moe_dense_mean &&
+         !hp->arch->moe_dense_residual) ||
         (form == MODEL_FFN_MOE && !moe))
         return MODEL_NEED_ABSENT;
     const model_attn_form af = model_role_info_of(r)->attn_form;

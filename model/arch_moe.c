@@ -1,8 +1,8 @@
 /*
  * Architectures as data, the families with mixture-of-experts members, and their dense siblings: AFM (arcee),
- * Hunyuan, gpt-oss, GLM-4 and ChatGLM, MiniMax-M2, OLMoE, DBRX, ERNIE 4.5, Ling 1 and 2, dots.llm1, DeepSeek-MoE,
- * DeepSeek-V2/V3, Mistral 4, and the latent attention of MiniCPM3 and PLM: one entry per architecture (model/arch.c
- * joins the families' tables).
+ * Hunyuan, gpt-oss, GLM-4 and ChatGLM, MiniMax-M2, OLMoE, DBRX, Snowflake Arctic, ERNIE 4.5, Ling 1 and 2, dots.llm1,
+ * DeepSeek-MoE, DeepSeek-V2/V3, Mistral 4, and the latent attention of MiniCPM3 and PLM: one entry per architecture
+ * (model/arch.c joins the families' tables).
  * The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
@@ -197,6 +197,22 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
+        .quantize = true,
+    },
+    {
+        .name = "arctic",
+        .families = "Snowflake Arctic (Base, Instruct)",
+        /* llama.cpp's arctic loader and graph: llama's attention (q, k and v apart, no biases, NORM rotation of whole
+         * heads, head_count x key_length = embedding_length), then a dense SwiGLU block embedding_length wide on
+         * ffn_norm of the attention's residual, added to it, and beside it experts on ffn_norm_exps of the layer's
+         * input (HF's parallel_attn_mlp_res: the experts read the pre-attention input), chosen by softmax and
+         * renormalised, each feed_forward_length wide, no scale read; their output added last */
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_NORM_EXPS] = R },
+        .act = MODEL_ACT_SILU,
+                .moe = true,
+        .moe_renormalise = true,
+        .moe_experts_ff_wide = true,
+        .moe_dense_residual = true,
         .quantize = true,
     },
     {

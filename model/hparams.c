@@ -91,6 +91,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->n_ff_shexp = hp_get_int(&r, "expert_shared_feed_forward_length", false,
                                     ma && ma->shexp_one_key_wide ? hp->n_ff_exp : hp->n_ff, 0, big, NULL);
     }
+    if (hp->arch && hp->arch->moe_dense_residual) /* Arctic's loader: the dense block n_embd x n_embd */
+        hp->n_ff = hp->n_embd;
     hp_moe_routing(&r, hp);
     bool no_key_length = false, no_rot = false;
     const int64_t per_head = hp->n_head > 0 && hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;

@@ -48,7 +48,7 @@ static const builder_facts facts[] = {
     { .arch = "plamo", .parallel_ffn_first = true }, { .arch = "jais2" }, { .arch = "exaone-moe" }, { .arch = "afmoe" },
     { .arch = "mellum" }, { .arch = "minicpm3" }, { .arch = "plm" }, { .arch = "phimoe", .residual_first = true },
     { .arch = "smallthinker" }, { .arch = "pangu-embedded" }, { .arch = "grok" }, { .arch = "bitnet" }, { .arch = "openelm", .residual_first_attn = true },
-    { .arch = "hunyuan_vl" },
+    { .arch = "hunyuan_vl" }, { .arch = "arctic" },
 };
 
 
@@ -127,6 +127,32 @@ static int summed_parallel_layer(build *b, int64_t il, int x, bool last)
         b->n_rows = b->n_out;
     const int both = graph_op(g, rows(b, b->E), LY_ROWS, true, first, second, -1);
     return graph_op(g, rows(b, b->E), LY_ROWS, true, both, last ? pick_rows(b, x) : x, -1);
+}
+
+/* Snowflake Arctic's layer with experts (llama.cpp's arctic graph), in ggml's order: the attention's core, which
+ * build_attn expands; the experts of ffn_norm_exps(x) (x's rows picked first in the last layer), which build_moe_ffn
+ * expands right after it, reading nothing of the attention; then what a later expansion meets depth first from the
+ * layer's output, (experts + ((dense + inp)): the output product (its rows picked), the residual sum inp, the dense
+ * block on its ffn_norm, its sum with inp, the experts' sum added. */
+static int dense_residual_layer(build *b, int64_t il, int x, int h, bool last)
+{
+    graph *g = b->g;
+    const int core = build_attention_core(b, (int)il, h);
+    const uint64_t all_rows = b->n_rows;
+    const int xr = last ? pick_rows(b, x) : x;
+    if (last)
+        b->n_rows = b->n_out;
+    const int moe = build_feed_forward(b, norm_rows(b, xr, rows(b, b->E), LY_ROWS), il);
+    b->n_rows = all_rows;
+    int att = build_out_projection(b, core);
+    if (last) {
+        att = pick_rows(b, att);
+        b->n_rows = b->n_out;
+    }
+    const int inp = graph_op(g, rows(b, b->E), LY_ROWS, true, att, xr, -1);
+    const int dense = build_dense_feed_forward(b, norm_rows(b, inp, rows(b, b->E), LY_ROWS), il);
+    const int ffn_out = graph_op(g, rows(b, b->E), LY_ROWS, true, dense, inp, -1);
+    return graph_op(g, rows(b, b->E), LY_ROWS, true, moe, ffn_out, -1);
 }
 
 static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, const model_memory_params *p,
@@ -209,6 +235,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         }
         if (hp->arch->blocks_by_width) {
             x = pruned_layer(&b, il, x, h, last);
+            continue;
+        }
+        if (hp->arch->moe_dense_residual && model_hparams_layer_has_experts(hp, il)) {
+            x = dense_residual_layer(&b, il, x, h, last);
             continue;
         }
         if (hp->arch->single_block) { /* nemotron_h: x + one block of attn_norm(x): mixer, attention or feed-forward

@@ -134,18 +134,17 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
 
 /* Layer il's feed-forward block of x: gated (gate and up, or phi3's one product holding both), or the experts (past
  * a mixture's leading dense layers; Grok-2's with a dense block beside them, their sum scaled). */
-static int dense_ffn(build *b, int x, int64_t il);
 
 int build_feed_forward(build *b, int x, int64_t il)
 {
     if (!model_hparams_layer_has_experts(b->hp, il))
-        return dense_ffn(b, x, il);
+        return build_dense_feed_forward(b, x, il);
     const int moe = experts(b, x);
     if (!b->hp->arch->moe_dense_mean || !has(b, MODEL_ROLE_FFN_UP))
         return moe;
     /* Grok-2's dense block on the same input after the experts, the sum, its scale */
     const uint64_t bytes = rows(b, b->E);
-    const int sum = graph_op(b->g, bytes, LY_ROWS, true, dense_ffn(b, x, il), moe, -1);
+    const int sum = graph_op(b->g, bytes, LY_ROWS, true, build_dense_feed_forward(b, x, il), moe, -1);
     return graph_op(b->g, bytes, LY_ROWS, true, sum, -1, -1);
 }
 
@@ -159,12 +158,12 @@ int build_dense_and_experts(build *b, int x, int64_t il)
     int router_in = graph_op(g, bytes, LY_ROWS, true, x, -1, -1);
     router_in = graph_op(g, bytes, LY_ROWS, true, graph_op(g, bytes, LY_ROWS, true, router_in, -1, -1), -1, -1);
     const int moe = experts_of(b, x, router_in, true);
-    const int mlp = norm(b, dense_ffn(b, norm(b, x, LY_ROWS), il), LY_ROWS);
+    const int mlp = norm(b, build_dense_feed_forward(b, norm(b, x, LY_ROWS), il), LY_ROWS);
     return graph_op(g, bytes, LY_ROWS, true, mlp, norm(b, moe, LY_ROWS), -1);
 }
 
-/* A layer's dense feed-forward block of x. */
-static int dense_ffn(build *b, int x, int64_t il)
+/* A layer's dense feed-forward block of x (Arctic's beside its experts too). */
+int build_dense_feed_forward(build *b, int x, int64_t il)
 {
     graph *g = b->g;
     const model_hparams *hp = b->hp;

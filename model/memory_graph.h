@@ -119,9 +119,10 @@ int build_latent_attention(build *b, int h);
 int build_attention_and_mixer(build *b, int il, int x, int h);
 uint64_t build_cache_rotation(const model_hparams *hp, uint32_t cache_type, bool swa, bool keys);
 
-/* Layer il's feed-forward block of x (memory_ffn.c): dense or the routed experts as the layer has; the dense block
- * and the experts side by side (Gemma 4). */
+/* Layer il's feed-forward block of x (memory_ffn.c): dense or the routed experts as the layer has; its dense block
+ * alone; the dense block and the experts side by side (Gemma 4). */
 int build_feed_forward(build *b, int x, int64_t il);
+int build_dense_feed_forward(build *b, int x, int64_t il);
 int build_dense_and_experts(build *b, int x, int64_t il);
 
 /* A recurrent layer's mixer on h = attn_norm(x), in ggml's order (memory_recurrent.c): Mamba-2's, Mamba-1's, a gated

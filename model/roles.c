@@ -241,6 +241,9 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_FFN_SUB_NORM] = { "ffn_sub_norm.weight", true, MODEL_DIM_FF, MODEL_DIM_NONE, true,
                                  "feed-forward activation sub-norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_DENSE,
                                  .block = MODEL_BLOCK_FFN },
+    [MODEL_ROLE_FFN_NORM_EXPS] = { "ffn_norm_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
+                                  "experts' input norm gains (of the layer's input)", MODEL_DIM_NONE,
+                                  .form = MODEL_FFN_MOE },
 };
 
 const model_role_info *model_role_info_of(model_role r)

@@ -318,6 +318,10 @@ typedef struct model_arch {
     /* attention.head_count may list one count per layer, each layer's q and output products that many heads wide
      * (OpenELM's, with head_count_kv and feed_forward_length per layer too) */
     bool heads_by_layer;
+    /* Snowflake Arctic's (llama.cpp's arctic): every layer keeps a dense block embedding_length wide (whatever
+     * feed_forward_length says: that is the experts' width) on ffn_norm of the attention's residual, added to it; the
+     * experts read ffn_norm_exps of the layer's input (before the attention) and their output is added last */
+    bool moe_dense_residual;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where

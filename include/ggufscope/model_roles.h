@@ -147,6 +147,9 @@ typedef enum model_role {
     /* BitNet's RMSNorms inside the blocks: of the attention's output before attn_output, of the gated activation
      * before ffn_down */
     MODEL_ROLE_ATTN_SUB_NORM, MODEL_ROLE_FFN_SUB_NORM,
+    /* Arctic's norm of the layer's input before its experts (post_attention_layernorm in its checkpoints: the experts
+     * read the layer's input, not the attention's residual) */
+    MODEL_ROLE_FFN_NORM_EXPS,
     MODEL_ROLE_COUNT
 } model_role;
 

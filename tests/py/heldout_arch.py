@@ -31,6 +31,7 @@ from smallthinker_arch import write_smallthinker  # noqa: E402
 from grok_arch import write_grok  # noqa: E402
 from bitnet_arch import write_bitnet  # noqa: E402
 from openelm_arch import write_openelm  # noqa: E402
+from arctic_arch import write_arctic  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -166,6 +167,11 @@ OWN_WRITERS = {
     'heldout-openelm': lambda out: write_openelm(out),
     'heldout-openelm-b': lambda out: write_openelm(out, n_embd=256, hd=64, heads=(4, 4, 2), kv_heads=(2, 1, 2),
                                                    ffs=(512, 768, 256), seed=7502),
+    # Snowflake Arctic's layers: a dense block beside 2 of 8 experts that read the layer's input, GQA; and 3 of 6
+    # experts, no GQA, tied, other widths
+    'heldout-arctic': lambda out: write_arctic(out),
+    'heldout-arctic-b': lambda out: write_arctic(out, n_embd=96, n_layer=3, n_head=3, n_kv=3, n_exp=6, n_used=3,
+                                                 n_ffe=40, tied=True, seed=7302),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,

@@ -347,6 +347,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         else if (hp->desc->moe_dense_beside) /* Gemma 4 26B-A4B */
             snprintf(shared, sizeof shared, ", beside the dense block (each normed apart, then added), routed on the "
                      "input normed and scaled by the router's gains, each expert's output scaled");
+        else if (hp->desc->moe_dense_residual) /* Arctic */
+            snprintf(shared, sizeof shared, " on the layer's input, beside the dense block (%d wide) on the "
+                     "attention's output", hp->n_ff);
         else if (kinds.dense_beside) /* Grok-2 */
             snprintf(shared, sizeof shared, " + the dense block beside them (%d wide), the sum times sqrt(2)/2",
                      hp->n_ff);
