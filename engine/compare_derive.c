@@ -132,6 +132,11 @@ static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
 static const float *residual_in(cmp_state *s, int side, int il, int pos0, int T, float *scratch)
 {
     const int E = s->m->hp.n_embd;
+    if (il > 0 && model_hparams_layer_ends_loop(&s->m->hp.g, il - 1)) { /* a looped model's pass ends: its final norm */
+        const float *x = cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
+        return x && block_norm_bias_rows(s, &s->m->output_norm, &s->m->output_norm_b, x, T, E, scratch) ? scratch
+                                                                                                        : NULL;
+    }
     if (il > 0)
         return cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, il - 1, E);
     const float *embd = cmp_side_rows(s, side, ENGINE_OP_EMBD, 0, E);

@@ -49,6 +49,9 @@ typedef struct engine_hparams {
     char arch[64];          /* general.architecture */
     const model_arch *desc;  /* its description (model/arch.c): roles and feature flags */
     int n_embd, n_layer, n_head, n_kv_head, head_dim, n_ff, n_vocab, n_ctx_train;
+    /* the file's generating blocks; n_layer, the layers a token runs through, is more in a looped model (Nanbeige's
+     * num_loops: run layer il reads block il % n_block's weights, and keeps a cache of its own) */
+    int n_block;
     int v_dim;              /* a head's value row in the cache: head_dim, but in latent attention */
     /* the widest over the layers (engine_layer has each one's): a head's key and value rows, a position's keys or
      * values in a layer's cache */

@@ -596,11 +596,15 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         if (m->layers[il].mixer)
             attention_block(&p, il, T);
         /* from the attention output on, rows [r0, T): all of them but in the last layer (keep0 above) */
-        const bool last = il == hp->n_layer - 1;
+        const bool last = il == hp->n_layer - 1, ends_loop = model_hparams_layer_ends_loop(&hp->g, il);
         if (hp->g.parallel)
             parallel_block(&p, il, T, last ? keep0 : 0);
         else
-            ffn_block(&p, il, T, last ? keep0 : 0, last ? &m->output_norm : engine_layer_input_norm(m, il + 1));
+            ffn_block(&p, il, T, last ? keep0 : 0,
+                      last ? &m->output_norm : ends_loop ? NULL : engine_layer_input_norm(m, il + 1));
+        if (ends_loop) /* a looped model's pass ends: the final norm of its output, the next pass's input */
+            run_block_norm(&p, "loop norm (output_norm)", &m->output_norm, &m->output_norm_b, c->x, T, E, hp->eps,
+                           c->x);
         if (m->release_weights)
             release_layer(m, il);
     }

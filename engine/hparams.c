@@ -43,7 +43,8 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
                            (long long)g->n_embd, g->arch_name);
     /* the reader's ranges and checks keep every size below 2^30, so they fit an int */
     hp->n_embd = (int)g->n_embd;
-    hp->n_layer = (int)(g->n_layer - g->n_layer_nextn); /* the prediction blocks after them are not run */
+    hp->n_block = (int)(g->n_layer - g->n_layer_nextn); /* the prediction blocks after them are not run */
+    hp->n_layer = (int)model_hparams_layers_run(g);
     hp->n_head = (int)g->n_head;
     hp->n_kv_head = (int)g->n_head_kv;
     hp->head_dim = (int)g->head_dim_k;
@@ -94,7 +95,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     }
     hp->n_ple = (int)g->n_embd_per_layer;
     hp->n_ff = (int)g->n_ff; /* the widest, where the file lists one per layer */
-    for (int64_t il = 0; il < hp->n_layer; il++) {
+    for (int64_t il = 0; il < hp->n_block; il++) {
         model_hparams l;
         model_hparams_layer(g, il, &l);
         const int k = (int)(l.n_head_kv * l.head_dim_k), v = (int)(l.n_head_kv * l.head_dim_v);

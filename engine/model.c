@@ -225,6 +225,17 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     return engine_bind_experts(m, il, err);
 }
 
+/* A looped model's later passes (engine_hparams.n_block): each layer past the blocks a copy of its block's binding,
+ * the weights shared, its cache its own. */
+static void share_blocks(engine_model *m)
+{
+    for (int il = m->hp.n_block; il < m->hp.n_layer; il++) {
+        const int block = (int)model_hparams_layer_block(&m->hp.g, il);
+        m->layers[il] = m->layers[block];
+        m->layers[il].kv_src = il - block + m->layers[block].kv_src;
+    }
+}
+
 /* Whether name is a tensor of the trailing multi-token prediction blocks (nextn_predict_layers: blk.N.* with N from
  * the generating layers' count to block_count), which llama.cpp loads and generation does not run. */
 static bool prediction_block_tensor(const engine_model *m, const char *name)
@@ -233,7 +244,7 @@ static bool prediction_block_tensor(const engine_model *m, const char *name)
     if (strncmp(name, "blk.", 4) != 0 || name[4] < '0' || name[4] > '9')
         return false;
     const long long l = strtoll(name + 4, &end, 10);
-    return *end == '.' && l >= m->hp.n_layer && l < m->hp.g.n_layer;
+    return *end == '.' && l >= m->hp.n_block && l < m->hp.g.n_layer;
 }
 
 /* Every tensor of the file must be one the architecture reads: llama.cpp refuses
@@ -246,14 +257,14 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
         int64_t layer;
         model_role r = model_role_of_name(t->name, &layer);
         if (r != MODEL_ROLE_COUNT && model_role_need_at(&m->hp.g, r, layer) != MODEL_NEED_ABSENT &&
-            layer < m->hp.n_layer)
+            layer < m->hp.n_block)
             continue;
         if (prediction_block_tensor(m, t->name))
             continue;
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
                            "of tensors)", t->name, m->hp.arch,
-                           r != MODEL_ROLE_COUNT && layer >= m->hp.n_layer ? " of this block_count" : "");
+                           r != MODEL_ROLE_COUNT && layer >= m->hp.n_block ? " of this block_count" : "");
     }
     return ENGINE_OK;
 }
@@ -289,7 +300,7 @@ static void unbind_all(engine_model *m)
         if (g->t && !(g == &m->output && m->hp.tied_output))
             m->be->unbind(m->be, g);
     }
-    for (int il = 0; m->layers && il < m->hp.n_layer; il++) {
+    for (int il = 0; m->layers && il < m->hp.n_block; il++) { /* (a looped model's later layers share them) */
         kern_weight *w = m->layers[il].w;
         for (int r = 0; r < MODEL_ROLE_COUNT; r++)
             if (w[r].t && model_role_info_of((model_role)r)->ne2 == MODEL_DIM_NONE &&
@@ -312,7 +323,7 @@ void engine_model_free(engine_model *m)
     if (!m)
         return;
     unbind_all(m);
-    for (int il = 0; m->layers && il < m->hp.n_layer; il++)
+    for (int il = 0; m->layers && il < m->hp.n_block; il++)
         free(m->layers[il].select_bias), free(m->layers[il].down_scale), free(m->layers[il].router_scale);
     free(m->layers);
     free(m->expert_views);
@@ -392,9 +403,10 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
         hp->tied_output = true;
         m->output = m->tok_embd;
     }
-    for (int il = 0; il < hp->n_layer; il++)
+    for (int il = 0; il < hp->n_block; il++)
         if ((s = bind_layer(m, il, &dims, err)))
             goto fail;
+    share_blocks(m);
     /* after the binding: a misnamed tensor is reported as the missing one first */
     if ((s = check_no_stray_tensors(m, err)))
         goto fail;
@@ -447,7 +459,7 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
     for (size_t i = 0; i < N_GLOBALS && own && !slot; i++)
         if (global_slot(m, i)->t && !strcmp(global_slot(m, i)->t->name, t->name))
             slot = global_slot(m, i);
-    for (int il = 0; il < m->hp.n_layer && own && !slot; il++) {
+    for (int il = 0; il < m->hp.n_block && own && !slot; il++) {
         engine_layer *L = &m->layers[il];
         for (int r = 0; r < MODEL_ROLE_COUNT && !slot; r++) {
             const model_role_info *ri = model_role_info_of((model_role)r);
@@ -475,6 +487,7 @@ engine_status engine_model_replace_weight(engine_model *m, const gguf_tensor *t,
     *slot = fresh;
     if (tied)
         m->output = fresh;
+    share_blocks(m);
     return ENGINE_OK;
 }
 

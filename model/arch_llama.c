@@ -1,8 +1,8 @@
 /*
  * Architectures as data, llama and the families built on its layer: Llama 1-4, Mistral 3, InternLM2, SmolLM3, Seed-OSS,
- * DeciLM (the Nemotron 51B, 49B and 253B, its layers pruned), XVERSE, Maincoder, Apertus (xIELU without a gate): one
- * entry per architecture (model/arch.c joins the families' tables). The facts are those of llama.cpp's
- * src/models/<arch>.cpp and src/llama-arch.cpp.
+ * DeciLM (the Nemotron 51B, 49B and 253B, its layers pruned), XVERSE, Nanbeige (looped layers), Maincoder, Apertus
+ * (xIELU without a gate): one entry per architecture (model/arch.c joins the families' tables). The facts are those of
+ * llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -215,6 +215,18 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .parallel_ffn = true,
         .parallel_blocks_summed = true,
+        .quantize = true,
+    },
+    {
+        .name = "nanbeige",
+        .families = "Nanbeige 4.x (looped layers)",
+        /* llama.cpp's nanbeige: llama's layers (q/k/v biases and rope_freqs optional, NORM rotation: the converter
+         * undoes HF's permutation), run num_loops times over with their weights shared, each pass's layers with caches
+         * of their own, the final norm between passes unless skip_loop_final_norm (layer_loops) */
+        .need = { DENSE_DECODER_ROLES, [MODEL_ROLE_ROPE_FREQS] = O, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
+        .act = MODEL_ACT_SILU,
+        .layer_loops = true,
         .quantize = true,
     },
     {

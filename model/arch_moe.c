@@ -202,14 +202,15 @@ const model_arch model_archs_moe[] = {
     {
         .name = "arctic",
         .families = "Snowflake Arctic (Base, Instruct)",
-        /* llama.cpp's arctic loader and graph: llama's attention (q, k and v apart, no biases, NORM rotation of whole
-         * heads, head_count x key_length = embedding_length), then a dense SwiGLU block embedding_length wide on
+        /* llama.cpp's arctic loader and graph: llama's attention (q, k and v apart, their biases optional, NORM rotation
+         * of whole heads, head_count x key_length = embedding_length), then a dense SwiGLU block embedding_length wide on
          * ffn_norm of the attention's residual, added to it, and beside it experts on ffn_norm_exps of the layer's
          * input (HF's parallel_attn_mlp_res: the experts read the pre-attention input), chosen by softmax and
          * renormalised, each feed_forward_length wide, no scale read; their output added last */
-        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_NORM_EXPS] = R },
+        .need = { DENSE_DECODER_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_NORM_EXPS] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
-                .moe = true,
+        .moe = true,
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
         .moe_dense_residual = true,

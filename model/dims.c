@@ -113,6 +113,24 @@ int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il)
     return hp->n_layer_kv - (model_hparams_layer_is_swa(hp, il) ? 2 : 1);
 }
 
+int64_t model_hparams_layers_run(const model_hparams *hp)
+{
+    return (hp->n_layer - hp->n_layer_nextn) * (hp->n_loops > 1 ? hp->n_loops : 1);
+}
+
+int64_t model_hparams_layer_block(const model_hparams *hp, int64_t il)
+{
+    const int64_t blocks = hp->n_layer - hp->n_layer_nextn;
+    return hp->n_loops > 1 && blocks > 0 && il >= 0 ? il % blocks : il;
+}
+
+bool model_hparams_layer_ends_loop(const model_hparams *hp, int64_t il)
+{
+    const int64_t blocks = hp->n_layer - hp->n_layer_nextn;
+    return hp->n_loops > 1 && !hp->skip_loop_final_norm && blocks > 0 && (il + 1) % blocks == 0 &&
+           il + 1 < model_hparams_layers_run(hp);
+}
+
 bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il)
 {
     if (hp->n_expert <= 0)

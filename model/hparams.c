@@ -48,6 +48,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     const int64_t big = INT64_C(1) << 30, dims = 65536;
     hp->n_embd = hp_get_int(&r, "embedding_length", true, 0, 1, big, NULL);
     hp->n_layer = hp_get_int(&r, "block_count", true, 0, 1, dims, NULL);
+    hp->n_loops = 1;
+    if (hp->arch && hp->arch->layer_loops) { /* llama.cpp's nanbeige loader asserts both bounds (512: LLAMA_MAX_LAYERS) */
+        const int64_t most = hp->n_layer > 0 && hp->n_layer < 512 ? 512 / hp->n_layer : 1;
+        hp->n_loops = hp_get_int(&r, "num_loops", false, 1, 1, most, NULL);
+        hp->skip_loop_final_norm = hp_get_bool(&r, "skip_loop_final_norm", false);
+    }
     const bool by_width = hp->arch && hp->arch->blocks_by_width;
     /* DeciLM's: a count per layer, 0 for one without attention; OpenELM's: a count per layer, each at least 1 */
     if ((by_width || (hp->arch && hp->arch->heads_by_layer)) && hp_is_array(&r, "attention.head_count"))

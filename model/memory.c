@@ -158,7 +158,9 @@ static model_status kv_cache(const model_hparams *hp, const model_memory_params 
     }
     /* the trailing multi-token prediction blocks have no cache (llama.cpp's KV cache filters them out) */
     const uint64_t v_padded = model_memory_v_padded(hp, m->flash_attn); /* once: the layers' loop reads it */
-    for (int64_t il = 0; il < hp->n_layer - hp->n_layer_nextn; il++) {
+    /* (a looped model's every pass keeps its own: its layers are its blocks' again) */
+    for (int64_t run = 0; run < model_hparams_layers_run(hp); run++) {
+        const int64_t il = model_hparams_layer_block(hp, run);
         if (model_hparams_layer_kv_source(hp, il) != il)
             continue; /* Gemma 4 E2B / E4B: it reads an earlier layer's cache and has none of its own */
         if (model_hparams_layer_is_recurrent(hp, il) || model_hparams_layer_is_ffn_only(hp, il))

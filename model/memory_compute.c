@@ -48,7 +48,7 @@ static const builder_facts facts[] = {
     { .arch = "plamo", .parallel_ffn_first = true }, { .arch = "jais2" }, { .arch = "exaone-moe" }, { .arch = "afmoe" },
     { .arch = "mellum" }, { .arch = "minicpm3" }, { .arch = "plm" }, { .arch = "phimoe", .residual_first = true },
     { .arch = "smallthinker" }, { .arch = "pangu-embedded" }, { .arch = "grok" }, { .arch = "bitnet" }, { .arch = "openelm", .residual_first_attn = true },
-    { .arch = "hunyuan_vl" }, { .arch = "arctic" },
+    { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" },
 };
 
 
@@ -196,10 +196,15 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
     const int embd_scaled = x;
     b.expanded = graph_position(g); /* build_inp_embd expands the embedding */
-    const int64_t n_layer = hp->n_layer - hp->n_layer_nextn; /* the prediction blocks after them are another graph */
-    for (int64_t il = 0; il < n_layer && !graph_failed(g); il++) {
+    /* the prediction blocks after the layers are another graph; a looped model runs its blocks again, the final norm
+     * of each pass's output (its loop_norm) the next pass's input */
+    const int64_t n_run = model_hparams_layers_run(hp);
+    for (int64_t run = 0; run < n_run && !graph_failed(g); run++) {
+        const int64_t il = model_hparams_layer_block(hp, run);
         b.layer = il;
-        const bool last = il == n_layer - 1 && !bf->rows_after_layers && !bf->rows_after_norm;
+        if (run > 0 && model_hparams_layer_ends_loop(hp, run - 1))
+            x = norm(&b, x, LY_ROWS);
+        const bool last = run == n_run - 1 && !bf->rows_after_layers && !bf->rows_after_norm;
         if (hp->arch->parallel_blocks_summed) {
             x = summed_parallel_layer(&b, il, x, last);
             continue;

@@ -93,7 +93,7 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-orion heldout-orion-b heldout-baichuan heldout-baichuan-b heldout-baichuan-c \
   heldout-qwen heldout-qwen-b heldout-refact heldout-refact-b heldout-codeshell heldout-codeshell-b \
   heldout-jais heldout-jais-b heldout-plamo heldout-plamo-b heldout-jais2 heldout-jais2-b \
-  heldout-arctic heldout-arctic-b; do
+  heldout-arctic heldout-arctic-b heldout-nanbeige heldout-nanbeige-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \

@@ -1,7 +1,8 @@
 /*
  * What the hyperparameter reader says of each layer where a family's loader reads it its own way: Hunyuan-A13B's
  * expert widths, MiniCPM's multipliers, StarCoder2's and StableLM's LayerNorms and rotation, GPT-NeoX's parallel
- * residual, and layers of shapes of their own (Gemma 4's sliding layers). The hybrids' layers: test_hparams_hybrids.
+ * residual, layers of shapes of their own (Gemma 4's sliding layers), Nanbeige's looped blocks and Arctic's dense block
+ * beside its experts. The hybrids' layers: test_hparams_hybrids.
  */
 #include "gguf.h"
 #include "golden.h"
@@ -250,6 +251,75 @@ Test(arch, gemma4_layers_have_shapes_of_their_own)
     cr_assert_eq(model_hparams_read(f, &hp, &e), MODEL_OK, "%s", e.message);
     cr_assert_eq(model_role_need(&hp, MODEL_ROLE_PER_LAYER_PROJ), MODEL_NEED_ABSENT);
     cr_assert_eq(model_hparams_layer_kv_source(&hp, 3), 3);
+    gguf_close(f);
+    free(b.p);
+}
+
+/* Nanbeige's loops as llama.cpp's nanbeige loader reads them: num_loops (1 where absent) runs the blocks that many
+ * times over, layer il reading block il % blocks; the final norm between passes, not after the last, unless
+ * skip_loop_final_norm; a count of 0, or one past llama.cpp's 512 layers in all, is refused (its loader asserts both). */
+Test(arch, nanbeige_loops_run_the_blocks_again)
+{
+    const char *loops[] = { "3", "3", NULL, "0", "129" };
+    const char *skip[] = { "0", "1", "0", "0", "0" };
+    for (int i = 0; i < 5; i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "nanbeige" },
+                          { "nanbeige.embedding_length", 'u', "64" },
+                          { "nanbeige.block_count", 'u', "4" },
+                          { "nanbeige.attention.head_count", 'u', "2" },
+                          { "nanbeige.feed_forward_length", 'u', "128" },
+                          { "nanbeige.attention.layer_norm_rms_epsilon", 'f', "0.000001" },
+                          { "nanbeige.skip_loop_final_norm", 'B', skip[i] },
+                          { "nanbeige.num_loops", 'u', loops[i] } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, N(kvs) - (loops[i] ? 0 : 1), &b);
+        const model_status s = model_hparams_read(f, &hp, &e);
+        if (i >= 3) {
+            cr_expect_neq(s, MODEL_OK, "num_loops %s is refused", loops[i]);
+            cr_expect_str_eq(e.subject, "nanbeige.num_loops");
+        } else {
+            const int64_t n = loops[i] ? 3 : 1;
+            cr_assert_eq(s, MODEL_OK, "%s", e.message);
+            cr_expect_eq(hp.n_loops, n);
+            cr_expect_eq(model_hparams_layers_run(&hp), 4 * n);
+            cr_expect_eq(model_hparams_layer_block(&hp, 9), n == 3 ? 1 : 9);
+            for (int64_t il = 0; il < 4 * n; il++)
+                cr_expect_eq(model_hparams_layer_ends_loop(&hp, il), i == 0 && (il == 3 || il == 7),
+                             "case %d: layer %lld", i, (long long)il);
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* Snowflake Arctic as llama.cpp's arctic loader sizes it: the dense block n_embd x n_embd in every layer, beside the
+ * experts feed_forward_length wide (whatever expert_feed_forward_length says), the experts' own input norm required. */
+Test(arch, arctic_keeps_a_dense_block_embedding_wide_beside_its_experts)
+{
+    kv_spec kvs[] = { { "general.architecture", 's', "arctic" },
+                      { "arctic.embedding_length", 'u', "64" },
+                      { "arctic.block_count", 'u', "2" },
+                      { "arctic.attention.head_count", 'u', "2" },
+                      { "arctic.feed_forward_length", 'u', "48" },
+                      { "arctic.expert_feed_forward_length", 'u', "32" },
+                      { "arctic.expert_count", 'u', "4" },
+                      { "arctic.expert_used_count", 'u', "2" },
+                      { "arctic.attention.layer_norm_rms_epsilon", 'f', "0.00001" } };
+    tbuf b;
+    model_hparams hp;
+    model_error e;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    model_hparams_read(f, &hp, &e); /* (refused or not for the tensors it lacks: the keys are read first) */
+    cr_expect(hp.n_ff == 64 && hp.n_ff_exp == 48, "dense %lld wide, experts %lld", (long long)hp.n_ff,
+              (long long)hp.n_ff_exp);
+    cr_expect(hp.moe_renormalise && hp.moe_gating == MODEL_MOE_SOFTMAX && hp.moe_scale == 1.0f);
+    const model_role both[] = { MODEL_ROLE_FFN_GATE, MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_DOWN, MODEL_ROLE_FFN_GATE_EXPS,
+                                MODEL_ROLE_FFN_NORM_EXPS, MODEL_ROLE_FFN_GATE_INP };
+    for (size_t i = 0; i < N(both); i++)
+        cr_expect_eq(model_role_need_at(&hp, both[i], 1), MODEL_NEED_REQUIRED, "%s",
+                     model_role_info_of(both[i])->name);
     gguf_close(f);
     free(b.p);
 }

@@ -42,6 +42,10 @@ typedef struct model_hparams {
     int64_t n_layer_dense_lead;  /* leading_dense_block_count: the first layers have a dense feed-forward block */
     int64_t n_layer_nextn;       /* nextn_predict_layers: the last blocks (of n_layer) predict further tokens, and
                                   * generation does not run them */
+    /* num_loops (model_arch.layer_loops; 1 elsewhere): the generating blocks run this many times over, each pass
+     * with a cache of its own (model_hparams_layers_run); skip_loop_final_norm: no final norm between passes */
+    int64_t n_loops;
+    bool skip_loop_final_norm;
     int64_t file_type;           /* general.file_type, -1 when absent */
     float eps;                   /* RMSNorm epsilon */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
@@ -169,6 +173,13 @@ GGUFSCOPE_API bool model_hparams_layer_is_ffn_only(const model_hparams *hp, int6
  * layers the last of the layers before them with a cache of the same kind (llama.cpp's layer_reuse_cb: the one before
  * the last for a sliding layer, the last for a full one). */
 GGUFSCOPE_API int64_t model_hparams_layer_kv_source(const model_hparams *hp, int64_t il);
+/* The layers a token runs through: the generating blocks (block_count less nextn_predict_layers) times num_loops;
+ * layer il of them reads block il % blocks' weights (model_hparams_layer_block). */
+GGUFSCOPE_API int64_t model_hparams_layers_run(const model_hparams *hp);
+GGUFSCOPE_API int64_t model_hparams_layer_block(const model_hparams *hp, int64_t il);
+/* Whether run layer il ends a pass of a looped model but the last, its output then normed by the final norm
+ * (llama.cpp's nanbeige graph: loop_norm), unless skip_loop_final_norm. */
+GGUFSCOPE_API bool model_hparams_layer_ends_loop(const model_hparams *hp, int64_t il);
 /* Whether layer il has experts (a mixture's, past its leading dense layers and on its interleave step); il < 0: whether
  * any layer does. */
 GGUFSCOPE_API bool model_hparams_layer_has_experts(const model_hparams *hp, int64_t il);

@@ -322,6 +322,10 @@ typedef struct model_arch {
      * feed_forward_length says: that is the experts' width) on ffn_norm of the attention's residual, added to it; the
      * experts read ffn_norm_exps of the layer's input (before the attention) and their output is added last */
     bool moe_dense_residual;
+    /* Nanbeige's (llama.cpp's nanbeige): num_loops read (default 1; at least 1, and block_count times it at most
+     * llama.cpp's 512 layers): the blocks run that many times over, the weights shared, each pass's layers with caches
+     * of their own, the final norm applied between passes unless skip_loop_final_norm */
+    bool layer_loops;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where

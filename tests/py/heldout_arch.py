@@ -32,6 +32,7 @@ from grok_arch import write_grok  # noqa: E402
 from bitnet_arch import write_bitnet  # noqa: E402
 from openelm_arch import write_openelm  # noqa: E402
 from arctic_arch import write_arctic  # noqa: E402
+from nanbeige_arch import write_nanbeige  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -172,6 +173,11 @@ OWN_WRITERS = {
     'heldout-arctic': lambda out: write_arctic(out),
     'heldout-arctic-b': lambda out: write_arctic(out, n_embd=96, n_layer=3, n_head=3, n_kv=3, n_exp=6, n_used=3,
                                                  n_ffe=40, tied=True, seed=7302),
+    # Nanbeige's looped layers: 3 blocks run twice, the final norm between the passes, GQA; and 2 blocks run three
+    # times without that norm (skip_loop_final_norm), q/k/v biases, no GQA, tied
+    'heldout-nanbeige': lambda out: write_nanbeige(out),
+    'heldout-nanbeige-b': lambda out: write_nanbeige(out, n_embd=96, n_layer=2, n_head=3, n_kv=3, n_ff=160, loops=3,
+                                                     skip_norm=True, qkv_bias=True, tied=True, seed=7602),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,

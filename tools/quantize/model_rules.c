@@ -230,7 +230,8 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
     }
     if (hs != MODEL_OK)
         return gguf_fail(err, GGUF_E_INVALID_ARG, hperr.offset, hperr.subject, "%s", hperr.message);
-    const int64_t n_layer = hp.n_layer;
+    /* llama-quantize's n_layer_all: a looped model's (Nanbeige's) blocks counted once per pass */
+    const int64_t n_layer = hp.n_layer * (hp.n_loops > 1 ? hp.n_loops : 1);
     gguf_status st = GGUF_OK;
     const size_t n = gguf_tensor_count(in);
     const gguf_tensor **order = malloc((n ? n : 1) * sizeof *order);

@@ -134,6 +134,11 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "arch       %s: %d layers, n_embd %d, n_ff %d, %d heads / %d kv heads (GQA %d:1), head dim %d%s\n",
                 hp->arch, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_kv_head, hp->n_head / hp->n_kv_head,
                 hp->head_dim, hp->head_dim_from_key_length ? " (attention.key_length)" : " (n_embd / heads)");
+    if (hp->n_layer != hp->n_block) /* Nanbeige's loops */
+        fprintf(out, "loops      the %d blocks run %d times over (%d layers, each with its own cache; weights read once "
+                "a pass), %s\n", hp->n_block, hp->n_layer / hp->n_block, hp->n_layer,
+                hp->g.skip_loop_final_norm ? "no norm between passes (skip_loop_final_norm)"
+                                           : "the final norm (output_norm) between passes");
     char scaling[160] = "";
     if (hp->g.rope_scaling == MODEL_ROPE_SCALING_YARN && hp->rope.ext_factor == 0.0f) /* Grok's ext_factor 0 */
         snprintf(scaling, sizeof scaling, ", YaRN x%g from %lld positions (ext_factor 0: interpolated alone, magnitude "
