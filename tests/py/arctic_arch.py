@@ -11,6 +11,7 @@ import numpy as np
 import gguf
 
 from gguf_copy import write_out
+from llama_layer import add_attention
 from moe_arch import add_spm_vocab
 
 
@@ -44,11 +45,7 @@ def write_arctic(path, n_embd=128, n_layer=4, n_head=4, n_kv=2, n_exp=8, n_used=
     t('token_embd.weight', rnd((n_vocab, E), 0.5))
     for i in range(n_layer):
         b = f'blk.{i}.'
-        t(b + 'attn_norm.weight', rnd((E,), 0.1, 1.0))
-        t(b + 'attn_q.weight', rnd((H * hd, E), 0.08))
-        t(b + 'attn_k.weight', rnd((KV * hd, E), 0.08))
-        t(b + 'attn_v.weight', rnd((KV * hd, E), 0.08))
-        t(b + 'attn_output.weight', rnd((E, H * hd), 0.08))
+        add_attention(t, b, rnd, E, H, KV, hd)
         t(b + 'ffn_norm.weight', rnd((E,), 0.1, 1.0))
         t(b + 'ffn_gate.weight', rnd((E, E), 0.08))
         t(b + 'ffn_down.weight', rnd((E, E), 0.08))

@@ -10,6 +10,7 @@ import numpy as np
 import gguf
 
 from gguf_copy import write_out
+from llama_layer import add_attention
 from moe_arch import add_spm_vocab
 
 
@@ -45,15 +46,7 @@ def write_nanbeige(path, n_embd=128, n_layer=3, n_head=4, n_kv=2, hd=32, n_ff=25
     t('token_embd.weight', rnd((n_vocab, E), 0.5))
     for i in range(n_layer):
         b = f'blk.{i}.'
-        t(b + 'attn_norm.weight', rnd((E,), 0.1, 1.0))
-        t(b + 'attn_q.weight', rnd((H * hd, E), 0.08))
-        t(b + 'attn_k.weight', rnd((KV * hd, E), 0.08))
-        t(b + 'attn_v.weight', rnd((KV * hd, E), 0.08))
-        if qkv_bias:
-            t(b + 'attn_q.bias', rnd((H * hd,), 0.3))
-            t(b + 'attn_k.bias', rnd((KV * hd,), 0.5))
-            t(b + 'attn_v.bias', rnd((KV * hd,), 0.1))
-        t(b + 'attn_output.weight', rnd((E, H * hd), 0.08))
+        add_attention(t, b, rnd, E, H, KV, hd, (0.3, 0.5, 0.1) if qkv_bias else None)
         t(b + 'ffn_norm.weight', rnd((E,), 0.1, 1.0))
         t(b + 'ffn_gate.weight', rnd((F, E), 0.08))
         t(b + 'ffn_up.weight', rnd((F, E), 0.08))
