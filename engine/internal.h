@@ -35,8 +35,8 @@ typedef struct engine_layer {
     float *select_bias;      /* (n_expert) exp_probs_b on the host, for the routing; NULL without one */
     float *down_scale;       /* (n_expert) each expert's output scale on the host (Gemma 4); NULL without */
     float *router_scale;     /* (n_embd) the router's input gains on the host (Gemma 4's ffn_gate_inp.scale), or NULL */
-    gguf_tensor split[8];    /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each; q's, k's
-                              * and v's values of a fused attn_qkv.bias */
+    gguf_tensor split[10];   /* q, k, v of a fused attn_qkv; gate, up of a fused ffn_up: the rows of each; q's, k's
+                              * and v's values of a fused attn_qkv.bias; gate, up of a fused ffn_up_shexp */
     /* latent attention split per head: each head's matrix of attn_k_b (heads[0]) and attn_v_b (heads[1]), n_head
      * each; NULL otherwise */
     kern_weight *heads[2];

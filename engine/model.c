@@ -53,7 +53,8 @@ static engine_status bind(engine_model *m, kern_weight *w, const char *name, mod
                            "tensor '%s' is not all in the file: the file is truncated", name);
     w->t = t;
     if (ri->ne2 != MODEL_DIM_NONE || ri->expert_rows || (role == MODEL_ROLE_ATTN_QKV && !m->hp.delta_net) ||
-        role == MODEL_ROLE_ATTN_QKV_BIAS || (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused))
+        role == MODEL_ROLE_ATTN_QKV_BIAS || (role == MODEL_ROLE_FFN_UP && m->hp.desc->gate_up_fused) ||
+        (role == MODEL_ROLE_FFN_UP_SHEXP && m->hp.desc->shexp_gate_up_fused))
         return ENGINE_OK; /* an experts' or a fused tensor: its parts are bound (model_parts.c) */
     kern_status ks = m->be->bind(m->be, w);
     if (ks == KERN_E_UNSUPPORTED)

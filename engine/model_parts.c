@@ -199,5 +199,13 @@ engine_status engine_bind_fused(engine_model *m, int il, engine_error *err)
             (s = bind_part(m, L, 4, up, ff, ff, MODEL_ROLE_FFN_UP, err)))
             return s;
     }
+    const gguf_tensor *up_shexp = L->w[MODEL_ROLE_FFN_UP_SHEXP].t;
+    if (up_shexp && hp->desc->shexp_gate_up_fused) { /* Granite's: the shared expert's gate rows, then its up rows */
+        const uint64_t fs = (uint64_t)hp->n_ff_shexp;
+        L->w[MODEL_ROLE_FFN_UP_SHEXP].t = NULL;
+        if ((s = bind_part(m, L, 8, up_shexp, 0, fs, MODEL_ROLE_FFN_GATE_SHEXP, err)) ||
+            (s = bind_part(m, L, 9, up_shexp, fs, fs, MODEL_ROLE_FFN_UP_SHEXP, err)))
+            return s;
+    }
     return ENGINE_OK;
 }

@@ -88,6 +88,34 @@ const model_arch model_archs_dense[] = {
         .quantize = true,
     },
     {
+        .name = "granite_swa",
+        .families = "IBM Granite with interleaved sliding windows (dense and MoE, GraniteSWA / GraniteMoeSWA)",
+        /* llama.cpp's granite_swa: granite's multipliers (logit_scale required), q/k/v apart or fused with optional
+         * biases, the attention output's bias optional, a sink per head in every layer, the sliding window on the
+         * layers attention.sliding_window_pattern marks (the window a key it requires; the global rope on every layer),
+         * attention.rope_pattern's layers without positions, rope_freqs optional; a dense SwiGLU block (its biases
+         * optional), or experts feed_forward_length wide (gate and up fused or apart; softmax, renormalised) beside a
+         * shared expert of expert_shared_feed_forward_length whose gate and up are one tensor */
+        .need = { GLOBAL_ROLES, ATTENTION_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT_BIAS] = O, [MODEL_ROLE_ATTN_SINKS] = R,
+                  [MODEL_ROLE_ROPE_FREQS] = O, DENSE_FFN_ROLES, [MODEL_ROLE_FFN_GATE_BIAS] = O,
+                  [MODEL_ROLE_FFN_UP_BIAS] = O, [MODEL_ROLE_FFN_DOWN_BIAS] = O, [MODEL_ROLE_FFN_GATE_INP] = R,
+                  [MODEL_ROLE_FFN_GATE_EXPS] = O, [MODEL_ROLE_FFN_UP_EXPS] = O, [MODEL_ROLE_FFN_GATE_UP_EXPS] = O,
+                  [MODEL_ROLE_FFN_DOWN_EXPS] = R, [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .multipliers = true,
+        .swa_period = 4,
+        .swa_dense_first = true,
+        .swa_window_required = true,
+        .swa_rope = MODEL_SWA_ROPE_SAME,
+        .rope_pattern_key = true,
+        .moe = true,
+        .moe_renormalise = true,
+        .moe_experts_ff_wide = true,
+        .shexp_gate_up_fused = true,
+        .quantize = true,
+    },
+    {
         .name = "olmo2",
         .families = "OLMo 2",
         /* no norm before the blocks: each block's output is normalized (post-norms), q and k over their whole rows */

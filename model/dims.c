@@ -25,6 +25,9 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
 {
     if (hp->rope_off)
         return false;
+    gguf_value v;
+    if (hp->rope_layers && il >= 0 && gguf_array_scalar(hp->rope_layers, (uint64_t)il, &v) == GGUF_OK)
+        return v.v.b; /* (Granite's attention.rope_pattern: false is a layer without positions) */
     if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
         return model_hparams_layer_is_swa(hp, il);
     const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
@@ -176,6 +179,7 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_EXPERT: return hp->n_expert;
     case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
     case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
+    case MODEL_DIM_FF_SHEXP_UP: return hp->arch && hp->arch->shexp_gate_up_fused ? 2 * hp->n_ff_shexp : hp->n_ff_shexp;
     case MODEL_DIM_HEAD: return hp->n_head;
     case MODEL_DIM_Q_LORA: return hp->n_lora_q;
     case MODEL_DIM_KV_LORA: return hp->n_lora_kv;
@@ -296,6 +300,7 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_DT_RANK] = "ssm.time_step_rank", [MODEL_DIM_SSM_X] = "ssm.time_step_rank + 2 ssm.state_size",
         [MODEL_DIM_SSM_D] = "ssm.inner_size (Mamba-2: 1)", [MODEL_DIM_SSM_D_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
         [MODEL_DIM_GATE] = "ssm.inner_size (AFMoE: head_count x value_length)",
+        [MODEL_DIM_FF_SHEXP_UP] = "expert_shared_feed_forward_length (x2 with the gate fused in)",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";
 }

@@ -190,6 +190,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
             hp->yarn_swa_off = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED;
         }
     }
+    if (ar && ar->rope_pattern_key)
+        hp_rope_pattern(&r, hp);
     hp->qk_l2_norm = ar && ar->qk_l2_norm && hp->n_expert != ar->qk_l2_norm_off_experts;
     if (ar && ar->shexp_expert_wide && hp->n_expert > 0)
         hp->n_ff_shexp = hp->n_ff_exp;

@@ -110,6 +110,23 @@ void hp_swa_pattern(hp_reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)hp_get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
+/* attention.rope_pattern (Granite's iSWA files): one bool per layer, whether it rotates; absent, every layer does (its
+ * loader fills the pattern with 1s), anything but an array of block_count bools refused (its loader's get_arr). */
+void hp_rope_pattern(hp_reader *r, model_hparams *hp)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.attention.rope_pattern", r->arch);
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    if (!kv)
+        return;
+    if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
+        (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not one bool per layer (%lld layers)", key,
+                (long long)hp->n_layer);
+    else
+        hp->rope_layers = &kv->value;
+}
+
 /* A recurrent layer's sizes as llama.cpp's qwen35, nemotron_h and mamba loaders read them (all required): the
  * convolution's taps, the inner width, the state; then ssm.time_step_rank, which is the heads of a delta net or of
  * Mamba-2 (and ssm.group_count their groups), and Mamba-1's dt rank (a head per channel, one group; dt_b_c_rms

@@ -37,6 +37,7 @@ int64_t hp_get_int_or_layers(hp_reader *r, const char *suffix, int64_t dflt, int
 /* The keys of some families' loaders, into hp (hparams_family.c; each function's comment there says which). */
 void hp_rope_scaling(hp_reader *r, model_hparams *hp);
 void hp_swa_pattern(hp_reader *r, model_hparams *hp);
+void hp_rope_pattern(hp_reader *r, model_hparams *hp);
 void hp_ssm_sizes(hp_reader *r, model_hparams *hp);
 void hp_delta_net(hp_reader *r, model_hparams *hp);
 void hp_kv_heads_per_layer(hp_reader *r, model_hparams *hp);

@@ -48,7 +48,7 @@ static const builder_facts facts[] = {
     { .arch = "plamo", .parallel_ffn_first = true }, { .arch = "jais2" }, { .arch = "exaone-moe" }, { .arch = "afmoe" },
     { .arch = "mellum" }, { .arch = "minicpm3" }, { .arch = "plm" }, { .arch = "phimoe", .residual_first = true },
     { .arch = "smallthinker" }, { .arch = "pangu-embedded" }, { .arch = "grok" }, { .arch = "bitnet" }, { .arch = "openelm", .residual_first_attn = true },
-    { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" },
+    { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" }, { .arch = "granite_swa" },
 };
 
 

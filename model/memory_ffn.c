@@ -113,6 +113,11 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
         return sum;
     const uint64_t fs = (uint64_t)hp->n_ff_shexp;
     int shared;
+    if (hp->arch->shexp_gate_up_fused) { /* Granite's: one product of both, ggml_swiglu of its halves, down */
+        const int act = graph_op(g, fs * T * f, LY_OTHER, false, graph_op(g, 2 * fs * T * f, LY_ROWS, false, x, -1, -1),
+                                 -1, -1);
+        return graph_op(g, E * T * f, LY_ROWS, true, sum, graph_op(g, E * T * f, LY_ROWS, false, act, -1, -1), -1);
+    }
     if (!has(b, MODEL_ROLE_FFN_GATE_SHEXP)) { /* Nemotron 3's: up, relu squared, down */
         shared = graph_op(g, E * T * f, LY_ROWS, false,
                           relu_squared(b, graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1), LY_ROWS), -1, -1);

@@ -22,9 +22,10 @@ Test(arch, names_and_roles_round_trip)
                      "jais, gpt2, starcoder, bloom, mpt, olmo, orion, nemotron, stablelm, phi2, falcon, gptneox, "
                      "arcee, hunyuan-dense, hunyuan_vl, hunyuan-moe, gpt-oss, glm4, chatglm, glm4moe, minimax-m2, "
                      "olmoe, dbrx, arctic, grok, ernie4_5, ernie4_5-moe, bailingmoe, bailingmoe2, exaone-moe, afmoe, "
-                     "mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, minicpm3, plm, command-r, cohere2, "
-                     "phi3, granite, minicpm, granitemoe, olmo2, exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 93);
+                     "mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, minicpm3, plm, command-r, "
+                     "cohere2, phi3, granite, minicpm, granitemoe, granite_swa, olmo2, exaone, exaone4, gemma, gemma2, "
+                     "gemma3, gemma4");
+    cr_assert_eq(model_arch_count(), 94);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -162,13 +163,16 @@ Test(arch, names_and_roles_round_trip)
             cr_assert(ar->need[ar->ffn_norm_from] == MODEL_NEED_REQUIRED &&
                           ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT,
                       "%s", ar->name);
-        /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or up alone (relu^2: Nemotron 3 Nano) */
+        /* the experts' gate and up apart, or fused (Gemma 4's ffn_gate_up_exps), or either (granite_swa's loader takes
+         * the one or the two), or up alone (relu^2: Nemotron 3 Nano) */
         const bool fused_experts = ffn[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_REQUIRED;
+        const bool either = ffn[MODEL_ROLE_FFN_GATE_UP_EXPS] == MODEL_NEED_OPTIONAL;
         for (size_t k = 0; k < 4; k++) {
             const bool apart = experts[k] == MODEL_ROLE_FFN_GATE_EXPS || experts[k] == MODEL_ROLE_FFN_UP_EXPS;
             const bool ungated = experts[k] == MODEL_ROLE_FFN_GATE_EXPS && ar->act == MODEL_ACT_RELU_SQR;
             cr_assert_eq(ffn[experts[k]], !ar->moe || (apart && fused_experts) || ungated ? MODEL_NEED_ABSENT
-                                                                                          : MODEL_NEED_REQUIRED,
+                                          : apart && either                              ? MODEL_NEED_OPTIONAL
+                                                                                         : MODEL_NEED_REQUIRED,
                          "%s", ar->name);
         }
     }

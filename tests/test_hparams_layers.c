@@ -1,8 +1,8 @@
 /*
  * What the hyperparameter reader says of each layer where a family's loader reads it its own way: Hunyuan-A13B's
  * expert widths, MiniCPM's multipliers, StarCoder2's and StableLM's LayerNorms and rotation, GPT-NeoX's parallel
- * residual, layers of shapes of their own (Gemma 4's sliding layers), Nanbeige's looped blocks and Arctic's dense block
- * beside its experts. The hybrids' layers: test_hparams_hybrids.
+ * residual, layers of shapes of their own (Gemma 4's sliding layers), Nanbeige's looped blocks, Arctic's dense block
+ * beside its experts and Granite's iSWA keys. The hybrids' layers: test_hparams_hybrids.
  */
 #include "gguf.h"
 #include "golden.h"
@@ -322,4 +322,53 @@ Test(arch, arctic_keeps_a_dense_block_embedding_wide_beside_its_experts)
                      model_role_info_of(both[i])->name);
     gguf_close(f);
     free(b.p);
+}
+
+/* IBM Granite's iSWA files as llama.cpp's granite_swa loader reads them: attention.sliding_window required, the window
+ * on the layers sliding_window_pattern marks, attention.rope_pattern's false layers without positions (one bool per
+ * layer, else refused), experts feed_forward_length wide, the shared expert's ffn_up_shexp its gate and up rows. */
+Test(arch, granite_swa_reads_its_window_rope_pattern_and_fused_shared_expert)
+{
+    const char *rope[] = { "1,1,0,1", "1,0", NULL };
+    for (int i = 0; i < 4; i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "granite_swa" },
+                          { "granite_swa.embedding_length", 'u', "64" },
+                          { "granite_swa.block_count", 'u', "4" },
+                          { "granite_swa.attention.head_count", 'u', "2" },
+                          { "granite_swa.feed_forward_length", 'u', "48" },
+                          { "granite_swa.expert_count", 'u', "4" },
+                          { "granite_swa.expert_used_count", 'u', "2" },
+                          { "granite_swa.expert_shared_feed_forward_length", 'u', "40" },
+                          { "granite_swa.logit_scale", 'f', "8" },
+                          { "granite_swa.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                          { "granite_swa.attention.sliding_window_pattern", 'b', "0,1,1,1" },
+                          { "granite_swa.attention.rope_pattern", 'b', i < 3 && rope[i] ? rope[i] : "1,1,1,1" },
+                          { "granite_swa.attention.sliding_window", 'u', "16" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        /* case 2 leaves the rope pattern out, case 3 the window too */
+        const size_t n = i < 2 ? N(kvs) : i == 2 ? N(kvs) - 1 : N(kvs) - 2;
+        if (i >= 2)
+            kvs[N(kvs) - 2] = kvs[N(kvs) - 1];
+        gguf_file *f = hparams_file_with(kvs, n, &b);
+        const model_status s = model_hparams_read(f, &hp, &e);
+        if (i == 1 || i == 3) {
+            cr_expect_neq(s, MODEL_OK, "case %d is refused", i);
+            cr_expect_str_eq(e.subject, i == 1 ? "granite_swa.attention.rope_pattern"
+                                               : "granite_swa.attention.sliding_window");
+        } else {
+            for (int64_t il = 0; il < 4; il++) {
+                cr_expect_eq(model_hparams_layer_rotates(&hp, il), i == 2 || il != 2, "case %d layer %lld", i,
+                             (long long)il);
+                cr_expect_eq(model_hparams_layer_is_swa(&hp, il), il != 0);
+            }
+            int64_t ne[3];
+            cr_expect(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_FFN_UP_SHEXP), 1, ne) && ne[1] == 80,
+                      "ffn_up_shexp holds 2 x 40 rows");
+            cr_expect_eq(hp.n_ff_exp, 48, "experts feed_forward_length wide");
+        }
+        gguf_close(f);
+        free(b.p);
+    }
 }

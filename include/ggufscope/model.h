@@ -60,6 +60,7 @@ typedef struct model_hparams {
     int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
     uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */
     const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */
+    const gguf_value *rope_layers; /* attention.rope_pattern (model_arch.rope_pattern_key): an array of bools, or NULL */
     float final_softcap;         /* 0: none */
     float attn_softcap;          /* attention scores' soft-cap; 0: none */
     /* > 0: the unscaled scores' factor inside the soft-cap, attn_softcap * tanh(q.k * it) (Grok's

@@ -326,6 +326,11 @@ typedef struct model_arch {
      * llama.cpp's 512 layers): the blocks run that many times over, the weights shared, each pass's layers with caches
      * of their own, the final norm applied between passes unless skip_loop_final_norm */
     bool layer_loops;
+    /* IBM Granite's iSWA files (llama.cpp's granite_swa): shexp_gate_up_fused: ffn_up_shexp holds the shared expert's
+     * gate rows, then its up rows (its converter keeps shared_mlp.input_linear whole; the graph's LLM_FFN_SWIGLU);
+     * rope_pattern_key: attention.rope_pattern lists per layer whether it rotates (false: NoPE), every layer where the
+     * file has no such key */
+    bool shexp_gate_up_fused, rope_pattern_key;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where

@@ -68,6 +68,9 @@ typedef enum model_dim {
     /* attn_gate's rows: the delta net's z (ssm.inner_size), or the attention output's gates where they are a product of
      * their own (model_arch.attn_gate_proj: head_count x value_length) */
     MODEL_DIM_GATE,
+    /* ffn_up_shexp's rows: the shared expert's width, twice that where its gate and up are fused
+     * (model_arch.shexp_gate_up_fused) */
+    MODEL_DIM_FF_SHEXP_UP,
     MODEL_DIM_COUNT
 } model_dim;
 

@@ -33,6 +33,7 @@ from bitnet_arch import write_bitnet  # noqa: E402
 from openelm_arch import write_openelm  # noqa: E402
 from arctic_arch import write_arctic  # noqa: E402
 from nanbeige_arch import write_nanbeige  # noqa: E402
+from granite_swa_arch import write_granite_swa  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -178,6 +179,13 @@ OWN_WRITERS = {
     'heldout-nanbeige': lambda out: write_nanbeige(out),
     'heldout-nanbeige-b': lambda out: write_nanbeige(out, n_embd=96, n_layer=2, n_head=3, n_kv=3, n_ff=160, loops=3,
                                                      skip_norm=True, qkv_bias=True, tied=True, seed=7602),
+    # IBM Granite's iSWA files: dense, a window of 4 on the converter's default layers, the fifth layer without
+    # positions, the attention output's bias; and the MoE form, 2 of 6 experts (gate and up fused) beside a shared
+    # expert (fused too), its window of 5 on the layers layer_types marks, tied
+    'heldout-granite_swa': lambda out: write_granite_swa(out, rope=[1, 1, 1, 1, 0], out_bias=True),
+    'heldout-granite_swa-moe': lambda out: write_granite_swa(out, n_embd=96, n_layer=4, n_head=3, n_kv=1, n_ff=48,
+                                                             window=5, swa=[True, False, True, True], n_exp=6,
+                                                             n_used=2, n_ffs=64, tied=True, seed=7702),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,

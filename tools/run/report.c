@@ -173,7 +173,12 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         snprintf(nope, sizeof nope, "; none: the attention layers attend without positions");
     else if (period && hp->desc->no_rope_window_only && hp->swa_window <= 0) /* SmallThinker without a window */
         snprintf(nope, sizeof nope, "; every layer (no sliding window: no NoPE layers)");
-    else if (period) /* the first or the last of each period */
+    else if (hp->g.rope_layers) { /* Granite's attention.rope_pattern */
+        int still = 0;
+        for (int il = 0; il < hp->n_layer; il++)
+            still += !model_hparams_layer_rotates(&hp->g, il);
+        snprintf(nope, sizeof nope, "; none on %d of %d layers (attention.rope_pattern: NoPE)", still, hp->n_layer);
+    } else if (period) /* the first or the last of each period */
         snprintf(nope, sizeof nope, "; none on every %uth layer (NoPE: layers %u, %u, ...)", period,
                  hp->desc->no_rope_first ? 0 : period - 1, hp->desc->no_rope_first ? period : 2 * period - 1);
     if (hp->g.attn_temp_scale != 0.0f) {
