@@ -136,5 +136,11 @@ void engine_mamba1_block(pass *p, int il, int T, const float *in, float *out);
 
 /* Layer il's mixture of experts on the Tr rows of h into o, routed on the rows of router_in (h where NULL; experts.c). */
 void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *router_in, float *o);
+/* Layer il's residual adds and feed-forward block, rows [r0, T) (forward_ffn.c): after its attention (next_norm: the
+ * norm that reads the layer's output next, NULL where something else does first), or a parallel layer's; Gemma 4's
+ * per-layer inputs of the batch's tokens, made once before the layers. */
+void engine_ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_norm);
+void engine_parallel_block(pass *p, int il, int T, int r0);
+void engine_per_layer_inputs(pass *p, const int32_t *tokens, int T);
 
 #endif
