@@ -110,21 +110,27 @@ void hp_swa_pattern(hp_reader *r, model_hparams *hp)
     hp->swa_period = (uint32_t)hp_get_int(r, "attention.sliding_window_pattern", false, hp->swa_period, 0, 65536, NULL);
 }
 
-/* attention.rope_pattern (Granite's iSWA files): one bool per layer, whether it rotates; absent, every layer does (its
- * loader fills the pattern with 1s), anything but an array of block_count bools refused (its loader's get_arr). */
-void hp_rope_pattern(hp_reader *r, model_hparams *hp)
+/* <arch>.suffix as one bool per layer (llama.cpp's get_arr of a layer pattern): NULL where absent, and where it is
+ * anything but an array of block_count bools, which is then a problem. */
+static const gguf_value *layer_bools(hp_reader *r, const model_hparams *hp, const char *suffix)
 {
     char key[160];
-    snprintf(key, sizeof key, "%s.attention.rope_pattern", r->arch);
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
     const gguf_kv *kv = gguf_find_kv(r->f, key);
-    if (!kv)
-        return;
-    if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
-        (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
-        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is not one bool per layer (%lld layers)", key,
+    if (kv && (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
+               (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))) {
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
                 (long long)hp->n_layer);
-    else
-        hp->rope_layers = &kv->value;
+        return NULL;
+    }
+    return kv ? &kv->value : NULL;
+}
+
+/* attention.rope_pattern (Granite's iSWA files): one bool per layer, whether it rotates; absent, every layer does (its
+ * loader fills the pattern with 1s). */
+void hp_rope_pattern(hp_reader *r, model_hparams *hp)
+{
+    hp->rope_layers = layer_bools(r, hp, "attention.rope_pattern");
 }
 
 /* A recurrent layer's sizes as llama.cpp's qwen35, nemotron_h and mamba loaders read them (all required): the
@@ -156,17 +162,7 @@ void hp_delta_net(hp_reader *r, model_hparams *hp)
     const int64_t dims = 65536;
     hp_ssm_sizes(r, hp);
     hp->full_attn_interval = hp_get_int(r, "full_attention_interval", false, 4, 1, dims, NULL);
-    char key[160];
-    snprintf(key, sizeof key, "%s.attention.recurrent_layers", r->arch);
-    const gguf_kv *kv = gguf_find_kv(r->f, key);
-    if (!kv)
-        return;
-    if (kv->value.type != GGUF_VT_ARRAY || kv->value.elem_type != GGUF_VT_BOOL ||
-        (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer))
-        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list block_count (%lld) bools", key,
-                (long long)hp->n_layer);
-    else
-        hp->recurrent_layers = &kv->value;
+    hp->recurrent_layers = layer_bools(r, hp, "attention.recurrent_layers");
 }
 
 /* A hybrid's attention.head_count_kv as llama.cpp's get_key_or_arr reads it: one count for every layer, or an array
