@@ -307,6 +307,8 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         "moe/tiny-gptoss-mxfp4.gguf",
         "heldout-jais",  /* written here and quantized by gguf-quantize: biases on the gate, up and down products */
         "heldout-afmoe", /* ... and AFMoE's output gate, a product of its own, and its post-norms */
+        "heldout-nanbeige", /* ... Nanbeige's looped blocks, the final norm between the passes */
+        "heldout-granite_swa", /* ... Granite iSWA's sinks, sliding windows by layer and a layer without positions */
         NULL,           /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;
