@@ -143,6 +143,9 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                      const run_opts *o, int n_ctx);
 /* The end-of-run summary (timings, verdict) on stderr. */
 void run_print_summary(FILE *out, const run_result *r);
+/* Prompt and generation tokens/s; the smoke verdict's line as the exit status reads it (buf: room for a rewording). */
+void run_rates(const run_result *r, double *pps, double *gps);
+const char *run_verdict_line(const run_result *r, char *buf, size_t len);
 /* The aligned trace tables. */
 void run_print_trace(FILE *out, const run_result *r);
 /* The --json document (stdout). Returns 0, or -1 when out of memory. */
