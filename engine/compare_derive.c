@@ -317,22 +317,49 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     return true;
 }
 
+/* The gate or up product of a gated block (one row h, E values, into y: F values) as the side's down product will
+ * see it. The definition's product (cmp_product) and, for a GGML side, that numerics' own host kernel's: the two sum
+ * in other orders, so they part by ulps, and the down product rounds the activation to 8 bits (or f16), where an ulp
+ * can move a value across a rounding step: 1e-3 of the down product's row (1e-4 in f16), a difference of the
+ * definition's order and not of the side. Where the kernel's product is within 1e-5 of the definition's (of the row's
+ * largest), its values go on, so the down product rounds what the side rounded; where it is not, the definition's
+ * do, and the side's departure shows. */
+static bool gate_up_product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *h,
+                            int F, float *y)
+{
+    cmp_deriving *d = &s->d;
+    const int E = s->m->hp.n_embd;
+    if (!cmp_product(s, side, w, bias, h, 1, E, y))
+        return false;
+    kern_backend *own = d->be[KERN_NUMERICS_GGML];
+    float *k = d->numerics[side] == KERN_NUMERICS_GGML && own ? room(&d->own_product, &d->cap_own_product, (size_t)F)
+                                                              : NULL;
+    const kern_weight wh = { .t = w->t }, bh = { .t = bias ? bias->t : NULL }; /* the file's bytes, as cmp_product */
+    if (!k || own->matmul(own, &wh, bh.t ? &bh : NULL, h, 1, k) != KERN_OK)
+        return true;
+    double worst = 0.0, largest = 0.0;
+    for (int i = 0; i < F; i++) {
+        worst = fmax(worst, fabs((double)k[i] - (double)y[i]));
+        largest = fmax(largest, fabs((double)y[i]));
+    }
+    if (worst <= 1e-5 * largest)
+        memcpy(y, k, (size_t)F * sizeof(float));
+    return true;
+}
+
 /* One gated block (gate, up, down with their biases where given) of one row h (E values) into out (E): the products
- * and the activation in the side's numerics (SiLU or gpt-oss's: the reference's in double for an exact side, the
- * side's own exponential for a GGML one, whose down product rounds the activation to 8 bits: an ulp of the
- * activation can move a value across a rounding step there, 1e-3 of the row, which is the definition's and not a
- * difference between the sides). */
+ * (gate_up_product: as the side's down product will round them) and the activation in the side's numerics (SiLU or
+ * gpt-oss's: the reference's in double for an exact side, the side's own exponential for a GGML one). */
 static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], const kern_weight *const bias[3], int F,
                         const float *h, float *out)
 {
     cmp_deriving *d = &s->d;
-    const int E = s->m->hp.n_embd;
     kern_backend *ref = d->be[d->numerics[side]] ? d->be[d->numerics[side]] : d->be[KERN_NUMERICS_EXACT];
     float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
     const bool ungated = !w[0] || !w[0]->t; /* Nemotron-H's experts: relu(up)^2 */
     return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH &&
-           (ungated || cmp_product(s, side, w[0], bias[0], h, 1, E, gate)) &&
-           cmp_product(s, side, w[1], bias[1], h, 1, E, up) &&
+           (ungated || gate_up_product(s, side, w[0], bias[0], h, F, gate)) &&
+           gate_up_product(s, side, w[1], bias[1], h, F, up) &&
            ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
            cmp_product(s, side, w[2], bias[2], gate, 1, F, out);
 }
@@ -569,6 +596,7 @@ void cmp_deriving_free(cmp_deriving *d)
     free(d->in);
     free(d->gate);
     free(d->up);
+    free(d->own_product);
     free(d->act);
     free(d->act_f);
     memset(d, 0, sizeof *d);

@@ -39,9 +39,10 @@ typedef struct cmp_deriving {
                                      * products); a side's own rotates */
     float *out[2];                  /* (T, n): each side's re-derived rows */
     float *in, *gate, *up;          /* scratch: an op's input rows, the gated activation's two products */
+    float *own_product;             /* scratch: a GGML side's gate or up product by that numerics' own host kernel */
     uint8_t *act;                   /* one activation row in its rounded type */
     float *act_f;                   /* (T, n) activation rows as rounded */
-    size_t cap_out[2], cap_in, cap_gate, cap_up, cap_act, cap_act_f;
+    size_t cap_out[2], cap_in, cap_gate, cap_up, cap_act, cap_act_f, cap_own_product;
 } cmp_deriving;
 
 typedef struct cmp_state {
