@@ -159,10 +159,12 @@ static void missing_tensor(findings *fs, const audit_hparams *hp, int64_t layer,
 }
 
 /* Whether a layer without this role is a form of its architecture: Gemma 4's full layers take their values from the
- * key projection (attention_k_eq_v), so attn_v is in the sliding layers alone (llama.cpp loads it as optional). */
-static bool values_from_keys(const audit_hparams *hp, model_role role)
+ * key projection (attention_k_eq_v), so attn_v is in the sliding layers alone (llama.cpp loads it as optional);
+ * MiMo-V2's sinks and Step-3.5's head gates are where a layer has them (model_arch.role_by_layer). */
+static bool layer_may_lack(const audit_hparams *hp, model_role role)
 {
-    return role == MODEL_ROLE_ATTN_V && hp->g.arch && hp->g.arch->v_from_k;
+    const model_arch *a = hp->g.arch;
+    return a && ((role == MODEL_ROLE_ATTN_V && a->v_from_k) || (a->role_by_layer && role == a->role_by_layer));
 }
 
 /* Layers past block_count, layers with no tensor, and roles present in most
@@ -233,7 +235,7 @@ static void layer_rules(const gguf_file *f, const audit_hparams *hp, findings *f
             for (int64_t l = 0; l < L; l++) {
                 if (k < g + present && e[k].layer == l)
                     k++;
-                else if (per_layer[l] && role_fits_layer(f, hp, form, l) && !values_from_keys(hp, role) &&
+                else if (per_layer[l] && role_fits_layer(f, hp, form, l) && !layer_may_lack(hp, role) &&
                          (role == MODEL_ROLE_COUNT || model_role_need_at(&hp->g, role, l) != MODEL_NEED_ABSENT))
                     missing_tensor(fs, hp, l, e[g].role, present); /* (a hybrid's roles belong to their kind's layers) */
             }

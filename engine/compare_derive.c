@@ -192,6 +192,20 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
     const engine_hparams *hp = &s->m->hp;
     const int hd = hp->head_dim;
     const float *in = cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd);
+    const engine_layer *L = &s->m->layers[il];
+    if (hp->desc->attn_gate_per_head) { /* Step-3.5: a gate per head (where the layer has attn_gate) */
+        cmp_deriving *d = &s->d;
+        const size_t rows = (size_t)T * L->n_head;
+        float *gate = room(&d->gate, &d->cap_gate, rows);
+        if (!L->w[MODEL_ROLE_ATTN_GATE].t)
+            return true;
+        if (!gate || !cmp_product(s, side, &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
+            return false;
+        for (size_t r = 0; r < rows; r++)
+            for (int i = 0; i < L->v_dim; i++)
+                out[r * L->v_dim + i] = (float)(out[r * L->v_dim + i] / (1.0 + exp(-(double)gate[r])));
+        return true;
+    }
     if (hp->attn_gate_proj) { /* AFMoE: a gate product of its own, a gate per value */
         cmp_deriving *d = &s->d;
         const size_t n = (size_t)T * hp->n_head * hd;
@@ -280,6 +294,23 @@ static double gelu_up_nearest(float x, double up, float own)
     return best;
 }
 
+/* SiLU(gate) * up into out (n values, rows of F) by backend b: plain where limit is 0, else under the limit in the
+ * model's form (engine/pass.h's run_limited_swiglu, each op as the backend defines it: up within +-limit, then the
+ * gate at most the limit before the SiLU, or SiLU(gate) at most the limit). gate and up are scratch. */
+static bool limited_swiglu(const cmp_state *s, kern_backend *b, float limit, float *gate, float *up, size_t n,
+                           size_t F, float *out)
+{
+    if (limit <= 0.0f)
+        return b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
+    if (b->clamp(b, up, n, -limit, limit) != KERN_OK)
+        return false;
+    if (!s->m->hp.desc->swiglu_clamp_silu_first)
+        return b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK &&
+               b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
+    return b->glu(b, KERN_ACT_SIGMOID, gate, gate, n, F, gate) == KERN_OK &&
+           b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK && b->glu(b, KERN_ACT_NONE, gate, up, n, F, out) == KERN_OK;
+}
+
 /* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU as the reference
  * defines it or GELU as gelu_up_nearest takes it. */
 static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
@@ -308,10 +339,9 @@ static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
     }
     if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_GATE_BIAS], h, T, E, gate))
         return false;
-    if (hp->act == KERN_ACT_SILU) {
-        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
-        return ref->glu(ref, KERN_ACT_SILU, gate, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
-    }
+    if (hp->act == KERN_ACT_SILU) /* (under the layer's limit where it has one: Step-3.5's dense layers) */
+        return limited_swiglu(s, d->be[KERN_NUMERICS_EXACT], s->m->layers[il].shexp_clamp, gate, up, (size_t)T * F,
+                              (size_t)F, out);
     for (size_t i = 0; i < (size_t)T * F; i++)
         out[i] = (float)gelu_up_nearest(gate[i], up[i], own[i]);
     return true;
@@ -348,19 +378,22 @@ static bool gate_up_product(cmp_state *s, int side, const kern_weight *w, const 
 }
 
 /* One gated block (gate, up, down with their biases where given) of one row h (E values) into out (E): the products
- * (gate_up_product: as the side's down product will round them) and the activation in the side's numerics (SiLU or
- * gpt-oss's: the reference's in double for an exact side, the side's own exponential for a GGML one). */
+ * (gate_up_product: as the side's down product will round them), their limit where limit > 0, and the activation in
+ * the side's numerics (SiLU or gpt-oss's: the reference's in double for an exact side, the side's own exponential for
+ * a GGML one). */
 static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], const kern_weight *const bias[3], int F,
-                        const float *h, float *out)
+                        float limit, const float *h, float *out)
 {
     cmp_deriving *d = &s->d;
     kern_backend *ref = d->be[d->numerics[side]] ? d->be[d->numerics[side]] : d->be[KERN_NUMERICS_EXACT];
     float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
     const bool ungated = !w[0] || !w[0]->t; /* Nemotron-H's experts: relu(up)^2 */
+    const bool limited = !ungated && limit > 0.0f && s->m->hp.act == KERN_ACT_SILU;
     return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH &&
            (ungated || gate_up_product(s, side, w[0], bias[0], h, F, gate)) &&
            gate_up_product(s, side, w[1], bias[1], h, F, up) &&
-           ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK &&
+           (limited ? limited_swiglu(s, ref, limit, gate, up, (size_t)F, (size_t)F, gate)
+                    : ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK) &&
            cmp_product(s, side, w[2], bias[2], gate, 1, F, out);
 }
 
@@ -403,7 +436,8 @@ static bool derive_experts(cmp_state *s, int side, int il, int pos0, int T, floa
                                                                       : NULL;
             for (int i = 0; before && i < E; i++)
                 scaled[i] = ht[i] * weights[j];
-            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, before ? scaled : ht, j == 0 ? ot : tmp);
+            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, L->expert_clamp, before ? scaled : ht,
+                             j == 0 ? ot : tmp);
             const float wj = before ? 1.0f : weights[j];
             for (int i = 0; ok && i < E; i++)
                 ot[i] = j == 0 ? ot[i] * wj : ot[i] + tmp[i] * wj;
@@ -414,7 +448,7 @@ static bool derive_experts(cmp_state *s, int side, int il, int pos0, int T, floa
             const kern_weight *const no_bias[3] = { 0 };
             const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
             ok = (!gated || cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
-                 gated_block(s, side, sw, no_bias, hp->n_ff_shexp, ht, tmp);
+                 gated_block(s, side, sw, no_bias, hp->n_ff_shexp, L->shexp_clamp, ht, tmp);
             for (int i = 0; ok && i < E; i++)
                 ot[i] += gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i];
         }
@@ -452,7 +486,8 @@ static bool derive_logits(cmp_state *s, int side, int T, float *out)
            ref->softcap(ref, out, (size_t)T * hp->n_vocab, hp->final_softcap) == KERN_OK;
 }
 
-/* out times a layer's output scale (Gemma 4's; 1: none), as forward.c scales the residual. */
+/* out times a layer's output scale (Gemma 4's; 1: none), as forward.c scales the residual, or the attention's
+ * value scale (MiMo-V2's). */
 static bool scale_rows(float scale, size_t n, float *out)
 {
     for (size_t i = 0; i < n && scale != 1.0f; i++)
@@ -467,7 +502,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     const engine_hparams *hp = &m->hp;
     /* the attention's output rows: decompressed by then in latent attention */
     const engine_layer *L = op == ENGINE_OP_RESULT_NORM || op == ENGINE_OP_COUNT ? NULL : &m->layers[il];
-    const int E = hp->n_embd, q_dim = L ? L->n_head * (hp->mla ? hp->v_mla : L->head_dim) : 0, F = L ? L->n_ff : 0;
+    const int E = hp->n_embd, q_dim = L ? L->n_head * (hp->mla ? hp->v_mla : L->v_dim) : 0, F = L ? L->n_ff : 0;
     const kern_weight *w = L ? L->w : NULL;
     cmp_deriving *d = &s->d;
     float *in = room(&d->in, &d->cap_in, (size_t)T * E);
@@ -497,7 +532,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         if (m->layers[il].recurrent)
             return cmp_derive_mixer(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) &&
-               (!(hp->attn_out_gated || hp->attn_gate_proj) || gate_attention(s, side, il, T, out)) &&
+               (!(hp->attn_out_gated || hp->attn_gate_proj || hp->desc->attn_gate_per_head) ||
+                gate_attention(s, side, il, T, out)) &&
                (!w[MODEL_ROLE_ATTN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_ATTN_SUB_NORM], out, T, q_dim, out));
     case ENGINE_OP_ATTN_OUT:
         if (hp->desc->mixer_beside) /* Falcon-H1: the attention's output product plus its mixer's */
@@ -511,7 +547,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             return cmp_product(s, side, &w[MODEL_ROLE_ATTN_OUT], NULL,
                                cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, E), T, E, out);
         return cmp_product(s, side, &w[MODEL_ROLE_ATTN_OUT], w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL,
-                       cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out);
+                       cmp_side_rows(s, side, ENGINE_OP_ATTN, il, q_dim), T, q_dim, out) &&
+               scale_rows(hp->g.attn_value_scale != 0.0f ? hp->g.attn_value_scale : 1.0f, (size_t)T * E, out);
     case ENGINE_OP_ATTN_POST_NORM:
         return block_norm_rows(s, &w[MODEL_ROLE_ATTN_POST_NORM], cmp_side_rows(s, side, ENGINE_OP_ATTN_OUT, il, E), T,
                                E, out);

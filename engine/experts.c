@@ -42,25 +42,39 @@ static void sum_expert(pass *p, float *out, float *y, int j, float scale, float 
         run_add(p, "sum of the experts", out, y, E);
 }
 
+/* The experts' gated activation over the rows (F values each) of c->gate and c->up into c->gate, up alone where they
+ * have no gate; a SwiGLU under the layer's limit where it has one (Maple's, Step-3.5's: run_limited_swiglu). */
+static void expert_activation(pass *p, float limit, bool gated, size_t n, size_t F)
+{
+    engine_ctx *c = p->c;
+    const pass_limit l = pass_layer_limit(p, limit);
+    if (limit > 0.0f && gated && c->m->hp.act == KERN_ACT_SILU)
+        run_limited_swiglu(p, &l, c->gate, c->up, n, F);
+    else
+        run_glu(p, "gated activation", c->m->hp.act, gated ? c->gate : c->up, c->up, n, F, c->gate);
+}
+
 /* One gated feed-forward block (gate, up, down, each with its bias where bias[] has one) on the Tr rows of h into
- * out, its width F; gate and up are scratch. A mixture of experts runs each chosen expert and the shared expert
- * through it; `each`: every row's products as one token's (grouped experts under --numerics ggml). */
+ * out, its width F, its SwiGLU limited where limit > 0; gate and up are scratch. A mixture of experts runs each chosen
+ * expert and the shared expert through it; `each`: every row's products as one token's (grouped experts under
+ * --numerics ggml). */
 static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, const kern_weight *wd,
-                      const kern_weight *const bias[3], int F, int Tr, bool each, const float *h, float *out,
-                      const char *names)
+                      const kern_weight *const bias[3], int F, float limit, int Tr, bool each, const float *h,
+                      float *out, const char *names)
 {
     engine_ctx *c = p->c;
     const kern_weight *const gate_up[2] = { wg, wu };
     const kern_weight *const gate_up_bias[2] = { bias[0], bias[1] };
     float *const gate_up_out[2] = { c->gate, c->up };
-    if (each) { /* the up product alone where the expert has no gate (Nemotron-H's: act(up, up), relu(up)^2) */
-        const int parts = wg && wg->t ? 2 : 1;
+    const int parts = wg && wg->t ? 2 : 1; /* the up product alone without a gate (Nemotron-H's: relu(up)^2) */
+    if (each) {
         run_products_each(p, parts, gate_up + 2 - parts, gate_up_bias + 2 - parts, h, Tr, gate_up_out + 2 - parts,
                           names);
-        run_glu(p, "gated activation", c->m->hp.act, parts == 2 ? c->gate : c->up, c->up, (size_t)Tr * F, (size_t)F,
-                c->gate);
+        expert_activation(p, limit, parts == 2, (size_t)Tr * F, (size_t)F);
     } else {
-        run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, expert_gate_up, names);
+        const pass_limit l = pass_layer_limit(p, limit);
+        run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, expert_gate_up, names,
+                           &l);
     }
     if (each)
         run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
@@ -75,7 +89,7 @@ static void run_expert(pass *p, const engine_layer *L, int e, int Tr, bool each,
                                          expert_part(L, ENGINE_EXPERT_UP_BIAS, e),
                                          expert_part(L, ENGINE_EXPERT_DOWN_BIAS, e) };
     gated_ffn(p, expert_part(L, ENGINE_EXPERT_GATE, e), expert_part(L, ENGINE_EXPERT_UP, e),
-              expert_part(L, ENGINE_EXPERT_DOWN, e), bias, p->c->m->hp.n_ff_exp, Tr, each, h, out,
+              expert_part(L, ENGINE_EXPERT_DOWN, e), bias, p->c->m->hp.n_ff_exp, L->expert_clamp, Tr, each, h, out,
               "ffn_gate_exps, ffn_up_exps");
 }
 
@@ -119,7 +133,7 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
         const int n = parts * k - i < KERN_MATMUL_MANY ? parts * k - i : KERN_MATMUL_MANY;
         run_products(p, n, ws + i, bs + i, h, 1, ys + i, expert_gate_up + 2 - parts, "ffn_gate_exps, ffn_up_exps");
     }
-    run_glu(p, "gated activation", hp->act, parts == 2 ? c->gate : c->up, c->up, (size_t)k * F, (size_t)F, c->gate);
+    expert_activation(p, L->expert_clamp, parts == 2, (size_t)k * F, (size_t)F);
     for (int j = 0; j < k; j++) {
         const int e = ids[j];
         ws[j] = expert_part(L, ENGINE_EXPERT_DOWN, e);
@@ -244,7 +258,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *
     }
     const kern_weight *const no_bias[3] = { 0 };
     gated_ffn(p, &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP], &w[MODEL_ROLE_FFN_DOWN_SHEXP], no_bias,
-              hp->n_ff_shexp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
+              hp->n_ff_shexp, L->shexp_clamp, Tr, false, h, c->moe_tmp, "ffn_gate_shexp, ffn_up_shexp");
     for (int t = 0; t < Tr && !p->st && gated; t++)
         run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
                   1.0f / (1.0f + expf(-c->router_host[t])));

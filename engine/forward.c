@@ -153,6 +153,25 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
 }
 
+/* Step-3.5's head-wise gate on the attention's output (T, n_head, v_dim) in c->att: one gate per head, attn_gate's
+ * product of the attention's input in, each head's values times its sigmoid (llama.cpp's step35 graph: ggml_sigmoid,
+ * then ggml_mul broadcasting it over the head). The gates go to c->dn (T x n_head), then are spread over each head's
+ * values there (one column copied, then the copied columns doubled), so that the one glu op multiplies them. */
+static void gate_heads(pass *p, int il, int T, const float *in)
+{
+    engine_ctx *c = p->c;
+    const engine_layer *L = &c->m->layers[il];
+    const size_t H = (size_t)L->n_head, vd = (size_t)L->v_dim, rows = (size_t)T * H;
+    float *g = c->dn, *wide = c->dn + (size_t)c->max_batch * (size_t)c->m->hp.n_head;
+    run_matmul(p, "attn_gate (a gate per head)", &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, g);
+    run_copy_rows(p, "head gates over their values", wide, vd, g, 1, (int)rows, 1);
+    for (size_t have = 1; have < vd; have *= 2) {
+        const size_t n = have < vd - have ? have : vd - have;
+        run_copy_rows(p, "head gates over their values", wide + have, vd, wide, vd, (int)rows, (int)n);
+    }
+    run_glu(p, "attention output gate (per head)", KERN_ACT_SIGMOID, wide, c->att, rows * vd, vd, c->att);
+}
+
 /* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
  * norms and rotation; k and v go into the cache), attention, and its output projection into c->o. */
 static void attention_block(pass *p, int il, int T)
@@ -162,6 +181,9 @@ static void attention_block(pass *p, int il, int T)
     const engine_hparams *hp = &m->hp;
     const engine_layer *L = &m->layers[il];
     const int E = hp->n_embd, hd = L->head_dim, n_kv = L->n_kv_head, q_dim = L->n_head * hd, kv_dim = n_kv * hd;
+    /* a head's values may be narrower or wider than its keys (MiMo-V2's value_length): the value rows and the
+     * attention's output are the values' width */
+    const int vd = L->v_dim, v_dim = n_kv * vd, out_dim = L->n_head * vd;
     const int pos0 = c->pos;
     const kern_weight *w = L->w;
     const kern_rope *rope = L->swa ? &hp->rope_swa : &hp->rope;
@@ -171,7 +193,7 @@ static void attention_block(pass *p, int il, int T)
      * them in the cache (kern.h: no position folded into a pointer) */
     const bool staged = c->recording && c->k_step;
     float *k_new = staged ? c->k_step : kc + (size_t)pos0 * kv_dim;
-    float *v_new = staged ? c->v_step : vc + (size_t)pos0 * kv_dim;
+    float *v_new = staged ? c->v_step : vc + (size_t)pos0 * v_dim;
     static const char *const qkv_names[3] = { "attn_q", "attn_k", "attn_v" };
     const kern_weight *const qkv[3] = { &w[MODEL_ROLE_ATTN_Q], &w[MODEL_ROLE_ATTN_K], &w[MODEL_ROLE_ATTN_V] };
     const kern_weight *const qkv_bias[3] = { L->has_bias ? &w[MODEL_ROLE_ATTN_Q_BIAS] : NULL,
@@ -246,7 +268,7 @@ static void attention_block(pass *p, int il, int T)
         const float cl = hp->g.clamp_kqv;
         run_clamp(p, "clamp_kqv(q)", c->q, (size_t)T * q_dim, -cl, cl);
         run_clamp(p, "clamp_kqv(k)", k_new, (size_t)T * kv_dim, -cl, cl);
-        run_clamp(p, "clamp_kqv(v)", v_new, (size_t)T * kv_dim, -cl, cl);
+        run_clamp(p, "clamp_kqv(v)", v_new, (size_t)T * v_dim, -cl, cl);
     }
     if (w[MODEL_ROLE_ATTN_Q_NORM].t && hp->qk_norm_full) { /* olmo2's RMSNorm, MPT's LayerNorm (with biases where the
                                                              * file has them) of each whole q and k row */
@@ -260,10 +282,10 @@ static void attention_block(pass *p, int il, int T)
         run_block_norm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
     if (hp->desc->v_norm) /* Gemma 4: each head of v RMS-normed without gains */
-        run_rmsnorm(p, "v norm (no gains)", NULL, v_new, T * n_kv, hd, hp->eps, v_new);
+        run_rmsnorm(p, "v norm (no gains)", NULL, v_new, T * n_kv, vd, hp->eps, v_new);
     /* nothing probes a staged step; Llama 4's norm comes after the rotation, before the store */
     const bool norm_after = hp->desc->qk_norm_after_rope && w[MODEL_ROLE_ATTN_Q_NORM].t; /* Hunyuan's */
-    const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm && !norm_after;
+    const bool fused = staged && p->be->rope_store && !L->no_rope && !hp->g.qk_l2_norm && !norm_after && vd == hd;
     if (L->no_rope) {
         /* a NoPE layer: q and k go to the attention as the products left them */
     } else if (fused && !p->st) {
@@ -288,23 +310,27 @@ static void attention_block(pass *p, int il, int T)
     }
     pass_look(p, ENGINE_OP_Q, c->q, T, q_dim);
     pass_look(p, ENGINE_OP_K, k_new, T, kv_dim);
-    pass_look(p, ENGINE_OP_V, v_new, T, kv_dim);
+    pass_look(p, ENGINE_OP_V, v_new, T, v_dim);
     if (hp->desc->q_prescaled && attn.scale != 1.0f) { /* q times the scale, the scores by 1: llama.cpp's rounding */
         run_scale(p, "q scale", c->q, (size_t)T * q_dim, attn.scale);
         attn.scale = 1.0f;
     }
     if (staged && !fused) {
         run_store_rows(p, "k into the cache", kc, k_new, T, kv_dim, pos0);
-        run_store_rows(p, "v into the cache", vc, v_new, T, kv_dim, pos0);
+        run_store_rows(p, "v into the cache", vc, v_new, T, v_dim, pos0);
     }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
     if (gates)
         run_glu(p, "attention output gate", KERN_ACT_SIGMOID, gates, c->att, (size_t)T * q_dim, (size_t)q_dim, c->att);
+    if (w[MODEL_ROLE_ATTN_GATE].t && hp->desc->attn_gate_per_head)
+        gate_heads(p, il, T, in);
     if (w[MODEL_ROLE_ATTN_SUB_NORM].t) /* BitNet: the attention's output RMS-normed before its product */
-        run_block_norm(p, "attn_sub_norm", &w[MODEL_ROLE_ATTN_SUB_NORM], NULL, c->att, T, q_dim, hp->eps, c->att);
-    pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
+        run_block_norm(p, "attn_sub_norm", &w[MODEL_ROLE_ATTN_SUB_NORM], NULL, c->att, T, out_dim, hp->eps, c->att);
+    pass_look(p, ENGINE_OP_ATTN, c->att, T, out_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
     run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
+    if (hp->g.attn_value_scale != 0.0f) /* MiMo-V2: after the product, as llama.cpp's graph scales */
+        run_scale(p, "attention value scale", c->o, (size_t)T * E, hp->g.attn_value_scale);
     if (!hp->desc->mixer_beside) {
         pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
     } else { /* Falcon-H1: its Mamba-2 mixer on the same norm, added to the attention's output (into c->h,

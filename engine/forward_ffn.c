@@ -81,7 +81,10 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
         run_matmul(p, "ffn_up", gate_up[1], biases[1], in, Tr, up);
         run_xielu(p, "xIELU", up, (size_t)Tr * F, &c->m->layers[il].xielu, gate);
     } else {
-        run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up");
+        /* (llama.cpp's build_ffn limits every gated block by the layer's swiglu_clamp_shexp: Step-3.5's) */
+        const pass_limit l = pass_layer_limit(p, c->m->layers[il].shexp_clamp);
+        run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up",
+                           &l);
     }
     if (w[MODEL_ROLE_FFN_SUB_NORM].t) /* BitNet: the activation RMS-normed before ffn_down */
         run_block_norm(p, "ffn_sub_norm", &w[MODEL_ROLE_FFN_SUB_NORM], NULL, gate, Tr, F, c->m->hp.eps, gate);

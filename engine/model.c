@@ -137,6 +137,8 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     L->n_ff = (int)shape.n_ff;
     if (m->hp.act_xielu)
         L->xielu = kern_xielu_of(shape.xielu[0], shape.xielu[1], shape.xielu[2], shape.xielu[3]);
+    L->expert_clamp = shape.swiglu_clamp_exp > 1e-6f ? shape.swiglu_clamp_exp : 0.0f; /* llama.cpp's eps */
+    L->shexp_clamp = shape.swiglu_clamp_shexp > 1e-6f ? shape.swiglu_clamp_shexp : 0.0f;
     L->kv_src = (int)model_hparams_layer_kv_source(dims, il);
     for (int r = MODEL_ROLE_FIRST_LAYER_ROLE; r < MODEL_ROLE_COUNT; r++) {
         if (!model_role_info_of((model_role)r)->per_layer ||

@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#include <math.h>
+
 /* One forward pass as it runs: every op below runs only while nothing before it failed and keeps the first
  * failure, so a block reads as its math and the status is looked at once a layer (forward_batch's loop). */
 typedef struct pass {
@@ -91,6 +93,35 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
 }
 
+/* A SwiGLU's limit (llama.cpp's swiglu_clamp_exp / _shexp, above 1e-6 where it applies; 0: none) and its form: the
+ * gate at most the limit before its SiLU (ggml_swiglu_clamp: Maple's experts), or silu_first, SiLU(gate) at most the
+ * limit (build_moe_ffn's and build_ffn's other form: Step-3.5's); up within +-limit either way. */
+typedef struct pass_limit {
+    float limit;
+    bool silu_first;
+} pass_limit;
+
+/* A layer's limit (engine_layer.expert_clamp or .shexp_clamp) in its architecture's form. */
+static inline pass_limit pass_layer_limit(const pass *p, float limit)
+{
+    return (pass_limit){ .limit = limit, .silu_first = p->c->m->hp.desc->swiglu_clamp_silu_first };
+}
+
+/* SiLU(gate) * up into gate (n values, rows of F) under limit l. (A NaN the clamp meets becomes the limit, where
+ * ggml's keeps it: the ops before it, traced, show it.) */
+static inline void run_limited_swiglu(pass *p, const pass_limit *l, float *gate, float *up, size_t n, size_t F)
+{
+    run_clamp(p, "up limit", up, n, -l->limit, l->limit);
+    if (!l->silu_first) {
+        run_clamp(p, "gate limit", gate, n, -INFINITY, l->limit);
+        run_glu(p, "gated activation", KERN_ACT_SILU, gate, up, n, F, gate);
+        return;
+    }
+    run_glu(p, "SiLU(gate)", KERN_ACT_SIGMOID, gate, gate, n, F, gate); /* gate times its sigmoid */
+    run_clamp(p, "SiLU(gate) limit", gate, n, -INFINITY, l->limit);
+    run_glu(p, "gated activation", KERN_ACT_NONE, gate, up, n, F, gate);
+}
+
 /* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its
  * activation into gate (rows of F; up is scratch): one op where the backend has matmul_glu and nothing probes the
  * products, else the products (run_products) and glu. A block without a gate (gate_up[0] unbound) is its up product
@@ -98,8 +129,14 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
  * (StarCoder2's GELU). */
 static inline void run_gated_products(pass *p, const kern_weight *const gate_up[2], const kern_weight *const bs[2],
                                       const float *x, int Tr, int F, kern_act act, float *gate, float *up,
-                                      const char *const names[2], const char *group)
+                                      const char *const names[2], const char *group, const pass_limit *limit)
 {
+    if (limit && limit->limit > 0.0f && gate_up[0] && gate_up[0]->t && act == KERN_ACT_SILU) {
+        float *const outs[2] = { gate, up }; /* the products apart: the limit comes between them and the SiLU */
+        run_products(p, 2, gate_up, bs, x, Tr, outs, names, group);
+        run_limited_swiglu(p, limit, gate, up, (size_t)Tr * F, (size_t)F);
+        return;
+    }
     if (!gate_up[0] || !gate_up[0]->t) {
         run_matmul(p, names[1], gate_up[1], bs[1], x, Tr, up);
         run_glu(p, "activation", act, up, p->c->m->hp.act_squared ? up : NULL, (size_t)Tr * F, (size_t)F, gate);

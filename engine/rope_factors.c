@@ -10,14 +10,14 @@
 #include <stdlib.h>
 
 /* A 1-D tensor of n_rot / 2 frequency divisors (role r) into *out as f32, when the file has it and the architecture
- * reads it. */
+ * reads it (Step-3.5's: the sliding layers' wider n_rot / 2, of which the full layers' rotation reads the start). */
 static engine_status load_factors(engine_model *m, model_role r, float **out, engine_error *err)
 {
     const char *name = model_role_info_of(r)->name;
     const gguf_tensor *ff = gguf_tensor_by_name(m->f, name);
     if (!ff || m->hp.desc->need[r] == MODEL_NEED_ABSENT)
         return ENGINE_OK;
-    const int64_t half = m->hp.rope.n_rot / 2;
+    const int64_t half = model_hparams_dim(&m->hp.g, MODEL_DIM_ROT_HALF);
     *out = malloc((size_t)(half > 0 ? half : 1) * sizeof(float));
     if (ff->n_elements != (uint64_t)half || !*out || !ff->data ||
         quant_dequantize_row(ff->type, ff->data, *out, half) != QUANT_OK)

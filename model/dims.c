@@ -175,7 +175,8 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
             return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
         return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
     case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
-    case MODEL_DIM_ROT_HALF: return hp->n_rot / 2;
+    case MODEL_DIM_ROT_HALF: /* Step-3.5's one tensor for layers of two widths: the wider's (ggml reads its start) */
+        return (hp->arch && hp->arch->rope_full_half && hp->n_rot_swa > hp->n_rot ? hp->n_rot_swa : hp->n_rot) / 2;
     case MODEL_DIM_EXPERT: return hp->n_expert;
     case MODEL_DIM_FF_EXP: return hp->n_ff_exp;
     case MODEL_DIM_FF_SHEXP: return hp->n_ff_shexp;
@@ -189,7 +190,10 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_V_MLA: return v_mla;
     case MODEL_DIM_SSM_CONV: return hp->ssm_d_conv;
     case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
-    case MODEL_DIM_GATE: return hp->arch && hp->arch->attn_gate_proj ? hp->n_head * hp->head_dim_v : hp->ssm_d_inner;
+    case MODEL_DIM_GATE: /* AFMoE's gate per value, Step-3.5's per head, or a Mamba mixer's z */
+        return hp->arch && hp->arch->attn_gate_proj       ? hp->n_head * hp->head_dim_v
+               : hp->arch && hp->arch->attn_gate_per_head ? hp->n_head
+                                                          : hp->ssm_d_inner;
     case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
     case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
     case MODEL_DIM_SSM_QKVZ: /* Mamba-2's z, x, B, C and dt (llama.cpp's d_in_proj) */
@@ -238,6 +242,10 @@ void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out
     for (int k = 0; k < 4; k++) /* xIELU's parameters, where the file lists one per layer */
         if (hp->xielu_layers[k] && gguf_array_scalar(hp->xielu_layers[k], (uint64_t)il, &v) == GGUF_OK)
             model_value_float(&v, &out->xielu[k]);
+    if (hp->swiglu_clamp_exp_layers && gguf_array_scalar(hp->swiglu_clamp_exp_layers, (uint64_t)il, &v) == GGUF_OK)
+        model_value_float(&v, &out->swiglu_clamp_exp); /* the experts' SwiGLU limit, one per layer */
+    if (hp->swiglu_clamp_shexp_layers && gguf_array_scalar(hp->swiglu_clamp_shexp_layers, (uint64_t)il, &v) == GGUF_OK)
+        model_value_float(&v, &out->swiglu_clamp_shexp);
     if (model_hparams_layer_is_swa(hp, il)) {
         out->head_dim_k = hp->head_dim_k_swa ? hp->head_dim_k_swa : hp->head_dim_k;
         out->head_dim_v = hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v;

@@ -112,6 +112,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     hp->head_dim_k_swa = hp_get_int(&r, "attention.key_length_swa", false, 0, 1, dims, NULL);
     hp->head_dim_v_swa = hp_get_int(&r, "attention.value_length_swa", false, 0, 1, dims, NULL);
     hp->n_rot_swa = hp_get_int(&r, "rope.dimension_count_swa", false, 0, 2, dims, NULL);
+    if (hp->arch && hp->arch->rope_full_half) { /* llama.cpp's step35 loader halves the full layers' count after it
+                                                 * gave the sliding layers theirs */
+        hp->n_rot_swa = hp->n_rot_swa ? hp->n_rot_swa : hp->n_rot;
+        hp->n_rot /= 2;
+    }
     hp->n_kv_shared = hp_get_int(&r, "attention.shared_kv_layers", false, 0, 0, dims, NULL);
     hp->n_embd_per_layer = hp_get_int(&r, "embedding_length_per_layer_input", false, 0, 0, dims, NULL);
     hp->n_layer_kv = hp->n_layer - hp->n_kv_shared;
@@ -192,6 +197,11 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     }
     if (ar && ar->rope_pattern_key)
         hp_rope_pattern(&r, hp);
+    hp_swiglu_clamp(&r, hp);
+    if (ar && ar->attn_value_scale_key) { /* llama.cpp's mimo2 loader keeps it only where it is not 1 */
+        const float vs = hp_get_float(&r, "attention.value_scale", 0.0f, NULL);
+        hp->attn_value_scale = vs == 1.0f ? 0.0f : vs;
+    }
     hp->qk_l2_norm = ar && ar->qk_l2_norm && hp->n_expert != ar->qk_l2_norm_off_experts;
     if (ar && ar->shexp_expert_wide && hp->n_expert > 0)
         hp->n_ff_shexp = hp->n_ff_exp;

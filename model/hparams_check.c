@@ -167,7 +167,7 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
                         "%lld query heads cannot share %lld key/value heads (key '%s'%s) evenly",
                         (long long)l.n_head, (long long)l.n_head_kv, key, hp->kv_heads_layers ? ", a layer's" : "");
         }
-        if (l.head_dim_v != l.head_dim_k && !hp->arch->mla) {
+        if (l.head_dim_v != l.head_dim_k && !hp->arch->mla && !hp->arch->value_length_own) {
             snprintf(key, sizeof key, "%s.attention.value_length%s", arch, swa ? "_swa" : "");
             return model_fail(err, MODEL_E_MALFORMED, key_offset(f, key), key,
                         "value length %lld (key '%s') differs from key length %lld: not supported",

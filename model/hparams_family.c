@@ -88,15 +88,23 @@ void hp_rope_scaling(hp_reader *r, model_hparams *hp)
     hp->yarn_attn_factor *= hp_get_float(r, "rope.scaling.attn_factor", 1.0f, NULL);
 }
 
-/* attention.sliding_window_pattern: a period, or one bool per layer. */
+/* attention.sliding_window_pattern: a period, or one bool per layer (that list a key the family's loader requires where
+ * its entry says swa_pattern_required). */
 void hp_swa_pattern(hp_reader *r, model_hparams *hp)
 {
     char key[160];
     snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", r->arch);
     const gguf_kv *kv = gguf_find_kv(r->f, key);
+    const bool listed = kv && kv->value.type == GGUF_VT_ARRAY && kv->value.elem_type == GGUF_VT_BOOL;
+    if (hp->arch && hp->arch->swa_pattern_required && !listed) {
+        hp_fail(r, kv ? GGUF_E_KEY_TYPE : GGUF_E_KEY_NOT_FOUND, kv ? kv->offset : 0, key,
+                "key '%s' %s: a %s model lists its sliding-window layers (llama.cpp requires one bool per layer)", key,
+                kv ? "is not a list of bools" : "is not in the file", r->arch);
+        return;
+    }
     if (!kv)
         return;
-    if (kv->value.type == GGUF_VT_ARRAY && kv->value.elem_type == GGUF_VT_BOOL) {
+    if (listed) {
         if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer)
             hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key,
                     "key '%s' lists %llu layers, block_count is %lld", key,
@@ -200,44 +208,73 @@ void hp_kv_heads_per_layer(hp_reader *r, model_hparams *hp)
     hp->n_head_kv = count ? count : hp->n_head; /* convolutions only: the attention's shape is never used */
 }
 
+/* A float key as llama.cpp's get_key_or_arr reads it: one value for every layer, or an array of block_count (*layers
+ * then points at it and *value holds layer 0's). key is the whole name; absent, *value is dflt, and a problem where
+ * required (what: what needs it, for the message). */
+static void hp_float_or_layers(hp_reader *r, const model_hparams *hp, const char *key, bool required, float dflt,
+                               const char *what, float *value, const gguf_value **layers)
+{
+    const gguf_kv *kv = gguf_find_kv(r->f, key);
+    *value = dflt;
+    *layers = NULL;
+    if (!kv) {
+        if (required)
+            hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, key,
+                    "key '%s' is not in the file: the %s architecture's %s needs it (llama.cpp requires it)", key,
+                    r->arch, what);
+        return;
+    }
+    if (kv->value.type != GGUF_VT_ARRAY) {
+        if (!model_value_float(&kv->value, value))
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' is %s, expected a float", key,
+                    gguf_value_type_name(kv->value.type));
+        return;
+    }
+    if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
+        hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' lists %llu layers, block_count is %lld", key,
+                (unsigned long long)kv->value.count, (long long)hp->n_layer);
+        return;
+    }
+    for (uint64_t i = 0; i < kv->value.count; i++) {
+        gguf_value v;
+        float x;
+        if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_float(&v, &x)) {
+            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key, "key '%s' must list one float per layer (entry %llu is not)",
+                    key, (unsigned long long)i);
+            return;
+        }
+        if (i == 0)
+            *value = x;
+    }
+    *layers = &kv->value;
+}
+
 /* xIELU's four parameters as llama.cpp's apertus loader reads them (get_key_or_arr, required: one float for every
  * layer, or an array of block_count): keys of no architecture's prefix (xielu.alpha_n, as gguf-py's Keys.xIELU). */
 void hp_xielu_params(hp_reader *r, model_hparams *hp)
 {
     static const char *const names[4] = { "xielu.alpha_n", "xielu.alpha_p", "xielu.beta", "xielu.eps" };
-    for (int k = 0; k < 4; k++) {
-        const gguf_kv *kv = gguf_find_kv(r->f, names[k]);
-        hp->xielu[k] = 0.0f;
-        hp->xielu_layers[k] = NULL;
-        if (!kv) {
-            hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, names[k],
-                    "key '%s' is not in the file: the %s architecture's xIELU activation needs it "
-                    "(llama.cpp requires it)", names[k], r->arch);
-            return;
-        }
-        if (kv->value.type != GGUF_VT_ARRAY) {
-            if (!model_value_float(&kv->value, &hp->xielu[k]))
-                hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' is %s, expected a float",
-                        names[k], gguf_value_type_name(kv->value.type));
-            continue;
-        }
-        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer) {
-            hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' lists %llu layers, block_count is "
-                    "%lld", names[k], (unsigned long long)kv->value.count, (long long)hp->n_layer);
-            continue;
-        }
-        for (uint64_t i = 0; i < kv->value.count; i++) {
-            gguf_value v;
-            float x;
-            if (gguf_array_scalar(&kv->value, i, &v) != GGUF_OK || !model_value_float(&v, &x)) {
-                hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, names[k], "key '%s' must list one float per layer "
-                        "(entry %llu is not)", names[k], (unsigned long long)i);
-                break;
-            }
-            if (i == 0)
-                hp->xielu[k] = x;
-        }
-        hp->xielu_layers[k] = &kv->value;
+    for (int k = 0; k < 4; k++)
+        hp_float_or_layers(r, hp, names[k], true, 0.0f, "xIELU activation", &hp->xielu[k], &hp->xielu_layers[k]);
+}
+
+/* The experts' SwiGLU limit, <arch>.swiglu_clamp_exp, and the shared expert's, <arch>.swiglu_clamp_shexp, where the
+ * family's loader reads them (model_arch.swiglu_clamp_key, _shexp_key: Maple's requires the first; 0 where absent: no
+ * clamp). */
+void hp_swiglu_clamp(hp_reader *r, model_hparams *hp)
+{
+    hp->swiglu_clamp_exp = hp->swiglu_clamp_shexp = 0.0f;
+    hp->swiglu_clamp_exp_layers = hp->swiglu_clamp_shexp_layers = NULL;
+    char key[160];
+    if (hp->arch && hp->arch->swiglu_clamp_key) {
+        snprintf(key, sizeof key, "%s.swiglu_clamp_exp", r->arch);
+        hp_float_or_layers(r, hp, key, hp->arch->swiglu_clamp_key == MODEL_NEED_REQUIRED, 0.0f,
+                           "experts' SwiGLU limit", &hp->swiglu_clamp_exp, &hp->swiglu_clamp_exp_layers);
+    }
+    if (hp->arch && hp->arch->swiglu_clamp_shexp_key) {
+        snprintf(key, sizeof key, "%s.swiglu_clamp_shexp", r->arch);
+        hp_float_or_layers(r, hp, key, hp->arch->swiglu_clamp_shexp_key == MODEL_NEED_REQUIRED, 0.0f,
+                           "shared expert's SwiGLU limit", &hp->swiglu_clamp_shexp, &hp->swiglu_clamp_shexp_layers);
     }
 }
 

@@ -42,6 +42,7 @@ void hp_ssm_sizes(hp_reader *r, model_hparams *hp);
 void hp_delta_net(hp_reader *r, model_hparams *hp);
 void hp_kv_heads_per_layer(hp_reader *r, model_hparams *hp);
 void hp_xielu_params(hp_reader *r, model_hparams *hp);
+void hp_swiglu_clamp(hp_reader *r, model_hparams *hp);
 void hp_moe_routing(hp_reader *r, model_hparams *hp);
 void hp_latent_attention(hp_reader *r, model_hparams *hp);
 void hp_rope_sections(hp_reader *r, model_hparams *hp);

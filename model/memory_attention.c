@@ -180,6 +180,14 @@ int build_attention(build *b, int il, int h)
         const int gate = graph_op(g, bytes, LY_OTHER, true, src, -1, -1);
         att = graph_op(g, bytes, LY_OTHER, !own_product, att, gate, -1);
     }
+    if (b->hp->arch->attn_gate_per_head && has(b, MODEL_ROLE_ATTN_GATE)) { /* Step-3.5: a gate per head, its
+                                                                               * sigmoid, the product broadcast */
+        graph *g = b->g;
+        const uint64_t heads = (uint64_t)(b->layer_heads > 0 ? b->layer_heads : b->hp->n_head);
+        const int gate = graph_op(g, rows(b, heads), LY_ROWS, false, h, -1, -1);
+        att = graph_op(g, graph_bytes(g, att), LY_OTHER, true, graph_view(g, att),
+                       graph_view(g, graph_op(g, rows(b, heads), LY_ROWS, true, gate, -1, -1)), -1);
+    }
     return build_out_projection(b, att);
 }
 

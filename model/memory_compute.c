@@ -49,6 +49,7 @@ static const builder_facts facts[] = {
     { .arch = "mellum" }, { .arch = "minicpm3" }, { .arch = "plm" }, { .arch = "phimoe", .residual_first = true },
     { .arch = "smallthinker" }, { .arch = "pangu-embedded" }, { .arch = "grok" }, { .arch = "bitnet" }, { .arch = "openelm", .residual_first_attn = true },
     { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" }, { .arch = "granite_swa" },
+    { .arch = "mimo2" }, { .arch = "maple" }, { .arch = "step35", .rows_after_layers = true, .layers_out_kept = true },
 };
 
 
@@ -330,6 +331,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     }
     b.layer = 0;
     if (bf->rows_after_layers) {
+        if (bf->layers_out_kept)
+            graph_output(g, x);
         x = pick_rows(&b, x);
         b.n_rows = b.n_out;
     }

@@ -14,6 +14,30 @@ static int relu_squared(build *b, int x, layout ly)
     return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
 }
 
+/* gate's SiLU times up: the one GLU op, or where the layer limits it in the form llama.cpp's build_moe_ffn and
+ * build_ffn give every family but Maple's (model_arch.swiglu_clamp_silu_first: Step-3.5's), up clamped, the gate's SiLU,
+ * that clamped, their product: four ops ggml may run in place (Maple's ggml_swiglu_clamp is one GLU op). */
+static int swiglu_of(build *b, int gate, int up, float limit, layout ly)
+{
+    graph *g = b->g;
+    const uint64_t bytes = graph_bytes(g, gate);
+    if (limit <= 1e-6f || !b->hp->arch->swiglu_clamp_silu_first)
+        return graph_op(g, bytes, LY_OTHER, false, gate, up, -1);
+    const int act = graph_op(g, bytes, ly, true, graph_op(g, bytes, ly, true, gate, -1, -1), -1, -1);
+    up = graph_op(g, bytes, ly, true, up, -1, -1);
+    return graph_op(g, bytes, ly, true, act, up, -1);
+}
+
+/* The limits of the layer being built (Step-3.5's by layer): [0] the experts', [1] the shared expert's and dense
+ * block's. */
+static void layer_limits(const build *b, float out[2])
+{
+    model_hparams lh;
+    model_hparams_layer(b->hp, b->layer, &lh);
+    out[0] = lh.swiglu_clamp_exp;
+    out[1] = lh.swiglu_clamp_shexp;
+}
+
 /* The routed experts of x (llama-graph's build_moe_ffn): router, choice, the experts' products, their weighted
  * sum; then the shared expert, under its sigmoid gate where it has one (qwen2moe; glm4moe's has none). */
 static int experts(build *b, int x)
@@ -93,8 +117,9 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
         if (bias)
             up = graph_op(g, ff * k * T * f, LY_EXPERT, true, up, chosen, -1);
     }
-    const int act =
-        gate == up ? relu_squared(b, up, LY_EXPERT) : graph_op(g, ff * k * T * f, LY_OTHER, false, gate, up, -1);
+    float limits[2];
+    layer_limits(b, limits);
+    const int act = gate == up ? relu_squared(b, up, LY_EXPERT) : swiglu_of(b, gate, up, limits[0], LY_EXPERT);
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
@@ -125,7 +150,7 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     }
     const int sg = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     const int su = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
-    shared = graph_op(g, E * T * f, LY_ROWS, false, graph_op(g, fs * T * f, LY_OTHER, false, sg, su, -1), -1, -1);
+    shared = graph_op(g, E * T * f, LY_ROWS, false, swiglu_of(b, sg, su, limits[1], LY_ROWS), -1, -1);
     if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
         return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
@@ -185,6 +210,14 @@ int build_dense_feed_forward(build *b, int x, int64_t il)
             up = graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
         act = hp->arch->act == MODEL_ACT_RELU_SQR ? relu_squared(b, up, LY_ROWS)
                                                   : graph_op(g, rows(b, F), LY_ROWS, true, up, -1, -1);
+    } else if (lh.swiglu_clamp_shexp > 1e-6f && hp->arch->swiglu_clamp_silu_first) {
+        /* build_ffn's limited SwiGLU (Step-3.5's, whose dense blocks have no biases), as ggml orders its graph from
+         * the product: the gate, its SiLU and clamp, then the up product and its clamp */
+        const uint64_t bytes = rows(b, F);
+        const int gate = graph_op(g, bytes, LY_ROWS, false, x, -1, -1);
+        const int act_gate = graph_op(g, bytes, LY_ROWS, true, graph_op(g, bytes, LY_ROWS, true, gate, -1, -1), -1, -1);
+        const int up = graph_op(g, bytes, LY_ROWS, true, graph_op(g, bytes, LY_ROWS, false, x, -1, -1), -1, -1);
+        act = graph_op(g, bytes, LY_ROWS, true, act_gate, up, -1);
     } else {
         /* llama.cpp's build_ffn: up (plus its bias), then gate (plus its bias: Jais's) */
         int up = graph_op(g, rows(b, F), LY_ROWS, false, x, -1, -1);

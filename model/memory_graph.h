@@ -20,6 +20,8 @@ typedef struct builder_facts {
     bool gdn_repeat;         /* q and k repeated to the value heads before the delta net, fused or not (qwen3next) */
     bool rows_after_residual; /* the last layer's rows picked from the attention's residual sum (falcon-h1) */
     bool parallel_ffn_first; /* a summed parallel layer adds ffn + attention, ggml meeting the ffn first (falcon, plamo) */
+    bool layers_out_kept;    /* with rows_after_layers: the last layer's output, all its rows, is a graph output too
+                              * (t_h_nextn, a draft head's input: step35's), never freed */
 } builder_facts;
 
 /* One KV cache's inputs (full-attention or sliding-window layers), made where a layer first reads them. */

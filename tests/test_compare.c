@@ -312,6 +312,10 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         /* ... its MoE form, whose 48-wide experts keep their down products in F16 (an ulp of the gate or up product
          * can move an activation across an f16 rounding step: gate_up_product goes on with the side's own) */
         "heldout-granite_swa-moe",
+        "heldout-mimo2",   /* ... MiMo-V2's values narrower than its keys, its value scale, key/value heads by layer */
+        "heldout-mimo2-b", /* ... and its fused q/k/v, 64-wide experts whose down products round to Q8_0 */
+        "heldout-maple",   /* ... Maple's experts' SwiGLU limited by layer, the sliding layers alone rotating */
+        "heldout-step35",  /* ... Step-3.5's head-wise gates, SiLU(gate) limited in experts, shared expert, dense block */
         NULL,           /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;

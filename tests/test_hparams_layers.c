@@ -372,3 +372,165 @@ Test(arch, granite_swa_reads_its_window_rope_pattern_and_fused_shared_expert)
         free(b.p);
     }
 }
+
+/* Xiaomi MiMo-V2's files as llama.cpp's mimo2 loader reads them: attention.sliding_window_pattern a key it requires,
+ * as one bool per layer (a period is refused, and so is a file without it), the sliding layers' base
+ * rope.freq_base_swa (10000 where absent) with no scaling, key/value heads per layer, values value_length wide apart
+ * from key_length (other graphs assert the two equal), and attention.value_scale kept where it is not 1. */
+Test(arch, mimo2_requires_its_pattern_and_reads_its_value_width_and_scale)
+{
+    const char *pattern[] = { "0,1,1,0", NULL, "0,1,1,0", "0,1,1,0" };
+    const char *scale[] = { "0.707", "0.707", "1", "0.707" };
+    for (int i = 0; i < 5; i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "mimo2" },
+                          { "mimo2.embedding_length", 'u', "64" },
+                          { "mimo2.block_count", 'u', "4" },
+                          { "mimo2.attention.head_count", 'u', "4" },
+                          { "mimo2.attention.head_count_kv", 'i', "1,2,2,1" },
+                          { "mimo2.attention.key_length", 'u', "32" },
+                          { "mimo2.attention.value_length", 'u', "24" },
+                          { "mimo2.feed_forward_length", 'u', "96" },
+                          { "mimo2.expert_count", 'u', "4" },
+                          { "mimo2.expert_used_count", 'u', "2" },
+                          { "mimo2.expert_feed_forward_length", 'u', "48" },
+                          { "mimo2.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                          { "mimo2.attention.sliding_window", 'u', "16" },
+                          { "mimo2.attention.value_scale", 'f', i < 4 ? scale[i] : "0.707" },
+                          { "mimo2.rope.freq_base_swa", 'f', "5000" },
+                          /* case 1 leaves it out, case 4 makes it a period */
+                          { "mimo2.attention.sliding_window_pattern", i == 4 ? 'u' : 'b',
+                            i == 4 ? "2" : pattern[i] ? pattern[i] : "0,1,1,0" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        /* case 1 without the pattern, case 3 without the sliding base */
+        size_t n = i == 1 ? N(kvs) - 1 : N(kvs);
+        if (i == 3) {
+            kvs[N(kvs) - 2] = kvs[N(kvs) - 1];
+            n = N(kvs) - 1;
+        }
+        gguf_file *f = hparams_file_with(kvs, n, &b);
+        const model_status s = model_hparams_read(f, &hp, &e);
+        if (i == 1 || i == 4) {
+            cr_expect_neq(s, MODEL_OK, "case %d is refused", i);
+            cr_expect_str_eq(e.subject, "mimo2.attention.sliding_window_pattern", "case %d", i);
+        } else {
+            cr_assert_eq(s, MODEL_OK, "case %d: %s", i, e.message);
+            for (int64_t il = 0; il < 4; il++) {
+                model_hparams l;
+                model_hparams_layer(&hp, il, &l);
+                const bool swa = il == 1 || il == 2;
+                cr_expect_eq(model_hparams_layer_is_swa(&hp, il), swa, "case %d layer %lld", i, (long long)il);
+                cr_expect_eq(l.n_head_kv, swa ? 2 : 1, "case %d layer %lld", i, (long long)il);
+                cr_expect_eq(l.head_dim_k, 32);
+                cr_expect_eq(l.head_dim_v, 24);
+            }
+            cr_expect_float_eq(hp.rope_base_swa, i == 3 ? 10000.0f : 5000.0f, 1e-3, "case %d", i);
+            cr_expect_float_eq(hp.rope_freq_scale_swa, 1.0f, 1e-9);
+            cr_expect_float_eq(hp.attn_value_scale, i == 2 ? 0.0f : 0.707f, 1e-7, "case %d: 1 is none", i);
+            int64_t ne[3];
+            cr_expect(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_ATTN_OUT), 1, ne) && ne[0] == 4 * 24,
+                      "attn_output reads 4 heads of 24 values");
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* deepgrove Maple's experts' SwiGLU limit as llama.cpp's maple loader reads swiglu_clamp_exp (get_key_or_arr,
+ * required): one limit for every layer, or one per layer (a list of another length refused), a file without it refused
+ * naming it; model_hparams_layer gives each layer's. */
+Test(arch, maple_reads_its_experts_swiglu_limit_by_layer_or_for_all)
+{
+    const char *limits[] = { "0.5,0,2,7", "0.8", "0.5,1", NULL };
+    for (int i = 0; i < 4; i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "maple" },
+                          { "maple.embedding_length", 'u', "64" },
+                          { "maple.block_count", 'u', "4" },
+                          { "maple.attention.head_count", 'u', "2" },
+                          { "maple.feed_forward_length", 'u', "48" },
+                          { "maple.expert_count", 'u', "4" },
+                          { "maple.expert_used_count", 'u', "2" },
+                          { "maple.expert_feed_forward_length", 'u', "48" },
+                          { "maple.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                          { "maple.attention.sliding_window", 'u', "16" },
+                          { "maple.attention.sliding_window_pattern", 'b', "1,1,1,0" },
+                          /* case 3 leaves it out */
+                          { "maple.swiglu_clamp_exp", i == 1 ? 'f' : 'F', limits[i] ? limits[i] : "1" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, i == 3 ? N(kvs) - 1 : N(kvs), &b);
+        const model_status s = model_hparams_read(f, &hp, &e);
+        if (i >= 2) {
+            cr_expect_neq(s, MODEL_OK, "case %d is refused", i);
+            cr_expect_str_eq(e.subject, "maple.swiglu_clamp_exp", "case %d", i);
+        } else {
+            /* (a file of keys alone: the check after the keys finds no expert tensors) */
+            cr_assert(s == MODEL_OK || !strcmp(e.subject, "maple.expert_count"), "case %d: %s", i, e.message);
+            const float want[2][4] = { { 0.5f, 0.0f, 2.0f, 7.0f }, { 0.8f, 0.8f, 0.8f, 0.8f } };
+            for (int64_t il = 0; il < 4; il++) {
+                model_hparams l;
+                model_hparams_layer(&hp, il, &l);
+                cr_expect_float_eq(l.swiglu_clamp_exp, want[i][il], 1e-7, "case %d layer %lld", i, (long long)il);
+                cr_expect_eq(model_hparams_layer_rotates(&hp, il), il != 3, "the sliding layers alone rotate");
+            }
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}
+
+/* StepFun Step-3.5's files as llama.cpp's step35 loader reads them: head counts per layer, the full layers rotating
+ * half of rope.dimension_count and the sliding ones all of it (rope_freqs sized by the wider), attn_gate one row per
+ * head, both SwiGLU limits by layer where present (absent: none), the expert gating function sigmoid where the file
+ * has none. */
+Test(arch, step35_rotates_half_on_full_layers_and_reads_both_limits)
+{
+    for (int i = 0; i < 2; i++) {
+        kv_spec kvs[] = { { "general.architecture", 's', "step35" },
+                          { "step35.embedding_length", 'u', "64" },
+                          { "step35.block_count", 'u', "4" },
+                          { "step35.attention.head_count", 'i', "4,2,2,4" },
+                          { "step35.attention.head_count_kv", 'i', "2,1,1,2" },
+                          { "step35.attention.key_length", 'u', "32" },
+                          { "step35.attention.value_length", 'u', "32" },
+                          { "step35.rope.dimension_count", 'u', "32" },
+                          { "step35.feed_forward_length", 'u', "96" },
+                          { "step35.expert_count", 'u', "4" },
+                          { "step35.expert_used_count", 'u', "2" },
+                          { "step35.expert_feed_forward_length", 'u', "48" },
+                          { "step35.attention.layer_norm_rms_epsilon", 'f', "0.00001" },
+                          { "step35.attention.sliding_window", 'u', "16" },
+                          { "step35.attention.sliding_window_pattern", 'b', "0,1,1,0" },
+                          { "step35.swiglu_clamp_exp", 'F', "0,0.5,1,2" },
+                          { "step35.swiglu_clamp_shexp", 'F', "0.25,0,1,0" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, i == 0 ? N(kvs) : N(kvs) - 2, &b); /* case 1 without the limits */
+        const model_status s = model_hparams_read(f, &hp, &e);
+        /* (a file of keys alone: the check after the keys finds no expert tensors) */
+        cr_assert(s == MODEL_OK || !strcmp(e.subject, "step35.expert_count"), "case %d: %s", i, e.message);
+        const float exp_limit[4] = { 0.0f, 0.5f, 1.0f, 2.0f }, shexp_limit[4] = { 0.25f, 0.0f, 1.0f, 0.0f };
+        for (int64_t il = 0; il < 4; il++) {
+            model_hparams l;
+            model_hparams_layer(&hp, il, &l);
+            const bool swa = il == 1 || il == 2;
+            cr_expect_eq(l.n_rot, swa ? 32 : 16, "layer %lld rotates %lld", (long long)il, (long long)l.n_rot);
+            cr_expect_eq(l.n_head, swa ? 2 : 4);
+            cr_expect_float_eq(l.swiglu_clamp_exp, i ? 0.0f : exp_limit[il], 1e-7, "case %d layer %lld", i,
+                               (long long)il);
+            cr_expect_float_eq(l.swiglu_clamp_shexp, i ? 0.0f : shexp_limit[il], 1e-7);
+            int64_t ne[3];
+            cr_expect(model_role_shape_at(&hp, model_role_info_of(MODEL_ROLE_ATTN_GATE), il, ne) && ne[1] == l.n_head,
+                      "attn_gate: a row per head");
+        }
+        int64_t ne[3];
+        cr_expect(model_role_shape(&hp, model_role_info_of(MODEL_ROLE_ROPE_FREQS), ne) && ne[0] == 16,
+                  "rope_freqs: the sliding layers' 32 / 2");
+        cr_expect_eq(hp.moe_gating, MODEL_MOE_SIGMOID);
+        gguf_close(f);
+        free(b.p);
+    }
+}

@@ -277,10 +277,12 @@ Test(verify, real_corrupted_file_is_rejected_with_the_reason)
 }
 
 /* A hybrid's roles belong to their kind of layer (Qwen3-Next's older ssm_in in its three delta nets of four, LFM2's
- * convolutions, Qwen3.5's): a role in most layers and absent from the others' kind is not a missing tensor. */
+ * convolutions, Qwen3.5's), and MiMo-V2's sinks and Step-3.5's head gates are where a layer has them (MiMo-V2's
+ * checkpoints': the sliding layers): a role in most layers and absent from the others is not a missing tensor there. */
 Test(verify, a_hybrid_s_layers_each_have_their_own_roles, .timeout = 120)
 {
-    static const char *const files[] = { "heldout-qwen3next-legacy", "heldout-qwen35", "heldout-lfm2" };
+    static const char *const files[] = { "heldout-qwen3next-legacy", "heldout-qwen35", "heldout-lfm2",
+                                         "heldout-mimo2", "heldout-step35-b" };
     char dir[128], path[256], why[200], args[512];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: the held-out files cannot be written");

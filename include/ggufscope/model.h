@@ -68,6 +68,7 @@ typedef struct model_hparams {
     float attn_softcap_in;
     float alibi_max_bias;        /* ALiBi's max_bias (kern_alibi_slope); 0: none */
     float clamp_kqv;             /* q, k and v clamped to [-it, it] (attention.clamp_kqv); 0: none */
+    float attn_value_scale;      /* the attention block's output times it after attn_output (attention.value_scale); 0: none */
     const gguf_value *heads_layers; /* attention.head_count per layer (model_arch.blocks_by_width), or NULL */
     float attn_scale;            /* multiplies q.k */
     float embd_scale;            /* multiplies the token embeddings (1: none) */
@@ -116,6 +117,14 @@ typedef struct model_hparams {
      * layer's */
     float xielu[4];
     const gguf_value *xielu_layers[4];
+    /* the experts' SwiGLU limit (swiglu_clamp_exp where model_arch.swiglu_clamp_key: one for every layer, or one per
+     * layer in swiglu_clamp_exp_layers, which model_hparams_layer resolves; at most 1e-6: no clamp) */
+    float swiglu_clamp_exp;
+    const gguf_value *swiglu_clamp_exp_layers;
+    /* the shared expert's (and a dense block's) limit: swiglu_clamp_shexp where model_arch.swiglu_clamp_shexp_key, as
+     * swiglu_clamp_exp */
+    float swiglu_clamp_shexp;
+    const gguf_value *swiglu_clamp_shexp_layers;
     /* Nemotron 3 Super's experts' latent width (moe_latent_size, read where model_arch.single_block; 0: none) */
     int64_t moe_latent_size;
     /* no layer rotates: rope.scaling.finetuned false where model_arch.rope_finetuned_switch, or a depth other than

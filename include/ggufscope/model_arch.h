@@ -331,6 +331,30 @@ typedef struct model_arch {
      * rope_pattern_key: attention.rope_pattern lists per layer whether it rotates (false: NoPE), every layer where the
      * file has no such key */
     bool shexp_gate_up_fused, rope_pattern_key;
+    /* Xiaomi MiMo-V2's (llama.cpp's mimo2): swa_pattern_required: attention.sliding_window_pattern must list the
+     *   layers (its loader's get_arr without a default); attn_value_scale_key: attention.value_scale, where present and
+     *   not 1, scales the attention block's output after its output product (the checkpoint scales v; the product is
+     *   linear, and llama.cpp scales where this says); value_length_own: a head's values value_length wide whatever
+     *   key_length is (other graphs assert the two equal); role_by_layer: a per-layer role its loader takes where a layer
+     *   has it and its graph uses where present, so that a file with it in some layers only is one of its forms
+     *   (MiMo-V2's sinks, on its checkpoints' sliding layers alone; Step-3.5's attn_gate; 0: none) */
+    bool swa_pattern_required, attn_value_scale_key, value_length_own;
+    model_role role_by_layer;
+    /* how its loader reads swiglu_clamp_exp (one limit, or one per layer; a limit above 1e-6 clamps that layer's
+     * experts' SwiGLU: gate' = min(gate, limit), up' = clamp(up, -limit, limit), SiLU(gate') * up', ggml_swiglu_clamp):
+     * not at all, where present, or as a key it requires (Maple's) */
+    model_need swiglu_clamp_key;
+    /* StepFun Step-3.5's (llama.cpp's step35):
+     * swiglu_clamp_silu_first: the limit bounds SiLU(gate) from above rather than the gate (build_moe_ffn's and
+     *   build_ffn's other form: up within +-limit, min(SiLU(gate), limit) * up);
+     * swiglu_clamp_shexp_key: swiglu_clamp_shexp (one limit, or one per layer) read where present, the limit of the
+     *   shared expert and, as build_ffn applies it to every gated block of the layer, of a dense layer's block;
+     * attn_gate_per_head: attn_gate (n_head rows, optional per layer) gives each head one gate, sigmoid(x Wgate), on
+     *   all its output values;
+     * rope_full_half: the full-attention layers rotate half of rope.dimension_count (the sliding ones all of it, or
+     *   rope.dimension_count_swa), rope_freqs on the full layers alone */
+    bool swiglu_clamp_silu_first, attn_gate_per_head, rope_full_half;
+    model_need swiglu_clamp_shexp_key;
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where

@@ -34,6 +34,9 @@ from openelm_arch import write_openelm  # noqa: E402
 from arctic_arch import write_arctic  # noqa: E402
 from nanbeige_arch import write_nanbeige  # noqa: E402
 from granite_swa_arch import write_granite_swa  # noqa: E402
+from mimo2_arch import write_mimo2  # noqa: E402
+from maple_arch import write_maple  # noqa: E402
+from step35_arch import write_step35  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -186,6 +189,31 @@ OWN_WRITERS = {
     'heldout-granite_swa-moe': lambda out: write_granite_swa(out, n_embd=96, n_layer=4, n_head=3, n_kv=1, n_ff=48,
                                                              window=5, swa=[True, False, True, True], n_exp=6,
                                                              n_used=2, n_ffs=64, tied=True, seed=7702),
+    # Xiaomi MiMo-V2's layers: q/k/v apart, values 24 wide under keys of 32, half of each head rotated, the sliding
+    # layers' own base and 2 key/value heads (the full layers' 1), sinks on the sliding layers, the value scale, a dense
+    # first layer, 2 of 6 experts, a prediction block; and q/k/v fused, whole heads rotated, the sliding base 10000 (no
+    # key), a value scale of 1 (none), sinks everywhere, two dense layers, 3 of 8 experts, no prediction block
+    'heldout-mimo2': lambda out: write_mimo2(out),
+    'heldout-mimo2-b': lambda out: write_mimo2(out, n_embd=96, n_layer=5, n_nextn=0, n_head=3, n_kv_full=3, n_kv_swa=1,
+                                               hd=32, hd_v=32, n_rot=32, swa=[False, True, True, False, True],
+                                               window=4, base_swa=None, value_scale=1.0, n_dense=2, n_ff=160, n_exp=8,
+                                               n_used=3, n_ffe=64, fused_qkv=True, sinks='all', seed=8302),
+    # deepgrove Maple's layers: the experts' SwiGLU limited by layer (0.5, 1, none, 2), whole heads rotated, the sliding
+    # layers' own base; and one limit (0.8) for every layer, half of each head rotated, no sliding base, q/k/v biases
+    'heldout-maple': lambda out: write_maple(out),
+    'heldout-maple-b': lambda out: write_maple(out, n_embd=96, n_layer=5, n_head=3, n_kv=1, hd=32, n_rot=16,
+                                               swa=[True, False, True, True, False], window=4, base_swa=None, n_exp=8,
+                                               n_used=3, n_ffe=64, clamp=0.8, qkv_bias=True, seed=8402),
+    # StepFun Step-3.5's layers: 4 and 2 heads on the full and sliding layers, a gate per head everywhere, per-head q/k
+    # norms, the sliding layers' own base, a dense first layer whose block is limited, experts limited by layer beside
+    # a shared expert limited too, 2 of 6 experts, a prediction block; and 3 and 6 heads, gates on three layers,
+    # rope_freqs, no sliding base, two dense layers, softmax gating not renormalised, 3 of 8 experts, no limits
+    'heldout-step35': lambda out: write_step35(out, clamp_exp=[0.0, 0.6, 1.2, 0.8], clamp_shexp=[0.5, 0.9, 0.0, 1.5]),
+    'heldout-step35-b': lambda out: write_step35(out, n_embd=96, n_layer=5, n_nextn=0, heads=(3, 6), kv=(3, 2),
+                                                 swa=[True, True, False, True, False], window=4, base_swa=None,
+                                                 rope_freqs=True, n_dense=2, n_ff=128, n_exp=8, n_used=3, n_ffe=64,
+                                                 n_ffs=64, scale=1.0, norm=False, gating=1, gate_layers=[0, 2, 3],
+                                                 qk_norm=False, seed=8502),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,

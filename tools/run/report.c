@@ -54,9 +54,15 @@ static void print_layer_shapes(FILE *out, const engine_hparams *hp)
         model_hparams l;
         model_hparams_layer(&hp->g, il, &l);
         const bool factors = hp->freq_factors && (!swa || !hp->desc->rope_freqs_full_only);
-        fprintf(out, " %s (from layer %d): %lld kv heads of %lld values, %lld rotating%s, n_ff %lld;",
-                swa ? "sliding" : "full", il, (long long)l.n_head_kv, (long long)l.head_dim_k, (long long)l.n_rot,
-                factors ? " (rope_freqs)" : "", (long long)l.n_ff);
+        char widths[64]; /* a head's key length, and its value length where that differs (MiMo-V2's) */
+        if (l.head_dim_v == l.head_dim_k || hp->mla)
+            snprintf(widths, sizeof widths, "%lld values", (long long)l.head_dim_k);
+        else
+            snprintf(widths, sizeof widths, "%lld key and %lld value dims", (long long)l.head_dim_k,
+                     (long long)l.head_dim_v);
+        fprintf(out, " %s (from layer %d): %lld kv heads of %s, %lld rotating%s, n_ff %lld;", swa ? "sliding" : "full",
+                il, (long long)l.n_head_kv, widths, (long long)l.n_rot, factors ? " (rope_freqs)" : "",
+                (long long)l.n_ff);
     }
     if (hp->g.n_kv_shared > 0) /* Gemma 4 E2B / E4B */
         fprintf(out, " the last %lld read the caches of layers %lld (sliding) and %lld (full);",
@@ -193,6 +199,10 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     if (hp->g.clamp_kqv > 0.0f) /* MPT's, OLMo's clip_qkv */
         fprintf(out, "attention  q, k and v clamped to [-%g, %g] after their products (attention.clamp_kqv)\n",
                 hp->g.clamp_kqv, hp->g.clamp_kqv);
+    if (hp->desc->attn_gate_per_head) /* Step-3.5's */
+        fprintf(out, "attention  each head's output times sigmoid(x . attn_gate) where a layer has attn_gate\n");
+    if (hp->g.attn_value_scale != 0.0f) /* MiMo-V2's */
+        fprintf(out, "attention  output times %g after its product (attention.value_scale)\n", hp->g.attn_value_scale);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
         char q[64] = "straight from the input";
         if (hp->n_lora_q)
@@ -376,6 +386,15 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 : hp->desc->moe_weight_before ? ", chosen by the logits, the weight scaling the expert's input"
                                               : ", not renormalised",
                 scale, hp->n_ff_exp, shared, kinds.expert_biases ? ", with biases" : "", dense, bytes);
+        /* the SwiGLU limits (Maple's experts, Step-3.5's experts and shared expert) and their form */
+        const char *form = hp->desc->swiglu_clamp_silu_first ? "SiLU(gate) at most it, up within +-it"
+                                                             : "gate at most it, up within +-it";
+        if (hp->g.swiglu_clamp_exp_layers)
+            fprintf(out, "; the experts' SwiGLU limited by layer (swiglu_clamp_exp: %s)", form);
+        else if (hp->g.swiglu_clamp_exp > 1e-6f)
+            fprintf(out, "; the experts' SwiGLU limited to %g (swiglu_clamp_exp: %s)", hp->g.swiglu_clamp_exp, form);
+        if (hp->g.swiglu_clamp_shexp_layers || hp->g.swiglu_clamp_shexp > 1e-6f)
+            fprintf(out, "; the shared expert's and dense blocks' limited too (swiglu_clamp_shexp)");
         if (hp->g.n_layer_nextn)
             fprintf(out, "; %lld multi-token prediction block%s after them not run", (long long)hp->g.n_layer_nextn,
                     hp->g.n_layer_nextn == 1 ? "" : "s");
