@@ -14,13 +14,13 @@ static int relu_squared(build *b, int x, layout ly)
     return graph_op(b->g, bytes, ly, true, graph_op(b->g, bytes, ly, true, x, -1, -1), -1, -1);
 }
 
-/* gate's SiLU times up: the one GLU op, or where the layer limits it in the form llama.cpp's build_moe_ffn and
- * build_ffn give every family but Maple's (model_arch.swiglu_clamp_silu_first: Step-3.5's), up clamped, the gate's SiLU,
- * that clamped, their product: four ops ggml may run in place (Maple's ggml_swiglu_clamp is one GLU op). */
-static int swiglu_of(build *b, int gate, int up, float limit, layout ly)
+/* gate's SiLU times up (bytes each: gate may be a view of a product of both, Gemma 4's): the one GLU op, or where the
+ * layer limits it in the form llama.cpp's build_moe_ffn and build_ffn give every family but Maple's
+ * (model_arch.swiglu_clamp_silu_first: Step-3.5's), the gate's SiLU, that clamped, up clamped, their product: four ops
+ * ggml may run in place (Maple's ggml_swiglu_clamp is one GLU op). */
+static int swiglu_of(build *b, int gate, int up, uint64_t bytes, float limit, layout ly)
 {
     graph *g = b->g;
-    const uint64_t bytes = graph_bytes(g, gate);
     if (limit <= 1e-6f || !b->hp->arch->swiglu_clamp_silu_first)
         return graph_op(g, bytes, LY_OTHER, false, gate, up, -1);
     const int act = graph_op(g, bytes, ly, true, graph_op(g, bytes, ly, true, gate, -1, -1), -1, -1);
@@ -119,7 +119,8 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     }
     float limits[2];
     layer_limits(b, limits);
-    const int act = gate == up ? relu_squared(b, up, LY_EXPERT) : swiglu_of(b, gate, up, limits[0], LY_EXPERT);
+    const int act =
+        gate == up ? relu_squared(b, up, LY_EXPERT) : swiglu_of(b, gate, up, ff * k * T * f, limits[0], LY_EXPERT);
     int down = graph_op(g, E * k * T * f, LY_EXPERT, false, act, chosen, -1);
     if (bias)
         down = graph_op(g, E * k * T * f, LY_EXPERT, true, down, chosen, -1);
@@ -150,7 +151,7 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     }
     const int sg = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     const int su = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
-    shared = graph_op(g, E * T * f, LY_ROWS, false, swiglu_of(b, sg, su, limits[1], LY_ROWS), -1, -1);
+    shared = graph_op(g, E * T * f, LY_ROWS, false, swiglu_of(b, sg, su, fs * T * f, limits[1], LY_ROWS), -1, -1);
     if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
         return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
