@@ -21,12 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n floats into *p, or NULL. */
-static float *room(float **p, size_t *cap, size_t n)
-{
-    return cmp_grow((void **)p, cap, n ? n : 1, sizeof(float)) ? *p : NULL;
-}
-
 /* T rows of n values through the reference's RMSNorm with the gains of w (out may be x). */
 static bool norm_rows(cmp_state *s, const kern_weight *w, const float *x, int T, int n, float *out)
 {
@@ -74,7 +68,7 @@ static const float *as_multiplied(cmp_state *s, int side, const gguf_tensor *w, 
     if (d->numerics[side] != KERN_NUMERICS_GGML || act == GGUF_TENSOR_COUNT || act == GGUF_TENSOR_F32)
         return x;
     const uint64_t rb = quant_act_row_bytes(act, n);
-    float *xr = room(&d->act_f, &d->cap_act_f, (size_t)T * n);
+    float *xr = cmp_room(&d->act_f, &d->cap_act_f, (size_t)T * n);
     if (!rb || !xr || !cmp_grow((void **)&d->act, &d->cap_act, (size_t)T * rb, 1))
         return NULL;
     for (int t = 0; t < T; t++)
@@ -129,7 +123,7 @@ static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
 
 /* The residual entering layer il on one side: the previous layer's output, or the side's own embeddings (the host's
  * when the side showed none). */
-static const float *residual_in(cmp_state *s, int side, int il, int pos0, int T, float *scratch)
+const float *cmp_residual_in(cmp_state *s, int side, int il, int pos0, int T, float *scratch)
 {
     const int E = s->m->hp.n_embd;
     if (il > 0 && model_hparams_layer_ends_loop(&s->m->hp.g, il - 1)) { /* a looped model's pass ends: its final norm */
@@ -181,7 +175,7 @@ static float *gated_q(cmp_state *s, int side, int il, int T, const float *in)
 {
     const engine_hparams *hp = &s->m->hp;
     cmp_deriving *d = &s->d;
-    float *both = room(&d->gate, &d->cap_gate, (size_t)T * 2 * hp->n_head * hp->head_dim);
+    float *both = cmp_room(&d->gate, &d->cap_gate, (size_t)T * 2 * hp->n_head * hp->head_dim);
     return both && cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_Q], NULL, in, T, hp->n_embd, both) ? both : NULL;
 }
 
@@ -196,7 +190,7 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
     if (hp->desc->attn_gate_per_head) { /* Step-3.5: a gate per head (where the layer has attn_gate) */
         cmp_deriving *d = &s->d;
         const size_t rows = (size_t)T * L->n_head;
-        float *gate = room(&d->gate, &d->cap_gate, rows);
+        float *gate = cmp_room(&d->gate, &d->cap_gate, rows);
         if (!L->w[MODEL_ROLE_ATTN_GATE].t)
             return true;
         if (!gate || !cmp_product(s, side, &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
@@ -209,7 +203,7 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
     if (hp->attn_gate_proj) { /* AFMoE: a gate product of its own, a gate per value */
         cmp_deriving *d = &s->d;
         const size_t n = (size_t)T * hp->n_head * hd;
-        float *gate = room(&d->gate, &d->cap_gate, n);
+        float *gate = cmp_room(&d->gate, &d->cap_gate, n);
         if (!gate || !cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
             return false;
         for (size_t i = 0; i < n; i++)
@@ -271,194 +265,6 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     return true;
 }
 
-/* GELU times up as llama.cpp defines it (kern_gelu_ggml: a table of f16 inputs and outputs), at the host's gate x
- * rounded to its f16 or either neighbour, whichever lands nearest the side's own value `own`: the side's gate
- * differs from x by its summation order, and where x lies near the middle between two f16 values that can round
- * it to the neighbour and move the value by up to 2^-10 of itself (the smooth tanh-GELU lies up to 2^-11 from
- * the table anyway: 9e-4 of a row on the real gemma-3). A wrong activation (1 % off) is far from all three. Outside
- * (-10, 10) the definition needs no table. */
-static double gelu_up_nearest(float x, double up, float own)
-{
-    if (!(x > -10.0f && x < 10.0f))
-        return kern_gelu_ggml(x) * up;  /* 0 or x itself out there: no table */
-    const uint16_t h = quant_f32_to_f16(x);
-    double best = kern_gelu_ggml(quant_f16_to_f32(h)) * up;
-    for (int step = -1; step <= 1; step += 2) {
-        const uint16_t n = (uint16_t)(h + step);
-        if ((n & 0x7fff) >= 0x7c00 || ((h ^ n) & 0x8000))
-            continue;  /* past the largest finite f16, or across the sign */
-        const double v = kern_gelu_ggml(quant_f16_to_f32(n)) * up;
-        if (fabs(v - own) < fabs(best - own))
-            best = v;
-    }
-    return best;
-}
-
-/* SiLU(gate) * up into out (n values, rows of F) by backend b: plain where limit is 0, else under the limit in the
- * model's form (engine/pass.h's run_limited_swiglu, each op as the backend defines it: up within +-limit, then the
- * gate at most the limit before the SiLU, or SiLU(gate) at most the limit). gate and up are scratch. */
-static bool limited_swiglu(const cmp_state *s, kern_backend *b, float limit, float *gate, float *up, size_t n,
-                           size_t F, float *out)
-{
-    if (limit <= 0.0f)
-        return b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
-    if (b->clamp(b, up, n, -limit, limit) != KERN_OK)
-        return false;
-    if (!s->m->hp.desc->swiglu_clamp_silu_first)
-        return b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK &&
-               b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
-    return b->glu(b, KERN_ACT_SIGMOID, gate, gate, n, F, gate) == KERN_OK &&
-           b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK && b->glu(b, KERN_ACT_NONE, gate, up, n, F, out) == KERN_OK;
-}
-
-/* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU as the reference
- * defines it or GELU as gelu_up_nearest takes it. */
-static bool derive_glu(cmp_state *s, int side, int il, int T, float *out)
-{
-    const engine_hparams *hp = &s->m->hp;
-    const kern_weight *w = s->m->layers[il].w;
-    const int E = hp->n_embd, F = s->m->layers[il].n_ff;
-    cmp_deriving *d = &s->d;
-    const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
-    const float *own = cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F);
-    float *gate = room(&d->gate, &d->cap_gate, (size_t)T * F), *up = room(&d->up, &d->cap_up, (size_t)T * F);
-    if (!own || !gate || !up || !cmp_product(s, side, &w[MODEL_ROLE_FFN_UP], &w[MODEL_ROLE_FFN_UP_BIAS], h, T, E, up))
-        return false;
-    if (!w[MODEL_ROLE_FFN_GATE].t && hp->act_xielu) { /* Apertus's: xIELU(up), as the reference defines it */
-        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
-        return ref->xielu(ref, up, (size_t)T * F, &s->m->layers[il].xielu, out) == KERN_OK;
-    }
-    if (!w[MODEL_ROLE_FFN_GATE].t && hp->act_squared) { /* Nemotron-H's block without a gate: relu(up)^2 */
-        kern_backend *ref = d->be[KERN_NUMERICS_EXACT];
-        return ref->glu(ref, hp->act, up, up, (size_t)T * F, (size_t)F, out) == KERN_OK;
-    }
-    if (!w[MODEL_ROLE_FFN_GATE].t) { /* StarCoder2's: GELU(up) alone, as gelu_up_nearest takes it with up 1 */
-        for (size_t i = 0; i < (size_t)T * F; i++)
-            out[i] = (float)gelu_up_nearest(up[i], 1.0f, own[i]);
-        return true;
-    }
-    if (!cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE], &w[MODEL_ROLE_FFN_GATE_BIAS], h, T, E, gate))
-        return false;
-    if (hp->act == KERN_ACT_SILU) /* (under the layer's limit where it has one: Step-3.5's dense layers) */
-        return limited_swiglu(s, d->be[KERN_NUMERICS_EXACT], s->m->layers[il].shexp_clamp, gate, up, (size_t)T * F,
-                              (size_t)F, out);
-    for (size_t i = 0; i < (size_t)T * F; i++)
-        out[i] = (float)gelu_up_nearest(gate[i], up[i], own[i]);
-    return true;
-}
-
-/* The gate or up product of a gated block (one row h, E values, into y: F values) as the side's down product will
- * see it. The definition's product (cmp_product) and, for a GGML side, that numerics' own host kernel's: the two sum
- * in other orders, so they part by ulps, and the down product rounds the activation to 8 bits (or f16), where an ulp
- * can move a value across a rounding step: 1e-3 of the down product's row (1e-4 in f16), a difference of the
- * definition's order and not of the side. Where the kernel's product is within 1e-5 of the definition's (of the row's
- * largest), its values go on, so the down product rounds what the side rounded; where it is not, the definition's
- * do, and the side's departure shows. */
-static bool gate_up_product(cmp_state *s, int side, const kern_weight *w, const kern_weight *bias, const float *h,
-                            int F, float *y)
-{
-    cmp_deriving *d = &s->d;
-    const int E = s->m->hp.n_embd;
-    if (!cmp_product(s, side, w, bias, h, 1, E, y))
-        return false;
-    kern_backend *own = d->be[KERN_NUMERICS_GGML];
-    float *k = d->numerics[side] == KERN_NUMERICS_GGML && own ? room(&d->own_product, &d->cap_own_product, (size_t)F)
-                                                              : NULL;
-    const kern_weight wh = { .t = w->t }, bh = { .t = bias ? bias->t : NULL }; /* the file's bytes, as cmp_product */
-    if (!k || own->matmul(own, &wh, bh.t ? &bh : NULL, h, 1, k) != KERN_OK)
-        return true;
-    double worst = 0.0, largest = 0.0;
-    for (int i = 0; i < F; i++) {
-        worst = fmax(worst, fabs((double)k[i] - (double)y[i]));
-        largest = fmax(largest, fabs((double)y[i]));
-    }
-    if (worst <= 1e-5 * largest)
-        memcpy(y, k, (size_t)F * sizeof(float));
-    return true;
-}
-
-/* One gated block (gate, up, down with their biases where given) of one row h (E values) into out (E): the products
- * (gate_up_product: as the side's down product will round them), their limit where limit > 0, and the activation in
- * the side's numerics (SiLU or gpt-oss's: the reference's in double for an exact side, the side's own exponential for
- * a GGML one). */
-static bool gated_block(cmp_state *s, int side, const kern_weight *const w[3], const kern_weight *const bias[3], int F,
-                        float limit, const float *h, float *out)
-{
-    cmp_deriving *d = &s->d;
-    kern_backend *ref = d->be[d->numerics[side]] ? d->be[d->numerics[side]] : d->be[KERN_NUMERICS_EXACT];
-    float *gate = room(&d->gate, &d->cap_gate, (size_t)F), *up = room(&d->up, &d->cap_up, (size_t)F);
-    const bool ungated = !w[0] || !w[0]->t; /* Nemotron-H's experts: relu(up)^2 */
-    const bool limited = !ungated && limit > 0.0f && s->m->hp.act == KERN_ACT_SILU;
-    return gate && up && ref && s->m->hp.act != KERN_ACT_GELU_TANH &&
-           (ungated || gate_up_product(s, side, w[0], bias[0], h, F, gate)) &&
-           gate_up_product(s, side, w[1], bias[1], h, F, up) &&
-           (limited ? limited_swiglu(s, ref, limit, gate, up, (size_t)F, (size_t)F, gate)
-                    : ref->glu(ref, s->m->hp.act, ungated ? up : gate, up, (size_t)F, (size_t)F, gate) == KERN_OK) &&
-           cmp_product(s, side, w[2], bias[2], gate, 1, F, out);
-}
-
-/* A mixture of experts' output from the side's ffn_norm rows, as the forward pass defines it: the router's logits
- * (its bias), the experts engine_route picks, each chosen expert's output times its weight summed in order, the
- * shared expert times the sigmoid of its gate; where the weight scales the expert's input (Llama 4), the input times
- * it and the outputs summed as they are. Routing is re-derived too: a side whose router logits sit near a tie
- * may pick another expert, which shows as a difference here (rare; the logits' own difference is small). The router
- * reads the layer's input where the model routes on it (SmallThinker's). */
-static bool derive_experts(cmp_state *s, int side, int il, int pos0, int T, float *out)
-{
-    const engine_model *m = s->m;
-    const engine_hparams *hp = &m->hp;
-    const engine_layer *L = &m->layers[il];
-    const kern_weight *w = L->w;
-    const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
-    const float *h = cmp_side_rows(s, side, ENGINE_OP_FFN_NORM, il, E);
-    float logits[1024], probs[2 * 1024], weights[1024], sh = 0.0f, *tmp = malloc((size_t)E * sizeof(float));
-    float *scaled = malloc((size_t)E * sizeof(float));
-    int ids[1024];
-    const bool before = hp->desc->moe_weight_before;
-    float *layer_in = hp->desc->router_on_input ? malloc((size_t)T * E * sizeof(float)) : NULL;
-    const float *routed = layer_in ? residual_in(s, side, il, pos0, T, layer_in) : h;
-    bool ok = h && routed && tmp && scaled && n_exp <= 1024 && (layer_in || !hp->desc->router_on_input);
-    for (int t = 0; ok && t < T; t++) {
-        const float *ht = h + (size_t)t * E;
-        float *ot = out + (size_t)t * E;
-        ok = cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP],
-                     w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL,
-                     routed + (size_t)t * E, 1, E, logits);
-        if (ok)
-            engine_route(hp, L->select_bias, logits, probs, ids, weights);
-        for (int j = 0; ok && j < k; j++) {
-            const int e = ids[j];
-            const kern_weight *const ew[3] = { L->experts[ENGINE_EXPERT_GATE] ? &L->experts[ENGINE_EXPERT_GATE][e] : NULL,
-                                               &L->experts[ENGINE_EXPERT_UP][e], &L->experts[ENGINE_EXPERT_DOWN][e] };
-            const kern_weight *eb[3];
-            for (int part = 0; part < 3; part++)
-                eb[part] = L->experts[ENGINE_EXPERT_GATE_BIAS + part] ? &L->experts[ENGINE_EXPERT_GATE_BIAS + part][e]
-                                                                      : NULL;
-            for (int i = 0; before && i < E; i++)
-                scaled[i] = ht[i] * weights[j];
-            ok = gated_block(s, side, ew, eb, hp->n_ff_exp, L->expert_clamp, before ? scaled : ht,
-                             j == 0 ? ot : tmp);
-            const float wj = before ? 1.0f : weights[j];
-            for (int i = 0; ok && i < E; i++)
-                ot[i] = j == 0 ? ot[i] * wj : ot[i] + tmp[i] * wj;
-        }
-        if (ok && w[MODEL_ROLE_FFN_UP_SHEXP].t) {
-            const kern_weight *const sw[3] = { &w[MODEL_ROLE_FFN_GATE_SHEXP], &w[MODEL_ROLE_FFN_UP_SHEXP],
-                                               &w[MODEL_ROLE_FFN_DOWN_SHEXP] };
-            const kern_weight *const no_bias[3] = { 0 };
-            const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
-            ok = (!gated || cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
-                 gated_block(s, side, sw, no_bias, hp->n_ff_shexp, L->shexp_clamp, ht, tmp);
-            for (int i = 0; ok && i < E; i++)
-                ot[i] += gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i];
-        }
-    }
-    free(tmp);
-    free(scaled);
-    free(layer_in);
-    return ok;
-}
-
 /* The logits: the output projection of the side's final-norm rows (scaled first where MiniCPM3 scales them, plus its
  * bias: phi2's), scaled, soft-capped where the model caps them. */
 static bool derive_logits(cmp_state *s, int side, int T, float *out)
@@ -505,7 +311,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     const int E = hp->n_embd, q_dim = L ? L->n_head * (hp->mla ? hp->v_mla : L->v_dim) : 0, F = L ? L->n_ff : 0;
     const kern_weight *w = L ? L->w : NULL;
     cmp_deriving *d = &s->d;
-    float *in = room(&d->in, &d->cap_in, (size_t)T * E);
+    float *in = cmp_room(&d->in, &d->cap_in, (size_t)T * E);
     if (!in)
         return false;
     /* latent attention's q, k, v and attention are several ops each (mla.c), not re-derived here: judged by the
@@ -519,7 +325,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
     case ENGINE_OP_EMBD: return host_embeddings(s, pos0, T, out) != NULL;
     case ENGINE_OP_ATTN_NORM:
         return block_norm_bias_rows(s, &w[MODEL_ROLE_ATTN_NORM], &w[MODEL_ROLE_ATTN_NORM_BIAS],
-                                    residual_in(s, side, il, pos0, T, in), T, E, out);
+                                    cmp_residual_in(s, side, il, pos0, T, in), T, E, out);
     case ENGINE_OP_Q:
     case ENGINE_OP_K: return derive_qk(s, side, op == ENGINE_OP_Q, il, pos0, T, out);
     case ENGINE_OP_V: /* (Gemma 4: the key projection where the layer has none of its own; each head normed) */
@@ -558,17 +364,17 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             const bool own = w[MODEL_ROLE_FFN_NORM].t != NULL;
             return block_norm_bias_rows(s, &w[own ? MODEL_ROLE_FFN_NORM : MODEL_ROLE_ATTN_NORM],
                                         &w[own ? MODEL_ROLE_FFN_NORM_BIAS : MODEL_ROLE_ATTN_NORM_BIAS],
-                                        residual_in(s, side, il, pos0, T, in), T, E, out);
+                                        cmp_residual_in(s, side, il, pos0, T, in), T, E, out);
         }
         if (!L->mixer) /* Nemotron-H's feed-forward layer: its norm reads the layer's input */
-            return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], residual_in(s, side, il, pos0, T, in), T, E, out);
-        return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
+            return block_norm_rows(s, &w[MODEL_ROLE_FFN_NORM], cmp_residual_in(s, side, il, pos0, T, in), T, E, out);
+        return cmp_add_rows(cmp_residual_in(s, side, il, pos0, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         NULL, hp->residual_scale, (size_t)T * E, in) &&
                block_norm_bias_rows(s, &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], in, T, E, out);
     case ENGINE_OP_FFN_ACT: /* (BitNet's sub-norm after the activation) */
-        return derive_glu(s, side, il, T, out) &&
+        return cmp_derive_glu(s, side, il, T, out) &&
                (!w[MODEL_ROLE_FFN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_FFN_SUB_NORM], out, T, F, out));
     case ENGINE_OP_FFN_OUT:
         if ((hp->desc->moe_dense_beside || hp->desc->moe_dense_residual ||
@@ -576,7 +382,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
             w[MODEL_ROLE_FFN_GATE_INP].t) /* Gemma 4's, Arctic's, Grok-2's dense block beside: the tolerance judges */
             return false;
         if (hp->n_expert > 0)
-            return derive_experts(s, side, il, pos0, T, out);
+            return cmp_derive_experts(s, side, il, pos0, T, out);
         return cmp_product(s, side, &w[MODEL_ROLE_FFN_DOWN], &w[MODEL_ROLE_FFN_DOWN_BIAS],
                            cmp_side_rows(s, side, ENGINE_OP_FFN_ACT, il, F), T, F, out);
     case ENGINE_OP_FFN_POST_NORM:
@@ -587,19 +393,19 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         if (w[MODEL_ROLE_PER_LAYER_INP_GATE].t || (hp->desc->moe_dense_residual && w[MODEL_ROLE_FFN_GATE_INP].t))
             return false;
         if (!L->mixer && !L->ffn) { /* DeciLM's layer of neither block: its input as it came */
-            const float *x = residual_in(s, side, il, pos0, T, in);
+            const float *x = cmp_residual_in(s, side, il, pos0, T, in);
             if (x)
                 memcpy(out, x, (size_t)T * E * sizeof *out);
             return x != NULL;
         }
         if (!L->mixer || !L->ffn) /* Nemotron-H's layer: its one block's output added */
-            return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
+            return cmp_add_rows(cmp_residual_in(s, side, il, pos0, T, in),
                             L->mixer ? block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                                     MODEL_ROLE_ATTN_POST_NORM)
                                      : block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT,
                                                     MODEL_ROLE_FFN_POST_NORM),
                             NULL, hp->residual_scale, (size_t)T * E, out);
-        return cmp_add_rows(residual_in(s, side, il, pos0, T, in),
+        return cmp_add_rows(cmp_residual_in(s, side, il, pos0, T, in),
                         block_output(s, side, il, ENGINE_OP_ATTN_POST_NORM, ENGINE_OP_ATTN_OUT,
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
@@ -617,7 +423,7 @@ bool cmp_derive(cmp_state *s, engine_op op, int layer, int pos0, int T, int n)
 {
     cmp_deriving *d = &s->d;
     for (int side = 0; side < 2; side++)
-        if (!room(&d->out[side], &d->cap_out[side], (size_t)T * n) ||
+        if (!cmp_room(&d->out[side], &d->cap_out[side], (size_t)T * n) ||
             !derive_side(s, side, op, layer, pos0, T, d->out[side]))
             return false;
     return true;

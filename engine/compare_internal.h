@@ -66,6 +66,11 @@ int cmp_point_index(int n_layer, engine_op op, int layer);
 const float *cmp_side_rows(const cmp_state *s, int side, engine_op op, int layer, int n);
 /* Grows *p to hold need elements of elem bytes (contents kept); false when memory runs out. */
 bool cmp_grow(void **p, size_t *cap, size_t need, size_t elem);
+/* n floats into *p (growing it), or NULL. */
+static inline float *cmp_room(float **p, size_t *cap, size_t n)
+{
+    return cmp_grow((void **)p, cap, n ? n : 1, sizeof(float)) ? *p : NULL;
+}
 /* max |a - b| / max |a| over one row; NaN on one side only counts as infinite. */
 float cmp_row_rel(const float *a, const float *b, int n);
 
@@ -84,6 +89,12 @@ bool cmp_add_rows(const float *a, const float *b, const float *c, float s, size_
  * mixer's), re-derived from one side's own rows (compare_recurrent.c). */
 bool cmp_derive_mixer(cmp_state *s, int side, int il, int pos0, int T, float *out);
 bool cmp_derive_beside(cmp_state *s, int side, int il, int pos0, int T, int q_dim, float *out);
+/* The residual entering layer il on one side (scratch: room for T rows), compare_derive.c. */
+const float *cmp_residual_in(cmp_state *s, int side, int il, int pos0, int T, float *scratch);
+/* The feed-forward block re-derived from one side's own rows (compare_ffn.c): a dense block's gated activation (T
+ * rows of its width), a mixture of experts' output (T rows of n_embd). */
+bool cmp_derive_glu(cmp_state *s, int side, int il, int T, float *out);
+bool cmp_derive_experts(cmp_state *s, int side, int il, int pos0, int T, float *out);
 void cmp_deriving_free(cmp_deriving *d);
 
 #endif

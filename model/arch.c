@@ -21,6 +21,7 @@ static const struct {
     { model_archs_recurrent, &model_archs_recurrent_count },
     { model_archs_layernorm, &model_archs_layernorm_count },
     { model_archs_moe, &model_archs_moe_count },
+    { model_archs_moe_window, &model_archs_moe_window_count },
     { model_archs_dense, &model_archs_dense_count },
     { model_archs_gemma, &model_archs_gemma_count },
 };

@@ -38,6 +38,8 @@ extern const model_arch model_archs_layernorm[];
 extern const size_t model_archs_layernorm_count;
 extern const model_arch model_archs_moe[];
 extern const size_t model_archs_moe_count;
+extern const model_arch model_archs_moe_window[];
+extern const size_t model_archs_moe_window_count;
 extern const model_arch model_archs_dense[];
 extern const size_t model_archs_dense_count;
 extern const model_arch model_archs_gemma[];
