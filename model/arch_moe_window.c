@@ -1,6 +1,6 @@
 /*
- * Architectures as data, the mixtures of experts whose sliding window sits on the layers the file lists and whose
- * experts or attention have a limit or a gate of their own: Xiaomi MiMo-V2, deepgrove Maple, StepFun Step-3.5. One entry
+ * Architectures as data, the models whose sliding window sits on the layers the file lists and whose experts or
+ * attention have a limit or a gate of their own: Xiaomi MiMo-V2, deepgrove Maple, StepFun Step-3.5, Spark X2.5. One entry
  * per architecture (model/arch.c joins the families' tables); the facts are those of llama.cpp's src/models/<arch>.cpp
  * and src/llama-arch.cpp.
  */
@@ -99,6 +99,27 @@ const model_arch model_archs_moe_window[] = {
         .swiglu_clamp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_shexp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_silu_first = true,
+        .quantize = true,
+    },
+    {
+        .name = "spark2_5",
+        .families = "Spark X2.5 (XHToken, 1.7B)",
+        /* llama.cpp's spark2_5: a dense model; q/k/v fused (its converter's; the loader's create_tensor_qkv would take
+         * them apart too, which gguf-py lists no names for and no converter writes), NEOX rotation of
+         * rope.dimension_count on the full layers and rope.dimension_count_swa on the sliding ones, the sliding window
+         * (a key it requires) on the layers sliding_window_pattern lists (required) with the global rope
+         * (rope.freq_base_swa's base where present), a head-wise gate on the attention's output in every layer, a
+         * GeGLU block (ggml's GELU; the checkpoint's is the exact one) */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_QKV_BIAS] = O, [MODEL_ROLE_ATTN_GATE] = R, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_FFN_NORM] = R, DENSE_FFN_ROLES },
+        .rope_neox = true,
+        .act = MODEL_ACT_GELU_TANH,
+        .swa_period = 4, /* never used: the file lists the layers */
+        .swa_window_required = true,
+        .swa_pattern_required = true,
+        .swa_rope = MODEL_SWA_ROPE_GLOBAL,
+        .attn_gate_per_head = true,
         .quantize = true,
     },
 };

@@ -37,6 +37,7 @@ from granite_swa_arch import write_granite_swa  # noqa: E402
 from mimo2_arch import write_mimo2  # noqa: E402
 from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
+from spark_arch import write_spark  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
@@ -214,6 +215,12 @@ OWN_WRITERS = {
                                                  rope_freqs=True, n_dense=2, n_ff=128, n_exp=8, n_used=3, n_ffe=64,
                                                  n_ffs=64, scale=1.0, norm=False, gating=1, gate_layers=[0, 2, 3],
                                                  qk_norm=False, seed=8502),
+    # Spark X2.5's layers: q/k/v fused, a gate per head, the full layers rotating half of each head and the sliding
+    # ones all of it; and q/k/v with a bias, a sliding base of its own, rotating 16 and 8 of 32, no GQA, tied
+    'heldout-spark2_5': lambda out: write_spark(out),
+    'heldout-spark2_5-b': lambda out: write_spark(out, n_embd=96, n_layer=5, n_head=3, n_kv=3, n_rot=16, n_rot_swa=8,
+                                                  swa=[True, False, True, True, False], window=4, base_swa=20000.0,
+                                                  n_ff=160, qkv_bias=True, tied=True, seed=8602),
     'heldout-dots1': lambda out: write_moe(out, 'dots1', n_layer=3, n_kv=4, n_exp=8, n_used=2, n_ffe=80, scale=2.0,
                                            seed=4106),
     'heldout-granitemoe': lambda out: write_moe(out, 'granitemoe', n_layer=3, n_exp=10, n_used=4, n_ffe=64,
