@@ -188,11 +188,11 @@ static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
     const float *in = cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd);
     const engine_layer *L = &s->m->layers[il];
     if (hp->desc->attn_gate_per_head) { /* Step-3.5: a gate per head (where the layer has attn_gate) */
+        if (!L->w[MODEL_ROLE_ATTN_GATE].t)
+            return true;
         cmp_deriving *d = &s->d;
         const size_t rows = (size_t)T * L->n_head;
         float *gate = cmp_room(&d->gate, &d->cap_gate, rows);
-        if (!L->w[MODEL_ROLE_ATTN_GATE].t)
-            return true;
         if (!gate || !cmp_product(s, side, &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
             return false;
         for (size_t r = 0; r < rows; r++)

@@ -33,21 +33,11 @@ static double gelu_up_nearest(float x, double up, float own)
     return best;
 }
 
-/* SiLU(gate) * up into out (n values, rows of F) by backend b: plain where limit is 0, else under the limit in the
- * model's form (engine/pass.h's run_limited_swiglu, each op as the backend defines it: up within +-limit, then the
- * gate at most the limit before the SiLU, or SiLU(gate) at most the limit). gate and up are scratch. */
+/* engine_limited_swiglu by backend b in the model's form (plain SiLU where limit is 0). */
 static bool limited_swiglu(const cmp_state *s, kern_backend *b, float limit, float *gate, float *up, size_t n,
                            size_t F, float *out)
 {
-    if (limit <= 0.0f)
-        return b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
-    if (b->clamp(b, up, n, -limit, limit) != KERN_OK)
-        return false;
-    if (!s->m->hp.desc->swiglu_clamp_silu_first)
-        return b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK &&
-               b->glu(b, KERN_ACT_SILU, gate, up, n, F, out) == KERN_OK;
-    return b->glu(b, KERN_ACT_SIGMOID, gate, gate, n, F, gate) == KERN_OK &&
-           b->clamp(b, gate, n, -INFINITY, limit) == KERN_OK && b->glu(b, KERN_ACT_NONE, gate, up, n, F, out) == KERN_OK;
+    return engine_limited_swiglu(b, limit, s->m->hp.desc->swiglu_clamp_silu_first, gate, up, n, F, out) == KERN_OK;
 }
 
 /* act(gate) * up of the side's ffn_norm rows: the two products in the side's numerics, then SiLU as the reference

@@ -47,9 +47,8 @@ static void sum_expert(pass *p, float *out, float *y, int j, float scale, float 
 static void expert_activation(pass *p, float limit, bool gated, size_t n, size_t F)
 {
     engine_ctx *c = p->c;
-    const pass_limit l = pass_layer_limit(p, limit);
     if (limit > 0.0f && gated && c->m->hp.act == KERN_ACT_SILU)
-        run_limited_swiglu(p, &l, c->gate, c->up, n, F);
+        run_limited_swiglu(p, limit, c->gate, c->up, n, F);
     else
         run_glu(p, "gated activation", c->m->hp.act, gated ? c->gate : c->up, c->up, n, F, c->gate);
 }
@@ -72,9 +71,8 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
                           names);
         expert_activation(p, limit, parts == 2, (size_t)Tr * F, (size_t)F);
     } else {
-        const pass_limit l = pass_layer_limit(p, limit);
         run_gated_products(p, gate_up, gate_up_bias, h, Tr, F, c->m->hp.act, c->gate, c->up, expert_gate_up, names,
-                           &l);
+                           limit);
     }
     if (each)
         run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");

@@ -82,9 +82,8 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
         run_xielu(p, "xIELU", up, (size_t)Tr * F, &c->m->layers[il].xielu, gate);
     } else {
         /* (llama.cpp's build_ffn limits every gated block by the layer's swiglu_clamp_shexp: Step-3.5's) */
-        const pass_limit l = pass_layer_limit(p, c->m->layers[il].shexp_clamp);
         run_gated_products(p, gate_up, biases, in, Tr, F, c->m->hp.act, gate, up, gate_up_names, "ffn_gate, ffn_up",
-                           &l);
+                           c->m->layers[il].shexp_clamp);
     }
     if (w[MODEL_ROLE_FFN_SUB_NORM].t) /* BitNet: the activation RMS-normed before ffn_down */
         run_block_norm(p, "ffn_sub_norm", &w[MODEL_ROLE_FFN_SUB_NORM], NULL, gate, Tr, F, c->m->hp.eps, gate);

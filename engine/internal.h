@@ -83,6 +83,29 @@ static inline const kern_weight *engine_layer_input_norm(const engine_model *m, 
     return &L->w[L->mixer ? MODEL_ROLE_ATTN_NORM : MODEL_ROLE_FFN_NORM];
 }
 
+/* SiLU(gate) * up into out (n values, rows of F) by backend b under llama.cpp's SwiGLU limit (swiglu_clamp_exp /
+ * _shexp above 1e-6; 0: none): up within +-limit, then the gate at most the limit before its SiLU (ggml_swiglu_clamp:
+ * Maple's experts) or, silu_first (model_arch.swiglu_clamp_silu_first: build_moe_ffn's and build_ffn's other form,
+ * Step-3.5's), SiLU(gate) at most the limit, as gate times its sigmoid; then their product. gate and up are scratch.
+ * The forward pass and --compare's re-derivation both run it. (A NaN the clamp meets becomes the limit, where ggml's
+ * keeps it: the ops before it, traced, show it.) */
+static inline kern_status engine_limited_swiglu(kern_backend *b, float limit, bool silu_first, float *gate, float *up,
+                                                size_t n, size_t F, float *out)
+{
+    kern_status ks = KERN_OK;
+    if (limit > 0.0f)
+        ks = b->clamp(b, up, n, -limit, limit);
+    if (!ks && limit > 0.0f && !silu_first)
+        ks = b->clamp(b, gate, n, -INFINITY, limit);
+    if (!ks && (limit <= 0.0f || !silu_first))
+        return b->glu(b, KERN_ACT_SILU, gate, up, n, F, out);
+    if (!ks)
+        ks = b->glu(b, KERN_ACT_SIGMOID, gate, gate, n, F, gate);
+    if (!ks)
+        ks = b->clamp(b, gate, n, -INFINITY, limit);
+    return ks ? ks : b->glu(b, KERN_ACT_NONE, gate, up, n, F, out);
+}
+
 /* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {

@@ -93,33 +93,15 @@ static inline void run_products_each(pass *p, int n, const kern_weight *const ws
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
 }
 
-/* A SwiGLU's limit (llama.cpp's swiglu_clamp_exp / _shexp, above 1e-6 where it applies; 0: none) and its form: the
- * gate at most the limit before its SiLU (ggml_swiglu_clamp: Maple's experts), or silu_first, SiLU(gate) at most the
- * limit (build_moe_ffn's and build_ffn's other form: Step-3.5's); up within +-limit either way. */
-typedef struct pass_limit {
-    float limit;
-    bool silu_first;
-} pass_limit;
-
-/* A layer's limit (engine_layer.expert_clamp or .shexp_clamp) in its architecture's form. */
-static inline pass_limit pass_layer_limit(const pass *p, float limit)
+/* SiLU(gate) * up into gate (n values, rows of F) under a layer's SwiGLU limit (engine_layer.expert_clamp or
+ * .shexp_clamp) in its architecture's form: engine_limited_swiglu. */
+static inline void run_limited_swiglu(pass *p, float limit, float *gate, float *up, size_t n, size_t F)
 {
-    return (pass_limit){ .limit = limit, .silu_first = p->c->m->hp.desc->swiglu_clamp_silu_first };
-}
-
-/* SiLU(gate) * up into gate (n values, rows of F) under limit l. (A NaN the clamp meets becomes the limit, where
- * ggml's keeps it: the ops before it, traced, show it.) */
-static inline void run_limited_swiglu(pass *p, const pass_limit *l, float *gate, float *up, size_t n, size_t F)
-{
-    run_clamp(p, "up limit", up, n, -l->limit, l->limit);
-    if (!l->silu_first) {
-        run_clamp(p, "gate limit", gate, n, -INFINITY, l->limit);
-        run_glu(p, "gated activation", KERN_ACT_SILU, gate, up, n, F, gate);
-        return;
-    }
-    run_glu(p, "SiLU(gate)", KERN_ACT_SIGMOID, gate, gate, n, F, gate); /* gate times its sigmoid */
-    run_clamp(p, "SiLU(gate) limit", gate, n, -INFINITY, l->limit);
-    run_glu(p, "gated activation", KERN_ACT_NONE, gate, up, n, F, gate);
+    if (!p->st)
+        pass_check(p,
+                   engine_limited_swiglu(p->be, limit, p->c->m->hp.desc->swiglu_clamp_silu_first, gate, up, n, F,
+                                         gate),
+                   "limited SwiGLU");
 }
 
 /* A gated block's gate and up products of the Tr rows of x (their biases in bs, either may be NULL) and its
@@ -129,9 +111,9 @@ static inline void run_limited_swiglu(pass *p, const pass_limit *l, float *gate,
  * (StarCoder2's GELU). */
 static inline void run_gated_products(pass *p, const kern_weight *const gate_up[2], const kern_weight *const bs[2],
                                       const float *x, int Tr, int F, kern_act act, float *gate, float *up,
-                                      const char *const names[2], const char *group, const pass_limit *limit)
+                                      const char *const names[2], const char *group, float limit)
 {
-    if (limit && limit->limit > 0.0f && gate_up[0] && gate_up[0]->t && act == KERN_ACT_SILU) {
+    if (limit > 0.0f && gate_up[0] && gate_up[0]->t && act == KERN_ACT_SILU) {
         float *const outs[2] = { gate, up }; /* the products apart: the limit comes between them and the SiLU */
         run_products(p, 2, gate_up, bs, x, Tr, outs, names, group);
         run_limited_swiglu(p, limit, gate, up, (size_t)Tr * F, (size_t)F);
