@@ -136,10 +136,10 @@ static gguf_tensor vector_part(const gguf_tensor *t, uint64_t e0, uint64_t n)
 
 /* A fused attn_qkv.bias's q, k and v parts bound as the separate biases (views split[5..8)). */
 static engine_status bind_fused_bias(engine_model *m, engine_layer *L, const gguf_tensor *b, uint64_t q, uint64_t kv,
-                                     engine_error *err)
+                                     uint64_t v, engine_error *err)
 {
     static const model_role as[3] = { MODEL_ROLE_ATTN_Q_BIAS, MODEL_ROLE_ATTN_K_BIAS, MODEL_ROLE_ATTN_V_BIAS };
-    const uint64_t e0[3] = { 0, q, q + kv }, n[3] = { q, kv, kv };
+    const uint64_t e0[3] = { 0, q, q + kv }, n[3] = { q, kv, v };
     if (gguf_type_traits_of(b->type)->block_size != 1)
         return engine_fail(err, ENGINE_E_MODEL, b->info_offset, b->name, "tensor '%s' is %s: a bias is a float vector",
                            b->name, gguf_type_traits_of(b->type)->name);
@@ -157,15 +157,15 @@ static engine_status bind_fused_bias(engine_model *m, engine_layer *L, const ggu
     return ENGINE_OK;
 }
 
-/* A fused attn_qkv's rows bound as attn_q, attn_k and attn_v (its bias's values as their biases, phi2's); a fused
- * ffn_up's as ffn_gate and ffn_up (phi3: the gate's rows first, as ggml_swiglu reads one fused row). Either way the
- * forward pass sees separate matrices. */
+/* A fused attn_qkv's rows bound as attn_q, attn_k and attn_v (the values' rows value_length wide a head; its bias's
+ * values as their biases, phi2's); a fused ffn_up's as ffn_gate and ffn_up (phi3: the gate's rows first, as ggml_swiglu
+ * reads one fused row). Either way the forward pass sees separate matrices. */
 engine_status engine_bind_fused(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
     const engine_hparams *hp = &m->hp;
     const uint64_t q = (uint64_t)L->n_head * L->head_dim, kv = (uint64_t)L->n_kv_head * L->head_dim,
-                   ff = (uint64_t)L->n_ff;
+                   v = (uint64_t)L->n_kv_head * L->v_dim, ff = (uint64_t)L->n_ff;
     const gguf_tensor *qkv = L->w[MODEL_ROLE_ATTN_QKV].t, *up = L->w[MODEL_ROLE_FFN_UP].t;
     const gguf_tensor *qkv_b = L->w[MODEL_ROLE_ATTN_QKV_BIAS].t;
     engine_status s = ENGINE_OK;
@@ -181,8 +181,8 @@ engine_status engine_bind_fused(engine_model *m, int il, engine_error *err)
         L->w[MODEL_ROLE_ATTN_QKV_BIAS].t = NULL;
         if ((s = bind_part(m, L, 0, qkv, 0, q, MODEL_ROLE_ATTN_Q, err)) ||
             (s = bind_part(m, L, 1, qkv, q, kv, MODEL_ROLE_ATTN_K, err)) ||
-            (s = bind_part(m, L, 2, qkv, q + kv, kv, MODEL_ROLE_ATTN_V, err)) ||
-            (qkv_b && (s = bind_fused_bias(m, L, qkv_b, q, kv, err))))
+            (s = bind_part(m, L, 2, qkv, q + kv, v, MODEL_ROLE_ATTN_V, err)) ||
+            (qkv_b && (s = bind_fused_bias(m, L, qkv_b, q, kv, v, err))))
             return s;
         L->has_bias = qkv_b != NULL || L->has_bias;
     } else if (!L->w[MODEL_ROLE_ATTN_Q].t || !L->w[MODEL_ROLE_ATTN_K].t ||

@@ -173,7 +173,8 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
         /* the delta net's q, k (a key head's each) and v, or Mamba-2's x, B and C (a group's each), convolved together */
         if (hp->arch && (hp->arch->delta_net || hp->arch->mamba2 || hp->arch->mamba1))
             return 2 * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
-        return (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim_k;
+        /* llama.cpp's create_tensor_qkv: q and k key_length wide a head, v value_length */
+        return (hp->n_head + hp->n_head_kv) * hp->head_dim_k + hp->n_head_kv * hp->head_dim_v;
     case MODEL_DIM_FF_UP: return hp->arch && hp->arch->gate_up_fused ? 2 * hp->n_ff : hp->n_ff;
     case MODEL_DIM_ROT_HALF: /* Step-3.5's one tensor for layers of two widths: the wider's (ggml reads its start) */
         return (hp->arch && hp->arch->rope_full_half && hp->n_rot_swa > hp->n_rot ? hp->n_rot_swa : hp->n_rot) / 2;
@@ -283,8 +284,8 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_QK_NORM_K] = "key_length (or head_count_kv x key_length)",
         [MODEL_DIM_QK_NORM_ROWS_Q] = "1 (head_count with each head's own gains)",
         [MODEL_DIM_QK_NORM_ROWS_K] = "1 (head_count_kv with each head's own gains)",
-        [MODEL_DIM_QKV] = ("(head_count + 2 head_count_kv) x key_length (a delta net's or Mamba-2's: 2 ssm.group_count "
-                           "x ssm.state_size + ssm.inner_size)"),
+        [MODEL_DIM_QKV] = ("(head_count + head_count_kv) x key_length + head_count_kv x value_length (a delta net's or "
+                           "Mamba-2's: 2 ssm.group_count x ssm.state_size + ssm.inner_size)"),
         [MODEL_DIM_FF_UP] = "feed_forward_length (x2 with the gate fused in)",
         [MODEL_DIM_ROT_HALF] = "rope.dimension_count / 2", [MODEL_DIM_EXPERT] = "expert_count",
         [MODEL_DIM_FF_EXP] = "expert_feed_forward_length", [MODEL_DIM_FF_SHEXP] = "expert_shared_feed_forward_length",
