@@ -1,6 +1,6 @@
 /* libFuzzer target: a vocabulary and a text. The input is a little-endian u16 length L, L bytes
  * of text (cut at the input's end), then a GGUF image whose tokenizer.ggml.* keys are loaded
- * (SentencePiece, or byte-level BPE with any pre-tokenizer). The text is tokenized with and
+ * (SentencePiece, byte-level BPE with any pre-tokenizer, or PLaMo's). The text is tokenized with and
  * without special-token parsing, every token is turned back into text, and the text is also
  * read as a chat template (what tokenizer.chat_template would hold): its family detected and its
  * safety scanned. */

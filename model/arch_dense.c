@@ -1,6 +1,6 @@
 /*
  * Architectures as data, other dense families: Cohere's (Command R, Command A), Phi-3, Granite and MiniCPM's
- * multipliers, OLMo 2, EXAONE: one entry per architecture (model/arch.c joins the families' tables). The facts are
+ * multipliers, OLMo 2, EXAONE, PLaMo 3: one entry per architecture (model/arch.c joins the families' tables). The facts are
  * those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
@@ -161,6 +161,28 @@ const model_arch model_archs_dense[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .swa_n_layer = 64,
         .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
+        .name = "plamo3",
+        .families = "PLaMo 3 (2B, 8B, 31B)",
+        /* llama.cpp's plamo3: q/k/v fused in attn_qkv (values value_length wide), per-head q/k RMSNorms before the NEOX
+         * rotation, norms before and after both blocks (the converter folds the checkpoint's offsets into the gains;
+         * its post-norms carry no .weight: it maps post_mixer_norm.weight and post_mlp_norm.weight whole), gate and
+         * up fused in ffn_up, heads, key/value heads and widths per layer; with attention.sliding_window > 0, the
+         * window on seven layers in eight (or as sliding_window_pattern says), rotating with rope.freq_base_swa's
+         * base (10000 where absent) and no scaling */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_QKV] = R,
+                  [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R, [MODEL_ROLE_ATTN_OUT] = R,
+                  [MODEL_ROLE_ATTN_POST_NORM] = R, [MODEL_ROLE_FFN_NORM] = R, [MODEL_ROLE_FFN_UP] = R,
+                  [MODEL_ROLE_FFN_DOWN] = R, [MODEL_ROLE_FFN_POST_NORM] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .gate_up_fused = true,
+        .value_length_own = true,
+        .swa_period = 8,
+        .swa_rope = MODEL_SWA_ROPE_OWN_BASE,
+        .roles_bare = { MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_POST_NORM },
         .quantize = true,
     },
 };

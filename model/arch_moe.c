@@ -1,8 +1,8 @@
 /*
  * Architectures as data, the families with mixture-of-experts members, and their dense siblings: AFM (arcee),
- * Hunyuan, gpt-oss, GLM-4 and ChatGLM, MiniMax-M2, OLMoE, DBRX, Snowflake Arctic, ERNIE 4.5, Ling 1 and 2, dots.llm1,
- * DeepSeek-MoE, DeepSeek-V2/V3, Mistral 4, and the latent attention of MiniCPM3 and PLM: one entry per architecture
- * (model/arch.c joins the families' tables).
+ * Hunyuan and Tencent Hy3, gpt-oss, GLM-4 and ChatGLM, MiniMax-M2, OLMoE, DBRX, Snowflake Arctic, ERNIE 4.5, Ling 1
+ * and 2, dots.llm1, DeepSeek-MoE, DeepSeek-V2/V3, Mistral 4, and the latent attention of MiniCPM3 and PLM: one entry
+ * per architecture (model/arch.c joins the families' tables).
  * The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
@@ -73,6 +73,31 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
+        .quantize = true,
+    },
+    {
+        .name = "hy_v3",
+        .families = "Tencent Hy3 (HY V3)",
+        /* llama.cpp's hy_v3: q/k/v with optional biases (its create_tensor_qkv would take them fused too, which
+         * gguf-py lists no name for and no converter writes), per-head q/k RMSNorms before the NEOX rotation of the
+         * whole head; a dense block where a layer has no router, elsewhere experts chosen by sigmoid scores
+         * (expert_gating_func where the file sets one) plus exp_probs_b where present (named without .bias), their
+         * weights renormalised where expert_weights_norm says and scaled by expert_weights_scale, beside an ungated
+         * shared expert always added (expert_shared_feed_forward_length wide, an expert's width by default); the
+         * trailing nextn (multi-token prediction) blocks are not run */
+        .need = { DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  DENSE_FFN_ROLES, EXPERT_ROLES, [MODEL_ROLE_FFN_EXP_PROBS_B] = O, [MODEL_ROLE_FFN_GATE_SHEXP] = R,
+                  [MODEL_ROLE_FFN_UP_SHEXP] = R, [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_FF_EXP_LAYERS,
+        .moe_where_router = true,
+        .moe_ff_split = true,
+        .shexp_one_key_wide = true,
+        .roles_bare = { MODEL_ROLE_FFN_EXP_PROBS_B },
         .quantize = true,
     },
     {

@@ -113,7 +113,7 @@ const model_arch model_archs_recurrent[] = {
         .act = MODEL_ACT_SILU,
         .mamba2 = true,
         .mixer_beside = true,
-        .ffn_norm_bare = true,
+        .roles_bare = { MODEL_ROLE_FFN_NORM },
         .quantize = true,
     },
     {

@@ -53,7 +53,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_ATTN_OUT] = { "attn_output.weight", true, MODEL_DIM_Q_V, MODEL_DIM_EMBD, false,
       "attention output projection", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .block = MODEL_BLOCK_ATTENTION },
     [MODEL_ROLE_ATTN_POST_NORM] = { "post_attention_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                   "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+                                   "attention output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
+                                   .bare = "post_attention_norm" },
     [MODEL_ROLE_FFN_NORM] = { "ffn_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
       "feed-forward input norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .bare = "ffn_norm",
       .block = MODEL_BLOCK_FFN },
@@ -64,7 +65,8 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
     [MODEL_ROLE_FFN_DOWN] = { "ffn_down.weight", true, MODEL_DIM_FF, MODEL_DIM_EMBD, false,
       "feed-forward down projection", .form = MODEL_FFN_DENSE, .block = MODEL_BLOCK_FFN },
     [MODEL_ROLE_FFN_POST_NORM] = { "post_ffw_norm.weight", true, MODEL_DIM_EMBD, MODEL_DIM_NONE, true,
-                                  "feed-forward output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY },
+                                  "feed-forward output norm gains", MODEL_DIM_NONE, .form = MODEL_FFN_ANY,
+                                  .bare = "post_ffw_norm" },
     [MODEL_ROLE_FFN_GATE_INP] = { "ffn_gate_inp.weight", true, MODEL_DIM_EMBD, MODEL_DIM_EXPERT, false,
                                  "expert router", .form = MODEL_FFN_MOE },
     [MODEL_ROLE_FFN_GATE_EXPS] = { "ffn_gate_exps.weight", true, MODEL_DIM_EMBD, MODEL_DIM_FF_EXP, false,
@@ -100,7 +102,7 @@ static const model_role_info roles[MODEL_ROLE_COUNT] = {
                                        "experts' down biases", .form = MODEL_FFN_MOE, .expert_rows = true },
     [MODEL_ROLE_FFN_EXP_PROBS_B] = { "exp_probs_b.bias", true, MODEL_DIM_EXPERT, MODEL_DIM_NONE, false,
                                     "experts' selection bias (added to the router's scores for the choice only)",
-                                    .form = MODEL_FFN_MOE },
+                                    .form = MODEL_FFN_MOE, .bare = "exp_probs_b" },
     [MODEL_ROLE_ATTN_Q_A] = { "attn_q_a.weight", true, MODEL_DIM_EMBD, MODEL_DIM_Q_LORA, false,
                              "query compression", MODEL_DIM_NONE, .form = MODEL_FFN_ANY, .attn_form = MODEL_ATTN_Q_LORA },
     [MODEL_ROLE_ATTN_Q_A_NORM] = { "attn_q_a_norm.weight", true, MODEL_DIM_Q_LORA, MODEL_DIM_NONE, true,
@@ -276,5 +278,8 @@ const char *model_role_name(const model_arch *a, model_role r)
     const model_role_info *ri = model_role_info_of(r);
     if (!ri)
         return "?";
-    return a && a->ffn_norm_bare && r == MODEL_ROLE_FFN_NORM ? ri->bare : ri->name;
+    for (size_t i = 0; a && ri->bare && i < sizeof a->roles_bare / sizeof a->roles_bare[0] && a->roles_bare[i]; i++)
+        if (a->roles_bare[i] == r)
+            return ri->bare;
+    return ri->name;
 }

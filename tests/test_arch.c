@@ -17,15 +17,15 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_arch_names(),
                      "llama, llama4, mistral3, internlm2, smollm3, seed_oss, deci, xverse, pangu-embedded, bitnet, "
                      "openelm, baichuan, refact, plamo, nanbeige, maincoder, apertus, qwen, qwen2, qwen3, qwen2moe, "
-                     "qwen3moe, qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, "
-                     "nemotron_h, nemotron_h_moe, granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, jais2, "
-                     "codeshell, jais, gpt2, starcoder, bloom, mpt, olmo, orion, nemotron, stablelm, phi2, falcon, "
-                     "gptneox, arcee, hunyuan-dense, hunyuan_vl, hunyuan-moe, gpt-oss, glm4, chatglm, glm4moe, "
+                     "qwen3moe, qwen2vl, qwen3vl, qwen3vlmoe, qwen35, qwen35moe, qwen3next, lfm2, lfm2moe, nemotron_h, "
+                     "nemotron_h_moe, granitehybrid, falcon-h1, mamba2, jamba, mamba, starcoder2, jais2, codeshell, "
+                     "jais, gpt2, starcoder, bloom, mpt, olmo, orion, nemotron, stablelm, phi2, falcon, gptneox, "
+                     "arcee, hunyuan-dense, hunyuan_vl, hunyuan-moe, hy_v3, gpt-oss, glm4, chatglm, glm4moe, "
                      "minimax-m2, olmoe, dbrx, arctic, grok, ernie4_5, ernie4_5-moe, bailingmoe, bailingmoe2, "
-                     "exaone-moe, afmoe, mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, "
-                     "minicpm3, plm, mimo2, maple, step35, spark2_5, command-r, cohere2, phi3, granite, minicpm, "
-                     "granitemoe, granite_swa, olmo2, exaone, exaone4, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 98);
+                     "exaone-moe, afmoe, mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, minicpm3, "
+                     "plm, mimo2, maple, step35, spark2_5, command-r, cohere2, phi3, granite, minicpm, granitemoe, "
+                     "granite_swa, olmo2, exaone, exaone4, plamo3, gemma, gemma2, gemma3, gemma4");
+    cr_assert_eq(model_arch_count(), 100);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -48,6 +48,17 @@ Test(arch, names_and_roles_round_trip)
     cr_assert_str_eq(model_role_name(falcon, MODEL_ROLE_FFN_NORM), "ffn_norm", "its converter's name, no .weight");
     cr_assert_str_eq(model_role_name(model_arch_find("llama", 5), MODEL_ROLE_FFN_NORM), "ffn_norm.weight");
     cr_assert_str_eq(model_role_name(falcon, MODEL_ROLE_ATTN_NORM), "attn_norm.weight");
+    cr_assert_str_eq(model_role_name(falcon, MODEL_ROLE_FFN_EXP_PROBS_B), "exp_probs_b.bias");
+    const model_arch *hy = model_arch_find("hy_v3", 5);
+    cr_assert(hy);
+    cr_assert_str_eq(model_role_name(hy, MODEL_ROLE_FFN_EXP_PROBS_B), "exp_probs_b", "its loader's name, no .bias");
+    cr_assert_str_eq(model_role_name(hy, MODEL_ROLE_FFN_NORM), "ffn_norm.weight");
+    cr_assert_str_eq(model_role_name(model_arch_find("glm4moe", 7), MODEL_ROLE_FFN_EXP_PROBS_B), "exp_probs_b.bias");
+    const model_arch *plamo3 = model_arch_find("plamo3", 6);
+    cr_assert(plamo3);
+    cr_assert_str_eq(model_role_name(plamo3, MODEL_ROLE_ATTN_POST_NORM), "post_attention_norm", "no .weight");
+    cr_assert_str_eq(model_role_name(plamo3, MODEL_ROLE_FFN_POST_NORM), "post_ffw_norm", "no .weight");
+    cr_assert_str_eq(model_role_name(model_arch_find("gemma2", 6), MODEL_ROLE_FFN_POST_NORM), "post_ffw_norm.weight");
     int64_t layer;
     const char *not_roles[] = { "blk.x.attn_q.weight", "blk.-1.attn_q.weight", "blk.3.attn_qkvz.weight",
                                 "attn_q.weight", "blk.3.token_embd.weight", "blk.3", "" };

@@ -2,7 +2,7 @@
  * Token id -> the bytes it stands for in generated text (llama.cpp's
  * token_to_piece with special tokens not rendered): SentencePiece pieces turn
  * U+2581 back into spaces and <0xXX> tokens into their byte (Gemma 4's BPE too); byte-level BPE
- * pieces map each code point back to its byte; control tokens print nothing.
+ * pieces map each code point back to its byte; PLaMo's are their text; control tokens print nothing.
  * Partial UTF-8 across byte tokens is the caller's to join.
  */
 #include "bigram.h"
@@ -54,6 +54,8 @@ size_t tok_piece(const tok_vocab *v, int32_t id, char *buf, size_t cap)
     default:
         break;
     }
+    if (v->kind == VOCAB_PLAMO2) /* PLaMo's pieces are the text itself */
+        return put(buf, cap, 0, t->ptr, t->len);
     size_t out = 0;
     if (v->kind == VOCAB_SPM || v->spm_style) { /* (Gemma 4's BPE pieces are SentencePiece's) */
         for (size_t i = 0; i < t->len;) {

@@ -99,6 +99,9 @@ void tok_vocab_free(tok_vocab *v)
     free(v->type);
     free(v->eog);
     free(v->special);
+    free(v->plamo_entries);
+    free(v->plamo_rev);
+    free(v->plamo_score);
     free(v);
 }
 
@@ -133,7 +136,8 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
     static const struct {
         const char *name;
         vocab_kind kind;
-    } models[] = { { "llama", VOCAB_SPM }, { "gpt2", VOCAB_BPE }, { "gemma4", VOCAB_BPE } };
+    } models[] = { { "llama", VOCAB_SPM }, { "gpt2", VOCAB_BPE }, { "gemma4", VOCAB_BPE },
+                   { "plamo2", VOCAB_PLAMO2 } };
     size_t mi = 0;
     while (mi < sizeof models / sizeof models[0] &&
            !(model.len == strlen(models[mi].name) && !memcmp(model.ptr, models[mi].name, model.len)))
@@ -146,11 +150,12 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         s = gguf_is_identifier(model.ptr, model.len)
                 ? tok_fail(err, TOK_E_UNSUPPORTED, at, "tokenizer.ggml.model",
                               "tokenizer '%.*s' is not supported (llama = SentencePiece, gpt2 = byte-level BPE, "
-                              "gemma4 = SentencePiece-style BPE are)",
+                              "gemma4 = SentencePiece-style BPE, plamo2 = PLaMo's are)",
                               (int)model.len, model.ptr)
                 : tok_fail(err, TOK_E_MALFORMED, at, "tokenizer.ggml.model",
                               "tokenizer.ggml.model '%.*s' is not a tokenizer's name (llama = SentencePiece, gpt2 = "
-                              "byte-level BPE, gemma4 = SentencePiece-style BPE are)", (int)(model.len < 64 ? model.len : 64),
+                              "byte-level BPE, gemma4 = SentencePiece-style BPE, plamo2 = PLaMo's are)",
+                              (int)(model.len < 64 ? model.len : 64),
                               model.ptr);
         goto fail;
     }
@@ -196,11 +201,12 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
     for (uint64_t i = 0; merges && i < merges->count; i++)
         strmap_put(&v->merge_rank, merges->v.strs[i].ptr, merges->v.strs[i].len, (int32_t)i);
 
-    bool spm = v->kind == VOCAB_SPM;
+    bool spm = v->kind == VOCAB_SPM, plamo = v->kind == VOCAB_PLAMO2;
     const char *tm = tok_vocab_model(v);
-    v->bos = key_id(f, tm, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, v->n);
-    v->eos = key_id(f, tm, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, v->n);
-    v->unk = key_id(f, tm, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, v->n);
+    /* llama.cpp's defaults: SentencePiece's <s>, </s>, <unk>; PLaMo's <|plamo:bos|>, <|plamo:eos|>, <|plamo:unk|> */
+    v->bos = key_id(f, tm, "tokenizer.ggml.bos_token_id", spm || plamo ? 1 : -1, v->n);
+    v->eos = key_id(f, tm, "tokenizer.ggml.eos_token_id", spm || plamo ? 2 : -1, v->n);
+    v->unk = key_id(f, tm, "tokenizer.ggml.unknown_token_id", spm || plamo ? 0 : -1, v->n);
     v->eot = key_id(f, tm, "tokenizer.ggml.eot_token_id", -1, v->n);
     v->eom = key_id(f, tm, "tokenizer.ggml.eom_token_id", -1, v->n);
     gguf_str pre = { "default", 7 };
@@ -223,7 +229,7 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
     v->add_bos |= v->spm_style; /* llama.cpp's loader turns it on for Gemma 4 whatever the key says */
     v->add_eos = key_bool(f, "tokenizer.ggml.add_eos_token", false);
     v->add_space_prefix = key_bool(f, "tokenizer.ggml.add_space_prefix", spm);
-    if (v->add_bos && v->bos < 0)
+    if ((v->add_bos && v->bos < 0) || plamo) /* llama.cpp's plamo2 tokenizing adds no BOS, whatever the key says */
         v->add_bos = false;
 
     vocab_apply_llama_rules(v, f);
@@ -241,7 +247,9 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         s = tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
-    if (!spm) {
+    if (plamo && (s = plamo2_index(v, err)))
+        goto fail;
+    if (v->kind == VOCAB_BPE) {
         bpe_byte_tables(v->byte_cp, v->cp_byte);
         if ((s = pretok_create(v, err)))
             goto fail;
@@ -303,8 +311,9 @@ tok_status tok_tokenize(const tok_vocab *v, const char *text, size_t len, bool a
             prev_special = true;
             continue;
         }
-        ok = v->kind == VOCAB_SPM ? spm_tokenize(v, text + f->off, f->len, v->add_space_prefix && prev_special, &o)
-                                  : bpe_tokenize(v, text + f->off, f->len, &o);
+        ok = v->kind == VOCAB_SPM      ? spm_tokenize(v, text + f->off, f->len, v->add_space_prefix && prev_special, &o)
+             : v->kind == VOCAB_PLAMO2 ? plamo2_tokenize(v, text + f->off, f->len, &o)
+                                       : bpe_tokenize(v, text + f->off, f->len, &o);
         prev_special = false;
     }
     if (ok && add_special && v->add_eos && v->eos >= 0)

@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "strmap.h"
 
-typedef enum vocab_kind { VOCAB_SPM, VOCAB_BPE } vocab_kind;
+typedef enum vocab_kind { VOCAB_SPM, VOCAB_BPE, VOCAB_PLAMO2 } vocab_kind;
 
 enum { BPE_CP_END = 324 };  /* GPT-2's byte code points are below 256 + 68 */
 
@@ -22,13 +22,17 @@ struct tok_vocab {
     int32_t bos, eos, eot, eom, unk;
     bool add_bos, add_eos, add_space_prefix, ignore_merges;
     bool spm_style;           /* BPE over U+2581 for spaces and the text's own UTF-8 (pretok_spm_style) */
-    const char *model;        /* tokenizer.ggml.model: "llama", "gpt2" or "gemma4" */
+    const char *model;        /* tokenizer.ggml.model: "llama", "gpt2", "gemma4" or "plamo2" */
     uint8_t *eog;             /* (n) end-of-generation flags */
     int32_t n_real;
     int32_t *special;         /* control, user-defined and unknown tokens, longest text first (special.c) */
     int32_t n_special;
     void *pretok;             /* BPE: compiled pre-tokenizer regexes */
-    int byte_token[256];      /* SPM: <0xXX> ids (-1: none) */
+    int byte_token[256];      /* SPM: <0xXX> ids (-1: none); PLaMo 2: the last <0xXX> of type BYTE */
+    int32_t *plamo_entries;   /* PLaMo 2: the ids of its entries (not byte tokens), sorted by text (tok_plamo2.c) */
+    int32_t *plamo_rev;       /* PLaMo 2: the same ids sorted by their texts read backwards */
+    int32_t n_plamo_entries;
+    int32_t *plamo_score;     /* PLaMo 2: (n) each token's score as its table holds it */
     uint16_t byte_cp[256];    /* BPE: GPT-2's code point for each byte */
     int16_t cp_byte[BPE_CP_END]; /* BPE: the byte each such code point stands for (-1: none) */
 };
@@ -75,6 +79,9 @@ bool tok_out_push(tok_out *o, int32_t id);
  * prompt or follows a special token: llama.cpp's is_prev_special). */
 bool spm_tokenize(const tok_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out);
 bool bpe_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out);
+bool plamo2_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out);
+/* PLaMo 2's entries and byte tokens, indexed once per vocabulary (a refusal where a byte token is missing). */
+tok_status plamo2_index(tok_vocab *v, tok_error *err);
 
 /* GPT-2's byte <-> printable code point tables (byte-level BPE), filled once per vocabulary. */
 void bpe_byte_tables(uint16_t byte_cp[256], int16_t cp_byte[BPE_CP_END]);

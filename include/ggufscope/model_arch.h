@@ -280,9 +280,12 @@ typedef struct model_arch {
     uint8_t need_ffn[MODEL_ROLE_COUNT];
     /* Falcon-H1's (llama.cpp's falcon-h1): mixer_beside: every layer runs its attention and a Mamba-2 mixer side by
      *   side on attn_norm(x) and adds both to x (the mixer's roles in need, beside the attention's; every layer keeps
-     *   cache rows and a recurrent state); ffn_norm_bare: its feed-forward norm is blk.N.ffn_norm, without .weight (the
-     *   converter maps pre_ff_layernorm.weight whole, to a name without a suffix; its loader asks for that name) */
-    bool mixer_beside, ffn_norm_bare;
+     *   cache rows and a recurrent state) */
+    bool mixer_beside;
+    /* the roles whose tensors its loader asks for by their bare names (model_role_info.bare, without .weight or .bias),
+     * as its converter maps the checkpoint's name whole: Falcon-H1's ffn_norm, Hy3's exp_probs_b, PLaMo 3's post-norms;
+     * the list ends at the first 0 (token_embd, which has no bare name) */
+    model_role roles_bare[3];
     /* Mamba-1's (llama.cpp's mamba): every layer's mixer is Mamba-1's (x and z from ssm_in; x convolved; dt, B, C from
      *   ssm_x, dt widened by ssm_dt; a state per channel of ssm.state_size values, each decayed at its own rate) */
     bool mamba1;
@@ -358,7 +361,7 @@ typedef struct model_arch {
 } model_arch;
 
 /* The name architecture a gives role r's tensor (without the "blk.N." prefix): the role's own, or its bare name where
- * a's converter writes that (model_arch.ffn_norm_bare); a NULL a: the role's own. */
+ * a's loader asks for that (model_arch.roles_bare); a NULL a: the role's own. */
 GGUFSCOPE_API const char *model_role_name(const model_arch *a, model_role r);
 
 /* The YaRN keys a family's loader reads: rope.scaling.yarn_beta_fast / _slow, rope.scaling.yarn_log_multiplier as

@@ -197,8 +197,8 @@ typedef struct model_role_info {
     bool per_layer_input;  /* a role of Gemma 4's per-layer inputs: in a file with embedding_length_per_layer_input
                             * > 0 only */
     model_block block;     /* the block it belongs to, where a layer may lack that block (model_arch.blocks_by_width) */
-    const char *bare;      /* the name without its suffix, where a converter writes it so (Falcon-H1's ffn_norm:
-                            * model_arch.ffn_norm_bare); NULL: none */
+    const char *bare;      /* the name without its suffix, where a converter writes it so (Falcon-H1's ffn_norm, Hy3's
+                            * exp_probs_b: model_arch.roles_bare); NULL: none */
 } model_role_info;
 
 GGUFSCOPE_API const model_role_info *model_role_info_of(model_role r);

@@ -35,6 +35,7 @@ from arctic_arch import write_arctic  # noqa: E402
 from nanbeige_arch import write_nanbeige  # noqa: E402
 from granite_swa_arch import write_granite_swa  # noqa: E402
 from mimo2_arch import write_mimo2  # noqa: E402
+from plamo3_arch import write_plamo3  # noqa: E402
 from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
@@ -101,6 +102,20 @@ HELDOUT = {
 # expert (10, 4 used)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
+    # PLaMo 3's layers: a window on every other layer (sliding_window_pattern 2) with its own base; and the loader's
+    # period (seven layers in eight), key/value heads and widths per layer, values 24 wide under keys of 32, a tied
+    # output and PLaMo's own vocabulary
+    'heldout-plamo3': lambda out: write_plamo3(out),
+    'heldout-plamo3-b': lambda out: write_plamo3(out, n_embd=96, n_layer=9, n_head=3, n_kv=[1, 3, 1, 3, 1, 3, 1, 3, 1],
+                                                 hd=32, hd_v=24, n_ff=[128, 160, 128, 160, 128, 160, 128, 160, 128],
+                                                 window=4, pattern=None, base_swa=None, tied=True, vocab='plamo2',
+                                                 seed=8702),
+    'heldout-hy_v3': lambda out: write_moe(out, 'hy_v3'),
+    # no gating key (the loader's sigmoid), weights neither renormalised nor scaled, no dense layer nor prediction
+    # block, two shared experts' width, a tied output
+    'heldout-hy_v3-b': lambda out: write_moe(out, 'hy_v3', n_embd=192, n_layer=3, n_nextn=0, n_dense=0, n_head=6,
+                                             n_kv=3, hd=32, n_ff=256, n_exp=5, n_used=2, n_ffe=64, n_shared=2,
+                                             scale=1.0, norm=False, tied=True, gating=None, seed=4131),
     'heldout-minimax-m2': lambda out: write_moe(out, 'minimax-m2', n_layer=3, n_exp=12, n_used=4, n_ffe=80,
                                                 seed=4102),
     'heldout-olmoe': lambda out: write_moe(out, 'olmoe', n_layer=3, n_head=4, n_kv=4, n_exp=6, n_used=2, n_ffe=112,

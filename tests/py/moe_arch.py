@@ -26,7 +26,10 @@ keys each loader reads: llama.cpp's src/models/<arch>.cpp):
               (as granitemoeshared files add), NORM rotary;
   hunyuan-moe Hunyuan-A13B: per-head q/k norms (after the rotation, in its graph), softmax routing, renormalised,
               experts and an ungated shared expert as wide as feed_forward_length (its converter writes the experts'
-              width and the shared one's, and the loader sizes the experts by feed_forward_length).
+              width and the shared one's, and the loader sizes the experts by feed_forward_length);
+  hy_v3       Tencent Hy3: per-head q/k norms, a dense first layer (no key says so: it has no router), sigmoid
+              routing plus a selection bias (named without .bias, as its loader asks), renormalised and scaled, one ungated shared expert of its own width, NEOX
+              rotary of whole heads, and a trailing multi-token prediction block.
 Deterministic: the same arguments give the same bytes.
 
     from moe_arch import write_moe; write_moe(path, 'glm4moe', **shape)"""
@@ -67,6 +70,10 @@ FAMILIES = {
                        shared=True, partial_rope=False, keys=False),
     'hunyuan-moe': dict(pre='hunyuan', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=False,
                         shared=True, partial_rope=False, keys=False),
+    # Tencent Hy3 (HYV3Model): no count of dense layers (a layer without a router is dense) nor of shared experts
+    # (one, num_shared_experts experts wide), the gating function always written
+    'hy_v3': dict(pre='hy_v4', qkv_bias=False, qk_norm='head', ffn_norm='ffn_norm', select_bias=True, shared=True,
+                  partial_rope=False, keys=True, shared_width=True, count_keys=False),
 }
 
 
@@ -102,7 +109,7 @@ def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
 
 def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
               n_used=3, n_ffe=96, n_shared=1, scale=2.5, norm=True, tied=False, n_vocab=1024, window=3,
-              swa_layers=None, seed=4101):
+              swa_layers=None, gating=2, seed=4101):
     fam = FAMILIES[arch]
     rs = np.random.RandomState(seed)
     E, H, KV, X, Fe = n_embd, n_head, n_kv, n_exp, n_ffe
@@ -160,14 +167,15 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
         w.add_array(f'{arch}.attention.sliding_window_pattern', [bool(x) for x in pattern])
     if fam.get('shared_width'):  # K-EXAONE's: num_shared_experts experts' width, as one
         w.add_uint32(f'{arch}.expert_shared_feed_forward_length', Fe * n_shared)
-    if fam['keys']:
+    if fam['keys'] and fam.get('count_keys', True):
         w.add_uint32(f'{arch}.expert_shared_count', n_shared)
         w.add_uint32(f'{arch}.leading_dense_block_count', n_dense)
+    if fam['keys']:
         w.add_float32(f'{arch}.expert_weights_scale', scale)
         if fam.get('norm_key', True):
             w.add_bool(f'{arch}.expert_weights_norm', norm)
-    if fam['select_bias'] and not ernie:
-        w.add_uint32(f'{arch}.expert_gating_func', 2)  # sigmoid
+    if fam['select_bias'] and not ernie and gating is not None:
+        w.add_uint32(f'{arch}.expert_gating_func', gating)  # 2: sigmoid
     if fam['keys'] and fam.get('nextn', True):
         w.add_uint32(f'{arch}.nextn_predict_layers', n_nextn)
 
@@ -208,7 +216,7 @@ def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4,
             t(b + 'ffn_gate_inp.weight', rnd((X, E), 0.3))
             if fam['select_bias']:
                 # as large as the sigmoid scores' spread, so that it changes which experts are chosen
-                t(b + 'exp_probs_b.bias', rnd((X,), 0.1))
+                t(b + ('exp_probs_b' if arch == 'hy_v3' else 'exp_probs_b.bias'), rnd((X,), 0.1))
             t(b + 'ffn_gate_exps.weight', rnd((X, Fe, E), 0.08))
             t(b + 'ffn_up_exps.weight', rnd((X, Fe, E), 0.08))
             t(b + 'ffn_down_exps.weight', rnd((X, E, Fe), 0.06))

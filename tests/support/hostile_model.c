@@ -206,6 +206,9 @@ static const hostile_case cases[] = {
     { { "vocab-pre-qwen2", HOSTILE_VOCAB_BPE, true }, { SET("tokenizer.ggml.pre", STR("qwen2")) } },
     { { "vocab-pre-smollm", HOSTILE_VOCAB_BPE, true }, { SET("tokenizer.ggml.pre", STR("smollm")) } },
     { { "vocab-tokens-escapes", HOSTILE_VOCAB_SPM, true }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKENS_ESCAPES },
+    /* PLaMo's tokenizer over the SentencePiece vocabulary (its 256 byte tokens are what it needs) */
+    { { "vocab-plamo2", HOSTILE_VOCAB_SPM, true }, { SET("tokenizer.ggml.model", STR("plamo2")) } },
+    { { "plamo2-model", HOSTILE_SPM, true }, { SET("tokenizer.ggml.model", STR("plamo2")) } },
     { { "vocab-token-1mb", HOSTILE_VOCAB_SPM }, .rt_key = "tokenizer.ggml.tokens", .rt = RT_TOKEN_1MB },
     { { "vocab-merges-unknown", HOSTILE_VOCAB_BPE }, .rt_key = "tokenizer.ggml.merges", .rt = RT_MERGES_UNKNOWN },
     /* metadata with which a good model loads, then prints gibberish or never stops (test_generation_metadata) */
