@@ -35,7 +35,7 @@ static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_
                                  int n, float *out)
 {
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!s->m->hp.desc->norm_layer) { /* (PhiMoE's RMSNorms add a bias after the gains) */
+    if (!s->m->hp.norm_layer) { /* (PhiMoE's RMSNorms add a bias after the gains) */
         const kern_weight b = { .t = bias ? bias->t : NULL };
         return norm_rows(s, w, x, T, n, out) && (!b.t || ref->add_bias(ref, &b, T, n, out) == KERN_OK);
     }

@@ -178,8 +178,9 @@ bool cmp_derive_experts(cmp_state *s, int side, int il, int pos0, int T, float *
             const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
             ok = (!gated || cmp_product(s, side, &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, ht, 1, E, &sh)) &&
                  gated_block(s, side, sw, no_bias, hp->n_ff_shexp, L->shexp_clamp, ht, tmp);
+            const float mean = hp->desc->shexp_mean ? 0.5f : 1.0f; /* (Cohere2 MoE's average of the two) */
             for (int i = 0; ok && i < E; i++)
-                ot[i] += gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i];
+                ot[i] = (ot[i] + (gated ? tmp[i] * (1.0f / (1.0f + expf(-sh))) : tmp[i])) * mean;
         }
     }
     free(tmp);

@@ -53,6 +53,7 @@ typedef struct engine_hparams {
      * num_loops: run layer il reads block il % n_block's weights, and keeps a cache of its own) */
     int n_block;
     int v_dim;              /* a head's value row in the cache: head_dim, but in latent attention */
+    bool norm_layer;        /* every norm a LayerNorm (model_hparams.norm_layer), else RMSNorms */
     /* the widest over the layers (engine_layer has each one's): a head's key and value rows, a position's keys or
      * values in a layer's cache */
     int head_dim_max, v_dim_max, kv_max;

@@ -261,4 +261,6 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *
         run_scale(p, "shared expert gate", c->moe_tmp + (size_t)t * E, (size_t)E,
                   1.0f / (1.0f + expf(-c->router_host[t])));
     run_add(p, "shared expert", o, c->moe_tmp, (size_t)Tr * E);
+    if (hp->desc->shexp_mean) /* Cohere2 MoE's: the two averaged */
+        run_scale(p, "mean of the experts and the shared experts", o, (size_t)Tr * E, 0.5f);
 }

@@ -17,7 +17,7 @@ static void residual_add(pass *p, float *x, const float *o, int n, const kern_we
     engine_ctx *c = p->c;
     const int E = c->m->hp.n_embd;
     const model_arch *a = c->m->hp.desc;
-    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe && !a->norm_layer &&
+    if (next_norm && next_norm->t && p->be->add_rmsnorm && !p->probe && !c->m->hp.norm_layer &&
         a->need[MODEL_ROLE_ATTN_NORM_BIAS] == MODEL_NEED_ABSENT) {
         if (!p->st)
             pass_check(p, p->be->add_rmsnorm(p->be, x, o, next_norm, n, E, c->m->hp.eps, h),
@@ -224,7 +224,10 @@ void engine_parallel_block(pass *p, int il, int T, int r0)
     if (w[MODEL_ROLE_FFN_NORM].t)
         run_block_norm(p, "ffn_norm", &w[MODEL_ROLE_FFN_NORM], &w[MODEL_ROLE_FFN_NORM_BIAS], x, Tr, E, hp->eps, h);
     pass_look(p, ENGINE_OP_FFN_NORM, c->h, T, E); /* the feed-forward block's input */
-    dense_block(p, il, T, Tr, h, gate, up, f);
+    if (w[MODEL_ROLE_FFN_GATE_INP].t) /* Cohere2 MoE's layers past its dense ones */
+        engine_experts_block(p, il, Tr, h, NULL, f);
+    else
+        dense_block(p, il, T, Tr, h, gate, up, f);
     pass_look(p, ENGINE_OP_FFN_OUT, c->att, T, E);
     if (hp->desc->parallel_blocks_summed) {
         run_add(p, "attention + feed-forward", o, f, (size_t)Tr * E);

@@ -112,6 +112,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->moe_renormalise = g->moe_renormalise;
     hp->moe_scale = g->moe_scale;
     hp->eps = g->eps;
+    hp->norm_layer = g->norm_layer;
     hp->eps_defaulted = g->eps_defaulted;
     hp->base_defaulted = g->rope_base_defaulted;
     hp->head_dim_from_key_length = g->head_dim_from_key_length;

@@ -41,12 +41,12 @@ static inline const kern_weight *pass_bound(const kern_weight *w)
 }
 
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
- * (model_arch.norm_layer: Cohere's), plus its bias where bias is bound (StarCoder2's LayerNorms; PhiMoE's RMSNorms,
+ * (model_hparams.norm_layer: Cohere's), plus its bias where bias is bound (StarCoder2's LayerNorms; PhiMoE's RMSNorms,
  * whose bias llama.cpp adds after the gains). */
 static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const kern_weight *bias,
                                   const float *x, int T, int n, float eps, float *out)
 {
-    if (p->c->m->hp.desc->norm_layer) { /* (no gains at all: OLMo's) */
+    if (p->c->m->hp.norm_layer) { /* (no gains at all: OLMo's) */
         run_layernorm(p, what, pass_bound(w), pass_bound(bias), x, T, n, eps, out);
         return;
     }

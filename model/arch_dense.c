@@ -1,7 +1,7 @@
 /*
- * Architectures as data, other dense families: Cohere's (Command R, Command A), Phi-3, Granite and MiniCPM's
- * multipliers, OLMo 2, EXAONE, PLaMo 3: one entry per architecture (model/arch.c joins the families' tables). The facts are
- * those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
+ * Architectures as data, other dense families: Cohere's (Command R, Command A; and its MoE), Phi-3, Granite and
+ * MiniCPM's multipliers, OLMo 2, EXAONE, PLaMo 3: one entry per architecture (model/arch.c joins the families' tables).
+ * The facts are those of llama.cpp's src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -33,6 +33,41 @@ const model_arch model_archs_dense[] = {
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_SAME,
         .rope_swa_only = true,
+        .quantize = true,
+    },
+    {
+        .name = "cohere2moe",
+        .families = "Cohere2 MoE (30B-A3B)",
+        /* llama.cpp's cohere2moe: cohere2's parallel block with LayerNorms (no bias), or RMSNorms where the file has
+         * attention.layer_norm_rms_epsilon; q/k/v with optional biases; the window (a key it requires) on the layers
+         * sliding_window_pattern lists (else three in four, the first of four full), which rotate (NORM, the global
+         * rope on every layer), as do the leading_dense_block_count first layers, whose blocks are dense; elsewhere
+         * experts chosen by sigmoid scores (expert_gating_func where the file sets one), renormalised where
+         * expert_weights_norm says and scaled by expert_weights_scale, their gate and up fused or apart, and where
+         * expert_shared_count > 0 ungated shared experts (expert_shared_feed_forward_length wide, or that many experts'
+         * width), the two outputs averaged; logits times logit_scale; the trailing nextn blocks are not run */
+        .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_OUTPUT] = O, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O,
+                  [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R,
+                  DENSE_FFN_ROLES, [MODEL_ROLE_FFN_GATE_INP] = R, [MODEL_ROLE_FFN_GATE_EXPS] = O,
+                  [MODEL_ROLE_FFN_UP_EXPS] = O, [MODEL_ROLE_FFN_GATE_UP_EXPS] = O, [MODEL_ROLE_FFN_DOWN_EXPS] = R,
+                  [MODEL_ROLE_FFN_GATE_SHEXP] = O, [MODEL_ROLE_FFN_UP_SHEXP] = O, [MODEL_ROLE_FFN_DOWN_SHEXP] = O },
+        .act = MODEL_ACT_SILU,
+        .norm_layer = true,
+        .norm_rms_by_key = true,
+        .parallel_ffn = true,
+        .logit_scale_mul = true,
+        .swa_period = 4,
+        .swa_dense_first = true,
+        .swa_window_required = true,
+        .swa_rope = MODEL_SWA_ROPE_SAME,
+        .rope_swa_only = true,
+        .rope_dense_lead = true,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_SHARED_TOTAL | MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_FF_EXP_LAYERS,
+        .shexp_mean = true,
         .quantize = true,
     },
     {

@@ -28,8 +28,8 @@ bool model_hparams_layer_rotates(const model_hparams *hp, int64_t il)
     gguf_value v;
     if (hp->rope_layers && il >= 0 && gguf_array_scalar(hp->rope_layers, (uint64_t)il, &v) == GGUF_OK)
         return v.v.b; /* (Granite's attention.rope_pattern: false is a layer without positions) */
-    if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0)
-        return model_hparams_layer_is_swa(hp, il);
+    if (hp->arch && hp->arch->rope_swa_only && hp->swa_window > 0) /* (Cohere2 MoE's dense first layers rotate too) */
+        return model_hparams_layer_is_swa(hp, il) || (hp->arch->rope_dense_lead && il < hp->n_layer_dense_lead);
     const uint32_t period = hp->arch ? hp->arch->no_rope_period : 0;
     if (period == 0 || (hp->arch->no_rope_window_only && hp->swa_window <= 0))
         return true;

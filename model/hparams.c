@@ -141,9 +141,21 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
     if (hp->arch && hp->arch->shortconv) /* LFM2's window (llama.cpp reads it; not run here yet: check()) */
         hp->swa_window = hp_get_int(&r, "attention.sliding_window", false, 0, 0, INT32_MAX, NULL);
     hp->n_rot_from_key = !no_rot;
-    hp->eps = hp_get_float(&r, hp->arch && hp->arch->norm_layer ? "attention.layer_norm_epsilon"
-                                                             : "attention.layer_norm_rms_epsilon",
-                        1e-5f, &hp->eps_defaulted);
+    hp->norm_layer = hp->arch && hp->arch->norm_layer;
+    if (hp->arch && hp->arch->norm_rms_by_key) { /* cohere2moe's loader: RMSNorms where it finds their key */
+        char key[160];
+        snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", r.arch);
+        hp->norm_layer = gguf_find_kv(f, key) == NULL;
+    }
+    hp->eps = hp_get_float(&r, hp->norm_layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
+                           1e-5f, &hp->eps_defaulted);
+    if (hp->eps_defaulted && hp->arch && hp->arch->norm_rms_by_key) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.attention.layer_norm_epsilon", r.arch);
+        hp_fail(&r, GGUF_E_KEY_NOT_FOUND, 0, key,
+                "a %s model needs key '%s' (LayerNorms) or attention.layer_norm_rms_epsilon (RMSNorms): llama.cpp's "
+                "loader refuses a file with neither", r.arch, key);
+    }
     if (hp->eps_defaulted && hp->arch && hp->arch->eps_either_key) { /* nemotron_h's loader: the LayerNorm key */
         hp->eps_defaulted = false;
         hp->eps = hp_get_float(&r, "attention.layer_norm_epsilon", 1e-5f, &hp->eps_defaulted);

@@ -275,7 +275,7 @@ model_status model_hparams_check(const gguf_file *f, const model_hparams *hp, mo
         bool zero_ok;
         const char *range;
     } ranged[] = {
-        { hp->arch->norm_layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
+        { hp->norm_layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon", hp->eps, 1.0, false,
           "a small positive number (under 1: an epsilon is added to a mean square, not in place of it)" },
         { "rope.freq_base", hp->rope_base, HUGE_VAL, false, "a finite positive number" },
         { "rope.freq_base_swa", hp->rope_base_swa, HUGE_VAL, false, "a finite positive number" },

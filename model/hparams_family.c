@@ -105,7 +105,12 @@ void hp_swa_pattern(hp_reader *r, model_hparams *hp)
     if (!kv)
         return;
     if (listed) {
-        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer)
+        /* one flag per block, or per generating block where the file has prediction blocks (Cohere2 MoE's converter
+         * lists the checkpoint's layer_types: the blocks past the list attend in full, as llama.cpp's reading leaves
+         * them) */
+        const uint64_t trunk = (uint64_t)(hp->n_layer - hp->n_layer_nextn);
+        if (hp->n_layer > 0 && kv->value.count != (uint64_t)hp->n_layer &&
+            (hp->n_layer_nextn <= 0 || kv->value.count != trunk))
             hp_fail(r, GGUF_E_KEY_TYPE, kv->offset, key,
                     "key '%s' lists %llu layers, block_count is %lld", key,
                     (unsigned long long)kv->value.count, (long long)hp->n_layer);
@@ -325,6 +330,9 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
                 : 0;
         hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", keys & MODEL_MOE_KEY_SHARED_REQUIRED, 0, 0, dims, NULL) *
                          (each ? each : hp->n_ff_exp);
+        if (keys & MODEL_MOE_KEY_SHARED_TOTAL && hp->n_ff_shexp > 0)
+            hp->n_ff_shexp = hp_get_int(r, "expert_shared_feed_forward_length", false, hp->n_ff_shexp, 0,
+                                        INT64_C(1) << 30, NULL);
     }
 }
 

@@ -152,8 +152,10 @@ static int experts_of(build *b, int x, int router_in, bool norm_in)
     const int sg = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     const int su = graph_op(g, fs * T * f, LY_ROWS, false, x, -1, -1);
     shared = graph_op(g, E * T * f, LY_ROWS, false, swiglu_of(b, sg, su, fs * T * f, limits[1], LY_ROWS), -1, -1);
-    if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP))
-        return graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
+    if (!has(b, MODEL_ROLE_FFN_GATE_INP_SHEXP)) { /* Cohere2 MoE's halves the sum after (ggml_scale) */
+        const int joined = graph_op(g, E * T * f, LY_ROWS, true, sum, shared, -1);
+        return hp->arch->shexp_mean ? graph_op(g, E * T * f, LY_ROWS, true, joined, -1, -1) : joined;
+    }
     const int logit = graph_op(g, T * f, LY_TOKEN, false, x, -1, -1);
     /* sigmoid(logit): one op in place (qwen35moe), or silu(logit) / logit (qwen2moe) */
     const int gate_w = b->bf->shexp_sigmoid ? graph_op(g, T * f, LY_TOKEN, true, logit, -1, -1)

@@ -85,7 +85,7 @@ static inline uint64_t rows(const build *b, uint64_t width)
  * may reuse its source, a LayerNorm's NORM may not: Cohere's); OLMo's norm alone, without gains. */
 static inline int norm_rows(build *b, int x, uint64_t bytes, layout ly)
 {
-    const bool inplace = !b->hp->arch->norm_layer;
+    const bool inplace = !b->hp->norm_layer;
     const int n = graph_op(b->g, bytes, ly, inplace, x, -1, -1);
     return b->hp->arch->norms_without_gains ? n : graph_op(b->g, bytes, ly, true, n, -1, -1);
 }

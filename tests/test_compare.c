@@ -316,6 +316,9 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         "heldout-mimo2-b", /* ... and its fused q/k/v, 64-wide experts whose down products round to Q8_0 */
         "heldout-maple",   /* ... Maple's experts' SwiGLU limited by layer, the sliding layers alone rotating */
         "heldout-step35",  /* ... Step-3.5's head-wise gates, SiLU(gate) limited in experts, shared expert, dense block */
+        "heldout-cohere2moe",   /* ... Cohere2 MoE's experts in a parallel block, its shared expert averaged in */
+        "heldout-cohere2moe-b", /* ... its RMSNorms, the experts' gate and up fused */
+        "heldout-plamo3-b",     /* ... PLaMo 3's post-norms, fused q/k/v with values narrower than keys */
         NULL,           /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;

@@ -534,3 +534,47 @@ Test(arch, step35_rotates_half_on_full_layers_and_reads_both_limits)
         free(b.p);
     }
 }
+
+/* Cohere2 MoE's files as llama.cpp's cohere2moe loader reads them: LayerNorms on attention.layer_norm_epsilon, RMSNorms
+ * where attention.layer_norm_rms_epsilon is there, neither refused; a window pattern of one flag per trunk layer where
+ * block_count counts a prediction block too (its converter's), any other length refused; the sliding layers and the
+ * leading dense ones rotate (keys alone: no expert tensors, so no experts). */
+Test(arch, cohere2moe_norms_by_key_and_its_trunk_pattern)
+{
+    const char *norm_key[] = { "cohere2moe.attention.layer_norm_epsilon", "cohere2moe.attention.layer_norm_rms_epsilon",
+                               "cohere2moe.no_such_epsilon", "cohere2moe.attention.layer_norm_epsilon" };
+    for (int i = 0; i < 4; i++) {
+        const kv_spec kvs[] = { { "general.architecture", 's', "cohere2moe" },
+                                { "cohere2moe.embedding_length", 'u', "64" },
+                                { "cohere2moe.block_count", 'u', "5" },
+                                { "cohere2moe.nextn_predict_layers", 'u', "1" },
+                                { "cohere2moe.attention.head_count", 'u', "4" },
+                                { "cohere2moe.feed_forward_length", 'u', "128" },
+                                { "cohere2moe.leading_dense_block_count", 'u', "1" },
+                                { "cohere2moe.logit_scale", 'f', "0.5" },
+                                { "cohere2moe.attention.sliding_window", 'u', "16" },
+                                { norm_key[i], 'f', "0.00001" },
+                                { "cohere2moe.attention.sliding_window_pattern", 'b', i == 3 ? "0,1,1" : "0,1,1,0" } };
+        tbuf b;
+        model_hparams hp;
+        model_error e;
+        gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+        const model_status s = model_hparams_read(f, &hp, &e);
+        if (i >= 2) {
+            cr_expect_neq(s, MODEL_OK, "case %d is refused", i);
+            cr_expect_str_eq(e.subject, i == 2 ? "cohere2moe.attention.layer_norm_epsilon"
+                                               : "cohere2moe.attention.sliding_window_pattern", "case %d", i);
+        } else {
+            cr_assert_eq(s, MODEL_OK, "case %d: %s", i, e.message);
+            cr_expect_eq(hp.norm_layer, i == 0, "case %d: LayerNorms on their key, RMSNorms on theirs", i);
+            const bool rotates[5] = { true, true, true, false, false }; /* the dense layer 0, the sliding 1 and 2 */
+            for (int64_t il = 0; il < 4; il++) {
+                cr_expect_eq(model_hparams_layer_is_swa(&hp, il), il == 1 || il == 2, "layer %lld", (long long)il);
+                cr_expect_eq(model_hparams_layer_rotates(&hp, il), rotates[il], "layer %lld", (long long)il);
+            }
+            cr_expect_not(model_hparams_layer_is_swa(&hp, 4), "the prediction block the pattern does not list");
+        }
+        gguf_close(f);
+        free(b.p);
+    }
+}

@@ -47,7 +47,8 @@ typedef struct model_hparams {
     int64_t n_loops;
     bool skip_loop_final_norm;
     int64_t file_type;           /* general.file_type, -1 when absent */
-    float eps;                   /* RMSNorm epsilon */
+    float eps;                   /* the norms' epsilon */
+    bool norm_layer;             /* every norm a LayerNorm (model_arch.norm_layer, norm_rms_by_key) */
     float rope_base, rope_freq_scale;         /* global (full-attention) layers; scale = 1 / linear factor */
     model_rope_scaling rope_scaling;
     /* YaRN as llama.cpp's context sets it up (src/llama-context.cpp): ext_factor 1 with YaRN, else 0; attn_factor

@@ -49,12 +49,13 @@ typedef enum model_moe_gating { MODEL_MOE_SOFTMAX, MODEL_MOE_SOFTMAX_WEIGHT, MOD
  * expert_feed_forward_length (bailingmoe2). (nextn_predict_layers and expert_group_count its loader reads for every
  * family.) SHARED_REQUIRED: with SHARED, the loader requires expert_shared_count (afmoe). FF_EXP_LAYERS: the loader
  * reads expert_feed_forward_length as one width or one per layer (get_key_or_arr) and sizes every layer's experts by
- * layer 0's (afmoe, exaone-moe). */
+ * layer 0's (afmoe, exaone-moe). SHARED_TOTAL: with SHARED, expert_shared_feed_forward_length where present is the
+ * shared experts' whole width (cohere2moe; expert_shared_count experts' width without it). */
 typedef enum model_moe_key {
     MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
     MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32, MODEL_MOE_KEY_SHARED_WIDTH = 64,
     MODEL_MOE_KEY_GATING_REQUIRED = 128, /* with GATING: the loader requires expert_gating_func (lfm2moe) */
-    MODEL_MOE_KEY_SHARED_REQUIRED = 256, MODEL_MOE_KEY_FF_EXP_LAYERS = 512
+    MODEL_MOE_KEY_SHARED_REQUIRED = 256, MODEL_MOE_KEY_FF_EXP_LAYERS = 512, MODEL_MOE_KEY_SHARED_TOTAL = 1024
 } model_moe_key;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
@@ -225,6 +226,11 @@ typedef struct model_arch {
      *   own (attn_q_norm (key_length, head_count), attn_k_norm (key_length, head_count_kv): required there, absent
      *   in smaller files, as its loader makes them) */
     bool norm_layer, parallel_ffn, logit_scale_mul;
+    /* Cohere2 MoE's (llama.cpp's cohere2moe): norm_rms_by_key: RMSNorms where the file has
+     *   attention.layer_norm_rms_epsilon, else norm_layer's LayerNorms (its loader requires one of the two keys);
+     * rope_dense_lead: with rope_swa_only, the leading_dense_block_count first layers rotate too;
+     * shexp_mean: the routed experts' output and the shared experts' averaged, (moe + shared) / 2 */
+    bool norm_rms_by_key, rope_dense_lead, shexp_mean;
     /* phi2's and falcon's parallel layer: the two blocks' outputs summed first, then the residual: (attention + ffn)
      * + x */
     bool parallel_blocks_summed;

@@ -43,7 +43,7 @@ from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
 from glm4_arch import write_glm4  # noqa: E402
 from llama4_arch import write_llama4  # noqa: E402
-from cohere_arch import write_cohere  # noqa: E402
+from cohere_arch import write_cohere, write_cohere2moe  # noqa: E402
 from qwen35_arch import write_qwen35  # noqa: E402
 from lfm2_arch import write_lfm2  # noqa: E402
 from gemma4_arch import write_gemma4  # noqa: E402
@@ -279,6 +279,16 @@ OWN_WRITERS = {
     'heldout-llama4-k2': lambda out: write_llama4(out, n_layer=6, n_head=6, n_kv=3, n_exp=6, n_used=2, n_ffe=80,
                                                   step=1, seed=5602),
     'heldout-cohere2': lambda out: write_cohere(out, 'cohere2'),
+    # Cohere2 MoE's layers: LayerNorms, a dense first layer (which rotates, though it does not slide), a full layer
+    # without positions, 2 of 6 experts by sigmoid, renormalised, a shared expert averaged in, a prediction block the
+    # pattern does not list; and RMSNorms, two dense layers, 3 of 5 experts by softmax scaled 1.5, their gate and up
+    # fused, no shared expert, an output of its own
+    'heldout-cohere2moe': lambda out: write_cohere2moe(out),
+    'heldout-cohere2moe-b': lambda out: write_cohere2moe(out, n_embd=96, n_layer=6, n_nextn=0, n_head=3, n_kv=1,
+                                                         n_dense=2, n_ff=192, n_exp=5, n_used=3, n_ffe=48, n_shared=0,
+                                                         norm=False, scale=1.5, gating=1, rms=True, fused=True,
+                                                         swa=(True, False, True, True, True, False), window=4,
+                                                         tied=False, seed=5802),
     'heldout-command-r': lambda out: write_cohere(out, 'command-r', n_layer=3, n_head=4, n_kv=4, n_ff=320,
                                                   logit_scale=0.0625, seed=5702),
     'heldout-command-r-plus': lambda out: write_cohere(out, 'command-r', n_embd=64, n_layer=64, n_head=4, n_kv=2,

@@ -301,7 +301,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "norm       RMSNorm eps %g%s\n", hp->eps, hp->eps_defaulted ? " (default)" : "");
     else
         fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
-            !hp->desc->norm_layer                          ? "RMSNorm"
+            !hp->norm_layer                                ? "RMSNorm"
             : hp->desc->norms_without_gains ? "LayerNorm without gains or bias"
             : gguf_tensor_by_name(f, "blk.0.attn_norm.bias") ? "LayerNorm with bias"
                                                          : "LayerNorm (no bias)",
