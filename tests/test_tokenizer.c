@@ -5,6 +5,7 @@
  */
 #include "engine.h"
 #include "golden.h"
+#include "hparams_files.h"
 #include "suite_helpers.h"
 #include "testutil.h"
 #include "vocab.h"
@@ -176,6 +177,25 @@ Test(tokenizer, plamo2_cheapest_split, .timeout = 120)
     cr_assert(strstr(e.message, "<0x41>"), "%s", e.message);
     gguf_close(f);
     cr_assert(tmp_dir_remove(dir));
+}
+/* A vocabulary with a text twice is refused, naming both ids: llama.cpp's loader asserts one id per text and stops
+ * (GGML_ASSERT in llama_vocab::impl::load), so no model with it loads there. */
+Test(tokenizer, a_text_twice_is_refused)
+{
+    const kv_spec kvs[] = { { "general.architecture", 's', "llama" },
+                            { "tokenizer.ggml.model", 's', "gpt2" },
+                            { "tokenizer.ggml.tokens", 'S', "a,b,c,b" } };
+    tbuf b;
+    gguf_file *f = hparams_file_with(kvs, N(kvs), &b);
+    tok_vocab *v = NULL;
+    tok_error e;
+    cr_assert_eq(tok_vocab_load(f, &v, &e), TOK_E_MALFORMED);
+    cr_assert_null(v);
+    cr_assert_str_eq(e.subject, "tokenizer.ggml.tokens");
+    cr_assert(strstr(e.message, "tokens 1 and 3 are both 'b'"), "%s", e.message);
+    cr_assert_gt(e.offset, 0, "the key's offset");
+    gguf_close(f);
+    free(b.p);
 }
 /* The gpt-4o pre-tokenizer's words against the o200k expression of gpt-oss's tokenizer.json (\p{Lu}\p{Lt}\p{Lm}\p{Lo}
  * \p{M} letter classes, which llama.cpp rewrites), as Python's regex module splits these strings (computed with it,

@@ -23,7 +23,8 @@ typedef struct strmap {
 bool strmap_init(strmap *m, size_t n);
 void strmap_free(strmap *m);
 /* Adds key -> value unless key is present (the first value wins, as
- * llama.cpp's token_to_id keeps the first of duplicate texts). */
+ * llama.cpp's bpe_ranks keeps a merge's first rank; a token text twice
+ * is refused before it gets here). */
 void strmap_put(strmap *m, const char *key, size_t len, int32_t value);
 /* The value of key, or -1. */
 int32_t strmap_get(const strmap *m, const char *key, size_t len);

@@ -196,6 +196,15 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         if (types && gguf_array_scalar(types, (uint64_t)i, &x) == GGUF_OK)
             t = x.v.i64;
         v->type[i] = t >= 0 && t <= TOK_TYPE_BYTE ? (uint8_t)t : TOK_TYPE_UNDEFINED;
+        const int32_t twice = strmap_get(&v->by_text, v->text[i].ptr, v->text[i].len);
+        if (twice >= 0) { /* llama.cpp's loader asserts one id per text (id_to_token and token_to_id the same size) */
+            s = tok_fail(err, TOK_E_MALFORMED, gguf_find_kv(f, "tokenizer.ggml.tokens")->offset,
+                         "tokenizer.ggml.tokens",
+                         "tokens %d and %d are both '%.*s': llama.cpp's loader stops on an assertion (one id per "
+                         "text) and loads no model with this vocabulary", twice, i,
+                         (int)(v->text[i].len < 48 ? v->text[i].len : 48), v->text[i].ptr);
+            goto fail;
+        }
         strmap_put(&v->by_text, v->text[i].ptr, v->text[i].len, i);
     }
     for (uint64_t i = 0; merges && i < merges->count; i++)

@@ -338,6 +338,10 @@ static bool make_runtime(scratch *s, runtime_value rt, const gguf_value *old, gg
         if (old->elem_type != GGUF_VT_STRING)
             return false;
         copy_strs(s, old);
+        if (rt == RT_TOKENS_ESCAPES) /* each its own text: llama.cpp refuses a vocabulary with a text twice */
+            s->big = malloc((size_t)n * 48 + 1);
+        if (rt == RT_TOKENS_ESCAPES && !s->big)
+            return false;
         for (uint64_t i = 0; i < n; i++) {
             bool normal_token = i >= 259 && i < n - 1; /* SPM: past specials and bytes; BPE: merged tokens */
             bool merge = true;
@@ -345,8 +349,11 @@ static bool make_runtime(scratch *s, runtime_value rt, const gguf_value *old, gg
                 s->strs[i] = "same";
             else if (rt == RT_TOKENS_EMPTY && normal_token)
                 s->strs[i] = "";
-            else if (rt == RT_TOKENS_ESCAPES && (normal_token || i == 42))
-                s->strs[i] = i % 2 ? ESC_TEXT : "\x1b[31m";
+            else if (rt == RT_TOKENS_ESCAPES && (normal_token || i == 42)) {
+                char *e = s->big + (size_t)i * 48;
+                snprintf(e, 48, "%s%llu", i % 2 ? ESC_TEXT : "\x1b[31m", (unsigned long long)i);
+                s->strs[i] = e;
+            }
             else if (rt == RT_MERGES_NOSPACE && merge)
                 s->strs[i] = i % 2 ? "Ġt" : "abc";
             else if (rt == RT_MERGES_UNKNOWN && merge)

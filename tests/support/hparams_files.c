@@ -32,6 +32,16 @@ gguf_file *hparams_file_with(const kv_spec *kvs, size_t n, tbuf *keep)
                 ints[count++] = (int32_t)strtol(p, NULL, 10);
             gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_INT32, .count = count, .v.elems = ints };
             s = gguf_writer_add(w, kvs[i].key, &v, &e);
+        } else if (kvs[i].kind == 'S') { /* the value's copy, cut at its commas, and the pieces' addresses */
+            char *text = held[n_held++] = strdup(kvs[i].value);
+            const char **strs = held[n_held++] = malloc(64 * sizeof *strs);
+            cr_assert(text && strs);
+            uint64_t count = 0;
+            char *save = NULL;
+            for (char *p = strtok_r(text, ",", &save); p && count < 64; p = strtok_r(NULL, ",", &save))
+                strs[count++] = p;
+            gguf_wvalue v = { .type = GGUF_VT_ARRAY, .elem_type = GGUF_VT_STRING, .count = count, .v.strs = strs };
+            s = gguf_writer_add(w, kvs[i].key, &v, &e);
         } else if (kvs[i].kind == 'F') {
             float *fs = held[n_held++] = malloc(64 * sizeof *fs);
             cr_assert(fs);

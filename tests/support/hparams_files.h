@@ -14,7 +14,7 @@
 typedef struct kv_spec {
     const char *key;
     char kind;          /* 'u' u32, 'f' f32, 's' string, 'B' bool ("1" or "0"), 'b' bool array (value: "1,0,1"), 'i' int32
-                         * array ("0,2,0"), 'F' f32 array ("0.5,1.5") */
+                         * array ("0,2,0"), 'F' f32 array ("0.5,1.5"), 'S' string array ("a,b,a") */
     const char *value;
 } kv_spec;
 
