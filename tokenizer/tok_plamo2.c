@@ -13,8 +13,8 @@
  * it, the state there is empty: the position gets no entry (its code point goes to bytes) and the positions before
  * it only entries that end short of it. That is kept here: plamo2_state follows the same walk.
  *
- * The entries are the vocabulary's texts but its byte tokens (a text twice: the last id; llama.cpp refuses such a
- * vocabulary), kept sorted by their bytes, so that the entries a position's text begins with are found by narrowing
+ * The entries are the vocabulary's texts but its byte tokens (each text once: tok_vocab_load refuses a text twice),
+ * kept sorted by their bytes, so that the entries a position's text begins with are found by narrowing
  * one range of that list byte after byte, and sorted by their reversed bytes, for the suffixes.
  */
 #include "bigram.h"
@@ -29,13 +29,10 @@ enum { PLAMO2_INVALID = -20000000, PLAMO2_UNKNOWN = -10000000 };
 static int by_text(const void *a, const void *b, void *vocab)
 {
     const tok_vocab *v = vocab;
-    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    const gguf_str *s = &v->text[x], *t = &v->text[y];
+    const gguf_str *s = &v->text[*(const int32_t *)a], *t = &v->text[*(const int32_t *)b];
     const size_t n = s->len < t->len ? s->len : t->len;
     const int c = n ? memcmp(s->ptr, t->ptr, n) : 0;
-    if (c || s->len != t->len)
-        return c ? c : (s->len < t->len ? -1 : 1);
-    return x < y ? -1 : x > y; /* equal texts by id: the last one is kept */
+    return c ? c : (s->len > t->len) - (s->len < t->len);
 }
 
 /* a's bytes against b's, both read from their ends */
@@ -100,19 +97,17 @@ static bool is_byte_text(const gguf_str *t, int *byte)
     return true;
 }
 
-tok_status plamo2_index(tok_vocab *v, tok_error *err)
+tok_status plamo2_index(tok_vocab *v, uint64_t tokens_offset, tok_error *err)
 {
     for (int b = 0; b < 256; b++)
         v->byte_token[b] = -1;
     v->plamo_entries = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->plamo_entries);
     v->plamo_rev = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->plamo_rev);
-    v->plamo_score = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->plamo_score);
-    if (!v->plamo_entries || !v->plamo_rev || !v->plamo_score)
+    if (!v->plamo_entries || !v->plamo_rev)
         return tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
     int32_t m = 0;
     for (int32_t i = 0; i < v->n; i++) {
         int byte;
-        v->plamo_score[i] = table_score(v->score[i]);
         if (v->type[i] == TOK_TYPE_BYTE) {
             if (is_byte_text(&v->text[i], &byte))
                 v->byte_token[byte] = i; /* the last such token, as llama.cpp's bytes_ */
@@ -122,22 +117,14 @@ tok_status plamo2_index(tok_vocab *v, tok_error *err)
     }
     for (int b = 0; b < 256; b++)
         if (v->byte_token[b] < 0)
-            return tok_fail(err, TOK_E_MALFORMED, 0, "tokenizer.ggml.tokens",
+            return tok_fail(err, TOK_E_MALFORMED, tokens_offset, "tokenizer.ggml.tokens",
                             "the plamo2 vocabulary has no byte token <0x%02X> (of type BYTE): its tokenizer spells "
                             "what no entry covers in the 256 byte tokens, and llama.cpp refuses such a vocabulary",
                             b);
     qsort_r(v->plamo_entries, (size_t)m, sizeof *v->plamo_entries, by_text, v);
-    int32_t kept = 0; /* of equal texts the last id (llama.cpp's maps keep the last one written) */
-    for (int32_t i = 0; i < m; i++) {
-        const gguf_str *t = &v->text[v->plamo_entries[i]];
-        if (i + 1 < m && v->text[v->plamo_entries[i + 1]].len == t->len &&
-            !memcmp(v->text[v->plamo_entries[i + 1]].ptr, t->ptr, t->len))
-            continue;
-        v->plamo_entries[kept++] = v->plamo_entries[i];
-    }
-    v->n_plamo_entries = kept;
-    memcpy(v->plamo_rev, v->plamo_entries, (size_t)kept * sizeof *v->plamo_rev);
-    qsort_r(v->plamo_rev, (size_t)kept, sizeof *v->plamo_rev, by_reversed_text, v);
+    v->n_plamo_entries = m;
+    memcpy(v->plamo_rev, v->plamo_entries, (size_t)m * sizeof *v->plamo_rev);
+    qsort_r(v->plamo_rev, (size_t)m, sizeof *v->plamo_rev, by_reversed_text, v);
     return TOK_OK;
 }
 
@@ -222,7 +209,7 @@ static uint32_t plamo2_state(const tok_vocab *v, const char *text, const size_t 
         if (is_entry_suffix(v, text + off[i], off[i + 1 + l] - off[i]))
             return l + 1;
         const size_t r = off[i + 1 + l] - off[i + 1];
-        if (r <= longest_next && found_next[r] >= 0 && v->plamo_score[found_next[r]] == PLAMO2_UNKNOWN)
+        if (r <= longest_next && found_next[r] >= 0 && table_score(v->score[found_next[r]]) == PLAMO2_UNKNOWN)
             return 0;
     }
     return is_entry_suffix(v, text + off[i], off[i + 1] - off[i]) ? 1 : 0;
@@ -256,7 +243,7 @@ bool plamo2_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *
             const size_t bytes = off[j] - off[i];
             if (bytes > longest || found[bytes] < 0)
                 continue;
-            const int32_t id = found[bytes], score = v->plamo_score[id];
+            const int32_t id = found[bytes], score = table_score(v->score[id]);
             if (score <= PLAMO2_INVALID)
                 continue;
             const int64_t c = best[j].cost - score;

@@ -101,7 +101,6 @@ void tok_vocab_free(tok_vocab *v)
     free(v->special);
     free(v->plamo_entries);
     free(v->plamo_rev);
-    free(v->plamo_score);
     free(v);
 }
 
@@ -256,7 +255,7 @@ tok_status tok_vocab_load(const gguf_file *f, tok_vocab **out, tok_error *err)
         s = tok_fail(err, TOK_E_NOMEM, 0, "", "out of memory");
         goto fail;
     }
-    if (plamo && (s = plamo2_index(v, err)))
+    if (plamo && (s = plamo2_index(v, gguf_find_kv(f, "tokenizer.ggml.tokens")->offset, err)))
         goto fail;
     if (v->kind == VOCAB_BPE) {
         bpe_byte_tables(v->byte_cp, v->cp_byte);

@@ -32,7 +32,6 @@ struct tok_vocab {
     int32_t *plamo_entries;   /* PLaMo 2: the ids of its entries (not byte tokens), sorted by text (tok_plamo2.c) */
     int32_t *plamo_rev;       /* PLaMo 2: the same ids sorted by their texts read backwards */
     int32_t n_plamo_entries;
-    int32_t *plamo_score;     /* PLaMo 2: (n) each token's score as its table holds it */
     uint16_t byte_cp[256];    /* BPE: GPT-2's code point for each byte */
     int16_t cp_byte[BPE_CP_END]; /* BPE: the byte each such code point stands for (-1: none) */
 };
@@ -80,8 +79,9 @@ bool tok_out_push(tok_out *o, int32_t id);
 bool spm_tokenize(const tok_vocab *v, const char *text, size_t len, bool space_prefix, tok_out *out);
 bool bpe_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out);
 bool plamo2_tokenize(const tok_vocab *v, const char *text, size_t len, tok_out *out);
-/* PLaMo 2's entries and byte tokens, indexed once per vocabulary (a refusal where a byte token is missing). */
-tok_status plamo2_index(tok_vocab *v, tok_error *err);
+/* PLaMo 2's entries and byte tokens, indexed once per vocabulary (a refusal where a byte token is missing, at
+ * tokens_offset: tokenizer.ggml.tokens' offset). */
+tok_status plamo2_index(tok_vocab *v, uint64_t tokens_offset, tok_error *err);
 
 /* GPT-2's byte <-> printable code point tables (byte-level BPE), filled once per vocabulary. */
 void bpe_byte_tables(uint16_t byte_cp[256], int16_t cp_byte[BPE_CP_END]);
