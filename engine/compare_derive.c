@@ -179,40 +179,37 @@ static float *gated_q(cmp_state *s, int side, int il, int T, const float *in)
     return both && cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_Q], NULL, in, T, hp->n_embd, both) ? both : NULL;
 }
 
-/* The attention's output rows (T, n_head x head_dim) times the sigmoid of each head's gate, from the side's own
+/* An output gate's factor, in double: the sigmoid, or Laguna's softplus */
+static double gate_factor(kern_act act, double g)
+{
+    return act == KERN_ACT_SOFTPLUS ? (g > 0.0 ? g + log1p(exp(-g)) : log1p(exp(g))) : 1.0 / (1.0 + exp(-g));
+}
+
+/* The attention's output rows (T, n_head x head_dim) times each head's (or each value's) gate, from the side's own
  * attn_norm rows. */
 static bool gate_attention(cmp_state *s, int side, int il, int T, float *out)
 {
     const engine_hparams *hp = &s->m->hp;
-    const int hd = hp->head_dim;
     const float *in = cmp_side_rows(s, side, ENGINE_OP_ATTN_NORM, il, hp->n_embd);
     const engine_layer *L = &s->m->layers[il];
-    if (hp->desc->attn_gate_per_head) { /* Step-3.5: a gate per head (where the layer has attn_gate) */
+    if (L->gate_heads || hp->attn_gate_proj) { /* Step-3.5: a gate per head (where the layer has attn_gate); AFMoE
+                                                * a gate per value, a product of its own; Laguna either, by layer */
         if (!L->w[MODEL_ROLE_ATTN_GATE].t)
             return true;
         cmp_deriving *d = &s->d;
-        const size_t rows = (size_t)T * L->n_head;
-        float *gate = cmp_room(&d->gate, &d->cap_gate, rows);
+        const size_t values = (size_t)T * L->n_head * L->v_dim, n = L->gate_heads ? (size_t)T * L->n_head : values;
+        const size_t per = L->gate_heads ? (size_t)L->v_dim : 1; /* the values one gate multiplies */
+        float *gate = cmp_room(&d->gate, &d->cap_gate, n);
         if (!gate || !cmp_product(s, side, &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
             return false;
-        for (size_t r = 0; r < rows; r++)
-            for (int i = 0; i < L->v_dim; i++)
-                out[r * L->v_dim + i] = (float)(out[r * L->v_dim + i] / (1.0 + exp(-(double)gate[r])));
-        return true;
-    }
-    if (hp->attn_gate_proj) { /* AFMoE: a gate product of its own, a gate per value */
-        cmp_deriving *d = &s->d;
-        const size_t n = (size_t)T * hp->n_head * hd;
-        float *gate = cmp_room(&d->gate, &d->cap_gate, n);
-        if (!gate || !cmp_product(s, side, &s->m->layers[il].w[MODEL_ROLE_ATTN_GATE], NULL, in, T, hp->n_embd, gate))
-            return false;
-        for (size_t i = 0; i < n; i++)
-            out[i] = (float)(out[i] / (1.0 + exp(-(double)gate[i])));
+        for (size_t i = 0; i < values; i++)
+            out[i] = (float)(out[i] * gate_factor(hp->attn_gate_act, gate[i / per]));
         return true;
     }
     const float *both = gated_q(s, side, il, T, in);
     if (!both)
         return false;
+    const int hd = hp->head_dim;
     for (size_t r = 0; r < (size_t)T * hp->n_head; r++)
         for (int i = 0; i < hd; i++)
             out[r * hd + i] = (float)(out[r * hd + i] / (1.0 + exp(-(double)both[r * 2 * hd + hd + i])));
@@ -338,7 +335,7 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
         if (m->layers[il].recurrent)
             return cmp_derive_mixer(s, side, il, pos0, T, out);
         return derive_attention(s, side, il, pos0, T, out) &&
-               (!(hp->attn_out_gated || hp->attn_gate_proj || hp->desc->attn_gate_per_head) ||
+               (!(hp->attn_out_gated || hp->attn_gate_proj || m->layers[il].gate_heads) ||
                 gate_attention(s, side, il, T, out)) &&
                (!w[MODEL_ROLE_ATTN_SUB_NORM].t || block_norm_rows(s, &w[MODEL_ROLE_ATTN_SUB_NORM], out, T, q_dim, out));
     case ENGINE_OP_ATTN_OUT:

@@ -62,10 +62,13 @@ size_t engine_dn_width(const engine_hparams *hp)
                        : hp->mamba2 ? engine_mamba2_width(hp) : hp->mamba1 ? engine_mamba1_width(hp) : 0;
     /* a gated attention layer: q and gate as the product leaves them, then the gates apart (or the gate product) */
     /* (Step-3.5: a gate per head, then the gates spread over each head's values) */
-    const size_t gated = hp->attn_out_gated           ? 3 * (size_t)hp->n_head * hp->head_dim
-                         : hp->attn_gate_proj         ? (size_t)hp->n_head * hp->head_dim
-                         : hp->desc->attn_gate_per_head ? (size_t)hp->n_head * (1 + (size_t)hp->v_dim_max)
-                                                        : 0;
+    /* (Laguna: either gate, by layer) */
+    size_t gated = hp->attn_out_gated ? 3 * (size_t)hp->n_head * hp->head_dim
+                   : hp->attn_gate_proj ? (size_t)hp->n_head * hp->head_dim
+                                        : 0;
+    const size_t per_head = (size_t)hp->n_head * (1 + (size_t)hp->v_dim_max);
+    if ((hp->desc->attn_gate_per_head || hp->desc->attn_gate_either) && per_head > gated)
+        gated = per_head;
     return net > gated ? net : gated;
 }
 

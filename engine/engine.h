@@ -70,6 +70,7 @@ typedef struct engine_hparams {
      * the attention layers' q rows carry a gate per head (model_arch.attn_out_gated). */
     bool delta_net, attn_out_gated, dn_grouped; /* dn_grouped: model_arch.dn_heads_grouped */
     bool attn_gate_proj; /* the attention's output gated by a product of its own (model_arch.attn_gate_proj) */
+    kern_act attn_gate_act; /* that gate's activation, and Step-3.5's per head: sigmoid, or Laguna's softplus */
     int dn_conv, dn_hk, dn_hv, dn_d, dn_channels, n_recurrent;
     /* LFM2's short convolution layers (model_arch.shortconv): dn_conv taps over dn_channels = n_embd, n_recurrent of
      * them; no delta rule state */

@@ -153,9 +153,9 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
 }
 
-/* Step-3.5's head-wise gate on the attention's output (T, n_head, v_dim) in c->att: one gate per head, attn_gate's
- * product of the attention's input in, each head's values times its sigmoid (llama.cpp's step35 graph: ggml_sigmoid,
- * then ggml_mul broadcasting it over the head). The gates go to c->dn (T x n_head), then are spread over each head's
+/* Step-3.5's (and Laguna's narrow) head-wise gate on the attention's output (T, n_head, v_dim) in c->att: one gate
+ * per head, attn_gate's product of the attention's input in, each head's values times its sigmoid (softplus: Laguna)
+ * (llama.cpp's step35 and laguna graphs: the activation, then ggml_mul broadcasting it over the head). The gates go to c->dn (T x n_head), then are spread over each head's
  * values there (one column copied, then the copied columns doubled), so that the one glu op multiplies them. */
 static void gate_heads(pass *p, int il, int T, const float *in)
 {
@@ -169,7 +169,7 @@ static void gate_heads(pass *p, int il, int T, const float *in)
         const size_t n = have < vd - have ? have : vd - have;
         run_copy_rows(p, "head gates over their values", wide + have, vd, wide, vd, (int)rows, (int)n);
     }
-    run_glu(p, "attention output gate (per head)", KERN_ACT_SIGMOID, wide, c->att, rows * vd, vd, c->att);
+    run_glu(p, "attention output gate (per head)", c->m->hp.attn_gate_act, wide, c->att, rows * vd, vd, c->att);
 }
 
 /* Layer il's attention block on the T rows at positions c->pos ..: attn_norm, q, k and v (with their biases, head
@@ -249,8 +249,9 @@ static void attention_block(pass *p, int il, int T)
     }
     /* Qwen3.5: each head's query then its output gate in attn_q's rows, taken apart after the product */
     float *const q_gate = hp->attn_out_gated ? c->dn : NULL;
-    /* AFMoE: the gates a product of their own of the attention's input */
-    float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : hp->attn_gate_proj ? c->dn : NULL;
+    /* AFMoE, Laguna's wide gates: a product of their own of the attention's input, a gate per value */
+    const bool gate_values = hp->attn_gate_proj && !L->gate_heads;
+    float *const gates = q_gate ? q_gate + (size_t)c->max_batch * 2 * q_dim : gate_values ? c->dn : NULL;
     if (q_gate)
         qkv_out[0] = q_gate;
     const bool v_is_k = !qkv[2]->t; /* Gemma 4's full layers: the values are the key projection's output */
@@ -258,7 +259,7 @@ static void attention_block(pass *p, int il, int T)
                                                                                  : "attn_q, attn_k, attn_v");
     if (v_is_k)
         run_copy_rows(p, "v as k", v_new, (size_t)kv_dim, k_new, (size_t)kv_dim, T, kv_dim);
-    if (hp->attn_gate_proj)
+    if (gate_values)
         run_matmul(p, "attn_gate", &w[MODEL_ROLE_ATTN_GATE], NULL, in, T, gates);
     if (q_gate) {
         run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * L->n_head, hd);
@@ -320,9 +321,10 @@ static void attention_block(pass *p, int il, int T)
         run_store_rows(p, "v into the cache", vc, v_new, T, v_dim, pos0);
     }
     run_attention(p, "attention", c->q, kc, vc, T, pos0, &attn, c->att);
-    if (gates)
-        run_glu(p, "attention output gate", KERN_ACT_SIGMOID, gates, c->att, (size_t)T * q_dim, (size_t)q_dim, c->att);
-    if (w[MODEL_ROLE_ATTN_GATE].t && hp->desc->attn_gate_per_head)
+    if (gates) /* (Qwen3.5's gates in q: sigmoid) */
+        run_glu(p, "attention output gate", q_gate ? KERN_ACT_SIGMOID : hp->attn_gate_act, gates, c->att,
+                (size_t)T * q_dim, (size_t)q_dim, c->att);
+    if (L->gate_heads)
         gate_heads(p, il, T, in);
     if (w[MODEL_ROLE_ATTN_SUB_NORM].t) /* BitNet: the attention's output RMS-normed before its product */
         run_block_norm(p, "attn_sub_norm", &w[MODEL_ROLE_ATTN_SUB_NORM], NULL, c->att, T, out_dim, hp->eps, c->att);

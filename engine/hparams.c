@@ -59,6 +59,7 @@ engine_status engine_hparams_read(const gguf_file *f, engine_hparams *hp, engine
     hp->delta_net = g->arch->delta_net;
     hp->attn_out_gated = g->arch->attn_out_gated;
     hp->attn_gate_proj = g->arch->attn_gate_proj;
+    hp->attn_gate_act = g->arch->attn_gate_softplus ? KERN_ACT_SOFTPLUS : KERN_ACT_SIGMOID;
     hp->dn_grouped = g->arch->dn_heads_grouped;
     hp->shortconv = g->arch->shortconv;
     if (hp->shortconv) {

@@ -46,6 +46,7 @@ typedef struct engine_layer {
     int n_head, n_kv_head, head_dim, v_dim, n_ff; /* (OpenELM's head counts differ by layer) */
     float out_scale;
     kern_xielu xielu;        /* its xIELU's parameters as ggml_xielu takes them (engine_hparams.act_xielu: Apertus) */
+    bool gate_heads;         /* its attn_gate is a gate per head (Step-3.5's, Laguna's narrow ones), not per value */
     float expert_clamp;      /* its experts' SwiGLU limit (swiglu_clamp_exp above 1e-6: Maple's), else 0 */
     float shexp_clamp;       /* its shared expert's and dense block's (swiglu_clamp_shexp: Step-3.5's), else 0 */
     int kv_src;              /* the layer whose keys and values it attends to: il, or an earlier one (Gemma 4 E2B) */

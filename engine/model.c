@@ -151,6 +151,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
             return s;
     }
     const kern_weight *w = L->w;
+    L->gate_heads = w[MODEL_ROLE_ATTN_GATE].t && shape.attn_gate_heads;
     L->has_bias = w[MODEL_ROLE_ATTN_Q_BIAS].t && w[MODEL_ROLE_ATTN_K_BIAS].t && w[MODEL_ROLE_ATTN_V_BIAS].t;
     if (!L->has_bias && (w[MODEL_ROLE_ATTN_Q_BIAS].t || w[MODEL_ROLE_ATTN_K_BIAS].t || w[MODEL_ROLE_ATTN_V_BIAS].t))
         return engine_fail(err, ENGINE_E_MODEL, 0, "", "layer %d has only some of the q/k/v biases", il);

@@ -42,11 +42,13 @@ typedef struct kern_weight {
 
 /* The gate's activation of a gated feed-forward block (GLU). */
 /* SIGMOID: sigmoid(gate) * up, a gate on an output rather than a feed-forward activation (Qwen3.5's attention);
+ * SOFTPLUS: softplus(gate) * up, another such gate (Laguna's attention: ggml_softplus, x above 20 taken as itself);
  * NONE: gate * up, a product of two rows (LFM2's short convolution: ggml_mul); RELU: max(gate, 0) * up, which with
  * gate and up the same row is relu(x)^2 (Nemotron-H's ungated block: ggml_relu then ggml_sqr, equal but for the sign
  * of a zero). */
 typedef enum kern_act {
-    KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE, KERN_ACT_RELU
+    KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SWIGLU_OAI, KERN_ACT_SIGMOID, KERN_ACT_NONE, KERN_ACT_RELU,
+    KERN_ACT_SOFTPLUS
 } kern_act;
 
 /* The activations glu applies alone (up NULL: out = act(gate), ggml_gelu or ggml_relu of an ungated block) */

@@ -1,8 +1,8 @@
 /*
  * Architectures as data, the models whose sliding window sits on the layers the file lists and whose experts or
- * attention have a limit or a gate of their own: Xiaomi MiMo-V2, deepgrove Maple, StepFun Step-3.5, Spark X2.5. One entry
- * per architecture (model/arch.c joins the families' tables); the facts are those of llama.cpp's src/models/<arch>.cpp
- * and src/llama-arch.cpp.
+ * attention have a limit or a gate of their own: Xiaomi MiMo-V2, deepgrove Maple, StepFun Step-3.5, poolside Laguna,
+ * Spark X2.5. One entry per architecture (model/arch.c joins the families' tables); the facts are those of llama.cpp's
+ * src/models/<arch>.cpp and src/llama-arch.cpp.
  */
 #include "arch_table.h"
 
@@ -99,6 +99,42 @@ const model_arch model_archs_moe_window[] = {
         .swiglu_clamp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_shexp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_silu_first = true,
+        .quantize = true,
+    },
+    {
+        .name = "laguna",
+        .families = "poolside Laguna (XS.2, S.2, M.1)",
+        /* llama.cpp's laguna: head counts (and key/value heads) per layer, q/k/v with optional biases (its
+         * create_tensor_qkv would take them fused too, which gguf-py lists no name for and no converter writes),
+         * per-head q/k RMSNorms before the NEOX rotation; the attention's output times softplus(x Wgate) before the
+         * output product, attn_gate a gate per head or per value as each layer's tensor is wide; where
+         * attention.sliding_window > 0 the window on three layers in four, the first of each four full (or as
+         * sliding_window_pattern says), the sliding layers rotating rope.dimension_count_swa of the head with
+         * rope.freq_base_swa's base (the global one where absent) and no scaling, the full ones with the global rope
+         * (YaRN in the released files); the first leading_dense_block_count (a key it requires) layers dense, the rest
+         * experts chosen by the file's gating function (sigmoid where absent) plus exp_probs_b, their renormalisation
+         * and scale, beside one ungated shared expert always added (expert_shared_feed_forward_length wide, or
+         * expert_shared_count experts' width, one where the key is absent); output.weight optional (tied) */
+        .need = { DECODER_ROLES, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,
+                  [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_Q_NORM] = R, [MODEL_ROLE_ATTN_K_NORM] = R,
+                  [MODEL_ROLE_ATTN_GATE] = R, DENSE_FFN_ROLES, EXPERT_ROLES,
+                  [MODEL_ROLE_FFN_EXP_PROBS_B] = R, [MODEL_ROLE_FFN_GATE_SHEXP] = R, [MODEL_ROLE_FFN_UP_SHEXP] = R,
+                  [MODEL_ROLE_FFN_DOWN_SHEXP] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .heads_by_layer = true,
+        .swa_period = 4,
+        .swa_dense_first = true,
+        .swa_rope = MODEL_SWA_ROPE_BASE_UNSCALED,
+        .attn_gate_proj = true,
+        .attn_gate_either = true,
+        .attn_gate_softplus = true,
+        .moe = true,
+        .moe_gating = MODEL_MOE_SIGMOID,
+        .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
+                    MODEL_MOE_KEY_SHARED_TOTAL | MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_DENSE_LEAD_REQUIRED |
+                    MODEL_MOE_KEY_FF_EXP_LAYERS,
+        .shexp_count_default = 1,
         .quantize = true,
     },
     {

@@ -191,10 +191,11 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_V_MLA: return v_mla;
     case MODEL_DIM_SSM_CONV: return hp->ssm_d_conv;
     case MODEL_DIM_SSM_INNER: return hp->ssm_d_inner;
-    case MODEL_DIM_GATE: /* AFMoE's gate per value, Step-3.5's per head, or a Mamba mixer's z */
-        return hp->arch && hp->arch->attn_gate_proj       ? hp->n_head * hp->head_dim_v
-               : hp->arch && hp->arch->attn_gate_per_head ? hp->n_head
-                                                          : hp->ssm_d_inner;
+    case MODEL_DIM_GATE: /* Step-3.5's gate per head (Laguna's where its layer's is), AFMoE's per value, or a Mamba
+                          * mixer's z */
+        return hp->attn_gate_heads                  ? hp->n_head
+               : hp->arch && hp->arch->attn_gate_proj ? hp->n_head * hp->head_dim_v
+                                                      : hp->ssm_d_inner;
     case MODEL_DIM_SSM_STATE: return hp->ssm_d_state;
     case MODEL_DIM_SSM_HEADS: return hp->ssm_n_v_heads;
     case MODEL_DIM_SSM_QKVZ: /* Mamba-2's z, x, B, C and dt (llama.cpp's d_in_proj) */
@@ -252,6 +253,13 @@ void model_hparams_layer(const model_hparams *hp, int64_t il, model_hparams *out
         out->head_dim_v = hp->head_dim_v_swa ? hp->head_dim_v_swa : hp->head_dim_v;
         out->n_rot = hp->n_rot_swa ? hp->n_rot_swa : hp->n_rot;
     }
+    if (hp->arch && hp->arch->attn_gate_either && hp->file) { /* Laguna: the gate's width says which, as llama.cpp's
+                                                              * laguna loader reads it from the tensor */
+        char name[96];
+        snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, model_role_name(hp->arch, MODEL_ROLE_ATTN_GATE));
+        const gguf_tensor *t = gguf_tensor_by_name(hp->file, name);
+        out->attn_gate_heads = t && (int64_t)t->ne[1] == out->n_head && out->head_dim_v > 1;
+    }
 }
 
 bool model_role_shape_at(const model_hparams *hp, const model_role_info *ri, int64_t il, int64_t ne[3])
@@ -308,7 +316,7 @@ const char *model_dim_name(model_dim d)
         [MODEL_DIM_SSM_NORM_ROWS] = "1 (Mamba-2: ssm.group_count)",
         [MODEL_DIM_SSM_DT_RANK] = "ssm.time_step_rank", [MODEL_DIM_SSM_X] = "ssm.time_step_rank + 2 ssm.state_size",
         [MODEL_DIM_SSM_D] = "ssm.inner_size (Mamba-2: 1)", [MODEL_DIM_SSM_D_ROWS] = "1 (Mamba-2: ssm.time_step_rank)",
-        [MODEL_DIM_GATE] = "ssm.inner_size (AFMoE: head_count x value_length)",
+        [MODEL_DIM_GATE] = "ssm.inner_size (AFMoE: head_count x value_length; Step-3.5: head_count; Laguna: either)",
         [MODEL_DIM_FF_SHEXP_UP] = "expert_shared_feed_forward_length (x2 with the gate fused in)",
     };
     return (unsigned)d < MODEL_DIM_COUNT ? names[d] : "";

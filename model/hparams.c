@@ -199,12 +199,15 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
             hp->swa_period = ar->swa_period;
             hp_swa_pattern(&r, hp);
             const bool global = ar->swa_rope == MODEL_SWA_ROPE_GLOBAL || ar->swa_rope == MODEL_SWA_ROPE_SAME;
-            const float base = hp_get_float(&r, "rope.freq_base_swa", global ? hp->rope_base : 10000.0f, NULL);
+            const bool unscaled = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED || ar->swa_rope == MODEL_SWA_ROPE_BASE_UNSCALED;
+            const float base = hp_get_float(&r, "rope.freq_base_swa",
+                                            global || ar->swa_rope == MODEL_SWA_ROPE_BASE_UNSCALED ? hp->rope_base
+                                                                                                 : 10000.0f, NULL);
             hp->rope_base_swa = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED || ar->swa_rope == MODEL_SWA_ROPE_SAME
                                     ? hp->rope_base
                                     : base;
             hp->rope_freq_scale_swa = global ? hp->rope_freq_scale : 1.0f;
-            hp->yarn_swa_off = ar->swa_rope == MODEL_SWA_ROPE_UNSCALED;
+            hp->yarn_swa_off = unscaled;
         }
     }
     if (ar && ar->rope_pattern_key)
@@ -215,6 +218,7 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         hp->attn_value_scale = vs == 1.0f ? 0.0f : vs;
     }
     hp->qk_l2_norm = ar && ar->qk_l2_norm && hp->n_expert != ar->qk_l2_norm_off_experts;
+    hp->attn_gate_heads = ar && ar->attn_gate_per_head;
     if (ar && ar->shexp_expert_wide && hp->n_expert > 0)
         hp->n_ff_shexp = hp->n_ff_exp;
     if (ar && ar->final_softcap)

@@ -300,7 +300,8 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
     hp->n_expert_groups = hp_get_int(r, "expert_group_count", false, 0, 0, dims, NULL);
     hp->n_group_used = hp_get_int(r, "expert_group_used_count", false, 0, 0, dims, NULL);
     if (keys & MODEL_MOE_KEY_DENSE_LEAD)
-        hp->n_layer_dense_lead = hp_get_int(r, "leading_dense_block_count", false, 0, 0, dims, NULL);
+        hp->n_layer_dense_lead = hp_get_int(r, "leading_dense_block_count", keys & MODEL_MOE_KEY_DENSE_LEAD_REQUIRED,
+                                            0, 0, dims, NULL);
     if (!ma || hp->n_expert == 0)
         return;
     if (keys & MODEL_MOE_KEY_GATING) {
@@ -328,11 +329,17 @@ void hp_moe_routing(hp_reader *r, model_hparams *hp)
             keys & MODEL_MOE_KEY_SHARED_WIDTH
                 ? hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30, NULL)
                 : 0;
-        hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", keys & MODEL_MOE_KEY_SHARED_REQUIRED, 0, 0, dims, NULL) *
+        hp->n_ff_shexp = hp_get_int(r, "expert_shared_count", keys & MODEL_MOE_KEY_SHARED_REQUIRED,
+                                    ma->shexp_count_default, 0, dims, NULL) *
                          (each ? each : hp->n_ff_exp);
-        if (keys & MODEL_MOE_KEY_SHARED_TOTAL && hp->n_ff_shexp > 0)
-            hp->n_ff_shexp = hp_get_int(r, "expert_shared_feed_forward_length", false, hp->n_ff_shexp, 0,
-                                        INT64_C(1) << 30, NULL);
+        /* the whole width where the file gives one (not 0), whatever the count, where the shared expert is always
+         * there (Laguna's); else where there are shared experts (cohere2moe's loader makes none without a count) */
+        const bool always = ma->need[MODEL_ROLE_FFN_UP_SHEXP] == MODEL_NEED_REQUIRED;
+        if (keys & MODEL_MOE_KEY_SHARED_TOTAL && (hp->n_ff_shexp > 0 || always)) {
+            const int64_t total = hp_get_int(r, "expert_shared_feed_forward_length", false, 0, 0, INT64_C(1) << 30,
+                                             NULL);
+            hp->n_ff_shexp = total > 0 ? total : hp->n_ff_shexp;
+        }
     }
 }
 

@@ -171,17 +171,20 @@ int build_attention_core(build *b, int il, int h)
 int build_attention(build *b, int il, int h)
 {
     int att = build_attention_core(b, il, h);
-    const bool own_product = b->hp->arch->attn_gate_proj;
+    model_hparams layer;
+    model_hparams_layer(b->hp, il, &layer);
+    const bool per_head = layer.attn_gate_heads && has(b, MODEL_ROLE_ATTN_GATE); /* (Laguna's narrow gates too) */
+    const bool own_product = b->hp->arch->attn_gate_proj && !per_head;
     if (own_product || b->hp->arch->attn_out_gated) {
         graph *g = b->g;
-        const uint64_t bytes = rows(b, (uint64_t)(b->hp->n_head * b->hp->head_dim_v));
+        const uint64_t heads = (uint64_t)(b->layer_heads > 0 ? b->layer_heads : b->hp->n_head);
+        const uint64_t bytes = rows(b, heads * (uint64_t)b->hp->head_dim_v);
         const int src = own_product ? graph_op(g, bytes, LY_ROWS, false, h, -1, -1)
                                     : graph_op(g, bytes, LY_OTHER, false, graph_view(g, b->q_gated), -1, -1);
         const int gate = graph_op(g, bytes, LY_OTHER, true, src, -1, -1);
         att = graph_op(g, bytes, LY_OTHER, !own_product, att, gate, -1);
     }
-    if (b->hp->arch->attn_gate_per_head && has(b, MODEL_ROLE_ATTN_GATE)) { /* Step-3.5: a gate per head, its
-                                                                               * sigmoid, the product broadcast */
+    if (per_head) { /* Step-3.5: a gate per head, its sigmoid (Laguna's softplus), the product broadcast */
         graph *g = b->g;
         const uint64_t heads = (uint64_t)(b->layer_heads > 0 ? b->layer_heads : b->hp->n_head);
         const int gate = graph_op(g, rows(b, heads), LY_ROWS, false, h, -1, -1);

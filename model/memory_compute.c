@@ -51,7 +51,7 @@ static const builder_facts facts[] = {
     { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" }, { .arch = "granite_swa" },
     { .arch = "mimo2" }, { .arch = "maple" }, { .arch = "step35", .rows_after_layers = true, .layers_out_kept = true },
     { .arch = "spark2_5" }, { .arch = "hy_v3", .rows_after_norm = true }, { .arch = "plamo3" },
-    { .arch = "cohere2moe", .rows_after_norm = true },
+    { .arch = "cohere2moe", .rows_after_norm = true }, { .arch = "laguna" },
 };
 
 

@@ -15,7 +15,7 @@ jais trillion granite-docling llama3 llama-v3 llama-bpe falcon3 falcon-h1 pixtra
 smaug-bpe chatglm-bpe glm4 glm5 qwen2 qwen35 deepseek-r1-qwen kormo f2llmv2 stablelm2 hunyuan solar-open megrez smollm starcoder refact command-r
 codeshell exaone minerva-7b mellum2 gpt-4o llama4 kanana2 talkie minimax-m2 tekken poro-chat bloom gpt3-finnish viking
 deepseek-llm deepseek-coder deepseek-v3 hunyuan-dense joyai-llm hy_v4 kimi-k2 bailingmoe bailingmoe2 llada-moe falcon
-jais-2"
+jais-2 laguna"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc "$here/../shared/tools/tok.c" -I"$LLAMA_CPP/include" -I"$LLAMA_CPP/ggml/include" \

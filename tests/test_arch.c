@@ -23,9 +23,9 @@ Test(arch, names_and_roles_round_trip)
                      "arcee, hunyuan-dense, hunyuan_vl, hunyuan-moe, hy_v3, gpt-oss, glm4, chatglm, glm4moe, "
                      "minimax-m2, olmoe, dbrx, arctic, grok, ernie4_5, ernie4_5-moe, bailingmoe, bailingmoe2, "
                      "exaone-moe, afmoe, mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, minicpm3, "
-                     "plm, mimo2, maple, step35, spark2_5, command-r, cohere2, cohere2moe, phi3, granite, minicpm, "
-                     "granitemoe, granite_swa, olmo2, exaone, exaone4, plamo3, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 101);
+                     "plm, mimo2, maple, step35, laguna, spark2_5, command-r, cohere2, cohere2moe, phi3, granite, "
+                     "minicpm, granitemoe, granite_swa, olmo2, exaone, exaone4, plamo3, gemma, gemma2, gemma3, gemma4");
+    cr_assert_eq(model_arch_count(), 102);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));

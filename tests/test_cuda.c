@@ -278,11 +278,13 @@ Test(cuda, elementwise_stats_and_argmax)
         cr_assert_eq(sc[t].max, sg[t].max);
         cr_assert(sc[t].rms == sg[t].rms || fabsf(sc[t].rms - sg[t].rms) <= 1e-5f * fabsf(sc[t].rms));
     }
-    for (int act = 0; act < 2; act++) {
-        cr_assert_eq(cpu->glu(cpu, (kern_act)act, bb, a + 1000, 1000, 1000, oc), KERN_OK);
-        cr_assert_eq(gpu->glu(gpu, (kern_act)act, bd, ad + 1000, 1000, 1000, od), KERN_OK, "%s", gpu->last_error(gpu));
+    static const kern_act acts[] = { KERN_ACT_SILU, KERN_ACT_GELU_TANH, KERN_ACT_SOFTPLUS };
+    static const char *const act_names[] = { "swiglu", "geglu", "softplus gate" };
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(cpu->glu(cpu, acts[k], bb, a + 1000, 1000, 1000, oc), KERN_OK);
+        cr_assert_eq(gpu->glu(gpu, acts[k], bd, ad + 1000, 1000, 1000, od), KERN_OK, "%s", gpu->last_error(gpu));
         float *og = down(gpu, od, 1000);
-        cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f, "%s", act ? "geglu" : "swiglu");
+        cr_assert_lt(rel_diff(oc, og, 1000), 1e-6f, "%s", act_names[k]);
         free(og);
     }
     /* scale, then soft-capping, on both */

@@ -220,8 +220,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         unlink(path);
     }
     /* the table is whole: a line lost from it would drop its file silently */
-    cr_assert_geq(f32_files, 157, "%zu f32 files listed", f32_files);
-    cr_assert_geq(quantized, 125, "%zu quantized files listed", quantized);
+    cr_assert_geq(f32_files, 159, "%zu f32 files listed", f32_files);
+    cr_assert_geq(quantized, 127, "%zu quantized files listed", quantized);
     cr_assert_geq(sum.rows_within * 8, sum.rows * 7, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
                   sum.rows, GGML_LOGIT_TOL);
     cr_assert(tmp_dir_remove(dir));
@@ -425,6 +425,42 @@ Test(engine_arch, the_report_says_how_a_mixture_routes, .timeout = 120)
     cr_expect(strstr(out, "(softmax, not renormalised), each 128 wide + a shared expert with its gate (256 wide)"),
               "%s", out);
     free(out);
+}
+
+/* Laguna's attention gate is per head or per value as each layer's attn_gate is wide (llama.cpp's laguna loader reads
+ * the width from the tensor): the held-out file's layers alternate, which the report counts; a layer whose gate is
+ * neither width is refused by gguf-run and named by gguf-verify's shape rule, as llama.cpp's loader aborts on it. */
+Test(engine_arch, a_laguna_gate_is_per_head_or_per_value_by_its_width, .timeout = 120)
+{
+    char dir[128], path[256], bad[256], why[200], args[600];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "laguna"));
+    snprintf(path, sizeof path, "%s/laguna.gguf", dir);
+    snprintf(bad, sizeof bad, "%s/badgate.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-laguna", path, why), "%s", why);
+    cr_assert(heldout_arch_write("heldout-laguna-badgate", bad, why), "%s", why);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "output times softplus(x . attn_gate): a gate per head in 3 layers, per value in 2"), "%s",
+              out);
+    cr_expect(strstr(out, "(rope base 10000 there, unscaled, 32 dims rotating)"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", bad);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "'blk.1.attn_gate.weight' has shape [128, 96, 1, 1]"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' 2>&1", bad);
+    out = run_tool("gguf-verify", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "blk.1.attn_gate.weight") && strstr(out, "Laguna: either"), "%s", out);
+    cr_expect(!strstr(out, "blk.0.attn_gate.weight") && !strstr(out, "blk.2.attn_gate.weight"),
+              "the layers' own widths are no finding: %s", out);
+    free(out);
+    cr_assert(tmp_dir_remove(dir));
 }
 
 /* The report says what latent attention ran: the query's compression, what the cache holds, a head's sizes, and

@@ -304,6 +304,46 @@ Test(ops, swiglu_is_within_4_ulp_of_the_exact_silu)
     be->destroy(be);
 }
 
+/* Laguna's softplus gate (glu with KERN_ACT_SOFTPLUS): under --numerics ggml, ggml_softplus's statement (a gate above 20
+ * is itself, else logf(1 + expf(x))) then ggml_mul's product, bit for bit; in exact numerics and on the reference
+ * backend within 2 ulp of softplus in double times up where both are normal floats, a very negative gate's e^x kept
+ * (llama.cpp's 1 + e^x rounds it away); gates from -60 to 60 reach both ends. Without up the activation is refused (a gate needs its values). */
+Test(ops, softplus_gate_is_ggml_softplus_then_mul)
+{
+    kern_backend *bes[3] = { kern_cpu_create_numerics(2, KERN_NUMERICS_GGML), kern_cpu_create(2), kern_ref_create(1) };
+    const size_t n = 40013;
+    float *g = malloc(n * sizeof(float)), *u = malloc(n * sizeof(float)), *o = malloc(n * sizeof(float));
+    uint32_t s = 11;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = -60.0f + 120.0f * test_frand(&s);
+        u[i] = test_frand(&s) * 4.0f - 2.0f;
+    }
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(bes[k]->glu(bes[k], KERN_ACT_SOFTPLUS, g, u, n, n, o), KERN_OK, "%s", bes[k]->name);
+        size_t tiny = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (k == 0) {
+                const float want = u[i] * (g[i] > 20.0f ? g[i] : logf(1.0f + expf(g[i])));
+                cr_assert(memcmp(&o[i], &want, 4) == 0, "softplus(%.9g) * %.9g = %.9g, ggml's %.9g", g[i], u[i],
+                          o[i], want);
+                continue;
+            }
+            const double x = g[i], sp = x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x)), ref = sp * u[i];
+            if (fabs(ref) < 0x1p-126 || sp < 0x1p-126)
+                continue; /* a subnormal e^x or product: fewer bits than a float's */
+            cr_assert_leq(fabs(o[i] - ref), 2 * 0x1p-23 * fabs(ref), "%s: softplus(%.9g) * %.9g = %.9g, exact %.9g",
+                          bes[k]->name, g[i], u[i], o[i], ref);
+            tiny += g[i] < -17.0f;
+        }
+        cr_assert(k == 0 || tiny > 0, "no gate so negative that 1 + e^x rounds to 1");
+        cr_assert_eq(bes[k]->glu(bes[k], KERN_ACT_SOFTPLUS, g, NULL, n, n, o), KERN_E_UNSUPPORTED);
+        bes[k]->destroy(bes[k]);
+    }
+    free(g);
+    free(u);
+    free(o);
+}
+
 /* --numerics ggml's SwiGLU is llama.cpp's: each value of rows of 1541 (96 x 16 + 5) bit for bit the scalar
  * statement of ggml_v_expf (ggml_reference.c), 16 lanes where this CPU's llama.cpp build would take them (AVX-512 with DQ, not capped by
  * GGUFSCOPE_SIMD), else 8 (AVX2), the row's last values through libm's expf as ggml_silu_f32; gates from -100 to

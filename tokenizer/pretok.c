@@ -36,6 +36,9 @@ typedef struct pre_kind {
     CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"          \
                     "\\s+(?!\\S)|\\s+"
 
+#define QWEN2_RE                                                                                                    \
+    CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
 #define KIMI_HAN                                                                                                    \
     "[\\x{4E00}-\\x{9FFF}\\x{3400}-\\x{4DBF}\\x{20000}-\\x{2A6DF}\\x{2A700}-\\x{2EBEF}\\x{F900}-\\x{FAFF}"              \
     "\\x{2F800}-\\x{2FA1F}]"
@@ -73,8 +76,9 @@ static const pre_kind kinds[] = {
     /* GLM 4.5 / 4.6 / 5 (glm4moe): llama3's expression with merges ignored, and no BOS by default */
     { { "glm4", "glm5" }, { LLAMA3_RE }, true, false, false },
     { { "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez" },
-      { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-        "\\s+(?!\\S)|\\s+" }, false, false, false },
+      { QWEN2_RE }, false, false, false },
+    /* Laguna's: each line apart from the runs of line breaks, then qwen2's expression over each */
+    { { "laguna" }, { "[^\\n]+|[\\n]+", QWEN2_RE }, false, false, false },
     /* Qwen3.5's: qwen2's with the combining marks (\p{M}) counted as letters */
     { { "qwen35" },
       { CONTRACTIONS_CI "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|"

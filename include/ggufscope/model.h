@@ -58,6 +58,9 @@ typedef struct model_hparams {
     int64_t n_ctx_orig_yarn;
     float rope_base_swa, rope_freq_scale_swa; /* sliding-window layers */
     bool yarn_swa_off;                        /* sliding-window layers rotate without YaRN (ext 0, magnitude 1) */
+    /* attn_gate is a gate per head (n_head rows), not per value: Step-3.5's everywhere; Laguna's in the layers whose
+     * tensor is that wide (model_hparams_layer sets it per layer from the file) */
+    bool attn_gate_heads;
     int64_t swa_window;          /* sliding-window layers mask keys this many positions back or more (0: none) */
     uint32_t swa_period;         /* see model_arch (0 with swa_layers: the layers are listed) */
     const gguf_value *swa_layers; /* attention.sliding_window_pattern as an array of bools, or NULL */

@@ -55,7 +55,8 @@ typedef enum model_moe_key {
     MODEL_MOE_KEY_GATING = 1, MODEL_MOE_KEY_NORM = 2, MODEL_MOE_KEY_SCALE = 4, MODEL_MOE_KEY_SHARED = 8,
     MODEL_MOE_KEY_DENSE_LEAD = 16, MODEL_MOE_KEY_STEP = 32, MODEL_MOE_KEY_SHARED_WIDTH = 64,
     MODEL_MOE_KEY_GATING_REQUIRED = 128, /* with GATING: the loader requires expert_gating_func (lfm2moe) */
-    MODEL_MOE_KEY_SHARED_REQUIRED = 256, MODEL_MOE_KEY_FF_EXP_LAYERS = 512, MODEL_MOE_KEY_SHARED_TOTAL = 1024
+    MODEL_MOE_KEY_SHARED_REQUIRED = 256, MODEL_MOE_KEY_FF_EXP_LAYERS = 512, MODEL_MOE_KEY_SHARED_TOTAL = 1024,
+    MODEL_MOE_KEY_DENSE_LEAD_REQUIRED = 2048 /* with DENSE_LEAD: the loader requires the key (laguna) */
 } model_moe_key;
 
 /* Rotary scaling (rope.scaling.type): none, linear (positions times freq_scale), or YaRN (per frequency a blend of
@@ -70,9 +71,12 @@ typedef enum model_rope_scaling { MODEL_ROPE_SCALING_NONE, MODEL_ROPE_SCALING_LI
  * UNSCALED: the global base with no scaling of any kind, YaRN's magnitude included; rope.freq_base_swa is read by
  *   llama.cpp's loader but its graph rotates with the global base (olmo2's Olmo 3 files);
  * SAME: the global rope exactly, base and scaling; rope.freq_base_swa is read by the loader, its graph does not use
- *   it (cohere2). */
-typedef enum model_swa_rope { MODEL_SWA_ROPE_OWN_BASE, MODEL_SWA_ROPE_GLOBAL, MODEL_SWA_ROPE_UNSCALED, MODEL_SWA_ROPE_SAME }
-    model_swa_rope;
+ *   it (cohere2);
+ * BASE_UNSCALED: rope.freq_base_swa (the global base where absent) with no scaling of any kind (laguna). */
+typedef enum model_swa_rope {
+    MODEL_SWA_ROPE_OWN_BASE, MODEL_SWA_ROPE_GLOBAL, MODEL_SWA_ROPE_UNSCALED, MODEL_SWA_ROPE_SAME,
+    MODEL_SWA_ROPE_BASE_UNSCALED
+} model_swa_rope;
 
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */
 typedef enum model_minicpm_scales {
@@ -206,6 +210,12 @@ typedef struct model_arch {
     /* the attention's output times sigmoid(x Wgate), each value its own gate, before the output product, the gate a
      * product of its own (attn_gate, n_head x value_length wide) of the attention's input (AFMoE: llama.cpp's afmoe) */
     bool attn_gate_proj;
+    /* Laguna's (llama.cpp's laguna) form of that gate: attn_gate_either: each layer's attn_gate a gate per value
+     * (n_head x value_length rows) or per head (n_head rows: one for all the head's values), as its width says;
+     * attn_gate_softplus: softplus(x Wgate) in place of the sigmoid */
+    bool attn_gate_either, attn_gate_softplus;
+    /* expert_shared_count where the file has none (Laguna's loader: 1; 0 elsewhere) */
+    int shexp_count_default;
     /* Llama 4's (llama.cpp's llama4 loader and graph, build_moe_ffn's weight_before_ffn):
      * moe_weight_before: a chosen expert's weight scales its input, not its output;
      * moe_step_layers: interleave_moe_layer_step picks the layers with experts, (il + 1) % step == 0;

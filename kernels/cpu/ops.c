@@ -287,12 +287,22 @@ kern_status cpu_glu(kern_backend *b, kern_act act, const float *gate, const floa
                     float *out)
 {
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
-        act != KERN_ACT_NONE && act != KERN_ACT_RELU)
+        act != KERN_ACT_NONE && act != KERN_ACT_RELU && act != KERN_ACT_SOFTPLUS)
         return KERN_E_UNSUPPORTED;
     if (!up && !kern_act_alone(act))
         return KERN_E_UNSUPPORTED;
     if (row == 0 || n % row)
         return KERN_E_SHAPE;
+    if (act == KERN_ACT_SOFTPLUS) { /* ggml_softplus (x above 20 is x; else logf(1 + expf(x))) then ggml_mul; exact
+                                     * numerics take log1pf, which keeps a very negative x's e^x rather than 0 */
+        const bool ggml = cpu_numerics(b) == KERN_NUMERICS_GGML;
+#pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
+        for (size_t i = 0; i < n; i++) {
+            const float x = gate[i];
+            out[i] = up[i] * (x > 20.0f ? x : ggml ? logf(1.0f + expf(x)) : log1pf(expf(x)));
+        }
+        return KERN_OK;
+    }
     if (act == KERN_ACT_RELU) { /* ggml_relu's x > 0 ? x : 0, then the product, in both numerics */
 #pragma omp parallel for num_threads(cpu_threads(b)) if (n >= ELEMENTWISE_PARALLEL_MIN)
         for (size_t i = 0; i < n; i++)

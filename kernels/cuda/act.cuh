@@ -34,6 +34,7 @@ __device__ inline float kc_glu(kern_act act, float g, float u)
     case KERN_ACT_GELU_TANH: return kc_gelu_ggml(g) * u;
     case KERN_ACT_SWIGLU_OAI: return act_oai(g, u);
     case KERN_ACT_SIGMOID: return u * (1.0f / (1.0f + expf(-g)));
+    case KERN_ACT_SOFTPLUS: return u * (g > 20.0f ? g : log1pf(expf(g))); /* the CPU's exact numerics */
     case KERN_ACT_NONE: return u * g;
     case KERN_ACT_RELU: return (g > 0.0f ? g : 0.0f) * u;
     default: return g / (1.0f + expf(-g)) * u; /* KERN_ACT_SILU */

@@ -418,6 +418,7 @@ kern_status cu_glu(kern_backend *b, kern_act act, const float *gate, const float
     case KERN_ACT_SIGMOID: kernel = glu_k<KERN_ACT_SIGMOID>; break;
     case KERN_ACT_NONE: kernel = glu_k<KERN_ACT_NONE>; break;
     case KERN_ACT_RELU: kernel = glu_k<KERN_ACT_RELU>; break;
+    case KERN_ACT_SOFTPLUS: kernel = glu_k<KERN_ACT_SOFTPLUS>; break;
     }
     if (!kernel)
         return KERN_E_UNSUPPORTED;

@@ -154,14 +154,14 @@ static kern_status ref_attention(kern_backend *b, const float *q, const float *k
     return KERN_OK;
 }
 
-/* SiLU, the sigmoid gate and gpt-oss's clamped SwiGLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs
+/* SiLU, the sigmoid and softplus gates and gpt-oss's clamped SwiGLU in double; GELU is kern_gelu_ggml by definition (llama.cpp's table of f16 inputs
  * and outputs). */
 static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, const float *up, size_t n, size_t row,
                            float *out)
 {
     (void)b;
     if (act != KERN_ACT_SILU && act != KERN_ACT_GELU_TANH && act != KERN_ACT_SWIGLU_OAI && act != KERN_ACT_SIGMOID &&
-        act != KERN_ACT_NONE && act != KERN_ACT_RELU)
+        act != KERN_ACT_NONE && act != KERN_ACT_RELU && act != KERN_ACT_SOFTPLUS)
         return KERN_E_UNSUPPORTED;
     if (!up && !kern_act_alone(act))
         return KERN_E_UNSUPPORTED;
@@ -171,6 +171,7 @@ static kern_status ref_glu(kern_backend *b, kern_act act, const float *gate, con
         const double x = gate[i], u = up ? up[i] : 1.0;
         out[i] = (float)(act == KERN_ACT_SILU        ? x / (1.0 + exp(-x)) * u
                          : act == KERN_ACT_SIGMOID   ? u / (1.0 + exp(-x))
+                         : act == KERN_ACT_SOFTPLUS  ? (x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x))) * u
                          : act == KERN_ACT_NONE      ? x * u
                          : act == KERN_ACT_RELU      ? (x > 0.0 ? x : 0.0) * u
                          : act == KERN_ACT_SWIGLU_OAI ? act_oai_double(gate[i], up[i])

@@ -11,7 +11,7 @@ import numpy as np
 import gguf
 
 from gguf_copy import write_out
-from moe_arch import add_bpe_vocab
+from moe_arch import add_bpe_vocab, add_routed_experts
 
 
 def write_afmoe(path, n_embd=128, n_layer=5, n_head=4, n_kv=2, hd=32, n_ff=256, n_dense=1, n_exp=8, n_used=3,
@@ -70,16 +70,7 @@ def write_afmoe(path, n_embd=128, n_layer=5, n_head=4, n_kv=2, hd=32, n_ff=256, 
             t(b + 'ffn_up.weight', rnd((n_ff, E), 0.1))
             t(b + 'ffn_down.weight', rnd((E, n_ff), 0.08))
         else:
-            t(b + 'ffn_gate_inp.weight', rnd((X, E), 0.3))
-            t(b + 'exp_probs_b.bias', rnd((X,), 0.1))
-            t(b + 'ffn_gate_exps.weight', rnd((X, Fe, E), 0.1))
-            t(b + 'ffn_up_exps.weight', rnd((X, Fe, E), 0.1))
-            t(b + 'ffn_down_exps.weight', rnd((X, E, Fe), 0.08))
-            if n_shared:
-                Fs = Fe * n_shared
-                t(b + 'ffn_gate_shexp.weight', rnd((Fs, E), 0.1))
-                t(b + 'ffn_up_shexp.weight', rnd((Fs, E), 0.1))
-                t(b + 'ffn_down_shexp.weight', rnd((E, Fs), 0.08))
+            add_routed_experts(t, b, rnd, E, X, Fe, Fe * n_shared)
         t(b + 'post_ffw_norm.weight', rnd((E,), 0.1, 1.0))
     t('output_norm.weight', rnd((E,), 0.1, 1.0))
     if not tied:

@@ -38,6 +38,7 @@ from mimo2_arch import write_mimo2  # noqa: E402
 from plamo3_arch import write_plamo3  # noqa: E402
 from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
+from laguna_arch import write_laguna  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
@@ -102,6 +103,8 @@ HELDOUT = {
 # expert (10, 4 used)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
+    # Laguna's layers with layer 1's gate of neither width (half a value per head): refused, as llama.cpp's loader aborts
+    'heldout-laguna-badgate': lambda out: write_laguna(out, gate_rows={1: 6 * 16}),
     # PLaMo 3's layers: a window on every other layer (sliding_window_pattern 2) with its own base; and the loader's
     # period (seven layers in eight), key/value heads and widths per layer, values 24 wide under keys of 32, a tied
     # output and PLaMo's own vocabulary
@@ -230,6 +233,17 @@ OWN_WRITERS = {
                                                  rope_freqs=True, n_dense=2, n_ff=128, n_exp=8, n_used=3, n_ffe=64,
                                                  n_ffs=64, scale=1.0, norm=False, gating=1, gate_layers=[0, 2, 3],
                                                  qk_norm=False, seed=8502),
+    # poolside Laguna's layers (XS.2's form): 4 and 6 heads on the full and sliding layers, the sliding window on three
+    # layers in four with a base of their own and all of each head rotating, the full ones a quarter of it under YaRN,
+    # gates per head and per value by turns, a dense first layer, 3 of 8 experts renormalised and scaled beside a
+    # shared expert of its own width; and (M.1's form) no window, 3 heads sharing one key/value head, a gate per value
+    # everywhere, two dense layers, 2 of 6 experts neither renormalised nor scaled, no gating key, the shared expert an
+    # expert's width (no key for it), no YaRN, tied
+    'heldout-laguna': lambda out: write_laguna(out, base_swa=10000.0, n_rot=8),
+    'heldout-laguna-b': lambda out: write_laguna(out, n_embd=96, n_layer=4, heads=(3, 3), n_kv=1, hd=32, n_rot=32,
+                                                 window=0, yarn=None, gate_heads=[False] * 4, n_dense=2, n_ff=160,
+                                                 n_exp=6, n_used=2, n_ffe=64, n_ffs=None, scale=1.0, norm=False,
+                                                 gating=False, tied=True, seed=9952),
     # Spark X2.5's layers: q/k/v fused, a gate per head, the full layers rotating half of each head and the sliding
     # ones all of it; and q/k/v with a bias, a sliding base of its own, rotating 16 and 8 of 32, no GQA, tied
     'heldout-spark2_5': lambda out: write_spark(out),

@@ -107,6 +107,21 @@ def add_bpe_vocab(w, pre, specials, n_vocab, bos, add_bos):
     w.add_add_bos_token(add_bos)
 
 
+def add_routed_experts(t, b, rnd, E, X, Fe, Fs, std=0.1, down_std=0.08):
+    """Layer b's router, its selection bias exp_probs_b, X experts Fe wide and an ungated shared expert Fs wide (none
+    where Fs is 0), in that order (AFMoE's, Step-3.5's and Laguna's writers)."""
+    t(b + 'ffn_gate_inp.weight', rnd((X, E), 0.3))
+    # as large as the sigmoid scores' spread, so that it changes which experts are chosen
+    t(b + 'exp_probs_b.bias', rnd((X,), 0.1))
+    t(b + 'ffn_gate_exps.weight', rnd((X, Fe, E), std))
+    t(b + 'ffn_up_exps.weight', rnd((X, Fe, E), std))
+    t(b + 'ffn_down_exps.weight', rnd((X, E, Fe), down_std))
+    if Fs:
+        t(b + 'ffn_gate_shexp.weight', rnd((Fs, E), std))
+        t(b + 'ffn_up_shexp.weight', rnd((Fs, E), std))
+        t(b + 'ffn_down_shexp.weight', rnd((E, Fs), down_std))
+
+
 def write_moe(path, arch, n_embd=256, n_layer=4, n_nextn=1, n_dense=1, n_head=4, n_kv=2, hd=64, n_ff=384, n_exp=8,
               n_used=3, n_ffe=96, n_shared=1, scale=2.5, norm=True, tied=False, n_vocab=1024, window=3,
               swa_layers=None, gating=2, seed=4101):

@@ -14,7 +14,7 @@ import gguf
 
 from gguf_copy import write_out
 from llama_layer import add_window_keys
-from moe_arch import add_bpe_vocab
+from moe_arch import add_bpe_vocab, add_routed_experts
 
 
 def write_step35(path, n_embd=128, n_layer=4, n_nextn=1, heads=(4, 2), kv=(2, 1), hd=32, swa=None, window=3,
@@ -77,16 +77,8 @@ def write_step35(path, n_embd=128, n_layer=4, n_nextn=1, heads=(4, 2), kv=(2, 1)
             t(b + 'ffn_up.weight', rnd((n_ff, E), 0.12))
             t(b + 'ffn_down.weight', rnd((E, n_ff), 0.06))
         else:
-            t(b + 'ffn_gate_inp.weight', rnd((X, E), 0.3))
-            # as large as the sigmoid scores' spread, so that it changes which experts are chosen
-            t(b + 'exp_probs_b.bias', rnd((X,), 0.1))
             # wide enough that the limits bind: the gate and up products spread past 1
-            t(b + 'ffn_gate_exps.weight', rnd((X, n_ffe, E), 0.12))
-            t(b + 'ffn_up_exps.weight', rnd((X, n_ffe, E), 0.12))
-            t(b + 'ffn_down_exps.weight', rnd((X, E, n_ffe), 0.06))
-            t(b + 'ffn_gate_shexp.weight', rnd((n_ffs, E), 0.12))
-            t(b + 'ffn_up_shexp.weight', rnd((n_ffs, E), 0.12))
-            t(b + 'ffn_down_shexp.weight', rnd((E, n_ffs), 0.06))
+            add_routed_experts(t, b, rnd, E, X, n_ffe, n_ffs, std=0.12, down_std=0.06)
         if i >= n_layer:
             t(b + 'nextn.eh_proj.weight', rnd((E, 2 * E), 0.08))
             t(b + 'nextn.enorm.weight', rnd((E,), 0.1, 1.0))

@@ -201,6 +201,16 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
                 hp->g.clamp_kqv, hp->g.clamp_kqv);
     if (hp->desc->attn_gate_per_head) /* Step-3.5's */
         fprintf(out, "attention  each head's output times sigmoid(x . attn_gate) where a layer has attn_gate\n");
+    if (hp->desc->attn_gate_either) { /* Laguna's: the layers' gates counted by their width */
+        int heads = 0;
+        for (int il = 0; il < hp->n_layer; il++) {
+            model_hparams l;
+            model_hparams_layer(&hp->g, il, &l);
+            heads += l.attn_gate_heads;
+        }
+        fprintf(out, "attention  output times %s(x . attn_gate): a gate per head in %d layers, per value in %d\n",
+                hp->desc->attn_gate_softplus ? "softplus" : "sigmoid", heads, hp->n_layer - heads);
+    }
     if (hp->g.attn_value_scale != 0.0f) /* MiMo-V2's */
         fprintf(out, "attention  output times %g after its product (attention.value_scale)\n", hp->g.attn_value_scale);
     if (hp->mla) { /* latent attention: what the cache holds and how a head's key and value come out of it */
@@ -280,12 +290,16 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         for (int il = 0; il < hp->n_layer; il++)
             n_swa += model_hparams_layer_is_swa(&hp->g, il);
         fprintf(out, "attention  ");
+        char rot[48] = ""; /* (Laguna's, Step-3.5's: the sliding layers rotate a part of their own) */
+        if (hp->rope_swa.n_rot != hp->rope.n_rot)
+            snprintf(rot, sizeof rot, ", %d dims rotating", hp->rope_swa.n_rot);
         if (hp->swa_window > 0)
-            fprintf(out, "%s of %d positions on %d of %d layers (rope base %g there%s); ",
+            fprintf(out, "%s of %d positions on %d of %d layers (rope base %g there%s%s); ",
                     hp->g.swa_chunked ? "chunks" : "sliding window", hp->swa_window, n_swa, hp->n_layer, hp->rope_swa.base,
                     hp->rope_swa.freq_scale == hp->rope.freq_scale && hp->rope_swa.ext_factor == hp->rope.ext_factor
                         ? ""
-                        : ", unscaled");
+                        : ", unscaled",
+                    rot);
         if (hp->g.attn_softcap_in > 0.0f) /* Grok's: the output scale inside the tanh */
             fprintf(out, "scores %g tanh(q.k * %g / %g) (the scale inside the soft-cap)", hp->g.attn_softcap,
                     hp->g.attn_softcap_in * hp->g.attn_softcap, hp->g.attn_softcap);
@@ -321,7 +335,7 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         [KERN_ACT_GELU_TANH] = "GeGLU (tanh-GELU gate, through llama.cpp's f16 table)",
         [KERN_ACT_SWIGLU_OAI] = "gpt-oss's clamped SwiGLU (gate <= 7, up in [-7, 7], x sigmoid(1.702 x) (up + 1))",
         [KERN_ACT_SIGMOID] = "sigmoid gate", [KERN_ACT_NONE] = "a product of two rows",
-        [KERN_ACT_RELU] = "relu(x Wup)^2, no gate",
+        [KERN_ACT_RELU] = "relu(x Wup)^2, no gate", [KERN_ACT_SOFTPLUS] = "softplus gate",
     };
     /* a block without a gate that is not relu^2 (StarCoder2's): the activation of up's row alone */
     const bool act_alone = hp->act == KERN_ACT_GELU_TANH && !hp->n_expert && !hp->act_squared &&
