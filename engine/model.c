@@ -251,6 +251,36 @@ static bool prediction_block_tensor(const engine_model *m, const char *name)
     return *end == '.' && l >= m->hp.n_block && l < m->hp.g.n_layer;
 }
 
+/* Whether t is a per-tensor scale llama.cpp's loader takes for any architecture: after each family's own tensors, its
+ * generic pass (src/llama-model.cpp, "load optional per-tensor/per-expert .scale tensors", NVFP4's second scales) makes
+ * blk.N.W.scale and blk.N.W.input_scale, one value each (one per expert for the experts' tensors), beside each of these
+ * weights W where the layer has it, and its graphs multiply those products (or their inputs) by them. */
+static bool generic_weight_scale(const engine_model *m, const gguf_tensor *t)
+{
+    static const char *const weights[] = { "attn_q", "attn_k", "attn_v", "attn_output", "attn_qkv", "attn_gate",
+                                           "ffn_gate", "ffn_down", "ffn_up", "ffn_gate_shexp", "ffn_down_shexp",
+                                           "ffn_up_shexp", "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps", "ssm_in",
+                                           "ssm_out", "ssm_alpha", "ssm_beta" };
+    static const char *const suffixes[] = { ".scale", ".input_scale" };
+    char *end;
+    if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
+        return false;
+    const long long l = strtoll(t->name + 4, &end, 10);
+    if (*end != '.')
+        return false;
+    for (size_t w = 0; w < sizeof weights / sizeof *weights; w++)
+        for (size_t k = 0; k < 2; k++) {
+            char name[128], weight[128];
+            snprintf(name, sizeof name, "blk.%lld.%s%s", l, weights[w], suffixes[k]);
+            snprintf(weight, sizeof weight, "blk.%lld.%s.weight", l, weights[w]);
+            if (strcmp(name, t->name) != 0 || !gguf_tensor_by_name(m->f, weight))
+                continue;
+            const uint64_t n = strstr(weights[w], "_exps") ? (uint64_t)m->hp.n_expert : 1;
+            return t->n_elements == n && t->ne[0] == n; /* llama.cpp's shape, else its loader refuses the file */
+        }
+    return false;
+}
+
 /* Every tensor of the file must be one the architecture reads: llama.cpp refuses
  * a file with tensors it does not load ("wrong number of tensors"), and a file
  * whose tensors say another architecture is one an engine would run wrong. */
@@ -265,6 +295,11 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
             continue;
         if (prediction_block_tensor(m, t->name))
             continue;
+        if (generic_weight_scale(m, t))
+            return engine_fail(err, ENGINE_E_ARCH, t->info_offset, t->name,
+                               "tensor '%s' is a per-tensor scale, which llama.cpp's loader takes beside that weight "
+                               "in any architecture and multiplies its product (or input) by; gguf-run does not run "
+                               "per-tensor scales yet", t->name);
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
                            "of tensors)", t->name, m->hp.arch,

@@ -309,3 +309,40 @@ Test(forward_flags, rope_freqs_is_used_where_allowed_and_refused_elsewhere)
         free(buf);
     }
 }
+
+/* A per-tensor scale beside a weight (blk.N.W.scale, one value; llama.cpp's loader takes it in any architecture and its
+ * graphs multiply W's product by it) is not a stray tensor that makes llama.cpp refuse the file: gguf-run says it does
+ * not run such scales (ENGINE_E_ARCH, which gguf-verify reports as not runnable rather than as a file llama.cpp refuses);
+ * one of the wrong length, or beside a weight the layer lacks, is still refused as llama.cpp refuses it. */
+Test(forward_flags, a_per_tensor_scale_is_not_run_yet_and_not_refused)
+{
+    const struct { const char *name; uint64_t n; engine_status want; } cases[] = {
+        { "blk.1.ffn_down.scale", 1, ENGINE_E_ARCH }, { "blk.0.attn_q.input_scale", 1, ENGINE_E_ARCH },
+        { "blk.1.ffn_down.scale", 2, ENGINE_E_MODEL }, { "blk.0.ffn_down_shexp.scale", 1, ENGINE_E_MODEL } };
+    static const float values[2] = { 0.5f, 0.25f };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture_opts o = fixture_default_opts();
+        gguf_error ge;
+        gguf_writer *w = gguf_writer_create(3);
+        cr_assert_eq(fixture_add_model(w, &o, &ge), GGUF_OK, "%s", ge.message);
+        cr_assert_eq(gguf_writer_add_tensor(w, cases[i].name, GGUF_TENSOR_F32, 1, &cases[i].n, values, &ge), GGUF_OK);
+        uint8_t *buf;
+        size_t len;
+        cr_assert_eq(gguf_writer_write_buffer(w, &buf, &len, &ge), GGUF_OK, "%s", ge.message);
+        gguf_writer_free(w);
+        gguf_file *f;
+        cr_assert_eq(gguf_open_memory(buf, len, &f, &ge), GGUF_OK);
+        kern_backend *be = kern_cpu_create(1);
+        engine_model *m;
+        engine_error e;
+        cr_assert_eq(engine_model_load(f, be, &m, &e), cases[i].want, "%s: %s", cases[i].name, e.message);
+        cr_assert_str_eq(e.subject, cases[i].name);
+        cr_assert_neq(e.offset, 0);
+        cr_assert(strstr(e.message, cases[i].want == ENGINE_E_ARCH ? "does not run per-tensor scales yet"
+                                                                    : "llama.cpp would refuse this file"),
+                  "%s", e.message);
+        be->destroy(be);
+        gguf_close(f);
+        free(buf);
+    }
+}
