@@ -89,15 +89,22 @@ bool cmp_product(cmp_state *s, int side, const kern_weight *w, const kern_weight
     const gguf_tensor *t = w->t;
     const float *xr = as_multiplied(s, side, t, x, T, n);
     const kern_weight wh = { .t = t }, bh = { .t = bias ? bias->t : NULL };
-    if (!xr || be->matmul(be, &wh, bh.t ? &bh : NULL, xr, T, y) != KERN_OK)
+    /* a per-tensor scale multiplies the product before its bias (pass.h's run_product) */
+    const kern_weight *const b_in = bh.t && !w->scaled ? &bh : NULL;
+    if (!xr || be->matmul(be, &wh, b_in, xr, T, y) != KERN_OK)
         return false;
-    if (xr == x || quant_act_type(t->type) != GGUF_TENSOR_Q8_1)
+    const size_t rows = (size_t)t->ne[1];
+    if (xr != x && quant_act_type(t->type) == GGUF_TENSOR_Q8_1) {
+        const size_t wb = t->size / rows, ab = quant_act_row_bytes(GGUF_TENSOR_Q8_1, n);
+        for (int i = 0; i < T; i++)
+            for (size_t r = 0; r < rows; r++)
+                y[i * rows + r] += (float)quant_act_sum_correction(t->type, t->data + r * wb, s->d.act + i * ab, n);
+    }
+    if (!w->scaled)
         return true;
-    const size_t rows = (size_t)t->ne[1], wb = t->size / rows, ab = quant_act_row_bytes(GGUF_TENSOR_Q8_1, n);
-    for (int i = 0; i < T; i++)
-        for (size_t r = 0; r < rows; r++)
-            y[i * rows + r] += (float)quant_act_sum_correction(t->type, t->data + r * wb, s->d.act + i * ab, n);
-    return true;
+    for (size_t i = 0; i < (size_t)T * rows; i++)
+        y[i] *= w->scale;
+    return !bh.t || be->add_bias(be, &bh, T, (int)rows, y) == KERN_OK;
 }
 
 /* The residual stream entering layer il: the previous layer's output, or for the first layer the chunk's

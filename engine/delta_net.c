@@ -178,7 +178,7 @@ void engine_delta_net_block(pass *p, int il, int T, const float *in)
     run_rmsnorm(p, "ssm_norm", &w[MODEL_ROLE_SSM_NORM], r.out, T * hp->dn_hv, hp->dn_d, hp->eps, r.out);
     run_glu(p, "output gate SiLU(z)", KERN_ACT_SILU, r.z, r.out, (size_t)T * inner, (size_t)inner, r.out);
     pass_look(p, ENGINE_OP_ATTN, r.out, T, inner);
-    run_matmul(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, r.out, T, c->o);
+    run_product(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, r.out, T, c->o);
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
 }
 
@@ -192,7 +192,7 @@ void engine_shortconv_block(pass *p, int il, int T, const float *in)
     float *conv_state = c->dn_conv_state + (size_t)(c->m->layers[il].state - 1) * (hp->dn_conv - 1) * E;
     /* the batch's rows: the projection (3 n_embd), then B, C and x apart (n_embd each) */
     float *bcx = c->dn, *b = bcx + B * 3 * E, *cc = b + B * E, *x = cc + B * E;
-    run_matmul(p, "shortconv.in_proj", &w[MODEL_ROLE_SHORTCONV_IN], NULL, in, T, bcx);
+    run_product(p, "shortconv.in_proj", &w[MODEL_ROLE_SHORTCONV_IN], NULL, in, T, bcx);
     float *const parts[3] = { b, cc, x };
     for (int i = 0; i < 3; i++)
         run_copy_rows(p, "B, C and x apart", parts[i], (size_t)E, bcx + (size_t)i * E, 3 * (size_t)E, T, E);
@@ -200,6 +200,6 @@ void engine_shortconv_block(pass *p, int il, int T, const float *in)
     run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SHORTCONV_CONV], NULL, b, T, E, hp->dn_conv, false, conv_state, x);
     run_glu(p, "C * conv", KERN_ACT_NONE, cc, x, (size_t)T * E, (size_t)E, x);
     pass_look(p, ENGINE_OP_ATTN, x, T, E);
-    run_matmul(p, "shortconv.out_proj", &w[MODEL_ROLE_SHORTCONV_OUT], NULL, x, T, c->o);
+    run_product(p, "shortconv.out_proj", &w[MODEL_ROLE_SHORTCONV_OUT], NULL, x, T, c->o);
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
 }

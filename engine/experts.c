@@ -77,7 +77,7 @@ static void gated_ffn(pass *p, const kern_weight *wg, const kern_weight *wu, con
     if (each)
         run_products_each(p, 1, &wd, &bias[2], c->gate, Tr, &out, "expert down");
     else
-        run_matmul(p, "expert down", wd, bias[2], c->gate, Tr, out);
+        run_product(p, "expert down", wd, bias[2], c->gate, Tr, out);
 }
 
 /* Expert e of layer L (with its biases where the file has them) on the Tr rows of h into out. */
@@ -221,7 +221,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *
     const kern_weight *w = L->w;
     const int E = hp->n_embd, n_exp = hp->n_expert, k = hp->n_expert_used;
     const kern_weight *router_bias = w[MODEL_ROLE_FFN_GATE_INP_BIAS].t ? &w[MODEL_ROLE_FFN_GATE_INP_BIAS] : NULL;
-    run_matmul(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, router_in ? router_in : h, Tr, c->router);
+    run_product(p, "ffn_gate_inp", &w[MODEL_ROLE_FFN_GATE_INP], router_bias, router_in ? router_in : h, Tr, c->router);
     if (!p->st)
         pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr * n_exp),
                    "copy of the router's logits");
@@ -249,7 +249,7 @@ void engine_experts_block(pass *p, int il, int Tr, const float *h, const float *
      * gate: out += ffn_shexp(h); Nemotron-H's is relu(h Wup)^2 Wdown (no ffn_gate_shexp) */
     const bool gated = w[MODEL_ROLE_FFN_GATE_INP_SHEXP].t;
     if (gated) {
-        run_matmul(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
+        run_product(p, "ffn_gate_inp_shexp", &w[MODEL_ROLE_FFN_GATE_INP_SHEXP], NULL, h, Tr, c->router);
         if (!p->st)
             pass_check(p, c->be->to_host(c->be, c->router_host, c->router, (size_t)Tr),
                        "copy of the shared expert's gate");

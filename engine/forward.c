@@ -141,7 +141,7 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     const int hd = L->head_dim, q_dim = L->n_head * hd, src = L->kv_src;
     const kern_weight *w = L->w;
     const kern_attn attn = engine_layer_attn(m, il);
-    run_matmul(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, c->q);
+    run_product(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, c->q);
     if (w[MODEL_ROLE_ATTN_Q_NORM].t)
         run_block_norm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], NULL, c->q, T * L->n_head, hd, hp->eps, c->q);
     run_rope(p, "rope(q)", c->q, T, L->n_head, hd, c->pos, L->swa ? &hp->rope_swa : &hp->rope);
@@ -149,7 +149,7 @@ static void shared_kv_attention(pass *p, int il, int T, const float *in)
     run_attention(p, "attention (an earlier layer's keys and values)", c->q, c->k_cache + c->k_off[src],
                   c->v_cache + c->v_off[src], T, c->pos, &attn, c->att);
     pass_look(p, ENGINE_OP_ATTN, c->att, T, q_dim);
-    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o);
+    run_product(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, c->att, T, c->o);
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
 }
 
@@ -163,7 +163,7 @@ static void gate_heads(pass *p, int il, int T, const float *in)
     const engine_layer *L = &c->m->layers[il];
     const size_t H = (size_t)L->n_head, vd = (size_t)L->v_dim, rows = (size_t)T * H;
     float *g = c->dn, *wide = c->dn + (size_t)c->max_batch * (size_t)c->m->hp.n_head;
-    run_matmul(p, "attn_gate (a gate per head)", &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, g);
+    run_product(p, "attn_gate (a gate per head)", &L->w[MODEL_ROLE_ATTN_GATE], NULL, in, T, g);
     run_copy_rows(p, "head gates over their values", wide, vd, g, 1, (int)rows, 1);
     for (size_t have = 1; have < vd; have *= 2) {
         const size_t n = have < vd - have ? have : vd - have;
@@ -219,7 +219,7 @@ static void attention_block(pass *p, int il, int T)
     p->normed = false;
     if (L->linear) { /* DeciLM's "linear attention": the output product of the normed input, nothing attended (and,
                       * as llama.cpp's deci graph has it, without the output's bias) */
-        run_matmul(p, "attn_output (linear attention)", &w[MODEL_ROLE_ATTN_OUT], NULL, in, T, c->o);
+        run_product(p, "attn_output (linear attention)", &w[MODEL_ROLE_ATTN_OUT], NULL, in, T, c->o);
         pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, E);
         return;
     }
@@ -260,7 +260,7 @@ static void attention_block(pass *p, int il, int T)
     if (v_is_k)
         run_copy_rows(p, "v as k", v_new, (size_t)kv_dim, k_new, (size_t)kv_dim, T, kv_dim);
     if (gate_values)
-        run_matmul(p, "attn_gate", &w[MODEL_ROLE_ATTN_GATE], NULL, in, T, gates);
+        run_product(p, "attn_gate", &w[MODEL_ROLE_ATTN_GATE], NULL, in, T, gates);
     if (q_gate) {
         run_copy_rows(p, "q apart from its gate", c->q, (size_t)hd, q_gate, 2 * (size_t)hd, T * L->n_head, hd);
         run_copy_rows(p, "the gate apart from q", gates, (size_t)hd, q_gate + hd, 2 * (size_t)hd, T * L->n_head, hd);
@@ -330,7 +330,7 @@ static void attention_block(pass *p, int il, int T)
         run_block_norm(p, "attn_sub_norm", &w[MODEL_ROLE_ATTN_SUB_NORM], NULL, c->att, T, out_dim, hp->eps, c->att);
     pass_look(p, ENGINE_OP_ATTN, c->att, T, out_dim);
     const kern_weight *out_bias = w[MODEL_ROLE_ATTN_OUT_BIAS].t ? &w[MODEL_ROLE_ATTN_OUT_BIAS] : NULL;
-    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
+    run_product(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], out_bias, c->att, T, c->o);
     if (hp->g.attn_value_scale != 0.0f) /* MiMo-V2: after the product, as llama.cpp's graph scales */
         run_scale(p, "attention value scale", c->o, (size_t)T * E, hp->g.attn_value_scale);
     if (!hp->desc->mixer_beside) {
@@ -431,7 +431,7 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         run_scale(&p, "lm_head scale", c->h + (size_t)first * E, (size_t)(T - first) * E, hp->logit_scale);
     for (int r = first, n; r < T && !p.st; r += n) {
         n = engine_logit_part(c->be, T - r);
-        run_matmul(&p, "output", &m->output, pass_bound(&m->output_b), c->h + (size_t)r * E, n, c->logits);
+        run_product(&p, "output", &m->output, pass_bound(&m->output_b), c->h + (size_t)r * E, n, c->logits);
         if (hp->logit_scale != 1.0f && !hp->g.logit_scale_first)
             run_scale(&p, "logit scale", c->logits, (size_t)n * V, hp->logit_scale);
         if (hp->final_softcap > 0.0f)

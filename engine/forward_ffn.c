@@ -39,7 +39,7 @@ void engine_per_layer_inputs(pass *p, const int32_t *tokens, int T)
     const size_t n = (size_t)T * hp->n_layer * hp->n_ple;
     run_embed(p, "per_layer_token_embd", &m->ple_embd, tokens, T, c->ple_tmp);
     run_scale(p, "per-layer embedding scale", c->ple_tmp, n, sqrtf((float)hp->n_ple));
-    run_matmul(p, "per_layer_model_proj", &m->ple_proj, NULL, c->x, T, c->ple);
+    run_product(p, "per_layer_model_proj", &m->ple_proj, NULL, c->x, T, c->ple);
     run_scale(p, "per-layer projection scale", c->ple, n, 1.0f / sqrtf((float)hp->n_embd));
     run_rmsnorm(p, "per_layer_proj_norm", &m->ple_norm, c->ple, T * hp->n_layer, hp->n_ple, hp->eps, c->ple);
     run_add(p, "per-layer inputs", c->ple, c->ple_tmp, n);
@@ -56,11 +56,11 @@ static void per_layer_input(pass *p, int il, int T, int r0)
     const int E = hp->n_embd, P = hp->n_ple, Tr = T - r0;
     float *x = c->x + (size_t)r0 * E, *o = c->o + (size_t)r0 * E;
     const size_t row = (size_t)hp->n_layer * P; /* a token's rows of every layer */
-    run_matmul(p, "inp_gate", &w[MODEL_ROLE_PER_LAYER_INP_GATE], NULL, x, Tr, c->gate);
+    run_product(p, "inp_gate", &w[MODEL_ROLE_PER_LAYER_INP_GATE], NULL, x, Tr, c->gate);
     run_copy_rows(p, "the layer's per-layer inputs", c->up, (size_t)P, c->ple + (size_t)r0 * row + (size_t)il * P, row,
                   Tr, P);
     run_glu(p, "GELU(gate) x per-layer input", KERN_ACT_GELU_TANH, c->gate, c->up, (size_t)Tr * P, (size_t)P, c->gate);
-    run_matmul(p, "proj", &w[MODEL_ROLE_PER_LAYER_PROJ], NULL, c->gate, Tr, o);
+    run_product(p, "proj", &w[MODEL_ROLE_PER_LAYER_PROJ], NULL, c->gate, Tr, o);
     run_block_norm(p, "post_norm", &w[MODEL_ROLE_PER_LAYER_POST_NORM], NULL, o, Tr, E, hp->eps, o);
     run_add(p, "residual add (per-layer input)", x, o, (size_t)Tr * E);
 }
@@ -78,7 +78,7 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
     const kern_weight *const biases[2] = { pass_bound(&w[MODEL_ROLE_FFN_GATE_BIAS]),
                                            pass_bound(&w[MODEL_ROLE_FFN_UP_BIAS]) };
     if (c->m->hp.act_xielu) { /* Apertus's: xIELU(up) with the layer's parameters, no gate */
-        run_matmul(p, "ffn_up", gate_up[1], biases[1], in, Tr, up);
+        run_product(p, "ffn_up", gate_up[1], biases[1], in, Tr, up);
         run_xielu(p, "xIELU", up, (size_t)Tr * F, &c->m->layers[il].xielu, gate);
     } else {
         /* (llama.cpp's build_ffn limits every gated block by the layer's swiglu_clamp_shexp: Step-3.5's) */
@@ -88,7 +88,7 @@ static void dense_block(pass *p, int il, int T, int Tr, const float *in, float *
     if (w[MODEL_ROLE_FFN_SUB_NORM].t) /* BitNet: the activation RMS-normed before ffn_down */
         run_block_norm(p, "ffn_sub_norm", &w[MODEL_ROLE_FFN_SUB_NORM], NULL, gate, Tr, F, c->m->hp.eps, gate);
     pass_look(p, ENGINE_OP_FFN_ACT, c->gate, T, F);
-    run_matmul(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], pass_bound(&w[MODEL_ROLE_FFN_DOWN_BIAS]), gate, Tr, out);
+    run_product(p, "ffn_down", &w[MODEL_ROLE_FFN_DOWN], pass_bound(&w[MODEL_ROLE_FFN_DOWN_BIAS]), gate, Tr, out);
 }
 
 /* Gemma 4 26B-A4B's layer with experts (llama.cpp's gemma4 graph) on rows [r0, T), the residual c->x and its ffn_norm

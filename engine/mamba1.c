@@ -47,12 +47,12 @@ void engine_mamba1_block(pass *p, int il, int T, const float *in, float *out)
     float *conv_state = c->dn_conv_state + (size_t)slot * (hp->dn_conv - 1) * I;
     float *state = c->dn_state + (size_t)slot * I * S;
 
-    run_matmul(p, "ssm_in", &w[MODEL_ROLE_SSM_IN], NULL, in, T, r[M1_PROJ]);
+    run_product(p, "ssm_in", &w[MODEL_ROLE_SSM_IN], NULL, in, T, r[M1_PROJ]);
     run_copy_rows(p, "x apart", r[M1_X], (size_t)I, r[M1_PROJ], 2 * (size_t)I, T, I);
     run_copy_rows(p, "z apart", r[M1_Z], (size_t)I, r[M1_PROJ] + I, 2 * (size_t)I, T, I);
     run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SSM_CONV1D], &w[MODEL_ROLE_SSM_CONV1D_BIAS], r[M1_X], T, I,
                  hp->dn_conv, true, conv_state, r[M1_CONV]);
-    run_matmul(p, "ssm_x (dt, B, C)", &w[MODEL_ROLE_SSM_X], NULL, r[M1_CONV], T, r[M1_XDB]);
+    run_product(p, "ssm_x (dt, B, C)", &w[MODEL_ROLE_SSM_X], NULL, r[M1_CONV], T, r[M1_XDB]);
     const size_t ld_xdb = (size_t)R + 2 * (size_t)S, ld_xbc = (size_t)I + 2 * (size_t)S;
     run_copy_rows(p, "dt apart", r[M1_DT_LOW], (size_t)R, r[M1_XDB], ld_xdb, T, R);
     run_copy_rows(p, "B apart", r[M1_B], (size_t)S, r[M1_XDB] + R, ld_xdb, T, S);
@@ -69,7 +69,7 @@ void engine_mamba1_block(pass *p, int il, int T, const float *in, float *out)
         if (g || hp->m1_dt_b_c_rms)
             run_rmsnorm(p, norms[i].name, g, r[norms[i].region], T, i ? S : R, hp->eps, r[norms[i].region]);
     }
-    run_matmul(p, "ssm_dt", &w[MODEL_ROLE_SSM_DT_PROJ], NULL, r[M1_DT_LOW], T, r[M1_DT]);
+    run_product(p, "ssm_dt", &w[MODEL_ROLE_SSM_DT_PROJ], NULL, r[M1_DT_LOW], T, r[M1_DT]);
     run_copy_rows(p, "x into the scan's rows", r[M1_XBC], ld_xbc, r[M1_CONV], (size_t)I, T, I);
     run_copy_rows(p, "B into the scan's rows", r[M1_XBC] + I, ld_xbc, r[M1_B], (size_t)S, T, S);
     run_copy_rows(p, "C into the scan's rows", r[M1_XBC] + I + S, ld_xbc, r[M1_C], (size_t)S, T, S);
@@ -77,6 +77,6 @@ void engine_mamba1_block(pass *p, int il, int T, const float *in, float *out)
                  &w[MODEL_ROLE_SSM_D], state, T, I, 1, 1, S, r[M1_Y]);
     run_glu(p, "y * SiLU(z)", KERN_ACT_SILU, r[M1_Z], r[M1_Y], (size_t)T * I, (size_t)I, r[M1_Y]);
     pass_look(p, ENGINE_OP_ATTN, r[M1_Y], T, I);
-    run_matmul(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, r[M1_Y], T, out);
+    run_product(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, r[M1_Y], T, out);
     pass_look(p, ENGINE_OP_ATTN_OUT, out, T, hp->n_embd);
 }

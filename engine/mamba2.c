@@ -47,7 +47,7 @@ void engine_mamba2_block(pass *p, int il, int T, const float *in, float *out)
     float *state = c->dn_state + (size_t)slot * inner * hp->dn_d;
     const kern_weight *conv_bias = w[MODEL_ROLE_SSM_CONV1D_BIAS].t ? &w[MODEL_ROLE_SSM_CONV1D_BIAS] : NULL;
 
-    run_matmul(p, "ssm_in", &w[MODEL_ROLE_SSM_IN], NULL, in, T, proj);
+    run_product(p, "ssm_in", &w[MODEL_ROLE_SSM_IN], NULL, in, T, proj);
     run_copy_rows(p, "z apart", z, (size_t)inner, proj, P, T, inner);
     run_copy_rows(p, "x, B and C apart", xbc, (size_t)C, proj + inner, P, T, C);
     run_ssm_conv(p, "short convolution", &w[MODEL_ROLE_SSM_CONV1D], conv_bias, xbc, T, C, hp->dn_conv, true,
@@ -60,7 +60,7 @@ void engine_mamba2_block(pass *p, int il, int T, const float *in, float *out)
     const bool beside = hp->desc->mixer_beside; /* the attention's own output is the layer's attn and attn_out */
     if (!beside)
         pass_look(p, ENGINE_OP_ATTN, y, T, inner);
-    run_matmul(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, y, T, out);
+    run_product(p, "ssm_out", &w[MODEL_ROLE_SSM_OUT], NULL, y, T, out);
     if (!beside)
         pass_look(p, ENGINE_OP_ATTN_OUT, out, T, hp->n_embd);
 }

@@ -123,13 +123,13 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
     float *k_new = staged ? c->k_step : kc + (size_t)pos0 * kv_k, *v_new = staged ? c->v_step : vc + (size_t)pos0 * kv_v;
 
     if (w[MODEL_ROLE_ATTN_Q_A].t) {
-        run_matmul(p, "attn_q_a", &w[MODEL_ROLE_ATTN_Q_A], NULL, in, T, r.q_a);
+        run_product(p, "attn_q_a", &w[MODEL_ROLE_ATTN_Q_A], NULL, in, T, r.q_a);
         run_rmsnorm(p, "attn_q_a_norm", &w[MODEL_ROLE_ATTN_Q_A_NORM], r.q_a, T, hp->n_lora_q, hp->eps, r.q_a);
-        run_matmul(p, "attn_q_b", &w[MODEL_ROLE_ATTN_Q_B], NULL, r.q_a, T, r.q);
+        run_product(p, "attn_q_b", &w[MODEL_ROLE_ATTN_Q_B], NULL, r.q_a, T, r.q);
     } else {
-        run_matmul(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, r.q);
+        run_product(p, "attn_q", &w[MODEL_ROLE_ATTN_Q], NULL, in, T, r.q);
     }
-    run_matmul(p, "attn_kv_a_mqa", &w[MODEL_ROLE_ATTN_KV_A_MQA], NULL, in, T, r.kv_a);
+    run_product(p, "attn_kv_a_mqa", &w[MODEL_ROLE_ATTN_KV_A_MQA], NULL, in, T, r.kv_a);
     run_copy_rows(p, "the compressed keys and values", r.lat, (size_t)lora, r.kv_a, (size_t)(lora + rot), T, lora);
     run_copy_rows(p, "the rotary key", r.k_pe, (size_t)rot, r.kv_a + lora, (size_t)(lora + rot), T, rot);
     run_rmsnorm(p, "attn_kv_a_norm", &w[MODEL_ROLE_ATTN_KV_A_NORM], r.lat, T, lora, hp->eps, r.lat);
@@ -153,7 +153,7 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
     } else {
         /* each head's own key [ k_nope_h | k_pe ] and value from the decompression */
         const int kvb = nope + hp->v_mla;
-        run_matmul(p, "attn_kv_b", &w[MODEL_ROLE_ATTN_KV_B], NULL, r.lat, T, r.kv_b);
+        run_product(p, "attn_kv_b", &w[MODEL_ROLE_ATTN_KV_B], NULL, r.lat, T, r.kv_b);
         run_copy_rows(p, "the keys' parts without rotation", k_new, (size_t)kd, r.kv_b, (size_t)kvb, T * H, nope);
         for (int h = 0; h < H; h++)
             run_copy_rows(p, "the rotary key", k_new + (size_t)h * kd + nope, (size_t)kv_k, r.k_pe, (size_t)rot, T, rot);
@@ -178,6 +178,6 @@ void engine_mla_attention_block(pass *p, int il, int T, const float *in)
                     "the attention's heads together");
     }
     pass_look(p, ENGINE_OP_ATTN, att_out, T, H * hp->v_mla);
-    run_matmul(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, att_out, T, c->o);
+    run_product(p, "attn_output", &w[MODEL_ROLE_ATTN_OUT], NULL, att_out, T, c->o);
     pass_look(p, ENGINE_OP_ATTN_OUT, c->o, T, hp->n_embd);
 }

@@ -125,6 +125,90 @@ static engine_status check_optional_parts(const engine_model *m, int il, engine_
     return ENGINE_OK;
 }
 
+/* What a per-tensor scale is to this engine. llama.cpp's loader, after each family's own tensors, takes for any
+ * architecture (its generic pass in src/llama-model.cpp: "load optional per-tensor/per-expert .scale tensors", NVFP4's
+ * second scales) blk.N.W.scale and blk.N.W.input_scale, one value each (one per expert for the experts' tensors),
+ * beside each of the weights below where the layer has it; a family's graph multiplies some of those products by
+ * their scales (build_lora_mm; model_arch.weight_scales says which) and reads no input scale. */
+typedef enum weight_scale_kind { SCALE_NONE, SCALE_RUN, SCALE_UNREAD, SCALE_NOT_RUN } weight_scale_kind;
+
+/* Each weight the loader takes a scale beside: the model_arch.weight_scales bit of the graphs that apply it (0: none
+ * here reads it), and the weights whose products it multiplies (a fused tensor's parts: q, k, v of attn_qkv; the gate
+ * rows of an ffn_up that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none) */
+static const struct {
+    const char *name;
+    unsigned bit;
+    model_role onto[3];
+} scaled_weights[] = {
+    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q } }, { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K } },
+    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V } },
+    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V } },
+    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT } }, { "attn_gate", 0, { 0 } },
+    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE } },
+    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE } },
+    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN } }, { "ffn_gate_shexp", 0, { 0 } },
+    { "ffn_down_shexp", 0, { 0 } }, { "ffn_up_shexp", 0, { 0 } }, { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 } },
+    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 } }, { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 } },
+    { "ssm_in", 0, { 0 } }, { "ssm_out", 0, { 0 } }, { "ssm_alpha", 0, { 0 } }, { "ssm_beta", 0, { 0 } },
+};
+
+/* t's kind, and (where it is a scale) its entry of scaled_weights in *which */
+static weight_scale_kind weight_scale_of(const engine_model *m, const gguf_tensor *t, size_t *which)
+{
+    static const char *const suffixes[] = { ".scale", ".input_scale" };
+    char *end;
+    if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
+        return SCALE_NONE;
+    const long long l = strtoll(t->name + 4, &end, 10);
+    if (*end != '.' || l >= m->hp.n_block)
+        return SCALE_NONE;
+    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++)
+        for (size_t k = 0; k < 2; k++) {
+            char name[128], weight[128];
+            snprintf(name, sizeof name, "blk.%lld.%s%s", l, scaled_weights[w].name, suffixes[k]);
+            snprintf(weight, sizeof weight, "blk.%lld.%s.weight", l, scaled_weights[w].name);
+            if (strcmp(name, t->name) != 0 || !gguf_tensor_by_name(m->f, weight))
+                continue;
+            const uint64_t n = strstr(name, "_exps") ? (uint64_t)m->hp.n_expert : 1;
+            if (t->n_elements != n || t->ne[0] != n) /* llama.cpp's shape, else its loader refuses the file */
+                return SCALE_NONE;
+            *which = w;
+            const unsigned read = m->hp.desc->weight_scales, bit = scaled_weights[w].bit;
+            if (!(read & MODEL_SCALES_READ))
+                return SCALE_NOT_RUN;
+            if (k == 1 || !(read & bit))
+                return SCALE_UNREAD;
+            const engine_layer *L = &m->layers[l];
+            return bit != MODEL_SCALES_EXPS && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
+        }
+    return SCALE_NONE;
+}
+
+/* Layer il's per-tensor scales that the forward pass applies (SCALE_RUN), onto the weights whose products they
+ * multiply; a fused ffn_up's scale onto its gate rows too, where the entry fuses them. */
+static engine_status load_weight_scales(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++) {
+        char name[128];
+        snprintf(name, sizeof name, "blk.%d.%s.scale", il, scaled_weights[w].name);
+        const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
+        size_t which;
+        if (!t || weight_scale_of(m, t, &which) != SCALE_RUN)
+            continue;
+        float v;
+        if (quant_dequantize_row(t->type, t->data, &v, 1) != QUANT_OK)
+            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name, "tensor '%s' (a per-tensor scale) is %s, "
+                               "not one value gguf-run can read", name, gguf_type_traits_of(t->type)->name);
+        const bool fused = scaled_weights[w].onto[0] == MODEL_ROLE_FFN_UP ? m->hp.desc->gate_up_fused : true;
+        for (int k = 0; k < 3 && scaled_weights[w].onto[k] && (k == 0 || fused); k++) {
+            L->w[scaled_weights[w].onto[k]].scaled = true;
+            L->w[scaled_weights[w].onto[k]].scale = v;
+        }
+    }
+    return ENGINE_OK;
+}
+
 static engine_status bind_layer(engine_model *m, int il, const model_hparams *dims, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
@@ -217,7 +301,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     s = m->hp.mla ? (m->hp.mla_split ? engine_bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent || !L->mixer || L->linear ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : engine_bind_fused(m, il, err);
-    if (s)
+    if (s || (s = load_weight_scales(m, il, err)))
         return s;
     if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
         return ENGINE_OK;
@@ -251,35 +335,6 @@ static bool prediction_block_tensor(const engine_model *m, const char *name)
     return *end == '.' && l >= m->hp.n_block && l < m->hp.g.n_layer;
 }
 
-/* Whether t is a per-tensor scale llama.cpp's loader takes for any architecture: after each family's own tensors, its
- * generic pass (src/llama-model.cpp, "load optional per-tensor/per-expert .scale tensors", NVFP4's second scales) makes
- * blk.N.W.scale and blk.N.W.input_scale, one value each (one per expert for the experts' tensors), beside each of these
- * weights W where the layer has it, and its graphs multiply those products (or their inputs) by them. */
-static bool generic_weight_scale(const engine_model *m, const gguf_tensor *t)
-{
-    static const char *const weights[] = { "attn_q", "attn_k", "attn_v", "attn_output", "attn_qkv", "attn_gate",
-                                           "ffn_gate", "ffn_down", "ffn_up", "ffn_gate_shexp", "ffn_down_shexp",
-                                           "ffn_up_shexp", "ffn_gate_exps", "ffn_down_exps", "ffn_up_exps", "ssm_in",
-                                           "ssm_out", "ssm_alpha", "ssm_beta" };
-    static const char *const suffixes[] = { ".scale", ".input_scale" };
-    char *end;
-    if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
-        return false;
-    const long long l = strtoll(t->name + 4, &end, 10);
-    if (*end != '.')
-        return false;
-    for (size_t w = 0; w < sizeof weights / sizeof *weights; w++)
-        for (size_t k = 0; k < 2; k++) {
-            char name[128], weight[128];
-            snprintf(name, sizeof name, "blk.%lld.%s%s", l, weights[w], suffixes[k]);
-            snprintf(weight, sizeof weight, "blk.%lld.%s.weight", l, weights[w]);
-            if (strcmp(name, t->name) != 0 || !gguf_tensor_by_name(m->f, weight))
-                continue;
-            const uint64_t n = strstr(weights[w], "_exps") ? (uint64_t)m->hp.n_expert : 1;
-            return t->n_elements == n && t->ne[0] == n; /* llama.cpp's shape, else its loader refuses the file */
-        }
-    return false;
-}
 
 /* Every tensor of the file must be one the architecture reads: llama.cpp refuses
  * a file with tensors it does not load ("wrong number of tensors"), and a file
@@ -295,11 +350,15 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
             continue;
         if (prediction_block_tensor(m, t->name))
             continue;
-        if (generic_weight_scale(m, t))
+        size_t which;
+        const weight_scale_kind scale = weight_scale_of(m, t, &which);
+        if (scale == SCALE_RUN || scale == SCALE_UNREAD)
+            continue;
+        if (scale == SCALE_NOT_RUN)
             return engine_fail(err, ENGINE_E_ARCH, t->info_offset, t->name,
                                "tensor '%s' is a per-tensor scale, which llama.cpp's loader takes beside that weight "
-                               "in any architecture and multiplies its product (or input) by; gguf-run does not run "
-                               "per-tensor scales yet", t->name);
+                               "in any architecture and a %s graph may multiply its products by; gguf-run does not "
+                               "run it yet", t->name, m->hp.arch);
         return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
                            "tensor '%s' is not part of a %s model%s: llama.cpp would refuse this file (wrong number "
                            "of tensors)", t->name, m->hp.arch,

@@ -55,6 +55,30 @@ static inline void run_block_norm(pass *p, const char *what, const kern_weight *
         run_add_bias(p, what, bias, T, n, out);
 }
 
+/* w times x into y plus the bias, as llama.cpp's build_lora_mm and the caller's add: where w has a per-tensor scale
+ * (kern_weight.scaled), the product times it, then the bias. */
+static inline void run_product(pass *p, const char *what, const kern_weight *w, const kern_weight *bias, const float *x,
+                               int T, float *y)
+{
+    if (!w->scaled) {
+        run_matmul(p, what, w, bias, x, T, y);
+        return;
+    }
+    run_matmul(p, what, w, NULL, x, T, y);
+    run_scale(p, what, y, (size_t)T * (size_t)w->t->ne[1], w->scale);
+    if (pass_bound(bias))
+        run_add_bias(p, what, bias, T, (int)w->t->ne[1], y);
+}
+
+/* Whether any of the n weights has a per-tensor scale (the fused products do not take one) */
+static inline bool any_scaled(int n, const kern_weight *const ws[])
+{
+    for (int i = 0; i < n; i++)
+        if (ws[i] && ws[i]->scaled)
+            return true;
+    return false;
+}
+
 /* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
  * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
 static inline void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
@@ -62,12 +86,12 @@ static inline void run_products(pass *p, int n, const kern_weight *const ws[], c
 {
     if (p->st)
         return;
-    if (p->be->matmul_many) {
+    if (p->be->matmul_many && !any_scaled(n, ws)) {
         pass_check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
         return;
     }
     for (int i = 0; i < n; i++)
-        run_matmul(p, names[i], ws[i], bs[i], x, T, ys[i]);
+        run_product(p, names[i], ws[i], bs[i], x, T, ys[i]);
 }
 
 /* ws[i] times xs[i] into ys[i], for n weights of one row length that each read their own x: one product where the
@@ -120,11 +144,11 @@ static inline void run_gated_products(pass *p, const kern_weight *const gate_up[
         return;
     }
     if (!gate_up[0] || !gate_up[0]->t) {
-        run_matmul(p, names[1], gate_up[1], bs[1], x, Tr, up);
+        run_product(p, names[1], gate_up[1], bs[1], x, Tr, up);
         run_glu(p, "activation", act, up, p->c->m->hp.act_squared ? up : NULL, (size_t)Tr * F, (size_t)F, gate);
         return;
     }
-    if (p->be->matmul_glu && !p->probe) {
+    if (p->be->matmul_glu && !p->probe && !any_scaled(2, gate_up)) {
         if (!p->st)
             pass_check(p, p->be->matmul_glu(p->be, gate_up[0], gate_up[1], bs, x, Tr, act, gate, up), group);
         return;

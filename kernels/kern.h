@@ -38,6 +38,10 @@ const char *kern_status_name(kern_status s);
 typedef struct kern_weight {
     const gguf_tensor *t;  /* the file's view: type, shape, bytes */
     void *dev;             /* backend data (device copy); NULL on the CPU */
+    /* scaled: the engine multiplies this weight's product by scale before its bias (llama.cpp's per-tensor W.scale,
+     * NVFP4's second scale). Backends do not read it. */
+    bool scaled;
+    float scale;
 } kern_weight;
 
 /* The gate's activation of a gated feed-forward block (GLU). */

@@ -54,6 +54,8 @@ const model_arch model_archs_gemma[] = {
         .attn_scale_embd_layers = 62,
         .q_prescaled = true,
         .quantize = true,
+        /* llama.cpp's gemma3 graph: build_qkv and wo_s; its feed-forward block's scales unread */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
         /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
                       "a final norm peaking in the hundreds are gemma-3-270m's trained values",

@@ -18,6 +18,8 @@ const model_arch model_archs_llama[] = {
         .quantize = true,
         .moe = true,
         .moe_renormalise = true,
+        /* llama.cpp's llama graph: build_qkv, wo_s, the dense block's three, the experts' */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS,
     },
     {
         .name = "llama4",

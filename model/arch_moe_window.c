@@ -136,6 +136,8 @@ const model_arch model_archs_moe_window[] = {
                     MODEL_MOE_KEY_FF_EXP_LAYERS,
         .shexp_count_default = 1,
         .quantize = true,
+        /* llama.cpp's laguna graph: build_qkv and wo_s; its gate's, dense blocks' and shared expert's scales unread */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "spark2_5",

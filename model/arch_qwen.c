@@ -52,6 +52,8 @@ const model_arch model_archs_qwen[] = {
         .families = "Qwen2, Qwen2.5",
         QWEN2_LAYERS,
         .quantize = true,
+        /* llama.cpp's qwen2 graph: build_qkv and wo_s; its feed-forward block's scales unread */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
         .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
     },
     {
@@ -59,6 +61,8 @@ const model_arch model_archs_qwen[] = {
         .families = "Qwen3 (dense)",
         QWEN3_LAYERS,
         .quantize = true,
+        /* llama.cpp's qwen3 graph: build_qkv, wo_s, the feed-forward block's three */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN,
     },
     {
         .name = "qwen2moe",

@@ -310,22 +310,45 @@ Test(forward_flags, rope_freqs_is_used_where_allowed_and_refused_elsewhere)
     }
 }
 
-/* A per-tensor scale beside a weight (blk.N.W.scale, one value; llama.cpp's loader takes it in any architecture and its
- * graphs multiply W's product by it) is not a stray tensor that makes llama.cpp refuse the file: gguf-run says it does
- * not run such scales (ENGINE_E_ARCH, which gguf-verify reports as not runnable rather than as a file llama.cpp refuses);
- * one of the wrong length, or beside a weight the layer lacks, is still refused as llama.cpp refuses it. */
-Test(forward_flags, a_per_tensor_scale_is_not_run_yet_and_not_refused)
+/* A per-tensor scale beside a weight (blk.N.W.scale, one value; llama.cpp's loader takes it in any architecture and a
+ * family's graph may multiply W's product by it) is run where the entry says its graph does (llama's feed-forward
+ * block: the logits move; test_engine_arch holds a file of them to llama.cpp's goldens), left unread where it says its
+ * graph leaves it (qwen2's feed-forward block) as is an input scale (W.input_scale, which no graph reads), and refused
+ * as not runnable (ENGINE_E_ARCH, not a file llama.cpp refuses) where the family's graph has not been read for them;
+ * one of the wrong length, or beside a weight the layer lacks, is refused as llama.cpp refuses it. */
+Test(forward_flags, a_per_tensor_scale_multiplies_its_product_where_the_graph_reads_it)
 {
-    const struct { const char *name; uint64_t n; engine_status want; } cases[] = {
-        { "blk.1.ffn_down.scale", 1, ENGINE_E_ARCH }, { "blk.0.attn_q.input_scale", 1, ENGINE_E_ARCH },
-        { "blk.1.ffn_down.scale", 2, ENGINE_E_MODEL }, { "blk.0.ffn_down_shexp.scale", 1, ENGINE_E_MODEL } };
+    const struct {
+        const char *arch, *name;
+        uint64_t n;
+        engine_status want;
+        int base;   /* the case whose logits these are compared with (-1: none) */
+        bool moves; /* whether they differ */
+    } cases[] = {
+        { "llama", NULL, 0, ENGINE_OK, -1, false },
+        { "llama", "blk.1.ffn_down.scale", 1, ENGINE_OK, 0, true },
+        { "llama", "blk.0.attn_q.input_scale", 1, ENGINE_OK, 0, false },
+        { "qwen2", NULL, 0, ENGINE_OK, -1, false },
+        { "qwen2", "blk.1.ffn_down.scale", 1, ENGINE_OK, 3, false },
+        { "qwen2", "blk.0.attn_v.scale", 1, ENGINE_OK, 3, true },
+        { "xverse", "blk.1.ffn_down.scale", 1, ENGINE_E_ARCH, -1, false },
+        { "llama", "blk.1.ffn_down.scale", 2, ENGINE_E_MODEL, -1, false },
+        { "llama", "blk.0.ffn_down_shexp.scale", 1, ENGINE_E_MODEL, -1, false },
+    };
+    enum { N_CASES = sizeof cases / sizeof cases[0] };
     static const float values[2] = { 0.5f, 0.25f };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int32_t toks[6] = { 1, 280, 17, 260, 44, 281 };
+    float *logits[N_CASES] = { 0 };
+    int nv = 0;
+    for (size_t i = 0; i < N_CASES; i++) {
         fixture_opts o = fixture_default_opts();
+        o.arch = cases[i].arch;
         gguf_error ge;
         gguf_writer *w = gguf_writer_create(3);
         cr_assert_eq(fixture_add_model(w, &o, &ge), GGUF_OK, "%s", ge.message);
-        cr_assert_eq(gguf_writer_add_tensor(w, cases[i].name, GGUF_TENSOR_F32, 1, &cases[i].n, values, &ge), GGUF_OK);
+        if (cases[i].name)
+            cr_assert_eq(gguf_writer_add_tensor(w, cases[i].name, GGUF_TENSOR_F32, 1, &cases[i].n, values, &ge),
+                         GGUF_OK);
         uint8_t *buf;
         size_t len;
         cr_assert_eq(gguf_writer_write_buffer(w, &buf, &len, &ge), GGUF_OK, "%s", ge.message);
@@ -335,14 +358,29 @@ Test(forward_flags, a_per_tensor_scale_is_not_run_yet_and_not_refused)
         kern_backend *be = kern_cpu_create(1);
         engine_model *m;
         engine_error e;
-        cr_assert_eq(engine_model_load(f, be, &m, &e), cases[i].want, "%s: %s", cases[i].name, e.message);
-        cr_assert_str_eq(e.subject, cases[i].name);
-        cr_assert_neq(e.offset, 0);
-        cr_assert(strstr(e.message, cases[i].want == ENGINE_E_ARCH ? "does not run per-tensor scales yet"
-                                                                    : "llama.cpp would refuse this file"),
-                  "%s", e.message);
+        cr_assert_eq(engine_model_load(f, be, &m, &e), cases[i].want, "case %zu %s: %s", i, cases[i].name, e.message);
+        if (cases[i].want == ENGINE_OK) {
+            nv = engine_model_hparams(m)->n_vocab;
+            logits[i] = malloc((size_t)nv * sizeof(float));
+            engine_ctx *c;
+            cr_assert_eq(engine_ctx_create(m, 8, 8, &c, &e), ENGINE_OK);
+            cr_assert_eq(engine_forward(c, toks, 6, false, logits[i], NULL, &e), ENGINE_OK);
+            engine_ctx_free(c);
+            engine_model_free(m);
+            if (cases[i].base >= 0)
+                cr_assert_eq(memcmp(logits[cases[i].base], logits[i], (size_t)nv * sizeof(float)) != 0,
+                             cases[i].moves, "case %zu: %s %s", i, cases[i].arch, cases[i].name);
+        } else {
+            cr_assert_str_eq(e.subject, cases[i].name);
+            cr_assert_neq(e.offset, 0);
+            cr_assert(strstr(e.message, cases[i].want == ENGINE_E_ARCH ? "does not run it yet"
+                                                                        : "llama.cpp would refuse this file"),
+                      "%s", e.message);
+        }
         be->destroy(be);
         gguf_close(f);
         free(buf);
     }
+    for (size_t i = 0; i < N_CASES; i++)
+        free(logits[i]);
 }

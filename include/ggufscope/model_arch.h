@@ -78,6 +78,10 @@ typedef enum model_swa_rope {
     MODEL_SWA_ROPE_BASE_UNSCALED
 } model_swa_rope;
 
+/* model_arch.weight_scales: READ, its graph read for them; QKV, attn_q/k/v and attn_qkv (build_qkv); OUT, attn_output;
+ * FFN, the dense block's ffn_gate, ffn_up and ffn_down; EXPS, the experts' (one per expert: not run here yet) */
+enum { MODEL_SCALES_READ = 1, MODEL_SCALES_QKV = 2, MODEL_SCALES_OUT = 4, MODEL_SCALES_FFN = 8, MODEL_SCALES_EXPS = 16 };
+
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */
 typedef enum model_minicpm_scales {
     MODEL_MINICPM_SCALES_NONE = 0, MODEL_MINICPM_SCALES_KEYS_OR_DEFAULTS, MODEL_MINICPM_SCALES_FIXED
@@ -216,6 +220,10 @@ typedef struct model_arch {
     bool attn_gate_either, attn_gate_softplus;
     /* expert_shared_count where the file has none (Laguna's loader: 1; 0 elsewhere) */
     int shexp_count_default;
+    /* the per-tensor scales (blk.N.W.scale, which llama.cpp's loader takes for every family) the family's llama.cpp
+     * graph multiplies products by (model_weight_scale bits); 0: its graph not read for them yet (gguf-run refuses a
+     * scaled file of it as not runnable). A read family's other scales are loaded and unread there, and here. */
+    unsigned weight_scales;
     /* Llama 4's (llama.cpp's llama4 loader and graph, build_moe_ffn's weight_before_ffn):
      * moe_weight_before: a chosen expert's weight scales its input, not its output;
      * moe_step_layers: interleave_moe_layer_step picks the layers with experts, (il + 1) % step == 0;

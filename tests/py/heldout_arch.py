@@ -39,6 +39,7 @@ from plamo3_arch import write_plamo3  # noqa: E402
 from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
 from laguna_arch import write_laguna  # noqa: E402
+from scaled_arch import write_scaled  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
@@ -103,6 +104,9 @@ HELDOUT = {
 # expert (10, 4 used)
 OWN_WRITERS = {
     'heldout-glm4moe': lambda out: write_moe(out, 'glm4moe'),
+    # qwen2's layers with llama.cpp's per-tensor scales beside some weights (before the q/k/v biases), and an input
+    # scale it does not read
+    'heldout-scaled': lambda out: write_scaled(out),
     # Laguna's layers with layer 1's gate of neither width (half a value per head): refused, as llama.cpp's loader aborts
     'heldout-laguna-badgate': lambda out: write_laguna(out, gate_rows={1: 6 * 16}),
     # PLaMo 3's layers: a window on every other layer (sliding_window_pattern 2) with its own base; and the loader's

@@ -1,0 +1,44 @@
+"""Writes a file with per-tensor scales as NVFP4 conversions carry them and llama.cpp's loader takes them in any
+architecture (src/llama-model.cpp's generic pass: blk.N.W.scale, one value, which its graphs multiply W's product by
+before the bias, and blk.N.W.input_scale, which they load and do not read): ../shared/tools/synth_model.py's
+tiny-qwen2 (q/k/v biases, so that the order of scale and bias shows) with a scale beside attn_q, attn_k, attn_v,
+attn_output, ffn_gate, ffn_up and ffn_down in some layers and not others, and one input scale. Deterministic, as
+synth_model.py is.
+
+    from scaled_arch import write_scaled; write_scaled(path)"""
+import os
+import tempfile
+
+import numpy as np
+from gguf import GGUFReader
+
+from gguf_copy import numpy_shape, write_out, writer_with_metadata
+from renamed_arch import write_base
+
+# (layer, weight): the scale; far enough from 1 that a scale left out or applied after the bias moves the logits
+SCALES = {(0, 'attn_q'): 0.75, (0, 'attn_output'): 2.0, (0, 'ffn_down'): 0.6, (1, 'attn_k'): 1.5, (1, 'attn_v'): 0.5,
+          (1, 'ffn_gate'): 0.8, (1, 'ffn_up'): 1.25, (2, 'attn_q'): 1.3}
+INPUT_SCALES = {(0, 'attn_q'): 3.0}
+
+
+def write_scaled(out, preset='tiny-qwen2'):
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, 'base.gguf')
+        write_base('synth_model', preset, None, src)
+        r = GGUFReader(src)
+        w = writer_with_metadata(r, out)
+        for t in r.tensors:
+            w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+            parts = t.name.split('.')
+            if len(parts) != 4 or parts[0] != 'blk' or parts[3] != 'weight':
+                continue
+            key = (int(parts[1]), parts[2])
+            for suffix, table in (('scale', SCALES), ('input_scale', INPUT_SCALES)):
+                if key in table:
+                    w.add_tensor(f'blk.{key[0]}.{key[1]}.{suffix}', np.array([table[key]], dtype=np.float32))
+        write_out(w)
+
+
+if __name__ == '__main__':
+    import sys
+    write_scaled(sys.argv[1])
