@@ -146,8 +146,9 @@ static const struct {
     { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT } }, { "attn_gate", 0, { 0 } },
     { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE } },
     { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE } },
-    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN } }, { "ffn_gate_shexp", 0, { 0 } },
-    { "ffn_down_shexp", 0, { 0 } }, { "ffn_up_shexp", 0, { 0 } }, { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 } },
+    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN } }, { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { 0 } },
+    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { 0 } }, { "ffn_up_shexp", MODEL_SCALES_SHEXP, { 0 } },
+    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 } },
     { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 } }, { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 } },
     { "ssm_in", 0, { 0 } }, { "ssm_out", 0, { 0 } }, { "ssm_alpha", 0, { 0 } }, { "ssm_beta", 0, { 0 } },
 };
@@ -179,7 +180,7 @@ static weight_scale_kind weight_scale_of(const engine_model *m, const gguf_tenso
             if (k == 1 || !(read & bit))
                 return SCALE_UNREAD;
             const engine_layer *L = &m->layers[l];
-            return bit != MODEL_SCALES_EXPS && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
+            return scaled_weights[w].onto[0] && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
         }
     return SCALE_NONE;
 }

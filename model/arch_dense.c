@@ -23,6 +23,7 @@ const model_arch model_archs_dense[] = {
         COHERE_LAYERS,
         .qk_norm_from_layers = 64,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "cohere2",
@@ -34,6 +35,7 @@ const model_arch model_archs_dense[] = {
         .swa_rope = MODEL_SWA_ROPE_SAME,
         .rope_swa_only = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN,
     },
     {
         .name = "cohere2moe",
@@ -69,6 +71,8 @@ const model_arch model_archs_dense[] = {
                     MODEL_MOE_KEY_SHARED_TOTAL | MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_FF_EXP_LAYERS,
         .shexp_mean = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
+                         MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP,
     },
     {
         .name = "phi3",
@@ -93,6 +97,7 @@ const model_arch model_archs_dense[] = {
         .act = MODEL_ACT_SILU,
         .multipliers = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "minicpm",
@@ -149,6 +154,7 @@ const model_arch model_archs_dense[] = {
         .moe_experts_ff_wide = true,
         .shexp_gate_up_fused = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "olmo2",
@@ -178,6 +184,7 @@ const model_arch model_archs_dense[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "exaone4",

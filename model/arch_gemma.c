@@ -17,6 +17,7 @@ const model_arch model_archs_gemma[] = {
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
         .q_prescaled = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "gemma2",
@@ -40,6 +41,7 @@ const model_arch model_archs_gemma[] = {
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
         .q_prescaled = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "gemma3",

@@ -66,6 +66,7 @@ const model_arch model_archs_llama[] = {
         .yarn_keys = MODEL_YARN_KEY_BETAS | MODEL_YARN_KEY_LOG_MUL,
         .attn_temperature = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS,
     },
     {
         .name = "internlm2",
@@ -76,6 +77,7 @@ const model_arch model_archs_llama[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "smollm3",
@@ -87,6 +89,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .no_rope_period = 4,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "seed_oss",
@@ -101,6 +104,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "deci",
@@ -126,6 +130,7 @@ const model_arch model_archs_llama[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "pangu-embedded",
@@ -138,6 +143,7 @@ const model_arch model_archs_llama[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "bitnet",
@@ -145,8 +151,8 @@ const model_arch model_archs_llama[] = {
         /* llama.cpp's bitnet: llama's layers with NEOX rotary (its converter is TextModel's, the weights ternary in
          * F32, TQ1_0 or TQ2_0 after llama-quantize), an RMSNorm of the attention's output before attn_output
          * (attn_sub_norm) and of the gated SiLU activation before ffn_down (ffn_sub_norm); the logits from
-         * token_embd, no output projection. The per-tensor scales its loader takes where present (attn_q.scale and
-         * the like) are not read here: its converter writes none */
+         * token_embd, no output projection; the per-tensor scales its loader takes where present (attn_q.scale and
+         * the like: its converter writes none) multiply q, k, v, the output and the three feed-forward products */
         .need = { TIED_GLOBAL_ROLES, ATTENTION_ROLES, DENSE_FFN_ROLES, [MODEL_ROLE_ATTN_SUB_NORM] = R,
                   [MODEL_ROLE_FFN_SUB_NORM] = R },
         .rope_neox = true,
@@ -158,6 +164,7 @@ const model_arch model_archs_llama[] = {
                                        "as it, gate with SiLU (wikitext-2 perplexity 99.8 against 17.1 with relu^2, "
                                        "as reported on llama.cpp's tracker)",
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN,
     },
     {
         .name = "openelm",
@@ -186,6 +193,7 @@ const model_arch model_archs_llama[] = {
         .alibi_n_layer = 40,
         .alibi_max_bias = 8.0f,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "refact",
@@ -201,6 +209,7 @@ const model_arch model_archs_llama[] = {
         .no_rope_period = 1,
         .alibi_max_bias = 8.0f,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "plamo",
@@ -218,6 +227,7 @@ const model_arch model_archs_llama[] = {
         .parallel_ffn = true,
         .parallel_blocks_summed = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "nanbeige",
@@ -230,6 +240,8 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .layer_loops = true,
         .quantize = true,
+        /* (its graph multiplies q, k, v, the output and the feed-forward products by their scales in the first pass;
+         * the later passes' layers, copies made before llama.cpp's loader looks for scales, have none: not run here) */
     },
     {
         .name = "maincoder",
@@ -241,6 +253,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .qk_norm_after_rope = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "apertus",
@@ -256,6 +269,7 @@ const model_arch model_archs_llama[] = {
         .rope_neox = true,
         .act = MODEL_ACT_XIELU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
 };
 const size_t model_archs_llama_count = sizeof model_archs_llama / sizeof model_archs_llama[0];

@@ -37,6 +37,7 @@ const model_arch model_archs_moe[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_RELU_SQR,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "hunyuan-dense",
@@ -56,6 +57,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS,
         .mrope_optional = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "hunyuan-moe",
@@ -74,6 +76,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "hy_v3",
@@ -99,6 +102,8 @@ const model_arch model_archs_moe[] = {
         .shexp_one_key_wide = true,
         .roles_bare = { MODEL_ROLE_FFN_EXP_PROBS_B },
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
+                         MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP,
     },
     {
         .name = "gpt-oss",
@@ -120,6 +125,7 @@ const model_arch model_archs_moe[] = {
         .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
         .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "glm4",
@@ -135,6 +141,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS,
         .mrope_optional = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "chatglm",
@@ -151,6 +158,7 @@ const model_arch model_archs_moe[] = {
         .act = MODEL_ACT_SILU,
         .gate_up_fused = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "glm4moe",
@@ -175,6 +183,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS, /* GLM-4.5V's text decoder, where the file has sections */
         .mrope_optional = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "minimax-m2",
@@ -191,6 +200,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_GATING,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "olmoe",
@@ -204,6 +214,7 @@ const model_arch model_archs_moe[] = {
         .qk_norm_full = true,
         .moe = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "dbrx",
@@ -223,6 +234,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "arctic",
@@ -240,6 +252,7 @@ const model_arch model_archs_moe[] = {
         .moe_experts_ff_wide = true,
         .moe_dense_residual = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "grok",
@@ -272,6 +285,7 @@ const model_arch model_archs_moe[] = {
         .yarn_beta_fast_default = 8.0f,
         .flash_attn_never = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "ernie4_5",
@@ -282,6 +296,7 @@ const model_arch model_archs_moe[] = {
                   [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "ernie4_5-moe",
@@ -297,6 +312,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_STEP,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "bailingmoe",
@@ -313,6 +329,7 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "bailingmoe2",
@@ -332,6 +349,7 @@ const model_arch model_archs_moe[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_SHARED_WIDTH,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "exaone-moe",
@@ -361,6 +379,7 @@ const model_arch model_archs_moe[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .rope_swa_only = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "afmoe",
@@ -393,6 +412,7 @@ const model_arch model_archs_moe[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_SHARED_REQUIRED | MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_FF_EXP_LAYERS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "mellum",
@@ -482,6 +502,7 @@ const model_arch model_archs_moe[] = {
                     MODEL_MOE_KEY_DENSE_LEAD,
         .no_gqa = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "deepseek",
@@ -497,6 +518,7 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_keys = MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED | MODEL_MOE_KEY_DENSE_LEAD,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "deepseek2",

@@ -61,6 +61,7 @@ const model_arch model_archs_moe_window[] = {
         .moe_keys = MODEL_MOE_KEY_FF_EXP_LAYERS,
         .swiglu_clamp_key = MODEL_NEED_REQUIRED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "step35",
@@ -100,6 +101,7 @@ const model_arch model_archs_moe_window[] = {
         .swiglu_clamp_shexp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_silu_first = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "laguna",
@@ -159,6 +161,7 @@ const model_arch model_archs_moe_window[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .attn_gate_per_head = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
 };
 const size_t model_archs_moe_window_count = sizeof model_archs_moe_window / sizeof model_archs_moe_window[0];

@@ -46,6 +46,7 @@ const model_arch model_archs_qwen[] = {
         .no_gqa = true,
         .n_ff_halved = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "qwen2",
@@ -75,12 +76,14 @@ const model_arch model_archs_qwen[] = {
         .moe = true,
         .moe_ff_split = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "qwen3moe",
         .families = "Qwen3-MoE (30B-A3B, 235B-A22B)",
         QWEN3MOE_LAYERS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS,
     },
     {
         .name = "qwen2vl",
@@ -88,6 +91,7 @@ const model_arch model_archs_qwen[] = {
         QWEN2_LAYERS,
         .mrope = MODEL_MROPE_SECTIONS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "qwen3vl",
@@ -95,6 +99,7 @@ const model_arch model_archs_qwen[] = {
         QWEN3_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "qwen3vlmoe",
@@ -102,6 +107,7 @@ const model_arch model_archs_qwen[] = {
         QWEN3MOE_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "qwen35",
