@@ -27,7 +27,7 @@ typedef struct acc {
     float min, max, max_abs;
     uint64_t max_abs_index;
     uint64_t hist[EXP_BINS];
-    scale_acc sc[2];
+    scale_acc sc[QUANT_MAX_SCALES];
 } acc;
 
 static void acc_init(acc *a)
@@ -36,7 +36,7 @@ static void acc_init(acc *a)
     a->first_nonfinite = AUDIT_NONE;
     a->min = INFINITY;
     a->max = -INFINITY;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < QUANT_MAX_SCALES; i++)
         a->sc[i].first_nan = a->sc[i].first_inf = a->sc[i].first_neg = AUDIT_NONE;
 }
 
@@ -133,7 +133,7 @@ static void fold_scales(acc *a, uint32_t type, const uint8_t *blocks, size_t n_b
                         uint64_t b0)
 {
     for (size_t k = 0; k < n_blocks; k++) {
-        float s[2];
+        float s[QUANT_MAX_SCALES];
         int n = quant_block_scales(type, blocks + k * block_bytes, s);
         for (int i = 0; i < n; i++) {
             scale_acc *c = &a->sc[i];
@@ -187,7 +187,7 @@ static void acc_merge(acc *a, const acc *b)
     a->first_nonfinite = min_index(a->first_nonfinite, b->first_nonfinite);
     for (int i = 0; i < EXP_BINS; i++)
         a->hist[i] += b->hist[i];
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < QUANT_MAX_SCALES; s++) {
         scale_acc *x = &a->sc[s];
         const scale_acc *y = &b->sc[s];
         if (y->count && (x->count == 0 || y->max_abs > x->max_abs)) {

@@ -4,6 +4,7 @@
 
 #include "quant.h"
 
+#include <math.h>
 #include <string.h>
 
 #define QK_K 256
@@ -29,7 +30,7 @@ static inline float rdf16(const uint8_t *p) { return quant_f16_to_f32(rd16(p)); 
 #define QUANT_DECL(name) void quant_deq_##name(const void *src, float *y, int64_t n)
 QUANT_DECL(f32); QUANT_DECL(f16); QUANT_DECL(bf16);
 QUANT_DECL(q4_0); QUANT_DECL(q4_1); QUANT_DECL(q5_0); QUANT_DECL(q5_1); QUANT_DECL(q8_0); QUANT_DECL(q8_1);
-QUANT_DECL(iq4_nl); QUANT_DECL(mxfp4);
+QUANT_DECL(iq4_nl); QUANT_DECL(mxfp4); QUANT_DECL(nvfp4);
 QUANT_DECL(q2_k); QUANT_DECL(q3_k); QUANT_DECL(q4_k); QUANT_DECL(q5_k); QUANT_DECL(q6_k); QUANT_DECL(q8_k);
 QUANT_DECL(iq2_xxs); QUANT_DECL(iq2_xs); QUANT_DECL(iq2_s); QUANT_DECL(iq3_xxs); QUANT_DECL(iq3_s);
 QUANT_DECL(iq1_s); QUANT_DECL(iq1_m); QUANT_DECL(iq4_xs); QUANT_DECL(tq1_0); QUANT_DECL(tq2_0);
@@ -66,6 +67,16 @@ static inline float quant_e8m0_half(uint8_t e)
     memcpy(&f, &bits, 4);
     return f;
 }
+/* NVFP4's sub-block scale: an unsigned E4M3 (exponent bias 7, 0 and 0x7F read as 0), halved as ggml's
+ * ggml_ue4m3_to_fp32 halves it (its levels are E2M1 doubled, as MXFP4's); exact in f32. The sign bit is not read, as
+ * ggml does not read it. */
+static inline float quant_ue4m3_half(uint8_t x)
+{
+    if (x == 0 || x == 0x7F)
+        return 0.0f;
+    const int e = (x >> 3) & 0xF, m = x & 7;
+    return e == 0 ? ldexpf((float)m, -10) : ldexpf(1.0f + (float)m / 8.0f, e - 8);
+}
 
 #define QUANT_QUANTIZE_DECL(name) void quant_quantize_##name(const float *x, uint8_t *dst, int64_t n)
 QUANT_QUANTIZE_DECL(f32); QUANT_QUANTIZE_DECL(f16); QUANT_QUANTIZE_DECL(bf16); QUANT_QUANTIZE_DECL(q8_0);
@@ -79,13 +90,15 @@ typedef struct quant_text {
 } quant_text;
 #define QUANT_DESCRIBE_DECL(name) void quant_describe_##name(quant_text *t, const uint8_t *b)
 QUANT_DESCRIBE_DECL(q4_0); QUANT_DESCRIBE_DECL(q4_1); QUANT_DESCRIBE_DECL(q5_0); QUANT_DESCRIBE_DECL(q5_1);
-QUANT_DESCRIBE_DECL(q8_0); QUANT_DESCRIBE_DECL(iq4_nl); QUANT_DESCRIBE_DECL(mxfp4); QUANT_DESCRIBE_DECL(q2_k);
+QUANT_DESCRIBE_DECL(q8_0); QUANT_DESCRIBE_DECL(iq4_nl); QUANT_DESCRIBE_DECL(mxfp4); QUANT_DESCRIBE_DECL(nvfp4); QUANT_DESCRIBE_DECL(q2_k);
 QUANT_DESCRIBE_DECL(q3_k); QUANT_DESCRIBE_DECL(q4_k); QUANT_DESCRIBE_DECL(q5_k); QUANT_DESCRIBE_DECL(q6_k);
 QUANT_DESCRIBE_DECL(iq4_xs);
 
 /* A scale field of a block: where it is, how it is stored, its name in ggml and whether ggml's quantizer can write
  * it negative (scales.c reads them). */
-typedef enum quant_scale_encoding { QUANT_ENC_F16, QUANT_ENC_F32, QUANT_ENC_E8M0, QUANT_ENC_IQ1M } quant_scale_encoding;
+typedef enum quant_scale_encoding {
+    QUANT_ENC_F16, QUANT_ENC_F32, QUANT_ENC_E8M0, QUANT_ENC_IQ1M, QUANT_ENC_UE4M3
+} quant_scale_encoding;
 typedef struct quant_scale_field {
     uint16_t offset;
     uint8_t encoding;        /* quant_scale_encoding */
@@ -101,7 +114,7 @@ typedef struct quant_type_row {
     bool has_act;            /* llama.cpp's CPU backend multiplies it: */
     uint32_t act_type;       /* with activations rounded to this type (quant_act_type) */
     int n_scales;
-    quant_scale_field scale[2];
+    quant_scale_field scale[QUANT_MAX_SCALES];
     void (*describe)(quant_text *t, const uint8_t *b); /* NULL: raw bytes */
 } quant_type_row;
 

@@ -9,6 +9,8 @@
  *   Q8_1  [d:f16][s:f16][qs:32]      x = q * d (s = d * sum(q), for dot products)
  *   IQ4_NL [d:f16][qs:16]            x = d * kvalues[nibble]
  *   MXFP4 [e:e8m0][qs:16]            x = kvalues_e2m1[nibble] * 2^(e-128)
+ *   NVFP4 [d:4 ue4m3][qs:32]         64 values in four sub-blocks of 16: x = kvalues_e2m1[nibble] * ue4m3(d[s]) / 2,
+ *                                    sub-block s's bytes qs[8s..8s+8), nibble j -> x[16s+j], high -> x[16s+j+8]
  */
 #include "blocks.h"
 
@@ -119,6 +121,19 @@ void quant_deq_iq4_nl(const void *src, float *y, int64_t n)
 
 /* E2M1 values doubled (OCP microscaling spec); the scale below halves them back. */
 const int8_t quant_kvalues_mxfp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
+
+void quant_deq_nvfp4(const void *src, float *y, int64_t n)
+{
+    for (const uint8_t *b = src; n > 0; n -= 64, b += 36, y += 64)
+        for (int s = 0; s < 4; s++) {
+            const float d = quant_ue4m3_half(b[s]);
+            const uint8_t *qs = b + 4 + 8 * s;
+            for (int j = 0; j < 8; j++) {
+                y[16 * s + j] = (float)quant_kvalues_mxfp4[qs[j] & 0xf] * d;
+                y[16 * s + j + 8] = (float)quant_kvalues_mxfp4[qs[j] >> 4] * d;
+            }
+        }
+}
 
 void quant_deq_mxfp4(const void *src, float *y, int64_t n)
 {

@@ -104,6 +104,17 @@ void quant_describe_mxfp4(text *t, const uint8_t *b)
     nibbles_field(t, "idx", b + 1, 16);
 }
 
+void quant_describe_nvfp4(text *t, const uint8_t *b)
+{
+    for (int s = 0; s < 4; s++) {
+        char name[8];
+        snprintf(name, sizeof name, "d[%d]", s);
+        put(t, "  %-8s = 0x%02x (ue4m3 %g)\n", name, b[s], 2.0 * quant_ue4m3_half(b[s]));
+    }
+    nibbles_field(t, "qs", b + 4, 32);
+    put(t, "           (per 16 values: 8 bytes, low nibbles the first 8, high nibbles the next 8)\n");
+}
+
 void quant_describe_q2_k(text *t, const uint8_t *b)
 {
     f16_field(t, "d", b + 80);

@@ -16,7 +16,7 @@ bool quant_scale_never_negative(uint32_t type, int i)
     return i >= 0 && i < r->n_scales && r->scale[i].never_negative;
 }
 
-int quant_block_scales(uint32_t type, const uint8_t *block, float out[2])
+int quant_block_scales(uint32_t type, const uint8_t *block, float out[QUANT_MAX_SCALES])
 {
     const quant_type_row *r = quant_type_row_of(type);
     for (int i = 0; i < r->n_scales; i++) {
@@ -30,6 +30,7 @@ int quant_block_scales(uint32_t type, const uint8_t *block, float out[2])
             memcpy(&out[i], &bits, 4);
             break;
         }
+        case QUANT_ENC_UE4M3: out[i] = 2.0f * quant_ue4m3_half(p[0]); break; /* (the E4M3 value itself) */
         case QUANT_ENC_IQ1M: {
             /* The f16 scale is spread over the top nibbles of the four u16 scale words. */
             uint16_t sc[4];

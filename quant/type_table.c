@@ -86,6 +86,11 @@ static const quant_type_row rows[GGUF_TENSOR_COUNT] = {
                             .scale = { { 52, QUANT_ENC_F16, true, "d" } } },
     [GGUF_TENSOR_TQ2_0] = { .decode = { quant_deq_tq2_0 }, .quantize = quant_quantize_tq2_0, ACT(Q8_K), .n_scales = 1,
                             .scale = { { 64, QUANT_ENC_F16, true, "d" } } },
+    /* (read only: llama-quantize does not write NVFP4; its second, per-tensor scale is the engine's, W.scale) */
+    [GGUF_TENSOR_NVFP4] = { .decode = { quant_deq_nvfp4 }, ACT(Q8_0), .n_scales = 4,
+                            .scale = { { 0, QUANT_ENC_UE4M3, true, "d[0]" }, { 1, QUANT_ENC_UE4M3, true, "d[1]" },
+                                       { 2, QUANT_ENC_UE4M3, true, "d[2]" }, { 3, QUANT_ENC_UE4M3, true, "d[3]" } },
+                            .describe = quant_describe_nvfp4 },
     [GGUF_TENSOR_MXFP4] = { .decode = { quant_deq_mxfp4 }, .quantize = quant_quantize_mxfp4, ACT(Q8_0), .n_scales = 1,
                             .scale = { { 0, QUANT_ENC_E8M0, true, "e" } }, .describe = quant_describe_mxfp4 },
 };

@@ -105,7 +105,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
                                GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_IQ4_XS,
                                GGUF_TENSOR_MXFP4, GGUF_TENSOR_TQ1_0, GGUF_TENSOR_TQ2_0, GGUF_TENSOR_IQ3_S,
                                GGUF_TENSOR_IQ3_XXS, GGUF_TENSOR_IQ2_XXS, GGUF_TENSOR_IQ2_XS, GGUF_TENSOR_IQ2_S,
-                               GGUF_TENSOR_IQ1_S, GGUF_TENSOR_IQ1_M };
+                               GGUF_TENSOR_IQ1_S, GGUF_TENSOR_IQ1_M, GGUF_TENSOR_NVFP4 };
     const quant_impl impls[] = { QUANT_IMPL_SCALAR, QUANT_IMPL_AVX2, QUANT_IMPL_BEST };
     int checked = 0, dot4_checked = 0;
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
@@ -164,7 +164,7 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
         free(raw), free(xa), free(w), free(x), free(xd);
         checked++;
     }
-    cr_assert_eq(checked, 22);
+    cr_assert_eq(checked, 23);
     if (strcmp(quant_simd_level(), "scalar") != 0)
         cr_assert_geq(dot4_checked, 13 * 8 * 2, "a 4-row kernel is missing"); /* every type, AVX2 and best level */
     cr_assert_null(cpu_act_dot_function(GGUF_TENSOR_F16, QUANT_IMPL_BEST).dot, "F16 multiplies its rounded values");
@@ -174,8 +174,9 @@ Test(act, integer_dots_equal_the_decoded_product_at_every_level)
 }
 
 /* llama.cpp's own dots (scripts/llama-vec-dot-reference.c: libggml-cpu's vec_dot on ggml's quantizations of random
- * rows, -128 activations among them) of the types whose x86 forms keep eight int32 lanes (act_dot_lanes.c): ours bit
- * for bit, at the AVX2 level and the best. */
+ * rows, -128 activations among them) of the types whose x86 forms keep eight int32 lanes (act_dot_lanes.c: the
+ * ternary, IQ3, IQ2 and IQ1 types against Q8_K, NVFP4 against Q8_0): ours bit for bit, at the AVX2 level and the
+ * best. */
 Test(act, lanes_dots_equal_llama_cpps_vec_dot)
 {
     FILE *f = fopen("tests/data/llama_cpp_vec_dot.bin", "rb");
@@ -187,7 +188,8 @@ Test(act, lanes_dots_equal_llama_cpps_vec_dot)
     for (uint32_t k = 0; k < n_types; k++) {
         uint32_t h[5]; /* type, n, rows, weight row bytes, activation row bytes */
         cr_assert_eq(fread(h, 4, 5, f), 5);
-        cr_assert(h[3] <= 1024 && h[4] <= 1024 && h[3] == gguf_type_traits_of(h[0])->type_size * h[1] / 256);
+        const gguf_type_traits *tt = gguf_type_traits_of(h[0]);
+        cr_assert(h[3] <= 1024 && h[4] <= 1024 && h[3] == tt->type_size * h[1] / tt->block_size);
         for (uint32_t r = 0; r < h[2]; r++) {
             uint8_t w[1024], a[1024];
             float want;
@@ -205,7 +207,7 @@ Test(act, lanes_dots_equal_llama_cpps_vec_dot)
         }
     }
     fclose(f);
-    cr_assert_eq(checked, 9 * 8);
+    cr_assert_eq(checked, 10 * 8);
 }
 
 /* Each activation row's sums of 16 quants: Q8_K's bsums as stored, Q8_0 / Q8_1 summed. */

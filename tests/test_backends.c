@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "fixture_model.h"
 #include "quant.h"
+#include "random_blocks.h"
 #include "backend_sides.h"
 #include "testutil.h"
 
@@ -224,7 +225,8 @@ Test(backends, cuda_block_decoders_match_quant)
     static const uint32_t types[] = { GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_BF16, GGUF_TENSOR_Q4_0,
                                       GGUF_TENSOR_Q4_1, GGUF_TENSOR_Q5_0, GGUF_TENSOR_Q5_1, GGUF_TENSOR_Q8_0,
                                       GGUF_TENSOR_Q4_K, GGUF_TENSOR_Q5_K, GGUF_TENSOR_Q6_K, GGUF_TENSOR_Q2_K,
-                                      GGUF_TENSOR_Q3_K, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_IQ4_XS };
+                                      GGUF_TENSOR_Q3_K, GGUF_TENSOR_IQ4_NL, GGUF_TENSOR_IQ4_XS, GGUF_TENSOR_MXFP4,
+                                      GGUF_TENSOR_NVFP4 };
     /* Our own quantizer where it has the type (every value a block can hold shows up across 8 rows of noise). */
     const int64_t k = 2048;
     float *src = malloc((size_t)k * sizeof(float));
@@ -259,6 +261,18 @@ Test(backends, cuda_block_decoders_match_quant)
         }
         gguf_close(f);
         free(tv);
+    }
+    /* Random blocks of the types no quantizer here writes (NVFP4; MXFP4's is checked above too) */
+    static const uint32_t unwritten[] = { GGUF_TENSOR_MXFP4, GGUF_TENSOR_NVFP4 };
+    for (size_t i = 0; i < sizeof unwritten / sizeof unwritten[0]; i++) {
+        const gguf_type_traits *tt = gguf_type_traits_of(unwritten[i]);
+        const size_t blocks = (size_t)k / tt->block_size;
+        uint8_t *raw = malloc(blocks * tt->type_size);
+        for (size_t b = 0; b < blocks; b++)
+            test_random_block(unwritten[i], raw + b * tt->type_size, tt->type_size);
+        check_decoder(unwritten[i], raw, k, "random blocks");
+        free(raw);
+        checked++;
     }
     cr_assert_gt(checked, 3);
 }

@@ -139,6 +139,34 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
     cr_assert(tmp_dir_remove(dir));
 }
 
+/* An NVFP4 file as NVIDIA's FP4 conversions lay them out (tests/py/nvfp4_arch.py: llama's layers, every matrix in
+ * NVFP4 with its per-tensor second scale as W.scale; llama-quantize does not write the type): under --numerics ggml
+ * llama.cpp's logits on it bit for bit (its Q8_0 activations, the x86 order of ggml_vec_dot_nvfp4_q8_0), and in exact
+ * numerics its -deq twin's (every tensor dequantized by the gguf package, scales kept) within the golden tolerance. */
+Test(engine_arch, an_nvfp4_file_matches_llama_cpp, .timeout = 300)
+{
+    char dir[128], path[256], why[200];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "nvfp4"));
+    snprintf(path, sizeof path, "%s/heldout-nvfp4.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-nvfp4", path, why), "%s", why);
+    assert_sha256(path, "b73245f634fd8c42f62b004d219c8dcd988814ff0c1e4a3c4128fb99d5eec417",
+                  "not the file the goldens were made from");
+    cr_assert_eq(setenv("GGUFSCOPE_GOLDEN", "tests/data/golden", 1), 0); /* this test's process only */
+    for (int p = 0; p < 2; p++) {
+        char own[64], deq[64];
+        snprintf(own, sizeof own, "heldout-nvfp4.p%d", p);
+        snprintf(deq, sizeof deq, "heldout-nvfp4-deq.p%d", p);
+        const outcome g = check_against(path, own, own, KERN_NUMERICS_GGML);
+        cr_expect_eq(g.logit_rel, 0.0, "%s: %.3g of max |logit| from llama.cpp's logits", own, g.logit_rel);
+        const outcome e = check_against(path, own, deq, KERN_NUMERICS_EXACT);
+        cr_log_info("%s exact numerics against its -deq twin: logits %.2e, greedy %zu/%zu", own, e.logit_rel,
+                    e.greedy_compared, e.greedy_total);
+    }
+    cr_assert(tmp_dir_remove(dir));
+}
+
 /* Held-out shapes (tests/py/heldout_arch.py: other expert counts, experts used, widths, windows, layer counts and
  * seeds than the presets', and families of their own), written at test time and held to llama.cpp's goldens of them
  * (made here by ../shared/tools/golden.c, kept in tests/data/golden/), so the engine does not rest on the presets'

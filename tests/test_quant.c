@@ -85,7 +85,7 @@ Test(quant, random_blocks_of_every_type_match_the_gguf_package, .timeout = 300)
         unlink(out);
         tested++;
     }
-    cr_assert_geq(tested, 27, "F32 F16 BF16, 6 legacy, 6 K-quants, 9 i-quants, TQ1_0 TQ2_0 MXFP4");
+    cr_assert_geq(tested, 28, "F32 F16 BF16, 6 legacy, 6 K-quants, 9 i-quants, TQ1_0 TQ2_0 MXFP4 NVFP4");
 }
 
 Test(quant, ggml_test_vectors_bit_exact, .timeout = 120)
@@ -379,14 +379,14 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
 {
     uint8_t block[64] = { 0 };
     float out[256];
-    cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_NVFP4, block, out, 64), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q1_0, block, out, 128), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q4_0, block, out, 31), QUANT_E_SHAPE);
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q3_K, out, block, 256), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, out, block, 32), QUANT_E_SHAPE,
                  "K-quants take whole 256-value blocks");
-    cr_assert_null(quant_row_function(GGUF_TENSOR_NVFP4, QUANT_IMPL_SCALAR));
+    cr_assert_null(quant_row_function(GGUF_TENSOR_Q1_0, QUANT_IMPL_SCALAR));
 }
 
 Test(quant, threaded_rows_and_f16_output_equal_the_row_function)

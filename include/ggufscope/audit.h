@@ -14,6 +14,7 @@
 
 #include "gguf.h"
 #include "model.h"
+#include "quant.h"
 
 #include "export.h"
 
@@ -62,7 +63,7 @@ typedef struct audit_stats {
     int median_log2;             /* floor(log2 |x|) median over nonzero finite values; 0 when none */
     uint64_t n_extreme;          /* |x| >= 2^(median_log2 + AUDIT_EXTREME_LOG2) */
     int n_scales;
-    audit_scale_stats scale[2];
+    audit_scale_stats scale[QUANT_MAX_SCALES];
 } audit_stats;
 
 /* Statistics of one tensor over n_threads OpenMP threads (0: all). */

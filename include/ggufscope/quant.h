@@ -105,13 +105,15 @@ GGUFSCOPE_API bool quant_can_quantize(uint32_t type);
 GGUFSCOPE_API size_t quant_describe_block(uint32_t type, const uint8_t *b, char *out, size_t cap);
 
 /* Scale fields of one block of `type` (d; dmin, m or s where the type has
- * one), as f32: returns how many (0 for plain types). Names are ggml's. A
- * field that ggml's quantizer never writes negative is flagged, so a negative
- * one there means the bytes were altered or written by something else. */
+ * one; NVFP4's four sub-block scales), as f32: returns how many (0 for plain
+ * types, at most QUANT_MAX_SCALES). Names are ggml's. A field that ggml's
+ * quantizer never writes negative is flagged, so a negative one there means
+ * the bytes were altered or written by something else. */
+#define QUANT_MAX_SCALES 4
 GGUFSCOPE_API int quant_scale_count(uint32_t type);
 GGUFSCOPE_API const char *quant_scale_name(uint32_t type, int i);
 GGUFSCOPE_API bool quant_scale_never_negative(uint32_t type, int i);
-GGUFSCOPE_API int quant_block_scales(uint32_t type, const uint8_t *block, float out[2]);
+GGUFSCOPE_API int quant_block_scales(uint32_t type, const uint8_t *block, float out[QUANT_MAX_SCALES]);
 
 /* Exact conversions: every f16/bf16 maps to the f32 of the same value
  * (subnormals, infinities and NaN payloads included); f32 -> f16/bf16

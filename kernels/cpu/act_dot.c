@@ -41,6 +41,8 @@ static const act_dot_layout layouts[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_Q6_K] = F16_SCALED(208, 0, MIN_NONE),     [GGUF_TENSOR_IQ4_XS] = F16_SCALED(0, 0, MIN_NONE),
     /* ggml_vec_dot_mxfp4_q8_0: the doubled E2M1 levels times Q8_0's quants, the block by e8m0_half(e) * d_a */
     [GGUF_TENSOR_MXFP4] = { true, 0, 0, MIN_NONE, true },
+    /* ggml_vec_dot_nvfp4_q8_0: four scales a block, its own forms (act_dot_lanes.c) at every level */
+    [GGUF_TENSOR_NVFP4] = { true, 0, 0, MIN_NONE, false },
     /* the ternary types (BitNet) and IQ3_S: the scalar form is ggml's generic one; x86's lanes are act_dot_lanes.c's;
      * IQ3_XXS, the IQ2s and the IQ1s, whose decode with d = 1 is no integer, take the lanes at every level */
     [GGUF_TENSOR_TQ1_0] = F16_SCALED(52, 0, MIN_NONE),     [GGUF_TENSOR_TQ2_0] = F16_SCALED(64, 0, MIN_NONE),
@@ -74,7 +76,7 @@ static void decode_with(quant_row_fn deq, const uint8_t *blk, size_t size, int b
  * of the e field times 0.5, exact down to e = 0 (2^-128 is an f32 subnormal). */
 static float e8m0_half(const uint8_t *block)
 {
-    float e[2];
+    float e[QUANT_MAX_SCALES];
     quant_block_scales(GGUF_TENSOR_MXFP4, block, e);
     return 0.5f * e[0];
 }
@@ -151,7 +153,7 @@ static const cpu_act_dot_fn scalar_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_IQ3_S] = scalar_iq3_s,                 [GGUF_TENSOR_IQ3_XXS] = cpu_act_dot_iq3_xxs_lanes,
     [GGUF_TENSOR_IQ2_XXS] = cpu_act_dot_iq2_xxs_lanes, [GGUF_TENSOR_IQ2_XS] = cpu_act_dot_iq2_xs_lanes,
     [GGUF_TENSOR_IQ2_S] = cpu_act_dot_iq2_s_lanes,     [GGUF_TENSOR_IQ1_S] = cpu_act_dot_iq1_s_lanes,
-    [GGUF_TENSOR_IQ1_M] = cpu_act_dot_iq1_m_lanes,
+    [GGUF_TENSOR_IQ1_M] = cpu_act_dot_iq1_m_lanes, [GGUF_TENSOR_NVFP4] = cpu_act_dot_nvfp4_generic,
 };
 
 #if defined(__x86_64__)
@@ -181,6 +183,7 @@ static const cpu_act_kernel avx2_fns[GGUF_TENSOR_COUNT] = {
     [GGUF_TENSOR_IQ2_S] = { .dot = cpu_act_dot_iq2_s_lanes },
     [GGUF_TENSOR_IQ1_S] = { .dot = cpu_act_dot_iq1_s_lanes },
     [GGUF_TENSOR_IQ1_M] = { .dot = cpu_act_dot_iq1_m_lanes },
+    [GGUF_TENSOR_NVFP4] = { .dot = cpu_act_dot_nvfp4_lanes },
 };
 #define VNNI_KERNEL(name) { .dot = cpu_act_dot_##name##_vnni, .dot4 = cpu_act_dot4_##name##_vnni }
 static const cpu_act_kernel vnni_fns[GGUF_TENSOR_COUNT] = {

@@ -12,6 +12,7 @@
  * where the type's scales are 2 ls + 1 over 4 or 8). The integers are exact in any order, so the lanes are computed
  * here in C from the weights decoded with d = 1; only the f32 steps follow llama.cpp.
  */
+#include "blocks.h"
 #include "quant.h"
 #include "row_kernels.h"
 
@@ -209,4 +210,57 @@ void cpu_act_dot_iq1_m_lanes(const void *w, const void *a, int64_t n, float *out
         }
     }
     *out = fmaf(0.125f, hsum8(acc_delta), hsum8(acc));
+}
+
+/* NVFP4 against Q8_0 (ggml_vec_dot_nvfp4_q8_0): a block of 64 weights, [d:4 ue4m3][qs:32] (quant/dequant_legacy.c),
+ * meets two Q8_0 blocks, its sub-blocks 0 and 1 the first, 2 and 3 the second. The eight lanes of one Q8_0 block: lane
+ * l the doubled E2M1 levels times the activations of elements 4 l .. 4 l + 3, so lanes 0-3 are the first sub-block's
+ * and 4-7 the second's (x86's reordering puts each sub-block's 16 values in element order). */
+enum { NVFP4_BYTES = 36, Q8_0_BYTES = 34 };
+
+static void nvfp4_half_lanes(const uint8_t *wb, int half, const int8_t *qa, int32_t lane[8])
+{
+    for (int l = 0; l < 8; l++)
+        lane[l] = 0;
+    for (int e = 0; e < 32; e++) {
+        const int sub = 2 * half + e / 16, j = e % 16;
+        const uint8_t byte = wb[4 + 8 * sub + j % 8];
+        lane[e >> 2] += quant_kvalues_mxfp4[j < 8 ? byte & 0xf : byte >> 4] * qa[e];
+    }
+}
+
+/* x86 (its AVX2 form, which AVX-512 builds run too): each lane times ue4m3(d[s]) / 2 x d_a into eight running sums by
+ * a fused multiply-add, the first Q8_0 block's then the second's, added at the end as hsum_float_8 pairs them. */
+void cpu_act_dot_nvfp4_lanes(const void *w, const void *a, int64_t n, float *out)
+{
+    const uint8_t *wb = w, *ab = a;
+    float acc[8] = { 0 };
+    for (int64_t i = 0; i < n; i += 64, wb += NVFP4_BYTES, ab += 2 * Q8_0_BYTES)
+        for (int half = 0; half < 2; half++) {
+            const uint8_t *q8 = ab + half * Q8_0_BYTES;
+            const float da = rdf16(q8);
+            const float s[2] = { quant_ue4m3_half(wb[2 * half]) * da, quant_ue4m3_half(wb[2 * half + 1]) * da };
+            int32_t lane[8];
+            nvfp4_half_lanes(wb, half, (const int8_t *)(q8 + 2), lane);
+            for (int l = 0; l < 8; l++)
+                acc[l] = fmaf(s[l / 4], (float)lane[l], acc[l]);
+        }
+    *out = hsum8(acc);
+}
+
+/* ggml's generic form (other CPUs): each sub-block's integer sum times d_a x ue4m3(d[s]) / 2, added in turn. */
+void cpu_act_dot_nvfp4_generic(const void *w, const void *a, int64_t n, float *out)
+{
+    const uint8_t *wb = w, *ab = a;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i += 64, wb += NVFP4_BYTES, ab += 2 * Q8_0_BYTES)
+        for (int half = 0; half < 2; half++) {
+            const uint8_t *q8 = ab + half * Q8_0_BYTES;
+            int32_t lane[8];
+            nvfp4_half_lanes(wb, half, (const int8_t *)(q8 + 2), lane);
+            for (int k = 0; k < 2; k++)
+                sum += rdf16(q8) * quant_ue4m3_half(wb[2 * half + k]) *
+                       (float)(lane[4 * k] + lane[4 * k + 1] + lane[4 * k + 2] + lane[4 * k + 3]);
+        }
+    *out = sum;
 }

@@ -65,6 +65,9 @@ void cpu_act_dot_iq2_xs_lanes(const void *w, const void *a, int64_t n, float *ou
 void cpu_act_dot_iq2_s_lanes(const void *w, const void *a, int64_t n, float *out);
 void cpu_act_dot_iq1_s_lanes(const void *w, const void *a, int64_t n, float *out);
 void cpu_act_dot_iq1_m_lanes(const void *w, const void *a, int64_t n, float *out);
+/* NVFP4 against Q8_0: llama.cpp's x86 order, and its generic one (act_dot_lanes.c) */
+void cpu_act_dot_nvfp4_lanes(const void *w, const void *a, int64_t n, float *out);
+void cpu_act_dot_nvfp4_generic(const void *w, const void *a, int64_t n, float *out);
 /* From this many tokens on llama.cpp multiplies the 256-value types it does not repack with its tiled K-quant
  * kernel (ggml-cpu/tiled, ggml_tiled_min_batch), whose order of arithmetic differs from vec_dot's: so does
  * cpu_act_gemm's multiply for those types. */

@@ -101,6 +101,7 @@ template <> struct kc_traits<GGUF_TENSOR_Q3_K> { static const int qk = 256, byte
 template <> struct kc_traits<GGUF_TENSOR_IQ4_NL> { static const int qk = 32, bytes = 18; };
 template <> struct kc_traits<GGUF_TENSOR_IQ4_XS> { static const int qk = 256, bytes = 136; };
 template <> struct kc_traits<GGUF_TENSOR_MXFP4> { static const int qk = 32, bytes = 17; };
+template <> struct kc_traits<GGUF_TENSOR_NVFP4> { static const int qk = 64, bytes = 36; };
 
 /* Values 8i .. 8i+7 of a row. For the float types the caller guarantees the
  * row length is a multiple of 8 (else it uses kc_decode1). */
@@ -357,6 +358,27 @@ template <> KC_HD void decode8<GGUF_TENSOR_MXFP4>(const uint8_t *row, int64_t i,
         v[k] = kc_mxfp4_level(kc_nib(b + 1, c, k)) * d;
 }
 
+/* NVFP4's sub-block scale, an unsigned E4M3 halved as ggml's ggml_ue4m3_to_fp32 halves it (0 and 0x7F: 0). */
+KC_HD float kc_ue4m3_half(uint8_t x)
+{
+    if (x == 0 || x == 0x7F)
+        return 0.0f;
+    const int e = (x >> 3) & 0xF, m = x & 7;
+    return e == 0 ? ldexpf((float)m, -10) : ldexpf(1.0f + (float)m / 8.0f, e - 8);
+}
+
+/* NVFP4 [d:4 ue4m3][qs:32], 64 values: sub-block s (values 16 s ..) the bytes qs[8 s ..), low nibbles its first 8
+ * values, high nibbles the next 8; group i's 8 values are one half of one sub-block. */
+template <> KC_HD void decode8<GGUF_TENSOR_NVFP4>(const uint8_t *row, int64_t i, float v[8])
+{
+    const uint8_t *b = row + (i >> 3) * 36;
+    const int g = (int)(i & 7), s = g >> 1;
+    const float d = kc_ue4m3_half(b[s]);
+    const uint8_t *q = b + 4 + 8 * s;
+    for (int k = 0; k < 8; k++)
+        v[k] = kc_mxfp4_level(g & 1 ? q[k] >> 4 : q[k] & 0xf) * d;
+}
+
 /* One value of a float-typed row: for rows whose length is not a multiple of 8. */
 KC_HD float kc_decode1(uint32_t type, const uint8_t *row, int64_t i)
 {
@@ -392,6 +414,7 @@ template <typename F> static inline bool kc_dispatch(uint32_t type, F &&f)
     case GGUF_TENSOR_IQ4_NL: f.template operator()<GGUF_TENSOR_IQ4_NL>(); return true;
     case GGUF_TENSOR_IQ4_XS: f.template operator()<GGUF_TENSOR_IQ4_XS>(); return true;
     case GGUF_TENSOR_MXFP4: f.template operator()<GGUF_TENSOR_MXFP4>(); return true;
+    case GGUF_TENSOR_NVFP4: f.template operator()<GGUF_TENSOR_NVFP4>(); return true;
     default: return false;
     }
 }

@@ -40,6 +40,7 @@ from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
 from laguna_arch import write_laguna  # noqa: E402
 from scaled_arch import write_scaled  # noqa: E402
+from nvfp4_arch import write_nvfp4  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
 from exaone4_arch import write_exaone4  # noqa: E402
@@ -107,6 +108,8 @@ OWN_WRITERS = {
     # qwen2's layers with llama.cpp's per-tensor scales beside some weights (before the q/k/v biases), and an input
     # scale it does not read
     'heldout-scaled': lambda out: write_scaled(out),
+    # llama's layers in NVFP4 with their per-tensor scales (no f32 twin: the file is written quantized)
+    'heldout-nvfp4': lambda out: write_nvfp4(out),
     # Laguna's layers with layer 1's gate of neither width (half a value per head): refused, as llama.cpp's loader aborts
     'heldout-laguna-badgate': lambda out: write_laguna(out, gate_rows={1: 6 * 16}),
     # PLaMo 3's layers: a window on every other layer (sliding_window_pattern 2) with its own base; and the loader's

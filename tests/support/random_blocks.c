@@ -43,6 +43,10 @@ static void set_scales(uint32_t type, uint8_t *b)
         break;
     }
     case GGUF_TENSOR_MXFP4: b[0] = (uint8_t)(110 + test_rnd() % 30); break;
+    case GGUF_TENSOR_NVFP4: /* four UE4M3 sub-block scales of 2^-3 .. 2^3 (never 0x7F, which reads as 0) */
+        for (int s = 0; s < 4; s++)
+            b[s] = (uint8_t)(((4 + test_rnd() % 7) << 3) | (test_rnd() & 7));
+        break;
     case GGUF_TENSOR_IQ1_M: { /* the f16 scale lives in the top nibble of the four scale words */
         uint16_t d = test_rand_scale(true);
         for (int k = 0; k < 4; k++) {
