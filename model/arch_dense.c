@@ -88,6 +88,7 @@ const model_arch model_archs_dense[] = {
         .gate_up_fused = true,
         .q_prescaled = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "granite",
@@ -112,6 +113,7 @@ const model_arch model_archs_dense[] = {
         .multipliers = true,
         .multipliers_minicpm = MODEL_MINICPM_SCALES_KEYS_OR_DEFAULTS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "granitemoe",
@@ -126,6 +128,7 @@ const model_arch model_archs_dense[] = {
         .moe = true,
         .moe_renormalise = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "granite_swa",
@@ -173,6 +176,7 @@ const model_arch model_archs_dense[] = {
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_UNSCALED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "exaone",
@@ -204,6 +208,7 @@ const model_arch model_archs_dense[] = {
         .swa_n_layer = 64,
         .rope_swa_only = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "plamo3",
@@ -226,6 +231,7 @@ const model_arch model_archs_dense[] = {
         .swa_rope = MODEL_SWA_ROPE_OWN_BASE,
         .roles_bare = { MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_POST_NORM },
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
     },
 };
 const size_t model_archs_dense_count = sizeof model_archs_dense / sizeof model_archs_dense[0];

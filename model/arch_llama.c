@@ -50,6 +50,7 @@ const model_arch model_archs_llama[] = {
         .attn_temp_fixed_floor = 8192,
         .attn_temp_fixed_offset = 1.0f,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "mistral3",

@@ -46,6 +46,7 @@ const model_arch model_archs_moe[] = {
          * per-head q/k RMSNorms after it, the base scaled by rope.scaling.alpha; an expert_count of 1 is dense */
         HUNYUAN_DENSE_LAYERS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "hunyuan_vl",
@@ -432,6 +433,7 @@ const model_arch model_archs_moe[] = {
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_UNSCALED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS,
     },
     {
         .name = "smallthinker",
@@ -458,6 +460,7 @@ const model_arch model_archs_moe[] = {
         .no_rope_first = true,
         .no_rope_window_only = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "phimoe",
@@ -484,6 +487,7 @@ const model_arch model_archs_moe[] = {
                                        "LayerNorm's bias and route by softmax, the top experts renormalised",
         .q_prescaled = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
     },
     {
         .name = "dots1",
