@@ -133,24 +133,29 @@ static engine_status check_optional_parts(const engine_model *m, int il, engine_
 typedef enum weight_scale_kind { SCALE_NONE, SCALE_RUN, SCALE_UNREAD, SCALE_NOT_RUN } weight_scale_kind;
 
 /* Each weight the loader takes a scale beside: the model_arch.weight_scales bit of the graphs that apply it (0: none
- * here reads it), and the weights whose products it multiplies (a fused tensor's parts: q, k, v of attn_qkv; the gate
- * rows of an ffn_up that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none) */
+ * here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of attn_qkv; the gate
+ * rows of an ffn_up or ffn_up_shexp that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none), or each
+ * expert's part (expert: ENGINE_EXPERT_*, one scale per expert; -1: not an experts' tensor) */
 static const struct {
     const char *name;
     unsigned bit;
     model_role onto[3];
+    int expert;
 } scaled_weights[] = {
-    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q } }, { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K } },
-    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V } },
-    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V } },
-    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT } }, { "attn_gate", 0, { 0 } },
-    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE } },
-    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE } },
-    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN } }, { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { 0 } },
-    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { 0 } }, { "ffn_up_shexp", MODEL_SCALES_SHEXP, { 0 } },
-    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 } },
-    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 } }, { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 } },
-    { "ssm_in", 0, { 0 } }, { "ssm_out", 0, { 0 } }, { "ssm_alpha", 0, { 0 } }, { "ssm_beta", 0, { 0 } },
+    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q }, -1 }, { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K }, -1 },
+    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V }, -1 },
+    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V }, -1 },
+    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT }, -1 }, { "attn_gate", 0, { 0 }, -1 },
+    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE }, -1 },
+    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE }, -1 },
+    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN }, -1 },
+    { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
+    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_DOWN_SHEXP }, -1 },
+    { "ffn_up_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
+    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_GATE },
+    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_DOWN },
+    { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_UP },
+    { "ssm_in", 0, { 0 }, -1 }, { "ssm_out", 0, { 0 }, -1 }, { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
 };
 
 /* t's kind, and (where it is a scale) its entry of scaled_weights in *which */
@@ -180,13 +185,15 @@ static weight_scale_kind weight_scale_of(const engine_model *m, const gguf_tenso
             if (k == 1 || !(read & bit))
                 return SCALE_UNREAD;
             const engine_layer *L = &m->layers[l];
-            return scaled_weights[w].onto[0] && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
+            const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
+            return runs && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
         }
     return SCALE_NONE;
 }
 
 /* Layer il's per-tensor scales that the forward pass applies (SCALE_RUN), onto the weights whose products they
- * multiply; a fused ffn_up's scale onto its gate rows too, where the entry fuses them. */
+ * multiply (after the experts are bound: their views take one each); a fused ffn_up's (ffn_up_shexp's) scale onto its
+ * gate rows too, where the entry fuses them. */
 static engine_status load_weight_scales(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
@@ -197,15 +204,28 @@ static engine_status load_weight_scales(engine_model *m, int il, engine_error *e
         size_t which;
         if (!t || weight_scale_of(m, t, &which) != SCALE_RUN)
             continue;
-        float v;
-        if (quant_dequantize_row(t->type, t->data, &v, 1) != QUANT_OK)
+        const int part = scaled_weights[w].expert, n = part >= 0 ? m->hp.n_expert : 1;
+        float *v = malloc((size_t)n * sizeof(float));
+        if (!v)
+            return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        if (quant_dequantize_row(t->type, t->data, v, n) != QUANT_OK) {
+            free(v);
             return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name, "tensor '%s' (a per-tensor scale) is %s, "
-                               "not one value gguf-run can read", name, gguf_type_traits_of(t->type)->name);
-        const bool fused = scaled_weights[w].onto[0] == MODEL_ROLE_FFN_UP ? m->hp.desc->gate_up_fused : true;
+                               "not values gguf-run can read", name, gguf_type_traits_of(t->type)->name);
+        }
+        for (int e = 0; e < n && part >= 0 && L->experts[part]; e++) {
+            L->experts[part][e].scaled = true;
+            L->experts[part][e].scale = v[e];
+        }
+        const model_role first = scaled_weights[w].onto[0];
+        const bool fused = first == MODEL_ROLE_FFN_UP        ? m->hp.desc->gate_up_fused
+                           : first == MODEL_ROLE_FFN_UP_SHEXP ? m->hp.desc->shexp_gate_up_fused
+                                                              : true;
         for (int k = 0; k < 3 && scaled_weights[w].onto[k] && (k == 0 || fused); k++) {
             L->w[scaled_weights[w].onto[k]].scaled = true;
-            L->w[scaled_weights[w].onto[k]].scale = v;
+            L->w[scaled_weights[w].onto[k]].scale = v[0];
         }
+        free(v);
     }
     return ENGINE_OK;
 }
@@ -302,16 +322,18 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
     s = m->hp.mla ? (m->hp.mla_split ? engine_bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent || !L->mixer || L->linear ? ENGINE_OK /* a delta net's attn_qkv is one product */
                                      : engine_bind_fused(m, il, err);
-    if (s || (s = load_weight_scales(m, il, err)))
+    if (s)
         return s;
     if (!L->w[MODEL_ROLE_FFN_GATE_INP].t) /* a dense model, or a mixture's leading dense layer */
-        return ENGINE_OK;
+        return load_weight_scales(m, il, err);
     engine_layer *Lm = &m->layers[il];
     if ((s = load_host_vector(m, il, MODEL_ROLE_FFN_EXP_PROBS_B, m->hp.n_expert, &Lm->select_bias, err)) ||
         (s = load_host_vector(m, il, MODEL_ROLE_FFN_DOWN_EXPS_SCALE, m->hp.n_expert, &Lm->down_scale, err)) ||
         (s = load_host_vector(m, il, MODEL_ROLE_FFN_GATE_INP_SCALE, m->hp.n_embd, &Lm->router_scale, err)))
         return s;
-    return engine_bind_experts(m, il, err);
+    if ((s = engine_bind_experts(m, il, err)))
+        return s;
+    return load_weight_scales(m, il, err);
 }
 
 /* A looped model's later passes (engine_hparams.n_block): each layer past the blocks a copy of its block's binding,

@@ -101,20 +101,38 @@ static inline void run_products_x(pass *p, int n, const kern_weight *const ws[],
 {
     if (p->st)
         return;
-    if (p->be->matmul_many_x) {
+    if (p->be->matmul_many_x && !any_scaled(n, ws)) {
         pass_check(p, p->be->matmul_many_x(p->be, n, ws, bs, xs, T, ys), what);
         return;
     }
     for (int i = 0; i < n; i++)
-        run_matmul(p, what, ws[i], bs[i], xs[i], T, ys[i]);
+        run_product(p, what, ws[i], bs[i], xs[i], T, ys[i]);
 }
 
-/* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each). */
+/* As run_products, each row of the ys as a one-token product makes it (kern.h's matmul_each); a scaled weight's rows
+ * times its scale, then its bias (run_product's order). */
 static inline void run_products_each(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
                                      const float *x, int T, float *const ys[], const char *group)
 {
-    if (!p->st)
+    if (p->st)
+        return;
+    if (!any_scaled(n, ws)) {
         pass_check(p, p->be->matmul_each(p->be, n, ws, bs, x, T, ys), group);
+        return;
+    }
+    const kern_weight *none[KERN_MATMUL_MANY] = { 0 };
+    if (n > KERN_MATMUL_MANY) {
+        pass_check(p, KERN_E_SHAPE, group);
+        return;
+    }
+    pass_check(p, p->be->matmul_each(p->be, n, ws, none, x, T, ys), group);
+    for (int i = 0; i < n; i++) {
+        const int rows = (int)ws[i]->t->ne[1];
+        if (ws[i]->scaled)
+            run_scale(p, group, ys[i], (size_t)T * (size_t)rows, ws[i]->scale);
+        if (pass_bound(bs[i]))
+            run_add_bias(p, group, bs[i], T, rows, ys[i]);
+    }
 }
 
 /* SiLU(gate) * up into gate (n values, rows of F) under a layer's SwiGLU limit (engine_layer.expert_clamp or

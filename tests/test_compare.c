@@ -321,6 +321,7 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         "heldout-plamo3-b",     /* ... PLaMo 3's post-norms, fused q/k/v with values narrower than keys */
         "heldout-laguna",       /* ... Laguna's softplus gates per head and per value by layer, heads per layer */
         "heldout-scaled",       /* ... per-tensor scales on q, k, v (before their biases), the output product */
+        "heldout-scaled-moe",   /* ... a scale per expert on the experts' products */
         NULL,           /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;

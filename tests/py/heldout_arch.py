@@ -108,6 +108,8 @@ OWN_WRITERS = {
     # qwen2's layers with llama.cpp's per-tensor scales beside some weights (before the q/k/v biases), and an input
     # scale it does not read
     'heldout-scaled': lambda out: write_scaled(out),
+    # qwen3moe's layers with one scale per expert beside the experts' matrices in some layers
+    'heldout-scaled-moe': lambda out: write_scaled(out, moe=True),
     # llama's layers in NVFP4 with their per-tensor scales (no f32 twin: the file is written quantized)
     'heldout-nvfp4': lambda out: write_nvfp4(out),
     # Laguna's layers with layer 1's gate of neither width (half a value per head): refused, as llama.cpp's loader aborts

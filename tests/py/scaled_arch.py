@@ -2,10 +2,12 @@
 architecture (src/llama-model.cpp's generic pass: blk.N.W.scale, one value, which its graphs multiply W's product by
 before the bias, and blk.N.W.input_scale, which they load and do not read): ../shared/tools/synth_model.py's
 tiny-qwen2 (q/k/v biases, so that the order of scale and bias shows) with a scale beside attn_q, attn_k, attn_v,
-attn_output, ffn_gate, ffn_up and ffn_down in some layers and not others, and one input scale. Deterministic, as
-synth_model.py is.
+attn_output, ffn_gate, ffn_up and ffn_down in some layers and not others, and one input scale; and
+../shared/tools/synth_arch.py's tiny-qwen3moe held out to 3 layers with one scale per expert beside ffn_gate_exps,
+ffn_up_exps and ffn_down_exps (llama.cpp's build_lora_mm_id: each chosen expert's product times its own) in some layers.
+Deterministic, as synth_model.py and synth_arch.py are.
 
-    from scaled_arch import write_scaled; write_scaled(path)"""
+    from scaled_arch import write_scaled; write_scaled(path)            (or write_scaled(path, moe=True))"""
 import os
 import tempfile
 
@@ -19,12 +21,18 @@ from renamed_arch import write_base
 SCALES = {(0, 'attn_q'): 0.75, (0, 'attn_output'): 2.0, (0, 'ffn_down'): 0.6, (1, 'attn_k'): 1.5, (1, 'attn_v'): 0.5,
           (1, 'ffn_gate'): 0.8, (1, 'ffn_up'): 1.25, (2, 'attn_q'): 1.3}
 INPUT_SCALES = {(0, 'attn_q'): 3.0}
+# (layer, experts' weight): the seed of its per-expert scales in [0.5, 2)
+EXPERT_SCALES = {(0, 'ffn_up_exps'): 1, (0, 'ffn_down_exps'): 2, (1, 'ffn_gate_exps'): 3, (2, 'ffn_down_exps'): 4,
+                 (2, 'attn_output'): None}
 
 
-def write_scaled(out, preset='tiny-qwen2'):
+def write_scaled(out, moe=False):
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, 'base.gguf')
-        write_base('synth_model', preset, None, src)
+        if moe:
+            write_base('synth_arch', 'tiny-qwen3moe', dict(n_layer=3, seed=4301), src)
+        else:
+            write_base('synth_model', 'tiny-qwen2', None, src)
         r = GGUFReader(src)
         w = writer_with_metadata(r, out)
         for t in r.tensors:
@@ -33,8 +41,14 @@ def write_scaled(out, preset='tiny-qwen2'):
             if len(parts) != 4 or parts[0] != 'blk' or parts[3] != 'weight':
                 continue
             key = (int(parts[1]), parts[2])
+            if moe and key in EXPERT_SCALES:
+                seed = EXPERT_SCALES[key]
+                n = int(t.shape[2]) if seed else 1  # one per expert (GGUF order: ne2 the experts)
+                value = np.random.RandomState(seed).uniform(0.5, 2.0, n) if seed else np.array([1.5])
+                w.add_tensor(f'blk.{key[0]}.{key[1]}.scale', value.astype(np.float32))
+                continue
             for suffix, table in (('scale', SCALES), ('input_scale', INPUT_SCALES)):
-                if key in table:
+                if key in table and not moe:
                     w.add_tensor(f'blk.{key[0]}.{key[1]}.{suffix}', np.array([table[key]], dtype=np.float32))
         write_out(w)
 
