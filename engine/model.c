@@ -155,7 +155,8 @@ static const struct {
     { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_GATE },
     { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_DOWN },
     { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_UP },
-    { "ssm_in", 0, { 0 }, -1 }, { "ssm_out", 0, { 0 }, -1 }, { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
+    { "ssm_in", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_IN }, -1 }, { "ssm_out", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_OUT }, -1 },
+    { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
 };
 
 /* t's kind, and (where it is a scale) its entry of scaled_weights in *which */
@@ -186,7 +187,11 @@ static weight_scale_kind weight_scale_of(const engine_model *m, const gguf_tenso
                 return SCALE_UNREAD;
             const engine_layer *L = &m->layers[l];
             const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
-            return runs && L->mixer && !L->recurrent ? SCALE_RUN : SCALE_NOT_RUN;
+            /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the others where
+             * it attends */
+            const bool here = bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
+                                                      : L->mixer && !L->recurrent;
+            return runs && here ? SCALE_RUN : SCALE_NOT_RUN;
         }
     return SCALE_NONE;
 }

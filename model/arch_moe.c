@@ -537,6 +537,7 @@ const model_arch model_archs_moe[] = {
         DEEPSEEK2_LAYERS,
         .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS | MODEL_YARN_KEY_MSCALE_OWN,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
     },
     {
         .name = "mistral4",
@@ -546,6 +547,7 @@ const model_arch model_archs_moe[] = {
         DEEPSEEK2_LAYERS,
         .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
     },
     {
         .name = "minicpm3",
@@ -565,6 +567,7 @@ const model_arch model_archs_moe[] = {
         .multipliers = true,
         .multipliers_minicpm = MODEL_MINICPM_SCALES_FIXED,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
     },
     {
         .name = "plm",
@@ -583,6 +586,7 @@ const model_arch model_archs_moe[] = {
                                    "reads as one head per token: GGML_ASSERT(a->ne[0] == b->ne[0]) in ggml_set_rows; "
                                    "llama.cpp runs it with -fa off",
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
     },
 };
 const size_t model_archs_moe_count = sizeof model_archs_moe / sizeof model_archs_moe[0];

@@ -100,6 +100,7 @@ const model_arch model_archs_recurrent[] = {
         .moe = true,
         .moe_renormalise = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
     },
     {
         .name = "falcon-h1",
@@ -115,6 +116,7 @@ const model_arch model_archs_recurrent[] = {
         .mixer_beside = true,
         .roles_bare = { MODEL_ROLE_FFN_NORM },
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
     },
     {
         .name = "mamba2",
@@ -125,6 +127,7 @@ const model_arch model_archs_recurrent[] = {
         .mamba2 = true,
         .attention_free = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM,
     },
     {
         .name = "jamba",
@@ -139,6 +142,7 @@ const model_arch model_archs_recurrent[] = {
         .moe = true,
         .moe_where_router = true,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
     },
     {
         .name = "mamba",
@@ -150,6 +154,7 @@ const model_arch model_archs_recurrent[] = {
         .attention_free = true,
         .ssm_inner_embd_ratio = 2,
         .quantize = true,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM,
     },
 };
 const size_t model_archs_recurrent_count = sizeof model_archs_recurrent / sizeof model_archs_recurrent[0];

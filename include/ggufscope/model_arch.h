@@ -80,10 +80,11 @@ typedef enum model_swa_rope {
 
 /* model_arch.weight_scales: READ, its graph read for them; QKV, attn_q/k/v and attn_qkv (build_qkv); OUT, attn_output;
  * FFN, the dense block's ffn_gate, ffn_up and ffn_down; EXPS, the experts' (one per expert: each chosen expert's
- * product times its own, build_lora_mm_id); SHEXP, the shared expert's */
+ * product times its own, build_lora_mm_id); SHEXP, the shared expert's; SSM, a Mamba mixer's ssm_in and ssm_out
+ * (llama.cpp's mamba base graph: every family with Mamba mixers) */
 enum {
     MODEL_SCALES_READ = 1, MODEL_SCALES_QKV = 2, MODEL_SCALES_OUT = 4, MODEL_SCALES_FFN = 8, MODEL_SCALES_EXPS = 16,
-    MODEL_SCALES_SHEXP = 32
+    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64
 };
 
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */
