@@ -187,9 +187,11 @@ static weight_scale_kind weight_scale_of(const engine_model *m, const gguf_tenso
                 return SCALE_UNREAD;
             const engine_layer *L = &m->layers[l];
             const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
-            /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the others where
-             * it attends */
+            /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the attention's
+             * where it attends, the feed-forward blocks' where it has one (Nemotron-H's layers are one or the other) */
+            const bool ffn = bit == MODEL_SCALES_FFN || bit == MODEL_SCALES_EXPS || bit == MODEL_SCALES_SHEXP;
             const bool here = bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
+                              : ffn                   ? L->ffn
                                                       : L->mixer && !L->recurrent;
             return runs && here ? SCALE_RUN : SCALE_NOT_RUN;
         }
@@ -209,6 +211,9 @@ static engine_status load_weight_scales(engine_model *m, int il, engine_error *e
         size_t which;
         if (!t || weight_scale_of(m, t, &which) != SCALE_RUN)
             continue;
+        if (!t->data) /* only from gguf_open_partial */
+            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
+                               "tensor '%s' is not all in the file: the file is truncated", name);
         const int part = scaled_weights[w].expert, n = part >= 0 ? m->hp.n_expert : 1;
         float *v = malloc((size_t)n * sizeof(float));
         if (!v)

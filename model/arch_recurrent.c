@@ -71,6 +71,8 @@ const model_arch model_archs_recurrent[] = {
         .families = "Nemotron-H (8B, 47B, 56B), Nemotron Nano 2 (9B, 12B)",
         NEMOTRON_H_MIXERS,
         .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM,
     },
     {
         .name = "nemotron_h_moe",
@@ -82,6 +84,9 @@ const model_arch model_archs_recurrent[] = {
         .moe = true,
         .moe_gating = MODEL_MOE_SIGMOID,
         .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE,
+        /* (nemotron_h's graph) */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM,
     },
     {
         .name = "granitehybrid",
