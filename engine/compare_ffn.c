@@ -94,8 +94,15 @@ static bool gate_up_product(cmp_state *s, int side, const kern_weight *w, const 
     float *k = d->numerics[side] == KERN_NUMERICS_GGML && own ? cmp_room(&d->own_product, &d->cap_own_product, (size_t)F)
                                                               : NULL;
     const kern_weight wh = { .t = w->t }, bh = { .t = bias ? bias->t : NULL }; /* the file's bytes, as cmp_product */
-    if (!k || w->scaled || own->matmul(own, &wh, bh.t ? &bh : NULL, h, 1, k) != KERN_OK)
-        return true; /* (a per-tensor scale: the definition's product goes on) */
+    /* (a per-tensor scale: the product times it, then the bias, as the forward pass takes them) */
+    if (!k || own->matmul(own, &wh, bh.t && !w->scaled ? &bh : NULL, h, 1, k) != KERN_OK)
+        return true;
+    if (w->scaled) {
+        for (int i = 0; i < F; i++)
+            k[i] *= w->scale;
+        if (bh.t && own->add_bias(own, &bh, 1, F, k) != KERN_OK)
+            return true;
+    }
     double worst = 0.0, largest = 0.0;
     for (int i = 0; i < F; i++) {
         worst = fmax(worst, fabs((double)k[i] - (double)y[i]));
