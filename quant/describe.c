@@ -106,9 +106,9 @@ void quant_describe_mxfp4(text *t, const uint8_t *b)
 
 void quant_describe_nvfp4(text *t, const uint8_t *b)
 {
-    for (int s = 0; s < 4; s++) {
-        char name[8];
-        snprintf(name, sizeof name, "d[%d]", s);
+    for (unsigned s = 0; s < 4; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "d[%u]", s);
         put(t, "  %-8s = 0x%02x (ue4m3 %g)\n", name, b[s], 2.0 * quant_ue4m3_half(b[s]));
     }
     nibbles_field(t, "qs", b + 4, 32);
