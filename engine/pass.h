@@ -90,8 +90,8 @@ static inline void run_products(pass *p, int n, const kern_weight *const ws[], c
         pass_check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
         return;
     }
-    for (int i = 0; i < n; i++)
-        run_product(p, names[i], ws[i], bs[i], x, T, ys[i]);
+    for (int i = 0; i < n; i++) /* (named by the group: a mixture's experts give fewer names than weights) */
+        run_product(p, group, ws[i], bs[i], x, T, ys[i]);
 }
 
 /* ws[i] times xs[i] into ys[i], for n weights of one row length that each read their own x: one product where the
