@@ -114,6 +114,7 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
     const engine_hparams *hp = &c->m->hp;
     const int k = hp->n_expert_used, F = hp->n_ff_exp, E = hp->n_embd;
     const kern_weight *ws[2 * TOGETHER_MAX], *bs[2 * TOGETHER_MAX];
+    const char *names[2 * TOGETHER_MAX]; /* each product's, for run_products' one by one path */
     const float *ins[TOGETHER_MAX];
     float *ys[2 * TOGETHER_MAX];
     /* each expert's gate and up products, or its up product alone where the experts have no gate (relu(up)^2) */
@@ -125,11 +126,12 @@ static void chosen_experts_together(pass *p, const engine_layer *L, const int *i
             ws[parts * j + i] = expert_part(L, part, e);
             bs[parts * j + i] = expert_part(L, part + ENGINE_EXPERT_GATE_BIAS - ENGINE_EXPERT_GATE, e);
             ys[parts * j + i] = (part == ENGINE_EXPERT_GATE ? c->gate : c->up) + (size_t)j * F;
+            names[parts * j + i] = expert_gate_up[part == ENGINE_EXPERT_GATE ? 0 : 1];
         }
     }
     for (int i = 0; i < parts * k; i += KERN_MATMUL_MANY) {
         const int n = parts * k - i < KERN_MATMUL_MANY ? parts * k - i : KERN_MATMUL_MANY;
-        run_products(p, n, ws + i, bs + i, h, 1, ys + i, expert_gate_up + 2 - parts, "ffn_gate_exps, ffn_up_exps");
+        run_products(p, n, ws + i, bs + i, h, 1, ys + i, names + i, "ffn_gate_exps, ffn_up_exps");
     }
     expert_activation(p, L->expert_clamp, parts == 2, (size_t)k * F, (size_t)F);
     for (int j = 0; j < k; j++) {

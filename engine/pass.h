@@ -80,7 +80,8 @@ static inline bool any_scaled(int n, const kern_weight *const ws[])
 }
 
 /* ws[i] times x into ys[i], for n weights that read the same x: one product where the backend has matmul_many
- * (x prepared once, one team of threads over all the rows), else one matmul each, named by names[i]. */
+ * (x prepared once, one team of threads over all the rows), else one product each (where one is scaled, or the
+ * backend has no matmul_many), named by names[i] (n names). */
 static inline void run_products(pass *p, int n, const kern_weight *const ws[], const kern_weight *const bs[],
                                 const float *x, int T, float *const ys[], const char *const names[], const char *group)
 {
@@ -90,8 +91,8 @@ static inline void run_products(pass *p, int n, const kern_weight *const ws[], c
         pass_check(p, p->be->matmul_many(p->be, n, ws, bs, x, T, ys), group);
         return;
     }
-    for (int i = 0; i < n; i++) /* (named by the group: a mixture's experts give fewer names than weights) */
-        run_product(p, group, ws[i], bs[i], x, T, ys[i]);
+    for (int i = 0; i < n; i++)
+        run_product(p, names[i], ws[i], bs[i], x, T, ys[i]);
 }
 
 /* ws[i] times xs[i] into ys[i], for n weights of one row length that each read their own x: one product where the
