@@ -107,6 +107,16 @@ static inline kern_status engine_limited_swiglu(kern_backend *b, float limit, bo
     return ks ? ks : b->glu(b, KERN_ACT_NONE, gate, up, n, F, out);
 }
 
+/* What a per-tensor scale (engine/weight_scales.c) is to this engine: not one; one the forward pass applies; one
+ * llama.cpp's graph for the family leaves unread (so do we); one it may apply that is not run here yet. */
+typedef enum engine_scale_kind {
+    ENGINE_SCALE_NONE, ENGINE_SCALE_RUN, ENGINE_SCALE_UNREAD, ENGINE_SCALE_NOT_RUN
+} engine_scale_kind;
+engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tensor *t);
+/* Layer il's scales that the forward pass applies, onto the weights whose products they multiply (after the layer's
+ * experts are bound) */
+engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *err);
+
 /* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)
 {

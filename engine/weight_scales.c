@@ -1,0 +1,119 @@
+/*
+ * Per-tensor scales: llama.cpp's loader, after each family's own tensors, takes for any architecture (its generic
+ * pass in src/llama-model.cpp: "load optional per-tensor/per-expert .scale tensors", NVFP4's second scales)
+ * blk.N.W.scale and blk.N.W.input_scale, one value each (one per expert for the experts' tensors), beside each of the
+ * weights below where the layer has it; a family's graph multiplies some of those products by their scales
+ * (build_lora_mm; model_arch.weight_scales says which) and reads no input scale.
+ */
+#include "internal.h"
+#include "quant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each weight the loader takes a scale beside: the model_arch.weight_scales bit of the graphs that apply it (0: none
+ * here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of attn_qkv; the gate
+ * rows of an ffn_up or ffn_up_shexp that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none), or each
+ * expert's part (expert: ENGINE_EXPERT_*, one scale per expert; -1: not an experts' tensor) */
+static const struct {
+    const char *name;
+    unsigned bit;
+    model_role onto[3];
+    int expert;
+} scaled_weights[] = {
+    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q }, -1 }, { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K }, -1 },
+    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V }, -1 },
+    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V }, -1 },
+    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT }, -1 }, { "attn_gate", 0, { 0 }, -1 },
+    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE }, -1 },
+    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE }, -1 },
+    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN }, -1 },
+    { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
+    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_DOWN_SHEXP }, -1 },
+    { "ffn_up_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
+    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_GATE },
+    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_DOWN },
+    { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_UP },
+    { "ssm_in", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_IN }, -1 }, { "ssm_out", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_OUT }, -1 },
+    { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
+};
+
+engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tensor *t)
+{
+    static const char *const suffixes[] = { ".scale", ".input_scale" };
+    char *end;
+    if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
+        return ENGINE_SCALE_NONE;
+    const long long l = strtoll(t->name + 4, &end, 10);
+    if (*end != '.' || l >= m->hp.n_block)
+        return ENGINE_SCALE_NONE;
+    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++)
+        for (size_t k = 0; k < 2; k++) {
+            char name[128], weight[128];
+            snprintf(name, sizeof name, "blk.%lld.%s%s", l, scaled_weights[w].name, suffixes[k]);
+            snprintf(weight, sizeof weight, "blk.%lld.%s.weight", l, scaled_weights[w].name);
+            if (strcmp(name, t->name) != 0 || !gguf_tensor_by_name(m->f, weight))
+                continue;
+            const uint64_t n = strstr(name, "_exps") ? (uint64_t)m->hp.n_expert : 1;
+            if (t->n_elements != n || t->ne[0] != n) /* llama.cpp's shape, else its loader refuses the file */
+                return ENGINE_SCALE_NONE;
+            const unsigned read = m->hp.desc->weight_scales, bit = scaled_weights[w].bit;
+            if (!(read & MODEL_SCALES_READ))
+                return ENGINE_SCALE_NOT_RUN;
+            if (k == 1 || !(read & bit))
+                return ENGINE_SCALE_UNREAD;
+            const engine_layer *L = &m->layers[l];
+            const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
+            /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the attention's
+             * where it attends, the feed-forward blocks' where it has one (Nemotron-H's layers are one or the other) */
+            const bool ffn = bit == MODEL_SCALES_FFN || bit == MODEL_SCALES_EXPS || bit == MODEL_SCALES_SHEXP;
+            const bool here = bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
+                              : ffn                   ? L->ffn
+                                                      : L->mixer && !L->recurrent;
+            return runs && here ? ENGINE_SCALE_RUN : ENGINE_SCALE_NOT_RUN;
+        }
+    return ENGINE_SCALE_NONE;
+}
+
+/* Layer il's per-tensor scales that the forward pass applies (ENGINE_SCALE_RUN), onto the weights whose products they
+ * multiply (after the experts are bound: their views take one each); a fused ffn_up's (ffn_up_shexp's) scale onto its
+ * gate rows too, where the entry fuses them. */
+engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++) {
+        char name[128];
+        snprintf(name, sizeof name, "blk.%d.%s.scale", il, scaled_weights[w].name);
+        const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
+        if (!t || engine_weight_scale_of(m, t) != ENGINE_SCALE_RUN)
+            continue;
+        if (!t->data) /* only from gguf_open_partial */
+            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
+                               "tensor '%s' is not all in the file: the file is truncated", name);
+        const int part = scaled_weights[w].expert, n = part >= 0 ? m->hp.n_expert : 1;
+        float *v = malloc((size_t)n * sizeof(float));
+        if (!v)
+            return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+        if (quant_dequantize_row(t->type, t->data, v, n) != QUANT_OK) {
+            free(v);
+            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name, "tensor '%s' (a per-tensor scale) is %s, "
+                               "not values gguf-run can read", name, gguf_type_traits_of(t->type)->name);
+        }
+        for (int e = 0; e < n && part >= 0 && L->experts[part]; e++) {
+            L->experts[part][e].scaled = true;
+            L->experts[part][e].scale = v[e];
+        }
+        const model_role first = scaled_weights[w].onto[0];
+        const bool fused = first == MODEL_ROLE_FFN_UP        ? m->hp.desc->gate_up_fused
+                           : first == MODEL_ROLE_FFN_UP_SHEXP ? m->hp.desc->shexp_gate_up_fused
+                                                              : true;
+        for (int k = 0; k < 3 && scaled_weights[w].onto[k] && (k == 0 || fused); k++) {
+            L->w[scaled_weights[w].onto[k]].scaled = true;
+            L->w[scaled_weights[w].onto[k]].scale = v[0];
+        }
+        free(v);
+    }
+    return ENGINE_OK;
+}
+
