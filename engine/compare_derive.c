@@ -35,9 +35,10 @@ static bool block_norm_bias_rows(cmp_state *s, const kern_weight *w, const kern_
                                  int n, float *out)
 {
     kern_backend *ref = s->d.be[KERN_NUMERICS_EXACT];
-    if (!s->m->hp.norm_layer) { /* (PhiMoE's RMSNorms add a bias after the gains) */
+    if (!s->m->hp.norm_layer) { /* (PhiMoE's RMSNorms add a bias after the gains; Talkie's have no gains) */
         const kern_weight b = { .t = bias ? bias->t : NULL };
-        return norm_rows(s, w, x, T, n, out) && (!b.t || ref->add_bias(ref, &b, T, n, out) == KERN_OK);
+        const bool gains = !s->m->hp.desc->norms_without_gains;
+        return norm_rows(s, gains ? w : NULL, x, T, n, out) && (!b.t || ref->add_bias(ref, &b, T, n, out) == KERN_OK);
     }
     const kern_weight g = { .t = w->t }, b = { .t = bias ? bias->t : NULL };
     const bool gains = !s->m->hp.desc->norms_without_gains; /* OLMo's have none */
@@ -123,6 +124,8 @@ static const float *host_embeddings(cmp_state *s, int pos0, int T, float *out)
     const kern_weight norm = { .t = m->embd_norm.t }, bias = { .t = m->embd_norm_b.t };
     if (norm.t && be->layernorm(be, &norm, bias.t ? &bias : NULL, out, T, m->hp.n_embd, m->hp.eps, out) != KERN_OK)
         return NULL;
+    if (m->hp.desc->embd_skip && be->rmsnorm(be, NULL, out, T, m->hp.n_embd, m->hp.eps, out) != KERN_OK)
+        return NULL; /* Talkie's RMSNorm without gains */
     if (m->hp.embd_scale != 1.0f && be->scale(be, out, (size_t)T * m->hp.n_embd, m->hp.embd_scale) != KERN_OK)
         return NULL;
     return out;
@@ -257,7 +260,8 @@ static bool derive_qk(cmp_state *s, int side, bool is_q, int il, int pos0, int T
     }
     if (!L->no_rope && rot->rope(rot, out, T, heads, hd, pos0, L->swa ? &hp->rope_swa : &hp->rope) != KERN_OK)
         return false;
-    if (g->t && norm_after && !norm_rows(s, g, out, T * heads, hd, out))
+    const bool gainless_k = !is_q && hp->desc->q_norm_head_gain; /* Talkie's k: normed without gains */
+    if ((g->t || gainless_k) && norm_after && !norm_rows(s, g->t ? g : NULL, out, T * heads, hd, out))
         return false;
     if (hp->g.qk_l2_norm && !L->no_rope && !norm_rows(s, NULL, out, T * heads, hd, out))
         return false; /* Llama 4's norm without gains after the rotation */
@@ -303,6 +307,16 @@ static bool scale_rows(float scale, size_t n, float *out)
     for (size_t i = 0; i < n && scale != 1.0f; i++)
         out[i] *= scale;
     return true;
+}
+
+/* Talkie's skip: out plus the side's normed embeddings (the first layer's input) times the layer's scale; scratch
+ * holds the embeddings where the side showed none. */
+static bool add_skip(cmp_state *s, int side, int pos0, int T, const engine_layer *L, float *scratch, float *out)
+{
+    const float *e = cmp_residual_in(s, side, 0, pos0, T, scratch);
+    for (size_t i = 0; e && i < (size_t)T * (size_t)s->m->hp.n_embd; i++)
+        out[i] = (float)((double)out[i] + (double)(e[i] * L->embd_skip_scale));
+    return e != NULL;
 }
 
 /* One side's T rows of op (layer il) into out. */
@@ -414,7 +428,8 @@ static bool derive_side(cmp_state *s, int side, engine_op op, int il, int pos0, 
                                      MODEL_ROLE_ATTN_POST_NORM),
                         block_output(s, side, il, ENGINE_OP_FFN_POST_NORM, ENGINE_OP_FFN_OUT, MODEL_ROLE_FFN_POST_NORM),
                         hp->residual_scale, (size_t)T * E, out) &&
-               scale_rows(L->out_scale, (size_t)T * E, out);
+               scale_rows(L->out_scale, (size_t)T * E, out) &&
+               (!hp->desc->embd_skip || add_skip(s, side, pos0, T, L, in, out));
     case ENGINE_OP_RESULT_NORM:
         return block_norm_bias_rows(s, &m->output_norm, &m->output_norm_b,
                                     cmp_side_rows(s, side, ENGINE_OP_LAYER_OUT, hp->n_layer - 1, E), T, E, out);

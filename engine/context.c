@@ -78,7 +78,7 @@ static bool cache_layout(const engine_model *m, size_t n_ctx, size_t *k_off, siz
 typedef struct ctx_sizes {
     size_t kv, kv_v, x, q, ff, logit, router, mla; /* kv, kv_v: the K and the V cache */
     size_t ple;      /* Gemma 4's per-layer inputs (each of two buffers) */
-    size_t beside;   /* Gemma 4's experts beside a dense block: their input, the router's, their output */
+    size_t beside;   /* Gemma 4's experts beside a dense block (their input, the router's, their output), Talkie's skip */
     size_t dn, dn_conv, dn_state; /* a gated delta net's rows (or gated attention's), its recurrent states */
     size_t moe_host; /* the grouped experts' host floats: two batches of rows, every slot's output and weight */
 } ctx_sizes;
@@ -125,7 +125,8 @@ static engine_status ctx_sizes_of(const engine_model *m, int n_ctx, size_t B, ct
     if (!hp->n_expert)
         z->router = 0; /* a dense model has no router */
     /* (SmallThinker's router reads the layer's input, kept here through the attention) */
-    z->beside = !hp->n_expert                   ? 0
+    z->beside = hp->desc->embd_skip             ? z->x /* Talkie's normed embeddings, each layer's skip */
+                : !hp->n_expert                 ? 0
                 : hp->desc->moe_dense_beside    ? 3 * z->x
                 : hp->desc->router_on_input     ? z->x
                 : hp->desc->moe_dense_residual  ? z->x /* Arctic's experts read the layer's input */
@@ -270,10 +271,11 @@ engine_status engine_ctx_create(engine_model *m, int n_ctx, int max_batch, engin
             return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory for the experts' batches");
         }
     }
-    if (z.beside)
+    const bool router_in = z.beside && hp->n_expert; /* (not Talkie's skip) */
+    if (router_in)
         c->router_in_host = malloc(x_n * sizeof(float));
     if (!c->stats || (hp->n_expert && (!c->router_host || !c->route_probs || !c->route_weights || !c->route_ids)) ||
-        (z.beside && !c->router_in_host)) {
+        (router_in && !c->router_in_host)) {
         engine_ctx_free(c);
         return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
     }

@@ -300,9 +300,10 @@ static void attention_block(pass *p, int il, int T)
         run_rmsnorm(p, "q norm (no gains)", NULL, c->q, T * L->n_head, hd, hp->eps, c->q);
         run_rmsnorm(p, "k norm (no gains)", NULL, k_new, T * n_kv, hd, hp->eps, k_new);
     }
-    if (norm_after) { /* Hunyuan: each rotated head of q and k RMS-normed with its gains */
+    if (norm_after) { /* Hunyuan: each rotated head of q and k RMS-normed with its gains (Talkie: q's one a head, bound
+                       * as rows, and k's none) */
         run_rmsnorm(p, "attn_q_norm", &w[MODEL_ROLE_ATTN_Q_NORM], c->q, T * L->n_head, hd, hp->eps, c->q);
-        run_rmsnorm(p, "attn_k_norm", &w[MODEL_ROLE_ATTN_K_NORM], k_new, T * n_kv, hd, hp->eps, k_new);
+        run_rmsnorm(p, "attn_k_norm", pass_bound(&w[MODEL_ROLE_ATTN_K_NORM]), k_new, T * n_kv, hd, hp->eps, k_new);
     }
     for (int t = 0; t < T && hp->g.attn_temp_scale != 0.0f; t++) { /* Ministral 3, Llama 4: q scaled by position */
         const float temp = engine_attn_temperature(hp, L->no_rope, pos0 + t);
@@ -387,6 +388,10 @@ static engine_status forward_batch(engine_ctx *c, const int32_t *tokens, int T, 
         run_add_rows(&p, "position embedding", &m->pos_embd, c->pos, T, c->x);
     if (m->embd_norm.t) /* BLOOM: the embeddings LayerNormed before the first layer */
         run_block_norm(&p, "token_embd_norm", &m->embd_norm, &m->embd_norm_b, c->x, T, E, hp->eps, c->x);
+    if (hp->desc->embd_skip) { /* Talkie: the embeddings RMS-normed, kept for each layer's skip (engine_ffn_block) */
+        run_rmsnorm(&p, "inp_norm (no gains)", NULL, c->x, T, E, hp->eps, c->x);
+        run_copy_rows(&p, "the normed embeddings (each layer's skip)", c->moe_beside, (size_t)E, c->x, (size_t)E, T, E);
+    }
     if (hp->embd_scale != 1.0f)
         run_scale(&p, "embedding scale", c->x, (size_t)T * E, hp->embd_scale);
     if (hp->n_ple)

@@ -198,10 +198,16 @@ void engine_ffn_block(pass *p, int il, int T, int r0, const kern_weight *next_no
     }
     if (hp->residual_scale != 1.0f)
         run_scale(p, "residual scale", o, (size_t)Tr * E, hp->residual_scale);
-    const bool more = L->out_scale != 1.0f || L->w[MODEL_ROLE_PER_LAYER_INP_GATE].t; /* Gemma 4's after the add */
-    residual_add(p, x, o, Tr, more ? NULL : next_norm, h);
+    const bool more = L->out_scale != 1.0f || L->w[MODEL_ROLE_PER_LAYER_INP_GATE].t || hp->desc->embd_skip;
+    residual_add(p, x, o, Tr, more ? NULL : next_norm, h); /* (Gemma 4's and Talkie's more come after the add) */
     if (L->w[MODEL_ROLE_PER_LAYER_INP_GATE].t)
         per_layer_input(p, il, T, r0);
+    if (hp->desc->embd_skip) { /* Talkie: + the normed embeddings times the layer's scale, that product first (into o,
+                                * read by nothing after the add) */
+        run_copy_rows(p, "embd_skip", o, (size_t)E, c->moe_beside + (size_t)r0 * E, (size_t)E, Tr, E);
+        run_scale(p, "embd_skip", o, (size_t)Tr * E, L->embd_skip_scale);
+        run_add(p, "embd_skip added", x, o, (size_t)Tr * E);
+    }
     if (L->out_scale != 1.0f) /* Gemma 4: the layer's output scaled (after the residual add, before the next norm) */
         run_scale(p, "layer output scale", x, (size_t)Tr * E, L->out_scale);
     pass_look(p, ENGINE_OP_LAYER_OUT, c->x, T, E);

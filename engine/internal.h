@@ -45,6 +45,11 @@ typedef struct engine_layer {
      * none) */
     int n_head, n_kv_head, head_dim, v_dim, n_ff; /* (OpenELM's head counts differ by layer) */
     float out_scale;
+    float embd_skip_scale;   /* its layer_output_scale where that weighs the normed embeddings added (Talkie's), else 0 */
+    /* Talkie's q gains (one per head, model_arch.q_norm_head_gain) as the rows the norm reads, each head's gain
+     * head_dim times: w[MODEL_ROLE_ATTN_Q_NORM] is bound to this view of q_gain_rows (n_head, head_dim) */
+    gguf_tensor q_gain_view;
+    float *q_gain_rows;
     kern_xielu xielu;        /* its xIELU's parameters as ggml_xielu takes them (engine_hparams.act_xielu: Apertus) */
     bool gate_heads;         /* its attn_gate is a gate per head (Step-3.5's, Laguna's narrow ones), not per value */
     float expert_clamp;      /* its experts' SwiGLU limit (swiglu_clamp_exp above 1e-6: Maple's), else 0 */
@@ -221,7 +226,7 @@ struct engine_ctx {
     float *ple, *ple_tmp;         /* (max_batch, n_layer, n_ple) Gemma 4's per-layer inputs, or NULL */
     float *moe_beside;            /* (3, max_batch, n_embd) Gemma 4's experts' input, router's input, experts' output;
                                    * (max_batch, n_embd) the layer's input, SmallThinker's router's (Arctic's experts',
-                                   * normed there in place) */
+                                   * normed there in place); Talkie's normed embeddings (model_arch.embd_skip) */
     float *router_in_host;        /* (max_batch, n_embd) the router's input on the host (Gemma 4), or NULL */
     float *router;                /* (max_batch, n_expert): the router's logits, then the shared expert's gate */
     float *moe_tmp;               /* (max_batch, n_embd): one expert's or the shared expert's output */

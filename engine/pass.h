@@ -42,7 +42,8 @@ static inline const kern_weight *pass_bound(const kern_weight *w)
 
 /* A block's norm (attn_norm, ffn_norm, the post-norms, output_norm) as the model has them: RMSNorm, or LayerNorm
  * (model_hparams.norm_layer: Cohere's), plus its bias where bias is bound (StarCoder2's LayerNorms; PhiMoE's RMSNorms,
- * whose bias llama.cpp adds after the gains). */
+ * whose bias llama.cpp adds after the gains); without gains where w is not bound (OLMo's LayerNorms, Talkie's
+ * RMSNorms: model_arch.norms_without_gains). */
 static inline void run_block_norm(pass *p, const char *what, const kern_weight *w, const kern_weight *bias,
                                   const float *x, int T, int n, float eps, float *out)
 {
@@ -50,7 +51,7 @@ static inline void run_block_norm(pass *p, const char *what, const kern_weight *
         run_layernorm(p, what, pass_bound(w), pass_bound(bias), x, T, n, eps, out);
         return;
     }
-    run_rmsnorm(p, what, w, x, T, n, eps, out);
+    run_rmsnorm(p, what, pass_bound(w), x, T, n, eps, out);
     if (pass_bound(bias))
         run_add_bias(p, what, bias, T, n, out);
 }

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each weight the loader takes a scale beside: the model_arch.weight_scales bit of the graphs that apply it (0: none
- * here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of attn_qkv; the gate
+/* Each weight the loader takes a scale beside: the model_arch.weight_scales bits of the graphs that apply it (any of
+ * them; 0: none here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of attn_qkv; the gate
  * rows of an ffn_up or ffn_up_shexp that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none), or each
  * expert's part (expert: ENGINE_EXPERT_*, one scale per expert; -1: not an experts' tensor) */
 static const struct {
@@ -28,7 +28,7 @@ static const struct {
     { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT }, -1 }, { "attn_gate", 0, { 0 }, -1 },
     { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE }, -1 },
     { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE }, -1 },
-    { "ffn_down", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_DOWN }, -1 },
+    { "ffn_down", MODEL_SCALES_FFN | MODEL_SCALES_FFN_DOWN, { MODEL_ROLE_FFN_DOWN }, -1 },
     { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
     { "ffn_down_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_DOWN_SHEXP }, -1 },
     { "ffn_up_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
@@ -67,7 +67,7 @@ engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tenso
             const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
             /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the attention's
              * where it attends, the feed-forward blocks' where it has one (Nemotron-H's layers are one or the other) */
-            const bool ffn = bit == MODEL_SCALES_FFN || bit == MODEL_SCALES_EXPS || bit == MODEL_SCALES_SHEXP;
+            const bool ffn = bit & (MODEL_SCALES_FFN | MODEL_SCALES_FFN_DOWN | MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP);
             const bool here = bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
                               : ffn                   ? L->ffn
                                                       : L->mixer && !L->recurrent;

@@ -11,7 +11,7 @@
     .need = { TIED_GLOBAL_ROLES, [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_ATTN_Q] = R, [MODEL_ROLE_ATTN_K] = R,  \
               [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O,             \
               [MODEL_ROLE_ATTN_V_BIAS] = O, [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES },                       \
-    .act = MODEL_ACT_SILU, .norm_layer = true, .parallel_ffn = true, .logit_scale_mul = true
+    .act = MODEL_ACT_SILU, .norm_layer = true, .parallel_ffn = true, .logit_scale_mul = MODEL_NEED_OPTIONAL
 
 const model_arch model_archs_dense[] = {
     {
@@ -58,7 +58,7 @@ const model_arch model_archs_dense[] = {
         .norm_layer = true,
         .norm_rms_by_key = true,
         .parallel_ffn = true,
-        .logit_scale_mul = true,
+        .logit_scale_mul = MODEL_NEED_OPTIONAL,
         .swa_period = 4,
         .swa_dense_first = true,
         .swa_window_required = true,
@@ -232,6 +232,30 @@ const model_arch model_archs_dense[] = {
         .roles_bare = { MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_POST_NORM },
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
+    },
+    {
+        .name = "talkie",
+        .families = "Talkie (talkie-1930 13B)",
+        /* llama.cpp's talkie: every norm an RMSNorm without gains (none in the file: the embeddings', the two before
+         * each layer's blocks, the final one), q/k/v as separate products (its create_tensor_qkv would take them fused
+         * too, which gguf-py lists no name for and no converter writes), the NEOX rotation of the whole head, then
+         * each head of q RMS-normed times its one gain (attn_q_norm {1, head_count}) and each head of k RMS-normed
+         * without gains; a gated SiLU block; each layer's output plus the normed embeddings times its
+         * layer_output_scale; output.weight required (never tied), the logits times logit_scale (required). Its
+         * converter writes the checkpoint's attention and MLP gains as attn_output.scale and ffn_down.scale */
+        .need = { [MODEL_ROLE_TOKEN_EMBD] = R, [MODEL_ROLE_OUTPUT] = R, [MODEL_ROLE_ATTN_Q] = R,
+                  [MODEL_ROLE_ATTN_K] = R, [MODEL_ROLE_ATTN_V] = R, [MODEL_ROLE_ATTN_Q_NORM] = R,
+                  [MODEL_ROLE_ATTN_OUT] = R, DENSE_FFN_ROLES, [MODEL_ROLE_LAYER_OUT_SCALE] = R },
+        .rope_neox = true,
+        .act = MODEL_ACT_SILU,
+        .norms_without_gains = true,
+        .embd_skip = true,
+        .qk_norm_after_rope = true,
+        .q_norm_head_gain = true,
+        .logit_scale_mul = MODEL_NEED_REQUIRED,
+        .quantize = true,
+        /* its graph: build_qkv, wo_s and ffn_down_s (build_ffn's gate and up scales passed as none) */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN_DOWN,
     },
 };
 const size_t model_archs_dense_count = sizeof model_archs_dense / sizeof model_archs_dense[0];

@@ -164,10 +164,14 @@ int64_t model_hparams_dim(const model_hparams *hp, model_dim d)
     case MODEL_DIM_KV_K: return hp->n_head_kv * hp->head_dim_k;
     case MODEL_DIM_KV_V: return hp->n_head_kv * hp->head_dim_v;
     case MODEL_DIM_Q_V: return hp->n_head * v_mla;
-    case MODEL_DIM_QK_NORM_Q: return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
+    case MODEL_DIM_QK_NORM_Q: /* (Talkie's one gain per head: {1, head_count}) */
+        if (hp->arch && hp->arch->q_norm_head_gain)
+            return 1;
+        return hp->arch && hp->arch->qk_norm_full ? hp->n_head * hp->head_dim_k : hp->head_dim_k;
     case MODEL_DIM_QK_NORM_K:
         return hp->arch && hp->arch->qk_norm_full ? hp->n_head_kv * hp->head_dim_k : hp->head_dim_k;
-    case MODEL_DIM_QK_NORM_ROWS_Q: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head : 1;
+    case MODEL_DIM_QK_NORM_ROWS_Q:
+        return hp->arch && (hp->arch->qk_norm_from_layers || hp->arch->q_norm_head_gain) ? hp->n_head : 1;
     case MODEL_DIM_QK_NORM_ROWS_K: return hp->arch && hp->arch->qk_norm_from_layers ? hp->n_head_kv : 1;
     case MODEL_DIM_QKV:
         /* the delta net's q, k (a key head's each) and v, or Mamba-2's x, B and C (a group's each), convolved together */

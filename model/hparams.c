@@ -17,6 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A key the family's loader requires that the file lacks (<arch>.suffix): refused, saying what the model does with it. */
+static void require_key(hp_reader *r, const char *suffix, const char *what)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s.%s", r->arch, suffix);
+    hp_fail(r, GGUF_E_KEY_NOT_FOUND, 0, key, "key '%s' is not in the file: a %s model %s (llama.cpp requires it)", key,
+            r->arch, what);
+}
+
 /* Every key, the first problem in err (the values read before and after it kept). */
 static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *err)
 {
@@ -232,13 +241,8 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
                                           : 0.0f;
         bool clamp_absent = false;
         const float clamp = ar->clamp_kqv_key ? hp_get_float(&r, "attention.clamp_kqv", 0.0f, &clamp_absent) : 0.0f;
-        if (clamp_absent && ar->clamp_kqv_key == MODEL_NEED_REQUIRED) {
-            char key[160];
-            snprintf(key, sizeof key, "%s.attention.clamp_kqv", r.arch);
-            hp_fail(&r, GGUF_E_KEY_NOT_FOUND, 0, key,
-                    "key '%s' is not in the file: a %s model clamps q, k and v (llama.cpp requires it)", key,
-                    r.arch);
-        }
+        if (clamp_absent && ar->clamp_kqv_key == MODEL_NEED_REQUIRED)
+            require_key(&r, "attention.clamp_kqv", "clamps q, k and v");
         hp->alibi_max_bias = alibi > 0.0f ? alibi : 0.0f;
         hp->clamp_kqv = clamp > 0.0f ? clamp : 0.0f;
         if (ar->act == MODEL_ACT_XIELU)
@@ -263,9 +267,12 @@ static gguf_status read_keys(const gguf_file *f, model_hparams *hp, gguf_error *
         if (k_mla > 0)
             hp->attn_scale = mscale * mscale / sqrtf((float)k_mla);
     }
-    if (ar && ar->logit_scale_mul) { /* Cohere: the logits times logit_scale (absent or 0: none) */
-        const float logit = hp_get_float(&r, "logit_scale", 0.0f, NULL);
-        hp->logit_scale = logit != 0.0f ? logit : 1.0f;
+    if (ar && ar->logit_scale_mul) { /* the logits times logit_scale: Cohere's absent or 0 none, Talkie's required */
+        bool absent = false;
+        const float logit = hp_get_float(&r, "logit_scale", 0.0f, &absent);
+        if (absent && ar->logit_scale_mul == MODEL_NEED_REQUIRED)
+            require_key(&r, "logit_scale", "scales its logits by it");
+        hp->logit_scale = logit != 0.0f || ar->logit_scale_mul == MODEL_NEED_REQUIRED ? logit : 1.0f;
     }
     /* Grok's loader: each read, Grok-1's own where the file has none */
     if (ar && ar->embd_scale_default > 0.0f)

@@ -100,8 +100,12 @@ static int q_or_k_of(build *b, int h, uint64_t width, bool is_q, int fused, bool
         r = graph_view(g, x);
     if (rotate) /* not on a NoPE layer (SmolLM3's every fourth) */
         r = graph_op(g, bytes, LY_HEADS, true, r, positions(b, swa), -1);
-    if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_after_rope)
+    if (b->hp->arch->q_norm_head_gain) { /* Talkie's after the rotation: q's gains (one a head), k's none */
+        r = graph_op(g, bytes, LY_HEADS, true, r, -1, -1);
+        r = is_q ? graph_op(g, bytes, LY_HEADS, true, r, -1, -1) : r;
+    } else if (has(b, is_q ? MODEL_ROLE_ATTN_Q_NORM : MODEL_ROLE_ATTN_K_NORM) && b->hp->arch->qk_norm_after_rope) {
         r = norm(b, r, LY_HEADS); /* Hunyuan's norms after the rotation */
+    }
     /* the temperature: q times its position's scale (Ministral 3's; Llama 4's on the layers without positions) */
     if (is_q && b->hp->attn_temp_scale != 0.0f && !(b->hp->attn_temp_nope_only && rotate))
         r = graph_op(g, bytes, LY_HEADS, true, r, temperature(b), -1);

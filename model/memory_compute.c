@@ -51,7 +51,7 @@ static const builder_facts facts[] = {
     { .arch = "hunyuan_vl" }, { .arch = "arctic" }, { .arch = "nanbeige" }, { .arch = "granite_swa" },
     { .arch = "mimo2" }, { .arch = "maple" }, { .arch = "step35", .rows_after_layers = true, .layers_out_kept = true },
     { .arch = "spark2_5" }, { .arch = "hy_v3", .rows_after_norm = true }, { .arch = "plamo3" },
-    { .arch = "cohere2moe", .rows_after_norm = true }, { .arch = "laguna" },
+    { .arch = "cohere2moe", .rows_after_norm = true }, { .arch = "laguna" }, { .arch = "talkie" },
 };
 
 
@@ -198,6 +198,8 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
     }
     x = deepstack ? embd : scaled(&b, x, hp->embd_scale);
     const int embd_scaled = x;
+    /* Talkie: the embeddings RMS-normed (no gains), which every layer's skip reads */
+    const int skip = hp->arch->embd_skip ? (x = norm_rows(&b, x, rows(&b, b.E), LY_ROWS)) : -1;
     b.expanded = graph_position(g); /* build_inp_embd expands the embedding */
     /* the prediction blocks after the layers are another graph; a looped model runs its blocks again, the final norm
      * of each pass's output (its loop_norm) the next pass's input */
@@ -290,6 +292,7 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
         cur = scaled(&b, cur, hp->residual_scale);
         if (last && !pick_sum && !bf->residual_first_attn)
             res = pick_rows(&b, x);
+        const int skip_rows = skip >= 0 && last ? pick_rows(&b, skip) : skip; /* (Talkie's, picked after x's) */
         int inp = bf->residual_first_attn ? graph_op(g, rows(&b, b.E), LY_ROWS, true, res, cur, -1)
                                           : graph_op(g, rows(&b, b.E), LY_ROWS, true, cur, res, -1);
         if (pick_sum) {
@@ -328,7 +331,10 @@ static uint64_t build_and_replay(const gguf_file *f, const model_hparams *hp, co
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x,
                          norm(&b, graph_op(g, rows(&b, b.E), LY_ROWS, false, mixed, -1, -1), LY_ROWS), -1);
         }
-        if (has(&b, MODEL_ROLE_LAYER_OUT_SCALE)) /* Gemma 4: the layer's output times its scale */
+        if (skip >= 0) /* Talkie: + the normed embeddings times the layer's scale */
+            x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x,
+                         graph_op(g, rows(&b, b.E), LY_ROWS, true, skip_rows, -1, -1), -1);
+        else if (has(&b, MODEL_ROLE_LAYER_OUT_SCALE)) /* Gemma 4: the layer's output times its scale */
             x = graph_op(g, rows(&b, b.E), LY_ROWS, true, x, -1, -1);
     }
     b.layer = 0;

@@ -50,7 +50,7 @@ cp "$shared/tools/synth_model.py" "$shared/tools/synth_arch.py" "$here/../tests/
   "$here/../tests/py/granite_swa_arch.py" "$here/../tests/py/mimo2_arch.py" "$here/../tests/py/maple_arch.py" \
   "$here/../tests/py/step35_arch.py" "$here/../tests/py/spark_arch.py" "$here/../tests/py/plamo3_arch.py" \
   "$here/../tests/py/plamo2_vocab.py" "$here/../tests/py/laguna_arch.py" "$here/../tests/py/scaled_arch.py" \
-  "$here/../tests/py/nvfp4_arch.py" \
+  "$here/../tests/py/nvfp4_arch.py" "$here/../tests/py/talkie_arch.py" \
   "$here/../tests/py/renamed_arch.py" "$here/../tests/py/exaone4_arch.py" "$here/../tests/py/glm4_arch.py" \
   "$here/../tests/py/llama4_arch.py" "$here/../tests/py/cohere_arch.py" "$here/../tests/py/qwen35_arch.py" \
   "$here/../tests/py/lfm2_arch.py" "$here/../tests/py/gemma4_arch.py" "$here/../tests/py/gemma4_vocab.py" \

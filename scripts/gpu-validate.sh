@@ -96,7 +96,8 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-arctic heldout-arctic-b heldout-nanbeige heldout-nanbeige-b heldout-granite_swa heldout-granite_swa-moe \
   heldout-mimo2 heldout-mimo2-b heldout-maple heldout-maple-b heldout-step35 heldout-step35-b \
   heldout-spark2_5 heldout-spark2_5-b heldout-hy_v3 heldout-hy_v3-b heldout-plamo3 heldout-plamo3-b \
-  heldout-cohere2moe heldout-cohere2moe-b heldout-laguna heldout-laguna-b heldout-scaled heldout-nvfp4; do
+  heldout-cohere2moe heldout-cohere2moe-b heldout-laguna heldout-laguna-b heldout-scaled heldout-nvfp4 \
+  heldout-talkie heldout-talkie-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done
 for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral \
@@ -106,7 +107,7 @@ for p in tiny-qwen3moe tiny-qwen2moe tiny-mixtral heldout-qwen3moe heldout-qwen3
   heldout-deci-b heldout-dbrx heldout-bailingmoe heldout-apertus heldout-deepseek heldout-chatglm heldout-jais \
   heldout-exaone-moe heldout-afmoe heldout-grok heldout-grok-b heldout-arctic \
   heldout-granite_swa-moe heldout-mimo2 heldout-maple heldout-step35 heldout-spark2_5 heldout-hy_v3 \
-  heldout-plamo3 heldout-cohere2moe heldout-laguna; do
+  heldout-plamo3 heldout-cohere2moe heldout-laguna heldout-talkie; do
   "$B/gguf-quantize" "$M/arch-$p-f32.gguf" "$M/arch-$p-q4_k_m.gguf" Q4_K_M >/dev/null 2>&1 || status=1
 done
 for p in tiny-gptoss heldout-gptoss; do

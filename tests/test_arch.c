@@ -24,8 +24,9 @@ Test(arch, names_and_roles_round_trip)
                      "minimax-m2, olmoe, dbrx, arctic, grok, ernie4_5, ernie4_5-moe, bailingmoe, bailingmoe2, "
                      "exaone-moe, afmoe, mellum, smallthinker, phimoe, dots1, deepseek, deepseek2, mistral4, minicpm3, "
                      "plm, mimo2, maple, step35, laguna, spark2_5, command-r, cohere2, cohere2moe, phi3, granite, "
-                     "minicpm, granitemoe, granite_swa, olmo2, exaone, exaone4, plamo3, gemma, gemma2, gemma3, gemma4");
-    cr_assert_eq(model_arch_count(), 102);
+                     "minicpm, granitemoe, granite_swa, olmo2, exaone, exaone4, plamo3, talkie, gemma, gemma2, gemma3, "
+                     "gemma4");
+    cr_assert_eq(model_arch_count(), 103);
     cr_assert_null(model_arch_find("llam", 4), "a prefix is not a name");
     cr_assert_null(model_arch_find("llama2", 6));
     cr_assert_null(model_arch_find(NULL, 0));
@@ -161,10 +162,10 @@ Test(arch, names_and_roles_round_trip)
                                                                                     : MODEL_NEED_REQUIRED,
                          "%s: %s", ar->name, model_role_info_of(dense[k])->name);
         /* a norm before each block, or after it (olmo2's post-norms only), or one without gains and so without a
-         * tensor (OLMo's), then nothing of the block norms' */
+         * tensor (OLMo's LayerNorms, Talkie's RMSNorms), then nothing of the block norms' */
         cr_assert(ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_REQUIRED ||
                       ar->need[MODEL_ROLE_ATTN_POST_NORM] == MODEL_NEED_REQUIRED ||
-                      (ar->norms_without_gains && ar->norm_layer &&
+                      (ar->norms_without_gains &&
                        ar->need[MODEL_ROLE_ATTN_NORM] == MODEL_NEED_ABSENT &&
                        ar->need[MODEL_ROLE_FFN_NORM] == MODEL_NEED_ABSENT),
                   "%s", ar->name);

@@ -322,6 +322,7 @@ Test(compare, llama_cpp_numerics_are_explained_op_by_op)
         "heldout-laguna",       /* ... Laguna's softplus gates per head and per value by layer, heads per layer */
         "heldout-scaled",       /* ... per-tensor scales on q, k, v (before their biases), the output product */
         "heldout-scaled-moe",   /* ... a scale per expert on the experts' products */
+        "heldout-talkie",       /* ... Talkie's gainless norms, q gains per head after the rotation, embedding skips */
         NULL,           /* the writer's gemma3 fixture */
     };
     const float tol = 1e-3f;

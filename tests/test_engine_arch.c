@@ -248,8 +248,8 @@ Test(engine_arch, held_out_shapes_match_llama_cpp, .timeout = 900)
         unlink(path);
     }
     /* the table is whole: a line lost from it would drop its file silently */
-    cr_assert_geq(f32_files, 161, "%zu f32 files listed", f32_files);
-    cr_assert_geq(quantized, 129, "%zu quantized files listed", quantized);
+    cr_assert_geq(f32_files, 163, "%zu f32 files listed", f32_files);
+    cr_assert_geq(quantized, 131, "%zu quantized files listed", quantized);
     cr_assert_geq(sum.rows_within * 8, sum.rows * 7, "only %zu of %zu prompt positions within %.0e", sum.rows_within,
                   sum.rows, GGML_LOGIT_TOL);
     cr_assert(tmp_dir_remove(dir));
@@ -487,6 +487,43 @@ Test(engine_arch, a_laguna_gate_is_per_head_or_per_value_by_its_width, .timeout 
     cr_expect(strstr(out, "blk.1.attn_gate.weight") && strstr(out, "Laguna: either"), "%s", out);
     cr_expect(!strstr(out, "blk.0.attn_gate.weight") && !strstr(out, "blk.2.attn_gate.weight"),
               "the layers' own widths are no finding: %s", out);
+    free(out);
+    cr_assert(tmp_dir_remove(dir));
+}
+
+/* Talkie's report says what its graph runs beside llama's (norms without gains, q's gain per head after the rotation,
+ * the embeddings' skip, the logits' scale), and a file without logit_scale is refused by both tools, naming the key,
+ * as llama.cpp's loader requires it. */
+Test(engine_arch, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .timeout = 120)
+{
+    char dir[128], path[256], bad[256], why[200], args[600];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "talkie"));
+    snprintf(path, sizeof path, "%s/talkie.gguf", dir);
+    snprintf(bad, sizeof bad, "%s/nologit.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-talkie-b", path, why), "%s", why);
+    cr_assert(heldout_arch_write("heldout-talkie-nologit", bad, why), "%s", why);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
+    int st;
+    char *out = run_tool("gguf-run", args, &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_expect(strstr(out, "norm       RMSNorm without gains eps 1e-05"), "%s", out);
+    cr_expect(strstr(out, "q/k norms: per head after the rotation, q times one gain a head, k without gains"), "%s",
+              out);
+    cr_expect(strstr(out, "embeddings RMS-normed, each layer's output plus them times its layer_output_scale"), "%s",
+              out);
+    cr_expect(strstr(out, "logits times 1.7"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", bad);
+    out = run_tool("gguf-run", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "key 'talkie.logit_scale' is not in the file"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "'%s' 2>&1", bad);
+    out = run_tool("gguf-verify", args, &st);
+    cr_expect_eq(st, 1, "%s", out);
+    cr_expect(strstr(out, "talkie.logit_scale"), "%s", out);
     free(out);
     cr_assert(tmp_dir_remove(dir));
 }

@@ -79,12 +79,13 @@ typedef enum model_swa_rope {
 } model_swa_rope;
 
 /* model_arch.weight_scales: READ, its graph read for them; QKV, attn_q/k/v and attn_qkv (build_qkv); OUT, attn_output;
- * FFN, the dense block's ffn_gate, ffn_up and ffn_down; EXPS, the experts' (one per expert: each chosen expert's
- * product times its own, build_lora_mm_id); SHEXP, the shared expert's; SSM, a Mamba mixer's ssm_in and ssm_out
- * (llama.cpp's mamba base graph: every family with Mamba mixers) */
+ * FFN, the dense block's ffn_gate, ffn_up and ffn_down; FFN_DOWN, its ffn_down alone (Talkie's graph passes no scale
+ * for the gate and up); EXPS, the experts' (one per expert: each chosen expert's product times its own,
+ * build_lora_mm_id); SHEXP, the shared expert's; SSM, a Mamba mixer's ssm_in and ssm_out (llama.cpp's mamba base
+ * graph: every family with Mamba mixers) */
 enum {
     MODEL_SCALES_READ = 1, MODEL_SCALES_QKV = 2, MODEL_SCALES_OUT = 4, MODEL_SCALES_FFN = 8, MODEL_SCALES_EXPS = 16,
-    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64
+    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64, MODEL_SCALES_FFN_DOWN = 128
 };
 
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */
@@ -122,6 +123,12 @@ typedef struct model_arch {
     /* OLMo's (llama.cpp's olmo): its LayerNorms have neither gains nor bias (attn_norm, ffn_norm and the final norm
      * are in no file: ggml_norm alone) */
     bool norms_without_gains;
+    /* Talkie's (llama.cpp's talkie), whose norms are RMSNorms without gains (norms_without_gains, the final one too):
+     * embd_skip: the embeddings RMS-normed (no gains) before the first layer, and each layer's output plus those normed
+     *   embeddings times its layer_output_scale (one value: a skip from the input, not a factor on the output);
+     * q_norm_head_gain: with qk_norm_after_rope, attn_q_norm holds one gain per head ({1, head_count}), and k is normed
+     *   without gains (no attn_k_norm) */
+    bool embd_skip, q_norm_head_gain;
     /* where not NULL: why llama.cpp aborts building the graph of a file of this architecture that has a tensor of role
      * llama_aborts_role in its layers (gguf-verify warns; gguf-run runs it) */
     const char *llama_aborts_why;
@@ -244,11 +251,13 @@ typedef struct model_arch {
     bool moe_weight_before, moe_step_layers, shexp_expert_wide, swa_chunked, qk_l2_norm;
     /* Cohere's (llama.cpp's command-r and cohere2): norm_layer: every norm a LayerNorm (the mean taken out; no bias),
      *   its epsilon attention.layer_norm_epsilon; parallel_ffn: the feed-forward block reads the attention's input norm
-     *   and the layer's output is (ffn + x) + attention; logit_scale_mul: logits times the file's logit_scale;
+     *   and the layer's output is (ffn + x) + attention; logit_scale_mul: logits times the file's logit_scale (OPTIONAL:
+     *   absent or 0 is none, Cohere's; REQUIRED: a key the loader requires, taken as it is, Talkie's);
      *   qk_norm_from_layers: files of that many layers or more (Command R+) norm each head of q and k with gains of its
      *   own (attn_q_norm (key_length, head_count), attn_k_norm (key_length, head_count_kv): required there, absent
      *   in smaller files, as its loader makes them) */
-    bool norm_layer, parallel_ffn, logit_scale_mul;
+    bool norm_layer, parallel_ffn;
+    model_need logit_scale_mul;
     /* Cohere2 MoE's (llama.cpp's cohere2moe): norm_rms_by_key: RMSNorms where the file has
      *   attention.layer_norm_rms_epsilon, else norm_layer's LayerNorms (its loader requires one of the two keys);
      * rope_dense_lead: with rope_swa_only, the leading_dense_block_count first layers rotate too;

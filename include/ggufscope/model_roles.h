@@ -29,9 +29,11 @@ typedef enum model_dim {
     MODEL_DIM_KV_K,      /* head_count_kv x key_length */
     MODEL_DIM_KV_V,      /* head_count_kv x value_length */
     MODEL_DIM_Q_V,       /* head_count x value_length (the attention output's input; x value_length_mla) */
-    MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full) */
+    MODEL_DIM_QK_NORM_Q, /* q's norm: key_length (per head), or head_count x key_length (qk_norm_full), or 1 (one
+                          * gain per head: q_norm_head_gain) */
     MODEL_DIM_QK_NORM_K, /* k's norm: key_length, or head_count_kv x key_length */
-    MODEL_DIM_QK_NORM_ROWS_Q, MODEL_DIM_QK_NORM_ROWS_K, /* their rows: 1, or one per head (qk_norm_from_layers) */
+    MODEL_DIM_QK_NORM_ROWS_Q, MODEL_DIM_QK_NORM_ROWS_K, /* their rows: 1, or one per head (qk_norm_from_layers,
+                                                         * q_norm_head_gain) */
     MODEL_DIM_QKV,       /* a fused q/k/v projection's rows: (head_count + 2 head_count_kv) x key_length; in a gated
                           * delta net 2 ssm.group_count x ssm.state_size + ssm.inner_size */
     MODEL_DIM_FF_UP,     /* ffn_up's rows: feed_forward_length, twice that where gate and up are fused */

@@ -39,6 +39,7 @@ from plamo3_arch import write_plamo3  # noqa: E402
 from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
 from laguna_arch import write_laguna  # noqa: E402
+from talkie_arch import write_talkie  # noqa: E402
 from scaled_arch import write_scaled  # noqa: E402
 from nvfp4_arch import write_nvfp4  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
@@ -253,6 +254,16 @@ OWN_WRITERS = {
                                                  window=0, yarn=None, gate_heads=[False] * 4, n_dense=2, n_ff=160,
                                                  n_exp=6, n_used=2, n_ffe=64, n_ffs=None, scale=1.0, norm=False,
                                                  gating=False, tied=True, seed=9952),
+    # Talkie's layers: no norm gains, one q gain per head after the rotation, k normed without gains, each layer's
+    # skip of the normed embeddings, the attention's and MLP's gains as per-tensor scales in every layer, a logit scale
+    # under 1, float32's epsilon, 4 heads on 2 key/value heads; and 6 heads with no grouping, narrower heads, the
+    # scales in one layer only, a logit scale over 1, another epsilon and base
+    'heldout-talkie': lambda out: write_talkie(out),
+    'heldout-talkie-b': lambda out: write_talkie(out, n_embd=96, n_layer=3, n_head=6, n_kv=6, hd=16, n_ff=160,
+                                                 base=500000.0, eps=1e-5, logit_scale=1.7, scaled_layers=[1],
+                                                 seed=7714),
+    # Talkie's layers without logit_scale: refused, as llama.cpp's loader requires the key
+    'heldout-talkie-nologit': lambda out: write_talkie(out, logit_scale=None),
     # Spark X2.5's layers: q/k/v fused, a gate per head, the full layers rotating half of each head and the sliding
     # ones all of it; and q/k/v with a bias, a sliding base of its own, rotating 16 and 8 of 32, no GQA, tied
     'heldout-spark2_5': lambda out: write_spark(out),

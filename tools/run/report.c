@@ -315,12 +315,14 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, "norm       RMSNorm eps %g%s\n", hp->eps, hp->eps_defaulted ? " (default)" : "");
     else
         fprintf(out, "norm       %s eps %g%s; q/k/v biases: %s; q/k norms: %s; post-norms: %s%s\n",
-            !hp->norm_layer                                ? "RMSNorm"
+            !hp->norm_layer && hp->desc->norms_without_gains ? "RMSNorm without gains"
+            : !hp->norm_layer                                ? "RMSNorm"
             : hp->desc->norms_without_gains ? "LayerNorm without gains or bias"
             : gguf_tensor_by_name(f, "blk.0.attn_norm.bias") ? "LayerNorm with bias"
                                                          : "LayerNorm (no bias)",
             hp->eps, hp->eps_defaulted ? " (default)" : "", hp->qkv_bias ? "yes" : "no",
             hp->g.qk_l2_norm ? "per head without gains, after the rotation (rotating layers)"
+            : hp->desc->q_norm_head_gain ? "per head after the rotation, q times one gain a head, k without gains"
             : !hp->qk_norm   ? "no"
             : hp->qk_norm_full ? "yes, over whole rows"
                                : "yes, per head",
@@ -415,6 +417,8 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
     }
     if (hp->embd_scale != 1.0f)
         fprintf(out, "; embeddings scaled by %g", hp->embd_scale);
+    if (hp->desc->embd_skip)
+        fprintf(out, "; embeddings RMS-normed, each layer's output plus them times its layer_output_scale");
     fprintf(out, "\n");
     fprintf(out, "output     %s", hp->tied_output ? "tied: logits use token_embd.weight (no output.weight)"
                                                    : "output.weight");
