@@ -121,6 +121,8 @@ engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tenso
 /* Layer il's scales that the forward pass applies, onto the weights whose products they multiply (after the layer's
  * experts are bound) */
 engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *err);
+/* The logits' per-tensor scale (output.scale) where the forward pass applies it, onto the output weight */
+engine_status engine_load_output_scale(engine_model *m, engine_error *err);
 
 /* Layer il's attention: grouped heads, the model's scale, and the sliding window on the layers that have one. */
 static inline kern_attn engine_layer_attn(const engine_model *m, int il)

@@ -473,7 +473,7 @@ engine_status engine_model_load(const gguf_file *f, kern_backend *b, engine_mode
             goto fail;
     share_blocks(m);
     /* after the binding: a misnamed tensor is reported as the missing one first */
-    if ((s = check_no_stray_tensors(m, err)))
+    if ((s = check_no_stray_tensors(m, err)) || (s = engine_load_output_scale(m, err)))
         goto fail;
     int first_attn = 0; /* a hybrid's first layer may be recurrent: the attention's facts from an attention layer */
     while (first_attn < hp->n_layer - 1 && m->layers[first_attn].recurrent)

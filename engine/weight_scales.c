@@ -39,10 +39,27 @@ static const struct {
     { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
 };
 
+/* output.scale and output.input_scale: loaded only beside an NVFP4 output.weight of its own (a tied NVFP4 output with
+ * them stops llama.cpp's loader on an assertion; beside another type they are tensors it does not load) */
+static engine_scale_kind output_scale_of(const engine_model *m, const gguf_tensor *t)
+{
+    const bool input = !strcmp(t->name, "output.input_scale");
+    const gguf_tensor *o = gguf_tensor_by_name(m->f, "output.weight");
+    if ((!input && strcmp(t->name, "output.scale") != 0) || !o || o->type != GGUF_TENSOR_NVFP4 ||
+        t->n_elements != 1 || t->ne[0] != 1)
+        return ENGINE_SCALE_NONE;
+    const unsigned read = m->hp.desc->weight_scales;
+    if (!(read & MODEL_SCALES_READ))
+        return ENGINE_SCALE_NOT_RUN;
+    return input || !(read & MODEL_SCALES_OUTPUT) ? ENGINE_SCALE_UNREAD : ENGINE_SCALE_RUN;
+}
+
 engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tensor *t)
 {
     static const char *const suffixes[] = { ".scale", ".input_scale" };
     char *end;
+    if (!strncmp(t->name, "output.", 7))
+        return output_scale_of(m, t);
     if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
         return ENGINE_SCALE_NONE;
     const long long l = strtoll(t->name + 4, &end, 10);
@@ -76,6 +93,27 @@ engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tenso
     return ENGINE_SCALE_NONE;
 }
 
+/* A scale's n values (one, or one per expert) decoded into v. */
+static engine_status read_scale(const gguf_tensor *t, int n, float *v, engine_error *err)
+{
+    if (!t->data) /* only from gguf_open_partial */
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
+                           "tensor '%s' is not all in the file: the file is truncated", t->name);
+    if (quant_dequantize_row(t->type, t->data, v, n) != QUANT_OK)
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (a per-tensor scale) is %s, "
+                           "not values gguf-run can read", t->name, gguf_type_traits_of(t->type)->name);
+    return ENGINE_OK;
+}
+
+engine_status engine_load_output_scale(engine_model *m, engine_error *err)
+{
+    const gguf_tensor *t = gguf_tensor_by_name(m->f, "output.scale");
+    if (!t || engine_weight_scale_of(m, t) != ENGINE_SCALE_RUN)
+        return ENGINE_OK;
+    m->output.scaled = true;
+    return read_scale(t, 1, &m->output.scale, err);
+}
+
 /* Layer il's per-tensor scales that the forward pass applies (ENGINE_SCALE_RUN), onto the weights whose products they
  * multiply (after the experts are bound: their views take one each); a fused ffn_up's (ffn_up_shexp's) scale onto its
  * gate rows too, where the entry fuses them. */
@@ -88,17 +126,14 @@ engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *e
         const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
         if (!t || engine_weight_scale_of(m, t) != ENGINE_SCALE_RUN)
             continue;
-        if (!t->data) /* only from gguf_open_partial */
-            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name,
-                               "tensor '%s' is not all in the file: the file is truncated", name);
         const int part = scaled_weights[w].expert, n = part >= 0 ? m->hp.n_expert : 1;
         float *v = malloc((size_t)n * sizeof(float));
         if (!v)
             return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
-        if (quant_dequantize_row(t->type, t->data, v, n) != QUANT_OK) {
+        const engine_status s = read_scale(t, n, v, err);
+        if (s) {
             free(v);
-            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, name, "tensor '%s' (a per-tensor scale) is %s, "
-                               "not values gguf-run can read", name, gguf_type_traits_of(t->type)->name);
+            return s;
         }
         for (int e = 0; e < n && part >= 0 && L->experts[part]; e++) {
             L->experts[part][e].scaled = true;

@@ -23,7 +23,7 @@ const model_arch model_archs_dense[] = {
         COHERE_LAYERS,
         .qk_norm_from_layers = 64,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "cohere2",
@@ -35,7 +35,8 @@ const model_arch model_archs_dense[] = {
         .swa_rope = MODEL_SWA_ROPE_SAME,
         .rope_swa_only = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "cohere2moe",
@@ -88,7 +89,7 @@ const model_arch model_archs_dense[] = {
         .gate_up_fused = true,
         .q_prescaled = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "granite",
@@ -98,7 +99,7 @@ const model_arch model_archs_dense[] = {
         .act = MODEL_ACT_SILU,
         .multipliers = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "minicpm",
@@ -113,7 +114,7 @@ const model_arch model_archs_dense[] = {
         .multipliers = true,
         .multipliers_minicpm = MODEL_MINICPM_SCALES_KEYS_OR_DEFAULTS,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "granitemoe",
@@ -128,7 +129,7 @@ const model_arch model_archs_dense[] = {
         .moe = true,
         .moe_renormalise = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "granite_swa",
@@ -157,7 +158,7 @@ const model_arch model_archs_dense[] = {
         .moe_experts_ff_wide = true,
         .shexp_gate_up_fused = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "olmo2",
@@ -176,7 +177,7 @@ const model_arch model_archs_dense[] = {
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_UNSCALED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "exaone",
@@ -188,7 +189,7 @@ const model_arch model_archs_dense[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "exaone4",
@@ -208,7 +209,7 @@ const model_arch model_archs_dense[] = {
         .swa_n_layer = 64,
         .rope_swa_only = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "plamo3",
@@ -231,7 +232,7 @@ const model_arch model_archs_dense[] = {
         .swa_rope = MODEL_SWA_ROPE_OWN_BASE,
         .roles_bare = { MODEL_ROLE_ATTN_POST_NORM, MODEL_ROLE_FFN_POST_NORM },
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "talkie",

@@ -17,7 +17,7 @@ const model_arch model_archs_gemma[] = {
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
         .q_prescaled = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "gemma2",
@@ -41,7 +41,7 @@ const model_arch model_archs_gemma[] = {
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in",
         .q_prescaled = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "gemma3",
@@ -57,7 +57,7 @@ const model_arch model_archs_gemma[] = {
         .q_prescaled = true,
         .quantize = true,
         /* llama.cpp's gemma3 graph: build_qkv and wo_s; its feed-forward block's scales unread */
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
         /* gemma scales by (1 + w); convert_hf_to_gguf.py stores 1 + w */
         .norm_gains = "gemma stores its norm gains with the +1 of its (1 + w) scaling folded in: means of 2-40 and "
                       "a final norm peaking in the hundreds are gemma-3-270m's trained values",

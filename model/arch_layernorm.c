@@ -30,7 +30,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_GELU_TANH,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "jais2",
@@ -46,7 +46,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_RELU_SQR,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "codeshell",
@@ -65,7 +65,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_GELU_TANH,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "jais",
@@ -86,7 +86,7 @@ const model_arch model_archs_layernorm[] = {
         .alibi_key = true,
         .attn_scale_inv_dim = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "gpt2",
@@ -96,13 +96,13 @@ const model_arch model_archs_layernorm[] = {
          * they are, q then k then v), biases on every product, an ungated GELU block, the output the token
          * embedding where the file has none */
         GPT2_LAYERS,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "starcoder",
         .families = "StarCoder, StarCoderBase, SantaCoder, WizardCoder (GPTBigCode: one key/value head)",
         GPT2_LAYERS,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "bloom",
@@ -122,7 +122,7 @@ const model_arch model_archs_layernorm[] = {
         .alibi_max_bias = 8.0f,
         .embd_norm = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "mpt",
@@ -149,7 +149,7 @@ const model_arch model_archs_layernorm[] = {
         .llama_aborts_why = "its mpt graph reshapes a view of the fused q/k/v product to norm q and k, and "
                             "ggml_reshape_2d asserts a contiguous tensor (GGML_ASSERT(ggml_is_contiguous(a)))",
         .llama_aborts_role = MODEL_ROLE_ATTN_Q_NORM,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "olmo",
@@ -166,7 +166,7 @@ const model_arch model_archs_layernorm[] = {
         .norms_without_gains = true,
         .clamp_kqv_key = MODEL_NEED_OPTIONAL,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "orion",
@@ -181,7 +181,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_SILU,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "nemotron",
@@ -197,7 +197,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_RELU_SQR,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "stablelm",
@@ -213,7 +213,7 @@ const model_arch model_archs_layernorm[] = {
         .act = MODEL_ACT_SILU,
         .norm_layer = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "phi2",
@@ -236,7 +236,7 @@ const model_arch model_archs_layernorm[] = {
         .parallel_blocks_summed = true,
         .q_prescaled = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "falcon",
@@ -256,7 +256,7 @@ const model_arch model_archs_layernorm[] = {
         .parallel_blocks_summed = true,
         .quantize = true,
         .quantize_falcon_rules = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "gptneox",
@@ -275,7 +275,7 @@ const model_arch model_archs_layernorm[] = {
         .norm_layer = true,
         .parallel_residual_key = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
 };
 const size_t model_archs_layernorm_count = sizeof model_archs_layernorm / sizeof model_archs_layernorm[0];

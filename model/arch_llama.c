@@ -19,7 +19,8 @@ const model_arch model_archs_llama[] = {
         .moe = true,
         .moe_renormalise = true,
         /* llama.cpp's llama graph: build_qkv, wo_s, the dense block's three, the experts' */
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "llama4",
@@ -50,7 +51,7 @@ const model_arch model_archs_llama[] = {
         .attn_temp_fixed_floor = 8192,
         .attn_temp_fixed_offset = 1.0f,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "mistral3",
@@ -67,7 +68,8 @@ const model_arch model_archs_llama[] = {
         .yarn_keys = MODEL_YARN_KEY_BETAS | MODEL_YARN_KEY_LOG_MUL,
         .attn_temperature = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "internlm2",
@@ -78,7 +80,7 @@ const model_arch model_archs_llama[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "smollm3",
@@ -90,7 +92,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .no_rope_period = 4,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "seed_oss",
@@ -105,7 +107,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "deci",
@@ -131,7 +133,7 @@ const model_arch model_archs_llama[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "pangu-embedded",
@@ -144,7 +146,7 @@ const model_arch model_archs_llama[] = {
         .rope_neox = true,
         .act = MODEL_ACT_SILU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "bitnet",
@@ -194,7 +196,7 @@ const model_arch model_archs_llama[] = {
         .alibi_n_layer = 40,
         .alibi_max_bias = 8.0f,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "refact",
@@ -210,7 +212,7 @@ const model_arch model_archs_llama[] = {
         .no_rope_period = 1,
         .alibi_max_bias = 8.0f,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "plamo",
@@ -228,7 +230,7 @@ const model_arch model_archs_llama[] = {
         .parallel_ffn = true,
         .parallel_blocks_summed = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "nanbeige",
@@ -254,7 +256,7 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .qk_norm_after_rope = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "apertus",
@@ -270,7 +272,7 @@ const model_arch model_archs_llama[] = {
         .rope_neox = true,
         .act = MODEL_ACT_XIELU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
 };
 const size_t model_archs_llama_count = sizeof model_archs_llama / sizeof model_archs_llama[0];

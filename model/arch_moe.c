@@ -37,7 +37,7 @@ const model_arch model_archs_moe[] = {
                   [MODEL_ROLE_ATTN_Q_BIAS] = O, [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_RELU_SQR,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "hunyuan-dense",
@@ -46,7 +46,7 @@ const model_arch model_archs_moe[] = {
          * per-head q/k RMSNorms after it, the base scaled by rope.scaling.alpha; an expert_count of 1 is dense */
         HUNYUAN_DENSE_LAYERS,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "hunyuan_vl",
@@ -58,7 +58,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS,
         .mrope_optional = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "hunyuan-moe",
@@ -77,7 +77,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "hy_v3",
@@ -104,7 +104,7 @@ const model_arch model_archs_moe[] = {
         .roles_bare = { MODEL_ROLE_FFN_EXP_PROBS_B },
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
-                         MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP,
+                         MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "gpt-oss",
@@ -126,7 +126,7 @@ const model_arch model_archs_moe[] = {
         .moe_gating = MODEL_MOE_SOFTMAX_WEIGHT,
         .ffn_norm_from = MODEL_ROLE_ATTN_POST_NORM,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "glm4",
@@ -142,7 +142,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS,
         .mrope_optional = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "chatglm",
@@ -159,7 +159,7 @@ const model_arch model_archs_moe[] = {
         .act = MODEL_ACT_SILU,
         .gate_up_fused = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "glm4moe",
@@ -184,7 +184,7 @@ const model_arch model_archs_moe[] = {
         .mrope = MODEL_MROPE_SECTIONS, /* GLM-4.5V's text decoder, where the file has sections */
         .mrope_optional = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "minimax-m2",
@@ -201,7 +201,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_GATING,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "olmoe",
@@ -215,7 +215,7 @@ const model_arch model_archs_moe[] = {
         .qk_norm_full = true,
         .moe = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "dbrx",
@@ -235,7 +235,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_experts_ff_wide = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "arctic",
@@ -253,7 +253,7 @@ const model_arch model_archs_moe[] = {
         .moe_experts_ff_wide = true,
         .moe_dense_residual = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "grok",
@@ -286,7 +286,7 @@ const model_arch model_archs_moe[] = {
         .yarn_beta_fast_default = 8.0f,
         .flash_attn_never = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "ernie4_5",
@@ -297,7 +297,7 @@ const model_arch model_archs_moe[] = {
                   [MODEL_ROLE_ATTN_K_BIAS] = O, [MODEL_ROLE_ATTN_V_BIAS] = O },
         .act = MODEL_ACT_SILU,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "ernie4_5-moe",
@@ -313,7 +313,7 @@ const model_arch model_archs_moe[] = {
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_STEP,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "bailingmoe",
@@ -330,7 +330,7 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "bailingmoe2",
@@ -350,7 +350,7 @@ const model_arch model_archs_moe[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_SHARED_WIDTH,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "exaone-moe",
@@ -380,7 +380,7 @@ const model_arch model_archs_moe[] = {
         .swa_rope = MODEL_SWA_ROPE_GLOBAL,
         .rope_swa_only = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "afmoe",
@@ -413,7 +413,7 @@ const model_arch model_archs_moe[] = {
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED |
                     MODEL_MOE_KEY_SHARED_REQUIRED | MODEL_MOE_KEY_DENSE_LEAD | MODEL_MOE_KEY_FF_EXP_LAYERS,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "mellum",
@@ -433,7 +433,8 @@ const model_arch model_archs_moe[] = {
         .swa_period = 4,
         .swa_rope = MODEL_SWA_ROPE_UNSCALED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "smallthinker",
@@ -460,7 +461,7 @@ const model_arch model_archs_moe[] = {
         .no_rope_first = true,
         .no_rope_window_only = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "phimoe",
@@ -487,7 +488,7 @@ const model_arch model_archs_moe[] = {
                                        "LayerNorm's bias and route by softmax, the top experts renormalised",
         .q_prescaled = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "dots1",
@@ -506,7 +507,7 @@ const model_arch model_archs_moe[] = {
                     MODEL_MOE_KEY_DENSE_LEAD,
         .no_gqa = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "deepseek",
@@ -522,7 +523,7 @@ const model_arch model_archs_moe[] = {
         .moe = true,
         .moe_keys = MODEL_MOE_KEY_SCALE | MODEL_MOE_KEY_SHARED | MODEL_MOE_KEY_DENSE_LEAD,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "deepseek2",
@@ -567,7 +568,7 @@ const model_arch model_archs_moe[] = {
         .multipliers = true,
         .multipliers_minicpm = MODEL_MINICPM_SCALES_FIXED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "plm",
@@ -586,7 +587,7 @@ const model_arch model_archs_moe[] = {
                                    "reads as one head per token: GGML_ASSERT(a->ne[0] == b->ne[0]) in ggml_set_rows; "
                                    "llama.cpp runs it with -fa off",
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
 };
 const size_t model_archs_moe_count = sizeof model_archs_moe / sizeof model_archs_moe[0];

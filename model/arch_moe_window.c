@@ -61,7 +61,7 @@ const model_arch model_archs_moe_window[] = {
         .moe_keys = MODEL_MOE_KEY_FF_EXP_LAYERS,
         .swiglu_clamp_key = MODEL_NEED_REQUIRED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "step35",
@@ -101,7 +101,7 @@ const model_arch model_archs_moe_window[] = {
         .swiglu_clamp_shexp_key = MODEL_NEED_OPTIONAL,
         .swiglu_clamp_silu_first = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "laguna",

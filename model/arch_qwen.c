@@ -46,7 +46,7 @@ const model_arch model_archs_qwen[] = {
         .no_gqa = true,
         .n_ff_halved = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen2",
@@ -54,7 +54,7 @@ const model_arch model_archs_qwen[] = {
         QWEN2_LAYERS,
         .quantize = true,
         /* llama.cpp's qwen2 graph: build_qkv and wo_s; its feed-forward block's scales unread */
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
         .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
     },
     {
@@ -63,7 +63,8 @@ const model_arch model_archs_qwen[] = {
         QWEN3_LAYERS,
         .quantize = true,
         /* llama.cpp's qwen3 graph: build_qkv, wo_s, the feed-forward block's three */
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen2moe",
@@ -76,14 +77,15 @@ const model_arch model_archs_qwen[] = {
         .moe = true,
         .moe_ff_split = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen3moe",
         .families = "Qwen3-MoE (30B-A3B, 235B-A22B)",
         QWEN3MOE_LAYERS,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen2vl",
@@ -91,7 +93,7 @@ const model_arch model_archs_qwen[] = {
         QWEN2_LAYERS,
         .mrope = MODEL_MROPE_SECTIONS,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen3vl",
@@ -99,7 +101,7 @@ const model_arch model_archs_qwen[] = {
         QWEN3_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen3vlmoe",
@@ -107,7 +109,7 @@ const model_arch model_archs_qwen[] = {
         QWEN3MOE_LAYERS,
         .mrope = MODEL_MROPE_INTERLEAVED,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "qwen35",

@@ -72,7 +72,7 @@ const model_arch model_archs_recurrent[] = {
         NEMOTRON_H_MIXERS,
         .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
-                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM,
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "nemotron_h_moe",
@@ -86,7 +86,7 @@ const model_arch model_archs_recurrent[] = {
         .moe_keys = MODEL_MOE_KEY_NORM | MODEL_MOE_KEY_SCALE,
         /* (nemotron_h's graph) */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
-                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM,
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "granitehybrid",
@@ -105,7 +105,8 @@ const model_arch model_archs_recurrent[] = {
         .moe = true,
         .moe_renormalise = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "falcon-h1",
@@ -121,7 +122,8 @@ const model_arch model_archs_recurrent[] = {
         .mixer_beside = true,
         .roles_bare = { MODEL_ROLE_FFN_NORM },
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "mamba2",
@@ -132,7 +134,7 @@ const model_arch model_archs_recurrent[] = {
         .mamba2 = true,
         .attention_free = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "jamba",
@@ -147,7 +149,8 @@ const model_arch model_archs_recurrent[] = {
         .moe = true,
         .moe_where_router = true,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_SSM |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "mamba",
@@ -159,7 +162,7 @@ const model_arch model_archs_recurrent[] = {
         .attention_free = true,
         .ssm_inner_embd_ratio = 2,
         .quantize = true,
-        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM,
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
     },
 };
 const size_t model_archs_recurrent_count = sizeof model_archs_recurrent / sizeof model_archs_recurrent[0];

@@ -96,7 +96,7 @@ for p in heldout-qwen3moe heldout-qwen3moe-k10 heldout-qwen2moe heldout-mixtral 
   heldout-arctic heldout-arctic-b heldout-nanbeige heldout-nanbeige-b heldout-granite_swa heldout-granite_swa-moe \
   heldout-mimo2 heldout-mimo2-b heldout-maple heldout-maple-b heldout-step35 heldout-step35-b \
   heldout-spark2_5 heldout-spark2_5-b heldout-hy_v3 heldout-hy_v3-b heldout-plamo3 heldout-plamo3-b \
-  heldout-cohere2moe heldout-cohere2moe-b heldout-laguna heldout-laguna-b heldout-scaled heldout-nvfp4 \
+  heldout-cohere2moe heldout-cohere2moe-b heldout-laguna heldout-laguna-b heldout-scaled heldout-nvfp4 heldout-nvfp4-out \
   heldout-talkie heldout-talkie-b; do
   python3 "$G/tools/heldout_arch.py" $p "$M/arch-$p-f32.gguf" >/dev/null || status=1
 done

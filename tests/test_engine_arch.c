@@ -142,7 +142,8 @@ Test(engine_arch, phi3_longrope_matches_llama_cpp, .timeout = 300)
 /* An NVFP4 file as NVIDIA's FP4 conversions lay them out (tests/py/nvfp4_arch.py: llama's layers, every matrix in
  * NVFP4 with its per-tensor second scale as W.scale; llama-quantize does not write the type): under --numerics ggml
  * llama.cpp's logits on it bit for bit (its Q8_0 activations, the x86 order of ggml_vec_dot_nvfp4_q8_0), and in exact
- * numerics its -deq twin's (every tensor dequantized by the gguf package, scales kept) within the golden tolerance. */
+ * numerics its -deq twin's (every tensor dequantized by the gguf package, scales kept) within the golden tolerance;
+ * and an NVFP4 output with its scale beside it. */
 Test(engine_arch, an_nvfp4_file_matches_llama_cpp, .timeout = 300)
 {
     char dir[128], path[256], why[200];
@@ -163,6 +164,18 @@ Test(engine_arch, an_nvfp4_file_matches_llama_cpp, .timeout = 300)
         const outcome e = check_against(path, own, deq, KERN_NUMERICS_EXACT);
         cr_log_info("%s exact numerics against its -deq twin: logits %.2e, greedy %zu/%zu", own, e.logit_rel,
                     e.greedy_compared, e.greedy_total);
+    }
+    /* qwen3's layers with output.weight's second scale as output.scale, which llama.cpp's loader takes beside an NVFP4
+     * output and its graph multiplies the logits by (a positive factor: the greedy tokens alone would not show it) */
+    snprintf(path, sizeof path, "%s/heldout-nvfp4-out.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-nvfp4-out", path, why), "%s", why);
+    assert_sha256(path, "aa0afe420293f0f2e055d017d2730a4d3ee13da7e1e3972b6516f748870fcd6d",
+                  "not the file the goldens were made from");
+    for (int p = 0; p < 2; p++) {
+        char own[64];
+        snprintf(own, sizeof own, "heldout-nvfp4-out.p%d", p);
+        const outcome g = check_against(path, own, own, KERN_NUMERICS_GGML);
+        cr_expect_eq(g.logit_rel, 0.0, "%s: %.3g of max |logit| from llama.cpp's logits", own, g.logit_rel);
     }
     cr_assert(tmp_dir_remove(dir));
 }

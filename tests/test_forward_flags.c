@@ -335,6 +335,8 @@ Test(forward_flags, a_per_tensor_scale_multiplies_its_product_where_the_graph_re
         { "nanbeige", "blk.1.ffn_down.scale", 1, ENGINE_E_ARCH, -1, false },
         { "llama", "blk.1.ffn_down.scale", 2, ENGINE_E_MODEL, -1, false },
         { "llama", "blk.0.ffn_down_shexp.scale", 1, ENGINE_E_MODEL, -1, false },
+        /* the logits' scale is loaded only beside an NVFP4 output.weight (test_engine_arch runs one) */
+        { "llama", "output.scale", 1, ENGINE_E_MODEL, -1, false },
     };
     enum { N_CASES = sizeof cases / sizeof cases[0] };
     static const float values[2] = { 0.5f, 0.25f };

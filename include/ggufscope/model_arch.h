@@ -82,10 +82,11 @@ typedef enum model_swa_rope {
  * FFN, the dense block's ffn_gate, ffn_up and ffn_down; FFN_DOWN, its ffn_down alone (Talkie's graph passes no scale
  * for the gate and up); EXPS, the experts' (one per expert: each chosen expert's product times its own,
  * build_lora_mm_id); SHEXP, the shared expert's; SSM, a Mamba mixer's ssm_in and ssm_out (llama.cpp's mamba base
- * graph: every family with Mamba mixers) */
+ * graph: every family with Mamba mixers); OUTPUT, the logits' product (output.scale, which the loader takes only where
+ * output.weight is NVFP4: build_lora_mm(model.output, cur, model.output_s) in most graphs) */
 enum {
     MODEL_SCALES_READ = 1, MODEL_SCALES_QKV = 2, MODEL_SCALES_OUT = 4, MODEL_SCALES_FFN = 8, MODEL_SCALES_EXPS = 16,
-    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64, MODEL_SCALES_FFN_DOWN = 128
+    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64, MODEL_SCALES_FFN_DOWN = 128, MODEL_SCALES_OUTPUT = 256
 };
 
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */

@@ -36,7 +36,9 @@ def quantize_nvfp4(a):
                            qs.reshape(rows, n // 64, 32)], axis=-1).reshape(rows, n // 64 * 36)
 
 
-def write_nvfp4(out, preset='tiny-llama', seed=7301):
+def write_nvfp4(out, preset='tiny-llama', seed=7301, output_scale=False):
+    """output_scale: output.weight's second scale written as output.scale (the loader takes it beside an NVFP4 output,
+    and most graphs multiply the logits by it), not folded into the blocks."""
     rs = np.random.RandomState(seed)
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, 'base.gguf')
@@ -50,9 +52,10 @@ def write_nvfp4(out, preset='tiny-llama', seed=7301):
                 w.add_tensor(t.name, a)
                 continue
             scale = np.float32(rs.uniform(0.5, 2.0))
+            sidecar = t.name.startswith('blk.') or (output_scale and t.name == 'output.weight')
             q = quantize_nvfp4(a / scale)
             w.add_tensor(t.name, q, raw_shape=q.shape, raw_dtype=GGMLQuantizationType.NVFP4)
-            if t.name.startswith('blk.'):
+            if sidecar:
                 w.add_tensor(t.name[:-len('weight')] + 'scale', np.array([scale], dtype=np.float32))
         write_out(w)
 
