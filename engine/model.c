@@ -288,6 +288,10 @@ static void share_blocks(engine_model *m)
         const int block = (int)model_hparams_layer_block(&m->hp.g, il);
         m->layers[il] = m->layers[block];
         m->layers[il].kv_src = il - block + m->layers[block].kv_src;
+        /* without the per-tensor scales: llama.cpp's loader copies the blocks first, then looks for each layer's
+         * blk.N.W.scale, which the file has only for its own blocks (Nanbeige's later passes run unscaled there) */
+        for (int r = 0; r < MODEL_ROLE_COUNT; r++)
+            m->layers[il].w[r].scaled = false;
     }
 }
 
@@ -315,6 +319,14 @@ static engine_status check_no_stray_tensors(const engine_model *m, engine_error 
         if (r != MODEL_ROLE_COUNT && model_role_need_at(&m->hp.g, r, layer) != MODEL_NEED_ABSENT &&
             layer < m->hp.n_block)
             continue;
+        const size_t len = strlen(t->name);
+        const bool scale_name = (len > 6 && !strcmp(t->name + len - 6, ".scale")) ||
+                                (len > 12 && !strcmp(t->name + len - 12, ".input_scale"));
+        if (prediction_block_tensor(m, t->name) && scale_name && m->hp.desc->nextn_skipped)
+            return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name,
+                               "tensor '%s' is a per-tensor scale in a prediction block, whose weights llama.cpp's %s "
+                               "loader skips unless asked for multi-token prediction: llama.cpp would refuse this file "
+                               "(wrong number of tensors)", t->name, m->hp.arch);
         if (prediction_block_tensor(m, t->name))
             continue;
         const engine_scale_kind scale = engine_weight_scale_of(m, t);

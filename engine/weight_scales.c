@@ -13,31 +13,44 @@
 #include <string.h>
 
 /* Each weight the loader takes a scale beside: the model_arch.weight_scales bits of the graphs that apply it (any of
- * them; 0: none here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of attn_qkv; the gate
- * rows of an ffn_up or ffn_up_shexp that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD: none), or each
- * expert's part (expert: ENGINE_EXPERT_*, one scale per expert; -1: not an experts' tensor) */
+ * them; 0: none here reads it), and the weights whose products it multiplies: a fused tensor's parts (q, k, v of
+ * attn_qkv; the gate rows of an ffn_up or ffn_up_shexp that holds them, where the entry fuses them; MODEL_ROLE_TOKEN_EMBD:
+ * none), or each expert's part (expert: ENGINE_EXPERT_*, one scale per expert; -1: not an experts' tensor). In a gated
+ * delta net's layer the net's own products (dn: its weight's own role, whole) take MODEL_SCALES_DN's bit instead. */
 static const struct {
     const char *name;
     unsigned bit;
     model_role onto[3];
     int expert;
+    model_role dn;
 } scaled_weights[] = {
-    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q }, -1 }, { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K }, -1 },
-    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V }, -1 },
-    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V }, -1 },
-    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT }, -1 }, { "attn_gate", 0, { 0 }, -1 },
-    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE }, -1 },
-    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE }, -1 },
-    { "ffn_down", MODEL_SCALES_FFN | MODEL_SCALES_FFN_DOWN, { MODEL_ROLE_FFN_DOWN }, -1 },
-    { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
-    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_DOWN_SHEXP }, -1 },
-    { "ffn_up_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP }, -1 },
-    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_GATE },
-    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_DOWN },
-    { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_UP },
-    { "ssm_in", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_IN }, -1 }, { "ssm_out", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_OUT }, -1 },
-    { "ssm_alpha", 0, { 0 }, -1 }, { "ssm_beta", 0, { 0 }, -1 },
+    { "attn_q", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q }, -1, 0 },
+    { "attn_k", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_K }, -1, 0 },
+    { "attn_v", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_V }, -1, 0 },
+    { "attn_qkv", MODEL_SCALES_QKV, { MODEL_ROLE_ATTN_Q, MODEL_ROLE_ATTN_K, MODEL_ROLE_ATTN_V }, -1, MODEL_ROLE_ATTN_QKV },
+    { "attn_output", MODEL_SCALES_OUT, { MODEL_ROLE_ATTN_OUT }, -1, 0 },
+    { "attn_gate", 0, { 0 }, -1, MODEL_ROLE_ATTN_GATE },
+    { "ffn_gate", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_GATE }, -1, 0 },
+    { "ffn_up", MODEL_SCALES_FFN, { MODEL_ROLE_FFN_UP, MODEL_ROLE_FFN_GATE }, -1, 0 },
+    { "ffn_down", MODEL_SCALES_FFN | MODEL_SCALES_FFN_DOWN, { MODEL_ROLE_FFN_DOWN }, -1, 0 },
+    { "ffn_gate_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_GATE_SHEXP }, -1, 0 },
+    { "ffn_down_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_DOWN_SHEXP }, -1, 0 },
+    { "ffn_up_shexp", MODEL_SCALES_SHEXP, { MODEL_ROLE_FFN_UP_SHEXP, MODEL_ROLE_FFN_GATE_SHEXP }, -1, 0 },
+    { "ffn_gate_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_GATE, 0 },
+    { "ffn_down_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_DOWN, 0 },
+    { "ffn_up_exps", MODEL_SCALES_EXPS, { 0 }, ENGINE_EXPERT_UP, 0 },
+    { "ssm_in", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_IN }, -1, MODEL_ROLE_SSM_IN },
+    { "ssm_out", MODEL_SCALES_SSM, { MODEL_ROLE_SSM_OUT }, -1, MODEL_ROLE_SSM_OUT },
+    { "ssm_alpha", 0, { 0 }, -1, MODEL_ROLE_SSM_ALPHA },
+    { "ssm_beta", 0, { 0 }, -1, MODEL_ROLE_SSM_BETA },
 };
+enum { N_SCALED_WEIGHTS = sizeof scaled_weights / sizeof scaled_weights[0] };
+
+/* Whether row w of the table is, in layer L, a gated delta net's own product */
+static bool delta_net_product(const engine_model *m, const engine_layer *L, size_t w)
+{
+    return L->recurrent && m->hp.delta_net && scaled_weights[w].dn;
+}
 
 /* output.scale and output.input_scale: loaded only beside an NVFP4 output.weight of its own (a tied NVFP4 output with
  * them stops llama.cpp's loader on an assertion; beside another type they are tensors it does not load) */
@@ -62,10 +75,14 @@ engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tenso
         return output_scale_of(m, t);
     if (strncmp(t->name, "blk.", 4) != 0 || t->name[4] < '0' || t->name[4] > '9')
         return ENGINE_SCALE_NONE;
+    int64_t layer;
+    const model_role role = model_role_of_name(t->name, &layer);
+    if (role != MODEL_ROLE_COUNT && model_role_need_at(&m->hp.g, role, layer) != MODEL_NEED_ABSENT)
+        return ENGINE_SCALE_NONE; /* a role of the entry's own: Gemma 4's ffn_down_exps.scale, each expert's output's */
     const long long l = strtoll(t->name + 4, &end, 10);
     if (*end != '.' || l >= m->hp.n_block)
         return ENGINE_SCALE_NONE;
-    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++)
+    for (size_t w = 0; w < N_SCALED_WEIGHTS; w++)
         for (size_t k = 0; k < 2; k++) {
             char name[128], weight[128];
             snprintf(name, sizeof name, "blk.%lld.%s%s", l, scaled_weights[w].name, suffixes[k]);
@@ -75,17 +92,21 @@ engine_scale_kind engine_weight_scale_of(const engine_model *m, const gguf_tenso
             const uint64_t n = strstr(name, "_exps") ? (uint64_t)m->hp.n_expert : 1;
             if (t->n_elements != n || t->ne[0] != n) /* llama.cpp's shape, else its loader refuses the file */
                 return ENGINE_SCALE_NONE;
-            const unsigned read = m->hp.desc->weight_scales, bit = scaled_weights[w].bit;
+            const engine_layer *L = &m->layers[l];
+            const bool dn = delta_net_product(m, L, w);
+            const unsigned read = m->hp.desc->weight_scales, bit = dn ? MODEL_SCALES_DN : scaled_weights[w].bit;
             if (!(read & MODEL_SCALES_READ))
                 return ENGINE_SCALE_NOT_RUN;
-            if (k == 1 || !(read & bit))
+            /* (DeciLM's "linear attention" layers: their output product without its scale, as its graph has it) */
+            if (k == 1 || !(read & bit) || (bit == MODEL_SCALES_OUT && L->linear))
                 return ENGINE_SCALE_UNREAD;
-            const engine_layer *L = &m->layers[l];
-            const bool runs = scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
-            /* a mixer's where the layer keeps a Mamba state (Falcon-H1's beside its attention too), the attention's
-             * where it attends, the feed-forward blocks' where it has one (Nemotron-H's layers are one or the other) */
+            const bool runs = dn || scaled_weights[w].onto[0] || scaled_weights[w].expert >= 0;
+            /* a delta net's own where the layer is one, a mixer's where the layer keeps a Mamba state (Falcon-H1's
+             * beside its attention too), the attention's where it attends, the feed-forward blocks' where it has one
+             * (Nemotron-H's layers are one or the other) */
             const bool ffn = bit & (MODEL_SCALES_FFN | MODEL_SCALES_FFN_DOWN | MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP);
-            const bool here = bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
+            const bool here = dn                      ? true
+                              : bit == MODEL_SCALES_SSM ? L->state != 0 && (m->hp.mamba2 || m->hp.mamba1)
                               : ffn                   ? L->ffn
                                                       : L->mixer && !L->recurrent;
             return runs && here ? ENGINE_SCALE_RUN : ENGINE_SCALE_NOT_RUN;
@@ -120,7 +141,7 @@ engine_status engine_load_output_scale(engine_model *m, engine_error *err)
 engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *err)
 {
     engine_layer *L = &m->layers[il];
-    for (size_t w = 0; w < sizeof scaled_weights / sizeof *scaled_weights; w++) {
+    for (size_t w = 0; w < N_SCALED_WEIGHTS; w++) {
         char name[128];
         snprintf(name, sizeof name, "blk.%d.%s.scale", il, scaled_weights[w].name);
         const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
@@ -139,13 +160,16 @@ engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *e
             L->experts[part][e].scaled = true;
             L->experts[part][e].scale = v[e];
         }
-        const model_role first = scaled_weights[w].onto[0];
-        const bool fused = first == MODEL_ROLE_FFN_UP        ? m->hp.desc->gate_up_fused
+        const bool dn = delta_net_product(m, L, w);
+        const model_role first = dn ? scaled_weights[w].dn : scaled_weights[w].onto[0];
+        const bool fused = dn                                 ? false
+                           : first == MODEL_ROLE_FFN_UP        ? m->hp.desc->gate_up_fused
                            : first == MODEL_ROLE_FFN_UP_SHEXP ? m->hp.desc->shexp_gate_up_fused
                                                               : true;
-        for (int k = 0; k < 3 && scaled_weights[w].onto[k] && (k == 0 || fused); k++) {
-            L->w[scaled_weights[w].onto[k]].scaled = true;
-            L->w[scaled_weights[w].onto[k]].scale = v[0];
+        for (int k = 0; k < 3 && (k ? scaled_weights[w].onto[k] : first) && (k == 0 || fused); k++) {
+            const model_role r = k ? scaled_weights[w].onto[k] : first;
+            L->w[r].scaled = true;
+            L->w[r].scale = v[0];
         }
         free(v);
     }

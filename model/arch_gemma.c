@@ -97,6 +97,10 @@ const model_arch model_archs_gemma[] = {
         .moe_renormalise = true,
         .moe_gating = MODEL_MOE_SOFTMAX,
         .moe_dense_beside = true,
+        /* llama.cpp's gemma4 graph: q/k/v (the values that are k's product with k's scale), wo_s, both dense blocks,
+         * the experts */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_OUTPUT,
     },
 };
 const size_t model_archs_gemma_count = sizeof model_archs_gemma / sizeof model_archs_gemma[0];

@@ -123,6 +123,8 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .blocks_by_width = true,
         .quantize = true,
+        /* llama.cpp's deci graph: build_qkv and wo_s (not its linear attention's), its feed-forward block unscaled */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "xverse",
@@ -181,6 +183,8 @@ const model_arch model_archs_llama[] = {
         .act = MODEL_ACT_SILU,
         .heads_by_layer = true,
         .quantize = true,
+        /* llama.cpp's openelm graph: wo_s alone (its fused q/k/v product and feed-forward block unscaled) */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "baichuan",
@@ -245,6 +249,10 @@ const model_arch model_archs_llama[] = {
         .quantize = true,
         /* (its graph multiplies q, k, v, the output and the feed-forward products by their scales in the first pass;
          * the later passes' layers, copies made before llama.cpp's loader looks for scales, have none: not run here) */
+        /* llama.cpp's nanbeige graph: build_qkv, wo_s, build_ffn; its later passes' layers have no scales (the loader
+         * looks for blk.N.W.scale past the file's blocks): they run unscaled */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
+                         MODEL_SCALES_OUTPUT,
     },
     {
         .name = "maincoder",

@@ -117,6 +117,11 @@ const model_arch model_archs_qwen[] = {
         .need = { QWEN35_ATTENTION_ROLES, DENSE_FFN_ROLES },
         .need_recurrent = { QWEN35_RECURRENT_ROLES, DENSE_FFN_ROLES },
         QWEN35_LAYERS,
+        /* llama.cpp's qwen35 graph: build_qkv, wo_s, build_ffn, and the delta net's attn_qkv, attn_gate, ssm_beta,
+         * ssm_alpha and ssm_out (build_qkvz) */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_DN |
+                         MODEL_SCALES_OUTPUT,
+        .nextn_skipped = true,
     },
     {
         .name = "qwen35moe",
@@ -129,6 +134,10 @@ const model_arch model_archs_qwen[] = {
         .moe = true,
         .moe_renormalise = true,
         .moe_ff_split = true,
+        /* llama.cpp's qwen35moe graph: build_qkv, wo_s, the experts and shared expert, and the delta net's products */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_DN | MODEL_SCALES_OUTPUT,
+        .nextn_skipped = true,
     },
     {
         .name = "qwen3next",
@@ -152,6 +161,11 @@ const model_arch model_archs_qwen[] = {
         .moe_renormalise = true,
         .moe_ff_split = true,
         .quantize = true,
+        /* llama.cpp's qwen3next graph: build_qkv, wo_s, the experts and shared expert; the delta net's products and a
+         * dense block unscaled */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
+                         MODEL_SCALES_SHEXP | MODEL_SCALES_OUTPUT,
+        .nextn_skipped = true,
     },
 };
 const size_t model_archs_qwen_count = sizeof model_archs_qwen / sizeof model_archs_qwen[0];

@@ -44,6 +44,8 @@ const model_arch model_archs_recurrent[] = {
         .shortconv = true,
         .final_norm_embd_named = true,
         .quantize = true,
+        /* llama.cpp's lfm2 graph: build_qkv and wo_s; its dense block, experts and convolutions unscaled */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "lfm2moe",
@@ -65,6 +67,8 @@ const model_arch model_archs_recurrent[] = {
         .moe_renormalise = true,
         .moe_keys = MODEL_MOE_KEY_GATING | MODEL_MOE_KEY_GATING_REQUIRED | MODEL_MOE_KEY_DENSE_LEAD,
         .quantize = true,
+        /* (lfm2's graph) */
+        .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
     },
     {
         .name = "nemotron_h",
@@ -73,6 +77,7 @@ const model_arch model_archs_recurrent[] = {
         .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
+        .nextn_skipped = true,
     },
     {
         .name = "nemotron_h_moe",
@@ -87,6 +92,7 @@ const model_arch model_archs_recurrent[] = {
         /* (nemotron_h's graph) */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
+        .nextn_skipped = true,
     },
     {
         .name = "granitehybrid",

@@ -313,10 +313,8 @@ Test(forward_flags, rope_freqs_is_used_where_allowed_and_refused_elsewhere)
 /* A per-tensor scale beside a weight (blk.N.W.scale, one value; llama.cpp's loader takes it in any architecture and a
  * family's graph may multiply W's product by it) is run where the entry says its graph does (llama's feed-forward
  * block: the logits move; test_engine_arch holds a file of them to llama.cpp's goldens), left unread where it says its
- * graph leaves it (qwen2's feed-forward block) as is an input scale (W.input_scale, which no graph reads), and refused
- * as not runnable (ENGINE_E_ARCH, not a file llama.cpp refuses) where the entry does not say (Nanbeige's, whose later
- * passes llama.cpp runs unscaled); one of the wrong length, or beside a weight the layer lacks, is refused as llama.cpp
- * refuses it. */
+ * graph leaves it (qwen2's feed-forward block, DeciLM's) as is an input scale (W.input_scale, which no graph reads);
+ * one of the wrong length, or beside a weight the layer lacks, is refused as llama.cpp refuses it. */
 Test(forward_flags, a_per_tensor_scale_multiplies_its_product_where_the_graph_reads_it)
 {
     const struct {
@@ -332,7 +330,9 @@ Test(forward_flags, a_per_tensor_scale_multiplies_its_product_where_the_graph_re
         { "qwen2", NULL, 0, ENGINE_OK, -1, false },
         { "qwen2", "blk.1.ffn_down.scale", 1, ENGINE_OK, 3, false },
         { "qwen2", "blk.0.attn_v.scale", 1, ENGINE_OK, 3, true },
-        { "nanbeige", "blk.1.ffn_down.scale", 1, ENGINE_E_ARCH, -1, false },
+        { "deci", NULL, 0, ENGINE_OK, -1, false },
+        { "deci", "blk.1.ffn_down.scale", 1, ENGINE_OK, 6, false },
+        { "deci", "blk.1.attn_output.scale", 1, ENGINE_OK, 6, true },
         { "llama", "blk.1.ffn_down.scale", 2, ENGINE_E_MODEL, -1, false },
         { "llama", "blk.0.ffn_down_shexp.scale", 1, ENGINE_E_MODEL, -1, false },
         /* the logits' scale is loaded only beside an NVFP4 output.weight (test_engine_arch runs one) */

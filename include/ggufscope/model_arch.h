@@ -78,15 +78,19 @@ typedef enum model_swa_rope {
     MODEL_SWA_ROPE_BASE_UNSCALED
 } model_swa_rope;
 
-/* model_arch.weight_scales: READ, its graph read for them; QKV, attn_q/k/v and attn_qkv (build_qkv); OUT, attn_output;
+/* model_arch.weight_scales: READ, its graph read for them; QKV, attn_q/k/v and attn_qkv (build_qkv); OUT, attn_output
+ * (not DeciLM's "linear attention" product, which its graph leaves unscaled);
  * FFN, the dense block's ffn_gate, ffn_up and ffn_down; FFN_DOWN, its ffn_down alone (Talkie's graph passes no scale
  * for the gate and up); EXPS, the experts' (one per expert: each chosen expert's product times its own,
  * build_lora_mm_id); SHEXP, the shared expert's; SSM, a Mamba mixer's ssm_in and ssm_out (llama.cpp's mamba base
  * graph: every family with Mamba mixers); OUTPUT, the logits' product (output.scale, which the loader takes only where
- * output.weight is NVFP4: build_lora_mm(model.output, cur, model.output_s) in most graphs) */
+ * output.weight is NVFP4: build_lora_mm(model.output, cur, model.output_s) in most graphs); DN, a gated delta net's own
+ * products in its layers (attn_qkv and attn_gate, or Qwen3-Next's older ssm_in, and ssm_beta, ssm_alpha, ssm_out:
+ * Qwen3.5's build_qkvz; Qwen3-Next's graph leaves them unscaled) */
 enum {
     MODEL_SCALES_READ = 1, MODEL_SCALES_QKV = 2, MODEL_SCALES_OUT = 4, MODEL_SCALES_FFN = 8, MODEL_SCALES_EXPS = 16,
-    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64, MODEL_SCALES_FFN_DOWN = 128, MODEL_SCALES_OUTPUT = 256
+    MODEL_SCALES_SHEXP = 32, MODEL_SCALES_SSM = 64, MODEL_SCALES_FFN_DOWN = 128, MODEL_SCALES_OUTPUT = 256,
+    MODEL_SCALES_DN = 512
 };
 
 /* How a MiniCPM family takes granite's multipliers (model_arch.multipliers_minicpm) */
@@ -237,6 +241,10 @@ typedef struct model_arch {
      * graph multiplies products by (model_weight_scale bits); 0: its graph not read for them yet (gguf-run refuses a
      * scaled file of it as not runnable). A read family's other scales are loaded and unread there, and here. */
     unsigned weight_scales;
+    /* its loader skips the trailing prediction blocks' tensors (nextn_predict_layers) unless multi-token prediction is
+     * asked for (llama.cpp's load_mtp, off by default): no weight of theirs is made, so a per-tensor scale there is a
+     * tensor the loader does not take, and llama.cpp refuses the file (wrong number of tensors) */
+    bool nextn_skipped;
     /* Llama 4's (llama.cpp's llama4 loader and graph, build_moe_ffn's weight_before_ffn):
      * moe_weight_before: a chosen expert's weight scales its input, not its output;
      * moe_step_layers: interleave_moe_layer_step picks the layers with experts, (il + 1) % step == 0;

@@ -40,7 +40,7 @@ from maple_arch import write_maple  # noqa: E402
 from step35_arch import write_step35  # noqa: E402
 from laguna_arch import write_laguna  # noqa: E402
 from talkie_arch import write_talkie  # noqa: E402
-from scaled_arch import write_scaled  # noqa: E402
+from scaled_arch import write_scaled, write_scaled_copy  # noqa: E402
 from nvfp4_arch import write_nvfp4  # noqa: E402
 from spark_arch import write_spark  # noqa: E402
 from renamed_arch import write_renamed  # noqa: E402
@@ -111,6 +111,17 @@ OWN_WRITERS = {
     'heldout-scaled': lambda out: write_scaled(out),
     # qwen3moe's layers with one scale per expert beside the experts' matrices in some layers
     'heldout-scaled-moe': lambda out: write_scaled(out, moe=True),
+    # scaled copies (a scale beside every weight llama.cpp's loader takes one for) of families whose graphs apply them
+    # their own ways: Qwen3.5's delta net (its own products scaled), Qwen3-Next's (its delta net's left unscaled, the
+    # experts scaled), DeciLM's linear attention (its output product unscaled), Nanbeige's loops (the later passes
+    # unscaled), Gemma 4's experts (beside its own per-expert output scale)
+    'heldout-scaled-qwen35': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-qwen35'], 11),
+    'heldout-scaled-qwen3next': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-qwen3next'], 12),
+    'heldout-scaled-deci': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-deci'], 13),
+    'heldout-scaled-nanbeige': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-nanbeige'], 14),
+    'heldout-scaled-gemma4-moe': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-gemma4-moe'], 15),
+    # MiMo-V2's with scales in its prediction block too, whose weights llama.cpp's loader skips: refused
+    'heldout-scaled-mimo2-nextn': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-mimo2'], 16, nextn=True),
     # llama's layers in NVFP4 with their per-tensor scales (no f32 twin: the file is written quantized)
     'heldout-nvfp4': lambda out: write_nvfp4(out),
     # qwen3's layers in NVFP4, output.weight's second scale beside it as output.scale (which llama.cpp's qwen3 graph

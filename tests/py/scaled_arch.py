@@ -7,7 +7,10 @@ attn_output, ffn_gate, ffn_up and ffn_down in some layers and not others, and on
 ffn_up_exps and ffn_down_exps (llama.cpp's build_lora_mm_id: each chosen expert's product times its own) in some layers.
 Deterministic, as synth_model.py and synth_arch.py are.
 
-    from scaled_arch import write_scaled; write_scaled(path)            (or write_scaled(path, moe=True))"""
+    from scaled_arch import write_scaled; write_scaled(path)            (or write_scaled(path, moe=True))
+
+write_scaled_copy(out, write, seed) adds a scale beside every weight the loader takes one for to the file another
+writer makes."""
 import os
 import tempfile
 
@@ -50,6 +53,42 @@ def write_scaled(out, moe=False):
             for suffix, table in (('scale', SCALES), ('input_scale', INPUT_SCALES)):
                 if key in table and not moe:
                     w.add_tensor(f'blk.{key[0]}.{key[1]}.{suffix}', np.array([table[key]], dtype=np.float32))
+        write_out(w)
+
+
+# The weights llama.cpp's generic pass takes a blk.N.W.scale beside (src/llama-model.cpp, "load optional
+# per-tensor/per-expert .scale tensors"), where the layer has W
+GENERIC = {'attn_q', 'attn_k', 'attn_v', 'attn_qkv', 'attn_output', 'attn_gate', 'ffn_gate', 'ffn_up', 'ffn_down',
+           'ffn_gate_shexp', 'ffn_up_shexp', 'ffn_down_shexp', 'ffn_gate_exps', 'ffn_up_exps', 'ffn_down_exps', 'ssm_in',
+           'ssm_out', 'ssm_alpha', 'ssm_beta'}
+
+
+def write_scaled_copy(out, write, seed, nextn=False):
+    """The file write(path) makes, with a scale in [0.5, 2) beside every weight of GENERIC in the generating blocks
+    (one per expert for the experts'; none in trailing prediction blocks, whose weights the loader skips unless nextn,
+    nor where the file has that scale already: Gemma 4's per-expert output scale is ffn_down_exps.scale)."""
+    rs = np.random.RandomState(seed)
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, 'base.gguf')
+        write(src)
+        r = GGUFReader(src)
+        arch = bytes(r.fields['general.architecture'].parts[-1]).decode()
+
+        def key(k):
+            f = r.fields.get(f'{arch}.{k}')
+            return int(f.parts[-1][0]) if f else 0
+        n_gen = key('block_count') - key('nextn_predict_layers')
+        have = {t.name for t in r.tensors}
+        w = writer_with_metadata(r, out)
+        for t in r.tensors:
+            w.add_tensor(t.name, np.array(t.data).reshape(numpy_shape(t)), raw_dtype=t.tensor_type)
+            parts = t.name.split('.')
+            if len(parts) != 4 or parts[0] != 'blk' or parts[3] != 'weight' or parts[2] not in GENERIC:
+                continue
+            name = f'blk.{parts[1]}.{parts[2]}.scale'
+            if (nextn or int(parts[1]) < n_gen) and name not in have:
+                n = int(t.shape[2]) if parts[2].endswith('_exps') else 1
+                w.add_tensor(name, rs.uniform(0.5, 2.0, n).astype(np.float32))
         write_out(w)
 
 
