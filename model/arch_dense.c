@@ -74,7 +74,6 @@ const model_arch model_archs_dense[] = {
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
                          MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP,
-        .nextn_skipped = true,
     },
     {
         .name = "phi3",

@@ -105,7 +105,6 @@ const model_arch model_archs_moe[] = {
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN |
                          MODEL_SCALES_EXPS | MODEL_SCALES_SHEXP | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "gpt-oss",
@@ -186,7 +185,6 @@ const model_arch model_archs_moe[] = {
         .mrope_optional = true,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "minimax-m2",
@@ -541,7 +539,6 @@ const model_arch model_archs_moe[] = {
         .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS | MODEL_YARN_KEY_MSCALE_OWN,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
-        .nextn_skipped = true,
     },
     {
         .name = "mistral4",
@@ -552,7 +549,6 @@ const model_arch model_archs_moe[] = {
         .yarn_keys = MODEL_YARN_KEY_LOG_MUL_TENTHS,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT,
-        .nextn_skipped = true,
     },
     {
         .name = "minicpm3",

@@ -38,7 +38,6 @@ const model_arch model_archs_moe_window[] = {
         .quantize = true,
         /* llama.cpp's mimo2 graph: wo_s alone (q/k/v, dense blocks and experts unscaled) */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "maple",
@@ -105,7 +104,6 @@ const model_arch model_archs_moe_window[] = {
         .swiglu_clamp_silu_first = true,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "laguna",

@@ -121,7 +121,6 @@ const model_arch model_archs_qwen[] = {
          * ssm_alpha and ssm_out (build_qkvz) */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_DN |
                          MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "qwen35moe",
@@ -137,7 +136,6 @@ const model_arch model_archs_qwen[] = {
         /* llama.cpp's qwen35moe graph: build_qkv, wo_s, the experts and shared expert, and the delta net's products */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_DN | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "qwen3next",
@@ -165,7 +163,6 @@ const model_arch model_archs_qwen[] = {
          * dense block unscaled */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
 };
 const size_t model_archs_qwen_count = sizeof model_archs_qwen / sizeof model_archs_qwen[0];

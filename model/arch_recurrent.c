@@ -77,7 +77,6 @@ const model_arch model_archs_recurrent[] = {
         .need_ffn = { [MODEL_ROLE_ATTN_NORM] = R, [MODEL_ROLE_FFN_UP] = R, [MODEL_ROLE_FFN_DOWN] = R },
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "nemotron_h_moe",
@@ -92,7 +91,6 @@ const model_arch model_archs_recurrent[] = {
         /* (nemotron_h's graph) */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
                          MODEL_SCALES_SHEXP | MODEL_SCALES_SSM | MODEL_SCALES_OUTPUT,
-        .nextn_skipped = true,
     },
     {
         .name = "granitehybrid",

@@ -148,10 +148,9 @@ Test(arch_reports, the_report_says_what_latent_attention_runs, .timeout = 120)
     cr_assert(tmp_dir_remove(dir));
 }
 
-/* A per-tensor scale in a prediction block whose weights llama.cpp's loader skips (MiMo-V2's, as GLM-4.5's, Qwen3.5's,
- * Hy3's...: model_arch.nextn_skipped) is a tensor it does not load, and llama.cpp refuses the file ("wrong number of
- * tensors"): gguf-run refuses it too, naming the tensor, and gguf-verify says so, where the same scales in the
- * generating blocks alone run. */
+/* A per-tensor scale in a prediction block (MiMo-V2's here), whose weights llama.cpp's loaders skip unless multi-token
+ * prediction is asked for, is a tensor it does not load, and llama.cpp refuses the file ("wrong number of tensors"):
+ * gguf-run refuses it too, naming the tensor, and gguf-verify says so, where scales in the generating blocks run. */
 Test(arch_reports, a_scale_in_a_skipped_prediction_block_is_refused, .timeout = 120)
 {
     char dir[128], path[256], ok[256], why[200], args[600];

@@ -241,10 +241,6 @@ typedef struct model_arch {
      * graph multiplies products by (model_weight_scale bits); 0: its graph not read for them yet (gguf-run refuses a
      * scaled file of it as not runnable). A read family's other scales are loaded and unread there, and here. */
     unsigned weight_scales;
-    /* its loader skips the trailing prediction blocks' tensors (nextn_predict_layers) unless multi-token prediction is
-     * asked for (llama.cpp's load_mtp, off by default): no weight of theirs is made, so a per-tensor scale there is a
-     * tensor the loader does not take, and llama.cpp refuses the file (wrong number of tensors) */
-    bool nextn_skipped;
     /* Llama 4's (llama.cpp's llama4 loader and graph, build_moe_ffn's weight_before_ffn):
      * moe_weight_before: a chosen expert's weight scales its input, not its output;
      * moe_step_layers: interleave_moe_layer_step picks the layers with experts, (il + 1) % step == 0;
