@@ -142,6 +142,15 @@ typedef struct engine_layer_kinds {
     bool dense_beside;     /* experts with a dense block beside them, the sum scaled (Grok-2's) */
 } engine_layer_kinds;
 engine_layer_kinds engine_model_layer_kinds(const engine_model *m);
+/* The file's per-tensor scales (blk.N.W.scale and .input_scale, output.scale), for reports: how many the forward pass
+ * applies and how many it leaves unread as the family's llama.cpp graph does (input scales among them), the weights
+ * each kind stands beside (comma-separated, each once), and the logits' factor (output.scale; 0: none applied). */
+typedef struct engine_scale_summary {
+    int applied, unread, inputs;
+    char applied_on[160], unread_on[160];
+    float output_scale;
+} engine_scale_summary;
+engine_scale_summary engine_model_scales(const engine_model *m);
 /* Bytes of weights one token's forward pass reads (every matrix once, one embedding row). */
 uint64_t engine_model_bytes_per_token(const engine_model *m);
 /* The rotary frequency divisors a context of n_ctx positions uses (Llama 3.1's rope_freqs, or LongRoPE's long or

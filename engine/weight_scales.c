@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "quant.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,3 +177,39 @@ engine_status engine_load_weight_scales(engine_model *m, int il, engine_error *e
     return ENGINE_OK;
 }
 
+/* The weight a scale's name stands beside (blk.N.W.scale: W), appended to list (comma-separated) where not there yet */
+static void note_weight(char *list, size_t cap, const char *name)
+{
+    const char *w = strncmp(name, "blk.", 4) ? name : strchr(name + 4, '.');
+    if (!w)
+        return;
+    w += *w == '.';
+    const char *dot = strchr(w, '.');
+    char weight[64];
+    snprintf(weight, sizeof weight, "%.*s", (int)(dot ? dot - w : (ptrdiff_t)strlen(w)), w);
+    for (const char *at = list; (at = strstr(at, weight)); at += strlen(weight))
+        if ((at == list || at[-1] == ' ') && (at[strlen(weight)] == ',' || !at[strlen(weight)]))
+            return;
+    const size_t len = strlen(list);
+    snprintf(list + len, cap - len, "%s%s", len ? ", " : "", weight);
+}
+
+engine_scale_summary engine_model_scales(const engine_model *m)
+{
+    engine_scale_summary s = { 0 };
+    for (size_t i = 0; i < gguf_tensor_count(m->f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(m->f, i);
+        const engine_scale_kind k = engine_weight_scale_of(m, t);
+        if (k != ENGINE_SCALE_RUN && k != ENGINE_SCALE_UNREAD)
+            continue;
+        const bool input = strstr(t->name, ".input_scale") != NULL;
+        s.applied += k == ENGINE_SCALE_RUN;
+        s.unread += k == ENGINE_SCALE_UNREAD;
+        s.inputs += input;
+        if (!input)
+            note_weight(k == ENGINE_SCALE_RUN ? s.applied_on : s.unread_on,
+                        k == ENGINE_SCALE_RUN ? sizeof s.applied_on : sizeof s.unread_on, t->name);
+    }
+    s.output_scale = m->output.scaled ? m->output.scale : 0.0f;
+    return s;
+}

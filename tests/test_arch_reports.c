@@ -106,6 +106,7 @@ Test(arch_reports, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .t
     cr_expect(strstr(out, "embeddings RMS-normed, each layer's output plus them times its layer_output_scale"), "%s",
               out);
     cr_expect(strstr(out, "logits times 1.7"), "%s", out);
+    cr_expect(strstr(out, "scales     per-tensor: 2 applied (attn_output, ffn_down)\n"), "%s", out); /* layer 1's */
     free(out);
     snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", bad);
     out = run_tool("gguf-run", args, &st);
@@ -150,7 +151,8 @@ Test(arch_reports, the_report_says_what_latent_attention_runs, .timeout = 120)
 
 /* A per-tensor scale in a prediction block (MiMo-V2's here), whose weights llama.cpp's loaders skip unless multi-token
  * prediction is asked for, is a tensor it does not load, and llama.cpp refuses the file ("wrong number of tensors"):
- * gguf-run refuses it too, naming the tensor, and gguf-verify says so, where scales in the generating blocks run. */
+ * gguf-run refuses it too, naming the tensor, and gguf-verify says so, where scales in the generating blocks run,
+ * the report saying which it applies and which it leaves unread. */
 Test(arch_reports, a_scale_in_a_skipped_prediction_block_is_refused, .timeout = 120)
 {
     char dir[128], path[256], ok[256], why[200], args[600];
@@ -177,6 +179,10 @@ Test(arch_reports, a_scale_in_a_skipped_prediction_block_is_refused, .timeout = 
     snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", ok);
     out = run_tool("gguf-run", args, &st);
     cr_expect_eq(st, 0, "%s", out);
+    /* DeciLM's graph scales q, k, v and the output product, not its feed-forward block's nor its linear attention's */
+    cr_expect(strstr(out, "scales     per-tensor: 12 applied (attn_q, attn_k, attn_v, attn_output); 16 left unread as "
+                          "llama.cpp's deci graph leaves them (ffn_gate, ffn_down, ffn_up, attn_output)"),
+              "%s", out);
     free(out);
     cr_assert(tmp_dir_remove(dir));
 }

@@ -124,9 +124,9 @@ OWN_WRITERS = {
     'heldout-scaled-mimo2-nextn': lambda out: write_scaled_copy(out, OWN_WRITERS['heldout-mimo2'], 16, nextn=True),
     # llama's layers in NVFP4 with their per-tensor scales (no f32 twin: the file is written quantized)
     'heldout-nvfp4': lambda out: write_nvfp4(out),
-    # qwen3's layers in NVFP4, output.weight's second scale beside it as output.scale (which llama.cpp's qwen3 graph
+    # llama's layers in NVFP4, output.weight's second scale beside it as output.scale (which llama.cpp's llama graph
     # multiplies the logits by)
-    'heldout-nvfp4-out': lambda out: write_nvfp4(out, preset='tiny-qwen3', seed=7302, output_scale=True),
+    'heldout-nvfp4-out': lambda out: write_nvfp4(out, seed=7302, output_scale=True),
     # Laguna's layers with layer 1's gate of neither width (half a value per head): refused, as llama.cpp's loader aborts
     'heldout-laguna-badgate': lambda out: write_laguna(out, gate_rows={1: 6 * 16}),
     # PLaMo 3's layers: a window on every other layer (sliding_window_pattern 2) with its own base; and the loader's

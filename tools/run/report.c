@@ -429,7 +429,22 @@ void run_print_setup(FILE *out, const gguf_file *f, const engine_model *m, const
         fprintf(out, hp->g.logit_scale_first ? "; its input times %g" : "; logits times %g", hp->logit_scale);
     if (hp->final_softcap > 0.0f)
         fprintf(out, "; logits soft-capped at %g", hp->final_softcap);
+    const engine_scale_summary sc = engine_model_scales(m);
+    if (sc.output_scale != 0.0f) /* (NVFP4's second scale of the output) */
+        fprintf(out, "; its product times output.scale %g", (double)sc.output_scale);
     fprintf(out, "\n");
+    if (sc.applied || sc.unread) {
+        fprintf(out, "scales     per-tensor: %d applied", sc.applied);
+        if (sc.applied_on[0])
+            fprintf(out, " (%s)", sc.applied_on);
+        if (sc.unread)
+            fprintf(out, "; %d left unread as llama.cpp's %s graph leaves them", sc.unread, hp->arch);
+        if (sc.unread_on[0])
+            fprintf(out, " (%s%s)", sc.unread_on, sc.inputs ? ", and input scales" : "");
+        else if (sc.inputs)
+            fprintf(out, " (input scales)");
+        fprintf(out, "\n");
+    }
     int32_t nt = tok_vocab_size(v), nr = tok_vocab_n_real(v);
     fprintf(out, "vocab      %s (%s), %d tokens", tok_vocab_model(v), tok_vocab_pre(v), nt);
     if (hp->n_vocab != nt || nr != nt)
