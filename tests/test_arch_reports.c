@@ -14,20 +14,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* tool's output on path with opts (stderr too), its exit status in *st */
+static char *run_on(const char *tool, const char *path, const char *opts, int *st)
+{
+    char args[4096 + 512];
+    snprintf(args, sizeof args, "'%s' %s 2>&1", path, opts);
+    return run_tool(tool, args, st);
+}
+
 /* gguf-run's start-up report says how each mixture routes, from what was bound and read: the gating, the selection
  * bias, renormalisation and scale, the shared expert and whether it has a gate, the dense first layers and the
  * prediction blocks not run (GLM-4.5's held-out file), and qwen2moe's gated shared expert. */
 Test(arch_reports, the_report_says_how_a_mixture_routes, .timeout = 120)
 {
-    char dir[128], path[256], why[200], args[4096 + 256];
+    char dir[128], path[256], why[200];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: skipped");
     cr_assert(tmp_dir_make(dir, "report"));
     snprintf(path, sizeof path, "%s/glm4moe.gguf", dir);
     cr_assert(heldout_arch_write("heldout-glm4moe", path, why), "%s", why);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
     int st;
-    char *out = run_tool("gguf-run", args, &st);
+    char *out = run_on("gguf-run", path, "-p hi -n 1", &st);
     cr_assert_eq(st, 0, "%s", out);
     static const char *const want[] = { "experts 8, 3 used per token (sigmoid, a selection bias, renormalised, scaled "
                                         "by 2.5), each 96 wide + a shared expert (96 wide); 1 dense layer first",
@@ -40,8 +47,7 @@ Test(arch_reports, the_report_says_how_a_mixture_routes, .timeout = 120)
     snprintf(qwen2moe, sizeof qwen2moe, "%s/moe/tiny-qwen2moe-q4_k_m.gguf", models_dir());
     if (access(qwen2moe, R_OK) != 0)
         cr_skip_test("%s not found: skipped", qwen2moe);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", qwen2moe);
-    out = run_tool("gguf-run", args, &st);
+    out = run_on("gguf-run", qwen2moe, "-p hi -n 1", &st);
     cr_expect(strstr(out, "(softmax, not renormalised), each 128 wide + a shared expert with its gate (256 wide)"),
               "%s", out);
     free(out);
@@ -52,7 +58,7 @@ Test(arch_reports, the_report_says_how_a_mixture_routes, .timeout = 120)
  * neither width is refused by gguf-run and named by gguf-verify's shape rule, as llama.cpp's loader aborts on it. */
 Test(arch_reports, a_laguna_gate_is_per_head_or_per_value_by_its_width, .timeout = 120)
 {
-    char dir[128], path[256], bad[256], why[200], args[600];
+    char dir[128], path[256], bad[256], why[200];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: skipped");
     cr_assert(tmp_dir_make(dir, "laguna"));
@@ -60,21 +66,18 @@ Test(arch_reports, a_laguna_gate_is_per_head_or_per_value_by_its_width, .timeout
     snprintf(bad, sizeof bad, "%s/badgate.gguf", dir);
     cr_assert(heldout_arch_write("heldout-laguna", path, why), "%s", why);
     cr_assert(heldout_arch_write("heldout-laguna-badgate", bad, why), "%s", why);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
     int st;
-    char *out = run_tool("gguf-run", args, &st);
+    char *out = run_on("gguf-run", path, "-p hi -n 1", &st);
     cr_assert_eq(st, 0, "%s", out);
     cr_expect(strstr(out, "output times softplus(x . attn_gate): a gate per head in 3 layers, per value in 2"), "%s",
               out);
     cr_expect(strstr(out, "(rope base 10000 there, unscaled, 32 dims rotating)"), "%s", out);
     free(out);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", bad);
-    out = run_tool("gguf-run", args, &st);
+    out = run_on("gguf-run", bad, "-p hi -n 1", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "'blk.1.attn_gate.weight' has shape [128, 96, 1, 1]"), "%s", out);
     free(out);
-    snprintf(args, sizeof args, "'%s' 2>&1", bad);
-    out = run_tool("gguf-verify", args, &st);
+    out = run_on("gguf-verify", bad, "", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "blk.1.attn_gate.weight") && strstr(out, "Laguna: either"), "%s", out);
     cr_expect(!strstr(out, "blk.0.attn_gate.weight") && !strstr(out, "blk.2.attn_gate.weight"),
@@ -88,7 +91,7 @@ Test(arch_reports, a_laguna_gate_is_per_head_or_per_value_by_its_width, .timeout
  * as llama.cpp's loader requires it. */
 Test(arch_reports, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .timeout = 120)
 {
-    char dir[128], path[256], bad[256], why[200], args[600];
+    char dir[128], path[256], bad[256], why[200];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: skipped");
     cr_assert(tmp_dir_make(dir, "talkie"));
@@ -96,9 +99,8 @@ Test(arch_reports, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .t
     snprintf(bad, sizeof bad, "%s/nologit.gguf", dir);
     cr_assert(heldout_arch_write("heldout-talkie-b", path, why), "%s", why);
     cr_assert(heldout_arch_write("heldout-talkie-nologit", bad, why), "%s", why);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
     int st;
-    char *out = run_tool("gguf-run", args, &st);
+    char *out = run_on("gguf-run", path, "-p hi -n 1", &st);
     cr_assert_eq(st, 0, "%s", out);
     cr_expect(strstr(out, "norm       RMSNorm without gains eps 1e-05"), "%s", out);
     cr_expect(strstr(out, "q/k norms: per head after the rotation, q times one gain a head, k without gains"), "%s",
@@ -108,13 +110,11 @@ Test(arch_reports, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .t
     cr_expect(strstr(out, "logits times 1.7"), "%s", out);
     cr_expect(strstr(out, "scales     per-tensor: 2 applied (attn_output, ffn_down)\n"), "%s", out); /* layer 1's */
     free(out);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", bad);
-    out = run_tool("gguf-run", args, &st);
+    out = run_on("gguf-run", bad, "-p hi -n 1", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "key 'talkie.logit_scale' is not in the file"), "%s", out);
     free(out);
-    snprintf(args, sizeof args, "'%s' 2>&1", bad);
-    out = run_tool("gguf-verify", args, &st);
+    out = run_on("gguf-verify", bad, "", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "talkie.logit_scale"), "%s", out);
     free(out);
@@ -126,15 +126,14 @@ Test(arch_reports, a_talkie_file_says_what_it_runs_and_needs_its_logit_scale, .t
  * (mscale = 1 + 0.1 ln 40, squared, over sqrt of the 48-value key); and the routing within groups. */
 Test(arch_reports, the_report_says_what_latent_attention_runs, .timeout = 120)
 {
-    char dir[128], path[256], why[200], args[512], scale[64];
+    char dir[128], path[256], why[200], scale[64];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: skipped");
     cr_assert(tmp_dir_make(dir, "report"));
     snprintf(path, sizeof path, "%s/deepseek2.gguf", dir);
     cr_assert(heldout_arch_write("heldout-deepseek2", path, why), "%s", why);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
     int st;
-    char *out = run_tool("gguf-run", args, &st);
+    char *out = run_on("gguf-run", path, "-p hi -n 1", &st);
     cr_assert_eq(st, 0, "%s", out);
     const double mscale = 1.0 + 0.1 * log(40.0);
     snprintf(scale, sizeof scale, "scores scaled by %g", (float)(mscale * mscale / sqrt(48.0)));
@@ -155,7 +154,7 @@ Test(arch_reports, the_report_says_what_latent_attention_runs, .timeout = 120)
  * the report saying which it applies and which it leaves unread. */
 Test(arch_reports, a_scale_in_a_skipped_prediction_block_is_refused, .timeout = 120)
 {
-    char dir[128], path[256], ok[256], why[200], args[600];
+    char dir[128], path[256], ok[256], why[200];
     if (access(venv_python(), X_OK) != 0)
         cr_skip_test("build/venv not found: skipped");
     cr_assert(tmp_dir_make(dir, "nextn"));
@@ -164,20 +163,17 @@ Test(arch_reports, a_scale_in_a_skipped_prediction_block_is_refused, .timeout = 
     cr_assert(heldout_arch_write("heldout-scaled-mimo2-nextn", path, why), "%s", why);
     cr_assert(heldout_arch_write("heldout-scaled-deci", ok, why), "%s", why);
     int st;
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", path);
-    char *out = run_tool("gguf-run", args, &st);
+    char *out = run_on("gguf-run", path, "-p hi -n 1", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "tensor 'blk.4.attn_q.scale' is a per-tensor scale in a prediction block") &&
                   strstr(out, "llama.cpp would refuse this file"),
               "%s", out);
     free(out);
-    snprintf(args, sizeof args, "'%s' 2>&1", path);
-    out = run_tool("gguf-verify", args, &st);
+    out = run_on("gguf-verify", path, "", &st);
     cr_expect_eq(st, 1, "%s", out);
     cr_expect(strstr(out, "blk.4.attn_q.scale"), "%s", out);
     free(out);
-    snprintf(args, sizeof args, "'%s' -p hi -n 1 2>&1", ok);
-    out = run_tool("gguf-run", args, &st);
+    out = run_on("gguf-run", ok, "-p hi -n 1", &st);
     cr_expect_eq(st, 0, "%s", out);
     /* DeciLM's graph scales q, k, v and the output product, not its feed-forward block's nor its linear attention's */
     cr_expect(strstr(out, "scales     per-tensor: 12 applied (attn_q, attn_k, attn_v, attn_output); 16 left unread as "
