@@ -434,3 +434,46 @@ Test(quantize, tensor_type_overrides_come_out_as_llama_quantize_writes_them)
     cr_expect_eq(access(out, F_OK), -1, "nothing written for a refused override");
     free(llama);
 }
+
+/* A quantized download made into another type (an NVFP4 conversion or a Q8_0 file into Q4_K_M for a CPU), as
+ * llama-quantize --allow-requantize writes it: refused without the option, naming it; with it, each weight decoded
+ * from its blocks (NVFP4's 64 values under Q8_0's 32) and quantized again, byte for byte llama-quantize's file (its
+ * sha256 from llama-cpp-python 0.3.36's llama-quantize SRC OUT TYPE 1 --allow-requantize). */
+Test(quantize, a_quantized_file_is_requantized_as_llama_quantize_does, .timeout = 300)
+{
+    char dir[128], src[256], out[256], hex[65], why[200], args[1024];
+    if (access(venv_python(), X_OK) != 0)
+        cr_skip_test("build/venv not found: skipped");
+    cr_assert(tmp_dir_make(dir, "requant"));
+    snprintf(src, sizeof src, "%s/nvfp4.gguf", dir);
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    cr_assert(heldout_arch_write("heldout-nvfp4", src, why), "%s", why);
+    char *q8 = model_path("tiny-llama-q8_0.gguf");
+    const struct { const char *src, *type, *want; } cases[] = {
+        { src, "Q8_0", "8a92fdac7f642527a96c3019e8559a8da63502652c4c087ddaf2a0791ef0f97e" },
+        { src, "Q4_K_M", "71bcd15d06de97358002ff2f578b0a855551c2a3ee0cce7eec7d933e8d49449c" },
+        { q8, "Q4_K_M", "103417cd337d5590cc077b861b6d0a511284a293a44b2bf32941a275266864eb" },
+    };
+    int st;
+    snprintf(args, sizeof args, "'%s' '%s' Q8_0 2>&1", src, out);
+    char *log = run_tool("gguf-quantize", args, &st);
+    cr_expect(st == 2 && strstr(log, "is NVFP4") && strstr(log, "--allow-requantize"), "%s", log);
+    free(log);
+    cr_expect_eq(access(out, F_OK), -1, "nothing written without the option");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!cases[i].src) {
+            cr_log_warn("tiny-llama-q8_0.gguf is not in the shared models: its case skipped");
+            continue;
+        }
+        snprintf(args, sizeof args, "'%s' '%s' %s --allow-requantize 2>&1", cases[i].src, out, cases[i].type);
+        log = run_tool("gguf-quantize", args, &st);
+        cr_assert_eq(st, 0, "%s", log);
+        free(log);
+        sha256_of(out, hex);
+        cr_expect_str_eq(hex, cases[i].want, "%s to %s differs from llama-quantize's file", cases[i].src,
+                         cases[i].type);
+        unlink(out);
+    }
+    free(q8);
+    cr_assert(tmp_dir_remove(dir));
+}

@@ -22,6 +22,8 @@ static const char usage[] =
     "                      NAME matches (repeatable; the first match wins; e.g. 'blk\\.12\\.attn_v\\.weight=q8_0',\n"
     "                      as gguf-fidelity --attribute suggests)\n"
     "  -t, --threads N     threads (default: all)\n"
+    "  --allow-requantize  take quantized weights as they are (decoded, then quantized again), as llama-quantize's\n"
+    "                      --allow-requantize (an NVFP4 or Q8_0 download made into Q4_K_M: its rounding on theirs)\n"
     "  --dry-run           print the plan (each tensor's type) and write nothing\n"
     "  --version           print the version and exit\n"
     "OUT is written atomically (a temporary file beside it, then a rename); IN is never written.\n"
@@ -57,11 +59,12 @@ static int tool_main(int argc, char **argv)
     const char *in = NULL, *out = NULL, *type = NULL;
     int threads = 0;
     bool dry_run = false;
-    enum { OPT_DRY_RUN = 256, OPT_VERSION, OPT_TENSOR_TYPE };
+    enum { OPT_DRY_RUN = 256, OPT_VERSION, OPT_TENSOR_TYPE, OPT_REQUANTIZE };
     char bad[600];
     static const struct option long_options[] = {
         { "threads", required_argument, NULL, 't' }, { "dry-run", no_argument, NULL, OPT_DRY_RUN },
         { "tensor-type", required_argument, NULL, OPT_TENSOR_TYPE },
+        { "allow-requantize", no_argument, NULL, OPT_REQUANTIZE },
         { "help", no_argument, NULL, 'h' },          { "version", no_argument, NULL, OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
@@ -79,6 +82,12 @@ static int tool_main(int argc, char **argv)
         case OPT_TENSOR_TYPE:
             if (!quantize_overrides_add(&ov, optarg, bad, sizeof bad)) {
                 fprintf(stderr, "gguf-quantize: %s\n", bad);
+                return 2;
+            }
+            break;
+        case OPT_REQUANTIZE:
+            if (!quantize_overrides_allow_requantize(&ov)) {
+                fprintf(stderr, "gguf-quantize: out of memory\n");
                 return 2;
             }
             break;

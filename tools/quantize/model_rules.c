@@ -258,11 +258,15 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
                            "tensor '%s': llama-quantize gives it %s, which this quantizer does not write", t->name,
                            gguf_type_traits_of(plan[i].type)->name);
         if (!st && plan[i].type != t->type && t->type != GGUF_TENSOR_F32 && t->type != GGUF_TENSOR_F16 &&
-            t->type != GGUF_TENSOR_BF16)
+            t->type != GGUF_TENSOR_BF16 && !quantize_overrides_requantize(ov))
             st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
                            "tensor '%s' is %s: start from an F32, F16 or BF16 file (quantizing quantized weights again "
-                           "compounds their rounding)",
+                           "compounds their rounding; --allow-requantize does it as llama-quantize's does)",
                            t->name, gguf_type_traits_of(t->type)->name);
+        else if (!st && plan[i].type != t->type && !quant_can_dequantize(t->type))
+            st = gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, t->name,
+                           "tensor '%s' is %s, which this quantizer cannot decode", t->name,
+                           gguf_type_traits_of(t->type)->name);
     }
     free(order);
     if (st) {
@@ -275,38 +279,51 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
 }
 
 /* Produces the bytes [at, at + len) of one output tensor: the whole blocks covering them are dequantized from
- * the source and quantized again, in parallel, then the requested range is copied out. */
+ * the source and quantized again, in parallel, then the requested range is copied out. The source is read in whole
+ * blocks of its own too (a requantized one's: NVFP4's 64 values under Q8_0's 32), so the values go through in runs of
+ * both block lengths' least common multiple, which divides every row. */
 typedef struct tensor_job {
     const gguf_tensor *src;
     uint32_t type;
     int threads;
 } tensor_job;
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        const uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len)
 {
     const tensor_job *job = user;
-    const gguf_type_traits *tt = gguf_type_traits_of(job->type);
-    const uint64_t bs = tt->type_size, per_block = tt->block_size;
-    const uint64_t first = at / bs, last = (at + len - 1) / bs, n_blocks = last - first + 1;
-    uint8_t *blocks = malloc(n_blocks * bs);
-    if (!blocks)
+    const gguf_type_traits *tt = gguf_type_traits_of(job->type), *st = gguf_type_traits_of(job->src->type);
+    const uint64_t run = tt->block_size / gcd_u64(tt->block_size, st->block_size) * st->block_size;
+    /* a run's bytes in the output and in the source (whole blocks of each) */
+    const uint64_t out_bytes = run / tt->block_size * tt->type_size, src_bytes = run / st->block_size * st->type_size;
+    if (run > QK_K)
+        return GGUF_E_INVALID_ARG; /* (no pair of the types here: 256 at most) */
+    const uint64_t first = at / out_bytes, last = (at + len - 1) / out_bytes, n_runs = last - first + 1;
+    uint8_t *out = malloc(n_runs * out_bytes);
+    if (!out)
         return GGUF_E_NOMEM;
-    const gguf_type_traits *st = gguf_type_traits_of(job->src->type);
-    const uint64_t src_bytes_per_value = st->type_size / st->block_size; /* F32, F16, BF16: one value per block */
     int failed = 0;
 #pragma omp parallel num_threads(job->threads > 0 ? job->threads : omp_get_max_threads()) reduction(| : failed)
     {
         float x[QK_K];
 #pragma omp for schedule(dynamic, 4)
-        for (uint64_t b = 0; b < n_blocks; b++) {
-            const uint64_t v0 = (first + b) * per_block;
-            failed |= quant_dequantize_row(job->src->type, job->src->data + v0 * src_bytes_per_value, x,
-                                           (int64_t)per_block) != QUANT_OK;
-            failed |= quant_quantize_row(job->type, x, blocks + b * bs, (int64_t)per_block) != QUANT_OK;
+        for (uint64_t b = 0; b < n_runs; b++) {
+            failed |= quant_dequantize_row(job->src->type, job->src->data + (first + b) * src_bytes, x, (int64_t)run) !=
+                      QUANT_OK;
+            failed |= quant_quantize_row(job->type, x, out + b * out_bytes, (int64_t)run) != QUANT_OK;
         }
     }
-    memcpy(dst, blocks + (at - first * bs), len);
-    free(blocks);
+    memcpy(dst, out + (at - first * out_bytes), len);
+    free(out);
     return failed ? GGUF_E_INVALID_ARG : GGUF_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 struct quantize_overrides {
+    bool requantize;
     size_t n;
     struct {
         pcre2_code *re;
@@ -79,6 +80,20 @@ uint32_t quantize_overrides_type(const quantize_overrides *ov, const char *name)
             return ov->v[i].type;
     }
     return GGUF_TENSOR_COUNT;
+}
+
+bool quantize_overrides_allow_requantize(quantize_overrides **ov)
+{
+    if (!*ov)
+        *ov = calloc(1, sizeof **ov);
+    if (*ov)
+        (*ov)->requantize = true;
+    return *ov != NULL;
+}
+
+bool quantize_overrides_requantize(const quantize_overrides *ov)
+{
+    return ov && ov->requantize;
 }
 
 void quantize_overrides_free(quantize_overrides *ov)
