@@ -47,6 +47,7 @@ const model_arch model_archs_layernorm[] = {
         .norm_layer = true,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
+        .quantize_70b_layers = 68,
     },
     {
         .name = "codeshell",
@@ -167,6 +168,7 @@ const model_arch model_archs_layernorm[] = {
         .clamp_kqv_key = MODEL_NEED_OPTIONAL,
         .quantize = true,
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
+        .quantize_70b_layers = 80,
     },
     {
         .name = "orion",

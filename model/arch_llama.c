@@ -21,6 +21,8 @@ const model_arch model_archs_llama[] = {
         /* llama.cpp's llama graph: build_qkv, wo_s, the dense block's three, the experts' */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_FFN | MODEL_SCALES_EXPS |
                          MODEL_SCALES_OUTPUT,
+        .quantize_70b_layers = 80,
+        .quantize_70b_gqa_only = true,
     },
     {
         .name = "llama4",
@@ -125,6 +127,7 @@ const model_arch model_archs_llama[] = {
         .quantize = true,
         /* llama.cpp's deci graph: build_qkv and wo_s (not its linear attention's), its feed-forward block unscaled */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
+        .quantize_70b_layers = 80,
     },
     {
         .name = "xverse",

@@ -56,6 +56,7 @@ const model_arch model_archs_qwen[] = {
         /* llama.cpp's qwen2 graph: build_qkv and wo_s; its feed-forward block's scales unread */
         .weight_scales = MODEL_SCALES_READ | MODEL_SCALES_QKV | MODEL_SCALES_OUT | MODEL_SCALES_OUTPUT,
         .norm_gains = "real Qwen2.5 files have a final norm with mean ~7",
+        .quantize_70b_layers = 80,
     },
     {
         .name = "qwen3",

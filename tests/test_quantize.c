@@ -477,3 +477,46 @@ Test(quantize, a_quantized_file_is_requantized_as_llama_quantize_does, .timeout 
     free(q8);
     cr_assert(tmp_dir_remove(dir));
 }
+
+/* llama.cpp's loader types an 80-layer llama with grouped key/value heads LLM_TYPE_70B (Llama 2/3 70B; qwen2's and
+ * OLMo's 80 layers, DeciLM's, Jais 2's 68 likewise: model_arch.quantize_70b_layers), and llama-quantize then gives its
+ * attn_v Q5_K where a mix gives Q4_K. llama-quantize's files of an 80-layer llama of these shapes (n_embd 256, 4
+ * heads on 2) have attn_v in Q6_K in 40 layers and Q5_K in 40 for Q4_K_M and Q5_K_M, Q5_K in all 80 for Q4_K_S; 79
+ * layers are no 70B: its Q4_K_M file has 39 in Q6_K and the other 40 in Q4_K. */
+Test(quantize, a_70b_model_s_attn_v_gets_llama_quantize_s_extra_bits, .timeout = 120)
+{
+    const struct { uint32_t n_layer; quantize_ftype ftype; int q6_k, q5_k, q4_k; } cases[] = {
+        { 80, QUANTIZE_FTYPE_Q4_K_M, 40, 40, 0 }, { 80, QUANTIZE_FTYPE_Q5_K_M, 40, 40, 0 },
+        { 80, QUANTIZE_FTYPE_Q4_K_S, 0, 80, 0 },  { 79, QUANTIZE_FTYPE_Q4_K_M, 39, 0, 40 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture_opts o = fixture_default_opts();
+        o.n_layer = cases[i].n_layer;
+        o.n_embd = 256;
+        o.n_ff = 256;
+        o.n_vocab = 300;
+        o.f16_output = true;
+        uint8_t *buf;
+        size_t len;
+        gguf_error err;
+        cr_assert_eq(fixture_write_buffer(&o, &buf, &len, &err), GGUF_OK, "%s", err.message);
+        gguf_file *f;
+        cr_assert_eq(gguf_open_memory(buf, len, &f, &err), GGUF_OK, "%s", err.message);
+        quantize_plan_entry *plan;
+        size_t n;
+        cr_assert_eq(quantize_model_plan(f, cases[i].ftype, NULL, &plan, &n, &err), GGUF_OK, "%s", err.message);
+        int q6_k = 0, q5_k = 0, q4_k = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (!strstr(plan[k].src->name, "attn_v.weight"))
+                continue;
+            q6_k += plan[k].type == GGUF_TENSOR_Q6_K, q5_k += plan[k].type == GGUF_TENSOR_Q5_K;
+            q4_k += plan[k].type == GGUF_TENSOR_Q4_K;
+        }
+        cr_expect(q6_k == cases[i].q6_k && q5_k == cases[i].q5_k && q4_k == cases[i].q4_k,
+                  "%u layers, %s: attn_v %d Q6_K, %d Q5_K, %d Q4_K", cases[i].n_layer,
+                  quantize_ftype_name(cases[i].ftype), q6_k, q5_k, q4_k);
+        free(plan);
+        gguf_close(f);
+        free(buf);
+    }
+}

@@ -168,6 +168,11 @@ typedef struct model_arch {
      * Q4_K_M's ffn_down in Q6_K in the first sixteenth of the layers, Q5_K in use_more_bits' layers, Q4_K in the others,
      * attn_output left to the file type */
     bool quantize_falcon_rules;
+    /* the depth llama.cpp's loader types a model of this family LLM_TYPE_70B at (llama, qwen2, olmo, deci: 80 layers;
+     * jais2: 68; llama's only with grouped key/value heads: the 80-layer LLaMA-1 65B has none), whose attn_v
+     * llama-quantize gives Q5_K where a mix gives it Q3_K or Q4_K; 0: none */
+    uint32_t quantize_70b_layers;
+    bool quantize_70b_gqa_only;
     const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */
     /* Mixture of experts (files with expert_count > 0): softmax over the router's logits, the top
      * expert_used_count experts, their probabilities renormalised to sum 1 when moe_renormalise (llama.cpp's

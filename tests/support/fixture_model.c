@@ -88,7 +88,7 @@ static gguf_status fill_tensor(void *user, uint8_t *dst, uint64_t at, size_t len
     return GGUF_OK;
 }
 
-#define MAX_TENSORS 256
+#define MAX_TENSORS 1024
 
 typedef struct fixture_state {
     tensor_src srcs[MAX_TENSORS];
@@ -138,7 +138,7 @@ static _Thread_local fixture_state fixture_st;
 
 gguf_status fixture_add_model(gguf_writer *w, const fixture_opts *o, gguf_error *err)
 {
-    if (o->n_vocab < 259 || o->n_vocab > 4096 || o->n_embd % 32 || o->n_ff % 32 || o->n_layer > 40)
+    if (o->n_vocab < 259 || o->n_vocab > 4096 || o->n_embd % 32 || o->n_ff % 32 || o->n_layer > 96)
         return GGUF_E_INVALID_ARG;
     const char *arch = o->arch ? o->arch : "llama";
     const model_arch *desc = model_arch_find(arch, strlen(arch));

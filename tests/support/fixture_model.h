@@ -11,7 +11,7 @@
 typedef struct fixture_opts {
     uint32_t version;    /* 2 or 3 */
     uint32_t alignment;  /* 0: default (no general.alignment key) */
-    uint32_t n_layer;
+    uint32_t n_layer;    /* 96 at most */
     uint32_t n_embd;     /* multiple of 32 */
     uint32_t n_ff;       /* multiple of 32 */
     uint32_t n_vocab;    /* >= 259 (3 specials + 256 byte tokens) */

@@ -26,7 +26,12 @@ static const struct {
 } FTYPES[] = {
     { QUANTIZE_FTYPE_Q8_0, "Q8_0", GGUF_TENSOR_Q8_0 },
     { QUANTIZE_FTYPE_Q4_K_M, "Q4_K_M", GGUF_TENSOR_Q4_K },
+    { QUANTIZE_FTYPE_Q4_K_S, "Q4_K_S", GGUF_TENSOR_Q4_K },
+    { QUANTIZE_FTYPE_Q5_K_M, "Q5_K_M", GGUF_TENSOR_Q5_K },
+    { QUANTIZE_FTYPE_Q5_K_S, "Q5_K_S", GGUF_TENSOR_Q5_K },
     { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
+    { QUANTIZE_FTYPE_Q4_0, "Q4_0", GGUF_TENSOR_Q4_0 },
+    { QUANTIZE_FTYPE_Q5_0, "Q5_0", GGUF_TENSOR_Q5_0 },
     { QUANTIZE_FTYPE_MXFP4_MOE, "MXFP4_MOE", GGUF_TENSOR_MXFP4 },
     { QUANTIZE_FTYPE_TQ1_0, "TQ1_0", GGUF_TENSOR_TQ1_0 },
     { QUANTIZE_FTYPE_TQ2_0, "TQ2_0", GGUF_TENSOR_TQ2_0 },
@@ -122,6 +127,7 @@ typedef struct rules_state {
     const quantize_overrides *ov;
     bool tied;                 /* no output.weight: token_embd is the output too */
     bool falcon;               /* model_arch.quantize_falcon_rules */
+    bool type_70b;             /* llama.cpp's loader types the model LLM_TYPE_70B (model_arch.quantize_70b_layers) */
     int64_t n_expert, n_layer;
     int n_attn_v, i_attn_v, i_ffn_down;
 } rules_state;
@@ -152,6 +158,7 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     }
     const category cat = category_of(name);
     const bool q4_k_m = rs->ftype == QUANTIZE_FTYPE_Q4_K_M, eight_experts = rs->n_expert == 8;
+    const bool q5_k_m = rs->ftype == QUANTIZE_FTYPE_Q5_K_M, q4_k_s = rs->ftype == QUANTIZE_FTYPE_Q4_K_S;
     uint32_t nt = base_type(rs->ftype);
     const uint32_t manual = quantize_overrides_type(rs->ov, name);
     if (manual != GGUF_TENSOR_COUNT) /* the mix's rules skipped, their counters too, as llama-quantize does */
@@ -166,8 +173,12 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     } else if (rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE) {
         nt = t->n_dims == 3 && t->ne[2] > 1 ? GGUF_TENSOR_MXFP4 : GGUF_TENSOR_Q8_0; /* experts, and the rest */
     } else if (is_attn_v_like(cat)) {
-        if (q4_k_m && use_more_bits(rs->i_attn_v, rs->n_attn_v))
+        if ((q4_k_m || q5_k_m) && use_more_bits(rs->i_attn_v, rs->n_attn_v))
             nt = GGUF_TENSOR_Q6_K;
+        else if (q4_k_s && rs->i_attn_v < 4)
+            nt = GGUF_TENSOR_Q5_K;
+        if (rs->type_70b && nt == GGUF_TENSOR_Q4_K) /* (and Q3_K, which no mix here gives): 8 heads share attn_v */
+            nt = GGUF_TENSOR_Q5_K;
         if (eight_experts) /* "for the 8-expert model, bumping this to Q8_0 trades just ~128MB" */
             nt = GGUF_TENSOR_Q8_0;
         ++rs->i_attn_v;
@@ -185,11 +196,13 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             nt = layer < (int)rs->n_layer / 16                ? GGUF_TENSOR_Q6_K
                  : use_more_bits(layer, (int)rs->n_layer) ? GGUF_TENSOR_Q5_K
                                                           : GGUF_TENSOR_Q4_K;
-        else if (q4_k_m && use_more_bits(layer, (int)rs->n_layer))
+        else if ((q4_k_m || q5_k_m) && use_more_bits(layer, (int)rs->n_layer))
             nt = GGUF_TENSOR_Q6_K;
+        else if (q4_k_s && !rs->falcon && layer < (int)rs->n_layer / 8)
+            nt = GGUF_TENSOR_Q5_K;
         ++rs->i_ffn_down;
     } else if (cat == CAT_ATTN_OUTPUT) {
-        if (eight_experts && q4_k_m && !rs->falcon)
+        if (eight_experts && (q4_k_m || q4_k_s) && !rs->falcon)
             nt = GGUF_TENSOR_Q5_K;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
@@ -241,8 +254,10 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
         free(plan);
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
     }
+    const bool type_70b = hp.arch->quantize_70b_layers && hp.n_layer == hp.arch->quantize_70b_layers &&
+                          (!hp.arch->quantize_70b_gqa_only || hp.n_head != hp.n_head_kv);
     rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .falcon = hp.arch->quantize_falcon_rules,
-                       .n_expert = hp.n_expert, .n_layer = n_layer };
+                       .type_70b = type_70b, .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
         order[i] = gguf_tensor_at(in, i);
         rs.n_attn_v += is_attn_v_like(category_of(order[i]->name));
