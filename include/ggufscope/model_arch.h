@@ -169,8 +169,9 @@ typedef struct model_arch {
      * attn_output left to the file type */
     bool quantize_falcon_rules;
     /* the depth llama.cpp's loader types a model of this family LLM_TYPE_70B at (llama, qwen2, olmo, deci: 80 layers;
-     * jais2: 68; llama's only with grouped key/value heads: the 80-layer LLaMA-1 65B has none), whose attn_v
-     * llama-quantize gives Q5_K where a mix gives it Q3_K or Q4_K; 0: none */
+     * jais2: 68), whose attn_v llama-quantize gives Q5_K where a mix gives it Q3_K or Q4_K; 0: none. gqa_only:
+     * llama's loader's conditions, grouped key/value heads (the 80-layer LLaMA-1 65B has none) and not 8 experts
+     * (typed by Mixtral's sizes) */
     uint32_t quantize_70b_layers;
     bool quantize_70b_gqa_only;
     const char *norm_gains;      /* what the family's trained norm gains look like, for the audit, or NULL */

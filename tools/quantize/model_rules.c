@@ -255,7 +255,7 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
         return gguf_fail(err, GGUF_E_NOMEM, 0, "", "out of memory");
     }
     const bool type_70b = hp.arch->quantize_70b_layers && hp.n_layer == hp.arch->quantize_70b_layers &&
-                          (!hp.arch->quantize_70b_gqa_only || hp.n_head != hp.n_head_kv);
+                          (!hp.arch->quantize_70b_gqa_only || (hp.n_head != hp.n_head_kv && hp.n_expert != 8));
     rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .falcon = hp.arch->quantize_falcon_rules,
                        .type_70b = type_70b, .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
