@@ -27,13 +27,15 @@ static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi :
 
 /*
  * Fits x[i] ~ scale * L[i] + min with L[i] in [0, nmax] and min <= 0,
- * minimising sum w[i] (scale L[i] + min - x[i])^2 over the scales
- * (nmax + rmin + rdelta k) / (max - min), k = 0..nstep, each refined by
- * weighted least squares (ggml's make_qkx2_quants with use_mad false).
+ * minimising sum w[i] (scale L[i] + min - x[i])^2 (or w[i] |scale L[i] + min - x[i]| where mad: Q2_K's) over the
+ * scales (nmax + rmin + rdelta k) / (max - min), k = 0..nstep, each refined by
+ * weighted least squares (ggml's make_qkx2_quants, use_mad as mad).
  * Returns the scale and stores -min in *neg_min.
  */
+static float error_of(float diff, bool mad) { return mad ? fabsf(diff) : diff * diff; }
+
 static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, uint8_t *L, float *neg_min,
-                               float rmin, float rdelta, int nstep)
+                               float rmin, float rdelta, int nstep, bool mad)
 {
     float min = x[0], max = x[0], sum_w = w[0], sum_x = sum_w * x[0];
     for (int i = 1; i < n; i++) {
@@ -55,7 +57,7 @@ static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, 
     for (int i = 0; i < n; i++) {
         L[i] = (uint8_t)clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
         const float diff = scale * L[i] + min - x[i];
-        best_error += w[i] * (diff * diff);
+        best_error += w[i] * error_of(diff, mad);
     }
     uint8_t trial[32];
     for (int step = 0; step <= nstep; step++) {
@@ -80,7 +82,7 @@ static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, 
         float error = 0;
         for (int i = 0; i < n; i++) {
             const float diff = this_scale * trial[i] + this_min - x[i];
-            error += w[i] * (diff * diff);
+            error += w[i] * error_of(diff, mad);
         }
         if (error < best_error) {
             memcpy(L, trial, (size_t)n);
@@ -160,7 +162,7 @@ static void k_scales_and_quants(const float *x, int nmax, float rmin, int nstep,
         const float av_x = sqrtf(sum_x2 / 32);
         for (int l = 0; l < 32; l++)
             w[l] = av_x + fabsf(xj[l]);
-        scales[j] = fit_scale_and_min(32, nmax, xj, w, L + 32 * j, &mins[j], rmin, 0.1f, nstep);
+        scales[j] = fit_scale_and_min(32, nmax, xj, w, L + 32 * j, &mins[j], rmin, 0.1f, nstep, false);
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -283,6 +285,183 @@ static void quantize_q6_k_block(const float *x, uint8_t *b)
             qh[l] = (uint8_t)(q[l] >> 4 | (q[l + 32] >> 4) << 2 | (q[l + 64] >> 4) << 4 | (q[l + 96] >> 4) << 6);
         }
     }
+}
+
+/*
+ * Fits x[i] ~ scale * (L[i] - nmax) with L[i] - nmax in [-nmax, nmax - 1] for Q3_K: the scale that maps the value of
+ * largest magnitude to -nmax, then up to five passes that move one quant at a time to where the weighted (x[i]^2)
+ * least-squares fit of the others puts it, keeping a move that improves the fit (ggml's make_q3_quants with do_rmse).
+ */
+static float fit_q3_scale(int n, int nmax, const float *x, int8_t *L)
+{
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; i++) {
+        if (fabsf(x[i]) > amax) {
+            amax = fabsf(x[i]);
+            max = x[i];
+        }
+    }
+    if (amax < 1e-15f) { /* an all-zero group */
+        memset(L, 0, (size_t)n);
+        return 0.0f;
+    }
+    const float iscale = -nmax / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = (int8_t)l;
+        const float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    for (int pass = 0; pass < 5; pass++) {
+        int moved = 0;
+        for (int i = 0; i < n; i++) {
+            const float w = x[i] * x[i];
+            float slx = sumlx - w * x[i] * L[i];
+            if (!(slx > 0))
+                continue;
+            float sl2 = suml2 - w * L[i] * L[i];
+            const int l = clamp_int(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+            if (l == L[i])
+                continue;
+            slx += w * x[i] * l;
+            sl2 += w * l * l;
+            if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+                L[i] = (int8_t)l;
+                sumlx = slx;
+                suml2 = sl2;
+                moved++;
+            }
+        }
+        if (!moved)
+            break;
+    }
+    for (int i = 0; i < n; i++)
+        L[i] = (int8_t)(L[i] + nmax);
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* Q2_K's and Q3_K's quants of 256 values, four to a byte: qs[32 c + l] holds values 128 h + 32 k + l (c = 4 h ... as
+ * ggml packs them: byte j / 4 + l of each 128 takes values j + l, + 32, + 64, + 96 in its four bit pairs). */
+static void pack_2bit(const uint8_t *L, uint8_t *qs)
+{
+    for (int j = 0; j < QK_K; j += 128)
+        for (int l = 0; l < 32; l++)
+            qs[j / 4 + l] = (uint8_t)(L[j + l] | L[j + l + 32] << 2 | L[j + l + 64] << 4 | L[j + l + 96] << 6);
+}
+
+/*
+ * Q2_K block (84 bytes; block_q2_K): scales[16] (low nibble a group's scale, high its min) | qs[64] | d | dmin (f16)
+ * Value = d s_g q - dmin m_g, q two bits, each group of 16 fitted with weights |x| by mean absolute error.
+ */
+static void quantize_q2_k_block(const float *x, uint8_t *b)
+{
+    uint8_t L[QK_K];
+    float scales[16], mins[16], w[16];
+    float max_scale = 0, max_min = 0;
+    for (int g = 0; g < 16; g++) {
+        for (int l = 0; l < 16; l++)
+            w[l] = fabsf(x[16 * g + l]);
+        scales[g] = fit_scale_and_min(16, 3, x + 16 * g, w, L + 16 * g, &mins[g], -0.5f, 0.1f, 15, true);
+        if (scales[g] > max_scale)
+            max_scale = scales[g];
+        if (mins[g] > max_min)
+            max_min = mins[g];
+    }
+    uint8_t *sc = b;
+    uint16_t d16 = 0, dmin16 = 0;
+    if (max_scale > 0) {
+        const float iscale = 15.0f / max_scale;
+        for (int g = 0; g < 16; g++)
+            sc[g] = (uint8_t)nearest_int(iscale * scales[g]);
+        d16 = quant_f32_to_f16(max_scale / 15.0f);
+    } else {
+        memset(sc, 0, 16);
+    }
+    if (max_min > 0) {
+        const float iscale = 15.0f / max_min;
+        for (int g = 0; g < 16; g++)
+            sc[g] |= (uint8_t)(nearest_int(iscale * mins[g]) << 4);
+        dmin16 = quant_f32_to_f16(max_min / 15.0f);
+    }
+    memcpy(b + 80, &d16, 2);
+    memcpy(b + 82, &dmin16, 2);
+    const float d = quant_f16_to_f32(d16), dmin = quant_f16_to_f32(dmin16);
+    for (int g = 0; g < 16; g++) {
+        const float dg = d * (sc[g] & 0xF);
+        if (!dg) /* keeps the fit's quants, as the reference does */
+            continue;
+        const float mg = dmin * (sc[g] >> 4);
+        for (int l = 0; l < 16; l++)
+            L[16 * g + l] = (uint8_t)clamp_int(nearest_int((x[16 * g + l] + mg) / dg), 0, 3);
+    }
+    pack_2bit(L, b + 16);
+}
+
+/*
+ * Q3_K block (110 bytes; block_q3_K): hmask[32] | qs[64] | scales[12] | d (f16)
+ * Value = d s_g (q - 4), q three bits: its low two in qs as Q2_K's, its high one bit (v / 32) of hmask[v % 32]; the
+ * 16 six-bit scales (s_g + 32) as low nibbles in scales[0..8) (groups 0-7 low, 8-15 high) and their top two bits in
+ * scales[8..12) (group g's at bit 2 (g / 4) of byte 8 + g % 4).
+ */
+static void quantize_q3_k_block(const float *x, uint8_t *b)
+{
+    int8_t L[QK_K];
+    float scales[16], max_scale = 0, amax = 0;
+    for (int g = 0; g < 16; g++) {
+        scales[g] = fit_q3_scale(16, 4, x + 16 * g, L + 16 * g);
+        if (fabsf(scales[g]) > amax) {
+            amax = fabsf(scales[g]);
+            max_scale = scales[g];
+        }
+    }
+    uint8_t *hmask = b, *qs = b + 32, *sc = b + 96;
+    memset(sc, 0, 12);
+    uint16_t d16 = 0;
+    if (max_scale) {
+        const float iscale = -32.0f / max_scale;
+        for (int g = 0; g < 16; g++) {
+            const int l = clamp_int((int8_t)nearest_int(iscale * scales[g]), -32, 31) + 32;
+            if (g < 8)
+                sc[g] = (uint8_t)(l & 0xF);
+            else
+                sc[g - 8] |= (uint8_t)((l & 0xF) << 4);
+            sc[8 + g % 4] |= (uint8_t)((l >> 4) << (2 * (g / 4)));
+        }
+        d16 = quant_f32_to_f16(1 / iscale);
+    }
+    memcpy(b + 108, &d16, 2);
+    const float d = quant_f16_to_f32(d16);
+    for (int g = 0; g < 16; g++) {
+        const int lo = g < 8 ? sc[g] & 0xF : sc[g - 8] >> 4;
+        const int s = (lo | ((sc[8 + g % 4] >> (2 * (g / 4))) & 3) << 4) - 32;
+        const float dg = d * s;
+        if (!dg) /* keeps the fit's quants, as the reference does */
+            continue;
+        for (int l = 0; l < 16; l++)
+            L[16 * g + l] = (int8_t)(clamp_int(nearest_int(x[16 * g + l] / dg), -4, 3) + 4);
+    }
+    memset(hmask, 0, 32);
+    uint8_t low[QK_K];
+    for (int v = 0; v < QK_K; v++) {
+        if (L[v] > 3)
+            hmask[v % 32] |= (uint8_t)(1u << (v / 32));
+        low[v] = (uint8_t)(L[v] > 3 ? L[v] - 4 : L[v]);
+    }
+    pack_2bit(low, qs);
+}
+
+void quant_quantize_q2_k(const float *x, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += QK_K)
+        quantize_q2_k_block(x + i, dst + i / QK_K * 84);
+}
+
+void quant_quantize_q3_k(const float *x, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += QK_K)
+        quantize_q3_k_block(x + i, dst + i / QK_K * 110);
 }
 
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n)

@@ -293,8 +293,8 @@ Test(quant, quantizers_equal_the_gguf_package_and_stay_within_bounds, .timeout =
     free(back);
 }
 
-/* ggml quantized the test vectors' src.f32 itself (q.q4_K, q.q5_K, q.q6_K, q.q8_0, q.q5_0, q.q5_1, q.q4_0): our quantizers
- * must choose the same scales, mins and quants in every block, byte for byte. */
+/* ggml quantized the test vectors' src.f32 itself (q.q2_K, q.q3_K, q.q4_K, q.q5_K, q.q6_K, q.q8_0, q.q5_0, q.q5_1,
+ * q.q4_0): our quantizers must choose the same scales, mins and quants in every block, byte for byte. */
 Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
 {
     char *path = model_path("quant-testvectors.gguf");
@@ -306,6 +306,7 @@ Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     const gguf_tensor *src = gguf_tensor_by_name(f, "src.f32");
     cr_assert_not_null(src);
     static const struct { const char *name; uint32_t type; } want[] = {
+        { "q.q2_K", GGUF_TENSOR_Q2_K }, { "q.q3_K", GGUF_TENSOR_Q3_K },
         { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q5_K", GGUF_TENSOR_Q5_K }, { "q.q6_K", GGUF_TENSOR_Q6_K },
         { "q.q8_0", GGUF_TENSOR_Q8_0 },
         { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q5_1", GGUF_TENSOR_Q5_1 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },
@@ -367,10 +368,24 @@ Test(quant, k_quantizers_handle_degenerate_blocks)
         cr_assert(fabsf(back[600] - 1000.0f) < 1000.0f * 0.07f, "%s: the outlier survives (%g)", tt->name,
                   back[600]);
     }
+    /* Q2_K and Q3_K: a zero block stays zero, a constant one comes back within a few of its f16 steps */
+    static const uint32_t low[] = { GGUF_TENSOR_Q2_K, GGUF_TENSOR_Q3_K };
+    for (size_t k = 0; k < 2; k++) {
+        uint8_t q[8 * 110];
+        cr_assert_eq(quant_quantize_row(low[k], x, q, N), QUANT_OK);
+        cr_assert_eq(quant_dequantize_row(low[k], q, back, N), QUANT_OK);
+        for (int i = 0; i < 256; i++)
+            cr_assert_eq(back[i], 0.0f, "%s: a zero block stays zero", gguf_type_traits_of(low[k])->name);
+        for (int i = 256; i < 512; i++)
+            cr_assert_float_eq(back[i], 0.75f, 0.75f * 0.1f, "%s: constant 0.75 -> %g",
+                               gguf_type_traits_of(low[k])->name, back[i]);
+    }
     x[5] = NAN; /* garbage in, no crash and no undefined behaviour (the sanitizer build runs this) */
     uint8_t q[8 * 210];
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, x, q, N), QUANT_OK);
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q6_K, x, q, N), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q2_K, x, q, N), QUANT_OK);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q3_K, x, q, N), QUANT_OK);
 }
 
 /* ---- API edges ---- */
@@ -383,7 +398,7 @@ Test(quant, unsupported_types_and_bad_shapes_are_errors)
     cr_assert_eq(quant_dequantize_row(4, block, out, 32), QUANT_E_UNSUPPORTED, "removed type");
     cr_assert_eq(quant_dequantize_row(999, block, out, 32), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_dequantize_row(GGUF_TENSOR_Q4_0, block, out, 31), QUANT_E_SHAPE);
-    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q3_K, out, block, 256), QUANT_E_UNSUPPORTED);
+    cr_assert_eq(quant_quantize_row(GGUF_TENSOR_IQ2_XXS, out, block, 256), QUANT_E_UNSUPPORTED);
     cr_assert_eq(quant_quantize_row(GGUF_TENSOR_Q4_K, out, block, 32), QUANT_E_SHAPE,
                  "K-quants take whole 256-value blocks");
     cr_assert_null(quant_row_function(GGUF_TENSOR_Q1_0, QUANT_IMPL_SCALAR));

@@ -423,7 +423,7 @@ Test(quantize, tensor_type_overrides_come_out_as_llama_quantize_writes_them)
         cr_expect_str_eq(hex, cases[i].want, "--tensor-type %s differs from llama-quantize's file", cases[i].spec);
         unlink(out);
     }
-    static const char *const bad[] = { "attn_v", "=q8_0", "attn_v=q3_k", "attn_(v=q8_0" };
+    static const char *const bad[] = { "attn_v", "=q8_0", "attn_v=iq2_xxs", "attn_(v=q8_0" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "'%s' '%s' Q4_K_M --tensor-type '%s' 2>&1", llama, out, bad[i]);
         int st;

@@ -14,9 +14,10 @@
 
 static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
-    "  TYPE                Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0, Q4_0, Q5_0, MXFP4_MOE, TQ1_0 or TQ2_0\n"
-    "                      (llama.cpp's mixes: Q4_K_M and Q5_K_M keep attn_v and ffn_down of some layers in Q6_K,\n"
-    "                      Q4_K_S the first ones in Q5_K, each the output in Q6_K; MXFP4_MOE puts the experts in\n"
+    "  TYPE                Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0,\n"
+    "                      MXFP4_MOE, TQ1_0 or TQ2_0 (llama.cpp's mixes: Q4_K_M and Q5_K_M keep attn_v and ffn_down\n"
+    "                      of some layers in Q6_K, Q4_K_S the first ones in Q5_K, Q3_K_M and Q3_K_L attn_v and\n"
+    "                      ffn_down in Q4_K / Q5_K, each the output in Q6_K; MXFP4_MOE puts the experts in\n"
     "                      MXFP4, the rest in Q8_0; TQ1_0 and TQ2_0, BitNet's ternary types, keep the output in Q6_K\n"
     "                      and untied embeddings in Q4_K, rows not a multiple of 256 in Q4_0)\n"
     "  --tensor-type NAME=TYPE  llama-quantize's override: TYPE for the tensors whose name the regular expression\n"
@@ -107,8 +108,8 @@ static int tool_main(int argc, char **argv)
     type = argv[optind + 2];
     quantize_ftype ftype;
     if (!quantize_ftype_parse(type, &ftype)) {
-        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0, Q4_0, Q5_0, "
-                        "MXFP4_MOE, TQ1_0, TQ2_0)\n", type);
+        fprintf(stderr, "gguf-quantize: unknown type '%s' (Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, "
+                        "Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0, MXFP4_MOE, TQ1_0, TQ2_0)\n", type);
         return 2;
     }
     gguf_file *f;

@@ -31,6 +31,10 @@ static const struct {
     { QUANTIZE_FTYPE_Q5_K_S, "Q5_K_S", GGUF_TENSOR_Q5_K },
     { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
     { QUANTIZE_FTYPE_Q4_0, "Q4_0", GGUF_TENSOR_Q4_0 },
+    { QUANTIZE_FTYPE_Q2_K, "Q2_K", GGUF_TENSOR_Q2_K },
+    { QUANTIZE_FTYPE_Q3_K_S, "Q3_K_S", GGUF_TENSOR_Q3_K },
+    { QUANTIZE_FTYPE_Q3_K_M, "Q3_K_M", GGUF_TENSOR_Q3_K },
+    { QUANTIZE_FTYPE_Q3_K_L, "Q3_K_L", GGUF_TENSOR_Q3_K },
     { QUANTIZE_FTYPE_Q5_0, "Q5_0", GGUF_TENSOR_Q5_0 },
     { QUANTIZE_FTYPE_MXFP4_MOE, "MXFP4_MOE", GGUF_TENSOR_MXFP4 },
     { QUANTIZE_FTYPE_TQ1_0, "TQ1_0", GGUF_TENSOR_TQ1_0 },
@@ -128,6 +132,7 @@ typedef struct rules_state {
     bool tied;                 /* no output.weight: token_embd is the output too */
     bool falcon;               /* model_arch.quantize_falcon_rules */
     bool type_70b;             /* llama.cpp's loader types the model LLM_TYPE_70B (model_arch.quantize_70b_layers) */
+    bool gqa4;                 /* head_count / head_count_kv >= 4 (llama.cpp's n_gqa(), layer 0's) */
     int64_t n_expert, n_layer;
     int n_attn_v, i_attn_v, i_ffn_down;
 } rules_state;
@@ -159,6 +164,8 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     const category cat = category_of(name);
     const bool q4_k_m = rs->ftype == QUANTIZE_FTYPE_Q4_K_M, eight_experts = rs->n_expert == 8;
     const bool q5_k_m = rs->ftype == QUANTIZE_FTYPE_Q5_K_M, q4_k_s = rs->ftype == QUANTIZE_FTYPE_Q4_K_S;
+    const bool q2_k = rs->ftype == QUANTIZE_FTYPE_Q2_K, q3_k_s = rs->ftype == QUANTIZE_FTYPE_Q3_K_S;
+    const bool q3_k_m = rs->ftype == QUANTIZE_FTYPE_Q3_K_M, q3_k_l = rs->ftype == QUANTIZE_FTYPE_Q3_K_L;
     uint32_t nt = base_type(rs->ftype);
     const uint32_t manual = quantize_overrides_type(rs->ov, name);
     if (manual != GGUF_TENSOR_COUNT) /* the mix's rules skipped, their counters too, as llama-quantize does */
@@ -173,11 +180,17 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     } else if (rs->ftype == QUANTIZE_FTYPE_MXFP4_MOE) {
         nt = t->n_dims == 3 && t->ne[2] > 1 ? GGUF_TENSOR_MXFP4 : GGUF_TENSOR_Q8_0; /* experts, and the rest */
     } else if (is_attn_v_like(cat)) {
-        if ((q4_k_m || q5_k_m) && use_more_bits(rs->i_attn_v, rs->n_attn_v))
+        if (q2_k)
+            nt = rs->gqa4 ? GGUF_TENSOR_Q4_K : GGUF_TENSOR_Q3_K;
+        else if (q3_k_m)
+            nt = rs->i_attn_v < 2 ? GGUF_TENSOR_Q5_K : GGUF_TENSOR_Q4_K;
+        else if (q3_k_l)
+            nt = GGUF_TENSOR_Q5_K;
+        else if ((q4_k_m || q5_k_m) && use_more_bits(rs->i_attn_v, rs->n_attn_v))
             nt = GGUF_TENSOR_Q6_K;
         else if (q4_k_s && rs->i_attn_v < 4)
             nt = GGUF_TENSOR_Q5_K;
-        if (rs->type_70b && nt == GGUF_TENSOR_Q4_K) /* (and Q3_K, which no mix here gives): 8 heads share attn_v */
+        if (rs->type_70b && (nt == GGUF_TENSOR_Q3_K || nt == GGUF_TENSOR_Q4_K)) /* 8 heads share attn_v */
             nt = GGUF_TENSOR_Q5_K;
         if (eight_experts) /* "for the 8-expert model, bumping this to Q8_0 trades just ~128MB" */
             nt = GGUF_TENSOR_Q8_0;
@@ -192,7 +205,16 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             return gguf_fail(err, GGUF_E_INVALID_ARG, t->info_offset, name,
                              "tensor '%s': no layer in its name, which llama-quantize needs for an expert's tensor",
                              name);
-        if (q4_k_m && rs->falcon)
+        const int n = (int)rs->n_layer;
+        if (q2_k)
+            nt = GGUF_TENSOR_Q3_K;
+        else if (q3_k_m)
+            nt = layer < n / 16                                    ? GGUF_TENSOR_Q5_K
+                 : !rs->falcon || use_more_bits(layer, n) ? GGUF_TENSOR_Q4_K
+                                                          : GGUF_TENSOR_Q3_K;
+        else if (q3_k_l)
+            nt = rs->falcon ? GGUF_TENSOR_Q4_K : GGUF_TENSOR_Q5_K;
+        else if (q4_k_m && rs->falcon)
             nt = layer < (int)rs->n_layer / 16                ? GGUF_TENSOR_Q6_K
                  : use_more_bits(layer, (int)rs->n_layer) ? GGUF_TENSOR_Q5_K
                                                           : GGUF_TENSOR_Q4_K;
@@ -202,13 +224,18 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             nt = GGUF_TENSOR_Q5_K;
         ++rs->i_ffn_down;
     } else if (cat == CAT_ATTN_OUTPUT) {
-        if (eight_experts && (q4_k_m || q4_k_s) && !rs->falcon)
+        if (!rs->falcon && eight_experts && (q2_k || q3_k_s || q3_k_m || q4_k_m || q4_k_s))
             nt = GGUF_TENSOR_Q5_K;
+        else if (!rs->falcon && !eight_experts && (q2_k || q3_k_m || q3_k_l))
+            nt = q2_k ? GGUF_TENSOR_Q3_K : q3_k_m ? GGUF_TENSOR_Q4_K : GGUF_TENSOR_Q5_K;
+        else if (rs->falcon && q3_k_l)
+            nt = GGUF_TENSOR_Q4_K;
     }
     if (t->ne[0] % gguf_type_traits_of(nt)->block_size != 0) {
         /* llama.cpp's tensor_type_fallback: a 32-value type of about the same size, else F16 */
         uint32_t fallback = nt == GGUF_TENSOR_Q4_K                                ? GGUF_TENSOR_Q5_0
                             : nt == GGUF_TENSOR_TQ1_0 || nt == GGUF_TENSOR_TQ2_0 ? GGUF_TENSOR_Q4_0
+                            : nt == GGUF_TENSOR_Q2_K || nt == GGUF_TENSOR_Q3_K   ? GGUF_TENSOR_Q4_0
                             : nt == GGUF_TENSOR_Q5_K                             ? GGUF_TENSOR_Q5_1
                             : nt == GGUF_TENSOR_Q6_K                             ? GGUF_TENSOR_Q8_0
                                                                                  : nt;
@@ -257,7 +284,8 @@ gguf_status quantize_model_plan(const gguf_file *in, quantize_ftype ftype, const
     const bool type_70b = hp.arch->quantize_70b_layers && hp.n_layer == hp.arch->quantize_70b_layers &&
                           (!hp.arch->quantize_70b_gqa_only || (hp.n_head != hp.n_head_kv && hp.n_expert != 8));
     rules_state rs = { .ftype = ftype, .ov = ov, .tied = true, .falcon = hp.arch->quantize_falcon_rules,
-                       .type_70b = type_70b, .n_expert = hp.n_expert, .n_layer = n_layer };
+                       .type_70b = type_70b, .gqa4 = hp.n_head_kv > 0 && hp.n_head / hp.n_head_kv >= 4,
+                       .n_expert = hp.n_expert, .n_layer = n_layer };
     for (size_t i = 0; i < n; i++) {
         order[i] = gguf_tensor_at(in, i);
         rs.n_attn_v += is_attn_v_like(category_of(order[i]->name));
