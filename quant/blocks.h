@@ -55,7 +55,8 @@ void quant_act_q8k_block_avx2(const float *x, uint8_t *b);
 void quant_act_f16_row_avx2(const float *x, uint16_t *h, int64_t n);
 void quant_act_bf16_row_avx2(const float *x, uint16_t *h, int64_t n);
 /* Reference quantizers, n values into n / block blocks at dst, as ggml's reference quantizers round
- * (quantize.c: F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, MXFP4; quantize_k.c: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; quantize_ternary.c:
+ * (quantize.c: F32, F16, BF16, Q8_0, Q5_0, Q5_1, Q4_0, MXFP4; quantize_k.c: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; quantize_iq4.c:
+ * IQ4_NL, IQ4_XS; quantize_ternary.c:
  * TQ1_0, TQ2_0). */
 /* MXFP4 (dequant_legacy.c): its E2M1 values doubled, and 2^(e-127) / 2 as an f32 as ggml's
  * ggml_e8m0_to_fp32_half computes it (subnormal for e < 2). */
@@ -82,7 +83,8 @@ static inline float quant_ue4m3_half(uint8_t x)
 QUANT_QUANTIZE_DECL(f32); QUANT_QUANTIZE_DECL(f16); QUANT_QUANTIZE_DECL(bf16); QUANT_QUANTIZE_DECL(q8_0);
 QUANT_QUANTIZE_DECL(q5_0); QUANT_QUANTIZE_DECL(q5_1); QUANT_QUANTIZE_DECL(q4_0); QUANT_QUANTIZE_DECL(q2_k); QUANT_QUANTIZE_DECL(q3_k); QUANT_QUANTIZE_DECL(q4_k);
 QUANT_QUANTIZE_DECL(q5_k);
-QUANT_QUANTIZE_DECL(q6_k); QUANT_QUANTIZE_DECL(mxfp4); QUANT_QUANTIZE_DECL(tq1_0); QUANT_QUANTIZE_DECL(tq2_0);
+QUANT_QUANTIZE_DECL(q6_k); QUANT_QUANTIZE_DECL(iq4_nl); QUANT_QUANTIZE_DECL(iq4_xs); QUANT_QUANTIZE_DECL(mxfp4);
+QUANT_QUANTIZE_DECL(tq1_0); QUANT_QUANTIZE_DECL(tq2_0);
 
 /* One block of a type decoded field by field as text (describe.c), appended to t. */
 typedef struct quant_text {

@@ -306,7 +306,8 @@ Test(quant, quantizers_reproduce_ggml_s_test_vectors, .timeout = 120)
     const gguf_tensor *src = gguf_tensor_by_name(f, "src.f32");
     cr_assert_not_null(src);
     static const struct { const char *name; uint32_t type; } want[] = {
-        { "q.q2_K", GGUF_TENSOR_Q2_K }, { "q.q3_K", GGUF_TENSOR_Q3_K },
+        { "q.q2_K", GGUF_TENSOR_Q2_K }, { "q.q3_K", GGUF_TENSOR_Q3_K }, { "q.iq4_nl", GGUF_TENSOR_IQ4_NL },
+        { "q.iq4_xs", GGUF_TENSOR_IQ4_XS },
         { "q.q4_K", GGUF_TENSOR_Q4_K }, { "q.q5_K", GGUF_TENSOR_Q5_K }, { "q.q6_K", GGUF_TENSOR_Q6_K },
         { "q.q8_0", GGUF_TENSOR_Q8_0 },
         { "q.q5_0", GGUF_TENSOR_Q5_0 }, { "q.q5_1", GGUF_TENSOR_Q5_1 }, { "q.q4_0", GGUF_TENSOR_Q4_0 },

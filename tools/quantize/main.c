@@ -14,12 +14,12 @@
 
 static const char usage[] =
     "usage: gguf-quantize IN.gguf OUT.gguf TYPE [options]\n"
-    "  TYPE                Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0,\n"
-    "                      MXFP4_MOE, TQ1_0 or TQ2_0 (llama.cpp's mixes: Q4_K_M and Q5_K_M keep attn_v and ffn_down\n"
-    "                      of some layers in Q6_K, Q4_K_S the first ones in Q5_K, Q3_K_M and Q3_K_L attn_v and\n"
-    "                      ffn_down in Q4_K / Q5_K, each the output in Q6_K; MXFP4_MOE puts the experts in\n"
-    "                      MXFP4, the rest in Q8_0; TQ1_0 and TQ2_0, BitNet's ternary types, keep the output in Q6_K\n"
-    "                      and untied embeddings in Q4_K, rows not a multiple of 256 in Q4_0)\n"
+    "  TYPE                Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0, IQ4_NL,\n"
+    "                      IQ4_XS, MXFP4_MOE, TQ1_0 or TQ2_0 (llama.cpp's mixes, without an importance matrix: Q4_K_M and\n"
+    "                      Q5_K_M keep attn_v and ffn_down of some layers in Q6_K, Q4_K_S the first ones in Q5_K, Q3_K_M\n"
+    "                      and Q3_K_L attn_v and ffn_down in Q4_K / Q5_K, each the output in Q6_K; MXFP4_MOE puts the\n"
+    "                      experts in MXFP4, the rest in Q8_0; TQ1_0 and TQ2_0, BitNet's ternary types, keep the output\n"
+    "                      in Q6_K and untied embeddings in Q4_K, rows not a multiple of 256 in Q4_0)\n"
     "  --tensor-type NAME=TYPE  llama-quantize's override: TYPE for the tensors whose name the regular expression\n"
     "                      NAME matches (repeatable; the first match wins; e.g. 'blk\\.12\\.attn_v\\.weight=q8_0',\n"
     "                      as gguf-fidelity --attribute suggests)\n"
@@ -109,7 +109,7 @@ static int tool_main(int argc, char **argv)
     quantize_ftype ftype;
     if (!quantize_ftype_parse(type, &ftype)) {
         fprintf(stderr, "gguf-quantize: unknown type '%s' (Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, "
-                        "Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0, MXFP4_MOE, TQ1_0, TQ2_0)\n", type);
+                        "Q5_K_M, Q6_K, Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS, MXFP4_MOE, TQ1_0, TQ2_0)\n", type);
         return 2;
     }
     gguf_file *f;

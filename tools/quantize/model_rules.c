@@ -31,6 +31,8 @@ static const struct {
     { QUANTIZE_FTYPE_Q5_K_S, "Q5_K_S", GGUF_TENSOR_Q5_K },
     { QUANTIZE_FTYPE_Q6_K, "Q6_K", GGUF_TENSOR_Q6_K },
     { QUANTIZE_FTYPE_Q4_0, "Q4_0", GGUF_TENSOR_Q4_0 },
+    { QUANTIZE_FTYPE_IQ4_NL, "IQ4_NL", GGUF_TENSOR_IQ4_NL },
+    { QUANTIZE_FTYPE_IQ4_XS, "IQ4_XS", GGUF_TENSOR_IQ4_XS },
     { QUANTIZE_FTYPE_Q2_K, "Q2_K", GGUF_TENSOR_Q2_K },
     { QUANTIZE_FTYPE_Q3_K_S, "Q3_K_S", GGUF_TENSOR_Q3_K },
     { QUANTIZE_FTYPE_Q3_K_M, "Q3_K_M", GGUF_TENSOR_Q3_K },
@@ -166,6 +168,7 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
     const bool q5_k_m = rs->ftype == QUANTIZE_FTYPE_Q5_K_M, q4_k_s = rs->ftype == QUANTIZE_FTYPE_Q4_K_S;
     const bool q2_k = rs->ftype == QUANTIZE_FTYPE_Q2_K, q3_k_s = rs->ftype == QUANTIZE_FTYPE_Q3_K_S;
     const bool q3_k_m = rs->ftype == QUANTIZE_FTYPE_Q3_K_M, q3_k_l = rs->ftype == QUANTIZE_FTYPE_Q3_K_L;
+    const bool iq4 = rs->ftype == QUANTIZE_FTYPE_IQ4_NL || rs->ftype == QUANTIZE_FTYPE_IQ4_XS;
     uint32_t nt = base_type(rs->ftype);
     const uint32_t manual = quantize_overrides_type(rs->ov, name);
     if (manual != GGUF_TENSOR_COUNT) /* the mix's rules skipped, their counters too, as llama-quantize does */
@@ -184,7 +187,7 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             nt = rs->gqa4 ? GGUF_TENSOR_Q4_K : GGUF_TENSOR_Q3_K;
         else if (q3_k_m)
             nt = rs->i_attn_v < 2 ? GGUF_TENSOR_Q5_K : GGUF_TENSOR_Q4_K;
-        else if (q3_k_l)
+        else if (q3_k_l || (iq4 && rs->gqa4))
             nt = GGUF_TENSOR_Q5_K;
         else if ((q4_k_m || q5_k_m) && use_more_bits(rs->i_attn_v, rs->n_attn_v))
             nt = GGUF_TENSOR_Q6_K;
@@ -218,13 +221,15 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
             nt = layer < (int)rs->n_layer / 16                ? GGUF_TENSOR_Q6_K
                  : use_more_bits(layer, (int)rs->n_layer) ? GGUF_TENSOR_Q5_K
                                                           : GGUF_TENSOR_Q4_K;
+        else if (iq4 && layer < n / 8) /* (without an importance matrix) */
+            nt = GGUF_TENSOR_Q5_K;
         else if ((q4_k_m || q5_k_m) && use_more_bits(layer, (int)rs->n_layer))
             nt = GGUF_TENSOR_Q6_K;
         else if (q4_k_s && !rs->falcon && layer < (int)rs->n_layer / 8)
             nt = GGUF_TENSOR_Q5_K;
         ++rs->i_ffn_down;
     } else if (cat == CAT_ATTN_OUTPUT) {
-        if (!rs->falcon && eight_experts && (q2_k || q3_k_s || q3_k_m || q4_k_m || q4_k_s))
+        if (!rs->falcon && eight_experts && (q2_k || q3_k_s || q3_k_m || q4_k_m || q4_k_s || iq4))
             nt = GGUF_TENSOR_Q5_K;
         else if (!rs->falcon && !eight_experts && (q2_k || q3_k_m || q3_k_l))
             nt = q2_k ? GGUF_TENSOR_Q3_K : q3_k_m ? GGUF_TENSOR_Q4_K : GGUF_TENSOR_Q5_K;
@@ -236,6 +241,7 @@ static gguf_status choose_type(const gguf_tensor *t, rules_state *rs, uint32_t *
         uint32_t fallback = nt == GGUF_TENSOR_Q4_K                                ? GGUF_TENSOR_Q5_0
                             : nt == GGUF_TENSOR_TQ1_0 || nt == GGUF_TENSOR_TQ2_0 ? GGUF_TENSOR_Q4_0
                             : nt == GGUF_TENSOR_Q2_K || nt == GGUF_TENSOR_Q3_K   ? GGUF_TENSOR_Q4_0
+                            : nt == GGUF_TENSOR_IQ4_XS                           ? GGUF_TENSOR_IQ4_NL
                             : nt == GGUF_TENSOR_Q5_K                             ? GGUF_TENSOR_Q5_1
                             : nt == GGUF_TENSOR_Q6_K                             ? GGUF_TENSOR_Q8_0
                                                                                  : nt;

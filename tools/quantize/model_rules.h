@@ -16,11 +16,12 @@ typedef enum quantize_ftype {
     QUANTIZE_FTYPE_Q4_0 = 2, QUANTIZE_FTYPE_Q8_0 = 7, QUANTIZE_FTYPE_Q5_0 = 8, QUANTIZE_FTYPE_Q2_K = 10,
     QUANTIZE_FTYPE_Q3_K_S = 11, QUANTIZE_FTYPE_Q3_K_M = 12, QUANTIZE_FTYPE_Q3_K_L = 13, QUANTIZE_FTYPE_Q4_K_S = 14,
     QUANTIZE_FTYPE_Q4_K_M = 15, QUANTIZE_FTYPE_Q5_K_S = 16, QUANTIZE_FTYPE_Q5_K_M = 17, QUANTIZE_FTYPE_Q6_K = 18,
+    QUANTIZE_FTYPE_IQ4_NL = 25, QUANTIZE_FTYPE_IQ4_XS = 30,
     QUANTIZE_FTYPE_TQ1_0 = 36, QUANTIZE_FTYPE_TQ2_0 = 37, /* ternary (BitNet b1.58's), untied embeddings in Q4_K */
     QUANTIZE_FTYPE_MXFP4_MOE = 38, /* the experts in MXFP4, every other matrix in Q8_0 (gpt-oss's release) */
 } quantize_ftype;
 /* "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_M", "Q4_K_S", "Q5_K_M", "Q5_K_S", "Q6_K", "Q8_0", "Q4_0", "Q5_0",
- * "MXFP4_MOE", "TQ1_0", "TQ2_0" (any case); false for anything else. */
+ * "IQ4_NL", "IQ4_XS", "MXFP4_MOE", "TQ1_0", "TQ2_0" (any case); false for anything else. */
 bool quantize_ftype_parse(const char *name, quantize_ftype *out);
 const char *quantize_ftype_name(quantize_ftype ftype);
 

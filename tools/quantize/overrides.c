@@ -30,7 +30,7 @@ bool quantize_overrides_add(quantize_overrides **ov, const char *spec, char *why
     const int type = gguf_type_from_name(eq + 1);
     if (type < 0 || !quant_can_quantize((uint32_t)type)) {
         snprintf(why, why_len, "--tensor-type %s: '%s' is not a type this quantizer writes (F32, F16, BF16, Q8_0, "
-                 "Q5_0, Q5_1, Q4_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4)", spec, eq + 1);
+                 "Q5_0, Q5_1, Q4_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4)", spec, eq + 1);
         return false;
     }
     /* llama-quantize lowercases the expression */
