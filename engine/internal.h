@@ -193,6 +193,8 @@ engine_status engine_load_rope_factors(engine_model *m, engine_error *err);
 engine_status engine_bind_experts(engine_model *m, int il, engine_error *err);
 engine_status engine_bind_heads(engine_model *m, int il, engine_error *err);
 engine_status engine_bind_fused(engine_model *m, int il, engine_error *err);
+/* Talkie's attn_q_norm ({1, n_head}) bound as n_head rows of head_dim gains in the file's tensor's place */
+engine_status engine_bind_q_head_gains(engine_model *m, int il, engine_error *err);
 
 /* Floats a token's latent attention keeps in the context's mla rows (mla.c), 0 without latent attention. */
 size_t engine_mla_width(const engine_hparams *hp);

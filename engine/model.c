@@ -102,52 +102,6 @@ static engine_status load_out_scale(engine_model *m, int il, engine_error *err)
     return ENGINE_OK;
 }
 
-/* Talkie's q gains (model_arch.q_norm_head_gain: attn_q_norm {1, n_head}, which llama.cpp's ggml_mul broadcasts over
- * each head) as rows of head_dim values a head, so that the norm's gains (rows taken in turn) give each head its own;
- * attn_q_norm is bound to them in place of the file's tensor. */
-static engine_status expand_q_head_gains(engine_model *m, int il, engine_error *err)
-{
-    engine_layer *L = &m->layers[il];
-    kern_weight *w = &L->w[MODEL_ROLE_ATTN_Q_NORM];
-    const gguf_tensor *t = w->t;
-    if (!m->hp.desc->q_norm_head_gain || !t)
-        return ENGINE_OK;
-    const size_t H = (size_t)L->n_head, D = (size_t)L->head_dim;
-    float *gains = malloc(H * sizeof *gains);
-    L->q_gain_rows = malloc(H * D * sizeof *L->q_gain_rows);
-    if (!gains || !L->q_gain_rows) {
-        free(gains);
-        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
-    }
-    if (quant_dequantize_row(t->type, t->data, gains, (int64_t)H) != QUANT_OK) {
-        free(gains);
-        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (%s) cannot be decoded",
-                           t->name, gguf_type_traits_of(t->type)->name);
-    }
-    for (size_t h = 0; h < H; h++)
-        for (size_t d = 0; d < D; d++)
-            L->q_gain_rows[h * D + d] = gains[h];
-    free(gains);
-    gguf_tensor *v = &L->q_gain_view;
-    *v = *t; /* the file's name and offsets, for messages */
-    v->type = GGUF_TENSOR_F32;
-    v->n_dims = 2;
-    v->ne[0] = D;
-    v->ne[1] = H;
-    v->n_elements = H * D;
-    v->size = H * D * sizeof(float);
-    v->data = (const uint8_t *)L->q_gain_rows;
-    m->be->unbind(m->be, w);
-    *w = (kern_weight){ .t = v };
-    const kern_status ks = m->be->bind(m->be, w);
-    if (ks != KERN_OK) {
-        w->t = NULL;
-        return engine_fail(err, ks == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, t->info_offset, t->name,
-                           "binding '%s' on %s failed: %s", t->name, m->be->name, kern_status_name(ks));
-    }
-    return ENGINE_OK;
-}
-
 /* The optional parts of layer il that come in pairs: q's norm and k's (MPT's qk_ln has both or neither; a layer reading
  * an earlier layer's cache has no keys to norm), and a norm's bias with its gains. AWQ's activation scales
  * (ffn.act.scales: the activation divided by them) are not run here: refused by name rather than run without. */
@@ -261,7 +215,7 @@ static engine_status bind_layer(engine_model *m, int il, const model_hparams *di
                            "layer %d has neither attn_qkv and attn_gate nor ssm_in: a %s model's delta net needs q, k, "
                            "v and z from one or the other", il, m->hp.arch);
     }
-    if ((s = load_out_scale(m, il, err)) || (s = expand_q_head_gains(m, il, err)))
+    if ((s = load_out_scale(m, il, err)) || (s = engine_bind_q_head_gains(m, il, err)))
         return s;
     s = m->hp.mla ? (m->hp.mla_split ? engine_bind_heads(m, il, err) : ENGINE_OK)
                       : L->recurrent || !L->mixer || L->linear ? ENGINE_OK /* a delta net's attn_qkv is one product */

@@ -1,11 +1,14 @@
 /*
  * The tensors bound in parts, each part a weight of its own that the forward pass reads alone: an experts' 3-D tensor
  * as each expert's matrix (and their biases' rows), latent attention's attn_k_b and attn_v_b as each head's matrix, a
- * fused attn_qkv (and its bias) as q, k and v, a fused ffn_up as the gate and up. model.c binds the rest.
+ * fused attn_qkv (and its bias) as q, k and v, a fused ffn_up as the gate and up; and Talkie's q gains, one a head, laid
+ * out as the rows the norm reads. model.c binds the rest.
  */
 #include "internal.h"
+#include "quant.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The n views of t already made in views[0..n) bound into weights[0..n); `part` names one in a failure. */
@@ -206,6 +209,52 @@ engine_status engine_bind_fused(engine_model *m, int il, engine_error *err)
         if ((s = bind_part(m, L, 8, up_shexp, 0, fs, MODEL_ROLE_FFN_GATE_SHEXP, err)) ||
             (s = bind_part(m, L, 9, up_shexp, fs, fs, MODEL_ROLE_FFN_UP_SHEXP, err)))
             return s;
+    }
+    return ENGINE_OK;
+}
+
+/* Talkie's q gains (model_arch.q_norm_head_gain: attn_q_norm {1, n_head}, which llama.cpp's ggml_mul broadcasts over
+ * each head) as rows of head_dim values a head, so that the norm's gains (rows taken in turn) give each head its own;
+ * attn_q_norm is bound to them in place of the file's tensor. */
+engine_status engine_bind_q_head_gains(engine_model *m, int il, engine_error *err)
+{
+    engine_layer *L = &m->layers[il];
+    kern_weight *w = &L->w[MODEL_ROLE_ATTN_Q_NORM];
+    const gguf_tensor *t = w->t;
+    if (!m->hp.desc->q_norm_head_gain || !t)
+        return ENGINE_OK;
+    const size_t H = (size_t)L->n_head, D = (size_t)L->head_dim;
+    float *gains = malloc(H * sizeof *gains);
+    L->q_gain_rows = malloc(H * D * sizeof *L->q_gain_rows);
+    if (!gains || !L->q_gain_rows) {
+        free(gains);
+        return engine_fail(err, ENGINE_E_NOMEM, 0, "", "out of memory");
+    }
+    if (quant_dequantize_row(t->type, t->data, gains, (int64_t)H) != QUANT_OK) {
+        free(gains);
+        return engine_fail(err, ENGINE_E_MODEL, t->info_offset, t->name, "tensor '%s' (%s) cannot be decoded",
+                           t->name, gguf_type_traits_of(t->type)->name);
+    }
+    for (size_t h = 0; h < H; h++)
+        for (size_t d = 0; d < D; d++)
+            L->q_gain_rows[h * D + d] = gains[h];
+    free(gains);
+    gguf_tensor *v = &L->q_gain_view;
+    *v = *t; /* the file's name and offsets, for messages */
+    v->type = GGUF_TENSOR_F32;
+    v->n_dims = 2;
+    v->ne[0] = D;
+    v->ne[1] = H;
+    v->n_elements = H * D;
+    v->size = H * D * sizeof(float);
+    v->data = (const uint8_t *)L->q_gain_rows;
+    m->be->unbind(m->be, w);
+    *w = (kern_weight){ .t = v };
+    const kern_status ks = m->be->bind(m->be, w);
+    if (ks != KERN_OK) {
+        w->t = NULL;
+        return engine_fail(err, ks == KERN_E_NOMEM ? ENGINE_E_NOMEM : ENGINE_E_BACKEND, t->info_offset, t->name,
+                           "binding '%s' on %s failed: %s", t->name, m->be->name, kern_status_name(ks));
     }
     return ENGINE_OK;
 }

@@ -79,6 +79,17 @@ static inline float quant_ue4m3_half(uint8_t x)
     return e == 0 ? ldexpf((float)m, -10) : ldexpf(1.0f + (float)m / 8.0f, e - 8);
 }
 
+/* Round to nearest, ties to even, for |f| < 2^22, as ggml's nearest_int: adding 1.5 * 2^23 leaves the rounded integer
+ * in the low mantissa bits. Any other input (NaN, Inf, huge) gives some int rather than undefined behaviour; callers
+ * clamp it. The reference quantizers' rounding (quantize_k.c, quantize_iq4.c). */
+static inline int quant_nearest_int(float f)
+{
+    const float v = f + 12582912.0f;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return (int)(u & 0x007fffff) - 0x00400000;
+}
+
 #define QUANT_QUANTIZE_DECL(name) void quant_quantize_##name(const float *x, uint8_t *dst, int64_t n)
 QUANT_QUANTIZE_DECL(f32); QUANT_QUANTIZE_DECL(f16); QUANT_QUANTIZE_DECL(bf16); QUANT_QUANTIZE_DECL(q8_0);
 QUANT_QUANTIZE_DECL(q5_0); QUANT_QUANTIZE_DECL(q5_1); QUANT_QUANTIZE_DECL(q4_0); QUANT_QUANTIZE_DECL(q2_k); QUANT_QUANTIZE_DECL(q3_k); QUANT_QUANTIZE_DECL(q4_k);

@@ -11,15 +11,6 @@
 
 enum { TRIES = 7 };
 
-/* Round to nearest, ties to even, as ggml's nearest_int (|f| < 2^22). */
-static int nearest(float f)
-{
-    const float v = f + 12582912.0f;
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return (int)(u & 0x007fffff) - 0x00400000;
-}
-
 /* The index of the level nearest x (the lower one of two equally near), by bisection as ggml's best_index_int8. */
 static int nearest_level(float x)
 {
@@ -134,7 +125,7 @@ void quant_quantize_iq4_xs(const float *x, uint8_t *b, int64_t n)
         uint8_t *scales_l = b + 4;
         memset(scales_l, 0, 4);
         for (int i = 0; i < 8; i++) {
-            int l = nearest(id * scales[i]);
+            int l = quant_nearest_int(id * scales[i]);
             l = l < -32 ? -32 : l > 31 ? 31 : l;
             const float dl = d * l;
             levels_at(x + 32 * i, dl ? 1 / dl : 0.0f, L + 32 * i);

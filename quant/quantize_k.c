@@ -12,17 +12,6 @@
 
 #include <math.h>
 
-/* Round to nearest, ties to even, for |f| < 2^22: adding 1.5 * 2^23 leaves the
- * rounded integer in the low mantissa bits. Any other input (NaN, Inf, huge)
- * gives some int rather than undefined behaviour; callers clamp it. */
-static int nearest_int(float f)
-{
-    const float v = f + 12582912.0f;
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return (int)(u & 0x007fffff) - 0x00400000;
-}
-
 static int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /*
@@ -55,7 +44,7 @@ static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, 
     }
     float iscale = nmax / (max - min), scale = 1 / iscale, best_error = 0;
     for (int i = 0; i < n; i++) {
-        L[i] = (uint8_t)clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
+        L[i] = (uint8_t)clamp_int(quant_nearest_int(iscale * (x[i] - min)), 0, nmax);
         const float diff = scale * L[i] + min - x[i];
         best_error += w[i] * error_of(diff, mad);
     }
@@ -64,7 +53,7 @@ static float fit_scale_and_min(int n, int nmax, const float *x, const float *w, 
         iscale = (rmin + rdelta * step + nmax) / (max - min);
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
         for (int i = 0; i < n; i++) {
-            const int l = clamp_int(nearest_int(iscale * (x[i] - min)), 0, nmax);
+            const int l = clamp_int(quant_nearest_int(iscale * (x[i] - min)), 0, nmax);
             trial[i] = (uint8_t)l;
             sum_l += w[i] * l;
             sum_l2 += w[i] * l * l;
@@ -116,7 +105,7 @@ static float fit_symmetric_scale(int n, int nmax, const float *x, int8_t *L)
     }
     float iscale = -nmax / max, sumlx = 0, suml2 = 0;
     for (int i = 0; i < n; i++) {
-        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        const int l = clamp_int(quant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
         L[i] = (int8_t)(l + nmax);
         const float w = x[i] * x[i];
         sumlx += w * x[i] * l;
@@ -129,14 +118,14 @@ static float fit_symmetric_scale(int n, int nmax, const float *x, int8_t *L)
         iscale = -(nmax + 0.1f * step) / max;
         sumlx = suml2 = 0;
         for (int i = 0; i < n; i++) {
-            const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+            const int l = clamp_int(quant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
             const float w = x[i] * x[i];
             sumlx += w * x[i] * l;
             suml2 += w * l * l;
         }
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
             for (int i = 0; i < n; i++)
-                L[i] = (int8_t)(nmax + clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+                L[i] = (int8_t)(nmax + clamp_int(quant_nearest_int(iscale * x[i]), -nmax, nmax - 1));
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
@@ -174,7 +163,7 @@ static void k_scales_and_quants(const float *x, int nmax, float rmin, int nstep,
     memset(sc, 0, 12);
     for (int j = 0; j < 8; j++) {
         /* the reference stores the rounded value in a byte before clamping */
-        const uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]), lm = (uint8_t)nearest_int(inv_min * mins[j]);
+        const uint8_t ls = (uint8_t)quant_nearest_int(inv_scale * scales[j]), lm = (uint8_t)quant_nearest_int(inv_min * mins[j]);
         const uint8_t s6 = ls < 63 ? ls : 63, m6 = lm < 63 ? lm : 63;
         if (j < 4) {
             sc[j] = s6;
@@ -197,7 +186,7 @@ static void k_scales_and_quants(const float *x, int nmax, float rmin, int nstep,
             continue;
         const float mj = dmin * m6;
         for (int l = 0; l < 32; l++)
-            L[32 * j + l] = (uint8_t)clamp_int(nearest_int((x[32 * j + l] + mj) / dj), 0, nmax);
+            L[32 * j + l] = (uint8_t)clamp_int(quant_nearest_int((x[32 * j + l] + mj) / dj), 0, nmax);
     }
 }
 
@@ -265,7 +254,7 @@ static void quantize_q6_k_block(const float *x, uint8_t *b)
     memcpy(b + 208, &d16, 2);
     int8_t *sc = (int8_t *)(b + 192);
     for (int g = 0; g < 16; g++) {
-        const int s = nearest_int(iscale * scales[g]);
+        const int s = quant_nearest_int(iscale * scales[g]);
         sc[g] = (int8_t)(s < 127 ? s : 127);
     }
     const float d = quant_f16_to_f32(d16);
@@ -274,7 +263,7 @@ static void quantize_q6_k_block(const float *x, uint8_t *b)
         if (!dg) /* keeps the fit's quants, as the reference does */
             continue;
         for (int i = 0; i < 16; i++)
-            L[16 * g + i] = (int8_t)(clamp_int(nearest_int(x[16 * g + i] / dg), -32, 31) + 32);
+            L[16 * g + i] = (int8_t)(clamp_int(quant_nearest_int(x[16 * g + i] / dg), -32, 31) + 32);
     }
     uint8_t *ql = b, *qh = b + 128;
     for (int h = 0; h < 2; h++, ql += 64, qh += 32) {
@@ -308,7 +297,7 @@ static float fit_q3_scale(int n, int nmax, const float *x, int8_t *L)
     const float iscale = -nmax / max;
     float sumlx = 0, suml2 = 0;
     for (int i = 0; i < n; i++) {
-        const int l = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        const int l = clamp_int(quant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
         L[i] = (int8_t)l;
         const float w = x[i] * x[i];
         sumlx += w * x[i] * l;
@@ -322,7 +311,7 @@ static float fit_q3_scale(int n, int nmax, const float *x, int8_t *L)
             if (!(slx > 0))
                 continue;
             float sl2 = suml2 - w * L[i] * L[i];
-            const int l = clamp_int(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+            const int l = clamp_int(quant_nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
             if (l == L[i])
                 continue;
             slx += w * x[i] * l;
@@ -342,8 +331,8 @@ static float fit_q3_scale(int n, int nmax, const float *x, int8_t *L)
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-/* Q2_K's and Q3_K's quants of 256 values, four to a byte: qs[32 c + l] holds values 128 h + 32 k + l (c = 4 h ... as
- * ggml packs them: byte j / 4 + l of each 128 takes values j + l, + 32, + 64, + 96 in its four bit pairs). */
+/* Q2_K's and Q3_K's two-bit quants of 256 values, four to a byte as ggml packs them: byte 32 h + l of half h (128
+ * values) holds values 128 h + l, + 32, + 64, + 96 in its bit pairs from the lowest. */
 static void pack_2bit(const uint8_t *L, uint8_t *qs)
 {
     for (int j = 0; j < QK_K; j += 128)
@@ -374,7 +363,7 @@ static void quantize_q2_k_block(const float *x, uint8_t *b)
     if (max_scale > 0) {
         const float iscale = 15.0f / max_scale;
         for (int g = 0; g < 16; g++)
-            sc[g] = (uint8_t)nearest_int(iscale * scales[g]);
+            sc[g] = (uint8_t)quant_nearest_int(iscale * scales[g]);
         d16 = quant_f32_to_f16(max_scale / 15.0f);
     } else {
         memset(sc, 0, 16);
@@ -382,7 +371,7 @@ static void quantize_q2_k_block(const float *x, uint8_t *b)
     if (max_min > 0) {
         const float iscale = 15.0f / max_min;
         for (int g = 0; g < 16; g++)
-            sc[g] |= (uint8_t)(nearest_int(iscale * mins[g]) << 4);
+            sc[g] |= (uint8_t)(quant_nearest_int(iscale * mins[g]) << 4);
         dmin16 = quant_f32_to_f16(max_min / 15.0f);
     }
     memcpy(b + 80, &d16, 2);
@@ -394,7 +383,7 @@ static void quantize_q2_k_block(const float *x, uint8_t *b)
             continue;
         const float mg = dmin * (sc[g] >> 4);
         for (int l = 0; l < 16; l++)
-            L[16 * g + l] = (uint8_t)clamp_int(nearest_int((x[16 * g + l] + mg) / dg), 0, 3);
+            L[16 * g + l] = (uint8_t)clamp_int(quant_nearest_int((x[16 * g + l] + mg) / dg), 0, 3);
     }
     pack_2bit(L, b + 16);
 }
@@ -422,7 +411,7 @@ static void quantize_q3_k_block(const float *x, uint8_t *b)
     if (max_scale) {
         const float iscale = -32.0f / max_scale;
         for (int g = 0; g < 16; g++) {
-            const int l = clamp_int((int8_t)nearest_int(iscale * scales[g]), -32, 31) + 32;
+            const int l = clamp_int((int8_t)quant_nearest_int(iscale * scales[g]), -32, 31) + 32;
             if (g < 8)
                 sc[g] = (uint8_t)(l & 0xF);
             else
@@ -440,7 +429,7 @@ static void quantize_q3_k_block(const float *x, uint8_t *b)
         if (!dg) /* keeps the fit's quants, as the reference does */
             continue;
         for (int l = 0; l < 16; l++)
-            L[16 * g + l] = (int8_t)(clamp_int(nearest_int(x[16 * g + l] / dg), -4, 3) + 4);
+            L[16 * g + l] = (int8_t)(clamp_int(quant_nearest_int(x[16 * g + l] / dg), -4, 3) + 4);
     }
     memset(hmask, 0, 32);
     uint8_t low[QK_K];
@@ -452,32 +441,34 @@ static void quantize_q3_k_block(const float *x, uint8_t *b)
     pack_2bit(low, qs);
 }
 
-void quant_quantize_q2_k(const float *x, uint8_t *dst, int64_t n)
+/* n values, a block of 256 at a time, each into its bytes of dst */
+static void k_blocks(const float *x, uint8_t *dst, int64_t n, size_t bytes, void (*block)(const float *, uint8_t *))
 {
     for (int64_t i = 0; i < n; i += QK_K)
-        quantize_q2_k_block(x + i, dst + i / QK_K * 84);
+        block(x + i, dst + (size_t)(i / QK_K) * bytes);
+}
+
+void quant_quantize_q2_k(const float *x, uint8_t *dst, int64_t n)
+{
+    k_blocks(x, dst, n, 84, quantize_q2_k_block);
 }
 
 void quant_quantize_q3_k(const float *x, uint8_t *dst, int64_t n)
 {
-    for (int64_t i = 0; i < n; i += QK_K)
-        quantize_q3_k_block(x + i, dst + i / QK_K * 110);
+    k_blocks(x, dst, n, 110, quantize_q3_k_block);
 }
 
 void quant_quantize_q4_k(const float *x, uint8_t *dst, int64_t n)
 {
-    for (int64_t i = 0; i < n; i += QK_K)
-        quantize_q4_k_block(x + i, dst + i / QK_K * 144);
+    k_blocks(x, dst, n, 144, quantize_q4_k_block);
 }
 
 void quant_quantize_q5_k(const float *x, uint8_t *dst, int64_t n)
 {
-    for (int64_t i = 0; i < n; i += QK_K)
-        quantize_q5_k_block(x + i, dst + i / QK_K * 176);
+    k_blocks(x, dst, n, 176, quantize_q5_k_block);
 }
 
 void quant_quantize_q6_k(const float *x, uint8_t *dst, int64_t n)
 {
-    for (int64_t i = 0; i < n; i += QK_K)
-        quantize_q6_k_block(x + i, dst + i / QK_K * 210);
+    k_blocks(x, dst, n, 210, quantize_q6_k_block);
 }
